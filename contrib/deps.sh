@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Install, from Debian's packages, whatever agentgate needs to build, test
+# and run its demo and is not yet on this machine.  Idempotent and quiet
+# when nothing is missing.  Needs root (or sudo).
+set -euo pipefail
+
+pkgs=(
+	# build
+	build-essential autoconf automake libtool pkg-config
+	libyaml-dev libcurl4-openssl-dev libssh-dev libpam0g-dev libjson-c-dev libedit-dev
+	# tests
+	libcmocka-dev clang libclang-rt-14-dev valgrind
+	openssh-server openssh-client tmux pamtester libpam-wrapper
+	bash coreutils procps python3 git man-db
+)
+
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+SUDO=
+[ "$(id -u)" -eq 0 ] || SUDO=sudo
+echo "agentgate: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,2 @@
+/* audit.c - being written */
+#include "agconfig.h"

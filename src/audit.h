@@ -1,0 +1,3 @@
+#ifndef AG_AUDIT_H
+#define AG_AUDIT_H
+#endif

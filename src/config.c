@@ -1,0 +1,2 @@
+/* config.c - being written */
+#include "agconfig.h"

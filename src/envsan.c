@@ -1,0 +1,2 @@
+/* envsan.c - being written */
+#include "agconfig.h"

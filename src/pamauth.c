@@ -1,0 +1,2 @@
+/* pamauth.c - being written */
+#include "agconfig.h"

@@ -1,0 +1,3 @@
+#ifndef AG_PAMAUTH_H
+#define AG_PAMAUTH_H
+#endif

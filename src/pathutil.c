@@ -1,0 +1,2 @@
+/* pathutil.c - being written */
+#include "agconfig.h"

@@ -1,0 +1,3 @@
+#ifndef AG_PATHUTIL_H
+#define AG_PATHUTIL_H
+#endif

@@ -1,0 +1,2 @@
+/* policy.c - being written */
+#include "agconfig.h"

@@ -1,0 +1,2 @@
+/* repl.c - being written */
+#include "agconfig.h"

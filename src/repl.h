@@ -1,0 +1,3 @@
+#ifndef AG_REPL_H
+#define AG_REPL_H
+#endif

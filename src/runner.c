@@ -1,0 +1,2 @@
+/* runner.c - being written */
+#include "agconfig.h"

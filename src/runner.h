@@ -1,0 +1,3 @@
+#ifndef AG_RUNNER_H
+#define AG_RUNNER_H
+#endif

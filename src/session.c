@@ -1,0 +1,2 @@
+/* session.c - being written */
+#include "agconfig.h"

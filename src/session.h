@@ -1,0 +1,3 @@
+#ifndef AG_SESSION_H
+#define AG_SESSION_H
+#endif

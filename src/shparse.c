@@ -1,0 +1,2 @@
+/* shparse.c - being written */
+#include "agconfig.h"
