@@ -1,5 +1,502 @@
-/* pam_agentgate.c - being written (issue 5) */
+/*
+ * pam_agentgate.c - PAM module: which agent is calling, and may it.
+ *
+ * auth     identifies the agent by the public key sshd reports in
+ *          SSH_AUTH_INFO_0, or by a token (PAM_AUTHTOK, AGENTGATE_TOKEN in
+ *          the PAM environment, or a prompt), and sets AGENTGATE_IDENTITY
+ *          and AGENTGATE_PROFILE in the PAM environment.
+ * account  refuses a disabled or expired identity and a caller outside the
+ *          identity's `from` networks.
+ * session  logs start and end.
+ *
+ * The matching itself is in pamid.c; this file is the PAM glue.  The
+ * module runs unprivileged inside the gateway, so everything it needs is
+ * the (world-readable, root-owned) policy file.  See pam_agentgate(8).
+ */
 #include "agconfig.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <time.h>
+
+#define PAM_SM_AUTH
+#define PAM_SM_ACCOUNT
+#define PAM_SM_SESSION
+#include <security/pam_ext.h>
 #include <security/pam_modules.h>
-PAM_EXTERN int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc, const char **argv);
-PAM_EXTERN int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc, const char **argv) { (void)pamh; (void)flags; (void)argc; (void)argv; return PAM_AUTH_ERR; }
+
+#include "config.h"
+#include "err.h"
+#include "pamid.h"
+
+#define DATA_NAME	"pam_agentgate_state"
+#define TOKEN_PROMPT	"Agent token: "
+
+struct options {
+	const char	*config;
+	int		 debug;
+	int		 use_key;
+	int		 use_token;
+	int		 try_first_pass;
+	int		 use_first_pass;
+	int		 allow_unidentified;
+};
+
+/* What auth found, kept for account and session on the same handle. */
+struct state {
+	struct ag_config		*cfg;
+	const struct ag_identity	*id;	/* NULL: no identity matched */
+};
+
+#ifndef HAVE_EXPLICIT_BZERO
+static void
+explicit_bzero(void *p, size_t n)
+{
+	volatile unsigned char *v = p;
+
+	while (n-- > 0)
+		*v++ = 0;
+}
+#endif
+
+/* Unknown options are refused: a typo must not silently change who gets in. */
+static int
+parse_options(pam_handle_t *pamh, int argc, const char **argv, struct options *o)
+{
+	int i, key = 0, tok = 0;
+
+	memset(o, 0, sizeof(*o));
+	o->config = AG_DEFAULT_CONFIG;
+	for (i = 0; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (strncmp(a, "config=", 7) == 0 && a[7] == '/')
+			o->config = a + 7;
+		else if (strcmp(a, "debug") == 0)
+			o->debug = 1;
+		else if (strcmp(a, "use_key") == 0)
+			key = 1;
+		else if (strcmp(a, "use_token") == 0)
+			tok = 1;
+		else if (strcmp(a, "try_first_pass") == 0)
+			o->try_first_pass = 1;
+		else if (strcmp(a, "use_first_pass") == 0)
+			o->use_first_pass = 1;
+		else if (strcmp(a, "allow_unidentified") == 0)
+			o->allow_unidentified = 1;
+		else {
+			pam_syslog(pamh, LOG_ERR, "unknown option '%s' (config= needs an "
+			    "absolute path)", a);
+			return -1;
+		}
+	}
+	/* Neither named: both ways are on. */
+	o->use_key = key || !tok;
+	o->use_token = tok || !key;
+	return 0;
+}
+
+static void
+state_cleanup(pam_handle_t *pamh, void *data, int error_status)
+{
+	struct state *st = data;
+
+	(void)pamh;
+	(void)error_status;
+	if (st == NULL)
+		return;
+	ag_config_free(st->cfg);
+	free(st);
+}
+
+static struct ag_config *
+load_config(pam_handle_t *pamh, const struct options *o)
+{
+	struct ag_err err;
+	struct ag_config *cfg;
+	char buf[AG_ERR_MSG_MAX + 300];
+
+	ag_err_clear(&err);
+	/* ag_config_load runs ag_config_check_perms first: a policy file an
+	 * unprivileged user could have written names no identity. */
+	if ((cfg = ag_config_load(o->config, 0, &err)) == NULL)
+		pam_syslog(pamh, LOG_ERR, "cannot use policy: %s",
+		    ag_err_format(&err, buf, sizeof(buf)));
+	return cfg;
+}
+
+static const char *
+item_str(pam_handle_t *pamh, int item)
+{
+	const void *v = NULL;
+
+	if (pam_get_item(pamh, item, &v) != PAM_SUCCESS || v == NULL)
+		return NULL;
+	return v;
+}
+
+static void
+clear_env(pam_handle_t *pamh)
+{
+	/* Deleting a name that is absent fails harmlessly. */
+	(void)pam_putenv(pamh, "AGENTGATE_IDENTITY");
+	(void)pam_putenv(pamh, "AGENTGATE_PROFILE");
+}
+
+static int
+set_env(pam_handle_t *pamh, const struct ag_identity *id)
+{
+	char buf[1024];
+	int n;
+
+	n = snprintf(buf, sizeof(buf), "AGENTGATE_IDENTITY=%s", id->name);
+	if (n < 0 || (size_t)n >= sizeof(buf) || pam_putenv(pamh, buf) != PAM_SUCCESS)
+		return -1;
+	n = snprintf(buf, sizeof(buf), "AGENTGATE_PROFILE=%s",
+	    id->profile_name != NULL ? id->profile_name : "");
+	if (n < 0 || (size_t)n >= sizeof(buf) || id->profile_name == NULL ||
+	    pam_putenv(pamh, buf) != PAM_SUCCESS)
+		return -1;
+	return 0;
+}
+
+/*
+ * Try one token.  Returns the match result; *offered is set when the token
+ * was non-empty, so a wrong token fails even under allow_unidentified.
+ */
+static enum ag_pamid_match
+try_token(const struct ag_config *cfg, const char *tok, const struct ag_identity **idp,
+    int *offered)
+{
+	size_t len;
+
+	if (tok == NULL || (len = strnlen(tok, AG_PAMID_MAX_TOKEN + 1)) == 0)
+		return AG_PAMID_NONE;
+	*offered = 1;
+	return ag_pamid_by_token(cfg, tok, len, idp);
+}
+
+static enum ag_pamid_match
+identify_by_token(pam_handle_t *pamh, const struct options *o, const struct ag_config *cfg,
+    const char *envtok, const struct ag_identity **idp, int *offered)
+{
+	enum ag_pamid_match m;
+	char *resp = NULL;
+
+	if (o->use_first_pass || o->try_first_pass) {
+		int ignore = 0;
+
+		m = try_token(cfg, item_str(pamh, PAM_AUTHTOK), idp, &ignore);
+		/* Another module's password that is no token is not an attempt,
+		 * unless this module was told to use nothing else. */
+		if (o->use_first_pass) {
+			*offered = ignore;
+			return m;
+		}
+		if (m != AG_PAMID_NONE)
+			return m;
+	}
+	if (envtok != NULL) {
+		m = try_token(cfg, envtok, idp, offered);
+		if (*offered)
+			return m;
+	}
+	/* A non-interactive conversation fails this prompt at once. */
+	if (pam_prompt(pamh, PAM_PROMPT_ECHO_OFF, &resp, "%s", TOKEN_PROMPT) != PAM_SUCCESS ||
+	    resp == NULL) {
+		if (o->debug)
+			pam_syslog(pamh, LOG_DEBUG, "no token from the conversation");
+		return AG_PAMID_NONE;
+	}
+	m = try_token(cfg, resp, idp, offered);
+	explicit_bzero(resp, strlen(resp));
+	free(resp);
+	return m;
+}
+
+static int authenticate(pam_handle_t *pamh, int argc, const char **argv,
+    const char *envtok);
+
+PAM_EXTERN int
+pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc, const char **argv)
+{
+	const char *env = pam_getenv(pamh, "AGENTGATE_TOKEN");
+	char *envtok = NULL;
+	int rc;
+
+	(void)flags;
+	/* Out of the PAM environment at once, used or not: nothing later (the
+	 * session's environment, sshd) should ever see it. */
+	if (env != NULL) {
+		envtok = strdup(env);
+		(void)pam_putenv(pamh, "AGENTGATE_TOKEN");
+		if (envtok == NULL)
+			return PAM_BUF_ERR;
+	}
+	rc = authenticate(pamh, argc, argv, envtok);
+	if (envtok != NULL) {
+		explicit_bzero(envtok, strlen(envtok));
+		free(envtok);
+	}
+	return rc;
+}
+
+static int
+authenticate(pam_handle_t *pamh, int argc, const char **argv, const char *envtok)
+{
+	struct options o;
+	struct state *st;
+	struct ag_config *cfg;
+	const struct ag_identity *id = NULL;
+	enum ag_pamid_match m = AG_PAMID_NONE;
+	const char *how = NULL, *user = item_str(pamh, PAM_USER);
+	const char *rhost = item_str(pamh, PAM_RHOST);
+	struct ag_err err;
+	int offered = 0;
+
+	if (parse_options(pamh, argc, argv, &o) < 0)
+		return PAM_SERVICE_ERR;
+	/* Whatever an earlier module (pam_env, a user file) put there, only
+	 * this module names the identity; and nothing an earlier call on this
+	 * handle decided survives a new attempt. */
+	clear_env(pamh);
+	(void)pam_set_data(pamh, DATA_NAME, NULL, NULL);
+	if ((cfg = load_config(pamh, &o)) == NULL)
+		return PAM_AUTHINFO_UNAVAIL;
+
+	ag_err_clear(&err);
+	if (o.use_key) {
+		m = ag_pamid_by_key(cfg, pam_getenv(pamh, "SSH_AUTH_INFO_0"), &id, &err);
+		if (m == AG_PAMID_MALFORMED) {
+			pam_syslog(pamh, LOG_WARNING, "refusing user=%s rhost=%s: %s",
+			    user ? user : "?", rhost ? rhost : "?", err.msg);
+			ag_config_free(cfg);
+			return PAM_AUTH_ERR;
+		}
+		how = "key";
+	}
+	if (m == AG_PAMID_NONE && o.use_token) {
+		m = identify_by_token(pamh, &o, cfg, envtok, &id, &offered);
+		how = "token";
+	}
+	if (m == AG_PAMID_AMBIGUOUS) {
+		pam_syslog(pamh, LOG_ERR, "refusing user=%s rhost=%s: credentials match "
+		    "more than one identity (fix the policy)", user ? user : "?",
+		    rhost ? rhost : "?");
+		ag_config_free(cfg);
+		return PAM_AUTH_ERR;
+	}
+	if (m != AG_PAMID_FOUND) {
+		int rc;
+
+		if (offered) {
+			pam_syslog(pamh, LOG_NOTICE, "refusing user=%s rhost=%s: token matches "
+			    "no identity", user ? user : "?", rhost ? rhost : "?");
+			rc = PAM_AUTH_ERR;
+		} else if (o.allow_unidentified) {
+			if (o.debug)
+				pam_syslog(pamh, LOG_DEBUG, "no identity for user=%s; "
+				    "leaving the decision to the rest of the stack",
+				    user ? user : "?");
+			rc = PAM_IGNORE;
+		} else {
+			pam_syslog(pamh, LOG_NOTICE, "refusing user=%s rhost=%s: no key or "
+			    "token of a known identity", user ? user : "?", rhost ? rhost : "?");
+			rc = PAM_AUTH_ERR;
+		}
+		if (rc == PAM_IGNORE && (st = calloc(1, sizeof(*st))) != NULL) {
+			st->cfg = cfg;
+			if (pam_set_data(pamh, DATA_NAME, st, state_cleanup) == PAM_SUCCESS)
+				return rc;
+			free(st);
+		}
+		ag_config_free(cfg);
+		return rc;
+	}
+	if (set_env(pamh, id) < 0 || (st = calloc(1, sizeof(*st))) == NULL) {
+		clear_env(pamh);
+		ag_config_free(cfg);
+		return PAM_BUF_ERR;
+	}
+	st->cfg = cfg;
+	st->id = id;
+	if (pam_set_data(pamh, DATA_NAME, st, state_cleanup) != PAM_SUCCESS) {
+		clear_env(pamh);
+		state_cleanup(pamh, st, 0);
+		return PAM_BUF_ERR;
+	}
+	pam_syslog(pamh, LOG_INFO, "identified user=%s rhost=%s as identity=%s "
+	    "profile=%s by %s", user ? user : "?", rhost ? rhost : "?", id->name,
+	    id->profile_name, how);
+	return PAM_SUCCESS;
+}
+
+PAM_EXTERN int
+pam_sm_setcred(pam_handle_t *pamh, int flags, int argc, const char **argv)
+{
+	(void)pamh;
+	(void)flags;
+	(void)argc;
+	(void)argv;
+	return PAM_SUCCESS;
+}
+
+/*
+ * The state auth left on this handle; else (sshd runs keyboard-interactive
+ * auth in a child process and passes back only the PAM environment) the
+ * identity AGENTGATE_IDENTITY names, which our auth stage set after
+ * clearing it; else (account without auth, sshd's publickey path) the
+ * identity of the key.  NULL on failure, *rc set.
+ */
+static struct state *
+account_state(pam_handle_t *pamh, const struct options *o, int *rc)
+{
+	const void *data = NULL;
+	struct state *st;
+	struct ag_err err;
+	enum ag_pamid_match m;
+	const char *name;
+
+	if (pam_get_data(pamh, DATA_NAME, &data) == PAM_SUCCESS && data != NULL)
+		return (struct state *)(uintptr_t)data;
+	if ((st = calloc(1, sizeof(*st))) == NULL) {
+		*rc = PAM_BUF_ERR;
+		return NULL;
+	}
+	if ((st->cfg = load_config(pamh, o)) == NULL) {
+		free(st);
+		*rc = PAM_AUTHINFO_UNAVAIL;
+		return NULL;
+	}
+	ag_err_clear(&err);
+	if ((name = pam_getenv(pamh, "AGENTGATE_IDENTITY")) != NULL) {
+		if ((st->id = ag_config_identity(st->cfg, name)) == NULL) {
+			pam_syslog(pamh, LOG_WARNING, "refusing: AGENTGATE_IDENTITY names "
+			    "no identity of the policy");
+			state_cleanup(pamh, st, 0);
+			*rc = PAM_PERM_DENIED;
+			return NULL;
+		}
+	} else if (o->use_key) {
+		m = ag_pamid_by_key(st->cfg, pam_getenv(pamh, "SSH_AUTH_INFO_0"), &st->id, &err);
+		if (m == AG_PAMID_MALFORMED || m == AG_PAMID_AMBIGUOUS) {
+			pam_syslog(pamh, LOG_WARNING, "refusing: %s", m == AG_PAMID_MALFORMED ?
+			    err.msg : "key matches more than one identity");
+			state_cleanup(pamh, st, 0);
+			*rc = PAM_PERM_DENIED;
+			return NULL;
+		}
+	}
+	if (st->id != NULL && set_env(pamh, st->id) < 0) {
+		state_cleanup(pamh, st, 0);
+		*rc = PAM_BUF_ERR;
+		return NULL;
+	}
+	if (pam_set_data(pamh, DATA_NAME, st, state_cleanup) != PAM_SUCCESS) {
+		state_cleanup(pamh, st, 0);
+		*rc = PAM_BUF_ERR;
+		return NULL;
+	}
+	return st;
+}
+
+PAM_EXTERN int
+pam_sm_acct_mgmt(pam_handle_t *pamh, int flags, int argc, const char **argv)
+{
+	struct options o;
+	struct state *st;
+	const char *user = item_str(pamh, PAM_USER), *rhost = item_str(pamh, PAM_RHOST);
+	const char *why = NULL, *tell = NULL;
+	int rc = PAM_PERM_DENIED;
+
+	if (parse_options(pamh, argc, argv, &o) < 0)
+		return PAM_SERVICE_ERR;
+	if ((st = account_state(pamh, &o, &rc)) == NULL)
+		return rc;
+	if (st->id == NULL) {
+		if (o.allow_unidentified)
+			return PAM_IGNORE;
+		pam_syslog(pamh, LOG_NOTICE, "refusing user=%s rhost=%s: no identity",
+		    user ? user : "?", rhost ? rhost : "?");
+		return PAM_USER_UNKNOWN;
+	}
+	switch (ag_pamid_account(st->id, time(NULL), rhost)) {
+	case AG_PAMID_OK:
+		if (o.debug)
+			pam_syslog(pamh, LOG_DEBUG, "account ok: identity=%s", st->id->name);
+		return PAM_SUCCESS;
+	case AG_PAMID_DISABLED:
+		why = "identity is disabled";
+		tell = "This agent identity is disabled.";
+		rc = PAM_PERM_DENIED;
+		break;
+	case AG_PAMID_EXPIRED:
+		why = "identity has expired";
+		tell = "This agent identity has expired.";
+		rc = PAM_ACCT_EXPIRED;
+		break;
+	case AG_PAMID_FROM:
+		why = (rhost == NULL || *rhost == '\0') ? "no client address, and the "
+		    "identity is limited to `from` networks" :
+		    "client address is outside the identity's `from` networks";
+		tell = "This agent identity may not connect from this address.";
+		rc = PAM_PERM_DENIED;
+		break;
+	default:
+		why = "unexpected account state";
+		tell = "Access denied.";
+		rc = PAM_PERM_DENIED;
+		break;
+	}
+	pam_syslog(pamh, LOG_NOTICE, "refusing user=%s rhost=%s identity=%s: %s",
+	    user ? user : "?", rhost ? rhost : "?", st->id->name, why);
+	clear_env(pamh);
+	if (!(flags & PAM_SILENT))
+		(void)pam_info(pamh, "%s", tell);
+	return rc;
+}
+
+static void
+log_session(pam_handle_t *pamh, const char *what)
+{
+	const void *data = NULL;
+	const struct state *st = NULL;
+	const char *user = item_str(pamh, PAM_USER), *rhost = item_str(pamh, PAM_RHOST);
+	const char *ident = pam_getenv(pamh, "AGENTGATE_IDENTITY");
+	const char *prof = pam_getenv(pamh, "AGENTGATE_PROFILE");
+
+	if (pam_get_data(pamh, DATA_NAME, &data) == PAM_SUCCESS)
+		st = data;
+	if (st != NULL && st->id != NULL) {
+		ident = st->id->name;
+		prof = st->id->profile_name;
+	}
+	pam_syslog(pamh, LOG_INFO, "session %s for user=%s identity=%s profile=%s rhost=%s",
+	    what, user ? user : "?", ident ? ident : "-", prof ? prof : "-",
+	    rhost ? rhost : "-");
+}
+
+PAM_EXTERN int
+pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **argv)
+{
+	struct options o;
+
+	(void)flags;
+	if (parse_options(pamh, argc, argv, &o) < 0)
+		return PAM_SERVICE_ERR;
+	log_session(pamh, "opened");
+	return PAM_SUCCESS;
+}
+
+PAM_EXTERN int
+pam_sm_close_session(pam_handle_t *pamh, int flags, int argc, const char **argv)
+{
+	(void)flags;
+	(void)argc;
+	(void)argv;
+	log_session(pamh, "closed");
+	return PAM_SUCCESS;
+}

@@ -17,9 +17,9 @@ usage(FILE *fp)
 {
 	fprintf(fp,
 	    "Usage: agentgate [--config FILE] [--profile NAME] [-c COMMAND]\n"
-	    "       agentgate check [--config FILE]\n"
+	    "       agentgate check [--config FILE] [-q]\n"
 	    "       agentgate explain [--config FILE] [--profile NAME] [--json] -- COMMAND|-\n"
-	    "       agentgate doctor [--config FILE] [--user USER]\n"
+	    "       agentgate doctor [--config FILE] [--user USER] [--sshd PATH] [--sshd-config FILE]\n"
 	    "\n"
 	    "Without a subcommand agentgate is the gateway: sshd runs it as the\n"
 	    "ForceCommand (or login shell) of an agent account; it validates each\n"

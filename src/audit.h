@@ -1,3 +1,80 @@
+/*
+ * audit.h - the audit trail: one JSON object per line (built with json-c),
+ * to a file and/or syslog as gateway.audit configures.
+ *
+ * File sink: opened once per session with O_APPEND, created 0600 (0640 and
+ * group-owned by audit.group when set); its directory must not be group-
+ * or world-writable.  Every record is a single write(2), so records from
+ * concurrent sessions never interleave.  Syslog sink: the configured
+ * facility, priority info.
+ *
+ * Fields (design.md "Audit record"): ts, event, session, user, identity,
+ * profile, client, mode, and per event: command, cwd, decision, reason,
+ * rule, exit, signal, duration_ms, bytes_out, truncated, cwd_after.
+ * Absent values are left out.  Nothing secret is ever passed in here.
+ */
 #ifndef AG_AUDIT_H
 #define AG_AUDIT_H
+
+#include <stddef.h>
+
+#include "config.h"
+#include "err.h"
+
+struct ag_audit;
+
+/* Who and what the session is; copied by ag_audit_open(). NULL = absent. */
+struct ag_audit_info {
+	const char	*user;
+	const char	*identity;
+	const char	*profile;
+	const char	*client;	/* "address:port" */
+	const char	*mode;		/* exec, repl, ... */
+};
+
+struct ag_audit_cmd {
+	const char		*command;	/* as given */
+	size_t			 command_len;
+	const char		*cwd;
+	const char		*decision;	/* allow, deny, ask-allow, ask-deny */
+	const char		*reason;
+	const char		*rule;
+	int			 ran;		/* the fields below are meaningful */
+	int			 exit_status;
+	int			 signal;	/* 0 = none */
+	long long		 duration_ms;
+	unsigned long long	 bytes_out;
+	int			 truncated;
+	const char		*cwd_after;
+};
+
+/*
+ * Open the sinks of conf (which may configure none).  Returns NULL only
+ * when out of memory.  A file sink that cannot be opened does not make this
+ * fail: ag_audit_ready() then reports it, so the caller can decide (a
+ * required audit refuses commands, an optional one only warns).
+ */
+struct ag_audit *ag_audit_open(const struct ag_audit_conf *conf,
+	    const struct ag_audit_info *info, struct ag_err *err);
+void	ag_audit_close(struct ag_audit *a);
+
+/* 0 when every configured sink can take records; -1 with err otherwise. */
+int	ag_audit_ready(const struct ag_audit *a, struct ag_err *err);
+/* Whether conf says a record that cannot be written stops the command. */
+int	ag_audit_required(const struct ag_audit *a);
+const char *ag_audit_session_id(const struct ag_audit *a);
+
+/* Each returns 0 when the record reached every configured sink, else -1. */
+int	ag_audit_session_start(struct ag_audit *a, struct ag_err *err);
+int	ag_audit_command(struct ag_audit *a, const struct ag_audit_cmd *c, struct ag_err *err);
+int	ag_audit_session_end(struct ag_audit *a, int status, unsigned long ncommands,
+	    struct ag_err *err);
+
+/*
+ * The policy could not be loaded, so no sink is known: the record goes to
+ * syslog (authpriv).  message is the loader's error.
+ */
+void	ag_audit_config_error(const struct ag_audit_info *info, const char *path,
+	    const char *message);
+
 #endif

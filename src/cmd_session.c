@@ -1,11 +1,302 @@
-/* cmd_session.c - agentgate session: placeholder until the loader lands (issue 2). */
+/*
+ * cmd_session.c - the gateway: what sshd runs as ForceCommand (command in
+ * SSH_ORIGINAL_COMMAND), as a login shell (`-c COMMAND`, or "-" leading
+ * argv[0]), or for an interactive session (the REPL).
+ *
+ * The mode comes only from what sshd decided: SSH_ORIGINAL_COMMAND, -c, and
+ * whether stdin is a terminal.  Nothing the client can set (TERM, LANG,
+ * AcceptEnv variables) changes how a command is judged.
+ */
 #include "agconfig.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <pwd.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "audit.h"
 #include "commands.h"
+#include "config.h"
+#include "log.h"
+#include "repl.h"
+#include "runner.h"
+#include "session.h"
+
+#define MAX_GROUPS	1024
+
+/*
+ * The caller's profile: --profile NAME (set by the administrator on the
+ * ForceCommand line), else the `users:` map (the user by name, then the
+ * first %group the user belongs to), else gateway.default_profile, else
+ * none (refuse).  PAM-derived identities slot in here first when they land.
+ */
+static const struct ag_profile *
+resolve_profile(const struct ag_config *cfg, const char *forced, const struct passwd *pw,
+    struct ag_err *err)
+{
+	gid_t groups[MAX_GROUPS];
+	int ngroups = MAX_GROUPS;
+	size_t i;
+
+	if (forced != NULL) {
+		const struct ag_profile *p = ag_config_profile(cfg, forced);
+
+		if (p == NULL)
+			ag_err_set(err, "--profile %s: no such profile in %s", forced, cfg->path);
+		return p;
+	}
+	for (i = 0; i < cfg->nusers; i++)
+		if (!cfg->users[i].is_group && strcmp(cfg->users[i].name, pw->pw_name) == 0)
+			return cfg->users[i].profile;
+	if (getgrouplist(pw->pw_name, pw->pw_gid, groups, &ngroups) < 0)
+		ngroups = 0;	/* more than MAX_GROUPS: only the user map and default apply */
+	for (i = 0; i < cfg->nusers; i++) {
+		struct group *gr;
+		int j;
+
+		if (!cfg->users[i].is_group || (gr = getgrnam(cfg->users[i].name)) == NULL)
+			continue;
+		for (j = 0; j < ngroups; j++)
+			if (groups[j] == gr->gr_gid)
+				return cfg->users[i].profile;
+	}
+	if (cfg->gw.default_profile != NULL)
+		return cfg->gw.default_profile;
+	ag_err_set(err, "no profile for user %s: not in `users:` and no "
+	    "gateway.default_profile in %s", pw->pw_name, cfg->path);
+	return NULL;
+}
+
+/*
+ * File-transfer requests arrive as commands too (subsystem sftp under
+ * ForceCommand, scp's remote end, rsync's server side).  They are refused
+ * until they can be confined like any other command.
+ */
+static const char *
+transfer_kind(const char *cmd)
+{
+	char first[PATH_MAX];
+	const char *p = cmd, *base;
+	size_t n;
+
+	while (*p == ' ' || *p == '\t')
+		p++;
+	n = strcspn(p, " \t\n");
+	if (n == 0 || n >= sizeof(first))
+		return NULL;
+	memcpy(first, p, n);
+	first[n] = '\0';
+	base = strrchr(first, '/') != NULL ? strrchr(first, '/') + 1 : first;
+	if (strcmp(base, "sftp-server") == 0 || strcmp(first, "internal-sftp") == 0)
+		return "sftp";
+	if (strcmp(base, "scp") == 0) {
+		const char *a = p + n;
+
+		/* the remote end of scp is "scp [-options] -t|-f ..." */
+		while (*a != '\0') {
+			size_t wl;
+
+			a += strspn(a, " \t");
+			wl = strcspn(a, " \t");
+			if (wl > 1 && a[0] == '-' && a[1] != '-' &&
+			    (memchr(a, 't', wl) != NULL || memchr(a, 'f', wl) != NULL))
+				return "scp";
+			a += wl;
+		}
+	}
+	if (strcmp(base, "rsync") == 0 && strstr(p + n, "--server") != NULL)
+		return "rsync";
+	return NULL;
+}
+
+/* "addr port addr port" → "addr:port" ("[v6]:port"). */
+static void
+client_from(const char *conn, char *buf, size_t len)
+{
+	char addr[128];
+	unsigned port;
+
+	buf[0] = '\0';
+	if (conn == NULL || sscanf(conn, "%127s %u", addr, &port) != 2)
+		return;
+	if (strchr(addr, ':') != NULL)
+		snprintf(buf, len, "[%s]:%u", addr, port);
+	else
+		snprintf(buf, len, "%s:%u", addr, port);
+}
+
+static void
+usage_error(const char *msg)
+{
+	fprintf(stderr, "agentgate: %s\n"
+	    "usage: agentgate [--config FILE] [--profile NAME] [--log-stderr] [-c COMMAND]\n",
+	    msg);
+}
+
 int
 ag_cmd_session(int argc, char **argv)
 {
-	(void)argc; (void)argv;
-	fprintf(stderr, "agentgate: session is not built yet\n");
-	return 1;
+	const char *config_path = AG_DEFAULT_CONFIG, *forced = NULL, *cmd = NULL;
+	int log_stderr = 0, i, status = 1, tty;
+	struct ag_config *cfg = NULL;
+	const struct ag_profile *profile;
+	struct ag_session sess;
+	struct ag_session_origin origin;
+	struct ag_audit_info info;
+	struct ag_audit *audit = NULL;
+	struct ag_repl r;
+	struct ag_err err;
+	struct passwd *pw;
+	char client[160];
+	const char *orig;
+
+	ag_err_clear(&err);
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (strcmp(a, "--config") == 0 && i + 1 < argc)
+			config_path = argv[++i];
+		else if (strncmp(a, "--config=", 9) == 0)
+			config_path = a + 9;
+		else if (strcmp(a, "--profile") == 0 && i + 1 < argc)
+			forced = argv[++i];
+		else if (strncmp(a, "--profile=", 10) == 0)
+			forced = a + 10;
+		else if (strcmp(a, "--log-stderr") == 0)
+			log_stderr = 1;
+		else if (strcmp(a, "-c") == 0 && i + 1 < argc)
+			cmd = argv[++i];
+		else {
+			usage_error(a[0] == '-' ? "unknown option or missing argument" :
+			    "unexpected argument");
+			return 2;
+		}
+	}
+	ag_log_open("agentgate", log_stderr, LOG_AUTHPRIV);
+
+	orig = getenv("SSH_ORIGINAL_COMMAND");
+	if (cmd == NULL && orig != NULL)
+		cmd = orig;
+	tty = cmd == NULL && isatty(STDIN_FILENO);
+	memset(&info, 0, sizeof(info));
+	errno = 0;
+	if ((pw = getpwuid(getuid())) == NULL) {
+		fprintf(stderr, "agentgate: cannot look up uid %ld\n", (long)getuid());
+		return 1;
+	}
+	client_from(getenv("SSH_CONNECTION"), client, sizeof(client));
+	info.user = pw->pw_name;
+	info.client = client[0] ? client : NULL;
+	info.mode = cmd != NULL ? "exec" : "repl";
+
+	if ((cfg = ag_config_load(config_path, 0, &err)) == NULL) {
+		char msg[AG_ERR_MSG_MAX + 512];
+
+		ag_err_print(stderr, &err);
+		ag_err_format(&err, msg, sizeof(msg));
+		ag_log(LOG_ERR, "policy not loaded: %s", msg);
+		ag_audit_config_error(&info, config_path, msg);
+		return 1;
+	}
+	if ((profile = resolve_profile(cfg, forced, pw, &err)) == NULL) {
+		ag_err_print(stderr, &err);
+		ag_log(LOG_WARNING, "session refused: %s", err.msg);
+		ag_config_free(cfg);
+		return 1;
+	}
+	info.profile = profile->name;
+
+	memset(&origin, 0, sizeof(origin));
+	origin.ssh_connection = getenv("SSH_CONNECTION");
+	origin.ssh_client = getenv("SSH_CLIENT");
+	origin.ssh_tty = getenv("SSH_TTY");
+	origin.term = getenv("TERM");
+	origin.lang = getenv("LANG");
+	origin.tty = isatty(STDIN_FILENO);
+	if (ag_session_init(&sess, profile, &origin, &err) < 0) {
+		ag_err_print(stderr, &err);
+		ag_config_free(cfg);
+		return 1;
+	}
+	if (ag_runner_init(&err) < 0) {
+		ag_err_print(stderr, &err);
+		ag_session_free(&sess);
+		ag_config_free(cfg);
+		return 1;
+	}
+	if ((audit = ag_audit_open(&cfg->gw.audit, &info, &err)) == NULL) {
+		ag_err_print(stderr, &err);
+		ag_session_free(&sess);
+		ag_config_free(cfg);
+		return 1;
+	}
+	if (ag_audit_session_start(audit, &err) < 0 && ag_audit_required(audit))
+		fprintf(stderr, "agentgate: %s; commands will be refused while the audit log "
+		    "cannot be written\n", err.msg);
+	ag_log(LOG_INFO, "session %s: user %s, profile %s, %s mode%s%s",
+	    ag_audit_session_id(audit), pw->pw_name, profile->name, info.mode,
+	    client[0] ? ", from " : "", client);
+
+	memset(&r, 0, sizeof(r));
+	r.cfg = cfg;
+	r.profile = profile;
+	r.sess = &sess;
+	r.audit = audit;
+	r.tty = tty;
+	r.cmd_in = STDIN_FILENO;
+	if (cmd != NULL) {
+		const char *kind = transfer_kind(cmd);
+		int end;
+
+		if (kind != NULL) {
+			struct ag_audit_cmd c;
+			char why[256];
+
+			snprintf(why, sizeof(why), "%s file transfer is not available through "
+			    "agentgate yet; use commands such as cat instead", kind);
+			fprintf(stderr, "agentgate: %s\n", why);
+			memset(&c, 0, sizeof(c));
+			c.command = cmd;
+			c.command_len = strlen(cmd);
+			c.cwd = sess.cwd;
+			c.decision = "deny";
+			c.reason = why;
+			c.rule = "file_transfer";
+			(void)ag_audit_command(audit, &c, &err);
+			r.ncommands++;
+			status = AG_STATUS_DENIED;
+		} else
+			status = ag_repl_command(&r, cmd, strlen(cmd), &end);
+	} else {
+		int devnull = -1;
+
+		/*
+		 * Without a terminal, stdin carries the next commands: a command
+		 * must not eat them, so it reads /dev/null instead.
+		 */
+		if (!tty) {
+			if ((devnull = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
+				fprintf(stderr, "agentgate: cannot open /dev/null\n");
+				status = 1;
+				goto end;
+			}
+			r.cmd_in = devnull;
+		}
+		status = ag_repl_loop(&r);
+		if (devnull >= 0)
+			close(devnull);
+	}
+end:
+	fflush(stdout);
+	(void)ag_audit_session_end(audit, status, r.ncommands, &err);
+	ag_runner_reap_all();
+	ag_audit_close(audit);
+	ag_session_free(&sess);
+	ag_config_free(cfg);
+	return status;
 }

@@ -18,6 +18,8 @@ ag_err_clear(struct ag_err *err)
 	err->off = -1;
 }
 
+static void vset(struct ag_err *, const char *, va_list) AG_PRINTF(2, 0);
+
 static void
 vset(struct ag_err *err, const char *fmt, va_list ap)
 {

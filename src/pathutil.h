@@ -1,3 +1,55 @@
+/*
+ * pathutil.h - path arithmetic for policy checks: make a path absolute
+ * (cwd, "~"), normalise it, resolve symlinks the way the kernel will when
+ * the file is opened, and test "inside" against directory or glob lists.
+ *
+ * Every function writes into a caller buffer of outsz bytes and fails with
+ * -1 (errno ENAMETOOLONG, ELOOP or EINVAL) rather than truncating.
+ */
 #ifndef AG_PATHUTIL_H
 #define AG_PATHUTIL_H
+
+#include <stddef.h>
+
+/*
+ * Lexically normalise an absolute path: collapse "//", drop ".", and let
+ * ".." remove the previous component ("/.." stays "/").  No trailing '/'
+ * except for "/" itself.  in must start with '/'.
+ */
+int	ag_path_normalize(const char *in, char *out, size_t outsz);
+
+/*
+ * Make p absolute and normalised: "~" and "~/..." use home, anything not
+ * starting with '/' is taken relative to cwd (itself absolute).  "~user"
+ * is not expanded (EINVAL): the caller refuses what it cannot resolve.
+ */
+int	ag_path_absolute(const char *p, const char *cwd, const char *home,
+	    char *out, size_t outsz);
+
+/*
+ * Resolve an absolute path component by component as open(2) would:
+ * symlinks in the existing part are followed (dangling ones too, since
+ * writing through them creates their target), ".." applies to the
+ * resolved directory, and once a component does not exist the rest is
+ * appended lexically.  At most 40 symlinks (ELOOP).
+ */
+int	ag_path_resolve(const char *abs, char *out, size_t outsz);
+
+/* 1 when p contains an unescaped glob character (* ? [). */
+int	ag_path_has_glob(const char *p);
+
+/*
+ * Match a path against a glob: '*', '?' and '[...]' never match '/',
+ * "**" matches any run of characters including '/', and a pattern ending
+ * in a slash and "**" also matches the directory itself.  1 match, 0 no match.
+ */
+int	ag_path_glob_match(const char *pattern, const char *path);
+
+/*
+ * 1 when path (absolute, normalised) lies inside pattern: for a plain
+ * directory, equal to it or below it; for a glob, the path or one of its
+ * ancestors matches it.
+ */
+int	ag_path_inside(const char *path, const char *pattern);
+
 #endif

@@ -1,2 +1,465 @@
-/* repl.c - being written */
+/* repl.c - the session core and the read loop; see repl.h */
 #include "agconfig.h"
+
+#include <errno.h>
+#include <histedit.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "policy.h"
+#include "repl.h"
+#include "runner.h"
+#include "shparse.h"
+#include "strbuf.h"
+
+#ifndef AG_BASH
+#define AG_BASH "/bin/bash"
+#endif
+
+#define REPL_HISTORY_SIZE	1000
+
+/* ---- one command ----------------------------------------------------------- */
+
+static void
+record(struct ag_repl *r, struct ag_audit_cmd *c)
+{
+	struct ag_err err;
+
+	if (r->audit == NULL)
+		return;
+	ag_err_clear(&err);
+	if (ag_audit_command(r->audit, c, &err) < 0)
+		ag_log(LOG_ERR, "%s", err.msg);
+}
+
+static void
+refuse(struct ag_repl *r, struct ag_audit_cmd *c, const char *decision,
+    const char *reason, const char *rule)
+{
+	fflush(stdout);
+	fprintf(stderr, "agentgate: %s\n", reason);
+	fflush(stderr);
+	c->decision = decision;
+	c->reason = reason;
+	c->rule = rule;
+	record(r, c);
+	r->sess->last_status = AG_STATUS_DENIED;
+}
+
+int
+ag_repl_command(struct ag_repl *r, const char *line, size_t len, int *end_session)
+{
+	struct ag_session *s = r->sess;
+	struct ag_policy_ctx ctx;
+	struct ag_decision d;
+	struct ag_sh_node *tree = NULL;
+	struct ag_audit_cmd c;
+	struct ag_err err;
+	char *cwd_before = NULL;
+	int status = AG_STATUS_DENIED;
+	enum ag_sh_status ps;
+
+	*end_session = 0;
+	memset(&d, 0, sizeof(d));
+	memset(&c, 0, sizeof(c));
+	ag_err_clear(&err);
+	if ((cwd_before = strdup(s->cwd)) == NULL) {
+		fprintf(stderr, "agentgate: out of memory\n");
+		return AG_STATUS_DENIED;
+	}
+	c.command = line;
+	c.command_len = len;
+	if (len > 0 && line[len - 1] == '\n')	/* a REPL line's own newline */
+		c.command_len--;
+	c.cwd = cwd_before;
+	r->ncommands++;
+
+	ctx.profile = r->profile;
+	ctx.cwd = s->cwd;
+	ctx.home = s->home;
+	ctx.user = s->user;
+	ctx.env = s->env;
+	ps = ag_sh_parse(line, len, &tree, &err);
+	if (ps == AG_SH_OK) {
+		if (tree->nkids == 0) {		/* empty or only a comment */
+			r->ncommands--;
+			status = s->last_status;
+			goto out;
+		}
+		if (ag_policy_decide(&ctx, tree, &d) < 0)
+			d.verdict = AG_DENY;
+	} else if (ag_policy_check(&ctx, line, len, &d) < 0 || d.verdict == AG_ALLOW) {
+		/* the parser refused it; whatever the policy said, it does not run */
+		d.verdict = AG_DENY;
+		if (d.reason[0] == '\0' || strcmp(d.reason, "allowed") == 0)
+			snprintf(d.reason, sizeof(d.reason), "syntax error: %s", err.msg);
+		snprintf(d.rule, sizeof(d.rule), "parse");
+	}
+
+	if (d.verdict == AG_DENY) {
+		refuse(r, &c, "deny", d.reason[0] ? d.reason : "refused by policy", d.rule);
+		goto out;
+	}
+	if (d.verdict == AG_ASK) {
+		char why[sizeof(d.reason) + 160];
+
+		snprintf(why, sizeof(why), "%s (this needs a validator's second opinion, which "
+		    "this version of agentgate does not ask for yet; refused)", d.reason);
+		refuse(r, &c, "deny", why, d.rule[0] ? d.rule : "unknown:ask");
+		goto out;
+	}
+
+	/* allowed: the record of the decision must be writable before anything runs */
+	if (r->audit != NULL && ag_audit_required(r->audit) &&
+	    ag_audit_ready(r->audit, &err) < 0) {
+		char why[sizeof(err.msg) + 64];
+
+		snprintf(why, sizeof(why), "%s; the audit log is required, so the command "
+		    "was not run", err.msg);
+		refuse(r, &c, "deny", why, "audit:required");
+		goto out;
+	}
+	c.decision = "allow";
+	c.reason = d.reason[0] ? d.reason : "allowed";
+	c.rule = d.rule[0] ? d.rule : NULL;
+	c.ran = 1;
+
+	if (ag_session_is_bare_exit(s, tree, &status)) {
+		*end_session = 1;
+		c.exit_status = status;
+		c.cwd_after = s->cwd;
+		record(r, &c);
+		goto out;
+	}
+	fflush(stdout);
+	if (ag_session_try_builtin(s, tree, stdout, stderr, &status)) {
+		c.exit_status = status;
+		c.cwd_after = s->cwd;
+		record(r, &c);
+		goto out;
+	}
+	{
+		struct ag_run_opts o;
+		struct ag_run_result res;
+
+		memset(&o, 0, sizeof(o));
+		o.runner = r->cfg != NULL && r->cfg->gw.runner != NULL ? r->cfg->gw.runner : AG_BASH;
+		o.cmd = line;
+		o.cmdlen = len;
+		o.cwd = s->cwd;
+		o.env = s->env;
+		o.last_status = s->last_status;
+		o.in_fd = r->cmd_in;
+		o.out_fd = STDOUT_FILENO;
+		o.err_fd = STDERR_FILENO;
+		o.tty_fd = r->tty ? STDIN_FILENO : -1;
+		o.timeout = r->profile->limits.timeout;
+		o.max_output = r->profile->limits.max_output;
+		if (ag_run(&o, &res, &err) < 0) {
+			char why[sizeof(err.msg) + 64];
+
+			snprintf(why, sizeof(why), "cannot start the command: %s", err.msg);
+			c.ran = 0;
+			refuse(r, &c, "allow", why, c.rule);
+			status = AG_STATUS_DENIED;
+			goto out;
+		}
+		status = res.status;
+		s->last_status = status;
+		if (res.capture_ok && ag_session_apply_capture(s, res.capture, res.capture_len,
+		    &err) < 0)
+			ag_log(LOG_ERR, "%s", err.msg);
+		else if (!res.capture_ok)
+			ag_log(LOG_DEBUG, "no complete environment capture; state unchanged");
+		c.exit_status = status;
+		c.signal = res.signal;
+		c.duration_ms = res.duration_ms;
+		c.bytes_out = res.bytes_out;
+		c.truncated = res.truncated;
+		c.cwd_after = s->cwd;
+		record(r, &c);
+		if (res.client_gone || res.terminated)
+			*end_session = 1;
+		ag_run_result_free(&res);
+	}
+out:
+	s->last_status = status;
+	ag_decision_free(&d);
+	ag_sh_free(tree);
+	free(cwd_before);
+	return status;
+}
+
+/* ---- reading without a terminal ----------------------------------------- */
+
+/*
+ * Whether input is complete is judged without the line's own newline: the
+ * parser then reports a trailing backslash as a continuation, which is how
+ * bash reads a script line by line.
+ */
+static size_t
+parse_len(const struct ag_strbuf *acc)
+{
+	return acc->len > 0 && acc->data[acc->len - 1] == '\n' ? acc->len - 1 : acc->len;
+}
+
+struct reader {
+	char	buf[65536];
+	size_t	len;
+	int	eof;
+};
+
+enum rd { RD_LINE, RD_EOF, RD_IDLE, RD_HANGUP, RD_TOOLONG };
+
+/*
+ * Append the next line (with its newline, if any) to acc.  Waits at most
+ * idle seconds (0 = forever) for input.
+ */
+static enum rd
+read_line(struct reader *rd, struct ag_strbuf *acc, long idle)
+{
+	for (;;) {
+		char *nl = memchr(rd->buf, '\n', rd->len);
+		size_t take = nl != NULL ? (size_t)(nl - rd->buf) + 1 : rd->len;
+		struct pollfd pf[2];
+		ssize_t n;
+		int pr;
+
+		if (nl != NULL || (rd->eof && rd->len > 0)) {
+			int over = ag_strbuf_append(acc, rd->buf, take) < 0;
+
+			memmove(rd->buf, rd->buf + take, rd->len - take);
+			rd->len -= take;
+			return over ? RD_TOOLONG : RD_LINE;
+		}
+		if (rd->eof)
+			return RD_EOF;
+		if (rd->len == sizeof(rd->buf)) {	/* a long line: move it along */
+			if (ag_strbuf_append(acc, rd->buf, rd->len) < 0) {
+				rd->len = 0;
+				return RD_TOOLONG;
+			}
+			rd->len = 0;
+		}
+		if (ag_runner_terminating())
+			return RD_HANGUP;
+		pf[0] = (struct pollfd){ .fd = STDIN_FILENO, .events = POLLIN };
+		pf[1] = (struct pollfd){ .fd = ag_runner_signal_fd(), .events = POLLIN };
+		pr = poll(pf, 2, idle > 0 ? (int)(idle * 1000) : -1);
+		if (pr < 0 && errno != EINTR)
+			return RD_EOF;
+		if (pr == 0)
+			return RD_IDLE;
+		if (pr < 0 || (pf[1].revents & POLLIN)) {
+			ag_runner_drain_signal_fd();
+			continue;
+		}
+		n = read(STDIN_FILENO, rd->buf + rd->len, sizeof(rd->buf) - rd->len);
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n <= 0)
+			rd->eof = 1;
+		else
+			rd->len += (size_t)n;
+	}
+}
+
+/* Skip the rest of an over-long command: everything up to the next newline. */
+static void
+skip_rest_of_line(struct reader *rd)
+{
+	struct ag_strbuf junk;
+
+	ag_strbuf_init(&junk, sizeof(rd->buf));
+	for (;;) {
+		enum rd x;
+
+		ag_strbuf_reset(&junk);
+		x = read_line(rd, &junk, 0);
+		if (x != RD_TOOLONG || junk.len == 0)
+			break;
+		if (junk.len > 0 && junk.data[junk.len - 1] == '\n')
+			break;
+	}
+	ag_strbuf_free(&junk);
+}
+
+static int
+loop_plain(struct ag_repl *r)
+{
+	static struct reader rd;
+	struct ag_strbuf acc;
+	long idle = r->profile->limits.idle_timeout;
+	int end = 0;
+
+	ag_strbuf_init(&acc, AG_REPL_MAX_COMMAND);
+	while (!end) {
+		enum rd x = read_line(&rd, &acc, idle);
+		struct ag_sh_node *tree = NULL;
+		struct ag_err err;
+		enum ag_sh_status ps;
+
+		if (x == RD_IDLE) {
+			fprintf(stderr, "agentgate: no input for %ld s; closing the session\n", idle);
+			break;
+		}
+		if (x == RD_HANGUP)
+			break;
+		if (x == RD_TOOLONG) {
+			fprintf(stderr, "agentgate: command longer than %d bytes; discarded\n",
+			    AG_REPL_MAX_COMMAND);
+			r->sess->last_status = AG_STATUS_DENIED;
+			ag_strbuf_reset(&acc);
+			skip_rest_of_line(&rd);
+			continue;
+		}
+		if (x == RD_EOF && acc.len == 0)
+			break;
+		ag_err_clear(&err);
+		ps = ag_sh_parse(acc.data, parse_len(&acc), &tree, &err);
+		ag_sh_free(tree);
+		if (ps == AG_SH_INCOMPLETE && x != RD_EOF)
+			continue;	/* needs the next line */
+		(void)ag_repl_command(r, acc.data, acc.len, &end);
+		ag_strbuf_reset(&acc);
+		if (x == RD_EOF)
+			break;
+		if (ag_runner_terminating())
+			break;
+	}
+	ag_strbuf_free(&acc);
+	return r->sess->last_status;
+}
+
+/* ---- reading from a terminal -------------------------------------------- */
+
+struct tty_state {
+	struct ag_repl	*r;
+	int		 continuation;
+	char		 prompt[4096 + 512];
+};
+
+static char *
+prompt_fn(EditLine *el)
+{
+	struct tty_state *ts = NULL;
+	char cwd[4096 + 2];
+
+	el_get(el, EL_CLIENTDATA, &ts);
+	if (ts == NULL)
+		return (char *)(uintptr_t)"$ ";
+	if (ts->continuation)
+		snprintf(ts->prompt, sizeof(ts->prompt), "> ");
+	else
+		snprintf(ts->prompt, sizeof(ts->prompt), "%s@%s:%s$ ", ts->r->sess->user,
+		    ts->r->sess->host, ag_session_tilde(ts->r->sess, ts->r->sess->cwd, cwd,
+		    sizeof(cwd)));
+	return ts->prompt;
+}
+
+static int
+loop_tty(struct ag_repl *r)
+{
+	struct tty_state ts;
+	struct ag_strbuf acc;
+	EditLine *el;
+	History *hist;
+	HistEvent ev;
+	long idle = r->profile->limits.idle_timeout;
+	int end = 0;
+
+	memset(&ts, 0, sizeof(ts));
+	ts.r = r;
+	/* no el_source(): nothing is read from the agent's ~/.editrc */
+	if ((el = el_init("agentgate", stdin, stdout, stderr)) == NULL)
+		return loop_plain(r);
+	if ((hist = history_init()) == NULL) {
+		el_end(el);
+		return loop_plain(r);
+	}
+	history(hist, &ev, H_SETSIZE, REPL_HISTORY_SIZE);	/* in memory only, never saved */
+	el_set(el, EL_CLIENTDATA, &ts);
+	el_set(el, EL_PROMPT, prompt_fn);
+	el_set(el, EL_EDITOR, "emacs");
+	el_set(el, EL_HIST, history, hist);
+	el_set(el, EL_SIGNAL, 1);
+	ag_strbuf_init(&acc, AG_REPL_MAX_COMMAND);
+
+	while (!end && !ag_runner_terminating()) {
+		const char *line;
+		int count = 0;
+		struct ag_sh_node *tree = NULL;
+		struct ag_err err;
+		enum ag_sh_status ps;
+
+		ts.continuation = acc.len > 0;
+		if (idle > 0)
+			alarm((unsigned)idle);
+		(void)ag_runner_take_alarm();
+		errno = 0;
+		line = el_gets(el, &count);
+		alarm(0);
+		if (ag_runner_take_alarm()) {
+			fprintf(stderr, "\nagentgate: no input for %ld s; closing the session\n",
+			    idle);
+			break;
+		}
+		if (line == NULL || count <= 0) {
+			if (errno == EINTR && !ag_runner_terminating()) {
+				/* ^C: drop what was typed, as a shell does */
+				fputc('\n', stdout);
+				ag_strbuf_reset(&acc);
+				continue;
+			}
+			if (acc.len == 0) {
+				fputs("exit\n", stdout);
+				break;
+			}
+			line = "";	/* EOF inside a continuation: run what we have */
+			count = 0;
+		}
+		if (ag_strbuf_append(&acc, line, (size_t)count) < 0) {
+			fprintf(stderr, "agentgate: command longer than %d bytes; discarded\n",
+			    AG_REPL_MAX_COMMAND);
+			ag_strbuf_reset(&acc);
+			r->sess->last_status = AG_STATUS_DENIED;
+			continue;
+		}
+		if (count > 0) {
+			ag_err_clear(&err);
+			ps = ag_sh_parse(acc.data, parse_len(&acc), &tree, &err);
+			ag_sh_free(tree);
+			if (ps == AG_SH_INCOMPLETE)
+				continue;
+		}
+		{
+			/* history gets the whole command, without the final newline */
+			size_t hl = acc.len;
+			char *h;
+
+			while (hl > 0 && acc.data[hl - 1] == '\n')
+				hl--;
+			if (hl > 0 && (h = strndup(acc.data, hl)) != NULL) {
+				history(hist, &ev, H_ENTER, h);
+				free(h);
+			}
+		}
+		(void)ag_repl_command(r, acc.data, acc.len, &end);
+		ag_strbuf_reset(&acc);
+	}
+	ag_strbuf_free(&acc);
+	history_end(hist);
+	el_end(el);
+	return r->sess->last_status;
+}
+
+int
+ag_repl_loop(struct ag_repl *r)
+{
+	return r->tty ? loop_tty(r) : loop_plain(r);
+}

@@ -1,0 +1,58 @@
+#!/bin/bash
+# audit.required: true and a log that cannot be written: commands are not
+# run and the user is told why.  With required: false they run.
+. "$(dirname "$0")/lib.sh"
+ag_setup
+
+mkdir -p "$AG_DIR/rolog"	# root's, 0755: the account cannot create files here
+chmod 0755 "$AG_DIR/rolog"
+policy() {
+	ag_write_policy "$AG_DIR/policy.yaml" <<EOF
+version: 1
+gateway:
+  sandbox: "off"
+  audit:
+    file: $1
+    required: $2
+users:
+  @USER@: test
+profiles:
+  test:
+    allow: [echo, touch, cat]
+    paths: { read: ["/"], write: ["/tmp"] }
+EOF
+}
+
+policy "$AG_DIR/rolog/audit.jsonl" true
+rm -f /tmp/agentgate-required-$$
+ag_run a "touch /tmp/agentgate-required-$$"
+ag_is "$a_rc" 126 "required_unwritable_refuses_exec"
+ag_like "$a_err" "^agentgate: .*audit log .*not run" "required_unwritable_message"
+ag_ok "required_unwritable_command_did_not_run" test ! -e /tmp/agentgate-required-$$
+
+out=$(printf 'echo one\necho two\n' | ag_ssh 2>"$AG_DIR/e")
+ag_is "$out" "" "required_unwritable_refuses_repl_commands"
+ag_is "$(grep -c 'was not run' "$AG_DIR/e")" 2 "required_unwritable_each_command_told"
+
+# a group/world-writable directory is not trusted for the log either
+mkdir -p "$AG_DIR/wlog"
+chmod 0777 "$AG_DIR/wlog"
+policy "$AG_DIR/wlog/audit.jsonl" true
+ag_run b 'echo hi'
+ag_is "$b_rc" 126 "required_world_writable_dir_refused"
+ag_like "$b_err" "writable by group or others" "world_writable_dir_message"
+
+# not required: the command runs
+policy "$AG_DIR/rolog/audit.jsonl" false
+ag_run c 'echo ran'
+ag_is "$c_out" "ran" "not_required_runs"
+ag_is "$c_rc" 0 "not_required_status"
+
+# the audit file must not be a symlink someone planted
+ln -s /tmp/agentgate-elsewhere-$$ "$AG_DIR/log/audit.jsonl"
+policy "$AG_DIR/log/audit.jsonl" true
+ag_run d 'echo hi'
+ag_is "$d_rc" 126 "symlinked_audit_file_refused"
+ag_ok "symlink_target_not_created" test ! -e /tmp/agentgate-elsewhere-$$
+
+ag_done

@@ -1,0 +1,202 @@
+#!/bin/bash
+# doctor.sh - `agentgate doctor` against the real sshd's effective
+# configuration (sshd -T): a deliberately weak setup reports each weakness
+# and exits non-zero; the hardened drop-in from etc/ with a safe account,
+# policy, PAM service and audit directory passes.
+#
+# Needs root: sshd -T reads host keys, and the test creates a throwaway
+# account (removed at exit).  Standalone: no tests/integration/lib.sh.
+set -u
+
+top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
+top_builddir=${top_builddir:-$top_srcdir}
+AGENTGATE=${AGENTGATE:-$top_builddir/src/agentgate}
+SSHD=${SSHD:-/usr/sbin/sshd}
+
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); echo "ok - $1"; }
+bad() { fail=$((fail + 1)); echo "not ok - $1"; shift; for l in "$@"; do echo "#   $l"; done; }
+
+if [ "$(id -u)" != 0 ]; then
+	echo "SKIP: sshd -T and a throwaway account need root"
+	exit 77
+fi
+[ -x "$AGENTGATE" ] || { echo "missing $AGENTGATE"; exit 99; }
+[ -x "$SSHD" ] || { echo "SKIP: no sshd at $SSHD"; exit 77; }
+command -v useradd >/dev/null || { echo "SKIP: no useradd"; exit 77; }
+
+U=agdoc$$
+D=$(mktemp -d /run/agentgate-doctortest.XXXXXX) || exit 99
+cleanup() {
+	userdel "$U" >/dev/null 2>&1
+	groupdel "g$U" >/dev/null 2>&1
+	rm -rf "$D"
+}
+trap cleanup EXIT
+chmod 755 "$D"
+# sshd -T refuses to run without its privilege-separation directory.
+[ -d /run/sshd ] || mkdir -m 755 /run/sshd
+
+useradd -M -d "$D/home" -s /bin/bash "$U" || exit 99
+ssh-keygen -q -t ed25519 -N '' -f "$D/hostkey" </dev/null || exit 99
+
+# --- a safe setup ------------------------------------------------------------
+mkdir -m 755 "$D/home" "$D/home/.ssh" "$D/etc" "$D/etc/pam.d"
+touch "$D/home/.bashrc" "$D/home/.profile" "$D/home/.ssh/authorized_keys"
+chmod 644 "$D/home/.bashrc" "$D/home/.profile" "$D/home/.ssh/authorized_keys"
+install -d -o "$U" -m 750 "$D/audit"
+cp "$top_srcdir/etc/pam.d/agentgate" "$D/etc/pam.d/agentgate-doctor"
+chmod 644 "$D/etc/pam.d/agentgate-doctor"
+cat >"$D/etc/agentgate.yaml" <<EOF
+version: 1
+gateway:
+  pam_service: agentgate-doctor
+  pam_confdir: $D/etc/pam.d
+  audit:
+    file: $D/audit/audit.jsonl
+profiles:
+  readonly: { allow: [ls] }
+users:
+  $U: readonly
+EOF
+chmod 644 "$D/etc/agentgate.yaml"
+
+# The drop-in as installed: @BINDIR@ is where the built agentgate is.
+sed -e "s|@BINDIR@|$(dirname "$AGENTGATE")|g" -e "s|@SYSCONFDIR@|/etc|g" \
+	-e "s|^Match User agent\$|Match User $U|" \
+	"$top_srcdir/etc/sshd_config.d/agentgate.conf" >"$D/dropin.conf"
+printf 'HostKey %s\nInclude %s\n' "$D/hostkey" "$D/dropin.conf" >"$D/hardened.conf"
+
+out=$("$AGENTGATE" doctor --user "$U" --config "$D/etc/agentgate.yaml" \
+	--sshd "$SSHD" --sshd-config "$D/hardened.conf" 2>&1)
+rc=$?
+if [ $rc -eq 0 ] && ! grep -q '^FAIL' <<<"$out" && grep -q '^PASS  ForceCommand runs' <<<"$out" &&
+	grep -q ' 0 failed$' <<<"$out"; then
+	ok hardened_dropin_passes
+else
+	bad hardened_dropin_passes "exit $rc" "$out"
+fi
+missing=
+for want in 'ForceCommand runs' 'forwarding is disabled' 'PermitUserRC no' 'ExposeAuthInfo yes' \
+	'PermitUserEnvironment no' 'AcceptEnv admits no' "the account's shell /bin/bash" \
+	'the agent cannot change its home' 'policy .* is safe' 'PAM service .* is present' \
+	'audit directory .* is writable'; do
+	grep -q "^PASS  $want" <<<"$out" || missing="$missing [$want]"
+done
+if [ -z "$missing" ] && [ "$(grep -c '^PASS' <<<"$out")" -eq 11 ]; then
+	ok every_check_reported
+else
+	bad every_check_reported "missing:$missing" "$out"
+fi
+
+# --- the same host, one weakness at a time ------------------------------------
+expect_fail() {	# NAME PATTERN ARGS...: doctor exits 1 and prints a FAIL line matching PATTERN
+	local name=$1 pat=$2; shift 2
+	out=$("$AGENTGATE" doctor --user "$U" --sshd "$SSHD" "$@" 2>&1)
+	rc=$?
+	if [ $rc -eq 1 ] && grep -E "^FAIL  .*$pat" <<<"$out" | grep -q 'fix: '; then
+		ok "$name"
+	else
+		bad "$name" "want exit 1 and FAIL /$pat/, got exit $rc" "$out"
+	fi
+}
+weak() {	# FILE SSHD-LINES...: the hardened drop-in with lines added in front (first one wins)
+	local f=$1; shift
+	{
+		echo "HostKey $D/hostkey"
+		grep '^PermitUserEnvironment' "$D/dropin.conf"	# global-only
+		echo "Match User $U"
+		printf '\t%s\n' "$@"
+		echo "Match all"
+		sed -n '/^Match User/,$p' "$D/dropin.conf" | sed '1d'
+	} >"$f"
+}
+base=(--config "$D/etc/agentgate.yaml")
+
+weak "$D/w1.conf" "ExposeAuthInfo no"
+expect_fail weak_exposeauthinfo 'ExposeAuthInfo is no' "${base[@]}" --sshd-config "$D/w1.conf"
+weak "$D/w2.conf" "DisableForwarding no" "AllowTcpForwarding yes" "X11Forwarding yes"
+expect_fail weak_forwarding 'forwarding is allowed.*AllowTcpForwarding.*X11Forwarding' \
+	"${base[@]}" --sshd-config "$D/w2.conf"
+weak "$D/w3.conf" "PermitUserRC yes"
+expect_fail weak_permituserrc 'PermitUserRC is yes' "${base[@]}" --sshd-config "$D/w3.conf"
+# PermitUserEnvironment is global-only in sshd; the first value wins.
+printf 'HostKey %s\nPermitUserEnvironment yes\nInclude %s\n' "$D/hostkey" "$D/dropin.conf" >"$D/w4.conf"
+expect_fail weak_permituserenvironment 'PermitUserEnvironment is yes' "${base[@]}" --sshd-config "$D/w4.conf"
+weak "$D/w5.conf" "ForceCommand /bin/bash"
+expect_fail weak_forcecommand_not_agentgate 'ForceCommand does not run agentgate' \
+	"${base[@]}" --sshd-config "$D/w5.conf"
+weak "$D/w6.conf" "AcceptEnv *"
+expect_fail weak_acceptenv 'AcceptEnv lets the client set trusted variables.*SSH_USER_AUTH' \
+	"${base[@]}" --sshd-config "$D/w6.conf"
+printf 'HostKey %s\n' "$D/hostkey" >"$D/w7.conf"
+expect_fail weak_no_forcecommand 'ForceCommand is not set' "${base[@]}" --sshd-config "$D/w7.conf"
+
+# A fully weak sshd config: every sshd-side weakness in one run.
+printf 'HostKey %s\nPermitUserEnvironment yes\nMatch User %s\n\tPermitUserRC yes\n\tAllowAgentForwarding yes\n\tPermitTunnel yes\n' \
+	"$D/hostkey" "$U" >"$D/weak.conf"
+out=$("$AGENTGATE" doctor --user "$U" "${base[@]}" --sshd "$SSHD" --sshd-config "$D/weak.conf" 2>&1)
+rc=$?
+n=$(grep -c '^FAIL' <<<"$out")
+if [ $rc -eq 1 ] && [ "$n" -ge 5 ]; then
+	ok weak_config_reports_each_weakness
+else
+	bad weak_config_reports_each_weakness "exit $rc, $n FAIL lines" "$out"
+fi
+
+# --- the account -------------------------------------------------------------
+chown "$U" "$D/home/.bashrc"
+expect_fail agent_owns_bashrc 'can change files.*\.bashrc' "${base[@]}" --sshd-config "$D/hardened.conf"
+chown root "$D/home/.bashrc"
+chmod 666 "$D/home/.profile"
+expect_fail world_writable_profile 'can change files.*\.profile' "${base[@]}" --sshd-config "$D/hardened.conf"
+chmod 644 "$D/home/.profile"
+chown "$U" "$D/home/.ssh"
+expect_fail agent_owns_dot_ssh 'can change files.*\.ssh' "${base[@]}" --sshd-config "$D/hardened.conf"
+chown root "$D/home/.ssh"
+# A writable home lets the agent replace any dotfile, even root-owned ones.
+chown "$U" "$D/home"
+expect_fail agent_owns_home 'can change files.*home directory' "${base[@]}" --sshd-config "$D/hardened.conf"
+chown root "$D/home"
+# Group-writable, and the agent is in that group.
+groupadd "g$U" && usermod -a -G "g$U" "$U" && chgrp "g$U" "$D/home/.bashrc" && chmod 664 "$D/home/.bashrc"
+expect_fail group_writable_bashrc 'can change files.*\.bashrc' "${base[@]}" --sshd-config "$D/hardened.conf"
+chgrp root "$D/home/.bashrc"; chmod 644 "$D/home/.bashrc"
+usermod -s /usr/sbin/nologin "$U"
+expect_fail nologin_shell "shell cannot run ForceCommand" "${base[@]}" --sshd-config "$D/hardened.conf"
+usermod -s /bin/bash "$U"
+
+# --- policy, PAM service, audit ------------------------------------------------
+chmod 664 "$D/etc/agentgate.yaml"
+expect_fail group_writable_policy 'policy file or a directory above it is unsafe' \
+	"${base[@]}" --sshd-config "$D/hardened.conf"
+chmod 644 "$D/etc/agentgate.yaml"
+expect_fail missing_policy 'policy file is missing' --config "$D/etc/nope.yaml" \
+	--sshd-config "$D/hardened.conf"
+printf 'version: 1\nprofiles: {}\nbogus: 1\n' >"$D/etc/broken.yaml"; chmod 644 "$D/etc/broken.yaml"
+expect_fail invalid_policy 'policy file does not load' --config "$D/etc/broken.yaml" \
+	--sshd-config "$D/hardened.conf"
+chmod 600 "$D/etc/agentgate.yaml"
+expect_fail policy_unreadable_by_agent 'cannot read the policy' "${base[@]}" --sshd-config "$D/hardened.conf"
+chmod 644 "$D/etc/agentgate.yaml"
+mv "$D/etc/pam.d/agentgate-doctor" "$D/etc/pam.d/x"
+expect_fail missing_pam_service 'PAM service file is missing' "${base[@]}" --sshd-config "$D/hardened.conf"
+mv "$D/etc/pam.d/x" "$D/etc/pam.d/agentgate-doctor"
+chown "$U" "$D/etc/pam.d/agentgate-doctor"
+expect_fail agent_owns_pam_service 'PAM service .* is present' "${base[@]}" --sshd-config "$D/hardened.conf"
+chown root "$D/etc/pam.d/agentgate-doctor"
+chown root "$D/audit"
+expect_fail audit_dir_not_writable 'audit directory .* is writable' "${base[@]}" --sshd-config "$D/hardened.conf"
+chown "$U" "$D/audit"
+
+# Back to the safe state: passes again (each change above was undone).
+if "$AGENTGATE" doctor --user "$U" "${base[@]}" --sshd "$SSHD" --sshd-config "$D/hardened.conf" >/dev/null 2>&1; then
+	ok restored_setup_passes
+else
+	bad restored_setup_passes
+fi
+groupdel "g$U" >/dev/null 2>&1
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

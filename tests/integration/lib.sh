@@ -1,0 +1,309 @@
+# tests/integration/lib.sh - shared helper for the integration tests.
+#
+# Sourced (not run).  As root it gives each test its own world:
+#   - a throwaway account ($AG_USER, home under /home, login shell /bin/bash),
+#   - a root-owned 0755 work directory under /run ($AG_DIR) holding a copy of
+#     the gateway, the test policy, the keys and the audit log directory,
+#   - the real OpenSSH sshd on 127.0.0.1:$AG_PORT with the gateway as
+#     ForceCommand, and ag_ssh, a wrapper for the real ssh client,
+# and removes all of it on exit, also when the test fails.
+# A tiny TAP-like assertion library prints "ok N - name" / "not ok N - name"
+# and a final "N passed, N failed" line; the test exits 1 if anything failed.
+# Without root the test is skipped (exit 77).
+#
+# Environment: AGENTGATE (the built binary), SSHD (default /usr/sbin/sshd).
+
+set -u
+
+AG_PASS=0
+AG_FAIL=0
+AG_N=0
+AG_DIR=
+AG_SSHD_PID=
+AG_USER=
+AG_USER_CREATED=0
+AG_PORT=
+SSHD=${SSHD:-/usr/sbin/sshd}
+AG_PYTHON=${AG_PYTHON:-$(command -v /usr/bin/python3 || command -v python3)}
+
+ag_require_root() {
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "SKIP: integration tests start sshd and create an account: run as root"
+		exit 77
+	fi
+	if [ -z "${AGENTGATE:-}" ] || [ ! -x "$AGENTGATE" ]; then
+		echo "AGENTGATE is not set to the built gateway binary" >&2
+		exit 99
+	fi
+	if [ ! -x "$SSHD" ]; then
+		echo "SKIP: $SSHD not found (apt-get install openssh-server)"
+		exit 77
+	fi
+}
+
+# ---- assertions --------------------------------------------------------------
+
+ag_ok() {	# ag_ok NAME CMD...: passes when CMD succeeds
+	local name=$1
+	shift
+	AG_N=$((AG_N + 1))
+	if "$@"; then
+		echo "ok $AG_N - $name"
+		AG_PASS=$((AG_PASS + 1))
+	else
+		echo "not ok $AG_N - $name"
+		AG_FAIL=$((AG_FAIL + 1))
+	fi
+}
+
+ag_is() {	# ag_is GOT EXPECTED NAME
+	AG_N=$((AG_N + 1))
+	if [ "$1" == "$2" ]; then
+		echo "ok $AG_N - $3"
+		AG_PASS=$((AG_PASS + 1))
+	else
+		echo "not ok $AG_N - $3"
+		printf '#   got:      %q\n#   expected: %q\n' "$1" "$2"
+		AG_FAIL=$((AG_FAIL + 1))
+	fi
+}
+
+ag_like() {	# ag_like GOT EXTENDED-REGEX NAME
+	AG_N=$((AG_N + 1))
+	if printf '%s' "$1" | grep -Eq -- "$2"; then
+		echo "ok $AG_N - $3"
+		AG_PASS=$((AG_PASS + 1))
+	else
+		echo "not ok $AG_N - $3"
+		printf '#   got:      %q\n#   expected to match: %s\n' "$1" "$2"
+		AG_FAIL=$((AG_FAIL + 1))
+	fi
+}
+
+ag_unlike() {	# ag_unlike GOT EXTENDED-REGEX NAME
+	AG_N=$((AG_N + 1))
+	if printf '%s' "$1" | grep -Eq -- "$2"; then
+		echo "not ok $AG_N - $3"
+		printf '#   got:      %q\n#   expected not to match: %s\n' "$1" "$2"
+		AG_FAIL=$((AG_FAIL + 1))
+	else
+		echo "ok $AG_N - $3"
+		AG_PASS=$((AG_PASS + 1))
+	fi
+}
+
+ag_done() {
+	echo "$AG_PASS passed, $AG_FAIL failed"
+	if [ "$AG_FAIL" -ne 0 ]; then
+		echo "--- sshd log (last lines) ---"
+		tail -n 20 "$AG_DIR/sshd.log" 2>/dev/null | sed 's/^/# /'
+		exit 1
+	fi
+	exit 0
+}
+
+# ---- the world ---------------------------------------------------------------
+
+ag_cleanup() {
+	local pids
+	set +e
+	if [ -n "$AG_SSHD_PID" ]; then
+		kill "$AG_SSHD_PID" 2>/dev/null
+		wait "$AG_SSHD_PID" 2>/dev/null
+	fi
+	if [ -n "$AG_USER" ] && id "$AG_USER" >/dev/null 2>&1; then
+		# whatever the test account still runs is ours to end
+		pids=$(pgrep -u "$AG_USER")
+		[ -n "$pids" ] && kill -KILL $pids 2>/dev/null
+		if [ "$AG_USER_CREATED" -eq 1 ]; then
+			for _ in 1 2 3 4 5; do
+				flock /run/agentgate-test.lock userdel -r "$AG_USER" >/dev/null 2>&1 && break
+				sleep 0.2
+			done
+		fi
+	fi
+	[ -n "$AG_DIR" ] && [ -d "$AG_DIR" ] && rm -rf -- "$AG_DIR"
+}
+
+# A free TCP port on 127.0.0.1 (sshd retries below cover a lost race).
+ag_free_port() {
+	"$AG_PYTHON" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+# ag_write_policy FILE: the test policy, with @DIR@, @USER@ and @AUDIT@
+# replaced, read from stdin.  root-owned 0644 like a real one.
+ag_write_policy() {
+	sed -e "s|@DIR@|$AG_DIR|g" -e "s|@USER@|$AG_USER|g" \
+	    -e "s|@AUDIT@|$AG_DIR/log/audit.jsonl|g" > "$1.tmp"
+	chmod 0644 "$1.tmp"
+	mv -f "$1.tmp" "$1"
+}
+
+# The default test policy: what the tests run is allowed, little else.
+ag_default_policy() {
+	ag_write_policy "$AG_DIR/policy.yaml" <<'EOF'
+version: 1
+gateway:
+  runner: /bin/bash
+  sandbox: "off"
+  audit:
+    file: @AUDIT@
+    required: true
+users:
+  @USER@: test
+profiles:
+  test:
+    allow: [ls, pwd, echo, printf, cat, "true", "false", sleep, env, kill, head,
+            seq, yes, test, mkdir, touch, wc, grep, id, cd, pushd, popd, dirs,
+            export, unset, exit, wait, trap]
+    deny:
+      - { command: cat, args: ["/etc/shadow*"] }
+    features:
+      background: allow
+    paths:
+      read: ["/"]
+      write: ["/tmp", "~"]
+    env:
+      deny: ["SECRET_*"]
+      set: { PATH: "/usr/local/bin:/usr/bin:/bin", LANG: C.UTF-8 }
+    limits:
+      timeout: 4
+      max_output: 100000
+      idle_timeout: 60
+    unknown: deny
+EOF
+}
+
+ag_create_user() {
+	AG_USER=${AG_USER_NAME:-agt$$}
+	if ! id "$AG_USER" >/dev/null 2>&1; then
+		flock /run/agentgate-test.lock \
+		    useradd -m -d "/home/$AG_USER" -s /bin/bash "$AG_USER" || return 1
+		AG_USER_CREATED=1
+	fi
+	# '*': no password, yet not "locked" (sshd refuses locked accounts without PAM)
+	flock /run/agentgate-test.lock usermod -p '*' "$AG_USER" || return 1
+}
+
+# ag_start_sshd: writes the sshd config and starts sshd in the foreground
+# (-D -e) in the background; retries on another port if one was taken.
+ag_start_sshd() {
+	local try
+	mkdir -p /run/sshd
+	chmod 0755 /run/sshd
+	for try in 1 2 3 4 5; do
+		AG_PORT=$(ag_free_port)
+		cat > "$AG_DIR/sshd_config" <<EOF
+ListenAddress 127.0.0.1
+Port $AG_PORT
+HostKey $AG_DIR/hostkey
+PidFile none
+AuthorizedKeysFile $AG_DIR/keys/%u
+StrictModes no
+UsePAM no
+PubkeyAuthentication yes
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+PermitRootLogin no
+AllowUsers $AG_USER
+PermitUserRC no
+PermitUserEnvironment no
+DisableForwarding yes
+ExposeAuthInfo yes
+MaxStartups 200
+MaxSessions 200
+LoginGraceTime 30
+LogLevel ERROR
+Subsystem sftp internal-sftp
+ForceCommand $AG_DIR/agentgate --config $AG_DIR/policy.yaml
+EOF
+		"$SSHD" -D -e -f "$AG_DIR/sshd_config" 2>>"$AG_DIR/sshd.log" &
+		AG_SSHD_PID=$!
+		for _ in $(seq 1 50); do
+			if ! kill -0 "$AG_SSHD_PID" 2>/dev/null; then
+				break
+			fi
+			if (exec 3<>"/dev/tcp/127.0.0.1/$AG_PORT") 2>/dev/null; then
+				return 0
+			fi
+			sleep 0.1
+		done
+		kill "$AG_SSHD_PID" 2>/dev/null
+		wait "$AG_SSHD_PID" 2>/dev/null
+		AG_SSHD_PID=
+	done
+	echo "could not start sshd; log:" >&2
+	cat "$AG_DIR/sshd.log" >&2
+	return 1
+}
+
+# ag_setup: everything; the policy is ag_default_policy unless the test
+# writes its own afterwards (sessions read it when they start).
+ag_setup() {
+	ag_require_root
+	trap ag_cleanup EXIT
+	trap 'exit 1' INT TERM HUP
+	touch /run/agentgate-test.lock
+	ag_create_user || { echo "cannot create the test account" >&2; exit 99; }
+	AG_DIR=$(mktemp -d /run/agentgate-test.XXXXXX) || exit 99
+	chmod 0755 "$AG_DIR"
+	cp "$AGENTGATE" "$AG_DIR/agentgate"
+	chmod 0755 "$AG_DIR/agentgate"
+	mkdir -p "$AG_DIR/keys" "$AG_DIR/log"
+	# the gateway runs as the account, so the account creates the log
+	chown "$AG_USER" "$AG_DIR/log"
+	chmod 0755 "$AG_DIR/log"
+	ssh-keygen -q -t ed25519 -N '' -f "$AG_DIR/hostkey" -C agentgate-test-host || exit 99
+	ssh-keygen -q -t ed25519 -N '' -f "$AG_DIR/client" -C agentgate-test-client || exit 99
+	cp "$AG_DIR/client.pub" "$AG_DIR/keys/$AG_USER"
+	chmod 0644 "$AG_DIR/keys/$AG_USER"
+	ag_default_policy
+	ag_start_sshd || exit 99
+	ag_ssh_argv
+	AG_AUDIT=$AG_DIR/log/audit.jsonl
+}
+
+# The ssh command line as an array: "${AG_SSH[@]}" cmd & gives $! = ssh's pid.
+ag_ssh_argv() {
+	AG_SSH=(ssh -F /dev/null -i "$AG_DIR/client" -p "$AG_PORT"
+	    -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null
+	    -o BatchMode=yes -o LogLevel=ERROR -o IdentitiesOnly=yes
+	    -o ConnectTimeout=10 "$AG_USER@127.0.0.1")
+}
+
+ag_ssh() {
+	"${AG_SSH[@]}" "$@"
+}
+
+# ag_run VAR_PREFIX ARGS...: run ag_ssh, keeping stdout, stderr and status in
+# ${P}_out ${P}_err ${P}_rc (stdin from the caller).
+ag_run() {
+	local p=$1 errf
+	shift
+	errf=$(mktemp "$AG_DIR/err.XXXXXX")
+	local out rc
+	out=$(ag_ssh "$@" 2>"$errf")
+	rc=$?
+	printf -v "${p}_out" '%s' "$out"
+	printf -v "${p}_rc" '%s' "$rc"
+	printf -v "${p}_err" '%s' "$(cat "$errf")"
+	rm -f "$errf"
+}
+
+# ag_audit_query PYTHON-EXPR: evaluate an expression over the parsed audit
+# records (a list named r); every line must be valid JSON or this fails.
+ag_audit_query() {
+	"$AG_PYTHON" - "$AG_AUDIT" "$1" <<'EOF'
+import json, sys
+r = []
+with open(sys.argv[1], encoding="utf-8") as f:
+    for n, line in enumerate(f, 1):
+        try:
+            r.append(json.loads(line))
+        except ValueError as e:
+            print("line %d is not JSON: %s: %r" % (n, e, line[:200]), file=sys.stderr)
+            sys.exit(2)
+v = eval(sys.argv[2])
+print(v if not isinstance(v, bool) else ("yes" if v else "no"))
+EOF
+}

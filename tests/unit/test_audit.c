@@ -1,0 +1,286 @@
+/* test_audit.c - JSON Lines records, file sink safety, concurrent appenders. */
+#include "agconfig.h"
+
+#include <json-c/json.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "audit.h"
+
+static char dir[] = "/tmp/ag-audit-test.XXXXXX";
+static char path[256];
+
+static const struct ag_audit_info info = {
+	.user = "agent", .identity = NULL, .profile = "readonly",
+	.client = "127.0.0.1:5555", .mode = "exec",
+};
+
+static struct ag_audit *
+open_sink(int required)
+{
+	struct ag_audit_conf conf;
+	struct ag_err err;
+
+	memset(&conf, 0, sizeof(conf));
+	conf.file = path;
+	conf.required = required;
+	return ag_audit_open(&conf, &info, &err);
+}
+
+/* Parse every line of the log; returns the count, fails on bad JSON. */
+static size_t
+read_records(json_object **out, size_t max)
+{
+	FILE *f = fopen(path, "r");
+	char *line = NULL;
+	size_t cap = 0, n = 0;
+	ssize_t len;
+
+	assert_non_null(f);
+	while ((len = getline(&line, &cap, f)) > 0) {
+		json_object *o = json_tokener_parse(line);
+
+		assert_non_null(o);
+		assert_int_equal(line[len - 1], '\n');
+		if (n < max)
+			out[n] = o;
+		else
+			json_object_put(o);
+		n++;
+	}
+	free(line);
+	fclose(f);
+	return n;
+}
+
+static const char *
+field(json_object *o, const char *k)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(o, k, &v) ? json_object_get_string(v) : NULL;
+}
+
+static void
+records_have_the_design_fields(void **state)
+{
+	struct ag_audit *a;
+	struct ag_audit_cmd c;
+	struct ag_err err;
+	json_object *r[8];
+	struct stat st;
+	size_t n, i;
+
+	(void)state;
+	unlink(path);
+	a = open_sink(1);
+	assert_non_null(a);
+	assert_int_equal(ag_audit_ready(a, &err), 0);
+	assert_int_equal(ag_audit_session_start(a, &err), 0);
+	memset(&c, 0, sizeof(c));
+	c.command = "echo \"hi\"\n\x01";
+	c.command_len = strlen(c.command);
+	c.cwd = "/home/agent";
+	c.decision = "allow";
+	c.reason = "allowed";
+	c.rule = "profiles.readonly.allow[0]";
+	c.ran = 1;
+	c.exit_status = 3;
+	c.duration_ms = 12;
+	c.bytes_out = 99;
+	c.cwd_after = "/tmp";
+	assert_int_equal(ag_audit_command(a, &c, &err), 0);
+	c.ran = 0;
+	c.decision = "deny";
+	c.command = "rm -rf /";
+	c.command_len = 8;
+	assert_int_equal(ag_audit_command(a, &c, &err), 0);
+	assert_int_equal(ag_audit_session_end(a, 3, 2, &err), 0);
+	ag_audit_close(a);
+
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	n = read_records(r, 8);
+	assert_int_equal(n, 4);
+	assert_string_equal(field(r[0], "event"), "session_start");
+	assert_string_equal(field(r[1], "event"), "command");
+	assert_string_equal(field(r[1], "command"), "echo \"hi\"\n\x01");
+	assert_string_equal(field(r[1], "exit"), "3");
+	assert_string_equal(field(r[1], "cwd_after"), "/tmp");
+	assert_string_equal(field(r[1], "truncated"), "false");
+	assert_string_equal(field(r[1], "rule"), "profiles.readonly.allow[0]");
+	assert_null(field(r[2], "exit"));		/* did not run: no result fields */
+	assert_string_equal(field(r[2], "decision"), "deny");
+	assert_string_equal(field(r[3], "event"), "session_end");
+	for (i = 0; i < n; i++) {
+		assert_string_equal(field(r[i], "user"), "agent");
+		assert_string_equal(field(r[i], "client"), "127.0.0.1:5555");
+		assert_string_equal(field(r[i], "profile"), "readonly");
+		assert_string_equal(field(r[i], "mode"), "exec");
+		assert_int_equal(strlen(field(r[i], "session")), 32);
+		assert_string_equal(field(r[i], "session"), field(r[0], "session"));
+		assert_int_equal(strlen(field(r[i], "ts")), 24);
+		assert_null(field(r[i], "identity"));
+	}
+	for (i = 0; i < n; i++)
+		json_object_put(r[i]);
+}
+
+static void
+invalid_utf8_is_replaced(void **state)
+{
+	struct ag_audit *a;
+	struct ag_audit_cmd c;
+	struct ag_err err;
+	json_object *r[2];
+
+	(void)state;
+	unlink(path);
+	a = open_sink(1);
+	memset(&c, 0, sizeof(c));
+	c.command = "echo \xff\xc3(\xe2\x82\xac";
+	c.command_len = strlen(c.command);
+	c.decision = "deny";
+	assert_int_equal(ag_audit_command(a, &c, &err), 0);
+	ag_audit_close(a);
+	assert_int_equal(read_records(r, 2), 1);
+	assert_string_equal(field(r[0], "command"), "echo \xef\xbf\xbd\xef\xbf\xbd(\xe2\x82\xac");
+	json_object_put(r[0]);
+}
+
+static void
+unsafe_directory_or_file_is_refused(void **state)
+{
+	struct ag_audit *a;
+	struct ag_err err;
+
+	(void)state;
+	unlink(path);
+	assert_int_equal(chmod(dir, 0770), 0);
+	a = open_sink(1);
+	assert_int_equal(ag_audit_ready(a, &err), -1);
+	assert_non_null(strstr(err.msg, "writable by group or others"));
+	assert_int_equal(ag_audit_session_start(a, &err), -1);
+	assert_int_equal(ag_audit_required(a), 1);
+	ag_audit_close(a);
+	assert_int_equal(chmod(dir, 0700), 0);
+
+	/* a symlink in place of the log is not followed */
+	assert_int_equal(symlink("/tmp/ag-audit-elsewhere", path), 0);
+	a = open_sink(1);
+	assert_int_equal(ag_audit_ready(a, &err), -1);
+	ag_audit_close(a);
+	assert_int_equal(access("/tmp/ag-audit-elsewhere", F_OK), -1);
+	unlink(path);
+
+	/* a log someone else can write is not ours */
+	a = open_sink(1);
+	ag_audit_close(a);
+	assert_int_equal(chmod(path, 0666), 0);
+	a = open_sink(1);
+	assert_int_equal(ag_audit_ready(a, &err), -1);
+	ag_audit_close(a);
+	unlink(path);
+}
+
+static void
+removed_log_is_not_ready(void **state)
+{
+	struct ag_audit *a;
+	struct ag_err err;
+
+	(void)state;
+	unlink(path);
+	a = open_sink(1);
+	assert_int_equal(ag_audit_ready(a, &err), 0);
+	unlink(path);
+	assert_int_equal(ag_audit_ready(a, &err), -1);
+	ag_audit_close(a);
+}
+
+static void
+concurrent_writers_never_interleave(void **state)
+{
+	enum { WRITERS = 16, EACH = 100 };
+	json_object *r[1];
+	char *big;
+	int i;
+
+	(void)state;
+	unlink(path);
+	big = malloc(20001);
+	assert_non_null(big);
+	memset(big, 'x', 20000);
+	big[20000] = '\0';
+	for (i = 0; i < WRITERS; i++) {
+		pid_t p = fork();
+
+		assert_true(p >= 0);
+		if (p == 0) {
+			struct ag_audit *a = open_sink(1);
+			struct ag_audit_cmd c;
+			struct ag_err err;
+			int k, bad = 0;
+
+			memset(&c, 0, sizeof(c));
+			c.command = big;
+			c.command_len = 1000 + (size_t)i * 1000;
+			c.decision = "allow";
+			for (k = 0; k < EACH; k++)
+				bad |= ag_audit_command(a, &c, &err) != 0;
+			ag_audit_close(a);
+			_exit(bad);
+		}
+	}
+	for (i = 0; i < WRITERS; i++) {
+		int st;
+
+		assert_true(wait(&st) > 0);
+		assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	}
+	free(big);
+	assert_int_equal(read_records(r, 0), WRITERS * EACH);
+}
+
+static int
+setup(void **state)
+{
+	(void)state;
+	if (mkdtemp(dir) == NULL)
+		return -1;
+	snprintf(path, sizeof(path), "%s/audit.jsonl", dir);
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	(void)state;
+	unlink(path);
+	rmdir(dir);
+	return 0;
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(records_have_the_design_fields),
+		cmocka_unit_test(invalid_utf8_is_replaced),
+		cmocka_unit_test(unsafe_directory_or_file_is_refused),
+		cmocka_unit_test(removed_log_is_not_ready),
+		cmocka_unit_test(concurrent_writers_never_interleave),
+	};
+
+	return cmocka_run_group_tests_name("audit", tests, setup, teardown);
+}

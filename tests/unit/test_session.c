@@ -1,0 +1,169 @@
+/* test_session.c - starting state and applying a runner's capture. */
+#include "agconfig.h"
+
+#include <pwd.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "session.h"
+
+static char *set_keys[] = { (char[]){ "PATH" }, (char[]){ "LANG" } };
+static char *set_vals[] = { (char[]){ "/opt/safe/bin:/usr/bin" }, (char[]){ "C.UTF-8" } };
+static char *deny_globs[] = { (char[]){ "AWS_*" } };
+
+static struct ag_profile profile;
+
+static void
+make_profile(void)
+{
+	memset(&profile, 0, sizeof(profile));
+	profile.name = (char[]){ "test" };
+	profile.env_set_keys.v = set_keys;
+	profile.env_set_keys.n = 2;
+	profile.env_set_vals.v = set_vals;
+	profile.env_set_vals.n = 2;
+	profile.env_deny.v = deny_globs;
+	profile.env_deny.n = 1;
+}
+
+static void
+start(struct ag_session *s, int tty)
+{
+	struct ag_session_origin o;
+	struct ag_err err;
+
+	memset(&o, 0, sizeof(o));
+	o.ssh_connection = "127.0.0.1 5555 127.0.0.1 22";
+	o.term = "xterm-256color";
+	o.lang = "de_DE.UTF-8; rm -rf /";
+	o.tty = tty;
+	make_profile();
+	assert_int_equal(ag_session_init(s, &profile, &o, &err), 0);
+}
+
+static void
+starting_state_is_minimal(void **state)
+{
+	struct ag_session s;
+	struct passwd *pw = getpwuid(getuid());
+	size_t i;
+
+	(void)state;
+	start(&s, 0);
+	assert_string_equal(ag_session_getenv(&s, "HOME"), pw->pw_dir);
+	assert_string_equal(ag_session_getenv(&s, "USER"), pw->pw_name);
+	assert_string_equal(ag_session_getenv(&s, "LOGNAME"), pw->pw_name);
+	assert_string_equal(ag_session_getenv(&s, "PATH"), "/opt/safe/bin:/usr/bin");
+	assert_string_equal(ag_session_getenv(&s, "LANG"), "C.UTF-8");
+	assert_string_equal(ag_session_getenv(&s, "SSH_CONNECTION"), "127.0.0.1 5555 127.0.0.1 22");
+	assert_null(ag_session_getenv(&s, "TERM"));	/* no terminal, no TERM */
+	assert_string_equal(s.cwd, pw->pw_dir);
+	assert_int_equal(s.last_status, 0);
+	for (i = 0; s.env[i] != NULL; i++)
+		assert_true(strncmp(s.env[i], "SSH_ORIGINAL_COMMAND=", 21) != 0);
+	ag_session_free(&s);
+
+	start(&s, 1);
+	assert_string_equal(ag_session_getenv(&s, "TERM"), "xterm-256color");
+	ag_session_free(&s);
+}
+
+static void
+capture_is_filtered_and_profile_wins(void **state)
+{
+	static const char cap[] =
+	    "FOO=bar\0PATH=/tmp/evil:/usr/bin\0LD_PRELOAD=/x.so\0AWS_SECRET=1\0"
+	    "SHLVL=7\0_=/usr/bin/env\0BASH_FUNC_x%%=() { :; }\0HOME=/tmp\0"
+	    "OLDPWD=/var\0PWD=/tmp\0noequals\0=\0BAD NAME=1\0V=a=b\nc";
+	struct ag_session s;
+	struct ag_err err;
+	char *home;
+
+	(void)state;
+	start(&s, 0);
+	home = strdup(ag_session_getenv(&s, "HOME"));
+	assert_int_equal(ag_session_apply_capture(&s, cap, sizeof(cap) - 1, &err), 0);
+	assert_string_equal(ag_session_getenv(&s, "FOO"), "bar");
+	assert_string_equal(ag_session_getenv(&s, "PATH"), "/opt/safe/bin:/usr/bin");
+	assert_string_equal(ag_session_getenv(&s, "HOME"), home);
+	assert_null(ag_session_getenv(&s, "LD_PRELOAD"));
+	assert_null(ag_session_getenv(&s, "AWS_SECRET"));
+	assert_null(ag_session_getenv(&s, "SHLVL"));
+	assert_null(ag_session_getenv(&s, "_"));
+	assert_null(ag_session_getenv(&s, "BASH_FUNC_x%%"));
+	assert_string_equal(ag_session_getenv(&s, "OLDPWD"), "/var");
+	assert_string_equal(s.cwd, "/tmp");
+	assert_string_equal(ag_session_getenv(&s, "PWD"), "/tmp");
+	/* the last record had no terminating NUL: ignored */
+	assert_null(ag_session_getenv(&s, "V"));
+	/* variables absent from the capture were unset by the command */
+	assert_null(ag_session_getenv(&s, "USER"));
+	free(home);
+	ag_session_free(&s);
+}
+
+static void
+pwd_must_be_a_directory(void **state)
+{
+	static const char cap1[] = "PWD=/etc/passwd\0";
+	static const char cap2[] = "PWD=relative\0";
+	static const char cap3[] = "PWD=/usr/./bin/../lib\0";
+	struct ag_session s;
+	struct ag_err err;
+	char *before;
+
+	(void)state;
+	start(&s, 0);
+	before = strdup(s.cwd);
+	assert_int_equal(ag_session_apply_capture(&s, cap1, sizeof(cap1) - 1, &err), 0);
+	assert_string_equal(s.cwd, before);
+	assert_int_equal(ag_session_apply_capture(&s, cap2, sizeof(cap2) - 1, &err), 0);
+	assert_string_equal(s.cwd, before);
+	assert_string_equal(ag_session_getenv(&s, "PWD"), before);
+	assert_int_equal(ag_session_apply_capture(&s, cap3, sizeof(cap3) - 1, &err), 0);
+	assert_string_equal(s.cwd, "/usr/lib");
+	free(before);
+	ag_session_free(&s);
+}
+
+static void
+env_vector_operations(void **state)
+{
+	struct ag_session s;
+	char tilde[256];
+
+	(void)state;
+	start(&s, 0);
+	assert_int_equal(ag_session_setenv(&s, "X", "1"), 0);
+	assert_int_equal(ag_session_setenv(&s, "X", "2"), 0);
+	assert_string_equal(ag_session_getenv(&s, "X"), "2");
+	assert_int_equal(ag_session_setenv(&s, "1BAD", "x"), -1);
+	assert_int_equal(ag_session_setenv(&s, "A=B", "x"), -1);
+	ag_session_unsetenv(&s, "X");
+	assert_null(ag_session_getenv(&s, "X"));
+	assert_int_equal(ag_session_setenv(&s, "HOME", "/home/agent"), 0);
+	assert_string_equal(ag_session_tilde(&s, "/home/agent/src", tilde, sizeof(tilde)), "~/src");
+	assert_string_equal(ag_session_tilde(&s, "/home/agent", tilde, sizeof(tilde)), "~");
+	assert_string_equal(ag_session_tilde(&s, "/home/agentx", tilde, sizeof(tilde)), "/home/agentx");
+	ag_session_free(&s);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(starting_state_is_minimal),
+		cmocka_unit_test(capture_is_filtered_and_profile_wins),
+		cmocka_unit_test(pwd_must_be_a_directory),
+		cmocka_unit_test(env_vector_operations),
+	};
+
+	return cmocka_run_group_tests_name("session", tests, NULL, NULL);
+}
