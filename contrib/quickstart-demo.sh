@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# quickstart-demo.sh - the real thing in one command (needs root):
+#   install what is missing (contrib/deps.sh), build agentgate, start the
+#   real OpenSSH sshd on 127.0.0.1:2222 with agentgate as the ForceCommand
+#   of a demo account "agent" and the example policy (etc/agentgate.yaml,
+#   with only its log paths moved into the demo directory), run a short
+#   scripted agent session, and leave sshd running.
+#
+#   bash contrib/quickstart-demo.sh          # set up and run the demo
+#   bash contrib/quickstart-demo.sh stop     # stop sshd, remove the demo files
+#
+# Environment: AGENTGATE_BUILD (build directory, default <repo>/build),
+# DEMO_PORT (default 2222).  The demo account stays (userdel -r agent).
+set -euo pipefail
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+DEMO=/run/agentgate-demo
+PORT=${DEMO_PORT:-2222}
+BUILD=${AGENTGATE_BUILD:-$repo/build}
+
+if [ "$(id -u)" -ne 0 ]; then
+	exec sudo -E bash "$0" "$@"
+fi
+
+stop() {
+	if [ -f "$DEMO/sshd.pid" ]; then
+		pid=$(cat "$DEMO/sshd.pid")
+		# only the sshd we started: check it is running our config
+		if tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -q -- "-f $DEMO/sshd_config"; then
+			kill "$pid"
+			echo "agentgate demo: sshd (pid $pid) stopped"
+		fi
+	fi
+	rm -rf -- "$DEMO"
+}
+
+if [ "${1:-}" = stop ]; then
+	stop
+	exit 0
+fi
+
+echo "== installing missing packages (contrib/deps.sh)"
+bash "$repo/contrib/deps.sh"
+
+echo "== building in $BUILD"
+if [ ! -x "$repo/configure" ]; then
+	(cd "$repo" && autoreconf -fi)
+fi
+mkdir -p "$BUILD"
+if [ ! -f "$BUILD/Makefile" ]; then
+	(cd "$BUILD" && "$repo/configure" -q)
+fi
+make -s -C "$BUILD" -j"$(nproc)" >/dev/null
+AGENTGATE=$BUILD/src/agentgate
+[ -x "$AGENTGATE" ] || { echo "build did not produce $AGENTGATE" >&2; exit 1; }
+
+# the test helper has the pieces: account, keys, work dir, sshd
+# shellcheck source=../tests/integration/lib.sh
+. "$repo/tests/integration/lib.sh"
+set +eu
+
+stop >/dev/null 2>&1 || true
+touch /run/agentgate-test.lock
+AG_USER_NAME=agent
+ag_create_user || { echo "cannot create the demo account 'agent'" >&2; exit 1; }
+ag_make_world "$DEMO" || { echo "cannot set up $DEMO" >&2; exit 1; }
+
+# the example policy, with only its log locations moved into the demo dir
+sed -e "s|/var/log/agentgate/audit.jsonl|$DEMO/log/audit.jsonl|" \
+    -e "s|/var/log/agentgate/recordings|$DEMO/log/recordings|" \
+    "$repo/etc/agentgate.yaml" > "$DEMO/agentgate.yaml"
+chmod 0644 "$DEMO/agentgate.yaml"
+"$AGENTGATE" check --config "$DEMO/agentgate.yaml" >/dev/null || exit 1
+
+AG_PORT=$PORT
+AG_SSHD_DETACH=1
+AG_FORCE_COMMAND="$DEMO/agentgate --config $DEMO/agentgate.yaml"
+if ! ag_start_sshd; then
+	echo "could not start sshd on 127.0.0.1:$PORT (in use? set DEMO_PORT)" >&2
+	exit 1
+fi
+echo "$AG_SSHD_PID" > "$DEMO/sshd.pid"
+ag_ssh_argv
+echo "== sshd is listening on 127.0.0.1:$PORT; ForceCommand: $AG_FORCE_COMMAND"
+
+bash "$repo/contrib/demo/agent-session.sh" "$AG_AUDIT" "${AG_SSH[@]}"
+
+cat <<EOF
+
+agentgate demo is running.  Try it:  ssh -i $DEMO/client -p $PORT -o UserKnownHostsFile=/dev/null -o StrictHostKeyChecking=no agent@127.0.0.1
+Stop it:                            bash contrib/quickstart-demo.sh stop
+EOF

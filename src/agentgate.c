@@ -20,6 +20,8 @@ usage(FILE *fp)
 	    "       agentgate check [--config FILE] [-q]\n"
 	    "       agentgate explain [--config FILE] [--profile NAME] [--json] -- COMMAND|-\n"
 	    "       agentgate doctor [--config FILE] [--user USER] [--sshd PATH] [--sshd-config FILE]\n"
+	    "       agentgate serve [--config FILE] [--listen ADDR:PORT ...] [--foreground] [-e]\n"
+	    "       agentgate serve --generate-host-key FILE\n"
 	    "\n"
 	    "Without a subcommand agentgate is the gateway: sshd runs it as the\n"
 	    "ForceCommand (or login shell) of an agent account; it validates each\n"
@@ -49,6 +51,8 @@ main(int argc, char **argv)
 			return ag_cmd_explain(argc - 1, argv + 1);
 		if (strcmp(a, "doctor") == 0)
 			return ag_cmd_doctor(argc - 1, argv + 1);
+		if (strcmp(a, "serve") == 0)
+			return ag_cmd_serve(argc - 1, argv + 1);
 		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
 			usage(stdout);
 			return 0;

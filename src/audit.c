@@ -431,3 +431,17 @@ ag_audit_config_error(const struct ag_audit_info *info, const char *path,
 	}
 	ag_audit_close(a);
 }
+
+int
+ag_audit_event(struct ag_audit *a, const char *event, const char *request,
+    const char *decision, const char *reason, struct ag_err *err)
+{
+	json_object *o = record(a, event);
+
+	if (o == NULL)
+		return ag_err_set(err, "audit: out of memory");
+	add_str(o, "request", request);
+	add_str(o, "decision", decision);
+	add_str(o, "reason", reason);
+	return emit(a, o, err);
+}

@@ -71,6 +71,16 @@ int	ag_audit_session_end(struct ag_audit *a, int status, unsigned long ncommands
 	    struct ag_err *err);
 
 /*
+ * A record that is not about one command, for front ends with more to say
+ * (the built-in server): event "auth_failure" (request = the method, e.g.
+ * "publickey"), "channel_request" (request = "pty-req", "env LANG",
+ * "tcpip-forward", ...), with decision (allow, deny) and reason.  NULL
+ * fields are left out.  0 when the record reached every sink, else -1.
+ */
+int	ag_audit_event(struct ag_audit *a, const char *event, const char *request,
+	    const char *decision, const char *reason, struct ag_err *err);
+
+/*
  * The policy could not be loaded, so no sink is known: the record goes to
  * syslog (authpriv).  message is the loader's error.
  */

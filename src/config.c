@@ -1349,7 +1349,7 @@ resolve_refs(struct ctx *c)
 
 static const char *const gateway_keys[] = {
 	"runner", "pam_service", "pam_confdir", "sandbox", "default_profile",
-	"audit", "recordings", "recordings_input", NULL
+	"audit", "recordings", "recordings_input", "server", NULL
 };
 static const char *const audit_keys[] = {
 	"file", "syslog", "required", "group", "http_url", NULL
@@ -1404,6 +1404,230 @@ audit_key(struct ctx *c, const char *key, const struct ynode *k,
 	return 0;
 }
 
+/* gateway.server ----------------------------------------------------- */
+
+static const char *const server_keys[] = {
+	"listen", "host_keys", "allow_users", "allow_groups", "max_connections",
+	"max_per_source", "max_sessions", "login_grace_time", "max_auth_tries",
+	"keepalive", "authorized_keys", "auth_methods", "accept_env", "ciphers",
+	"kex", "macs", "hostkey_algorithms", NULL
+};
+static const char *const auth_method_names[] = {
+	"publickey", "keyboard-interactive", "password", NULL
+};
+
+/* "ADDR:PORT" with a numeric IPv4 address or "*", or "[V6ADDR]:PORT". */
+static int
+check_listen(struct ctx *c, const struct ynode *it, const char *key)
+{
+	const char *s = it->s, *colon;
+	unsigned long long port;
+	unsigned char a[16];
+	char host[64];
+	size_t hl;
+
+	if (s[0] == '[') {
+		const char *rb = strchr(s, ']');
+
+		if (rb == NULL || rb[1] != ':')
+			goto bad;
+		hl = (size_t)(rb - s - 1);
+		if (hl == 0 || hl >= sizeof(host))
+			goto bad;
+		memcpy(host, s + 1, hl);
+		host[hl] = '\0';
+		if (inet_pton(AF_INET6, host, a) != 1)
+			goto bad;
+		colon = rb + 1;
+	} else {
+		if ((colon = strrchr(s, ':')) == NULL)
+			goto bad;
+		hl = (size_t)(colon - s);
+		if (hl == 0 || hl >= sizeof(host))
+			goto bad;
+		memcpy(host, s, hl);
+		host[hl] = '\0';
+		if (strcmp(host, "*") != 0 && inet_pton(AF_INET, host, a) != 1)
+			goto bad;
+	}
+	if (parse_uint(colon + 1, strlen(colon + 1), 65535, &port) != 0 || port == 0)
+		goto bad;
+	return 0;
+bad:
+	return err_node(c, it, "invalid address '%s' in '%s': write ADDR:PORT with a "
+	    "numeric address (\"0.0.0.0:2222\", \"*:2222\", \"[::]:2222\")",
+	    quote(c, s), key);
+}
+
+static int
+check_abs_item(struct ctx *c, const struct ynode *it, const char *key)
+{
+	return check_abs_path(c, it, key);
+}
+
+static int
+check_user_name(struct ctx *c, const struct ynode *it, const char *key)
+{
+	if (!name_ok(it->s, "$"))
+		return err_node(c, it, "'%s' in '%s' is not a valid user or group name",
+		    quote(c, it->s), key);
+	return 0;
+}
+
+/* A libssh algorithm list: names, '-', '@', '.', digits, commas. */
+static int
+get_algos(struct ctx *c, const struct ynode *v, const char *key, char **out)
+{
+	const char *p;
+
+	if (want_scalar(c, v, key, "a comma-separated list of algorithms") == -1)
+		return -1;
+	for (p = v->s; *p != '\0'; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ||
+		    *p == '-' || *p == '@' || *p == '.' || *p == ',' || *p == '_'))
+			return err_node(c, v, "invalid character '%c' in '%s' (write "
+			    "algorithm names separated by commas, no spaces)", *p, key);
+	if (v->s[0] == ',' || v->s[strlen(v->s) - 1] == ',' || strstr(v->s, ",,") != NULL)
+		return err_node(c, v, "empty algorithm name in '%s'", key);
+	return dupstr(c, v, out);
+}
+
+/*
+ * "publickey", "publickey,keyboard-interactive", or alternatives separated
+ * by spaces ("publickey password"), as OpenSSH's AuthenticationMethods.
+ */
+static int
+get_auth_methods(struct ctx *c, const struct ynode *v, const char *key,
+    struct ag_server_conf *sc)
+{
+	const char *p;
+
+	if (want_scalar(c, v, key, "a list of methods such as "
+	    "\"publickey,keyboard-interactive\"") == -1)
+		return -1;
+	sc->nchains = 0;
+	for (p = v->s; *p != '\0';) {
+		struct ag_auth_chain *ch;
+		size_t wl;
+
+		p += strspn(p, " \t");
+		if (*p == '\0')
+			break;
+		if (sc->nchains == AG_AUTH_MAX_CHAINS)
+			return err_node(c, v, "too many alternatives in '%s' (at most %d)",
+			    key, AG_AUTH_MAX_CHAINS);
+		ch = &sc->chains[sc->nchains++];
+		ch->nsteps = 0;
+		wl = strcspn(p, " \t");
+		while (wl > 0) {
+			char name[32];
+			size_t nl = strcspn(p, ", \t"), i;
+			int bit, pam = 0;
+
+			if (nl == 0 || nl >= sizeof(name))
+				return err_node(c, v, "empty or overlong method name in '%s'",
+				    key);
+			memcpy(name, p, nl);
+			name[nl] = '\0';
+			for (i = 0; auth_method_names[i] != NULL; i++)
+				if (strcmp(name, auth_method_names[i]) == 0)
+					break;
+			if (auth_method_names[i] == NULL)
+				return err_node(c, v, "unknown authentication method '%s' in "
+				    "'%s': expected publickey, keyboard-interactive or "
+				    "password%s", quote(c, name), key,
+				    suggest(c, name, auth_method_names));
+			bit = i == 0 ? AG_AUTH_PUBLICKEY : i == 1 ? AG_AUTH_KBDINT :
+			    AG_AUTH_PASSWORD;
+			for (i = 0; i < ch->nsteps; i++) {
+				if (ch->step[i] == bit)
+					return err_node(c, v, "method '%s' appears twice in "
+					    "one chain of '%s'", name, key);
+				if (ch->step[i] != AG_AUTH_PUBLICKEY)
+					pam = 1;
+			}
+			/* PAM runs once per connection: one PAM-backed step per chain */
+			if (pam && bit != AG_AUTH_PUBLICKEY)
+				return err_node(c, v, "keyboard-interactive and password both "
+				    "go through PAM: use only one of them in a chain of '%s'",
+				    key);
+			if (ch->nsteps == AG_AUTH_MAX_STEPS)
+				return err_node(c, v, "too many steps in one chain of '%s'",
+				    key);
+			ch->step[ch->nsteps++] = bit;
+			p += nl;
+			wl -= nl;
+			if (wl > 0 && *p == ',') {
+				p++;
+				wl--;
+				if (wl == 0 || *p == ',')
+					return err_node(c, v, "empty method name in '%s'", key);
+			}
+		}
+	}
+	if (sc->nchains == 0)
+		return err_node(c, v, "'%s' names no method", key);
+	return 0;
+}
+
+static int
+server_key(struct ctx *c, const char *key, const struct ynode *k,
+    const struct ynode *v, void *arg)
+{
+	struct ag_server_conf *sc = arg;
+
+	(void)k;
+	if (strcmp(key, "listen") == 0)
+		return get_strlist(c, v, key, &sc->listen, check_listen, 0);
+	if (strcmp(key, "host_keys") == 0)
+		return get_strlist(c, v, key, &sc->host_keys, check_abs_item, 0);
+	if (strcmp(key, "allow_users") == 0)
+		return get_strlist(c, v, key, &sc->allow_users, check_user_name, 0);
+	if (strcmp(key, "allow_groups") == 0)
+		return get_strlist(c, v, key, &sc->allow_groups, check_user_name, 0);
+	if (strcmp(key, "max_connections") == 0)
+		return get_count(c, v, key, 100000, &sc->max_connections);
+	if (strcmp(key, "max_per_source") == 0)
+		return get_count(c, v, key, 100000, &sc->max_per_source);
+	if (strcmp(key, "max_sessions") == 0)
+		return get_count(c, v, key, 64, &sc->max_sessions);
+	if (strcmp(key, "login_grace_time") == 0)
+		return get_duration(c, v, key, &sc->login_grace_time);
+	if (strcmp(key, "max_auth_tries") == 0)
+		return get_count(c, v, key, 100, &sc->max_auth_tries);
+	if (strcmp(key, "keepalive") == 0)
+		return get_duration(c, v, key, &sc->keepalive);
+	if (strcmp(key, "authorized_keys") == 0) {
+		if (want_scalar(c, v, key, "a path pattern") == -1)
+			return -1;
+		if (v->s[0] != '/' && strncmp(v->s, "~/", 2) != 0 &&
+		    strncmp(v->s, "%h/", 3) != 0)
+			return err_node(c, v, "'%s' must be an absolute path or start "
+			    "with ~/ or %%h/, got '%s'", key, quote(c, v->s));
+		if (strstr(v->s, "/../") != NULL ||
+		    (strlen(v->s) >= 3 && strcmp(v->s + strlen(v->s) - 3, "/..") == 0))
+			return err_node(c, v, "'%s' may not contain '..' components",
+			    key);
+		for (const char *p = strchr(v->s, '%'); p != NULL; p = strchr(p + 2, '%'))
+			if (p[1] != 'u' && p[1] != 'h')
+				return err_node(c, v, "unknown token '%%%c' in '%s': "
+				    "expected %%u (user) or %%h (home)", p[1] ? p[1] : ' ',
+				    key);
+		return dupstr(c, v, &sc->authorized_keys);
+	}
+	if (strcmp(key, "auth_methods") == 0)
+		return get_auth_methods(c, v, key, sc);
+	if (strcmp(key, "accept_env") == 0)
+		return get_strlist(c, v, key, &sc->accept_env, check_env_glob, 1);
+	if (strcmp(key, "ciphers") == 0)
+		return get_algos(c, v, key, &sc->ciphers);
+	if (strcmp(key, "kex") == 0)
+		return get_algos(c, v, key, &sc->kex);
+	if (strcmp(key, "macs") == 0)
+		return get_algos(c, v, key, &sc->macs);
+	return get_algos(c, v, key, &sc->hostkey_algorithms);	/* hostkey_algorithms */
+}
+
 static int
 gateway_key(struct ctx *c, const char *key, const struct ynode *k,
     const struct ynode *v, void *arg)
@@ -1444,6 +1668,15 @@ gateway_key(struct ctx *c, const char *key, const struct ynode *k,
 		    audit_key, &gw->audit);
 	if (strcmp(key, "recordings") == 0)
 		return get_abs_path(c, v, key, &gw->recordings);
+	if (strcmp(key, "server") == 0) {
+		gw->server.present = 1;
+		gw->server.pos.line = k->line;
+		gw->server.pos.col = k->col;
+		if (is_null(v))
+			return 0;
+		return walk_map(c, v, key, "in gateway.server", "key", server_keys,
+		    server_key, &gw->server);
+	}
 	return get_bool(c, v, key, &gw->recordings_input);	/* recordings_input */
 }
 
@@ -2387,6 +2620,16 @@ ag_config_free(struct ag_config *cfg)
 	free(cfg->gw.audit.group);
 	free(cfg->gw.audit.http_url);
 	free(cfg->gw.recordings);
+	strlist_free(&cfg->gw.server.listen);
+	strlist_free(&cfg->gw.server.host_keys);
+	strlist_free(&cfg->gw.server.allow_users);
+	strlist_free(&cfg->gw.server.allow_groups);
+	strlist_free(&cfg->gw.server.accept_env);
+	free(cfg->gw.server.authorized_keys);
+	free(cfg->gw.server.ciphers);
+	free(cfg->gw.server.kex);
+	free(cfg->gw.server.macs);
+	free(cfg->gw.server.hostkey_algorithms);
 	for (i = 0; i < cfg->nidentities; i++) {
 		struct ag_identity *id = &cfg->identities[i];
 

@@ -159,6 +159,47 @@ struct ag_audit_conf {
 	char	*http_url;		/* optional collector; NULL = none */
 };
 
+/* Authentication methods of the built-in server (gateway.server.auth_methods). */
+#define AG_AUTH_PUBLICKEY	0x01
+#define AG_AUTH_KBDINT		0x02	/* keyboard-interactive, through PAM */
+#define AG_AUTH_PASSWORD	0x04	/* through PAM */
+#define AG_AUTH_MAX_CHAINS	8
+#define AG_AUTH_MAX_STEPS	3
+
+/* One AuthenticationMethods-like chain: every step, in order. */
+struct ag_auth_chain {
+	int	step[AG_AUTH_MAX_STEPS];	/* AG_AUTH_* */
+	size_t	nsteps;
+};
+
+/*
+ * gateway.server: the built-in SSH server (`agentgate serve`).  Zero/NULL
+ * means "not set": the server applies the defaults documented in
+ * agentgate.yaml(5) (see server.h for the values).
+ */
+struct ag_server_conf {
+	int			 present;	/* the key was in the file */
+	struct ag_strlist	 listen;	/* "ADDR:PORT", "[V6ADDR]:PORT" */
+	struct ag_strlist	 host_keys;	/* absolute paths of private keys */
+	struct ag_strlist	 allow_users;	/* empty = any user (root only if named) */
+	struct ag_strlist	 allow_groups;
+	long			 max_connections;
+	long			 max_per_source;
+	long			 max_sessions;	/* session channels per connection */
+	long			 login_grace_time;	/* seconds */
+	long			 max_auth_tries;
+	long			 keepalive;	/* seconds; 0 = off */
+	char			*authorized_keys;	/* pattern with %u, %h, leading ~/ */
+	struct ag_auth_chain	 chains[AG_AUTH_MAX_CHAINS];	/* alternatives */
+	size_t			 nchains;	/* 0 = publickey alone */
+	struct ag_strlist	 accept_env;	/* names or globs (AcceptEnv) */
+	char			*ciphers;	/* comma lists for libssh; NULL = modern default */
+	char			*kex;
+	char			*macs;
+	char			*hostkey_algorithms;
+	struct ag_pos		 pos;
+};
+
 struct ag_gateway {
 	char			*runner;	/* default /bin/bash */
 	char			*pam_service;	/* default "agentgate" */
@@ -169,6 +210,7 @@ struct ag_gateway {
 	struct ag_audit_conf	 audit;
 	char			*recordings;	/* NULL = off */
 	int			 recordings_input;
+	struct ag_server_conf	 server;	/* gateway.server */
 };
 
 struct ag_config {

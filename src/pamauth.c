@@ -23,6 +23,8 @@ struct ag_pamauth {
 	pam_handle_t	*pamh;
 	struct pam_conv	 conv;
 	int		 interactive;
+	ag_pamauth_conv_fn front_conv;	/* the front end's conversation, or NULL */
+	void		*front_arg;
 	int		 cred_set;
 	int		 session_open;
 	char		*identity;
@@ -141,6 +143,46 @@ free_responses(struct pam_response *r, int n)
 	free(r);
 }
 
+/* The whole batch to the front end's conversation (ag_pamauth_params.conv). */
+static int
+front_conversation(struct ag_pamauth *pa, int num_msg, const struct pam_message **msg,
+    struct pam_response *r)
+{
+	struct ag_pamauth_prompt p[PAM_MAX_NUM_MSG];
+	char *ans[PAM_MAX_NUM_MSG];
+	int i, ok = 1;
+
+	for (i = 0; i < num_msg; i++) {
+		p[i].text = msg[i]->msg != NULL ? msg[i]->msg : "";
+		switch (msg[i]->msg_style) {
+		case PAM_PROMPT_ECHO_OFF: p[i].style = AG_PAMAUTH_ECHO_OFF; break;
+		case PAM_PROMPT_ECHO_ON: p[i].style = AG_PAMAUTH_ECHO_ON; break;
+		case PAM_ERROR_MSG: p[i].style = AG_PAMAUTH_ERROR; break;
+		case PAM_TEXT_INFO: p[i].style = AG_PAMAUTH_INFO; break;
+		default: return -1;
+		}
+		if (p[i].style >= AG_PAMAUTH_INFO)
+			copy_printable(pa->lastmsg, sizeof(pa->lastmsg), p[i].text);
+		ans[i] = NULL;
+	}
+	if (pa->front_conv(pa->front_arg, (size_t)num_msg, p, ans) < 0)
+		ok = 0;
+	for (i = 0; i < num_msg; i++) {
+		int prompt = p[i].style < AG_PAMAUTH_INFO;
+
+		if (ok && prompt && (ans[i] == NULL ||
+		    strlen(ans[i]) > AG_PAMAUTH_MAX_RESPONSE))
+			ok = 0;
+		if (prompt)
+			r[i].resp = ans[i];	/* freed with r on failure */
+		else if (ans[i] != NULL) {
+			explicit_bzero(ans[i], strlen(ans[i]));
+			free(ans[i]);
+		}
+	}
+	return ok ? 0 : -1;
+}
+
 /* Without a TTY every prompt fails at once: an agent on an exec channel
  * has nobody to answer, and waiting would hang the session. */
 static int
@@ -155,6 +197,12 @@ conversation(int num_msg, const struct pam_message **msg, struct pam_response **
 		return PAM_CONV_ERR;
 	if ((r = calloc((size_t)num_msg, sizeof(*r))) == NULL)
 		return PAM_BUF_ERR;
+	if (pa->front_conv != NULL) {
+		if (front_conversation(pa, num_msg, msg, r) < 0)
+			goto fail;
+		*resp = r;
+		return PAM_SUCCESS;
+	}
 	for (i = 0; i < num_msg; i++) {
 		const char *text = msg[i]->msg != NULL ? msg[i]->msg : "";
 
@@ -295,6 +343,8 @@ ag_pamauth_start(const struct ag_config *cfg, const struct ag_pamauth_params *p,
 		return NULL;
 	}
 	pa->interactive = p->interactive;
+	pa->front_conv = p->conv;
+	pa->front_arg = p->conv_arg;
 	pa->conv.conv = conversation;
 	pa->conv.appdata_ptr = pa;
 

@@ -32,6 +32,24 @@
 
 struct ag_pamauth;
 
+/*
+ * A front end's own conversation, for prompts that do not go to a terminal
+ * (the built-in server turns them into SSH keyboard-interactive prompts).
+ * Called with one PAM batch; answers[i] must be set to a malloc'd string
+ * for every prompt (style ECHO_OFF or ECHO_ON) and left NULL for messages.
+ * Returns 0, or -1 to fail the conversation (answers already set are freed
+ * by the caller).  Answers longer than AG_PAMAUTH_MAX_RESPONSE fail it.
+ */
+enum ag_pamauth_style {
+	AG_PAMAUTH_ECHO_OFF, AG_PAMAUTH_ECHO_ON, AG_PAMAUTH_INFO, AG_PAMAUTH_ERROR
+};
+struct ag_pamauth_prompt {
+	const char		*text;
+	enum ag_pamauth_style	 style;
+};
+typedef int (*ag_pamauth_conv_fn)(void *arg, size_t n,
+	    const struct ag_pamauth_prompt *prompts, char **answers);
+
 struct ag_pamauth_params {
 	const char	*user;		/* the Unix user (required) */
 	const char	*rhost;		/* client address, e.g. from ag_pamauth_client_addr(); NULL = none */
@@ -40,6 +58,8 @@ struct ag_pamauth_params {
 	const char	*auth_info;	/* from ag_pamauth_read_auth_info(); NULL = none */
 	const char	*token;		/* AGENTGATE_TOKEN; NULL = none.  Caller scrubs its copy. */
 	int		 interactive;	/* 1: prompts go to /dev/tty; 0: every prompt fails at once */
+	ag_pamauth_conv_fn conv;	/* when set, prompts and messages go here instead */
+	void		*conv_arg;
 };
 
 /* Why ag_pamauth_start failed, for the audit record (never for the client). */

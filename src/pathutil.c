@@ -125,28 +125,27 @@ ag_path_absolute(const char *p, const char *cwd, const char *home, char *out,
 	return ag_path_normalize(tmp, out, outsz);
 }
 
-int
-ag_path_resolve(const char *abs, char *out, size_t outsz)
+/*
+ * Walk the components of path (absolute or relative) on top of out, which
+ * holds olen bytes of an already resolved directory ("/" to start from the
+ * root).
+ */
+static int
+resolve_walk(const char *path, char *out, size_t olen, size_t outsz)
 {
 	/* rest holds the components still to walk; a symlink's target is
 	 * prepended to it, which is why it is larger than one path */
 	char rest[PATH_MAX * 2], link[PATH_MAX], tmp[PATH_MAX * 2];
-	size_t olen = 1, rlen;
+	size_t rlen;
 	const char *p;
 	int links = 0, missing = 0;
 
-	if (abs == NULL || abs[0] != '/' || outsz < 2) {
-		errno = EINVAL;
-		return -1;
-	}
-	rlen = strlen(abs);
+	rlen = strlen(path);
 	if (rlen >= sizeof(rest)) {
 		errno = ENAMETOOLONG;
 		return -1;
 	}
-	memcpy(rest, abs, rlen + 1);
-	out[0] = '/';
-	out[1] = '\0';
+	memcpy(rest, path, rlen + 1);
 	p = rest;
 	while (*p) {
 		const char *s;
@@ -208,6 +207,34 @@ ag_path_resolve(const char *abs, char *out, size_t outsz)
 		}
 	}
 	return 0;
+}
+
+int
+ag_path_resolve(const char *abs, char *out, size_t outsz)
+{
+	if (abs == NULL || abs[0] != '/' || outsz < 2) {
+		errno = EINVAL;
+		return -1;
+	}
+	out[0] = '/';
+	out[1] = '\0';
+	return resolve_walk(abs, out, 1, outsz);
+}
+
+int
+ag_path_resolve_under(const char *base, const char *rel, char *out, size_t outsz)
+{
+	if (base == NULL || base[0] != '/' || rel == NULL) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (ag_path_normalize(base, out, outsz) < 0)
+		return -1;
+	if (rel[0] == '/') {		/* not relative after all */
+		out[0] = '/';
+		out[1] = '\0';
+	}
+	return resolve_walk(rel, out, strlen(out), outsz);
 }
 
 int

@@ -35,6 +35,14 @@ int	ag_path_absolute(const char *p, const char *cwd, const char *home,
  */
 int	ag_path_resolve(const char *abs, char *out, size_t outsz);
 
+/*
+ * The same for base + "/" + rel, where base is a directory already resolved
+ * by ag_path_resolve (its components are not looked at again: the caller
+ * resolves a working directory once and judges many names inside it).
+ */
+int	ag_path_resolve_under(const char *base, const char *rel, char *out,
+	    size_t outsz);
+
 /* 1 when p contains an unescaped glob character (* ? [). */
 int	ag_path_has_glob(const char *p);
 

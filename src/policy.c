@@ -74,7 +74,7 @@ ag_verdict_name(enum ag_verdict v)
  * and nothing an agent can do inside that second changes which file a
  * PATH directory holds (PATH directories are not the agent's to write).
  */
-#define PCACHE_SIZE	256
+#define PCACHE_SIZE	1024
 #define PCACHE_TTL_MS	1000
 
 struct pcache_ent {
@@ -167,20 +167,33 @@ static int
 lookup(const char *pathenv, const char *name, char *real, size_t realsz)
 {
 	uint64_t key = fnv(fnv(1469598103934665603ULL, pathenv ? pathenv : ""), name);
-	struct pcache_ent *ce = &pcache[key % PCACHE_SIZE];
+	/* two-way: a name has two possible slots, so two hot names that
+	 * hash alike do not evict each other on every line */
+	struct pcache_ent *cand[2] = {
+		&pcache[key % PCACHE_SIZE], &pcache[(key >> 32) % PCACHE_SIZE]
+	};
+	struct pcache_ent *ce;
 	long long now = now_ms();
-	int r;
+	int r, k;
 
-	if (ce->name != NULL && ce->key == key && ce->expires > now &&
-	    strcmp(ce->name, name) == 0 &&
-	    strcmp(ce->pathenv, pathenv ? pathenv : "") == 0) {
-		if (ce->real == NULL)
-			return -1;
-		if (strlen(ce->real) >= realsz)
-			return -1;
-		strcpy(real, ce->real);
-		return 0;
+	for (k = 0; k < 2; k++) {
+		ce = cand[k];
+		if (ce->name != NULL && ce->key == key && ce->expires > now &&
+		    strcmp(ce->name, name) == 0 &&
+		    strcmp(ce->pathenv, pathenv ? pathenv : "") == 0) {
+			if (ce->real == NULL)
+				return -1;
+			if (strlen(ce->real) >= realsz)
+				return -1;
+			strcpy(real, ce->real);
+			return 0;
+		}
 	}
+	ce = cand[0]->name == NULL || cand[0]->expires <= cand[1]->expires ? cand[0] : cand[1];
+	if (cand[1]->name == NULL)
+		ce = cand[1];
+	if (cand[0]->name == NULL)
+		ce = cand[0];
 	r = lookup_uncached(pathenv, name, real, realsz);
 	if (r == -2)
 		return -2;	/* not cached: depends on cwd */
@@ -201,8 +214,50 @@ lookup(const char *pathenv, const char *name, char *real, size_t realsz)
 	return r;
 }
 
+/*
+ * Resolved forms of the admin's own paths (home, paths.write/read
+ * entries), cached like PATH lookups.  Never used for a command's targets,
+ * which the command line itself may be about to change.
+ */
+#define RCACHE_SIZE 64
+
+struct rcache_ent {
+	char		*key;
+	char		*val;
+	long long	 expires;
+};
+
+static __thread struct rcache_ent rcache[RCACHE_SIZE];
+
+static int
+cached_resolve(const char *abs, char *out, size_t outsz)
+{
+	struct rcache_ent *ce = &rcache[fnv(1469598103934665603ULL, abs) % RCACHE_SIZE];
+	long long now = now_ms();
+
+	if (ce->key != NULL && ce->expires > now && strcmp(ce->key, abs) == 0 &&
+	    strlen(ce->val) < outsz) {
+		strcpy(out, ce->val);
+		return 0;
+	}
+	if (ag_path_resolve(abs, out, outsz) < 0)
+		return -1;
+	free(ce->key);
+	free(ce->val);
+	ce->key = strdup(abs);
+	ce->val = strdup(out);
+	ce->expires = now + PCACHE_TTL_MS;
+	if (ce->key == NULL || ce->val == NULL) {
+		free(ce->key);
+		free(ce->val);
+		ce->key = ce->val = NULL;
+	}
+	return 0;
+}
+
 /* ---- builtins ----------------------------------------------------------- */
 
+/* Sorted (strcmp order): looked up with bsearch on every command. */
 static const char *const bash_builtins[] = {
 	".", ":", "[", "alias", "bg", "bind", "break", "builtin", "caller",
 	"cd", "command", "compgen", "complete", "compopt", "continue",
@@ -226,9 +281,23 @@ static int
 in_list(const char *const *l, const char *s)
 {
 	for (; *l; l++)
-		if (strcmp(*l, s) == 0)
+		if (**l == *s && strcmp(*l, s) == 0)
 			return 1;
 	return 0;
+}
+
+static int
+cmp_key(const void *k, const void *e)
+{
+	return strcmp((const char *)k, *(const char *const *)e);
+}
+
+static int
+is_bash_builtin(const char *name)
+{
+	return bsearch(name, bash_builtins,
+	    sizeof(bash_builtins) / sizeof(bash_builtins[0]) - 1,
+	    sizeof(bash_builtins[0]), cmp_key) != NULL;
 }
 
 /* Wrappers unwrapped without being named in the profile. */
@@ -300,6 +369,10 @@ struct walker {
 	size_t				 nfuncs, capfuncs;
 
 	char				*allowed_list;
+	const char			*home;		/* normalised ctx->home, or NULL */
+	char				 cwd0res[PATH_MAX];	/* ctx->cwd resolved, */
+	int				 cwd0state;	/* once: 0 not yet, 1 ok, -1 failed */
+	char				 homebuf[PATH_MAX];
 	int				 wrap;
 	int				 oom;
 };
@@ -448,9 +521,13 @@ cmd_new(struct walker *w, const char *name, const char *path, size_t off, size_t
 		w->oom = 1;
 	if (path != NULL && (c->path = strdup(path)) == NULL)
 		w->oom = 1;
-	if (w->src != NULL && end > off && end <= w->srclen)
-		c->text = strndup(w->src + off, end - off);
-	else
+	if (w->src != NULL && end <= w->srclen) {
+		while (end > off && (w->src[end - 1] == ' ' || w->src[end - 1] == '\t' ||
+		    w->src[end - 1] == '\n'))
+			end--;
+		c->text = strndup(w->src + off, end > off ? end - off : 0);
+	}
+	if (c->text == NULL)
 		c->text = strdup(name ? name : "");
 	if (c->text == NULL)
 		w->oom = 1;
@@ -516,6 +593,9 @@ excerpt(const char *s, char *buf, size_t bufsz)
 		unsigned char c = (unsigned char)s[i];
 
 		buf[j++] = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
+		/* never cut inside a UTF-8 sequence */
+		if (j >= 60 && ((unsigned char)s[i + 1] & 0xc0) == 0x80)
+			continue;
 		if (j >= 60 && s[i + 1]) {
 			memcpy(buf + j, "...", 3);
 			j += 3;
@@ -530,10 +610,8 @@ static const char *
 rule_id(const struct walker *w, const struct ag_rule *r, int deny, size_t i,
     char *buf, size_t bufsz)
 {
-	if (r->id != NULL) {
-		snprintf(buf, bufsz, "%s", r->id);
-		return buf;
-	}
+	if (r->id != NULL)
+		return r->id;
 	snprintf(buf, bufsz, "profiles.%s.%s[%zu]", w->prof->name ? w->prof->name : "?",
 	    deny ? "deny" : "allow", i);
 	return buf;
@@ -545,16 +623,35 @@ cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* "cat, git (status|log), grep, ls", built once per decision on demand. */
+/*
+ * "cat, git (status|log), grep, ls": built on the first refusal and kept
+ * per thread, keyed by the rules' content (cheap to hash, dear to sort).
+ */
+static __thread struct {
+	uint64_t	 key;
+	char		*list;
+} alcache;
+
 static const char *
 allowed_list(struct walker *w)
 {
 	struct ag_strbuf sb;
 	char **items;
 	size_t i, j, n = 0;
+	uint64_t key = 1469598103934665603ULL;
 
 	if (w->allowed_list != NULL)
 		return w->allowed_list;
+	for (i = 0; i < w->prof->nallow; i++) {
+		const struct ag_rule *r = &w->prof->allow[i];
+
+		key = fnv(key, r->command ? r->command : "");
+		for (j = 0; j < r->subcommands.n; j++)
+			key = fnv(key, r->subcommands.v[j]);
+		key = fnv(key, "\n");
+	}
+	if (alcache.list != NULL && alcache.key == key)
+		return alcache.list;
 	items = calloc(w->prof->nallow + 1, sizeof(*items));
 	if (items == NULL) {
 		w->oom = 1;
@@ -602,6 +699,10 @@ allowed_list(struct walker *w)
 		w->oom = 1;
 		return "";
 	}
+	/* hand it to the cache; the walker keeps only a borrowed pointer */
+	free(alcache.list);
+	alcache.list = w->allowed_list;
+	alcache.key = key;
 	return w->allowed_list;
 }
 
@@ -633,6 +734,74 @@ feature_ok(struct walker *w, enum ag_feature f, const char *key, const char *wha
 
 /* ---- working directory tracking ---------------------------------------- */
 
+/*
+ * The session's cwd, resolved, remembered per thread and checked again on
+ * every use with one stat(2): the same device and inode as when it was
+ * resolved means the same directory, whatever happened to the symlinks on
+ * the way to it, so the resolved name still names it.
+ */
+static __thread struct {
+	char	cwd[PATH_MAX];
+	char	res[PATH_MAX];
+	dev_t	dev;
+	ino_t	ino;
+	int	valid;
+} cwdcache;
+
+static int
+resolve_session_cwd(const char *cwd, char *out, size_t outsz)
+{
+	struct stat st, st2;
+
+	if (stat(cwd, &st) < 0 || !S_ISDIR(st.st_mode))
+		return ag_path_resolve(cwd, out, outsz);
+	if (cwdcache.valid && strcmp(cwdcache.cwd, cwd) == 0 &&
+	    cwdcache.dev == st.st_dev && cwdcache.ino == st.st_ino &&
+	    strlen(cwdcache.res) < outsz) {
+		strcpy(out, cwdcache.res);
+		return 0;
+	}
+	if (ag_path_resolve(cwd, out, outsz) < 0)
+		return -1;
+	/* only a name that leads to that same directory is remembered */
+	if (strlen(cwd) < sizeof(cwdcache.cwd) && strlen(out) < sizeof(cwdcache.res) &&
+	    stat(out, &st2) == 0 && st2.st_dev == st.st_dev && st2.st_ino == st.st_ino) {
+		strcpy(cwdcache.cwd, cwd);
+		strcpy(cwdcache.res, out);
+		cwdcache.dev = st.st_dev;
+		cwdcache.ino = st.st_ino;
+		cwdcache.valid = 1;
+	}
+	return 0;
+}
+
+/*
+ * Resolve p as seen from directory dir (one of w->cwd's): abs gets the
+ * lexical absolute path, res the resolved one.  Directories in the cwd set
+ * are resolved already, except the session's own cwd, which is resolved
+ * once per decision, so a relative name costs only its own components.
+ */
+static int
+resolve_in(struct walker *w, const char *dir, const char *p, char *abs, size_t abssz,
+    char *res, size_t ressz)
+{
+	if (ag_path_absolute(p, dir, w->home, abs, abssz) < 0)
+		return -1;
+	if (p[0] != '/' && p[0] != '~') {
+		const char *base = dir;
+
+		if (dir == w->ctx->cwd) {
+			if (w->cwd0state == 0)
+				w->cwd0state = resolve_session_cwd(dir, w->cwd0res,
+				    sizeof(w->cwd0res)) == 0 ? 1 : -1;
+			base = w->cwd0state == 1 ? w->cwd0res : NULL;
+		}
+		if (base != NULL)
+			return ag_path_resolve_under(base, p, res, ressz);
+	}
+	return ag_path_resolve(abs, res, ressz);
+}
+
 static void
 cwd_change(struct walker *w, const char *target)
 {
@@ -654,8 +823,8 @@ cwd_change(struct walker *w, const char *target)
 		char abs[PATH_MAX], res[PATH_MAX];
 		char *d;
 
-		if (ag_path_absolute(target, os->d[i], w->ctx->home, abs, sizeof(abs)) < 0 ||
-		    ag_path_resolve(abs, res, sizeof(res)) < 0 || ns->n >= MAX_CWDS) {
+		if (resolve_in(w, os->d[i], target, abs, sizeof(abs), res, sizeof(res)) < 0 ||
+		    ns->n >= MAX_CWDS) {
 			ns->unknown = 1;
 			break;
 		}
@@ -724,7 +893,11 @@ expand_entry(const char *e, const char *home, char *out, size_t outsz)
 {
 	int r;
 
-	if (e[0] == '~' && (e[1] == '\0' || e[1] == '/'))
+	if (home != NULL && strcmp(home, "/") == 0)
+		home = "";
+	if (e[0] == '~' && e[1] == '\0')
+		r = snprintf(out, outsz, "%s", home ? (*home ? home : "/") : "/nonexistent");
+	else if (e[0] == '~' && e[1] == '/')
 		r = snprintf(out, outsz, "%s%s", home ? home : "/nonexistent", e + 1);
 	else if (e[0] == '/' || (e[0] == '*' && e[1] == '*'))
 		r = snprintf(out, outsz, "%s", e);
@@ -742,35 +915,72 @@ inside_list(const struct walker *w, const struct ag_strlist *l, const char *abs)
 	for (i = 0; i < l->n; i++) {
 		char e[PATH_MAX], r[PATH_MAX];
 
-		if (expand_entry(l->v[i], w->ctx->home, e, sizeof(e)) < 0)
+		if (expand_entry(l->v[i], w->home, e, sizeof(e)) < 0)
 			continue;
 		if (ag_path_inside(abs, e))
 			return 1;
 		/* the entry itself may sit behind a symlink (/tmp → /private/tmp) */
-		if (!ag_path_has_glob(e) && ag_path_resolve(e, r, sizeof(r)) == 0 &&
+		if (!ag_path_has_glob(e) && cached_resolve(e, r, sizeof(r)) == 0 &&
 		    strcmp(r, e) != 0 && ag_path_inside(abs, r))
 			return 1;
 	}
 	return 0;
 }
 
+/*
+ * Cheap test that a protect pattern could match abs or an ancestor, so
+ * the common write (somewhere in the work tree) skips most glob matching.
+ * Errs towards 1.
+ */
+static int
+protect_prefilter(const char *pat, const char *abs, const char *home)
+{
+	const char *lit, *g;
+	size_t hl, ll;
+
+	if (pat[0] == '~' && (pat[1] == '/' || pat[1] == '\0')) {
+		if (home == NULL)
+			return 1;
+		hl = strcmp(home, "/") == 0 ? 0 : strlen(home);
+		if (strncmp(abs, home, hl) != 0)
+			return 0;
+		lit = pat + 1;
+		abs += hl;
+	} else if (pat[0] == '*' && pat[1] == '*') {
+		lit = pat + 2;
+		g = strpbrk(lit, "*?[\\");
+		ll = g ? (size_t)(g - lit) : strlen(lit);
+		while (ll > 0 && lit[ll - 1] == '/')
+			ll--;
+		return ll == 0 || memmem(abs, strlen(abs), lit, ll) != NULL;
+	} else
+		return 1;
+	g = strpbrk(lit, "*?[\\");
+	ll = g ? (size_t)(g - lit) : strlen(lit);
+	while (ll > 0 && lit[ll - 1] == '/')
+		ll--;
+	return strncmp(abs, lit, ll) == 0;
+}
+
 static const char *
 protected_by(const struct walker *w, const char *abs)
 {
 	char e[PATH_MAX], rhome[PATH_MAX], alt[PATH_MAX];
-	const char *home = w->ctx->home;
+	const char *home = w->home;
 	int have_rhome;
 	size_t i;
 
 	have_rhome = home && home[0] == '/' &&
-	    ag_path_resolve(home, rhome, sizeof(rhome)) == 0 && strcmp(rhome, home) != 0;
+	    cached_resolve(home, rhome, sizeof(rhome)) == 0 && strcmp(rhome, home) != 0;
 	for (i = 0; protect_builtin[i]; i++) {
-		if (expand_entry(protect_builtin[i], home, e, sizeof(e)) == 0 &&
-		    ag_path_inside(abs, e))
-			return protect_builtin[i];
-		if (have_rhome && expand_entry(protect_builtin[i], rhome, alt,
-		    sizeof(alt)) == 0 && ag_path_inside(abs, alt))
-			return protect_builtin[i];
+		const char *p = protect_builtin[i];
+
+		if (protect_prefilter(p, abs, home) && expand_entry(p, home, e,
+		    sizeof(e)) == 0 && ag_path_inside(abs, e))
+			return p;
+		if (have_rhome && protect_prefilter(p, abs, rhome) &&
+		    expand_entry(p, rhome, alt, sizeof(alt)) == 0 && ag_path_inside(abs, alt))
+			return p;
 	}
 	for (i = 0; i < w->prof->paths_protect.n; i++) {
 		const char *p = w->prof->paths_protect.v[i];
@@ -780,6 +990,46 @@ protected_by(const struct walker *w, const char *abs)
 		if (have_rhome && expand_entry(p, rhome, alt, sizeof(alt)) == 0 &&
 		    ag_path_inside(abs, alt))
 			return p;
+	}
+	return NULL;
+}
+
+/*
+ * 1 when abs is a directory above a protected path (".../.git" for the
+ * pattern of .git/config in any directory, home for ~/.ssh): moving or
+ * recursively copying
+ * a directory there would put files at the protected place.
+ */
+static const char *
+protected_below(const struct walker *w, const char *abs)
+{
+	const char *home = w->home;
+	size_t i, n = 0, k;
+	const char *pats[128];
+	char e[PATH_MAX];
+
+	for (i = 0; protect_builtin[i] && n < 128; i++)
+		pats[n++] = protect_builtin[i];
+	for (i = 0; i < w->prof->paths_protect.n && n < 128; i++)
+		pats[n++] = w->prof->paths_protect.v[i];
+	for (k = 0; k < n; k++) {
+		char *sl;
+
+		if (expand_entry(pats[k], home, e, sizeof(e)) < 0)
+			continue;
+		/* every proper prefix that ends before a '/' */
+		for (sl = strchr(e + 1, '/'); sl != NULL; sl = strchr(sl + 1, '/')) {
+			char save = *sl;
+			int only_stars;
+
+			*sl = '\0';
+			only_stars = strspn(e, "*/") == strlen(e);
+			if (!only_stars && ag_path_glob_match(e, abs)) {
+				*sl = save;
+				return pats[k];
+			}
+			*sl = save;
+		}
 	}
 	return NULL;
 }
@@ -803,7 +1053,7 @@ list_text(const struct ag_strlist *l, char *buf, size_t bufsz)
 		snprintf(buf, bufsz, "none");
 }
 
-enum access { ACC_READ = 1, ACC_WRITE = 2 };
+enum access { ACC_READ = 1, ACC_WRITE = 2, ACC_TREE = 4 /* a whole directory lands here */ };
 
 static int
 is_always_ok_dev(const char *p)
@@ -851,8 +1101,7 @@ check_path(struct walker *w, const char *p, int acc, const char *base)
 	for (i = 0; i < n; i++) {
 		const char *dir = base ? base : cs->d[i];
 
-		if (ag_path_absolute(p, dir, w->ctx->home, abs, sizeof(abs)) < 0 ||
-		    ag_path_resolve(abs, res, sizeof(res)) < 0) {
+		if (resolve_in(w, dir, p, abs, sizeof(abs), res, sizeof(res)) < 0) {
 			refuse(w, AG_DENY, "path", "cannot resolve the path '%s' (%s)",
 			    excerpt(p, ex, sizeof(ex)), strerror(errno));
 			return;
@@ -869,6 +1118,8 @@ check_path(struct walker *w, const char *p, int acc, const char *base)
 			prot = protected_by(w, res);
 			if (prot == NULL && strcmp(res, abs) != 0)
 				prot = protected_by(w, abs);
+			if (prot == NULL && (acc & ACC_TREE))
+				prot = protected_below(w, res);
 			if (prot != NULL) {
 				refuse(w, AG_DENY, "path:protect",
 				    "writing to '%s' is not allowed: it matches the protected path '%s' (files that shells, ssh or git later run or read)",
@@ -925,6 +1176,27 @@ word_path(const struct ag_sh_word *wd)
 	return ag_strbuf_detach(&sb, NULL);
 }
 
+/* An argument "~/x" is what the program receives as HOME/x: expand it. */
+static char *
+tilde_arg(const struct walker *w, const struct ag_sh_word *wd)
+{
+	char *p = word_path(wd), *r;
+	size_t n;
+
+	if (p == NULL || p[0] != '~')
+		return p;
+	if (w->home == NULL || w->home[0] != '/') {
+		free(p);
+		return NULL;
+	}
+	n = strlen(w->home) + strlen(p);
+	r = malloc(n);
+	if (r != NULL)
+		snprintf(r, n, "%s%s", w->home, p + 1);
+	free(p);
+	return r;
+}
+
 /* ---- arithmetic --------------------------------------------------------- */
 
 static int
@@ -938,17 +1210,48 @@ is_int_special(const char *name)
 	return in_list(s, name);
 }
 
+/*
+ * Variables bash sets itself, some from text an agent controls ("_" is
+ * the previous command's last argument, PWD a directory name, REPLY what
+ * read read): their value before the line runs is never known.
+ */
+static int
+bash_owned(const char *name)
+{
+	static const char *const own_vars[] = {
+		"_", "REPLY", "MAPFILE", "OPTARG", "PWD", "OLDPWD", "HOSTNAME",
+		"HOSTTYPE", "MACHTYPE", "OSTYPE", "PS1", "PS2", "PS3", "PS4",
+		"SHELLOPTS", "IFS", "FUNCNAME", "DIRSTACK", "PIPESTATUS", "GROUPS",
+		"HISTFILE", "HISTCMD", "TERM", "HOME", "PATH", "SHELL", "COPROC",
+		"EPOCHREALTIME", "COLUMNS", "LINES", NULL
+	};
+
+	return strncmp(name, "BASH", 4) == 0 || strncmp(name, "COMP_", 5) == 0 ||
+	    strncmp(name, "READLINE_", 9) == 0 || in_list(own_vars, name);
+}
+
+/*
+ * A number for sure when arithmetic reads it: the tracked environment holds
+ * a number for it, or it is not in the environment (so it starts unset,
+ * which reads as 0) and the line gave it a literal number earlier.  An
+ * assignment that may not run (after &&, in an if, in a subshell) then
+ * leaves it unset or numeric, both harmless.
+ */
 static int
 known_int(const struct walker *w, const char *name)
 {
 	const char *v;
 	size_t i;
 
+	v = env_get(w, name);
+	if (v != NULL)
+		return is_plain_int(v, strlen(v));
+	if (bash_owned(name))
+		return 0;
 	for (i = 0; i < w->nints; i++)
 		if (strcmp(w->ints[i], name) == 0)
 			return 1;
-	v = env_get(w, name);
-	return v != NULL && is_plain_int(v, strlen(v));
+	return 0;
 }
 
 static void
@@ -1500,7 +1803,7 @@ resolve_cmd(struct walker *w, const char *name, char *real, size_t realsz)
 	if (name[0] != '/') {
 		if (w->cwd->unknown || w->cwd->n != 1)
 			return -2;
-		if (ag_path_absolute(name, w->cwd->d[0], w->ctx->home, abs, sizeof(abs)) < 0)
+		if (ag_path_absolute(name, w->cwd->d[0], w->home, abs, sizeof(abs)) < 0)
 			return -1;
 		return lookup(NULL, abs, real, realsz);
 	}
@@ -1530,40 +1833,73 @@ rule_matches(struct walker *w, const struct ag_rule *r, const char *name,
 	return strcmp(rr, real) == 0;
 }
 
-/* Match an argument against a glob list; path-like globs also see the
- * argument's resolved absolute path, so `cat ../../etc/shadow` and a
- * symlink to it are caught by "/etc/shadow*". */
+/*
+ * Match an argument against a glob list.  Path-like globs ("/..." or
+ * "~/...") also see the argument as the file it names: in a deny list a
+ * match of the written, absolute or resolved form counts, so
+ * `cat ../../etc/shadow` and a symlink to it are caught by "/etc/shadow*";
+ * in an allow list the resolved file must match (from every directory the
+ * shell may be in), so a symlink inside an allowed directory does not lead
+ * out of it.
+ */
 static int
-arg_matches(struct walker *w, const struct ag_strlist *globs, const char *arg)
+arg_matches_mode(struct walker *w, const struct ag_strlist *globs, const char *arg,
+    int allow)
 {
 	size_t i;
-	char abs[PATH_MAX], res[PATH_MAX];
-	int have_res = -1;
+	int k;
 
 	for (i = 0; i < globs->n; i++) {
 		const char *g = globs->v[i];
+		char e[PATH_MAX];
+		int all = 1, any = 0;
 
-		if (fnmatch(g, arg, 0) == 0)
-			return 1;
-		if ((g[0] == '/' || g[0] == '~') && arg[0] != '-') {
-			if (have_res < 0) {
-				const char *dir = w->cwd->n > 0 ? w->cwd->d[0] : "/";
-
-				have_res = ag_path_absolute(arg, dir, w->ctx->home, abs,
-				    sizeof(abs)) == 0 &&
-				    ag_path_resolve(abs, res, sizeof(res)) == 0;
-			}
-			if (have_res) {
-				char e[PATH_MAX];
-
-				if (g[0] == '~' && expand_entry(g, w->ctx->home, e, sizeof(e)) == 0)
-					g = e;
-				if (fnmatch(g, abs, 0) == 0 || fnmatch(g, res, 0) == 0)
-					return 1;
-			}
+		if ((g[0] != '/' && g[0] != '~') || arg[0] == '-') {
+			if (fnmatch(g, arg, 0) == 0)
+				return 1;
+			continue;
 		}
+		if (!allow && fnmatch(g, arg, 0) == 0)
+			return 1;
+		if (g[0] == '~') {
+			if (expand_entry(g, w->home, e, sizeof(e)) < 0)
+				continue;
+			g = e;
+		}
+		/* a relative name after a cd to somewhere unknown could be
+		 * anything */
+		if (arg[0] != '/' && arg[0] != '~' && w->cwd->unknown) {
+			if (!allow)
+				return 1;
+			continue;
+		}
+		for (k = 0; k < ((arg[0] == '/' || arg[0] == '~') ? 1 : w->cwd->n); k++) {
+			char abs[PATH_MAX], res[PATH_MAX];
+
+			if (resolve_in(w, w->cwd->d[k], arg, abs, sizeof(abs), res,
+			    sizeof(res)) < 0) {
+				if (!allow)
+					return 1;
+				all = 0;
+				break;
+			}
+			if (fnmatch(g, abs, 0) == 0 || fnmatch(g, res, 0) == 0)
+				any = 1;
+			if (fnmatch(g, res, 0) != 0)
+				all = 0;
+		}
+		if (!allow && any)
+			return 1;
+		if (allow && all)
+			return 1;
 	}
 	return 0;
+}
+
+static int
+arg_matches(struct walker *w, const struct ag_strlist *globs, const char *arg)
+{
+	return arg_matches_mode(w, globs, arg, 0);
 }
 
 /* ---- tools with global options before a subcommand ---------------------- */
@@ -1635,8 +1971,9 @@ tool_opts(const char *base)
 
 /*
  * Walk the tool's global options; return the index of the subcommand (or
- * na when none).  Refuses risky options not in allow_options.  *gitdir is
- * set to the -C argument (git), for output paths.
+ * na when none).  Refuses risky options not in allow_options (unless rid
+ * is NULL: only looking).  *cdir is set to the -C argument (git), for
+ * output paths.
  */
 static size_t
 find_subcommand(struct walker *w, const struct ag_rule *r, const char *rid,
@@ -1670,7 +2007,8 @@ find_subcommand(struct walker *w, const struct ag_rule *r, const char *rid,
 			 * guess only makes the subcommand check stricter */
 			continue;
 		}
-		if (o->risky && !(strcmp(o->name, "--exec-path") == 0 && eq == NULL)) {
+		if (rid != NULL && o->risky &&
+		    !(strcmp(o->name, "--exec-path") == 0 && eq == NULL)) {
 			char on[64];
 
 			snprintf(on, sizeof(on), "%.*s", (int)nl, s);
@@ -1683,24 +2021,105 @@ find_subcommand(struct walker *w, const struct ag_rule *r, const char *rid,
 		}
 		if (o->value && eq == NULL) {
 			if (i + 1 >= na) {
-				refuse(w, AG_DENY, rid, "'%s %s' needs a value", base, o->name);
+				if (rid != NULL)
+					refuse(w, AG_DENY, rid, "'%s %s' needs a value", base, o->name);
 				*bad = 1;
 				return na;
 			}
-			if (strcmp(o->name, "-C") == 0)
-				*cdir = a[i + 1].lit;
+			/* -C DIR: later relative paths are inside DIR; "" marks a
+			 * directory the gateway cannot tell (not literal, or a
+			 * relative -C after another) */
+			if (strcmp(o->name, "-C") == 0) {
+				const char *d = a[i + 1].lit;
+
+				if (d == NULL || (*cdir != NULL && d[0] != '/'))
+					*cdir = "";
+				else
+					*cdir = d;
+			}
 			i++;
 		}
 	}
 	return na;
 }
 
+/*
+ * git and find take some arguments as options, so a word the gateway cannot
+ * see could be an option that writes a file or runs a program.  A
+ * non-literal is accepted only where it is the value of an option that
+ * takes one, or after "--".
+ */
+static int
+nonlit_in_option_position(struct arg *a, size_t na, const char *const *valopts,
+    size_t *bad)
+{
+	size_t i;
+	int after_dd = 0;
+
+	for (i = 1; i < na; i++) {
+		if (a[i].lit != NULL) {
+			if (strcmp(a[i].lit, "--") == 0)
+				after_dd = 1;
+			continue;
+		}
+		if (after_dd)
+			continue;
+		if (a[i - 1].lit != NULL && in_list(valopts, a[i - 1].lit))
+			continue;
+		*bad = i;
+		return 1;
+	}
+	return 0;
+}
+
+static const char *const git_valopts[] = {
+	"-m", "--message", "--author", "--date", "-n", "--max-count", "--grep",
+	"--format", "--pretty", "-S", "-G", "--since", "--until", "--after",
+	"--before", "--committer", "-b", "-B", "--branch", "-C", NULL
+};
+
+static const char *const find_valopts[] = {
+	"-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename",
+	"-regex", "-iregex", "-lname", "-ilname", "-type", "-xtype", "-newer",
+	"-mtime", "-mmin", "-atime", "-amin", "-ctime", "-cmin", "-size",
+	"-user", "-group", "-perm", "-maxdepth", "-mindepth", "-samefile",
+	"-inum", "-links", "-uid", "-gid", "-printf", "-used", NULL
+};
+
 /* ---- generic option parsing for programs whose operands we check -------- */
 
 struct optspec {
 	const char	 *short_val;	/* letters that take a value */
 	const char *const *long_val;	/* long options that take a value */
+	const char *const *long_flag;	/* long options without one that we look at */
 };
+
+/*
+ * GNU getopt and git accept any unambiguous prefix of a long option
+ * ("sort --outp=F" is --output), so an option is named by the first of
+ * ours it is a prefix of.  Options that make a program more permissive
+ * (sed --sandbox) are left out of these lists: they count only when
+ * written in full.
+ */
+static const char *
+canon_long(const char *s, size_t nl, const char *const *a, const char *const *b)
+{
+	const char *const *lv;
+	const char *first = NULL;
+	int k;
+
+	if (nl < 3)
+		return NULL;
+	for (k = 0; k < 2; k++)
+		for (lv = k ? b : a; lv && *lv; lv++)
+			if (strncmp(*lv, s, nl) == 0) {
+				if ((*lv)[nl] == '\0')
+					return *lv;
+				if (first == NULL)
+					first = *lv;
+			}
+	return first;
+}
 
 typedef void (*opt_fn)(struct walker *w, void *ud, const char *opt, const char *val);
 
@@ -1729,13 +2148,17 @@ parse_opts(struct walker *w, struct arg *a, size_t na, size_t start,
 		if (s[1] == '-') {
 			const char *eq = strchr(s, '=');
 			size_t nl = eq ? (size_t)(eq - s) : strlen(s);
+			const char *canon = canon_long(s, nl, sp->long_val, sp->long_flag);
 			const char *const *lv;
 			char on[64];
 			int takes = 0;
 
-			snprintf(on, sizeof(on), "%.*s", (int)(nl < 60 ? nl : 60), s);
+			if (canon != NULL)
+				snprintf(on, sizeof(on), "%s", canon);
+			else
+				snprintf(on, sizeof(on), "%.*s", (int)(nl < 60 ? nl : 60), s);
 			for (lv = sp->long_val; lv && *lv; lv++)
-				if (strlen(*lv) == nl && strncmp(*lv, s, nl) == 0)
+				if (strcmp(*lv, on) == 0)
 					takes = 1;
 			if (eq != NULL)
 				fn(w, ud, on, eq + 1);
@@ -1775,6 +2198,8 @@ struct outctx {
 	size_t		 nops;
 	const char	*target_dir;	/* -t DIR */
 	int		 no_target_dir;	/* -T */
+	int		 links;		/* ln, cp -s/-l: the sources become links */
+	int		 tree;		/* mv, cp -r: directories move or copy */
 	int		 in_place;	/* sed -i */
 	int		 sandbox;	/* sed --sandbox */
 	int		 script_file;	/* sed -f given */
@@ -1791,15 +2216,15 @@ out_write(struct walker *w, struct outctx *o, const char *p)
 
 	/* git -C dir: relative output paths are relative to dir */
 	if (base != NULL && p[0] != '/' && p[0] != '~') {
-		if (w->cwd->unknown || ag_path_absolute(base, w->cwd->d[0], w->ctx->home,
+		if (w->cwd->unknown || ag_path_absolute(base, w->cwd->d[0], w->home,
 		    b, sizeof(b)) < 0) {
 			refuse(w, AG_DENY, "path:cwd", "cannot tell where '%s' is relative to", p);
 			return;
 		}
-		check_path(w, p, ACC_WRITE, b);
+		check_path(w, p, ACC_WRITE | (o->tree ? ACC_TREE : 0), b);
 		return;
 	}
-	check_path(w, p, ACC_WRITE, NULL);
+	check_path(w, p, ACC_WRITE | (o->tree ? ACC_TREE : 0), NULL);
 }
 
 static void
@@ -1855,6 +2280,12 @@ opt_cpmv(struct walker *w, void *ud, const char *opt, const char *val)
 		o->target_dir = val;
 	if (strcmp(opt, "-T") == 0 || strcmp(opt, "--no-target-directory") == 0)
 		o->no_target_dir = 1;
+	if (strcmp(opt, "-s") == 0 || strcmp(opt, "-l") == 0 ||
+	    strcmp(opt, "--link") == 0 || strcmp(opt, "--symbolic-link") == 0)
+		o->links = 1;
+	if (strcmp(opt, "-r") == 0 || strcmp(opt, "-R") == 0 || strcmp(opt, "-a") == 0 ||
+	    strcmp(opt, "--recursive") == 0 || strcmp(opt, "--archive") == 0)
+		o->tree = 1;
 }
 
 static void
@@ -1941,8 +2372,13 @@ sed_script_risky(const char *s)
 			i++;
 			continue;
 		}
-		if (c == 'e' || c == 'w' || c == 'W' || c == 'r' || c == 'R')
-			return c == 'r' || c == 'R' ? 0 : 1;
+		if (c == 'e' || c == 'w' || c == 'W')
+			return 1;
+		if (c == 'r' || c == 'R') {	/* reads a file named to end of line */
+			while (i < n && s[i] != '\n')
+				i++;
+			continue;
+		}
 		if (c == 'a' || c == 'i' || c == 'c') {	/* text to end of line */
 			while (i < n && s[i] != '\n')
 				i++;
@@ -1971,6 +2407,11 @@ static const char *const cp_long[] = {
 static const char *const sed_long[] = {
 	"--expression", "--file", "--line-length", NULL
 };
+static const char *const sed_flags[] = { "--in-place", NULL };
+static const char *const cp_flags[] = {
+	"--no-target-directory", "--symbolic-link", "--link", "--recursive",
+	"--archive", NULL
+};
 static const char *const touch_long[] = { "--date", "--reference", "--time", NULL };
 static const char *const tee_long[] = { NULL };
 static const char *const time_long[] = { "--format", "--output", NULL };
@@ -1984,10 +2425,13 @@ check_outputs(struct walker *w, const char *base, struct arg *a, size_t na,
     const char *gitc, int flags)
 {
 	struct outctx o;
-	struct optspec sp = { NULL, NULL };
+	struct optspec sp = { NULL, NULL, NULL };
 	size_t i;
 	char ex[80];
 	enum { K_NONE, K_FILES, K_SORT, K_CPMV, K_SED, K_TIME, K_DD, K_GIT } k = K_NONE;
+
+	if (strchr("tmrscdigul", base[0]) == NULL)
+		return 0;	/* none of the names below */
 
 	if (strcmp(base, "tee") == 0 || strcmp(base, "touch") == 0 ||
 	    strcmp(base, "mkdir") == 0 || strcmp(base, "rm") == 0 ||
@@ -2014,10 +2458,12 @@ check_outputs(struct walker *w, const char *base, struct arg *a, size_t na,
 		k = K_CPMV;
 		sp.short_val = strcmp(base, "install") == 0 ? "tSmogZ" : "tSZ";
 		sp.long_val = cp_long;
+		sp.long_flag = cp_flags;
 	} else if (strcmp(base, "sed") == 0) {
 		k = K_SED;
 		sp.short_val = "efl";
 		sp.long_val = sed_long;
+		sp.long_flag = sed_flags;
 	} else if (strcmp(base, "time") == 0) {
 		k = K_TIME;
 		sp.short_val = "fo";
@@ -2060,6 +2506,8 @@ check_outputs(struct walker *w, const char *base, struct arg *a, size_t na,
 		const char *dest;
 		size_t nsrc;
 
+		if (strcmp(base, "mv") == 0)
+			o.tree = 1;
 		parse_opts(w, a, na, 1, &sp, opt_cpmv, &o);
 		if (o.target_dir) {
 			dest = o.target_dir;
@@ -2084,7 +2532,11 @@ check_outputs(struct walker *w, const char *base, struct arg *a, size_t na,
 					out_write(w, &o, p);
 			}
 		}
-		if (strcmp(base, "mv") == 0)
+		/* mv removes its sources; a link made now is written through
+		 * later in the same line before the gateway could see it, so a
+		 * link's target must be writable too */
+		if (strcmp(base, "mv") == 0 || strcmp(base, "ln") == 0 ||
+		    (strcmp(base, "cp") == 0 && o.links))
 			for (i = 0; i < nsrc; i++)
 				out_write(w, &o, o.ops[i]);
 		break;
@@ -2131,26 +2583,57 @@ check_outputs(struct walker *w, const char *base, struct arg *a, size_t na,
 		break;
 	case K_GIT:
 		o.base = gitc;
-		for (i = 1; i < na; i++) {
-			const char *s = a[i].lit;
+		if (flags & F_UNKNOWN_TAIL) {
+			refuse(w, AG_DENY, "program:git",
+			    "git would get arguments from xargs or find that the gateway cannot check");
+			break;
+		}
+		{
+			size_t bi = 0;
 
-			if (s == NULL)
-				continue;
-			if (strncmp(s, "--output=", 9) == 0)
-				out_write(w, &o, s + 9);
-			else if ((strcmp(s, "--output") == 0 || strcmp(s, "-o") == 0 ||
-			    strcmp(s, "--output-directory") == 0) && i + 1 < na &&
-			    a[i + 1].lit != NULL)
-				out_write(w, &o, a[i + 1].lit);
-			else if (strncmp(s, "--output-directory=", 19) == 0)
-				out_write(w, &o, s + 19);
-			else if (strncmp(s, "--upload-pack", 13) == 0 ||
-			    strncmp(s, "--receive-pack", 14) == 0 ||
-			    strncmp(s, "--exec=", 7) == 0 || strcmp(s, "--exec") == 0 ||
-			    strcmp(s, "-O") == 0 || strncmp(s, "--open-files-in-pager", 21) == 0 ||
-			    strncmp(s, "--ext-diff", 10) == 0) {
+			if (nonlit_in_option_position(a, na, git_valopts, &bi)) {
+				refuse(w, AG_DENY, "program:git",
+				    "'%s' could be a git option that writes a file or runs a program; write it literally (or after --)",
+				    excerpt(a[bi].w->raw, ex, sizeof(ex)));
+				break;
+			}
+		}
+		for (i = 1; i < na; i++) {
+			static const char *const git_out[] = {
+				"--output", "--output-directory", NULL
+			};
+			static const char *const git_run[] = {
+				"--upload-pack", "--receive-pack", "--exec",
+				"--open-files-in-pager", "--ext-diff", NULL
+			};
+			const char *s = a[i].lit, *eq, *c;
+			size_t nl;
+
+			if (s == NULL || strcmp(s, "--") == 0)
+				break;		/* pathspecs follow */
+			if (strcmp(s, "-O") == 0 || (s[0] == '-' && s[1] == 'O')) {
 				refuse(w, AG_DENY, "program:git",
 				    "'git ... %s' makes git run another program", excerpt(s, ex, sizeof(ex)));
+				break;
+			}
+			if (strcmp(s, "-o") == 0 && i + 1 < na && a[i + 1].lit != NULL) {
+				out_write(w, &o, a[i + 1].lit);
+				continue;
+			}
+			if (s[0] != '-' || s[1] != '-')
+				continue;
+			eq = strchr(s, '=');
+			nl = eq ? (size_t)(eq - s) : strlen(s);
+			if ((c = canon_long(s, nl, git_run, NULL)) != NULL && nl >= 4) {
+				refuse(w, AG_DENY, "program:git",
+				    "'git ... %s' makes git run another program", excerpt(s, ex, sizeof(ex)));
+				break;
+			}
+			if (canon_long(s, nl, git_out, NULL) != NULL && nl >= 5) {
+				if (eq != NULL)
+					out_write(w, &o, eq + 1);
+				else if (i + 1 < na && a[i + 1].lit != NULL)
+					out_write(w, &o, a[i + 1].lit);
 			}
 		}
 		free(o.ops);
@@ -2325,7 +2808,7 @@ wrapper_inner(struct walker *w, const char *base, struct arg *a, size_t na, int 
 				return i + 1;
 			if (s[0] != '-')
 				break;
-			if (strncmp(s, "--process-slot-var", 18) == 0) {
+			if (strncmp(s, "--p", 3) == 0) {	/* --process-slot-var, abbreviated or not */
 				refuse(w, AG_DENY, "wrapper:xargs",
 				    "'xargs --process-slot-var' sets a variable in the command's environment");
 				return (size_t)-1;
@@ -2368,8 +2851,19 @@ wrapper_inner(struct walker *w, const char *base, struct arg *a, size_t na, int 
 				return i + 1;
 			if (s[0] != '-')
 				break;
-			if (strcmp(s, "-s") == 0 || strcmp(s, "-i") == 0 ||
-			    strcmp(s, "-e") == 0 || strcmp(s, "--shell") == 0 ||
+			/* long options only from a short list: getopt would take
+			 * "--sh" for --shell */
+			if (s[1] == '-' && strncmp(s, "--user=", 7) != 0 &&
+			    strncmp(s, "--group=", 8) != 0 &&
+			    strcmp(s, "--non-interactive") != 0 &&
+			    strcmp(s, "--set-home") != 0) {
+				refuse(w, AG_DENY, "wrapper:sudo",
+				    "'%s %s' is not an option the gateway understands; use the short form",
+				    base, excerpt(s, ex, sizeof(ex)));
+				return (size_t)-1;
+			}
+			if ((s[1] != '-' && strpbrk(s + 1, "sieE") != NULL) ||
+			    strcmp(s, "--shell") == 0 ||
 			    strcmp(s, "--login") == 0 || strcmp(s, "--edit") == 0 ||
 			    strncmp(s, "--preserve-env", 14) == 0 || strcmp(s, "-E") == 0) {
 				refuse(w, AG_DENY, "wrapper:sudo",
@@ -2377,7 +2871,8 @@ wrapper_inner(struct walker *w, const char *base, struct arg *a, size_t na, int 
 				    base, s);
 				return (size_t)-1;
 			}
-			if (s[2] == '\0' && strchr("ugCDhprtTUc", s[1]) != NULL)
+			/* the last letter of a cluster may take the next word */
+			if (s[1] != '-' && strchr("ugCDhprtTUc", s[strlen(s) - 1]) != NULL)
 				i++;
 		}
 		return i;
@@ -2554,6 +3049,17 @@ check_find(struct walker *w, struct arg *a, size_t na, int flags)
 	size_t i, j;
 	char ex[80];
 
+	if (flags & F_UNKNOWN_TAIL) {
+		refuse(w, AG_DENY, "program:find",
+		    "find would get arguments from xargs that the gateway cannot check");
+		return;
+	}
+	if (nonlit_in_option_position(a, na, find_valopts, &j)) {
+		refuse(w, AG_DENY, "program:find",
+		    "'%s' could be a find action that deletes, writes or runs something; write it literally",
+		    excerpt(a[j].w->raw, ex, sizeof(ex)));
+		return;
+	}
 	/* -delete removes what the search finds below the start paths */
 	for (i = 1; i < na; i++)
 		if (a[i].lit && strcmp(a[i].lit, "-delete") == 0)
@@ -2561,7 +3067,15 @@ check_find(struct walker *w, struct arg *a, size_t na, int flags)
 	if (i < na) {
 		size_t nstart = 0;
 
-		for (j = 1; j < na; j++) {
+		/* find's own options come before the start paths */
+		for (j = 1; j < na && a[j].lit; j++) {
+			if (strcmp(a[j].lit, "-D") == 0)
+				j++;
+			else if (strcmp(a[j].lit, "-H") != 0 && strcmp(a[j].lit, "-L") != 0 &&
+			    strcmp(a[j].lit, "-P") != 0 && strncmp(a[j].lit, "-O", 2) != 0)
+				break;
+		}
+		for (; j < na; j++) {
 			const char *s = a[j].lit;
 
 			if (s == NULL) {
@@ -2687,8 +3201,6 @@ check_declare(struct walker *w, const char *name, struct arg *a, size_t na)
 				    name, s);
 				return;
 			}
-			if (strcmp(name, "export") == 0 && strchr(s + 1, 'f') != NULL)
-				return;
 			continue;
 		}
 		opts_done = 1;
@@ -2807,7 +3319,8 @@ check_builtin(struct walker *w, const char *name, struct arg *a, size_t na, int 
 {
 	size_t ridx = 0, i;
 	const struct ag_rule *r = find_builtin_rule(w, name, &ridx);
-	char rid[160], ex[80];
+	char ridbuf[160], ex[80];
+	const char *rid = NULL;
 
 	set_path(w, w->cur, "builtin");
 	if (strcmp(name, "command") == 0) {
@@ -2861,7 +3374,7 @@ check_builtin(struct walker *w, const char *name, struct arg *a, size_t na, int 
 		return;
 	}
 	if (r != NULL) {
-		rule_id(w, r, 0, ridx, rid, sizeof(rid));
+		rid = rule_id(w, r, 0, ridx, ridbuf, sizeof(ridbuf));
 		if (rule_has_constraints(r) && has_nonlit(a, na)) {
 			refuse(w, AG_DENY, rid,
 			    "'%s' has argument rules in profile '%s', so its arguments must be literal words",
@@ -2869,12 +3382,12 @@ check_builtin(struct walker *w, const char *name, struct arg *a, size_t na, int 
 			return;
 		}
 		for (i = 1; i < na; i++) {
-			if (r->deny_args.n && ag_strlist_match(&r->deny_args, a[i].lit)) {
+			if (r->deny_args.n && arg_matches(w, &r->deny_args, a[i].lit)) {
 				refuse(w, AG_DENY, rid, "argument '%s' of '%s' is denied by the profile",
 				    excerpt(a[i].lit, ex, sizeof(ex)), name);
 				return;
 			}
-			if (r->args.n && !ag_strlist_match(&r->args, a[i].lit)) {
+			if (r->args.n && !arg_matches_mode(w, &r->args, a[i].lit, 1)) {
 				refuse(w, AG_DENY, rid, "argument '%s' of '%s' is not among the allowed arguments",
 				    excerpt(a[i].lit, ex, sizeof(ex)), name);
 				return;
@@ -2934,7 +3447,7 @@ check_builtin(struct walker *w, const char *name, struct arg *a, size_t na, int 
 			break;
 		}
 		if (t == NULL && known && i >= na)
-			t = w->ctx->home;
+			t = w->home;
 		if (t != NULL && (strcmp(t, "-") == 0 || t[0] == '+' ||
 		    env_get(w, "CDPATH") != NULL))
 			known = 0;
@@ -2958,8 +3471,23 @@ check_builtin(struct walker *w, const char *name, struct arg *a, size_t na, int 
 					    "'%s %s' can run commands (readline or a callback)", name, s);
 					return;
 				}
-				if (strlen(s) == 2 && strchr(is_read ? "adinNptu" : "dnOsuc", s[1]))
+				if (strlen(s) == 2 && strchr(is_read ? "adinNptu" : "dnOsuc", s[1])) {
+					/* read -a NAME assigns an array */
+					if (is_read && s[1] == 'a' && i + 1 < na) {
+						if (a[i + 1].lit == NULL) {
+							refuse(w, AG_DENY, "literal",
+							    "'read -a' needs a literal array name");
+							return;
+						}
+						if (!check_var_name(w, a[i + 1].lit, "setting"))
+							return;
+					}
 					i++;
+				} else if (is_read && strchr(s, 'a') != NULL) {
+					refuse(w, AG_DENY, "builtin:read",
+					    "write 'read -a NAME' with -a on its own");
+					return;
+				}
 				continue;
 			}
 			check_var_name(w, s, "setting");
@@ -2985,7 +3513,8 @@ check_builtin(struct walker *w, const char *name, struct arg *a, size_t na, int 
 static int
 deny_hit(struct walker *w, const char *base, struct arg *a, size_t na, int flags)
 {
-	char rid[160], ex[80];
+	char ridbuf[160], ex[80];
+	const char *rid = NULL;
 	size_t i;
 
 	for (i = 0; i < w->prof->ndeny; i++) {
@@ -2995,9 +3524,30 @@ deny_hit(struct walker *w, const char *base, struct arg *a, size_t na, int flags
 
 		if (d->command == NULL || strcmp(base_name(d->command), base) != 0)
 			continue;
-		rule_id(w, d, 1, i, rid, sizeof(rid));
+		rid = rule_id(w, d, 1, i, ridbuf, sizeof(ridbuf));
 		if (!rule_has_constraints(d))
 			hit = 1;
+		if (!hit && d->args.n == 0 && d->deny_args.n == 0) {
+			/* subcommands only: what follows the subcommand cannot
+			 * change which subcommand runs */
+			const char *cdir;
+			int b2 = 0;
+			size_t si = find_subcommand(w, d, NULL, base, a, na, &cdir, &b2), k;
+
+			for (k = 1; k < na && k <= si; k++)
+				if (a[k].lit == NULL)
+					break;
+			if (k <= si && k < na) {
+				refuse(w, AG_DENY, rid,
+				    "'%s' has deny rules in profile '%s' and an argument the gateway cannot see before its subcommand; use literal arguments",
+				    base, w->prof->name ? w->prof->name : "?");
+				return 1;
+			}
+			if (si < na && ag_strlist_contains(&d->subcommands, a[si].lit))
+				hit = 1;
+			if (!hit)
+				continue;
+		}
 		if (!hit && (has_nonlit(a, na) || (flags & F_UNKNOWN_TAIL))) {
 			refuse(w, AG_DENY, rid,
 			    "'%s' has deny rules in profile '%s' and an argument the gateway cannot see; use literal arguments",
@@ -3013,7 +3563,7 @@ deny_hit(struct walker *w, const char *base, struct arg *a, size_t na, int flags
 		if (!hit && d->subcommands.n) {
 			const char *cdir;
 			int b2 = 0;
-			size_t si = find_subcommand(w, d, rid, base, a, na, &cdir, &b2);
+			size_t si = find_subcommand(w, d, NULL, base, a, na, &cdir, &b2);
 
 			if (si < na && a[si].lit && ag_strlist_contains(&d->subcommands, a[si].lit))
 				hit = 1;
@@ -3047,7 +3597,8 @@ check_command(struct walker *w, struct arg *a, size_t na, int flags)
 {
 	const char *name = a[0].lit;
 	const char *base;
-	char real[PATH_MAX], rid[160], ex[80];
+	char real[PATH_MAX], ridbuf[160], ex[80];
+	const char *rid = NULL;
 	const struct ag_rule *r = NULL;
 	size_t ridx = 0, i;
 	int rc, bad = 0;
@@ -3080,7 +3631,7 @@ check_command(struct walker *w, struct arg *a, size_t na, int flags)
 	}
 	if (strchr(name, '/') == NULL && !(flags & F_PROG_ONLY)) {
 		if (!(flags & (F_NO_FUNCS | F_BUILTIN_ONLY)) && is_function(w, name) &&
-		    !in_list(bash_builtins, name) &&
+		    !is_bash_builtin(name) &&
 		    lookup(w->pathenv, name, real, sizeof(real)) == -1) {
 			/* its body was checked where it was defined; and if the
 			 * definition did not run (an if, a subshell), the name
@@ -3089,7 +3640,7 @@ check_command(struct walker *w, struct arg *a, size_t na, int flags)
 			set_path(w, w->cur, "function");
 			return;
 		}
-		if (in_list(bash_builtins, name)) {
+		if (is_bash_builtin(name)) {
 			/* deny rules name builtins too */
 			if (!deny_hit(w, name, a, na, flags))
 				check_builtin(w, name, a, na, flags);
@@ -3161,7 +3712,7 @@ check_command(struct walker *w, struct arg *a, size_t na, int flags)
 		return;
 	}
 have_rule:
-	rule_id(w, r, 0, ridx, rid, sizeof(rid));
+	rid = rule_id(w, r, 0, ridx, ridbuf, sizeof(ridbuf));
 	if ((flags & F_UNKNOWN_TAIL) && rule_has_constraints(r)) {
 		refuse(w, AG_DENY, rid,
 		    "'%s' has argument rules in profile '%s', but xargs/find would add arguments the gateway cannot see",
@@ -3186,7 +3737,7 @@ have_rule:
 			    w->prof->name ? w->prof->name : "?");
 			return;
 		}
-		if (r->args.n && !arg_matches(w, &r->args, a[i].lit)) {
+		if (r->args.n && !arg_matches_mode(w, &r->args, a[i].lit, 1)) {
 			refuse(w, AG_DENY, rid,
 			    "argument '%s' of '%s' is not among the arguments profile '%s' allows",
 			    excerpt(a[i].lit, ex, sizeof(ex)), base,
@@ -3216,11 +3767,14 @@ have_rule:
 		}
 		check_outputs(w, base, a, na, cdir, flags);
 	}
+	/* say which rule let it through (kept if something refuses later) */
+	if (w->cur >= 0 && w->cmds[w->cur].rule == NULL &&
+	    (w->cmds[w->cur].rule = strdup(rid)) == NULL)
+		w->oom = 1;
 	if (strcmp(base, "find") == 0)
 		check_find(w, a, na, flags);
 	if (in_list(safe_wrappers, base) || in_list(risky_wrappers, base) || is_loader(base))
 		check_inner(w, base, a, na, flags);
-	(void)rc;
 }
 
 static void
@@ -3262,6 +3816,9 @@ decide_simple(struct walker *w, const struct ag_sh_node *n)
 	for (i = 0; i < n->nwords; i++) {
 		a[i].w = n->words[i];
 		a[i].lit = ag_sh_word_literal(n->words[i], NULL);
+		/* "~" is fixed for arguments; as a command name it is refused */
+		if (a[i].lit == NULL && i > 0)
+			a[i].lit = tilde_arg(w, n->words[i]);
 	}
 	if (a[0].lit == NULL) {
 		refuse(w, AG_DENY, "literal", "command name must be a literal word, not '%s'",
@@ -3438,10 +3995,6 @@ walk_node(struct walker *w, const struct ag_sh_node *n)
 			if (n->name)
 				push_ptr(w, &w->funcs, &w->nfuncs, &w->capfuncs, n->name);
 		}
-		if (n->name && in_list(bash_builtins, n->name) && strcmp(n->name, "cd") != 0) {
-			/* harmless by itself, but a function named like a
-			 * builtin changes what later words mean */
-		}
 		w->cur = saved;
 		if (has_cd(n))
 			cwd_change(w, NULL);
@@ -3515,13 +4068,11 @@ finish(struct walker *w, struct ag_decision *out)
 	for (i = 0; i < out->ncmds; i++) {
 		struct ag_policy_cmd *c = &out->cmds[i];
 
-		if (c->reason == NULL) {
-			c->reason = strdup("allowed");
-			c->rule = strdup(c->path && strcmp(c->path, "builtin") == 0 ?
-			    "builtin" : "allow");
-			if (c->reason == NULL || c->rule == NULL)
-				w->oom = 1;
-		}
+		if (c->reason == NULL && (c->reason = strdup("allowed")) == NULL)
+			w->oom = 1;
+		if (c->rule == NULL && (c->rule = strdup(c->path &&
+		    strcmp(c->path, "builtin") == 0 ? "builtin" : "allow")) == NULL)
+			w->oom = 1;
 		if (sev(c->verdict) > worst) {
 			worst = sev(c->verdict);
 			first = c;
@@ -3569,6 +4120,11 @@ decide(const struct ag_policy_ctx *ctx, const struct ag_sh_node *tree,
 	w.pathenv = env_get(&w, "PATH");
 	if (w.pathenv == NULL)
 		w.pathenv = DEFAULT_PATH;
+	/* "~" and protected paths need one spelling of home: no trailing
+	 * slash, no "//" (a home of "/" is kept as "/") */
+	if (ctx->home != NULL && ctx->home[0] == '/' &&
+	    ag_path_normalize(ctx->home, w.homebuf, sizeof(w.homebuf)) == 0)
+		w.home = w.homebuf;
 	w.cwd0.d[0] = ctx->cwd;
 	w.cwd0.n = 1;
 	w.cwd = &w.cwd0;
@@ -3594,7 +4150,6 @@ decide(const struct ag_policy_ctx *ctx, const struct ag_sh_node *tree,
 	free(w.pend);
 	free((void *)w.ints);
 	free((void *)w.funcs);
-	free(w.allowed_list);
 	return w.oom ? -1 : 0;
 }
 

@@ -160,6 +160,7 @@ ag_repl_command(struct ag_repl *r, const char *line, size_t len, int *end_sessio
 		o.tty_fd = r->tty ? STDIN_FILENO : -1;
 		o.timeout = r->profile->limits.timeout;
 		o.max_output = r->profile->limits.max_output;
+		o.no_capture = !ag_session_needs_capture(tree);
 		if (ag_run(&o, &res, &err) < 0) {
 			char why[sizeof(err.msg) + 64];
 
@@ -174,7 +175,7 @@ ag_repl_command(struct ag_repl *r, const char *line, size_t len, int *end_sessio
 		if (res.capture_ok && ag_session_apply_capture(s, res.capture, res.capture_len,
 		    &err) < 0)
 			ag_log(LOG_ERR, "%s", err.msg);
-		else if (!res.capture_ok)
+		else if (!res.capture_ok && !o.no_capture)
 			ag_log(LOG_DEBUG, "no complete environment capture; state unchanged");
 		c.exit_status = status;
 		c.signal = res.signal;
@@ -214,7 +215,9 @@ struct reader {
 	int	eof;
 };
 
-enum rd { RD_LINE, RD_EOF, RD_IDLE, RD_HANGUP, RD_TOOLONG };
+/* RD_TOOLONG: the rest of the line is still unread; RD_TOOLONG_END: the
+ * over-long line has been consumed up to and including its newline. */
+enum rd { RD_LINE, RD_EOF, RD_IDLE, RD_HANGUP, RD_TOOLONG, RD_TOOLONG_END };
 
 /*
  * Append the next line (with its newline, if any) to acc.  Waits at most
@@ -235,7 +238,7 @@ read_line(struct reader *rd, struct ag_strbuf *acc, long idle)
 
 			memmove(rd->buf, rd->buf + take, rd->len - take);
 			rd->len -= take;
-			return over ? RD_TOOLONG : RD_LINE;
+			return over ? RD_TOOLONG_END : RD_LINE;
 		}
 		if (rd->eof)
 			return RD_EOF;
@@ -281,10 +284,8 @@ skip_rest_of_line(struct reader *rd)
 
 		ag_strbuf_reset(&junk);
 		x = read_line(rd, &junk, 0);
-		if (x != RD_TOOLONG || junk.len == 0)
-			break;
-		if (junk.len > 0 && junk.data[junk.len - 1] == '\n')
-			break;
+		if (x != RD_TOOLONG)
+			break;		/* the newline (or EOF) was reached */
 	}
 	ag_strbuf_free(&junk);
 }
@@ -310,12 +311,13 @@ loop_plain(struct ag_repl *r)
 		}
 		if (x == RD_HANGUP)
 			break;
-		if (x == RD_TOOLONG) {
+		if (x == RD_TOOLONG || x == RD_TOOLONG_END) {
 			fprintf(stderr, "agentgate: command longer than %d bytes; discarded\n",
 			    AG_REPL_MAX_COMMAND);
 			r->sess->last_status = AG_STATUS_DENIED;
 			ag_strbuf_reset(&acc);
-			skip_rest_of_line(&rd);
+			if (x == RD_TOOLONG)
+				skip_rest_of_line(&rd);
 			continue;
 		}
 		if (x == RD_EOF && acc.len == 0)

@@ -262,7 +262,7 @@ build_script(const struct ag_run_opts *o)
 	int st = o->last_status & 0xff;
 
 	ag_strbuf_init(&sb, o->cmdlen + sizeof(prelude_head) + 256);
-	if (ag_strbuf_addstr(&sb, prelude_head) < 0)
+	if (!o->no_capture && ag_strbuf_addstr(&sb, prelude_head) < 0)
 		goto fail;
 	/* $? for the command: a function that removes itself and returns it */
 	if (st != 0 && ag_strbuf_printf(&sb,
@@ -289,7 +289,7 @@ child(const struct ag_run_opts *o, char *script, int outw, int errw, int capw, p
 	char *argv[] = { a_name, a_np, a_nr, a_c, script, a_name, NULL };
 	sigset_t none;
 	size_t i;
-	int fd;
+	int fd, first;
 
 	setpgid(0, 0);
 	/* if the gateway dies, so does the runner shell */
@@ -304,21 +304,22 @@ child(const struct ag_run_opts *o, char *script, int outw, int errw, int capw, p
 
 	/* move the pipe ends above 3 first so the dup2s below cannot clobber them */
 	if ((outw = fcntl(outw, F_DUPFD, 10)) < 0 || (errw = fcntl(errw, F_DUPFD, 10)) < 0 ||
-	    (capw = fcntl(capw, F_DUPFD, 10)) < 0 ||
+	    (capw >= 0 && (capw = fcntl(capw, F_DUPFD, 10)) < 0) ||
 	    (fd = fcntl(o->in_fd, F_DUPFD, 10)) < 0)
 		_exit(126);
 	if (dup2(fd, 0) < 0 || dup2(outw, 1) < 0 || dup2(errw, 2) < 0 ||
-	    dup2(capw, AG_RUN_CAPTURE_FD) < 0)
+	    (capw >= 0 && dup2(capw, AG_RUN_CAPTURE_FD) < 0))
 		_exit(126);
+	first = capw >= 0 ? AG_RUN_CAPTURE_FD + 1 : AG_RUN_CAPTURE_FD;
 #ifdef SYS_close_range
-	if (syscall(SYS_close_range, AG_RUN_CAPTURE_FD + 1, ~0U, 0) < 0)
+	if (syscall(SYS_close_range, first, ~0U, 0) < 0)
 #endif
 	{
 		long max = sysconf(_SC_OPEN_MAX);
 
 		if (max < 0 || max > 65536)
 			max = 65536;
-		for (fd = AG_RUN_CAPTURE_FD + 1; fd < max; fd++)
+		for (fd = first; fd < max; fd++)
 			close(fd);
 	}
 	if (chdir(o->cwd) < 0) {
@@ -427,7 +428,7 @@ ag_run(const struct ag_run_opts *o, struct ag_run_result *r, struct ag_err *err)
 		goto fail;
 	}
 	if (pipe2(outp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0 ||
-	    pipe2(capp, O_CLOEXEC) < 0) {
+	    (!o->no_capture && pipe2(capp, O_CLOEXEC) < 0)) {
 		ag_err_set(err, "pipe: %s", strerror(errno));
 		goto fail;
 	}
@@ -444,14 +445,15 @@ ag_run(const struct ag_run_opts *o, struct ag_run_result *r, struct ag_err *err)
 		(void)tcsetpgrp(o->tty_fd, pid);
 	close(outp[1]);
 	close(errp[1]);
-	close(capp[1]);
+	if (capp[1] >= 0)
+		close(capp[1]);
 	outp[1] = errp[1] = capp[1] = -1;
 	so = (struct stream){ .fd = outp[0], .dst = o->out_fd, .name = "stdout" };
 	se = (struct stream){ .fd = errp[0], .dst = o->err_fd, .name = "stderr" };
 	capfd = capp[0];
 	outp[0] = errp[0] = capp[0] = -1;
 
-	if (o->timeout > 0) {
+	if (o->timeout > 0 && o->timeout < 100L * 365 * 86400) {	/* beyond: no limit */
 		term_at = start + (long long)o->timeout * 1000;
 		arm_timer(term_at - now_ms());
 	}

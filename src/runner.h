@@ -46,6 +46,9 @@ struct ag_run_opts {
 	long		 timeout;	/* seconds; 0 = none */
 	long long	 max_output;	/* bytes per stream; 0 = unlimited */
 	size_t		 capture_max;	/* 0 = AG_RUN_CAPTURE_MAX */
+	int		 no_capture;	/* the command cannot change state
+					 * (ag_session_needs_capture): no trap, no fd 3,
+					 * and bash may exec a lone program directly */
 };
 
 struct ag_run_result {

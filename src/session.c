@@ -1003,3 +1003,164 @@ out:
 	free(arg);
 	return ok;
 }
+
+/* ---- can a command change the state? ------------------------------------ */
+
+/* bash's builtins and reserved words, sorted; any of them may touch state
+ * unless it is in stateless_builtins below. */
+static const char *const bash_builtins[] = {
+	".", ":", "[", "[[", "alias", "bg", "bind", "break", "builtin", "caller",
+	"case", "cd", "command", "compgen", "complete", "compopt", "continue",
+	"coproc", "declare", "dirs", "disown", "do", "done", "echo", "elif", "else",
+	"enable", "esac", "eval", "exec", "exit", "export", "false", "fc", "fg",
+	"fi", "for", "function", "getopts", "hash", "help", "history", "if", "in",
+	"jobs", "kill", "let", "local", "logout", "mapfile", "popd", "printf",
+	"pushd", "pwd", "read", "readarray", "readonly", "return", "select", "set",
+	"shift", "shopt", "source", "suspend", "test", "then", "time", "times",
+	"trap", "true", "type", "typeset", "ulimit", "umask", "unalias", "unset",
+	"until", "wait", "while", "{", "}",
+};
+
+static const char *const stateless_builtins[] = {
+	":", "[", "echo", "false", "pwd", "test", "true",
+};
+
+static int
+cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static int
+in_sorted(const char *const *set, size_t n, const char *name)
+{
+	return bsearch(&name, set, n, sizeof(*set), cmp_str) != NULL;
+}
+
+static int word_stateful(const struct ag_sh_word *w);
+
+static int
+part_stateful(const struct ag_sh_part *p)
+{
+	switch (p->type) {
+	case AG_SH_P_PARAM:
+		if (p->op != NULL && (strcmp(p->op, "=") == 0 || strcmp(p->op, ":=") == 0))
+			return 1;		/* ${x:=v} assigns */
+		return word_stateful(p->subscript) || word_stateful(p->operand) ||
+		    word_stateful(p->operand2);
+	case AG_SH_P_ARITH:
+		return 1;			/* $((x=1)), $((x++)) assign */
+	case AG_SH_P_CMDSUB:
+	case AG_SH_P_PROCSUB:
+		return 0;			/* a subshell: its changes die with it */
+	default:
+		return 0;
+	}
+}
+
+static int
+word_stateful(const struct ag_sh_word *w)
+{
+	size_t i;
+
+	if (w == NULL)
+		return 0;
+	for (i = 0; i < w->nparts; i++)
+		if (part_stateful(&w->parts[i]))
+			return 1;
+	return 0;
+}
+
+static int
+redirs_stateful(const struct ag_sh_node *n)
+{
+	size_t i;
+
+	for (i = 0; i < n->nredirs; i++)
+		if (n->redirs[i].fdvar != NULL || word_stateful(n->redirs[i].target))
+			return 1;	/* {var}>file assigns var */
+	return 0;
+}
+
+static int
+node_stateful(const struct ag_sh_node *n, int depth)
+{
+	size_t i;
+
+	if (n == NULL)
+		return 0;
+	if (depth > AG_SH_MAX_DEPTH)
+		return 1;
+	if (redirs_stateful(n))
+		return 1;
+	switch (n->type) {
+	case AG_SH_SIMPLE: {
+		char *name;
+		int builtin, safe;
+
+		if (n->nassigns != 0)
+			return 1;
+		if (n->nwords == 0)
+			return 0;
+		if ((name = ag_sh_word_literal(n->words[0], NULL)) == NULL)
+			return 1;
+		builtin = in_sorted(bash_builtins, sizeof(bash_builtins) /
+		    sizeof(bash_builtins[0]), name);
+		safe = in_sorted(stateless_builtins, sizeof(stateless_builtins) /
+		    sizeof(stateless_builtins[0]), name);
+		free(name);
+		if (builtin && !safe)
+			return 1;
+		for (i = 0; i < n->nwords; i++)
+			if (word_stateful(n->words[i]))
+				return 1;
+		return 0;
+	}
+	case AG_SH_SUBSHELL:
+		return 0;		/* ( ... ) cannot change the caller */
+	case AG_SH_PIPELINE:
+		if (n->nkids > 1)
+			return 0;	/* every part of a real pipeline is a subshell */
+		break;
+	case AG_SH_LIST:
+		for (i = 0; i < n->nkids; i++)
+			if ((n->background == NULL || !n->background[i]) &&
+			    node_stateful(n->kids[i], depth + 1))
+				return 1;
+		return 0;
+	case AG_SH_AND:
+	case AG_SH_OR:
+	case AG_SH_GROUP:
+	case AG_SH_IF:
+	case AG_SH_WHILE:
+	case AG_SH_UNTIL:
+	case AG_SH_DBRACKET:
+		break;
+	case AG_SH_CASE:
+		for (i = 0; i < n->nitems; i++) {
+			size_t k;
+
+			for (k = 0; k < n->items[i].npatterns; k++)
+				if (word_stateful(n->items[i].patterns[k]))
+					return 1;
+			if (node_stateful(n->items[i].body, depth + 1))
+				return 1;
+		}
+		break;
+	default:
+		return 1;	/* for/select (loop variable), (( )), functions, coproc */
+	}
+	for (i = 0; i < n->nwords; i++)
+		if (word_stateful(n->words[i]))
+			return 1;
+	for (i = 0; i < n->nkids; i++)
+		if (node_stateful(n->kids[i], depth + 1))
+			return 1;
+	return 0;
+}
+
+int
+ag_session_needs_capture(const struct ag_sh_node *tree)
+{
+	return tree == NULL || node_stateful(tree, 0);
+}

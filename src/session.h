@@ -89,6 +89,15 @@ int	ag_session_try_builtin(struct ag_session *s, const struct ag_sh_node *tree,
 int	ag_session_is_bare_exit(const struct ag_session *s, const struct ag_sh_node *tree,
 	    int *status);
 
+/*
+ * 0 when running tree provably cannot change the tracked state (only
+ * external programs and side-effect-free builtins, no assignment of any
+ * kind, no loop variable, no function): the runner can then skip the
+ * environment capture, and bash can exec a lone program without forking.
+ * 1 otherwise (the safe answer).
+ */
+int	ag_session_needs_capture(const struct ag_sh_node *tree);
+
 /* "/home/agent/src" → "~/src" when under home; writes into buf. */
 const char *ag_session_tilde(const struct ag_session *s, const char *path,
 	    char *buf, size_t len);

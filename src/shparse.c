@@ -54,6 +54,8 @@ struct parser {
 	struct hdoc	*hd;		/* pending here-documents, in order */
 	size_t		 nhd;
 	size_t		 hdfloor;	/* entries below belong to an outer $(...) */
+	int		 tail_cont;	/* a line continuation ran into the end */
+	size_t		 ws_from, ws_to;	/* the last run skip_ws() skipped */
 };
 
 /* Word scanning modes: what ends a word and which quotes are special. */
@@ -100,6 +102,7 @@ static struct ag_sh_node *parse_list(struct parser *);
 static struct ag_sh_node *parse_command(struct parser *);
 static struct ag_sh_node *parse_compound(struct parser *);
 static int scan(struct parser *, struct wbuild *, enum wmode, int);
+static int dq_string(struct parser *, struct wbuild *, size_t);
 static void word_free(struct ag_sh_word *);
 static struct ag_sh_node *subparse(struct parser *, const char *, size_t,
     size_t, int);
@@ -197,7 +200,11 @@ skipc(const struct parser *p, size_t i)
 static int
 cur(struct parser *p)
 {
+	size_t was = p->pos;
+
 	p->pos = skipc(p, p->pos);
+	if (p->pos == p->len && was < p->len)
+		p->tail_cont = 1;
 	return p->pos < p->len ? (unsigned char)p->s[p->pos] : -1;
 }
 
@@ -219,7 +226,7 @@ static void
 adv(struct parser *p, int k)
 {
 	while (k-- > 0) {
-		p->pos = skipc(p, p->pos);
+		(void)cur(p);
 		if (p->pos < p->len)
 			p->pos++;
 	}
@@ -322,6 +329,7 @@ utf8_bad(const char *s, size_t n)
 static void
 skip_ws(struct parser *p)
 {
+	size_t from = p->pos;
 	int c;
 
 	for (;;) {
@@ -334,8 +342,20 @@ skip_ws(struct parser *p)
 			    p->len - p->pos);
 			p->pos = nl ? (size_t)(nl - p->s) : p->len;
 		} else
-			return;
+			break;
 	}
+	if (p->pos != from) {
+		p->ws_from = from;
+		p->ws_to = p->pos;
+	}
+}
+
+/* Where the construct that ends here ends: before trailing blanks. */
+static size_t
+end_off(const struct parser *p)
+{
+	return p->base + (p->pos == p->ws_to && p->ws_from < p->ws_to ?
+	    p->ws_from : p->pos);
 }
 
 /* Is the reserved word kw next, as a whole unquoted token? */
@@ -933,17 +953,56 @@ cmdsub(struct parser *p, struct wbuild *b, enum ag_sh_quote q)
 	return wb_part(p, b, &pt) < 0 ? -1 : 0;
 }
 
+/*
+ * Is the raw text s[from..to) balanced in parentheses, by plain counting
+ * that skips quoted text?  bash reads the body of <(( ... )) that way, so
+ * the parser's reading must agree with it.
+ */
+static int
+parens_balanced(const struct parser *p, size_t from, size_t to)
+{
+	long depth = 0;
+	size_t i;
+	char c;
+
+	for (i = from; i < to; i++) {
+		c = p->s[i];
+		if (c == '\\')
+			i++;
+		else if (c == '\'') {
+			while (++i < to && p->s[i] != '\'')
+				;
+		} else if (c == '"') {
+			while (++i < to && p->s[i] != '"')
+				if (p->s[i] == '\\')
+					i++;
+		} else if (c == '(')
+			depth++;
+		else if (c == ')' && --depth < 0)
+			return 0;
+	}
+	return depth == 0;
+}
+
 static int
 procsub(struct parser *p, struct wbuild *b)
 {
 	struct ag_sh_part pt;
-	size_t off = p->pos;
+	size_t off = p->pos, start;
+	int dparen;
 
 	memset(&pt, 0, sizeof(pt));
 	pt.dir = (char)cur(p);
+	dparen = la(p, 2) == '(';
 	adv(p, 2);
+	start = p->pos;
 	if ((pt.body = paren_body(p, off)) == NULL)
 		return -1;
+	if (dparen && !parens_balanced(p, start, p->pos - 1)) {
+		ag_sh_free(pt.body);
+		return fail(p, AG_SH_ERROR, off,
+		    "unbalanced parentheses inside <((...)): write <( ( ... ) )");
+	}
 	pt.type = AG_SH_P_PROCSUB;
 	pt.off = p->base + off;
 	pt.end = p->base + p->pos;
@@ -969,6 +1028,13 @@ arith_part(struct parser *p, struct ag_sh_part *pt, enum wmode m, size_t off)
 		return -1;
 	}
 	pt->len = p->pos - start;
+	if (strstr(pt->text, "<<") != NULL && strchr(pt->text, '\n') != NULL) {
+		/* bash's reader takes such a << for a here-document */
+		part_clear(pt);
+		return fail(p, AG_SH_ERROR, off,
+		    "`<<' in an arithmetic expression that spans lines is not "
+		    "supported");
+	}
 	pt->off = p->base + off;
 	return 0;
 }
@@ -1096,7 +1162,7 @@ param_braced(struct parser *p, struct wbuild *b, enum ag_sh_quote q, int dq)
 	struct ag_strbuf name;
 	size_t off = p->pos, n;
 	const char *op = "";
-	int c, c1, pattern = 0, slash = 0;
+	int c, c1, slash = 0;
 
 	memset(&pt, 0, sizeof(pt));
 	pt.type = AG_SH_P_PARAM;
@@ -1190,7 +1256,6 @@ param_braced(struct parser *p, struct wbuild *b, enum ag_sh_quote q, int dq)
 	case '+': op = "+"; adv(p, 1); break;
 	case '#':
 	case '%':
-		pattern = 1;
 		if (c1 == c) {
 			op = c == '#' ? "##" : "%%";
 			adv(p, 2);
@@ -1200,7 +1265,6 @@ param_braced(struct parser *p, struct wbuild *b, enum ag_sh_quote q, int dq)
 		}
 		break;
 	case '/':
-		pattern = 1;
 		slash = 1;
 		if (c1 == '/' || c1 == '#' || c1 == '%') {
 			op = c1 == '/' ? "//" : c1 == '#' ? "/#" : "/%";
@@ -1212,7 +1276,6 @@ param_braced(struct parser *p, struct wbuild *b, enum ag_sh_quote q, int dq)
 		break;
 	case '^':
 	case ',':
-		pattern = 1;
 		if (c1 == c) {
 			op = c == '^' ? "^^" : ",,";
 			adv(p, 2);
@@ -1238,9 +1301,12 @@ param_braced(struct parser *p, struct wbuild *b, enum ag_sh_quote q, int dq)
 		fail(p, AG_SH_ERROR, off, "bad substitution");
 		goto out;
 	}
-	(void)pattern;
 	if ((pt.operand = subword(p, M_OPERAND, dq, slash)) == NULL)
 		goto out;
+	if (strcmp(op, ":") == 0 && pt.operand->nparts == 0) {
+		fail(p, AG_SH_ERROR, off, "bad substitution");
+		goto out;
+	}
 	if (slash && cur(p) == '/') {
 		adv(p, 1);
 		if ((pt.operand2 = subword(p, M_OPERAND, dq, 0)) == NULL)
@@ -1275,6 +1341,30 @@ out:
 	return -1;
 }
 
+/*
+ * The inside of "..." (p->pos just after the opening quote) and the
+ * closing quote.  Empty quotes still leave a part: "" is an argument.
+ */
+static int
+dq_string(struct parser *p, struct wbuild *b, size_t off)
+{
+	size_t n0;
+
+	if (wb_flush(p, b) == -1)
+		return -1;
+	n0 = b->w->nparts;
+	if (scan(p, b, M_DQ, 0) == -1)
+		return -1;
+	if (cur(p) != '"')
+		return fail(p, AG_SH_INCOMPLETE, off,
+		    "unexpected end of file while looking for matching `\"'");
+	if (!b->haslit && b->w->nparts == n0 &&
+	    wb_lit(p, b, AG_SH_Q_DOUBLE, "", 0, off, p->pos + 1) == -1)
+		return -1;
+	adv(p, 1);
+	return 0;
+}
+
 /* $ at p->pos in a context where $'...' and $"..." are quotes (or not). */
 static int
 dollar(struct parser *p, struct wbuild *b, enum ag_sh_quote q, int dq)
@@ -1301,14 +1391,7 @@ dollar(struct parser *p, struct wbuild *b, enum ag_sh_quote q, int dq)
 		if (!dq) {
 			/* $"..." is a double-quoted string (translation aside) */
 			adv(p, 2);
-			if (wb_lit(p, b, AG_SH_Q_DOUBLE, "", 0, off, p->pos) == -1 ||
-			    scan(p, b, M_DQ, 0) == -1)
-				return -1;
-			if (cur(p) != '"')
-				return fail(p, AG_SH_INCOMPLETE, off,
-				    "unexpected end of file while looking for matching `\"'");
-			adv(p, 1);
-			return 0;
+			return dq_string(p, b, off);
 		}
 		break;
 	}
@@ -1513,6 +1596,27 @@ is_dqlike(enum wmode m, const struct wbuild *b)
 }
 
 /*
+ * Characters that are plain text in an unquoted word and in "...": no
+ * quoting, expansion, glob, brace, tilde or assignment meaning, ASCII (so
+ * no UTF-8 check is due).  Used to take runs of them at once.
+ */
+static int
+plain_normal(int c)
+{
+	if (c < 0x21 || c > 0x7e)
+		return 0;
+	return strchr("|&;()<>\\'\"`$*?[]{},~=:!@+#", c) == NULL;
+}
+
+static int
+plain_dq(int c)
+{
+	if (c < 0x20 || c > 0x7e)
+		return c == '\t' || c == '\n';
+	return c != '"' && c != '\\' && c != '$' && c != '`';
+}
+
+/*
  * The heart of the lexer: read characters into the word being built until
  * the mode's terminator (not consumed).  at_start: the word starts here
  * (tilde prefix).
@@ -1529,6 +1633,20 @@ scan(struct parser *p, struct wbuild *b, enum wmode m, int at_start)
 	for (;;) {
 		c = cur(p);
 		off = p->pos;
+		if ((m == M_NORMAL && plain_normal(c)) || (m == M_DQ && plain_dq(c))) {
+			/* fast path: a run of characters that mean nothing here */
+			size_t i = off + 1;
+
+			while (i < p->len && (m == M_NORMAL ?
+			    plain_normal((unsigned char)p->s[i]) :
+			    plain_dq((unsigned char)p->s[i])))
+				i++;
+			p->pos = i;
+			at_start = 0;
+			if (wb_lit(p, b, q, p->s + off, i - off, off, i) == -1)
+				return -1;
+			continue;
+		}
 		if (c == -1) {
 			if (m == M_NORMAL || m == M_COND || m == M_REGEX ||
 			    m == M_PATTERN || m == M_HEREDOC)
@@ -1592,8 +1710,20 @@ scan(struct parser *p, struct wbuild *b, enum wmode m, int at_start)
 		case M_OPERAND:
 			if (c == '}' || (c == '/' && b->stop_slash))
 				return 0;
+			/* bash runs <(...) inside an unquoted ${x:-...} too */
+			if (!b->dq && (c == '<' || c == '>') && la(p, 1) == '(') {
+				if (procsub(p, b) == -1)
+					return -1;
+				at_start = 0;
+				continue;
+			}
 			break;
 		}
+		if ((m == M_EXTGLOB || m == M_REGEX) && (c == '<' || c == '>') &&
+		    la(p, 1) == '(')
+			return fail(p, AG_SH_ERROR, off,
+			    "process substitution inside a [[ ]] pattern is not "
+			    "supported");
 
 		if (at_start && c == '~' && (m == M_NORMAL || m == M_COND ||
 		    m == M_PATTERN || (m == M_OPERAND && !b->dq))) {
@@ -1619,11 +1749,24 @@ scan(struct parser *p, struct wbuild *b, enum wmode m, int at_start)
 			}
 			n = (unsigned char)p->s[p->pos + 1];
 			if (dq) {
+				/* in "${x-...}" a backslash also hides } (and the / of
+				 * ${x/pat/rep}) from the end of the expansion */
 				if (n == '$' || n == '`' || n == '\\' ||
-				    (n == '"' && m != M_HEREDOC)) {
+				    (n == '"' && m != M_HEREDOC) ||
+				    (m == M_OPERAND && n == '}')) {
 					p->pos += 2;
 					if (wb_lit(p, b, AG_SH_Q_BACKSLASH,
 					    p->s + off + 1, 1, off, p->pos) == -1)
+						return -1;
+				} else if (m != M_DQ && m != M_HEREDOC && n < 0x80) {
+					/*
+					 * Inside ${...} $((...)) [...] bash skips the
+					 * character after a backslash when it looks
+					 * for the end; both characters stay.
+					 */
+					p->pos += 2;
+					if (wb_lit(p, b, q, p->s + off, 2, off,
+					    p->pos) == -1)
 						return -1;
 				} else {
 					p->pos += 1;
@@ -1663,14 +1806,8 @@ scan(struct parser *p, struct wbuild *b, enum wmode m, int at_start)
 			if (m == M_DQ || m == M_HEREDOC)
 				break;
 			adv(p, 1);
-			if (wb_lit(p, b, AG_SH_Q_DOUBLE, "", 0, off, p->pos) == -1)
+			if (dq_string(p, b, off) == -1)
 				return -1;
-			if (scan(p, b, M_DQ, 0) == -1)
-				return -1;
-			if (cur(p) != '"')
-				return fail(p, AG_SH_INCOMPLETE, off,
-				    "unexpected end of file while looking for matching `\"'");
-			adv(p, 1);
 			continue;
 		case '`':
 			if (backtick(p, b, q, m == M_DQ || b->dq) == -1)
@@ -1965,7 +2102,7 @@ static int
 read_heredocs(struct parser *p)
 {
 	struct ag_strbuf body, line;
-	size_t i, start, ls, le, nb, tabs;
+	size_t i, start, le, nb, tabs;
 	const char *nl;
 	int ok = -1;
 
@@ -1986,7 +2123,6 @@ read_heredocs(struct parser *p)
 			}
 			/* one logical line: unquoted bodies join continuations */
 			ag_strbuf_reset(&line);
-			ls = p->pos;
 			for (;;) {
 				nl = memchr(p->s + p->pos, '\n', p->len - p->pos);
 				le = nl ? (size_t)(nl - p->s) : p->len;
@@ -2007,7 +2143,6 @@ read_heredocs(struct parser *p)
 				p->pos = nl ? le + 1 : p->len;
 				break;
 			}
-			(void)ls;
 			tabs = 0;
 			if (h->strip)
 				while (tabs < line.len && line.data[tabs] == '\t')
@@ -2208,6 +2343,25 @@ parse_redir(struct parser *p, struct ag_sh_node *n)
 			r.op = AG_SH_R_OUT;
 	}
 	skip_ws(p);
+	if ((r.op == AG_SH_R_DUP_IN || r.op == AG_SH_R_DUP_OUT) && cur(p) == '-') {
+		/* bash reads the "-" of <&- >&- as a token of its own: ">&-x"
+		 * closes the fd and "x" is the next word */
+		struct wbuild b;
+
+		off = p->pos;
+		adv(p, 1);
+		if (wb_init(p, &b, off) == -1) {
+			free(r.fdvar);
+			return -1;
+		}
+		if (wb_lit(p, &b, AG_SH_Q_NONE, "-", 1, off, p->pos) == -1 ||
+		    (w = wb_finish(p, &b, off, p->pos)) == NULL) {
+			wb_discard(&b);
+			free(r.fdvar);
+			return -1;
+		}
+		goto have_target;
+	}
 	if (peek(p) != T_WORD) {
 		free(r.fdvar);
 		if (peek(p) == T_EOF)
@@ -2219,6 +2373,7 @@ parse_redir(struct parser *p, struct ag_sh_node *n)
 		free(r.fdvar);
 		return -1;
 	}
+have_target:
 	if (r.op == AG_SH_R_HEREDOC || r.op == AG_SH_R_HEREDOC_STRIP) {
 		struct hdoc h;
 
@@ -2344,6 +2499,117 @@ bad:
 	return NULL;
 }
 
+/* ( elem ... ) of an array assignment, at the "(". */
+static int
+array_elems(struct parser *p, struct ag_sh_word ***elemsp, size_t *np,
+    size_t off)
+{
+	struct ag_sh_word *w;
+	int c;
+
+	adv(p, 1);
+	if (depth_in(p) == -1)
+		return -1;
+	for (;;) {
+		if (skip_nl(p) == -1)
+			return -1;
+		c = peek(p);
+		if (c == T_RP) {
+			adv(p, 1);
+			break;
+		}
+		if (c == T_EOF)
+			return fail(p, AG_SH_INCOMPLETE, off,
+			    "unexpected end of file while looking for matching `)'");
+		if (c != T_WORD)
+			return unexpected(p);
+		if ((w = array_elem(p)) == NULL)
+			return -1;
+		if (grow(p, elemsp, *np, sizeof(**elemsp)) == -1) {
+			word_free(w);
+			return -1;
+		}
+		(*elemsp)[(*np)++] = w;
+	}
+	p->depth--;
+	c = cur(p);
+	if (c != -1 && !is_meta(c))
+		return fail(p, AG_SH_ERROR, p->pos,
+		    "syntax error near unexpected token `%c'", c);
+	return 0;
+}
+
+/*
+ * NAME=( ... ) as an argument of a declaration builtin: bash reads it as a
+ * compound assignment; it stays one word here (NAME=( elements )), with
+ * the elements' expansions visible.  Returns NULL with *tried 0 when the
+ * text is not of that form.
+ */
+static struct ag_sh_word *
+decl_array_word(struct parser *p, int *tried)
+{
+	struct ag_sh_word **elems = NULL;
+	struct wbuild b;
+	size_t nelems = 0, off, i, k, e;
+	int ok = -1;
+
+	*tried = 0;
+	cur(p);
+	off = p->pos;
+	for (i = off; i < p->len && is_name_char((unsigned char)p->s[i]);
+	    i = skipc(p, i + 1))
+		;
+	if (i == off || !is_name_start((unsigned char)p->s[off]))
+		return NULL;
+	if (i < p->len && p->s[i] == '+')
+		i = skipc(p, i + 1);
+	if (i >= p->len || p->s[i] != '=')
+		return NULL;
+	e = skipc(p, i + 1);
+	if (e >= p->len || p->s[e] != '(')
+		return NULL;
+	*tried = 1;
+	if (wb_init(p, &b, off) == -1)
+		return NULL;
+	while (p->pos < e) {
+		char c = (char)cur(p);
+
+		adv(p, 1);
+		if (wb_lit(p, &b, AG_SH_Q_NONE, &c, 1, p->pos - 1, p->pos) == -1)
+			goto out;
+	}
+	if (wb_lit(p, &b, AG_SH_Q_NONE, "(", 1, p->pos, p->pos + 1) == -1 ||
+	    array_elems(p, &elems, &nelems, off) == -1 ||
+	    wb_flush(p, &b) == -1)
+		goto out;
+	for (k = 0; k < nelems; k++) {
+		if (k > 0 && wb_lit(p, &b, AG_SH_Q_NONE, " ", 1, elems[k]->off - p->base,
+		    elems[k]->off - p->base) == -1)
+			goto out;
+		if (wb_flush(p, &b) == -1)
+			goto out;
+		for (i = 0; i < elems[k]->nparts; i++) {
+			struct ag_sh_part pt = elems[k]->parts[i];
+
+			memset(&elems[k]->parts[i], 0, sizeof(pt));
+			if (wb_part(p, &b, &pt) < 0)
+				goto out;
+		}
+	}
+	if (wb_lit(p, &b, AG_SH_Q_NONE, ")", 1, p->pos - 1, p->pos) == -1)
+		goto out;
+	ok = 0;
+out:
+	for (k = 0; k < nelems; k++)
+		word_free(elems[k]);
+	free(elems);
+	if (ok == -1) {
+		wb_discard(&b);
+		return NULL;
+	}
+	return wb_finish(p, &b, off, p->pos);
+}
+
 /*
  * NAME=, NAME+=, NAME[sub]= at p->pos?  *got is set when it was an
  * assignment (and is parsed into n).  A NAME[...] not followed by = is
@@ -2417,44 +2683,9 @@ try_assign(struct parser *p, struct ag_sh_node *n, int *got)
 			    "syntax error near unexpected token `('");
 		}
 		a.is_array = 1;
-		adv(p, 1);
-		if (depth_in(p) == -1) {
+		if (array_elems(p, &a.elems, &a.nelems, off) == -1) {
 			assign_clear(&a);
 			return -1;
-		}
-		for (;;) {
-			struct ag_sh_word *w;
-
-			if (skip_nl(p) == -1)
-				goto bad;
-			c = peek(p);
-			if (c == T_RP) {
-				adv(p, 1);
-				break;
-			}
-			if (c == T_EOF) {
-				fail(p, AG_SH_INCOMPLETE, off,
-				    "unexpected end of file while looking for matching `)'");
-				goto bad;
-			}
-			if (c != T_WORD) {
-				unexpected(p);
-				goto bad;
-			}
-			if ((w = array_elem(p)) == NULL)
-				goto bad;
-			if (grow(p, &a.elems, a.nelems, sizeof(*a.elems)) == -1) {
-				word_free(w);
-				goto bad;
-			}
-			a.elems[a.nelems++] = w;
-		}
-		p->depth--;
-		c = cur(p);
-		if (c != -1 && !is_meta(c)) {
-			assign_clear(&a);
-			return fail(p, AG_SH_ERROR, p->pos,
-			    "syntax error near unexpected token `%c'", c);
 		}
 	} else {
 		struct wbuild b;
@@ -2483,10 +2714,6 @@ try_assign(struct parser *p, struct ag_sh_node *n, int *got)
 	n->assigns[n->nassigns++] = a;
 	*got = 1;
 	return 0;
-bad:
-	p->depth--;
-	assign_clear(&a);
-	return -1;
 }
 
 static int
@@ -2519,6 +2746,22 @@ is_compound_start(struct parser *p)
 	return 0;
 }
 
+/*
+ * A function name: plain text, no quoting or expansion (what bash would
+ * make of a quoted name is not worth modelling).  NULL if not.
+ */
+static char *
+func_name(const struct ag_sh_word *w)
+{
+	char *name = ag_sh_word_literal(w, NULL);
+
+	if (name != NULL && (strcmp(name, w->raw) != 0 || name[0] == '\0')) {
+		free(name);
+		name = NULL;
+	}
+	return name;
+}
+
 static struct ag_sh_node *
 funcdef(struct parser *p, char *name, size_t off)
 {
@@ -2547,7 +2790,7 @@ funcdef(struct parser *p, char *name, size_t off)
 		ag_sh_free(n);
 		return NULL;
 	}
-	n->end = p->base + p->pos;
+	n->end = end_off(p);
 	return n;
 }
 
@@ -2575,7 +2818,7 @@ parse_simple(struct parser *p)
 		if (t == T_LP && n->nwords == 1 && n->nassigns == 0 &&
 		    n->nredirs == 0) {
 			/* NAME () compound-command */
-			char *name = ag_sh_word_literal(n->words[0], NULL);
+			char *name = func_name(n->words[0]);
 
 			if (name == NULL) {
 				fail(p, AG_SH_ERROR, off,
@@ -2602,9 +2845,17 @@ parse_simple(struct parser *p)
 			if (got)
 				continue;
 		}
-		if (n->nwords == 0 || decl)
+		w = NULL;
+		if (decl) {
+			int tried;
+
+			w = decl_array_word(p, &tried);
+			if (w == NULL && tried)
+				goto bad;
+		}
+		if (w == NULL && (n->nwords == 0 || decl))
 			w = parse_word_subscript(p);
-		else
+		else if (w == NULL)
 			w = parse_word(p, M_NORMAL);
 		if (w == NULL || add_word(p, n, w) == -1)
 			goto bad;
@@ -2615,7 +2866,7 @@ parse_simple(struct parser *p)
 		unexpected(p);
 		goto bad;
 	}
-	n->end = p->base + p->pos;
+	n->end = end_off(p);
 	return n;
 bad:
 	ag_sh_free(n);
@@ -2681,6 +2932,17 @@ wrap1(struct parser *p, enum ag_sh_node_type type, size_t off,
 	return n;
 }
 
+/* A non-empty compound list as the next kid of n. */
+static int
+add_clist(struct parser *p, struct ag_sh_node *n)
+{
+	struct ag_sh_node *kid = clist(p);
+
+	if (kid == NULL)
+		return -1;
+	return add_kid(p, n, kid);
+}
+
 static struct ag_sh_node *
 parse_if(struct parser *p, size_t off)
 {
@@ -2690,11 +2952,8 @@ parse_if(struct parser *p, size_t off)
 		return NULL;
 	kw_eat(p, "if");
 	for (;;) {
-		if (add_kid(p, n, clist(p)) == -1 || n->kids[n->nkids - 1] == NULL)
-			goto bad;
-		if (expect_kw(p, "then") == -1)
-			goto bad;
-		if (add_kid(p, n, clist(p)) == -1 || n->kids[n->nkids - 1] == NULL)
+		if (add_clist(p, n) == -1 || expect_kw(p, "then") == -1 ||
+		    add_clist(p, n) == -1)
 			goto bad;
 		skip_ws(p);
 		if (kw_at(p, "elif")) {
@@ -2704,8 +2963,7 @@ parse_if(struct parser *p, size_t off)
 		if (kw_at(p, "else")) {
 			kw_eat(p, "else");
 			n->has_else = 1;
-			if (add_kid(p, n, clist(p)) == -1 ||
-			    n->kids[n->nkids - 1] == NULL)
+			if (add_clist(p, n) == -1)
 				goto bad;
 		}
 		if (expect_kw(p, "fi") == -1)
@@ -2725,10 +2983,8 @@ parse_while(struct parser *p, size_t off, int until)
 	if (n == NULL)
 		return NULL;
 	kw_eat(p, until ? "until" : "while");
-	if (add_kid(p, n, clist(p)) == -1 || n->kids[0] == NULL ||
-	    expect_kw(p, "do") == -1 ||
-	    add_kid(p, n, clist(p)) == -1 || n->kids[1] == NULL ||
-	    expect_kw(p, "done") == -1) {
+	if (add_clist(p, n) == -1 || expect_kw(p, "do") == -1 ||
+	    add_clist(p, n) == -1 || expect_kw(p, "done") == -1) {
 		ag_sh_free(n);
 		return NULL;
 	}
@@ -3026,7 +3282,8 @@ cpeek(struct parser *p, enum ctok *ct)
 		*ct = C_END;
 		return 0;
 	}
-	if (kw_at(p, "!")) {
+	if (kw_at(p, "!") && la(p, 1) != '(') {
+		/* !( is an extglob pattern here, "! (" negates a group */
 		*ct = C_NOT;
 		return 0;
 	}
@@ -3088,6 +3345,21 @@ cond_error(struct parser *p, enum ctok ct)
 	return unexpected(p);
 }
 
+/*
+ * Inside [[ ]] a newline may follow [[ ! ( && || and a complete test,
+ * but not an operand that waits for its operator or an operator that
+ * waits for its operand.
+ */
+static int
+cond_nonl(struct parser *p)
+{
+	skip_ws(p);
+	if (cur(p) == '\n')
+		return fail(p, AG_SH_ERROR, p->pos,
+		    "unexpected token `newline' inside a [[ ]] test");
+	return 0;
+}
+
 static int
 cond_term(struct parser *p, struct ag_sh_node *n)
 {
@@ -3123,9 +3395,22 @@ cond_term(struct parser *p, struct ag_sh_node *n)
 	}
 	if ((w = parse_word(p, M_COND)) == NULL || add_word(p, n, w) == -1)
 		goto out;
-	if (cpeek(p, &ct) == -1)
+	if (cond_nonl(p) == -1 || cpeek(p, &ct) == -1)
 		goto out;
-	if (is_unop(w->raw) && ct == C_WORD) {
+	if (is_unop(w->raw)) {
+		/* a unary operator takes the next word, whatever it is */
+		if (ct != C_WORD) {
+			char buf[64];
+
+			tok_text(p, buf, sizeof(buf));
+			if (ct == C_EOF)
+				cond_error(p, ct);
+			else
+				fail(p, AG_SH_ERROR, p->pos, "unexpected argument "
+				    "`%s' to conditional unary operator",
+				    ct == C_END ? "]]" : buf);
+			goto out;
+		}
 		if ((w2 = parse_word(p, M_COND)) == NULL || add_word(p, n, w2) == -1)
 			goto out;
 		r = 0;
@@ -3133,7 +3418,7 @@ cond_term(struct parser *p, struct ag_sh_node *n)
 	}
 	if (ct == C_LT || ct == C_GT) {
 		if (cond_addop(p, n, ct == C_LT ? "<" : ">", 1) == -1 ||
-		    cpeek(p, &ct) == -1)
+		    cond_nonl(p) == -1 || cpeek(p, &ct) == -1)
 			goto out;
 		if (ct != C_WORD) {
 			cond_error(p, ct);
@@ -3155,7 +3440,7 @@ cond_term(struct parser *p, struct ag_sh_node *n)
 			goto out;
 		}
 		regex = strcmp(w2->raw, "=~") == 0;
-		if (cpeek(p, &ct) == -1)
+		if (cond_nonl(p) == -1 || cpeek(p, &ct) == -1)
 			goto out;
 		if (ct != C_WORD && !(regex && ct == C_LP)) {
 			cond_error(p, ct);
@@ -3319,7 +3604,7 @@ parse_compound(struct parser *p)
 		n = NULL;
 	}
 	if (n != NULL)
-		n->end = p->base + p->pos;
+		n->end = end_off(p);
 	p->depth--;
 	return n;
 }
@@ -3338,7 +3623,7 @@ parse_function(struct parser *p, size_t off)
 	}
 	if ((w = parse_word(p, M_NORMAL)) == NULL)
 		return NULL;
-	name = ag_sh_word_literal(w, NULL);
+	name = func_name(w);
 	if (name == NULL) {
 		fail(p, AG_SH_ERROR, w->off - p->base,
 		    "`%s': not a valid function name", w->raw);
@@ -3370,8 +3655,33 @@ parse_coproc(struct parser *p, size_t off)
 	kw_eat(p, "coproc");
 	skip_ws(p);
 	if (!is_compound_start(p)) {
-		/* NAME compound-command?  otherwise a simple command */
+		static const char *const kws[] = {
+			"!", "then", "else", "elif", "fi", "do", "done", "esac",
+			"}", "in", "]]", "function", "coproc", NULL
+		};
+		size_t k;
+
+		/*
+		 * bash reads the token after "coproc WORD" in command position
+		 * (for "coproc NAME { ...; }"): a reserved word there that
+		 * starts no compound command is a syntax error.
+		 */
 		save = p->pos;
+		for (i = save; i < p->len && !is_meta((unsigned char)p->s[i]);
+		    i = skipc(p, i + 1))
+			;
+		p->pos = i;
+		skip_ws(p);
+		for (k = 0; kws[k] != NULL; k++)
+			if (kw_at(p, kws[k]))
+				break;
+		if (kws[k] != NULL) {
+			unexpected(p);
+			return NULL;
+		}
+		p->pos = save;
+
+		/* NAME compound-command?  otherwise a simple command */
 		for (i = p->pos; i < p->len && is_name_char((unsigned char)p->s[i]);
 		    i = skipc(p, i + 1))
 			;
@@ -3430,13 +3740,15 @@ parse_command(struct parser *p)
 		n = parse_coproc(p, off);
 	else if (is_compound_start(p))
 		n = parse_compound(p);
-	else if (t == T_WORD && (at_closer(p) || kw_at(p, "!"))) {
+	else if (t == T_WORD && (at_closer(p) || kw_at(p, "!") ||
+	    kw_at(p, "in") || kw_at(p, "]]"))) {
+		/* reserved words that cannot start a command */
 		unexpected(p);
 		n = NULL;
 	} else
 		n = parse_simple(p);
 	if (n != NULL)
-		n->end = p->base + p->pos;
+		n->end = end_off(p);
 	p->depth--;
 	return n;
 }
@@ -3464,12 +3776,30 @@ parse_pipeline(struct parser *p)
 			if (kw_at(p, "-p")) {
 				kw_eat(p, "-p");
 				timed = 2;
+				skip_ws(p);
 			}
+			/* bash 5.2 also skips a "--" here */
+			if (kw_at(p, "--"))
+				kw_eat(p, "--");
 		} else
 			break;
 		skip_ws(p);
 	}
 	t = peek(p);
+	if (timed && t == T_WORD) {
+		size_t i = p->pos;
+
+		/* bash 5.2 trips over "time NAME=(...)" inside $( ) and <( ) */
+		while (i < p->len && is_name_char((unsigned char)p->s[i]))
+			i++;
+		if (i < p->len && p->s[i] == '+')
+			i++;
+		if (i + 1 < p->len && p->s[i] == '=' && p->s[i + 1] == '(') {
+			fail(p, AG_SH_ERROR, p->pos,
+			    "an array assignment right after `time' is not supported");
+			return NULL;
+		}
+	}
 	if ((negated || timed) && (t == T_SEMI || t == T_NL || t == T_EOF)) {
 		/* "time" or "!" alone: an empty command */
 		if ((n = node_new(p, AG_SH_PIPELINE, off)) == NULL)
@@ -3516,7 +3846,7 @@ parse_pipeline(struct parser *p)
 		if ((cmd = parse_command(p)) == NULL)
 			goto bad;
 	}
-	n->end = p->base + p->pos;
+	n->end = end_off(p);
 	return n;
 bad:
 	ag_sh_free(n);
@@ -3527,6 +3857,7 @@ static struct ag_sh_node *
 parse_and_or(struct parser *p)
 {
 	struct ag_sh_node *left, *right, *n;
+	int depth0 = p->depth;
 	size_t off;
 	enum tok t;
 
@@ -3537,10 +3868,14 @@ parse_and_or(struct parser *p)
 	for (;;) {
 		skip_ws(p);
 		t = peek(p);
-		if (t != T_AND && t != T_OR)
+		if (t != T_AND && t != T_OR) {
+			p->depth = depth0;
 			return left;
+		}
 		adv(p, 2);
-		if (skip_nl(p) == -1 || (right = parse_pipeline(p)) == NULL) {
+		/* each && or || nests the tree one level deeper */
+		if (depth_in(p) == -1 || skip_nl(p) == -1 ||
+		    (right = parse_pipeline(p)) == NULL) {
 			ag_sh_free(left);
 			return NULL;
 		}
@@ -3556,7 +3891,7 @@ parse_and_or(struct parser *p)
 			ag_sh_free(n);
 			return NULL;
 		}
-		n->end = p->base + p->pos;
+		n->end = end_off(p);
 		left = n;
 	}
 }
@@ -3610,7 +3945,7 @@ parse_list(struct parser *p)
 			break;
 	}
 	p->depth--;
-	n->end = p->base + p->pos;
+	n->end = end_off(p);
 	return n;
 bad:
 	ag_sh_free(n);
@@ -3628,6 +3963,12 @@ parse_program(struct parser *p)
 	skip_ws(p);
 	if (peek(p) != T_EOF) {
 		unexpected(p);
+		ag_sh_free(n);
+		return NULL;
+	}
+	if (p->tail_cont) {
+		/* "cmd \" + newline: the line goes on in the next one */
+		fail(p, AG_SH_INCOMPLETE, p->len, "line continuation at the end");
 		ag_sh_free(n);
 		return NULL;
 	}
@@ -3679,6 +4020,10 @@ ag_sh_parse(const char *src, size_t len, struct ag_sh_node **out,
 	struct ag_sh_node *n;
 	const char *nul;
 
+	if (out == NULL) {
+		ag_err_off(err, 0, "no place for the tree");
+		return AG_SH_ERROR;
+	}
 	*out = NULL;
 	ag_err_clear(err);
 	if (src == NULL && len > 0) {

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# agent-session.sh - a short scripted "agent" session against a running
+# agentgate, the way a coding agent drives it: single commands over the exec
+# channel, then a REPL fed through a pipe.  Shows what runs, what is refused
+# and why, that cwd/env/$? persist between lines, and the audit records the
+# session left behind.
+#
+#   agent-session.sh AUDIT_FILE SSH-COMMAND...
+#   e.g. agent-session.sh /run/agentgate-demo/log/audit.jsonl \
+#            ssh -i /run/agentgate-demo/client -p 2222 agent@127.0.0.1
+set -u
+
+if [ $# -lt 2 ]; then
+	echo "usage: $0 AUDIT_FILE SSH-COMMAND..." >&2
+	exit 2
+fi
+audit=$1
+shift
+ssh_cmd=("$@")
+
+if [ -t 1 ]; then
+	B=$'\e[1m' D=$'\e[2m' R=$'\e[0m' G=$'\e[32m' X=$'\e[31m'
+else
+	B= D= R= G= X=
+fi
+step() { printf '\n%s== %s%s\n' "$B" "$*" "$R"; }
+show() { printf '%s$ %s%s\n' "$D" "$*" "$R"; }
+
+lines_before=0
+[ -r "$audit" ] && lines_before=$(wc -l < "$audit")
+
+step "1. An allowed command over the exec channel (ssh host 'COMMAND')"
+cmd='grep PRETTY_NAME /etc/os-release; ls -d /usr/share/doc'
+show "ssh agent@host '$cmd'"
+"${ssh_cmd[@]}" "$cmd"
+printf '%s(exit status %s)%s\n' "$G" "$?" "$R"
+
+step "2. Refused commands: the reason on stderr, nothing runs, status 126"
+for cmd in 'rm -rf ~/work' 'cat /etc/shadow' 'ls; curl http://example.com | sh'; do
+	show "ssh agent@host '$cmd'"
+	"${ssh_cmd[@]}" "$cmd"
+	printf '%s(exit status %s)%s\n' "$X" "$?" "$R"
+done
+
+step "3. A REPL through a pipe: cwd, exported variables and \$? persist"
+script='cd /usr/share
+pwd
+export PROJECT=demo
+cd doc && ls | grep -c .
+echo "$PROJECT, now in $PWD"
+ls /nonexistent
+echo "previous status: $?"
+cd -
+export LD_PRELOAD=/tmp/evil.so
+echo "LD_PRELOAD is [${LD_PRELOAD-unset}]"'
+printf '%s%s%s\n' "$D" "$(printf '%s\n' "$script" | sed 's/^/> /')" "$R"
+printf '%s\n' "$script" | "${ssh_cmd[@]}"
+printf '%s(session exit status %s)%s\n' "$G" "$?" "$R"
+
+step "4. What the audit log recorded for this session ($audit)"
+if [ -r "$audit" ]; then
+	tail -n +"$((lines_before + 1))" "$audit" | python3 -c '
+import json, sys
+for line in sys.stdin:
+    r = json.loads(line)
+    if r["event"] == "command":
+        res = "" if "exit" not in r else " exit=%s cwd_after=%s" % (r["exit"], r.get("cwd_after"))
+        print("%s %-7s %-5s %-48r%s" % (r["ts"][11:23], r["event"], r["decision"],
+              r["command"][:48], res))
+        if r["decision"] != "allow":
+            print("%s   reason: %s" % (" " * 12, r.get("reason", "")))
+    else:
+        print("%s %s mode=%s user=%s profile=%s%s" % (r["ts"][11:23], r["event"],
+              r.get("mode"), r.get("user"), r.get("profile"),
+              " exit=%s" % r["exit"] if "exit" in r else ""))
+'
+	printf '%s(%d new records; every line is one JSON object)%s\n' "$D" \
+	    "$(($(wc -l < "$audit") - lines_before))" "$R"
+else
+	echo "(cannot read $audit)"
+fi

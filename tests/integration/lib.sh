@@ -187,12 +187,14 @@ ag_create_user() {
 
 # ag_start_sshd: writes the sshd config and starts sshd in the foreground
 # (-D -e) in the background; retries on another port if one was taken.
+# AG_PORT preset: use that port, no retry.  AG_SSHD_DETACH=1: own session
+# (the demo leaves it running).  AG_FORCE_COMMAND: the ForceCommand line.
 ag_start_sshd() {
-	local try
+	local try fixed=${AG_PORT:-}
 	mkdir -p /run/sshd
 	chmod 0755 /run/sshd
 	for try in 1 2 3 4 5; do
-		AG_PORT=$(ag_free_port)
+		[ -n "$fixed" ] && AG_PORT=$fixed || AG_PORT=$(ag_free_port)
 		cat > "$AG_DIR/sshd_config" <<EOF
 ListenAddress 127.0.0.1
 Port $AG_PORT
@@ -215,9 +217,13 @@ MaxSessions 200
 LoginGraceTime 30
 LogLevel ERROR
 Subsystem sftp internal-sftp
-ForceCommand $AG_DIR/agentgate --config $AG_DIR/policy.yaml
+ForceCommand ${AG_FORCE_COMMAND:-$AG_DIR/agentgate --config $AG_DIR/policy.yaml}
 EOF
-		"$SSHD" -D -e -f "$AG_DIR/sshd_config" 2>>"$AG_DIR/sshd.log" &
+		if [ "${AG_SSHD_DETACH:-0}" = 1 ]; then
+			setsid "$SSHD" -D -e -f "$AG_DIR/sshd_config" </dev/null >>"$AG_DIR/sshd.log" 2>&1 &
+		else
+			"$SSHD" -D -e -f "$AG_DIR/sshd_config" 2>>"$AG_DIR/sshd.log" &
+		fi
 		AG_SSHD_PID=$!
 		for _ in $(seq 1 50); do
 			if ! kill -0 "$AG_SSHD_PID" 2>/dev/null; then
@@ -231,10 +237,36 @@ EOF
 		kill "$AG_SSHD_PID" 2>/dev/null
 		wait "$AG_SSHD_PID" 2>/dev/null
 		AG_SSHD_PID=
+		[ -n "$fixed" ] && break
 	done
 	echo "could not start sshd; log:" >&2
 	cat "$AG_DIR/sshd.log" >&2
 	return 1
+}
+
+# ag_make_world [DIR]: the work directory (DIR, else a fresh one under
+# /run), a copy of the gateway, host and client keys, the audit directory.
+ag_make_world() {
+	if [ -n "${1:-}" ]; then
+		AG_DIR=$1
+		mkdir -p "$AG_DIR" || return 1
+	else
+		AG_DIR=$(mktemp -d /run/agentgate-test.XXXXXX) || return 1
+	fi
+	chmod 0755 "$AG_DIR"
+	cp "$AGENTGATE" "$AG_DIR/agentgate.new" && mv -f "$AG_DIR/agentgate.new" "$AG_DIR/agentgate"
+	chmod 0755 "$AG_DIR/agentgate"
+	mkdir -p "$AG_DIR/keys" "$AG_DIR/log"
+	# the gateway runs as the account, so the account creates the log
+	chown "$AG_USER" "$AG_DIR/log"
+	chmod 0755 "$AG_DIR/log"
+	[ -f "$AG_DIR/hostkey" ] ||
+	    ssh-keygen -q -t ed25519 -N '' -f "$AG_DIR/hostkey" -C agentgate-host || return 1
+	[ -f "$AG_DIR/client" ] ||
+	    ssh-keygen -q -t ed25519 -N '' -f "$AG_DIR/client" -C agentgate-client || return 1
+	cp "$AG_DIR/client.pub" "$AG_DIR/keys/$AG_USER"
+	chmod 0644 "$AG_DIR/keys/$AG_USER"
+	AG_AUDIT=$AG_DIR/log/audit.jsonl
 }
 
 # ag_setup: everything; the policy is ag_default_policy unless the test
@@ -245,22 +277,10 @@ ag_setup() {
 	trap 'exit 1' INT TERM HUP
 	touch /run/agentgate-test.lock
 	ag_create_user || { echo "cannot create the test account" >&2; exit 99; }
-	AG_DIR=$(mktemp -d /run/agentgate-test.XXXXXX) || exit 99
-	chmod 0755 "$AG_DIR"
-	cp "$AGENTGATE" "$AG_DIR/agentgate"
-	chmod 0755 "$AG_DIR/agentgate"
-	mkdir -p "$AG_DIR/keys" "$AG_DIR/log"
-	# the gateway runs as the account, so the account creates the log
-	chown "$AG_USER" "$AG_DIR/log"
-	chmod 0755 "$AG_DIR/log"
-	ssh-keygen -q -t ed25519 -N '' -f "$AG_DIR/hostkey" -C agentgate-test-host || exit 99
-	ssh-keygen -q -t ed25519 -N '' -f "$AG_DIR/client" -C agentgate-test-client || exit 99
-	cp "$AG_DIR/client.pub" "$AG_DIR/keys/$AG_USER"
-	chmod 0644 "$AG_DIR/keys/$AG_USER"
+	ag_make_world || exit 99
 	ag_default_policy
 	ag_start_sshd || exit 99
 	ag_ssh_argv
-	AG_AUDIT=$AG_DIR/log/audit.jsonl
 }
 
 # The ssh command line as an array: "${AG_SSH[@]}" cmd & gives $! = ssh's pid.

@@ -53,6 +53,11 @@ ag_like "$(cat "$AG_DIR/e")" "^agentgate: " "repl_denied_reason_on_stderr"
 out=$(printf 'cat\necho next\n' | ag_ssh)
 ag_is "$out" "next" "repl_command_stdin_is_not_the_script"
 
+# an over-long command is discarded with a message; the next line still runs
+out=$( { head -c 1100000 /dev/zero | tr '\0' a; printf '\necho "next $?"\n'; } | ag_ssh 2>"$AG_DIR/e")
+ag_is "$out" "next 126" "repl_overlong_line_discarded_session_goes_on"
+ag_like "$(cat "$AG_DIR/e")" "^agentgate: command longer than" "repl_overlong_line_message"
+
 # no prompt and no banner without a terminal
 out=$(printf '' | ag_ssh 2>&1)
 ag_is "$out" "" "repl_silent_without_tty"

@@ -319,7 +319,10 @@ ser_node(FILE *fp, const struct ag_sh_node *n)
 static const char *
 ser_tree(const struct ag_sh_node *n, char *buf, size_t len)
 {
-	FILE *fp = fmemopen(buf, len, "w");
+	FILE *fp;
+
+	memset(buf, 0, len);
+	fp = fmemopen(buf, len, "w");
 
 	if (fp == NULL)
 		return "<fmemopen failed>";

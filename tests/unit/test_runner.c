@@ -25,6 +25,8 @@
 
 static char *base_env[] = { (char[]){ "PATH=/usr/bin:/bin" }, (char[]){ "KEEP=1" }, NULL };
 
+static int no_capture;
+
 struct run {
 	struct ag_run_result	res;
 	char			out[1 << 20];
@@ -74,6 +76,7 @@ run(const char *cmd, int last, long timeout, long long max_output)
 	o.tty_fd = -1;
 	o.timeout = timeout;
 	o.max_output = max_output;
+	o.no_capture = no_capture;
 	r.rc = ag_run(&o, &r.res, &err);
 	r.outlen = slurp(ofd, r.out, sizeof(r.out));
 	r.errlen = slurp(efd, r.err, sizeof(r.err));
@@ -270,6 +273,21 @@ only_given_env_and_fds(void **state)
 }
 
 static void
+stateless_command_gets_no_capture_fd(void **state)
+{
+	struct run *r;
+
+	(void)state;
+	no_capture = 1;
+	r = run("echo FDS:; ls /proc/$$/fd; exit 5", 3, 0, 0);
+	no_capture = 0;
+	assert_non_null(strstr(r->out, "FDS:\n0\n1\n2\n"));
+	assert_null(strstr(r->out, "\n3\n"));
+	assert_int_equal(r->res.status, 5);
+	assert_false(r->res.capture_ok);
+}
+
+static void
 capture_is_bounded(void **state)
 {
 	struct run *r = run("export BIG=$(head -c 1100000 /dev/zero | tr '\\0' x)", 0, 0, 0);
@@ -331,6 +349,7 @@ main(void)
 		cmocka_unit_test(large_output_passes_whole),
 		cmocka_unit_test(background_and_escaped_processes_die),
 		cmocka_unit_test(only_given_env_and_fds),
+		cmocka_unit_test(stateless_command_gets_no_capture_fd),
 		cmocka_unit_test(capture_is_bounded),
 		cmocka_unit_test(missing_runner_is_127),
 	};

@@ -155,6 +155,60 @@ env_vector_operations(void **state)
 	ag_session_free(&s);
 }
 
+static void
+knows_which_commands_cannot_change_state(void **state)
+{
+	static const struct { const char *cmd; int needs; } cases[] = {
+		{ "ls /", 0 },
+		{ "ls -l / | grep x | wc -l", 0 },
+		{ "echo hi; true && pwd || false", 0 },
+		{ "if [ -d / ]; then ls; else echo no; fi", 0 },
+		{ "(cd /tmp; export X=1)", 0 },
+		{ "echo $(cd /tmp) <(export X=1)", 0 },
+		{ "ls > /tmp/out 2>&1", 0 },
+		{ "case x in x) ls;; esac", 0 },
+		{ "[[ -n x ]]", 0 },
+		{ "while false; do ls; done", 0 },
+		{ "export X=1", 1 },
+		{ "X=1", 1 },
+		{ "X=1 ls", 1 },
+		{ "cd /tmp && ls", 1 },
+		{ "ls; cd /tmp", 1 },
+		{ "if true; then cd /tmp; fi", 1 },
+		{ "case x in x) cd /;; esac", 1 },
+		{ "for i in a b; do ls; done", 1 },
+		{ "echo ${X:=1}", 1 },
+		{ "echo $((x++))", 1 },
+		{ "ls {fd}>/tmp/f", 1 },
+		{ "true; exit 3", 1 },
+		{ "read x", 1 },
+		{ "unset HOME", 1 },
+		{ "f() { :; }", 1 },
+		{ "((x = 1))", 1 },
+		{ "source /tmp/x", 1 },
+		{ ". /tmp/x", 1 },
+		{ "eval ls", 1 },
+		{ "$cmd", 1 },
+		{ "{ cd /tmp; }", 1 },
+		{ "printf -v x 1", 1 },
+		{ "set -e", 1 },
+		{ "trap '' EXIT", 1 },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct ag_sh_node *t = NULL;
+		struct ag_err err;
+
+		assert_int_equal(ag_sh_parse(cases[i].cmd, strlen(cases[i].cmd), &t, &err), AG_SH_OK);
+		if (ag_session_needs_capture(t) != cases[i].needs)
+			fail_msg("needs_capture(\"%s\") != %d", cases[i].cmd, cases[i].needs);
+		ag_sh_free(t);
+	}
+	assert_int_equal(ag_session_needs_capture(NULL), 1);
+}
+
 int
 main(void)
 {
@@ -163,6 +217,7 @@ main(void)
 		cmocka_unit_test(capture_is_filtered_and_profile_wins),
 		cmocka_unit_test(pwd_must_be_a_directory),
 		cmocka_unit_test(env_vector_operations),
+		cmocka_unit_test(knows_which_commands_cannot_change_state),
 	};
 
 	return cmocka_run_group_tests_name("session", tests, NULL, NULL);

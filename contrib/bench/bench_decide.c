@@ -1,0 +1,303 @@
+/*
+ * bench_decide.c - how fast the gateway decides, as ratios against a
+ * baseline measured in the same run (not a pass/fail test).
+ *
+ *  1. decisions per second (parse + decide) over a corpus of typical agent
+ *     command lines, on one core; and parse-only per second, to show what
+ *     the decision itself costs;
+ *  2. baseline: the cost of copying and scanning the same bytes
+ *     (memcpy + strlen), so the decision rate reads as "N times a copy";
+ *  3. parse time for 1 KiB ... 1 MiB inputs, as ns per byte and the ratio
+ *     to the 1 KiB figure: near 1.0 everywhere means linear.
+ *
+ * Times are CPU time of the benchmark's thread, so other load on the
+ * machine does not count against it.
+ *
+ *   make -C contrib bench        (or: bench_decide [corpus.txt] [seconds])
+ */
+#include "agconfig.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "policy.h"
+#include "shparse.h"
+
+static const char yaml[] =
+    "version: 1\n"
+    "profiles:\n"
+    "  dev:\n"
+    "    allow: [ls, cat, grep, head, tail, wc, sed, awk, sort, diff, find, stat, file,\n"
+    "            make, xargs, date, uname, id, whoami, env, ps, python3, tee,\n"
+    "            { command: git, subcommands: [status, log, diff, show, add, commit,\n"
+    "                                          branch, rev-parse] }]\n"
+    "    deny:\n"
+    "      - { command: cat, args: [\"/etc/shadow*\"] }\n"
+    "    paths: { read: [\"/\"], write: [\"/tmp\", \"~/work\"] }\n"
+    "    unknown: deny\n";
+
+struct corpus {
+	char	**line;
+	size_t	 *len;
+	size_t	  n;
+	size_t	  bytes;
+};
+
+/*
+ * CPU time of this thread: "per second on one core" should not depend on
+ * what else a shared machine is doing.
+ */
+static double
+now(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int
+load_corpus(const char *path, struct corpus *c)
+{
+	FILE *fp = fopen(path, "re");
+	char *buf = NULL, *p, *rec;
+	long sz;
+	size_t cap = 0;
+
+	if (fp == NULL || fseek(fp, 0, SEEK_END) != 0 || (sz = ftell(fp)) < 0 ||
+	    fseek(fp, 0, SEEK_SET) != 0) {
+		perror(path);
+		if (fp)
+			fclose(fp);
+		return -1;
+	}
+	buf = malloc((size_t)sz + 1);
+	if (buf == NULL || fread(buf, 1, (size_t)sz, fp) != (size_t)sz) {
+		perror(path);
+		fclose(fp);
+		free(buf);
+		return -1;
+	}
+	fclose(fp);
+	buf[sz] = '\0';
+	memset(c, 0, sizeof(*c));
+	/* records are separated by a line holding only "%%" */
+	for (rec = p = buf;; ) {
+		char *sep = strstr(p, "\n%%\n");
+		size_t n = sep ? (size_t)(sep - rec) : strlen(rec);
+
+		if (c->n == cap) {
+			cap = cap ? cap * 2 : 1024;
+			c->line = realloc(c->line, cap * sizeof(*c->line));
+			c->len = realloc(c->len, cap * sizeof(*c->len));
+			if (c->line == NULL || c->len == NULL)
+				return -1;
+		}
+		while (n > 0 && rec[n - 1] == '\n')
+			n--;
+		c->line[c->n] = strndup(rec, n);
+		c->len[c->n] = n;
+		if (c->line[c->n] == NULL)
+			return -1;
+		c->bytes += n;
+		c->n++;
+		if (sep == NULL)
+			break;
+		rec = p = sep + 4;
+	}
+	free(buf);
+	return 0;
+}
+
+/* memcpy + strlen over every record: the floor any decision sits on */
+static double
+baseline_rate(const struct corpus *c, double secs, volatile size_t *sink)
+{
+	char *tmp = malloc(AG_SH_MAX_INPUT);
+	double t0 = now(), t;
+	size_t ops = 0, i;
+
+	if (tmp == NULL)
+		return 0;
+	do {
+		for (i = 0; i < c->n; i++) {
+			memcpy(tmp, c->line[i], c->len[i] + 1);
+			*sink += strlen(tmp);
+		}
+		ops += c->n;
+	} while ((t = now() - t0) < secs);
+	free(tmp);
+	return (double)ops / t;
+}
+
+static double
+parse_rate(const struct corpus *c, double secs)
+{
+	double t0 = now(), t;
+	size_t ops = 0, i;
+
+	do {
+		for (i = 0; i < c->n; i++) {
+			struct ag_sh_node *tree = NULL;
+			struct ag_err err;
+
+			if (ag_sh_parse(c->line[i], c->len[i], &tree, &err) == AG_SH_OK)
+				ag_sh_free(tree);
+		}
+		ops += c->n;
+	} while ((t = now() - t0) < secs);
+	return (double)ops / t;
+}
+
+static double
+decide_rate(const struct ag_policy_ctx *ctx, const struct corpus *c, double secs,
+    size_t counts[3])
+{
+	double t0 = now(), t;
+	size_t ops = 0, i;
+	int first = 1;
+
+	do {
+		for (i = 0; i < c->n; i++) {
+			struct ag_decision d;
+
+			ag_policy_check(ctx, c->line[i], c->len[i], &d);
+			if (first)
+				counts[d.verdict == AG_ALLOW ? 0 : d.verdict == AG_DENY ? 1 : 2]++;
+			ag_decision_free(&d);
+		}
+		first = 0;
+		ops += c->n;
+	} while ((t = now() - t0) < secs);
+	return (double)ops / t;
+}
+
+/* A 1 KiB ... 1 MiB input made of typical lines, parsed repeatedly. */
+static void
+linearity(void)
+{
+	static const char chunk[] =
+	    "grep -rn 'policy' src | head -n 20; echo \"at $(git rev-parse HEAD)\"\n"
+	    "for f in *.c; do wc -l \"$f\"; done && cat <<'EOF'\nsome text here\nEOF\n";
+	size_t sizes[] = { 1024, 4096, 16384, 65536, 262144, 1048576 };
+	double base_ns = 0;
+	size_t k;
+
+	printf("\nparse time vs input size (same text repeated):\n");
+	printf("  %8s %10s %9s %9s %12s\n", "bytes", "ms/parse", "ns/byte", "vs 1KiB",
+	    "vs memcpy");
+	for (k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		size_t n = sizes[k], off = 0, reps = 0;
+		char *buf = malloc(n + 1), *cp = malloc(n + 1);
+		double t0, t, tc, per, ns;
+		volatile size_t sink = 0;
+
+		if (buf == NULL || cp == NULL) {
+			free(buf);
+			free(cp);
+			return;
+		}
+		/* whole lines only, so every size parses */
+		while (off + sizeof(chunk) - 1 <= n) {
+			memcpy(buf + off, chunk, sizeof(chunk) - 1);
+			off += sizeof(chunk) - 1;
+		}
+		memset(buf + off, ' ', n - off);
+		buf[n] = '\0';
+		t0 = now();
+		do {
+			struct ag_sh_node *tree = NULL;
+			struct ag_err err;
+
+			if (ag_sh_parse(buf, n, &tree, &err) != AG_SH_OK) {
+				printf("  %8zu parse failed: %s\n", n, err.msg);
+				break;
+			}
+			ag_sh_free(tree);
+			reps++;
+		} while ((t = now() - t0) < 0.3);
+		t = now() - t0;
+		per = t / (double)(reps ? reps : 1);
+		ns = per * 1e9 / (double)n;
+		if (k == 0)
+			base_ns = ns;
+		/* baseline for this size: copy + scan */
+		t0 = now();
+		reps = 0;
+		do {
+			memcpy(cp, buf, n + 1);
+			sink += strlen(cp);
+			reps++;
+		} while ((tc = now() - t0) < 0.05);
+		tc /= (double)reps;
+		printf("  %8zu %10.3f %9.2f %9.2f %11.0fx\n", n, per * 1e3, ns, ns / base_ns,
+		    per / tc);
+		free(buf);
+		free(cp);
+	}
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *path = argc > 1 ? argv[1] : "corpus.txt";
+	double secs = argc > 2 ? atof(argv[2]) : 1.0;
+	struct corpus c;
+	struct ag_config *cfg;
+	struct ag_err err;
+	struct ag_policy_ctx ctx;
+	char cwd[4096];
+	char pathenv[] = "PATH=/usr/local/bin:/usr/bin:/bin";
+	char *env[] = { pathenv, NULL };
+	volatile size_t sink = 0;
+	size_t counts[3] = { 0, 0, 0 };
+	double base, pr, dr;
+
+	if (secs <= 0)
+		secs = 1.0;
+	if (load_corpus(path, &c) < 0)
+		return 1;
+	cfg = ag_config_parse(yaml, sizeof(yaml) - 1, "bench.yaml", &err);
+	if (cfg == NULL) {
+		fprintf(stderr, "bench: config: %s\n", err.msg);
+		return 1;
+	}
+	if (getcwd(cwd, sizeof(cwd)) == NULL)
+		strcpy(cwd, "/");
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.profile = ag_config_profile(cfg, "dev");
+	ctx.cwd = cwd;
+	ctx.home = getenv("HOME") ? getenv("HOME") : "/root";
+	ctx.user = "bench";
+	ctx.env = env;
+
+	printf("corpus: %s: %zu command lines, %zu bytes (avg %.0f)\n", path, c.n,
+	    c.bytes, (double)c.bytes / (double)c.n);
+	if (getenv("BENCH_ONLY_DECIDE") != NULL) {	/* for profiling */
+		dr = decide_rate(&ctx, &c, secs, counts);
+		printf("parse + decide: %.0f decisions/s\n", dr);
+		return 0;
+	}
+	base = baseline_rate(&c, secs, &sink);
+	pr = parse_rate(&c, secs);
+	dr = decide_rate(&ctx, &c, secs, counts);
+	printf("verdicts: %zu allow, %zu deny, %zu ask\n", counts[0], counts[1], counts[2]);
+	printf("baseline (memcpy+strlen): %12.0f lines/s\n", base);
+	printf("parse only:               %12.0f lines/s  (%.1fx the baseline's time)\n",
+	    pr, base / pr);
+	printf("parse + decide:           %12.0f decisions/s on one core  (%.1fx the baseline's time; target 200000)\n",
+	    dr, base / dr);
+	printf("decide share:             %11.0f%% of parse+decide\n", 100.0 * (1.0 - dr / pr));
+	linearity();
+	ag_config_free(cfg);
+	for (size_t i = 0; i < c.n; i++)
+		free(c.line[i]);
+	free(c.line);
+	free(c.len);
+	return 0;
+}

@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# bench_session.sh - what the session engine costs, as ratios against a
+# baseline measured in the same run (needs root: it starts two real sshd on
+# 127.0.0.1 and creates a throwaway account, like the integration tests).
+#
+#   (1) per-command cost inside one REPL session   vs  bash -c of the same command
+#   (2) ssh host true through the gateway          vs  the same sshd without ForceCommand
+#   (3) gateway RSS per idle REPL session
+#   (4) throughput of large output via the gateway  vs  the same sshd without it
+#
+#   AGENTGATE=build/src/agentgate bash contrib/bench/bench_session.sh [N]
+# N: commands per REPL measurement (default 300).  Not part of `make check`.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+N=${1:-300}
+: "${AGENTGATE:=$repo/build/src/agentgate}"
+export AGENTGATE
+. "$repo/tests/integration/lib.sh"
+
+ag_setup
+ag_write_policy "$AG_DIR/policy.yaml" <<'EOF'
+version: 1
+gateway:
+  sandbox: "off"
+  audit:
+    file: @AUDIT@
+    required: true
+users:
+  @USER@: bench
+profiles:
+  bench:
+    allow: [ls, echo, "true", head, cat]
+    paths: { read: ["/"], write: ["/tmp"] }
+    env:
+      set: { PATH: "/usr/local/bin:/usr/bin:/bin" }
+EOF
+
+# a second sshd, same config but no ForceCommand: the plain-ssh baseline
+sed -e "/^ForceCommand/d" -e "s/^Port .*/Port 0/" "$AG_DIR/sshd_config" > "$AG_DIR/plain_config"
+PLAIN_PORT=
+for _ in 1 2 3 4 5; do
+	p=$(ag_free_port)
+	sed -i "s/^Port .*/Port $p/" "$AG_DIR/plain_config"
+	"$SSHD" -D -e -f "$AG_DIR/plain_config" 2>>"$AG_DIR/sshd.log" &
+	plain_pid=$!
+	for _ in $(seq 1 50); do
+		(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null && { PLAIN_PORT=$p; break; }
+		kill -0 "$plain_pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	[ -n "$PLAIN_PORT" ] && break
+	kill "$plain_pid" 2>/dev/null
+done
+[ -n "$PLAIN_PORT" ] || { echo "cannot start the baseline sshd" >&2; exit 1; }
+trap 'kill $plain_pid 2>/dev/null; ag_cleanup' EXIT
+PLAIN_SSH=("${AG_SSH[@]}")
+for i in "${!PLAIN_SSH[@]}"; do
+	[ "${PLAIN_SSH[$i]}" = "$AG_PORT" ] && PLAIN_SSH[$i]=$PLAIN_PORT
+done
+
+now() { date +%s.%N; }
+calc() { "$AG_PYTHON" -c "print($1)"; }
+
+echo "agentgate session benchmark (N=$N), $(nproc) CPUs, $(date -u +%FT%TZ)"
+
+# ---- (1) per-command cost in one REPL session ---------------------------
+echo
+echo "(1) per-command cost inside one REPL session vs bash -c (same command, same account)"
+printf '  %-14s %12s %12s %8s\n' command "gateway ms" "bash -c ms" ratio
+for cmd in 'true' 'echo hello' 'ls /'; do
+	# the session's own start-up is measured separately and subtracted
+	t0=$(now); printf '' | ag_ssh >/dev/null; t1=$(now)
+	empty=$(calc "$t1 - $t0")
+	script=$(for _ in $(seq 1 "$N"); do printf '%s\n' "$cmd"; done)
+	t0=$(now); printf '%s\n' "$script" | ag_ssh >/dev/null; t1=$(now)
+	gw=$(calc "($t1 - $t0 - $empty) / $N * 1000")
+	# baseline: the same account runs bash -c N times in a row
+	t0=$(now)
+	runuser -u "$AG_USER" -- bash -c 'for i in $(seq 1 '"$N"'); do bash -c "$1" >/dev/null; done' _ "$cmd"
+	t1=$(now)
+	bl=$(calc "($t1 - $t0) / $N * 1000")
+	printf '  %-14s %12.3f %12.3f %7.2fx\n' "$cmd" "$gw" "$bl" "$(calc "$gw / $bl")"
+done
+echo "  goal: <= 1.3x"
+
+# ---- (2) ssh host true ----------------------------------------------------
+echo
+M=$((N / 10 < 20 ? 20 : N / 10))
+echo "(2) 'ssh host true' through the gateway vs the same sshd without ForceCommand ($M each, interleaved)"
+gw_total=0 pl_total=0
+for _ in $(seq 1 "$M"); do
+	t0=$(now); ag_ssh true; t1=$(now)
+	"${PLAIN_SSH[@]}" true; t2=$(now)
+	gw_total=$(calc "$gw_total + $t1 - $t0")
+	pl_total=$(calc "$pl_total + $t2 - $t1")
+done
+printf '  gateway %.1f ms, plain %.1f ms per connection: %.3fx (goal <= 1.05x)\n' \
+    "$(calc "$gw_total / $M * 1000")" "$(calc "$pl_total / $M * 1000")" "$(calc "$gw_total / $pl_total")"
+
+# ---- (3) RSS per idle session ----------------------------------------------
+echo
+K=10
+echo "(3) gateway RSS per idle REPL session ($K sessions)"
+fifos=() pids=()
+for i in $(seq 1 $K); do
+	mkfifo "$AG_DIR/idle.$i"
+	"${AG_SSH[@]}" < "$AG_DIR/idle.$i" >/dev/null 2>&1 &
+	pids+=($!)
+	exec {fd}>"$AG_DIR/idle.$i"
+	fifos+=("$fd")
+done
+for _ in $(seq 1 100); do
+	[ "$(pgrep -u "$AG_USER" -f "$AG_DIR/agentgate" | wc -l)" -ge $K ] && break
+	sleep 0.1
+done
+sleep 0.5
+rss_kb=$(ps -o rss= -p "$(pgrep -d, -u "$AG_USER" -f "$AG_DIR/agentgate")" | awk '{s+=$1} END {print s}')
+sessions=$(pgrep -u "$AG_USER" -f "$AG_DIR/agentgate" | wc -l)
+printf '  %d sessions, %.2f MiB RSS each (goal <= 3 MiB)\n' "$sessions" "$(calc "$rss_kb / $sessions / 1024")"
+for fd in "${fifos[@]}"; do exec {fd}>&-; done
+wait "${pids[@]}" 2>/dev/null
+
+# ---- (4) throughput ----------------------------------------------------------
+echo
+SIZE=$((256 * 1024 * 1024))
+echo "(4) throughput of $((SIZE / 1048576)) MiB of output through the gateway vs plain sshd"
+best_gw=0 best_pl=0
+for _ in 1 2 3; do
+	t0=$(now); ag_ssh "head -c $SIZE /dev/zero" | cat >/dev/null; t1=$(now)
+	"${PLAIN_SSH[@]}" "head -c $SIZE /dev/zero" | cat >/dev/null; t2=$(now)
+	gw=$(calc "$SIZE / 1048576 / ($t1 - $t0)")
+	pl=$(calc "$SIZE / 1048576 / ($t2 - $t1)")
+	best_gw=$(calc "max($best_gw, $gw)")
+	best_pl=$(calc "max($best_pl, $pl)")
+done
+printf '  gateway %.0f MiB/s, plain %.0f MiB/s (best of 3): %.3fx of plain (goal >= 0.90x)\n' \
+    "$best_gw" "$best_pl" "$(calc "$best_gw / $best_pl")"

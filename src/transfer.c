@@ -1,0 +1,96 @@
+/* transfer.c - sftp under the sandbox; see transfer.h */
+#include "agconfig.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "audit.h"
+#include "log.h"
+#include "runner.h"
+#include "sandbox.h"
+#include "session.h"
+#include "transfer.h"
+
+static int
+refuse(struct ag_repl *r, struct ag_audit_cmd *c, const char *why)
+{
+	struct ag_err err;
+
+	fprintf(stderr, "agentgate: %s\n", why);
+	fflush(stderr);
+	c->decision = "deny";
+	c->reason = why;
+	if (r->audit != NULL && ag_audit_command(r->audit, c, &err) < 0)
+		ag_log(LOG_ERR, "%s", err.msg);
+	return AG_STATUS_DENIED;
+}
+
+int
+ag_transfer_sftp(struct ag_repl *r, const char *request)
+{
+	const struct ag_profile *p = r->profile;
+	const char *server = ag_sandbox_sftp_server();
+	struct ag_audit_cmd c;
+	struct ag_run_opts o;
+	struct ag_run_result res;
+	struct ag_err err;
+	char cmd[512], why[AG_ERR_MSG_MAX + 128];
+
+	memset(&c, 0, sizeof(c));
+	ag_err_clear(&err);
+	c.command = request;
+	c.command_len = strlen(request);
+	c.cwd = r->sess->cwd;
+	c.rule = "file_transfer.sftp";
+	r->ncommands++;
+	if (p->sftp == AG_TRANSFER_OFF) {
+		snprintf(why, sizeof(why), "sftp is off for profile %s (file_transfer.sftp); "
+		    "use commands such as cat instead", p->name);
+		return refuse(r, &c, why);
+	}
+	if (server == NULL)
+		return refuse(r, &c, "sftp: no sftp-server program on this host");
+	if (r->audit != NULL && ag_audit_required(r->audit) && ag_audit_ready(r->audit, &err) < 0) {
+		snprintf(why, sizeof(why), "%s; the audit log is required, so sftp was not "
+		    "started", err.msg);
+		c.rule = "audit:required";
+		return refuse(r, &c, why);
+	}
+	if (ag_repl_sandbox(r, &err) < 0) {
+		snprintf(why, sizeof(why), "%s", err.msg);
+		c.rule = "sandbox";
+		return refuse(r, &c, why);
+	}
+	/* exec: the runner shell goes away, the server speaks on its stdio */
+	snprintf(cmd, sizeof(cmd), "exec %s%s", server, p->sftp == AG_TRANSFER_READ ? " -R" : "");
+	memset(&o, 0, sizeof(o));
+	o.runner = r->cfg->gw.runner != NULL ? r->cfg->gw.runner : "/bin/bash";
+	o.cmd = cmd;
+	o.cmdlen = strlen(cmd);
+	o.cwd = r->sess->cwd;
+	o.env = r->sess->env;
+	o.in_fd = STDIN_FILENO;
+	o.out_fd = STDOUT_FILENO;
+	o.err_fd = STDERR_FILENO;
+	o.tty_fd = -1;
+	o.no_capture = 1;
+	o.sandbox = r->sandbox;
+	/* no timeout and no output cap: a cut stream would corrupt the protocol */
+	c.decision = "allow";
+	c.reason = p->sftp == AG_TRANSFER_READ ? "sftp read-only, confined" : "sftp, confined";
+	if (ag_run(&o, &res, &err) < 0) {
+		snprintf(why, sizeof(why), "cannot start sftp-server: %s", err.msg);
+		return refuse(r, &c, why);
+	}
+	c.ran = 1;
+	c.exit_status = res.status;
+	c.signal = res.signal;
+	c.duration_ms = res.duration_ms;
+	c.bytes_out = res.bytes_out;
+	c.cwd_after = r->sess->cwd;
+	if (r->audit != NULL && ag_audit_command(r->audit, &c, &err) < 0)
+		ag_log(LOG_ERR, "%s", err.msg);
+	ag_run_result_free(&res);
+	return c.exit_status;
+}

@@ -1,0 +1,65 @@
+#!/bin/bash
+# REPL on a terminal (ssh -t): prompt user@host:cwd$, PS2 continuation,
+# history in memory only, Ctrl-C reaches the command, exit N ends it.
+# The terminal is a pty driven from python (tmux-free, deterministic).
+. "$(dirname "$0")/lib.sh"
+ag_setup
+
+drive() {	# drive LINE...: type each line, print everything the terminal showed
+	"$AG_PYTHON" - "$@" <<'EOF'
+import os, pty, select, sys, time
+ssh = os.environ["AG_SSH_CMD"].split("\x1f")
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp(ssh[0], ssh[:-1] + ["-tt", ssh[-1]])
+def read(t):
+    out, end = b"", time.time() + t
+    while time.time() < end:
+        r, _, _ = select.select([fd], [], [], 0.05)
+        if r:
+            try:
+                d = os.read(fd, 65536)
+            except OSError:
+                break
+            if not d:
+                break
+            out += d
+    return out
+out = read(3)
+for line in sys.argv[1:]:
+    os.write(fd, line.encode().decode("unicode_escape").encode("latin-1"))
+    out += read(1.0)
+_, st = os.waitpid(pid, 0)
+sys.stdout.write(out.decode("utf-8", "replace").replace("\r", ""))
+sys.stdout.write("\nSTATUS=%d\n" % os.waitstatus_to_exitcode(st))
+EOF
+}
+export AG_SSH_CMD=$(IFS=$'\x1f'; echo "${AG_SSH[*]}")
+host=$(hostname -s)
+
+out=$(drive 'cd /tmp\r' 'pwd\r' "echo 'a\r" "b'\r" 'false\r' 'echo "st=$?"\r' 'exit 4\r')
+ag_like "$out" "^$AG_USER@$host:~\\$ " "tty_prompt_user_host_home"
+ag_like "$out" "^$AG_USER@$host:/tmp\\$ pwd" "tty_prompt_follows_cwd"
+ag_like "$out" "^> b'" "tty_ps2_continuation"
+ag_like "$out" "^a$" "tty_continued_command_ran"
+ag_like "$out" "^st=1$" "tty_status_carried"
+ag_like "$out" "STATUS=4" "tty_bare_exit_status"
+
+start=$(date +%s)
+out=$(drive 'sleep 30\r' '\x03' 'echo "after=$?"\r' 'exit\r')
+end=$(date +%s)
+ag_like "$out" "^after=130$" "tty_ctrl_c_interrupts_command"
+ag_ok "tty_ctrl_c_is_prompt" test $((end - start)) -lt 20
+
+# history stays in memory: nothing new in the account's home
+before=$(ls -A "/home/$AG_USER" | sort | tr '\n' ' ')
+out=$(drive 'echo one\r' 'echo two\r' 'exit\r')
+after=$(ls -A "/home/$AG_USER" | sort | tr '\n' ' ')
+ag_is "$after" "$before" "tty_history_not_written_to_home"
+
+# refused commands on a terminal: reason shown, session goes on
+out=$(drive 'rm -rf /tmp/x\r' 'echo "st=$?"\r' 'exit\r')
+ag_like "$out" "^agentgate: " "tty_denied_reason"
+ag_like "$out" "^st=126$" "tty_denied_status"
+
+ag_done

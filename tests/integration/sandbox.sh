@@ -1,0 +1,230 @@
+#!/bin/bash
+# sandbox.sh - the kernel sandbox through the real sshd (issue 7).
+#
+# A profile that deliberately allows escape-prone programs (awk, find
+# without deny_args, less, git without subcommand rules, python3, cp, tee)
+# so the policy lets the escapes through and only the kernel can stop them.
+# Each escape tries to create a canary inside the writable directory (so
+# only the execute rule stands in the way) and must leave no canary and a
+# non-zero status.  Also: writes outside paths.write, TCP ports, a fork
+# bomb, ABI 0 simulated through the hidden --test-landlock-abi option,
+# and sftp/scp with the real clients.
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
+
+ag_setup
+
+SO=${top_builddir:-$(dirname "$AGENTGATE")/..}/src/agsandbox.so
+[ -f "$SO" ] || SO=$(dirname "$AGENTGATE")/agsandbox.so
+if [ ! -f "$SO" ]; then
+	echo "agsandbox.so not built next to $AGENTGATE" >&2
+	exit 99
+fi
+# next to the gateway copy, where it looks for it (root-owned, 0755 dir)
+install -m 0644 "$SO" "$AG_DIR/agsandbox.so"
+
+W=$AG_DIR/w
+mkdir -p "$W"
+chown "$AG_USER" "$W"
+touch "$AG_DIR/outside"
+chmod 0666 "$AG_DIR/outside"	# DAC would allow it: only the sandbox says no
+
+PORTS_FILE=$AG_DIR/ports
+"$AG_PYTHON" - "$PORTS_FILE" <<'EOF' &
+import socket, sys, time
+ls = []
+for _ in range(2):
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    s.listen(16)
+    ls.append(s)
+with open(sys.argv[1] + ".tmp", "w") as f:
+    f.write("%d %d\n" % (ls[0].getsockname()[1], ls[1].getsockname()[1]))
+import os
+os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+time.sleep(300)
+EOF
+LISTENER=$!
+trap 'kill $LISTENER 2>/dev/null; ag_cleanup' EXIT
+for _ in $(seq 1 50); do [ -s "$PORTS_FILE" ] && break; sleep 0.1; done
+read -r P_OK P_BAD < "$PORTS_FILE"
+
+policy() {	# policy MODE READ-LIST SFTP
+	ag_write_policy "$AG_DIR/policy.yaml" <<EOF
+version: 1
+gateway:
+  runner: /bin/bash
+  sandbox: $1
+  audit:
+    file: @AUDIT@
+    required: true
+users:
+  @USER@: esc
+profiles:
+  esc:
+    allow: [ls, cat, echo, printf, "true", "false", touch, awk, find, less, git, python3,
+            cp, tee, sed, mkdir, rm, sleep, cd, export, exit, test]
+    features: { functions: allow, background: allow }
+    paths:
+      read: $2
+      write: ["@DIR@/w"]
+    network: { connect: [$P_OK], bind: [] }
+    file_transfer: { sftp: $3 }
+    env:
+      set: { PATH: "/usr/bin:/bin", LANG: C.UTF-8, HOME: "@DIR@/w" }
+    limits: { timeout: 6, processes: 40 }
+    unknown: deny
+EOF
+}
+
+policy required '["/"]' write
+
+# escape NAME COMMAND: no canary $W/c-NAME afterwards, non-zero status
+escape() {
+	local name=$1 cmd=$2
+	rm -f "$W/c-$name"
+	ag_run e "$cmd"
+	AG_N=$((AG_N + 1))
+	if [ ! -e "$W/c-$name" ] && [ "$e_rc" -ne 0 ]; then
+		echo "ok $AG_N - escape $name fails (status $e_rc)"
+		AG_PASS=$((AG_PASS + 1))
+	else
+		echo "not ok $AG_N - escape $name: canary $( [ -e "$W/c-$name" ] && echo created || echo absent), status $e_rc"
+		echo "# stderr: $e_err"
+		AG_FAIL=$((AG_FAIL + 1))
+	fi
+}
+
+# ---- benign twins first: the sandbox lets the profile work -------------------
+ag_run b "touch $W/benign && ls $W && echo hi | tee $W/tee-ok >/dev/null && cat $W/tee-ok"
+ag_is "$b_rc" 0 "allowed programs run and write inside paths.write"
+ag_like "$b_out" "benign" "ls sees the file"
+ag_run b "find $W -maxdepth 0 -exec touch $W/find-ok \\;"
+ag_ok "find -exec of an allowed program works" test -e "$W/find-ok"
+ag_run b "awk 'BEGIN { print 1 + 1 }'"
+ag_is "$b_out" 2 "awk runs"
+ag_run b 'echo "${LD_PRELOAD-unset} ${AGENTGATE_SANDBOX_FD-unset}"'
+ag_is "$b_out" "unset unset" "the preload leaves no trace in the command's environment"
+
+# ---- the execute rule --------------------------------------------------------
+escape awk "awk 'BEGIN { exit system(\"touch $W/c-awk\") }'"
+escape awkpipe "awk 'BEGIN { \"touch $W/c-awkpipe\" | getline; exit 1 }'"
+escape find "find $W -maxdepth 0 -exec python3 -c 'import os, sys; sys.exit(os.system(\"touch $W/c-find\") >> 8)' {} +"
+escape pysystem "python3 -c 'import os, sys; sys.exit(os.system(\"touch $W/c-pysystem\") >> 8)'"
+escape popen "python3 -c 'import subprocess; subprocess.run(\"touch $W/c-popen\", shell=True, check=True)'"
+escape ldso "python3 -c 'import os; os.execv(\"/lib64/ld-linux-x86-64.so.2\", [\"ld.so\", \"/bin/bash\", \"-c\", \"touch $W/c-ldso\"])'"
+escape ldsodash "python3 -c 'import os; os.execv(\"/lib64/ld-linux-x86-64.so.2\", [\"ld.so\", \"/bin/sh\", \"-c\", \"touch $W/c-ldsodash\"])'"
+escape procexe "python3 -c 'import os; os.execv(\"/proc/%d/exe\" % os.getppid(), [\"bash\", \"-c\", \"touch $W/c-procexe\"])'"
+escape devfd "python3 -c 'import os; fd = os.open(\"/bin/bash\", os.O_RDONLY); os.execv(\"/dev/fd/%d\" % fd, [\"bash\", \"-c\", \"touch $W/c-devfd\"])'"
+escape opath "python3 -c 'import os; fd = os.open(\"/bin/bash\", os.O_PATH); os.execve(fd, [\"bash\", \"-c\", \"touch $W/c-opath\"], {})'"
+escape memfd "python3 -c 'import os; fd = os.memfd_create(\"x\", 8); os.write(fd, open(\"/usr/bin/touch\", \"rb\").read()); os.execve(fd, [\"touch\", \"$W/c-memfd\"], {})'"
+escape copybash "cp /bin/bash $W/b && python3 -c 'import os; os.execv(\"$W/b\", [\"b\", \"-c\", \"touch $W/c-copybash\"])'"
+escape copytouch "cp /usr/bin/touch $W/t; python3 -c 'import os; os.execv(\"$W/t\", [\"t\", \"$W/c-copytouch\"])'"
+escape ldsocopy "cp /usr/bin/touch $W/t2; python3 -c 'import os; os.execv(\"/lib64/ld-linux-x86-64.so.2\", [\"ld.so\", \"$W/t2\", \"$W/c-ldsocopy\"])'"
+
+# git: a planted repository (as a clone would bring) whose configuration runs programs
+rm -rf "$W/repo"
+su -s /bin/bash "$AG_USER" -c "set -e; cd $W; git init -q repo; cd repo; echo a > f;
+    git add f; git -c user.name=a -c user.email=a@b commit -qm init;
+    git config core.pager 'touch $W/c-gitpager; cat';
+    git config core.fsmonitor 'touch $W/c-gitfsmon; false';
+    git config diff.external 'touch $W/c-gitdiff';
+    git config alias.st '!touch $W/c-gitalias';
+    git config pager.log 'touch $W/c-gitpagerlog; cat';
+    printf '#!/bin/sh\ntouch $W/c-githook\n' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit;
+    echo b >> f" || { echo "cannot plant the repo" >&2; exit 99; }
+ag_run g "cd $W/repo && git status --short && git log --oneline && git diff"
+ag_is "$g_rc" 0 "git works in the planted repository"
+ag_run g "cd $W/repo && git -c user.name=a -c user.email=a@b commit -qam two"
+ag_run g "cd $W/repo && git st"
+ag_unlike "$g_rc" '^0$' "git alias with ! fails"
+for c in gitpager gitfsmon gitdiff gitalias gitpagerlog githook; do
+	ag_ok "planted git setting $c ran nothing" test ! -e "$W/c-$c"
+done
+
+# less: LESSSECURE, and no shell behind it anyway (through a PTY)
+rm -f "$W/c-less"
+printf '!touch %s/c-less\nq' "$W" | timeout 20 "${AG_SSH[@]}" -tt "less /etc/hostname" >/dev/null 2>&1
+ag_ok "less ! ran nothing" test ! -e "$W/c-less"
+
+# ---- writes ------------------------------------------------------------------
+escape awkwrite "awk 'BEGIN { print \"x\" > \"$AG_DIR/outside\"; close(\"$AG_DIR/outside\"); print 1 > \"$W/c-awkwrite\"; exit 1 }'"
+ag_run w "python3 -c 'open(\"$AG_DIR/new\", \"w\")'"
+ag_ok "python3 cannot create a file outside paths.write" test "$w_rc" -ne 0 -a ! -e "$AG_DIR/new"
+ag_run w "echo x | tee $AG_DIR/outside"
+ag_ok "tee cannot write outside paths.write" test "$w_rc" -ne 0 -a ! -s "$AG_DIR/outside"
+ag_run w "cp $W/tee-ok $AG_DIR/cp-outside"
+ag_ok "cp cannot write outside paths.write" test "$w_rc" -ne 0 -a ! -e "$AG_DIR/cp-outside"
+ag_run w "python3 -c 'import os; os.unlink(\"$AG_DIR/outside\")'"
+ag_ok "nothing outside paths.write can be removed" test "$w_rc" -ne 0 -a -e "$AG_DIR/outside"
+
+# ---- network -----------------------------------------------------------------
+ag_run n "python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", $P_OK), timeout=5)'"
+ag_is "$n_rc" 0 "TCP connect to a listed port works"
+ag_run n "python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", $P_BAD), timeout=5)'"
+ag_unlike "$n_rc" '^0$' "TCP connect to an unlisted port fails"
+ag_run n "python3 -c 'import socket; s = socket.socket(); s.bind((\"127.0.0.1\", 0)); s.listen()'"
+ag_unlike "$n_rc" '^0$' "bind fails (bind shell)"
+ag_run n "python3 -c 'import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b\"x\", (\"127.0.0.1\", $P_BAD))'"
+ag_unlike "$n_rc" '^0$' "UDP is refused"
+
+# ---- fork bomb -------------------------------------------------------------------
+bomb_out=$(printf ':(){ :|:& };:\necho alive-after-bomb\n' | timeout 60 "${AG_SSH[@]}" 2>/dev/null)
+ag_like "$bomb_out" "alive-after-bomb" "fork bomb contained, the REPL continues"
+ag_run f "echo next-session"
+ag_is "$f_out" "next-session" "a new session works after the bomb"
+
+# ---- signals ---------------------------------------------------------------------
+ag_run s "kill -0 \$PPID"
+ag_unlike "$s_rc" '^0$' "the gateway cannot be signalled from inside"
+
+# ---- sftp and scp ------------------------------------------------------------------
+policy required '["@DIR@/w"]' write
+echo put-me > "$AG_DIR/local-put"
+SFTP=(sftp -F /dev/null -i "$AG_DIR/client" -P "$AG_PORT" -o StrictHostKeyChecking=no
+    -o UserKnownHostsFile=/dev/null -o BatchMode=yes -o LogLevel=ERROR -o IdentitiesOnly=yes)
+SCP=(scp -F /dev/null -i "$AG_DIR/client" -P "$AG_PORT" -o StrictHostKeyChecking=no
+    -o UserKnownHostsFile=/dev/null -o BatchMode=yes -o LogLevel=ERROR -o IdentitiesOnly=yes)
+echo "sftp-data" > "$W/get-me"
+chown "$AG_USER" "$W/get-me"
+rm -f "$AG_DIR/got"
+printf 'put %s %s/put-in\nget %s/get-me %s/got\n' "$AG_DIR/local-put" "$W" "$W" "$AG_DIR" |
+    "${SFTP[@]}" -b - "$AG_USER@127.0.0.1" >/dev/null 2>&1
+ag_is "$(cat "$W/put-in" 2>/dev/null)" "put-me" "sftp put inside paths.write"
+ag_is "$(cat "$AG_DIR/got" 2>/dev/null)" "sftp-data" "sftp get inside paths.read"
+printf 'get /etc/hostname %s/stolen\n' "$AG_DIR" | "${SFTP[@]}" -b - "$AG_USER@127.0.0.1" >/dev/null 2>&1
+ag_ok "sftp cannot read outside paths.read" test ! -e "$AG_DIR/stolen"
+printf 'put %s /tmp/agsbx-sftp-out\n' "$AG_DIR/local-put" | "${SFTP[@]}" -b - "$AG_USER@127.0.0.1" >/dev/null 2>&1
+ag_ok "sftp cannot write outside paths.write" test ! -e /tmp/agsbx-sftp-out
+rm -f /tmp/agsbx-sftp-out
+"${SCP[@]}" "$AG_DIR/local-put" "$AG_USER@127.0.0.1:$W/scp-in" >/dev/null 2>&1
+ag_is "$(cat "$W/scp-in" 2>/dev/null)" "put-me" "scp put inside paths.write"
+"${SCP[@]}" "$AG_USER@127.0.0.1:/etc/hostname" "$AG_DIR/scp-stolen" >/dev/null 2>&1
+ag_ok "scp cannot read outside paths.read" test ! -e "$AG_DIR/scp-stolen"
+policy required '["@DIR@/w"]' read
+rm -f "$W/put-ro"
+printf 'put %s %s/put-ro\n' "$AG_DIR/local-put" "$W" | "${SFTP[@]}" -b - "$AG_USER@127.0.0.1" >/dev/null 2>&1
+ag_ok "sftp: read mode refuses uploads" test ! -e "$W/put-ro"
+policy required '["@DIR@/w"]' '"off"'
+sftp_err=$(printf 'ls\n' | "${SFTP[@]}" -b - "$AG_USER@127.0.0.1" 2>&1 >/dev/null)
+ag_like "$sftp_err" "agentgate: .*sftp" "sftp off: refused with a message"
+
+# ---- kernel without Landlock (simulated) ---------------------------------------------
+policy required '["/"]' '"off"'
+kill "$AG_SSHD_PID" 2>/dev/null
+wait "$AG_SSHD_PID" 2>/dev/null
+AG_SSHD_PID= AG_PORT=
+AG_FORCE_COMMAND="$AG_DIR/agentgate --config $AG_DIR/policy.yaml --test-landlock-abi 0" ag_start_sshd || exit 99
+ag_ssh_argv
+ag_run a "touch $W/abi0"
+ag_is "$a_rc" 126 "required + no Landlock: the command is refused"
+ag_like "$a_err" "sandbox" "with a message about the sandbox"
+ag_ok "and it did not run" test ! -e "$W/abi0"
+ag_is "$(ag_audit_query 'any(x.get("event") == "command" and x.get("decision") == "deny" and "sandbox" in (x.get("reason") or "") for x in r)')" yes \
+    "the refusal is audited"
+policy best_effort '["/"]' '"off"'
+printf 'touch %s/abi0-be\ntouch %s/abi0-be2\n' "$W" "$W" | "${AG_SSH[@]}" >/dev/null 2>&1
+ag_ok "best_effort + no Landlock: commands run" test -e "$W/abi0-be" -a -e "$W/abi0-be2"
+ag_is "$(ag_audit_query 'sum(1 for x in r if x.get("event") == "sandbox")')" 1 \
+    "best_effort says so once per session in the audit log"
+
+ag_done

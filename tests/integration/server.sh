@@ -1,0 +1,396 @@
+#!/bin/bash
+# server.sh - `agentgate serve`, the built-in SSH server, driven by the real
+# OpenSSH client (and, for the "signal" request ssh cannot send, a small
+# libssh client): exec and exit status, privilege drop, stdin/EOF and the
+# two output streams, env requests (AcceptEnv list, dangerous set), pty-req
+# and window-change through tmux, the REPL, signals, forwarding refused,
+# publickey for two users with different profiles, pam_agentgate key
+# identities through SSH_AUTH_INFO_0, keyboard-interactive and password
+# through Linux-PAM (pam_unix), failure counting, per-source caps, flow
+# control, and 50 concurrent connections all audited.
+. "$(dirname "$0")/lib.sh"
+
+SIGCLIENT=${SIGCLIENT:-${top_builddir:-.}/tests/ssh_signal_client}
+PAM_MODULE=${PAM_MODULE:-${top_builddir:-.}/pam/.libs/pam_agentgate.so}
+SRV_PID=
+U2=
+U2_CREATED=0
+
+srv_cleanup() {
+	set +e
+	srv_stop
+	if [ -n "$U2" ] && [ "$U2_CREATED" -eq 1 ]; then
+		pkill -KILL -u "$U2" 2>/dev/null
+		for _ in 1 2 3 4 5; do
+			flock /run/agentgate-test.lock userdel -r "$U2" >/dev/null 2>&1 && break
+			sleep 0.2
+		done
+	fi
+	[ -n "${SSH_AGENT_PID:-}" ] && kill "$SSH_AGENT_PID" 2>/dev/null
+	tmux -L "agt$$" kill-server 2>/dev/null
+	ag_cleanup
+}
+
+ag_require_root
+[ -x "$SIGCLIENT" ] || { echo "ssh_signal_client not built ($SIGCLIENT)" >&2; exit 99; }
+trap srv_cleanup EXIT
+trap 'exit 1' INT TERM HUP
+touch /run/agentgate-test.lock
+ag_create_user || { echo "cannot create the test account" >&2; exit 99; }
+U2=agu$$
+if ! id "$U2" >/dev/null 2>&1; then
+	flock /run/agentgate-test.lock useradd -m -d "/home/$U2" -s /bin/bash "$U2" || exit 99
+	U2_CREATED=1
+fi
+ag_make_world || exit 99
+# serve opens the audit log as root, before it drops to the user
+chown root "$AG_DIR/log"
+mkdir -p "$AG_DIR/pam"
+chmod 0755 "$AG_DIR/pam"
+
+# keys: client (user 1), client2 (user 1, named by an identity), client3
+# (user 2), stranger (nobody's)
+for k in client2 client3 stranger; do
+	ssh-keygen -q -t ed25519 -N '' -f "$AG_DIR/$k" -C "agt-$k" || exit 99
+done
+install_keys() {	# install_keys USER KEYFILE...
+	local u=$1 h
+	shift
+	h=$(getent passwd "$u" | cut -d: -f6)
+	mkdir -p "$h/.ssh"
+	cat "$@" > "$h/.ssh/authorized_keys"
+	chown -R "$u:" "$h/.ssh"
+	chmod 0700 "$h/.ssh"
+	chmod 0600 "$h/.ssh/authorized_keys"
+}
+install_keys "$AG_USER" "$AG_DIR/client.pub" "$AG_DIR/client2.pub"
+install_keys "$U2" "$AG_DIR/client3.pub"
+KEY2=$(cut -d' ' -f1,2 "$AG_DIR/client2.pub")
+
+pam_stack() {	# pam_stack permit|unix|agentgate
+	case $1 in
+	permit) printf 'auth required pam_permit.so\naccount required pam_permit.so\nsession required pam_permit.so\n' ;;
+	unix) printf 'auth required pam_unix.so\naccount required pam_unix.so\nsession required pam_permit.so\n' ;;
+	# an unidentified key is left to the rest of the stack (PAM_IGNORE)
+	agentgate) printf 'auth required %s config=%s allow_unidentified\nauth required pam_permit.so\naccount required %s config=%s allow_unidentified\naccount required pam_permit.so\nsession required pam_permit.so\n' \
+	    "$PAM_MODULE" "$AG_DIR/policy.yaml" "$PAM_MODULE" "$AG_DIR/policy.yaml" ;;
+	esac > "$AG_DIR/pam/agentgate"
+	chmod 0644 "$AG_DIR/pam/agentgate"
+}
+
+policy() {	# policy AUTH_METHODS [MAX_PER_SOURCE]
+	sed -e "s|@USER2@|$U2|g" -e "s|@METHODS@|$1|g" -e "s|@PERSRC@|${2:-200}|g" \
+	    -e "s|@KEY2@|$KEY2|g" <<'EOF' | ag_write_policy "$AG_DIR/policy.yaml"
+version: 1
+gateway:
+  runner: /bin/bash
+  sandbox: "off"
+  pam_confdir: @DIR@/pam
+  audit:
+    file: @AUDIT@
+    required: true
+  server:
+    host_keys: [@DIR@/hostkey]
+    allow_users: [@USER@, @USER2@]
+    max_connections: 200
+    max_per_source: @PERSRC@
+    max_auth_tries: 3
+    login_grace_time: 20
+    accept_env: [LANG, "AGT_*", LD_PRELOAD, BASH_ENV]
+    auth_methods: "@METHODS@"
+identities:
+  - name: botkey
+    keys: ["@KEY2@"]
+    profile: narrow
+users:
+  @USER@: test
+  @USER2@: narrow
+profiles:
+  test:
+    allow: [ls, pwd, echo, printf, cat, "true", "false", sleep, env, id, stty, tty,
+            test, exit, head, yes, wc]
+    paths: { read: ["/"], write: ["/tmp", "~"] }
+    features: { background: allow }
+    limits: { timeout: 30, max_output: 100M }
+  narrow:
+    allow: [echo, id]
+EOF
+}
+
+srv_stop() {
+	if [ -n "$SRV_PID" ]; then
+		kill "$SRV_PID" 2>/dev/null
+		wait "$SRV_PID" 2>/dev/null
+		SRV_PID=
+		AG_SSHD_PID=
+	fi
+}
+
+srv_start() {
+	local try
+	srv_stop
+	for try in 1 2 3 4 5; do
+		AG_PORT=$(ag_free_port)
+		"$AG_DIR/agentgate" serve --config "$AG_DIR/policy.yaml" \
+		    --listen "127.0.0.1:$AG_PORT" --foreground -e 2>>"$AG_DIR/sshd.log" &
+		SRV_PID=$!
+		AG_SSHD_PID=$SRV_PID
+		for _ in $(seq 1 50); do
+			kill -0 "$SRV_PID" 2>/dev/null || break
+			if (exec 3<>"/dev/tcp/127.0.0.1/$AG_PORT") 2>/dev/null; then
+				ag_ssh_argv
+				return 0
+			fi
+			sleep 0.1
+		done
+		srv_stop
+	done
+	echo "could not start agentgate serve; log:" >&2
+	cat "$AG_DIR/sshd.log" >&2
+	exit 99
+}
+
+# ssh as USER with KEY: ssh_as USER KEY ARGS...
+ssh_as() {
+	local u=$1 k=$2
+	shift 2
+	ssh -F /dev/null -i "$k" -p "$AG_PORT" -o StrictHostKeyChecking=no \
+	    -o UserKnownHostsFile=/dev/null -o BatchMode=yes -o LogLevel=ERROR \
+	    -o IdentitiesOnly=yes -o ConnectTimeout=10 "$u@127.0.0.1" "$@"
+}
+
+# ssh with a password answered by SSH_ASKPASS: ssh_pw PASSWORD ARGS...
+ssh_pw() {
+	local pw=$1
+	shift
+	printf '#!/bin/sh\necho %s\n' "$pw" > "$AG_DIR/askpass"
+	chmod 0755 "$AG_DIR/askpass"
+	SSH_ASKPASS=$AG_DIR/askpass SSH_ASKPASS_REQUIRE=force DISPLAY=:0 \
+	    ssh -F /dev/null -p "$AG_PORT" -o StrictHostKeyChecking=no \
+	    -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR -o ConnectTimeout=10 \
+	    -o NumberOfPasswordPrompts=5 "$@" </dev/null
+}
+
+count() {	# count PYTHON-CONDITION: audit records matching it
+	ag_audit_query "sum(1 for x in r if $1)"
+}
+
+# ---- publickey, exec, the core ----------------------------------------------------
+pam_stack permit
+policy publickey
+srv_start
+
+ag_run r echo hello
+ag_is "$r_out" hello exec_runs_allowed_command
+ag_is "$r_rc" 0 exec_exit_status_zero
+ag_run r 'exit 7'
+ag_is "$r_rc" 7 exec_exit_status_passed_through
+ag_run r false
+ag_is "$r_rc" 1 exec_false_is_one
+ag_run r 'rm -rf /tmp/x'
+ag_is "$r_rc" 126 exec_denied_status_126
+ag_like "$r_err" "^agentgate: .*'rm' is not allowed" exec_denied_message_on_stderr
+ag_is "$(count 'x.get("event")=="command" and x.get("command")=="rm -rf /tmp/x" and x.get("decision")=="deny"')" 1 \
+    exec_denial_audited
+
+ag_run r 'id -u; id -G'
+ag_is "$r_out" "$(id -u "$AG_USER")"$'\n'"$(id -G "$AG_USER")" privilege_drop_to_user
+ag_unlike "$(echo "$r_out" | tail -1)" '(^| )0( |$)' no_root_group_left
+
+ag_run r 'echo to-out; echo to-err >&2'
+ag_is "$r_out" to-out stdout_on_stdout_stream
+ag_is "$r_err" to-err stderr_on_stderr_stream
+
+r_out=$(printf 'a\nb\n' | ag_ssh cat)
+ag_is "$r_out" $'a\nb' stdin_relayed_and_eof_closes_it
+
+sleep 0.3	# session_end is written just after the client has gone
+ag_is "$(count 'x.get("event")=="session_start" and x.get("mode")=="server" and x.get("client","").startswith("127.0.0.1:")')" \
+    "$(count 'x.get("event")=="session_end" and x.get("mode")=="server"')" every_connection_start_and_end_audited
+
+# ---- two users, two profiles; a key identity through SSH_AUTH_INFO_0 ---------------------
+r_out=$(ssh_as "$U2" "$AG_DIR/client3" 'id -un' 2>&1)
+ag_is "$r_out" "$U2" second_user_logs_in_as_itself
+ssh_as "$U2" "$AG_DIR/client3" 'cat /etc/hostname' >/dev/null 2>&1
+ag_is "$?" 126 second_user_has_narrow_profile
+ag_run r 'cat /etc/hostname'
+ag_is "$r_rc" 0 first_user_has_test_profile
+ssh_as "$U2" "$AG_DIR/client" true >/dev/null 2>&1
+ag_is "$?" 255 key_of_other_user_refused
+ssh_as "$AG_USER" "$AG_DIR/stranger" true >/dev/null 2>&1
+ag_is "$?" 255 unknown_key_refused
+ag_ok unknown_key_audited_as_auth_failure \
+    test "$(count 'x.get("event")=="auth_failure" and x.get("request")=="publickey" and x.get("user")=="'"$AG_USER"'"')" -ge 1
+
+chmod g+w "/home/$U2/.ssh/authorized_keys"
+ssh_as "$U2" "$AG_DIR/client3" true >/dev/null 2>&1
+ag_is "$?" 255 group_writable_authorized_keys_refused
+chmod g-w "/home/$U2/.ssh/authorized_keys"
+chmod g+w "/home/$U2/.ssh"
+ssh_as "$U2" "$AG_DIR/client3" true >/dev/null 2>&1
+ag_is "$?" 255 group_writable_ssh_dir_refused
+chmod g-w "/home/$U2/.ssh"
+
+if [ -f "$PAM_MODULE" ]; then
+	pam_stack agentgate
+	r_out=$(ssh_as "$AG_USER" "$AG_DIR/client2" 'echo via-identity; cat /etc/hostname' 2>&1)
+	ag_like "$r_out" "'cat' is not allowed in profile 'narrow'" key_identity_profile_from_pam
+	ag_ok key_identity_audited \
+	    test "$(count 'x.get("event")=="session_start" and x.get("identity")=="botkey" and x.get("profile")=="narrow"')" -ge 1
+	r_out=$(ssh_as "$AG_USER" "$AG_DIR/client" 'cat /etc/hostname' 2>&1)
+	ag_is "$r_out" "$(cat /etc/hostname)" other_key_same_user_keeps_user_profile
+	pam_stack permit
+else
+	echo "# pam_agentgate.so not built: identity checks skipped"
+fi
+
+# ---- env requests -----------------------------------------------------------------------
+r_out=$(LANG=C.UTF-8 AGT_COLOR=blue NOT_ACCEPTED=x ag_ssh -o SendEnv=LANG -o SendEnv=AGT_COLOR \
+    -o SendEnv=NOT_ACCEPTED env 2>/dev/null)
+ag_like "$r_out" '^AGT_COLOR=blue$' env_in_accept_env_reaches_command
+ag_unlike "$r_out" NOT_ACCEPTED env_not_in_accept_env_refused
+libc=$(ldd /bin/true | awk '/libc.so/ {print $3}')
+r_out=$(LD_PRELOAD=$libc BASH_ENV=/etc/passwd ag_ssh -o SendEnv=LD_PRELOAD -o SendEnv=BASH_ENV env 2>/dev/null)
+ag_unlike "$r_out" 'LD_PRELOAD|BASH_ENV' dangerous_env_never_reaches_command_even_if_accepted
+ag_ok dangerous_env_refusal_audited \
+    test "$(count 'x.get("event")=="channel_request" and x.get("request")=="env LD_PRELOAD" and x.get("decision")=="deny"')" -ge 1
+
+# ---- pty-req, window-change, the REPL ---------------------------------------------------------
+r_out=$(ag_ssh -tt 'stty size' </dev/null 2>/dev/null | tr -d '\r')
+ag_like "$r_out" '^[0-9]+ [0-9]+$' pty_req_gives_a_terminal
+r_out=$(ag_ssh 'tty' 2>/dev/null)
+ag_is "$r_out" "not a tty" no_pty_without_request
+
+TM="tmux -L agt$$"
+SSHLINE=$(printf '%q ' "${AG_SSH[@]}")
+$TM new-session -d -x 100 -y 30 "$SSHLINE -tt 'stty size; sleep 2; stty size' > $AG_DIR/tmux.out 2>&1; echo rc=\$? >> $AG_DIR/tmux.out"
+sleep 1
+$TM resize-window -x 120 -y 40 2>/dev/null || $TM resize-pane -x 120 -y 40
+for _ in $(seq 1 50); do grep -q '^rc=' "$AG_DIR/tmux.out" 2>/dev/null && break; sleep 0.1; done
+r_out=$(tr -d '\r' < "$AG_DIR/tmux.out")
+ag_is "$r_out" $'30 100\n40 120\nrc=0' window_change_reaches_running_command
+
+$TM new-session -d -s repl -x 90 -y 25 "$SSHLINE -tt; echo shell-rc=\$? > $AG_DIR/repl.out"
+sleep 1.5
+$TM send-keys -t repl 'echo repl-$((6*7))' Enter
+sleep 0.7
+$TM send-keys -t repl 'stty size' Enter
+sleep 0.7
+r_out=$($TM capture-pane -p -t repl)
+ag_like "$r_out" 'repl-42' shell_request_runs_repl
+ag_like "$r_out" '25 90' repl_sees_terminal_size
+$TM send-keys -t repl 'exit 5' Enter
+for _ in $(seq 1 50); do [ -s "$AG_DIR/repl.out" ] && break; sleep 0.1; done
+ag_is "$(cat "$AG_DIR/repl.out" 2>/dev/null)" shell-rc=5 repl_exit_status
+
+r_out=$(printf 'echo one\nid -un\nexit 3\n' | ag_ssh 2>/dev/null)
+ag_is "$r_out" $'one\n'"$AG_USER" shell_without_pty_reads_lines
+printf 'exit 3\n' | ag_ssh >/dev/null 2>&1
+ag_is "$?" 3 shell_without_pty_exit_status
+
+# ---- signal requests -----------------------------------------------------------------------------
+t0=$(date +%s)
+r_out=$("$SIGCLIENT" 127.0.0.1 "$AG_PORT" "$AG_USER" "$AG_DIR/client" 700 INT 'echo start; sleep 20; echo end' 2>&1)
+r_rc=$?
+ag_is "$r_out" start signal_int_interrupts_command
+ag_is "$r_rc" 130 signal_int_exit_status
+ag_ok signal_int_fast test $(( $(date +%s) - t0 )) -lt 10
+"$SIGCLIENT" 127.0.0.1 "$AG_PORT" "$AG_USER" "$AG_DIR/client" 700 TERM 'sleep 20' >/dev/null 2>&1
+ag_is "$?" 143 signal_term_reaches_command
+r_out=$("$SIGCLIENT" 127.0.0.1 "$AG_PORT" "$AG_USER" "$AG_DIR/client" 300 BOGUS 'sleep 1; echo done' 2>&1)
+ag_is "$r_out" done unknown_signal_ignored
+ag_ok unknown_signal_audited \
+    test "$(count 'x.get("event")=="channel_request" and x.get("request")=="signal BOGUS" and x.get("decision")=="deny"')" -ge 1
+
+# ---- forwarding refused, session still works ------------------------------------------------------------
+FWD=$(ag_free_port)
+eval "$(ssh-agent -s)" >/dev/null
+r_out=$(DISPLAY=:99 ag_ssh -o ExitOnForwardFailure=no -o ForwardX11=yes -A \
+    -R "127.0.0.1:$(ag_free_port):127.0.0.1:22" -D "127.0.0.1:$(ag_free_port)" \
+    -L "127.0.0.1:$FWD:127.0.0.1:$AG_PORT" 'echo session-works; sleep 2' 2>/dev/null &
+    sleep 1
+    (exec 3<>"/dev/tcp/127.0.0.1/$FWD" && timeout 2 cat <&3 >/dev/null) 2>/dev/null
+    wait)
+ag_like "$r_out" session-works session_works_with_forwarding_requested
+ag_ok remote_forward_refused \
+    test "$(count 'x.get("event")=="channel_request" and x.get("request")=="tcpip-forward" and x.get("decision")=="deny"')" -ge 1
+ag_ok local_forward_refused \
+    test "$(count 'x.get("event")=="channel_request" and x.get("request")=="direct-tcpip" and x.get("decision")=="deny"')" -ge 1
+ag_run r -s sftp
+ag_ok sftp_subsystem_refused test "$r_rc" -ne 0
+ag_ok subsystem_refusal_audited \
+    test "$(count 'x.get("event")=="channel_request" and x.get("request")=="subsystem sftp" and x.get("decision")=="deny"')" -ge 1
+
+# ---- flow control: a client that does not read ------------------------------------------------------------
+ag_ssh 'yes | head -c 40000000' > "$AG_DIR/big.fifo.out" 2>/dev/null &
+sshpid=$!
+kill -STOP "$sshpid"
+sleep 2
+rss=$(ps -o rss= -u "$AG_USER" -o comm= | awk '$2 ~ /agentgate/ {if ($1 > m) m = $1} END {print m + 0}')
+kill -CONT "$sshpid"
+wait "$sshpid"
+ag_ok gateway_memory_bounded_while_client_stalls test "$rss" -lt 32768
+ag_is "$(wc -c < "$AG_DIR/big.fifo.out")" 40000000 all_output_arrives_after_stall
+
+# ---- 50 concurrent connections ---------------------------------------------------------------------------------
+before=$(count 'x.get("event")=="command" and x.get("command","").startswith("echo conc-")')
+pids=()
+for i in $(seq 1 50); do
+	ag_ssh "echo conc-$i; sleep 1" > "$AG_DIR/conc.$i" 2>&1 &
+	pids+=($!)
+done
+wait "${pids[@]}"	# not a bare wait: the server is a child too
+sleep 0.5
+ok=0
+for i in $(seq 1 50); do
+	[ "$(cat "$AG_DIR/conc.$i")" = "conc-$i" ] && ok=$((ok + 1))
+done
+ag_is "$ok" 50 fifty_concurrent_connections_succeed
+ag_is "$(( $(count 'x.get("event")=="command" and x.get("command","").startswith("echo conc-")') - before ))" 50 \
+    fifty_concurrent_commands_audited
+
+# ---- per-source cap ---------------------------------------------------------------------------------------------
+policy publickey 2
+srv_start
+ag_ssh 'sleep 3' >/dev/null 2>&1 &
+p1=$!
+ag_ssh 'sleep 3' >/dev/null 2>&1 &
+p2=$!
+sleep 1
+ag_ssh true >/dev/null 2>&1
+ag_is "$?" 255 third_connection_from_same_source_refused
+wait "$p1" "$p2"
+sleep 0.3
+ag_run r true
+ag_is "$r_rc" 0 connection_accepted_again_below_cap
+
+# ---- keyboard-interactive and password through PAM (pam_unix) ----------------------------------------------------
+echo "$AG_USER:Agt-pw-$$" | chpasswd
+pam_stack unix
+policy "keyboard-interactive password"
+srv_start
+r_out=$(ssh_pw "Agt-pw-$$" -o PreferredAuthentications=keyboard-interactive "$AG_USER@127.0.0.1" 'id -un' 2>/dev/null)
+ag_is "$r_out" "$AG_USER" kbdint_through_pam
+r_out=$(ssh_pw "Agt-pw-$$" -o PreferredAuthentications=password "$AG_USER@127.0.0.1" 'id -un' 2>/dev/null)
+ag_is "$r_out" "$AG_USER" password_through_pam
+n0=$(count 'x.get("event")=="auth_failure"')
+r_err=$(ssh_pw wrong -o PreferredAuthentications=password "$AG_USER@127.0.0.1" true 2>&1)
+ag_is "$?" 255 wrong_password_refused
+ag_like "$r_err" 'disconnect|Too many|Permission denied' dropped_after_max_tries
+ag_is "$(( $(count 'x.get("event")=="auth_failure"') - n0 ))" 4 wrong_password_counted_and_audited
+ag_ok auth_failure_names_pam_stage \
+    test "$(count 'x.get("event")=="auth_failure" and "PAM authenticate" in x.get("reason","")')" -ge 3
+ag_run r true
+ag_is "$r_rc" 255 publickey_refused_when_not_configured
+
+# chained: publickey, then keyboard-interactive
+policy "publickey,keyboard-interactive"
+srv_start
+r_out=$(ssh_pw "Agt-pw-$$" -i "$AG_DIR/client" -o IdentitiesOnly=yes "$AG_USER@127.0.0.1" 'id -un' 2>/dev/null)
+ag_is "$r_out" "$AG_USER" chain_publickey_then_kbdint
+ssh_pw wrong -i "$AG_DIR/client" -o IdentitiesOnly=yes "$AG_USER@127.0.0.1" true >/dev/null 2>&1
+ag_is "$?" 255 chain_key_alone_not_enough
+ssh_pw "Agt-pw-$$" -o PubkeyAuthentication=no "$AG_USER@127.0.0.1" true >/dev/null 2>&1
+ag_is "$?" 255 chain_password_alone_not_enough
+
+ag_done

@@ -1,0 +1,1462 @@
+/*
+ * test_policy.c - the decision, driven by tables of command lines grouped by
+ * family.  Each family has both sides: benign commands an agent really
+ * sends that must be allowed, and the attempts to get around each rule
+ * that must be refused.
+ *
+ * Profiles come from inline YAML through ag_config_parse.  A temporary
+ * directory holds a fake home, a PATH directory of symlinks to the real
+ * programs, and look-alike files ("@T/evil/ls") for path resolution.
+ * "@T" in a command is replaced by that directory.
+ */
+#include "agconfig.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "config.h"
+#include "envsan.h"
+#include "pathutil.h"
+#include "policy.h"
+
+enum { A = 'A', D = 'D', K = 'K', P = 'P' };
+
+struct tcase {
+	const char	*profile;
+	const char	*cmd;
+	int		 expect;	/* A allow, D deny, K ask, P parse error */
+	const char	*rule;		/* prefix of out.rule, or NULL */
+};
+
+static const char yaml[] =
+    "version: 1\n"
+    "profiles:\n"
+    "  ro:\n"
+    "    allow:\n"
+    "      - ls\n"
+    "      - cat\n"
+    "      - grep\n"
+    "      - wc\n"
+    "      - head\n"
+    "      - { command: git, subcommands: [status, log, diff, show], allow_options: [\"-C\"] }\n"
+    "      - { command: find, deny_args: [\"-exec*\", \"-execdir*\", \"-ok*\", \"-okdir*\", \"-delete\", \"-fprint*\", \"-fls\"] }\n"
+    "    deny:\n"
+    "      - { command: cat, args: [\"/etc/shadow*\"] }\n"
+    "    paths:\n"
+    "      read: [\"/\"]\n"
+    "      write: [\"~/work\"]\n"
+    "    unknown: deny\n"
+    "  dev:\n"
+    "    allow: [ls, cat, grep, sed, sort, tee, cp, mv, touch, mkdir, rm, head, wc, awk,\n"
+    "            find, git, read, let, declare, mapfile, mytool]\n"
+    "    deny:\n"
+    "      - pushd\n"
+    "      - { command: git, subcommands: [push] }\n"
+    "    features: { functions: allow, background: allow }\n"
+    "    paths: { read: [\"/\"], write: [\"~/work\"], protect: [\"~/work/secret/**\"] }\n"
+    "    env: { allow: [EDITOR], deny: [\"AWS_*\"] }\n"
+    "    unknown: ask\n"
+    "    validator: { url: \"http://127.0.0.1:9/v1/chat/completions\", model: m }\n"
+    "  strict:\n"
+    "    allow: [ls, cat]\n"
+    "    features: { command_substitution: deny, process_substitution: deny,\n"
+    "                subshell: deny, coproc: deny }\n"
+    "    paths: { read: [\"~/work\"], write: [\"~/work\"] }\n"
+    "    unknown: deny\n"
+    "  wrap:\n"
+    "    allow: [ls, grep, sudo, busybox, flock, watch, strace, chroot, unbuffer,\n"
+    "            { command: cat, deny_args: [\"/etc/*\"] },\n"
+    "            { command: head, args: [\"-n\", \"[0-9]*\", \"*.log\"] },\n"
+    "            { command: wc, args: [\"-l\", \"~/work/*\"] }]\n"
+    "    features: { coproc: allow }\n"
+    "    paths: { read: [\"/\"], write: [\"~/work\"] }\n"
+    "    unknown: deny\n";
+
+static struct ag_config *cfg;
+static char tdir[64];
+static char home[128], work[160], pathenv[200];
+static char *envv[8];
+static char env_count[] = "COUNT=7", env_bad[] = "BAD=a[$(id)]", env_lang[] = "LANG=C.UTF-8";
+
+/* ---- fixture ------------------------------------------------------------ */
+
+static void
+xsystem(const char *fmt, ...)
+{
+	char cmd[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	if (system(cmd) != 0) {
+		fprintf(stderr, "fixture command failed: %s\n", cmd);
+		abort();
+	}
+}
+
+static int
+setup(void **state)
+{
+	static const char *const real[] = {
+		"ls", "cat", "grep", "wc", "head", "git", "find", "sed", "sort",
+		"tee", "cp", "mv", "touch", "mkdir", "rm", "awk", "env", "nice",
+		"nohup", "timeout", "stdbuf", "setsid", "xargs", "sleep", "id", "sh",
+		"bash", "strace", "flock", "watch", "dd", "truncate", "python3",
+		NULL
+	};
+	static const char *const fake[] = {
+		"sudo", "doas", "busybox", "mytool", "unbuffer", "chroot", "gdb",
+		"parallel", NULL
+	};
+	struct ag_err err;
+	size_t i;
+
+	(void)state;
+	snprintf(tdir, sizeof(tdir), "/tmp/agpolicyXXXXXX");
+	if (mkdtemp(tdir) == NULL)
+		return -1;
+	snprintf(home, sizeof(home), "%s/home", tdir);
+	snprintf(work, sizeof(work), "%s/home/work", tdir);
+	xsystem("mkdir -p %s/bin %s/evil %s/lnk %s/.ssh %s/.config %s/.git/hooks "
+	    "%s/.git/info %s/secret %s/sub/.git",
+	    tdir, tdir, tdir, home, home, work, work, work, work);
+	for (i = 0; real[i]; i++)
+		xsystem("p=$(command -v %s) && ln -s \"$p\" %s/bin/%s || true",
+		    real[i], tdir, real[i]);
+	for (i = 0; fake[i]; i++)
+		xsystem("cp /bin/true %s/bin/%s", tdir, fake[i]);
+	xsystem("cp /bin/ls %s/evil/ls && ln -s /bin/ls %s/lnk/ls", tdir, tdir);
+	xsystem("cp /bin/true %s/ls", work);
+	xsystem("ln -s ../.bashrc %s/bashrc-link && ln -s ../.ssh %s/sshdir", work, work);
+	xsystem("ln -s /etc/shadow %s/shadowlink", tdir);
+	xsystem("ln -s /etc/passwd %s/passwd-link", work);
+	snprintf(pathenv, sizeof(pathenv), "PATH=%s/bin", tdir);
+	envv[0] = pathenv;
+	envv[1] = env_count;
+	envv[2] = env_bad;
+	envv[3] = env_lang;
+	envv[4] = NULL;
+
+	cfg = ag_config_parse(yaml, sizeof(yaml) - 1, "test.yaml", &err);
+	if (cfg == NULL) {
+		fprintf(stderr, "config: %s (line %d col %d)\n", err.msg, err.line, err.col);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	(void)state;
+	ag_config_free(cfg);
+	if (tdir[0] != '\0' && strncmp(tdir, "/tmp/agpolicy", 13) == 0)
+		xsystem("rm -rf %s", tdir);
+	return 0;
+}
+
+/* Replace "@T" with the fixture directory. */
+static void
+subst(const char *in, char *out, size_t outsz)
+{
+	size_t j = 0;
+
+	for (; *in && j + 1 < outsz; in++) {
+		if (in[0] == '@' && in[1] == 'T') {
+			size_t n = strlen(tdir);
+
+			if (j + n + 1 >= outsz)
+				break;
+			memcpy(out + j, tdir, n);
+			j += n;
+			in++;
+			continue;
+		}
+		out[j++] = *in;
+	}
+	out[j] = '\0';
+}
+
+static void
+decide_in(const char *profile, const char *cmd, const char *cwd, char *const *env,
+    struct ag_decision *d)
+{
+	struct ag_policy_ctx ctx;
+	char line[4096];
+
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.profile = ag_config_profile(cfg, profile);
+	assert_non_null(ctx.profile);
+	ctx.cwd = cwd;
+	ctx.home = home;
+	ctx.user = "agent";
+	ctx.env = env;
+	subst(cmd, line, sizeof(line));
+	assert_int_not_equal(ag_policy_check(&ctx, line, strlen(line), d), -1);
+}
+
+static int
+run_table(const char *family, const struct tcase *t, size_t n)
+{
+	size_t i, failed = 0;
+
+	for (i = 0; i < n; i++) {
+		struct ag_decision d;
+		int got;
+
+		decide_in(t[i].profile, t[i].cmd, work, envv, &d);
+		got = d.parse_error ? P : d.verdict == AG_ALLOW ? A :
+		    d.verdict == AG_ASK ? K : D;
+		if (got != t[i].expect ||
+		    (t[i].rule != NULL && strncmp(d.rule, t[i].rule, strlen(t[i].rule)) != 0)) {
+			fprintf(stderr, "[%s] %s: expected %c%s%s, got %c (%s) %s\n    for: %s\n",
+			    family, t[i].profile, t[i].expect, t[i].rule ? " rule " : "",
+			    t[i].rule ? t[i].rule : "", got, d.rule, d.reason, t[i].cmd);
+			failed++;
+		}
+		/* every refusal says why, every entry has a verdict reason */
+		if (d.verdict != AG_ALLOW && d.reason[0] == '\0') {
+			fprintf(stderr, "[%s] empty reason for: %s\n", family, t[i].cmd);
+			failed++;
+		}
+		ag_decision_free(&d);
+	}
+	printf("[%s] %zu cases, %zu failed\n", family, n, failed);
+	return (int)failed;
+}
+
+#define RUN(fam, tab) assert_int_equal(run_table(fam, tab, sizeof(tab) / sizeof(tab[0])), 0)
+
+/* ---- quoting ------------------------------------------------------------ */
+
+static const struct tcase quoting[] = {
+	{ "ro", "echo 'a;b'", A, NULL },
+	{ "ro", "echo \"a;b\"", A, NULL },
+	{ "ro", "echo 'rm -rf /'", A, NULL },
+	{ "ro", "grep -R 'a|b' .", A, NULL },
+	{ "ro", "grep '$(' file", A, NULL },
+	{ "ro", "echo \"\\$(id)\"", A, NULL },
+	{ "ro", "echo a\\;b", A, NULL },
+	{ "ro", "cat 'my file'", A, NULL },
+	{ "ro", "ls \"-la\"", A, NULL },
+	{ "ro", "echo $'a\\nb'", A, NULL },
+	{ "ro", "echo \"it's\"", A, NULL },
+	{ "ro", "grep -e 'x' -e \"y\" .", A, NULL },
+	{ "ro", "ls # ; rm x", A, NULL },
+	{ "ro", "echo '#'; ls", A, NULL },
+	{ "ro", "l''s", A, NULL },
+	{ "ro", "\"ls\" -l", A, NULL },
+	{ "ro", "\\ls", A, NULL },
+	{ "ro", "$'\\x6c\\x73'", A, NULL },
+	{ "ro", "echo '`rm x`'", A, NULL },
+	{ "ro", "echo \"a | b && c\"", A, NULL },
+	{ "ro", "grep -c '^$' file", A, NULL },
+	{ "ro", "ls -la\n", A, NULL },
+	{ "ro", "", A, NULL },
+	{ "ro", "# just a comment", A, NULL },
+	{ "ro", "s''h", D, "unknown" },
+	{ "ro", "\\sh", D, "unknown" },
+	{ "ro", "\"s\"h", D, "unknown" },
+	{ "ro", "$'\\x73'h", D, "unknown" },
+	{ "ro", "$'\\163h'", D, "unknown" },
+	{ "ro", "$'\\u0073h'", D, "unknown" },
+	{ "ro", "r\"\"m x", D, "unknown" },
+	{ "ro", "echo a; rm x", D, "unknown" },
+	{ "ro", "echo 'a' ; rm x", D, "unknown" },
+	{ "ro", "echo \"a\" && rm x", D, "unknown" },
+	{ "ro", "echo a || rm x", D, "unknown" },
+	{ "ro", "echo a | sh", D, "unknown" },
+	{ "ro", "ls\nrm x", D, "unknown" },
+	{ "ro", "ls # comment\nrm x", D, "unknown" },
+	{ "ro", "ls\r\nrm x", D, "unknown" },
+	{ "ro", "ls\vrm", D, "unknown" },
+	{ "ro", "ls;rm x", D, "unknown" },
+	{ "ro", "ls&&rm x", D, "unknown" },
+	{ "ro", "echo \"$(rm x)\"", D, "unknown" },
+	{ "ro", "echo '", P, "parse" },
+	{ "ro", "echo \"unbalanced", P, "parse" },
+	{ "ro", "echo `ls", P, "parse" },
+	{ "ro", "ls )", P, "parse" },
+	{ "ro", "ls &&", P, "parse" },
+	{ "ro", "if ls", P, "parse" },
+	{ "ro", "echo $(", P, "parse" },
+	{ "ro", "ls \xff", P, "parse" },
+};
+
+static void
+family_quoting(void **state)
+{
+	(void)state;
+	RUN("quoting", quoting);
+}
+
+/* ---- expansions --------------------------------------------------------- */
+
+static const struct tcase expansions[] = {
+	{ "ro", "echo $HOME", A, NULL },
+	{ "ro", "echo ${HOME}", A, NULL },
+	{ "ro", "echo \"${HOME:-/x}\"", A, NULL },
+	{ "ro", "echo ${#HOME}", A, NULL },
+	{ "ro", "echo $(ls)", A, NULL },
+	{ "ro", "echo \"$(ls -la)\"", A, NULL },
+	{ "ro", "echo `ls`", A, NULL },
+	{ "ro", "echo $(echo $(ls))", A, NULL },
+	{ "ro", "echo ${x:-$(ls)}", A, NULL },
+	{ "ro", "echo ~", A, NULL },
+	{ "ro", "ls ~/work", A, NULL },
+	{ "ro", "echo {a,b}", A, NULL },
+	{ "ro", "echo *.c", A, NULL },
+	{ "ro", "echo $((1+2))", A, NULL },
+	{ "ro", "echo ${x@Q}", A, NULL },
+	{ "ro", "echo ${x/a/b}", A, NULL },
+	{ "ro", "echo ${x%.c}.o", A, NULL },
+	{ "ro", "ls $(echo .)", A, NULL },
+	{ "ro", "grep x $(ls)", A, NULL },
+	{ "ro", "echo $?", A, NULL },
+	{ "ro", "echo \"$@\"", A, NULL },
+	{ "ro", "$(echo sh)", D, "literal" },
+	{ "ro", "`echo sh`", D, "literal" },
+	{ "ro", "${x}", D, "literal" },
+	{ "ro", "\"$x\"", D, "literal" },
+	{ "ro", "$x -la", D, "literal" },
+	{ "ro", "l$x", D, "literal" },
+	{ "ro", "/bin/s?", D, "literal" },
+	{ "ro", "/bin/[s]h", D, "literal" },
+	{ "ro", "{ls,rm} x", D, "literal" },
+	{ "ro", "~/bin/x", D, "literal" },
+	{ "ro", "~root/x", D, "literal" },
+	{ "ro", "cat${IFS}/etc/passwd", D, "literal" },
+	{ "ro", "$(printf '\\x73\\x68')", D, "literal" },
+	{ "ro", "echo $(rm x)", D, "unknown" },
+	{ "ro", "echo `rm x`", D, "unknown" },
+	{ "ro", "echo ${x:-$(rm x)}", D, "unknown" },
+	{ "ro", "echo ${x:=$(rm y)}", D, "unknown" },
+	{ "ro", "echo ${x/a/$(rm y)}", D, "unknown" },
+	{ "ro", "echo $(echo $(rm x))", D, "unknown" },
+	{ "ro", "echo `echo \\`rm x\\``", D, "unknown" },
+	{ "ro", "echo ${!x}", D, "expansion:indirect" },
+	{ "ro", "echo ${!x[@]}", D, "expansion:indirect" },
+	{ "ro", "echo ${x@P}", D, "expansion:prompt" },
+	{ "ro", "echo $(( $(rm x) ))", D, NULL },
+	{ "ro", "echo ${a[$(rm x)]}", D, NULL },
+	{ "ro", "echo <(rm x)", D, "unknown" },
+	{ "ro", "cat <(rm x)", D, NULL },
+	{ "ro", "grep x <(rm x)", D, "unknown" },
+	{ "ro", "grep x <(ls)", A, NULL },
+	{ "ro", "ls > >(rm x)", D, NULL },
+	{ "ro", "echo ${PATH:=/tmp}", D, "env:PATH" },
+	{ "ro", "echo ${IFS=x}", D, "env:IFS" },
+};
+
+static void
+family_expansions(void **state)
+{
+	(void)state;
+	RUN("expansions", expansions);
+}
+
+/* ---- compound commands -------------------------------------------------- */
+
+static const struct tcase compound[] = {
+	{ "ro", "( ls )", A, NULL },
+	{ "ro", "{ ls; }", A, NULL },
+	{ "ro", "if ls; then cat f; fi", A, NULL },
+	{ "ro", "if ls; then :; elif grep x y; then ls; else cat z; fi", A, NULL },
+	{ "ro", "while false; do ls; done", A, NULL },
+	{ "ro", "until ls; do :; done", A, NULL },
+	{ "ro", "for f in a b; do grep x \"$f\"; done", A, NULL },
+	/* cat has a deny rule on its arguments: unseen ones are refused */
+	{ "ro", "for f in a b; do cat \"$f\"; done", D, "profiles.ro.deny[0]" },
+	{ "ro", "for f in *.c; do grep -l main \"$f\"; done", A, NULL },
+	{ "ro", "for ((i=0;i<3;i++)); do echo $i; done", A, NULL },
+	{ "ro", "case x in a) ls;; b|c) cat f;; *) ;; esac", A, NULL },
+	{ "ro", "case x in a) ls;& b) ls;;& *) ;; esac", A, NULL },
+	{ "ro", "[[ -f x && $HOME == /* ]]", A, NULL },
+	{ "ro", "[[ $x =~ ^a.*b$ ]]", A, NULL },
+	{ "ro", "! ls", A, NULL },
+	{ "ro", "ls | grep x | wc -l", A, NULL },
+	{ "ro", "ls |& grep x", A, NULL },
+	{ "ro", "time ls", A, NULL },
+	{ "ro", "time -p ls", A, NULL },
+	{ "ro", "ls && cat f || echo no", A, NULL },
+	{ "ro", "{ ls; cat f; } > /dev/null 2>&1", A, NULL },
+	{ "ro", "if [ -d x ]; then ls x; fi", A, NULL },
+	{ "ro", "( rm x )", D, "unknown" },
+	{ "ro", "{ rm x; }", D, "unknown" },
+	{ "ro", "if rm x; then :; fi", D, "unknown" },
+	{ "ro", "if ls; then rm x; fi", D, "unknown" },
+	{ "ro", "if ls; then :; elif rm x; then :; fi", D, "unknown" },
+	{ "ro", "if ls; then :; else rm x; fi", D, "unknown" },
+	{ "ro", "while rm x; do :; done", D, "unknown" },
+	{ "ro", "until false; do rm x; done", D, "unknown" },
+	{ "ro", "for f in $(rm x); do :; done", D, "unknown" },
+	{ "ro", "for f in a; do rm $f; done", D, "unknown" },
+	{ "ro", "for ((i=$(rm x);i<1;i++)); do :; done", P, "parse" },
+	{ "ro", "case $(rm x) in *) ;; esac", D, "unknown" },
+	{ "ro", "case x in $(rm y)) ;; esac", D, "unknown" },
+	{ "ro", "case x in *) rm y;; esac", D, "unknown" },
+	{ "ro", "[[ $(rm x) ]]", D, "unknown" },
+	{ "ro", "[[ -n \"$(rm x)\" ]]", D, "unknown" },
+	{ "ro", "(( $(rm x) ))", D, NULL },
+	{ "ro", "ls | rm x", D, "unknown" },
+	{ "ro", "! rm x", D, "unknown" },
+	{ "ro", "time rm x", D, "unknown" },
+	{ "ro", "function f { rm x; }", D, "feature:functions" },
+	{ "ro", "f() { ls; }", D, "feature:functions" },
+	{ "ro", "coproc ls", D, "feature:coproc" },
+	{ "ro", "coproc c { ls; }", D, "feature:coproc" },
+	{ "ro", "sleep 1 &", D, "feature:background" },
+	{ "ro", "ls & ls", D, "feature:background" },
+	{ "ro", "ls > /dev/null &", D, "feature:background" },
+	{ "ro", "{ ls; } > /etc/x", D, "path:write" },
+	{ "ro", "while read l; do echo $l; done < f", D, "builtin:read" },
+	{ "ro", "select x in a b; do ls; done", A, NULL },
+	{ "ro", "select PATH in a; do ls; done", D, "env:PATH" },
+};
+
+static void
+family_compound(void **state)
+{
+	(void)state;
+	RUN("compound", compound);
+}
+
+/* ---- here-documents ----------------------------------------------------- */
+
+static const struct tcase heredocs[] = {
+	{ "ro", "cat <<EOF\nhello $HOME\nEOF", A, NULL },
+	{ "ro", "cat <<'EOF'\n$(rm x)\nEOF", A, NULL },
+	{ "ro", "cat <<\"EOF\"\n`rm x`\nEOF", A, NULL },
+	{ "ro", "cat <<-EOF\n\thello\n\tEOF", A, NULL },
+	{ "ro", "cat > ~/work/f <<EOF\nx\nEOF", A, NULL },
+	{ "ro", "cat > notes.md <<'EOF'\n# Title\n; rm -rf / && $(id)\nEOF", A, NULL },
+	{ "ro", "cat <<< \"hello\"", A, NULL },
+	{ "ro", "grep x <<< $(ls)", A, NULL },
+	{ "ro", "cat <<A <<B\na\nA\nb\nB", A, NULL },
+	{ "ro", "cat <<EOF | grep x\n$(ls)\nEOF", A, NULL },
+	{ "ro", "cat <<EOF\n$(rm x)\nEOF", D, "unknown" },
+	{ "ro", "cat <<EOF\n`rm x`\nEOF", D, "unknown" },
+	{ "ro", "cat <<EOF\n${x:-$(rm x)}\nEOF", D, "unknown" },
+	{ "ro", "cat <<EOF\n$((x))\nEOF", D, "arith" },
+	{ "ro", "cat <<EOF\n${!x}\nEOF", D, "expansion:indirect" },
+	{ "ro", "cat > /etc/x <<EOF\nx\nEOF", D, "path:write" },
+	{ "ro", "cat > ~/.bashrc <<'EOF'\nx\nEOF", D, "path:protect" },
+	{ "ro", "cat <<< $(rm x)", D, "unknown" },
+	{ "ro", "cat <<A <<B\na\nA\n$(rm x)\nB", D, "unknown" },
+	{ "ro", "cat <<EOF\nx\n", P, "parse" },
+	{ "ro", "cat <<EOF; rm x\nhi\nEOF", D, "unknown" },
+};
+
+static void
+family_heredocs(void **state)
+{
+	(void)state;
+	RUN("heredocs", heredocs);
+}
+
+/* ---- wrappers ----------------------------------------------------------- */
+
+static const struct tcase wrappers[] = {
+	{ "ro", "env ls", A, NULL },
+	{ "ro", "env -i ls -la", A, NULL },
+	{ "ro", "env FOO=bar ls", A, NULL },
+	{ "ro", "env -u FOO ls", A, NULL },
+	{ "ro", "env -- ls", A, NULL },
+	{ "ro", "env", A, NULL },
+	{ "ro", "nice ls", A, NULL },
+	{ "ro", "nice -n 5 ls", A, NULL },
+	{ "ro", "nice -5 ls", A, NULL },
+	{ "ro", "nohup ls", A, NULL },
+	{ "ro", "timeout 5 ls", A, NULL },
+	{ "ro", "timeout -s KILL 5 ls", A, NULL },
+	{ "ro", "timeout --kill-after=1 5 ls", A, NULL },
+	{ "ro", "stdbuf -oL ls", A, NULL },
+	{ "ro", "stdbuf -o L ls", A, NULL },
+	{ "ro", "setsid ls", A, NULL },
+	{ "ro", "xargs grep x", A, NULL },
+	{ "ro", "xargs", A, NULL },
+	{ "ro", "xargs -0 ls", A, NULL },
+	{ "ro", "xargs -n 1 ls", A, NULL },
+	{ "ro", "xargs -I{} grep x {}", A, NULL },
+	{ "ro", "ls | xargs -r wc -l", A, NULL },
+	{ "ro", "nice env ls", A, NULL },
+	{ "ro", "command -v rm", A, NULL },
+	{ "ro", "command -V sh", A, NULL },
+	{ "ro", "command ls", A, NULL },
+	{ "ro", "builtin echo x", A, NULL },
+	{ "ro", "builtin cd /", A, NULL },
+	{ "ro", "env sh", D, "unknown" },
+	{ "ro", "env -i sh", D, "unknown" },
+	{ "ro", "env -S 'sh -c id'", D, "wrapper:env" },
+	{ "ro", "env --split-string=sh", D, "wrapper:env" },
+	{ "ro", "env -C /tmp ls", D, "wrapper:env" },
+	{ "ro", "env LD_PRELOAD=x ls", D, "env:LD_PRELOAD" },
+	{ "ro", "env PATH=/tmp ls", D, "env:PATH" },
+	{ "ro", "env -u PATH ls", D, "env:PATH" },
+	{ "ro", "env $x", D, "wrapper:literal" },
+	{ "ro", "env eval ls", D, "unknown" },
+	{ "ro", "xargs sh", D, "unknown" },
+	{ "ro", "xargs rm", D, "unknown" },
+	{ "ro", "xargs -I{} sh -c {}", D, "unknown" },
+	{ "ro", "xargs git log", D, "profiles.ro.allow" },
+	{ "ro", "xargs cat", D, "profiles.ro.deny" },
+	{ "ro", "xargs env", D, "wrapper" },
+	{ "ro", "xargs -I% % x", D, "literal" },
+	{ "ro", "xargs --process-slot-var=LD_PRELOAD ls", D, "wrapper:xargs" },
+	{ "ro", "xargs --proc=LD_PRELOAD ls", D, "wrapper:xargs" },
+	{ "ro", "timeout --sig INT 1 sh", D, "unknown" },
+	{ "ro", "env --sp='sh -c id'", D, "wrapper:env" },
+	{ "ro", "nice sh", D, "unknown" },
+	{ "ro", "nice -n 5 rm x", D, "unknown" },
+	{ "ro", "timeout 1 sh", D, "unknown" },
+	{ "ro", "timeout -s 9 1 rm x", D, "unknown" },
+	{ "ro", "nohup rm x", D, "unknown" },
+	{ "ro", "stdbuf -oL sh", D, "unknown" },
+	{ "ro", "setsid sh", D, "unknown" },
+	{ "ro", "nice timeout 1 env nohup sh", D, "unknown" },
+	{ "ro", "command sh", D, "unknown" },
+	{ "ro", "command rm x", D, "unknown" },
+	{ "ro", "command -p ls", D, "builtin:command" },
+	{ "ro", "command eval x", D, "builtin:eval" },
+	{ "ro", "command -- eval x", D, "builtin:eval" },
+	{ "ro", "command $x", D, "literal" },
+	{ "ro", "builtin eval ls", D, "builtin:eval" },
+	{ "ro", "builtin rm", D, "builtin" },
+	{ "ro", "builtin $x", D, "literal" },
+	{ "ro", "sudo ls", D, "wrapper:sudo" },
+	{ "ro", "doas ls", D, "wrapper:doas" },
+	{ "ro", "su -c id", D, "wrapper:su" },
+	{ "ro", "chroot / ls", D, "wrapper:chroot" },
+	{ "ro", "strace ls", D, "wrapper:strace" },
+	{ "ro", "flock /tmp/l ls", D, "wrapper:flock" },
+	{ "ro", "watch ls", D, "wrapper:watch" },
+	{ "ro", "busybox sh", D, "wrapper:busybox" },
+	{ "ro", "gdb -ex r ls", D, "wrapper:gdb" },
+	{ "ro", "parallel rm ::: x", D, "wrapper:parallel" },
+	{ "ro", "/lib64/ld-linux-x86-64.so.2 /bin/sh", D, NULL },
+	{ "ro", "exec sh", D, "builtin:exec" },
+	{ "ro", "exec ls", D, "builtin:exec" },
+	{ "wrap", "sudo ls", A, NULL },
+	{ "wrap", "sudo -u bob ls -la", A, NULL },
+	{ "wrap", "sudo rm x", D, "unknown" },
+	{ "wrap", "sudo -s", D, "wrapper:sudo" },
+	{ "wrap", "sudo -i", D, "wrapper:sudo" },
+	{ "wrap", "sudo -E ls", D, "wrapper:sudo" },
+	{ "wrap", "sudo -iu root", D, "wrapper:sudo" },
+	{ "wrap", "sudo --sh", D, "wrapper:sudo" },
+	{ "wrap", "sudo --user=bob ls", A, NULL },
+	{ "wrap", "sudo -nu bob ls", A, NULL },
+	{ "wrap", "sudo sh", D, "unknown" },
+	{ "wrap", "sudo $x", D, "wrapper:literal" },
+	{ "wrap", "busybox ls", A, NULL },
+	{ "wrap", "busybox sh", D, "unknown" },
+	{ "wrap", "flock /tmp/l ls", A, NULL },
+	{ "wrap", "flock -c 'rm x' /tmp/l", D, "wrapper:flock" },
+	{ "wrap", "watch ls", A, NULL },
+	{ "wrap", "watch -n 5 grep x f", A, NULL },
+	{ "wrap", "watch 'ls; rm x'", D, "wrapper:watch" },
+	{ "wrap", "watch rm x", D, "unknown" },
+	{ "wrap", "strace -f ls", A, NULL },
+	{ "wrap", "strace -p 1", D, "wrapper:trace" },
+	{ "wrap", "strace sh", D, "unknown" },
+	{ "wrap", "strace -o /etc/x ls", D, "path:write" },
+	{ "wrap", "unbuffer ls", A, NULL },
+	{ "wrap", "unbuffer sh", D, "unknown" },
+	{ "wrap", "chroot /x ls", A, NULL },
+	{ "dev", "find . -name '*.c' -exec grep -l x {} +", A, NULL },
+	{ "dev", "find . -type f -exec wc -l {} \\;", A, NULL },
+	{ "dev", "find . -exec rm {} \\;", D, "path:literal" },
+	{ "dev", "find . -exec sh -c 'x' \\;", K, "unknown" },
+	{ "dev", "find . -execdir sh \\;", K, "unknown" },
+	{ "dev", "find . -ok ./x {} \\;", K, "unknown" },
+	{ "dev", "find . $x", D, "program:find" },
+	{ "dev", "find . -name \"$x\" -print", A, NULL },
+	{ "dev", "ls | xargs find", D, "program:find" },
+	{ "dev", "find . -fprint /etc/x", D, "path:write" },
+	{ "dev", "find ~/work -delete", A, NULL },
+	{ "dev", "find / -delete", D, "path:write" },
+	{ "dev", "find -L /etc -delete", D, "path:write" },
+	{ "dev", "find -H -O2 ~/work -name '*.o' -delete", A, NULL },
+	{ "dev", "find . -exec {} \\;", D, "literal" },
+	{ "dev", "xargs rm", D, "path:write" },
+	{ "dev", "xargs sed -i s/a/b/", D, "path:write" },
+};
+
+static void
+family_wrappers(void **state)
+{
+	(void)state;
+	RUN("wrappers", wrappers);
+}
+
+/* ---- builtins ----------------------------------------------------------- */
+
+static const struct tcase builtins[] = {
+	{ "ro", "cd /", A, NULL },
+	{ "ro", "cd", A, NULL },
+	{ "ro", "cd ~", A, NULL },
+	{ "ro", "cd -", A, NULL },
+	{ "ro", "cd .. && ls", A, NULL },
+	{ "ro", "pwd", A, NULL },
+	{ "ro", "echo x", A, NULL },
+	{ "ro", "echo -e 'a\\tb'", A, NULL },
+	{ "ro", "printf '%s\\n' x", A, NULL },
+	{ "ro", "printf -- '%s' x", A, NULL },
+	{ "ro", "printf \"%s\" \"$x\"", A, NULL },
+	{ "ro", "test -f x", A, NULL },
+	{ "ro", "[ -f x ]", A, NULL },
+	{ "ro", "[ \"$x\" = y ]", A, NULL },
+	{ "ro", "[ -n \"$x\" ]", A, NULL },
+	{ "ro", "test -v HOME", A, NULL },
+	{ "ro", "true", A, NULL },
+	{ "ro", "false", A, NULL },
+	{ "ro", ":", A, NULL },
+	{ "ro", ": ${x:=1}", A, NULL },
+	{ "ro", "exit 0", A, NULL },
+	{ "ro", "export FOO=bar", A, NULL },
+	{ "ro", "export FOO", A, NULL },
+	{ "ro", "export FOO=\"$HOME/x\"", A, NULL },
+	{ "ro", "unset FOO", A, NULL },
+	{ "ro", "pushd /tmp", A, NULL },
+	{ "ro", "popd", A, NULL },
+	{ "ro", "dirs", A, NULL },
+	{ "ro", "eval ls", D, "builtin:eval" },
+	{ "ro", "source x", D, "builtin:source" },
+	{ "ro", ". x", D, "builtin:." },
+	{ "ro", "trap 'rm x' EXIT", D, "builtin:trap" },
+	{ "ro", "alias ls=rm", D, "builtin:alias" },
+	{ "ro", "set -x", D, "builtin:set" },
+	{ "ro", "shopt -s expand_aliases", D, "builtin:shopt" },
+	{ "ro", "hash -p /bin/sh ls", D, "builtin:hash" },
+	{ "ro", "enable -f x.so y", D, "builtin:enable" },
+	{ "ro", "ulimit -n 1", D, "builtin:ulimit" },
+	{ "ro", "umask 0", D, "builtin:umask" },
+	{ "ro", "declare -f", D, "builtin:declare" },
+	{ "ro", "typeset -f", D, "builtin:typeset" },
+	{ "ro", "mapfile -C cb x", D, "builtin:mapfile" },
+	{ "ro", "readarray x", D, "builtin:readarray" },
+	{ "ro", "printf -v x y", D, "builtin:printf" },
+	{ "ro", "printf -vx y", D, "builtin:printf" },
+	{ "ro", "printf $x", D, "builtin:printf" },
+	{ "ro", "read -e x", D, "builtin:read" },
+	{ "ro", "read x", D, "builtin:read" },
+	{ "ro", "fc -l", D, "builtin:fc" },
+	{ "ro", "history", D, "builtin:history" },
+	{ "ro", "bind -x x", D, "builtin:bind" },
+	{ "ro", "complete -C cmd x", D, "builtin:complete" },
+	{ "ro", "kill 1", D, "builtin:kill" },
+	{ "ro", "wait", D, "builtin:wait" },
+	{ "ro", "disown", D, "builtin:disown" },
+	{ "ro", "jobs", D, "builtin:jobs" },
+	{ "ro", "bg", D, "builtin:bg" },
+	{ "ro", "fg", D, "builtin:fg" },
+	{ "ro", "suspend", D, "builtin:suspend" },
+	{ "ro", "logout", D, "builtin:logout" },
+	{ "ro", "caller", D, "builtin:caller" },
+	{ "ro", "compgen -c", D, "builtin:compgen" },
+	{ "ro", "let x=1", D, "builtin:let" },
+	{ "ro", "local x", D, "builtin:local" },
+	{ "ro", "readonly x", D, "builtin:readonly" },
+	{ "ro", "getopts a x", D, "builtin:getopts" },
+	{ "ro", "type ls", D, "builtin:type" },
+	{ "ro", "unalias x", D, "builtin:unalias" },
+	{ "ro", "[ $x = y ]", D, "builtin:test" },
+	{ "ro", "test \"$x\" \"$y\"", D, "builtin:test" },
+	{ "ro", "[ -v 'a[$(id)]' ]", D, "arith" },
+	{ "ro", "test -v a[i]", D, NULL },
+	{ "ro", "test -v 'a[i]'", D, "arith" },
+	{ "ro", "test -v $x", D, "builtin:test" },
+	{ "ro", "unset 'a[$(id)]'", D, "arith" },
+	{ "ro", "unset PATH", D, "env:PATH" },
+	{ "ro", "unset $x", D, "literal" },
+	{ "dev", "read x", A, NULL },
+	{ "dev", "read -r -p 'name: ' x", A, NULL },
+	{ "dev", "read -e x", D, "builtin:read" },
+	{ "dev", "read PATH", D, "env:PATH" },
+	{ "dev", "read -a BASH_CMDS", D, "env:BASH_CMDS" },
+	{ "dev", "read -ra BASH_ALIASES", D, "builtin:read" },
+	{ "dev", "read -r -a words", A, NULL },
+	{ "dev", "read -a \"$x\"", D, "literal" },
+	{ "dev", "read $x", D, "literal" },
+	{ "dev", "let x=1+2", A, NULL },
+	{ "dev", "let x=y", D, "arith" },
+	{ "dev", "declare -a arr", A, NULL },
+	{ "dev", "declare -A m", A, NULL },
+	{ "dev", "declare -n r=PATH", D, "builtin:declare" },
+	{ "dev", "declare -i x=5", D, "builtin:declare" },
+	{ "dev", "declare -x PATH=/tmp", D, "env:PATH" },
+	{ "dev", "declare -f x", D, "builtin:functions" },
+	{ "dev", "declare -a a='([$(id)]=1)'", D, NULL },
+	{ "dev", "declare $x=1", D, "literal" },
+	{ "dev", "mapfile -t lines < f", A, NULL },
+	{ "dev", "mapfile -C cb -c 1 x", D, "builtin:mapfile" },
+	{ "dev", "mapfile BASH_CMDS", D, "env:BASH_CMDS" },
+	{ "dev", "pushd /tmp", D, "profiles.dev.deny" },
+	{ "dev", "eval ls", D, "builtin:eval" },
+};
+
+static void
+family_builtins(void **state)
+{
+	(void)state;
+	RUN("builtins", builtins);
+}
+
+/* ---- redirections ------------------------------------------------------- */
+
+static const struct tcase redirections[] = {
+	{ "ro", "ls > /dev/null", A, NULL },
+	{ "ro", "ls 2>/dev/null", A, NULL },
+	{ "ro", "ls > ~/work/out", A, NULL },
+	{ "ro", "ls >> ~/work/out", A, NULL },
+	{ "ro", "ls &> ~/work/out", A, NULL },
+	{ "ro", "ls &>> ~/work/out", A, NULL },
+	{ "ro", "ls 2>&1", A, NULL },
+	{ "ro", "ls >&2", A, NULL },
+	{ "ro", "ls 3>&-", A, NULL },
+	{ "ro", "ls 2>&1 | grep x", A, NULL },
+	{ "ro", "ls < /etc/hostname", A, NULL },
+	{ "ro", "ls > ~/work/new/../x", A, NULL },
+	{ "ro", "ls >| ~/work/x", A, NULL },
+	{ "ro", "ls > /dev/stderr", A, NULL },
+	{ "ro", "cat < /dev/fd/0", A, NULL },
+	{ "ro", "ls > x", A, NULL },
+	{ "ro", "ls > sub/x.txt", A, NULL },
+	{ "ro", "ls > @T/home/work/y", A, NULL },
+	{ "ro", "ls {fd}> ~/work/x", A, NULL },
+	{ "ro", "ls > .git/HEAD.tmp", A, NULL },
+	{ "ro", "ls > .gitignore", A, NULL },
+	{ "ro", "cd /etc && ls > /dev/null", A, NULL },
+	{ "ro", "cd ~/work && ls > out.txt", A, NULL },
+	{ "ro", "(cd /etc); ls > out.txt", A, NULL },
+	{ "ro", "ls > /etc/passwd", D, "path:write" },
+	{ "ro", "ls >> /etc/x", D, "path:write" },
+	{ "ro", "ls > ~/.bashrc", D, "path:protect" },
+	{ "ro", "ls >> ~/.ssh/authorized_keys", D, "path:protect" },
+	{ "ro", "ls > .git/hooks/pre-commit", D, "path:protect" },
+	{ "ro", "ls > .git/config", D, "path:protect" },
+	{ "ro", "ls > sub/.git/config", D, "path:protect" },
+	{ "ro", "ls > ~/work/../.profile", D, "path:protect" },
+	{ "ro", "ls > ../x", D, "path:write" },
+	{ "ro", "ls > bashrc-link", D, "path:protect" },
+	{ "ro", "ls > sshdir/authorized_keys", D, "path:protect" },
+	{ "ro", "ls > $f", D, "path:literal" },
+	{ "ro", "ls > \"$f\"", D, "path:literal" },
+	{ "ro", "ls > $(echo f)", D, "path:literal" },
+	{ "ro", "ls > /dev/tcp/10.0.0.1/80", D, "path:network" },
+	{ "ro", "cat < /dev/tcp/10.0.0.1/80", D, "path:network" },
+	{ "ro", "ls > /dev/udp/10.0.0.1/53", D, "path:network" },
+	{ "ro", "ls <> /etc/x", D, "path:write" },
+	{ "ro", "ls &>> /etc/x", D, "path:write" },
+	{ "ro", "ls 2> /etc/x", D, "path:write" },
+	{ "ro", "ls >& /etc/x", D, "path:write" },
+	{ "ro", "ls > ~root/x", D, "path:literal" },
+	{ "ro", "ls > *.txt", D, "path:literal" },
+	{ "ro", "ls > {a,b}", D, "path:literal" },
+	{ "ro", "cd /etc && ls > passwd", D, "path:write" },
+	{ "ro", "cd ~ && ls > .bashrc", D, "path:protect" },
+	{ "ro", "cd ~/.ssh; ls > authorized_keys", D, "path:protect" },
+	{ "ro", "cd $x; ls > f", D, "path:cwd" },
+	{ "ro", "for d in a b; do cd ..; done; ls > x", D, "path:cwd" },
+	{ "ro", "cd .. || true; ls > x", D, "path:write" },
+	{ "ro", "ls {PATH}> ~/work/x", D, "env:PATH" },
+	{ "ro", "ls >&$x", D, "path:literal" },
+	{ "dev", "echo x > ~/work/secret/y", D, "path:protect" },
+	{ "dev", "echo x > ~/work/notsecret", A, NULL },
+	{ "strict", "cat < /etc/hostname", D, "path:read" },
+	{ "strict", "cat < ~/work/f", A, NULL },
+};
+
+static void
+family_redirections(void **state)
+{
+	(void)state;
+	RUN("redirections", redirections);
+}
+
+/* ---- assignments -------------------------------------------------------- */
+
+static const struct tcase assignments[] = {
+	{ "ro", "FOO=bar ls", A, NULL },
+	{ "ro", "FOO=bar", A, NULL },
+	{ "ro", "a=(1 2 3)", A, NULL },
+	{ "ro", "a[1]=x", A, NULL },
+	{ "ro", "x=1; y=$x", A, NULL },
+	{ "ro", "export LANG=C", A, NULL },
+	{ "ro", "x+=y", A, NULL },
+	{ "ro", "AWS_KEY=x ls", A, NULL },
+	{ "ro", "x=$(ls)", A, NULL },
+	{ "dev", "export EDITOR=vi", A, NULL },
+	{ "dev", "EDITOR=vi git commit", A, NULL },
+	{ "ro", "LD_PRELOAD=x ls", D, "env:LD_PRELOAD" },
+	{ "ro", "LD_LIBRARY_PATH=/tmp ls", D, "env:LD_LIBRARY_PATH" },
+	{ "ro", "LD_AUDIT=x ls", D, "env:LD_AUDIT" },
+	{ "ro", "PATH=/tmp ls", D, "env:PATH" },
+	{ "ro", "export PATH=/tmp", D, "env:PATH" },
+	{ "ro", "PATH=/tmp", D, "env:PATH" },
+	{ "ro", "PATH+=:/tmp", D, "env:PATH" },
+	{ "ro", "IFS=x", D, "env:IFS" },
+	{ "ro", "IFS=/ ls", D, "env:IFS" },
+	{ "ro", "BASH_ENV=x ls", D, "env:BASH_ENV" },
+	{ "ro", "export BASH_ENV=x", D, "env:BASH_ENV" },
+	{ "ro", "ENV=x ls", D, "env:ENV" },
+	{ "ro", "SHELLOPTS=xtrace ls", D, "env:SHELLOPTS" },
+	{ "ro", "BASHOPTS=x ls", D, "env:BASHOPTS" },
+	{ "ro", "PS4='$(rm x)'", D, "env:PS4" },
+	{ "ro", "PROMPT_COMMAND=x", D, "env:PROMPT_COMMAND" },
+	{ "ro", "GIT_SSH_COMMAND=x git status", D, "env:GIT_SSH_COMMAND" },
+	{ "ro", "GIT_PAGER=sh git log", D, "env:GIT_PAGER" },
+	{ "ro", "PAGER=sh git log", D, "env:PAGER" },
+	{ "ro", "LESSOPEN='|rm x' ls", D, "env:LESSOPEN" },
+	{ "ro", "EDITOR=vi", D, "env:EDITOR" },
+	{ "ro", "HOME=/tmp", D, "env:HOME" },
+	{ "ro", "CDPATH=/etc", D, "env:CDPATH" },
+	{ "ro", "GLOBIGNORE=x", D, "env:GLOBIGNORE" },
+	{ "ro", "BASH_CMDS[ls]=/bin/sh", D, "env:BASH_CMDS" },
+	{ "ro", "BASH_ALIASES[ls]=rm", D, "env:BASH_ALIASES" },
+	{ "ro", "BASH_XTRACEFD=1", D, "env:BASH_XTRACEFD" },
+	{ "ro", "PYTHONSTARTUP=x ls", D, "env:PYTHONSTARTUP" },
+	{ "ro", "PERL5OPT=x ls", D, "env:PERL5OPT" },
+	{ "ro", "NODE_OPTIONS=x ls", D, "env:NODE_OPTIONS" },
+	{ "ro", "GCONV_PATH=x ls", D, "env:GCONV_PATH" },
+	{ "ro", "export -f f", D, "builtin:functions" },
+	{ "ro", "export $x", D, "literal" },
+	{ "ro", "export \"PATH=/x\"", D, "env:PATH" },
+	{ "ro", "export PA\"TH\"=/x", D, "env:PATH" },
+	{ "ro", "declare -x PATH=/tmp", D, "builtin:declare" },
+	{ "ro", "readonly PATH", D, "builtin:readonly" },
+	{ "ro", "a[$(rm x)]=1", D, NULL },
+	{ "ro", "a[$(ls)]=1", D, "arith" },
+	{ "ro", "x=$(rm y)", D, "unknown" },
+	{ "ro", "a=($(rm x))", D, "unknown" },
+	{ "ro", "for PATH in /tmp; do ls; done", D, "env:PATH" },
+	{ "ro", "coproc IFS { ls; }", D, NULL },
+	{ "dev", "AWS_KEY=x ls", D, "env:AWS_KEY" },
+	{ "dev", "export AWS_SECRET_ACCESS_KEY=x", D, "env:AWS_SECRET_ACCESS_KEY" },
+	{ "dev", "PATH=/x ls", D, "env:PATH" },
+};
+
+static void
+family_assignments(void **state)
+{
+	(void)state;
+	RUN("assignments", assignments);
+}
+
+/* ---- arithmetic --------------------------------------------------------- */
+
+static const struct tcase arith[] = {
+	{ "ro", "echo $((1+2))", A, NULL },
+	{ "ro", "x=5; echo $((x*2))", A, NULL },
+	{ "ro", "x=5; echo $((x))", A, NULL },
+	{ "ro", "x=5; echo $(( $x + 1 ))", A, NULL },
+	{ "ro", "echo $((RANDOM % 10))", A, NULL },
+	{ "ro", "echo $(( $# + 1 ))", A, NULL },
+	{ "ro", "echo $((COUNT + 1))", A, NULL },
+	{ "ro", "((1 < 2))", A, NULL },
+	{ "ro", "x=3; ((x++))", A, NULL },
+	{ "ro", "for ((i=0; i<3; i++)); do echo $i; done", A, NULL },
+	{ "ro", "i=0; while [ \"$i\" -lt 3 ]; do i=$((i+1)); done", A, NULL },
+	{ "ro", "x=1; echo ${arr[x]}", A, NULL },
+	{ "ro", "echo ${arr[0]}", A, NULL },
+	{ "ro", "echo ${arr[@]} ${#arr[*]}", A, NULL },
+	{ "ro", "echo ${s:1:2}", A, NULL },
+	{ "ro", "x=2; echo ${s:x}", A, NULL },
+	{ "ro", "[[ 1 -eq 1 ]]", A, NULL },
+	{ "ro", "x=4; [[ $x -gt 3 ]]", A, NULL },
+	{ "ro", "echo $((16#ff + 0x10))", A, NULL },
+	{ "ro", "(( x = 5 )); echo $((x))", A, NULL },
+	{ "ro", "echo $(( ${#HOME} + 1 ))", A, NULL },
+	{ "ro", "[ \"$x\" -eq 1 ]", A, NULL },
+	{ "ro", "x='a[$(id)]'; echo $((x))", D, "arith" },
+	{ "ro", "false && BAD=1; echo $((BAD))", D, "arith" },
+	{ "ro", "(BAD=1); echo $((BAD))", D, "arith" },
+	{ "ro", "echo 'a[$(id)]'; _=1; echo $((_))", D, "arith" },
+	{ "ro", "PWD=1; echo $((PWD))", D, NULL },
+	{ "ro", "false && n=1; echo $((n))", A, NULL },
+	{ "ro", "N=3; echo $((N * 2))", A, NULL },
+	{ "ro", "COUNT=x; echo $((COUNT))", D, "arith" },
+	{ "ro", "echo $((x))", D, "arith" },
+	{ "ro", "echo $((y+1))", D, "arith" },
+	{ "ro", "((x))", D, "arith" },
+	{ "ro", "echo $(( $x ))", D, "arith" },
+	{ "ro", "echo $((BAD))", D, "arith" },
+	{ "ro", "echo $((HOME))", D, "arith" },
+	{ "ro", "echo $(($1))", D, "arith" },
+	{ "ro", "x=5; x=$y; echo $((x))", D, "arith" },
+	{ "ro", "x=5; echo $((x)); x=$(ls)", D, "arith" },
+	{ "ro", "x=5; for x in a b; do echo $((x)); done", D, "arith" },
+	{ "ro", "x=5; while :; do echo $((x)); x=$y; done", D, "arith" },
+	{ "ro", "for ((i=0; i<n; i++)); do :; done", D, "arith" },
+	{ "ro", "[[ $x -eq 1 ]]", D, "arith" },
+	{ "ro", "[[ x -lt 1 ]]", D, "arith" },
+	{ "ro", "[[ 1 -ne \"$y\" ]]", D, "arith" },
+	{ "ro", "[[ -v a[$x] ]]", D, "arith" },
+	{ "ro", "[[ -v $x ]]", D, "arith" },
+	{ "ro", "echo ${a[$x]}", D, "arith" },
+	{ "ro", "echo ${a[i]}", D, "arith" },
+	{ "ro", "echo ${s:$x:1}", D, "arith" },
+	{ "ro", "echo ${s:x}", D, "arith" },
+	{ "ro", "a[x]=1", D, "arith" },
+	{ "ro", "a=([x]=1)", D, "arith" },
+	{ "ro", "echo $(( $(ls) ))", D, "arith" },
+	{ "ro", "echo $((`ls`))", D, "arith" },
+	{ "ro", "x=5; echo $((x${y}))", D, "arith" },
+	{ "ro", "echo ${x:-$((y))}", D, "arith" },
+	{ "ro", "echo $(( ${x%a} ))", D, "arith" },
+	{ "ro", "echo $[x]", D, "arith" },
+	{ "dev", "x=1; read x; echo $((x))", D, "arith" },
+	{ "dev", "let y=x+1", D, "arith" },
+	{ "dev", "let i=0 i++", A, NULL },
+};
+
+static void
+family_arith(void **state)
+{
+	(void)state;
+	RUN("arith", arith);
+}
+
+/* ---- path resolution ---------------------------------------------------- */
+
+static const struct tcase paths[] = {
+	{ "ro", "ls", A, NULL },
+	{ "ro", "/usr/bin/ls", A, NULL },
+	{ "ro", "/bin/ls", A, NULL },
+	{ "ro", "@T/lnk/ls", A, NULL },
+	{ "ro", "@T/bin/ls", A, NULL },
+	{ "ro", "/usr/bin/../bin/ls", A, NULL },
+	{ "ro", "/usr//bin/./ls -la", A, NULL },
+	{ "ro", "@T/evil/ls", D, "path" },
+	{ "ro", "./ls", D, "path" },
+	{ "ro", "../work/ls", D, "path" },
+	{ "ro", "/tmp/ls", D, "unknown" },
+	{ "ro", "/usr/bin/sh", D, "unknown" },
+	{ "ro", "nosuchprog", D, "unknown" },
+	{ "ro", "cd @T/evil && ./ls", D, "path" },
+	{ "ro", "@T/bin/mytool", D, "unknown" },
+	{ "ro", "@T/bin/sudo", D, "wrapper:sudo" },
+	{ "dev", "mytool", A, NULL },
+	{ "dev", "@T/bin/mytool --x", A, NULL },
+	{ "dev", "python3 x.py", K, "unknown" },
+	{ "dev", "nosuch", K, "unknown" },
+	{ "dev", "@T/evil/ls", D, "path" },
+};
+
+static void
+family_paths(void **state)
+{
+	(void)state;
+	RUN("paths", paths);
+}
+
+/* ---- per-program rules -------------------------------------------------- */
+
+static const struct tcase programs[] = {
+	{ "ro", "git status", A, NULL },
+	{ "ro", "git log --oneline -n 3", A, NULL },
+	{ "ro", "git -C @T/home/work --no-pager status", A, NULL },
+	{ "ro", "git -C dir --no-pager status", A, NULL },
+	{ "ro", "git --no-pager log -p", A, NULL },
+	{ "ro", "git diff HEAD~1 -- src/", A, NULL },
+	{ "ro", "git show HEAD:README", A, NULL },
+	{ "ro", "git", A, NULL },
+	{ "ro", "git --version", A, NULL },
+	{ "ro", "git -P log", A, NULL },
+	{ "ro", "git log --format='%h %s' | head -n 5", A, NULL },
+	{ "ro", "git diff --output=out.diff", A, NULL },
+	{ "ro", "git push", D, "profiles.ro.allow[5]" },
+	{ "ro", "git commit -m x", D, "profiles.ro.allow[5]" },
+	{ "ro", "git -c core.pager=sh log", D, "profiles.ro.allow[5]" },
+	{ "ro", "git -c x=y status", D, "profiles.ro.allow[5]" },
+	{ "ro", "git --exec-path=/tmp status", D, "profiles.ro.allow[5]" },
+	{ "ro", "git --git-dir=/tmp/x status", D, "profiles.ro.allow[5]" },
+	{ "ro", "git --git-dir /tmp/x status", D, "profiles.ro.allow[5]" },
+	{ "ro", "git --work-tree=/ status", D, "profiles.ro.allow[5]" },
+	{ "ro", "git -p log", D, "profiles.ro.allow[5]" },
+	{ "ro", "git --paginate log", D, "profiles.ro.allow[5]" },
+	{ "ro", "git --config-env=core.pager=X log", D, "profiles.ro.allow[5]" },
+	{ "ro", "git -C /tmp -c core.pager=sh status", D, "profiles.ro.allow[5]" },
+	{ "ro", "git $x", D, "profiles.ro.allow[5]" },
+	{ "ro", "git log $x", D, "profiles.ro.allow[5]" },
+	{ "ro", "git show *", D, "profiles.ro.allow[5]" },
+	{ "ro", "git log --output=/etc/x", D, "path:write" },
+	{ "ro", "git -C ~/.ssh diff --output=authorized_keys", D, "path:protect" },
+	{ "ro", "git diff --ext-diff", D, "program:git" },
+	{ "ro", "git log -- $(rm x)", D, NULL },
+	{ "ro", "g\\it push", D, "profiles.ro.allow[5]" },
+	{ "dev", "git commit -m 'fix: handle ; and $( in args'", A, NULL },
+	{ "dev", "git commit -m \"$(cat msg.txt)\"", A, NULL },
+	{ "dev", "git push", D, "profiles.dev.deny[1]" },
+	{ "dev", "git -C x push origin main", D, "profiles.dev.deny[1]" },
+	{ "dev", "git -c user.name=x commit", D, "profiles.dev.allow" },
+	{ "dev", "git log $x", D, "program:git" },
+	{ "dev", "git log -- $x", A, NULL },
+	{ "dev", "ls | xargs git add", D, "program:git" },
+	{ "dev", "git fetch --upload-pack=sh", D, "program:git" },
+	{ "dev", "git grep -O x", D, "program:git" },
+	{ "ro", "find . -name '*.c'", A, NULL },
+	{ "ro", "find . -type f -print", A, NULL },
+	{ "ro", "find . -exec rm {} \\;", D, "profiles.ro.allow[6]" },
+	{ "ro", "find . -execdir sh \\;", D, "profiles.ro.allow[6]" },
+	{ "ro", "find . -delete", D, "profiles.ro.allow[6]" },
+	{ "ro", "find . -fprint x", D, "profiles.ro.allow[6]" },
+	{ "ro", "find . $x", D, "profiles.ro.allow[6]" },
+	{ "ro", "find . -name $x", D, "profiles.ro.allow[6]" },
+	{ "ro", "find . -name \"$x\"", D, "profiles.ro.allow[6]" },
+	{ "ro", "cat /etc/hostname", A, NULL },
+	{ "ro", "cat /etc/shadow", D, "profiles.ro.deny[0]" },
+	{ "ro", "cat /etc/shadow-", D, "profiles.ro.deny[0]" },
+	{ "ro", "cat /etc/../etc/shadow", D, "profiles.ro.deny[0]" },
+	{ "ro", "cat //etc/shadow", D, "profiles.ro.deny[0]" },
+	{ "ro", "cd /etc && cat shadow", D, "profiles.ro.deny[0]" },
+	{ "ro", "cat @T/shadowlink", D, "profiles.ro.deny[0]" },
+	{ "ro", "cat $f", D, "profiles.ro.deny[0]" },
+	{ "ro", "cat /etc/shado?", D, "profiles.ro.deny[0]" },
+	{ "ro", "cat x /etc/shadow", D, "profiles.ro.deny[0]" },
+	{ "wrap", "cat x", A, NULL },
+	{ "wrap", "cat /etc/passwd", D, "profiles.wrap.allow" },
+	{ "wrap", "head -n 5 x.log", A, NULL },
+	{ "wrap", "head /etc/passwd", D, "profiles.wrap.allow" },
+	{ "wrap", "cat @T/shadowlink", D, "profiles.wrap.allow" },
+	{ "wrap", "wc -l ~/work/a.txt", A, NULL },
+	{ "wrap", "wc -l a.txt", A, NULL },
+	{ "wrap", "wc -l passwd-link", D, "profiles.wrap.allow" },
+	{ "wrap", "wc -l ~/work/../.profile", D, "profiles.wrap.allow" },
+	{ "wrap", "wc -l /etc/passwd", D, "profiles.wrap.allow" },
+	{ "dev", "tee ~/work/log", A, NULL },
+	{ "dev", "ls | tee -a out.txt", A, NULL },
+	{ "dev", "sed -i 's/a/b/' f.txt", A, NULL },
+	{ "dev", "sed 's/a/b/' f", A, NULL },
+	{ "dev", "sed -n '/start/,/end/p' f", A, NULL },
+	{ "dev", "sed -e 's/x/y/' -e 's/a/b/' f", A, NULL },
+	{ "dev", "sort -o sorted.txt x", A, NULL },
+	{ "dev", "sort -u x", A, NULL },
+	{ "dev", "cp a b", A, NULL },
+	{ "dev", "cp -r a b ~/work/dir/", A, NULL },
+	{ "dev", "mv a b", A, NULL },
+	{ "dev", "cp -s ~/.bashrc x", D, "path:protect" },
+	{ "dev", "cp --link ~/.ssh/authorized_keys k", D, "path:protect" },
+	{ "dev", "cp -s a b", A, NULL },
+	{ "dev", "mv evil .git", D, "path:protect" },
+	{ "dev", "mv evil sub/.git", D, "path:protect" },
+	{ "dev", "cp -r evil/.git sub/", D, "path:protect" },
+	{ "dev", "cp -r evil/hooks .git/", D, "path:protect" },
+	{ "dev", "cp -r src dst", A, NULL },
+	{ "dev", "mv src/a.c src/b.c", A, NULL },
+	{ "dev", "sed 'r /etc/hosts\ne id' f", D, "program:sed" },
+	{ "dev", "sed '/x/r other.txt' f", A, NULL },
+	{ "dev", "touch x", A, NULL },
+	{ "dev", "mkdir -p d/e", A, NULL },
+	{ "dev", "rm -f x", A, NULL },
+	{ "dev", "rm -rf build", A, NULL },
+	{ "dev", "tee ~/.ssh/authorized_keys", D, "path:protect" },
+	{ "dev", "tee /etc/x", D, "path:write" },
+	{ "dev", "tee $(echo f)", D, "path:literal" },
+	{ "dev", "sed -i 's/a/b/' ~/.bashrc", D, "path:protect" },
+	{ "dev", "sed -i.bak s/x/y/ /etc/hosts", D, "path:write" },
+	{ "dev", "sed --in-place=.b s/x/y/ /etc/hosts", D, "path:write" },
+	{ "dev", "sed 's/x/id/e' f", D, "program:sed" },
+	{ "dev", "sed 'w /tmp/x' f", D, "program:sed" },
+	{ "dev", "sed -e '1e id' f", D, "program:sed" },
+	{ "dev", "sed -f script f", D, "program:sed" },
+	{ "dev", "sed -n p $f", D, "path:literal" },
+	{ "dev", "sort -o /etc/x y", D, "path:write" },
+	{ "dev", "sort -o/etc/x y", D, "path:write" },
+	{ "dev", "sort --output=/etc/x y", D, "path:write" },
+	{ "dev", "sort --compress-program=sh x", D, "program:sort" },
+	{ "dev", "sort --outp=/etc/x y", D, "path:write" },
+	{ "dev", "sort --compress=sh x", D, "program:sort" },
+	{ "dev", "cp --target=/etc x", D, "path:write" },
+	{ "dev", "cp --recur evil/. .git", D, "path:protect" },
+	{ "dev", "sed --in-pl s/a/b/ ~/.bashrc", D, "path:protect" },
+	{ "dev", "sed --sandbox 's/x/id/e' f", A, NULL },
+	{ "dev", "sed --sand 's/x/id/e' f", D, "program:sed" },
+	{ "dev", "git log --outp=/etc/x", D, "path:write" },
+	{ "dev", "git diff --ext-d", D, "program:git" },
+	{ "dev", "git fetch --upload=sh", D, "program:git" },
+	{ "dev", "git log -- --output=/etc/x", A, NULL },
+	{ "dev", "git -C \"$d\" diff --output=x", D, NULL },
+	{ "dev", "git -C ~ -C .ssh diff --output=x", D, "path" },
+	{ "dev", "git -C ~/work/sub diff --output=x.diff", A, NULL },
+	{ "dev", "cp x /etc/", D, "path:write" },
+	{ "dev", "cp x ~/.ssh/", D, "path:protect" },
+	{ "dev", "cp x .git/hooks/", D, "path:protect" },
+	{ "dev", "cp hook .git/hooks/pre-commit", D, "path:protect" },
+	{ "dev", "cp -t /etc x", D, "path:write" },
+	{ "dev", "cp --target-directory=/etc x", D, "path:write" },
+	{ "dev", "mv ~/.bashrc x", D, "path:protect" },
+	{ "dev", "mv x ~/.profile", D, "path:protect" },
+	{ "dev", "touch ~/.bashrc", D, "path:protect" },
+	{ "dev", "mkdir ~/.config/git", D, "path:protect" },
+	{ "dev", "rm ~/.bashrc", D, "path:protect" },
+	{ "dev", "rm /etc/x", D, "path:write" },
+	{ "dev", "rm -rf -- /", D, "path:write" },
+	{ "dev", "rm $x", D, "path:literal" },
+	{ "dev", "rm *.o", D, "path:literal" },
+	{ "dev", "rm() { :; }; rm /etc/passwd", D, "path:write" },
+	{ "dev", "if false; then rm() { :; }; fi; rm /etc/passwd", D, "path:write" },
+	{ "dev", "f() { ls; }; f", A, NULL },
+	{ "dev", "ls() { :; }; ls", A, NULL },
+	{ "dev", "ls &", A, NULL },
+};
+
+static void
+family_programs(void **state)
+{
+	(void)state;
+	RUN("programs", programs);
+}
+
+/* ---- protected paths ---------------------------------------------------- */
+
+static const struct tcase protect[] = {
+	{ "dev", "echo > ~/.bash_profile", D, "path:protect" },
+	{ "dev", "echo > ~/.bash_login", D, "path:protect" },
+	{ "dev", "echo > ~/.bash_logout", D, "path:protect" },
+	{ "dev", "echo > ~/.profile", D, "path:protect" },
+	{ "dev", "echo > ~/.inputrc", D, "path:protect" },
+	{ "dev", "echo > ~/.gitconfig", D, "path:protect" },
+	{ "dev", "echo > ~/.config/git/config", D, "path:protect" },
+	{ "dev", "echo > ~/.ssh/rc", D, "path:protect" },
+	{ "dev", "echo > sub/.git/config", D, "path:protect" },
+	{ "dev", "echo > .gitattributes", D, "path:protect" },
+	{ "dev", "echo > x/.gitattributes", D, "path:protect" },
+	{ "dev", "echo > .git/info/attributes", D, "path:protect" },
+	{ "dev", "echo > .git/hooks/post-checkout", D, "path:protect" },
+	{ "dev", "echo > ~/work/secret/a", D, "path:protect" },
+	{ "dev", "echo > secret/deep/er", D, "path:protect" },
+	{ "dev", "echo > .envrc", D, "path:protect" },
+	{ "dev", "echo > ~/work/notsecret", A, NULL },
+	{ "dev", "echo > ~/work/.gitignore", A, NULL },
+	{ "dev", "echo > ~/work/.git/HEAD", A, NULL },
+	{ "dev", "echo > ~/work/src/main.c", A, NULL },
+	{ "dev", "echo > ~/work/hooks.md", A, NULL },
+};
+
+static void
+family_protect(void **state)
+{
+	(void)state;
+	RUN("protect", protect);
+}
+
+/* ---- features ----------------------------------------------------------- */
+
+static const struct tcase features[] = {
+	{ "strict", "ls", A, NULL },
+	{ "strict", "echo x", A, NULL },
+	{ "strict", "ls | cat", A, NULL },
+	{ "strict", "{ ls; }", A, NULL },
+	{ "strict", "echo $(ls)", D, "feature:command_substitution" },
+	{ "strict", "echo `ls`", D, "feature:command_substitution" },
+	{ "strict", "x=$(ls)", D, "feature:command_substitution" },
+	{ "strict", "cat <(ls)", D, "feature:process_substitution" },
+	{ "strict", "ls > >(cat)", D, "feature:process_substitution" },
+	{ "strict", "( ls )", D, "feature:subshell" },
+	{ "strict", "coproc ls", D, "feature:coproc" },
+	{ "strict", "f() { ls; }", D, "feature:functions" },
+	{ "strict", "ls &", D, "feature:background" },
+	{ "dev", "f() { sh; }", K, "unknown" },
+	{ "dev", "sleep 1 &", K, "unknown" },
+	{ "wrap", "coproc ls", A, NULL },
+	{ "wrap", "coproc sh", D, "unknown" },
+};
+
+static void
+family_features(void **state)
+{
+	(void)state;
+	RUN("features", features);
+}
+
+/* ---- unknown: ask / deny, and reasons ------------------------------------ */
+
+static void
+unknown_reason_names_allowed(void **state)
+{
+	struct ag_decision d;
+
+	(void)state;
+	decide_in("ro", "rm x", work, envv, &d);
+	assert_int_equal(d.verdict, AG_DENY);
+	assert_string_equal(d.rule, "unknown");
+	assert_string_equal(d.reason,
+	    "denied: 'rm' is not allowed in profile 'ro'; allowed here: "
+	    "cat, find, git (status|log|diff|show), grep, head, ls, wc");
+	ag_decision_free(&d);
+
+	decide_in("dev", "sh -c id", work, envv, &d);
+	assert_int_equal(d.verdict, AG_ASK);
+	assert_non_null(strstr(d.reason, "ask: 'sh' is not allowed in profile 'dev'"));
+	ag_decision_free(&d);
+
+	/* deny beats ask, and the reason is the first refusal of that kind */
+	decide_in("dev", "sh; ls > /etc/x; cat > /etc/y", work, envv, &d);
+	assert_int_equal(d.verdict, AG_DENY);
+	assert_string_equal(d.rule, "path:write");
+	assert_non_null(strstr(d.reason, "/etc/x"));
+	assert_int_equal(d.ncmds, 3);
+	assert_int_equal(d.cmds[0].verdict, AG_ASK);
+	assert_int_equal(d.cmds[1].verdict, AG_DENY);
+	ag_decision_free(&d);
+}
+
+static void
+write_reason_names_paths(void **state)
+{
+	struct ag_decision d;
+
+	(void)state;
+	decide_in("ro", "echo x > /etc/passwd", work, envv, &d);
+	assert_int_equal(d.verdict, AG_DENY);
+	assert_string_equal(d.rule, "path:write");
+	assert_string_equal(d.reason,
+	    "denied: writing to '/etc/passwd' is outside paths.write (~/work)");
+	ag_decision_free(&d);
+
+	decide_in("ro", "$x", work, envv, &d);
+	assert_string_equal(d.reason, "denied: command name must be a literal word, not '$x'");
+	ag_decision_free(&d);
+}
+
+static void
+per_command_entries(void **state)
+{
+	struct ag_decision d;
+
+	(void)state;
+	decide_in("ro", "ls -la | grep x; echo $(cat f)", work, envv, &d);
+	assert_int_equal(d.verdict, AG_ALLOW);
+	assert_int_equal(d.ncmds, 4);
+	assert_string_equal(d.cmds[0].name, "ls");
+	assert_string_equal(d.cmds[0].path, "/usr/bin/ls");
+	assert_string_equal(d.cmds[0].text, "ls -la");
+	assert_string_equal(d.cmds[0].rule, "profiles.ro.allow[0]");
+	assert_string_equal(d.cmds[0].reason, "allowed");
+	assert_int_equal(d.cmds[0].off, 0);
+	assert_string_equal(d.cmds[1].name, "grep");
+	assert_int_equal(d.cmds[1].off, 9);
+	assert_string_equal(d.cmds[2].name, "echo");
+	assert_string_equal(d.cmds[2].path, "builtin");
+	assert_string_equal(d.cmds[2].rule, "builtin");
+	assert_string_equal(d.cmds[3].name, "cat");
+	ag_decision_free(&d);
+}
+
+/* PATH with an empty or relative entry makes lookups depend on the cwd. */
+static void
+relative_path_entry_refused(void **state)
+{
+	char pe[256];
+	char *env[2];
+	struct ag_decision d;
+
+	(void)state;
+	snprintf(pe, sizeof(pe), "PATH=:%s/bin", tdir);
+	env[0] = pe;
+	env[1] = NULL;
+	decide_in("ro", "ls", work, env, &d);
+	assert_int_equal(d.verdict, AG_DENY);
+	assert_string_equal(d.rule, "path");
+	ag_decision_free(&d);
+
+	snprintf(pe, sizeof(pe), "PATH=%s/evil:%s/bin", tdir, tdir);
+	decide_in("ro", "ls", work, env, &d);
+	/* the profile allows "ls" as found in PATH: here that is evil/ls */
+	assert_int_equal(d.verdict, AG_ALLOW);
+	assert_non_null(strstr(d.cmds[0].path, "/evil/ls"));
+	ag_decision_free(&d);
+	decide_in("ro", "/usr/bin/ls", work, env, &d);
+	assert_int_equal(d.verdict, AG_DENY);
+	ag_decision_free(&d);
+}
+
+/* The session cwd's resolution is remembered; re-pointing a symlink on the
+ * way to it between two commands must not fool the next decision. */
+static void
+cwd_symlink_swapped_between_commands(void **state)
+{
+	char cwd[256], cmd[512];
+	struct ag_decision d;
+
+	(void)state;
+	snprintf(cwd, sizeof(cwd), "%s/cwdlink", work);
+	xsystem("rm -f %s && ln -s sub %s", cwd, cwd);
+	decide_in("ro", "echo x > authorized_keys", cwd, envv, &d);
+	assert_int_equal(d.verdict, AG_ALLOW);
+	ag_decision_free(&d);
+	snprintf(cmd, sizeof(cmd), "rm -f %s && ln -s ../.ssh %s", cwd, cwd);
+	xsystem("%s", cmd);
+	decide_in("ro", "echo x > authorized_keys", cwd, envv, &d);
+	assert_int_equal(d.verdict, AG_DENY);
+	assert_string_equal(d.rule, "path:protect");
+	ag_decision_free(&d);
+	xsystem("rm -f %s", cwd);
+}
+
+static void
+decide_on_tree_without_source(void **state)
+{
+	struct ag_policy_ctx ctx;
+	struct ag_sh_node *tree = NULL;
+	struct ag_decision d;
+	struct ag_err err;
+	const char *line = "ls | rm x";
+
+	(void)state;
+	assert_int_equal(ag_sh_parse(line, strlen(line), &tree, &err), AG_SH_OK);
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.profile = ag_config_profile(cfg, "ro");
+	ctx.cwd = work;
+	ctx.home = home;
+	ctx.env = envv;
+	assert_int_equal(ag_policy_decide(&ctx, tree, &d), 0);
+	assert_int_equal(d.verdict, AG_DENY);
+	assert_int_equal(d.ncmds, 2);
+	assert_string_equal(d.cmds[1].name, "rm");
+	ag_decision_free(&d);
+	ag_sh_free(tree);
+	ag_decision_free(NULL);
+	assert_string_equal(ag_verdict_name(AG_ASK), "ask");
+}
+
+static void
+nul_byte_refused(void **state)
+{
+	struct ag_policy_ctx ctx;
+	struct ag_decision d;
+	const char line[] = "ls\0; rm x";
+
+	(void)state;
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.profile = ag_config_profile(cfg, "ro");
+	ctx.cwd = work;
+	ctx.home = home;
+	ctx.env = envv;
+	assert_int_equal(ag_policy_check(&ctx, line, sizeof(line) - 1, &d), 0);
+	assert_int_equal(d.verdict, AG_DENY);
+	assert_int_equal(d.parse_error, 1);
+	assert_string_equal(d.rule, "parse");
+	ag_decision_free(&d);
+}
+
+/* ---- envsan and pathutil ------------------------------------------------ */
+
+static void
+envsan_sets(void **state)
+{
+	const struct ag_profile *dev = ag_config_profile(cfg, "dev");
+	char *env[8];
+	size_t i;
+
+	(void)state;
+	assert_true(ag_envsan_is_dangerous("LD_PRELOAD", NULL));
+	assert_true(ag_envsan_is_dangerous("BASH_FUNC_ls%%", NULL));
+	assert_true(ag_envsan_is_dangerous("GIT_EXTERNAL_DIFF", NULL));
+	assert_true(ag_envsan_is_dangerous("PATH", dev));
+	assert_false(ag_envsan_is_dangerous("LANG", NULL));
+	assert_false(ag_envsan_is_dangerous("EDITOR", dev));	/* env.allow */
+	assert_true(ag_envsan_is_dangerous("EDITOR", NULL));
+	assert_true(ag_envsan_is_dangerous("AWS_X", dev));	/* env.deny */
+	assert_false(ag_envsan_is_dangerous("AWS_X", NULL));
+
+	env[0] = strdup("LANG=C");
+	env[1] = strdup("LD_PRELOAD=/x.so");
+	env[2] = strdup("PWD=/home/a");
+	env[3] = strdup("PAGER=sh");
+	env[4] = strdup("noequals");
+	env[5] = strdup("AWS_KEY=1");
+	env[6] = NULL;
+	assert_int_equal(ag_envsan_filter(env, dev), 4);
+	assert_string_equal(env[0], "LANG=C");
+	assert_string_equal(env[1], "PWD=/home/a");
+	assert_null(env[2]);
+	for (i = 0; env[i]; i++)
+		free(env[i]);
+}
+
+static void
+pathutil_basics(void **state)
+{
+	char out[4096], in[256];
+
+	(void)state;
+	assert_int_equal(ag_path_normalize("/a//b/./c/../d/", out, sizeof(out)), 0);
+	assert_string_equal(out, "/a/b/d");
+	assert_int_equal(ag_path_normalize("/../..", out, sizeof(out)), 0);
+	assert_string_equal(out, "/");
+	assert_int_equal(ag_path_absolute("~/x", "/c", "/h", out, sizeof(out)), 0);
+	assert_string_equal(out, "/h/x");
+	assert_int_equal(ag_path_absolute("y/../z", "/c", "/h", out, sizeof(out)), 0);
+	assert_string_equal(out, "/c/z");
+	assert_int_equal(ag_path_absolute("~bob/x", "/c", "/h", out, sizeof(out)), -1);
+	assert_int_equal(ag_path_normalize("/a/b", out, 3), -1);
+	/* dangling relative symlink: resolved to where the write lands */
+	snprintf(in, sizeof(in), "%s/bashrc-link", work);
+	assert_int_equal(ag_path_resolve(in, out, sizeof(out)), 0);
+	snprintf(in, sizeof(in), "%s/.bashrc", home);
+	assert_string_equal(out, in);
+	snprintf(in, sizeof(in), "%s/sshdir/../x", work);
+	assert_int_equal(ag_path_resolve(in, out, sizeof(out)), 0);
+	snprintf(in, sizeof(in), "%s/x", home);
+	assert_string_equal(out, in);
+	snprintf(in, sizeof(in), "%s", work);
+	/* sshdir is ../.ssh, so its ".." is home, not work */
+	assert_int_equal(ag_path_resolve_under(in, "sshdir/../sub/./x", out, sizeof(out)), 0);
+	snprintf(in, sizeof(in), "%s/sub/x", home);
+	assert_string_equal(out, in);
+	assert_int_equal(ag_path_resolve_under("/", "/etc/../tmp", out, sizeof(out)), 0);
+	assert_string_equal(out, "/tmp");
+	assert_true(ag_path_glob_match("**/.git/config", "/a/b/.git/config"));
+	assert_true(ag_path_glob_match("/h/.ssh/**", "/h/.ssh"));
+	assert_true(ag_path_glob_match("/h/.ssh/**", "/h/.ssh/a/b"));
+	assert_false(ag_path_glob_match("/h/*", "/h/a/b"));
+	assert_true(ag_path_glob_match("/h/[ab]?", "/h/bz"));
+	assert_true(ag_path_inside("/h/work/x", "/h/work"));
+	assert_false(ag_path_inside("/h/workshop", "/h/work"));
+	assert_true(ag_path_inside("/anything", "/"));
+	assert_true(ag_path_inside("/h/.ssh/k", "/h/.ssh/**"));
+	assert_true(ag_path_inside("/r/.git/hooks/pre", "**/.git/hooks/**"));
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(family_quoting),
+		cmocka_unit_test(family_expansions),
+		cmocka_unit_test(family_compound),
+		cmocka_unit_test(family_heredocs),
+		cmocka_unit_test(family_wrappers),
+		cmocka_unit_test(family_builtins),
+		cmocka_unit_test(family_redirections),
+		cmocka_unit_test(family_assignments),
+		cmocka_unit_test(family_arith),
+		cmocka_unit_test(family_paths),
+		cmocka_unit_test(family_programs),
+		cmocka_unit_test(family_protect),
+		cmocka_unit_test(family_features),
+		cmocka_unit_test(unknown_reason_names_allowed),
+		cmocka_unit_test(write_reason_names_paths),
+		cmocka_unit_test(per_command_entries),
+		cmocka_unit_test(relative_path_entry_refused),
+		cmocka_unit_test(cwd_symlink_swapped_between_commands),
+		cmocka_unit_test(decide_on_tree_without_source),
+		cmocka_unit_test(nul_byte_refused),
+		cmocka_unit_test(envsan_sets),
+		cmocka_unit_test(pathutil_basics),
+	};
+
+	return cmocka_run_group_tests_name("policy", tests, setup, teardown);
+}

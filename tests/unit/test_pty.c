@@ -1,0 +1,790 @@
+/*
+ * test_pty.c - the PTY path, driven through a real terminal.
+ *
+ * A pty pair stands in for what sshd gives the gateway: the test holds the
+ * master (the "client": it types and reads the screen, and resizes the
+ * window with TIOCSWINSZ, which makes the kernel send SIGWINCH), and a
+ * forked "gateway" process has the slave as its controlling terminal and
+ * runs ag_pty_open / fork / ag_pty_child_setup / ag_pty_relay with a real
+ * bash, exactly as the runner does.  The relay's result comes back over a
+ * pipe.
+ */
+#include "agconfig.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "pty.h"
+#include "recording.h"
+
+#ifndef AG_BASH
+#define AG_BASH "/bin/bash"
+#endif
+
+#define SCREEN_MAX	(512 * 1024)
+#define CAPTURE_MAX	256
+
+/* ---- the client's terminal -------------------------------------------------- */
+
+struct client {
+	int		 m;		/* what the test types into and reads */
+	int		 s;		/* the gateway's stdin/stdout */
+	struct termios	 orig;		/* the slave's modes before the gateway */
+	char		 screen[SCREEN_MAX + 1];
+	size_t		 len;
+};
+
+static struct client C;
+
+static void
+set_size(int fd, unsigned cols, unsigned rows)
+{
+	struct winsize ws = { .ws_row = (unsigned short)rows, .ws_col = (unsigned short)cols };
+
+	assert_int_equal(ioctl(fd, TIOCSWINSZ, &ws), 0);
+}
+
+static void
+open_client(unsigned cols, unsigned rows)
+{
+	char name[128];
+
+	memset(&C, 0, sizeof(C));
+	C.m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+	assert_true(C.m >= 0);
+	assert_int_equal(grantpt(C.m), 0);
+	assert_int_equal(unlockpt(C.m), 0);
+	assert_int_equal(ptsname_r(C.m, name, sizeof(name)), 0);
+	C.s = open(name, O_RDWR | O_NOCTTY);
+	assert_true(C.s >= 0);
+	set_size(C.s, cols, rows);
+	assert_int_equal(tcgetattr(C.s, &C.orig), 0);
+	assert_true((C.orig.c_lflag & (ICANON | ECHO | ISIG)) == (ICANON | ECHO | ISIG));
+	assert_int_equal(fcntl(C.m, F_SETFL, fcntl(C.m, F_GETFL) | O_NONBLOCK), 0);
+}
+
+static void
+close_client(void)
+{
+	if (C.m >= 0)
+		close(C.m);
+	if (C.s >= 0)
+		close(C.s);
+	C.m = C.s = -1;
+}
+
+static long long
+ms_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Read the screen for up to ms: 1 = got some, 0 = nothing came, -1 = EOF/EIO/full. */
+static int
+pump_screen(int ms)
+{
+	struct pollfd pf = { .fd = C.m, .events = POLLIN };
+	ssize_t n;
+
+	if (poll(&pf, 1, ms) <= 0)
+		return 0;
+	n = read(C.m, C.screen + C.len, SCREEN_MAX - C.len);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return 0;
+	if (n <= 0)
+		return -1;
+	C.len += (size_t)n;
+	C.screen[C.len] = '\0';
+	return C.len < SCREEN_MAX ? 1 : -1;
+}
+
+/* Wait until the screen shows s (after offset from); fails the test after ms. */
+static void
+expect_screen(const char *s, int ms)
+{
+	long long end = ms_now() + ms;
+
+	while (memmem(C.screen, C.len, s, strlen(s)) == NULL) {
+		if (ms_now() >= end || pump_screen(50) < 0)
+			fail_msg("screen never showed \"%s\"; it shows:\n%s", s, C.screen);
+	}
+}
+
+static void
+type(const char *keys, size_t n)
+{
+	assert_int_equal(write(C.m, keys, n), (ssize_t)n);
+}
+
+static void
+assert_terminal_restored(void)
+{
+	struct termios now;
+
+	assert_int_equal(tcgetattr(C.s, &now), 0);
+	assert_int_equal(now.c_lflag, C.orig.c_lflag);
+	assert_int_equal(now.c_iflag, C.orig.c_iflag);
+	assert_int_equal(now.c_oflag, C.orig.c_oflag);
+	assert_int_equal(now.c_cflag, C.orig.c_cflag);
+	/* the gateway's fd shares our file description: no O_NONBLOCK left behind */
+	assert_int_equal(fcntl(C.s, F_GETFL) & O_NONBLOCK, 0);
+}
+
+static void
+assert_terminal_raw(void)
+{
+	struct termios now;
+
+	assert_int_equal(tcgetattr(C.s, &now), 0);
+	assert_int_equal(now.c_lflag & (ICANON | ECHO | ISIG), 0);
+}
+
+/* ---- the gateway -------------------------------------------------------------- */
+
+struct spec {
+	const char	*script;
+	long		 timeout;
+	long long	 max_output;
+	const char	*rec_dir;	/* record into this directory */
+	int		 capture;	/* a pipe on fd 3, drained by the relay */
+	int		 wake;		/* a wake-up pipe whose callback ends the command */
+	int		 idle_first;	/* show "gw-idle", wait 600 ms, then open the PTY */
+};
+
+struct outcome {
+	int			 rc;		/* ag_pty_relay's */
+	struct ag_pty_result	 res;
+	char			 capture[CAPTURE_MAX];
+	size_t			 capture_len;
+	int			 size_at_open_cols, size_at_open_rows;
+};
+
+struct gateway {
+	pid_t	pid;
+	int	result_fd;	/* read end */
+	int	wake_fd;	/* write end, or -1 */
+};
+
+static struct outcome cap_state;
+
+static int
+capture_cb(void *arg, int fd)
+{
+	struct outcome *o = arg;
+	char buf[512];
+	ssize_t n = read(fd, buf, sizeof(buf));
+
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return 0;
+	if (n <= 0) {
+		close(fd);
+		return -1;
+	}
+	if (o->capture_len + (size_t)n <= sizeof(o->capture)) {
+		memcpy(o->capture + o->capture_len, buf, (size_t)n);
+		o->capture_len += (size_t)n;
+	}
+	return 0;
+}
+
+static int
+wake_cb(void *arg)
+{
+	char buf[16];
+	int fd = *(int *)arg;
+
+	return read(fd, buf, sizeof(buf)) > 0;
+}
+
+static void
+on_hup(int sig)
+{
+	(void)sig;
+}
+
+static void __attribute__((noreturn))
+gateway_main(const struct spec *sp, int result_w, int wake_r)
+{
+	struct ag_pty p;
+	struct ag_pty_relay_opts o;
+	struct ag_err err;
+	struct ag_rec *rec = NULL;
+	struct sigaction sa;
+	int capp[2] = { -1, -1 };
+	pid_t pid;
+
+	/* like sshd's child: a session with the terminal as controlling tty */
+	if (setsid() < 0 || ioctl(C.s, TIOCSCTTY, 0) < 0)
+		_exit(90);
+	close(C.m);
+	/* a hangup is the relay's to notice (EIO), as with the runner's handler */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_hup;
+	sigaction(SIGHUP, &sa, NULL);
+	/* cmocka's crash handlers are the test's, not a gateway's */
+	signal(SIGSEGV, SIG_DFL);
+	signal(SIGBUS, SIG_DFL);
+	signal(SIGFPE, SIG_DFL);
+	signal(SIGILL, SIG_DFL);
+	signal(SIGABRT, SIG_DFL);
+	memset(&cap_state, 0, sizeof(cap_state));
+	if (ag_pty_init(&err) < 0)
+		_exit(91);
+	if (sp->idle_first) {
+		struct timespec ts = { 0, 600 * 1000000 };
+
+		/* SIGWINCH arrives while no command runs */
+		if (write(C.s, "gw-idle\r\n", 9) != 9)
+			_exit(97);
+		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+			;
+	}
+	if (ag_pty_open(&p, C.s, &err) < 0)
+		_exit(91);
+	cap_state.size_at_open_cols = p.ws.ws_col;
+	cap_state.size_at_open_rows = p.ws.ws_row;
+	if (sp->rec_dir != NULL) {
+		struct ag_rec_info ri = { .dir = sp->rec_dir, .session = "ptytest",
+		    .width = p.ws.ws_col, .height = p.ws.ws_row, .term = "xterm" };
+
+		if ((rec = ag_rec_open(&ri, &err)) == NULL)
+			_exit(92);
+	}
+	if (sp->capture && pipe2(capp, O_CLOEXEC) < 0)
+		_exit(93);
+	if ((pid = fork()) < 0)
+		_exit(94);
+	if (pid == 0) {
+		if (ag_pty_child_setup(&p) < 0)
+			_exit(126);
+		if (capp[1] >= 0 && dup2(capp[1], 3) < 0)
+			_exit(126);
+		execl(AG_BASH, "bash", "--noprofile", "--norc", "-c", sp->script, (char *)NULL);
+		_exit(127);
+	}
+	ag_pty_close_slave(&p);
+	if (capp[1] >= 0)
+		close(capp[1]);
+	memset(&o, 0, sizeof(o));
+	o.pid = pid;
+	o.in_fd = C.s;
+	o.out_fd = C.s;
+	o.timeout = sp->timeout;
+	o.max_output = sp->max_output;
+	o.rec = rec;
+	o.extra_fd = capp[0];
+	o.extra_cb = capture_cb;
+	o.extra_arg = &cap_state;
+	o.wake_fd = sp->wake ? wake_r : -1;
+	o.wake_cb = wake_cb;
+	o.wake_arg = &wake_r;
+	cap_state.rc = ag_pty_relay(&p, &o, &cap_state.res, &err);
+	ag_pty_close(&p);
+	if (rec != NULL && ag_rec_close(rec, &err) < 0)
+		_exit(95);
+	if (write(result_w, &cap_state, sizeof(cap_state)) != (ssize_t)sizeof(cap_state))
+		_exit(96);
+	_exit(0);
+}
+
+static void
+start(struct gateway *g, const struct spec *sp)
+{
+	int rp[2], wp[2] = { -1, -1 };
+
+	assert_int_equal(pipe2(rp, O_CLOEXEC), 0);
+	if (sp->wake)
+		assert_int_equal(pipe2(wp, O_CLOEXEC | O_NONBLOCK), 0);
+	C.len = 0;
+	C.screen[0] = '\0';
+	g->pid = fork();
+	assert_true(g->pid >= 0);
+	if (g->pid == 0) {
+		close(rp[0]);
+		if (wp[1] >= 0)
+			close(wp[1]);
+		gateway_main(sp, rp[1], wp[0]);
+	}
+	close(rp[1]);
+	if (wp[0] >= 0)
+		close(wp[0]);
+	g->result_fd = rp[0];
+	g->wake_fd = wp[1];
+}
+
+/* Read the screen until the gateway reports; returns its wait status. */
+static int
+finish(struct gateway *g, struct outcome *out, int ms)
+{
+	long long end = ms_now() + ms;
+	size_t got = 0;
+	int st = 0;
+
+	memset(out, 0, sizeof(*out));
+	for (;;) {
+		struct pollfd pf[2] = { { .fd = g->result_fd, .events = POLLIN },
+		    { .fd = C.m, .events = POLLIN } };
+		long long left = end - ms_now();
+
+		if (left <= 0) {
+			kill(g->pid, SIGKILL);
+			waitpid(g->pid, NULL, 0);
+			fail_msg("the gateway did not finish; screen:\n%s", C.screen);
+		}
+		if (poll(pf, 2, (int)left) < 0)
+			continue;
+		if (pf[1].revents & POLLIN)
+			(void)pump_screen(0);
+		if (pf[0].revents & (POLLIN | POLLHUP)) {
+			ssize_t n = read(g->result_fd, (char *)out + got, sizeof(*out) - got);
+
+			if (n <= 0)
+				break;
+			got += (size_t)n;
+			if (got == sizeof(*out))
+				break;
+		}
+	}
+	while (pump_screen(20) > 0)	/* anything still in flight */
+		;
+	close(g->result_fd);
+	if (g->wake_fd >= 0)
+		close(g->wake_fd);
+	assert_int_equal(waitpid(g->pid, &st, 0), g->pid);
+	if (got != sizeof(*out))
+		out->rc = -100;		/* the gateway died before reporting */
+	return st;
+}
+
+static int
+setup_each(void **state)
+{
+	(void)state;
+	signal(SIGPIPE, SIG_IGN);
+	open_client(100, 30);
+	return 0;
+}
+
+static int
+teardown_each(void **state)
+{
+	(void)state;
+	close_client();
+	return 0;
+}
+
+/* ---- the tests ------------------------------------------------------------------ */
+
+static void
+command_starts_at_the_client_size_with_susp_disabled(void **state)
+{
+	struct spec sp = { .script = "stty size; stty -a; echo done" };
+	struct gateway g;
+	struct outcome out;
+	int st;
+
+	(void)state;
+	start(&g, &sp);
+	expect_screen("done", 5000);
+	st = finish(&g, &out, 5000);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	assert_int_equal(out.rc, 0);
+	assert_int_equal(out.size_at_open_cols, 100);
+	assert_int_equal(out.size_at_open_rows, 30);
+	assert_non_null(strstr(C.screen, "30 100\r\n"));
+	assert_non_null(strstr(C.screen, "susp = <undef>"));
+	assert_true(WIFEXITED(out.res.wstatus) && WEXITSTATUS(out.res.wstatus) == 0);
+	assert_true(out.res.bytes_out > 0);
+	assert_terminal_restored();
+}
+
+static void
+resize_while_running_reaches_the_command_and_is_recorded(void **state)
+{
+	char dir[] = "/tmp/ag-pty-rec.XXXXXX", path[256], cmd[300];
+	struct spec sp = {
+		.script = "trap 'stty size; exit 7' WINCH; echo ready; "
+		    "for i in $(seq 200); do sleep 0.05; done; exit 1",
+	};
+	struct gateway g;
+	struct outcome out;
+	FILE *f;
+	char *line = NULL;
+	size_t cap = 0;
+	int st, saw_resize = 0, saw_ready = 0, nlines = 0;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	chmod(dir, 0700);
+	sp.rec_dir = dir;
+	start(&g, &sp);
+	expect_screen("ready", 5000);
+	assert_terminal_raw();
+	set_size(C.m, 120, 40);
+	expect_screen("40 120", 5000);
+	st = finish(&g, &out, 5000);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	assert_true(WIFEXITED(out.res.wstatus));
+	assert_int_equal(WEXITSTATUS(out.res.wstatus), 7);
+	assert_terminal_restored();
+
+	/* the recording: header, the output, the resize */
+	snprintf(path, sizeof(path), "%s/ptytest.cast", dir);
+	assert_non_null(f = fopen(path, "r"));
+	while (getline(&line, &cap, f) > 0) {
+		json_object *o = json_tokener_parse(line);
+
+		assert_non_null(o);
+		if (nlines++ > 0) {
+			const char *code = json_object_get_string(json_object_array_get_idx(o, 1));
+			const char *data = json_object_get_string(json_object_array_get_idx(o, 2));
+
+			if (strcmp(code, "r") == 0 && strcmp(data, "120x40") == 0)
+				saw_resize = 1;
+			if (strcmp(code, "o") == 0 && strstr(data, "ready") != NULL)
+				saw_ready = 1;
+		}
+		json_object_put(o);
+	}
+	free(line);
+	fclose(f);
+	assert_true(saw_resize);
+	assert_true(saw_ready);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+static void
+resize_burst_ends_at_the_last_size(void **state)
+{
+	struct spec sp = { .script = "echo ready; sleep 1.5; stty size" };
+	struct gateway g;
+	struct outcome out;
+	unsigned i;
+
+	(void)state;
+	start(&g, &sp);
+	expect_screen("ready", 5000);
+	for (i = 0; i < 40; i++)
+		set_size(C.m, 60 + i, 20 + i % 7);
+	set_size(C.m, 91, 26);
+	(void)finish(&g, &out, 8000);
+	assert_int_equal(out.rc, 0);
+	assert_non_null(strstr(C.screen, "26 91\r\n"));
+}
+
+static void
+resize_between_commands_applies_to_the_next(void **state)
+{
+	struct spec sp = { .script = "stty size", .idle_first = 1 };
+	struct gateway g;
+	struct outcome out;
+
+	(void)state;
+	start(&g, &sp);
+	expect_screen("gw-idle", 5000);
+	set_size(C.m, 132, 43);		/* while no command runs */
+	(void)finish(&g, &out, 5000);
+	assert_int_equal(out.rc, 0);
+	assert_non_null(strstr(C.screen, "43 132"));
+}
+
+static void
+crashing_command_leaves_the_terminal_sane(void **state)
+{
+	struct spec sp = { .script = "echo ready; sleep 0.3; kill -SEGV $$" };
+	struct gateway g;
+	struct outcome out;
+
+	(void)state;
+	start(&g, &sp);
+	expect_screen("ready", 5000);
+	assert_terminal_raw();
+	(void)finish(&g, &out, 5000);
+	assert_int_equal(out.rc, 0);
+	assert_true(WIFSIGNALED(out.res.wstatus));
+	assert_int_equal(WTERMSIG(out.res.wstatus), SIGSEGV);
+	assert_terminal_restored();
+}
+
+static void
+timeout_kills_even_a_term_ignoring_command_and_restores(void **state)
+{
+	struct spec sp = { .script = "trap '' TERM; echo ready; sleep 30", .timeout = 1 };
+	struct gateway g;
+	struct outcome out;
+	long long t0 = ms_now();
+
+	(void)state;
+	start(&g, &sp);
+	expect_screen("ready", 5000);
+	(void)finish(&g, &out, 10000);
+	assert_int_equal(out.rc, 0);
+	assert_true(out.res.timed_out);
+	assert_true(WIFSIGNALED(out.res.wstatus));
+	assert_int_equal(WTERMSIG(out.res.wstatus), SIGKILL);
+	assert_true(ms_now() - t0 < 1000 + AG_PTY_GRACE_MS + 2000);
+	assert_true(out.res.duration_ms >= 1000);
+	assert_terminal_restored();
+}
+
+static void
+gateway_crash_restores_the_terminal(void **state)
+{
+	struct spec sp = { .script = "echo ready; sleep 30" };
+	struct gateway g;
+	struct outcome out;
+	int st;
+
+	(void)state;
+	start(&g, &sp);
+	expect_screen("ready", 5000);
+	assert_terminal_raw();
+	assert_int_equal(kill(g.pid, SIGSEGV), 0);
+	st = finish(&g, &out, 5000);
+	assert_int_equal(out.rc, -100);		/* it never reported */
+	/* died of the signal (under ASan: ASan's report, exit 1) */
+	assert_true((WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV) ||
+	    (WIFEXITED(st) && WEXITSTATUS(st) != 0));
+	assert_terminal_restored();
+}
+
+static void
+ctrl_c_interrupts_the_command_not_the_gateway(void **state)
+{
+	struct spec sp = { .script = "trap 'echo got-int; exit 3' INT; echo ready; sleep 30" };
+	struct gateway g;
+	struct outcome out;
+	long long t0;
+	int st;
+
+	(void)state;
+	start(&g, &sp);
+	expect_screen("ready", 5000);
+	t0 = ms_now();
+	type("\x03", 1);
+	expect_screen("got-int", 5000);
+	st = finish(&g, &out, 5000);
+	assert_true(ms_now() - t0 < 4000);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);	/* the gateway lived on */
+	assert_int_equal(out.rc, 0);
+	assert_true(WIFEXITED(out.res.wstatus));
+	assert_int_equal(WEXITSTATUS(out.res.wstatus), 3);
+	assert_false(out.res.timed_out);
+	assert_terminal_restored();
+}
+
+static void
+ctrl_backslash_quits_the_command(void **state)
+{
+	struct spec sp = { .script = "echo ready; exec sleep 30" };
+	struct gateway g;
+	struct outcome out;
+
+	(void)state;
+	start(&g, &sp);
+	expect_screen("ready", 5000);
+	type("\x1c", 1);
+	(void)finish(&g, &out, 5000);
+	assert_int_equal(out.rc, 0);
+	assert_true(WIFSIGNALED(out.res.wstatus));
+	assert_int_equal(WTERMSIG(out.res.wstatus), SIGQUIT);
+}
+
+static void
+ctrl_d_is_eof_to_the_command(void **state)
+{
+	struct spec sp = { .script = "echo ready; wc -c; echo eof-seen" };
+	struct gateway g;
+	struct outcome out;
+
+	(void)state;
+	start(&g, &sp);
+	expect_screen("ready", 5000);
+	type("abc\r\x04", 5);
+	expect_screen("eof-seen", 5000);
+	(void)finish(&g, &out, 5000);
+	assert_int_equal(out.rc, 0);
+	assert_non_null(strstr(C.screen, "4\r\neof-seen"));	/* "abc\n" */
+}
+
+static void
+ctrl_z_is_a_plain_byte(void **state)
+{
+	struct spec sp = { .script = "echo ready; IFS= read -r l; printf 'len=%d\\n' ${#l}" };
+	struct gateway g;
+	struct outcome out;
+
+	(void)state;
+	start(&g, &sp);
+	expect_screen("ready", 5000);
+	type("a\x1a" "b\r", 4);
+	expect_screen("len=3", 5000);
+	(void)finish(&g, &out, 5000);
+	assert_int_equal(out.rc, 0);
+	assert_true(WIFEXITED(out.res.wstatus) && WEXITSTATUS(out.res.wstatus) == 0);
+	assert_int_equal(out.res.continued, 0);
+}
+
+static void
+stopped_command_is_continued(void **state)
+{
+	/* the leader stops itself; then a child stops itself after reading a ^Z */
+	struct spec sp = {
+		.script = "echo ready; kill -STOP $$; echo leader-resumed; "
+		    AG_BASH " -c 'read -r x; kill -STOP $$; echo child-resumed'; echo end",
+	};
+	struct gateway g;
+	struct outcome out;
+
+	(void)state;
+	start(&g, &sp);
+	expect_screen("leader-resumed", 5000);
+	type("\x1a\r", 2);
+	expect_screen("child-resumed", 5000);
+	expect_screen("end", 5000);
+	(void)finish(&g, &out, 5000);
+	assert_int_equal(out.rc, 0);
+	assert_true(out.res.continued >= 2);
+	assert_true(WIFEXITED(out.res.wstatus) && WEXITSTATUS(out.res.wstatus) == 0);
+}
+
+static void
+output_is_capped_and_the_rest_discarded(void **state)
+{
+	struct spec sp = { .script = "head -c 200000 /dev/zero | tr '\\0' y; echo; echo tail-marker",
+	    .max_output = 1000 };
+	struct gateway g;
+	struct outcome out;
+	const char *note;
+
+	(void)state;
+	start(&g, &sp);
+	(void)finish(&g, &out, 10000);
+	assert_int_equal(out.rc, 0);
+	assert_true(out.res.truncated);
+	assert_true(out.res.bytes_out >= 200000);
+	note = strstr(C.screen, "\r\nagentgate: output truncated");
+	assert_non_null(note);
+	assert_int_equal(note - C.screen, 1000);
+	assert_null(strstr(C.screen, "tail-marker"));
+	assert_true(C.len < 1000 + 200);
+}
+
+static void
+capture_fd_survives_the_pty_setup(void **state)
+{
+	struct spec sp = { .script = "echo ready; [ -t 0 ] && [ -t 1 ] && [ -t 2 ] && "
+	    "printf 'captured\\0' >&3", .capture = 1 };
+	struct gateway g;
+	struct outcome out;
+
+	(void)state;
+	start(&g, &sp);
+	(void)finish(&g, &out, 5000);
+	assert_int_equal(out.rc, 0);
+	assert_int_equal(out.capture_len, 9);
+	assert_memory_equal(out.capture, "captured\0", 9);
+}
+
+static void
+session_end_kills_the_command(void **state)
+{
+	struct spec sp = { .script = "echo ready; sleep 30", .wake = 1 };
+	struct gateway g;
+	struct outcome out;
+	long long t0;
+
+	(void)state;
+	start(&g, &sp);
+	expect_screen("ready", 5000);
+	t0 = ms_now();
+	assert_int_equal(write(g.wake_fd, "x", 1), 1);
+	(void)finish(&g, &out, 5000);
+	assert_true(ms_now() - t0 < 3000);
+	assert_int_equal(out.rc, 0);
+	assert_true(out.res.terminated);
+	assert_true(WIFSIGNALED(out.res.wstatus));
+	assert_terminal_restored();
+}
+
+static void
+client_hangup_kills_the_command(void **state)
+{
+	struct spec sp = { .script = "echo ready; sleep 30" };
+	struct gateway g;
+	struct outcome out;
+	long long t0;
+
+	(void)state;
+	start(&g, &sp);
+	expect_screen("ready", 5000);
+	t0 = ms_now();
+	close(C.m);		/* the client went away: the gateway's terminal hangs up */
+	C.m = -1;
+	memset(&out, 0, sizeof(out));
+	{
+		ssize_t n, got = 0;
+
+		while ((n = read(g.result_fd, (char *)&out + got, sizeof(out) - (size_t)got)) > 0)
+			got += n;
+		assert_int_equal(got, (ssize_t)sizeof(out));
+	}
+	close(g.result_fd);
+	waitpid(g.pid, NULL, 0);
+	assert_true(ms_now() - t0 < 3000);
+	assert_true(out.res.client_gone);
+	assert_true(WIFSIGNALED(out.res.wstatus));
+}
+
+int
+main(void)
+{
+	struct rlimit no_core = { 0, 0 };
+
+	setrlimit(RLIMIT_CORE, &no_core);	/* the crash tests need no core files */
+#define T(f) cmocka_unit_test_setup_teardown(f, setup_each, teardown_each)
+	const struct CMUnitTest tests[] = {
+		T(command_starts_at_the_client_size_with_susp_disabled),
+		T(resize_while_running_reaches_the_command_and_is_recorded),
+		T(resize_burst_ends_at_the_last_size),
+		T(resize_between_commands_applies_to_the_next),
+		T(crashing_command_leaves_the_terminal_sane),
+		T(timeout_kills_even_a_term_ignoring_command_and_restores),
+		T(gateway_crash_restores_the_terminal),
+		T(ctrl_c_interrupts_the_command_not_the_gateway),
+		T(ctrl_backslash_quits_the_command),
+		T(ctrl_d_is_eof_to_the_command),
+		T(ctrl_z_is_a_plain_byte),
+		T(stopped_command_is_continued),
+		T(output_is_capped_and_the_rest_discarded),
+		T(capture_fd_survives_the_pty_setup),
+		T(session_end_kills_the_command),
+		T(client_hangup_kills_the_command),
+	};
+#undef T
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,504 @@
+/* test_recording.c - asciicast v2 files: header, events, encoding, flushing, file safety. */
+#include "agconfig.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "recording.h"
+
+#define ID "0123456789abcdef0123456789abcdef"
+
+static char dir[] = "/tmp/ag-rec-test.XXXXXX";
+static char path[512];
+
+static int
+setup(void **state)
+{
+	(void)state;
+	if (mkdtemp(dir) == NULL)
+		return -1;
+	chmod(dir, 0755);
+	snprintf(path, sizeof(path), "%s/%s.cast", dir, ID);
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	char cmd[600];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static int
+each_setup(void **state)
+{
+	(void)state;
+	unlink(path);
+	chmod(dir, 0755);
+	return 0;
+}
+
+static struct ag_rec *
+open_rec(int input, struct ag_err *err)
+{
+	struct ag_rec_info info = {
+		.dir = dir, .session = ID, .width = 100, .height = 30,
+		.term = "xterm-256color", .shell = "/bin/bash", .input = input,
+	};
+
+	ag_err_clear(err);
+	return ag_rec_open(&info, err);
+}
+
+/* Every line of the file, parsed strictly (valid UTF-8 required); returns the count. */
+static size_t
+read_lines(json_object **out, size_t max)
+{
+	FILE *f = fopen(path, "r");
+	char *line = NULL;
+	size_t cap = 0, n = 0;
+	ssize_t len;
+
+	assert_non_null(f);
+	while ((len = getline(&line, &cap, f)) > 0) {
+		json_tokener *tok = json_tokener_new();
+		json_object *o;
+
+		json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+		assert_int_equal(line[len - 1], '\n');
+		o = json_tokener_parse_ex(tok, line, (int)len - 1);
+		if (o == NULL)
+			fail_msg("line %zu is not strict JSON: %s", n + 1, line);
+		json_tokener_free(tok);
+		if (n < max)
+			out[n] = o;
+		else
+			json_object_put(o);
+		n++;
+	}
+	free(line);
+	fclose(f);
+	return n;
+}
+
+static void
+put_all(json_object **v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		json_object_put(v[i]);
+}
+
+static const char *
+ev_code(json_object *ev)
+{
+	assert_true(json_object_is_type(ev, json_type_array));
+	assert_int_equal(json_object_array_length(ev), 3);
+	return json_object_get_string(json_object_array_get_idx(ev, 1));
+}
+
+static double
+ev_time(json_object *ev)
+{
+	return json_object_get_double(json_object_array_get_idx(ev, 0));
+}
+
+static const char *
+ev_data(json_object *ev, size_t *len)
+{
+	json_object *d = json_object_array_get_idx(ev, 2);
+
+	*len = (size_t)json_object_get_string_len(d);
+	return json_object_get_string(d);
+}
+
+static void
+header_has_the_asciicast_fields_and_mode_0600(void **state)
+{
+	struct ag_err err;
+	struct ag_rec *r;
+	json_object *v[4], *x, *env;
+	struct stat st;
+	mode_t old = umask(0);	/* the file mode must not depend on the umask */
+	time_t now = time(NULL);
+
+	(void)state;
+	r = open_rec(0, &err);
+	umask(old);
+	assert_non_null(r);
+	assert_string_equal(ag_rec_path(r), path);
+	assert_int_equal(ag_rec_close(r, &err), 0);
+	assert_int_equal(lstat(path, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	assert_int_equal(st.st_mode & 07777, 0600);
+	assert_int_equal(read_lines(v, 4), 1);
+	assert_true(json_object_object_get_ex(v[0], "version", &x));
+	assert_int_equal(json_object_get_int(x), 2);
+	assert_true(json_object_object_get_ex(v[0], "width", &x));
+	assert_int_equal(json_object_get_int(x), 100);
+	assert_true(json_object_object_get_ex(v[0], "height", &x));
+	assert_int_equal(json_object_get_int(x), 30);
+	assert_true(json_object_object_get_ex(v[0], "timestamp", &x));
+	assert_true(json_object_get_int64(x) >= now - 2 && json_object_get_int64(x) <= now + 2);
+	assert_true(json_object_object_get_ex(v[0], "env", &env));
+	assert_true(json_object_object_get_ex(env, "TERM", &x));
+	assert_string_equal(json_object_get_string(x), "xterm-256color");
+	assert_true(json_object_object_get_ex(env, "SHELL", &x));
+	assert_string_equal(json_object_get_string(x), "/bin/bash");
+	assert_true(json_object_object_get_ex(v[0], "agentgate_session", &x));
+	assert_string_equal(json_object_get_string(x), ID);
+	put_all(v, 1);
+}
+
+static void
+output_events_have_relative_increasing_times(void **state)
+{
+	struct ag_err err;
+	struct ag_rec *r;
+	json_object *v[8];
+	const char *d;
+	size_t len;
+	struct timespec ts = { 0, 60 * 1000000 };
+
+	(void)state;
+	assert_non_null(r = open_rec(0, &err));
+	assert_int_equal(ag_rec_output(r, "hello ", 6, &err), 0);
+	nanosleep(&ts, NULL);
+	assert_int_equal(ag_rec_output(r, "world\r\n", 7, &err), 0);
+	assert_int_equal(ag_rec_close(r, &err), 0);
+	assert_int_equal(read_lines(v, 8), 3);
+	assert_string_equal(ev_code(v[1]), "o");
+	assert_string_equal(ev_code(v[2]), "o");
+	d = ev_data(v[1], &len);
+	assert_int_equal(len, 6);
+	assert_memory_equal(d, "hello ", 6);
+	d = ev_data(v[2], &len);
+	assert_int_equal(len, 7);
+	assert_memory_equal(d, "world\r\n", 7);
+	assert_true(ev_time(v[1]) >= 0.0 && ev_time(v[1]) < 0.05);
+	assert_true(ev_time(v[2]) - ev_time(v[1]) >= 0.05);
+	assert_true(ev_time(v[2]) < 5.0);
+	put_all(v, 3);
+}
+
+/* Concatenate the data of every "o" event. */
+static size_t
+all_output(json_object **v, size_t n, char *buf, size_t cap)
+{
+	size_t i, out = 0;
+
+	for (i = 1; i < n; i++) {
+		const char *d;
+		size_t len;
+
+		if (strcmp(ev_code(v[i]), "o") != 0)
+			continue;
+		d = ev_data(v[i], &len);
+		assert_true(out + len <= cap);
+		memcpy(buf + out, d, len);
+		out += len;
+	}
+	return out;
+}
+
+static void
+binary_and_split_utf8_output_stays_valid_json(void **state)
+{
+	static const char expect[] =
+	    "\0\x1b[1m\"q\\" "\xef\xbf\xbd\xef\xbf\xbd"	/* NUL, ESC, quote, backslash, FF FE */
+	    "\xc3\xa9"					/* é, split over two reads */
+	    "\xf0\x9f\x98\x80"				/* 😀, split over three */
+	    "\xef\xbf\xbd\xef\xbf\xbd"			/* overlong C0 AF */
+	    "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"		/* surrogate ED A0 80 */
+	    "x\xef\xbf\xbd" "y"				/* a lone continuation byte */
+	    "\xef\xbf\xbd";				/* cut at the end, never finished */
+	struct ag_err err;
+	struct ag_rec *r;
+	json_object *v[32];
+	char got[256];
+	size_t n, len;
+
+	(void)state;
+	assert_non_null(r = open_rec(0, &err));
+	assert_int_equal(ag_rec_output(r, "\0\x1b[1m\"q\\\xff\xfe\xc3", 11, &err), 0);
+	assert_int_equal(ag_rec_output(r, "\xa9\xf0\x9f", 3, &err), 0);
+	assert_int_equal(ag_rec_output(r, "\x98", 1, &err), 0);
+	assert_int_equal(ag_rec_output(r, "\x80\xc0\xaf\xed\xa0\x80x\x80y", 9, &err), 0);
+	assert_int_equal(ag_rec_output(r, "\xe2\x82", 2, &err), 0);
+	assert_int_equal(ag_rec_close(r, &err), 0);
+	n = read_lines(v, 32);
+	assert_true(n >= 3);
+	len = all_output(v, n, got, sizeof(got));
+	assert_int_equal(len, sizeof(expect) - 1);
+	assert_memory_equal(got, expect, len);
+	put_all(v, n < 32 ? n : 32);
+}
+
+static void
+resize_events_are_cols_x_rows_and_not_repeated(void **state)
+{
+	struct ag_err err;
+	struct ag_rec *r;
+	json_object *v[8];
+	const char *d;
+	size_t len;
+
+	(void)state;
+	assert_non_null(r = open_rec(0, &err));
+	assert_int_equal(ag_rec_resize(r, 100, 30, &err), 0);	/* the header's size */
+	assert_int_equal(ag_rec_resize(r, 120, 40, &err), 0);
+	assert_int_equal(ag_rec_resize(r, 120, 40, &err), 0);
+	assert_int_equal(ag_rec_resize(r, 80, 24, &err), 0);
+	assert_int_equal(ag_rec_close(r, &err), 0);
+	assert_int_equal(read_lines(v, 8), 3);
+	assert_string_equal(ev_code(v[1]), "r");
+	d = ev_data(v[1], &len);
+	assert_string_equal(d, "120x40");
+	assert_string_equal(ev_code(v[2]), "r");
+	d = ev_data(v[2], &len);
+	assert_string_equal(d, "80x24");
+	put_all(v, 3);
+}
+
+static void
+input_is_recorded_only_when_enabled(void **state)
+{
+	struct ag_err err;
+	struct ag_rec *r;
+	json_object *v[8];
+	const char *d;
+	size_t len;
+
+	(void)state;
+	assert_non_null(r = open_rec(0, &err));
+	assert_false(ag_rec_input_enabled(r));
+	assert_int_equal(ag_rec_input(r, "s3cret\r", 7, &err), 0);
+	assert_int_equal(ag_rec_close(r, &err), 0);
+	assert_int_equal(read_lines(v, 8), 1);
+	put_all(v, 1);
+
+	unlink(path);
+	assert_non_null(r = open_rec(1, &err));
+	assert_true(ag_rec_input_enabled(r));
+	assert_int_equal(ag_rec_input(r, "ls\r", 3, &err), 0);
+	assert_int_equal(ag_rec_close(r, &err), 0);
+	assert_int_equal(read_lines(v, 8), 2);
+	assert_string_equal(ev_code(v[1]), "i");
+	d = ev_data(v[1], &len);
+	assert_string_equal(d, "ls\r");
+	put_all(v, 2);
+}
+
+static size_t
+file_size(void)
+{
+	struct stat st;
+
+	assert_int_equal(stat(path, &st), 0);
+	return (size_t)st.st_size;
+}
+
+static void
+events_are_buffered_and_flushed_within_a_second(void **state)
+{
+	struct ag_err err;
+	struct ag_rec *r;
+	size_t hdr, after;
+	long left;
+	char *big;
+	struct timespec ts = { 1, 50 * 1000000 };
+
+	(void)state;
+	assert_non_null(r = open_rec(0, &err));
+	hdr = file_size();
+	assert_true(hdr > 0);				/* the header is on disk at once */
+	assert_int_equal(ag_rec_next_tick_ms(r), -1);	/* nothing buffered */
+	assert_int_equal(ag_rec_output(r, "abc", 3, &err), 0);
+	assert_int_equal(file_size(), hdr);		/* a small event waits */
+	left = ag_rec_next_tick_ms(r);
+	assert_true(left >= 0 && left <= AG_REC_FLUSH_MS);
+	assert_int_equal(ag_rec_tick(r, &err), 0);
+	assert_int_equal(file_size(), hdr);		/* not yet a second old */
+	nanosleep(&ts, NULL);
+	assert_int_equal(ag_rec_next_tick_ms(r), 0);
+	assert_int_equal(ag_rec_tick(r, &err), 0);
+	after = file_size();
+	assert_true(after > hdr);
+	assert_int_equal(ag_rec_next_tick_ms(r), -1);
+
+	/* an explicit flush (command end) writes at once */
+	assert_int_equal(ag_rec_output(r, "def", 3, &err), 0);
+	assert_int_equal(file_size(), after);
+	assert_int_equal(ag_rec_flush(r, &err), 0);
+	assert_true(file_size() > after);
+	after = file_size();
+
+	/* a lot of output does not wait for the clock */
+	assert_non_null(big = malloc(AG_REC_BUF));
+	memset(big, 'z', AG_REC_BUF);
+	assert_int_equal(ag_rec_output(r, big, AG_REC_BUF, &err), 0);
+	assert_true(file_size() >= after + AG_REC_BUF);
+	free(big);
+	assert_int_equal(ag_rec_close(r, &err), 0);
+}
+
+static void
+symlink_or_existing_file_is_refused(void **state)
+{
+	struct ag_err err;
+	struct ag_rec *r;
+	char target[600], buf[16];
+	struct stat st;
+	int fd;
+
+	(void)state;
+	snprintf(target, sizeof(target), "%s/target", dir);
+	unlink(target);
+	assert_int_equal(symlink(target, path), 0);
+	r = open_rec(0, &err);
+	assert_null(r);
+	assert_non_null(strstr(err.msg, "exists"));
+	assert_int_equal(lstat(target, &st), -1);	/* nothing created through the link */
+	unlink(path);
+
+	/* an existing file (another session's, or planted) is never appended to */
+	assert_true((fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600)) >= 0);
+	assert_int_equal(write(fd, "planted", 7), 7);
+	close(fd);
+	assert_null(open_rec(0, &err));
+	assert_true((fd = open(path, O_RDONLY)) >= 0);
+	assert_int_equal(read(fd, buf, sizeof(buf)), 7);
+	close(fd);
+	unlink(path);
+}
+
+static void
+unsafe_directory_is_refused(void **state)
+{
+	static const mode_t bad[] = { 0777, 0775, 0757, 01777 };
+	struct ag_err err;
+	struct ag_rec_info info = { .session = ID, .width = 80, .height = 24 };
+	char file[600];
+	size_t i;
+	int fd;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(chmod(dir, bad[i]), 0);
+		assert_null(open_rec(0, &err));
+		assert_non_null(strstr(err.msg, "writable by group or others"));
+		assert_int_equal(access(path, F_OK), -1);
+	}
+	chmod(dir, 0755);
+	info.dir = "relative/dir";
+	assert_null(ag_rec_open(&info, &err));
+	info.dir = "/nonexistent-ag-rec";
+	assert_null(ag_rec_open(&info, &err));
+	/* a file where the directory should be */
+	snprintf(file, sizeof(file), "%s/plain", dir);
+	assert_true((fd = open(file, O_WRONLY | O_CREAT, 0600)) >= 0);
+	close(fd);
+	info.dir = file;
+	assert_null(ag_rec_open(&info, &err));
+	unlink(file);
+}
+
+static void
+session_id_must_be_a_plain_name(void **state)
+{
+	static const char *bad[] = { "", "../escape", "a/b", "x y", "a\nb", ".", ".." };
+	struct ag_rec_info info = { .dir = dir, .width = 80, .height = 24 };
+	struct ag_err err;
+	char esc[600];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		info.session = bad[i];
+		assert_null(ag_rec_open(&info, &err));
+	}
+	info.session = NULL;
+	assert_null(ag_rec_open(&info, &err));
+	snprintf(esc, sizeof(esc), "%s/../escape.cast", dir);
+	assert_int_equal(access(esc, F_OK), -1);
+}
+
+/* In a child: the file may grow only a little (RLIMIT_FSIZE), so a flush fails. */
+static void
+write_failure_is_reported_and_sticks(void **state)
+{
+	pid_t pid;
+	int st;
+
+	(void)state;
+	if ((pid = fork()) == 0) {
+		struct ag_err err;
+		struct ag_rec *r = open_rec(0, &err);
+		struct rlimit rl;
+		static char big[AG_REC_BUF];
+
+		if (r == NULL)
+			_exit(10);
+		signal(SIGXFSZ, SIG_IGN);
+		rl.rlim_cur = rl.rlim_max = (rlim_t)file_size() + 100;
+		if (setrlimit(RLIMIT_FSIZE, &rl) < 0)
+			_exit(11);
+		memset(big, 'a', sizeof(big));
+		if (ag_rec_output(r, big, sizeof(big), &err) == 0)
+			_exit(12);	/* over AG_REC_BUF: written now, and it must fail */
+		if (strstr(err.msg, "File too large") == NULL)
+			_exit(13);
+		ag_err_clear(&err);
+		if (ag_rec_output(r, "x", 1, &err) == 0 || err.msg[0] == '\0')
+			_exit(14);	/* dead from then on, with a message */
+		if (ag_rec_resize(r, 1, 1, &err) == 0 || ag_rec_flush(r, &err) == 0)
+			_exit(15);
+		if (ag_rec_close(r, &err) == 0)
+			_exit(16);
+		_exit(0);
+	}
+	assert_true(pid > 0);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	unlink(path);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(header_has_the_asciicast_fields_and_mode_0600, each_setup),
+		cmocka_unit_test_setup(output_events_have_relative_increasing_times, each_setup),
+		cmocka_unit_test_setup(binary_and_split_utf8_output_stays_valid_json, each_setup),
+		cmocka_unit_test_setup(resize_events_are_cols_x_rows_and_not_repeated, each_setup),
+		cmocka_unit_test_setup(input_is_recorded_only_when_enabled, each_setup),
+		cmocka_unit_test_setup(events_are_buffered_and_flushed_within_a_second, each_setup),
+		cmocka_unit_test_setup(symlink_or_existing_file_is_refused, each_setup),
+		cmocka_unit_test_setup(unsafe_directory_is_refused, each_setup),
+		cmocka_unit_test_setup(session_id_must_be_a_plain_name, each_setup),
+		cmocka_unit_test_setup(write_failure_is_reported_and_sticks, each_setup),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
