@@ -23,6 +23,7 @@
 #include "commands.h"
 #include "config.h"
 #include "log.h"
+#include "pamauth.h"
 #include "repl.h"
 #include "runner.h"
 #include "session.h"
@@ -31,13 +32,14 @@
 
 /*
  * The caller's profile: --profile NAME (set by the administrator on the
- * ForceCommand line), else the `users:` map (the user by name, then the
- * first %group the user belongs to), else gateway.default_profile, else
- * none (refuse).  PAM-derived identities slot in here first when they land.
+ * ForceCommand line), else the profile of the identity PAM established
+ * (AGENTGATE_PROFILE from pam_agentgate), else the `users:` map (the user
+ * by name, then the first %group the user belongs to), else
+ * gateway.default_profile, else none (refuse).
  */
 static const struct ag_profile *
-resolve_profile(const struct ag_config *cfg, const char *forced, const struct passwd *pw,
-    struct ag_err *err)
+resolve_profile(const struct ag_config *cfg, const char *forced, const char *pam_profile,
+    const struct passwd *pw, struct ag_err *err)
 {
 	gid_t groups[MAX_GROUPS];
 	int ngroups = MAX_GROUPS;
@@ -48,6 +50,16 @@ resolve_profile(const struct ag_config *cfg, const char *forced, const struct pa
 
 		if (p == NULL)
 			ag_err_set(err, "--profile %s: no such profile in %s", forced, cfg->path);
+		return p;
+	}
+	if (pam_profile != NULL) {
+		const struct ag_profile *p = ag_config_profile(cfg, pam_profile);
+
+		/* The module resolved it from the same file; a mismatch means
+		 * the stack set AGENTGATE_PROFILE some other way: refuse. */
+		if (p == NULL)
+			ag_err_set(err, "PAM named profile '%s', which %s does not define",
+			    pam_profile, cfg->path);
 		return p;
 	}
 	for (i = 0; i < cfg->nusers; i++)
@@ -130,6 +142,86 @@ client_from(const char *conn, char *buf, size_t len)
 		snprintf(buf, len, "%s:%u", addr, port);
 }
 
+/*
+ * Run the PAM service for this session (authenticate, account, open
+ * session).  What sshd learnt about the caller's key reaches the module as
+ * SSH_AUTH_INFO_0; a token the admin lets through AcceptEnv is taken out
+ * of our environment first, so no command can ever see it.  On failure the
+ * client gets one line, the audit log the PAM detail, and NULL is returned.
+ */
+static struct ag_pamauth *
+pam_begin(const struct ag_config *cfg, const struct passwd *pw, int interactive,
+    const struct ag_audit_info *info)
+{
+	struct ag_pamauth_params p;
+	struct ag_pamauth_failure fail;
+	struct ag_pamauth *pa;
+	struct ag_err err;
+	const char *authfile;
+	char *tok;
+	char *auth_info = NULL, *token = NULL, tty[PATH_MAX], rhost[128];
+
+	ag_err_clear(&err);
+	memset(&fail, 0, sizeof(fail));
+	if ((tok = getenv("AGENTGATE_TOKEN")) != NULL) {
+		token = strdup(tok);
+		explicit_bzero(tok, strlen(tok));
+		unsetenv("AGENTGATE_TOKEN");
+		if (token == NULL) {
+			fail.stage = "token";
+			snprintf(fail.pam_error, sizeof(fail.pam_error), "out of memory");
+			ag_err_set(&err, "authentication failed");
+			goto fail;
+		}
+	}
+	if ((authfile = getenv("SSH_USER_AUTH")) != NULL &&
+	    (auth_info = ag_pamauth_read_auth_info(authfile, &err)) == NULL) {
+		fail.stage = "auth_info";
+		snprintf(fail.pam_error, sizeof(fail.pam_error), "%.200s", err.msg);
+		ag_err_set(&err, "authentication failed: cannot read what sshd "
+		    "recorded about this login");
+		goto fail;
+	}
+	memset(&p, 0, sizeof(p));
+	p.user = pw->pw_name;
+	if (ag_pamauth_client_addr(getenv("SSH_CONNECTION"), rhost, sizeof(rhost)) == 0)
+		p.rhost = rhost;
+	if (interactive && ttyname_r(STDIN_FILENO, tty, sizeof(tty)) == 0)
+		p.tty = tty;
+	p.auth_info = auth_info;
+	p.token = token;
+	p.interactive = interactive;
+	pa = ag_pamauth_start(cfg, &p, &err, &fail);
+	if (token != NULL) {
+		explicit_bzero(token, strlen(token));
+		free(token);
+		token = NULL;
+	}
+	free(auth_info);
+	if (pa != NULL)
+		return pa;
+fail:
+	if (token != NULL) {
+		explicit_bzero(token, strlen(token));
+		free(token);
+	}
+	fprintf(stderr, "agentgate: %s\n", err.msg);
+	{
+		struct ag_audit *a;
+		struct ag_err aerr;
+		char why[512];
+
+		snprintf(why, sizeof(why), "PAM %s: %s", fail.stage ? fail.stage : "?",
+		    fail.pam_error);
+		ag_log(LOG_WARNING, "authentication failed for %s: %s", pw->pw_name, why);
+		if ((a = ag_audit_open(&cfg->gw.audit, info, &aerr)) != NULL) {
+			(void)ag_audit_event(a, "auth_failure", fail.stage, "deny", why, &aerr);
+			ag_audit_close(a);
+		}
+	}
+	return NULL;
+}
+
 static void
 usage_error(const char *msg)
 {
@@ -149,6 +241,7 @@ ag_cmd_session(int argc, char **argv)
 	struct ag_session_origin origin;
 	struct ag_audit_info info;
 	struct ag_audit *audit = NULL;
+	struct ag_pamauth *pam = NULL;
 	struct ag_repl r;
 	struct ag_err err;
 	struct passwd *pw;
@@ -203,9 +296,15 @@ ag_cmd_session(int argc, char **argv)
 		ag_audit_config_error(&info, config_path, msg);
 		return 1;
 	}
-	if ((profile = resolve_profile(cfg, forced, pw, &err)) == NULL) {
+	if ((pam = pam_begin(cfg, pw, isatty(STDIN_FILENO), &info)) == NULL) {
+		ag_config_free(cfg);
+		return 1;
+	}
+	info.identity = ag_pamauth_identity(pam);
+	if ((profile = resolve_profile(cfg, forced, ag_pamauth_profile(pam), pw, &err)) == NULL) {
 		ag_err_print(stderr, &err);
 		ag_log(LOG_WARNING, "session refused: %s", err.msg);
+		ag_pamauth_end(pam);
 		ag_config_free(cfg);
 		return 1;
 	}
@@ -220,18 +319,21 @@ ag_cmd_session(int argc, char **argv)
 	origin.tty = isatty(STDIN_FILENO);
 	if (ag_session_init(&sess, profile, &origin, &err) < 0) {
 		ag_err_print(stderr, &err);
+		ag_pamauth_end(pam);
 		ag_config_free(cfg);
 		return 1;
 	}
 	if (ag_runner_init(&err) < 0) {
 		ag_err_print(stderr, &err);
 		ag_session_free(&sess);
+		ag_pamauth_end(pam);
 		ag_config_free(cfg);
 		return 1;
 	}
 	if ((audit = ag_audit_open(&cfg->gw.audit, &info, &err)) == NULL) {
 		ag_err_print(stderr, &err);
 		ag_session_free(&sess);
+		ag_pamauth_end(pam);
 		ag_config_free(cfg);
 		return 1;
 	}
@@ -297,6 +399,7 @@ end:
 	ag_runner_reap_all();
 	ag_audit_close(audit);
 	ag_session_free(&sess);
+	ag_pamauth_end(pam);
 	ag_config_free(cfg);
 	return status;
 }

@@ -157,7 +157,9 @@ ag_repl_command(struct ag_repl *r, const char *line, size_t len, int *end_sessio
 		o.in_fd = r->cmd_in;
 		o.out_fd = STDOUT_FILENO;
 		o.err_fd = STDERR_FILENO;
-		o.tty_fd = r->tty ? STDIN_FILENO : -1;
+		/* on a terminal (REPL, or exec with ssh -t) the command gets the
+		 * foreground, or reading it would stop the command with SIGTTIN */
+		o.tty_fd = isatty(r->cmd_in) ? r->cmd_in : -1;
 		o.timeout = r->profile->limits.timeout;
 		o.max_output = r->profile->limits.max_output;
 		o.no_capture = !ag_session_needs_capture(tree);

@@ -1220,6 +1220,15 @@ ag_sandbox_prepare(const struct ag_config *cfg, const struct ag_profile *p, cons
 		goto fail;
 	if (collect_reads(&b) < 0 || build_rulesets(&b) < 0)
 		goto fail;
+	for (i = 0; i < sb->exec.n; i++) {
+		size_t k;
+
+		for (k = 0; k < b.writes.n; k++)
+			if (path_within(sb->exec.v[i], b.writes.v[k]))
+				ag_log(LOG_WARNING, "sandbox: %s lies beneath paths.write entry %s: a "
+				    "program the command can rewrite is not executable inside the "
+				    "sandbox", sb->exec.v[i], b.writes.v[k]);
+	}
 	if (set_noexec_roots(sb, &b.writes) < 0)
 		goto oom;
 	if (b.used_cwd && (sb->cwd = strdup(b.cwd)) == NULL)
@@ -1305,12 +1314,6 @@ ag_sandbox_script_guard(const struct ag_sandbox *sb)
 	return ag_sandbox_active(sb) && !sb->inner_in_child ? sb->guard : "";
 }
 
-int
-ag_sandbox_first_free_fd(const struct ag_sandbox *sb)
-{
-	return ag_sandbox_active(sb) && !sb->inner_in_child ? AG_SANDBOX_FD + 1 : AG_SANDBOX_FD;
-}
-
 void
 ag_sandbox_get_info(const struct ag_sandbox *sb, struct ag_sandbox_info *info)
 {
@@ -1329,6 +1332,10 @@ ag_sandbox_exec_path(const struct ag_sandbox *sb, size_t i)
 	return sb != NULL && i < sb->exec.n ? sb->exec.v[i] : NULL;
 }
 
+/* the inner ruleset's fd in the child, moved out of the way of the caller's
+ * fd shuffle (fork gives each child its own copy of this variable) */
+static int child_inner_fd = -1;
+
 int
 ag_sandbox_child(const struct ag_sandbox *sb)
 {
@@ -1336,6 +1343,7 @@ ag_sandbox_child(const struct ag_sandbox *sb)
 	    RLIMIT_AS };
 	int i;
 
+	child_inner_fd = -1;
 	if (sb == NULL)
 		return 0;
 	for (i = 0; i < RL_COUNT; i++)
@@ -1357,9 +1365,49 @@ ag_sandbox_child(const struct ag_sandbox *sb)
 		return 0;
 	if (sb->inner_in_child)
 		return syscall(SYS_landlock_restrict_self, sb->inner_fd, 0) < 0 ? -1 : 0;
-	if (sb->inner_fd == AG_SANDBOX_FD)
-		return fcntl(AG_SANDBOX_FD, F_SETFD, 0) < 0 ? -1 : 0;
-	return dup2(sb->inner_fd, AG_SANDBOX_FD) < 0 ? -1 : 0;
+	if ((child_inner_fd = fcntl(sb->inner_fd, F_DUPFD_CLOEXEC, 64)) < 0)
+		return -1;
+	return 0;
+}
+
+static void
+close_from_to(unsigned first, unsigned last)
+{
+	if (first > last)
+		return;
+#ifdef SYS_close_range
+	if (syscall(SYS_close_range, first, last, 0) == 0)
+		return;
+#endif
+	{
+		long max = sysconf(_SC_OPEN_MAX);
+		unsigned fd;
+
+		if (max < 0 || max > 65536)
+			max = 65536;
+		for (fd = first; fd <= last && fd < (unsigned)max; fd++)
+			close((int)fd);
+	}
+}
+
+int
+ag_sandbox_child_fds(const struct ag_sandbox *sb, int first)
+{
+	(void)sb;
+	if (child_inner_fd < 0) {
+		close_from_to((unsigned)first, ~0U);
+		return 0;
+	}
+	if (first > AG_SANDBOX_FD) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (dup2(child_inner_fd, AG_SANDBOX_FD) < 0)
+		return -1;
+	close_from_to((unsigned)first, AG_SANDBOX_FD - 1);
+	close_from_to(AG_SANDBOX_FD + 1, ~0U);
+	child_inner_fd = -1;
+	return 0;
 }
 
 /* ---- environment -------------------------------------------------------- */
@@ -1377,7 +1425,9 @@ static const char *const defuse_always[] = {
 };
 
 /* git: every key that names a program, fixed at the "command" level that
- * outranks system, global, repository and included files */
+ * outranks system, global, repository and included files.  diff.external
+ * is not here: git treats any value, even "", as an external diff; like
+ * textconv and filter drivers it is left to the execute allow-list. */
 static const char *const git_keys[][2] = {
 	{ "core.fsmonitor", "false" },
 	{ "core.hooksPath", "/dev/null" },
@@ -1387,7 +1437,6 @@ static const char *const git_keys[][2] = {
 	{ "core.askPass", "" },
 	{ "core.sshCommand", "ssh" },
 	{ "credential.helper", "" },
-	{ "diff.external", "" },
 	{ "protocol.ext.allow", "never" },
 	{ "gpg.program", "gpg" },
 	{ "gpg.ssh.program", "ssh-keygen" },

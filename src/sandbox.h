@@ -7,9 +7,10 @@
  *  - the parent (gateway) builds two Landlock rulesets once per prepare:
  *      outer: write-class rights, TCP ports, scope (signals, abstract unix)
  *      inner: execute and read rights
- *  - the forked child (ag_sandbox_child) sets no_new_privs and rlimits,
- *    installs the seccomp filter, enters the outer ruleset and leaves the
- *    inner ruleset's fd at AG_SANDBOX_FD;
+ *  - the forked child (ag_sandbox_child, ag_sandbox_child_fds) sets
+ *    rlimits and no_new_privs, joins the noexec namespace, installs the
+ *    seccomp filter, enters the outer ruleset and leaves the inner
+ *    ruleset's fd at AG_SANDBOX_FD;
  *  - the runner shell is executed with LD_PRELOAD naming the small
  *    agsandbox.so, whose constructor enters the inner ruleset before the
  *    shell's main() runs and removes LD_PRELOAD and the fd from the shell.
@@ -100,17 +101,22 @@ int	ag_sandbox_defuse_env(char ***envp, const struct ag_profile *p);
 const char *ag_sandbox_script_guard(const struct ag_sandbox *sb);
 
 /*
- * Child side, after fork and after fds 0-3 are in place, before the fds
- * above 3 are closed and before execve: no_new_privs, rlimits, seccomp,
- * the outer ruleset, and the inner ruleset's fd dup'ed to AG_SANDBOX_FD.
- * The caller must then close only fds above AG_SANDBOX_FD.
- * Async-signal-safe (no allocation).  0 ok, -1 with errno set; on -1 the
- * caller must _exit without running anything.
+ * Child side, in two steps, both async-signal-safe (no allocation):
+ *
+ * ag_sandbox_child: after fork, before the child rearranges its fds (the
+ * sandbox's own fds are still where the parent had them): rlimits,
+ * no_new_privs, the session's user+mount namespace, seccomp, the outer
+ * ruleset; the inner ruleset's fd is kept aside for the next step.
+ *
+ * ag_sandbox_child_fds: once fds 0 .. first-1 are in place (first <=
+ * AG_SANDBOX_FD), puts the inner ruleset at AG_SANDBOX_FD and closes every
+ * other fd from first up; replaces the caller's own close loop.
+ *
+ * Both return 0, or -1 with errno set: the caller must then _exit without
+ * running anything.
  */
 int	ag_sandbox_child(const struct ag_sandbox *sb);
-
-/* First fd the caller may close after ag_sandbox_child(). */
-int	ag_sandbox_first_free_fd(const struct ag_sandbox *sb);
+int	ag_sandbox_child_fds(const struct ag_sandbox *sb, int first);
 
 /* The system's sftp-server program, or NULL (file_transfer.sftp runs it). */
 const char *ag_sandbox_sftp_server(void);

@@ -961,22 +961,22 @@ step_done(struct conn *c, ssh_message m, int method)
 	if (method != AG_AUTH_PUBLICKEY || (complete & method)) {
 		/* keyboard-interactive/password are PAM itself; a finished chain
 		 * always passes PAM (account, identity, session) */
-		if (run_pam(c, method, reason, sizeof(reason)) < 0) {
-			if (c->kbd_msg != NULL && m != c->kbd_msg) {
-				/* the conversation moved on: answer its last message */
-				int r = auth_fail(c, c->kbd_msg, method_name(method), reason, 1);
+		int r = run_pam(c, method, reason, sizeof(reason));
 
-				ssh_message_free(c->kbd_msg);
-				c->kbd_msg = NULL;
-				return r;
-			}
+		/*
+		 * A keyboard-interactive conversation answers on its latest
+		 * message (the first one is gone once a prompt was sent); NULL
+		 * when the conversation broke off and there is nothing to answer.
+		 */
+		if (method == AG_AUTH_KBDINT)
+			m = c->kbd_msg;
+		if (r < 0)
 			return auth_fail(c, m, method_name(method), reason, 1);
-		}
+		if (m == NULL)
+			return AUTH_FATAL;
 	}
 	if (c->ndone < AG_AUTH_MAX_STEPS)
 		c->done[c->ndone++] = method;
-	if (c->kbd_msg != NULL && c->kbd_msg != m)
-		m = c->kbd_msg;
 	next = next_methods(c, &complete);
 	if (next != 0) {
 		ssh_message_auth_set_methods(m, libssh_methods(next));
@@ -986,8 +986,14 @@ step_done(struct conn *c, ssh_message m, int method)
 		return AUTH_AGAIN;
 	}
 	ag_err_clear(&err);
-	if ((c->profile = resolve_profile(c, &err)) == NULL)
+	if ((c->profile = resolve_profile(c, &err)) == NULL) {
+		/* nothing of this attempt may carry over to the next one */
+		ag_pamauth_end(c->pam);
+		c->pam = NULL;
+		if (c->ndone > 0)
+			c->ndone--;
 		return auth_fail(c, m, method_name(method), err.msg, 1);
+	}
 	if (ag_pamauth_identity(c->pam) != NULL &&
 	    (c->identity = strdup(ag_pamauth_identity(c->pam))) == NULL)
 		return AUTH_FATAL;
@@ -1672,7 +1678,7 @@ static int
 on_message(ssh_session s, ssh_message m, void *ud)
 {
 	struct conn *c = ud;
-	const char *what = "request";
+	const char *what = "request", *why = "forwarding is not available through agentgate";
 
 	(void)s;
 	switch (ssh_message_type(m)) {
@@ -1682,7 +1688,7 @@ on_message(ssh_session s, ssh_message m, void *ud)
 		case SSH_CHANNEL_FORWARDED_TCPIP: what = "forwarded-tcpip"; break;
 		case SSH_CHANNEL_X11: what = "x11"; break;
 		case SSH_CHANNEL_AUTH_AGENT: what = "auth-agent"; break;
-		default: what = "channel-open"; break;
+		default: what = "channel-open"; why = "only session channels are served"; break;
 		}
 		break;
 	case SSH_REQUEST_GLOBAL:
@@ -1690,20 +1696,19 @@ on_message(ssh_session s, ssh_message m, void *ud)
 		case SSH_GLOBAL_REQUEST_TCPIP_FORWARD: what = "tcpip-forward"; break;
 		case SSH_GLOBAL_REQUEST_CANCEL_TCPIP_FORWARD: what = "cancel-tcpip-forward"; break;
 		case SSH_GLOBAL_REQUEST_KEEPALIVE: return 1;	/* just answered */
-		default: what = "global-request"; break;
+		default: what = "global-request"; why = "not supported by agentgate"; break;
 		}
 		break;
 	case SSH_REQUEST_CHANNEL:
 		switch (ssh_message_subtype(m)) {
 		case SSH_CHANNEL_REQUEST_X11: what = "x11-req"; break;
-		default: what = "channel-request"; break;
+		default: what = "channel-request"; why = "not supported by agentgate"; break;
 		}
 		break;
 	default:
 		break;
 	}
-	audit_event(c, "channel_request", what, "deny", "forwarding is not available "
-	    "through agentgate");
+	audit_event(c, "channel_request", what, "deny", why);
 	ag_log(LOG_INFO, "%s from %s: %s refused", c->user, c->client, what);
 	return 1;	/* libssh sends the refusal */
 }

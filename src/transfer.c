@@ -42,7 +42,7 @@ ag_transfer_sftp(struct ag_repl *r, const char *request)
 	c.command = request;
 	c.command_len = strlen(request);
 	c.cwd = r->sess->cwd;
-	c.rule = "file_transfer.sftp";
+	c.rule = "file_transfer";
 	r->ncommands++;
 	if (p->sftp == AG_TRANSFER_OFF) {
 		snprintf(why, sizeof(why), "sftp is off for profile %s (file_transfer.sftp); "

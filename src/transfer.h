@@ -7,7 +7,7 @@
  * With file_transfer.sftp read or write, the system's sftp-server runs
  * through the runner in the session's cwd, confined like any command
  * (reads beneath paths.read, writes beneath paths.write; `read` adds -R),
- * and the request is audited as one record with rule file_transfer.sftp
+ * and the request is audited as one record with rule file_transfer
  * and the server's exit status.  With `off` it is refused with a message.
  */
 #ifndef AG_TRANSFER_H

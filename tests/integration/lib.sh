@@ -131,12 +131,35 @@ ag_free_port() {
 }
 
 # ag_write_policy FILE: the test policy, with @DIR@, @USER@ and @AUDIT@
-# replaced, read from stdin.  root-owned 0644 like a real one.
+# replaced, read from stdin.  root-owned 0644 like a real one.  Every
+# session runs the PAM service, so a policy whose gateway: section names no
+# pam_confdir gets the world's test PAM directory (ag_write_pam).
 ag_write_policy() {
 	sed -e "s|@DIR@|$AG_DIR|g" -e "s|@USER@|$AG_USER|g" \
 	    -e "s|@AUDIT@|$AG_DIR/log/audit.jsonl|g" > "$1.tmp"
+	if ! grep -q 'pam_confdir' "$1.tmp"; then
+		sed -i "/^gateway:[[:space:]]*\$/a\\  pam_confdir: $AG_DIR/pam.d" "$1.tmp"
+	fi
 	chmod 0644 "$1.tmp"
 	mv -f "$1.tmp" "$1"
+}
+
+# ag_write_pam [MODULE-ARGS...]: the PAM service "agentgate" in
+# $AG_DIR/pam.d, built on a copy of the built pam_agentgate.so (the agent
+# account may not reach the build tree).  Default: identities from keys and
+# tokens, callers without one fall through to users:/default_profile.
+ag_write_pam() {
+	local args=${*:-allow_unidentified}
+	mkdir -p "$AG_DIR/pam.d"
+	chmod 0755 "$AG_DIR/pam.d"
+	cat > "$AG_DIR/pam.d/agentgate" <<EOF
+auth     required  $AG_DIR/pam_agentgate.so config=$AG_DIR/policy.yaml $args
+auth     required  pam_permit.so
+account  required  $AG_DIR/pam_agentgate.so config=$AG_DIR/policy.yaml $args
+account  required  pam_permit.so
+session  required  $AG_DIR/pam_agentgate.so config=$AG_DIR/policy.yaml
+EOF
+	chmod 0644 "$AG_DIR/pam.d/agentgate"
 }
 
 # The default test policy: what the tests run is allowed, little else.
@@ -189,6 +212,7 @@ ag_create_user() {
 # (-D -e) in the background; retries on another port if one was taken.
 # AG_PORT preset: use that port, no retry.  AG_SSHD_DETACH=1: own session
 # (the demo leaves it running).  AG_FORCE_COMMAND: the ForceCommand line.
+# AG_SSHD_EXTRA: more sshd_config lines (before ForceCommand).
 ag_start_sshd() {
 	local try fixed=${AG_PORT:-}
 	mkdir -p /run/sshd
@@ -217,6 +241,7 @@ MaxSessions 200
 LoginGraceTime 30
 LogLevel ERROR
 Subsystem sftp internal-sftp
+${AG_SSHD_EXTRA:-}
 ForceCommand ${AG_FORCE_COMMAND:-$AG_DIR/agentgate --config $AG_DIR/policy.yaml}
 EOF
 		if [ "${AG_SSHD_DETACH:-0}" = 1 ]; then
@@ -256,6 +281,14 @@ ag_make_world() {
 	chmod 0755 "$AG_DIR"
 	cp "$AGENTGATE" "$AG_DIR/agentgate.new" && mv -f "$AG_DIR/agentgate.new" "$AG_DIR/agentgate"
 	chmod 0755 "$AG_DIR/agentgate"
+	if [ -z "${PAM_MODULE:-}" ] || [ ! -f "$PAM_MODULE" ]; then
+		echo "PAM_MODULE is not set to the built pam_agentgate.so" >&2
+		return 1
+	fi
+	cp "$PAM_MODULE" "$AG_DIR/pam_agentgate.so.new" &&
+	    mv -f "$AG_DIR/pam_agentgate.so.new" "$AG_DIR/pam_agentgate.so"
+	chmod 0644 "$AG_DIR/pam_agentgate.so"
+	[ -f "$AG_DIR/pam.d/agentgate" ] || ag_write_pam
 	mkdir -p "$AG_DIR/keys" "$AG_DIR/log"
 	# the gateway runs as the account, so the account creates the log
 	chown "$AG_USER" "$AG_DIR/log"

@@ -11,7 +11,8 @@ import os, pty, select, sys, time
 ssh = os.environ["AG_SSH_CMD"].split("\x1f")
 pid, fd = pty.fork()
 if pid == 0:
-    os.execvp(ssh[0], ssh[:-1] + ["-tt", ssh[-1]])
+    extra = [os.environ["DRIVE_CMD"]] if os.environ.get("DRIVE_CMD") else []
+    os.execvp(ssh[0], ssh[:-1] + ["-tt", ssh[-1]] + extra)
 def read(t):
     out, end = b"", time.time() + t
     while time.time() < end:
@@ -61,5 +62,12 @@ ag_is "$after" "$before" "tty_history_not_written_to_home"
 out=$(drive 'rm -rf /tmp/x\r' 'echo "st=$?"\r' 'exit\r')
 ag_like "$out" "^agentgate: " "tty_denied_reason"
 ag_like "$out" "^st=126$" "tty_denied_status"
+
+# exec mode with a terminal (ssh -t host CMD): the command owns the
+# terminal's foreground, so it can read from it
+out=$(DRIVE_CMD='head -1' drive 'typed\r')
+# (once echoed by the terminal, once printed by head)
+ag_is "$(printf '%s\n' "$out" | grep -c '^typed$')" 2 "tty_exec_command_reads_terminal"
+ag_like "$out" "STATUS=0" "tty_exec_status"
 
 ag_done

@@ -132,8 +132,12 @@ su -s /bin/bash "$AG_USER" -c "set -e; cd $W; git init -q repo; cd repo; echo a 
     git config pager.log 'touch $W/c-gitpagerlog; cat';
     printf '#!/bin/sh\ntouch $W/c-githook\n' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit;
     echo b >> f" || { echo "cannot plant the repo" >&2; exit 99; }
-ag_run g "cd $W/repo && git status --short && git log --oneline && git diff"
+ag_run g "cd $W/repo && git status --short && git log --oneline"
 ag_is "$g_rc" 0 "git works in the planted repository"
+# diff.external cannot be defused (any value means "external"): the planted
+# one needs sh, which is not executable, so git diff fails and runs nothing
+ag_run g "cd $W/repo && git diff"
+ag_unlike "$g_rc" '^0$' "git diff with a planted diff.external fails"
 ag_run g "cd $W/repo && git -c user.name=a -c user.email=a@b commit -qam two"
 ag_run g "cd $W/repo && git st"
 ag_unlike "$g_rc" '^0$' "git alias with ! fails"
@@ -191,6 +195,8 @@ printf 'put %s %s/put-in\nget %s/get-me %s/got\n' "$AG_DIR/local-put" "$W" "$W" 
     "${SFTP[@]}" -b - "$AG_USER@127.0.0.1" >/dev/null 2>&1
 ag_is "$(cat "$W/put-in" 2>/dev/null)" "put-me" "sftp put inside paths.write"
 ag_is "$(cat "$AG_DIR/got" 2>/dev/null)" "sftp-data" "sftp get inside paths.read"
+ag_is "$(ag_audit_query 'any(x.get("rule") == "file_transfer" and x.get("exit") == 0 for x in r)')" yes \
+    "an sftp session is audited with its exit status"
 printf 'get /etc/hostname %s/stolen\n' "$AG_DIR" | "${SFTP[@]}" -b - "$AG_USER@127.0.0.1" >/dev/null 2>&1
 ag_ok "sftp cannot read outside paths.read" test ! -e "$AG_DIR/stolen"
 printf 'put %s /tmp/agsbx-sftp-out\n' "$AG_DIR/local-put" | "${SFTP[@]}" -b - "$AG_USER@127.0.0.1" >/dev/null 2>&1
@@ -205,8 +211,15 @@ rm -f "$W/put-ro"
 printf 'put %s %s/put-ro\n' "$AG_DIR/local-put" "$W" | "${SFTP[@]}" -b - "$AG_USER@127.0.0.1" >/dev/null 2>&1
 ag_ok "sftp: read mode refuses uploads" test ! -e "$W/put-ro"
 policy required '["@DIR@/w"]' '"off"'
-sftp_err=$(printf 'ls\n' | "${SFTP[@]}" -b - "$AG_USER@127.0.0.1" 2>&1 >/dev/null)
-ag_like "$sftp_err" "agentgate: .*sftp" "sftp off: refused with a message"
+printf 'ls\n' | "${SFTP[@]}" -b - "$AG_USER@127.0.0.1" >/dev/null 2>&1
+ag_unlike "$?" '^0$' "sftp off: the sftp client fails"
+# sshd discards a subsystem's stderr, so the message lives in the audit log
+ag_run t -s sftp < /dev/null
+ag_is "$t_rc" 126 "sftp off: the request is refused"
+ag_like "$(ag_audit_query 'r[-2].get("reason")')" "sftp is off for profile esc" \
+    "sftp off: refused with a message"
+ag_is "$(ag_audit_query 'r[-2].get("rule") == "file_transfer" and r[-2].get("decision") == "deny"')" yes \
+    "sftp off: audited"
 
 # ---- kernel without Landlock (simulated) ---------------------------------------------
 policy required '["/"]' '"off"'

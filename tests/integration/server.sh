@@ -6,12 +6,14 @@
 # and window-change through tmux, the REPL, signals, forwarding refused,
 # publickey for two users with different profiles, pam_agentgate key
 # identities through SSH_AUTH_INFO_0, keyboard-interactive and password
-# through Linux-PAM (pam_unix), failure counting, per-source caps, flow
+# through Linux-PAM (pam_matrix), failure counting, per-source caps, flow
 # control, and 50 concurrent connections all audited.
 . "$(dirname "$0")/lib.sh"
 
 SIGCLIENT=${SIGCLIENT:-${top_builddir:-.}/tests/ssh_signal_client}
 PAM_MODULE=${PAM_MODULE:-${top_builddir:-.}/pam/.libs/pam_agentgate.so}
+PAM_MATRIX=${PAM_MATRIX:-/usr/lib/x86_64-linux-gnu/pam_wrapper/pam_matrix.so}
+[ -f "$PAM_MATRIX" ] || PAM_MATRIX=$(ls /usr/lib/*/pam_wrapper/pam_matrix.so 2>/dev/null | head -1)
 SRV_PID=
 U2=
 U2_CREATED=0
@@ -67,10 +69,13 @@ install_keys "$AG_USER" "$AG_DIR/client.pub" "$AG_DIR/client2.pub"
 install_keys "$U2" "$AG_DIR/client3.pub"
 KEY2=$(cut -d' ' -f1,2 "$AG_DIR/client2.pub")
 
-pam_stack() {	# pam_stack permit|unix|agentgate
+pam_stack() {	# pam_stack permit|matrix|agentgate
 	case $1 in
 	permit) printf 'auth required pam_permit.so\naccount required pam_permit.so\nsession required pam_permit.so\n' ;;
-	unix) printf 'auth required pam_unix.so\naccount required pam_unix.so\nsession required pam_permit.so\n' ;;
+	# pam_matrix (pam_wrapper's test module): a real module behind the real
+	# libpam that asks "Password: " and checks a plain-text passdb
+	matrix) printf 'auth required %s passdb=%s\naccount required %s passdb=%s\nsession required pam_permit.so\n' \
+	    "$PAM_MATRIX" "$AG_DIR/passdb" "$PAM_MATRIX" "$AG_DIR/passdb" ;;
 	# an unidentified key is left to the rest of the stack (PAM_IGNORE)
 	agentgate) printf 'auth required %s config=%s allow_unidentified\nauth required pam_permit.so\naccount required %s config=%s allow_unidentified\naccount required pam_permit.so\nsession required pam_permit.so\n' \
 	    "$PAM_MODULE" "$AG_DIR/policy.yaml" "$PAM_MODULE" "$AG_DIR/policy.yaml" ;;
@@ -352,11 +357,15 @@ ag_is "$(( $(count 'x.get("event")=="command" and x.get("command","").startswith
 # ---- per-source cap ---------------------------------------------------------------------------------------------
 policy publickey 2
 srv_start
-ag_ssh 'sleep 3' >/dev/null 2>&1 &
+n0=$(count 'x.get("event")=="session_start"')
+ag_ssh 'sleep 4' >/dev/null 2>&1 &
 p1=$!
-ag_ssh 'sleep 3' >/dev/null 2>&1 &
+ag_ssh 'sleep 4' >/dev/null 2>&1 &
 p2=$!
-sleep 1
+for _ in $(seq 1 30); do	# both held open before the third tries
+	[ "$(count 'x.get("event")=="session_start"')" -ge $((n0 + 2)) ] && break
+	sleep 0.1
+done
 ag_ssh true >/dev/null 2>&1
 ag_is "$?" 255 third_connection_from_same_source_refused
 wait "$p1" "$p2"
@@ -364,9 +373,14 @@ sleep 0.3
 ag_run r true
 ag_is "$r_rc" 0 connection_accepted_again_below_cap
 
-# ---- keyboard-interactive and password through PAM (pam_unix) ----------------------------------------------------
-echo "$AG_USER:Agt-pw-$$" | chpasswd
-pam_stack unix
+# ---- keyboard-interactive and password through PAM (pam_matrix) --------------------------------------------------
+if [ ! -f "$PAM_MATRIX" ]; then
+	echo "# $PAM_MATRIX missing (apt-get install libpam-wrapper): PAM prompt checks skipped"
+	ag_done
+fi
+echo "$AG_USER:Agt-pw-$$:agentgate" > "$AG_DIR/passdb"
+chmod 0600 "$AG_DIR/passdb"
+pam_stack matrix
 policy "keyboard-interactive password"
 srv_start
 r_out=$(ssh_pw "Agt-pw-$$" -o PreferredAuthentications=keyboard-interactive "$AG_USER@127.0.0.1" 'id -un' 2>/dev/null)

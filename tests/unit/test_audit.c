@@ -194,6 +194,35 @@ unsafe_directory_or_file_is_refused(void **state)
 }
 
 static void
+admin_group_gets_read_access(void **state)
+{
+	struct ag_audit_conf conf;
+	struct ag_audit *a;
+	struct ag_err err;
+	struct stat st;
+	mode_t old;
+
+	(void)state;
+	if (getuid() != 0)
+		skip();		/* only root may give the file to group root */
+	old = umask(077);	/* the umask must not decide the mode */
+	unlink(path);
+	memset(&conf, 0, sizeof(conf));
+	conf.file = path;
+	conf.required = 1;
+	conf.group = (char[]){ "root" };
+	a = ag_audit_open(&conf, &info, &err);
+	umask(old);
+	assert_non_null(a);
+	assert_int_equal(ag_audit_session_start(a, &err), 0);
+	ag_audit_close(a);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0640);
+	assert_int_equal(st.st_gid, 0);
+	unlink(path);
+}
+
+static void
 removed_log_is_not_ready(void **state)
 {
 	struct ag_audit *a;
@@ -278,6 +307,7 @@ main(void)
 		cmocka_unit_test(records_have_the_design_fields),
 		cmocka_unit_test(invalid_utf8_is_replaced),
 		cmocka_unit_test(unsafe_directory_or_file_is_refused),
+		cmocka_unit_test(admin_group_gets_read_access),
 		cmocka_unit_test(removed_log_is_not_ready),
 		cmocka_unit_test(concurrent_writers_never_interleave),
 	};

@@ -304,6 +304,49 @@ static const struct errcase errcases[] = {
 	  "validator of kind 'openai' needs a 'model'" },
 	{ "validator_timeout_range", BASE "    validator: {url: http://x, model: m, "
 	  "timeout_ms: 700000}\n", 5, 54, "'timeout_ms' must be between 1 and 600000" },
+
+	/* gateway.server (agentgate serve) */
+#define SRV "version: 1\ngateway:\n  server:\n"
+	{ "server_unknown_key", SRV "    listn: [\"*:22\"]\n", 4, 5,
+	  "unknown key 'listn' in gateway.server (did you mean 'listen'?)" },
+	{ "server_listen_hostname", SRV "    listen: [\"localhost:22\"]\n", 4, 14,
+	  "invalid address 'localhost:22' in 'listen'" },
+	{ "server_listen_port_zero", SRV "    listen: [\"127.0.0.1:0\"]\n", 4, 14,
+	  "invalid address '127.0.0.1:0'" },
+	{ "server_listen_v6_unbracketed", SRV "    listen: [\"::1:22\"]\n", 4, 14,
+	  "invalid address '::1:22'" },
+	{ "server_listen_port_range", SRV "    listen: [\"[::1]:70000\"]\n", 4, 14,
+	  "invalid address '[::1]:70000'" },
+	{ "server_host_key_relative", SRV "    host_keys: [hostkey]\n", 4, 17,
+	  "'host_keys' must be an absolute path, got 'hostkey'" },
+	{ "server_auth_method_typo", SRV "    auth_methods: publickey,pasword\n", 4, 19,
+	  "unknown authentication method 'pasword' in 'auth_methods': expected "
+	  "publickey, keyboard-interactive or password (did you mean 'password'?)" },
+	{ "server_auth_method_twice", SRV "    auth_methods: publickey,publickey\n", 4, 19,
+	  "method 'publickey' appears twice in one chain" },
+	{ "server_auth_two_pam_steps", SRV "    auth_methods: keyboard-interactive,password\n",
+	  4, 19, "keyboard-interactive and password both go through PAM" },
+	{ "server_auth_empty_step", SRV "    auth_methods: publickey,\n", 4, 19,
+	  "empty method name in 'auth_methods'" },
+	{ "server_auth_empty_list", SRV "    auth_methods: \" \"\n", 4, 19,
+	  "'auth_methods' names no method" },
+	{ "server_keys_relative", SRV "    authorized_keys: .ssh/keys\n", 4, 22,
+	  "'authorized_keys' must be an absolute path or start with ~/ or %h/" },
+	{ "server_keys_token", SRV "    authorized_keys: /etc/keys/%x\n", 4, 22,
+	  "unknown token '%x' in 'authorized_keys'" },
+	{ "server_keys_dotdot", SRV "    authorized_keys: ~/../root/keys\n", 4, 22,
+	  "may not contain '..' components" },
+	{ "server_max_tries_zero", SRV "    max_auth_tries: 0\n", 4, 21,
+	  "'max_auth_tries' must be between 1 and 100" },
+	{ "server_ciphers_space", SRV "    ciphers: \"aes128-ctr, aes256-ctr\"\n", 4, 14,
+	  "invalid character ' ' in 'ciphers'" },
+	{ "server_user_name", SRV "    allow_users: [\"a b\"]\n", 4, 19,
+	  "'a b' in 'allow_users' is not a valid user or group name" },
+	{ "server_accept_env_assignment", SRV "    accept_env: [\"A=B\"]\n", 4, 18,
+	  "'A=B' in 'accept_env' is not a variable name or pattern" },
+	{ "server_grace_zero", SRV "    login_grace_time: 0\n", 4, 23,
+	  "'login_grace_time' must be positive" },
+#undef SRV
 };
 
 static void
@@ -1070,10 +1113,83 @@ load_refuses_oversized_file(void **state)
 	assert_int_equal(err.line, 4);
 }
 
+/* gateway.server: every field, chains in order, and absence = defaults. */
+static void
+loads_server_block(void **state)
+{
+	static const char yaml[] =
+	    "version: 1\n"
+	    "gateway:\n"
+	    "  server:\n"
+	    "    listen: [\"0.0.0.0:2222\", \"[::1]:2222\", \"*:22\"]\n"
+	    "    host_keys: [/etc/agentgate/k1, /etc/agentgate/k2]\n"
+	    "    allow_users: [agent]\n"
+	    "    allow_groups: [agents]\n"
+	    "    max_connections: 50\n"
+	    "    max_per_source: 5\n"
+	    "    max_sessions: 3\n"
+	    "    login_grace_time: 2m\n"
+	    "    max_auth_tries: 4\n"
+	    "    keepalive: 30s\n"
+	    "    authorized_keys: \"/etc/agentgate/keys/%u\"\n"
+	    "    auth_methods: \"publickey,keyboard-interactive password\"\n"
+	    "    accept_env: [LANG, \"LC_*\"]\n"
+	    "    ciphers: aes256-gcm@openssh.com\n"
+	    "    kex: curve25519-sha256\n"
+	    "    macs: hmac-sha2-256-etm@openssh.com\n"
+	    "    hostkey_algorithms: ssh-ed25519\n"
+	    "profiles:\n  r: {allow: [ls]}\n";
+	const struct ag_server_conf *sc;
+	struct ag_config *cfg;
+	struct ag_err err;
+
+	(void)state;
+	cfg = ag_config_parse(yaml, strlen(yaml), "t.yaml", &err);
+	if (cfg == NULL)
+		fail_msg("%s:%d:%d: %s", err.file, err.line, err.col, err.msg);
+	sc = &cfg->gw.server;
+	assert_true(sc->present);
+	assert_int_equal(sc->listen.n, 3);
+	assert_string_equal(sc->listen.v[1], "[::1]:2222");
+	assert_int_equal(sc->host_keys.n, 2);
+	assert_string_equal(sc->allow_users.v[0], "agent");
+	assert_string_equal(sc->allow_groups.v[0], "agents");
+	assert_int_equal(sc->max_connections, 50);
+	assert_int_equal(sc->max_per_source, 5);
+	assert_int_equal(sc->max_sessions, 3);
+	assert_int_equal(sc->login_grace_time, 120);
+	assert_int_equal(sc->max_auth_tries, 4);
+	assert_int_equal(sc->keepalive, 30);
+	assert_string_equal(sc->authorized_keys, "/etc/agentgate/keys/%u");
+	assert_int_equal(sc->nchains, 2);
+	assert_int_equal(sc->chains[0].nsteps, 2);
+	assert_int_equal(sc->chains[0].step[0], AG_AUTH_PUBLICKEY);
+	assert_int_equal(sc->chains[0].step[1], AG_AUTH_KBDINT);
+	assert_int_equal(sc->chains[1].nsteps, 1);
+	assert_int_equal(sc->chains[1].step[0], AG_AUTH_PASSWORD);
+	assert_int_equal(sc->accept_env.n, 2);
+	assert_string_equal(sc->ciphers, "aes256-gcm@openssh.com");
+	assert_string_equal(sc->kex, "curve25519-sha256");
+	assert_string_equal(sc->macs, "hmac-sha2-256-etm@openssh.com");
+	assert_string_equal(sc->hostkey_algorithms, "ssh-ed25519");
+	ag_config_free(cfg);
+
+	/* absent: all zero, which the server reads as its defaults */
+	cfg = ag_config_parse("version: 1\nprofiles:\n  r: {allow: [ls]}\n", 40, "t.yaml",
+	    &err);
+	assert_non_null(cfg);
+	assert_false(cfg->gw.server.present);
+	assert_int_equal(cfg->gw.server.listen.n, 0);
+	assert_int_equal(cfg->gw.server.nchains, 0);
+	assert_null(cfg->gw.server.authorized_keys);
+	ag_config_free(cfg);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(loads_server_block),
 		cmocka_unit_test(refuses_with_position),
 		cmocka_unit_test(formats_unknown_key_like_a_compiler),
 		cmocka_unit_test(refuses_nul_in_string),

@@ -1,0 +1,150 @@
+#!/bin/bash
+# PTY sessions through the real sshd, with tmux as the terminal: the
+# command's PTY has the client's size, window changes reach a running
+# command and the next one, ^C ends the command and not the REPL, a crash or
+# a timeout leaves the terminal cooked, exec mode with -t uses a PTY too,
+# and the session is recorded as asciicast v2 (header, output, resize).
+. "$(dirname "$0")/lib.sh"
+if ! command -v tmux >/dev/null; then
+	echo "SKIP: tmux not installed"
+	exit 77
+fi
+ag_setup
+
+mkdir -p "$AG_DIR/rec"
+chown "$AG_USER" "$AG_DIR/rec"
+chmod 0700 "$AG_DIR/rec"
+ag_write_policy "$AG_DIR/policy.yaml" <<'EOF'
+version: 1
+gateway:
+  runner: /bin/bash
+  sandbox: "off"
+  audit:
+    file: @AUDIT@
+    required: true
+  recordings: @DIR@/rec
+users:
+  @USER@: test
+profiles:
+  test:
+    allow: [echo, stty, sleep, seq, kill, trap, "true", cat, tty, exit]
+    paths:
+      read: ["/"]
+      write: ["/tmp", "~"]
+    limits:
+      timeout: 4
+      idle_timeout: 60
+    unknown: deny
+EOF
+
+TMUX_SOCK=$AG_DIR/tmux.sock
+tm() { tmux -S "$TMUX_SOCK" "$@"; }
+cleanup_tmux() { tm kill-server >/dev/null 2>&1; }
+trap 'cleanup_tmux; ag_cleanup' EXIT
+
+# screen: the pane's text, wrapped lines joined
+screen() { tm capture-pane -p -J -t "$1" -S -200 2>/dev/null; }
+
+# wait_for TARGET EXTENDED-REGEX [SECONDS]: 0 once the pane shows a match
+wait_for() {
+	local i
+	for i in $(seq 1 $((${3:-10} * 10))); do
+		screen "$1" | grep -Eq -- "$2" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# count TARGET EXTENDED-REGEX: how many lines of the pane match
+count() { screen "$1" | grep -Ec -- "$2"; }
+
+ssh_cmd=$(printf '%q ' "${AG_SSH[@]}")
+tm new-session -d -s repl -x 100 -y 30 "$ssh_cmd -tt; sleep 30"
+tm set-option -t repl remain-on-exit on >/dev/null 2>&1
+
+ag_ok "prompt_appears" wait_for repl '@[^ ]*:~\$ ?$' 15
+
+tm send-keys -t repl 'stty size' Enter
+ag_ok "stty_size_is_the_client_size" wait_for repl '^30 100\s*$'
+
+tm send-keys -t repl "trap 'stty size' WINCH; echo re''ady; for i in \$(seq 40); do sleep 0.1; done; echo fin''ished" Enter
+ag_ok "winch_command_started" wait_for repl '^ready'
+tm resize-window -t repl -x 120 -y 40
+ag_ok "running_command_sees_the_new_size" wait_for repl '^40 120\s*$'
+ag_ok "winch_command_ends" wait_for repl '^finished'
+tm send-keys -t repl 'stty size' Enter
+ag_ok "next_command_has_the_new_size" wait_for repl '^stty size' 5
+ag_ok "stty_size_after_resize" test "$(sleep 1; count repl '^40 120\s*$')" -ge 2
+
+# ^C goes to the command, the REPL lives on
+tm send-keys -t repl 'sleep 100' Enter
+sleep 1
+t0=$(date +%s)
+tm send-keys -t repl C-c
+tm send-keys -t repl 'echo alive-$((6*7))' Enter
+ag_ok "ctrl_c_interrupts_sleep_and_repl_survives" wait_for repl '^alive-42' 10
+ag_ok "ctrl_c_was_prompt" test $(($(date +%s) - t0)) -lt 10
+
+# ^Z does not stop anything: the command goes on to its end
+tm send-keys -t repl 'sleep 1; echo z''-done' Enter
+sleep 0.3
+tm send-keys -t repl C-z
+ag_ok "ctrl_z_leaves_the_command_running" wait_for repl '^z-done' 10
+
+# a command that makes its terminal raw and then crashes
+tm send-keys -t repl 'stty raw -echo; kill -SEGV $$' Enter
+sleep 1
+tm send-keys -t repl 'stty -a; echo after''crash' Enter
+ag_ok "repl_usable_after_crash" wait_for repl '^aftercrash' 10
+# the local modes line of `stty -a` ("isig icanon iexten echo ..."), the latest one
+modes() { screen repl | grep -E '(^| )-?iexten( |$)' | tail -n 1; }
+ag_like "$(modes)" '(^| )icanon( |$)' "terminal_cooked_after_crash_icanon"
+ag_like "$(modes)" '(^| )echo( |$)' "terminal_cooked_after_crash_echo"
+
+# the timeout inside a PTY: killed, message, terminal cooked again
+tm send-keys -t repl 'stty raw -echo; sleep 30' Enter
+ag_ok "pty_timeout_message" wait_for repl 'timed out after 4 s' 12
+tm send-keys -t repl 'echo rc=$?; stty -a; echo after''timeout' Enter
+ag_ok "repl_usable_after_timeout" wait_for repl '^aftertimeout' 10
+ag_ok "timeout_status_124" wait_for repl '^rc=124' 2
+ag_like "$(modes)" '(^| )icanon( |$)' "terminal_cooked_after_timeout"
+ag_like "$(modes)" '(^| )echo( |$)' "terminal_echo_after_timeout"
+
+tm send-keys -t repl 'exit' Enter
+sleep 1.5
+
+# ---- the recording ----------------------------------------------------------
+rec=$(ls "$AG_DIR"/rec/*.cast 2>/dev/null | head -n 1)
+ag_ok "recording_file_exists" test -n "$rec"
+ag_is "$(stat -c %a "$rec" 2>/dev/null)" 600 "recording_mode_0600"
+verdict=$("$AG_PYTHON" - "$rec" <<'EOF'
+import json, sys
+lines = open(sys.argv[1], encoding="utf-8").read().splitlines()
+h = json.loads(lines[0])
+ev = [json.loads(l) for l in lines[1:]]
+out = "".join(e[2] for e in ev if e[1] == "o")
+checks = [
+    h.get("version") == 2,
+    (h.get("width"), h.get("height")) == (100, 30),
+    isinstance(h.get("timestamp"), int),
+    "TERM" in h.get("env", {}),
+    len(h.get("agentgate_session", "")) > 0,
+    any(e[1] == "r" and e[2] == "120x40" for e in ev),
+    "ready" in out and "40 120" in out,
+    all(isinstance(e[0], float) for e in ev),
+    [e[0] for e in ev] == sorted(e[0] for e in ev),
+    not any(e[1] == "i" for e in ev),
+]
+print("".join("1" if c else "0" for c in checks))
+EOF
+)
+ag_is "$verdict" "1111111111" "recording_replays_with_header_output_and_resize"
+ag_is "$(ag_audit_query '[x.get("recording") for x in r if x["event"]=="session_end"][-1]')" \
+    "$rec" "session_end_names_the_recording"
+
+# ---- exec mode with a terminal ------------------------------------------------
+tm new-session -d -s exec -x 90 -y 20 "$ssh_cmd -tt 'stty size; tty'; sleep 30"
+ag_ok "exec_with_tty_has_the_client_size" wait_for exec '^20 90\s*$' 15
+ag_ok "exec_with_tty_runs_in_a_pty" wait_for exec '^/dev/pts/' 5
+
+ag_done
