@@ -52,7 +52,10 @@ if [ ! -f "$BUILD/Makefile" ]; then
 fi
 make -s -C "$BUILD" -j"$(nproc)" >/dev/null
 AGENTGATE=$BUILD/src/agentgate
+PAM_MODULE=$BUILD/pam/.libs/pam_agentgate.so
 [ -x "$AGENTGATE" ] || { echo "build did not produce $AGENTGATE" >&2; exit 1; }
+[ -f "$PAM_MODULE" ] || { echo "build did not produce $PAM_MODULE" >&2; exit 1; }
+AG_POLICY=$DEMO/agentgate.yaml
 
 # the test helper has the pieces: account, keys, work dir, sshd
 # shellcheck source=../tests/integration/lib.sh
@@ -66,8 +69,11 @@ ag_create_user || { echo "cannot create the demo account 'agent'" >&2; exit 1; }
 ag_make_world "$DEMO" || { echo "cannot set up $DEMO" >&2; exit 1; }
 
 # the example policy, with only its log locations moved into the demo dir
+# and its PAM service (pam_agentgate.so, callers without a registered key
+# fall through to users:) in the demo dir rather than /etc/pam.d
 sed -e "s|/var/log/agentgate/audit.jsonl|$DEMO/log/audit.jsonl|" \
     -e "s|/var/log/agentgate/recordings|$DEMO/log/recordings|" \
+    -e "/^gateway:[[:space:]]*\$/a\\  pam_confdir: $DEMO/pam.d" \
     "$repo/etc/agentgate.yaml" > "$DEMO/agentgate.yaml"
 chmod 0644 "$DEMO/agentgate.yaml"
 "$AGENTGATE" check --config "$DEMO/agentgate.yaml" >/dev/null || exit 1

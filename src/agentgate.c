@@ -16,7 +16,7 @@ static void
 usage(FILE *fp)
 {
 	fprintf(fp,
-	    "Usage: agentgate [--config FILE] [--profile NAME] [-c COMMAND]\n"
+	    "Usage: agentgate [--config FILE] [--profile NAME] [--log-stderr] [-c COMMAND]\n"
 	    "       agentgate check [--config FILE] [-q]\n"
 	    "       agentgate explain [--config FILE] [--profile NAME] [--json] -- COMMAND|-\n"
 	    "       agentgate doctor [--config FILE] [--user USER] [--sshd PATH] [--sshd-config FILE]\n"
@@ -29,8 +29,9 @@ usage(FILE *fp)
 	    "\n"
 	    "  -c COMMAND        run one command (login-shell convention)\n"
 	    "  --config FILE     policy file (default %s)\n"
-	    "  --profile NAME    use this profile, skipping identity resolution\n"
+	    "  --profile NAME    use this profile whatever identity PAM establishes\n"
 	    "                    (for the ForceCommand line of single-purpose accounts)\n"
+	    "  --log-stderr      log to stderr instead of syslog\n"
 	    "  -h, --help        show this help and exit\n"
 	    "  -V, --version     show the version and exit\n"
 	    "\n"

@@ -3570,8 +3570,9 @@ deny_hit(struct walker *w, const char *base, struct arg *a, size_t na, int flags
 		}
 		if (hit) {
 			refuse(w, AG_DENY, rid, "'%s' is denied by a rule in profile '%s'",
-			    excerpt(w->cur >= 0 && w->wrap == 0 && w->cmds[w->cur].text ?
-			    w->cmds[w->cur].text : base, ex, sizeof(ex)),
+			    excerpt(w->cur >= 0 && w->wrap == 0 && w->cmds[w->cur].text &&
+			    w->cmds[w->cur].text[0] != '\0' ? w->cmds[w->cur].text : base,
+			    ex, sizeof(ex)),
 			    w->prof->name ? w->prof->name : "?");
 			return 1;
 		}

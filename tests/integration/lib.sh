@@ -148,16 +148,17 @@ ag_write_policy() {
 # $AG_DIR/pam.d, built on a copy of the built pam_agentgate.so (the agent
 # account may not reach the build tree).  Default: identities from keys and
 # tokens, callers without one fall through to users:/default_profile.
+# AG_POLICY: the policy file the module reads (default $AG_DIR/policy.yaml).
 ag_write_pam() {
-	local args=${*:-allow_unidentified}
+	local args=${*:-allow_unidentified} cfg=${AG_POLICY:-$AG_DIR/policy.yaml}
 	mkdir -p "$AG_DIR/pam.d"
 	chmod 0755 "$AG_DIR/pam.d"
 	cat > "$AG_DIR/pam.d/agentgate" <<EOF
-auth     required  $AG_DIR/pam_agentgate.so config=$AG_DIR/policy.yaml $args
+auth     required  $AG_DIR/pam_agentgate.so config=$cfg $args
 auth     required  pam_permit.so
-account  required  $AG_DIR/pam_agentgate.so config=$AG_DIR/policy.yaml $args
+account  required  $AG_DIR/pam_agentgate.so config=$cfg $args
 account  required  pam_permit.so
-session  required  $AG_DIR/pam_agentgate.so config=$AG_DIR/policy.yaml
+session  required  $AG_DIR/pam_agentgate.so config=$cfg
 EOF
 	chmod 0644 "$AG_DIR/pam.d/agentgate"
 }
