@@ -179,6 +179,17 @@ try_token(const struct ag_config *cfg, const char *tok, const struct ag_identity
 	return ag_pamid_by_token(cfg, tok, len, idp);
 }
 
+static int
+any_token_identity(const struct ag_config *cfg)
+{
+	size_t i;
+
+	for (i = 0; i < cfg->nidentities; i++)
+		if (cfg->identities[i].has_token)
+			return 1;
+	return 0;
+}
+
 static enum ag_pamid_match
 identify_by_token(pam_handle_t *pamh, const struct options *o, const struct ag_config *cfg,
     const char *envtok, const struct ag_identity **idp, int *offered)
@@ -204,7 +215,14 @@ identify_by_token(pam_handle_t *pamh, const struct options *o, const struct ag_c
 		if (*offered)
 			return m;
 	}
-	/* A non-interactive conversation fails this prompt at once. */
+	/*
+	 * Ask only when a token could match: a policy without token
+	 * identities would otherwise make every interactive login that
+	 * falls through to users: answer a question with no right answer.
+	 * A non-interactive conversation fails this prompt at once.
+	 */
+	if (!any_token_identity(cfg))
+		return AG_PAMID_NONE;
 	if (pam_prompt(pamh, PAM_PROMPT_ECHO_OFF, &resp, "%s", TOKEN_PROMPT) != PAM_SUCCESS ||
 	    resp == NULL) {
 		if (o->debug)
