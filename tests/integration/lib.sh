@@ -290,6 +290,10 @@ ag_make_world() {
 	    mv -f "$AG_DIR/pam_agentgate.so.new" "$AG_DIR/pam_agentgate.so"
 	chmod 0644 "$AG_DIR/pam_agentgate.so"
 	[ -f "$AG_DIR/pam.d/agentgate" ] || ag_write_pam
+	# the sandbox's preload library is looked for next to the binary
+	if [ -f "$(dirname "$AGENTGATE")/agsandbox.so" ]; then
+		install -m 0644 "$(dirname "$AGENTGATE")/agsandbox.so" "$AG_DIR/agsandbox.so"
+	fi
 	mkdir -p "$AG_DIR/keys" "$AG_DIR/log"
 	# the gateway runs as the account, so the account creates the log
 	chown "$AG_USER" "$AG_DIR/log"
