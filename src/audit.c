@@ -29,6 +29,7 @@ struct ag_audit {
 	int	 required;
 	char	 session[33];
 	char	*user, *identity, *profile, *client, *mode;
+	char	*recording, *recording_error;
 	struct timespec start;
 };
 
@@ -330,6 +331,8 @@ ag_audit_close(struct ag_audit *a)
 	free(a->profile);
 	free(a->client);
 	free(a->mode);
+	free(a->recording);
+	free(a->recording_error);
 	free(a);
 }
 
@@ -405,7 +408,26 @@ ag_audit_session_end(struct ag_audit *a, int status, unsigned long ncommands,
 	add_int(o, "duration_ms", (long long)(now.tv_sec - a->start.tv_sec) * 1000 +
 	    (now.tv_nsec - a->start.tv_nsec) / 1000000);
 	add_int(o, "commands", (long long)ncommands);
+	add_str(o, "recording", a->recording);
+	add_str(o, "recording_error", a->recording_error);
 	return emit(a, o, err);
+}
+
+int
+ag_audit_set_recording(struct ag_audit *a, const char *path, const char *error)
+{
+	char *p = NULL, *e = NULL;
+
+	if ((path != NULL && (p = strdup(path)) == NULL) ||
+	    (error != NULL && (e = strdup(error)) == NULL)) {
+		free(p);
+		return -1;
+	}
+	free(a->recording);
+	free(a->recording_error);
+	a->recording = p;
+	a->recording_error = e;
+	return 0;
 }
 
 void

@@ -69,6 +69,12 @@ int	ag_audit_session_start(struct ag_audit *a, struct ag_err *err);
 int	ag_audit_command(struct ag_audit *a, const struct ag_audit_cmd *c, struct ag_err *err);
 int	ag_audit_session_end(struct ag_audit *a, int status, unsigned long ncommands,
 	    struct ag_err *err);
+/*
+ * The session's recording (pty.h, recording.h), named by session_end as
+ * "recording", and why it stopped or never started ("recording_error").
+ * Both copied; NULL = absent.  0, or -1 when out of memory.
+ */
+int	ag_audit_set_recording(struct ag_audit *a, const char *path, const char *error);
 
 /*
  * A record that is not about one command, for front ends with more to say

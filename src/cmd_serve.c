@@ -83,6 +83,7 @@ ag_cmd_serve(int argc, char **argv)
 		return 0;
 	}
 	o.listen = o.nlisten > 0 ? listen : NULL;
+	o.config_path = config_path;
 	ag_log_open("agentgate", o.log_stderr, LOG_AUTHPRIV);
 	if ((cfg = ag_config_load(config_path, 0, &err)) == NULL) {
 		char msg[AG_ERR_MSG_MAX + 512];

@@ -17,114 +17,24 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "audit.h"
 #include "commands.h"
 #include "config.h"
+#include "core.h"
 #include "log.h"
 #include "pamauth.h"
+#include "pty.h"
+#include "recording.h"
 #include "repl.h"
 #include "runner.h"
+#include "sandbox.h"
 #include "session.h"
+#include "transfer.h"
 
 #define MAX_GROUPS	1024
-
-/*
- * The caller's profile: --profile NAME (set by the administrator on the
- * ForceCommand line), else the profile of the identity PAM established
- * (AGENTGATE_PROFILE from pam_agentgate), else the `users:` map (the user
- * by name, then the first %group the user belongs to), else
- * gateway.default_profile, else none (refuse).
- */
-static const struct ag_profile *
-resolve_profile(const struct ag_config *cfg, const char *forced, const char *pam_profile,
-    const struct passwd *pw, struct ag_err *err)
-{
-	gid_t groups[MAX_GROUPS];
-	int ngroups = MAX_GROUPS;
-	size_t i;
-
-	if (forced != NULL) {
-		const struct ag_profile *p = ag_config_profile(cfg, forced);
-
-		if (p == NULL)
-			ag_err_set(err, "--profile %s: no such profile in %s", forced, cfg->path);
-		return p;
-	}
-	if (pam_profile != NULL) {
-		const struct ag_profile *p = ag_config_profile(cfg, pam_profile);
-
-		/* The module resolved it from the same file; a mismatch means
-		 * the stack set AGENTGATE_PROFILE some other way: refuse. */
-		if (p == NULL)
-			ag_err_set(err, "PAM named profile '%s', which %s does not define",
-			    pam_profile, cfg->path);
-		return p;
-	}
-	for (i = 0; i < cfg->nusers; i++)
-		if (!cfg->users[i].is_group && strcmp(cfg->users[i].name, pw->pw_name) == 0)
-			return cfg->users[i].profile;
-	if (getgrouplist(pw->pw_name, pw->pw_gid, groups, &ngroups) < 0)
-		ngroups = 0;	/* more than MAX_GROUPS: only the user map and default apply */
-	for (i = 0; i < cfg->nusers; i++) {
-		struct group *gr;
-		int j;
-
-		if (!cfg->users[i].is_group || (gr = getgrnam(cfg->users[i].name)) == NULL)
-			continue;
-		for (j = 0; j < ngroups; j++)
-			if (groups[j] == gr->gr_gid)
-				return cfg->users[i].profile;
-	}
-	if (cfg->gw.default_profile != NULL)
-		return cfg->gw.default_profile;
-	ag_err_set(err, "no profile for user %s: not in `users:` and no "
-	    "gateway.default_profile in %s", pw->pw_name, cfg->path);
-	return NULL;
-}
-
-/*
- * File-transfer requests arrive as commands too (subsystem sftp under
- * ForceCommand, scp's remote end, rsync's server side).  They are refused
- * until they can be confined like any other command.
- */
-static const char *
-transfer_kind(const char *cmd)
-{
-	char first[PATH_MAX];
-	const char *p = cmd, *base;
-	size_t n;
-
-	while (*p == ' ' || *p == '\t')
-		p++;
-	n = strcspn(p, " \t\n");
-	if (n == 0 || n >= sizeof(first))
-		return NULL;
-	memcpy(first, p, n);
-	first[n] = '\0';
-	base = strrchr(first, '/') != NULL ? strrchr(first, '/') + 1 : first;
-	if (strcmp(base, "sftp-server") == 0 || strcmp(first, "internal-sftp") == 0)
-		return "sftp";
-	if (strcmp(base, "scp") == 0) {
-		const char *a = p + n;
-
-		/* the remote end of scp is "scp [-options] -t|-f ..." */
-		while (*a != '\0') {
-			size_t wl;
-
-			a += strspn(a, " \t");
-			wl = strcspn(a, " \t");
-			if (wl > 1 && a[0] == '-' && a[1] != '-' &&
-			    (memchr(a, 't', wl) != NULL || memchr(a, 'f', wl) != NULL))
-				return "scp";
-			a += wl;
-		}
-	}
-	if (strcmp(base, "rsync") == 0 && strstr(p + n, "--server") != NULL)
-		return "rsync";
-	return NULL;
-}
 
 /* "addr port addr port" → "addr:port" ("[v6]:port"). */
 static void
@@ -262,6 +172,17 @@ ag_cmd_session(int argc, char **argv)
 			forced = a + 10;
 		else if (strcmp(a, "--log-stderr") == 0)
 			log_stderr = 1;
+		else if (strcmp(a, "--test-landlock-abi") == 0 && i + 1 < argc) {
+			/* hidden, for tests: only the ForceCommand line can say this */
+			char *end;
+			long abi = strtol(argv[++i], &end, 10);
+
+			if (end == argv[i] || *end != '\0' || abi < 0 || abi > 64) {
+				usage_error("--test-landlock-abi: expected a Landlock ABI number");
+				return 2;
+			}
+			ag_sandbox_set_test_abi((int)abi);
+		}
 		else if (strcmp(a, "-c") == 0 && i + 1 < argc)
 			cmd = argv[++i];
 		else {
@@ -285,7 +206,9 @@ ag_cmd_session(int argc, char **argv)
 	client_from(getenv("SSH_CONNECTION"), client, sizeof(client));
 	info.user = pw->pw_name;
 	info.client = client[0] ? client : NULL;
-	info.mode = cmd != NULL ? "exec" : "repl";
+	/* a terminal (ssh -t, or an interactive login) means the PTY path */
+	info.mode = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO) ? "pty" :
+	    cmd != NULL ? "exec" : "repl";
 
 	if ((cfg = ag_config_load(config_path, 0, &err)) == NULL) {
 		char msg[AG_ERR_MSG_MAX + 512];
@@ -301,7 +224,7 @@ ag_cmd_session(int argc, char **argv)
 		return 1;
 	}
 	info.identity = ag_pamauth_identity(pam);
-	if ((profile = resolve_profile(cfg, forced, ag_pamauth_profile(pam), pw, &err)) == NULL) {
+	if ((profile = ag_core_profile(cfg, forced, ag_pamauth_profile(pam), pw, &err)) == NULL) {
 		ag_err_print(stderr, &err);
 		ag_log(LOG_WARNING, "session refused: %s", err.msg);
 		ag_pamauth_end(pam);
@@ -350,53 +273,9 @@ ag_cmd_session(int argc, char **argv)
 	r.sess = &sess;
 	r.audit = audit;
 	r.tty = tty;
-	r.cmd_in = STDIN_FILENO;
-	if (cmd != NULL) {
-		const char *kind = transfer_kind(cmd);
-		int end;
-
-		if (kind != NULL) {
-			struct ag_audit_cmd c;
-			char why[256];
-
-			snprintf(why, sizeof(why), "%s file transfer is not available through "
-			    "agentgate yet; use commands such as cat instead", kind);
-			fprintf(stderr, "agentgate: %s\n", why);
-			memset(&c, 0, sizeof(c));
-			c.command = cmd;
-			c.command_len = strlen(cmd);
-			c.cwd = sess.cwd;
-			c.decision = "deny";
-			c.reason = why;
-			c.rule = "file_transfer";
-			(void)ag_audit_command(audit, &c, &err);
-			r.ncommands++;
-			status = AG_STATUS_DENIED;
-		} else
-			status = ag_repl_command(&r, cmd, strlen(cmd), &end);
-	} else {
-		int devnull = -1;
-
-		/*
-		 * Without a terminal, stdin carries the next commands: a command
-		 * must not eat them, so it reads /dev/null instead.
-		 */
-		if (!tty) {
-			if ((devnull = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
-				fprintf(stderr, "agentgate: cannot open /dev/null\n");
-				status = 1;
-				goto end;
-			}
-			r.cmd_in = devnull;
-		}
-		status = ag_repl_loop(&r);
-		if (devnull >= 0)
-			close(devnull);
-	}
-end:
-	fflush(stdout);
+	/* the session body is the same for every front end (core.c) */
+	status = ag_core_serve(&r, cmd);
 	(void)ag_audit_session_end(audit, status, r.ncommands, &err);
-	ag_runner_reap_all();
 	ag_audit_close(audit);
 	ag_session_free(&sess);
 	ag_pamauth_end(pam);

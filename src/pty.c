@@ -24,8 +24,10 @@
 
 #define OUT_BUF		65536		/* one read from the master */
 #define OUT_SPARE	512		/* room for a notice after it */
-#define IN_BUF		4096
+#define IN_BUF		AG_PTY_UNREAD_MAX
 #define SUSP_CHECKS	3		/* looks for a stopped group after a ^Z */
+#define HOLD_AFTER_INTR_MS 150		/* see write_master() */
+#define STOP_SCAN_MS	1000		/* looks for a stopped process in the group */
 
 /* ---- process-wide state (read by signal handlers) ----------------------- */
 
@@ -36,6 +38,8 @@ static struct termios saved_tio;
 static volatile sig_atomic_t saved_tio_fd = -1;
 static volatile sig_atomic_t saved_in_fd = -1, saved_in_fl;
 static volatile sig_atomic_t saved_out_fd = -1, saved_out_fl;
+
+static void	make_raw(int fd);
 
 static const int fatal_sigs[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT };
 static struct sigaction fatal_old[sizeof(fatal_sigs) / sizeof(fatal_sigs[0])];
@@ -195,6 +199,8 @@ ag_pty_open(struct ag_pty *p, int term_fd, struct ag_err *err)
 	p->master = m;
 	p->slave = s;
 	p->ws = ws;
+	/* before the command exists: nothing typed from now on is cooked by us */
+	make_raw(term_fd);
 	return 0;
 }
 
@@ -225,6 +231,7 @@ ag_pty_close_slave(struct ag_pty *p)
 void
 ag_pty_close(struct ag_pty *p)
 {
+	ag_pty_restore_terminal();
 	if (p == NULL)
 		return;
 	ag_pty_close_slave(p);
@@ -244,22 +251,30 @@ now_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* Raw mode on the client's terminal, the old modes saved for every way out. */
+static void
+make_raw(int fd)
+{
+	struct termios raw;
+
+	if (fd < 0 || saved_tio_fd == fd || tcgetattr(fd, &saved_tio) < 0)
+		return;
+	raw = saved_tio;
+	cfmakeraw(&raw);
+	saved_tio_fd = fd;
+	if (tcsetattr(fd, TCSANOW, &raw) < 0) {
+		ag_log(LOG_WARNING, "cannot make the terminal raw: %s", strerror(errno));
+		saved_tio_fd = -1;
+	}
+}
+
 /* Raw mode and non-blocking I/O on the client's side, saved for every way out. */
 static void
 enter_raw(int in_fd, int out_fd)
 {
-	struct termios raw;
 	int in_fl, out_fl;
 
-	if (in_fd >= 0 && tcgetattr(in_fd, &saved_tio) == 0) {
-		raw = saved_tio;
-		cfmakeraw(&raw);
-		saved_tio_fd = in_fd;
-		if (tcsetattr(in_fd, TCSANOW, &raw) < 0) {
-			ag_log(LOG_WARNING, "cannot make the terminal raw: %s", strerror(errno));
-			saved_tio_fd = -1;
-		}
-	}
+	make_raw(in_fd);
 	/* both flags before either changes: in and out may be one file description */
 	in_fl = in_fd >= 0 ? fcntl(in_fd, F_GETFL) : -1;
 	out_fl = out_fd >= 0 ? fcntl(out_fd, F_GETFL) : -1;
@@ -288,6 +303,9 @@ struct relay {
 	int				 cut;
 	int				 master_eof;
 	int				 in_eof;
+	int				 isig;		/* the PTY's ISIG, VINTR, VQUIT */
+	unsigned char			 vintr, vquit;
+	long long			 hold_until;	/* ms: do not read the client before */
 };
 
 static void
@@ -436,10 +454,28 @@ read_client(struct relay *x)
 	return memchr(x->in, 0x1a, x->inlen) != NULL;
 }
 
+/*
+ * Keystrokes go to the command up to and including an interrupt or quit
+ * character; after one, the client is not read for HOLD_AFTER_INTR_MS, so
+ * what is typed next (the next command line) stays in our terminal's input
+ * queue for the prompt, instead of going to a command that is dying.
+ */
 static void
 write_master(struct relay *x)
 {
-	ssize_t w = write(x->p->master, x->in + x->inoff, x->inlen - x->inoff);
+	size_t n = x->inlen - x->inoff, i;
+	ssize_t w;
+
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)x->in[x->inoff + i];
+
+		if (x->isig && c != _POSIX_VDISABLE && (c == x->vintr || c == x->vquit)) {
+			n = i + 1;
+			x->hold_until = now_ms() + HOLD_AFTER_INTR_MS;
+			break;
+		}
+	}
+	w = write(x->p->master, x->in + x->inoff, n);
 
 	if (w < 0) {
 		if (errno == EINTR || errno == EAGAIN)
@@ -473,7 +509,7 @@ ag_pty_relay(struct ag_pty *p, const struct ag_pty_relay_opts *o, struct ag_pty_
 {
 	struct relay x;
 	long long start = now_ms(), term_at = 0, kill_at = 0, drain_until = 0;
-	long long susp_at = 0;
+	long long susp_at = 0, scan_at = start + STOP_SCAN_MS;
 	int susp_left = 0, exited = 0, wstatus = 0, pidfd, extra_fd = o->extra_fd, fl;
 	pid_t pid = o->pid;
 
@@ -491,6 +527,16 @@ ag_pty_relay(struct ag_pty *p, const struct ag_pty_relay_opts *o, struct ag_pty_
 	    fcntl(p->master, F_SETFL, fl | O_NONBLOCK) < 0) {
 		free(x.out);
 		return ag_err_set(err, "pty: %s", strerror(errno));
+	}
+	{
+		struct termios tio;
+
+		/* on Linux the master reports the slave's modes */
+		if (tcgetattr(p->master, &tio) == 0) {
+			x.isig = (tio.c_lflag & ISIG) != 0;
+			x.vintr = tio.c_cc[VINTR];
+			x.vquit = tio.c_cc[VQUIT];
+		}
 	}
 	pidfd = open_pidfd(pid);
 	enter_raw(o->in_fd, o->out_fd);
@@ -515,6 +561,7 @@ ag_pty_relay(struct ag_pty *p, const struct ag_pty_relay_opts *o, struct ag_pty_
 		if (!exited && ((kill_at && t >= kill_at) || r->terminated || r->client_gone ||
 		    (r->rec_failed && o->rec_required))) {
 			kill(-pid, SIGKILL);
+			kill(pid, SIGKILL);	/* in case its setsid has not happened yet */
 			if (waitpid(pid, &wstatus, 0) < 0)
 				wstatus = SIGKILL;
 			exited = 1;
@@ -539,13 +586,17 @@ ag_pty_relay(struct ag_pty *p, const struct ag_pty_relay_opts *o, struct ag_pty_
 				}
 			}
 		}
-		if (!exited && susp_left > 0 && t >= susp_at) {
+		/* soon after a ^Z, and every STOP_SCAN_MS: nothing stays stopped */
+		if (!exited && ((susp_left > 0 && t >= susp_at) || t >= scan_at)) {
 			if (group_stopped(pid)) {
 				kill(-pid, SIGCONT);
 				r->continued++;
 			}
-			susp_left--;
-			susp_at = t + (SUSP_CHECKS - susp_left) * 200;
+			if (susp_left > 0 && t >= susp_at) {
+				susp_left--;
+				susp_at = t + (SUSP_CHECKS - susp_left) * 200;
+			}
+			scan_at = t + STOP_SCAN_MS;
 		}
 		if (exited && (x.master_eof || r->client_gone) && x.outlen == 0 && extra_fd < 0)
 			break;
@@ -560,7 +611,7 @@ ag_pty_relay(struct ag_pty *p, const struct ag_pty_relay_opts *o, struct ag_pty_
 			    (x.inlen > 0 ? POLLOUT : 0)) };
 			i_m = npf++;
 		}
-		if (o->in_fd >= 0 && !x.in_eof && x.inlen == 0 && !exited) {
+		if (o->in_fd >= 0 && !x.in_eof && x.inlen == 0 && !exited && t >= x.hold_until) {
 			pf[npf] = (struct pollfd){ .fd = o->in_fd, .events = POLLIN };
 			i_in = npf++;
 		}
@@ -593,6 +644,10 @@ ag_pty_relay(struct ag_pty *p, const struct ag_pty_relay_opts *o, struct ag_pty_
 			tmo = drain_until - t;
 		if (susp_left > 0 && susp_at - t < tmo)
 			tmo = susp_at - t;
+		if (!exited && scan_at - t < tmo)
+			tmo = scan_at - t;
+		if (x.hold_until > t && x.hold_until - t < tmo)
+			tmo = x.hold_until - t;
 		if (x.rec != NULL && (rt = ag_rec_next_tick_ms(x.rec)) >= 0 && rt < tmo)
 			tmo = rt;
 		if (tmo < 0)
@@ -643,6 +698,10 @@ ag_pty_relay(struct ag_pty *p, const struct ag_pty_relay_opts *o, struct ag_pty_
 			rec_failed(&x, &e);
 	}
 	ag_pty_restore_terminal();
+	if (x.inlen > x.inoff) {
+		r->unread_len = x.inlen - x.inoff;
+		memcpy(r->unread, x.in + x.inoff, r->unread_len);
+	}
 	if (pidfd >= 0)
 		close(pidfd);
 	(void)fcntl(p->master, F_SETFL, fl);

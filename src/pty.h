@@ -26,9 +26,11 @@
  * stopped command back), so the PTY starts with VSUSP disabled: ^Z is an
  * ordinary byte for the program.  A program that stops itself anyway (vim's
  * :suspend, less after ^Z in its own termios) or is stopped by
- * SIGSTOP/SIGTSTP is continued (SIGCONT to the command's process group)
- * as soon as the relay sees it: the command keeps running in the
- * foreground, and the user never lands anywhere unvalidated.
+ * SIGSTOP/SIGTSTP is continued (SIGCONT to the command's process group):
+ * the runner shell at once (waitid), any other process of the group soon
+ * after a ^Z and otherwise within a second (a /proc scan).  The command
+ * keeps running in the foreground; the user never lands anywhere
+ * unvalidated.
  *
  * Window size: ag_pty_init() installs a SIGWINCH handler that only writes
  * to a self-pipe.  The relay then reads the current size of our terminal
@@ -56,6 +58,7 @@ struct ag_rec;
 #define AG_PTY_DRAIN_MS		2000	/* output still read after the command ended */
 #define AG_PTY_DEFAULT_COLS	80	/* when our stdin has no size */
 #define AG_PTY_DEFAULT_ROWS	24
+#define AG_PTY_UNREAD_MAX	4096	/* keystrokes handed back (see unread) */
 
 struct ag_pty {
 	int		master;		/* ours; O_CLOEXEC */
@@ -71,7 +74,9 @@ int	ag_pty_init(struct ag_err *err);
 
 /*
  * Open a PTY sized like term_fd (the gateway's terminal; -1 or a non-tty:
- * 80x24) with term_fd's termios (or the defaults), VSUSP disabled.
+ * 80x24) with term_fd's termios (or the defaults), VSUSP disabled, and make
+ * term_fd raw at once, before the command exists (so ^C typed as it starts
+ * reaches it); ag_pty_relay() and ag_pty_close() put term_fd back.
  */
 int	ag_pty_open(struct ag_pty *p, int term_fd, struct ag_err *err);
 
@@ -85,6 +90,7 @@ int	ag_pty_child_setup(const struct ag_pty *p);
 
 /* In the parent after fork(): close our copy of the slave. */
 void	ag_pty_close_slave(struct ag_pty *p);
+/* Close both ends and restore the terminal (also when the relay never ran). */
 void	ag_pty_close(struct ag_pty *p);
 
 struct ag_pty_relay_opts {
@@ -124,6 +130,13 @@ struct ag_pty_result {
 	unsigned long long	bytes_out;	/* bytes the command wrote */
 	long long		duration_ms;
 	char			rec_error[AG_ERR_MSG_MAX];
+	/*
+	 * Keystrokes read from the client that the command never got, because
+	 * it ended first (typically what was typed right after a ^C): the
+	 * caller gives them to whatever reads the terminal next.
+	 */
+	char			unread[AG_PTY_UNREAD_MAX];
+	size_t			unread_len;
 };
 
 /*

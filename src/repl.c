@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <histedit.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,8 +13,10 @@
 
 #include "log.h"
 #include "policy.h"
+#include "recording.h"
 #include "repl.h"
 #include "runner.h"
+#include "sandbox.h"
 #include "shparse.h"
 #include "strbuf.h"
 
@@ -22,6 +25,99 @@
 #endif
 
 #define REPL_HISTORY_SIZE	1000
+
+/* ---- the recording -------------------------------------------------------------- */
+
+/*
+ * The prompt and the command line as the terminal showed them (libedit
+ * wrote them, not a command), so that a replay reads like the session.
+ */
+static void
+rec_command_line(struct ag_repl *r, const char *line, size_t len)
+{
+	struct ag_strbuf sb;
+	struct ag_err err;
+	char cwd[4096 + 2];
+	size_t i;
+
+	if (r->rec == NULL || !r->tty)
+		return;
+	ag_strbuf_init(&sb, AG_REPL_MAX_COMMAND * 2 + sizeof(cwd) + 512);
+	if (ag_strbuf_printf(&sb, "%s@%s:%s$ ", r->sess->user, r->sess->host,
+	    ag_session_tilde(r->sess, r->sess->cwd, cwd, sizeof(cwd))) < 0)
+		goto out;
+	for (i = 0; i < len; i++) {
+		int rc = line[i] != '\n' ? ag_strbuf_addch(&sb, line[i]) :
+		    ag_strbuf_addstr(&sb, i + 1 < len ? "\r\n> " : "\r\n");
+
+		if (rc < 0)
+			goto out;
+	}
+	if ((len == 0 || line[len - 1] != '\n') && ag_strbuf_addstr(&sb, "\r\n") < 0)
+		goto out;
+	ag_err_clear(&err);
+	if (ag_rec_output(r->rec, sb.data, sb.len, &err) < 0)
+		ag_log(LOG_ERR, "%s", err.msg);	/* the relay finds it dead and reports */
+out:
+	ag_strbuf_free(&sb);
+}
+
+/*
+ * The recording could not be written: audit.required decides whether the
+ * session may go on without one.
+ */
+static void
+recording_failed(struct ag_repl *r, const char *why, int *end_session)
+{
+	int required = r->audit != NULL && ag_audit_required(r->audit);
+	struct ag_err err;
+
+	snprintf(r->rec_error, sizeof(r->rec_error), "%s", why);
+	fflush(stdout);
+	if (required) {
+		fprintf(stderr, "agentgate: %s; the session is recorded as the audit log is "
+		    "required, so it ends here\n", why);
+		*end_session = 1;
+	} else
+		fprintf(stderr, "agentgate: %s; the session goes on without a recording\n", why);
+	ag_log(LOG_ERR, "session recording failed: %s", why);
+	if (r->audit != NULL) {
+		ag_err_clear(&err);
+		(void)ag_audit_set_recording(r->audit, ag_rec_path(r->rec), why);
+		if (ag_audit_event(r->audit, "recording", ag_rec_path(r->rec),
+		    required ? "end" : "continue", why, &err) < 0)
+			ag_log(LOG_ERR, "%s", err.msg);
+	}
+	(void)ag_rec_close(r->rec, NULL);
+	r->rec = NULL;
+}
+
+/* ---- the kernel sandbox ------------------------------------------------------- */
+
+int
+ag_repl_sandbox(struct ag_repl *r, struct ag_err *err)
+{
+	struct ag_session *s = r->sess;
+	const char *note;
+
+	if (r->cfg == NULL)
+		return 0;
+	if (r->sandbox != NULL && ag_sandbox_matches(r->sandbox, r->profile, s->home, s->cwd, s->env))
+		return 0;
+	ag_sandbox_free(r->sandbox);
+	if ((r->sandbox = ag_sandbox_prepare(r->cfg, r->profile, s->home, s->cwd, s->env, err)) == NULL)
+		return -1;
+	if ((note = ag_sandbox_note(r->sandbox)) != NULL && !r->sandbox_noted) {
+		struct ag_err e;
+
+		r->sandbox_noted = 1;
+		ag_log(LOG_WARNING, "sandbox best_effort: %s", note);
+		if (r->audit != NULL && ag_audit_event(r->audit, "sandbox", "best_effort", "allow",
+		    note, &e) < 0)
+			ag_log(LOG_ERR, "%s", e.msg);
+	}
+	return 0;
+}
 
 /* ---- one command ----------------------------------------------------------- */
 
@@ -147,7 +243,16 @@ ag_repl_command(struct ag_repl *r, const char *line, size_t len, int *end_sessio
 		struct ag_run_opts o;
 		struct ag_run_result res;
 
+		if (ag_repl_sandbox(r, &err) < 0) {
+			char why[sizeof(err.msg) + 64];
+
+			snprintf(why, sizeof(why), "%s", err.msg);
+			refuse(r, &c, "deny", why, "sandbox");
+			status = AG_STATUS_DENIED;
+			goto out;
+		}
 		memset(&o, 0, sizeof(o));
+		o.sandbox = r->sandbox;
 		o.runner = r->cfg != NULL && r->cfg->gw.runner != NULL ? r->cfg->gw.runner : AG_BASH;
 		o.cmd = line;
 		o.cmdlen = len;
@@ -162,6 +267,15 @@ ag_repl_command(struct ag_repl *r, const char *line, size_t len, int *end_sessio
 		o.tty_fd = isatty(r->cmd_in) ? r->cmd_in : -1;
 		o.timeout = r->profile->limits.timeout;
 		o.max_output = r->profile->limits.max_output;
+		if (r->pty) {
+			/* a terminal of its own (pty.h); ours only relays */
+			o.pty = 1;
+			o.tty_fd = -1;
+			o.in_fd = STDIN_FILENO;
+			o.rec = r->rec;
+			o.rec_required = r->audit != NULL && ag_audit_required(r->audit);
+			rec_command_line(r, line, len);
+		}
 		o.no_capture = !ag_session_needs_capture(tree);
 		if (ag_run(&o, &res, &err) < 0) {
 			char why[sizeof(err.msg) + 64];
@@ -188,6 +302,15 @@ ag_repl_command(struct ag_repl *r, const char *line, size_t len, int *end_sessio
 		record(r, &c);
 		if (res.client_gone || res.terminated)
 			*end_session = 1;
+		if (res.unread_len > 0 && res.unread_len <= sizeof(r->unread)) {
+			memcpy(r->unread, res.unread, res.unread_len);
+			r->unread_len = res.unread_len;
+		}
+		/* as bash does after ^C: the prompt starts on a line of its own */
+		if (o.pty && res.signal == SIGINT && !res.client_gone)
+			fputs("\n", stdout);
+		if (res.rec_failed && r->rec != NULL)
+			recording_failed(r, res.rec_error, end_session);
 		ag_run_result_free(&res);
 	}
 out:
@@ -402,6 +525,15 @@ loop_tty(struct ag_repl *r)
 		enum ag_sh_status ps;
 
 		ts.continuation = acc.len > 0;
+		if (r->unread_len > 0) {
+			/* typed while the last command ended: as if typed at this prompt */
+			char keys[sizeof(r->unread) + 1];
+
+			memcpy(keys, r->unread, r->unread_len);
+			keys[r->unread_len] = '\0';
+			r->unread_len = 0;
+			el_push(el, keys);
+		}
 		if (idle > 0)
 			alarm((unsigned)idle);
 		(void)ag_runner_take_alarm();

@@ -18,6 +18,8 @@
 #include "config.h"
 #include "session.h"
 
+struct ag_rec;
+
 /* The status of a command that was not run: refused by the policy, a file
  * transfer request, or an audit record that could not be written. */
 #define AG_STATUS_DENIED	126
@@ -31,6 +33,15 @@ struct ag_repl {
 	int			 tty;		/* read through libedit with a prompt */
 	int			 cmd_in;	/* stdin given to commands */
 	unsigned long		 ncommands;	/* decisions made */
+	struct ag_sandbox	*sandbox;	/* prepared on first use; freed by the owner */
+	int			 sandbox_noted;	/* best_effort note audited */
+	int			 pty;		/* stdin is a terminal: each command in a PTY */
+	struct ag_rec		*rec;		/* the session's recording, or NULL; owned by
+						 * the caller (closed, and set to NULL here
+						 * when it fails and the audit is optional) */
+	char			 rec_error[AG_ERR_MSG_MAX];	/* why rec is gone, or "" */
+	char			 unread[4096];	/* typed during a PTY command that ended first; */
+	size_t			 unread_len;	/* the prompt reads it next */
 };
 
 /*
@@ -44,5 +55,12 @@ int	ag_repl_command(struct ag_repl *r, const char *line, size_t len, int *end_se
 /* Read and run commands until EOF, a bare exit, idle timeout or hangup.
  * Returns the session's exit status. */
 int	ag_repl_loop(struct ag_repl *r);
+
+/*
+ * Make r->sandbox fit the session's current profile, home, cwd and PATH
+ * (prepared again only when they changed); audits a best_effort note once
+ * per session.  -1 with err when commands must be refused.
+ */
+int	ag_repl_sandbox(struct ag_repl *r, struct ag_err *err);
 
 #endif

@@ -20,7 +20,9 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "pty.h"
 #include "runner.h"
+#include "sandbox.h"
 #include "strbuf.h"
 
 #define RELAY_BUF	65536
@@ -262,6 +264,9 @@ build_script(const struct ag_run_opts *o)
 	int st = o->last_status & 0xff;
 
 	ag_strbuf_init(&sb, o->cmdlen + sizeof(prelude_head) + 256);
+	/* first: a runner the sandbox library did not confine exits 126 */
+	if (o->sandbox != NULL && ag_strbuf_addstr(&sb, ag_sandbox_script_guard(o->sandbox)) < 0)
+		goto fail;
 	if (!o->no_capture && ag_strbuf_addstr(&sb, prelude_head) < 0)
 		goto fail;
 	/* $? for the command: a function that removes itself and returns it */
@@ -281,7 +286,8 @@ fail:
 /* ---- the child --------------------------------------------------------- */
 
 static void __attribute__((noreturn))
-child(const struct ag_run_opts *o, char *script, int outw, int errw, int capw, pid_t parent)
+child(const struct ag_run_opts *o, char *script, char *const *env, int outw, int errw, int capw,
+    pid_t parent, const struct ag_pty *pt)
 {
 	static const int reset[] = { SIGCHLD, SIGHUP, SIGTERM, SIGINT, SIGQUIT, SIGALRM,
 	    SIGPIPE, SIGTTOU, SIGTTIN, SIGTSTP };
@@ -291,26 +297,52 @@ child(const struct ag_run_opts *o, char *script, int outw, int errw, int capw, p
 	size_t i;
 	int fd, first;
 
-	setpgid(0, 0);
+	/* in a PTY: a new session on it, which is also a new process group */
+	if (pt == NULL)
+		setpgid(0, 0);
+	else if (ag_pty_child_setup(pt) < 0)
+		_exit(126);
 	/* if the gateway dies, so does the runner shell */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != parent)
 		_exit(126);
-	if (o->tty_fd >= 0)
+	if (o->tty_fd >= 0 && pt == NULL)
 		(void)tcsetpgrp(o->tty_fd, getpid());	/* SIGTTOU still ignored here */
 	for (i = 0; i < sizeof(reset) / sizeof(reset[0]); i++)
 		signal(reset[i], SIG_DFL);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
+	/* before the fd shuffle below: the sandbox's fds are still where they were */
+	if (o->sandbox != NULL && ag_sandbox_child(o->sandbox) < 0) {
+		char msg[256];
+		int n = snprintf(msg, sizeof(msg), "agentgate: cannot enter the kernel sandbox: %s\n",
+		    strerror(errno));
+
+		if (n > 0)
+			(void)!write(o->err_fd, msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
+		_exit(126);
+	}
 
 	/* move the pipe ends above 3 first so the dup2s below cannot clobber them */
-	if ((outw = fcntl(outw, F_DUPFD, 10)) < 0 || (errw = fcntl(errw, F_DUPFD, 10)) < 0 ||
-	    (capw >= 0 && (capw = fcntl(capw, F_DUPFD, 10)) < 0) ||
-	    (fd = fcntl(o->in_fd, F_DUPFD, 10)) < 0)
-		_exit(126);
-	if (dup2(fd, 0) < 0 || dup2(outw, 1) < 0 || dup2(errw, 2) < 0 ||
-	    (capw >= 0 && dup2(capw, AG_RUN_CAPTURE_FD) < 0))
-		_exit(126);
+	if (pt != NULL) {
+		/* 0, 1 and 2 are the PTY already */
+		if (capw >= 0 && ((capw = fcntl(capw, F_DUPFD, 10)) < 0 ||
+		    dup2(capw, AG_RUN_CAPTURE_FD) < 0))
+			_exit(126);
+	} else {
+		if ((outw = fcntl(outw, F_DUPFD, 10)) < 0 || (errw = fcntl(errw, F_DUPFD, 10)) < 0 ||
+		    (capw >= 0 && (capw = fcntl(capw, F_DUPFD, 10)) < 0) ||
+		    (fd = fcntl(o->in_fd, F_DUPFD, 10)) < 0)
+			_exit(126);
+		if (dup2(fd, 0) < 0 || dup2(outw, 1) < 0 || dup2(errw, 2) < 0 ||
+		    (capw >= 0 && dup2(capw, AG_RUN_CAPTURE_FD) < 0))
+			_exit(126);
+	}
 	first = capw >= 0 ? AG_RUN_CAPTURE_FD + 1 : AG_RUN_CAPTURE_FD;
+	if (o->sandbox != NULL) {
+		/* keeps the inner ruleset at AG_SANDBOX_FD for agsandbox.so */
+		if (ag_sandbox_child_fds(o->sandbox, first) < 0)
+			_exit(126);
+	} else
 #ifdef SYS_close_range
 	if (syscall(SYS_close_range, first, ~0U, 0) < 0)
 #endif
@@ -331,7 +363,7 @@ child(const struct ag_run_opts *o, char *script, int outw, int errw, int capw, p
 			(void)!write(2, msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
 		_exit(1);
 	}
-	execve(o->runner, argv, o->env);
+	execve(o->runner, argv, env);
 	{
 		char msg[PATH_MAX + 128];
 		int n = snprintf(msg, sizeof(msg), "agentgate: cannot run %s: %s\n",
@@ -406,16 +438,103 @@ capture_read(int *fd, struct ag_strbuf *cap, int *overflow, char *buf)
 		*overflow = 1;	/* keep draining so the runner never blocks on it */
 }
 
+/* ---- the parent, PTY path ------------------------------------------------ */
+
+struct pty_ctx {
+	pid_t			 pid;
+	int			*capfd;
+	struct ag_strbuf	*cap;
+	int			*overflow;
+	char			*buf;
+};
+
+static int
+pty_capture(void *arg, int fd)
+{
+	struct pty_ctx *c = arg;
+
+	(void)fd;
+	capture_read(c->capfd, c->cap, c->overflow, c->buf);
+	return *c->capfd < 0 ? -1 : 0;
+}
+
+/* The runner's signals while the relay runs: 1 = the session ends. */
+static int
+pty_wake(void *arg)
+{
+	struct pty_ctx *c = arg;
+
+	ag_runner_drain_signal_fd();
+	if (got_int) {		/* not from the terminal (it is raw): passed on all the same */
+		kill(-c->pid, got_int);
+		got_int = 0;
+	}
+	return got_term != 0;
+}
+
+/*
+ * The relay owns the loop: keystrokes, output (one stream), window size,
+ * timeout and the capture pipe; what it reports lands in r as the pipe
+ * path would have it.
+ */
+static void
+run_in_pty(const struct ag_run_opts *o, struct ag_run_result *r, struct ag_pty *pt, pid_t pid,
+    int *capfd, struct ag_strbuf *cap, int *overflow, char *buf, int *wstatus)
+{
+	struct pty_ctx c = { .pid = pid, .capfd = capfd, .cap = cap, .overflow = overflow,
+	    .buf = buf };
+	struct ag_pty_relay_opts ro;
+	struct ag_pty_result pr;
+	struct ag_err e;
+
+	ag_pty_close_slave(pt);
+	memset(&ro, 0, sizeof(ro));
+	ro.pid = pid;
+	ro.in_fd = o->in_fd;
+	ro.out_fd = o->out_fd;
+	ro.timeout = o->timeout > 0 && o->timeout < 100L * 365 * 86400 ? o->timeout : 0;
+	ro.max_output = o->max_output;
+	ro.rec = o->rec;
+	ro.rec_required = o->rec_required;
+	ro.extra_fd = *capfd;
+	ro.extra_cb = pty_capture;
+	ro.extra_arg = &c;
+	ro.wake_fd = sig_pipe[0];
+	ro.wake_cb = pty_wake;
+	ro.wake_arg = &c;
+	ag_err_clear(&e);
+	if (ag_pty_relay(pt, &ro, &pr, &e) < 0) {
+		ag_log(LOG_ERR, "%s", e.msg);
+		kill(-pid, SIGKILL);
+		kill(pid, SIGKILL);
+		if (waitpid(pid, wstatus, 0) < 0)
+			*wstatus = SIGKILL;
+		r->terminated = 1;
+		return;
+	}
+	*wstatus = pr.wstatus;
+	r->timed_out = pr.timed_out;
+	r->truncated = pr.truncated;
+	r->client_gone = pr.client_gone;
+	r->terminated = pr.terminated;
+	r->bytes_out = pr.bytes_out;
+	r->rec_failed = pr.rec_failed;
+	snprintf(r->rec_error, sizeof(r->rec_error), "%s", pr.rec_error);
+	r->unread_len = pr.unread_len < sizeof(r->unread) ? pr.unread_len : sizeof(r->unread);
+	memcpy(r->unread, pr.unread, r->unread_len);
+}
+
 int
 ag_run(const struct ag_run_opts *o, struct ag_run_result *r, struct ag_err *err)
 {
 	int outp[2] = { -1, -1 }, errp[2] = { -1, -1 }, capp[2] = { -1, -1 };
 	struct stream so, se;
 	struct ag_strbuf cap;
-	char *script = NULL, *buf = NULL;
+	char *script = NULL, *buf = NULL, **senv = NULL;
 	long long start = now_ms(), term_at = 0, kill_at = 0, give_up_at = 0;
 	int capfd, overflow = 0, exited = 0, wstatus = 0;
 	pid_t pid, me = getpid();
+	struct ag_pty pt = { .master = -1, .slave = -1 };
 
 	memset(r, 0, sizeof(*r));
 	ag_strbuf_init(&cap, o->capture_max ? o->capture_max : AG_RUN_CAPTURE_MAX);
@@ -423,11 +542,18 @@ ag_run(const struct ag_run_opts *o, struct ag_run_result *r, struct ag_err *err)
 		ag_err_set(err, "command too long");
 		goto fail;
 	}
+	/* the runner's environment with the sandbox's settings (defused, preload) */
+	if (o->sandbox != NULL && (senv = ag_sandbox_env(o->sandbox, o->env)) == NULL) {
+		ag_err_set(err, "out of memory");
+		goto fail;
+	}
 	if ((buf = malloc(RELAY_BUF)) == NULL) {
 		ag_err_set(err, "out of memory");
 		goto fail;
 	}
-	if (pipe2(outp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0 ||
+	if (o->pty && ag_pty_open(&pt, o->in_fd, err) < 0)
+		goto fail;
+	if ((!o->pty && (pipe2(outp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0)) ||
 	    (!o->no_capture && pipe2(capp, O_CLOEXEC) < 0)) {
 		ag_err_set(err, "pipe: %s", strerror(errno));
 		goto fail;
@@ -439,12 +565,19 @@ ag_run(const struct ag_run_opts *o, struct ag_run_result *r, struct ag_err *err)
 		goto fail;
 	}
 	if (pid == 0)
-		child(o, script, outp[1], errp[1], capp[1], me);
-	(void)setpgid(pid, pid);	/* also here: no race with kill(-pid) below */
-	if (o->tty_fd >= 0)
+		child(o, script, senv != NULL ? senv : o->env, outp[1], errp[1], capp[1], me,
+		    o->pty ? &pt : NULL);
+	ag_sandbox_env_free(senv);
+	senv = NULL;
+	/* also here: no race with kill(-pid) below (in a PTY the child's setsid does it) */
+	if (!o->pty)
+		(void)setpgid(pid, pid);
+	if (o->tty_fd >= 0 && !o->pty)
 		(void)tcsetpgrp(o->tty_fd, pid);
-	close(outp[1]);
-	close(errp[1]);
+	if (outp[1] >= 0)
+		close(outp[1]);
+	if (errp[1] >= 0)
+		close(errp[1]);
 	if (capp[1] >= 0)
 		close(capp[1]);
 	outp[1] = errp[1] = capp[1] = -1;
@@ -452,6 +585,10 @@ ag_run(const struct ag_run_opts *o, struct ag_run_result *r, struct ag_err *err)
 	se = (struct stream){ .fd = errp[0], .dst = o->err_fd, .name = "stderr" };
 	capfd = capp[0];
 	outp[0] = errp[0] = capp[0] = -1;
+	if (o->pty) {
+		run_in_pty(o, r, &pt, pid, &capfd, &cap, &overflow, buf, &wstatus);
+		goto done;
+	}
 
 	if (o->timeout > 0 && o->timeout < 100L * 365 * 86400) {	/* beyond: no limit */
 		term_at = start + (long long)o->timeout * 1000;
@@ -554,8 +691,10 @@ ag_run(const struct ag_run_opts *o, struct ag_run_result *r, struct ag_err *err)
 		if (r->client_gone)
 			so.cut = se.cut = 1;	/* nothing more to relay to */
 	}
+done:
 	arm_timer(0);
 	got_alrm = 0;
+	ag_pty_close(&pt);
 	if (so.fd >= 0)
 		close(so.fd);
 	if (se.fd >= 0)
@@ -563,7 +702,7 @@ ag_run(const struct ag_run_opts *o, struct ag_run_result *r, struct ag_err *err)
 	if (capfd >= 0)
 		close(capfd);
 	ag_runner_reap_all();
-	if (o->tty_fd >= 0)
+	if (o->tty_fd >= 0 && !o->pty)
 		(void)tcsetpgrp(o->tty_fd, getpgrp());
 
 	r->duration_ms = now_ms() - start;
@@ -603,7 +742,9 @@ fail:
 				close(fds[i][1]);
 		}
 	}
+	ag_pty_close(&pt);
 	ag_strbuf_free(&cap);
+	ag_sandbox_env_free(senv);
 	free(script);
 	free(buf);
 	return -1;

@@ -27,6 +27,9 @@
 
 #include "err.h"
 
+struct ag_sandbox;
+struct ag_rec;
+
 #define AG_RUN_CAPTURE_MAX	((size_t)1024 * 1024)	/* env capture bound */
 #define AG_RUN_GRACE_MS		2000			/* SIGTERM → SIGKILL */
 #define AG_RUN_STATUS_TIMEOUT	124			/* like timeout(1) */
@@ -46,6 +49,15 @@ struct ag_run_opts {
 	long		 timeout;	/* seconds; 0 = none */
 	long long	 max_output;	/* bytes per stream; 0 = unlimited */
 	size_t		 capture_max;	/* 0 = AG_RUN_CAPTURE_MAX */
+	const struct ag_sandbox *sandbox;	/* kernel sandbox to enter, or NULL (sandbox.h) */
+	/*
+	 * PTY path (pty.h): the command runs in a fresh PTY sized like in_fd,
+	 * which must be the client's terminal (out_fd its screen); stdout and
+	 * stderr are one stream there, max_output caps it; tty_fd must be -1.
+	 */
+	int		 pty;
+	struct ag_rec	*rec;		/* PTY output is recorded here, or NULL */
+	int		 rec_required;	/* a recording failure ends the command */
 	int		 no_capture;	/* the command cannot change state
 					 * (ag_session_needs_capture): no trap, no fd 3,
 					 * and bash may exec a lone program directly */
@@ -63,6 +75,10 @@ struct ag_run_result {
 	char			*capture;	/* the records, end marker removed; owned */
 	size_t			 capture_len;
 	int			 capture_ok;	/* complete (end marker seen, within bound) */
+	int			 rec_failed;	/* PTY path: the recording could not be written */
+	char			 rec_error[AG_ERR_MSG_MAX];
+	char			 unread[4096];	/* PTY path: keystrokes the command never got */
+	size_t			 unread_len;
 };
 
 /* Once per process, before the first ag_run(): signals, subreaper, self-pipe. */

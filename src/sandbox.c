@@ -1214,6 +1214,18 @@ ag_sandbox_prepare(const struct ag_config *cfg, const struct ag_profile *p, cons
 		if (add_exec(&b, runner, 0) < 0)
 			goto fail;
 	}
+	/* file_transfer.scp / .rsync: the remote end is that same program */
+	{
+		static const char *const names[] = { "scp", "rsync" };
+		int want[] = { p->scp_legacy, p->rsync };
+		char found[PATH_MAX];
+		size_t k;
+
+		for (k = 0; k < 2; k++)
+			if (want[k] && resolve_in_path(names[k], path_env, found, sizeof(found)) == 0 &&
+			    add_exec(&b, found, 0) < 0)
+				goto fail;
+	}
 	/* file_transfer.sftp: the server runs through the runner like a command */
 	if (p->sftp != AG_TRANSFER_OFF && ag_sandbox_sftp_server() != NULL &&
 	    add_exec(&b, ag_sandbox_sftp_server(), 0) < 0)
@@ -1612,6 +1624,23 @@ ag_sandbox_env(const struct ag_sandbox *sb, char *const *env)
 	/* defusing is not kernel confinement: it applies with `sandbox: off` too */
 	if (ag_sandbox_defuse_env(&out, sb->profile) < 0)
 		goto fail;
+	if (ag_sandbox_active(sb)) {
+		/*
+		 * Nothing may load code into the runner before agsandbox.so has
+		 * confined it: no LD_LIBRARY_PATH, LD_AUDIT, ... even if the
+		 * profile's env.allow lets them through the guard.
+		 */
+		static const char *const ld[] = { "LD_*", NULL };
+		size_t k, j;
+
+		for (k = j = 0; out[k] != NULL; k++) {
+			if (name_matches(out[k], ld))
+				free(out[k]);
+			else
+				out[j++] = out[k];
+		}
+		out[j] = NULL;
+	}
 	if (ag_sandbox_active(sb) && !sb->inner_in_child &&
 	    (env_put_fmt(&out, "LD_PRELOAD=%s", sb->preload) < 0 ||
 	    env_put_fmt(&out, "%s=%d", AG_SANDBOX_FD_ENV, AG_SANDBOX_FD) < 0))

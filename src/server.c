@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -30,6 +31,7 @@
 
 #include "audit.h"
 #include "config.h"
+#include "core.h"
 #include "envsan.h"
 #include "log.h"
 #include "pamauth.h"
@@ -58,8 +60,9 @@ explicit_bzero(void *p, size_t n)
 
 /* ---- small helpers ------------------------------------------------------ */
 
-static volatile sig_atomic_t got_chld, got_stop;
+static volatile sig_atomic_t got_chld, got_stop, got_hup;
 static int sig_pipe[2] = { -1, -1 };
+static int is_listener;		/* SIGHUP: reload (listener) or end (connection) */
 
 static void
 on_signal(int sig)
@@ -68,6 +71,8 @@ on_signal(int sig)
 
 	if (sig == SIGCHLD)
 		got_chld = 1;
+	else if (sig == SIGHUP && is_listener)
+		got_hup = 1;
 	else
 		got_stop = sig;
 	if (sig_pipe[1] >= 0)
@@ -689,45 +694,18 @@ set_user(struct conn *c, const char *user)
 	return 0;
 }
 
-/*
- * The caller's profile: what pam_agentgate decided for the identity, else
- * the users map (name, then %group), else gateway.default_profile.
- */
+/* The caller's profile, as every front end resolves it (core.c). */
 static const struct ag_profile *
 resolve_profile(struct conn *c, struct ag_err *err)
 {
-	const struct ag_config *cfg = c->cfg;
-	const char *pname = ag_pamauth_profile(c->pam);
-	gid_t groups[MAX_GROUPS];
-	int ngroups = MAX_GROUPS;
-	size_t i;
+	struct passwd *pw;
 
-	if (pname != NULL) {
-		const struct ag_profile *p = ag_config_profile(cfg, pname);
-
-		if (p == NULL)
-			ag_err_set(err, "identity profile %s is not in the policy", pname);
-		return p;
+	errno = 0;
+	if ((pw = getpwnam(c->user)) == NULL || pw->pw_uid != c->uid) {
+		ag_err_set(err, "user %s changed or vanished", c->user);
+		return NULL;
 	}
-	for (i = 0; i < cfg->nusers; i++)
-		if (!cfg->users[i].is_group && strcmp(cfg->users[i].name, c->user) == 0)
-			return cfg->users[i].profile;
-	if (getgrouplist(c->user, c->gid, groups, &ngroups) < 0)
-		ngroups = 0;
-	for (i = 0; i < cfg->nusers; i++) {
-		struct group *gr;
-		int j;
-
-		if (!cfg->users[i].is_group || (gr = getgrnam(cfg->users[i].name)) == NULL)
-			continue;
-		for (j = 0; j < ngroups; j++)
-			if (groups[j] == gr->gr_gid)
-				return cfg->users[i].profile;
-	}
-	if (cfg->gw.default_profile != NULL)
-		return cfg->gw.default_profile;
-	ag_err_set(err, "no profile for user %s", c->user);
-	return NULL;
+	return ag_core_profile(c->cfg, NULL, ag_pamauth_profile(c->pam), pw, err);
 }
 
 /* ---- authentication ---------------------------------------------------------- */
@@ -1142,6 +1120,19 @@ drop_privileges(struct conn *c, struct ag_err *err)
 	return 0;
 }
 
+/*
+ * The connection process holds the SSH session keys and the audit fd and
+ * runs as the same user as the commands: no ptrace, no /proc/PID/mem or
+ * fd access, no core dump for them (the kernel does this on a uid change
+ * anyway; a server that never was root needs it said).
+ */
+static void
+not_dumpable(void)
+{
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+		ag_log(LOG_WARNING, "PR_SET_DUMPABLE: %s", strerror(errno));
+}
+
 /* ---- channels ----------------------------------------------------------------- */
 
 static void
@@ -1313,7 +1304,7 @@ session_main(struct conn *c, struct chan *ch, const char *cmd, int st_fd)
 	struct ag_repl r;
 	struct ag_err err;
 	char conn_s[2 * ADDR_MAX + 32], client_s[ADDR_MAX + 32];
-	int status, end, devnull = -1;
+	int status;
 	size_t i;
 
 	ag_err_clear(&err);
@@ -1345,25 +1336,10 @@ session_main(struct conn *c, struct chan *ch, const char *cmd, int st_fd)
 	r.profile = c->profile;
 	r.sess = &sess;
 	r.audit = c->audit;
-	/* with a terminal the command gets the foreground (job control, SIGWINCH) */
-	r.tty = ch->pty;
-	r.cmd_in = STDIN_FILENO;
-	if (cmd != NULL) {
-		status = ag_repl_command(&r, cmd, strlen(cmd), &end);
-	} else {
-		if (!ch->pty) {
-			/* stdin carries the commands: a command must not eat them */
-			if ((devnull = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
-				fprintf(stderr, "agentgate: cannot open /dev/null\n");
-				ag_session_free(&sess);
-				return 1;
-			}
-			r.cmd_in = devnull;
-		}
-		status = ag_repl_loop(&r);
-		if (devnull >= 0)
-			close(devnull);
-	}
+	r.tty = ch->pty && cmd == NULL;	/* the REPL reads through libedit */
+	/* the same session body as under sshd: a PTY per command, the
+	 * recording, file transfer, the REPL (core.c) */
+	status = ag_core_serve(&r, cmd);
 	fflush(stdout);
 	fflush(stderr);
 	{
@@ -1371,7 +1347,6 @@ session_main(struct conn *c, struct chan *ch, const char *cmd, int st_fd)
 
 		(void)!write(st_fd, &n, sizeof(n));
 	}
-	ag_runner_reap_all();
 	ag_session_free(&sess);
 	return status;
 }
@@ -1514,11 +1489,24 @@ on_subsystem_request(ssh_session s, ssh_channel channel, const char *sub, void *
 	(void)s;
 	(void)channel;
 	snprintf(req, sizeof(req), "subsystem %.64s", sub != NULL ? sub : "");
-	chan_audit(ch, req, "deny", "subsystems are not available through agentgate "
-	    "serve; use commands such as cat instead");
-	chan_say(ch, "file transfer (sftp) and other subsystems are not available "
-	    "through agentgate; use commands such as cat instead");
-	return -1;
+	if (sub == NULL || strcmp(sub, "sftp") != 0) {
+		chan_audit(ch, req, "deny", "only the sftp subsystem is served");
+		chan_say(ch, "this subsystem is not available through agentgate");
+		return -1;
+	}
+	if (ch->c->profile->sftp == AG_TRANSFER_OFF) {
+		chan_audit(ch, req, "deny", "file_transfer.sftp is off for this profile");
+		chan_say(ch, "sftp is off for this profile (file_transfer.sftp); use "
+		    "commands such as cat instead");
+		return -1;
+	}
+	/* sftp-server runs confined like a command; transfer.c audits it */
+	if (ch->pid > 0 || start_session(ch, "internal-sftp") < 0) {
+		chan_audit(ch, req, "deny", "cannot start the session");
+		return -1;
+	}
+	chan_audit(ch, req, "allow", NULL);
+	return 0;
 }
 
 static const struct {
@@ -1593,7 +1581,7 @@ on_data(ssh_session s, ssh_channel channel, void *data, uint32_t len, int is_std
 	(void)s;
 	(void)channel;
 	(void)is_stderr;
-	if (ch->in_fd < 0)
+	if (ch->in_fd < 0 && ch->pid > 0)
 		return (int)len;	/* nobody reads it any more: discard */
 	take = INBUF_MAX - ch->inlen;
 	if (take > len)
@@ -1893,7 +1881,7 @@ on_sig_fd(socket_t fd, int revents, void *ud)
 static void
 serve_channels(struct conn *c)
 {
-	time_t last_keepalive = time(NULL);
+	time_t last_keepalive = time(NULL), gone_at = 0;
 	long ka = c->sc->keepalive;
 	size_t i;
 
@@ -1911,14 +1899,13 @@ serve_channels(struct conn *c)
 	    ssh_event_add_fd(c->ev, sig_pipe[0], POLLIN, on_sig_fd, c) != SSH_OK)
 		return;
 	for (;;) {
-		int busy = 0, active = 0, rc;
+		int busy = 0, running, rc;
 
 		for (i = 0; i < c->nchans; i++) {
 			struct chan *ch = &c->chans[i];
 
 			if (!ch->used)
 				continue;
-			active++;
 			pump_input(ch);
 			if (ch->inlen > 0 || ch->stalled)
 				busy = 1;
@@ -1943,13 +1930,18 @@ serve_channels(struct conn *c)
 				finish_chan(c, ch);
 		}
 		if (rc == SSH_ERROR || !ssh_is_connected(c->s)) {
-			active = 0;
+			/* the client is gone: end the sessions (SIGHUP, as a hangup
+			 * would), and do not wait for ever on one that ignores it */
+			if (gone_at == 0)
+				gone_at = time(NULL);
+			running = 0;
 			for (i = 0; i < c->nchans; i++)
 				if (c->chans[i].used && c->chans[i].pid > 0 && !c->chans[i].exited) {
-					kill(c->chans[i].pid, SIGHUP);
-					active = 1;
+					kill(c->chans[i].pid, time(NULL) - gone_at > 5 ? SIGKILL :
+					    SIGHUP);
+					running = 1;
 				}
-			if (!active)
+			if (!running)
 				break;
 			/* wait for the sessions to end their commands and go */
 			sleep_ms(50);
@@ -1965,7 +1957,6 @@ serve_channels(struct conn *c)
 			(void)ssh_send_keepalive(c->s);
 			last_keepalive = time(NULL);
 		}
-		(void)active;
 	}
 }
 
@@ -2065,6 +2056,7 @@ connection_main(const struct ag_config *cfg, ssh_bind bind, int fd,
 		audit_event(&c, "auth_failure", "privileges", "deny", err.msg);
 		_exit(1);
 	}
+	not_dumpable();
 	serve_channels(&c);
 	(void)ag_audit_session_end(c.audit, 0, c.ncommands, &err);
 	status = 0;
@@ -2164,7 +2156,8 @@ accept_one(const struct ag_config *cfg, ssh_bind bind, int lfd, int *lfds, size_
 		close(sig_pipe[0]);
 		close(sig_pipe[1]);
 		sig_pipe[0] = sig_pipe[1] = -1;
-		got_chld = got_stop = 0;
+		got_chld = got_stop = got_hup = 0;
+		is_listener = 0;
 		{
 			struct ag_err err;
 
@@ -2206,6 +2199,35 @@ daemonize(struct ag_err *err)
 	return 0;
 }
 
+/*
+ * SIGHUP: read the policy again for the connections still to come (those
+ * running keep theirs: they are forks with their own copy).  A policy that
+ * does not load leaves the old one in place.  Listen addresses, host keys
+ * and algorithms need a restart.
+ */
+static void
+reload(const struct ag_server_opts *o, const struct ag_config **cfg,
+    struct ag_config **owned)
+{
+	struct ag_config *n;
+	struct ag_err err;
+	char msg[AG_ERR_MSG_MAX + 512];
+
+	if (o->config_path == NULL)
+		return;
+	ag_err_clear(&err);
+	if ((n = ag_config_load(o->config_path, 0, &err)) == NULL) {
+		ag_log(LOG_ERR, "SIGHUP: policy not reloaded, the old one stays: %s",
+		    ag_err_format(&err, msg, sizeof(msg)));
+		return;
+	}
+	ag_config_free(*owned);
+	*owned = n;
+	*cfg = n;
+	ag_log(LOG_INFO, "SIGHUP: policy %s reloaded for new connections (listen "
+	    "addresses and host keys change only on restart)", o->config_path);
+}
+
 int
 ag_server_run(const struct ag_config *cfg, const struct ag_server_opts *o,
     struct ag_err *err)
@@ -2218,6 +2240,7 @@ ag_server_run(const struct ag_config *cfg, const struct ag_server_opts *o,
 	int lfds[AG_SERVER_MAX_LISTEN];
 	struct conn_slot *slots = NULL;
 	ssh_bind bind = NULL;
+	struct ag_config *owned = NULL;	/* a reloaded policy; the caller owns the first */
 	int rc = -1;
 
 	if (listen == NULL || nlisten == 0) {
@@ -2259,6 +2282,7 @@ ag_server_run(const struct ag_config *cfg, const struct ag_server_opts *o,
 	}
 	if (!o->foreground && daemonize(err) < 0)
 		goto out;
+	is_listener = 1;
 	if (install_signals(err) < 0)
 		goto out;
 	for (i = 0; i < nlisten; i++)
@@ -2280,6 +2304,10 @@ ag_server_run(const struct ag_config *cfg, const struct ag_server_opts *o,
 			got_chld = 0;
 			reap_connections(slots, nslots, &active);
 		}
+		if (got_hup) {
+			got_hup = 0;
+			reload(o, &cfg, &owned);
+		}
 		for (i = 0; i < nl && !got_stop; i++)
 			if (pf[i].revents & POLLIN)
 				accept_one(cfg, bind, lfds[i], lfds, nl, slots, nslots, &active);
@@ -2293,6 +2321,7 @@ out:
 	free(slots);
 	if (bind != NULL)
 		ssh_bind_free(bind);
+	ag_config_free(owned);
 	ssh_finalize();
 	return rc;
 }

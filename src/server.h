@@ -47,6 +47,7 @@
 #define AG_SERVER_MAX_COMMAND			(256 * 1024)	/* bytes in an exec request */
 
 struct ag_server_opts {
+	const char		*config_path;	/* re-read on SIGHUP; NULL = no reload */
 	const char *const	*listen;	/* overrides gateway.server.listen; NULL = config */
 	size_t			 nlisten;
 	int			 foreground;	/* 0: detach (daemon) */
@@ -55,7 +56,8 @@ struct ag_server_opts {
 
 /*
  * Load and check the host keys, open the listeners and serve until SIGTERM
- * or SIGINT.  Returns 0 after a clean stop, -1 with err when the server
+ * or SIGINT (connections in progress go on, like sshd's).  SIGHUP re-reads
+ * the policy for new connections.  Returns 0 after a clean stop, -1 with err when the server
  * could not start (bad host key, address in use, ...).
  */
 int	ag_server_run(const struct ag_config *cfg, const struct ag_server_opts *o,

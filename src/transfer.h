@@ -18,4 +18,11 @@
 /* Serve one sftp request on stdin/stdout; returns the exit status. */
 int	ag_transfer_sftp(struct ag_repl *r, const char *request);
 
+/*
+ * Legacy scp (kind "scp": `scp -t|-f ...`) or rsync (kind "rsync":
+ * `rsync --server ...`): refused unless file_transfer.scp / .rsync is true,
+ * then run (a plain word list only) in the same sandbox; audited the same.
+ */
+int	ag_transfer_legacy(struct ag_repl *r, const char *kind, const char *request);
+
 #endif

@@ -23,6 +23,8 @@ export AGENTGATE
 . "$repo/tests/integration/lib.sh"
 
 ag_setup
+# keys only: with a terminal the token prompt would otherwise come first
+ag_write_pam use_key allow_unidentified
 # no output cap and no timeout: the relay itself is what is measured
 ag_write_policy "$AG_DIR/policy.yaml" <<'EOF'
 version: 1

@@ -68,7 +68,7 @@ profiles:
       read: $2
       write: ["@DIR@/w"]
     network: { connect: [$P_OK], bind: [] }
-    file_transfer: { sftp: $3 }
+    file_transfer: { sftp: $3, scp: true }
     env:
       set: { PATH: "/usr/bin:/bin", LANG: C.UTF-8, HOME: "@DIR@/w" }
     limits: { timeout: 6, processes: 40 }
@@ -206,6 +206,17 @@ rm -f /tmp/agsbx-sftp-out
 ag_is "$(cat "$W/scp-in" 2>/dev/null)" "put-me" "scp put inside paths.write"
 "${SCP[@]}" "$AG_USER@127.0.0.1:/etc/hostname" "$AG_DIR/scp-stolen" >/dev/null 2>&1
 ag_ok "scp cannot read outside paths.read" test ! -e "$AG_DIR/scp-stolen"
+# legacy scp (scp -O): allowed by file_transfer.scp, confined the same way
+rm -f "$W/scpO-in"
+"${SCP[@]}" -O "$AG_DIR/local-put" "$AG_USER@127.0.0.1:$W/scpO-in" >/dev/null 2>&1
+ag_is "$(cat "$W/scpO-in" 2>/dev/null)" "put-me" "legacy scp put inside paths.write"
+"${SCP[@]}" -O "$AG_USER@127.0.0.1:/etc/hostname" "$AG_DIR/scpO-stolen" >/dev/null 2>&1
+ag_ok "legacy scp cannot read outside paths.read" test ! -e "$AG_DIR/scpO-stolen"
+"${SCP[@]}" -O "$AG_DIR/local-put" "$AG_USER@127.0.0.1:/tmp/agsbx-scpO-out" >/dev/null 2>&1
+ag_ok "legacy scp cannot write outside paths.write" test ! -e /tmp/agsbx-scpO-out
+rm -f /tmp/agsbx-scpO-out
+ag_run q "scp -t $W/q; touch $W/c-scpinj"
+ag_ok "a legacy scp request with shell syntax is refused" test "$q_rc" -eq 126 -a ! -e "$W/c-scpinj"
 policy required '["@DIR@/w"]' read
 rm -f "$W/put-ro"
 printf 'put %s %s/put-ro\n' "$AG_DIR/local-put" "$W" | "${SFTP[@]}" -b - "$AG_USER@127.0.0.1" >/dev/null 2>&1

@@ -597,6 +597,51 @@ ctrl_c_interrupts_the_command_not_the_gateway(void **state)
 }
 
 static void
+keys_typed_after_ctrl_c_stay_for_the_prompt(void **state)
+{
+	struct spec sp = { .script = "trap 'exit 3' INT; echo ready; sleep 30" };
+	struct gateway g;
+	struct outcome out;
+	struct pollfd pf;
+	char buf[64], got[64];
+	size_t len;
+	ssize_t n;
+	struct timespec ts = { 0, 2 * 1000000 };	/* before the command is gone */
+
+	(void)state;
+	start(&g, &sp);
+	expect_screen("ready", 5000);
+	type("\x03", 1);
+	nanosleep(&ts, NULL);
+	type("next\r", 5);
+	(void)finish(&g, &out, 5000);
+	assert_int_equal(out.rc, 0);
+	assert_true(WIFEXITED(out.res.wstatus) && WEXITSTATUS(out.res.wstatus) == 3);
+	/*
+	 * Nothing typed is lost: what the relay read but the dying command
+	 * never got comes back as unread, the rest is still in the gateway's
+	 * terminal (cooked again, so \r reads as \n).
+	 */
+	assert_true(out.res.unread_len <= 5);
+	memcpy(got, out.res.unread, out.res.unread_len);
+	len = out.res.unread_len;
+	while (len < 5) {
+		pf = (struct pollfd){ .fd = C.s, .events = POLLIN };
+		if (poll(&pf, 1, 1000) != 1)
+			break;
+		n = read(C.s, buf, sizeof(buf));
+		if (n <= 0 || len + (size_t)n > sizeof(got))
+			break;
+		memcpy(got + len, buf, (size_t)n);
+		len += (size_t)n;
+	}
+	assert_int_equal(len, 5);
+	if (got[4] == '\r')
+		got[4] = '\n';
+	assert_memory_equal(got, "next\n", 5);
+}
+
+static void
 ctrl_backslash_quits_the_command(void **state)
 {
 	struct spec sp = { .script = "echo ready; exec sleep 30" };
@@ -669,6 +714,26 @@ stopped_command_is_continued(void **state)
 	assert_int_equal(out.rc, 0);
 	assert_true(out.res.continued >= 2);
 	assert_true(WIFEXITED(out.res.wstatus) && WEXITSTATUS(out.res.wstatus) == 0);
+}
+
+static void
+stop_without_ctrl_z_is_continued_within_a_second(void **state)
+{
+	struct spec sp = {
+		.script = "echo ready; " AG_BASH " -c 'kill -STOP $$; echo child-resumed'; echo end",
+	};
+	struct gateway g;
+	struct outcome out;
+	long long t0 = ms_now();
+
+	(void)state;
+	start(&g, &sp);
+	expect_screen("child-resumed", 5000);
+	expect_screen("end", 5000);
+	(void)finish(&g, &out, 5000);
+	assert_true(ms_now() - t0 < 4000);
+	assert_int_equal(out.rc, 0);
+	assert_true(out.res.continued >= 1);
 }
 
 static void
@@ -775,10 +840,12 @@ main(void)
 		T(timeout_kills_even_a_term_ignoring_command_and_restores),
 		T(gateway_crash_restores_the_terminal),
 		T(ctrl_c_interrupts_the_command_not_the_gateway),
+		T(keys_typed_after_ctrl_c_stay_for_the_prompt),
 		T(ctrl_backslash_quits_the_command),
 		T(ctrl_d_is_eof_to_the_command),
 		T(ctrl_z_is_a_plain_byte),
 		T(stopped_command_is_continued),
+		T(stop_without_ctrl_z_is_continued_within_a_second),
 		T(output_is_capped_and_the_rest_discarded),
 		T(capture_fd_survives_the_pty_setup),
 		T(session_end_kills_the_command),

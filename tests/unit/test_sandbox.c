@@ -705,6 +705,90 @@ defuse_sets_git_and_pager_settings(void **state)
 	ag_config_free(cfg);
 }
 
+static void
+runner_env_carries_no_loader_variables(void **state)
+{
+	char *env[] = { (char[]){ "LD_LIBRARY_PATH=/tmp/evil" }, (char[]){ "LD_AUDIT=/tmp/a.so" },
+		(char[]){ "LD_PRELOAD=/tmp/p.so" }, (char[]){ "KEEP=1" }, NULL };
+	char **out;
+	size_t i, npre = 0;
+
+	(void)state;
+	NEED_LANDLOCK();
+	out = ag_sandbox_env(g_sb, env);
+	assert_non_null(out);
+	assert_null(env_val(out, "LD_LIBRARY_PATH"));
+	assert_null(env_val(out, "LD_AUDIT"));
+	assert_string_equal(env_val(out, "KEEP"), "1");
+	for (i = 0; out[i] != NULL; i++)
+		npre += strncmp(out[i], "LD_PRELOAD=", 11) == 0;
+	assert_int_equal(npre, 1);
+	assert_non_null(strstr(env_val(out, "LD_PRELOAD"), "agsandbox.so"));
+	ag_sandbox_env_free(out);
+}
+
+static void
+defuse_leaves_git_alone_when_git_is_not_allowed(void **state)
+{
+	struct ag_config *cfg = config_for("off", "", "\"/\"", "");
+	char **env = calloc(2, sizeof(*env));
+
+	(void)state;
+	assert_non_null(env);
+	assert_int_equal(ag_sandbox_defuse_env(&env, ag_config_profile(cfg, "t")), 0);
+	assert_null(env_val(env, "GIT_CONFIG_COUNT"));
+	assert_string_equal(env_val(env, "PAGER"), "cat");
+	ag_sandbox_env_free(env);
+	ag_config_free(cfg);
+}
+
+static void
+udp_only_with_dns_listed(void **state)
+{
+	struct ag_config *cfg;
+	struct ag_sandbox *sb;
+	struct ag_err err;
+	char yaml[512];
+
+	(void)state;
+	NEED_LANDLOCK();
+	NEED_PYTHON();
+	snprintf(yaml, sizeof(yaml), "version: 1\nprofiles:\n  t:\n    allow: [python3]\n"
+	    "    paths: { read: [\"/\"] }\n    network: { connect: [53] }\n");
+	cfg = ag_config_parse(yaml, strlen(yaml), "t.yaml", &err);
+	assert_non_null(cfg);
+	sb = prepare(cfg, &err);
+	assert_non_null(sb);
+	assert_int_equal(run_in(sb, "python3 -c 'import socket\n"
+	    "socket.socket(socket.AF_INET, socket.SOCK_DGRAM)'", 0, 0), 0);
+	ag_sandbox_free(sb);
+	ag_config_free(cfg);
+}
+
+static void
+prepared_sandbox_follows_path_and_home(void **state)
+{
+	char *other_env[] = { (char[]){ "PATH=/usr/local/bin:/usr/bin" }, NULL };
+	const struct ag_profile *p;
+	struct ag_config *cfg;
+	struct ag_sandbox *sb;
+	struct ag_err err;
+
+	(void)state;
+	NEED_LANDLOCK();
+	cfg = config_for("required", "", "\"/\"", "");
+	p = ag_config_profile(cfg, "t");
+	sb = prepare(cfg, &err);
+	assert_non_null(sb);
+	assert_true(ag_sandbox_matches(sb, p, "/root", wdir, base_env));
+	/* no relative path in the profile: the cwd does not matter */
+	assert_true(ag_sandbox_matches(sb, p, "/root", "/", base_env));
+	assert_false(ag_sandbox_matches(sb, p, "/home/x", wdir, base_env));
+	assert_false(ag_sandbox_matches(sb, p, "/root", wdir, other_env));
+	ag_sandbox_free(sb);
+	ag_config_free(cfg);
+}
+
 /* A planted repository whose config runs programs: git under the sandbox
  * with the defused environment runs none of them. */
 static void
@@ -768,6 +852,10 @@ main(void)
 		cmocka_unit_test(best_effort_runs_and_says_so),
 		cmocka_unit_test(off_applies_only_limits),
 		cmocka_unit_test(defuse_sets_git_and_pager_settings),
+		cmocka_unit_test(defuse_leaves_git_alone_when_git_is_not_allowed),
+		cmocka_unit_test_setup_teardown(runner_env_carries_no_loader_variables, setup_default, teardown_default),
+		cmocka_unit_test(udp_only_with_dns_listed),
+		cmocka_unit_test(prepared_sandbox_follows_path_and_home),
 		cmocka_unit_test_setup_teardown(planted_git_repo_runs_nothing, setup_default, teardown_default),
 	};
 
