@@ -83,10 +83,12 @@ fi
 
 say "pass 4: libFuzzer smoke runs (fixed seed)"
 if command -v clang >/dev/null && build fuzz CC=clang --enable-fuzzing; then
-	for t in config shparse; do
+	# the policy target reads command lines, so it starts from the parser's seeds
+	for t in config shparse policy; do
 		bin="$top/_build/fuzz/tests/fuzz/fuzz_$t"
-		[ -x "$bin" ] || continue
+		[ -x "$bin" ] || { echo "FAIL: fuzz_$t was not built"; failed=$((failed + 1)); failures=$((failures + 1)); continue; }
 		corpus="$top/tests/fuzz/corpus/$t"
+		[ "$t" = policy ] && corpus="$top/tests/fuzz/corpus/shparse"
 		work=$(mktemp -d)
 		[ -d "$corpus" ] && cp -r "$corpus"/. "$work"/ 2>/dev/null
 		if "$bin" -seed=1 -runs=30000 -max_len=4096 -timeout=10 "$work" >"$top/_build/fuzz/fuzz_$t.log" 2>&1; then

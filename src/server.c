@@ -524,7 +524,13 @@ ag_server_check_keys_perms(const char *path, uid_t uid, struct ag_err *err)
 			return ag_err_set(err, "bad ownership of %s (uid %ld): the keys of "
 			    "uid %ld must be owned by that user or root", real,
 			    (long)st.st_uid, (long)uid);
-		if ((st.st_mode & 022) != 0)
+		/*
+		 * A root-owned sticky directory above the file (/tmp) is safe:
+		 * nobody else can rename or replace what lies in it.  The
+		 * same rule as the policy file's (ag_config_check_perms).
+		 */
+		if ((st.st_mode & 022) != 0 && !(S_ISDIR(st.st_mode) &&
+		    st.st_uid == 0 && (st.st_mode & S_ISVTX) != 0))
 			return ag_err_set(err, "bad modes for %s (%04o): writable by group "
 			    "or others", real, (unsigned)(st.st_mode & 07777));
 		if (strcmp(real, "/") == 0)

@@ -105,6 +105,11 @@ keys_perms_strict(void **state)
 	assert_int_equal(chmod(sub, 0777), 0);
 	assert_int_equal(ag_server_check_keys_perms(file, getuid(), &err), -1);
 	assert_non_null(strstr(err.msg, sub));
+	/* sticky and root-owned (like /tmp) is safe above the file; sticky
+	 * and owned by anyone else is not */
+	assert_int_equal(chmod(sub, 01777), 0);
+	assert_int_equal(ag_server_check_keys_perms(file, getuid(), &err),
+	    getuid() == 0 ? 0 : -1);
 	assert_int_equal(chmod(sub, 0700), 0);
 
 	/* a symlink is judged by where it leads */
