@@ -1,11 +1,13 @@
 /* audit.c - JSON Lines audit records; see audit.h */
 #include "agconfig.h"
 
+#include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <json-c/json.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +20,7 @@
 
 #include "audit.h"
 #include "log.h"
+#include "strbuf.h"
 
 struct ag_audit {
 	int	 fd;		/* file sink, -1 when none or unusable */
@@ -31,6 +34,22 @@ struct ag_audit {
 	char	*user, *identity, *profile, *client, *mode;
 	char	*recording, *recording_error;
 	struct timespec start;
+
+	/* HTTP collector (gateway.audit.http_url) */
+	char	*url;			/* NULL = none */
+	char	 url_shown[256];	/* without credentials or query: for messages */
+	CURL	*curl;
+	struct curl_slist *headers;
+	int	 http_state;		/* 0 not tried, 1 last POST taken, -1 refused */
+	char	 http_error[CURL_ERROR_SIZE + 32];
+	struct timespec http_failed_at;	/* monotonic */
+
+	/* its spool: records the collector has not taken yet */
+	char	*spool_dir;		/* NULL = none */
+	char	 spool_path[PATH_MAX];	/* spool-<uid>.jsonl */
+	int	 spoolfd;		/* -1 = no usable spool */
+	int	 lockfd;		/* spool-<uid>.lock: the locks, the sent offset */
+	char	 spool_error[PATH_MAX + 128];	/* why the last append failed; "" = none */
 };
 
 /* ---- JSON helpers -------------------------------------------------------- */
@@ -149,14 +168,550 @@ record(const struct ag_audit *a, const char *event)
 	return o;
 }
 
-/* Serialise and send to every sink; frees o. */
+/* ---- the HTTP collector and its spool ------------------------------------- */
+
+/*
+ * A collector must never hold a session up for long: one second to connect,
+ * two for the whole exchange.  After a refusal, records go straight to the
+ * spool for a while instead of waiting on a collector that is likely still
+ * down; a batch of spooled records is at most AG_AUDIT_BATCH bytes, and no
+ * new batch starts after AG_AUDIT_DRAIN_MS.
+ */
+#define AG_AUDIT_CONNECT_MS	1000L
+#define AG_AUDIT_TIMEOUT_MS	2000L
+#define AG_AUDIT_RETRY_MS	10000L
+#define AG_AUDIT_BATCH		((size_t)256 * 1024)
+#define AG_AUDIT_DRAIN_MS	1000L
+#define AG_AUDIT_LOCK_WAIT_MS	3000L
+
+/* Byte ranges of the lock file: short file operations, and the one drainer. */
+#define LOCK_SPOOL	0
+#define LOCK_DRAIN	1
+
+static long
+ms_since(const struct timespec *t)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (long)(now.tv_sec - t->tv_sec) * 1000 + (now.tv_nsec - t->tv_nsec) / 1000000;
+}
+
+/* The URL as messages may show it: no user:password, no query (tokens). */
+static void
+shown_url(const char *url, char *out, size_t len)
+{
+	CURLU *h = curl_url();
+	char *scheme = NULL, *host = NULL, *port = NULL, *path = NULL;
+
+	snprintf(out, len, "(the collector)");
+	if (h == NULL)
+		return;
+	if (curl_url_set(h, CURLUPART_URL, url, 0) == CURLUE_OK &&
+	    curl_url_get(h, CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK &&
+	    curl_url_get(h, CURLUPART_HOST, &host, 0) == CURLUE_OK) {
+		(void)curl_url_get(h, CURLUPART_PORT, &port, 0);
+		(void)curl_url_get(h, CURLUPART_PATH, &path, 0);
+		snprintf(out, len, "%s://%s%s%s%s", scheme, host, port != NULL ? ":" : "",
+		    port != NULL ? port : "", path != NULL ? path : "");
+	}
+	curl_free(scheme);
+	curl_free(host);
+	curl_free(port);
+	curl_free(path);
+	curl_url_cleanup(h);
+}
+
+/* The collector's answer is not read: a status code is all that counts. */
+static size_t
+discard(char *p, size_t size, size_t n, void *arg)
+{
+	(void)p;
+	(void)arg;
+	return size * n;
+}
+
+static int
+http_init(struct ag_audit *a)
+{
+	static int global_done;
+	struct curl_slist *h;
+
+	if (!global_done) {
+		if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+			snprintf(a->http_error, sizeof(a->http_error), "cannot initialise libcurl");
+			return -1;
+		}
+		global_done = 1;
+	}
+	if ((a->curl = curl_easy_init()) == NULL)
+		goto oom;
+	/* "Expect:" stops libcurl waiting a second for 100-continue on big batches */
+	if ((h = curl_slist_append(NULL, "Content-Type: application/x-ndjson")) == NULL)
+		goto oom;
+	a->headers = h;
+	if ((h = curl_slist_append(a->headers, "Expect:")) == NULL)
+		goto oom;
+	a->headers = h;
+	if (curl_easy_setopt(a->curl, CURLOPT_URL, a->url) != CURLE_OK ||
+#if LIBCURL_VERSION_NUM >= 0x075500
+	    curl_easy_setopt(a->curl, CURLOPT_PROTOCOLS_STR, "http,https") != CURLE_OK ||
+#else
+	    curl_easy_setopt(a->curl, CURLOPT_PROTOCOLS,
+		(long)(CURLPROTO_HTTP | CURLPROTO_HTTPS)) != CURLE_OK ||
+#endif
+	    curl_easy_setopt(a->curl, CURLOPT_FOLLOWLOCATION, 0L) != CURLE_OK ||
+	    curl_easy_setopt(a->curl, CURLOPT_SSL_VERIFYPEER, 1L) != CURLE_OK ||
+	    curl_easy_setopt(a->curl, CURLOPT_SSL_VERIFYHOST, 2L) != CURLE_OK ||
+	    curl_easy_setopt(a->curl, CURLOPT_CONNECTTIMEOUT_MS, AG_AUDIT_CONNECT_MS) != CURLE_OK ||
+	    curl_easy_setopt(a->curl, CURLOPT_TIMEOUT_MS, AG_AUDIT_TIMEOUT_MS) != CURLE_OK ||
+	    /* no SIGALRM games under the session's own handlers */
+	    curl_easy_setopt(a->curl, CURLOPT_NOSIGNAL, 1L) != CURLE_OK ||
+	    /* the session's environment (http_proxy, ...) must not reroute the trail */
+	    curl_easy_setopt(a->curl, CURLOPT_PROXY, "") != CURLE_OK ||
+	    curl_easy_setopt(a->curl, CURLOPT_HTTPHEADER, a->headers) != CURLE_OK ||
+	    curl_easy_setopt(a->curl, CURLOPT_USERAGENT, PACKAGE_NAME "/" PACKAGE_VERSION) !=
+	    CURLE_OK ||
+	    curl_easy_setopt(a->curl, CURLOPT_WRITEFUNCTION, discard) != CURLE_OK ||
+	    curl_easy_setopt(a->curl, CURLOPT_POST, 1L) != CURLE_OK) {
+		snprintf(a->http_error, sizeof(a->http_error), "libcurl refused an option");
+		goto fail;
+	}
+	return 0;
+oom:
+	snprintf(a->http_error, sizeof(a->http_error), "out of memory");
+fail:
+	/* never POST with half the options: the next record starts over */
+	if (a->curl != NULL)
+		curl_easy_cleanup(a->curl);
+	a->curl = NULL;
+	curl_slist_free_all(a->headers);
+	a->headers = NULL;
+	return -1;
+}
+
+/* One POST of body (whole lines); 0 when the collector answered 2xx. */
+static int
+post(struct ag_audit *a, const char *body, size_t n)
+{
+	char ebuf[CURL_ERROR_SIZE];
+	struct sigaction ign, old;
+	CURLcode rc;
+	long code = 0;
+
+	if (a->curl == NULL && http_init(a) < 0)
+		goto fail;
+	ebuf[0] = '\0';
+	if (curl_easy_setopt(a->curl, CURLOPT_ERRORBUFFER, ebuf) != CURLE_OK ||
+	    curl_easy_setopt(a->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)n) != CURLE_OK ||
+	    curl_easy_setopt(a->curl, CURLOPT_POSTFIELDS, body) != CURLE_OK) {
+		snprintf(a->http_error, sizeof(a->http_error), "libcurl refused an option");
+		goto fail;
+	}
+	/* a collector that hangs up must not kill the session with SIGPIPE */
+	memset(&ign, 0, sizeof(ign));
+	ign.sa_handler = SIG_IGN;
+	sigemptyset(&ign.sa_mask);
+	(void)sigaction(SIGPIPE, &ign, &old);
+	rc = curl_easy_perform(a->curl);
+	(void)sigaction(SIGPIPE, &old, NULL);
+	(void)curl_easy_setopt(a->curl, CURLOPT_ERRORBUFFER, NULL);
+	if (rc != CURLE_OK) {
+		snprintf(a->http_error, sizeof(a->http_error), "%s",
+		    ebuf[0] != '\0' ? ebuf : curl_easy_strerror(rc));
+		goto fail;
+	}
+	(void)curl_easy_getinfo(a->curl, CURLINFO_RESPONSE_CODE, &code);
+	if (code < 200 || code > 299) {
+		snprintf(a->http_error, sizeof(a->http_error), "answered HTTP %ld", code);
+		goto fail;
+	}
+	if (a->http_state < 0)
+		ag_log(LOG_INFO, "audit collector %s takes records again", a->url_shown);
+	a->http_state = 1;
+	return 0;
+fail:
+	/* said once per outage, not once per record */
+	if (a->http_state >= 0)
+		ag_log(LOG_WARNING, "audit collector %s: %s%s", a->url_shown, a->http_error,
+		    a->spoolfd >= 0 ? "; records are spooled until it takes them" : "");
+	a->http_state = -1;
+	clock_gettime(CLOCK_MONOTONIC, &a->http_failed_at);
+	return -1;
+}
+
+/* The collector refused lately and the spool can hold records meanwhile. */
+static int
+backing_off(const struct ag_audit *a)
+{
+	return a->spoolfd >= 0 && a->http_state < 0 &&
+	    ms_since(&a->http_failed_at) < AG_AUDIT_RETRY_MS;
+}
+
+/* Lock one byte of the lock file, waiting at most wait_ms; 0 or -1. */
+static int
+spool_lock(struct ag_audit *a, off_t which, long wait_ms)
+{
+	struct flock fl;
+	struct timespec t0, nap = { 0, 10 * 1000 * 1000 };
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		memset(&fl, 0, sizeof(fl));
+		fl.l_type = F_WRLCK;
+		fl.l_whence = SEEK_SET;
+		fl.l_start = which;
+		fl.l_len = 1;
+		if (fcntl(a->lockfd, F_OFD_SETLK, &fl) == 0)
+			return 0;
+		if (errno != EAGAIN && errno != EACCES && errno != EINTR)
+			return -1;
+		if (ms_since(&t0) >= wait_ms) {
+			errno = EAGAIN;
+			return -1;
+		}
+		nanosleep(&nap, NULL);
+	}
+}
+
+static void
+spool_unlock(struct ag_audit *a, off_t which)
+{
+	struct flock fl;
+
+	memset(&fl, 0, sizeof(fl));
+	fl.l_type = F_UNLCK;
+	fl.l_whence = SEEK_SET;
+	fl.l_start = which;
+	fl.l_len = 1;
+	(void)fcntl(a->lockfd, F_OFD_SETLK, &fl);
+}
+
+/* A spool file must be ours alone: a regular file nobody else can write. */
+static int
+spool_file_ok(int fd, struct stat *st)
+{
+	if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode) || st->st_uid != geteuid() ||
+	    (st->st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+		errno = EPERM;
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * How much of the spool the collector already has: a drain that was cut
+ * short leaves the records it sent in place and this offset after them (in
+ * the lock file), so they are not sent twice.  Anything odd reads as 0: a
+ * record sent twice rather than one never sent.
+ */
+static off_t
+sent_offset(const struct ag_audit *a, off_t size)
+{
+	char buf[32], *end, c;
+	long long v;
+	ssize_t n;
+
+	n = pread(a->lockfd, buf, sizeof(buf) - 1, 0);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	errno = 0;
+	v = strtoll(buf, &end, 10);
+	if (errno != 0 || end == buf || *end != '\n' || v <= 0 || v > (long long)size)
+		return 0;
+	/* it must fall just after a record */
+	if (pread(a->spoolfd, &c, 1, (off_t)v - 1) != 1 || c != '\n')
+		return 0;
+	return (off_t)v;
+}
+
+static void
+set_sent_offset(struct ag_audit *a, off_t off)
+{
+	char buf[32];
+	int n = snprintf(buf, sizeof(buf), "%020lld\n", (long long)off);
+
+	if (pwrite(a->lockfd, buf, (size_t)n, 0) != n)
+		ag_log(LOG_ERR, "audit spool %s: cannot note what was sent: %s",
+		    a->spool_path, strerror(errno));
+}
+
+/* Records wait in the spool: new ones queue behind them. */
+static int
+spool_pending(const struct ag_audit *a)
+{
+	struct stat st;
+
+	return fstat(a->spoolfd, &st) == 0 && st.st_size > sent_offset(a, st.st_size);
+}
+
+/* Append one record (one write) under the spool lock; 0, or -1 with spool_error. */
+static int
+spool_append(struct ag_audit *a, const char *line, size_t n)
+{
+	struct stat st;
+	ssize_t w;
+
+	if (spool_lock(a, LOCK_SPOOL, AG_AUDIT_LOCK_WAIT_MS) < 0) {
+		snprintf(a->spool_error, sizeof(a->spool_error), "%s: cannot lock: %s",
+		    a->spool_path, errno == EAGAIN ? "busy for too long" : strerror(errno));
+		return -1;
+	}
+	if (fstat(a->spoolfd, &st) < 0 || st.st_nlink == 0) {
+		snprintf(a->spool_error, sizeof(a->spool_error), "%s: removed while in use",
+		    a->spool_path);
+		goto fail;
+	}
+	if ((unsigned long long)st.st_size + n > AG_AUDIT_SPOOL_MAX) {
+		snprintf(a->spool_error, sizeof(a->spool_error), "%s is full (%d MiB): the "
+		    "collector has not taken records for a long while", a->spool_path,
+		    (int)(AG_AUDIT_SPOOL_MAX >> 20));
+		goto fail;
+	}
+	do
+		w = write(a->spoolfd, line, n);
+	while (w < 0 && errno == EINTR);
+	if (w != (ssize_t)n) {
+		snprintf(a->spool_error, sizeof(a->spool_error), "%s: %s", a->spool_path,
+		    w < 0 ? strerror(errno) : "short write");
+		/* a torn record would spoil the one after it */
+		(void)ftruncate(a->spoolfd, st.st_size);
+		goto fail;
+	}
+	spool_unlock(a, LOCK_SPOOL);
+	a->spool_error[0] = '\0';
+	return 0;
+fail:
+	spool_unlock(a, LOCK_SPOOL);
+	return -1;
+}
+
+/*
+ * POST the spool from off to size in batches of whole lines, noting after
+ * each what the collector took, until all is sent, the collector refuses,
+ * or the time is up.  Returns where sending stopped.
+ */
+static off_t
+send_batches(struct ag_audit *a, off_t off, off_t size, const struct timespec *t0)
+{
+	struct ag_strbuf sb;
+	char chunk[65536];
+	size_t cut;
+	off_t pos;
+	ssize_t r = 0;
+	char *nl;
+
+	ag_strbuf_init(&sb, AG_AUDIT_SPOOL_MAX + sizeof(chunk) + 1);
+	while (off < size && ms_since(t0) < AG_AUDIT_DRAIN_MS) {
+		ag_strbuf_reset(&sb);
+		pos = off;
+		nl = NULL;
+		while (pos < size) {
+			size_t want = (size_t)(size - pos) < sizeof(chunk) ?
+			    (size_t)(size - pos) : sizeof(chunk);
+
+			r = pread(a->spoolfd, chunk, want, pos);
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0)
+				break;
+			if (ag_strbuf_append(&sb, chunk, (size_t)r) < 0)
+				goto out;
+			pos += r;
+			if (sb.len >= AG_AUDIT_BATCH &&
+			    (nl = memrchr(sb.data, '\n', sb.len)) != NULL)
+				break;
+		}
+		if (r < 0) {
+			ag_log(LOG_ERR, "audit spool %s: %s", a->spool_path, strerror(errno));
+			goto out;
+		}
+		if (sb.len == 0)
+			break;
+		if (nl != NULL) {
+			cut = (size_t)(nl - sb.data) + 1;
+		} else {
+			/* up to size; a last line without its newline gets one */
+			cut = sb.len;
+			if (sb.data[sb.len - 1] != '\n' && ag_strbuf_addch(&sb, '\n') < 0)
+				goto out;
+		}
+		if (post(a, sb.data, nl != NULL ? cut : sb.len) < 0)
+			break;
+		off += (off_t)cut;
+		set_sent_offset(a, off);
+	}
+out:
+	ag_strbuf_free(&sb);
+	return off;
+}
+
+/*
+ * Send spooled records, oldest first.  One session drains at a time (the
+ * drain lock); the others keep appending meanwhile, past the end the
+ * drainer looked at.  The spool is emptied under the spool lock, and only
+ * when nothing was appended since, so no append is ever cut off.
+ */
+static void
+drain(struct ag_audit *a)
+{
+	struct timespec t0;
+	struct stat st;
+	off_t size, off;
+
+	if (spool_lock(a, LOCK_DRAIN, 0) < 0)
+		return;			/* another session is at it */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (ms_since(&t0) < AG_AUDIT_DRAIN_MS) {
+		if (fstat(a->spoolfd, &st) < 0)
+			break;
+		size = st.st_size;
+		if ((off = sent_offset(a, size)) >= size)
+			break;
+		if (send_batches(a, off, size, &t0) < size)
+			break;
+		if (spool_lock(a, LOCK_SPOOL, AG_AUDIT_LOCK_WAIT_MS) < 0)
+			break;
+		if (fstat(a->spoolfd, &st) == 0 && st.st_size == size) {
+			/* forget the offset first: a crash in between resends, never skips */
+			set_sent_offset(a, 0);
+			if (ftruncate(a->spoolfd, 0) < 0)
+				ag_log(LOG_ERR, "audit spool %s: %s", a->spool_path,
+				    strerror(errno));
+		}
+		spool_unlock(a, LOCK_SPOOL);
+	}
+	spool_unlock(a, LOCK_DRAIN);
+}
+
+/*
+ * The record to the collector, or to the spool when the collector does not
+ * take it (or records are already waiting there, which go first).  0 when
+ * one of them has it; otherwise -1 and why.
+ */
+static int
+http_deliver(struct ag_audit *a, const char *line, size_t n, struct ag_err *why)
+{
+	if (a->spoolfd < 0) {
+		if (post(a, line, n) == 0)
+			return 0;
+		return ag_err_set(why, "audit collector %s: %s; %s%s", a->url_shown,
+		    a->http_error, a->spool_dir != NULL ? "audit spool " : "",
+		    a->spool_dir != NULL ? a->spool_error : "no spool to keep the record");
+	}
+	if (!backing_off(a) && !spool_pending(a) && post(a, line, n) == 0)
+		return 0;
+	if (spool_append(a, line, n) == 0) {
+		if (!backing_off(a))
+			drain(a);
+		return 0;
+	}
+	/* the spool could not take it: maybe draining it makes room */
+	if (!backing_off(a)) {
+		drain(a);
+		if (!spool_pending(a) && post(a, line, n) == 0)
+			return 0;
+		if (spool_append(a, line, n) == 0)
+			return 0;
+	}
+	return ag_err_set(why, "audit collector %s: %s; audit spool %s", a->url_shown,
+	    a->http_state < 0 ? a->http_error : "records are waiting in the spool",
+	    a->spool_error);
+}
+
+/* Open name in the spool directory as a file of ours alone; -1 with spool_error. */
+static int
+spool_open(struct ag_audit *a, const char *name, int flags)
+{
+	struct stat st;
+	int fd;
+
+	fd = open(name, flags | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
+	if (fd < 0) {
+		snprintf(a->spool_error, sizeof(a->spool_error), "%s: %s", name,
+		    strerror(errno));
+		return -1;
+	}
+	if (spool_file_ok(fd, &st) < 0) {
+		snprintf(a->spool_error, sizeof(a->spool_error), "%s: not a regular file of "
+		    "this account's, or writable by group or others", name);
+		close(fd);
+		return -1;
+	}
+	if ((st.st_mode & 07777) != 0600)
+		(void)fchmod(fd, 0600);		/* the umask must not decide */
+	return fd;
+}
+
+/*
+ * The spool directory (gateway.audit.spool, else the audit file's) must
+ * exist and be writable by no one but its owner.  The spool and its lock
+ * file are opened here, once, like the audit file: the built-in server
+ * opens them as root and keeps using them after it drops to the user.
+ */
+static int
+open_spool(struct ag_audit *a, const char *dir)
+{
+	unsigned long uid = (unsigned long)geteuid();
+	struct stat st;
+	char lock[PATH_MAX];
+	int n1, n2;
+
+	if (stat(dir, &st) < 0) {
+		snprintf(a->spool_error, sizeof(a->spool_error), "directory %s: %s", dir,
+		    strerror(errno));
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode) || (st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+		snprintf(a->spool_error, sizeof(a->spool_error),
+		    "directory %s is not a directory, or writable by group or others", dir);
+		return -1;
+	}
+	n1 = snprintf(a->spool_path, sizeof(a->spool_path), "%s/spool-%lu.jsonl", dir, uid);
+	n2 = snprintf(lock, sizeof(lock), "%s/spool-%lu.lock", dir, uid);
+	if (n1 < 0 || n2 < 0 || (size_t)n1 >= sizeof(a->spool_path) ||
+	    (size_t)n2 >= sizeof(lock)) {
+		snprintf(a->spool_error, sizeof(a->spool_error), "directory %s: name too long",
+		    dir);
+		return -1;
+	}
+	if ((a->lockfd = spool_open(a, lock, O_RDWR)) < 0)
+		return -1;
+	if ((a->spoolfd = spool_open(a, a->spool_path, O_RDWR | O_APPEND)) < 0) {
+		close(a->lockfd);
+		a->lockfd = -1;
+		return -1;
+	}
+	return 0;
+}
+
+/* Whether the spool could take a record now (for ag_audit_ready). */
+static int
+spool_usable(const struct ag_audit *a)
+{
+	struct stat st;
+
+	return a->spoolfd >= 0 && a->spool_error[0] == '\0' &&
+	    fstat(a->spoolfd, &st) == 0 && st.st_nlink > 0 &&
+	    (unsigned long long)st.st_size < AG_AUDIT_SPOOL_MAX;
+}
+
+/*
+ * Serialise and send to every sink; frees o.  The record counts as written
+ * when the file, the collector or its spool took it (syslog is not kept
+ * anywhere we can vouch for); a sink that failed while another took the
+ * record is logged.
+ */
 static int
 emit(struct ag_audit *a, json_object *o, struct ag_err *err)
 {
+	char ferr[sizeof(a->file_error) + PATH_MAX + 32];
+	struct ag_err herr;
 	const char *js;
 	size_t len = 0;
 	char *line;
-	int rc = 0;
+	int durable = 0, took = 0;
 
 	if (o == NULL)
 		return ag_err_set(err, "audit: out of memory");
@@ -169,9 +724,12 @@ emit(struct ag_audit *a, json_object *o, struct ag_err *err)
 	memcpy(line, js, len);
 	line[len] = '\n';
 	line[len + 1] = '\0';
+	ferr[0] = '\0';
+	ag_err_clear(&herr);
 	if (a->has_file) {
+		durable = 1;
 		if (a->fd < 0) {
-			rc = ag_err_set(err, "audit log %s: %s", a->file, a->file_error);
+			snprintf(ferr, sizeof(ferr), "audit log %s: %s", a->file, a->file_error);
 		} else {
 			ssize_t w;
 
@@ -182,18 +740,36 @@ emit(struct ag_audit *a, json_object *o, struct ag_err *err)
 			if (w != (ssize_t)(len + 1)) {
 				snprintf(a->file_error, sizeof(a->file_error), "%s",
 				    w < 0 ? strerror(errno) : "short write");
-				rc = ag_err_set(err, "audit log %s: %s", a->file, a->file_error);
+				snprintf(ferr, sizeof(ferr), "audit log %s: %s", a->file,
+				    a->file_error);
 				/* a torn record would corrupt the next one: stop using the file */
 				close(a->fd);
 				a->fd = -1;
-			}
+			} else
+				took = 1;
 		}
+	}
+	if (a->url != NULL) {
+		durable = 1;
+		if (http_deliver(a, line, len + 1, &herr) == 0)
+			took = 1;
 	}
 	if (a->has_syslog)
 		syslog(a->facility | LOG_INFO, "%s", line);
 	free(line);
 	json_object_put(o);
-	return rc;
+	if (!durable)
+		return 0;
+	if (!took) {
+		if (ferr[0] != '\0' && herr.msg[0] != '\0')
+			return ag_err_set(err, "%s; %s", ferr, herr.msg);
+		return ag_err_set(err, "%s", ferr[0] != '\0' ? ferr : herr.msg);
+	}
+	if (ferr[0] != '\0')
+		ag_log(LOG_ERR, "%s", ferr);
+	if (herr.msg[0] != '\0')
+		ag_log(LOG_ERR, "%s", herr.msg);
+	return 0;
 }
 
 /* ---- the file sink ------------------------------------------------------- */
@@ -268,6 +844,32 @@ dup_or_null(const char *s)
 	return s != NULL ? strdup(s) : NULL;
 }
 
+/* The collector and its spool; -1 only when out of memory. */
+static int
+open_http(struct ag_audit *a, const struct ag_audit_conf *conf)
+{
+	char *slash;
+
+	if ((a->url = strdup(conf->http_url)) == NULL)
+		return -1;
+	shown_url(a->url, a->url_shown, sizeof(a->url_shown));
+	/* no spool key: the file sink's directory, if there is one */
+	if (conf->spool != NULL) {
+		if ((a->spool_dir = strdup(conf->spool)) == NULL)
+			return -1;
+	} else if (conf->file != NULL) {
+		if ((a->spool_dir = strdup(conf->file)) == NULL)
+			return -1;
+		if ((slash = strrchr(a->spool_dir, '/')) == a->spool_dir)
+			a->spool_dir[1] = '\0';
+		else if (slash != NULL)
+			*slash = '\0';
+	}
+	if (a->spool_dir != NULL && open_spool(a, a->spool_dir) < 0)
+		ag_log(LOG_ERR, "audit spool: %s", a->spool_error);
+	return 0;
+}
+
 struct ag_audit *
 ag_audit_open(const struct ag_audit_conf *conf, const struct ag_audit_info *info,
     struct ag_err *err)
@@ -281,6 +883,8 @@ ag_audit_open(const struct ag_audit_conf *conf, const struct ag_audit_info *info
 		return NULL;
 	}
 	a->fd = -1;
+	a->lockfd = -1;
+	a->spoolfd = -1;
 	clock_gettime(CLOCK_MONOTONIC, &a->start);
 	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
 		/* unique enough for correlating lines; not a secret */
@@ -314,6 +918,11 @@ ag_audit_open(const struct ag_audit_conf *conf, const struct ag_audit_info *info
 			if (open_file(a, conf) < 0)
 				ag_log(LOG_ERR, "audit log %s: %s", conf->file, a->file_error);
 		}
+		if (conf->http_url != NULL && open_http(a, conf) < 0) {
+			ag_audit_close(a);
+			ag_err_set(err, "audit: out of memory");
+			return NULL;
+		}
 	}
 	return a;
 }
@@ -325,6 +934,15 @@ ag_audit_close(struct ag_audit *a)
 		return;
 	if (a->fd >= 0)
 		close(a->fd);
+	if (a->lockfd >= 0)
+		close(a->lockfd);
+	if (a->spoolfd >= 0)
+		close(a->spoolfd);
+	if (a->curl != NULL)
+		curl_easy_cleanup(a->curl);
+	curl_slist_free_all(a->headers);
+	free(a->url);
+	free(a->spool_dir);
 	free(a->file);
 	free(a->user);
 	free(a->identity);
@@ -339,15 +957,34 @@ ag_audit_close(struct ag_audit *a)
 int
 ag_audit_ready(const struct ag_audit *a, struct ag_err *err)
 {
+	char ferr[sizeof(a->file_error) + PATH_MAX + 32];
 	struct stat st;
 
+	ferr[0] = '\0';
 	if (a->has_file) {
 		if (a->fd < 0)
-			return ag_err_set(err, "audit log %s: %s", a->file, a->file_error);
+			snprintf(ferr, sizeof(ferr), "audit log %s: %s", a->file, a->file_error);
 		/* a log that was deleted under us records nothing anyone will read */
-		if (fstat(a->fd, &st) < 0 || st.st_nlink == 0)
-			return ag_err_set(err, "audit log %s: removed while in use", a->file);
+		else if (fstat(a->fd, &st) < 0 || st.st_nlink == 0)
+			snprintf(ferr, sizeof(ferr), "audit log %s: removed while in use",
+			    a->file);
+		else
+			return 0;
 	}
+	if (a->url != NULL) {
+		/* a collector not tried yet gets the benefit of the doubt: the
+		 * session_start record tries it before any command */
+		if (a->http_state >= 0 || spool_usable(a))
+			return 0;
+		return ag_err_set(err, "%s%saudit collector %s: %s; %s%s%s", ferr,
+		    ferr[0] != '\0' ? "; " : "", a->url_shown, a->http_error,
+		    a->spool_dir != NULL ? "audit spool " : "",
+		    a->spool_dir == NULL ? "no spool to keep records" :
+		    a->spool_error[0] != '\0' ? a->spool_error : a->spool_path,
+		    a->spool_dir != NULL && a->spool_error[0] == '\0' ? " is full" : "");
+	}
+	if (ferr[0] != '\0')
+		return ag_err_set(err, "%s", ferr);
 	return 0;
 }
 

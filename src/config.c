@@ -1352,7 +1352,7 @@ static const char *const gateway_keys[] = {
 	"audit", "recordings", "recordings_input", "server", NULL
 };
 static const char *const audit_keys[] = {
-	"file", "syslog", "required", "group", "http_url", NULL
+	"file", "syslog", "required", "group", "http_url", "spool", NULL
 };
 static const char *const sandbox_names[] = { "required", "best_effort", "off", NULL };
 
@@ -1392,6 +1392,8 @@ audit_key(struct ctx *c, const char *key, const struct ynode *k,
 	}
 	if (strcmp(key, "http_url") == 0)
 		return get_url(c, v, key, &a->http_url);
+	if (strcmp(key, "spool") == 0)
+		return get_abs_path(c, v, key, &a->spool);
 	/* syslog */
 	for (i = 0; i < sizeof(facilities) / sizeof(facilities[0]); i++)
 		names[i] = facilities[i].name;
@@ -1401,6 +1403,21 @@ audit_key(struct ctx *c, const char *key, const struct ynode *k,
 	a->has_syslog = 1;
 	a->syslog_facility = facilities[f].val;
 	(void)k;
+	return 0;
+}
+
+/* A spool without a collector would fill and never drain: say so. */
+static int
+check_audit_spool(struct ctx *c, const struct ynode *m, const struct ag_audit_conf *a)
+{
+	size_t i;
+
+	if (a->spool == NULL || a->http_url != NULL)
+		return 0;
+	for (i = 0; i + 1 < m->n; i += 2)
+		if (m->kid[i]->type == Y_SCALAR && strcmp(m->kid[i]->s, "spool") == 0)
+			return err_node(c, m->kid[i], "'spool' keeps records for the "
+			    "collector in 'http_url', which is not set");
 	return 0;
 }
 
@@ -1663,9 +1680,12 @@ gateway_key(struct ctx *c, const char *key, const struct ynode *k,
 	if (strcmp(key, "default_profile") == 0)
 		return get_profile_ref(c, v, key, REF_DEFAULT, 0,
 		    &gw->default_profile_name);
-	if (strcmp(key, "audit") == 0)
-		return walk_map(c, v, key, "in gateway.audit", "key", audit_keys,
-		    audit_key, &gw->audit);
+	if (strcmp(key, "audit") == 0) {
+		if (walk_map(c, v, key, "in gateway.audit", "key", audit_keys,
+		    audit_key, &gw->audit) == -1)
+			return -1;
+		return check_audit_spool(c, v, &gw->audit);
+	}
 	if (strcmp(key, "recordings") == 0)
 		return get_abs_path(c, v, key, &gw->recordings);
 	if (strcmp(key, "server") == 0) {
@@ -2619,6 +2639,7 @@ ag_config_free(struct ag_config *cfg)
 	free(cfg->gw.audit.file);
 	free(cfg->gw.audit.group);
 	free(cfg->gw.audit.http_url);
+	free(cfg->gw.audit.spool);
 	free(cfg->gw.recordings);
 	strlist_free(&cfg->gw.server.listen);
 	strlist_free(&cfg->gw.server.host_keys);

@@ -157,6 +157,8 @@ struct ag_audit_conf {
 	int	 required;		/* default 1 */
 	char	*group;			/* admin group that may read the file; NULL = none */
 	char	*http_url;		/* optional collector; NULL = none */
+	char	*spool;			/* directory for records the collector did not
+					 * take; NULL = the file sink's directory */
 };
 
 /* Authentication methods of the built-in server (gateway.server.auth_methods). */

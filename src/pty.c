@@ -28,6 +28,8 @@
 #define SUSP_CHECKS	3		/* looks for a stopped group after a ^Z */
 #define HOLD_AFTER_INTR_MS 150		/* see write_master() */
 #define STOP_SCAN_MS	1000		/* looks for a stopped process in the group */
+#define BURST		64		/* master reads per poll when the client keeps up */
+#define OUT_GATHER	32768		/* see the relay loop */
 
 /* ---- process-wide state (read by signal handlers) ----------------------- */
 
@@ -377,23 +379,29 @@ group_stopped(pid_t pgid)
 	return found;
 }
 
-static void
+/*
+ * Append what the command wrote to the output buffer (which holds nothing
+ * half-written: outoff == 0).  Returns the bytes read, 0 when there was
+ * nothing (or at EOF).
+ */
+static size_t
 read_master(struct relay *x)
 {
 	const struct ag_pty_relay_opts *o = x->o;
-	ssize_t n = read(x->p->master, x->out, OUT_BUF);
+	char *dst = x->out + x->outlen;
+	ssize_t n = read(x->p->master, dst, OUT_BUF - x->outlen);
 	size_t keep;
 	struct ag_err e;
 
 	if (n < 0 && (errno == EINTR || errno == EAGAIN))
-		return;
+		return 0;
 	if (n <= 0) {		/* EIO: every slave fd is closed */
 		x->master_eof = 1;
-		return;
+		return 0;
 	}
 	x->r->bytes_out += (unsigned long long)n;
 	if (x->cut)
-		return;		/* keep reading so the program never blocks */
+		return (size_t)n;	/* keep reading so the program never blocks */
 	keep = (size_t)n;
 	if (o->max_output > 0 && x->shown + keep > (unsigned long long)o->max_output) {
 		int m;
@@ -402,17 +410,17 @@ read_master(struct relay *x)
 		x->cut = 1;
 		x->r->truncated = 1;
 		/* the terminal is raw: \r\n, not \n */
-		m = snprintf(x->out + keep, OUT_SPARE, "\r\nagentgate: output truncated: more "
+		m = snprintf(dst + keep, OUT_SPARE, "\r\nagentgate: output truncated: more "
 		    "than %lld bytes; the rest is discarded\r\n", o->max_output);
 		if (m > 0)
 			keep += (size_t)m < OUT_SPARE ? (size_t)m : OUT_SPARE - 1;
 	}
 	x->shown += keep;
-	x->outlen = keep;
-	x->outoff = 0;
+	x->outlen += keep;
 	ag_err_clear(&e);
-	if (x->rec != NULL && keep > 0 && ag_rec_output(x->rec, x->out, keep, &e) < 0)
+	if (x->rec != NULL && keep > 0 && ag_rec_output(x->rec, dst, keep, &e) < 0)
 		rec_failed(x, &e);
+	return (size_t)n;
 }
 
 static void
@@ -510,6 +518,7 @@ ag_pty_relay(struct ag_pty *p, const struct ag_pty_relay_opts *o, struct ag_pty_
 	struct relay x;
 	long long start = now_ms(), term_at = 0, kill_at = 0, drain_until = 0;
 	long long susp_at = 0, scan_at = start + STOP_SCAN_MS;
+	int pid_ready = 1;	/* look once at the start, then when the pidfd says */
 	int susp_left = 0, exited = 0, wstatus = 0, pidfd, extra_fd = o->extra_fd, fl;
 	pid_t pid = o->pid;
 
@@ -540,6 +549,14 @@ ag_pty_relay(struct ag_pty *p, const struct ag_pty_relay_opts *o, struct ag_pty_
 	}
 	pidfd = open_pidfd(pid);
 	enter_raw(o->in_fd, o->out_fd);
+	if (x.rec != NULL) {
+		struct ag_err e;
+
+		/* a resize while no command ran is recorded now (unless it is no change) */
+		ag_err_clear(&e);
+		if (ag_rec_resize(x.rec, p->ws.ws_col, p->ws.ws_row, &e) < 0)
+			rec_failed(&x, &e);
+	}
 	sync_size(&x);		/* resized between ag_pty_open and now */
 	if (o->timeout > 0)
 		term_at = start + (long long)o->timeout * 1000;
@@ -547,7 +564,7 @@ ag_pty_relay(struct ag_pty *p, const struct ag_pty_relay_opts *o, struct ag_pty_
 	for (;;) {
 		struct pollfd pf[7];
 		int npf = 0, i_m = -1, i_in = -1, i_out = -1, i_w = -1, i_x = -1,
-		    i_wake = -1;
+		    i_wake = -1, i_pid = -1;
 		long long t = now_ms(), tmo;
 		long rt;
 		siginfo_t si;
@@ -567,7 +584,8 @@ ag_pty_relay(struct ag_pty *p, const struct ag_pty_relay_opts *o, struct ag_pty_
 			exited = 1;
 			drain_until = t + (r->client_gone || r->terminated ? 0 : AG_PTY_DRAIN_MS);
 		}
-		if (!exited) {
+		/* with a pidfd, only when it said so: no syscalls per chunk of output */
+		if (!exited && (pidfd < 0 || pid_ready)) {
 			memset(&si, 0, sizeof(si));
 			if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
 			    si.si_pid == pid) {
@@ -577,18 +595,14 @@ ag_pty_relay(struct ag_pty *p, const struct ag_pty_relay_opts *o, struct ag_pty_
 					wstatus = 0;
 				exited = 1;
 				drain_until = t + AG_PTY_DRAIN_MS;
-			} else {
-				memset(&si, 0, sizeof(si));
-				if (waitid(P_PID, (id_t)pid, &si, WSTOPPED | WNOHANG) == 0 &&
-				    si.si_pid == pid) {
-					kill(-pid, SIGCONT);
-					r->continued++;
-				}
 			}
+			pid_ready = 0;
 		}
 		/* soon after a ^Z, and every STOP_SCAN_MS: nothing stays stopped */
 		if (!exited && ((susp_left > 0 && t >= susp_at) || t >= scan_at)) {
-			if (group_stopped(pid)) {
+			memset(&si, 0, sizeof(si));
+			if ((waitid(P_PID, (id_t)pid, &si, WSTOPPED | WNOHANG) == 0 &&
+			    si.si_pid == pid) || group_stopped(pid)) {
 				kill(-pid, SIGCONT);
 				r->continued++;
 			}
@@ -624,8 +638,10 @@ ag_pty_relay(struct ag_pty *p, const struct ag_pty_relay_opts *o, struct ag_pty_
 			i_w = npf++;
 		}
 		/* readable when pid exits: the loop then looks at it */
-		if (pidfd >= 0 && !exited)
-			pf[npf++] = (struct pollfd){ .fd = pidfd, .events = POLLIN };
+		if (pidfd >= 0 && !exited) {
+			pf[npf] = (struct pollfd){ .fd = pidfd, .events = POLLIN };
+			i_pid = npf++;
+		}
 		if (extra_fd >= 0) {
 			pf[npf] = (struct pollfd){ .fd = extra_fd, .events = POLLIN };
 			i_x = npf++;
@@ -659,6 +675,8 @@ ag_pty_relay(struct ag_pty *p, const struct ag_pty_relay_opts *o, struct ag_pty_
 			r->client_gone = 1;
 			continue;
 		}
+		if (i_pid >= 0 && pf[i_pid].revents != 0)
+			pid_ready = 1;
 		if (i_wake >= 0 && (pf[i_wake].revents & POLLIN) && o->wake_cb(o->wake_arg))
 			r->terminated = 1;
 		if (i_w >= 0 && (pf[i_w].revents & POLLIN)) {
@@ -675,12 +693,29 @@ ag_pty_relay(struct ag_pty *p, const struct ag_pty_relay_opts *o, struct ag_pty_
 		}
 		if (i_m >= 0 && (pf[i_m].revents & POLLOUT))
 			write_master(&x);
-		if (i_m >= 0 && x.outlen == 0 && (pf[i_m].revents & (POLLIN | POLLHUP | POLLERR)))
-			read_master(&x);
 		if (i_out >= 0 && (pf[i_out].revents & (POLLOUT | POLLHUP | POLLERR)))
 			write_client(&x);
-		else if (x.outlen > 0 && i_out < 0 && !r->client_gone)
-			write_client(&x);	/* fresh output: try at once */
+		/*
+		 * Bulk output: read and pass on until the client would block or
+		 * the command has nothing more for now, without a poll between.
+		 */
+		if (i_m >= 0 && (pf[i_m].revents & (POLLIN | POLLHUP | POLLERR))) {
+			int burst;
+
+			/*
+			 * A PTY hands over at most a few KiB per read: gather up to
+			 * OUT_GATHER before one write, so the client side (sshd) gets
+			 * fewer, larger chunks; a lone keystroke's echo goes at once.
+			 */
+			for (burst = 0; burst < BURST && x.outlen == 0 && !x.master_eof &&
+			    !r->client_gone; burst++) {
+				while (read_master(&x) > 0 && !x.cut && x.outlen < OUT_GATHER)
+					;
+				if (x.outlen == 0)
+					break;
+				write_client(&x);
+			}
+		}
 		if (x.rec != NULL) {
 			struct ag_err e;
 

@@ -1,6 +1,7 @@
 /* test_audit.c - JSON Lines records, file sink safety, concurrent appenders. */
 #include "agconfig.h"
 
+#include <fcntl.h>
 #include <json-c/json.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -9,6 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -281,6 +285,290 @@ concurrent_writers_never_interleave(void **state)
 	assert_int_equal(read_records(r, 0), WRITERS * EACH);
 }
 
+
+/* ---- the HTTP collector's spool --------------------------------------------- */
+
+static char url[256];
+static char spool[300];
+
+/* A port on 127.0.0.1 where nothing listens: the collector refuses at once. */
+static void
+refusing_url(const char *userinfo, const char *query)
+{
+	struct sockaddr_in sin;
+	socklen_t len = sizeof(sin);
+	int s = socket(AF_INET, SOCK_STREAM, 0);
+
+	assert_true(s >= 0);
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(bind(s, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	assert_int_equal(getsockname(s, (struct sockaddr *)&sin, &len), 0);
+	close(s);
+	snprintf(url, sizeof(url), "http://%s127.0.0.1:%d/in%s", userinfo,
+	    ntohs(sin.sin_port), query);
+}
+
+static struct ag_audit *
+open_http(const char *file, const char *spooldir, int required)
+{
+	struct ag_audit_conf conf;
+	struct ag_err err;
+
+	memset(&conf, 0, sizeof(conf));
+	conf.file = (char *)file;
+	conf.http_url = url;
+	conf.spool = (char *)spooldir;
+	conf.required = required;
+	return ag_audit_open(&conf, &info, &err);
+}
+
+static void
+spool_cleanup(void)
+{
+	char p[320];
+
+	snprintf(p, sizeof(p), "%s/spool-%lu.lock", dir, (unsigned long)geteuid());
+	unlink(p);
+	unlink(spool);
+	unlink(path);
+}
+
+static size_t
+count_lines(const char *p)
+{
+	FILE *f = fopen(p, "r");
+	size_t n = 0;
+	int ch;
+
+	if (f == NULL)
+		return 0;
+	while ((ch = getc(f)) != EOF)
+		n += ch == '\n';
+	fclose(f);
+	return n;
+}
+
+static void
+refused_record_waits_in_the_spool(void **state)
+{
+	struct ag_audit *a;
+	struct ag_audit_cmd c;
+	struct ag_err err;
+	json_object *r[4];
+	struct stat st;
+	mode_t old;
+
+	(void)state;
+	spool_cleanup();
+	refusing_url("", "");
+	old = umask(0277);	/* the umask must not decide the mode */
+	a = open_http(NULL, dir, 1);
+	umask(old);
+	assert_non_null(a);
+	assert_int_equal(ag_audit_ready(a, &err), 0);
+	assert_int_equal(ag_audit_session_start(a, &err), 0);
+	memset(&c, 0, sizeof(c));
+	c.command = "echo spooled";
+	c.command_len = strlen(c.command);
+	c.decision = "allow";
+	assert_int_equal(ag_audit_command(a, &c, &err), 0);
+	/* the collector refused but the spool has room: commands may run */
+	assert_int_equal(ag_audit_ready(a, &err), 0);
+	ag_audit_close(a);
+
+	assert_int_equal(lstat(spool, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	assert_int_equal(st.st_mode & 07777, 0600);
+	/* the spool holds the same JSON lines the file sink would */
+	snprintf(path, sizeof(path), "%s", spool);
+	assert_int_equal(read_records(r, 4), 2);
+	snprintf(path, sizeof(path), "%s/audit.jsonl", dir);
+	assert_string_equal(field(r[0], "event"), "session_start");
+	assert_string_equal(field(r[1], "command"), "echo spooled");
+	json_object_put(r[0]);
+	json_object_put(r[1]);
+	spool_cleanup();
+}
+
+static void
+full_spool_refuses_with_a_message(void **state)
+{
+	struct ag_audit *a;
+	struct ag_err err;
+	int fd;
+
+	(void)state;
+	spool_cleanup();
+	refusing_url("", "");
+	fd = open(spool, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, (off_t)AG_AUDIT_SPOOL_MAX), 0);	/* sparse */
+	close(fd);
+	a = open_http(NULL, dir, 1);
+	assert_int_equal(ag_audit_session_start(a, &err), -1);
+	assert_non_null(strstr(err.msg, "is full"));
+	assert_non_null(strstr(err.msg, "audit collector"));
+	assert_int_equal(ag_audit_ready(a, &err), -1);
+	ag_audit_close(a);
+	/* nothing was appended past the bound */
+	{
+		struct stat st;
+
+		assert_int_equal(stat(spool, &st), 0);
+		assert_int_equal((unsigned long long)st.st_size, AG_AUDIT_SPOOL_MAX);
+	}
+	spool_cleanup();
+}
+
+static void
+unsafe_spool_is_not_used(void **state)
+{
+	struct ag_audit *a;
+	struct ag_err err;
+	struct stat st;
+
+	(void)state;
+	spool_cleanup();
+	refusing_url("", "");
+
+	/* a directory others can write: they could swap the spool */
+	assert_int_equal(chmod(dir, 0770), 0);
+	a = open_http(NULL, dir, 1);
+	assert_int_equal(ag_audit_session_start(a, &err), -1);
+	assert_non_null(strstr(err.msg, "writable by group or others"));
+	assert_int_equal(ag_audit_ready(a, &err), -1);
+	ag_audit_close(a);
+	assert_int_equal(chmod(dir, 0700), 0);
+	assert_int_equal(access(spool, F_OK), -1);
+
+	/* a symlink in place of the spool is not followed */
+	assert_int_equal(symlink("/tmp/ag-audit-spool-elsewhere", spool), 0);
+	a = open_http(NULL, dir, 1);
+	assert_int_equal(ag_audit_session_start(a, &err), -1);
+	ag_audit_close(a);
+	assert_int_equal(access("/tmp/ag-audit-spool-elsewhere", F_OK), -1);
+	unlink(spool);
+
+	/* a spool someone else can write is not ours */
+	a = open_http(NULL, dir, 1);
+	assert_int_equal(ag_audit_session_start(a, &err), 0);
+	ag_audit_close(a);
+	assert_int_equal(chmod(spool, 0666), 0);
+	a = open_http(NULL, dir, 1);
+	assert_int_equal(ag_audit_session_start(a, &err), -1);
+	ag_audit_close(a);
+	assert_int_equal(count_lines(spool), 1);
+
+	/* nor one another account planted */
+	if (geteuid() == 0) {
+		assert_int_equal(chmod(spool, 0600), 0);
+		assert_int_equal(chown(spool, 65534, 65534), 0);
+		a = open_http(NULL, dir, 1);
+		assert_int_equal(ag_audit_session_start(a, &err), -1);
+		ag_audit_close(a);
+		assert_int_equal(stat(spool, &st), 0);
+		assert_int_equal(count_lines(spool), 1);
+	}
+	spool_cleanup();
+}
+
+static void
+collector_credentials_never_shown(void **state)
+{
+	struct ag_audit *a;
+	struct ag_err err;
+
+	(void)state;
+	spool_cleanup();
+	refusing_url("agent:pw-secret@", "?token=tok-secret");
+	a = open_http(NULL, NULL, 1);		/* no file, no spool */
+	assert_int_equal(ag_audit_session_start(a, &err), -1);
+	assert_null(strstr(err.msg, "pw-secret"));
+	assert_null(strstr(err.msg, "tok-secret"));
+	assert_null(strstr(err.msg, "agent:"));
+	/* still enough to find the collector */
+	assert_non_null(strstr(err.msg, "audit collector http://127.0.0.1:"));
+	assert_non_null(strstr(err.msg, "/in: "));
+	assert_non_null(strstr(err.msg, "no spool"));
+	assert_int_equal(ag_audit_ready(a, &err), -1);
+	assert_null(strstr(err.msg, "pw-secret"));
+	assert_null(strstr(err.msg, "tok-secret"));
+	ag_audit_close(a);
+}
+
+static void
+file_sink_is_enough_when_collector_and_spool_fail(void **state)
+{
+	struct ag_audit *a;
+	struct ag_err err;
+	char ro[300];
+
+	(void)state;
+	spool_cleanup();
+	refusing_url("", "");
+	snprintf(ro, sizeof(ro), "%s/nonexistent", dir);
+	a = open_http(path, ro, 1);
+	assert_int_equal(ag_audit_session_start(a, &err), 0);
+	assert_int_equal(ag_audit_ready(a, &err), 0);
+	ag_audit_close(a);
+	assert_int_equal(count_lines(path), 1);
+	spool_cleanup();
+}
+
+static void
+concurrent_spoolers_never_interleave(void **state)
+{
+	enum { WRITERS = 8, EACH = 40 };
+	char *big;
+	int i;
+
+	(void)state;
+	spool_cleanup();
+	refusing_url("", "");
+	big = malloc(8001);
+	assert_non_null(big);
+	memset(big, 'y', 8000);
+	big[8000] = '\0';
+	for (i = 0; i < WRITERS; i++) {
+		pid_t p = fork();
+
+		assert_true(p >= 0);
+		if (p == 0) {
+			struct ag_audit *a = open_http(NULL, dir, 1);
+			struct ag_audit_cmd c;
+			struct ag_err err;
+			int k, bad = 0;
+
+			memset(&c, 0, sizeof(c));
+			c.command = big;
+			c.command_len = 1000 + (size_t)i * 900;
+			c.decision = "allow";
+			for (k = 0; k < EACH; k++)
+				bad |= ag_audit_command(a, &c, &err) != 0;
+			ag_audit_close(a);
+			_exit(bad);
+		}
+	}
+	for (i = 0; i < WRITERS; i++) {
+		int st;
+
+		assert_true(wait(&st) > 0);
+		assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	}
+	free(big);
+	/* every record is in the spool, each a whole line */
+	snprintf(path, sizeof(path), "%s", spool);
+	{
+		json_object *r[1];
+
+		assert_int_equal(read_records(r, 0), WRITERS * EACH);
+	}
+	snprintf(path, sizeof(path), "%s/audit.jsonl", dir);
+	spool_cleanup();
+}
+
 static int
 setup(void **state)
 {
@@ -288,6 +576,7 @@ setup(void **state)
 	if (mkdtemp(dir) == NULL)
 		return -1;
 	snprintf(path, sizeof(path), "%s/audit.jsonl", dir);
+	snprintf(spool, sizeof(spool), "%s/spool-%lu.jsonl", dir, (unsigned long)geteuid());
 	return 0;
 }
 
@@ -295,7 +584,7 @@ static int
 teardown(void **state)
 {
 	(void)state;
-	unlink(path);
+	spool_cleanup();
 	rmdir(dir);
 	return 0;
 }
@@ -310,6 +599,12 @@ main(void)
 		cmocka_unit_test(admin_group_gets_read_access),
 		cmocka_unit_test(removed_log_is_not_ready),
 		cmocka_unit_test(concurrent_writers_never_interleave),
+		cmocka_unit_test(refused_record_waits_in_the_spool),
+		cmocka_unit_test(full_spool_refuses_with_a_message),
+		cmocka_unit_test(unsafe_spool_is_not_used),
+		cmocka_unit_test(collector_credentials_never_shown),
+		cmocka_unit_test(file_sink_is_enough_when_collector_and_spool_fail),
+		cmocka_unit_test(concurrent_spoolers_never_interleave),
 	};
 
 	return cmocka_run_group_tests_name("audit", tests, setup, teardown);

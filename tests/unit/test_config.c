@@ -296,6 +296,15 @@ static const struct errcase errcases[] = {
 	  3, 17, "'file' must be an absolute path" },
 	{ "audit_url_scheme", "version: 1\ngateway:\n  audit: {http_url: "
 	  "ftp://x}\n", 3, 21, "'http_url' must be an http:// or https:// URL" },
+	{ "audit_spool_relative", "version: 1\ngateway:\n  audit:\n    http_url: "
+	  "http://c/in\n    spool: spool\n", 5, 12, "'spool' must be an absolute path, "
+	  "got 'spool'" },
+	{ "audit_spool_without_collector", "version: 1\ngateway:\n  audit:\n"
+	  "    file: /var/log/a.jsonl\n    spool: /var/spool/ag\n", 5, 5,
+	  "'spool' keeps records for the collector in 'http_url', which is not set" },
+	{ "audit_spool_not_scalar", "version: 1\ngateway:\n  audit: {http_url: "
+	  "'http://c/', spool: [/a]}\n", 3, 41,
+	  "expected an absolute path for 'spool', got a list" },
 	{ "ask_without_validator", BASE "    unknown: ask\n", 5, 14,
 	  "profile 'r' has 'unknown: ask' but no 'validator' to ask" },
 	{ "validator_without_url", BASE "    validator: {model: m}\n", 5, 16,
@@ -738,6 +747,25 @@ loads_every_field(void **state)
 }
 
 static void
+loads_audit_spool(void **state)
+{
+	static const char y[] = "version: 1\ngateway:\n  audit:\n"
+	    "    http_url: http://127.0.0.1:9/in\n    spool: /var/spool/agentgate\n"
+	    "profiles:\n  p:\n    allow: [ls]\n";
+	struct ag_err err;
+	struct ag_config *cfg;
+
+	(void)state;
+	cfg = ag_config_parse(y, sizeof(y) - 1, "s.yaml", &err);
+	if (cfg == NULL)
+		fail_msg("%s", err.msg);
+	assert_string_equal(cfg->gw.audit.http_url, "http://127.0.0.1:9/in");
+	assert_string_equal(cfg->gw.audit.spool, "/var/spool/agentgate");
+	assert_null(cfg->gw.audit.file);
+	ag_config_free(cfg);
+}
+
+static void
 applies_defaults(void **state)
 {
 	static const char y[] = "version: 1\nprofiles:\n  p:\n    allow: [ls]\n"
@@ -758,6 +786,8 @@ applies_defaults(void **state)
 	assert_null(cfg->gw.audit.file);
 	assert_false(cfg->gw.audit.has_syslog);
 	assert_int_equal(cfg->gw.audit.required, 1);
+	assert_null(cfg->gw.audit.http_url);
+	assert_null(cfg->gw.audit.spool);
 	assert_null(cfg->gw.recordings);
 	assert_int_equal(cfg->nidentities, 0);
 	assert_int_equal(cfg->nusers, 0);
@@ -1199,6 +1229,7 @@ main(void)
 		cmocka_unit_test(refuses_oversized_buffer),
 		cmocka_unit_test(loads_every_field),
 		cmocka_unit_test(applies_defaults),
+		cmocka_unit_test(loads_audit_spool),
 		cmocka_unit_test(resolves_forward_references),
 		cmocka_unit_test(loads_shipped_example),
 		cmocka_unit_test(helpers_match_like_fnmatch),

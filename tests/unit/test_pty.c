@@ -252,6 +252,19 @@ gateway_main(const struct spec *sp, int result_w, int wake_r)
 	memset(&cap_state, 0, sizeof(cap_state));
 	if (ag_pty_init(&err) < 0)
 		_exit(91);
+	/* like cmd_session: the recording starts with the session, at its size */
+	if (sp->rec_dir != NULL) {
+		struct winsize ws;
+		struct ag_rec_info ri = { .dir = sp->rec_dir, .session = "ptytest",
+		    .term = "xterm" };
+
+		if (ioctl(C.s, TIOCGWINSZ, &ws) < 0)
+			_exit(92);
+		ri.width = ws.ws_col;
+		ri.height = ws.ws_row;
+		if ((rec = ag_rec_open(&ri, &err)) == NULL)
+			_exit(92);
+	}
 	if (sp->idle_first) {
 		struct timespec ts = { 0, 600 * 1000000 };
 
@@ -265,13 +278,6 @@ gateway_main(const struct spec *sp, int result_w, int wake_r)
 		_exit(91);
 	cap_state.size_at_open_cols = p.ws.ws_col;
 	cap_state.size_at_open_rows = p.ws.ws_row;
-	if (sp->rec_dir != NULL) {
-		struct ag_rec_info ri = { .dir = sp->rec_dir, .session = "ptytest",
-		    .width = p.ws.ws_col, .height = p.ws.ws_row, .term = "xterm" };
-
-		if ((rec = ag_rec_open(&ri, &err)) == NULL)
-			_exit(92);
-	}
 	if (sp->capture && pipe2(capp, O_CLOEXEC) < 0)
 		_exit(93);
 	if ((pid = fork()) < 0)
@@ -378,6 +384,62 @@ finish(struct gateway *g, struct outcome *out, int ms)
 	return st;
 }
 
+/* Whether pid or one of its children (to depth levels) runs a program called comm. */
+static int
+runs(pid_t pid, const char *comm, int depth)
+{
+	char path[96], buf[4096];
+	FILE *f;
+	int found = 0;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	if ((f = fopen(path, "r")) != NULL) {
+		n = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+		buf[n] = '\0';
+		buf[strcspn(buf, "\n")] = '\0';
+		if (strcmp(buf, comm) == 0)
+			return 1;
+	}
+	if (depth == 0)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	{
+		char *p = buf, *end;
+		long kid;
+
+		while (!found && (kid = strtol(p, &end, 10)) > 0 && end != p) {
+			found = runs((pid_t)kid, comm, depth - 1);
+			p = end;
+		}
+	}
+	return found;
+}
+
+/*
+ * Wait until the command has started comm: a signal typed while bash is
+ * still between fork and exec can be lost by bash itself (its handler
+ * only sets a flag), which would make the tests flaky, not the gateway.
+ */
+static void
+wait_running(const struct gateway *g, const char *comm)
+{
+	long long end = ms_now() + 5000;
+	struct timespec ts = { 0, 10 * 1000000 };
+
+	while (!runs(g->pid, comm, 3)) {
+		if (ms_now() >= end)
+			fail_msg("%s never started", comm);
+		nanosleep(&ts, NULL);
+	}
+}
+
 static int
 setup_each(void **state)
 {
@@ -476,6 +538,42 @@ resize_while_running_reaches_the_command_and_is_recorded(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* Whether the recording DIR/ptytest.cast has an event CODE whose data holds s. */
+static int
+recording_has(const char *dir, const char *code, const char *s)
+{
+	char path[256], *line = NULL;
+	size_t cap = 0;
+	int n = 0, found = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/ptytest.cast", dir);
+	if ((f = fopen(path, "r")) == NULL)
+		return 0;
+	while (!found && getline(&line, &cap, f) > 0) {
+		json_object *o = json_tokener_parse(line);
+
+		assert_non_null(o);
+		if (n++ > 0 && strcmp(json_object_get_string(json_object_array_get_idx(o, 1)),
+		    code) == 0 && strstr(json_object_get_string(json_object_array_get_idx(o, 2)),
+		    s) != NULL)
+			found = 1;
+		json_object_put(o);
+	}
+	free(line);
+	fclose(f);
+	return found;
+}
+
+static void
+rm_rf(const char *dir)
+{
+	char cmd[300];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 static void
 resize_burst_ends_at_the_last_size(void **state)
 {
@@ -498,17 +596,24 @@ resize_burst_ends_at_the_last_size(void **state)
 static void
 resize_between_commands_applies_to_the_next(void **state)
 {
+	char dir[] = "/tmp/ag-pty-rec.XXXXXX";
 	struct spec sp = { .script = "stty size", .idle_first = 1 };
 	struct gateway g;
 	struct outcome out;
 
 	(void)state;
+	assert_non_null(mkdtemp(dir));
+	sp.rec_dir = dir;
 	start(&g, &sp);
 	expect_screen("gw-idle", 5000);
 	set_size(C.m, 132, 43);		/* while no command runs */
 	(void)finish(&g, &out, 5000);
 	assert_int_equal(out.rc, 0);
 	assert_non_null(strstr(C.screen, "43 132"));
+	/* and the recording, which started at 100x30, has the change */
+	assert_true(recording_has(dir, "r", "132x43"));
+	assert_true(recording_has(dir, "o", "43 132"));
+	rm_rf(dir);
 }
 
 static void
@@ -583,6 +688,7 @@ ctrl_c_interrupts_the_command_not_the_gateway(void **state)
 	(void)state;
 	start(&g, &sp);
 	expect_screen("ready", 5000);
+	wait_running(&g, "sleep");
 	t0 = ms_now();
 	type("\x03", 1);
 	expect_screen("got-int", 5000);
@@ -611,6 +717,7 @@ keys_typed_after_ctrl_c_stay_for_the_prompt(void **state)
 	(void)state;
 	start(&g, &sp);
 	expect_screen("ready", 5000);
+	wait_running(&g, "sleep");
 	type("\x03", 1);
 	nanosleep(&ts, NULL);
 	type("next\r", 5);
@@ -651,6 +758,7 @@ ctrl_backslash_quits_the_command(void **state)
 	(void)state;
 	start(&g, &sp);
 	expect_screen("ready", 5000);
+	wait_running(&g, "sleep");
 	type("\x1c", 1);
 	(void)finish(&g, &out, 5000);
 	assert_int_equal(out.rc, 0);
@@ -785,6 +893,7 @@ session_end_kills_the_command(void **state)
 	(void)state;
 	start(&g, &sp);
 	expect_screen("ready", 5000);
+	wait_running(&g, "sleep");
 	t0 = ms_now();
 	assert_int_equal(write(g.wake_fd, "x", 1), 1);
 	(void)finish(&g, &out, 5000);
