@@ -449,19 +449,6 @@ is_plain_int(const char *s, size_t n)
 	return 1;
 }
 
-static int
-is_ident(const char *s, size_t n)
-{
-	size_t i;
-
-	if (n == 0 || !(isalpha((unsigned char)s[0]) || s[0] == '_'))
-		return 0;
-	for (i = 1; i < n; i++)
-		if (!(isalnum((unsigned char)s[i]) || s[i] == '_'))
-			return 0;
-	return 1;
-}
-
 /* A word whose value is a number: digits and signs, and $((...)) results. */
 static int
 word_is_int(const struct ag_sh_word *wd)
@@ -1441,7 +1428,7 @@ walk_param(struct walker *w, const struct ag_sh_part *p, int arith)
 		free(s);
 	}
 	if ((strcmp(op, "=") == 0 || strcmp(op, ":=") == 0) &&
-	    is_ident(name, strlen(name)) && ag_envsan_is_dangerous(name, w->prof)) {
+	    ag_sh_is_name(name, strlen(name)) && ag_envsan_is_dangerous(name, w->prof)) {
 		char rule[160];
 
 		snprintf(rule, sizeof(rule), "env:%s", name);
@@ -1452,7 +1439,7 @@ walk_param(struct walker *w, const struct ag_sh_part *p, int arith)
 	if (arith && !p->length) {
 		if (op[0] == '\0' || strcmp(op, "-") == 0 || strcmp(op, ":-") == 0 ||
 		    strcmp(op, "+") == 0 || strcmp(op, ":+") == 0) {
-			if (is_ident(name, strlen(name)) || is_int_special(name))
+			if (ag_sh_is_name(name, strlen(name)) || is_int_special(name))
 				arith_use(w, name, strlen(name));
 			else
 				refuse(w, AG_DENY, "arith",
@@ -1511,8 +1498,8 @@ check_name_text(struct walker *w, const char *s)
 	char ex[80];
 
 	if (br == NULL)
-		return is_ident(s, strlen(s));
-	if (!is_ident(s, (size_t)(br - s))) {
+		return ag_sh_is_name(s, strlen(s));
+	if (!ag_sh_is_name(s, (size_t)(br - s))) {
 		refuse(w, AG_DENY, "arith", "'%s' is not a variable name",
 		    excerpt(s, ex, sizeof(ex)));
 		return 0;
@@ -3235,7 +3222,7 @@ check_declare(struct walker *w, const char *name, struct arg *a, size_t na)
 			else if (nl < pl && pre[nl] != '=' && pre[nl] != '[' &&
 			    !(pre[nl] == '+' && nl + 1 < pl && pre[nl + 1] == '='))
 				nl = 0;
-			if (nl == 0 || nl >= sizeof(nm) || !is_ident(pre, nl)) {
+			if (nl == 0 || nl >= sizeof(nm) || !ag_sh_is_name(pre, nl)) {
 				refuse(w, AG_DENY, "literal",
 				    "'%s' needs literal variable names, not '%s'", name,
 				    excerpt(wd->raw, ex, sizeof(ex)));

@@ -19,19 +19,6 @@
 
 /* ---- environment vector ------------------------------------------------ */
 
-static int
-valid_name(const char *s, size_t n)
-{
-	size_t i;
-
-	if (n == 0 || !(isalpha((unsigned char)s[0]) || s[0] == '_'))
-		return 0;
-	for (i = 1; i < n; i++)
-		if (!(isalnum((unsigned char)s[i]) || s[i] == '_'))
-			return 0;
-	return 1;
-}
-
 static ssize_t
 env_find(char **env, size_t nenv, const char *name, size_t nlen)
 {
@@ -63,7 +50,7 @@ env_set(char ***envp, size_t *np, const char *name, const char *value)
 	ssize_t at;
 	char *e, **nv;
 
-	if (!valid_name(name, nlen) || nlen > SIZE_MAX / 2 || vlen > SIZE_MAX / 2)
+	if (!ag_sh_is_name(name, nlen) || nlen > SIZE_MAX / 2 || vlen > SIZE_MAX / 2)
 		return -1;
 	if ((e = malloc(nlen + vlen + 2)) == NULL)
 		return -1;
@@ -324,7 +311,7 @@ ag_session_apply_capture(struct ag_session *s, const char *buf, size_t len,
 		rlen = (size_t)(end - rec);
 		off += rlen + 1;
 		if ((eq = memchr(rec, '=', rlen)) == NULL ||
-		    !valid_name(rec, (size_t)(eq - rec)))
+		    !ag_sh_is_name(rec, (size_t)(eq - rec)))
 			continue;
 		/* bash's own bookkeeping must not accumulate across runners */
 		if ((eq - rec == 5 && strncmp(rec, "SHLVL", 5) == 0) ||

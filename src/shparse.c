@@ -257,8 +257,8 @@ is_digit(int c)
 	return c >= '0' && c <= '9';
 }
 
-static int
-is_ident(const char *s, size_t n)
+int
+ag_sh_is_name(const char *s, size_t n)
 {
 	size_t i;
 
@@ -1905,7 +1905,7 @@ scan(struct parser *p, struct wbuild *b, enum wmode m, int at_start)
 		}
 		if (c == '=' && (m == M_NORMAL) && !b->assign_like &&
 		    b->w->nparts == 0 && b->haslit && b->litq == AG_SH_Q_NONE &&
-		    is_ident(b->lit.data, b->lit.len)) {
+		    ag_sh_is_name(b->lit.data, b->lit.len)) {
 			/* NAME=value as an argument: bash expands ~ after = and : */
 			b->assign_like = 1;
 			adv(p, 1);
@@ -3095,7 +3095,7 @@ parse_for(struct parser *p, size_t off, int select)
 	}
 	if ((w = parse_word(p, M_NORMAL)) == NULL)
 		goto bad;
-	if (!is_ident(w->raw, strlen(w->raw))) {
+	if (!ag_sh_is_name(w->raw, strlen(w->raw))) {
 		fail(p, AG_SH_ERROR, w->off - p->base,
 		    "`%s': not a valid identifier", w->raw);
 		word_free(w);

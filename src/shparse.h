@@ -95,6 +95,8 @@ struct ag_sh_word {
  * quotes are literal.  lenp may be NULL.
  */
 char	*ag_sh_word_literal(const struct ag_sh_word *w, size_t *lenp);
+/* 1 when s[0..n) is a bash name: [A-Za-z_][A-Za-z0-9_]* (ASCII only, as bash). */
+int	 ag_sh_is_name(const char *s, size_t n);
 /* 1 if any part of the word (recursively) is of the given type. */
 int	 ag_sh_word_has(const struct ag_sh_word *w, enum ag_sh_part_type type);
 
