@@ -14,6 +14,7 @@
  * the (world-readable, root-owned) policy file.  See pam_agentgate(8).
  */
 #include "agconfig.h"
+#include "compat.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -51,16 +52,6 @@ struct state {
 	const struct ag_identity	*id;	/* NULL: no identity matched */
 };
 
-#ifndef HAVE_EXPLICIT_BZERO
-static void
-explicit_bzero(void *p, size_t n)
-{
-	volatile unsigned char *v = p;
-
-	while (n-- > 0)
-		*v++ = 0;
-}
-#endif
 
 /* Unknown options are refused: a typo must not silently change who gets in. */
 static int

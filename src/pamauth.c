@@ -1,5 +1,6 @@
 /* pamauth.c - see pamauth.h */
 #include "agconfig.h"
+#include "compat.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -32,16 +33,6 @@ struct ag_pamauth {
 	char		 lastmsg[MSG_MAX];	/* last PAM_TEXT_INFO / PAM_ERROR_MSG */
 };
 
-#ifndef HAVE_EXPLICIT_BZERO
-static void
-explicit_bzero(void *p, size_t n)
-{
-	volatile unsigned char *v = p;
-
-	while (n-- > 0)
-		*v++ = 0;
-}
-#endif
 
 static void
 write_all(int fd, const char *s, size_t n)

@@ -1,5 +1,6 @@
 /* server.c - the built-in SSH server; see server.h */
 #include "agconfig.h"
+#include "compat.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -47,16 +48,6 @@
 #define FAIL_DELAY_MS	400		/* after a failed password / PAM step */
 #define MAX_GROUPS	1024
 
-#ifndef HAVE_EXPLICIT_BZERO
-static void
-explicit_bzero(void *p, size_t n)
-{
-	volatile unsigned char *v = p;
-
-	while (n-- > 0)
-		*v++ = 0;
-}
-#endif
 
 /* ---- small helpers ------------------------------------------------------ */
 

@@ -1,0 +1,22 @@
+/*
+ * compat.h - what a libc may lack.  Include after agconfig.h.
+ */
+#ifndef AG_COMPAT_H
+#define AG_COMPAT_H
+
+#include <stddef.h>
+
+#ifndef HAVE_EXPLICIT_BZERO
+/* Secrets are wiped with this; the volatile stores keep the compiler from
+ * dropping them as dead. */
+static inline void
+explicit_bzero(void *p, size_t n)
+{
+	volatile unsigned char *v = p;
+
+	while (n-- > 0)
+		*v++ = 0;
+}
+#endif
+
+#endif
