@@ -380,18 +380,27 @@ group_stopped(pid_t pgid)
 }
 
 /*
- * Append what the command wrote to the output buffer (which holds nothing
- * half-written: outoff == 0).  Returns the bytes read, 0 when there was
- * nothing (or at EOF).
+ * Append what the command wrote to the output buffer.  Returns the bytes
+ * read, 0 when there was nothing (or at EOF, or no room).
  */
 static size_t
 read_master(struct relay *x)
 {
 	const struct ag_pty_relay_opts *o = x->o;
-	char *dst = x->out + x->outlen;
-	ssize_t n = read(x->p->master, dst, OUT_BUF - x->outlen);
+	char *dst;
+	ssize_t n;
 	size_t keep;
 	struct ag_err e;
+
+	if (x->outoff > 0) {	/* what the client took makes room at the front */
+		memmove(x->out, x->out + x->outoff, x->outlen - x->outoff);
+		x->outlen -= x->outoff;
+		x->outoff = 0;
+	}
+	if (x->outlen >= OUT_BUF)
+		return 0;
+	dst = x->out + x->outlen;
+	n = read(x->p->master, dst, OUT_BUF - x->outlen);
 
 	if (n < 0 && (errno == EINTR || errno == EAGAIN))
 		return 0;
@@ -619,9 +628,10 @@ ag_pty_relay(struct ag_pty *p, const struct ag_pty_relay_opts *o, struct ag_pty_
 		if (exited && t >= drain_until + AG_PTY_DRAIN_MS)
 			break;	/* a client that takes nothing more: give up on it */
 
-		if (!x.master_eof && (x.outlen == 0 || x.inlen > 0)) {
+		/* the command may write on while the client takes what is pending */
+		if (!x.master_eof && (x.outlen - x.outoff < OUT_GATHER || x.inlen > 0)) {
 			pf[npf] = (struct pollfd){ .fd = p->master,
-			    .events = (short)((x.outlen == 0 ? POLLIN : 0) |
+			    .events = (short)((x.outlen - x.outoff < OUT_GATHER ? POLLIN : 0) |
 			    (x.inlen > 0 ? POLLOUT : 0)) };
 			i_m = npf++;
 		}
@@ -707,13 +717,16 @@ ag_pty_relay(struct ag_pty *p, const struct ag_pty_relay_opts *o, struct ag_pty_
 			 * OUT_GATHER before one write, so the client side (sshd) gets
 			 * fewer, larger chunks; a lone keystroke's echo goes at once.
 			 */
-			for (burst = 0; burst < BURST && x.outlen == 0 && !x.master_eof &&
-			    !r->client_gone; burst++) {
-				while (read_master(&x) > 0 && !x.cut && x.outlen < OUT_GATHER)
-					;
-				if (x.outlen == 0)
-					break;
-				write_client(&x);
+			for (burst = 0; burst < BURST && !x.master_eof && !r->client_gone;
+			    burst++) {
+				size_t got = 0, n;
+
+				while (x.outlen - x.outoff < OUT_GATHER && (n = read_master(&x)) > 0)
+					got += n;
+				if (x.outlen > x.outoff)
+					write_client(&x);
+				if (got == 0 || x.outlen > x.outoff)
+					break;	/* nothing new, or the client is full: poll */
 			}
 		}
 		if (x.rec != NULL) {
