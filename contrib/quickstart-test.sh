@@ -83,21 +83,13 @@ fi
 
 say "pass 4: libFuzzer smoke runs (fixed seed)"
 if command -v clang >/dev/null && build fuzz CC=clang --enable-fuzzing; then
-	# the policy target reads command lines, so it starts from the parser's seeds
-	for t in config shparse policy; do
-		bin="$top/_build/fuzz/tests/fuzz/fuzz_$t"
-		[ -x "$bin" ] || { echo "FAIL: fuzz_$t was not built"; failed=$((failed + 1)); failures=$((failures + 1)); continue; }
-		corpus="$top/tests/fuzz/corpus/$t"
-		[ "$t" = policy ] && corpus="$top/tests/fuzz/corpus/shparse"
-		work=$(mktemp -d)
-		[ -d "$corpus" ] && cp -r "$corpus"/. "$work"/ 2>/dev/null
-		if "$bin" -seed=1 -runs=30000 -max_len=4096 -timeout=10 "$work" >"$top/_build/fuzz/fuzz_$t.log" 2>&1; then
-			echo "PASS: fuzz_$t (30000 runs)"; passed=$((passed + 1))
-		else
-			echo "FAIL: fuzz_$t"; tail -n 40 "$top/_build/fuzz/fuzz_$t.log"; failed=$((failed + 1)); failures=$((failures + 1))
-		fi
-		rm -rf "$work"
-	done
+	if out=$(make -s -C "$top/_build/fuzz/tests" check-local 2>&1); then
+		printf '%s\n' "$out" | sed -n 's/^\(fuzz_[a-z]*\):.*/PASS: \1/p'
+		passed=$((passed + $(printf '%s\n' "$out" | grep -c '^fuzz_')))
+	else
+		printf '%s\n' "$out" | tail -n 60
+		echo "FAIL: fuzz smoke runs"; failed=$((failed + 1)); failures=$((failures + 1))
+	fi
 else
 	echo "fuzz build unavailable"; failed=$((failed + 1)); failures=$((failures + 1))
 fi
