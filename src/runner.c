@@ -245,10 +245,11 @@ ag_runner_reap_all(void)
  * ${!X@} lists variables by first letter without a fork (unlike
  * $(compgen -e)); ${!n@a} tells exported (x) from not, and arrays (a, A)
  * are skipped because bash cannot export them.  The final "=\0" record
- * marks a complete capture.
+ * marks a complete capture; the first, "\0=<\0", where the trap's records
+ * begin, so whatever the command itself wrote to fd 3 is dropped.
  */
 static const char prelude_head[] =
-    "trap '__ag_rc=$?; { for __ag_n in"
+    "trap '__ag_rc=$?; { printf \"\\0=<\\0\"; for __ag_n in"
     " ${!A@} ${!B@} ${!C@} ${!D@} ${!E@} ${!F@} ${!G@} ${!H@} ${!I@} ${!J@} ${!K@}"
     " ${!L@} ${!M@} ${!N@} ${!O@} ${!P@} ${!Q@} ${!R@} ${!S@} ${!T@} ${!U@} ${!V@}"
     " ${!W@} ${!X@} ${!Y@} ${!Z@} ${!a@} ${!b@} ${!c@} ${!d@} ${!e@} ${!f@} ${!g@}"
@@ -256,6 +257,25 @@ static const char prelude_head[] =
     " ${!s@} ${!t@} ${!u@} ${!v@} ${!w@} ${!x@} ${!y@} ${!z@} ${!_@}; do"
     " case ${!__ag_n@a} in *[aA]*) ;; *x*) printf \"%s=%s\\0\" \"$__ag_n\" \"${!__ag_n}\";; esac;"
     " done; printf \"=\\0\"; } >&3 2>/dev/null; exit $__ag_rc' EXIT;";
+
+/*
+ * Where the trap's records begin: just after the last "\0=<\0".  No value
+ * holds a NUL and no key is empty, so only the trap's own marker (written
+ * last, at exit) or one a command forged earlier can match, and the last
+ * one wins.  0 when there is none.
+ */
+static size_t
+capture_start(const char *d, size_t len)
+{
+	size_t i;
+
+	if (d == NULL)
+		return 0;
+	for (i = len; i >= 4; i--)
+		if (d[i - 1] == '\0' && d[i - 2] == '<' && d[i - 3] == '=' && d[i - 4] == '\0')
+			return i;
+	return 0;
+}
 
 static char *
 build_script(const struct ag_run_opts *o)
@@ -533,6 +553,7 @@ ag_run(const struct ag_run_opts *o, struct ag_run_result *r, struct ag_err *err)
 	char *script = NULL, *buf = NULL, **senv = NULL;
 	long long start = now_ms(), term_at = 0, kill_at = 0, give_up_at = 0;
 	int capfd, overflow = 0, exited = 0, wstatus = 0;
+	size_t cstart;
 	pid_t pid, me = getpid();
 	struct ag_pty pt = { .master = -1, .slave = -1 };
 
@@ -719,11 +740,14 @@ done:
 	if (overflow)
 		ag_log(LOG_WARNING, "environment capture larger than %zu bytes; ignored",
 		    cap.limit);
-	if (!overflow && !r->timed_out && cap.len >= 2 &&
+	if (!overflow && !r->timed_out && (cstart = capture_start(cap.data, cap.len)) > 0 &&
+	    cap.len - cstart >= 2 &&
 	    cap.data[cap.len - 1] == '\0' && cap.data[cap.len - 2] == '=' &&
-	    (cap.len == 2 || cap.data[cap.len - 3] == '\0')) {
+	    (cap.len - cstart == 2 || cap.data[cap.len - 3] == '\0')) {
 		r->capture_ok = 1;
-		r->capture_len = cap.len - 2;
+		r->capture_len = cap.len - cstart - 2;
+		memmove(cap.data, cap.data + cstart, r->capture_len);
+		cap.data[r->capture_len] = '\0';
 		r->capture = ag_strbuf_detach(&cap, NULL);
 	}
 	ag_strbuf_free(&cap);

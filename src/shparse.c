@@ -54,6 +54,7 @@ struct parser {
 	struct hdoc	*hd;		/* pending here-documents, in order */
 	size_t		 nhd;
 	size_t		 hdfloor;	/* entries below belong to an outer $(...) */
+	int		 in_paren;	/* inside $( ) or <( ) >( ) bodies (count) */
 	int		 tail_cont;	/* a line continuation ran into the end */
 	size_t		 ws_from, ws_to;	/* the last run skip_ws() skipped */
 };
@@ -913,7 +914,9 @@ paren_body(struct parser *p, size_t open)
 	if (depth_in(p) == -1)
 		return NULL;
 	p->hdfloor = p->nhd;
+	p->in_paren++;
 	body = parse_list(p);
+	p->in_paren--;
 	if (body != NULL && cur(p) != ')') {
 		if (peek(p) == T_EOF)
 			fail(p, AG_SH_INCOMPLETE, open,
@@ -2150,6 +2153,21 @@ read_heredocs(struct parser *p)
 			if (line.len - tabs == h->dlen && (h->dlen == 0 ||
 			    memcmp(line.data + tabs, h->delim, h->dlen) == 0))
 				break;
+			/*
+			 * Inside $( ) bash also ends the body at a line that
+			 * starts with the delimiter and goes on with blanks and
+			 * ")" ("E)", "E )x"), so what follows would be live
+			 * code to bash but body text to us.  Any line that
+			 * starts with the delimiter and has more is refused.
+			 */
+			if (p->in_paren > 0 && h->dlen > 0 && line.len - tabs > h->dlen &&
+			    memcmp(line.data + tabs, h->delim, h->dlen) == 0) {
+				fail(p, AG_SH_ERROR, start,
+				    "here-document line starting with its delimiter `%s' "
+				    "inside $(...) is read differently by bash; refused",
+				    h->delim);
+				goto out;
+			}
 			if (ag_strbuf_append(&body, line.data ? line.data + tabs : "",
 			    line.len - tabs) == -1 ||
 			    ag_strbuf_addch(&body, '\n') == -1)

@@ -1147,6 +1147,16 @@ static const struct tcase heredoc_cases[] = {
 	    "!E@16 here-document inside $(...) or <(...) must end before the `)'"),
 	T("cat <<EOF\n\377\nEOF\n",
 	    "[cat <<EOF{'\377\n'}]"),
+	/* inside $( ) bash ends the body at "E)" or "E )x" too, so the rest
+	 * would run as code: refused (at top level "E)" is plain body text) */
+	T("echo $(cat <<E\nE)\nid\n#\nE\n)",
+	    "!E@15 here-document line starting with its delimiter `E' inside $(...) is read differently by bash; refused"),
+	T("echo $(cat <<-E\n\tE )x\nid\nE\n)",
+	    "!E@16 here-document line starting with its delimiter `E' inside $(...) is read differently by bash; refused"),
+	T("cat <(cat <<'E'\nE)x\nE\n)",
+	    "!E@16 here-document line starting with its delimiter `E' inside $(...) is read differently by bash; refused"),
+	T("cat <<E\nE)\nE",
+	    "[cat <<E{'E)\n'}]"),
 };
 
 static const struct tcase errors_cases[] = {
