@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
@@ -192,6 +193,13 @@ ag_cmd_session(int argc, char **argv)
 		}
 	}
 	ag_log_open("agentgate", log_stderr, LOG_AUTHPRIV);
+	/*
+	 * Commands run as the same user as the gateway: without this they
+	 * could read its memory (/proc/PPID/mem: PAM state, the validator key)
+	 * wherever the sandbox is off or the kernel cannot scope ptrace.
+	 * Children set it back before they set up their sandbox and exec.
+	 */
+	(void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 
 	orig = getenv("SSH_ORIGINAL_COMMAND");
 	if (cmd == NULL && orig != NULL)

@@ -331,6 +331,9 @@ child(const struct ag_run_opts *o, char *script, char *const *env, int outw, int
 		signal(reset[i], SIG_DFL);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
+	/* the gateway is not dumpable; the sandbox set-up below writes to
+	 * /proc/self, and exec would make the runner dumpable anyway */
+	(void)prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
 	/* before the fd shuffle below: the sandbox's fds are still where they were */
 	if (o->sandbox != NULL && ag_sandbox_child(o->sandbox) < 0) {
 		char msg[256];

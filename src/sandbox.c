@@ -1007,6 +1007,11 @@ ns_helper(const struct ag_sandbox *sb, int readyfd, int holdfd)
 	uid_t uid = geteuid();
 	gid_t gid = getegid();
 
+	/* the gateway is not dumpable (cmd_session.c), which would leave this
+	 * helper's /proc/self/{uid_map,ns} to root; it exits once the gateway
+	 * holds the namespaces, before any command runs */
+	(void)prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+
 	if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
 		_exit(1);
 	if ((n = id_map_line(line, sizeof(line), uid)) == 0 ||

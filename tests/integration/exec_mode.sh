@@ -38,6 +38,12 @@ ag_is "$h_rc" 137 "exec_signal_death_is_128_plus_n"
 ag_run i 'sleep 10 & kill -TERM $!; wait $!'
 ag_is "$i_rc" 143 "exec_child_signal_status_like_bash"
 
+# The gateway runs as the same user as its commands; it is not dumpable,
+# so even with the sandbox off a command cannot read its memory or environ.
+ag_run pp 'head -c 64 /proc/$PPID/environ'
+ag_is "$pp_rc" 1 "gateway_environ_not_readable_by_its_commands"
+ag_like "$pp_err" "Permission denied" "gateway_proc_files_are_root_owned"
+
 ag_run j 'echo "unterminated'
 ag_is "$j_rc" 126 "exec_syntax_error_refused"
 
