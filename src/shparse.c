@@ -1953,6 +1953,41 @@ parse_word(struct parser *p, enum wmode m)
 }
 
 /*
+ * The inside of NAME[...] (p just past the "["), into the word being
+ * built: the subscript's parts, so expansions in it stay visible, then the
+ * closing "]".  open is where an unclosed bracket is reported.
+ */
+static int
+wb_subscript(struct parser *p, struct wbuild *b, size_t open)
+{
+	struct ag_sh_word *sub;
+	size_t k;
+	int rc = -1;
+
+	if ((sub = subword(p, M_SUBSCR, 0, 0)) == NULL)
+		return -1;
+	if (cur(p) != ']') {
+		fail(p, AG_SH_INCOMPLETE, open,
+		    "unexpected end of file while looking for matching `]'");
+		goto out;
+	}
+	if (wb_flush(p, b) == -1)
+		goto out;
+	for (k = 0; k < sub->nparts; k++) {
+		struct ag_sh_part pt = sub->parts[k];
+
+		memset(&sub->parts[k], 0, sizeof(sub->parts[k]));
+		if (wb_part(p, b, &pt) < 0)
+			goto out;
+	}
+	adv(p, 1);
+	rc = wb_lit(p, b, AG_SH_Q_NONE, "]", 1, p->pos - 1, p->pos);
+out:
+	word_free(sub);
+	return rc;
+}
+
+/*
  * A word where bash reads NAME[...] with matched brackets (blanks
  * included): before the command name and in arguments of declaration
  * builtins.  The bracket becomes a GLOB part: unless the word is an
@@ -1962,8 +1997,7 @@ static struct ag_sh_word *
 parse_word_subscript(struct parser *p)
 {
 	struct wbuild b;
-	struct ag_sh_word *sub;
-	size_t off, i, k;
+	size_t off, i;
 	int c;
 
 	cur(p);
@@ -1999,32 +2033,7 @@ parse_word_subscript(struct parser *p)
 		if (wb_part(p, &b, &pt) < 0)
 			goto bad;
 	}
-	if ((sub = subword(p, M_SUBSCR, 0, 0)) == NULL)
-		goto bad;
-	if (cur(p) != ']') {
-		word_free(sub);
-		fail(p, AG_SH_INCOMPLETE, off,
-		    "unexpected end of file while looking for matching `]'");
-		goto bad;
-	}
-	/* move the subscript's parts into this word */
-	if (wb_flush(p, &b) == -1) {
-		word_free(sub);
-		goto bad;
-	}
-	for (k = 0; k < sub->nparts; k++) {
-		struct ag_sh_part pt = sub->parts[k];
-
-		memset(&sub->parts[k], 0, sizeof(sub->parts[k]));
-		if (wb_part(p, &b, &pt) < 0) {
-			word_free(sub);
-			goto bad;
-		}
-	}
-	word_free(sub);
-	adv(p, 1);
-	if (wb_lit(p, &b, AG_SH_Q_NONE, "]", 1, p->pos - 1, p->pos) == -1 ||
-	    scan(p, &b, M_NORMAL, 0) == -1)
+	if (wb_subscript(p, &b, off) == -1 || scan(p, &b, M_NORMAL, 0) == -1)
 		goto bad;
 	return wb_finish(p, &b, off, p->pos);
 bad:
@@ -2471,8 +2480,7 @@ static struct ag_sh_word *
 array_elem(struct parser *p)
 {
 	struct wbuild b;
-	struct ag_sh_word *sub;
-	size_t off, k;
+	size_t off;
 
 	cur(p);
 	off = p->pos;
@@ -2483,30 +2491,7 @@ array_elem(struct parser *p)
 	adv(p, 1);
 	if (wb_lit(p, &b, AG_SH_Q_NONE, "[", 1, off, p->pos) == -1)
 		goto bad;
-	if ((sub = subword(p, M_SUBSCR, 0, 0)) == NULL)
-		goto bad;
-	if (cur(p) != ']') {
-		word_free(sub);
-		fail(p, AG_SH_INCOMPLETE, off,
-		    "unexpected end of file while looking for matching `]'");
-		goto bad;
-	}
-	if (wb_flush(p, &b) == -1) {
-		word_free(sub);
-		goto bad;
-	}
-	for (k = 0; k < sub->nparts; k++) {
-		struct ag_sh_part pt = sub->parts[k];
-
-		memset(&sub->parts[k], 0, sizeof(sub->parts[k]));
-		if (wb_part(p, &b, &pt) < 0) {
-			word_free(sub);
-			goto bad;
-		}
-	}
-	word_free(sub);
-	adv(p, 1);
-	if (wb_lit(p, &b, AG_SH_Q_NONE, "]", 1, p->pos - 1, p->pos) == -1)
+	if (wb_subscript(p, &b, off) == -1)
 		goto bad;
 	b.assign = 1;
 	if (scan(p, &b, M_NORMAL, 0) == -1)
