@@ -2640,7 +2640,22 @@ static size_t
 wrapper_inner(struct walker *w, const char *base, struct arg *a, size_t na, int *flags,
     char *replstr, size_t replsz)
 {
-	size_t i = 1;
+	/*
+	 * Wrappers whose own options are flags, except those listed, which
+	 * take the next word as their value; "--" or the first word that is
+	 * not an option starts the inner command.
+	 */
+	static const struct {
+		const char		*name;
+		const char *const	 valued[4];
+	} flag_wrappers[] = {
+		{ "nohup", { NULL } },
+		{ "setsid", { NULL } },
+		{ "unbuffer", { NULL } },
+		{ "stdbuf", { "-i", "-o", "-e", NULL } },
+		{ "time", { "-f", "-o", NULL } },
+	};
+	size_t i = 1, fw;
 	char ex[80];
 
 	/* a non-literal before the inner command might be an option or the
@@ -2726,14 +2741,22 @@ wrapper_inner(struct walker *w, const char *base, struct arg *a, size_t na, int 
 		}
 		return i;
 	}
-	if (strcmp(base, "nohup") == 0 || strcmp(base, "setsid") == 0 ||
-	    strcmp(base, "unbuffer") == 0) {
+	for (fw = 0; fw < sizeof(flag_wrappers) / sizeof(flag_wrappers[0]); fw++) {
+		const char *const *v;
+
+		if (strcmp(base, flag_wrappers[fw].name) != 0)
+			continue;
 		for (; i < na; i++) {
 			NEED_LIT(i);
 			if (strcmp(a[i].lit, "--") == 0)
 				return i + 1;
 			if (a[i].lit[0] != '-')
 				break;
+			for (v = flag_wrappers[fw].valued; *v != NULL; v++)
+				if (strcmp(a[i].lit, *v) == 0) {
+					i++;	/* the option's value */
+					break;
+				}
 		}
 		return i;
 	}
@@ -2754,35 +2777,6 @@ wrapper_inner(struct walker *w, const char *base, struct arg *a, size_t na, int 
 				break;
 		}
 		return i + 1;	/* the duration */
-	}
-	if (strcmp(base, "stdbuf") == 0) {
-		for (; i < na; i++) {
-			NEED_LIT(i);
-			if (strcmp(a[i].lit, "-i") == 0 || strcmp(a[i].lit, "-o") == 0 ||
-			    strcmp(a[i].lit, "-e") == 0) {
-				i++;
-				continue;
-			}
-			if (strcmp(a[i].lit, "--") == 0)
-				return i + 1;
-			if (a[i].lit[0] != '-')
-				break;
-		}
-		return i;
-	}
-	if (strcmp(base, "time") == 0) {
-		for (; i < na; i++) {
-			NEED_LIT(i);
-			if (strcmp(a[i].lit, "-f") == 0 || strcmp(a[i].lit, "-o") == 0) {
-				i++;
-				continue;
-			}
-			if (strcmp(a[i].lit, "--") == 0)
-				return i + 1;
-			if (a[i].lit[0] != '-')
-				break;
-		}
-		return i;
 	}
 	if (strcmp(base, "xargs") == 0) {
 		*flags |= F_UNKNOWN_TAIL;
