@@ -27,44 +27,32 @@ refuse(struct ag_repl *r, struct ag_audit_cmd *c, const char *why)
 	return AG_STATUS_DENIED;
 }
 
-int
-ag_transfer_sftp(struct ag_repl *r, const char *request)
+/*
+ * Run an accepted transfer program (cmd: "exec PROGRAM ...") in the
+ * session's sandbox with the client's stdio, and audit it with its result.
+ * No timeout and no output cap: a cut stream would corrupt the protocol.
+ */
+static int
+run_confined(struct ag_repl *r, struct ag_audit_cmd *c, const char *kind, const char *cmd,
+    const char *reason)
 {
-	const struct ag_profile *p = r->profile;
-	const char *server = ag_sandbox_sftp_server();
-	struct ag_audit_cmd c;
 	struct ag_run_opts o;
 	struct ag_run_result res;
 	struct ag_err err;
-	char cmd[512], why[AG_ERR_MSG_MAX + 128];
+	char why[AG_ERR_MSG_MAX + 128];
 
-	memset(&c, 0, sizeof(c));
 	ag_err_clear(&err);
-	c.command = request;
-	c.command_len = strlen(request);
-	c.cwd = r->sess->cwd;
-	c.rule = "file_transfer";
-	r->ncommands++;
-	if (p->sftp == AG_TRANSFER_OFF) {
-		snprintf(why, sizeof(why), "sftp is off for profile %s (file_transfer.sftp); "
-		    "use commands such as cat instead", p->name);
-		return refuse(r, &c, why);
-	}
-	if (server == NULL)
-		return refuse(r, &c, "sftp: no sftp-server program on this host");
 	if (r->audit != NULL && ag_audit_required(r->audit) && ag_audit_ready(r->audit, &err) < 0) {
-		snprintf(why, sizeof(why), "%s; the audit log is required, so sftp was not "
-		    "started", err.msg);
-		c.rule = "audit:required";
-		return refuse(r, &c, why);
+		snprintf(why, sizeof(why), "%s; the audit log is required, so %s was not started",
+		    err.msg, kind);
+		c->rule = "audit:required";
+		return refuse(r, c, why);
 	}
 	if (ag_repl_sandbox(r, &err) < 0) {
 		snprintf(why, sizeof(why), "%s", err.msg);
-		c.rule = "sandbox";
-		return refuse(r, &c, why);
+		c->rule = "sandbox";
+		return refuse(r, c, why);
 	}
-	/* exec: the runner shell goes away, the server speaks on its stdio */
-	snprintf(cmd, sizeof(cmd), "exec %s%s", server, p->sftp == AG_TRANSFER_READ ? " -R" : "");
 	memset(&o, 0, sizeof(o));
 	o.runner = r->cfg->gw.runner != NULL ? r->cfg->gw.runner : "/bin/bash";
 	o.cmd = cmd;
@@ -77,23 +65,49 @@ ag_transfer_sftp(struct ag_repl *r, const char *request)
 	o.tty_fd = -1;
 	o.no_capture = 1;
 	o.sandbox = r->sandbox;
-	/* no timeout and no output cap: a cut stream would corrupt the protocol */
-	c.decision = "allow";
-	c.reason = p->sftp == AG_TRANSFER_READ ? "sftp read-only, confined" : "sftp, confined";
+	c->decision = "allow";
+	c->reason = reason;
 	if (ag_run(&o, &res, &err) < 0) {
-		snprintf(why, sizeof(why), "cannot start sftp-server: %s", err.msg);
-		return refuse(r, &c, why);
+		snprintf(why, sizeof(why), "cannot start %s: %s", kind, err.msg);
+		return refuse(r, c, why);
 	}
-	c.ran = 1;
-	c.exit_status = res.status;
-	c.signal = res.signal;
-	c.duration_ms = res.duration_ms;
-	c.bytes_out = res.bytes_out;
-	c.cwd_after = r->sess->cwd;
-	if (r->audit != NULL && ag_audit_command(r->audit, &c, &err) < 0)
+	c->ran = 1;
+	c->exit_status = res.status;
+	c->signal = res.signal;
+	c->duration_ms = res.duration_ms;
+	c->bytes_out = res.bytes_out;
+	c->cwd_after = r->sess->cwd;
+	if (r->audit != NULL && ag_audit_command(r->audit, c, &err) < 0)
 		ag_log(LOG_ERR, "%s", err.msg);
 	ag_run_result_free(&res);
-	return c.exit_status;
+	return c->exit_status;
+}
+
+int
+ag_transfer_sftp(struct ag_repl *r, const char *request)
+{
+	const struct ag_profile *p = r->profile;
+	const char *server = ag_sandbox_sftp_server();
+	struct ag_audit_cmd c;
+	char cmd[512], why[256];
+
+	memset(&c, 0, sizeof(c));
+	c.command = request;
+	c.command_len = strlen(request);
+	c.cwd = r->sess->cwd;
+	c.rule = "file_transfer";
+	r->ncommands++;
+	if (p->sftp == AG_TRANSFER_OFF) {
+		snprintf(why, sizeof(why), "sftp is off for profile %s (file_transfer.sftp); "
+		    "use commands such as cat instead", p->name);
+		return refuse(r, &c, why);
+	}
+	if (server == NULL)
+		return refuse(r, &c, "sftp: no sftp-server program on this host");
+	/* exec: the runner shell goes away, the server speaks on its stdio */
+	snprintf(cmd, sizeof(cmd), "exec %s%s", server, p->sftp == AG_TRANSFER_READ ? " -R" : "");
+	return run_confined(r, &c, "sftp-server", cmd,
+	    p->sftp == AG_TRANSFER_READ ? "sftp read-only, confined" : "sftp, confined");
 }
 
 /*
@@ -118,13 +132,10 @@ ag_transfer_legacy(struct ag_repl *r, const char *kind, const char *request)
 	const struct ag_profile *p = r->profile;
 	int allowed = strcmp(kind, "scp") == 0 ? p->scp_legacy : strcmp(kind, "rsync") == 0 ? p->rsync : 0;
 	struct ag_audit_cmd c;
-	struct ag_run_opts o;
-	struct ag_run_result res;
-	struct ag_err err;
-	char why[AG_ERR_MSG_MAX + 128], *cmd;
+	char why[256], *cmd;
+	int status;
 
 	memset(&c, 0, sizeof(c));
-	ag_err_clear(&err);
 	c.command = request;
 	c.command_len = strlen(request);
 	c.cwd = r->sess->cwd;
@@ -140,47 +151,9 @@ ag_transfer_legacy(struct ag_repl *r, const char *kind, const char *request)
 		    "(no quotes, variables or operators)", kind);
 		return refuse(r, &c, why);
 	}
-	if (r->audit != NULL && ag_audit_required(r->audit) && ag_audit_ready(r->audit, &err) < 0) {
-		snprintf(why, sizeof(why), "%s; the audit log is required, so %s was not started",
-		    err.msg, kind);
-		c.rule = "audit:required";
-		return refuse(r, &c, why);
-	}
-	if (ag_repl_sandbox(r, &err) < 0) {
-		snprintf(why, sizeof(why), "%s", err.msg);
-		c.rule = "sandbox";
-		return refuse(r, &c, why);
-	}
 	if (asprintf(&cmd, "exec %s", request) < 0)
 		return refuse(r, &c, "out of memory");
-	memset(&o, 0, sizeof(o));
-	o.runner = r->cfg->gw.runner != NULL ? r->cfg->gw.runner : "/bin/bash";
-	o.cmd = cmd;
-	o.cmdlen = strlen(cmd);
-	o.cwd = r->sess->cwd;
-	o.env = r->sess->env;
-	o.in_fd = STDIN_FILENO;
-	o.out_fd = STDOUT_FILENO;
-	o.err_fd = STDERR_FILENO;
-	o.tty_fd = -1;
-	o.no_capture = 1;
-	o.sandbox = r->sandbox;
-	c.decision = "allow";
-	c.reason = "file transfer, confined";
-	if (ag_run(&o, &res, &err) < 0) {
-		free(cmd);
-		snprintf(why, sizeof(why), "cannot start %s: %s", kind, err.msg);
-		return refuse(r, &c, why);
-	}
+	status = run_confined(r, &c, kind, cmd, "file transfer, confined");
 	free(cmd);
-	c.ran = 1;
-	c.exit_status = res.status;
-	c.signal = res.signal;
-	c.duration_ms = res.duration_ms;
-	c.bytes_out = res.bytes_out;
-	c.cwd_after = r->sess->cwd;
-	if (r->audit != NULL && ag_audit_command(r->audit, &c, &err) < 0)
-		ag_log(LOG_ERR, "%s", err.msg);
-	ag_run_result_free(&res);
-	return c.exit_status;
+	return status;
 }
