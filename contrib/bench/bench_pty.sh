@@ -43,28 +43,7 @@ profiles:
       set: { PATH: "/usr/local/bin:/usr/bin:/bin" }
 EOF
 
-# a second sshd, same config but no ForceCommand: the baseline
-sed -e "/^ForceCommand/d" "$AG_DIR/sshd_config" > "$AG_DIR/plain_config"
-PLAIN_PORT=
-for _ in 1 2 3 4 5; do
-	p=$(ag_free_port)
-	sed -i "s/^Port .*/Port $p/" "$AG_DIR/plain_config"
-	"$SSHD" -D -e -f "$AG_DIR/plain_config" 2>>"$AG_DIR/sshd.log" &
-	plain_pid=$!
-	for _ in $(seq 1 50); do
-		(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null && { PLAIN_PORT=$p; break; }
-		kill -0 "$plain_pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	[ -n "$PLAIN_PORT" ] && break
-	kill "$plain_pid" 2>/dev/null
-done
-[ -n "$PLAIN_PORT" ] || { echo "cannot start the baseline sshd" >&2; exit 1; }
-trap 'kill $plain_pid 2>/dev/null; ag_cleanup' EXIT
-PLAIN_SSH=("${AG_SSH[@]}")
-for i in "${!PLAIN_SSH[@]}"; do
-	[ "${PLAIN_SSH[$i]}" = "$AG_PORT" ] && PLAIN_SSH[$i]=$PLAIN_PORT
-done
+ag_start_baseline_sshd || exit 1
 
 echo "agentgate PTY benchmark, $(nproc) CPUs, $(date -u +%FT%TZ)"
 

@@ -37,27 +37,7 @@ profiles:
 EOF
 
 # a second sshd, same config but no ForceCommand: the plain-ssh baseline
-sed -e "/^ForceCommand/d" -e "s/^Port .*/Port 0/" "$AG_DIR/sshd_config" > "$AG_DIR/plain_config"
-PLAIN_PORT=
-for _ in 1 2 3 4 5; do
-	p=$(ag_free_port)
-	sed -i "s/^Port .*/Port $p/" "$AG_DIR/plain_config"
-	"$SSHD" -D -e -f "$AG_DIR/plain_config" 2>>"$AG_DIR/sshd.log" &
-	plain_pid=$!
-	for _ in $(seq 1 50); do
-		(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null && { PLAIN_PORT=$p; break; }
-		kill -0 "$plain_pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	[ -n "$PLAIN_PORT" ] && break
-	kill "$plain_pid" 2>/dev/null
-done
-[ -n "$PLAIN_PORT" ] || { echo "cannot start the baseline sshd" >&2; exit 1; }
-trap 'kill $plain_pid 2>/dev/null; ag_cleanup' EXIT
-PLAIN_SSH=("${AG_SSH[@]}")
-for i in "${!PLAIN_SSH[@]}"; do
-	[ "${PLAIN_SSH[$i]}" = "$AG_PORT" ] && PLAIN_SSH[$i]=$PLAIN_PORT
-done
+ag_start_baseline_sshd || exit 1
 
 now() { date +%s.%N; }
 calc() { "$AG_PYTHON" -c "print($1)"; }
@@ -101,7 +81,7 @@ printf '  gateway %.1f ms, plain %.1f ms per connection: %.3fx (goal <= 1.05x)\n
 # ---- (3) RSS per idle session ----------------------------------------------
 echo
 K=10
-echo "(3) gateway RSS per idle REPL session ($K sessions)"
+echo "(3) gateway memory per idle REPL session ($K sessions)"
 fifos=() pids=()
 for i in $(seq 1 $K); do
 	mkfifo "$AG_DIR/idle.$i"
@@ -115,9 +95,15 @@ for _ in $(seq 1 100); do
 	sleep 0.1
 done
 sleep 0.5
-rss_kb=$(ps -o rss= -p "$(pgrep -d, -u "$AG_USER" -f "$AG_DIR/agentgate")" | awk '{s+=$1} END {print s}')
+gw_pids=$(pgrep -d, -u "$AG_USER" -f "$AG_DIR/agentgate")
+rss_kb=$(ps -o rss= -p "$gw_pids" | awk '{s+=$1} END {print s}')
+# PSS splits shared library pages among the processes that map them: what
+# one more session really costs.  RSS counts them in full for each.
+pss_kb=$(for pid in ${gw_pids//,/ }; do cat "/proc/$pid/smaps_rollup"; done 2>/dev/null |
+    awk '/^Pss:/ {s+=$2} END {print s+0}')
 sessions=$(pgrep -u "$AG_USER" -f "$AG_DIR/agentgate" | wc -l)
-printf '  %d sessions, %.2f MiB RSS each (goal <= 3 MiB)\n' "$sessions" "$(calc "$rss_kb / $sessions / 1024")"
+printf '  %d sessions, %.2f MiB PSS each (goal <= 3 MiB; RSS with shared libraries counted in full: %.2f MiB)\n' \
+    "$sessions" "$(calc "$pss_kb / $sessions / 1024")" "$(calc "$rss_kb / $sessions / 1024")"
 for fd in "${fifos[@]}"; do exec {fd}>&-; done
 wait "${pids[@]}" 2>/dev/null
 

@@ -270,6 +270,35 @@ EOF
 	return 1
 }
 
+# ag_start_baseline_sshd: for benchmarks, a second sshd with the same
+# config but no ForceCommand (the baseline).  Sets PLAIN_PORT and PLAIN_SSH
+# (AG_SSH pointed at it) and stops it on exit.
+ag_start_baseline_sshd() {
+	local p
+	sed -e "/^ForceCommand/d" "$AG_DIR/sshd_config" > "$AG_DIR/plain_config"
+	PLAIN_PORT=
+	for _ in 1 2 3 4 5; do
+		p=$(ag_free_port)
+		sed -i "s/^Port .*/Port $p/" "$AG_DIR/plain_config"
+		"$SSHD" -D -e -f "$AG_DIR/plain_config" 2>>"$AG_DIR/sshd.log" &
+		AG_PLAIN_PID=$!
+		for _ in $(seq 1 50); do
+			(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null && { PLAIN_PORT=$p; break; }
+			kill -0 "$AG_PLAIN_PID" 2>/dev/null || break
+			sleep 0.1
+		done
+		[ -n "$PLAIN_PORT" ] && break
+		kill "$AG_PLAIN_PID" 2>/dev/null
+	done
+	[ -n "$PLAIN_PORT" ] || { echo "cannot start the baseline sshd" >&2; return 1; }
+	trap 'kill $AG_PLAIN_PID 2>/dev/null; ag_cleanup' EXIT
+	PLAIN_SSH=("${AG_SSH[@]}")
+	for i in "${!PLAIN_SSH[@]}"; do
+		[ "${PLAIN_SSH[$i]}" = "$AG_PORT" ] && PLAIN_SSH[$i]=$PLAIN_PORT
+	done
+	return 0
+}
+
 # ag_make_world [DIR]: the work directory (DIR, else a fresh one under
 # /run), a copy of the gateway, host and client keys, the audit directory.
 ag_make_world() {
