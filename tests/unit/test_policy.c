@@ -1234,13 +1234,17 @@ static void
 per_command_entries(void **state)
 {
 	struct ag_decision d;
+	char lsbin[PATH_MAX + 8], lsreal[PATH_MAX];
 
 	(void)state;
+	/* where ls really is depends on the host (merged /usr or not) */
+	snprintf(lsbin, sizeof(lsbin), "%s/bin/ls", tdir);
+	assert_non_null(realpath(lsbin, lsreal));
 	decide_in("ro", "ls -la | grep x; echo $(cat f)", work, envv, &d);
 	assert_int_equal(d.verdict, AG_ALLOW);
 	assert_int_equal(d.ncmds, 4);
 	assert_string_equal(d.cmds[0].name, "ls");
-	assert_string_equal(d.cmds[0].path, "/usr/bin/ls");
+	assert_string_equal(d.cmds[0].path, lsreal);
 	assert_string_equal(d.cmds[0].text, "ls -la");
 	assert_string_equal(d.cmds[0].rule, "profiles.ro.allow[0]");
 	assert_string_equal(d.cmds[0].reason, "allowed");
