@@ -1886,7 +1886,7 @@ load_users(struct ctx *c, const struct ynode *v)
 
 static const char *const profile_keys[] = {
 	"allow", "deny", "features", "paths", "network", "file_transfer", "env",
-	"limits", "unknown", "validator", NULL
+	"limits", "unknown", "validator", "tier", NULL
 };
 static const char *const rule_keys[] = {
 	"command", "subcommands", "args", "deny_args", "allow_options", NULL
@@ -1895,7 +1895,7 @@ static const char *const feature_keys[] = {
 	"command_substitution", "process_substitution", "functions", "background",
 	"coproc", "subshell", NULL
 };
-static const char *const paths_keys[] = { "read", "write", "protect", NULL };
+static const char *const paths_keys[] = { "read", "write", "protect", "exec", NULL };
 static const char *const network_keys[] = { "connect", "bind", NULL };
 static const char *const transfer_keys[] = { "sftp", "scp", "rsync", NULL };
 static const char *const env_keys[] = { "deny", "allow", "set", NULL };
@@ -1908,6 +1908,7 @@ static const char *const validator_keys[] = {
 };
 static const char *const feature_names[] = { "allow", "deny", NULL };
 static const char *const unknown_names[] = { "deny", "ask", NULL };
+static const char *const tier_names[] = { "strict", "developer", NULL };
 static const char *const transfer_names[] = { "off", "read", "write", NULL };
 static const char *const kind_names[] = { "openai", "webhook", NULL };
 static const char *const on_error_names[] = { "deny", "allow", NULL };
@@ -2051,6 +2052,8 @@ paths_key(struct ctx *c, const char *key, const struct ynode *k,
 		return get_strlist(c, v, key, &p->paths_read, check_policy_path, 1);
 	if (strcmp(key, "write") == 0)
 		return get_strlist(c, v, key, &p->paths_write, check_policy_path, 1);
+	if (strcmp(key, "exec") == 0)
+		return get_strlist(c, v, key, &p->paths_exec, check_policy_path, 1);
 	return get_strlist(c, v, key, &p->paths_protect, check_policy_path, 1);
 }
 
@@ -2226,6 +2229,12 @@ profile_field(struct ctx *c, const char *key, const struct ynode *k,
 		p->unknown = (enum ag_unknown)e;
 		return 0;
 	}
+	if (strcmp(key, "tier") == 0) {
+		if (get_enum(c, v, key, tier_names, &e) == -1)
+			return -1;
+		p->tier = (enum ag_tier)e;
+		return 0;
+	}
 	/* validator */
 	if ((p->validator = calloc(1, sizeof(*p->validator))) == NULL)
 		return oom(c, v);
@@ -2278,6 +2287,13 @@ profile_entry(struct ctx *c, const char *key, const struct ynode *k,
 		return err_node(c, k, "profile '%s' has no 'allow' list: name the "
 		    "programs it may run (or set 'unknown: ask' with a validator)",
 		    key);
+	if (p->paths_exec.n > 0 && p->tier != AG_TIER_DEVELOPER) {
+		u = map_get(v, "paths");
+		u = u ? map_get(u, "exec") : NULL;
+		return err_node(c, u ? u : k, "profile '%s' has 'paths.exec' but is "
+		    "not 'tier: developer': only the developer tier runs built files",
+		    key);
+	}
 	if (p->unknown == AG_UNKNOWN_ASK && p->validator == NULL) {
 		u = map_get(v, "unknown");
 		return err_node(c, u ? u : k, "profile '%s' has 'unknown: ask' "
@@ -2608,6 +2624,7 @@ profile_free(struct ag_profile *p)
 	strlist_free(&p->paths_read);
 	strlist_free(&p->paths_write);
 	strlist_free(&p->paths_protect);
+	strlist_free(&p->paths_exec);
 	free(p->net_connect);
 	free(p->net_bind);
 	strlist_free(&p->env_deny);

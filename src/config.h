@@ -32,6 +32,7 @@ struct ag_strlist {
 
 enum ag_sandbox_mode { AG_SANDBOX_REQUIRED = 0, AG_SANDBOX_BEST_EFFORT, AG_SANDBOX_OFF };
 enum ag_unknown      { AG_UNKNOWN_DENY = 0, AG_UNKNOWN_ASK };
+enum ag_tier         { AG_TIER_STRICT = 0, AG_TIER_DEVELOPER };
 enum ag_feature      { AG_FEATURE_ALLOW = 0, AG_FEATURE_DENY };
 enum ag_transfer     { AG_TRANSFER_OFF = 0, AG_TRANSFER_READ, AG_TRANSFER_WRITE };
 enum ag_on_error     { AG_ON_ERROR_DENY = 0, AG_ON_ERROR_ALLOW };
@@ -95,6 +96,15 @@ struct ag_validator {
 
 struct ag_profile {
 	char			*name;
+	/*
+	 * strict: only the allowed programs execute, anywhere in a command's
+	 * tree.  developer: the typed line is judged the same way, but what
+	 * allowed programs start (make recipes, configure, test runners,
+	 * compilers, files beneath paths.exec) may execute too; the kernel
+	 * (writes, protected paths, network) and exec-time deny rules bound
+	 * the whole tree.  See doc/sandbox.md.
+	 */
+	enum ag_tier		 tier;
 	struct ag_rule		*allow;
 	size_t			 nallow;
 	struct ag_rule		*deny;
@@ -103,6 +113,7 @@ struct ag_profile {
 	struct ag_strlist	 paths_read;	/* as written; "~" expanded at use */
 	struct ag_strlist	 paths_write;
 	struct ag_strlist	 paths_protect;	/* added to the built-in list */
+	struct ag_strlist	 paths_exec;	/* developer tier: files beneath may run */
 	int			 has_network;	/* 0: key absent → no connect, no bind */
 	int			*net_connect;	/* TCP ports */
 	size_t			 nnet_connect;
