@@ -11,6 +11,7 @@
  */
 #include "agconfig.h"
 
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
