@@ -873,6 +873,12 @@ static const char *const protect_builtin[] = {
 	NULL
 };
 
+const char *const *
+ag_policy_protected(void)
+{
+	return protect_builtin;
+}
+
 /* Expand a list entry: "~" and "~/x" from home; relative entries are
  * taken relative to home as well (documented in agentgate.yaml(5)). */
 static int

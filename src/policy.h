@@ -59,4 +59,12 @@ int	ag_policy_check(const struct ag_policy_ctx *ctx, const char *line, size_t le
 void	ag_decision_free(struct ag_decision *d);
 const char *ag_verdict_name(enum ag_verdict v);	/* "allow", "deny", "ask" */
 
+/*
+ * The built-in protected paths (shell, ssh and git startup files, git
+ * config and hooks), as globs: "~/" is home, a leading "**" any directory.  Never
+ * written by a redirection; the developer tier's sandbox binds them
+ * read-only.  NULL-terminated, static.
+ */
+const char *const *ag_policy_protected(void);
+
 #endif

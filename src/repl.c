@@ -103,7 +103,7 @@ ag_repl_sandbox(struct ag_repl *r, struct ag_err *err)
 	if (r->cfg == NULL)
 		return 0;
 	if (r->sandbox != NULL && ag_sandbox_matches(r->sandbox, r->profile, s->home, s->cwd, s->env))
-		return 0;
+		return ag_sandbox_refresh(r->sandbox, err);
 	ag_sandbox_free(r->sandbox);
 	if ((r->sandbox = ag_sandbox_prepare(r->cfg, r->profile, s->home, s->cwd, s->env, err)) == NULL)
 		return -1;

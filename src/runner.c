@@ -293,6 +293,10 @@ build_script(const struct ag_run_opts *o)
 	if (st != 0 && ag_strbuf_printf(&sb,
 	    " __ag_s() { unset -f __ag_s; return %d; }; __ag_s", st) < 0)
 		goto fail;
+	/* the sandbox guard's test leaves $? at 1: a 0 must be set again */
+	if (st == 0 && o->sandbox != NULL && *ag_sandbox_script_guard(o->sandbox) != '\0' &&
+	    ag_strbuf_addstr(&sb, " :") < 0)
+		goto fail;
 	/* the command on its own line: a trailing comment cannot hide anything */
 	if (ag_strbuf_addch(&sb, '\n') < 0 || ag_strbuf_append(&sb, o->cmd, o->cmdlen) < 0 ||
 	    ag_strbuf_addch(&sb, '\n') < 0)

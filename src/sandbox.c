@@ -39,6 +39,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -67,6 +68,7 @@
 
 #include "log.h"
 #include "pathutil.h"
+#include "policy.h"
 #include "sandbox.h"
 
 #ifndef AG_PKGLIBDIR
@@ -146,6 +148,24 @@ struct plist {
 	size_t	  n, cap;
 };
 
+/* One mount operation in the session's namespace (see ns_apply). */
+enum nsop_kind {
+	NSOP_REMOUNT,	/* bind path onto itself, then remount with flags */
+	NSOP_PIN,	/* bind onto itself only: a mount point cannot be renamed
+			 * or removed, so a .git directory stays where it is */
+	NSOP_TMPFS,	/* a fresh tmpfs on path, with flags */
+};
+
+struct nsop {
+	enum nsop_kind	 kind;
+	char		*path;
+	unsigned long	 flags;
+};
+
+#define MAX_REPOS	256	/* git repositories pinned per session */
+#define SCAN_DEPTH	6	/* how deep write roots are searched for .git */
+#define SCAN_ENTRIES	50000	/* directory entries looked at per scan */
+
 enum { RL_NPROC, RL_NOFILE, RL_FSIZE, RL_CPU, RL_AS, RL_COUNT };
 
 struct ag_sandbox {
@@ -160,10 +180,22 @@ struct ag_sandbox {
 	struct sock_fprog	 fprog;
 	int			 rl_set[RL_COUNT];
 	struct rlimit		 rl[RL_COUNT];
-	/* write roots remounted noexec in a private user+mount namespace */
-	char			**nx_path;
-	unsigned long		 *nx_flags;	/* MS_* flags the remount keeps */
-	size_t			  nx_n;
+	/*
+	 * The session's private user+mount namespace is built from a list of
+	 * mount operations, in order: write roots remounted noexec, paths.exec
+	 * roots given exec back (developer tier), a private tmpfs on /tmp
+	 * (developer tier), and the protected paths beneath write roots bound
+	 * read-only (developer tier).  ag_sandbox_refresh() appends to it.
+	 */
+	struct nsop		 *ops;
+	size_t			  nops, capops;
+	size_t			  nops_done;	/* applied in the namespace */
+	int			  developer;	/* profile tier: developer */
+	int			  private_tmp;	/* /tmp is the session's own tmpfs */
+	int			  tmp_fd;	/* its root (O_PATH), for Landlock: a rule
+						 * on the mount point does not cover it */
+	struct plist		  writes;	/* write roots, for refresh scans */
+	struct plist		  repos;	/* .git directories already pinned */
 	int			  ns_user_fd;	/* the namespace, built once; -1 none */
 	int			  ns_mnt_fd;
 	char			*preload;	/* agsandbox.so when used */
@@ -189,6 +221,8 @@ struct build {
 	struct plist		 holes;		/* files never readable nor executable */
 	struct plist		 reads;		/* read roots */
 	struct plist		 writes;	/* write roots */
+	struct plist		 execs;		/* developer tier: paths.exec roots */
+	uint64_t		 rd_dir, rd_file;	/* what a read root grants */
 	uint64_t		 h_inner, h_outer;
 	uint64_t		 h_net, scoped;
 	struct ag_err		*err;
@@ -455,9 +489,9 @@ add_read_split(struct build *b, const char *root, int depth)
 		return 0;
 	if (!S_ISDIR(st.st_mode))
 		return is_hole(b, root) ? 0 :
-		    add_path_rule(b, b->sb->inner_fd, AT_FDCWD, root, LANDLOCK_ACCESS_FS_READ_FILE);
+		    add_path_rule(b, b->sb->inner_fd, AT_FDCWD, root, b->rd_file);
 	if (!has_hole_within(b, root))
-		return add_path_rule(b, b->sb->inner_fd, AT_FDCWD, root, FS_READ);
+		return add_path_rule(b, b->sb->inner_fd, AT_FDCWD, root, b->rd_dir);
 	if (depth > MAX_DEPTH)
 		return 0;
 	/* listing stays possible; entries are granted one by one */
@@ -489,8 +523,7 @@ add_read_split(struct build *b, const char *root, int depth)
 		if (type == DT_DIR)
 			rc = add_read_split(b, child, depth + 1);
 		else if (!isprog && !is_hole(b, child))
-			rc = add_path_rule(b, b->sb->inner_fd, AT_FDCWD, child,
-			    LANDLOCK_ACCESS_FS_READ_FILE);
+			rc = add_path_rule(b, b->sb->inner_fd, AT_FDCWD, child, b->rd_file);
 	}
 	closedir(d);
 	return rc;
@@ -619,6 +652,35 @@ collect_holes(struct build *b, const char *runner, const char *path_env)
 			}
 		}
 		fclose(fp);
+	}
+	return 0;
+}
+
+/*
+ * Developer tier: shells and the toolchain run, so the only holes are the
+ * programs a deny rule refuses whole (no subcommand or argument condition):
+ * those are refused by the kernel for every process of the tree.  Narrower
+ * deny rules are checked at each exec by the exec supervisor.
+ */
+static int
+collect_deny_holes(struct build *b, const char *path_env)
+{
+	size_t i;
+
+	for (i = 0; i < b->p->ndeny; i++) {
+		const struct ag_rule *r = &b->p->deny[i];
+		char found[PATH_MAX];
+
+		if (r->command == NULL || r->subcommands.n > 0 || r->args.n > 0 ||
+		    r->deny_args.n > 0 || ag_path_has_glob(r->command))
+			continue;
+		if (r->command[0] == '/') {
+			if (add_hole(b, r->command) < 0)
+				return -1;
+		} else if (strchr(r->command, '/') == NULL &&
+		    resolve_in_path(r->command, path_env, found, sizeof(found)) == 0 &&
+		    add_hole(b, found) < 0)
+			return -1;
 	}
 	return 0;
 }
@@ -783,6 +845,10 @@ build_rulesets(struct build *b)
 	for (i = 0; i < b->writes.n; i++)
 		if (add_path_rule(b, sb->outer_fd, AT_FDCWD, b->writes.v[i], b->h_outer) < 0)
 			return -1;
+	/* the session's own tmpfs, mounted over /tmp in its namespace: a rule
+	 * on the mount point covers what is mounted there */
+	if (sb->private_tmp && add_fd_rule(b, sb->outer_fd, sb->tmp_fd, b->h_outer) < 0)
+		return -1;
 	for (i = 0; dev_writes[i] != NULL; i++)
 		if (add_path_rule(b, sb->outer_fd, AT_FDCWD, dev_writes[i],
 		    b->h_outer & (LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_TRUNCATE)) < 0)
@@ -802,6 +868,8 @@ build_rulesets(struct build *b)
 	for (i = 0; i < b->reads.n; i++)
 		if (add_read_split(b, b->reads.v[i], 0) < 0)
 			return -1;
+	if (sb->private_tmp && add_fd_rule(b, sb->inner_fd, sb->tmp_fd, b->rd_dir) < 0)
+		return -1;
 	return 0;
 }
 
@@ -932,27 +1000,36 @@ note_add(struct ag_sandbox *sb, const char *what)
 	return 0;
 }
 
-/* ---- noexec write roots --------------------------------------------------- */
+/* ---- the session's mount namespace ---------------------------------------- */
 
 /*
  * The loader maps any file it can read, and the command can write files
  * beneath paths.write.  So each command runs in a user and mount namespace
  * (one per prepared sandbox) where every write root is remounted noexec:
- * `ld.so ./written-elf` then fails at mmap(PROT_EXEC).  The child joins it
- * before entering Landlock; afterwards Landlock forbids any mount change,
- * and exec leaves a non-root user no capability in the namespace.
+ * `ld.so ./written-elf` then fails at mmap(PROT_EXEC).  In the developer
+ * tier the same namespace gives paths.exec back its exec right, puts a
+ * private tmpfs on /tmp, and binds the protected paths beneath the write
+ * roots (git config and hooks of every repository, startup files) read-only,
+ * so no program of the tree can change them: Landlock cannot subtract a
+ * file from a writable directory, a read-only mount can.  The child joins
+ * the namespace before entering Landlock; afterwards Landlock forbids any
+ * mount change, and exec leaves a non-root user no capability in it.
  */
+
+/* MS_* flags for a remount of path: what must be kept (a user namespace may
+ * not clear "locked" flags) plus set; 0 when path cannot be looked at. */
 static unsigned long
-kept_mount_flags(const char *path)
+remount_flags(const char *path, unsigned long set)
 {
 	struct statvfs sv;
-	unsigned long f = MS_BIND | MS_REMOUNT | MS_NOEXEC | MS_NOSUID | MS_NODEV;
+	unsigned long f = MS_BIND | MS_REMOUNT | MS_NOSUID | MS_NODEV | set;
 
 	if (statvfs(path, &sv) < 0)
 		return 0;
-	/* a user namespace may not clear these "locked" flags: carry them over */
 	if (sv.f_flag & ST_RDONLY)
 		f |= MS_RDONLY;
+	if (sv.f_flag & ST_NOEXEC)
+		f |= MS_NOEXEC;
 	if (sv.f_flag & ST_NOATIME)
 		f |= MS_NOATIME;
 	if (sv.f_flag & ST_NODIRATIME)
@@ -960,6 +1037,60 @@ kept_mount_flags(const char *path)
 	if (sv.f_flag & ST_RELATIME)
 		f |= MS_RELATIME;
 	return f;
+}
+
+static int
+ops_add(struct ag_sandbox *sb, enum nsop_kind kind, const char *path, unsigned long flags)
+{
+	if (sb->nops == sb->capops) {
+		size_t nc = sb->capops ? sb->capops * 2 : 16;
+		struct nsop *n = realloc(sb->ops, nc * sizeof(*n));
+
+		if (n == NULL)
+			return -1;
+		sb->ops = n;
+		sb->capops = nc;
+	}
+	if ((sb->ops[sb->nops].path = strdup(path)) == NULL)
+		return -1;
+	sb->ops[sb->nops].kind = kind;
+	sb->ops[sb->nops].flags = flags;
+	sb->nops++;
+	return 0;
+}
+
+/*
+ * Apply ops[from .. to) in the current (namespace-owning) process.  A path
+ * that vanished since it was listed is skipped; any other failure fails
+ * the whole namespace, since what it promises would not hold.
+ * Async-signal-safe: runs in forked children.
+ */
+static int
+ns_apply(const struct ag_sandbox *sb, size_t from, size_t to)
+{
+	size_t i;
+
+	for (i = from; i < to; i++) {
+		const struct nsop *o = &sb->ops[i];
+		int rc;
+
+		switch (o->kind) {
+		case NSOP_TMPFS:
+			rc = mount("tmpfs", o->path, "tmpfs", o->flags, "mode=0700");
+			break;
+		case NSOP_PIN:
+			rc = mount(o->path, o->path, NULL, MS_BIND, NULL);
+			break;
+		default:
+			rc = mount(o->path, o->path, NULL, MS_BIND | MS_REC, NULL);
+			if (rc == 0)
+				rc = mount(NULL, o->path, NULL, o->flags, NULL);
+			break;
+		}
+		if (rc < 0 && errno != ENOENT)
+			return -1;
+	}
+	return 0;
 }
 
 static int
@@ -1002,7 +1133,7 @@ static void __attribute__((noreturn))
 ns_helper(const struct ag_sandbox *sb, int readyfd, int holdfd)
 {
 	char line[64], c;
-	size_t i, n;
+	size_t n;
 	/* before unshare: inside, until the maps exist, we are the overflow id */
 	uid_t uid = geteuid();
 	gid_t gid = getegid();
@@ -1023,10 +1154,8 @@ ns_helper(const struct ag_sandbox *sb, int readyfd, int holdfd)
 		_exit(3);
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 		_exit(4);
-	for (i = 0; i < sb->nx_n; i++)
-		if (mount(sb->nx_path[i], sb->nx_path[i], NULL, MS_BIND | MS_REC, NULL) < 0 ||
-		    mount(NULL, sb->nx_path[i], NULL, sb->nx_flags[i], NULL) < 0)
-			_exit(5);
+	if (ns_apply(sb, 0, sb->nops) < 0)
+		_exit(5);
 	if (write(readyfd, "r", 1) != 1)
 		_exit(6);
 	/* the parent opens /proc/PID/ns/{user,mnt}, then closes holdfd */
@@ -1042,7 +1171,7 @@ ns_helper(const struct ag_sandbox *sb, int readyfd, int holdfd)
  * privilege.  0 ok, -1 when user namespaces are not available here.
  */
 static int
-make_noexec_ns(struct ag_sandbox *sb)
+make_ns(struct ag_sandbox *sb)
 {
 	int ready[2], hold[2], st, rc = -1;
 	char path[64], c;
@@ -1068,6 +1197,11 @@ make_noexec_ns(struct ag_sandbox *sb)
 		snprintf(path, sizeof(path), "/proc/%ld/ns/mnt", (long)pid);
 		sb->ns_mnt_fd = open(path, O_RDONLY | O_CLOEXEC);
 		rc = sb->ns_user_fd >= 0 && sb->ns_mnt_fd >= 0 ? 0 : -1;
+		if (rc == 0 && sb->private_tmp) {
+			snprintf(path, sizeof(path), "/proc/%ld/root/tmp", (long)pid);
+			sb->tmp_fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+			rc = sb->tmp_fd >= 0 ? 0 : -1;
+		}
 	}
 	close(ready[0]);
 	close(hold[1]);
@@ -1079,34 +1213,256 @@ make_noexec_ns(struct ag_sandbox *sb)
 			close(sb->ns_user_fd);
 		if (sb->ns_mnt_fd >= 0)
 			close(sb->ns_mnt_fd);
-		sb->ns_user_fd = sb->ns_mnt_fd = -1;
+		if (sb->tmp_fd >= 0)
+			close(sb->tmp_fd);
+		sb->ns_user_fd = sb->ns_mnt_fd = sb->tmp_fd = -1;
+	} else
+		sb->nops_done = sb->nops;
+	return rc;
+}
+
+/* Apply the operations added since the namespace was made, inside it. */
+static int
+ns_catch_up(struct ag_sandbox *sb)
+{
+	pid_t pid;
+	int st;
+
+	if (sb->nops_done == sb->nops)
+		return 0;
+	if ((pid = fork()) < 0)
+		return -1;
+	if (pid == 0) {
+		(void)prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+		if (setns(sb->ns_user_fd, CLONE_NEWUSER) < 0 ||
+		    setns(sb->ns_mnt_fd, CLONE_NEWNS) < 0)
+			_exit(1);
+		_exit(ns_apply(sb, sb->nops_done, sb->nops) < 0 ? 2 : 0);
 	}
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		errno = EPERM;
+		return -1;
+	}
+	sb->nops_done = sb->nops;
+	return 0;
+}
+
+/* ---- protected paths beneath the write roots (developer tier) ------------- */
+
+static int
+beneath_any(const struct plist *roots, const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < roots->n; i++)
+		if (path_within(path, roots->v[i]))
+			return 1;
+	return 0;
+}
+
+/* Bind path read-only if it exists and a write root holds it. */
+static int
+protect_path(struct ag_sandbox *sb, const char *path)
+{
+	char real[PATH_MAX];
+	struct stat st;
+	unsigned long f;
+
+	if (realpath(path, real) == NULL || lstat(real, &st) < 0 ||
+	    !beneath_any(&sb->writes, real))
+		return 0;
+	if ((f = remount_flags(real, MS_RDONLY | MS_NOEXEC)) == 0)
+		return 0;
+	return ops_add(sb, NSOP_REMOUNT, real, f);
+}
+
+/*
+ * A repository: its .git directory is pinned (so it cannot be moved aside
+ * and replaced), its config and hooks are read-only.  A repository without
+ * a hooks directory gets an empty one first, or the command could create it.
+ */
+static int
+protect_repo(struct ag_sandbox *sb, const char *gitdir)
+{
+	static const char *const parts[] = { "config", "config.worktree", "hooks", NULL };
+	char p[PATH_MAX];
+	size_t i;
+
+	if (plist_has(&sb->repos, gitdir) || sb->repos.n >= MAX_REPOS)
+		return 0;
+	if (plist_add(&sb->repos, gitdir) < 0 || ops_add(sb, NSOP_PIN, gitdir, 0) < 0)
+		return -1;
+	if ((size_t)snprintf(p, sizeof(p), "%s/hooks", gitdir) < sizeof(p))
+		(void)mkdir(p, 0755);
+	for (i = 0; parts[i] != NULL; i++)
+		if ((size_t)snprintf(p, sizeof(p), "%s/%s", gitdir, parts[i]) < sizeof(p) &&
+		    protect_path(sb, p) < 0)
+			return -1;
+	return 0;
+}
+
+/* Find .git directories beneath dir (canonical), bounded in depth and work. */
+static int
+scan_repos(struct ag_sandbox *sb, const char *dir, int depth, size_t *budget)
+{
+	DIR *d;
+	struct dirent *de;
+	int fd, rc = 0;
+
+	if (depth > SCAN_DEPTH)
+		return 0;
+	if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		return 0;
+	if ((d = fdopendir(fd)) == NULL) {
+		close(fd);
+		return 0;
+	}
+	while (rc == 0 && *budget > 0 && (de = readdir(d)) != NULL) {
+		char child[PATH_MAX];
+		struct stat st;
+
+		(*budget)--;
+		if (de->d_name[0] == '.' && (de->d_name[1] == '\0' ||
+		    (de->d_name[1] == '.' && de->d_name[2] == '\0')))
+			continue;
+		if (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN)
+			continue;
+		if ((size_t)snprintf(child, sizeof(child), "%s/%s", strcmp(dir, "/") ? dir : "",
+		    de->d_name) >= sizeof(child) || lstat(child, &st) < 0 || !S_ISDIR(st.st_mode))
+			continue;
+		if (strcmp(de->d_name, ".git") == 0)
+			rc = protect_repo(sb, child);
+		else if (strcmp(de->d_name, "node_modules") != 0)
+			rc = scan_repos(sb, child, depth + 1, budget);
+	}
+	closedir(d);
 	return rc;
 }
 
 static int
-set_noexec_roots(struct ag_sandbox *sb, const struct plist *writes)
+scan_write_roots(struct ag_sandbox *sb)
+{
+	size_t i, budget = SCAN_ENTRIES;
+
+	for (i = 0; i < sb->writes.n; i++)
+		if (scan_repos(sb, sb->writes.v[i], 0, &budget) < 0)
+			return -1;
+	return 0;
+}
+
+/*
+ * The developer tier's namespace plan.  The protected startup files are
+ * policy.c's list (ag_policy_protected), so that the typed line and the
+ * kernel protect the same names; "**" entries are found by the repository
+ * scan, globbed ones that exist are bound, missing names cannot be (see
+ * doc/sandbox.md).
+ */
+static int
+plan_developer_ns(struct build *b)
+{
+	struct ag_sandbox *sb = b->sb;
+	const char *const *prot = ag_policy_protected();
+	size_t i, k;
+
+	for (i = 0; i < b->execs.n; i++) {
+		unsigned long f;
+
+		if (!beneath_any(&b->writes, b->execs.v[i]))
+			continue;
+		if ((f = remount_flags(b->execs.v[i], 0)) != 0 &&
+		    ops_add(sb, NSOP_REMOUNT, b->execs.v[i], f & ~(unsigned long)MS_NOEXEC) < 0)
+			return -1;
+	}
+	if (ops_add(sb, NSOP_TMPFS, "/tmp", MS_NOSUID | MS_NODEV |
+	    (beneath_any(&b->execs, "/tmp") ? 0 : MS_NOEXEC)) < 0)
+		return -1;
+	sb->private_tmp = 1;
+	for (k = 0; k < 2; k++) {
+		const struct ag_strlist *l = &b->p->paths_protect;
+		size_t n = k == 0 ? SIZE_MAX : l->n;
+
+		for (i = 0; i < n && (k == 1 || prot[i] != NULL); i++) {
+			const char *e = k == 0 ? prot[i] : l->v[i];
+			char abs[PATH_MAX], *star;
+			size_t len;
+
+			if (strncmp(e, "**/", 3) == 0)
+				continue;	/* found by the repository scan */
+			/* relative entries are relative to home, as in policy.c */
+			if (ag_path_absolute(e, b->home, b->home, abs, sizeof(abs)) < 0)
+				continue;
+			len = strlen(abs);
+			if (len > 3 && strcmp(abs + len - 3, "/**") == 0)
+				abs[len - 3] = '\0';	/* a whole directory */
+			if ((star = strpbrk(abs, "*?[")) != NULL) {
+				glob_t g;
+				size_t j;
+
+				if (glob(abs, GLOB_NOSORT, NULL, &g) == 0) {
+					for (j = 0; j < g.gl_pathc; j++)
+						if (protect_path(sb, g.gl_pathv[j]) < 0) {
+							globfree(&g);
+							return -1;
+						}
+					globfree(&g);
+				}
+				continue;
+			}
+			if (protect_path(sb, abs) < 0)
+				return -1;
+		}
+	}
+	return scan_write_roots(sb);
+}
+
+/*
+ * Plan and build the namespace.  Without user namespaces, the strict tier
+ * notes what it loses; the developer tier's protections exist only there,
+ * so `required` refuses and best_effort notes it.
+ */
+static int
+set_ns(struct ag_sandbox *sb, struct build *b)
 {
 	size_t i;
 
-	if (writes->n == 0)
-		return 0;
-	sb->nx_path = calloc(writes->n, sizeof(*sb->nx_path));
-	sb->nx_flags = calloc(writes->n, sizeof(*sb->nx_flags));
-	if (sb->nx_path == NULL || sb->nx_flags == NULL)
-		return -1;
-	for (i = 0; i < writes->n; i++) {
-		unsigned long f = kept_mount_flags(writes->v[i]);
+	for (i = 0; i < b->writes.n; i++) {
+		unsigned long f = remount_flags(b->writes.v[i], MS_NOEXEC);
 
-		if (f == 0)
-			continue;
-		if ((sb->nx_path[sb->nx_n] = strdup(writes->v[i])) == NULL)
-			return -1;
-		sb->nx_flags[sb->nx_n++] = f;
+		if (plist_add(&sb->writes, b->writes.v[i]) < 0)
+			return ag_err_set(b->err, "out of memory");
+		if (f != 0 && ops_add(sb, NSOP_REMOUNT, b->writes.v[i], f) < 0)
+			return ag_err_set(b->err, "out of memory");
 	}
-	if (sb->nx_n > 0 && make_noexec_ns(sb) < 0)
-		return note_add(sb, "no user namespaces: files written beneath paths.write stay "
-		    "mappable by the dynamic loader");
+	if (sb->developer && plan_developer_ns(b) < 0)
+		return ag_err_set(b->err, "out of memory");
+	if (sb->nops == 0 || make_ns(sb) == 0)
+		return 0;
+	sb->private_tmp = 0;
+	if (sb->developer && sb->mode == AG_SANDBOX_REQUIRED)
+		return ag_err_set(b->err, "kernel sandbox: the developer tier needs a user and mount "
+		    "namespace (%s), and gateway.sandbox is required: commands are refused",
+		    strerror(errno));
+	if (note_add(sb, sb->developer ? "no user namespaces: protected paths beneath paths.write "
+	    "are not read-only for programs, files written there stay mappable by the loader, "
+	    "and /tmp is not private" : "no user namespaces: files written beneath paths.write "
+	    "stay mappable by the dynamic loader") < 0)
+		return ag_err_set(b->err, "out of memory");
+	return 0;
+}
+
+int
+ag_sandbox_refresh(struct ag_sandbox *sb, struct ag_err *err)
+{
+	if (sb == NULL || !sb->developer || sb->ns_user_fd < 0)
+		return 0;
+	if (scan_write_roots(sb) < 0)
+		return ag_err_set(err, "out of memory");
+	if (ns_catch_up(sb) < 0)
+		return ag_err_set(err, "kernel sandbox: could not protect a new git repository "
+		    "(%s): the command is refused", strerror(errno));
 	return 0;
 }
 
@@ -1148,9 +1504,18 @@ ag_sandbox_prepare(const struct ag_config *cfg, const struct ag_profile *p, cons
 	b.cwd = cwd ? cwd : "/";
 	b.err = err;
 	sb->outer_fd = sb->inner_fd = -1;
-	sb->ns_user_fd = sb->ns_mnt_fd = -1;
+	sb->ns_user_fd = sb->ns_mnt_fd = sb->tmp_fd = -1;
 	sb->mode = cfg->gw.sandbox;
 	sb->profile = p;
+	sb->developer = p->tier == AG_TIER_DEVELOPER;
+	b.rd_dir = FS_READ;
+	b.rd_file = LANDLOCK_ACCESS_FS_READ_FILE;
+	if (sb->developer) {
+		/* whatever may be read may run; the noexec mounts of the write
+		 * roots (less paths.exec) keep freshly written files out */
+		b.rd_dir |= LANDLOCK_ACCESS_FS_EXECUTE;
+		b.rd_file |= LANDLOCK_ACCESS_FS_EXECUTE;
+	}
 	if ((sb->home = strdup(b.home)) == NULL || (sb->path_env = strdup(path_env ? path_env : "")) == NULL)
 		goto oom;
 	set_limits(sb, &p->limits);
@@ -1200,7 +1565,8 @@ ag_sandbox_prepare(const struct ag_config *cfg, const struct ag_profile *p, cons
 	} else if ((sb->preload = strdup(preload)) == NULL)
 		goto oom;
 
-	if (collect_holes(&b, runner, path_env) < 0)
+	if ((sb->developer ? collect_deny_holes(&b, path_env) :
+	    collect_holes(&b, runner, path_env)) < 0)
 		goto fail;
 	for (i = 0; i < p->nallow; i++) {
 		const char *c = p->allow[i].command;
@@ -1235,9 +1601,11 @@ ag_sandbox_prepare(const struct ag_config *cfg, const struct ag_profile *p, cons
 	if (p->sftp != AG_TRANSFER_OFF && ag_sandbox_sftp_server() != NULL &&
 	    add_exec(&b, ag_sandbox_sftp_server(), 0) < 0)
 		goto fail;
-	if (collect_reads(&b) < 0 || build_rulesets(&b) < 0)
+	if (collect_reads(&b) < 0 ||
+	    (sb->developer && expand_paths(&b, &p->paths_exec, &b.execs) < 0) ||
+	    set_ns(sb, &b) < 0 || build_rulesets(&b) < 0)
 		goto fail;
-	for (i = 0; i < sb->exec.n; i++) {
+	for (i = 0; !sb->developer && i < sb->exec.n; i++) {
 		size_t k;
 
 		for (k = 0; k < b.writes.n; k++)
@@ -1246,8 +1614,6 @@ ag_sandbox_prepare(const struct ag_config *cfg, const struct ag_profile *p, cons
 				    "program the command can rewrite is not executable inside the "
 				    "sandbox", sb->exec.v[i], b.writes.v[k]);
 	}
-	if (set_noexec_roots(sb, &b.writes) < 0)
-		goto oom;
 	if (b.used_cwd && (sb->cwd = strdup(b.cwd)) == NULL)
 		goto oom;
 	snprintf(sb->guard, sizeof(sb->guard), "{ : >&%d; } 2>/dev/null && exit 126\n",
@@ -1256,6 +1622,7 @@ ag_sandbox_prepare(const struct ag_config *cfg, const struct ag_profile *p, cons
 	plist_free(&b.holes);
 	plist_free(&b.reads);
 	plist_free(&b.writes);
+	plist_free(&b.execs);
 	return sb;
 oom:
 	ag_err_set(err, "out of memory");
@@ -1264,6 +1631,7 @@ fail:
 	plist_free(&b.holes);
 	plist_free(&b.reads);
 	plist_free(&b.writes);
+	plist_free(&b.execs);
 	ag_sandbox_free(sb);
 	return NULL;
 }
@@ -1283,11 +1651,14 @@ ag_sandbox_free(struct ag_sandbox *sb)
 		close(sb->ns_user_fd);
 	if (sb->ns_mnt_fd >= 0)
 		close(sb->ns_mnt_fd);
+	if (sb->tmp_fd >= 0)
+		close(sb->tmp_fd);
 	plist_free(&sb->exec);
-	for (i = 0; i < sb->nx_n; i++)
-		free(sb->nx_path[i]);
-	free(sb->nx_path);
-	free(sb->nx_flags);
+	plist_free(&sb->writes);
+	plist_free(&sb->repos);
+	for (i = 0; i < sb->nops; i++)
+		free(sb->ops[i].path);
+	free(sb->ops);
 	free(sb->preload);
 	free(sb->note);
 	free(sb->home);

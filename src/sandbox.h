@@ -67,6 +67,14 @@ struct ag_sandbox *ag_sandbox_prepare(const struct ag_config *cfg, const struct 
 	    const char *home, const char *cwd, char *const *env, struct ag_err *err);
 void	ag_sandbox_free(struct ag_sandbox *sb);
 
+/*
+ * Developer tier, before each command: git repositories that appeared
+ * beneath the write roots since the last call get their .git pinned and
+ * their config and hooks bound read-only in the session's namespace.
+ * 0 ok (also for other tiers), -1 when that failed: the command must not run.
+ */
+int	ag_sandbox_refresh(struct ag_sandbox *sb, struct ag_err *err);
+
 /* 1 when sb was prepared for this profile, home, cwd and PATH. */
 int	ag_sandbox_matches(const struct ag_sandbox *sb, const struct ag_profile *p,
 	    const char *home, const char *cwd, char *const *env);
