@@ -63,6 +63,27 @@ static const char *const builtin_set[] = {
 };
 
 /*
+ * Names inside the sets above that only label or tune what a program does
+ * and cannot make it run anything else: a commit's author and committer.
+ */
+static const char *const harmless_set[] = {
+	"GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_AUTHOR_DATE",
+	"GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "GIT_COMMITTER_DATE",
+	NULL
+};
+
+/*
+ * Developer tier: what programs the tree starts is held by the kernel and
+ * the exec-time deny rules, not by these variables, and test runners need
+ * them; still never the ones that load code at start-up (PYTHONSTARTUP).
+ */
+static const char *const developer_set[] = {
+	"PYTHONPATH", "PYTHONDONTWRITEBYTECODE", "PYTHONUNBUFFERED", "PYTHONHASHSEED",
+	"PYTHONWARNINGS",
+	NULL
+};
+
+/*
  * Refused as assignments, but kept by the capture filter: the runner shell
  * sets these itself (cwd tracking reads PWD back), and a command cannot
  * change PATH or HOME because the policy refuses those assignments.
@@ -100,6 +121,9 @@ ag_envsan_is_dangerous(const char *name, const struct ag_profile *profile)
 		return 1;
 	if (profile != NULL && strlist_globmatch(&profile->env_allow, name))
 		return 0;
+	if (in_set(harmless_set, name) ||
+	    (profile != NULL && profile->tier == AG_TIER_DEVELOPER && in_set(developer_set, name)))
+		return profile != NULL && strlist_globmatch(&profile->env_deny, name);
 	if (in_set(builtin_set, name))
 		return 1;
 	if (profile != NULL && strlist_globmatch(&profile->env_deny, name))

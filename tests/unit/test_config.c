@@ -305,6 +305,10 @@ static const struct errcase errcases[] = {
 	{ "audit_spool_not_scalar", "version: 1\ngateway:\n  audit: {http_url: "
 	  "'http://c/', spool: [/a]}\n", 3, 41,
 	  "expected an absolute path for 'spool', got a list" },
+	{ "tier_unknown", BASE "    tier: lax\n", 5, 11,
+	  "'lax'" },
+	{ "paths_exec_in_strict_tier", BASE "    paths: {write: [~/w], exec: [~/w]}\n", 5, 33,
+	  "profile 'r' has 'paths.exec' but is not 'tier: developer'" },
 	{ "ask_without_validator", BASE "    unknown: ask\n", 5, 14,
 	  "profile 'r' has 'unknown: ask' but no 'validator' to ask" },
 	{ "validator_without_url", BASE "    validator: {model: m}\n", 5, 16,
@@ -850,7 +854,11 @@ loads_shipped_example(void **state)
 	assert_ptr_equal(cfg->users[0].profile, ro);
 	assert_int_equal(ro->unknown, AG_UNKNOWN_DENY);
 	assert_int_equal(ro->features.functions, AG_FEATURE_DENY);
-	assert_int_equal(dev->unknown, AG_UNKNOWN_ASK);
+	assert_int_equal(ro->tier, AG_TIER_STRICT);
+	assert_int_equal(dev->tier, AG_TIER_DEVELOPER);
+	assert_int_equal(dev->paths_exec.n, 1);
+	assert_string_equal(dev->paths_exec.v[0], "~/work");
+	assert_int_equal(dev->unknown, AG_UNKNOWN_DENY);
 	assert_non_null(dev->validator);
 	assert_string_equal(dev->validator->api_key_file,
 	    "/etc/agentgate/validator.key");
