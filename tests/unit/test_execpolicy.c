@@ -1,0 +1,143 @@
+/*
+ * test_execpolicy.c - deny rules at exec time (src/execpolicy.c): an exec
+ * the tree makes is refused exactly when the typed line's deny rules
+ * would refuse it, and the programs no deny rule names pass untouched.
+ */
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "config.h"
+#include "execpolicy.h"
+
+static const char yaml[] =
+	"version: 1\n"
+	"profiles:\n"
+	"  dev:\n"
+	"    tier: developer\n"
+	"    allow: [make, git]\n"
+	"    deny:\n"
+	"      - { command: git, subcommands: [push] }\n"
+	"      - { command: rm, args: [\"-rf\", \"/\"] }\n"
+	"      - su\n"
+	"    paths: {read: [\"/\"], write: [\"/tmp\"], exec: [\"/tmp\"]}\n";
+
+static struct ag_config *cfg;
+static struct ag_execpolicy ep;
+static char pathenv[] = "PATH=/usr/local/bin:/usr/bin:/bin";
+static char *envv[] = { pathenv, NULL };
+
+static int
+setup(void **state)
+{
+	struct ag_err err;
+
+	(void)state;
+	if ((cfg = ag_config_parse(yaml, sizeof(yaml) - 1, "t.yaml", &err)) == NULL) {
+		fprintf(stderr, "%s\n", err.msg);
+		return -1;
+	}
+	ep.profile = ag_config_profile(cfg, "dev");
+	ep.home = "/tmp";
+	ep.env = envv;
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	(void)state;
+	ag_config_free(cfg);
+	return 0;
+}
+
+/* judge PATH ARGV...: 1 allow, 0 deny */
+static int
+judge(const char *path, ...)
+{
+	char *argv[32], reason[512], rule[256];
+	size_t argc = 0;
+	va_list ap;
+	const char *a;
+
+	va_start(ap, path);
+	while ((a = va_arg(ap, const char *)) != NULL && argc < 31)
+		argv[argc++] = (char *)a;
+	va_end(ap);
+	argv[argc] = NULL;
+	return ag_execpolicy_judge(&ep, path, argv, argc, "/tmp", reason, sizeof(reason),
+	    rule, sizeof(rule));
+}
+
+static void
+denied_subcommand_refused_however_it_is_spelled(void **state)
+{
+	(void)state;
+	assert_int_equal(judge("/usr/bin/git", "git", "push", "origin", NULL), 0);
+	assert_int_equal(judge("/usr/bin/git", "git", "-C", "repo", "push", NULL), 0);
+	assert_int_equal(judge("/usr/bin/git", "git", "--no-pager", "push", "-q", NULL), 0);
+	/* argv[0] lies about the program: the path decides */
+	assert_int_equal(judge("/usr/bin/git", "make", "push", NULL), 0);
+	/* another file with a denied name */
+	assert_int_equal(judge("/tmp/bin/git", "git", "push", NULL), 0);
+}
+
+static void
+other_subcommands_and_programs_pass(void **state)
+{
+	(void)state;
+	assert_int_equal(judge("/usr/bin/git", "git", "status", NULL), 1);
+	assert_int_equal(judge("/usr/bin/git", "git", "-C", "repo", "commit", "-m", "push", NULL), 1);
+	assert_int_equal(judge("/usr/bin/make", "make", "-j2", "push", NULL), 1);
+	assert_int_equal(judge("/usr/lib/gcc/x86_64-linux-gnu/12/cc1", "cc1", "-quiet", "x.c", NULL), 1);
+	assert_int_equal(judge("/bin/sh", "sh", "-c", "git push", NULL), 1);	/* judged when sh runs git */
+	assert_int_equal(judge("/usr/bin/rm", "rm", "-f", "x.o", NULL), 1);
+}
+
+static void
+denied_program_and_arguments(void **state)
+{
+	char reason[512], rule[256];
+	char *argv[] = { (char *)"su", (char *)"-c", (char *)"id", NULL };
+
+	(void)state;
+	assert_int_equal(ag_execpolicy_judge(&ep, "/bin/su", argv, 3, "/tmp", reason,
+	    sizeof(reason), rule, sizeof(rule)), 0);
+	assert_string_equal(rule, "profiles.dev.deny[2]");
+	assert_non_null(strstr(reason, "su"));
+	assert_int_equal(judge("/usr/bin/rm", "rm", "-rf", "/", NULL), 0);
+}
+
+static void
+unparsable_or_huge_exec_of_a_denied_program_fails_closed(void **state)
+{
+	static char big[AG_EXECPOLICY_MAX];
+
+	(void)state;
+	assert_int_equal(judge("/usr/bin/git", "git", "st\xff\xfe", NULL), 0);
+	memset(big, 'a', sizeof(big) - 1);
+	assert_int_equal(judge("/usr/bin/git", "git", big, NULL), 0);
+	/* a huge exec of a program no rule names is not even looked at */
+	assert_int_equal(judge("/usr/bin/ld", "ld", big, NULL), 1);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(denied_subcommand_refused_however_it_is_spelled),
+		cmocka_unit_test(other_subcommands_and_programs_pass),
+		cmocka_unit_test(denied_program_and_arguments),
+		cmocka_unit_test(unparsable_or_huge_exec_of_a_denied_program_fails_closed),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
