@@ -7,7 +7,22 @@
 #   3. valgrind:                  the unit tests under memcheck
 #   4. libFuzzer (clang):         a short fixed-seed run of each fuzz target
 # It ends with one line "N passed, N failed" and exits non-zero on any failure.
+#
+#   --under-load [N]   instead: the plain make check N times (default 3) and
+#                      the ASan make check once, each while four busy loops
+#                      keep every core at 100%, to show that no test depends
+#                      on timing.  Not CI's run.
 set -uo pipefail
+
+load_runs=0
+case "${1:-}" in
+--under-load)
+	load_runs=${2:-3}
+	case $load_runs in ''|*[!0-9]*) echo "usage: $0 [--under-load [N]]" >&2; exit 2;; esac
+	;;
+'')	;;
+*)	echo "usage: $0 [--under-load [N]]" >&2; exit 2;;
+esac
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -62,6 +77,34 @@ check() {
 	fi
 	count "$dir"
 }
+
+# --under-load: the same builds, make check under four busy loops
+if [ "$load_runs" -gt 0 ]; then
+	busy=()
+	stop_busy() { [ ${#busy[@]} -gt 0 ] && kill "${busy[@]}" 2>/dev/null; busy=(); }
+	trap stop_busy EXIT
+	build plain || exit 1
+	build asan --enable-sanitizers || exit 1
+	for i in 1 2 3 4; do (while :; do :; done) & busy+=($!); done
+	for r in $(seq 1 "$load_runs") asan; do
+		name=plain
+		if [ "$r" = asan ]; then
+			name=asan
+			export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1
+			export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+		fi
+		say "under load: $name make check${r:+ ($r)}"
+		start=$(date +%s)
+		rm -f "$top/_build/$name/tests/test-suite.log"
+		check "$name"
+		echo "($name: $(( $(date +%s) - start )) s)"
+	done
+	stop_busy
+	echo
+	echo "$passed passed, $failed failed"
+	[ "$failures" -eq 0 ] && [ "$failed" -eq 0 ]
+	exit
+fi
 
 say "pass 1: build and test"
 if build plain; then check plain; else failures=$((failures + 1)); failed=$((failed + 1)); fi
