@@ -1092,6 +1092,32 @@ ag_audit_config_error(const struct ag_audit_info *info, const char *path,
 }
 
 int
+ag_audit_exec_denied(struct ag_audit *a, const char *command, size_t command_len,
+    const char *path, char *const *argv, size_t argc, const char *reason, const char *rule,
+    struct ag_err *err)
+{
+	json_object *o = record(a, "exec_denied"), *av;
+	size_t i;
+
+	if (o == NULL)
+		return ag_err_set(err, "audit: out of memory");
+	if (command != NULL)
+		json_object_object_add(o, "command", jstr(command, command_len));
+	add_str(o, "path", path);
+	if ((av = json_object_new_array()) == NULL) {
+		json_object_put(o);
+		return ag_err_set(err, "audit: out of memory");
+	}
+	for (i = 0; i < argc && argv[i] != NULL; i++)
+		json_object_array_add(av, jstr(argv[i], strlen(argv[i])));
+	json_object_object_add(o, "argv", av);
+	add_str(o, "decision", "deny");
+	add_str(o, "reason", reason);
+	add_str(o, "rule", rule);
+	return emit(a, o, err);
+}
+
+int
 ag_audit_event(struct ag_audit *a, const char *event, const char *request,
     const char *decision, const char *reason, struct ag_err *err)
 {

@@ -112,6 +112,15 @@ int	ag_audit_event(struct ag_audit *a, const char *event, const char *request,
 	    const char *decision, const char *reason, struct ag_err *err);
 
 /*
+ * Developer tier: an exec inside the tree of the command line `command`
+ * that a deny rule refused (execpolicy.h): event "exec_denied" with the
+ * program's path, its argv, reason and rule.
+ */
+int	ag_audit_exec_denied(struct ag_audit *a, const char *command, size_t command_len,
+	    const char *path, char *const *argv, size_t argc, const char *reason,
+	    const char *rule, struct ag_err *err);
+
+/*
  * The policy could not be loaded, so no sink is known: the record goes to
  * syslog (authpriv).  message is the loader's error.
  */

@@ -38,6 +38,25 @@ named_by_deny(const struct ag_profile *p, const char *path, const char *argv0)
 	return 0;
 }
 
+/* "git -C repo push ..." for messages: the program's name and its
+ * arguments, cut to fit; control characters shown as '?'. */
+static void
+show_argv(const char *path, char *const *argv, size_t argc, char *out, size_t outsz)
+{
+	size_t len, i;
+	char *p;
+
+	snprintf(out, outsz, "%s", base_of(path));
+	for (i = 1; i < argc && (len = strlen(out)) + 2 < outsz; i++)
+		snprintf(out + len, outsz - len, " %s", argv[i]);
+	len = strlen(out);
+	if (len + 1 >= outsz && outsz > 4)
+		memcpy(out + outsz - 4, "...", 4);
+	for (p = out; *p != '\0'; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
+}
+
 /* word in single quotes, ' as '\'' */
 static int
 add_quoted(struct ag_strbuf *sb, const char *w)
@@ -103,11 +122,26 @@ ag_execpolicy_judge(const struct ag_execpolicy *ep, const char *path, char *cons
 	 */
 	snprintf(denyid, sizeof(denyid), "%s%s.deny[", pfx, ep->profile->name);
 	if (d.parse_error || (d.verdict == AG_DENY && strncmp(d.rule, denyid, strlen(denyid)) == 0)) {
-		snprintf(reason, reasonsz, "%s", d.reason);
+		char shown[160];
+
+		show_argv(path, argv, argc, shown, sizeof(shown));
+		if (d.parse_error)
+			snprintf(reason, reasonsz, "denied: '%s' names a program a deny rule covers, "
+			    "and its arguments cannot be checked", shown);
+		else
+			snprintf(reason, reasonsz, "denied: '%s' is refused by %s", shown, d.rule);
 		snprintf(rule, rulesz, "%s", d.parse_error ? "exec:unparsable" : d.rule);
 		ag_decision_free(&d);
 		return 0;
 	}
 	ag_decision_free(&d);
 	return 1;
+}
+
+int
+ag_execpolicy_guard_judge(void *ctx, const struct ag_exec_req *req, char *reason,
+    size_t reasonsz, char *rule, size_t rulesz)
+{
+	return ag_execpolicy_judge(ctx, req->path, req->argv, req->argc, req->cwd, reason,
+	    reasonsz, rule, rulesz);
 }

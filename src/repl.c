@@ -14,6 +14,7 @@
 #include "log.h"
 #include "policy.h"
 #include "recording.h"
+#include "execpolicy.h"
 #include "repl.h"
 #include "runner.h"
 #include "sandbox.h"
@@ -120,6 +121,29 @@ ag_repl_sandbox(struct ag_repl *r, struct ag_err *err)
 }
 
 /* ---- one command ----------------------------------------------------------- */
+
+/*
+ * Execs the supervisor refused inside the command's tree: one audit record
+ * each, and a line to the caller, since the refused program's own message
+ * ("Permission denied") does not say why.
+ */
+static void
+exec_denials(struct ag_repl *r, const struct ag_audit_cmd *c, const struct ag_run_result *res)
+{
+	struct ag_err err;
+	size_t i;
+
+	for (i = 0; i < res->ndenials; i++) {
+		const struct ag_exec_denial *d = &res->denials[i];
+
+		fprintf(stderr, "agentgate: %s (an exec inside the command: %s)\n",
+		    d->reason ? d->reason : "denied", d->path ? d->path : "?");
+		if (r->audit != NULL && ag_audit_exec_denied(r->audit, c->command, c->command_len,
+		    d->path, d->argv, d->argc, d->reason, d->rule, &err) < 0)
+			ag_log(LOG_ERR, "%s", err.msg);
+	}
+	fflush(stderr);
+}
 
 static void
 record(struct ag_repl *r, struct ag_audit_cmd *c)
@@ -242,6 +266,7 @@ ag_repl_command(struct ag_repl *r, const char *line, size_t len, int *end_sessio
 	{
 		struct ag_run_opts o;
 		struct ag_run_result res;
+		struct ag_execpolicy ep;
 
 		if (ag_repl_sandbox(r, &err) < 0) {
 			char why[sizeof(err.msg) + 64];
@@ -277,6 +302,14 @@ ag_repl_command(struct ag_repl *r, const char *line, size_t len, int *end_sessio
 			rec_command_line(r, line, len);
 		}
 		o.no_capture = !ag_session_needs_capture(tree);
+		/* developer tier: the deny rules hold at every exec of the tree */
+		ep.profile = r->profile;
+		ep.home = s->home;
+		ep.env = s->env;
+		if (r->profile->tier == AG_TIER_DEVELOPER && ag_sandbox_active(r->sandbox)) {
+			o.exec_judge = ag_execpolicy_guard_judge;
+			o.exec_judge_ctx = &ep;
+		}
 		if (ag_run(&o, &res, &err) < 0) {
 			char why[sizeof(err.msg) + 64];
 
@@ -293,6 +326,7 @@ ag_repl_command(struct ag_repl *r, const char *line, size_t len, int *end_sessio
 			ag_log(LOG_ERR, "%s", err.msg);
 		else if (!res.capture_ok && !o.no_capture)
 			ag_log(LOG_DEBUG, "no complete environment capture; state unchanged");
+		exec_denials(r, &c, &res);
 		c.exit_status = status;
 		c.signal = res.signal;
 		c.duration_ms = res.duration_ms;

@@ -311,7 +311,7 @@ fail:
 
 static void __attribute__((noreturn))
 child(const struct ag_run_opts *o, char *script, char *const *env, int outw, int errw, int capw,
-    pid_t parent, const struct ag_pty *pt)
+    const struct ag_execguard *guard, pid_t parent, const struct ag_pty *pt)
 {
 	static const int reset[] = { SIGCHLD, SIGHUP, SIGTERM, SIGINT, SIGQUIT, SIGALRM,
 	    SIGPIPE, SIGTTOU, SIGTTIN, SIGTSTP };
@@ -342,6 +342,16 @@ child(const struct ag_run_opts *o, char *script, char *const *env, int outw, int
 	if (o->sandbox != NULL && ag_sandbox_child(o->sandbox) < 0) {
 		char msg[256];
 		int n = snprintf(msg, sizeof(msg), "agentgate: cannot enter the kernel sandbox: %s\n",
+		    strerror(errno));
+
+		if (n > 0)
+			(void)!write(o->err_fd, msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
+		_exit(126);
+	}
+	/* after no_new_privs (above), before the shuffle closes the socket */
+	if (guard != NULL && ag_execguard_child(guard) < 0) {
+		char msg[256];
+		int n = snprintf(msg, sizeof(msg), "agentgate: cannot start the exec supervisor: %s\n",
 		    strerror(errno));
 
 		if (n > 0)
@@ -563,6 +573,7 @@ ag_run(const struct ag_run_opts *o, struct ag_run_result *r, struct ag_err *err)
 	size_t cstart;
 	pid_t pid, me = getpid();
 	struct ag_pty pt = { .master = -1, .slave = -1 };
+	struct ag_execguard *guard = NULL;
 
 	memset(r, 0, sizeof(*r));
 	ag_strbuf_init(&cap, o->capture_max ? o->capture_max : AG_RUN_CAPTURE_MAX);
@@ -586,6 +597,9 @@ ag_run(const struct ag_run_opts *o, struct ag_run_result *r, struct ag_err *err)
 		ag_err_set(err, "pipe: %s", strerror(errno));
 		goto fail;
 	}
+	if (o->exec_judge != NULL &&
+	    (guard = ag_execguard_new(o->exec_judge, o->exec_judge_ctx, err)) == NULL)
+		goto fail;
 	got_int = 0;
 	got_alrm = 0;
 	if ((pid = fork()) < 0) {
@@ -593,8 +607,14 @@ ag_run(const struct ag_run_opts *o, struct ag_run_result *r, struct ag_err *err)
 		goto fail;
 	}
 	if (pid == 0)
-		child(o, script, senv != NULL ? senv : o->env, outp[1], errp[1], capp[1], me,
+		child(o, script, senv != NULL ? senv : o->env, outp[1], errp[1], capp[1], guard, me,
 		    o->pty ? &pt : NULL);
+	/* the tree's first exec (the runner itself) waits for this answer */
+	if (guard != NULL && ag_execguard_started(guard, err) < 0) {
+		kill(pid, SIGKILL);
+		(void)waitpid(pid, NULL, 0);
+		goto fail;
+	}
 	ag_sandbox_env_free(senv);
 	senv = NULL;
 	/* also here: no race with kill(-pid) below (in a PTY the child's setsid does it) */
@@ -730,6 +750,8 @@ done:
 	if (capfd >= 0)
 		close(capfd);
 	ag_runner_reap_all();
+	/* the tree is gone: what the supervisor refused goes to the caller */
+	ag_execguard_finish(guard, &r->denials, &r->ndenials);
 	if (o->tty_fd >= 0 && !o->pty)
 		(void)tcsetpgrp(o->tty_fd, getpgrp());
 
@@ -776,6 +798,13 @@ fail:
 	ag_pty_close(&pt);
 	ag_strbuf_free(&cap);
 	ag_sandbox_env_free(senv);
+	{
+		struct ag_exec_denial *d;
+		size_t nd;
+
+		ag_execguard_finish(guard, &d, &nd);
+		ag_execguard_denials_free(d, nd);
+	}
 	free(script);
 	free(buf);
 	return -1;
@@ -789,4 +818,7 @@ ag_run_result_free(struct ag_run_result *r)
 	free(r->capture);
 	r->capture = NULL;
 	r->capture_len = 0;
+	ag_execguard_denials_free(r->denials, r->ndenials);
+	r->denials = NULL;
+	r->ndenials = 0;
 }

@@ -26,6 +26,7 @@
 #include <stddef.h>
 
 #include "err.h"
+#include "execguard.h"
 
 struct ag_sandbox;
 struct ag_rec;
@@ -58,6 +59,12 @@ struct ag_run_opts {
 	int		 pty;
 	struct ag_rec	*rec;		/* PTY output is recorded here, or NULL */
 	int		 rec_required;	/* a recording failure ends the command */
+	/*
+	 * Developer tier: every exec of the command's tree is stopped and
+	 * judged by this (execguard.h); NULL = no exec supervision.
+	 */
+	ag_execguard_judge_fn exec_judge;
+	void		*exec_judge_ctx;
 	int		 no_capture;	/* the command cannot change state
 					 * (ag_session_needs_capture): no trap, no fd 3,
 					 * and bash may exec a lone program directly */
@@ -79,6 +86,8 @@ struct ag_run_result {
 	char			 rec_error[AG_ERR_MSG_MAX];
 	char			 unread[4096];	/* PTY path: keystrokes the command never got */
 	size_t			 unread_len;
+	struct ag_exec_denial	*denials;	/* execs the supervisor refused; owned */
+	size_t			 ndenials;
 };
 
 /* Once per process, before the first ag_run(): signals, subreaper, self-pipe. */
