@@ -40,6 +40,7 @@
 
 #define DEFAULT_PATH	"/usr/local/bin:/usr/bin:/bin"
 #define MAX_CWDS	8	/* possible working directories tracked after cd */
+#define AG_ALLOWED_SHOWN 60 	/* of the allowed programs, in a refusal */
 #define MAX_WRAP	16	/* wrappers inside wrappers */
 #define MAX_ARGS_STACK	32
 
@@ -568,6 +569,32 @@ refuse(struct walker *w, enum ag_verdict v, const char *rule, const char *fmt, .
 		w->oom = 1;
 }
 
+static void allow_as(struct walker *w, const char *rule, const char *fmt, ...)
+    AG_PRINTF(3, 4);
+
+/* The current command is allowed by something other than an allow rule:
+ * say what, unless something already refused it. */
+static void
+allow_as(struct walker *w, const char *rule, const char *fmt, ...)
+{
+	struct ag_policy_cmd *c;
+	char buf[1024];
+	va_list ap;
+
+	if (w->cur < 0 || (size_t)w->cur >= w->ncmds)
+		return;
+	c = &w->cmds[w->cur];
+	if (c->rule != NULL || c->verdict != AG_ALLOW)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	c->rule = strdup(rule);
+	c->reason = strdup(buf);
+	if (c->rule == NULL || c->reason == NULL)
+		w->oom = 1;
+}
+
 /* Short, printable excerpt of source text for messages. */
 static const char *
 excerpt(const char *s, char *buf, size_t bufsz)
@@ -696,12 +723,27 @@ allowed_list(struct walker *w)
 static void
 refuse_unknown(struct walker *w, const char *name, const char *why)
 {
+	const char *list = allowed_list(w);
+	size_t len = strlen(list), cut, n = 1, i;
 	char ex[80];
 
+	/* a refusal is read on every miss: a long list is cut at a program
+	 * boundary, with how many there are */
+	if (len <= AG_ALLOWED_SHOWN) {
+		refuse(w, w->unknown_v, "unknown",
+		    "'%s' is not allowed in profile '%s'%s; allowed here: %s",
+		    excerpt(name, ex, sizeof(ex)), w->prof->name ? w->prof->name : "?",
+		    why ? why : "", list);
+		return;
+	}
+	for (cut = AG_ALLOWED_SHOWN; cut > 0 && strncmp(list + cut, ", ", 2) != 0; cut--)
+		;
+	for (i = 0; i + 1 < len; i++)
+		n += list[i] == ',' && list[i + 1] == ' ';
 	refuse(w, w->unknown_v, "unknown",
-	    "'%s' is not allowed in profile '%s'%s; allowed here: %s",
+	    "'%s' is not allowed in profile '%s'%s; allowed here: %.*s, ... (%zu in all)",
 	    excerpt(name, ex, sizeof(ex)), w->prof->name ? w->prof->name : "?",
-	    why ? why : "", allowed_list(w));
+	    why ? why : "", (int)cut, list, n);
 }
 
 /* ---- features ----------------------------------------------------------- */
@@ -821,6 +863,102 @@ cwd_change(struct walker *w, const char *target)
 		ns->d[ns->n++] = d;
 	}
 	w->cwd = ns;
+}
+
+/* The directories of both sets (the shell may be in any of them). */
+static const struct cwdset *
+cwd_union(struct walker *w, const struct cwdset *a, const struct cwdset *b)
+{
+	struct cwdset *ns;
+	int i, k;
+
+	if (a == b)
+		return a;
+	if ((ns = own(w, calloc(1, sizeof(*ns)))) == NULL)
+		return b;
+	*ns = *a;
+	for (i = 0; !ns->unknown && i < b->n; i++) {
+		for (k = 0; k < ns->n; k++)
+			if (strcmp(ns->d[k], b->d[i]) == 0)
+				break;
+		if (k < ns->n)
+			continue;
+		if (ns->n >= MAX_CWDS)
+			ns->unknown = 1;
+		else
+			ns->d[ns->n++] = b->d[i];
+	}
+	ns->unknown |= b->unknown;
+	return ns;
+}
+
+/*
+ * after is what cwd_change made of before for a cd that may fail (both
+ * old and new directories); the set for when it succeeded: only the new
+ * ones.  NULL when there is no such split (an unknown target).
+ */
+static const struct cwdset *
+cwd_success(struct walker *w, const struct cwdset *before, const struct cwdset *after)
+{
+	struct cwdset *ns;
+	int i;
+
+	if (after->unknown || before->unknown || after->n <= before->n)
+		return NULL;
+	if ((ns = own(w, calloc(1, sizeof(*ns)))) == NULL)
+		return NULL;
+	for (i = before->n; i < after->n; i++)
+		ns->d[ns->n++] = after->d[i];
+	return ns;
+}
+
+/* A plain `cd DIR` or `pushd DIR` as a whole list element. */
+static int
+is_plain_cd(const struct ag_sh_node *n)
+{
+	const char *r;
+
+	if (n == NULL || n->type != AG_SH_SIMPLE || n->nwords < 2 || n->nassigns > 0 ||
+	    n->nredirs > 0)
+		return 0;
+	r = n->words[0]->raw ? n->words[0]->raw : "";
+	return strcmp(r, "cd") == 0 || strcmp(r, "pushd") == 0;
+}
+
+/* A bare `exit [N]` or `return [N]`. */
+static int
+is_exit(const struct ag_sh_node *n)
+{
+	const char *r;
+
+	if (n == NULL || n->type != AG_SH_SIMPLE || n->nwords < 1 || n->nwords > 2)
+		return 0;
+	r = n->words[0]->raw ? n->words[0]->raw : "";
+	return strcmp(r, "exit") == 0 || strcmp(r, "return") == 0;
+}
+
+static void walk_node(struct walker *w, const struct ag_sh_node *n);
+
+/* The elements of an && chain in order, however the parser nested them;
+ * *any collects every directory set a failure could leave behind. */
+static void
+walk_and(struct walker *w, const struct ag_sh_node *n, const struct cwdset **any)
+{
+	size_t i;
+
+	for (i = 0; i < n->nkids; i++) {
+		const struct cwdset *before = w->cwd, *ok;
+
+		if (n->kids[i] != NULL && n->kids[i]->type == AG_SH_AND) {
+			walk_and(w, n->kids[i], any);
+			continue;
+		}
+		walk_node(w, n->kids[i]);
+		*any = cwd_union(w, *any, w->cwd);
+		if (w->cwd != before && is_plain_cd(n->kids[i]) &&
+		    (ok = cwd_success(w, before, w->cwd)) != NULL)
+			w->cwd = ok;
+	}
 }
 
 /* 1 when the subtree runs cd/pushd/popd in the current shell. */
@@ -1058,6 +1196,13 @@ is_always_ok_dev(const char *p)
 	    strspn(p + 8, "0123456789") == strlen(p + 8));
 }
 
+/* The developer tier's /tmp is the session's own tmpfs (sandbox.c). */
+static int
+in_private_tmp(const char *res)
+{
+	return strcmp(res, "/tmp") == 0 || strncmp(res, "/tmp/", 5) == 0;
+}
+
 /*
  * Check one file access at literal path p (relative to base, or to every
  * directory the shell may be in).  what: "writing to" / "reading".
@@ -1085,6 +1230,11 @@ check_path(struct walker *w, const char *p, int acc, const char *base)
 		return;
 	if (p[0] != '/' && !(p[0] == '~' && (p[1] == '\0' || p[1] == '/')) &&
 	    base == NULL && cs->unknown) {
+		/* the developer tier's kernel sandbox confines every write and
+		 * protects what must be; a relative target it cannot place is
+		 * left to it, not refused */
+		if (w->prof->tier == AG_TIER_DEVELOPER && !(acc & ACC_TREE))
+			return;
 		refuse(w, AG_DENY, "path:cwd",
 		    "cannot tell which directory '%s' is relative to after a 'cd' in the same line; use an absolute path",
 		    excerpt(p, ex, sizeof(ex)));
@@ -1119,7 +1269,8 @@ check_path(struct walker *w, const char *p, int acc, const char *base)
 				    excerpt(res, ex, sizeof(ex)), prot);
 				return;
 			}
-			if (!inside_list(w, &w->prof->paths_write, res)) {
+			if (!inside_list(w, &w->prof->paths_write, res) &&
+			    !(w->prof->tier == AG_TIER_DEVELOPER && in_private_tmp(res))) {
 				list_text(&w->prof->paths_write, lt, sizeof(lt));
 				refuse(w, AG_DENY, "path:write",
 				    "writing to '%s' is outside paths.write (%s)",
@@ -1785,6 +1936,36 @@ rule_has_constraints(const struct ag_rule *r)
 	return r->subcommands.n || r->args.n || r->deny_args.n;
 }
 
+/*
+ * Developer tier: a program path that does not exist yet names a place
+ * beneath paths.exec from every directory the shell may be in (its
+ * directory resolved, the name itself as written).
+ */
+static int
+exec_target_ok(struct walker *w, const char *name)
+{
+	int i, n = name[0] == '/' ? 1 : w->cwd->n;
+
+	if (name[0] != '/' && w->cwd->unknown)
+		return 0;
+	for (i = 0; i < n; i++) {
+		char abs[PATH_MAX], dir[PATH_MAX], res[PATH_MAX], full[PATH_MAX + 256];
+		const char *slash;
+
+		if (ag_path_absolute(name, name[0] == '/' ? "/" : w->cwd->d[i], w->home, abs,
+		    sizeof(abs)) < 0 || (slash = strrchr(abs, '/')) == NULL ||
+		    strcmp(slash + 1, "..") == 0 || strcmp(slash + 1, ".") == 0)
+			return 0;
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - abs), abs);
+		if (ag_path_resolve(dir[0] ? dir : "/", res, sizeof(res)) < 0)
+			return 0;
+		snprintf(full, sizeof(full), "%s/%s", strcmp(res, "/") ? res : "", slash + 1);
+		if (!inside_list(w, &w->prof->paths_exec, full))
+			return 0;
+	}
+	return 1;
+}
+
 /* Resolve a command name to a file.  0 ok; -1 not found; -2 ambiguous. */
 static int
 resolve_cmd(struct walker *w, const char *name, char *real, size_t realsz)
@@ -1794,11 +1975,24 @@ resolve_cmd(struct walker *w, const char *name, char *real, size_t realsz)
 	if (strchr(name, '/') == NULL)
 		return lookup(w->pathenv, name, real, realsz);
 	if (name[0] != '/') {
-		if (w->cwd->unknown || w->cwd->n != 1)
+		char other[PATH_MAX];
+		int i, rc = -1;
+
+		if (w->cwd->unknown || w->cwd->n < 1)
 			return -2;
-		if (ag_path_absolute(name, w->cwd->d[0], w->home, abs, sizeof(abs)) < 0)
-			return -1;
-		return lookup(NULL, abs, real, realsz);
+		/* from every directory the shell may be in, the same file */
+		for (i = 0; i < w->cwd->n; i++) {
+			int r;
+
+			if (ag_path_absolute(name, w->cwd->d[i], w->home, abs, sizeof(abs)) < 0)
+				return -1;
+			r = lookup(NULL, abs, i == 0 ? real : other, i == 0 ? realsz : sizeof(other));
+			if (i == 0)
+				rc = r;
+			else if (r != rc || (r == 0 && strcmp(real, other) != 0))
+				return -2;
+		}
+		return rc;
 	}
 	return lookup(NULL, name, real, realsz);
 }
@@ -3301,6 +3495,60 @@ check_test(struct walker *w, const char *name, struct arg *a, size_t na)
 	}
 }
 
+/*
+ * `set`: the options agents put at the top of every script only make the
+ * shell stricter or louder (-e -u -x -v -E, -o pipefail ...).  The rest
+ * changes how later words are read or what runs (-k, -a, -f, +B, -o posix,
+ * -T, -P, positional parameters), so it stays refused.
+ */
+static void
+check_set(struct walker *w, struct arg *a, size_t na)
+{
+	static const char *const names[] = {
+		"errexit", "nounset", "xtrace", "verbose", "errtrace", "pipefail", NULL
+	};
+	const char *letters = "euxvE";
+	char ex[80];
+	size_t i;
+
+	for (i = 1; i < na; i++) {
+		const char *o = a[i].lit, *c;
+		int want_name = 0;
+
+		if (o == NULL) {
+			refuse(w, AG_DENY, "builtin:set", "'set' needs literal options");
+			return;
+		}
+		if ((o[0] != '-' && o[0] != '+') || o[1] == '\0' || strcmp(o, "--") == 0) {
+			refuse(w, AG_DENY, "builtin:set",
+			    "'set %s' sets the positional parameters; only shell options (set -euo pipefail) are allowed",
+			    excerpt(o, ex, sizeof(ex)));
+			return;
+		}
+		for (c = o + 1; *c != '\0'; c++) {
+			if (*c == 'o')
+				want_name++;
+			else if (strchr(letters, *c) == NULL) {
+				refuse(w, AG_DENY, "builtin:set",
+				    "'set %c%c' changes how the shell reads or runs commands; allowed: set -e -u -x -v -E -o pipefail (errexit, nounset, xtrace, verbose, errtrace)",
+				    o[0], *c);
+				return;
+			}
+		}
+		for (; want_name > 0; want_name--) {
+			if (i + 1 >= na)
+				break;	/* `set -o` alone lists the options */
+			i++;
+			if (a[i].lit == NULL || !in_list(names, a[i].lit)) {
+				refuse(w, AG_DENY, "builtin:set",
+				    "'set -o %s' is not allowed; allowed: pipefail, errexit, nounset, xtrace, verbose, errtrace",
+				    excerpt(a[i].lit ? a[i].lit : a[i].w->raw, ex, sizeof(ex)));
+				return;
+			}
+		}
+	}
+}
+
 static void
 check_builtin(struct walker *w, const char *name, struct arg *a, size_t na, int flags)
 {
@@ -3349,6 +3597,10 @@ check_builtin(struct walker *w, const char *name, struct arg *a, size_t na, int 
 		w->wrap++;
 		check_command(w, a + 1, na - 1, flags | F_BUILTIN_ONLY);
 		w->wrap--;
+		return;
+	}
+	if (r == NULL && strcmp(name, "set") == 0) {
+		check_set(w, a, na);
 		return;
 	}
 	if (r == NULL && !in_list(harmless_builtins, name)) {
@@ -3641,6 +3893,17 @@ check_command(struct walker *w, struct arg *a, size_t na, int flags)
 		return;
 	}
 	rc = resolve_cmd(w, name, real, sizeof(real));
+	if (rc == -2 && w->prof->tier == AG_TIER_DEVELOPER && strchr(name, '/') != NULL &&
+	    !deny_hit(w, base, a, na, flags)) {
+		/* which file ./x is cannot be told here; the kernel lets only
+		 * paths.exec and the system's programs run, and the exec
+		 * supervisor applies the deny rules to whatever it is */
+		if (w->cur >= 0 && w->wrap == 0)
+			set_path(w, w->cur, NULL);
+		allow_as(w, "kernel:exec", "allowed: which file '%s' is depends on a 'cd' the "
+		    "gateway cannot follow; the kernel sandbox decides", excerpt(name, ex, sizeof(ex)));
+		return;
+	}
 	if (rc == -2) {
 		refuse(w, AG_DENY, "path",
 		    strchr(name, '/') ? "cannot tell which file '%s' is after a 'cd' in the same line"
@@ -3662,6 +3925,15 @@ check_command(struct walker *w, struct arg *a, size_t na, int flags)
 			ridx = i;
 			break;
 		}
+	if (r == NULL && rc == 0 && strchr(name, '/') != NULL &&
+	    w->prof->tier == AG_TIER_DEVELOPER && inside_list(w, &w->prof->paths_exec, real)) {
+		char rid2[256];
+
+		snprintf(rid2, sizeof(rid2), "profiles.%s.paths.exec",
+		    w->prof->name ? w->prof->name : "?");
+		allow_as(w, rid2, "allowed: '%s' lies beneath paths.exec", excerpt(real, ex, sizeof(ex)));
+		return;
+	}
 	if (r == NULL) {
 		if (rc == 0 && in_list(safe_wrappers, base)) {
 			if (strcmp(base, "time") == 0)
@@ -3678,7 +3950,17 @@ check_command(struct walker *w, struct arg *a, size_t na, int flags)
 			    base, w->prof->name ? w->prof->name : "?");
 			return;
 		}
-		if (rc != 0)
+		if (rc != 0 && strchr(name, '/') != NULL && w->prof->tier == AG_TIER_DEVELOPER &&
+		    exec_target_ok(w, name)) {
+			/* built earlier in the same line (`cc -o t t.c && ./t`):
+			 * the kernel and the exec supervisor judge it when it runs */
+			char rid2[256];
+
+			snprintf(rid2, sizeof(rid2), "profiles.%s.paths.exec",
+			    w->prof->name ? w->prof->name : "?");
+			allow_as(w, rid2, "allowed: '%s' will lie beneath paths.exec",
+			    excerpt(name, ex, sizeof(ex)));
+		} else if (rc != 0)
 			refuse_unknown(w, name, strchr(name, '/') ? " (no such program)"
 			    : " (and not found in PATH)");
 		else if (strchr(name, '/') != NULL && w->prof->nallow > 0) {
@@ -3876,8 +4158,32 @@ walk_node(struct walker *w, const struct ag_sh_node *n)
 				w->cwd = cs;	/* each part runs in a subshell */
 		}
 		break;
-	case AG_SH_AND:
+	case AG_SH_AND: {
+		/*
+		 * `cd DIR && cmd`: cmd runs only if the cd succeeded, so only in
+		 * DIR.  After the whole list the shell may be wherever a failed
+		 * element left it, so every set seen along the way counts then.
+		 */
+		const struct cwdset *any = w->cwd;
+
+		walk_and(w, n, &any);
+		w->cwd = cwd_union(w, any, w->cwd);
+		break;
+	}
 	case AG_SH_OR:
+		/* `cd DIR || exit 1`: past it the shell is in DIR or gone */
+		if (n->nkids == 2 && is_plain_cd(n->kids[0]) && is_exit(n->kids[1])) {
+			const struct cwdset *before = w->cwd, *ok;
+
+			walk_node(w, n->kids[0]);
+			walk_node(w, n->kids[1]);
+			if (w->cwd != before && (ok = cwd_success(w, before, w->cwd)) != NULL)
+				w->cwd = ok;
+			break;
+		}
+		for (i = 0; i < n->nkids; i++)
+			walk_node(w, n->kids[i]);
+		break;
 	case AG_SH_GROUP:
 	case AG_SH_IF:
 		for (i = 0; i < n->nkids; i++)

@@ -102,6 +102,21 @@ ag_done() {
 	exit 0
 }
 
+# ---- waiting for events --------------------------------------------------------
+
+# ag_wait_until SECONDS CMD...: 0 as soon as CMD succeeds, 1 when it still
+# has not after SECONDS.  The bound only fires when the event never comes;
+# a test decides by the event, never by how long it took.
+ag_wait_until() {
+	local limit=$1 i
+	shift
+	for i in $(seq 1 $((limit * 10))); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	"$@"
+}
+
 # ---- the world ---------------------------------------------------------------
 
 ag_cleanup() {

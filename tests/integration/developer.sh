@@ -1,0 +1,246 @@
+#!/bin/bash
+# developer.sh - the developer tier through the real sshd with the shipped
+# profile (etc/agentgate.yaml, `developer`), issue 12.
+#
+# First the work an agent does: a C project with a hand-written
+# ./configure and shell recipes, make, make check running the built test
+# binary, a python3 unittest suite, an npm test script, git init / commit /
+# stash / log, and the everyday idioms (cd DIR && ..., set -euo pipefail,
+# $? in the REPL, wrappers).  Then the adversarial side under the same
+# profile: Makefile recipes, awk, sed, python3 and a freshly built binary
+# try to write git hooks and config, startup files and authorized_keys, to
+# write outside paths.write, to reach an unlisted TCP port, and to run a
+# denied `git push`; each must fail, and a later login and `git status` by
+# the account outside the gateway must run nothing planted.
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
+
+ag_setup
+
+SO=${top_builddir:-$(dirname "$AGENTGATE")/..}/src/agsandbox.so
+[ -f "$SO" ] || SO=$(dirname "$AGENTGATE")/agsandbox.so
+[ -f "$SO" ] || { echo "agsandbox.so not built next to $AGENTGATE" >&2; exit 99; }
+install -m 0644 "$SO" "$AG_DIR/agsandbox.so"
+
+# The shipped policy, only its log locations moved into the world and the
+# account mapped to the developer profile.
+SHIPPED=${top_srcdir:-$(dirname "$0")/../..}/etc/agentgate.yaml
+mkdir -p "$AG_DIR/log/recordings"
+chown "$AG_USER" "$AG_DIR/log/recordings"
+sed -e "s|/var/log/agentgate/audit.jsonl|@AUDIT@|" \
+    -e "s|/var/log/agentgate/recordings|$AG_DIR/log/recordings|" \
+    -e '/pam_confdir/d' \
+    -e 's|^  agent: readonly|  @USER@: developer|' \
+    "$SHIPPED" | ag_write_policy "$AG_DIR/policy.yaml"
+"$AGENTGATE" check --config "$AG_DIR/policy.yaml" >/dev/null ||
+    { echo "the shipped policy does not check" >&2; exit 99; }
+
+H=/home/$AG_USER
+W=$H/work
+# the one thing the admin does: create ~/work for the account
+install -d -o "$AG_USER" -g "$AG_USER" -m 0755 "$W"
+# what a later login of the account would run; planted payloads touch $PWN
+# (a directory DAC lets the account write: only the sandbox says no)
+PUB=$AG_DIR/pub
+install -d -m 1777 "$PUB"
+PWN=$PUB/pwned
+install -d -o "$AG_USER" -m 0700 "$H/.ssh"
+install -o "$AG_USER" -m 0600 /dev/null "$H/.ssh/authorized_keys"
+
+# a TCP listener on a port the profile does not list (it lists 443)
+PORTS_FILE=$AG_DIR/ports
+"$AG_PYTHON" - "$PORTS_FILE" <<'EOF' &
+import os, socket, sys
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen(16)
+with open(sys.argv[1] + ".tmp", "w") as f:
+    f.write("%d\n" % s.getsockname()[1])
+os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+while True:
+    c, _ = s.accept()
+    c.sendall(b"connected\n")
+    c.close()
+EOF
+LISTENER=$!
+trap 'kill $LISTENER 2>/dev/null; ag_cleanup' EXIT
+ag_wait_until 30 test -s "$PORTS_FILE" || { echo "listener did not start" >&2; exit 99; }
+read -r PORT < "$PORTS_FILE"
+
+# x NAME CMD: run CMD through the gateway, keep x_out/x_err/x_rc
+x() {
+	ag_run x "$@"
+	# the gateway's and the programs' complaints, for whoever reads a failure
+	[ -n "$x_err" ] && printf '%s\n' "$x_err" | head -n 5 | sed 's/^/#   stderr: /'
+	return 0
+}
+
+# ---- a C project, from empty to committed with passing tests ---------------------
+x 'mkdir -p ~/work/hello && cd ~/work/hello && git init -q && echo init-ok'
+ag_is "$x_out" "init-ok" "c_git_init"
+
+x "cd ~/work/hello || exit 1
+cat > configure <<'EOF'
+#!/bin/sh
+# a hand-written configure: probes the compiler, writes config.mk
+set -e
+: \"\${CC:=cc}\"
+printf 'int main(void){return 0;}\n' > conftest.c
+\$CC -o conftest conftest.c && ./conftest
+rm -f conftest conftest.c
+echo \"CC = \$CC\" > config.mk
+echo \"checking for a working C compiler... \$CC\"
+EOF
+chmod +x configure"
+ag_is "$x_rc" 0 "c_write_configure"
+
+x "cd ~/work/hello || exit 1
+cat > Makefile <<'EOF'
+include config.mk
+all: hello test_hello
+hello: hello.c greet.o
+	\$(CC) -o \$@ hello.c greet.o
+test_hello: test_hello.c greet.o
+	\$(CC) -o \$@ test_hello.c greet.o
+greet.o: greet.c greet.h
+	\$(CC) -c greet.c
+check: test_hello
+	./test_hello && echo 'all tests passed'
+clean:
+	rm -f hello test_hello *.o
+.PHONY: all check clean
+EOF
+printf '%s\n' 'const char *greet(void);' > greet.h
+printf '%s\n' '#include \"greet.h\"' 'const char *greet(void) { return \"hello, world\"; }' > greet.c
+printf '%s\n' '#include <stdio.h>' '#include \"greet.h\"' 'int main(void) { puts(greet()); return 0; }' > hello.c
+printf '%s\n' '#include <string.h>' '#include \"greet.h\"' 'int main(void) { return strcmp(greet(), \"hello, world\") != 0; }' > test_hello.c
+printf '%s\n' hello test_hello '*.o' config.mk > .gitignore"
+ag_is "$x_rc" 0 "c_write_sources"
+
+x 'cd ~/work/hello && ./configure'
+ag_like "$x_out" "working C compiler\\.\\.\\. cc" "c_configure_runs_and_compiles_a_probe"
+x 'cd ~/work/hello && make'
+ag_is "$x_rc" 0 "c_make_builds"
+x 'cd ~/work/hello && ./hello'
+ag_is "$x_out" "hello, world" "c_built_binary_runs"
+x 'cd ~/work/hello && make check'
+ag_like "$x_out" "all tests passed" "c_make_check_runs_the_built_test"
+x 'cd ~/work/hello && git add -A && git commit -qm "hello: first version" && git log --format=%s'
+ag_is "$x_out" "hello: first version" "c_git_commit_and_log"
+x 'cd ~/work/hello && echo "// draft" >> greet.c && git stash -q && git status --short && git stash pop -q && git status --short'
+ag_is "$x_out" " M greet.c" "c_git_stash_and_pop"
+x 'cd ~/work/hello && git checkout -q greet.c && git status --short && echo clean'
+ag_is "$x_out" "clean" "c_git_checkout_file"
+
+# ---- a Python project ------------------------------------------------------------
+x "mkdir -p ~/work/calc && cd ~/work/calc && git init -q &&
+printf '%s\n' 'def add(a, b):' '    return a + b' > calc.py &&
+printf '%s\n' 'import unittest' 'import calc' '' 'class TestAdd(unittest.TestCase):' \
+    '    def test_add(self):' '        self.assertEqual(calc.add(2, 3), 5)' '' \
+    'if __name__ == \"__main__\":' '    unittest.main()' > test_calc.py &&
+python3 -m unittest -v 2>&1 | tail -n 1"
+ag_is "$x_out" "OK" "py_unittest_passes"
+x 'cd ~/work/calc && git add calc.py test_calc.py && git commit -qm "calc: add" && git log --oneline | wc -l'
+ag_is "$x_out" "1" "py_git_commit"
+
+# ---- an npm test script ----------------------------------------------------------
+if command -v npm >/dev/null 2>&1; then
+	x "mkdir -p ~/work/js && cd ~/work/js &&
+printf '%s\n' '{\"name\": \"js\", \"version\": \"1.0.0\", \"scripts\": {\"test\": \"node test.js && echo npm-tests-ok\"}}' > package.json &&
+printf '%s\n' 'const assert = require(\"assert\");' 'assert.strictEqual([1, 2].length, 2);' > test.js &&
+npm test 2>&1"
+	ag_like "$x_out" "npm-tests-ok" "npm_test_runs_its_script"
+fi
+
+# ---- the everyday idioms ---------------------------------------------------------
+x 'cd ~/work/hello && printf "x\n" > notes.txt && cat notes.txt'
+ag_is "$x_out" "x" "cd_then_redirect_writes_in_the_new_directory"
+x 'set -euo pipefail; cd ~/work/hello; ls Makefile'
+ag_is "$x_out" "Makefile" "set_euo_pipefail_allowed"
+x 'cd ~/work/hello && timeout 60 make -s check'
+ag_like "$x_out" "all tests passed" "timeout_wrapper_runs_make"
+x 'cd ~/work/hello && ls *.c | xargs wc -l | tail -n 1'
+ag_like "$x_out" "total" "xargs_wrapper_runs_wc"
+x 'echo hi > /tmp/scratch && cat /tmp/scratch'
+ag_is "$x_out" "hi" "private_tmp_is_writable"
+out=$(printf 'true\necho "status=$?"\nfalse\necho "status=$?"\n' | ag_ssh 2>&1)
+ag_is "$out" "$(printf 'status=0\nstatus=1')" "repl_status_is_right_under_the_sandbox"
+x 'export GIT_AUTHOR_NAME="Agent Smith"; cd ~/work/calc && touch b && git add b && git commit -qm b && git log -1 --format=%an'
+ag_is "$x_out" "Agent Smith" "commit_identity_from_an_export"
+x 'frobnicate --now'
+ag_like "$x_err" "not allowed" "unlisted_program_refused"
+ag_ok "refusal_is_short" test "${#x_err}" -lt 200
+
+# ---- the adversarial side ------------------------------------------------------
+# A Makefile whose recipes try every way around; each step prints its status.
+cat > "$AG_DIR/evil.mk" <<EOF
+all: hook cfg bashrc profile authkeys outside port push su
+hook:
+	-printf '#!/bin/sh\ntouch $PWN\n' > hello/.git/hooks/post-checkout; chmod +x hello/.git/hooks/post-checkout; echo "hook=\$\$?"
+cfg:
+	-printf '[core]\n\tfsmonitor = touch $PWN\n' >> hello/.git/config; echo "cfg=\$\$?"
+bashrc:
+	-echo 'touch $PWN' >> $H/.bashrc; echo "bashrc=\$\$?"
+profile:
+	-echo 'touch $PWN' >> $H/.profile; echo "profile=\$\$?"
+authkeys:
+	-echo 'ssh-ed25519 AAAA planted' >> $H/.ssh/authorized_keys; echo "authkeys=\$\$?"
+outside:
+	-touch $PUB/outside-make; echo "outside=\$\$?"
+port:
+	-bash -c 'exec 3<>/dev/tcp/127.0.0.1/$PORT && cat <&3'; echo "port=\$\$?"
+push:
+	-git -C hello push -q ../remote.git HEAD:refs/heads/main; echo "push=\$\$?"
+su:
+	-su -c true </dev/null; echo "su=\$\$?"
+EOF
+x "cd ~/work || exit 1
+git init -q --bare remote.git
+cat > evil.mk <<'EOF'
+$(cat "$AG_DIR/evil.mk")
+EOF
+make -s -f evil.mk 2>/dev/null"
+for t in hook cfg bashrc profile authkeys outside port push; do
+	ag_like "$x_out" "(^|$(printf '\n'))$t=[1-9]" "make_recipe_cannot_$t"
+done
+# su is denied outright: the kernel refuses to execute it (126), rather
+# than su failing for want of a password
+ag_like "$x_out" "(^|$(printf '\n'))su=126" "make_recipe_cannot_execute_a_denied_program"
+ag_unlike "$x_out" "connected" "make_recipe_reaches_no_unlisted_port"
+ag_ok "denied_push_left_the_remote_empty" sh -c "! git -C '$W/remote.git' rev-parse -q --verify refs/heads/main >/dev/null"
+ag_like "$(ag_audit_query '[x.get("path") for x in r if x.get("event") == "exec_denied"]')" \
+    "git" "exec_time_refusal_is_audited"
+
+# the same writes from allowed programs that can write files on their own
+x "awk 'BEGIN { print \"[core]\\n\\thooksPath = /tmp\" >> \"$W/hello/.git/config\"; exit 0 }'; echo awk=\$?"
+ag_like "$x_out$x_err" "awk=[1-9]|denied|Read-only" "awk_cannot_write_git_config"
+x "python3 -c 'open(\"$W/hello/.git/hooks/pre-commit\", \"w\").write(\"#!/bin/sh\\ntouch $PWN\\n\")'; echo py=\$?"
+ag_like "$x_out" "py=[1-9]" "python3_cannot_write_a_hook"
+x "python3 -c 'open(\"$H/.bashrc\", \"a\").write(\"touch $PWN\\n\")'; echo py=\$?"
+ag_like "$x_out" "py=[1-9]" "python3_cannot_write_bashrc"
+x "cd ~/work/hello && sed -i 's/x/y/' .git/config; echo sed=\$?"
+ag_like "$x_out$x_err" "sed=[1-9]|denied" "sed_cannot_edit_git_config"
+x "cd ~/work/hello && mv .git .git-moved; echo mv=\$?"
+ag_like "$x_out$x_err" "mv=[1-9]|denied" "git_dir_cannot_be_moved_aside"
+
+# a freshly built binary tries the same
+x "cd ~/work && printf '%s\n' '#include <stdio.h>' '#include <unistd.h>' \
+  'static int w(const char *p) { FILE *f = fopen(p, \"a\"); if (!f) return 1; fputs(\"touch $PWN\\n\", f); return fclose(f) != 0; }' \
+  'int main(void) { int bad = 0; bad += !w(\"$W/hello/.git/config\"); bad += !w(\"$W/hello/.git/hooks/post-commit\");' \
+  '  bad += !w(\"$H/.profile\"); bad += !w(\"$H/.ssh/authorized_keys\"); bad += !w(\"$PUB/outside-bin\");' \
+  '  printf(\"succeeded=%d\\n\", bad); return 0; }' > writer.c && cc -o writer writer.c && ./writer"
+ag_is "$x_out" "succeeded=0" "built_binary_cannot_write_protected_files"
+# a file written outside paths.exec cannot be run, not even through the loader
+LDSO=$(ls /lib64/ld-linux-*.so.* /lib/ld-linux-*.so.* 2>/dev/null | head -n 1)
+x "bash -c 'cp ~/work/writer /tmp/w2 && /tmp/w2; echo run=\$?; $LDSO /tmp/w2; echo ld=\$?'"
+ag_like "$x_out" "run=126" "written_file_outside_exec_does_not_run"
+ag_like "$x_out" "ld=[1-9]" "written_file_outside_exec_does_not_run_through_the_loader"
+ag_unlike "$x_out" "succeeded=" "written_file_outside_exec_never_started"
+
+# nothing was planted: the files are as they were, and a later login and
+# git status by the account outside the gateway run nothing
+ag_ok "no_outside_files" sh -c "[ ! -e '$PUB/outside-make' ] && [ ! -e '$PUB/outside-bin' ]"
+ag_is "$(cat "$H/.ssh/authorized_keys")" "" "authorized_keys_unchanged"
+runuser -u "$AG_USER" -- bash -lc "cd '$W/hello' && git status --short >/dev/null; git checkout -q -- . ; true" </dev/null >/dev/null 2>&1
+ag_ok "later_login_and_git_run_nothing_planted" test ! -e "$PWN"
+
+ag_done
