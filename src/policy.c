@@ -1017,6 +1017,12 @@ ag_policy_protected(void)
 	return protect_builtin;
 }
 
+const char *const *
+ag_policy_wrappers(void)
+{
+	return safe_wrappers;
+}
+
 /* Expand a list entry: "~" and "~/x" from home; relative entries are
  * taken relative to home as well (documented in agentgate.yaml(5)). */
 static int

@@ -67,4 +67,12 @@ const char *ag_verdict_name(enum ag_verdict v);	/* "allow", "deny", "ask" */
  */
 const char *const *ag_policy_protected(void);
 
+/*
+ * The wrappers whose inner command the policy judges like a command of its
+ * own (env, nice, nohup, timeout, stdbuf, setsid, xargs, time): the sandbox
+ * lets them execute, since what they run must be executable on its own.
+ * NULL-terminated, static.
+ */
+const char *const *ag_policy_wrappers(void);
+
 #endif

@@ -656,6 +656,25 @@ collect_holes(struct build *b, const char *runner, const char *path_env)
 	return 0;
 }
 
+/* A deny rule refuses the program name whatever its arguments. */
+static int
+denied_by_name(const struct ag_profile *p, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < p->ndeny; i++) {
+		const struct ag_rule *r = &p->deny[i];
+		const char *c = r->command, *s;
+
+		if (c == NULL || r->subcommands.n > 0 || r->args.n > 0 || r->deny_args.n > 0)
+			continue;
+		s = strrchr(c, '/');
+		if (strcmp(s ? s + 1 : c, name) == 0)
+			return 1;
+	}
+	return 0;
+}
+
 /*
  * Developer tier: shells and the toolchain run, so the only holes are the
  * programs a deny rule refuses whole (no subcommand or argument condition):
@@ -1584,6 +1603,18 @@ ag_sandbox_prepare(const struct ag_config *cfg, const struct ag_profile *p, cons
 	if (sb->inner_in_child) {
 		if (add_exec(&b, runner, 0) < 0)
 			goto fail;
+	}
+	/* `timeout 5 make`, `xargs wc`: the policy judged the inner command,
+	 * which still needs its own execute right; a wrapper adds none */
+	if (!sb->developer && p->nallow > 0) {
+		const char *const *wr = ag_policy_wrappers();
+		char found[PATH_MAX];
+
+		for (i = 0; wr[i] != NULL; i++)
+			if (!denied_by_name(p, wr[i]) &&
+			    resolve_in_path(wr[i], path_env, found, sizeof(found)) == 0 &&
+			    add_exec(&b, found, 0) < 0)
+				goto fail;
 	}
 	/* file_transfer.scp / .rsync: the remote end is that same program */
 	{

@@ -280,6 +280,25 @@ runs_allowed_program_and_refuses_others(void **state)
 	    "except PermissionError: raise SystemExit(13)'"), 13);
 }
 
+/* A wrapper the policy understands runs what it wraps, and lends it no
+ * right: the inner program must be executable on its own. */
+static void
+wrappers_run_allowed_programs_only(void **state)
+{
+	(void)state;
+	NEED_LANDLOCK();
+	assert_int_equal(sh("timeout 30 ls %s >/dev/null", wdir), 0);
+	assert_int_equal(sh("env FOO=1 ls %s >/dev/null && nice -n 1 ls %s >/dev/null", wdir, wdir),
+	    0);
+	assert_int_equal(sh("echo %s | xargs ls >/dev/null", wdir), 0);
+	assert_int_equal(sh("nohup ls %s >/dev/null 2>&1", wdir), 0);
+	/* ... but not anything else */
+	assert_int_equal(sh("timeout 30 id -u >/dev/null 2>&1"), 126);
+	assert_int_equal(sh("env id -u >/dev/null 2>&1"), 126);
+	assert_int_equal(sh("echo -u | xargs id >/dev/null 2>&1"), 126);
+	assert_int_equal(sh("env sh -c true >/dev/null 2>&1"), 126);
+}
+
 static void
 preload_is_scrubbed_and_fd_closed(void **state)
 {
@@ -835,6 +854,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(runs_allowed_program_and_refuses_others, setup_default, teardown_default),
+		cmocka_unit_test_setup_teardown(wrappers_run_allowed_programs_only, setup_default, teardown_default),
 		cmocka_unit_test_setup_teardown(preload_is_scrubbed_and_fd_closed, setup_default, teardown_default),
 		cmocka_unit_test_setup_teardown(guard_fails_closed_without_preload, setup_default, teardown_default),
 		cmocka_unit_test_setup_teardown(shells_are_not_executable, setup_default, teardown_default),
