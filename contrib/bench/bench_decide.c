@@ -242,6 +242,59 @@ linearity(void)
 	}
 }
 
+/*
+ * The same for the pathological shapes (unclosed [ and {, long digit
+ * runs, continuations, here-documents...), whatever each parse ends in:
+ * ns per byte at 1 KiB, 64 KiB and 1 MiB, and 1 MiB over 1 KiB (1.0 is
+ * linear, 1024 quadratic).  This was a unit test once; a ratio of wall
+ * times is a measurement, not a pass/fail property.
+ */
+static void
+shapes(void)
+{
+	static const char *const units[] = {
+		"git log --oneline -n 3 | grep -v 'a|b' >>out.txt; ",
+		"[", "{", "1", "\\\n", "a", "$x", "{a,", "x=(1 2) ", "[[ a ]]; ",
+		"cat <<E\nb\nE\n", "${a[1]}", "'a'\"b\"$'c'", "\"$(a)\" ", "#c\n",
+	};
+	size_t sizes[] = { 1024, 64 * 1024, 1024 * 1024 }, u, k, i;
+	char *buf = malloc(1024 * 1024 + 64);
+
+	if (buf == NULL)
+		return;
+	printf("\nparse time per byte by shape (ns/byte; 1 MiB vs 1 KiB: 1.0 is linear):\n");
+	printf("  %-16s %9s %9s %9s %8s\n", "shape", "1 KiB", "64 KiB", "1 MiB", "ratio");
+	for (u = 0; u < sizeof(units) / sizeof(units[0]); u++) {
+		size_t ul = strlen(units[u]);
+		double ns[3];
+		char name[17];
+
+		for (k = 0; k < 3; k++) {
+			size_t reps = 0, n;
+			double t0 = now(), t;
+
+			for (i = 0; i + ul <= sizes[k]; i += ul)
+				memcpy(buf + i, units[u], ul);
+			n = i;
+			do {
+				struct ag_sh_node *tree = NULL;
+				struct ag_err err;
+
+				if (ag_sh_parse(buf, n, &tree, &err) == AG_SH_OK)
+					ag_sh_free(tree);
+				reps++;
+			} while ((t = now() - t0) < 0.1);
+			ns[k] = t * 1e9 / (double)reps / (double)n;
+		}
+		for (i = 0; i < 16 && units[u][i]; i++)
+			name[i] = (units[u][i] == '\n') ? '~' : units[u][i];
+		name[i] = '\0';
+		printf("  %-16s %9.1f %9.1f %9.1f %8.2f\n", name, ns[0], ns[1], ns[2],
+		    ns[2] / ns[0]);
+	}
+	free(buf);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -294,6 +347,7 @@ main(int argc, char **argv)
 	    dr, base / dr);
 	printf("decide share:             %11.0f%% of parse+decide\n", 100.0 * (1.0 - dr / pr));
 	linearity();
+	shapes();
 	ag_config_free(cfg);
 	for (size_t i = 0; i < c.n; i++)
 		free(c.line[i]);
