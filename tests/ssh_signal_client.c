@@ -2,10 +2,11 @@
  * ssh_signal_client - a small libssh client for integration/server.sh.
  * OpenSSH's ssh has no way to send a "signal" channel request, so this
  * one does: it runs COMMAND over an exec channel, sends SIGNAL (a name
- * such as INT) after DELAY_MS, relays the command's output to stdout and
- * exits with the command's exit status (128+N for an exit-signal).
+ * such as INT) once the command's output holds MARK (so the command is
+ * known to run: no guessing with a delay), relays the output to stdout
+ * and exits with the command's exit status (128+N for an exit-signal).
  *
- *   ssh_signal_client HOST PORT USER KEYFILE DELAY_MS SIGNAL COMMAND
+ *   ssh_signal_client HOST PORT USER KEYFILE MARK SIGNAL COMMAND
  */
 #include "agconfig.h"
 
@@ -31,17 +32,17 @@ main(int argc, char **argv)
 	ssh_session s;
 	ssh_channel ch;
 	ssh_key key = NULL;
-	long long start, delay;
+	long long start;
 	int port, sent = 0, status;
-	char buf[4096];
+	char buf[4096], seen[8192] = "";
+	size_t nseen = 0;
 
 	if (argc != 8) {
-		fprintf(stderr, "usage: %s HOST PORT USER KEYFILE DELAY_MS SIGNAL COMMAND\n",
+		fprintf(stderr, "usage: %s HOST PORT USER KEYFILE MARK SIGNAL COMMAND\n",
 		    argv[0]);
 		return 2;
 	}
 	port = atoi(argv[2]);
-	delay = atoll(argv[5]);
 	if ((s = ssh_new()) == NULL)
 		return 2;
 	ssh_options_set(s, SSH_OPTIONS_HOST, argv[1]);
@@ -68,17 +69,25 @@ main(int argc, char **argv)
 
 		if (n == SSH_ERROR)
 			break;
-		if (n > 0)
+		if (n > 0) {
+			size_t k = (size_t)n < sizeof(seen) - 1 - nseen ? (size_t)n :
+			    sizeof(seen) - 1 - nseen;
+
 			fwrite(buf, 1, (size_t)n, stdout);
+			memcpy(seen + nseen, buf, k);
+			nseen += k;
+			seen[nseen] = '\0';
+		}
 		fflush(stdout);
-		if (!sent && now_ms() - start >= delay) {
+		if (!sent && strstr(seen, argv[5]) != NULL) {
 			if (ssh_channel_request_send_signal(ch, argv[6]) != SSH_OK) {
 				fprintf(stderr, "signal: %s\n", ssh_get_error(s));
 				return 2;
 			}
 			sent = 1;
 		}
-		if (now_ms() - start > 30000) {
+		/* only if the mark or the end never comes */
+		if (now_ms() - start > 60000) {
 			fprintf(stderr, "timeout\n");
 			return 3;
 		}
