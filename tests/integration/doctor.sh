@@ -13,10 +13,7 @@ top_builddir=${top_builddir:-$top_srcdir}
 AGENTGATE=${AGENTGATE:-$top_builddir/src/agentgate}
 SSHD=${SSHD:-/usr/sbin/sshd}
 
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); echo "ok - $1"; }
-bad() { fail=$((fail + 1)); echo "not ok - $1"; shift; for l in "$@"; do echo "#   $l"; done; }
+. "${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/integration/lib.sh"
 
 if [ "$(id -u)" != 0 ]; then
 	echo "SKIP: sshd -T and a throwaway account need root"
@@ -73,9 +70,9 @@ out=$("$AGENTGATE" doctor --user "$U" --config "$D/etc/agentgate.yaml" \
 rc=$?
 if [ $rc -eq 0 ] && ! grep -q '^FAIL' <<<"$out" && grep -q '^PASS  ForceCommand runs' <<<"$out" &&
 	grep -q ' 0 failed$' <<<"$out"; then
-	ok hardened_dropin_passes
+	ag_pass hardened_dropin_passes
 else
-	bad hardened_dropin_passes "exit $rc" "$out"
+	ag_fail hardened_dropin_passes "exit $rc" "$out"
 fi
 missing=
 for want in 'ForceCommand runs' 'forwarding is disabled' 'PermitUserRC no' 'ExposeAuthInfo yes' \
@@ -85,9 +82,9 @@ for want in 'ForceCommand runs' 'forwarding is disabled' 'PermitUserRC no' 'Expo
 	grep -q "^PASS  $want" <<<"$out" || missing="$missing [$want]"
 done
 if [ -z "$missing" ] && [ "$(grep -c '^PASS' <<<"$out")" -eq 11 ]; then
-	ok every_check_reported
+	ag_pass every_check_reported
 else
-	bad every_check_reported "missing:$missing" "$out"
+	ag_fail every_check_reported "missing:$missing" "$out"
 fi
 
 # --- the same host, one weakness at a time ------------------------------------
@@ -96,9 +93,9 @@ expect_fail() {	# NAME PATTERN ARGS...: doctor exits 1 and prints a FAIL line ma
 	out=$("$AGENTGATE" doctor --user "$U" --sshd "$SSHD" "$@" 2>&1)
 	rc=$?
 	if [ $rc -eq 1 ] && grep -E "^FAIL  .*$pat" <<<"$out" | grep -q 'fix: '; then
-		ok "$name"
+		ag_pass "$name"
 	else
-		bad "$name" "want exit 1 and FAIL /$pat/, got exit $rc" "$out"
+		ag_fail "$name" "want exit 1 and FAIL /$pat/, got exit $rc" "$out"
 	fi
 }
 weak() {	# FILE SSHD-LINES...: the hardened drop-in with lines added in front (first one wins)
@@ -140,9 +137,9 @@ out=$("$AGENTGATE" doctor --user "$U" "${base[@]}" --sshd "$SSHD" --sshd-config 
 rc=$?
 n=$(grep -c '^FAIL' <<<"$out")
 if [ $rc -eq 1 ] && [ "$n" -ge 5 ]; then
-	ok weak_config_reports_each_weakness
+	ag_pass weak_config_reports_each_weakness
 else
-	bad weak_config_reports_each_weakness "exit $rc, $n FAIL lines" "$out"
+	ag_fail weak_config_reports_each_weakness "exit $rc, $n FAIL lines" "$out"
 fi
 
 # --- the account -------------------------------------------------------------
@@ -192,11 +189,10 @@ chown "$U" "$D/audit"
 
 # Back to the safe state: passes again (each change above was undone).
 if "$AGENTGATE" doctor --user "$U" "${base[@]}" --sshd "$SSHD" --sshd-config "$D/hardened.conf" >/dev/null 2>&1; then
-	ok restored_setup_passes
+	ag_pass restored_setup_passes
 else
-	bad restored_setup_passes
+	ag_fail restored_setup_passes
 fi
 groupdel "g$U" >/dev/null 2>&1
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+ag_done

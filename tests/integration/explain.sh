@@ -10,10 +10,7 @@ top_builddir=${top_builddir:-$top_srcdir}
 AGENTGATE=${AGENTGATE:-$top_builddir/src/agentgate}
 PY=$(command -v python3 || true)
 
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); echo "ok - $1"; }
-bad() { fail=$((fail + 1)); echo "not ok - $1"; shift; for l in "$@"; do echo "#   $l"; done; }
+. "${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/integration/lib.sh"
 
 [ -x "$AGENTGATE" ] || { echo "missing $AGENTGATE"; exit 99; }
 
@@ -51,7 +48,7 @@ status_is() {	# status_is NAME EXPECTED ARGS...
 	shift 2
 	out=$(ex "$@" 2>&1)
 	rc=$?
-	if [ "$rc" = "$want" ]; then ok "$name"; else bad "$name" "exit $rc, wanted $want" "$out"; fi
+	if [ "$rc" = "$want" ]; then ag_pass "$name"; else ag_fail "$name" "exit $rc, wanted $want" "$out"; fi
 }
 
 status_is "allow exits 0" 0 -- 'git log --oneline -n 3 | grep fix'
@@ -67,20 +64,20 @@ status_is "--cwd decides relative paths" 1 --cwd /etc -- 'cat shadow'
 
 out=$(ex -- 'echo hi > ~/.bashrc')
 case "$out" in
-*"decision: deny"*"path:protect"*) ok "text output names decision and rule" ;;
-*) bad "text output names decision and rule" "$out" ;;
+*"decision: deny"*"path:protect"*) ag_pass "text output names decision and rule" ;;
+*) ag_fail "text output names decision and rule" "$out" ;;
 esac
 case "$(ex -- 'ls -la | grep x')" in
-*"program: /"*"/ls"*"program: /"*"/grep"*) ok "one line per command with its program" ;;
-*) bad "one line per command with its program" "$(ex -- 'ls -la | grep x')" ;;
+*"program: /"*"/ls"*"program: /"*"/grep"*) ag_pass "one line per command with its program" ;;
+*) ag_fail "one line per command with its program" "$(ex -- 'ls -la | grep x')" ;;
 esac
 
 out=$(printf 'ls\ncat <<EOF\n$(rm x)\nEOF\n' | ex -)
 rc=$?
 if [ "$rc" = 1 ] && [[ "$out" == *"'rm' is not allowed in profile 'readonly'"* ]]; then
-	ok "script on stdin: here-doc body checked"
+	ag_pass "script on stdin: here-doc body checked"
 else
-	bad "script on stdin: here-doc body checked" "exit $rc" "$out"
+	ag_fail "script on stdin: here-doc body checked" "exit $rc" "$out"
 fi
 
 if [ -n "$PY" ]; then
@@ -96,16 +93,15 @@ assert [x["name"] for x in c] == ["git", "cat"], c
 assert c[0]["verdict"] == "allow" and c[1]["verdict"] == "deny", c
 assert c[1]["offset"] == 30, c
 assert c[0]["rule"] == "profiles.readonly.allow[3]", c
-'; then ok "--json: decision, rule and per-command entries"; else bad "--json" "$out"; fi
+'; then ag_pass "--json: decision, rule and per-command entries"; else ag_fail "--json" "$out"; fi
 	out=$(ex --json -- 'ls |')
 	if printf '%s' "$out" | "$PY" -c '
 import json, sys
 d = json.load(sys.stdin)
 assert d["decision"] == "deny" and d["parse_error"] is True and d["rule"] == "parse", d
-'; then ok "--json: parse error"; else bad "--json parse error" "$out"; fi
+'; then ag_pass "--json: parse error"; else ag_fail "--json parse error" "$out"; fi
 else
 	echo "# python3 not found: JSON checks skipped"
 fi
 
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+ag_done

@@ -43,52 +43,49 @@ ag_require_root() {
 
 # ---- assertions --------------------------------------------------------------
 
+# The two outcomes every assertion ends in; the other helpers call these.
+ag_pass() {	# ag_pass NAME
+	AG_N=$((AG_N + 1))
+	AG_PASS=$((AG_PASS + 1))
+	echo "ok $AG_N - $1"
+}
+
+ag_fail() {	# ag_fail NAME [DETAIL-LINE...]
+	local l
+	AG_N=$((AG_N + 1))
+	AG_FAIL=$((AG_FAIL + 1))
+	echo "not ok $AG_N - $1"
+	shift
+	for l in "$@"; do echo "#   $l"; done
+}
+
 ag_ok() {	# ag_ok NAME CMD...: passes when CMD succeeds
 	local name=$1
 	shift
-	AG_N=$((AG_N + 1))
-	if "$@"; then
-		echo "ok $AG_N - $name"
-		AG_PASS=$((AG_PASS + 1))
-	else
-		echo "not ok $AG_N - $name"
-		AG_FAIL=$((AG_FAIL + 1))
-	fi
+	if "$@"; then ag_pass "$name"; else ag_fail "$name"; fi
 }
 
 ag_is() {	# ag_is GOT EXPECTED NAME
-	AG_N=$((AG_N + 1))
 	if [ "$1" == "$2" ]; then
-		echo "ok $AG_N - $3"
-		AG_PASS=$((AG_PASS + 1))
+		ag_pass "$3"
 	else
-		echo "not ok $AG_N - $3"
-		printf '#   got:      %q\n#   expected: %q\n' "$1" "$2"
-		AG_FAIL=$((AG_FAIL + 1))
+		ag_fail "$3" "$(printf 'got:      %q' "$1")" "$(printf 'expected: %q' "$2")"
 	fi
 }
 
 ag_like() {	# ag_like GOT EXTENDED-REGEX NAME
-	AG_N=$((AG_N + 1))
 	if printf '%s' "$1" | grep -Eq -- "$2"; then
-		echo "ok $AG_N - $3"
-		AG_PASS=$((AG_PASS + 1))
+		ag_pass "$3"
 	else
-		echo "not ok $AG_N - $3"
-		printf '#   got:      %q\n#   expected to match: %s\n' "$1" "$2"
-		AG_FAIL=$((AG_FAIL + 1))
+		ag_fail "$3" "$(printf 'got:      %q' "$1")" "expected to match: $2"
 	fi
 }
 
 ag_unlike() {	# ag_unlike GOT EXTENDED-REGEX NAME
-	AG_N=$((AG_N + 1))
 	if printf '%s' "$1" | grep -Eq -- "$2"; then
-		echo "not ok $AG_N - $3"
-		printf '#   got:      %q\n#   expected not to match: %s\n' "$1" "$2"
-		AG_FAIL=$((AG_FAIL + 1))
+		ag_fail "$3" "$(printf 'got:      %q' "$1")" "expected not to match: $2"
 	else
-		echo "ok $AG_N - $3"
-		AG_PASS=$((AG_PASS + 1))
+		ag_pass "$3"
 	fi
 }
 
@@ -96,7 +93,7 @@ ag_done() {
 	echo "$AG_PASS passed, $AG_FAIL failed"
 	if [ "$AG_FAIL" -ne 0 ]; then
 		echo "--- sshd log (last lines) ---"
-		tail -n 20 "$AG_DIR/sshd.log" 2>/dev/null | sed 's/^/# /'
+		[ -n "$AG_DIR" ] && tail -n 20 "$AG_DIR/sshd.log" 2>/dev/null | sed 's/^/# /'
 		exit 1
 	fi
 	exit 0

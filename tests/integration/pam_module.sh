@@ -16,10 +16,7 @@ top_builddir=${top_builddir:-$(cd "$(dirname "$0")/../.." && pwd)}
 PAM_MODULE=${PAM_MODULE:-$top_builddir/pam/.libs/pam_agentgate.so}
 CLIENT=$top_builddir/tests/pam_client
 
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); echo "ok - $1"; }
-bad() { fail=$((fail + 1)); echo "not ok - $1"; shift; for l in "$@"; do echo "#   $l"; done; }
+. "${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/integration/lib.sh"
 
 if [ "$(id -u)" != 0 ]; then
 	# The loader trusts a config only below root-owned directories (or ones
@@ -136,17 +133,17 @@ client() { out=$(timeout 20 setpriv --reuid=65534 --regid=65534 --clear-groups -
 expect_ok() {	# NAME IDENTITY PROFILE ARGS...
 	local name=$1 id=$2 prof=$3; shift 3
 	if client "$@" && grep -qx "identity=$id" <<<"$out" && grep -qx "profile=$prof" <<<"$out"; then
-		ok "$name"
+		ag_pass "$name"
 	else
-		bad "$name" "want identity=$id profile=$prof" "$out"
+		ag_fail "$name" "want identity=$id profile=$prof" "$out"
 	fi
 }
 expect_denied() {	# NAME STAGE PATTERN ARGS...  (PATTERN: grep -E on the output)
 	local name=$1 stage=$2 pat=$3; shift 3
 	if ! client "$@" && grep -q "^denied stage=$stage " <<<"$out" && grep -Eq "$pat" <<<"$out"; then
-		ok "$name"
+		ag_pass "$name"
 	else
-		bad "$name" "want denied at $stage matching /$pat/" "$out"
+		ag_fail "$name" "want denied at $stage matching /$pat/" "$out"
 	fi
 }
 
@@ -165,9 +162,9 @@ expect_ok token_identity coder developer --config "$C" --user agent --token secr
 if client --config "$C" --user agent --token secret-token --env &&
 	! grep -q 'AGENTGATE_TOKEN\|secret-token' <<<"$out" &&
 	grep -qx 'env AGENTGATE_PROFILE=developer' <<<"$out"; then
-	ok token_not_left_in_pam_environment
+	ag_pass token_not_left_in_pam_environment
 else
-	bad token_not_left_in_pam_environment "$out"
+	ag_fail token_not_left_in_pam_environment "$out"
 fi
 expect_denied wrong_token_refused authenticate 'Authentication failure' \
 	--config "$C" --user agent --token secret-tokeN
@@ -182,9 +179,9 @@ expect_denied wrong_token_refused_even_with_fallback authenticate 'Authenticatio
 expect_denied expired_key_refused account 'User account has expired' \
 	--config "$C" --user agent --auth-info "$(info k2)"
 if grep -q 'message=access denied: This agent identity has expired' <<<"$out"; then
-	ok expired_reason_reaches_client
+	ag_pass expired_reason_reaches_client
 else
-	bad expired_reason_reaches_client "$out"
+	ag_fail expired_reason_reaches_client "$out"
 fi
 expect_denied expired_token_refused account 'expired' --config "$C" --user agent --token old-token
 expect_denied disabled_identity_refused account 'disabled' --config "$C" --user agent --token off-token
@@ -261,26 +258,21 @@ if command -v tmux >/dev/null; then
 	touch "$D/tty.out" && chown 65534 "$D/tty.out"
 	$TM new-session -d -x 80 -y 10 "setpriv --reuid=65534 --regid=65534 --clear-groups -- \
 		$CLIENT --config $C --user agent --interactive >$D/tty.out 2>&1; sleep 30"
-	for _ in $(seq 100); do
-		$TM capture-pane -p | grep -q 'Agent token:' && break
-		sleep 0.1
-	done
+	prompted() { $TM capture-pane -p | grep -q 'Agent token:'; }
+	ag_wait_until 30 prompted
 	$TM send-keys 'secret-token' Enter
-	for _ in $(seq 100); do
-		grep -q 'identity=' "$D/tty.out" && break
-		sleep 0.1
-	done
+	ag_wait_until 30 grep -q 'identity=' "$D/tty.out"
 	pane=$($TM capture-pane -p)
 	$TM kill-server 2>/dev/null
 	if grep -q 'Agent token:' <<<"$pane" && grep -qx 'identity=coder' "$D/tty.out"; then
-		ok tty_prompt_identifies
+		ag_pass tty_prompt_identifies
 	else
-		bad tty_prompt_identifies "pane: $pane" "out: $(cat "$D/tty.out")"
+		ag_fail tty_prompt_identifies "pane: $pane" "out: $(cat "$D/tty.out")"
 	fi
 	if ! grep -q 'secret-token' <<<"$pane"; then
-		ok tty_prompt_does_not_echo_token
+		ag_pass tty_prompt_does_not_echo_token
 	else
-		bad tty_prompt_does_not_echo_token "$pane"
+		ag_fail tty_prompt_does_not_echo_token "$pane"
 	fi
 else
 	echo "# tmux missing: terminal prompt not tested"
@@ -299,41 +291,41 @@ if [ -n "$PAMTESTER" ] && [ -n "$PWRAP" ]; then
 			"$PAMTESTER" "$@" >"$D/pt.out" 2>&1
 	}
 	if pt secret-token agentgate-test agent authenticate acct_mgmt open_session close_session; then
-		ok pamtester_token_by_conversation
+		ag_pass pamtester_token_by_conversation
 	else
-		bad pamtester_token_by_conversation "$(cat "$D/pt.out")"
+		ag_fail pamtester_token_by_conversation "$(cat "$D/pt.out")"
 	fi
 	if ! pt wrong agentgate-test agent authenticate; then
-		ok pamtester_wrong_token
+		ag_pass pamtester_wrong_token
 	else
-		bad pamtester_wrong_token "$(cat "$D/pt.out")"
+		ag_fail pamtester_wrong_token "$(cat "$D/pt.out")"
 	fi
 	if ! pt "" agentgate-test agent authenticate; then
-		ok pamtester_empty_token
+		ag_pass pamtester_empty_token
 	else
-		bad pamtester_empty_token "$(cat "$D/pt.out")"
+		ag_fail pamtester_empty_token "$(cat "$D/pt.out")"
 	fi
 	if pt net-token -I rhost=192.0.2.9 agentgate-test agent authenticate acct_mgmt; then
-		ok pamtester_token_inside_cidr
+		ag_pass pamtester_token_inside_cidr
 	else
-		bad pamtester_token_inside_cidr "$(cat "$D/pt.out")"
+		ag_fail pamtester_token_inside_cidr "$(cat "$D/pt.out")"
 	fi
 	if ! pt net-token -I rhost=198.51.100.1 agentgate-test agent authenticate acct_mgmt &&
 		grep -q 'may not connect from this address' "$D/pt.out"; then
-		ok pamtester_token_outside_cidr
+		ag_pass pamtester_token_outside_cidr
 	else
-		bad pamtester_token_outside_cidr "$(cat "$D/pt.out")"
+		ag_fail pamtester_token_outside_cidr "$(cat "$D/pt.out")"
 	fi
 	if ! pt net-token -I rhost=localhost agentgate-test agent authenticate acct_mgmt; then
-		ok pamtester_hostname_rhost_refused
+		ag_pass pamtester_hostname_rhost_refused
 	else
-		bad pamtester_hostname_rhost_refused "$(cat "$D/pt.out")"
+		ag_fail pamtester_hostname_rhost_refused "$(cat "$D/pt.out")"
 	fi
 	if ! pt old-token agentgate-test agent authenticate acct_mgmt &&
 		grep -qi 'expired' "$D/pt.out"; then
-		ok pamtester_expired
+		ag_pass pamtester_expired
 	else
-		bad pamtester_expired "$(cat "$D/pt.out")"
+		ag_fail pamtester_expired "$(cat "$D/pt.out")"
 	fi
 	# PAM_AUTHTOK from a module stacked above (pam_wrapper's pam_set_items
 	# copies it from the environment variable of the same name).
@@ -354,24 +346,24 @@ if [ -n "$PAMTESTER" ] && [ -n "$PWRAP" ]; then
 		}
 		if ptauth secret-token "" try_first_pass agent authenticate &&
 			! grep -q 'Agent token' "$D/pt.out"; then
-			ok try_first_pass_uses_authtok_without_prompt
+			ag_pass try_first_pass_uses_authtok_without_prompt
 		else
-			bad try_first_pass_uses_authtok_without_prompt "$(cat "$D/pt.out")"
+			ag_fail try_first_pass_uses_authtok_without_prompt "$(cat "$D/pt.out")"
 		fi
 		if ptauth not-a-token secret-token try_first_pass agent authenticate; then
-			ok try_first_pass_falls_back_to_prompt
+			ag_pass try_first_pass_falls_back_to_prompt
 		else
-			bad try_first_pass_falls_back_to_prompt "$(cat "$D/pt.out")"
+			ag_fail try_first_pass_falls_back_to_prompt "$(cat "$D/pt.out")"
 		fi
 		if ptauth secret-token "" use_first_pass agent authenticate; then
-			ok use_first_pass_uses_authtok
+			ag_pass use_first_pass_uses_authtok
 		else
-			bad use_first_pass_uses_authtok "$(cat "$D/pt.out")"
+			ag_fail use_first_pass_uses_authtok "$(cat "$D/pt.out")"
 		fi
 		if ! ptauth not-a-token secret-token use_first_pass agent authenticate; then
-			ok use_first_pass_never_prompts
+			ag_pass use_first_pass_never_prompts
 		else
-			bad use_first_pass_never_prompts "$(cat "$D/pt.out")"
+			ag_fail use_first_pass_never_prompts "$(cat "$D/pt.out")"
 		fi
 		unset -f ptauth
 	fi
@@ -379,9 +371,9 @@ if [ -n "$PAMTESTER" ] && [ -n "$PWRAP" ]; then
 	service firstpass "config=$C use_first_pass"
 	chmod 644 "$D/pam.d/firstpass"
 	if ! pt secret-token firstpass agent authenticate; then
-		ok use_first_pass_does_not_prompt
+		ag_pass use_first_pass_does_not_prompt
 	else
-		bad use_first_pass_does_not_prompt "$(cat "$D/pt.out")"
+		ag_fail use_first_pass_does_not_prompt "$(cat "$D/pt.out")"
 	fi
 else
 	echo "# pamtester or pam_wrapper missing: pamtester cases not run"
@@ -390,10 +382,9 @@ fi
 # --- the module exports only the PAM entry points --------------------------
 syms=$(nm -D --defined-only "$PAM_MODULE" | awk '{print $3}' | grep -v '^pam_sm_' || true)
 if [ -z "$syms" ]; then
-	ok exports_only_pam_sm
+	ag_pass exports_only_pam_sm
 else
-	bad exports_only_pam_sm $syms
+	ag_fail exports_only_pam_sm $syms
 fi
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+ag_done
