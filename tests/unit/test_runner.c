@@ -195,31 +195,27 @@ records_forged_on_fd3_are_dropped(void **state)
 static void
 timeout_kills_with_124(void **state)
 {
-	struct timespec a, b;
 	struct run *r;
 
 	(void)state;
-	clock_gettime(CLOCK_MONOTONIC, &a);
-	r = run("sleep 30", 0, 1, 0);
-	clock_gettime(CLOCK_MONOTONIC, &b);
+	/* would take five minutes if the timeout did not kill it */
+	r = run("sleep 300", 0, 1, 0);
 	assert_int_equal(r->res.status, 124);
 	assert_true(r->res.timed_out);
 	assert_non_null(strstr(r->err, "timed out after 1 s"));
-	assert_true(b.tv_sec - a.tv_sec < 4);
 }
 
 static void
 timeout_with_term_ignored_kills_after_grace(void **state)
 {
-	struct timespec a, b;
 	struct run *r;
 
 	(void)state;
-	clock_gettime(CLOCK_MONOTONIC, &a);
-	r = run("trap '' TERM; sleep 30", 0, 1, 0);
-	clock_gettime(CLOCK_MONOTONIC, &b);
+	r = run("trap '' TERM; sleep 300", 0, 1, 0);
 	assert_int_equal(r->res.status, 124);
-	assert_true(b.tv_sec - a.tv_sec < 1 + AG_RUN_GRACE_MS / 1000 + 3);
+	assert_true(r->res.timed_out);
+	/* TERM was ignored: only the KILL after the grace period ended it */
+	assert_int_equal(r->res.signal, SIGKILL);
 }
 
 static void
