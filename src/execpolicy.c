@@ -57,6 +57,9 @@ show_argv(const char *path, char *const *argv, size_t argc, char *out, size_t ou
 			*p = '?';
 }
 
+static int judge_exec(const struct ag_execpolicy *ep, const char *path, char *const *argv,
+    size_t argc, const char *cwd, char *reason, size_t reasonsz, char *rule, size_t rulesz);
+
 /* word in single quotes, ' as '\'' */
 static int
 add_quoted(struct ag_strbuf *sb, const char *w)
@@ -74,8 +77,49 @@ add_quoted(struct ag_strbuf *sb, const char *w)
 	return ag_strbuf_addstr(sb, w) < 0 || ag_strbuf_addch(sb, '\'') < 0 ? -1 : 0;
 }
 
+/*
+ * The dynamic loader run as a program (`ld-linux-x86-64.so.2 /usr/bin/git
+ * push`) maps and runs its first operand without another exec: judge that
+ * operand and what follows as the exec.  The index of the program among
+ * argv, or 0 when path is not a loader or names no program.
+ */
+static size_t
+loader_operand(const char *path, char *const *argv, size_t argc)
+{
+	static const char *const with_value[] = { "--library-path", "--preload", "--audit",
+	    "--argv0", "--inhibit-rpath", "--glibc-hwcaps-prepend", "--glibc-hwcaps-mask",
+	    NULL };
+	const char *b = base_of(path);
+	size_t i, k;
+
+	if (strncmp(b, "ld-", 3) != 0 && strncmp(b, "ld.so", 5) != 0)
+		return 0;
+	for (i = 1; i < argc; i++) {
+		if (argv[i][0] != '-')
+			return i;
+		if (strcmp(argv[i], "--") == 0)
+			return i + 1 < argc ? i + 1 : 0;
+		for (k = 0; with_value[k] != NULL; k++)
+			if (strcmp(argv[i], with_value[k]) == 0)
+				i++;
+	}
+	return 0;
+}
+
 int
 ag_execpolicy_judge(const struct ag_execpolicy *ep, const char *path, char *const *argv,
+    size_t argc, const char *cwd, char *reason, size_t reasonsz, char *rule, size_t rulesz)
+{
+	size_t lo = loader_operand(path, argv, argc);
+
+	if (lo > 0)
+		return ag_execpolicy_judge(ep, argv[lo], argv + lo, argc - lo, cwd, reason,
+		    reasonsz, rule, rulesz);
+	return judge_exec(ep, path, argv, argc, cwd, reason, reasonsz, rule, rulesz);
+}
+
+static int
+judge_exec(const struct ag_execpolicy *ep, const char *path, char *const *argv,
     size_t argc, const char *cwd, char *reason, size_t reasonsz, char *rule, size_t rulesz)
 {
 	struct ag_policy_ctx ctx;

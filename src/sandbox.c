@@ -196,6 +196,7 @@ struct ag_sandbox {
 						 * on the mount point does not cover it */
 	struct plist		  writes;	/* write roots, for refresh scans */
 	struct plist		  repos;	/* .git directories already pinned */
+	char			  bad_link[PATH_MAX];	/* a hard-linked protected file */
 	int			  ns_user_fd;	/* the namespace, built once; -1 none */
 	int			  ns_mnt_fd;
 	char			*preload;	/* agsandbox.so when used */
@@ -1282,7 +1283,36 @@ beneath_any(const struct plist *roots, const char *path)
 	return 0;
 }
 
-/* Bind path read-only if it exists and a write root holds it. */
+/*
+ * A protected file with another name beneath a write root could be
+ * changed through that name, past the read-only mount: a hard link made
+ * before the file was protected (in the command that created the
+ * repository).  Such a file is not protected but refused.
+ */
+static int
+linked_elsewhere(const char *path, const struct stat *st)
+{
+	DIR *d;
+	struct dirent *de;
+	int bad = 0;
+
+	if (S_ISREG(st->st_mode))
+		return st->st_nlink > 1;
+	if (!S_ISDIR(st->st_mode) || (d = opendir(path)) == NULL)
+		return 0;
+	while (!bad && (de = readdir(d)) != NULL) {
+		struct stat cs;
+
+		if (fstatat(dirfd(d), de->d_name, &cs, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISREG(cs.st_mode) && cs.st_nlink > 1)
+			bad = 1;
+	}
+	closedir(d);
+	return bad;
+}
+
+/* Bind path read-only if it exists and a write root holds it.  0 ok,
+ * -1 out of memory, -2 a protected file is hard-linked (sb->note says). */
 static int
 protect_path(struct ag_sandbox *sb, const char *path)
 {
@@ -1293,6 +1323,10 @@ protect_path(struct ag_sandbox *sb, const char *path)
 	if (realpath(path, real) == NULL || lstat(real, &st) < 0 ||
 	    !beneath_any(&sb->writes, real))
 		return 0;
+	if (linked_elsewhere(real, &st)) {
+		snprintf(sb->bad_link, sizeof(sb->bad_link), "%s", real);
+		return -2;
+	}
 	if ((f = remount_flags(real, MS_RDONLY | MS_NOEXEC)) == 0)
 		return 0;
 	return ops_add(sb, NSOP_REMOUNT, real, f);
@@ -1316,10 +1350,13 @@ protect_repo(struct ag_sandbox *sb, const char *gitdir)
 		return -1;
 	if ((size_t)snprintf(p, sizeof(p), "%s/hooks", gitdir) < sizeof(p))
 		(void)mkdir(p, 0755);
-	for (i = 0; parts[i] != NULL; i++)
+	for (i = 0; parts[i] != NULL; i++) {
+		int rc;
+
 		if ((size_t)snprintf(p, sizeof(p), "%s/%s", gitdir, parts[i]) < sizeof(p) &&
-		    protect_path(sb, p) < 0)
-			return -1;
+		    (rc = protect_path(sb, p)) < 0)
+			return rc;
+	}
 	return 0;
 }
 
@@ -1366,9 +1403,12 @@ scan_write_roots(struct ag_sandbox *sb)
 {
 	size_t i, budget = SCAN_ENTRIES;
 
-	for (i = 0; i < sb->writes.n; i++)
-		if (scan_repos(sb, sb->writes.v[i], 0, &budget) < 0)
-			return -1;
+	for (i = 0; i < sb->writes.n; i++) {
+		int rc = scan_repos(sb, sb->writes.v[i], 0, &budget);
+
+		if (rc < 0)
+			return rc;
+	}
 	return 0;
 }
 
@@ -1385,6 +1425,7 @@ plan_developer_ns(struct build *b)
 	struct ag_sandbox *sb = b->sb;
 	const char *const *prot = ag_policy_protected();
 	size_t i, k;
+	int rc;
 
 	for (i = 0; i < b->execs.n; i++) {
 		unsigned long f;
@@ -1422,16 +1463,16 @@ plan_developer_ns(struct build *b)
 
 				if (glob(abs, GLOB_NOSORT, NULL, &g) == 0) {
 					for (j = 0; j < g.gl_pathc; j++)
-						if (protect_path(sb, g.gl_pathv[j]) < 0) {
+						if ((rc = protect_path(sb, g.gl_pathv[j])) < 0) {
 							globfree(&g);
-							return -1;
+							return rc;
 						}
 					globfree(&g);
 				}
 				continue;
 			}
-			if (protect_path(sb, abs) < 0)
-				return -1;
+			if ((rc = protect_path(sb, abs)) < 0)
+				return rc;
 		}
 	}
 	return scan_write_roots(sb);
@@ -1443,9 +1484,18 @@ plan_developer_ns(struct build *b)
  * so `required` refuses and best_effort notes it.
  */
 static int
+hardlink_err(const struct ag_sandbox *sb, struct ag_err *err)
+{
+	return ag_err_set(err, "kernel sandbox: '%s' is protected but has another name (a hard "
+	    "link) through which it could still be written; remove the other link: commands "
+	    "are refused until then", sb->bad_link);
+}
+
+static int
 set_ns(struct ag_sandbox *sb, struct build *b)
 {
 	size_t i;
+	int rc;
 
 	for (i = 0; i < b->writes.n; i++) {
 		unsigned long f = remount_flags(b->writes.v[i], MS_NOEXEC);
@@ -1455,8 +1505,8 @@ set_ns(struct ag_sandbox *sb, struct build *b)
 		if (f != 0 && ops_add(sb, NSOP_REMOUNT, b->writes.v[i], f) < 0)
 			return ag_err_set(b->err, "out of memory");
 	}
-	if (sb->developer && plan_developer_ns(b) < 0)
-		return ag_err_set(b->err, "out of memory");
+	if (sb->developer && (rc = plan_developer_ns(b)) < 0)
+		return rc == -2 ? hardlink_err(sb, b->err) : ag_err_set(b->err, "out of memory");
 	if (sb->nops == 0 || make_ns(sb) == 0)
 		return 0;
 	sb->private_tmp = 0;
@@ -1475,10 +1525,12 @@ set_ns(struct ag_sandbox *sb, struct build *b)
 int
 ag_sandbox_refresh(struct ag_sandbox *sb, struct ag_err *err)
 {
+	int rc;
+
 	if (sb == NULL || !sb->developer || sb->ns_user_fd < 0)
 		return 0;
-	if (scan_write_roots(sb) < 0)
-		return ag_err_set(err, "out of memory");
+	if ((rc = scan_write_roots(sb)) < 0)
+		return rc == -2 ? hardlink_err(sb, err) : ag_err_set(err, "out of memory");
 	if (ns_catch_up(sb) < 0)
 		return ag_err_set(err, "kernel sandbox: could not protect a new git repository "
 		    "(%s): the command is refused", strerror(errno));

@@ -131,6 +131,10 @@ ag_is "$x_out" " M greet.c" "c_git_stash_and_pop"
 x 'cd ~/work/hello && git checkout -q greet.c && git status --short && echo clean'
 ag_is "$x_out" "clean" "c_git_checkout_file"
 
+# fetch and pull (git's helpers run in this tier) from a local clone
+x 'cd ~/work && git clone -q --bare hello origin.git && cd hello && git fetch -q ../origin.git && git pull -q ../origin.git HEAD && git log --format=%s -1'
+ag_is "$x_out" "hello: first version" "c_git_clone_fetch_pull"
+
 # ---- a Python project ------------------------------------------------------------
 x "mkdir -p ~/work/calc && cd ~/work/calc && git init -q &&
 printf '%s\n' 'def add(a, b):' '    return a + b' > calc.py &&
@@ -235,6 +239,20 @@ x "bash -c 'cp ~/work/writer /tmp/w2 && /tmp/w2; echo run=\$?; $LDSO /tmp/w2; ec
 ag_like "$x_out" "run=126" "written_file_outside_exec_does_not_run"
 ag_like "$x_out" "ld=[1-9]" "written_file_outside_exec_does_not_run_through_the_loader"
 ag_unlike "$x_out" "succeeded=" "written_file_outside_exec_never_started"
+
+# a second name for a protected file, made in the command that created the
+# repository (the only moment it can be, in the same directory), would be
+# a way past the read-only mount: the next command is refused until it goes
+printf '%s\n' 'all:' '	git init -q linked && cd linked/.git && ln config alias && echo linked' \
+    > "$AG_DIR/link.mk"
+x "make -s -C ~/work -f $AG_DIR/link.mk"
+ag_is "$x_out" "linked" "hard_link_made_before_protection"
+x "echo '[core]' >> ~/work/linked/.git/alias"
+ag_like "$x_err" "has another name \(a hard link\)" "hard_linked_protected_file_refuses_commands"
+ag_is "$(grep -c core "$W/linked/.git/config")" 1 "hard_linked_config_unchanged"
+rm -f "$W/linked/.git/alias"
+x 'echo works-again'
+ag_is "$x_out" "works-again" "commands_run_again_once_the_link_is_gone"
 
 # nothing was planted: the files are as they were, and a later login and
 # git status by the account outside the gateway run nothing

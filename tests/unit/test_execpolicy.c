@@ -90,6 +90,23 @@ denied_subcommand_refused_however_it_is_spelled(void **state)
 	assert_int_equal(judge("/tmp/bin/git", "git", "push", NULL), 0);
 }
 
+/* the loader runs its operand without an exec of its own */
+static void
+loader_operand_is_judged_as_the_exec(void **state)
+{
+	(void)state;
+	assert_int_equal(judge("/lib64/ld-linux-x86-64.so.2", "ld.so", "/usr/bin/git", "push",
+	    NULL), 0);
+	assert_int_equal(judge("/lib64/ld-linux-x86-64.so.2", "ld.so", "--library-path", "/x",
+	    "--argv0", "make", "/usr/bin/git", "-C", "r", "push", NULL), 0);
+	assert_int_equal(judge("/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2", "x",
+	    "/bin/su", NULL), 0);
+	assert_int_equal(judge("/lib64/ld-linux-x86-64.so.2", "ld.so", "/usr/bin/git", "status",
+	    NULL), 1);
+	assert_int_equal(judge("/lib64/ld-linux-x86-64.so.2", "ld.so", "--list", "/bin/ls", NULL),
+	    1);
+}
+
 static void
 other_subcommands_and_programs_pass(void **state)
 {
@@ -134,6 +151,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(denied_subcommand_refused_however_it_is_spelled),
+		cmocka_unit_test(loader_operand_is_judged_as_the_exec),
 		cmocka_unit_test(other_subcommands_and_programs_pass),
 		cmocka_unit_test(denied_program_and_arguments),
 		cmocka_unit_test(unparsable_or_huge_exec_of_a_denied_program_fails_closed),
