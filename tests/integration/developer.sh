@@ -254,6 +254,24 @@ rm -f "$W/linked/.git/alias"
 x 'echo works-again'
 ag_is "$x_out" "works-again" "commands_run_again_once_the_link_is_gone"
 
+# sftp-server runs in the same namespace: with uploads allowed it still
+# cannot plant a hook, a git config or a startup file
+sed -i 's/^    tier: developer$/    tier: developer\n    file_transfer: { sftp: write }/' "$AG_DIR/policy.yaml"
+SFTP=(sftp -F /dev/null -i "$AG_DIR/client" -P "$AG_PORT" -o StrictHostKeyChecking=no
+    -o UserKnownHostsFile=/dev/null -o BatchMode=yes -o LogLevel=ERROR -o IdentitiesOnly=yes)
+printf '#!/bin/sh\ntouch %s\n' "$PWN" > "$AG_DIR/payload"
+chmod 0644 "$AG_DIR/payload"
+printf 'put %s %s/upload-ok\n' "$AG_DIR/payload" "$W/hello" |
+    "${SFTP[@]}" -b - "$AG_USER@127.0.0.1" >/dev/null 2>&1
+ag_ok "sftp_upload_into_the_work_tree_works" test -f "$W/hello/upload-ok"
+for target in "$W/hello/.git/hooks/post-checkout" "$W/hello/.git/config" "$H/.bashrc" \
+    "$H/.ssh/authorized_keys"; do
+	before=$(md5sum < "$target" 2>/dev/null)
+	printf 'put %s %s\n' "$AG_DIR/payload" "$target" |
+	    "${SFTP[@]}" -b - "$AG_USER@127.0.0.1" >/dev/null 2>&1
+	ag_is "$(md5sum < "$target" 2>/dev/null)" "$before" "sftp_cannot_write_${target##*/}"
+done
+
 # nothing was planted: the files are as they were, and a later login and
 # git status by the account outside the gateway run nothing
 ag_ok "no_outside_files" sh -c "[ ! -e '$PUB/outside-make' ] && [ ! -e '$PUB/outside-bin' ]"
