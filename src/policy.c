@@ -4387,7 +4387,10 @@ finish(struct walker *w, struct ag_decision *out)
 	if (first == NULL) {
 		out->verdict = AG_ALLOW;
 		snprintf(out->reason, sizeof(out->reason), "allowed");
-		snprintf(out->rule, sizeof(out->rule), "allow");
+		/* one command: the rule that let it run (profiles.x.allow[3],
+		 * profiles.x.paths.exec, builtin, ...) */
+		snprintf(out->rule, sizeof(out->rule), "%s",
+		    out->ncmds == 1 && out->cmds[0].rule ? out->cmds[0].rule : "allow");
 		return;
 	}
 	out->verdict = first->verdict;

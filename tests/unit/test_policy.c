@@ -80,6 +80,14 @@ static const char yaml[] =
     "            { command: wc, args: [\"-l\", \"~/work/*\"] }]\n"
     "    features: { coproc: allow }\n"
     "    paths: { read: [\"/\"], write: [\"~/work\"] }\n"
+    "    unknown: deny\n"
+    "  tier:\n"
+    "    tier: developer\n"
+    "    allow: [ls, cat, make, mkdir]\n"
+    "    deny:\n"
+    "      - { command: git, subcommands: [push] }\n"
+    "      - su\n"
+    "    paths: { read: [\"/\"], write: [\"~/work\"], exec: [\"~/work\"] }\n"
     "    unknown: deny\n";
 
 static struct ag_config *cfg;
@@ -1173,6 +1181,55 @@ family_protect(void **state)
 	RUN("protect", protect);
 }
 
+/* ---- tiers and the cd idioms ------------------------------------------------ */
+
+static const struct tcase tiers[] = {
+	/* developer tier: built files beneath paths.exec run */
+	{ "tier", "./ls", A, "profiles.tier.paths.exec" },
+	{ "tier", "./not-built-yet", A, "profiles.tier.paths.exec" },
+	{ "tier", "ls && ./t", A, NULL },
+	{ "tier", "cd sub && ./x", A, NULL },
+	{ "tier", "sub/../ls --version", A, "profiles.tier.paths.exec" },
+	/* ... nowhere else, and never under a denied name */
+	{ "tier", "@T/evil/ls", D, "path" },
+	{ "tier", "../../evil/ls", D, "path" },
+	{ "tier", "/tmp/not-there", D, "unknown" },
+	{ "tier", "./../../bin/x", D, "unknown" },
+	{ "tier", "su", D, "profiles.tier.deny" },
+	{ "tier", "git push", D, "profiles.tier.deny" },
+	/* a cd the gateway cannot follow: the kernel decides in this tier */
+	{ "tier", "cd \"$X\" && ./configure", A, NULL },
+	{ "tier", "cd \"$X\" && printf x > out", A, NULL },
+	{ "tier", "cd \"$X\" && su", D, "profiles.tier.deny" },
+	{ "ro", "cd \"$X\" && ./configure", D, "path" },
+	{ "ro", "cd \"$X\" && printf x > out", D, "path:cwd" },
+	/* the private /tmp */
+	{ "tier", "printf x > /tmp/scratch", A, NULL },
+	{ "ro", "printf x > /tmp/scratch", D, "path:write" },
+	/* strict tier: built files do not run */
+	{ "ro", "./ls", D, "path" },
+	{ "ro", "./not-built-yet", D, "unknown" },
+	/* cd DIR && ...: only DIR; cd DIR; ...: either */
+	{ "ro", "cd / && cd ~/work/sub && printf x > f", A, NULL },
+	{ "ro", "cd / && cd ~/work/sub && ls && printf x > f", A, NULL },
+	{ "ro", "cd /; cd ~/work/sub; printf x > f", D, "path:write" },
+	{ "ro", "cd / && printf x > f", D, "path:write" },
+	{ "ro", "cd ~/work/sub && printf x > f; printf y > g", A, NULL },
+	{ "ro", "cd / && ls; printf x > f", D, "path:write" },
+	/* cd DIR || exit: past it, only DIR */
+	{ "ro", "cd / || exit 1\ncd ~/work/sub || exit 1\nprintf x > f", A, NULL },
+	{ "ro", "cd ~/work/sub || exit 1; printf x > f", A, NULL },
+	{ "ro", "cd ~/work/sub || ls; cd /; printf x > f", D, "path:write" },
+	{ "ro", "cd / || echo failed; printf x > f", D, "path:write" },
+};
+
+static void
+family_tiers(void **state)
+{
+	(void)state;
+	RUN("tiers", tiers);
+}
+
 /* ---- features ----------------------------------------------------------- */
 
 static const struct tcase features[] = {
@@ -1472,6 +1529,7 @@ main(void)
 		cmocka_unit_test(family_paths),
 		cmocka_unit_test(family_programs),
 		cmocka_unit_test(family_protect),
+		cmocka_unit_test(family_tiers),
 		cmocka_unit_test(family_features),
 		cmocka_unit_test(unknown_reason_names_allowed),
 		cmocka_unit_test(write_reason_names_paths),
