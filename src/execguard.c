@@ -54,6 +54,25 @@ struct ag_execguard {
 
 /* ---- child side ----------------------------------------------------------- */
 
+/* The one-byte message that carries the listener (SCM_RIGHTS). */
+union cmsg_buf {
+	char		buf[CMSG_SPACE(sizeof(int))];
+	struct cmsghdr	align;
+};
+
+static void
+fd_msg(struct msghdr *mh, struct iovec *iov, char *byte, union cmsg_buf *u)
+{
+	memset(mh, 0, sizeof(*mh));
+	memset(u, 0, sizeof(*u));
+	iov->iov_base = byte;
+	iov->iov_len = 1;
+	mh->msg_iov = iov;
+	mh->msg_iovlen = 1;
+	mh->msg_control = u->buf;
+	mh->msg_controllen = sizeof(u->buf);
+}
+
 int
 ag_execguard_child(const struct ag_execguard *g)
 {
@@ -70,10 +89,7 @@ ag_execguard_child(const struct ag_execguard *g)
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
 	};
 	struct sock_fprog fp = { .len = sizeof(prog) / sizeof(prog[0]), .filter = prog };
-	union {
-		char		buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr	align;
-	} u;
+	union cmsg_buf u;
 	struct msghdr mh;
 	struct iovec iov;
 	struct cmsghdr *cm;
@@ -89,14 +105,7 @@ ag_execguard_child(const struct ag_execguard *g)
 	fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &fp);
 	if (fd < 0)
 		return -1;
-	memset(&mh, 0, sizeof(mh));
-	memset(&u, 0, sizeof(u));
-	iov.iov_base = &c;
-	iov.iov_len = 1;
-	mh.msg_iov = &iov;
-	mh.msg_iovlen = 1;
-	mh.msg_control = u.buf;
-	mh.msg_controllen = sizeof(u.buf);
+	fd_msg(&mh, &iov, &c, &u);
 	cm = CMSG_FIRSTHDR(&mh);
 	cm->cmsg_level = SOL_SOCKET;
 	cm->cmsg_type = SCM_RIGHTS;
@@ -360,10 +369,7 @@ out:
 static int
 recv_listener(struct ag_execguard *g)
 {
-	union {
-		char		buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr	align;
-	} u;
+	union cmsg_buf u;
 	struct pollfd pf[2] = { { .fd = g->sock, .events = POLLIN },
 	    { .fd = g->stop[0], .events = POLLIN } };
 	struct msghdr mh;
@@ -377,13 +383,7 @@ recv_listener(struct ag_execguard *g)
 			return -1;
 	if (pf[1].revents || !(pf[0].revents & POLLIN))
 		return -1;
-	memset(&mh, 0, sizeof(mh));
-	iov.iov_base = &c;
-	iov.iov_len = 1;
-	mh.msg_iov = &iov;
-	mh.msg_iovlen = 1;
-	mh.msg_control = u.buf;
-	mh.msg_controllen = sizeof(u.buf);
+	fd_msg(&mh, &iov, &c, &u);
 	if (recvmsg(g->sock, &mh, MSG_CMSG_CLOEXEC) != 1)
 		return -1;
 	for (cm = CMSG_FIRSTHDR(&mh); cm != NULL; cm = CMSG_NXTHDR(&mh, cm))

@@ -309,6 +309,18 @@ fail:
 
 /* ---- the child --------------------------------------------------------- */
 
+/* Say why the command cannot start (errno), and end the child: 126. */
+static void __attribute__((noreturn))
+child_fail(int fd, const char *what)
+{
+	char msg[256];
+	int n = snprintf(msg, sizeof(msg), "agentgate: %s: %s\n", what, strerror(errno));
+
+	if (n > 0)
+		(void)!write(fd, msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
+	_exit(126);
+}
+
 static void __attribute__((noreturn))
 child(const struct ag_run_opts *o, char *script, char *const *env, int outw, int errw, int capw,
     const struct ag_execguard *guard, pid_t parent, const struct ag_pty *pt)
@@ -339,25 +351,11 @@ child(const struct ag_run_opts *o, char *script, char *const *env, int outw, int
 	 * /proc/self, and exec would make the runner dumpable anyway */
 	(void)prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
 	/* before the fd shuffle below: the sandbox's fds are still where they were */
-	if (o->sandbox != NULL && ag_sandbox_child(o->sandbox) < 0) {
-		char msg[256];
-		int n = snprintf(msg, sizeof(msg), "agentgate: cannot enter the kernel sandbox: %s\n",
-		    strerror(errno));
-
-		if (n > 0)
-			(void)!write(o->err_fd, msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
-		_exit(126);
-	}
+	if (o->sandbox != NULL && ag_sandbox_child(o->sandbox) < 0)
+		child_fail(o->err_fd, "cannot enter the kernel sandbox");
 	/* after no_new_privs (above), before the shuffle closes the socket */
-	if (guard != NULL && ag_execguard_child(guard) < 0) {
-		char msg[256];
-		int n = snprintf(msg, sizeof(msg), "agentgate: cannot start the exec supervisor: %s\n",
-		    strerror(errno));
-
-		if (n > 0)
-			(void)!write(o->err_fd, msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
-		_exit(126);
-	}
+	if (guard != NULL && ag_execguard_child(guard) < 0)
+		child_fail(o->err_fd, "cannot start the exec supervisor");
 
 	/* move the pipe ends above 3 first so the dup2s below cannot clobber them */
 	if (pt != NULL) {

@@ -58,19 +58,7 @@ echo "agentgate developer-tier benchmark (N=$N, FILES=$FILES), $(nproc) CPUs, $(
 policy required
 echo
 echo "(1) per-command cost inside one REPL session, developer tier, vs bash -c"
-printf '  %-14s %12s %12s %8s\n' command "gateway ms" "bash -c ms" ratio
-for cmd in 'true' 'echo hello' 'ls /'; do
-	t0=$(now); printf '' | ag_ssh >/dev/null; t1=$(now)
-	empty=$(calc "$t1 - $t0")
-	script=$(for _ in $(seq 1 "$N"); do printf '%s\n' "$cmd"; done)
-	t0=$(now); printf '%s\n' "$script" | ag_ssh >/dev/null; t1=$(now)
-	gw=$(calc "($t1 - $t0 - $empty) / $N * 1000")
-	t0=$(now)
-	runuser -u "$AG_USER" -- bash -c 'for i in $(seq 1 '"$N"'); do bash -c "$1" >/dev/null; done' _ "$cmd"
-	t1=$(now)
-	bl=$(calc "($t1 - $t0) / $N * 1000")
-	printf '  %-14s %12.3f %12.3f %7.2fx\n' "$cmd" "$gw" "$bl" "$(calc "$gw / $bl")"
-done
+ag_bench_per_command "$N" 'true' 'echo hello' 'ls /'
 echo "  goal: <= 1.3x"
 
 # ---- (2) a parallel build --------------------------------------------------

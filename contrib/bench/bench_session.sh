@@ -47,21 +47,7 @@ echo "agentgate session benchmark (N=$N), $(nproc) CPUs, $(date -u +%FT%TZ)"
 # ---- (1) per-command cost in one REPL session ---------------------------
 echo
 echo "(1) per-command cost inside one REPL session vs bash -c (same command, same account)"
-printf '  %-14s %12s %12s %8s\n' command "gateway ms" "bash -c ms" ratio
-for cmd in 'true' 'echo hello' 'ls /'; do
-	# the session's own start-up is measured separately and subtracted
-	t0=$(now); printf '' | ag_ssh >/dev/null; t1=$(now)
-	empty=$(calc "$t1 - $t0")
-	script=$(for _ in $(seq 1 "$N"); do printf '%s\n' "$cmd"; done)
-	t0=$(now); printf '%s\n' "$script" | ag_ssh >/dev/null; t1=$(now)
-	gw=$(calc "($t1 - $t0 - $empty) / $N * 1000")
-	# baseline: the same account runs bash -c N times in a row
-	t0=$(now)
-	runuser -u "$AG_USER" -- bash -c 'for i in $(seq 1 '"$N"'); do bash -c "$1" >/dev/null; done' _ "$cmd"
-	t1=$(now)
-	bl=$(calc "($t1 - $t0) / $N * 1000")
-	printf '  %-14s %12.3f %12.3f %7.2fx\n' "$cmd" "$gw" "$bl" "$(calc "$gw / $bl")"
-done
+ag_bench_per_command "$N" 'true' 'echo hello' 'ls /'
 echo "  goal: <= 1.3x"
 
 # ---- (2) ssh host true ----------------------------------------------------

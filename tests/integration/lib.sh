@@ -311,6 +311,29 @@ ag_start_baseline_sshd() {
 	return 0
 }
 
+# ag_bench_per_command N COMMAND...: for benchmarks, the cost of each
+# COMMAND inside one REPL session through the gateway against the same
+# account running `bash -c COMMAND` N times, as a table with the ratio.
+ag_bench_per_command() {
+	local n=$1 cmd t0 t1 empty script gw bl
+	shift
+	printf '  %-14s %12s %12s %8s\n' command "gateway ms" "bash -c ms" ratio
+	for cmd in "$@"; do
+		# the session's own start-up is measured separately and subtracted
+		t0=$(date +%s.%N); printf '' | ag_ssh >/dev/null; t1=$(date +%s.%N)
+		empty=$("$AG_PYTHON" -c "print($t1 - $t0)")
+		script=$(for _ in $(seq 1 "$n"); do printf '%s\n' "$cmd"; done)
+		t0=$(date +%s.%N); printf '%s\n' "$script" | ag_ssh >/dev/null; t1=$(date +%s.%N)
+		gw=$("$AG_PYTHON" -c "print(($t1 - $t0 - $empty) / $n * 1000)")
+		t0=$(date +%s.%N)
+		runuser -u "$AG_USER" -- bash -c 'for i in $(seq 1 '"$n"'); do bash -c "$1" >/dev/null; done' _ "$cmd"
+		t1=$(date +%s.%N)
+		bl=$("$AG_PYTHON" -c "print(($t1 - $t0) / $n * 1000)")
+		printf '  %-14s %12.3f %12.3f %7.2fx\n' "$cmd" "$gw" "$bl" \
+		    "$("$AG_PYTHON" -c "print($gw / $bl)")"
+	done
+}
+
 # ag_make_world [DIR]: the work directory (DIR, else a fresh one under
 # /run), a copy of the gateway, host and client keys, the audit directory.
 ag_make_world() {
