@@ -1360,13 +1360,21 @@ protect_repo(struct ag_sandbox *sb, const char *gitdir)
 	return 0;
 }
 
-/* Find .git directories beneath dir (canonical), bounded in depth and work. */
+/*
+ * Find git directories beneath dir (canonical), bounded in depth and work:
+ * a directory holding HEAD, objects/ and refs/ is one whatever its name - a
+ * checkout's .git, a bare repository (a push to it runs its hooks), a
+ * --separate-git-dir, a submodule's .git/modules/NAME.  Inside one only
+ * modules/ is searched further.
+ */
 static int
 scan_repos(struct ag_sandbox *sb, const char *dir, int depth, size_t *budget)
 {
+	struct plist subs;
 	DIR *d;
 	struct dirent *de;
-	int fd, rc = 0;
+	int fd, rc = 0, head = 0, objects = 0, refs = 0;
+	size_t i;
 
 	if (depth > SCAN_DEPTH)
 		return 0;
@@ -1376,25 +1384,43 @@ scan_repos(struct ag_sandbox *sb, const char *dir, int depth, size_t *budget)
 		close(fd);
 		return 0;
 	}
+	memset(&subs, 0, sizeof(subs));
 	while (rc == 0 && *budget > 0 && (de = readdir(d)) != NULL) {
-		char child[PATH_MAX];
 		struct stat st;
+		unsigned char type;
 
 		(*budget)--;
 		if (de->d_name[0] == '.' && (de->d_name[1] == '\0' ||
 		    (de->d_name[1] == '.' && de->d_name[2] == '\0')))
 			continue;
-		if (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN)
+		/* the entry's type from readdir; a stat only where it says nothing */
+		if (de->d_type == DT_UNKNOWN) {
+			if (fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+				continue;
+			type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : DT_LNK;
+		} else
+			type = de->d_type;
+		head |= type == DT_REG && strcmp(de->d_name, "HEAD") == 0;
+		if (type != DT_DIR || strcmp(de->d_name, "node_modules") == 0)
 			continue;
-		if ((size_t)snprintf(child, sizeof(child), "%s/%s", strcmp(dir, "/") ? dir : "",
-		    de->d_name) >= sizeof(child) || lstat(child, &st) < 0 || !S_ISDIR(st.st_mode))
-			continue;
-		if (strcmp(de->d_name, ".git") == 0)
-			rc = protect_repo(sb, child);
-		else if (strcmp(de->d_name, "node_modules") != 0)
-			rc = scan_repos(sb, child, depth + 1, budget);
+		objects |= strcmp(de->d_name, "objects") == 0;
+		refs |= strcmp(de->d_name, "refs") == 0;
+		if (plist_add(&subs, de->d_name) < 0)
+			rc = -1;
 	}
 	closedir(d);
+	if (rc == 0 && head && objects && refs)
+		rc = protect_repo(sb, dir);
+	for (i = 0; rc == 0 && i < subs.n; i++) {
+		char child[PATH_MAX];
+
+		if (head && objects && refs && strcmp(subs.v[i], "modules") != 0)
+			continue;
+		if ((size_t)snprintf(child, sizeof(child), "%s/%s", strcmp(dir, "/") ? dir : "",
+		    subs.v[i]) < sizeof(child))
+			rc = scan_repos(sb, child, depth + 1, budget);
+	}
+	plist_free(&subs);
 	return rc;
 }
 

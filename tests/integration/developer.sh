@@ -214,6 +214,18 @@ ag_ok "denied_push_left_the_remote_empty" sh -c "! git -C '$W/remote.git' rev-pa
 ag_like "$(ag_audit_query '[x.get("path") for x in r if x.get("event") == "exec_denied"]')" \
     "git" "exec_time_refusal_is_audited"
 
+# a git directory is protected whatever its name: the bare repository the
+# recipe made (a push to it runs its hooks) and a --separate-git-dir, from
+# the next command on
+x "cd ~/work && git init -q --separate-git-dir=$W/sepgit sepwt && echo made"
+ag_is "$x_out" "made" "separate_git_dir_created"
+for gd in remote.git sepgit; do
+	x "printf '#!/bin/sh\ntouch $PWN\n' > ~/work/$gd/hooks/post-receive; echo rc=\$?"
+	ag_like "$x_out$x_err" "rc=[1-9]" "hooks_of_${gd%.git}_read_only"
+	x "python3 -c 'open(\"$W/$gd/config\", \"a\").write(\"[core]\\n\\thooksPath = /tmp\\n\")'; echo rc=\$?"
+	ag_like "$x_out" "rc=[1-9]" "config_of_${gd%.git}_read_only"
+done
+
 # the same writes from allowed programs that can write files on their own
 x "awk 'BEGIN { print \"[core]\\n\\thooksPath = /tmp\" >> \"$W/hello/.git/config\"; exit 0 }'; echo awk=\$?"
 ag_like "$x_out$x_err" "awk=[1-9]|denied|Read-only" "awk_cannot_write_git_config"
