@@ -496,7 +496,7 @@ resize_while_running_reaches_the_command_and_is_recorded(void **state)
 	char dir[] = "/tmp/ag-pty-rec.XXXXXX", path[256], cmd[300];
 	struct spec sp = {
 		.script = "trap 'stty size; exit 7' WINCH; echo ready; "
-		    "for i in $(seq 200); do sleep 0.05; done; exit 1",
+		    "for i in $(seq 6000); do sleep 0.05; done; exit 1",	/* 5 min: only if the resize never comes */
 	};
 	struct gateway g;
 	struct outcome out;
