@@ -1439,21 +1439,24 @@ scan_write_roots(struct ag_sandbox *sb)
 }
 
 /*
- * The developer tier's namespace plan.  The protected startup files are
- * policy.c's list (ag_policy_protected), so that the typed line and the
- * kernel protect the same names; "**" entries are found by the repository
- * scan, globbed ones that exist are bound, missing names cannot be (see
- * doc/sandbox.md).
+ * The namespace plan beyond the noexec write roots.  Both tiers: the
+ * protected paths beneath the write roots are bound read-only, for every
+ * program (an allowed awk or sftp-server as much as a recipe).  The
+ * startup files are policy.c's list (ag_policy_protected), so that the
+ * typed line and the kernel protect the same names; "**" entries are found
+ * by the repository scan, globbed ones that exist are bound, missing names
+ * cannot be (see doc/sandbox.md).  Developer tier: paths.exec gets exec
+ * back, and /tmp is the session's own tmpfs.
  */
 static int
-plan_developer_ns(struct build *b)
+plan_ns(struct build *b)
 {
 	struct ag_sandbox *sb = b->sb;
 	const char *const *prot = ag_policy_protected();
 	size_t i, k;
 	int rc;
 
-	for (i = 0; i < b->execs.n; i++) {
+	for (i = 0; sb->developer && i < b->execs.n; i++) {
 		unsigned long f;
 
 		if (!beneath_any(&b->writes, b->execs.v[i]))
@@ -1462,10 +1465,12 @@ plan_developer_ns(struct build *b)
 		    ops_add(sb, NSOP_REMOUNT, b->execs.v[i], f & ~(unsigned long)MS_NOEXEC) < 0)
 			return -1;
 	}
-	if (ops_add(sb, NSOP_TMPFS, "/tmp", MS_NOSUID | MS_NODEV |
-	    (beneath_any(&b->execs, "/tmp") ? 0 : MS_NOEXEC)) < 0)
-		return -1;
-	sb->private_tmp = 1;
+	if (sb->developer) {
+		if (ops_add(sb, NSOP_TMPFS, "/tmp", MS_NOSUID | MS_NODEV |
+		    (beneath_any(&b->execs, "/tmp") ? 0 : MS_NOEXEC)) < 0)
+			return -1;
+		sb->private_tmp = 1;
+	}
 	for (k = 0; k < 2; k++) {
 		const struct ag_strlist *l = &b->p->paths_protect;
 		size_t n = k == 0 ? SIZE_MAX : l->n;
@@ -1531,7 +1536,7 @@ set_ns(struct ag_sandbox *sb, struct build *b)
 		if (f != 0 && ops_add(sb, NSOP_REMOUNT, b->writes.v[i], f) < 0)
 			return ag_err_set(b->err, "out of memory");
 	}
-	if (sb->developer && (rc = plan_developer_ns(b)) < 0)
+	if (b->writes.n > 0 && (rc = plan_ns(b)) < 0)
 		return rc == -2 ? hardlink_err(sb, b->err) : ag_err_set(b->err, "out of memory");
 	if (sb->nops == 0 || make_ns(sb) == 0)
 		return 0;
@@ -1542,8 +1547,9 @@ set_ns(struct ag_sandbox *sb, struct build *b)
 		    strerror(errno));
 	if (note_add(sb, sb->developer ? "no user namespaces: protected paths beneath paths.write "
 	    "are not read-only for programs, files written there stay mappable by the loader, "
-	    "and /tmp is not private" : "no user namespaces: files written beneath paths.write "
-	    "stay mappable by the dynamic loader") < 0)
+	    "and /tmp is not private" : "no user namespaces: protected paths beneath paths.write "
+	    "are not read-only for programs, and files written there stay mappable by the "
+	    "dynamic loader") < 0)
 		return ag_err_set(b->err, "out of memory");
 	return 0;
 }
@@ -1553,7 +1559,7 @@ ag_sandbox_refresh(struct ag_sandbox *sb, struct ag_err *err)
 {
 	int rc;
 
-	if (sb == NULL || !sb->developer || sb->ns_user_fd < 0)
+	if (sb == NULL || sb->ns_user_fd < 0 || sb->writes.n == 0)
 		return 0;
 	if ((rc = scan_write_roots(sb)) < 0)
 		return rc == -2 ? hardlink_err(sb, err) : ag_err_set(err, "out of memory");

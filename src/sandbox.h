@@ -68,10 +68,10 @@ struct ag_sandbox *ag_sandbox_prepare(const struct ag_config *cfg, const struct 
 void	ag_sandbox_free(struct ag_sandbox *sb);
 
 /*
- * Developer tier, before each command: git repositories that appeared
- * beneath the write roots since the last call get their .git pinned and
- * their config and hooks bound read-only in the session's namespace.
- * 0 ok (also for other tiers), -1 when that failed: the command must not run.
+ * Before each command: git directories that appeared beneath the write
+ * roots since the last call are pinned and get their config and hooks
+ * bound read-only in the session's namespace.  0 ok, -1 when that failed
+ * (err says why): the command must not run.
  */
 int	ag_sandbox_refresh(struct ag_sandbox *sb, struct ag_err *err);
 

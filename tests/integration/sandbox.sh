@@ -105,6 +105,17 @@ ag_is "$b_out" 2 "awk runs"
 ag_run b 'echo "${LD_PRELOAD-unset} ${AGENTGATE_SANDBOX_FD-unset}"'
 ag_is "$b_out" "unset unset" "the preload leaves no trace in the command's environment"
 
+# ---- protected paths beneath a write root are read-only for every program -----
+# (the policy cannot see inside an awk or python3 program; the kernel can)
+git init -q "$W/repo" && chown -R "$AG_USER" "$W/repo"
+cfg_before=$(md5sum < "$W/repo/.git/config")
+ag_run p "awk 'BEGIN { print \"[core]\\n\\tfsmonitor = touch $W/c-fsmon\" >> \"$W/repo/.git/config\"; exit 0 }'; echo rc=\$?"
+ag_is "$(md5sum < "$W/repo/.git/config")" "$cfg_before" "strict tier: awk cannot write a repository's config"
+ag_run p "python3 -c 'open(\"$W/repo/.git/hooks/post-checkout\", \"w\").write(\"#!/bin/sh\\n\")'"
+ag_ok "strict tier: python3 cannot plant a hook" test ! -e "$W/repo/.git/hooks/post-checkout"
+ag_run p "awk 'BEGIN { print \"ok\" > \"$W/repo/notes.txt\" }' && cat $W/repo/notes.txt"
+ag_is "$p_out" "ok" "strict tier: the rest of the work tree stays writable"
+
 # ---- the execute rule --------------------------------------------------------
 escape awk "awk 'BEGIN { exit system(\"touch $W/c-awk\") }'"
 escape awkpipe "awk 'BEGIN { \"touch $W/c-awkpipe\" | getline; exit 1 }'"
