@@ -1466,10 +1466,24 @@ plan_ns(struct build *b)
 			return -1;
 	}
 	if (sb->developer) {
+		char rt[64];
+		struct stat st;
+
 		if (ops_add(sb, NSOP_TMPFS, "/tmp", MS_NOSUID | MS_NODEV |
 		    (beneath_any(&b->execs, "/tmp") ? 0 : MS_NOEXEC)) < 0)
 			return -1;
 		sb->private_tmp = 1;
+		/*
+		 * The account's runtime directory holds sockets that start
+		 * programs outside the sandbox (the systemd user manager's bus:
+		 * `systemd-run --user`); Landlock does not mediate connecting to
+		 * a pathname socket, so the directory is hidden under an empty
+		 * tmpfs.
+		 */
+		snprintf(rt, sizeof(rt), "/run/user/%lu", (unsigned long)geteuid());
+		if (stat(rt, &st) == 0 && S_ISDIR(st.st_mode) &&
+		    ops_add(sb, NSOP_TMPFS, rt, MS_NOSUID | MS_NODEV | MS_NOEXEC) < 0)
+			return -1;
 	}
 	for (k = 0; k < 2; k++) {
 		const struct ag_strlist *l = &b->p->paths_protect;

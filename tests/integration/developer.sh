@@ -131,6 +131,24 @@ ag_is "$x_out" " M greet.c" "c_git_stash_and_pop"
 x 'cd ~/work/hello && git checkout -q greet.c && git status --short && echo clean'
 ag_is "$x_out" "clean" "c_git_checkout_file"
 
+# the account's runtime directory (the systemd user manager's bus, agent
+# sockets) is hidden: connecting to a socket there would start programs
+# outside the sandbox
+RT=/run/user/$(id -u "$AG_USER")
+install -d -o "$AG_USER" -m 0700 "$RT"
+"$AG_PYTHON" -c 'import os, socket, sys
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); os.chmod(sys.argv[1], 0o777); s.listen(4)
+open(sys.argv[1] + ".ready", "w").close()
+while True: s.accept()[0].close()' "$RT/bus" &
+BUSPID=$!
+ag_wait_until 30 test -e "$RT/bus.ready"
+x "ls -A $RT; echo listed"
+ag_is "$x_out" "listed" "runtime_directory_hidden"
+x "python3 -c 'import socket; s = socket.socket(socket.AF_UNIX); s.connect(\"$RT/bus\")'; echo rc=\$?"
+ag_like "$x_out" "rc=[1-9]" "runtime_bus_unreachable"
+kill "$BUSPID" 2>/dev/null; wait "$BUSPID" 2>/dev/null
+rm -rf "$RT"
+
 # fetch and pull (git's helpers run in this tier) from a local clone
 x 'cd ~/work && git clone -q --bare hello origin.git && cd hello && git fetch -q ../origin.git && git pull -q ../origin.git HEAD && git log --format=%s -1'
 ag_is "$x_out" "hello: first version" "c_git_clone_fetch_pull"
