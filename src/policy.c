@@ -6,9 +6,16 @@
  *
  * The walk is conservative wherever bash's behaviour depends on something
  * the gateway cannot see (a variable's value, a glob's expansion, the
- * arguments xargs appends, the directory after a `cd` that may fail): in
+ * arguments xargs appends, the directory after a `cd` it cannot follow): in
  * those places the command is refused ("fail closed") with a reason that
- * says what to write instead.
+ * says what to write instead.  One exception, in the developer tier only:
+ * a relative redirection target or program path after a cd the gateway
+ * cannot follow is left to the kernel sandbox, which confines every write
+ * and exec of that tier (see check_path and check_command).
+ *
+ * `cd` is simulated along the line: after `cd DIR &&` (or `cd DIR || exit`)
+ * the shell is in DIR; after `cd DIR;` in DIR or where it was.  Paths are
+ * resolved as the kernel will open them; cd itself is logical, as bash's.
  *
  * Programs whose own arguments name files they write, checked like
  * redirections: tee FILE..., sed -i FILE..., sort -o F, cp/mv/install/ln
@@ -326,8 +333,15 @@ is_loader(const char *base)
 
 /* ---- the walk's state --------------------------------------------------- */
 
+/*
+ * The directories the shell may be in at a point of the line.  d is where
+ * it is (resolved: relative names are opened from there); l is bash's
+ * $PWD for it, from which a later `cd ..` or `cd link/..` starts
+ * (bash's cd is logical unless -P).
+ */
 struct cwdset {
 	const char	*d[MAX_CWDS];
+	const char	*l[MAX_CWDS];
 	int		 n;
 	int		 unknown;	/* a cd to somewhere the gateway cannot tell */
 };
@@ -359,6 +373,8 @@ struct walker {
 
 	const struct cwdset		*cwd;
 	struct cwdset			 cwd0;
+	const struct cwdset		*cd_ok;		/* where the last cd goes when it
+							 * succeeds; NULL: cannot tell */
 	void				**owned;	/* freed at the end */
 	size_t				 nowned, capowned;
 
@@ -806,14 +822,20 @@ resolve_session_cwd(const char *cwd, char *out, size_t outsz)
 
 /*
  * Resolve p as seen from directory dir (one of w->cwd's): abs gets the
- * lexical absolute path, res the resolved one.  Directories in the cwd set
- * are resolved already, except the session's own cwd, which is resolved
- * once per decision, so a relative name costs only its own components.
+ * lexical absolute path, res the file the kernel will open, resolved
+ * component by component ("lnk/.." is the parent of lnk's target, as for
+ * open(2) and execve(2), not the directory holding lnk).  Directories in
+ * the cwd set are resolved already, except the session's own cwd, which is
+ * resolved once per decision, so a relative name costs only its own
+ * components.
  */
 static int
 resolve_in(struct walker *w, const char *dir, const char *p, char *abs, size_t abssz,
     char *res, size_t ressz)
 {
+	char raw[PATH_MAX * 2];
+	int r;
+
 	if (ag_path_absolute(p, dir, w->home, abs, abssz) < 0)
 		return -1;
 	if (p[0] != '/' && p[0] != '~') {
@@ -827,42 +849,35 @@ resolve_in(struct walker *w, const char *dir, const char *p, char *abs, size_t a
 		}
 		if (base != NULL)
 			return ag_path_resolve_under(base, p, res, ressz);
+		r = snprintf(raw, sizeof(raw), "%s/%s", dir, p);
+	} else if (p[0] == '~')
+		r = snprintf(raw, sizeof(raw), "%s%s", w->home, p + 1);	/* "~", "~/..." */
+	else
+		r = snprintf(raw, sizeof(raw), "%s", p);
+	if (r < 0 || (size_t)r >= sizeof(raw)) {
+		errno = ENAMETOOLONG;
+		return -1;
 	}
-	return ag_path_resolve(abs, res, ressz);
+	/* not abs: its ".." were taken lexically */
+	return ag_path_resolve(raw, res, ressz);
 }
 
-static void
-cwd_change(struct walker *w, const char *target)
+/* Add (d, l) to ns unless there; 0 ok, -1 when the set is full (unknown). */
+static int
+cwd_add(struct cwdset *ns, const char *d, const char *l)
 {
-	struct cwdset *ns;
-	const struct cwdset *os = w->cwd;
-	int i;
+	int k;
 
-	ns = own(w, calloc(1, sizeof(*ns)));
-	if (ns == NULL)
-		return;
-	*ns = *os;
-	if (target == NULL || os->unknown) {
+	for (k = 0; k < ns->n; k++)
+		if (strcmp(ns->d[k], d) == 0 && strcmp(ns->l[k], l) == 0)
+			return 0;
+	if (ns->n >= MAX_CWDS) {
 		ns->unknown = 1;
-		w->cwd = ns;
-		return;
+		return -1;
 	}
-	/* cd may fail, so the old directories stay possible */
-	for (i = 0; i < os->n; i++) {
-		char abs[PATH_MAX], res[PATH_MAX];
-		char *d;
-
-		if (resolve_in(w, os->d[i], target, abs, sizeof(abs), res, sizeof(res)) < 0 ||
-		    ns->n >= MAX_CWDS) {
-			ns->unknown = 1;
-			break;
-		}
-		d = own(w, strdup(res));
-		if (d == NULL)
-			return;
-		ns->d[ns->n++] = d;
-	}
-	w->cwd = ns;
+	ns->d[ns->n] = d;
+	ns->l[ns->n++] = l;
+	return 0;
 }
 
 /* The directories of both sets (the shell may be in any of them). */
@@ -870,46 +885,81 @@ static const struct cwdset *
 cwd_union(struct walker *w, const struct cwdset *a, const struct cwdset *b)
 {
 	struct cwdset *ns;
-	int i, k;
+	int i;
 
 	if (a == b)
 		return a;
 	if ((ns = own(w, calloc(1, sizeof(*ns)))) == NULL)
 		return b;
 	*ns = *a;
-	for (i = 0; !ns->unknown && i < b->n; i++) {
-		for (k = 0; k < ns->n; k++)
-			if (strcmp(ns->d[k], b->d[i]) == 0)
-				break;
-		if (k < ns->n)
-			continue;
-		if (ns->n >= MAX_CWDS)
-			ns->unknown = 1;
-		else
-			ns->d[ns->n++] = b->d[i];
-	}
+	for (i = 0; !ns->unknown && i < b->n; i++)
+		(void)cwd_add(ns, b->d[i], b->l[i]);
 	ns->unknown |= b->unknown;
 	return ns;
 }
 
 /*
- * after is what cwd_change made of before for a cd that may fail (both
- * old and new directories); the set for when it succeeded: only the new
- * ones.  NULL when there is no such split (an unknown target).
+ * A cd (or pushd) to target from every directory the shell may be in;
+ * target NULL: somewhere the gateway cannot tell.  physical: `cd -P`.
+ * w->cd_ok becomes the set of where the shell is when the cd succeeded,
+ * w->cwd that set and the old one (cd may fail).
+ *
+ * bash's cd first tries the logical name ($PWD/target with ".." taken
+ * lexically) and, when that is no directory, the name as the kernel sees
+ * it; which one exists may change before the cd runs (a mkdir earlier in
+ * the line), so when they differ both count.
  */
-static const struct cwdset *
-cwd_success(struct walker *w, const struct cwdset *before, const struct cwdset *after)
+static void
+cwd_change(struct walker *w, const char *target, int physical)
 {
 	struct cwdset *ns;
+	const struct cwdset *os = w->cwd;
 	int i;
 
-	if (after->unknown || before->unknown || after->n <= before->n)
-		return NULL;
-	if ((ns = own(w, calloc(1, sizeof(*ns)))) == NULL)
-		return NULL;
-	for (i = before->n; i < after->n; i++)
-		ns->d[ns->n++] = after->d[i];
-	return ns;
+	w->cd_ok = NULL;
+	ns = own(w, calloc(1, sizeof(*ns)));
+	if (ns == NULL)
+		return;
+	if (target == NULL || os->unknown) {
+		*ns = *os;
+		ns->unknown = 1;
+		w->cwd = ns;
+		return;
+	}
+	for (i = 0; i < os->n; i++) {
+		char abs[PATH_MAX], res[PATH_MAX], lres[PATH_MAX];
+		char *d, *l;
+
+		if (resolve_in(w, os->d[i], target, abs, sizeof(abs), res, sizeof(res)) < 0)
+			goto unknown;
+		if ((d = own(w, strdup(res))) == NULL)
+			return;
+		if (!physical) {
+			if (ag_path_absolute(target, os->l[i], w->home, abs, sizeof(abs)) < 0 ||
+			    ag_path_resolve(abs, lres, sizeof(lres)) < 0)
+				goto unknown;
+			if ((l = own(w, strdup(abs))) == NULL)
+				return;
+			if (strcmp(lres, res) != 0) {
+				char *ld = own(w, strdup(lres));
+
+				if (ld == NULL)
+					return;
+				if (cwd_add(ns, ld, l) < 0)
+					goto unknown;
+				l = d;	/* the fallback: bash takes $PWD from getcwd */
+			}
+		} else
+			l = d;
+		if (cwd_add(ns, d, l) < 0)
+			goto unknown;
+	}
+	w->cd_ok = ns;
+	w->cwd = cwd_union(w, os, ns);
+	return;
+unknown:
+	ns->unknown = 1;
+	w->cwd = cwd_union(w, os, ns);
 }
 
 /* A plain `cd DIR` or `pushd DIR` as a whole list element. */
@@ -937,6 +987,20 @@ is_exit(const struct ag_sh_node *n)
 	return strcmp(r, "exit") == 0 || strcmp(r, "return") == 0;
 }
 
+static int is_function(const struct walker *w, const char *name);
+
+/*
+ * After walking list element n: 1 when it was a plain cd whose success
+ * the gateway can place (w->cd_ok), and no function of that name could
+ * run instead of the builtin.
+ */
+static int
+cd_succeeded(const struct walker *w, const struct ag_sh_node *n)
+{
+	return w->cd_ok != NULL && is_plain_cd(n) && !is_function(w, "cd") &&
+	    !is_function(w, "pushd");
+}
+
 static void walk_node(struct walker *w, const struct ag_sh_node *n);
 
 /* The elements of an && chain in order, however the parser nested them;
@@ -947,17 +1011,15 @@ walk_and(struct walker *w, const struct ag_sh_node *n, const struct cwdset **any
 	size_t i;
 
 	for (i = 0; i < n->nkids; i++) {
-		const struct cwdset *before = w->cwd, *ok;
-
 		if (n->kids[i] != NULL && n->kids[i]->type == AG_SH_AND) {
 			walk_and(w, n->kids[i], any);
 			continue;
 		}
+		w->cd_ok = NULL;
 		walk_node(w, n->kids[i]);
 		*any = cwd_union(w, *any, w->cwd);
-		if (w->cwd != before && is_plain_cd(n->kids[i]) &&
-		    (ok = cwd_success(w, before, w->cwd)) != NULL)
-			w->cwd = ok;
+		if (cd_succeeded(w, n->kids[i]))
+			w->cwd = w->cd_ok;
 	}
 }
 
@@ -1236,9 +1298,14 @@ check_path(struct walker *w, const char *p, int acc, const char *base)
 		return;
 	if (p[0] != '/' && !(p[0] == '~' && (p[1] == '\0' || p[1] == '/')) &&
 	    base == NULL && cs->unknown) {
-		/* the developer tier's kernel sandbox confines every write and
-		 * protects what must be; a relative target it cannot place is
-		 * left to it, not refused */
+		/*
+		 * Developer tier only: its kernel sandbox confines every write
+		 * to paths.write and the private /tmp and binds the protected
+		 * files beneath them read-only, so a relative target the
+		 * gateway cannot place is left to it, not refused.  (A whole
+		 * tree landing here could cover a protected path below it:
+		 * still refused.)  The strict tier refuses.
+		 */
 		if (w->prof->tier == AG_TIER_DEVELOPER && !(acc & ACC_TREE))
 			return;
 		refuse(w, AG_DENY, "path:cwd",
@@ -1916,6 +1983,7 @@ enum {
 };
 
 static void check_command(struct walker *w, struct arg *a, size_t na, int flags);
+static int deny_hit(struct walker *w, const char *base, struct arg *a, size_t na, int flags);
 
 static const char *
 base_name(const char *p)
@@ -1944,29 +2012,26 @@ rule_has_constraints(const struct ag_rule *r)
 
 /*
  * Developer tier: a program path that does not exist yet names a place
- * beneath paths.exec from every directory the shell may be in (its
- * directory resolved, the name itself as written).
+ * beneath paths.exec from every directory the shell may be in, resolved
+ * as execve(2) will (the part that exists followed, the rest as written).
+ * What the line creates there before it runs (a symlink to a system
+ * program) is the kernel's to judge: in this tier anything readable may
+ * run, and the exec supervisor applies the deny rules to it.
  */
 static int
 exec_target_ok(struct walker *w, const char *name)
 {
+	const char *last = base_name(name);
 	int i, n = name[0] == '/' ? 1 : w->cwd->n;
 
-	if (name[0] != '/' && w->cwd->unknown)
+	if ((name[0] != '/' && w->cwd->unknown) || strcmp(last, "..") == 0 ||
+	    strcmp(last, ".") == 0 || last[0] == '\0')
 		return 0;
 	for (i = 0; i < n; i++) {
-		char abs[PATH_MAX], dir[PATH_MAX], res[PATH_MAX], full[PATH_MAX + 256];
-		const char *slash;
+		char abs[PATH_MAX], res[PATH_MAX];
 
-		if (ag_path_absolute(name, name[0] == '/' ? "/" : w->cwd->d[i], w->home, abs,
-		    sizeof(abs)) < 0 || (slash = strrchr(abs, '/')) == NULL ||
-		    strcmp(slash + 1, "..") == 0 || strcmp(slash + 1, ".") == 0)
-			return 0;
-		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - abs), abs);
-		if (ag_path_resolve(dir[0] ? dir : "/", res, sizeof(res)) < 0)
-			return 0;
-		snprintf(full, sizeof(full), "%s/%s", strcmp(res, "/") ? res : "", slash + 1);
-		if (!inside_list(w, &w->prof->paths_exec, full))
+		if (resolve_in(w, w->cwd->d[i], name, abs, sizeof(abs), res, sizeof(res)) < 0 ||
+		    !inside_list(w, &w->prof->paths_exec, res))
 			return 0;
 	}
 	return 1;
@@ -1988,11 +2053,14 @@ resolve_cmd(struct walker *w, const char *name, char *real, size_t realsz)
 			return -2;
 		/* from every directory the shell may be in, the same file */
 		for (i = 0; i < w->cwd->n; i++) {
+			char res[PATH_MAX];
 			int r;
 
-			if (ag_path_absolute(name, w->cwd->d[i], w->home, abs, sizeof(abs)) < 0)
+			/* resolved as execve(2) will: "lnk/.." is the parent of
+			 * lnk's target */
+			if (resolve_in(w, w->cwd->d[i], name, abs, sizeof(abs), res, sizeof(res)) < 0)
 				return -1;
-			r = lookup(NULL, abs, i == 0 ? real : other, i == 0 ? realsz : sizeof(other));
+			r = lookup(NULL, res, i == 0 ? real : other, i == 0 ? realsz : sizeof(other));
 			if (i == 0)
 				rc = r;
 			else if (r != rc || (r == 0 && strcmp(real, other) != 0))
@@ -2407,14 +2475,23 @@ out_write(struct walker *w, struct outctx *o, const char *p)
 	char b[PATH_MAX];
 	const char *base = o->base;
 
-	/* git -C dir: relative output paths are relative to dir */
+	/* git -C dir: relative output paths are relative to dir, from every
+	 * directory the shell may be in */
 	if (base != NULL && p[0] != '/' && p[0] != '~') {
-		if (w->cwd->unknown || ag_path_absolute(base, w->cwd->d[0], w->home,
-		    b, sizeof(b)) < 0) {
+		int i, n = base[0] == '/' || base[0] == '~' ? 1 : w->cwd->n;
+		char abs[PATH_MAX];
+
+		if ((w->cwd->unknown && base[0] != '/' && base[0] != '~') || base[0] == '\0') {
 			refuse(w, AG_DENY, "path:cwd", "cannot tell where '%s' is relative to", p);
 			return;
 		}
-		check_path(w, p, ACC_WRITE | (o->tree ? ACC_TREE : 0), b);
+		for (i = 0; i < n; i++) {
+			if (resolve_in(w, w->cwd->d[i], base, abs, sizeof(abs), b, sizeof(b)) < 0) {
+				refuse(w, AG_DENY, "path:cwd", "cannot tell where '%s' is relative to", p);
+				return;
+			}
+			check_path(w, p, ACC_WRITE | (o->tree ? ACC_TREE : 0), b);
+		}
 		return;
 	}
 	check_path(w, p, ACC_WRITE | (o->tree ? ACC_TREE : 0), NULL);
@@ -3196,13 +3273,37 @@ check_inner(struct walker *w, const char *base, struct arg *a, size_t na, int fl
 	if (k == (size_t)-2)
 		return;		/* allowed by name, nothing to unwrap */
 	if (k >= na) {
-		if (f & F_UNKNOWN_TAIL) {
-			if (strcmp(base, "xargs") == 0)
-				return;		/* xargs alone runs echo */
+		if ((f & F_UNKNOWN_TAIL) && strcmp(base, "xargs") == 0) {
+			/* xargs alone runs the program echo (not the builtin): it
+			 * must be allowed like any other, or the kernel would stop
+			 * it after the gateway said yes */
+			char echo[] = "echo", real[PATH_MAX];
+			struct arg e = { a[0].w, echo };
+
+			for (i = 0; i < w->prof->nallow; i++)
+				if (rule_matches(w, &w->prof->allow[i], echo,
+				    lookup(w->pathenv, echo, real, sizeof(real)) == 0 ? real : NULL, 0))
+					break;
+			if (i == w->prof->nallow) {
+				/* the developer tier's kernel lets echo run; a deny
+				 * rule still holds */
+				if (w->prof->tier == AG_TIER_DEVELOPER)
+					(void)deny_hit(w, echo, &e, 1, f);
+				else
+					refuse(w, AG_DENY, "wrapper:xargs",
+					    "'xargs' without a command runs the program echo, which profile '%s' does not allow; name the command xargs should run",
+					    w->prof->name ? w->prof->name : "?");
+				return;
+			}
+			w->wrap++;
+			check_command(w, &e, 1, f);
+			w->wrap--;
+			return;
+		}
+		if (f & F_UNKNOWN_TAIL)
 			refuse(w, AG_DENY, "wrapper",
 			    "'%s' would run a command taken from its input, which the gateway cannot see",
 			    base);
-		}
 		return;		/* wrapper without a command: prints or exits */
 	}
 	if (repl[0] != '\0') {
@@ -3503,9 +3604,15 @@ check_test(struct walker *w, const char *name, struct arg *a, size_t na)
 
 /*
  * `set`: the options agents put at the top of every script only make the
- * shell stricter or louder (-e -u -x -v -E, -o pipefail ...).  The rest
- * changes how later words are read or what runs (-k, -a, -f, +B, -o posix,
- * -T, -P, positional parameters), so it stays refused.
+ * shell stricter or louder (-e -u -x -v -E, -o pipefail ...), on or off.
+ * The rest changes how later words are read or what runs, which the
+ * decision has already assumed (-k, -a, -f, +B, -h, -H, -o posix, -T, -P,
+ * -n, which would also stop the runner's own capture of the environment),
+ * or sets the positional parameters (`set --`, `set x`), so it stays
+ * refused.  Bare `set`, `set -o` and `set +o` only print: the variables are
+ * the filtered environment that `env` shows too and what the line itself
+ * set.  All of it lasts for the one command line (each runs in a fresh
+ * runner).
  */
 static void
 check_set(struct walker *w, struct arg *a, size_t na)
@@ -3667,10 +3774,12 @@ check_builtin(struct walker *w, const char *name, struct arg *a, size_t na, int 
 		check_test(w, name, a, na);
 	} else if (strcmp(name, "cd") == 0 || strcmp(name, "pushd") == 0) {
 		const char *t = NULL;
-		int known = 1;
+		int known = 1, physical = 0, is_pushd = name[0] == 'p';
 
 		for (i = 1; i < na; i++) {
-			if (a[i].lit == NULL) {
+			const char *o = a[i].lit;
+
+			if (o == NULL) {
 				char *p = word_path(a[i].w);
 
 				if (p == NULL)
@@ -3679,26 +3788,42 @@ check_builtin(struct walker *w, const char *name, struct arg *a, size_t na, int 
 					t = own(w, p);
 				break;
 			}
-			if (strcmp(a[i].lit, "--") == 0) {
+			if (strcmp(o, "--") == 0) {
 				if (i + 1 < na) {
 					t = a[i + 1].lit;
 					known = t != NULL;
 				}
 				break;
 			}
-			if (a[i].lit[0] == '-' && a[i].lit[1] != '\0')
-				continue;	/* -P -L -e -@ */
-			t = a[i].lit;
+			if (o[0] == '-' && o[1] != '\0') {
+				if (is_pushd && strcmp(o, "-n") == 0) {
+					/* only adds to the stack: no cd */
+					w->cd_ok = NULL;
+					return;
+				}
+				/* cd -L -P -e -@ (the last of -L/-P counts); pushd -N
+				 * rotates the stack */
+				if (is_pushd || strspn(o + 1, "LPe@") != strlen(o + 1)) {
+					known = 0;
+					break;
+				}
+				for (o++; *o != '\0'; o++)
+					if (*o == 'P' || *o == 'L')
+						physical = *o == 'P';
+				continue;
+			}
+			t = o;
 			break;
 		}
-		if (t == NULL && known && i >= na)
+		/* bare cd goes home; bare pushd swaps with the stack */
+		if (t == NULL && known && i >= na && !is_pushd)
 			t = w->home;
-		if (t != NULL && (strcmp(t, "-") == 0 || t[0] == '+' ||
-		    env_get(w, "CDPATH") != NULL))
+		if (t == NULL || strcmp(t, "-") == 0 || t[0] == '+' ||
+		    env_get(w, "CDPATH") != NULL)
 			known = 0;
-		cwd_change(w, known ? t : NULL);
+		cwd_change(w, known ? t : NULL, physical);
 	} else if (strcmp(name, "popd") == 0) {
-		cwd_change(w, NULL);
+		cwd_change(w, NULL, 0);
 	} else if (strcmp(name, "read") == 0 || strcmp(name, "mapfile") == 0 ||
 	    strcmp(name, "readarray") == 0 || strcmp(name, "getopts") == 0) {
 		int is_read = strcmp(name, "read") == 0;
@@ -3754,6 +3879,67 @@ check_builtin(struct walker *w, const char *name, struct arg *a, size_t na, int 
 	}
 }
 
+/*
+ * Does deny rule d's subcommand list cover this command?  1 yes, 0 no,
+ * -1 the gateway cannot tell (a word it cannot see before the subcommand,
+ * or xargs/find supplying the words where the subcommand would be).
+ *
+ * Unlike find_subcommand, it errs towards "yes": an option the gateway
+ * does not know may take the next word as its value (`make -C dir
+ * install`, `npm --prefix x publish`), so that word and the one after
+ * it are both taken as the subcommand.
+ */
+static int
+deny_subcommand(const struct ag_rule *d, const char *base, struct arg *a, size_t na,
+    int flags)
+{
+	const struct gopt *opts = tool_opts(base), *o;
+	int maybe_value = 0;
+	size_t i;
+
+	for (i = 1; i < na; i++) {
+		const char *s = a[i].lit, *eq;
+		size_t nl;
+
+		if (s == NULL)
+			return -1;
+		if (strcmp(s, "--") == 0) {
+			if (i + 1 >= na)
+				break;
+			if (a[i + 1].lit == NULL)
+				return -1;
+			return ag_strlist_contains(&d->subcommands, a[i + 1].lit) ? 1 : 0;
+		}
+		if (s[0] != '-' || s[1] == '\0') {
+			if (ag_strlist_contains(&d->subcommands, s))
+				return 1;
+			if (maybe_value) {	/* perhaps the value: look on */
+				maybe_value = 0;
+				continue;
+			}
+			return 0;
+		}
+		eq = strchr(s, '=');
+		nl = eq ? (size_t)(eq - s) : strlen(s);
+		for (o = opts; o && o->name; o++)
+			if (strlen(o->name) == nl && strncmp(o->name, s, nl) == 0)
+				break;
+		if (o != NULL && o->name != NULL) {
+			maybe_value = 0;
+			if (o->value && eq == NULL) {
+				if (++i >= na)
+					break;
+				if (a[i].lit == NULL)
+					return -1;
+			}
+			continue;
+		}
+		maybe_value = eq == NULL;
+	}
+	/* no subcommand among the words: none, or the one xargs appends */
+	return (flags & F_UNKNOWN_TAIL) ? -1 : 0;
+}
+
 /* Deny rules: 1 when one refuses the command (refusal recorded). */
 static int
 deny_hit(struct walker *w, const char *base, struct arg *a, size_t na, int flags)
@@ -3775,23 +3961,18 @@ deny_hit(struct walker *w, const char *base, struct arg *a, size_t na, int flags
 		if (!hit && d->args.n == 0 && d->deny_args.n == 0) {
 			/* subcommands only: what follows the subcommand cannot
 			 * change which subcommand runs */
-			const char *cdir;
-			int b2 = 0;
-			size_t si = find_subcommand(w, d, NULL, base, a, na, &cdir, &b2), k;
+			int r = deny_subcommand(d, base, a, na, flags);
 
-			for (k = 1; k < na && k <= si; k++)
-				if (a[k].lit == NULL)
-					break;
-			if (k <= si && k < na) {
-				refuse(w, AG_DENY, rid,
-				    "'%s' has deny rules in profile '%s' and an argument the gateway cannot see before its subcommand; use literal arguments",
+			if (r < 0) {
+				refuse(w, AG_DENY, rid, has_nonlit(a, na) ?
+				    "'%s' has deny rules in profile '%s' and an argument the gateway cannot see before its subcommand; use literal arguments" :
+				    "'%s' has deny rules in profile '%s' on its subcommand, which xargs or find would supply; give the subcommand literally",
 				    base, w->prof->name ? w->prof->name : "?");
 				return 1;
 			}
-			if (si < na && ag_strlist_contains(&d->subcommands, a[si].lit))
-				hit = 1;
-			if (!hit)
+			if (r == 0)
 				continue;
+			hit = 1;
 		}
 		if (!hit && (has_nonlit(a, na) || (flags & F_UNKNOWN_TAIL))) {
 			refuse(w, AG_DENY, rid,
@@ -3805,14 +3986,8 @@ deny_hit(struct walker *w, const char *base, struct arg *a, size_t na, int flags
 			if (d->deny_args.n && arg_matches(w, &d->deny_args, a[j].lit))
 				hit = 1;
 		}
-		if (!hit && d->subcommands.n) {
-			const char *cdir;
-			int b2 = 0;
-			size_t si = find_subcommand(w, d, NULL, base, a, na, &cdir, &b2);
-
-			if (si < na && a[si].lit && ag_strlist_contains(&d->subcommands, a[si].lit))
-				hit = 1;
-		}
+		if (!hit && d->subcommands.n && deny_subcommand(d, base, a, na, flags) == 1)
+			hit = 1;
 		if (hit) {
 			refuse(w, AG_DENY, rid, "'%s' is denied by a rule in profile '%s'",
 			    excerpt(w->cur >= 0 && w->wrap == 0 && w->cmds[w->cur].text &&
@@ -3901,9 +4076,12 @@ check_command(struct walker *w, struct arg *a, size_t na, int flags)
 	rc = resolve_cmd(w, name, real, sizeof(real));
 	if (rc == -2 && w->prof->tier == AG_TIER_DEVELOPER && strchr(name, '/') != NULL &&
 	    !deny_hit(w, base, a, na, flags)) {
-		/* which file ./x is cannot be told here; the kernel lets only
+		/* developer tier only: which file ./x is cannot be told here
+		 * (a cd the gateway cannot follow); the kernel lets only
 		 * paths.exec and the system's programs run, and the exec
-		 * supervisor applies the deny rules to whatever it is */
+		 * supervisor applies the deny rules to whatever it is.  The
+		 * deny rules by name hold here already.  The strict tier
+		 * refuses below. */
 		if (w->cur >= 0 && w->wrap == 0)
 			set_path(w, w->cur, NULL);
 		allow_as(w, "kernel:exec", "allowed: which file '%s' is depends on a 'cd' the "
@@ -4179,11 +4357,13 @@ walk_node(struct walker *w, const struct ag_sh_node *n)
 	case AG_SH_OR:
 		/* `cd DIR || exit 1`: past it the shell is in DIR or gone */
 		if (n->nkids == 2 && is_plain_cd(n->kids[0]) && is_exit(n->kids[1])) {
-			const struct cwdset *before = w->cwd, *ok;
+			const struct cwdset *ok;
 
+			w->cd_ok = NULL;
 			walk_node(w, n->kids[0]);
+			ok = cd_succeeded(w, n->kids[0]) ? w->cd_ok : NULL;
 			walk_node(w, n->kids[1]);
-			if (w->cwd != before && (ok = cwd_success(w, before, w->cwd)) != NULL)
+			if (ok != NULL)
 				w->cwd = ok;
 			break;
 		}
@@ -4205,7 +4385,7 @@ walk_node(struct walker *w, const struct ag_sh_node *n)
 	case AG_SH_WHILE:
 	case AG_SH_UNTIL:
 		if (has_cd(n))
-			cwd_change(w, NULL);	/* repeated cd: anywhere */
+			cwd_change(w, NULL, 0);	/* repeated cd: anywhere */
 		for (i = 0; i < n->nkids; i++)
 			walk_node(w, n->kids[i]);
 		break;
@@ -4218,14 +4398,14 @@ walk_node(struct walker *w, const struct ag_sh_node *n)
 			walk_word(w, n->words[i]);
 		w->cur = saved;
 		if (has_cd(n))
-			cwd_change(w, NULL);
+			cwd_change(w, NULL, 0);
 		for (i = 0; i < n->nkids; i++)
 			walk_node(w, n->kids[i]);
 		break;
 	case AG_SH_ARITH_FOR:
 		construct(w, "for ((", n->off);
 		if (has_cd(n))
-			cwd_change(w, NULL);
+			cwd_change(w, NULL, 0);
 		for (i = 0; i < n->nwords; i++)
 			walk_arith_word(w, n->words[i]);
 		w->cur = saved;
@@ -4297,7 +4477,7 @@ walk_node(struct walker *w, const struct ag_sh_node *n)
 		}
 		w->cur = saved;
 		if (has_cd(n))
-			cwd_change(w, NULL);
+			cwd_change(w, NULL, 0);
 		{
 			const struct cwdset *cs = w->cwd;
 
@@ -4429,6 +4609,7 @@ decide(const struct ag_policy_ctx *ctx, const struct ag_sh_node *tree,
 	    ag_path_normalize(ctx->home, w.homebuf, sizeof(w.homebuf)) == 0)
 		w.home = w.homebuf;
 	w.cwd0.d[0] = ctx->cwd;
+	w.cwd0.l[0] = ctx->cwd;
 	w.cwd0.n = 1;
 	w.cwd = &w.cwd0;
 

@@ -68,9 +68,16 @@ const char *ag_verdict_name(enum ag_verdict v);	/* "allow", "deny", "ask" */
 const char *const *ag_policy_protected(void);
 
 /*
- * The wrappers whose inner command the policy judges like a command of its
- * own (env, nice, nohup, timeout, stdbuf, setsid, xargs, time): the sandbox
- * lets them execute, since what they run must be executable on its own.
+ * The wrappers the policy unwraps without a rule naming them (env, nice,
+ * nohup, timeout, stdbuf, setsid, xargs, time), as program names to
+ * resolve through PATH.  What a wrapper line runs is judged like a command
+ * of its own, after the wrapper's options: `timeout 5 make` is allowed
+ * only where `make` is, deny rules included; xargs and find -exec add
+ * words the gateway cannot see, so a program with argument rules (allow
+ * or deny) behind them is refused unless its subcommand is already
+ * written; `xargs` without a command runs the program echo, judged so in
+ * the strict tier.  The strict tier's sandbox lets these programs execute,
+ * which lends no right to what they run: it must be executable on its own.
  * NULL-terminated, static.
  */
 const char *const *ag_policy_wrappers(void);

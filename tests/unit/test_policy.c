@@ -74,7 +74,7 @@ static const char yaml[] =
     "    paths: { read: [\"~/work\"], write: [\"~/work\"] }\n"
     "    unknown: deny\n"
     "  wrap:\n"
-    "    allow: [ls, grep, sudo, busybox, flock, watch, strace, chroot, unbuffer,\n"
+    "    allow: [ls, grep, sudo, busybox, flock, watch, strace, chroot, unbuffer, echo,\n"
     "            { command: cat, deny_args: [\"/etc/*\"] },\n"
     "            { command: head, args: [\"-n\", \"[0-9]*\", \"*.log\"] },\n"
     "            { command: wc, args: [\"-l\", \"~/work/*\"] }]\n"
@@ -83,10 +83,11 @@ static const char yaml[] =
     "    unknown: deny\n"
     "  tier:\n"
     "    tier: developer\n"
-    "    allow: [ls, cat, make, mkdir]\n"
+    "    allow: [ls, cat, make, mkdir, mv]\n"
     "    deny:\n"
     "      - { command: git, subcommands: [push] }\n"
     "      - su\n"
+    "      - { command: make, subcommands: [install] }\n"
     "    paths: { read: [\"/\"], write: [\"~/work\"], exec: [\"~/work\"] }\n"
     "    unknown: deny\n";
 
@@ -120,7 +121,7 @@ setup(void **state)
 		"ls", "cat", "grep", "wc", "head", "git", "find", "sed", "sort",
 		"tee", "cp", "mv", "touch", "mkdir", "rm", "awk", "env", "nice",
 		"nohup", "timeout", "stdbuf", "setsid", "xargs", "sleep", "id", "sh",
-		"bash", "strace", "flock", "watch", "dd", "truncate", "python3",
+		"bash", "strace", "flock", "watch", "dd", "truncate", "python3", "make",
 		NULL
 	};
 	static const char *const fake[] = {
@@ -145,7 +146,16 @@ setup(void **state)
 	for (i = 0; fake[i]; i++)
 		xsystem("cp /bin/true %s/bin/%s", tdir, fake[i]);
 	xsystem("cp /bin/ls %s/evil/ls && ln -s /bin/ls %s/lnk/ls", tdir, tdir);
+	/* echo as a program (xargs runs it); command -v would name the builtin */
+	xsystem("for p in /usr/bin/echo /bin/echo; do [ -x $p ] && ln -s $p %s/bin/echo && break; done; "
+	    "[ -e %s/bin/echo ]", tdir, tdir);
 	xsystem("cp /bin/true %s/ls", work);
+	/* built files: ./configure, build/test_foo, and one named like a denied program */
+	xsystem("mkdir -p %s/build && cp /bin/true %s/configure && cp /bin/true %s/build/test_foo "
+	    "&& cp /bin/true %s/build/su", work, work, work, work);
+	/* symlinks whose ".." is not the directory holding them */
+	xsystem("mkdir -p %s/evil/sub && ln -s %s/evil/sub %s/evsub && ln -s %s/sub %s/wl",
+	    tdir, tdir, work, work, home);
 	xsystem("ln -s ../.bashrc %s/bashrc-link && ln -s ../.ssh %s/sshdir", work, work);
 	xsystem("ln -s /etc/shadow %s/shadowlink", tdir);
 	xsystem("ln -s /etc/passwd %s/passwd-link", work);
@@ -493,7 +503,7 @@ static const struct tcase wrappers[] = {
 	{ "ro", "stdbuf -o L ls", A, NULL },
 	{ "ro", "setsid ls", A, NULL },
 	{ "ro", "xargs grep x", A, NULL },
-	{ "ro", "xargs", A, NULL },
+	{ "wrap", "ls | xargs", A, NULL },
 	{ "ro", "xargs -0 ls", A, NULL },
 	{ "ro", "xargs -n 1 ls", A, NULL },
 	{ "ro", "xargs -I{} grep x {}", A, NULL },
@@ -599,6 +609,36 @@ static const struct tcase wrappers[] = {
 	{ "dev", "find . -exec {} \\;", D, "literal" },
 	{ "dev", "xargs rm", D, "path:write" },
 	{ "dev", "xargs sed -i s/a/b/", D, "path:write" },
+	/* xargs alone runs the program echo: allowed only where echo is (or
+	 * where the kernel lets it run), never allowed and then killed */
+	{ "ro", "xargs", D, "wrapper:xargs" },
+	{ "ro", "ls | xargs -0", D, "wrapper:xargs" },
+	{ "tier", "ls | xargs", A, NULL },
+	/* arguments from the input cannot reach a deny rule's subcommand */
+	{ "dev", "echo push | xargs git", D, "profiles.dev.deny[1]" },
+	{ "dev", "xargs git -C sub", D, "profiles.dev.deny[1]" },
+	{ "dev", "xargs -I{} git {} origin", D, "profiles.dev.deny[1]" },
+	{ "dev", "xargs nice git", D, "profiles.dev.deny[1]" },
+	{ "tier", "echo install | xargs make", D, "profiles.tier.deny[2]" },
+	{ "tier", "xargs -n1 make", D, "profiles.tier.deny[2]" },
+	{ "tier", "xargs make -C sub", D, "profiles.tier.deny[2]" },
+	{ "tier", "xargs timeout 5 env make", D, "profiles.tier.deny[2]" },
+	{ "tier", "xargs -- make -k", D, "profiles.tier.deny[2]" },
+	{ "tier", "ls | xargs make all", A, NULL },
+	{ "tier", "xargs make -C sub all", A, NULL },
+	{ "tier", "xargs -I{} make all {}", A, NULL },
+	/* an option the gateway does not know may take the next word */
+	{ "tier", "make -C sub install", D, "profiles.tier.deny[2]" },
+	{ "tier", "make -j 4 install", D, "profiles.tier.deny[2]" },
+	{ "tier", "make --directory sub install", D, "profiles.tier.deny[2]" },
+	{ "tier", "make -- install", D, "profiles.tier.deny[2]" },
+	{ "tier", "make -C sub", A, "profiles.tier.allow" },
+	{ "tier", "make -j4 all", A, "profiles.tier.allow" },
+	/* what the wrapper runs, from a built file: the developer tier's
+	 * rules, deny rules first */
+	{ "tier", "timeout 60 ./build/test_foo", A, NULL },
+	{ "tier", "timeout 60 ./build/su", D, "profiles.tier.deny[1]" },
+	{ "ro", "timeout 60 ./build/test_foo", D, "unknown" },
 };
 
 static void
@@ -651,6 +691,14 @@ static const struct tcase builtins[] = {
 	{ "ro", "set -e -u -o pipefail -o errexit +x", A, NULL },
 	{ "ro", "set +o xtrace", A, NULL },
 	{ "ro", "set -o", A, NULL },
+	{ "ro", "set +o", A, NULL },
+	{ "ro", "set", A, NULL },
+	{ "ro", "set -eux", A, NULL },
+	{ "ro", "set -v; set +v", A, NULL },
+	{ "ro", "set -o nounset -o errtrace +o pipefail +eu", A, NULL },
+	{ "ro", "set -oe pipefail", A, NULL },
+	{ "ro", "builtin set -euo pipefail && ls", A, NULL },
+	{ "ro", "set -euo pipefail\ncd ~/work/sub\nls > out", A, NULL },
 	/* ... and nothing that changes how words are read or what runs */
 	{ "ro", "set -k", D, "builtin:set" },
 	{ "ro", "set -a", D, "builtin:set" },
@@ -666,6 +714,15 @@ static const struct tcase builtins[] = {
 	{ "ro", "set -- rm -rf /", D, "builtin:set" },
 	{ "ro", "set x y", D, "builtin:set" },
 	{ "ro", "set -e $X", D, "builtin:set" },
+	{ "ro", "set -n", D, "builtin:set" },
+	{ "ro", "set -h", D, "builtin:set" },
+	{ "ro", "set -", D, "builtin:set" },
+	{ "ro", "set -o pipef", D, "builtin:set" },
+	{ "ro", "set -o emacs", D, "builtin:set" },
+	{ "ro", "set -o", A, NULL },
+	{ "ro", "set -eo", A, NULL },
+	{ "ro", "command set -k", D, "builtin:set" },
+	{ "ro", "set -e; set -a; ls", D, "builtin:set" },
 	{ "ro", "shopt -s expand_aliases", D, "builtin:shopt" },
 	{ "ro", "hash -p /bin/sh ls", D, "builtin:hash" },
 	{ "ro", "enable -f x.so y", D, "builtin:enable" },
@@ -1221,6 +1278,76 @@ static const struct tcase tiers[] = {
 	{ "ro", "cd ~/work/sub || exit 1; printf x > f", A, NULL },
 	{ "ro", "cd ~/work/sub || ls; cd /; printf x > f", D, "path:write" },
 	{ "ro", "cd / || echo failed; printf x > f", D, "path:write" },
+	/* the issue's idioms: built files, after a cd the gateway follows */
+	{ "tier", "./configure", A, "profiles.tier.paths.exec" },
+	{ "tier", "build/test_foo", A, "profiles.tier.paths.exec" },
+	{ "tier", "@T/home/work/build/test_foo", A, "profiles.tier.paths.exec" },
+	{ "tier", "cd build && ./test_foo", A, NULL },
+	{ "tier", "cd / && cd ~/work && ./configure && make", A, NULL },
+	{ "tier", "cd ~/work/build || exit 1; ./test_foo > log", A, NULL },
+	{ "tier", "cd sub; ./x", A, NULL },
+	{ "ro", "./configure", D, "unknown" },
+	{ "ro", "cd ~/work && ./configure", D, "unknown" },
+	{ "ro", "build/test_foo", D, "unknown" },
+	/* a deny rule names programs, wherever they were built */
+	{ "tier", "./build/su", D, "profiles.tier.deny[1]" },
+	{ "tier", "cd build && ./su", D, "profiles.tier.deny[1]" },
+	{ "tier", "cd \"$X\" && ./su", D, "profiles.tier.deny[1]" },
+	/* outside paths.exec: not run */
+	{ "tier", "@T/evil/sub/../ls", D, "path" },
+	{ "tier", "../../evil/x", D, "unknown" },
+	{ "tier", "/tmp/x", D, "unknown" },
+	{ "tier", "/bin/../tmp/x", D, "unknown" },
+	/* a program path is resolved as execve(2) does: evsub's ".." is
+	 * evil/, not work/ */
+	{ "tier", "evsub/../ls", D, "path" },
+	{ "tier", "evsub/../not-built", D, "unknown" },
+	{ "tier", "evsub/../../../bin/sh", D, "unknown" },
+	/* cd DIR && cmd > file: only DIR; with ; or || both */
+	{ "ro", "cd sub && printf x > f", A, NULL },
+	{ "ro", "cd ~/work/sub && printf x > ../f", A, NULL },
+	{ "ro", "cd sub; printf x > f", A, NULL },
+	{ "ro", "cd sub && printf x > ../f", A, NULL },
+	{ "ro", "cd sub; printf x > ../f", D, "path:write" },
+	{ "ro", "cd sub || printf x > ../f", D, "path:write" },
+	{ "ro", "cd sub && ls || printf x > ../f", D, "path:write" },
+	{ "ro", "cd sub && ls && printf x > ../f", A, NULL },
+	{ "ro", "cd / && cd ~/work && cd sub && printf x > f", A, NULL },
+	{ "ro", "pushd / && printf x > ~/work/f && printf y > f", D, "path:write" },
+	{ "ro", "pushd ~/work/sub && printf x > f", A, NULL },
+	/* pushd -n does not change directory; pushd alone or -N: cannot tell */
+	{ "ro", "pushd -n / && printf x > f", A, NULL },
+	{ "ro", "pushd && printf x > f", D, "path:cwd" },
+	{ "ro", "pushd -1 && printf x > f", D, "path:cwd" },
+	{ "ro", "pushd +1 && printf x > f", D, "path:cwd" },
+	{ "tier", "pushd && printf x > f", A, NULL },
+	/* a function named cd may not cd at all */
+	{ "dev", "cd /; cd() { :; }; cd ~/work/sub && printf x > f", D, "path:write" },
+	{ "dev", "cd /; cd ~/work/sub && printf x > f", A, NULL },
+	/* cd is logical (bash's $PWD, ".." taken lexically) unless -P; where
+	 * the two differ (home/wl is work/sub), either may be the result */
+	{ "ro", "cd ../wl/.. && printf x > f", D, "path:write" },
+	{ "ro", "cd -P ../wl/.. && printf x > f", A, NULL },
+	{ "ro", "cd -P ../wl && cd -L .. && printf x > f", A, NULL },
+	{ "ro", "cd ../wl && cd .. && printf x > f", D, "path:write" },
+	{ "ro", "cd -Q / && printf x > f", D, "path:cwd" },
+	/* an absolute target is resolved as open(2) does: sshdir is ../.ssh */
+	{ "ro", "printf x > ~/work/sshdir/../.bashrc", D, "path:protect" },
+	{ "ro", "printf x > @T/home/work/sshdir/../.bashrc", D, "path:protect" },
+	{ "ro", "printf x > ~/work/sub/../f", A, NULL },
+	/* git -C DIR: DIR as the kernel sees it, from every possible cwd */
+	{ "ro", "git -C sub log --output=o", A, NULL },
+	{ "ro", "git -C sshdir log --output=x", D, "path:protect" },
+	{ "ro", "git -C sshdir log --output=../.bashrc", D, "path:protect" },
+	{ "ro", "cd /; git -C . log --output=o", D, "path:write" },
+	{ "ro", "cd \"$X\"; git -C . log --output=o", D, "path:cwd" },
+	/* where the directory cannot be known: the kernel in the developer
+	 * tier, a refusal in the strict one */
+	{ "tier", "for d in a b; do cd $d; done; ./configure", A, NULL },
+	{ "tier", "for d in a b; do cd $d && printf x > f; done", A, NULL },
+	{ "ro", "for d in a b; do cd $d && printf x > f; done", D, "path:cwd" },
+	{ "ro", "for d in a b; do cd $d; done; ./configure", D, "path" },
+	{ "tier", "cd \"$X\" && mv a b", D, "path:cwd" },
 };
 
 static void
@@ -1228,6 +1355,35 @@ family_tiers(void **state)
 {
 	(void)state;
 	RUN("tiers", tiers);
+}
+
+/* The issue's two idioms exactly as typed, from the home directory. */
+static void
+cd_idioms_from_home(void **state)
+{
+	static const struct tcase t[] = {
+		{ "ro", "cd ~/work && printf x > Makefile", A, NULL },
+		{ "ro", "cd ~/work || exit 1; printf x > Makefile", A, NULL },
+		{ "ro", "cd ~/work; printf x > Makefile", D, "path:write" },
+		{ "ro", "cd ~/work || printf x > Makefile", D, "path:write" },
+		{ "tier", "cd ~/work && ./configure && make", A, NULL },
+		{ "tier", "cd work/build && ./test_foo", A, NULL },
+		{ "tier", "./configure", D, "unknown" },
+		{ "ro", "cd ~/work && ./configure", D, "unknown" },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct ag_decision d;
+
+		decide_in(t[i].profile, t[i].cmd, home, envv, &d);
+		if ((t[i].expect == A) != (d.verdict == AG_ALLOW) ||
+		    (t[i].rule != NULL && strncmp(d.rule, t[i].rule, strlen(t[i].rule)) != 0))
+			fail_msg("%s: %s: got %s (%s) %s", t[i].profile, t[i].cmd,
+			    ag_verdict_name(d.verdict), d.rule, d.reason);
+		ag_decision_free(&d);
+	}
 }
 
 /* ---- features ----------------------------------------------------------- */
@@ -1370,7 +1526,7 @@ relative_path_entry_refused(void **state)
 static void
 cwd_symlink_swapped_between_commands(void **state)
 {
-	char cwd[256], cmd[512];
+	char cwd[256], cmd[1024];
 	struct ag_decision d;
 
 	(void)state;
@@ -1432,6 +1588,33 @@ nul_byte_refused(void **state)
 	assert_int_equal(d.parse_error, 1);
 	assert_string_equal(d.rule, "parse");
 	ag_decision_free(&d);
+}
+
+/* The sandbox makes exactly these executable in the strict tier: the
+ * wrappers whose inner command the policy judges, none that runs with
+ * other rights. */
+static void
+wrappers_listed(void **state)
+{
+	static const char *const want[] = {
+		"env", "nice", "nohup", "timeout", "stdbuf", "setsid", "xargs", "time", NULL
+	};
+	const char *const *wr = ag_policy_wrappers();
+	size_t i, j, n = 0;
+
+	(void)state;
+	assert_non_null(wr);
+	for (i = 0; wr[i] != NULL; i++) {
+		n++;
+		assert_string_not_equal(wr[i], "sudo");
+		assert_string_not_equal(wr[i], "busybox");
+	}
+	for (j = 0; want[j] != NULL; j++) {
+		for (i = 0; wr[i] != NULL && strcmp(wr[i], want[j]) != 0; i++)
+			;
+		assert_non_null(wr[i]);
+	}
+	assert_int_equal(n, j);
 }
 
 /* ---- envsan and pathutil ------------------------------------------------ */
@@ -1530,6 +1713,7 @@ main(void)
 		cmocka_unit_test(family_programs),
 		cmocka_unit_test(family_protect),
 		cmocka_unit_test(family_tiers),
+		cmocka_unit_test(cd_idioms_from_home),
 		cmocka_unit_test(family_features),
 		cmocka_unit_test(unknown_reason_names_allowed),
 		cmocka_unit_test(write_reason_names_paths),
@@ -1538,6 +1722,7 @@ main(void)
 		cmocka_unit_test(cwd_symlink_swapped_between_commands),
 		cmocka_unit_test(decide_on_tree_without_source),
 		cmocka_unit_test(nul_byte_refused),
+		cmocka_unit_test(wrappers_listed),
 		cmocka_unit_test(envsan_sets),
 		cmocka_unit_test(pathutil_basics),
 	};
