@@ -428,8 +428,12 @@ ag_is "$r_out" "$U2" fixed_policy_reloaded
 # ---- 50 concurrent connections ---------------------------------------------------------------------------------
 before=$(count 'x.get("event")=="command" and x.get("command","").startswith("echo conc-")')
 pids=()
+# (a generous connect timeout: fifty handshakes at once against a
+# sanitizer build on two cores take their time; what is asserted is that
+# every one of them is served)
+CONC_SSH=("${AG_SSH[@]/ConnectTimeout=10/ConnectTimeout=120}")
 for i in $(seq 1 50); do
-	ag_ssh "echo conc-$i; sleep 1" > "$AG_DIR/conc.$i" 2>&1 &
+	"${CONC_SSH[@]}" "echo conc-$i; sleep 1" > "$AG_DIR/conc.$i" 2>&1 &
 	pids+=($!)
 done
 wait "${pids[@]}"	# not a bare wait: the server is a child too
@@ -440,6 +444,9 @@ for i in $(seq 1 50); do
 	[ "$(cat "$AG_DIR/conc.$i")" = "conc-$i" ] && ok=$((ok + 1))
 done
 ag_is "$ok" 50 fifty_concurrent_connections_succeed
+[ "$ok" -eq 50 ] || for i in $(seq 1 50); do
+	[ "$(cat "$AG_DIR/conc.$i")" = "conc-$i" ] || sed "s/^/#   conc.$i: /" "$AG_DIR/conc.$i" | head -n 2
+done
 ag_is "$(( $(count 'x.get("event")=="command" and x.get("command","").startswith("echo conc-")') - before ))" 50 \
     fifty_concurrent_commands_audited
 
