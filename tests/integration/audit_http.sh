@@ -42,10 +42,8 @@ start_collector() {
 	rm -f "$COL/port"
 	"$AG_PYTHON" "$COL/collector.py" "$COL" &
 	COL_PID=$!
-	for _ in $(seq 1 50); do
-		[ -s "$COL/port" ] && break
-		sleep 0.1
-	done
+	# the collector names its port once it listens
+	ag_wait_until 60 test -s "$COL/port" || { echo "the collector did not start" >&2; exit 99; }
 	COL_PORT=$(cat "$COL/port")
 }
 stop_collector() {

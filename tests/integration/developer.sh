@@ -264,7 +264,7 @@ x "cd ~/work && printf '%s\n' '#include <stdio.h>' '#include <unistd.h>' \
   '  printf(\"succeeded=%d\\n\", bad); return 0; }' > writer.c && cc -o writer writer.c && ./writer"
 ag_is "$x_out" "succeeded=0" "built_binary_cannot_write_protected_files"
 # a file written outside paths.exec cannot be run, not even through the loader
-LDSO=$(ls /lib64/ld-linux-*.so.* /lib/ld-linux-*.so.* 2>/dev/null | head -n 1)
+LDSO=$(ag_ldso)
 x "bash -c 'cp ~/work/writer /tmp/w2 && /tmp/w2; echo run=\$?; $LDSO /tmp/w2; echo ld=\$?'"
 ag_like "$x_out" "run=126" "written_file_outside_exec_does_not_run"
 ag_like "$x_out" "ld=[1-9]" "written_file_outside_exec_does_not_run_through_the_loader"

@@ -34,7 +34,7 @@ exec 7>&-
 # background jobs do not outlive the command that started them
 ag_run b 'sleep 100 & echo started'
 ag_is "$b_out" "started" "background_job_command_returns"
-ag_wait_until 10 sh -c "! pgrep -u $AG_USER -x sleep >/dev/null"
+ag_wait_until 30 sh -c "! pgrep -u $AG_USER -x sleep >/dev/null"
 ag_is "$(count_sleeps)" 0 "background_job_killed_with_its_command"
 
 # the gateway itself terminated (sshd stopping a session): group dies too

@@ -2,7 +2,8 @@
 # explain.sh - `agentgate explain` as admins use it: exit status per verdict
 # (0 allow, 1 deny, 2 ask, 3 parse error, 4 usage/config), the text and JSON
 # outputs, a multi-line script on stdin, --cwd.  Uses the built binary and a
-# policy file in a private temporary directory; needs no root, no sshd.
+# policy file in a private temporary directory; needs no root, no sshd (of
+# tests/integration/lib.sh it uses the assertions and ag_done only).
 set -u
 
 top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -48,7 +49,7 @@ status_is() {	# status_is NAME EXPECTED ARGS...
 	shift 2
 	out=$(ex "$@" 2>&1)
 	rc=$?
-	if [ "$rc" = "$want" ]; then ag_pass "$name"; else ag_fail "$name" "exit $rc, wanted $want" "$out"; fi
+	ag_is "$rc" "$want" "$name" "output: $out"
 }
 
 status_is "allow exits 0" 0 -- 'git log --oneline -n 3 | grep fix'

@@ -1,6 +1,9 @@
 # tests/integration/lib.sh - shared helper for the integration tests.
 #
-# Sourced (not run).  As root it gives each test its own world:
+# Sourced (not run).  Sourcing only defines things: a script that needs no
+# world (explain.sh) or builds its own (doctor.sh, pam_module.sh) uses the
+# assertions, ag_wait_until and ag_done and never calls ag_setup.
+# As root, ag_setup gives each test its own world:
 #   - a throwaway account ($AG_USER, home under /home, login shell /bin/bash),
 #   - a root-owned 0755 work directory under /run ($AG_DIR) holding a copy of
 #     the gateway, the test policy, the keys and the audit log directory,
@@ -65,25 +68,27 @@ ag_ok() {	# ag_ok NAME CMD...: passes when CMD succeeds
 	if "$@"; then ag_pass "$name"; else ag_fail "$name"; fi
 }
 
-ag_is() {	# ag_is GOT EXPECTED NAME
+# ag_is, ag_like, ag_unlike: DETAIL lines after the name are shown only
+# when the assertion fails (what a command printed, say).
+ag_is() {	# ag_is GOT EXPECTED NAME [DETAIL...]
 	if [ "$1" == "$2" ]; then
 		ag_pass "$3"
 	else
-		ag_fail "$3" "$(printf 'got:      %q' "$1")" "$(printf 'expected: %q' "$2")"
+		ag_fail "$3" "$(printf 'got:      %q' "$1")" "$(printf 'expected: %q' "$2")" "${@:4}"
 	fi
 }
 
-ag_like() {	# ag_like GOT EXTENDED-REGEX NAME
+ag_like() {	# ag_like GOT EXTENDED-REGEX NAME [DETAIL...]
 	if printf '%s' "$1" | grep -Eq -- "$2"; then
 		ag_pass "$3"
 	else
-		ag_fail "$3" "$(printf 'got:      %q' "$1")" "expected to match: $2"
+		ag_fail "$3" "$(printf 'got:      %q' "$1")" "expected to match: $2" "${@:4}"
 	fi
 }
 
-ag_unlike() {	# ag_unlike GOT EXTENDED-REGEX NAME
+ag_unlike() {	# ag_unlike GOT EXTENDED-REGEX NAME [DETAIL...]
 	if printf '%s' "$1" | grep -Eq -- "$2"; then
-		ag_fail "$3" "$(printf 'got:      %q' "$1")" "expected not to match: $2"
+		ag_fail "$3" "$(printf 'got:      %q' "$1")" "expected not to match: $2" "${@:4}"
 	else
 		ag_pass "$3"
 	fi
@@ -104,6 +109,7 @@ ag_done() {
 # ag_wait_until SECONDS CMD...: 0 as soon as CMD succeeds, 1 when it still
 # has not after SECONDS.  The bound only fires when the event never comes;
 # a test decides by the event, never by how long it took.
+# (Its pause between two looks is the only sleep the harness has.)
 ag_wait_until() {
 	local limit=$1 i
 	shift
@@ -112,6 +118,45 @@ ag_wait_until() {
 		sleep 0.1
 	done
 	"$@"
+}
+
+# ag_listening PID PORT: PID is gone (no use waiting longer) or something
+# accepts connections on 127.0.0.1:PORT; with ag_wait_until it waits for a
+# daemon to listen.  ag_up PID PORT: it is alive and listening.
+ag_listening() {
+	kill -0 "$1" 2>/dev/null || return 0
+	(exec 3<>"/dev/tcp/127.0.0.1/$2") 2>/dev/null
+}
+ag_up() {
+	kill -0 "$1" 2>/dev/null && (exec 3<>"/dev/tcp/127.0.0.1/$2") 2>/dev/null
+}
+
+# ag_ldso: the dynamic loader this host's programs run with, read from the
+# program header of bash (neither the architecture nor the /lib layout is
+# assumed).
+ag_ldso() {
+	"$AG_PYTHON" - "$(command -v bash)" <<'EOF'
+import struct, sys
+f = open(sys.argv[1], "rb")
+h = f.read(64)
+is64, e = h[4] == 2, "<" if h[5] == 1 else ">"
+if is64:
+    phoff, = struct.unpack(e + "Q", h[32:40])
+    phentsize, phnum = struct.unpack(e + "HH", h[54:58])
+else:
+    phoff, = struct.unpack(e + "I", h[28:32])
+    phentsize, phnum = struct.unpack(e + "HH", h[42:46])
+for i in range(phnum):
+    f.seek(phoff + i * phentsize)
+    ph = f.read(phentsize)
+    if struct.unpack(e + "I", ph[:4])[0] == 3:     # PT_INTERP
+        if is64:
+            off, size = struct.unpack(e + "Q16xQ", ph[8:40])
+        else:
+            off, size = struct.unpack(e + "I8xI", ph[4:20])
+        f.seek(off)
+        print(f.read(size).rstrip(b"\0").decode())
+EOF
 }
 
 # ---- the world ---------------------------------------------------------------
@@ -127,14 +172,14 @@ ag_cleanup() {
 		# whatever the test account still runs is ours to end
 		pids=$(pgrep -u "$AG_USER")
 		[ -n "$pids" ] && kill -KILL $pids 2>/dev/null
-		if [ "$AG_USER_CREATED" -eq 1 ]; then
-			for _ in 1 2 3 4 5; do
-				flock /run/agentgate-test.lock userdel -r "$AG_USER" >/dev/null 2>&1 && break
-				sleep 0.2
-			done
-		fi
+		# (userdel refuses until the killed processes are gone)
+		[ "$AG_USER_CREATED" -eq 1 ] && ag_wait_until 30 ag_userdel "$AG_USER"
 	fi
 	[ -n "$AG_DIR" ] && [ -d "$AG_DIR" ] && rm -rf -- "$AG_DIR"
+}
+
+ag_userdel() {	# ag_userdel USER: the account and its home are gone
+	flock /run/agentgate-test.lock userdel -r "$1" >/dev/null 2>&1 || ! id "$1" >/dev/null 2>&1
 }
 
 # A free TCP port on 127.0.0.1 (sshd retries below cover a lost race).
@@ -176,6 +221,8 @@ EOF
 }
 
 # The default test policy: what the tests run is allowed, little else.
+# Its time limits are far beyond anything a test runs, so that no result
+# depends on how busy the machine is (limits.sh sets a short one to test it).
 ag_default_policy() {
 	ag_write_policy "$AG_DIR/policy.yaml" <<'EOF'
 version: 1
@@ -203,9 +250,9 @@ profiles:
       deny: ["SECRET_*"]
       set: { PATH: "/usr/local/bin:/usr/bin:/bin", LANG: C.UTF-8 }
     limits:
-      timeout: 4
+      timeout: 300
       max_output: 100000
-      idle_timeout: 60
+      idle_timeout: 600
     unknown: deny
 EOF
 }
@@ -251,7 +298,7 @@ DisableForwarding yes
 ExposeAuthInfo yes
 MaxStartups 200
 MaxSessions 200
-LoginGraceTime 30
+LoginGraceTime 120
 LogLevel ERROR
 Subsystem sftp internal-sftp
 ${AG_SSHD_EXTRA:-}
@@ -263,15 +310,9 @@ EOF
 			"$SSHD" -D -e -f "$AG_DIR/sshd_config" 2>>"$AG_DIR/sshd.log" &
 		fi
 		AG_SSHD_PID=$!
-		for _ in $(seq 1 50); do
-			if ! kill -0 "$AG_SSHD_PID" 2>/dev/null; then
-				break
-			fi
-			if (exec 3<>"/dev/tcp/127.0.0.1/$AG_PORT") 2>/dev/null; then
-				return 0
-			fi
-			sleep 0.1
-		done
+		# listening, or dead (the port was taken: another one)
+		ag_wait_until 60 ag_listening "$AG_SSHD_PID" "$AG_PORT"
+		ag_up "$AG_SSHD_PID" "$AG_PORT" && return 0
 		kill "$AG_SSHD_PID" 2>/dev/null
 		wait "$AG_SSHD_PID" 2>/dev/null
 		AG_SSHD_PID=
@@ -294,12 +335,8 @@ ag_start_baseline_sshd() {
 		sed -i "s/^Port .*/Port $p/" "$AG_DIR/plain_config"
 		"$SSHD" -D -e -f "$AG_DIR/plain_config" 2>>"$AG_DIR/sshd.log" &
 		AG_PLAIN_PID=$!
-		for _ in $(seq 1 50); do
-			(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null && { PLAIN_PORT=$p; break; }
-			kill -0 "$AG_PLAIN_PID" 2>/dev/null || break
-			sleep 0.1
-		done
-		[ -n "$PLAIN_PORT" ] && break
+		ag_wait_until 60 ag_listening "$AG_PLAIN_PID" "$p"
+		ag_up "$AG_PLAIN_PID" "$p" && { PLAIN_PORT=$p; break; }
 		kill "$AG_PLAIN_PID" 2>/dev/null
 	done
 	[ -n "$PLAIN_PORT" ] || { echo "cannot start the baseline sshd" >&2; return 1; }
@@ -390,7 +427,7 @@ ag_ssh_argv() {
 	AG_SSH=(ssh -F /dev/null -i "$AG_DIR/client" -p "$AG_PORT"
 	    -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null
 	    -o BatchMode=yes -o LogLevel=ERROR -o IdentitiesOnly=yes
-	    -o ConnectTimeout=10 "$AG_USER@127.0.0.1")
+	    -o ConnectTimeout=120 "$AG_USER@127.0.0.1")
 }
 
 ag_ssh() {

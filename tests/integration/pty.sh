@@ -4,6 +4,9 @@
 # command and the next one, ^C ends the command and not the REPL, a crash or
 # a timeout leaves the terminal cooked, exec mode with -t uses a PTY too,
 # and the session is recorded as asciicast v2 (header, output, resize).
+# Every step waits for what the terminal shows or for a process to appear
+# or go; the main session's limits are far beyond the test, and the timeout
+# is tested in a session of its own (a second key, a profile with 4 s).
 . "$(dirname "$0")/lib.sh"
 if ! command -v tmux >/dev/null; then
 	echo "SKIP: tmux not installed"
@@ -12,11 +15,15 @@ fi
 ag_setup
 # keys only: with a terminal the token prompt would otherwise come first
 ag_write_pam use_key allow_unidentified
+# a second key, identified as "short": the profile with a 4 s timeout
+ssh-keygen -q -t ed25519 -N '' -f "$AG_DIR/short" -C agentgate-short || exit 99
+cat "$AG_DIR/short.pub" >> "$AG_DIR/keys/$AG_USER"
+SHORT_KEY=$(cut -d' ' -f1,2 "$AG_DIR/short.pub")
 
 mkdir -p "$AG_DIR/rec"
 chown "$AG_USER" "$AG_DIR/rec"
 chmod 0700 "$AG_DIR/rec"
-ag_write_policy "$AG_DIR/policy.yaml" <<'EOF'
+sed "s|@SHORT_KEY@|$SHORT_KEY|" <<'EOF' | ag_write_policy "$AG_DIR/policy.yaml"
 version: 1
 gateway:
   runner: /bin/bash
@@ -25,6 +32,8 @@ gateway:
     file: @AUDIT@
     required: true
   recordings: @DIR@/rec
+identities:
+  - { name: short, keys: ["@SHORT_KEY@"], profile: short }
 users:
   @USER@: test
 profiles:
@@ -34,13 +43,25 @@ profiles:
       read: ["/"]
       write: ["/tmp", "~"]
     limits:
+      timeout: 300
+      idle_timeout: 600
+    unknown: deny
+  short:
+    allow: [echo, stty, sleep, seq, kill, trap, "true", cat, tty, exit]
+    paths:
+      read: ["/"]
+      write: ["/tmp", "~"]
+    limits:
       timeout: 4
-      idle_timeout: 60
+      idle_timeout: 600
     unknown: deny
 EOF
 
 TMUX_SOCK=$AG_DIR/tmux.sock
-tm() { tmux -S "$TMUX_SOCK" "$@"; }
+# a pane stays (dead) when its program ends, so what it showed can still be
+# read, for as long as the test needs, not for a fixed while
+printf 'set-option -g remain-on-exit on\n' > "$AG_DIR/tmux.conf"
+tm() { tmux -f "$AG_DIR/tmux.conf" -S "$TMUX_SOCK" "$@"; }
 cleanup_tmux() { tm kill-server >/dev/null 2>&1; }
 trap 'cleanup_tmux; ag_cleanup' EXIT
 
@@ -55,9 +76,16 @@ wait_for() { ag_wait_until "${3:-30}" pane_matches "$1" "$2"; }
 # count TARGET EXTENDED-REGEX: how many lines of the pane match
 count() { screen "$1" | grep -Ec -- "$2"; }
 
+# prompts TARGET: how many prompts the pane has shown; more_prompts TARGET N
+prompts() { screen "$1" | grep -Ec '@[^ ]*:~\$'; }
+more_prompts() { [ "$(prompts "$1")" -gt "$2" ]; }
+
+# modes TARGET: the local modes line of the latest `stty -a` ("isig icanon
+# iexten echo ...")
+modes() { screen "$1" | grep -E '(^| )-?iexten( |$)' | tail -n 1; }
+
 ssh_cmd=$(printf '%q ' "${AG_SSH[@]}")
-tm new-session -d -s repl -x 100 -y 30 "$ssh_cmd -tt; sleep 30"
-tm set-option -t repl remain-on-exit on >/dev/null 2>&1
+tm new-session -d -s repl -x 100 -y 30 "$ssh_cmd -tt"
 
 ag_ok "prompt_appears" wait_for repl '@[^ ]*:~\$ ?$'
 
@@ -75,7 +103,8 @@ ag_ok "stty_size_after_resize" wait_for repl '\$ stty size'
 two_sizes() { [ "$(count repl '^40 120\s*$')" -ge 2 ]; }
 ag_ok "next_command_has_the_new_size" ag_wait_until 30 two_sizes
 
-# ^C goes to the command, the REPL lives on
+# ^C goes to the command, the REPL lives on (the command would run 100 s,
+# against a 300 s limit: only the ^C ends it)
 tm send-keys -t repl 'sleep 100' Enter
 ag_wait_until 30 pgrep -u "$AG_USER" -x sleep >/dev/null	# running, not starting
 tm send-keys -t repl C-c
@@ -84,34 +113,31 @@ tm send-keys -t repl 'echo alive-$((6*7))' Enter
 ag_ok "ctrl_c_interrupts_sleep_and_repl_survives" wait_for repl '^alive-42'
 ag_ok "ctrl_c_killed_the_command" ag_wait_until 30 sh -c "! pgrep -u '$AG_USER' -x sleep >/dev/null"
 
-# ^Z does not stop anything: the command goes on to its end
-tm send-keys -t repl 'sleep 1; echo z''-done' Enter
+# ^Z is a byte, not SIGTSTP: the command is not stopped.  It runs a sleep
+# the test ends once the terminal has taken the ^Z; a stopped command would
+# never go on to its echo.
+tm send-keys -t repl 'sleep 100; echo z''-done' Enter
 ag_wait_until 30 pgrep -u "$AG_USER" -x sleep >/dev/null
 tm send-keys -t repl C-z
-# (the line discipline echoes the ^Z byte as "^Z" in front of the output)
+# (the line discipline echoes the byte as "^Z")
+ag_ok "ctrl_z_reaches_the_terminal" wait_for repl '^\^Z'
+not_stopped() {
+	local p
+	p=$(pgrep -u "$AG_USER" -x sleep) || return 1
+	! ps -o stat= -p "$p" | grep -q T
+}
+ag_ok "ctrl_z_does_not_stop_the_command" not_stopped
+pkill -TERM -u "$AG_USER" -x sleep
 ag_ok "ctrl_z_leaves_the_command_running" wait_for repl '^(\^Z)?z-done'
 
 # a command that makes its terminal raw and then crashes
-prompts() { screen repl | grep -Ec '@[^ ]*:~\$'; }
-more_prompts() { [ "$(prompts)" -gt "$1" ]; }
-n=$(prompts)
+n=$(prompts repl)
 tm send-keys -t repl 'stty raw -echo; kill -SEGV $$' Enter
-ag_wait_until 30 more_prompts "$n"	# the REPL is back after the crash
+ag_wait_until 30 more_prompts repl "$n"	# the REPL is back after the crash
 tm send-keys -t repl 'stty -a; echo after''crash' Enter
 ag_ok "repl_usable_after_crash" wait_for repl '^aftercrash'
-# the local modes line of `stty -a` ("isig icanon iexten echo ..."), the latest one
-modes() { screen repl | grep -E '(^| )-?iexten( |$)' | tail -n 1; }
-ag_like "$(modes)" '(^| )icanon( |$)' "terminal_cooked_after_crash_icanon"
-ag_like "$(modes)" '(^| )echo( |$)' "terminal_cooked_after_crash_echo"
-
-# the timeout inside a PTY: killed, message, terminal cooked again
-tm send-keys -t repl 'stty raw -echo; sleep 30' Enter
-ag_ok "pty_timeout_message" wait_for repl 'timed out after 4 s' 60
-tm send-keys -t repl 'echo rc=$?; stty -a; echo after''timeout' Enter
-ag_ok "repl_usable_after_timeout" wait_for repl '^aftertimeout'
-ag_ok "timeout_status_124" wait_for repl '^rc=124'
-ag_like "$(modes)" '(^| )icanon( |$)' "terminal_cooked_after_timeout"
-ag_like "$(modes)" '(^| )echo( |$)' "terminal_echo_after_timeout"
+ag_like "$(modes repl)" '(^| )icanon( |$)' "terminal_cooked_after_crash_icanon"
+ag_like "$(modes repl)" '(^| )echo( |$)' "terminal_cooked_after_crash_echo"
 
 screen repl > "$AG_DIR/screen.txt"
 tm send-keys -t repl 'exit' Enter
@@ -148,10 +174,30 @@ ag_is "$verdict" "1111111111" "recording_replays_with_header_output_and_resize"
 ag_is "$(ag_audit_query '[x.get("recording") for x in r if x["event"]=="session_end"][:1]')" \
     "['$rec']" "session_end_names_the_recording"
 
+# ---- the timeout inside a PTY: killed, message, terminal cooked again ----------
+# (the "short" profile: 4 s against a command that would run 300 s)
+short_cmd=$(printf '%q ' "${AG_SSH[@]}" | sed "s|$(printf '%q' "$AG_DIR/client")|$(printf '%q' "$AG_DIR/short")|")
+tm new-session -d -s tmo -x 100 -y 30 "$short_cmd -tt"
+ag_ok "short_profile_prompt_appears" wait_for tmo '@[^ ]*:~\$ ?$'
+n=$(prompts tmo)
+tm send-keys -t tmo 'stty raw -echo; sleep 300' Enter
+ag_ok "pty_timeout_message" wait_for tmo 'timed out after 4 s' 60
+ag_wait_until 30 more_prompts tmo "$n"	# the REPL is back after the timeout
+tm send-keys -t tmo 'echo rc=$?; stty -a; echo after''timeout' Enter
+ag_ok "repl_usable_after_timeout" wait_for tmo '^aftertimeout'
+ag_ok "timeout_status_124" wait_for tmo '^rc=124'
+ag_like "$(modes tmo)" '(^| )icanon( |$)' "terminal_cooked_after_timeout"
+ag_like "$(modes tmo)" '(^| )echo( |$)' "terminal_echo_after_timeout"
+ag_ok "timeout_killed_the_command" ag_wait_until 30 sh -c "! pgrep -u '$AG_USER' -x sleep >/dev/null"
+screen tmo > "$AG_DIR/screen-tmo.txt"
+
 # ---- exec mode with a terminal ------------------------------------------------
-tm new-session -d -s exec -x 90 -y 20 "$ssh_cmd -tt 'stty size; tty'; sleep 30"
+tm new-session -d -s exec -x 90 -y 20 "$ssh_cmd -tt 'stty size; tty'"
 ag_ok "exec_with_tty_has_the_client_size" wait_for exec '^20 90\s*$'
 ag_ok "exec_with_tty_runs_in_a_pty" wait_for exec '^/dev/pts/'
 
-[ "$AG_FAIL" -ne 0 ] && sed 's/^/# screen: /' "$AG_DIR/screen.txt"
+if [ "$AG_FAIL" -ne 0 ]; then
+	sed 's/^/# screen: /' "$AG_DIR/screen.txt"
+	sed 's/^/# timeout screen: /' "$AG_DIR/screen-tmo.txt"
+fi
 ag_done

@@ -73,7 +73,7 @@ ag_like "$out" "STATUS=4" "tty_bare_exit_status"
 
 out=$(drive 'sleep 300\r' '\x03' 'echo "after=$?"\r' 'exit\r')
 ag_like "$out" "^after=130$" "tty_ctrl_c_interrupts_command"
-ag_ok "tty_ctrl_c_killed_the_command" sh -c "! pgrep -u '$AG_USER' -x sleep >/dev/null"
+ag_ok "tty_ctrl_c_killed_the_command" ag_wait_until 30 sh -c "! pgrep -u '$AG_USER' -x sleep >/dev/null"
 
 # history stays in memory: nothing new in the account's home
 before=$(ls -A "/home/$AG_USER" | sort | tr '\n' ' ')

@@ -39,28 +39,32 @@ for _ in range(2):
     ls.append(s)
 with open(sys.argv[1] + ".tmp", "w") as f:
     f.write("%d %d\n" % (ls[0].getsockname()[1], ls[1].getsockname()[1]))
-import os
+import os, signal
 os.rename(sys.argv[1] + ".tmp", sys.argv[1])
-time.sleep(300)
+while True:         # until the test ends it
+    signal.pause()
 EOF
 LISTENER=$!
 trap 'kill $LISTENER 2>/dev/null; ag_cleanup' EXIT
-for _ in $(seq 1 50); do [ -s "$PORTS_FILE" ] && break; sleep 0.1; done
+ag_wait_until 60 test -s "$PORTS_FILE" || { echo "listener did not start" >&2; exit 99; }
 read -r P_OK P_BAD < "$PORTS_FILE"
 
+# a second key, identified as "bomber": the same profile with a short
+# timeout, for the fork bomb (which only the timeout ends); the account's
+# own profile has a limit far beyond anything the test runs
+ssh-keygen -q -t ed25519 -N '' -f "$AG_DIR/bomber" -C agentgate-bomber || exit 99
+cat "$AG_DIR/bomber.pub" >> "$AG_DIR/keys/$AG_USER"
+BOMBER_KEY=$(cut -d' ' -f1,2 "$AG_DIR/bomber.pub")
+BOMBER_SSH=()
+for a in "${AG_SSH[@]}"; do
+	[ "$a" = "$AG_DIR/client" ] && a=$AG_DIR/bomber
+	BOMBER_SSH+=("$a")
+done
+
 policy() {	# policy MODE READ-LIST SFTP
-	ag_write_policy "$AG_DIR/policy.yaml" <<EOF
-version: 1
-gateway:
-  runner: /bin/bash
-  sandbox: $1
-  audit:
-    file: @AUDIT@
-    required: true
-users:
-  @USER@: esc
-profiles:
-  esc:
+	profile() {	# profile NAME TIMEOUT
+		cat <<EOF
+  $1:
     allow: [ls, cat, echo, printf, "true", "false", touch, awk, find, less, git, python3,
             cp, tee, sed, mkdir, rm, sleep, cd, export, exit, test]
     features: { functions: allow, background: allow }
@@ -71,9 +75,28 @@ profiles:
     file_transfer: { sftp: $3, scp: true }
     env:
       set: { PATH: "/usr/bin:/bin", LANG: C.UTF-8, HOME: "@DIR@/w" }
-    limits: { timeout: 6, processes: 40 }
+    limits: { timeout: $4, processes: 40 }
     unknown: deny
 EOF
+	}
+	{
+		cat <<EOF
+version: 1
+gateway:
+  runner: /bin/bash
+  sandbox: $1
+  audit:
+    file: @AUDIT@
+    required: true
+identities:
+  - { name: bomber, keys: ["$BOMBER_KEY"], profile: bomb }
+users:
+  @USER@: esc
+profiles:
+EOF
+		profile esc "$2" "$3" 300
+		profile bomb "$2" "$3" 6
+	} | ag_write_policy "$AG_DIR/policy.yaml"
 }
 
 policy required '["/"]' write
@@ -83,14 +106,12 @@ escape() {
 	local name=$1 cmd=$2
 	rm -f "$W/c-$name"
 	ag_run e "$cmd"
-	AG_N=$((AG_N + 1))
 	if [ ! -e "$W/c-$name" ] && [ "$e_rc" -ne 0 ]; then
-		echo "ok $AG_N - escape $name fails (status $e_rc)"
-		AG_PASS=$((AG_PASS + 1))
+		ag_pass "escape $name fails (status $e_rc)"
 	else
-		echo "not ok $AG_N - escape $name: canary $( [ -e "$W/c-$name" ] && echo created || echo absent), status $e_rc"
-		echo "# stderr: $e_err"
-		AG_FAIL=$((AG_FAIL + 1))
+		ag_fail "escape $name fails" \
+		    "canary $( [ -e "$W/c-$name" ] && echo created || echo absent), status $e_rc" \
+		    "stderr: $e_err"
 	fi
 }
 
@@ -117,20 +138,24 @@ ag_run p "awk 'BEGIN { print \"ok\" > \"$W/repo/notes.txt\" }' && cat $W/repo/no
 ag_is "$p_out" "ok" "strict tier: the rest of the work tree stays writable"
 
 # ---- the execute rule --------------------------------------------------------
+# (the loader and touch wherever this host has them: no /lib64 or /usr/bin assumed)
+LDSO=$(ag_ldso)
+TOUCH=$(command -v touch)
+[ -x "$LDSO" ] && [ -x "$TOUCH" ] || { echo "no loader ($LDSO) or touch ($TOUCH)" >&2; exit 99; }
 escape awk "awk 'BEGIN { exit system(\"touch $W/c-awk\") }'"
 escape awkpipe "awk 'BEGIN { \"touch $W/c-awkpipe\" | getline; exit 1 }'"
 escape find "find $W -maxdepth 0 -exec python3 -c 'import os, sys; sys.exit(os.system(\"touch $W/c-find\") >> 8)' {} +"
 escape pysystem "python3 -c 'import os, sys; sys.exit(os.system(\"touch $W/c-pysystem\") >> 8)'"
 escape popen "python3 -c 'import subprocess; subprocess.run(\"touch $W/c-popen\", shell=True, check=True)'"
-escape ldso "python3 -c 'import os; os.execv(\"/lib64/ld-linux-x86-64.so.2\", [\"ld.so\", \"/bin/bash\", \"-c\", \"touch $W/c-ldso\"])'"
-escape ldsodash "python3 -c 'import os; os.execv(\"/lib64/ld-linux-x86-64.so.2\", [\"ld.so\", \"/bin/sh\", \"-c\", \"touch $W/c-ldsodash\"])'"
+escape ldso "python3 -c 'import os; os.execv(\"$LDSO\", [\"ld.so\", \"/bin/bash\", \"-c\", \"touch $W/c-ldso\"])'"
+escape ldsodash "python3 -c 'import os; os.execv(\"$LDSO\", [\"ld.so\", \"/bin/sh\", \"-c\", \"touch $W/c-ldsodash\"])'"
 escape procexe "python3 -c 'import os; os.execv(\"/proc/%d/exe\" % os.getppid(), [\"bash\", \"-c\", \"touch $W/c-procexe\"])'"
 escape devfd "python3 -c 'import os; fd = os.open(\"/bin/bash\", os.O_RDONLY); os.execv(\"/dev/fd/%d\" % fd, [\"bash\", \"-c\", \"touch $W/c-devfd\"])'"
 escape opath "python3 -c 'import os; fd = os.open(\"/bin/bash\", os.O_PATH); os.execve(fd, [\"bash\", \"-c\", \"touch $W/c-opath\"], {})'"
-escape memfd "python3 -c 'import os; fd = os.memfd_create(\"x\", 8); os.write(fd, open(\"/usr/bin/touch\", \"rb\").read()); os.execve(fd, [\"touch\", \"$W/c-memfd\"], {})'"
+escape memfd "python3 -c 'import os; fd = os.memfd_create(\"x\", 8); os.write(fd, open(\"$TOUCH\", \"rb\").read()); os.execve(fd, [\"touch\", \"$W/c-memfd\"], {})'"
 escape copybash "cp /bin/bash $W/b && python3 -c 'import os; os.execv(\"$W/b\", [\"b\", \"-c\", \"touch $W/c-copybash\"])'"
-escape copytouch "cp /usr/bin/touch $W/t; python3 -c 'import os; os.execv(\"$W/t\", [\"t\", \"$W/c-copytouch\"])'"
-escape ldsocopy "cp /usr/bin/touch $W/t2; python3 -c 'import os; os.execv(\"/lib64/ld-linux-x86-64.so.2\", [\"ld.so\", \"$W/t2\", \"$W/c-ldsocopy\"])'"
+escape copytouch "cp $TOUCH $W/t; python3 -c 'import os; os.execv(\"$W/t\", [\"t\", \"$W/c-copytouch\"])'"
+escape ldsocopy "cp $TOUCH $W/t2; python3 -c 'import os; os.execv(\"$LDSO\", [\"ld.so\", \"$W/t2\", \"$W/c-ldsocopy\"])'"
 
 # git: a planted repository (as a clone would bring) whose configuration runs programs
 rm -rf "$W/repo"
@@ -158,7 +183,7 @@ done
 
 # less: LESSSECURE, and no shell behind it anyway (through a PTY)
 rm -f "$W/c-less"
-printf '!touch %s/c-less\nq' "$W" | timeout 20 "${AG_SSH[@]}" -tt "less /etc/hostname" >/dev/null 2>&1
+printf '!touch %s/c-less\nq' "$W" | timeout 120 "${AG_SSH[@]}" -tt "less /etc/hostname" >/dev/null 2>&1
 ag_ok "less ! ran nothing" test ! -e "$W/c-less"
 
 # ---- writes ------------------------------------------------------------------
@@ -183,7 +208,9 @@ ag_run n "python3 -c 'import socket; socket.socket(socket.AF_INET, socket.SOCK_D
 ag_unlike "$n_rc" '^0$' "UDP is refused"
 
 # ---- fork bomb -------------------------------------------------------------------
-bomb_out=$(printf ':(){ :|:& };:\necho alive-after-bomb\n' | timeout 60 "${AG_SSH[@]}" 2>/dev/null)
+# (in the "bomb" profile: its 6 s timeout ends the bomb, as nothing else would;
+# the test's own bound only fires if that never happens)
+bomb_out=$(printf ':(){ :|:& };:\necho alive-after-bomb\n' | timeout 120 "${BOMBER_SSH[@]}" 2>/dev/null)
 ag_like "$bomb_out" "alive-after-bomb" "fork bomb contained, the REPL continues"
 ag_run f "echo next-session"
 ag_is "$f_out" "next-session" "a new session works after the bomb"
