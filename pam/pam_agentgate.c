@@ -14,7 +14,7 @@
  * the (world-readable, root-owned) policy file.  See pam_agentgate(8).
  */
 #include "agconfig.h"
-#include "compat.h"
+#include "common/compat.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -29,8 +29,8 @@
 #include <security/pam_ext.h>
 #include <security/pam_modules.h>
 
-#include "config.h"
-#include "err.h"
+#include "common/config.h"
+#include "common/err.h"
 #include "pamid.h"
 
 #define DATA_NAME	"pam_agentgate_state"

@@ -14,8 +14,8 @@
 #include <stddef.h>
 #include <time.h>
 
-#include "config.h"
-#include "err.h"
+#include "common/config.h"
+#include "common/err.h"
 
 #define AG_PAMID_MAX_INFO	(64 * 1024)	/* larger SSH_AUTH_INFO_0 is malformed */
 #define AG_PAMID_MAX_LINE	(16 * 1024)	/* one line of it; certificates fit */

@@ -1,6 +1,6 @@
 /*
  * pam_client.c - runs the gateway's PAM front half (ag_pamauth_start) the
- * way cmd_session.c does, and prints what the stack decided, so the shell
+ * way front/forcecommand.c does, and prints what the stack decided, so the shell
  * tests can check the identity and profile pam_agentgate.so put in the PAM
  * environment (pamtester cannot show it).
  *
@@ -18,9 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
-#include "err.h"
-#include "pamauth.h"
+#include "common/config.h"
+#include "common/err.h"
+#include "auth/pamauth.h"
 
 int
 main(int argc, char **argv)

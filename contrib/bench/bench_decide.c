@@ -29,9 +29,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "policy.h"
-#include "shparse.h"
+#include "common/config.h"
+#include "policy/policy.h"
+#include "parse/shparse.h"
 
 static const char yaml[] =
     "version: 1\n"

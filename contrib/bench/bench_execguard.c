@@ -1,5 +1,5 @@
 /*
- * bench_execguard.c - what the exec supervisor (src/execguard.c) adds to
+ * bench_execguard.c - what the exec supervisor (src/exec/execguard.c) adds to
  * one exec.
  *
  *   contrib/bench/bench_execguard [N] [ROUNDS]
@@ -28,7 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "execguard.h"
+#include "exec/execguard.h"
 
 static char *const true_argv[] = { (char[]){ "true" }, NULL };
 static char *const no_env[] = { NULL };

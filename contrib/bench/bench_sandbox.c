@@ -22,8 +22,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "sandbox.h"
+#include "common/config.h"
+#include "exec/sandbox.h"
 
 static const char yaml_fmt[] =
     "version: 1\n"

@@ -3,7 +3,7 @@
 #
 # Two clients drive the built module (named by absolute path in a test PAM
 # service directory):
-#   pam_client  the gateway's own front half (src/pamauth.c) with
+#   pam_client  the gateway's own front half (src/auth/pamauth.c) with
 #               pam_start_confdir; prints the identity and profile the
 #               module left in the PAM environment
 #   pamtester   under pam_wrapper (PAM_WRAPPER_SERVICE_DIR); the token is

@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "shparse.h"
+#include "parse/shparse.h"
 
 static void ser_node(FILE *, const struct ag_sh_node *);
 

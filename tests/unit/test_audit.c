@@ -19,7 +19,7 @@
 
 #include <cmocka.h>
 
-#include "audit.h"
+#include "record/audit.h"
 
 static char dir[] = "/tmp/ag-audit-test.XXXXXX";
 static char path[256];

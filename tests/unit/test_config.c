@@ -20,7 +20,7 @@
 
 #include <cmocka.h>
 
-#include "config.h"
+#include "common/config.h"
 
 #define TOK	"6894ddb902c671b97aae683c7e776d4925e275610ff086faa6d00dd2bfe20e7a"
 #define ED_B64	"AAAAC3NzaC1lZDI1NTE5AAAAINrXyg89u0RTKzCfG5oaLlwMiB2wWgZ5XtFHefEtE2SD"

@@ -1,5 +1,5 @@
 /*
- * test_execguard.c - the exec supervisor (src/execguard.c) on real
+ * test_execguard.c - the exec supervisor (src/exec/execguard.c) on real
  * processes: every exec of a tree reaches the judge with its path and
  * argv, a refused one fails with EACCES and is reported once, and when
  * nobody answers any more the kernel fails the exec instead of running it.
@@ -26,7 +26,7 @@
 #define RUNNING_ON_VALGRIND 0
 #endif
 
-#include "execguard.h"
+#include "exec/execguard.h"
 
 struct seen {
 	int	 n;

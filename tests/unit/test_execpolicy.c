@@ -1,5 +1,5 @@
 /*
- * test_execpolicy.c - deny rules at exec time (src/execpolicy.c): an exec
+ * test_execpolicy.c - deny rules at exec time (src/policy/execpolicy.c): an exec
  * the tree makes is refused exactly when the typed line's deny rules
  * would refuse it, and the programs no deny rule names pass untouched.
  */
@@ -15,8 +15,8 @@
 
 #include <cmocka.h>
 
-#include "config.h"
-#include "execpolicy.h"
+#include "common/config.h"
+#include "policy/execpolicy.h"
 
 static const char yaml[] =
 	"version: 1\n"

@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "config.h"
+#include "common/config.h"
 #include "pamid.h"
 
 /* ssh-keygen -t ed25519 (k1, k2); k1-cert signed by a CA with ssh-keygen -s. */

@@ -24,10 +24,10 @@
 
 #include <cmocka.h>
 
-#include "config.h"
-#include "envsan.h"
-#include "pathutil.h"
-#include "policy.h"
+#include "common/config.h"
+#include "policy/envsan.h"
+#include "policy/pathutil.h"
+#include "policy/policy.h"
 
 enum { A = 'A', D = 'D', K = 'K', P = 'P' };
 

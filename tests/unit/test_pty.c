@@ -33,8 +33,8 @@
 
 #include <cmocka.h>
 
-#include "pty.h"
-#include "recording.h"
+#include "exec/pty.h"
+#include "record/recording.h"
 
 #ifndef AG_BASH
 #define AG_BASH "/bin/bash"
@@ -252,7 +252,7 @@ gateway_main(const struct spec *sp, int result_w, int wake_r)
 	memset(&cap_state, 0, sizeof(cap_state));
 	if (ag_pty_init(&err) < 0)
 		_exit(91);
-	/* like cmd_session: the recording starts with the session, at its size */
+	/* like front/forcecommand.c: the recording starts with the session, at its size */
 	if (sp->rec_dir != NULL) {
 		struct winsize ws;
 		struct ag_rec_info ri = { .dir = sp->rec_dir, .session = "ptytest",
@@ -804,7 +804,7 @@ keys_typed_after_ctrl_c_stay_for_the_prompt(void **state)
 		got[4] = '\n';
 	assert_memory_equal(got, "next\n" + (5 - len), len);
 	/*
-	 * The relay holds the keys after a ^C for HOLD_AFTER_INTR_MS (src/pty.c),
+	 * The relay holds the keys after a ^C for HOLD_AFTER_INTR_MS (src/exec/pty.c),
 	 * a window of time: a command that takes longer to die (a loaded
 	 * machine) gets what was typed meanwhile.  Then the command's terminal
 	 * must have had it (its echo is on the screen), not the void.

@@ -20,7 +20,7 @@
 
 #include <cmocka.h>
 
-#include "recording.h"
+#include "record/recording.h"
 
 #define ID "0123456789abcdef0123456789abcdef"
 

@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "runner.h"
+#include "exec/runner.h"
 
 #ifndef AG_BASH
 #define AG_BASH "/bin/bash"

@@ -31,8 +31,8 @@
 
 #include <cmocka.h>
 
-#include "config.h"
-#include "sandbox.h"
+#include "common/config.h"
+#include "exec/sandbox.h"
 
 #ifndef AG_BASH
 #define AG_BASH "/bin/bash"

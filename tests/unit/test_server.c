@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "server.h"
+#include "front/server.h"
 
 #ifndef TOP_BUILDDIR
 #define TOP_BUILDDIR "."

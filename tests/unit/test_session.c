@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "session.h"
+#include "exec/session.h"
 
 static char *set_keys[] = { (char[]){ "PATH" }, (char[]){ "LANG" } };
 static char *set_vals[] = { (char[]){ "/opt/safe/bin:/usr/bin" }, (char[]){ "C.UTF-8" } };

@@ -30,7 +30,7 @@ extern char **environ;
 #define RUNNING_ON_VALGRIND 0
 #endif
 
-#include "shparse.h"
+#include "parse/shparse.h"
 #include "shparse_ser.h"
 
 struct tcase {

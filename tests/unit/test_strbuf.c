@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "strbuf.h"
+#include "common/strbuf.h"
 
 static void
 appends_and_terminates(void **state)

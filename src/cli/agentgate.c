@@ -1,0 +1,67 @@
+/*
+ * agentgate - an SSH gateway that runs each command only after validating
+ * it against the caller's policy profile.
+ *
+ * main() only picks the subcommand; the gateway proper (ForceCommand,
+ * login shell, REPL) is ag_cmd_session().
+ */
+#include "agconfig.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/commands.h"
+
+static void
+usage(FILE *fp)
+{
+	fprintf(fp,
+	    "Usage: agentgate [--config FILE] [--profile NAME] [--log-stderr] [-c COMMAND]\n"
+	    "       agentgate check [--config FILE] [-q]\n"
+	    "       agentgate explain [--config FILE] [--profile NAME] [--json] -- COMMAND|-\n"
+	    "       agentgate doctor [--config FILE] [--user USER] [--sshd PATH] [--sshd-config FILE]\n"
+	    "       agentgate serve [--config FILE] [--listen ADDR:PORT ...] [--foreground] [-e]\n"
+	    "       agentgate serve --generate-host-key FILE\n"
+	    "\n"
+	    "Without a subcommand agentgate is the gateway: sshd runs it as the\n"
+	    "ForceCommand (or login shell) of an agent account; it validates each\n"
+	    "command against the caller's policy profile before running it.\n"
+	    "\n"
+	    "  -c COMMAND        run one command (login-shell convention)\n"
+	    "  --config FILE     policy file (default %s)\n"
+	    "  --profile NAME    use this profile whatever identity PAM establishes\n"
+	    "                    (for the ForceCommand line of single-purpose accounts)\n"
+	    "  --log-stderr      log to stderr instead of syslog\n"
+	    "  -h, --help        show this help and exit\n"
+	    "  -V, --version     show the version and exit\n"
+	    "\n"
+	    "See agentgate(8) and agentgate.yaml(5).\n"
+	    "Report bugs to: %s\n", AG_SYSCONFDIR "/agentgate/agentgate.yaml",
+	    PACKAGE_BUGREPORT);
+}
+
+int
+main(int argc, char **argv)
+{
+	if (argc >= 2) {
+		const char *a = argv[1];
+
+		if (strcmp(a, "check") == 0)
+			return ag_cmd_check(argc - 1, argv + 1);
+		if (strcmp(a, "explain") == 0)
+			return ag_cmd_explain(argc - 1, argv + 1);
+		if (strcmp(a, "doctor") == 0)
+			return ag_cmd_doctor(argc - 1, argv + 1);
+		if (strcmp(a, "serve") == 0)
+			return ag_cmd_serve(argc - 1, argv + 1);
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			usage(stdout);
+			return 0;
+		}
+		if (strcmp(a, "--version") == 0 || strcmp(a, "-V") == 0) {
+			printf("agentgate %s\n", PACKAGE_VERSION);
+			return 0;
+		}
+	}
+	return ag_cmd_session(argc, argv);
+}

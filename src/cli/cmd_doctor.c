@@ -1,0 +1,694 @@
+/*
+ * cmd_doctor.c - `agentgate doctor`: is this host set up so that the
+ * gateway really is the only way in for the agent account?
+ *
+ * It asks sshd for its effective configuration for that user
+ * (`sshd -T -C user=...`), looks at the account, its dotfiles, the policy
+ * file, the PAM service and the audit path, and prints one line per check:
+ * PASS, or FAIL with what to change.  Exit status 0 only when all pass.
+ *
+ * Everything is judged for the agent user, not for the root running the
+ * doctor: rights are computed from stat(2) and the user's groups, never
+ * with access(2), which would answer for root.
+ */
+#include "agconfig.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <grp.h>
+#include <limits.h>
+#include <poll.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/commands.h"
+#include "common/config.h"
+#include "common/err.h"
+#include "common/strbuf.h"
+
+#ifndef AG_SSHD
+#define AG_SSHD "/usr/sbin/sshd"
+#endif
+
+#define SSHD_OUT_MAX	(1024 * 1024)	/* sshd -T prints a few KiB */
+#define SSHD_ERR_MAX	4096
+#define SSHD_TIMEOUT_MS	15000
+#define MAX_GROUPS	256
+
+struct doctor {
+	int	 nchecks;
+	int	 nfail;
+};
+
+/* The agent user as the kernel would see it. */
+struct who {
+	uid_t	 uid;
+	gid_t	 groups[MAX_GROUPS];
+	int	 ngroups;
+};
+
+/* sshd -T output, one "keyword value" per line (keywords lower case). */
+struct sshd_conf {
+	char	*text;		/* NUL-separated lines after parsing */
+	size_t	 len;
+};
+
+static void AG_PRINTF(4, 5)
+check(struct doctor *d, int ok, const char *what, const char *fixfmt, ...)
+{
+	va_list ap;
+
+	d->nchecks++;
+	if (ok) {
+		printf("PASS  %s\n", what);
+		return;
+	}
+	d->nfail++;
+	printf("FAIL  %s; fix: ", what);
+	va_start(ap, fixfmt);
+	vprintf(fixfmt, ap);
+	va_end(ap);
+	printf("\n");
+}
+
+static int
+in_groups(const struct who *w, gid_t g)
+{
+	int i;
+
+	for (i = 0; i < w->ngroups; i++)
+		if (w->groups[i] == g)
+			return 1;
+	return 0;
+}
+
+/* Could the user write to it now, by its mode bits? */
+static int
+can_write(const struct who *w, const struct stat *st)
+{
+	if (w->uid == 0)
+		return 1;
+	if (st->st_uid == w->uid)
+		return (st->st_mode & S_IWUSR) != 0;
+	if (in_groups(w, st->st_gid))
+		return (st->st_mode & S_IWGRP) != 0;
+	return (st->st_mode & S_IWOTH) != 0;
+}
+
+static int
+can_read(const struct who *w, const struct stat *st)
+{
+	if (w->uid == 0)
+		return 1;
+	if (st->st_uid == w->uid)
+		return (st->st_mode & S_IRUSR) != 0;
+	if (in_groups(w, st->st_gid))
+		return (st->st_mode & S_IRGRP) != 0;
+	return (st->st_mode & S_IROTH) != 0;
+}
+
+/* Could the user change it at all?  An owner can always chmod. */
+static int
+can_modify(const struct who *w, const struct stat *st)
+{
+	return st->st_uid == w->uid || can_write(w, st);
+}
+
+/* ---- sshd -T ---------------------------------------------------------- */
+
+static void
+drain(int *fd, struct ag_strbuf *sb, int *over)
+{
+	char buf[4096];
+	ssize_t r = read(*fd, buf, sizeof(buf));
+
+	if (r < 0 && (errno == EINTR || errno == EAGAIN))
+		return;
+	if (r <= 0) {
+		close(*fd);
+		*fd = -1;
+		return;
+	}
+	if (ag_strbuf_append(sb, buf, (size_t)r) < 0)
+		*over = 1;
+}
+
+static long
+ms_since(const struct timespec *t0)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (long)(now.tv_sec - t0->tv_sec) * 1000 + (now.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
+/* Run sshd -T without a shell; stdout and stderr read with bounds and a deadline. */
+static int
+sshd_dump(const char *sshd, const char *user, const char *file, struct sshd_conf *out,
+    struct ag_err *err)
+{
+	char spec[512];
+	const char *argv[8];
+	int o[2] = { -1, -1 }, e[2] = { -1, -1 }, status = 0, argc = 0, over = 0, n;
+	struct ag_strbuf sout, serr;
+	struct timespec t0;
+	pid_t pid;
+
+	n = snprintf(spec, sizeof(spec), "user=%s,host=localhost,addr=127.0.0.1", user);
+	if (n < 0 || (size_t)n >= sizeof(spec))
+		return ag_err_set(err, "user name too long");
+	argv[argc++] = sshd;
+	argv[argc++] = "-T";
+	argv[argc++] = "-C";
+	argv[argc++] = spec;
+	if (file != NULL) {
+		argv[argc++] = "-f";
+		argv[argc++] = file;
+	}
+	argv[argc] = NULL;
+
+	if (pipe2(o, O_CLOEXEC) < 0 || pipe2(e, O_CLOEXEC) < 0) {
+		ag_err_set(err, "pipe: %s", strerror(errno));
+		goto fail_pipes;
+	}
+	if ((pid = fork()) < 0) {
+		ag_err_set(err, "fork: %s", strerror(errno));
+		goto fail_pipes;
+	}
+	if (pid == 0) {
+		int nul = open("/dev/null", O_RDONLY);
+
+		if (nul < 0 || dup2(nul, 0) < 0 || dup2(o[1], 1) < 0 || dup2(e[1], 2) < 0)
+			_exit(127);
+		/* execv's argv is not const for historical reasons only. */
+		execv(sshd, (char *const *)(uintptr_t)argv);
+		dprintf(2, "cannot run %s: %s\n", sshd, strerror(errno));
+		_exit(127);
+	}
+	close(o[1]);
+	close(e[1]);
+	o[1] = e[1] = -1;
+	ag_strbuf_init(&sout, SSHD_OUT_MAX);
+	ag_strbuf_init(&serr, SSHD_ERR_MAX);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (o[0] >= 0 || e[0] >= 0) {
+		struct pollfd p[2] = { { .fd = o[0], .events = POLLIN },
+				       { .fd = e[0], .events = POLLIN } };
+		long left = SSHD_TIMEOUT_MS - ms_since(&t0);
+		int pr;
+
+		if (left <= 0 || over)
+			break;
+		pr = poll(p, 2, (int)left);
+		if (pr < 0 && errno == EINTR)
+			continue;
+		if (pr < 0)
+			break;
+		if (o[0] >= 0 && (p[0].revents & (POLLIN | POLLHUP | POLLERR)))
+			drain(&o[0], &sout, &over);
+		if (e[0] >= 0 && (p[1].revents & (POLLIN | POLLHUP | POLLERR))) {
+			int eover = 0;
+
+			drain(&e[0], &serr, &eover);	/* excess stderr is dropped */
+		}
+	}
+	if (o[0] >= 0 || e[0] >= 0)
+		kill(pid, SIGKILL);
+	if (o[0] >= 0)
+		close(o[0]);
+	if (e[0] >= 0)
+		close(e[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (over || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		const char *msg = serr.data != NULL ? serr.data : "";
+
+		ag_err_set(err, "%s -T failed%s %.*s", sshd,
+		    over ? " (output too large)" : ":", (int)strcspn(msg, "\n"), msg);
+		ag_strbuf_free(&sout);
+		ag_strbuf_free(&serr);
+		return -1;
+	}
+	ag_strbuf_free(&serr);
+	out->text = ag_strbuf_detach(&sout, &out->len);
+	if (out->text == NULL) {
+		out->text = strdup("");
+		out->len = 0;
+		if (out->text == NULL)
+			return ag_err_set(err, "out of memory");
+	}
+	for (size_t i = 0; i < out->len; i++)
+		if (out->text[i] == '\n')
+			out->text[i] = '\0';
+	return 0;
+
+fail_pipes:
+	for (n = 0; n < 2; n++) {
+		if (o[n] >= 0)
+			close(o[n]);
+		if (e[n] >= 0)
+			close(e[n]);
+	}
+	return -1;
+}
+
+/* The value of the idx-th line for keyword (0-based), or NULL. */
+static const char *
+sshd_get_nth(const struct sshd_conf *c, const char *kw, int idx)
+{
+	size_t kl = strlen(kw), i = 0;
+
+	while (i < c->len) {
+		const char *line = c->text + i;
+		size_t ll = strlen(line);
+
+		if (ll > kl && strncmp(line, kw, kl) == 0 && line[kl] == ' ' && idx-- == 0)
+			return line + kl + 1;
+		i += ll + 1;
+	}
+	return NULL;
+}
+
+static const char *
+sshd_get(const struct sshd_conf *c, const char *kw)
+{
+	return sshd_get_nth(c, kw, 0);
+}
+
+static int
+sshd_is(const struct sshd_conf *c, const char *kw, const char *want)
+{
+	const char *v = sshd_get(c, kw);
+
+	return v != NULL && strcmp(v, want) == 0;
+}
+
+static void
+check_forcecommand(struct doctor *d, const struct sshd_conf *c, const struct who *w,
+    const char *user)
+{
+	const char *v = sshd_get(c, "forcecommand");
+	char prog[PATH_MAX], what[PATH_MAX + 64];
+	const char *base;
+	struct stat st;
+	size_t n;
+
+	if (v == NULL || strcmp(v, "none") == 0) {
+		ssize_t r = readlink("/proc/self/exe", prog, sizeof(prog) - 1);
+
+		prog[r > 0 ? r : 0] = '\0';
+		check(d, 0, "ForceCommand is not set for this user",
+		    "add 'ForceCommand %s' in a 'Match User %s' block "
+		    "(see etc/sshd_config.d/agentgate.conf)",
+		    prog[0] != '\0' ? prog : "/usr/bin/agentgate", user);
+		return;
+	}
+	n = strcspn(v, " \t");
+	if (n >= sizeof(prog))
+		n = sizeof(prog) - 1;
+	memcpy(prog, v, n);
+	prog[n] = '\0';
+	base = strrchr(prog, '/');
+	base = base != NULL ? base + 1 : prog;
+	if (prog[0] != '/' || strncmp(base, "agentgate", 9) != 0) {
+		check(d, 0, "ForceCommand does not run agentgate",
+		    "set 'ForceCommand /absolute/path/to/agentgate' (now: '%s')", v);
+		return;
+	}
+	if (stat(prog, &st) < 0 || !S_ISREG(st.st_mode) || !(st.st_mode & S_IXOTH)) {
+		check(d, 0, "ForceCommand names a program that is missing or not executable",
+		    "install agentgate at %s or correct ForceCommand", prog);
+		return;
+	}
+	snprintf(what, sizeof(what), "ForceCommand runs %s", prog);
+	check(d, !can_modify(w, &st), what,
+	    "the agent can change %s: chown root:root and chmod 755 it", prog);
+}
+
+static void
+check_forwarding(struct doctor *d, const struct sshd_conf *c)
+{
+	static const char *const kws[] = { "allowtcpforwarding", "allowstreamlocalforwarding",
+	    "x11forwarding", "allowagentforwarding", "permittunnel" };
+	static const char *const names[] = { "AllowTcpForwarding", "AllowStreamLocalForwarding",
+	    "X11Forwarding", "AllowAgentForwarding", "PermitTunnel" };
+	char bad[256] = "";
+	size_t i;
+
+	if (sshd_is(c, "disableforwarding", "yes")) {
+		check(d, 1, "forwarding is disabled (DisableForwarding yes)", "-");
+		return;
+	}
+	for (i = 0; i < sizeof(kws) / sizeof(kws[0]); i++) {
+		if (sshd_is(c, kws[i], "no"))
+			continue;
+		if (bad[0] != '\0')
+			strncat(bad, ", ", sizeof(bad) - strlen(bad) - 1);
+		strncat(bad, names[i], sizeof(bad) - strlen(bad) - 1);
+	}
+	if (bad[0] == '\0')
+		check(d, 1, "forwarding is disabled (each kind set to no)", "-");
+	else
+		check(d, 0, "forwarding is allowed, which bypasses the gateway",
+		    "set 'DisableForwarding yes' for the agent (now enabled: %s)", bad);
+}
+
+static void
+check_sshd_simple(struct doctor *d, const struct sshd_conf *c, const char *kw,
+    const char *name, const char *want, const char *why)
+{
+	char what[256];
+	const char *v = sshd_get(c, kw);
+
+	if (v != NULL && strcmp(v, want) == 0) {
+		snprintf(what, sizeof(what), "%s %s", name, want);
+		check(d, 1, what, "-");
+		return;
+	}
+	snprintf(what, sizeof(what), "%s is %s (%s)", name, v != NULL ? v : "unset", why);
+	check(d, 0, what, "set '%s %s' for the agent", name, want);
+}
+
+/* AcceptEnv must not let the client set what sshd or the gateway trusts. */
+static void
+check_acceptenv(struct doctor *d, const struct sshd_conf *c)
+{
+	static const char *const trusted[] = { "SSH_USER_AUTH", "SSH_CONNECTION",
+	    "SSH_ORIGINAL_COMMAND", "LD_PRELOAD", "BASH_ENV", "PATH" };
+	const char *v;
+	char bad[256] = "";
+	int i;
+	size_t t;
+
+	for (i = 0; (v = sshd_get_nth(c, "acceptenv", i)) != NULL; i++) {
+		for (t = 0; t < sizeof(trusted) / sizeof(trusted[0]); t++) {
+			if (fnmatch(v, trusted[t], 0) != 0 || strstr(bad, trusted[t]) != NULL)
+				continue;
+			if (bad[0] != '\0')
+				strncat(bad, ", ", sizeof(bad) - strlen(bad) - 1);
+			strncat(bad, trusted[t], sizeof(bad) - strlen(bad) - 1);
+		}
+	}
+	if (bad[0] == '\0')
+		check(d, 1, "AcceptEnv admits no variable the gateway trusts", "-");
+	else
+		check(d, 0, "AcceptEnv lets the client set trusted variables",
+		    "accept only 'AcceptEnv AGENTGATE_TOKEN' for the agent (now admitted: %s)",
+		    bad);
+}
+
+/* ---- the account ------------------------------------------------------ */
+
+static void
+check_shell(struct doctor *d, const struct passwd *pw)
+{
+	const char *sh = pw->pw_shell, *base;
+	char what[PATH_MAX + 64];
+	struct stat st;
+	int listed = 0;
+	char *s;
+
+	base = sh != NULL && strrchr(sh, '/') != NULL ? strrchr(sh, '/') + 1 : "";
+	if (sh == NULL || sh[0] != '/' || stat(sh, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    !(st.st_mode & S_IXOTH) || strcmp(base, "nologin") == 0 ||
+	    strcmp(base, "false") == 0) {
+		check(d, 0, "the account's shell cannot run ForceCommand",
+		    "sshd runs ForceCommand through the login shell: usermod -s /bin/bash %s "
+		    "(now '%s')", pw->pw_name, sh != NULL ? sh : "");
+		return;
+	}
+	setusershell();
+	while ((s = getusershell()) != NULL)
+		if (strcmp(s, sh) == 0)
+			listed = 1;
+	endusershell();
+	snprintf(what, sizeof(what), "the account's shell %s is a real shell", sh);
+	check(d, listed, what, "list %s in /etc/shells or choose a shell that is", sh);
+}
+
+static void
+check_dotfiles(struct doctor *d, const struct passwd *pw, const struct who *w)
+{
+	static const char *const files[] = { "", ".bashrc", ".profile", ".bash_profile",
+	    ".bash_login", ".bash_logout", ".ssh", ".ssh/rc", ".ssh/authorized_keys",
+	    ".ssh/environment" };
+	char bad[1024] = "", path[PATH_MAX];
+	struct stat st;
+	size_t i;
+
+	if (pw->pw_dir == NULL || pw->pw_dir[0] != '/') {
+		check(d, 0, "the account has no absolute home directory",
+		    "give %s a root-owned home directory", pw->pw_name);
+		return;
+	}
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		int n = snprintf(path, sizeof(path), "%s%s%s", pw->pw_dir,
+		    files[i][0] != '\0' ? "/" : "", files[i]);
+
+		if (n < 0 || (size_t)n >= sizeof(path) || lstat(path, &st) < 0)
+			continue;	/* absent: creating it needs the (checked) directory */
+		/* A symlink is followed by sshd and bash; judge its target too. */
+		if (!can_modify(w, &st) && !(S_ISLNK(st.st_mode) &&
+		    stat(path, &st) == 0 && can_modify(w, &st)))
+			continue;
+		if (bad[0] != '\0')
+			strncat(bad, ", ", sizeof(bad) - strlen(bad) - 1);
+		strncat(bad, files[i][0] != '\0' ? files[i] : "the home directory",
+		    sizeof(bad) - strlen(bad) - 1);
+	}
+	if (bad[0] == '\0')
+		check(d, 1, "the agent cannot change its home directory or dotfiles", "-");
+	else
+		check(d, 0, "the agent can change files sshd or bash run before the gateway",
+		    "make them owned by root and not writable by %s (chown root:root, "
+		    "chmod go-w); give it a separate work directory (now: %s in %s)",
+		    pw->pw_name, bad, pw->pw_dir);
+}
+
+/* ---- policy, PAM, audit ----------------------------------------------- */
+
+static struct ag_config *
+check_policy(struct doctor *d, const char *path, const struct who *w)
+{
+	struct ag_err err;
+	struct ag_config *cfg;
+	struct stat st;
+	char buf[AG_ERR_MSG_MAX + 300], what[PATH_MAX + 64];
+
+	ag_err_clear(&err);
+	if (stat(path, &st) < 0) {
+		check(d, 0, "the policy file is missing",
+		    "install one at %s (example: etc/agentgate.yaml), or pass --config", path);
+		return NULL;
+	}
+	if (ag_config_check_perms(path, &err) < 0) {
+		check(d, 0, "the policy file or a directory above it is unsafe",
+		    "%s (make them owned by root and not group/world-writable)",
+		    ag_err_format(&err, buf, sizeof(buf)));
+		return NULL;
+	}
+	if ((cfg = ag_config_load(path, 0, &err)) == NULL) {
+		check(d, 0, "the policy file does not load",
+		    "%s (run 'agentgate check --config %s')",
+		    ag_err_format(&err, buf, sizeof(buf)), path);
+		return NULL;
+	}
+	snprintf(what, sizeof(what), "policy %s is safe and valid", path);
+	if (stat(path, &st) == 0 && !can_read(w, &st)) {
+		check(d, 0, "the agent cannot read the policy file (the gateway runs as it)",
+		    "chmod 644 %s", path);
+		return cfg;
+	}
+	check(d, 1, what, "-");
+	return cfg;
+}
+
+static void
+check_pam(struct doctor *d, const struct ag_config *cfg, const struct who *w)
+{
+	const char *service = cfg != NULL && cfg->gw.pam_service != NULL ?
+	    cfg->gw.pam_service : "agentgate";
+	const char *dirs[2] = { "/etc/pam.d", "/usr/lib/pam.d" };
+	char path[PATH_MAX], what[PATH_MAX + 64];
+	struct stat st;
+	int i, nd = 2, found = -1;
+
+	if (cfg != NULL && cfg->gw.pam_confdir != NULL) {
+		dirs[0] = cfg->gw.pam_confdir;
+		nd = 1;
+	}
+	for (i = 0; i < nd && found < 0; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dirs[i], service);
+		if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
+			found = i;
+	}
+	if (found < 0) {
+		check(d, 0, "PAM service file is missing (the gateway refuses every session)",
+		    "install etc/pam.d/agentgate as %s/%s", dirs[0], service);
+		return;
+	}
+	snprintf(what, sizeof(what), "PAM service %s is present", path);
+	check(d, !can_modify(w, &st), what,
+	    "the agent can change its own PAM stack: chown root:root %s; chmod 644 %s",
+	    path, path);
+}
+
+static void
+check_audit(struct doctor *d, const struct ag_config *cfg, const struct who *w,
+    const char *user)
+{
+	char dir[PATH_MAX], what[PATH_MAX + 64];
+	const char *file, *slash;
+	struct stat st;
+	size_t n;
+
+	if (cfg == NULL) {
+		check(d, 0, "audit path unknown (the policy did not load)",
+		    "fix the policy file first");
+		return;
+	}
+	if ((file = cfg->gw.audit.file) == NULL) {
+		check(d, cfg->gw.audit.has_syslog, cfg->gw.audit.has_syslog ?
+		    "audit records go to syslog" : "no audit sink is configured",
+		    "set gateway.audit.file (and/or syslog) in the policy");
+		return;
+	}
+	if (stat(file, &st) == 0) {
+		snprintf(what, sizeof(what), "audit file %s is writable by %s", file, user);
+		check(d, S_ISREG(st.st_mode) && can_write(w, &st), what,
+		    "chown %s %s; chmod 600 %s", user, file, file);
+		return;
+	}
+	slash = strrchr(file, '/');
+	n = slash != NULL ? (size_t)(slash - file) : 0;
+	if (n == 0 || n >= sizeof(dir)) {
+		check(d, 0, "audit file is not an absolute path", "set an absolute "
+		    "gateway.audit.file");
+		return;
+	}
+	memcpy(dir, file, n);
+	dir[n] = '\0';
+	snprintf(what, sizeof(what), "audit directory %s is writable by %s", dir, user);
+	/* Creating a file needs write and search on the directory. */
+	check(d, stat(dir, &st) == 0 && S_ISDIR(st.st_mode) && can_write(w, &st) &&
+	    (w->uid == 0 || (st.st_uid == w->uid ? (st.st_mode & S_IXUSR) :
+	    in_groups(w, st.st_gid) ? (st.st_mode & S_IXGRP) : (st.st_mode & S_IXOTH))),
+	    what, "mkdir -p %s; chown %s %s; chmod 750 %s", dir, user, dir, dir);
+}
+
+static void
+usage(FILE *fp)
+{
+	fprintf(fp, "Usage: agentgate doctor [--config FILE] [--user USER] [--sshd PATH] "
+	    "[--sshd-config FILE]\n");
+}
+
+static int
+user_name_ok(const char *u)
+{
+	size_t i, n = strlen(u);
+
+	if (n == 0 || n > 64 || u[0] == '-')
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!((u[i] >= 'a' && u[i] <= 'z') || (u[i] >= 'A' && u[i] <= 'Z') ||
+		    (u[i] >= '0' && u[i] <= '9') || u[i] == '_' || u[i] == '-' ||
+		    u[i] == '.' || (u[i] == '$' && i == n - 1)))
+			return 0;
+	return 1;
+}
+
+int
+ag_cmd_doctor(int argc, char **argv)
+{
+	const char *config = AG_DEFAULT_CONFIG, *user = "agent", *sshd = AG_SSHD;
+	const char *sshd_config = NULL;
+	struct doctor d = { 0, 0 };
+	struct sshd_conf sc = { NULL, 0 };
+	struct ag_config *cfg;
+	struct passwd *pw;
+	struct who w;
+	struct ag_err err;
+	char what[256];
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+			usage(stdout);
+			return 0;
+		}
+		if (i + 1 >= argc) {
+			usage(stderr);
+			return 2;
+		}
+		if (strcmp(a, "--config") == 0)
+			config = argv[++i];
+		else if (strcmp(a, "--user") == 0)
+			user = argv[++i];
+		else if (strcmp(a, "--sshd") == 0)
+			sshd = argv[++i];
+		else if (strcmp(a, "--sshd-config") == 0)
+			sshd_config = argv[++i];
+		else {
+			fprintf(stderr, "agentgate: doctor: unknown option '%s'\n", a);
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (!user_name_ok(user)) {
+		fprintf(stderr, "agentgate: doctor: '%s' is not a user name\n", user);
+		return 2;
+	}
+	if ((pw = getpwnam(user)) == NULL) {
+		fprintf(stderr, "agentgate: doctor: no user '%s' (use --user)\n", user);
+		return 2;
+	}
+	/* Copy what is needed: later getpw* calls reuse the static buffer. */
+	w.uid = pw->pw_uid;
+	w.ngroups = MAX_GROUPS;
+	if (getgrouplist(user, pw->pw_gid, w.groups, &w.ngroups) < 0)
+		w.ngroups = 0;	/* more than MAX_GROUPS: judge by owner/other only */
+
+	printf("agentgate doctor: user %s, policy %s\n", user, config);
+	ag_err_clear(&err);
+	if (sshd_dump(sshd, user, sshd_config, &sc, &err) < 0) {
+		snprintf(what, sizeof(what), "cannot read sshd's configuration: %.200s", err.msg);
+		check(&d, 0, what, "run the doctor as root; check 'sshd -t'%s%s",
+		    sshd_config ? " -f " : "", sshd_config ? sshd_config : "");
+	} else {
+		check_forcecommand(&d, &sc, &w, user);
+		check_forwarding(&d, &sc);
+		check_sshd_simple(&d, &sc, "permituserrc", "PermitUserRC", "no",
+		    "~/.ssh/rc would run before the gateway");
+		check_sshd_simple(&d, &sc, "exposeauthinfo", "ExposeAuthInfo", "yes",
+		    "key identities need SSH_USER_AUTH");
+		check_sshd_simple(&d, &sc, "permituserenvironment", "PermitUserEnvironment",
+		    "no", "~/.ssh/environment could set LD_PRELOAD");
+		check_acceptenv(&d, &sc);
+		free(sc.text);
+	}
+	/* getpwnam again: the pointer may have been overwritten meanwhile. */
+	if ((pw = getpwnam(user)) != NULL) {
+		check_shell(&d, pw);
+		check_dotfiles(&d, pw, &w);
+	}
+	cfg = check_policy(&d, config, &w);
+	check_pam(&d, cfg, &w);
+	check_audit(&d, cfg, &w, user);
+	ag_config_free(cfg);
+
+	printf("%d checks, %d failed\n", d.nchecks, d.nfail);
+	return d.nfail == 0 ? 0 : 1;
+}

@@ -1,0 +1,15 @@
+/*
+ * commands.h - the subcommands of the agentgate binary.  Each takes the
+ * argv that starts at its own name and returns the process exit status.
+ */
+#ifndef AG_COMMANDS_H
+#define AG_COMMANDS_H
+
+int	ag_cmd_check(int argc, char **argv);	/* agentgate check   (cmd_check.c) */
+int	ag_cmd_explain(int argc, char **argv);	/* agentgate explain (cmd_explain.c) */
+int	ag_cmd_doctor(int argc, char **argv);	/* agentgate doctor  (cmd_doctor.c) */
+int	ag_cmd_serve(int argc, char **argv);	/* agentgate serve   (cmd_serve.c) */
+/* The gateway itself: ForceCommand, -c, login shell, REPL (front/forcecommand.c). */
+int	ag_cmd_session(int argc, char **argv);
+
+#endif

@@ -1,0 +1,266 @@
+/*
+ * config.h - the policy file (agentgate.yaml) as C structures.
+ *
+ * ag_config_load() reads and validates the whole file at once: every error
+ * a later stage could hit (unknown profile, bad CIDR, bad size) is reported
+ * here with FILE:LINE:COL, never at first use.  The result is immutable and
+ * owned by the caller (ag_config_free).  Shared by the gateway and the PAM
+ * module, so nothing here may depend on anything but libyaml and libc.
+ */
+#ifndef AG_CONFIG_H
+#define AG_CONFIG_H
+
+#include <stddef.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "common/err.h"
+
+#define AG_CONFIG_MAX_BYTES	(4 * 1024 * 1024)	/* larger files are refused */
+#define AG_CONFIG_MAX_DEPTH	32			/* YAML nesting */
+#define AG_CONFIG_MAX_NODES	200000			/* YAML events */
+
+#ifndef AG_SYSCONFDIR
+#define AG_SYSCONFDIR "/etc"
+#endif
+#define AG_DEFAULT_CONFIG AG_SYSCONFDIR "/agentgate/agentgate.yaml"
+
+struct ag_strlist {
+	char	**v;
+	size_t	  n;
+};
+
+enum ag_sandbox_mode { AG_SANDBOX_REQUIRED = 0, AG_SANDBOX_BEST_EFFORT, AG_SANDBOX_OFF };
+enum ag_unknown      { AG_UNKNOWN_DENY = 0, AG_UNKNOWN_ASK };
+enum ag_tier         { AG_TIER_STRICT = 0, AG_TIER_DEVELOPER };
+enum ag_feature      { AG_FEATURE_ALLOW = 0, AG_FEATURE_DENY };
+enum ag_transfer     { AG_TRANSFER_OFF = 0, AG_TRANSFER_READ, AG_TRANSFER_WRITE };
+enum ag_on_error     { AG_ON_ERROR_DENY = 0, AG_ON_ERROR_ALLOW };
+
+/* Where a thing was written in the file, for messages and audit "rule". */
+struct ag_pos {
+	int	line;
+	int	col;
+};
+
+/*
+ * One allow or deny rule.  A plain string in the YAML ("ls") is a rule with
+ * only `command` set.  Semantics (implemented in policy.c):
+ *  allow: the program may run when every constraint holds:
+ *    subcommands   non-empty → the first non-option argument must be one of them
+ *    args          non-empty → every argument must match one of these globs
+ *    deny_args     any argument matching one of these globs refuses the command
+ *    allow_options global options otherwise refused (git -c, --git-dir, ...)
+ *  deny: refuses when `command` matches and either no constraint is given,
+ *    or a subcommand is in `subcommands`, or an argument matches `args`.
+ */
+struct ag_rule {
+	char			*command;	/* bare name or absolute path */
+	struct ag_strlist	 subcommands;
+	struct ag_strlist	 args;
+	struct ag_strlist	 deny_args;
+	struct ag_strlist	 allow_options;
+	char			*id;		/* "profiles.readonly.allow[3]" */
+	struct ag_pos		 pos;
+};
+
+struct ag_features {
+	enum ag_feature	command_substitution;	/* default allow */
+	enum ag_feature	process_substitution;	/* default allow */
+	enum ag_feature	functions;		/* default deny */
+	enum ag_feature	background;		/* default deny */
+	enum ag_feature	coproc;			/* default deny */
+	enum ag_feature	subshell;		/* default allow */
+};
+
+struct ag_limits {			/* 0 = not set (no limit / built-in default) */
+	long		timeout;	/* seconds per command */
+	long long	max_output;	/* bytes per stream */
+	long		idle_timeout;	/* seconds at the REPL prompt */
+	long		processes;	/* RLIMIT_NPROC */
+	long		open_files;	/* RLIMIT_NOFILE */
+	long long	file_size;	/* RLIMIT_FSIZE, bytes */
+	long		cpu;		/* RLIMIT_CPU, seconds */
+	long long	address_space;	/* RLIMIT_AS, bytes */
+};
+
+struct ag_validator {
+	char		*url;
+	char		*kind;		/* "openai" (chat completions) or "webhook" */
+	char		*model;
+	char		*api_key_file;
+	long		 timeout_ms;	/* default 4000 */
+	enum ag_on_error on_error;	/* default deny */
+	struct ag_pos	 pos;
+};
+
+struct ag_profile {
+	char			*name;
+	/*
+	 * strict: only the allowed programs execute, anywhere in a command's
+	 * tree.  developer: the typed line is judged the same way, but what
+	 * allowed programs start (make recipes, configure, test runners,
+	 * compilers, files beneath paths.exec) may execute too; the kernel
+	 * (writes, protected paths, network) and exec-time deny rules bound
+	 * the whole tree.  See doc/sandbox.md.
+	 */
+	enum ag_tier		 tier;
+	struct ag_rule		*allow;
+	size_t			 nallow;
+	struct ag_rule		*deny;
+	size_t			 ndeny;
+	struct ag_features	 features;
+	struct ag_strlist	 paths_read;	/* as written; "~" expanded at use */
+	struct ag_strlist	 paths_write;
+	struct ag_strlist	 paths_protect;	/* added to the built-in list */
+	struct ag_strlist	 paths_exec;	/* developer tier: files beneath may run */
+	int			 has_network;	/* 0: key absent → no connect, no bind */
+	int			*net_connect;	/* TCP ports */
+	size_t			 nnet_connect;
+	int			*net_bind;
+	size_t			 nnet_bind;
+	enum ag_transfer	 sftp;		/* file_transfer.sftp */
+	int			 scp_legacy;	/* file_transfer.scp: true */
+	int			 rsync;		/* file_transfer.rsync: true */
+	struct ag_strlist	 env_deny;	/* globs, added to the built-in set */
+	struct ag_strlist	 env_allow;	/* names a profile lets through the guard */
+	struct ag_strlist	 env_set_keys;	/* env.set, parallel arrays */
+	struct ag_strlist	 env_set_vals;
+	struct ag_limits	 limits;
+	enum ag_unknown		 unknown;	/* default deny */
+	struct ag_validator	*validator;	/* NULL when absent */
+	struct ag_pos		 pos;
+};
+
+struct ag_cidr {
+	int		family;		/* AF_INET or AF_INET6 */
+	unsigned char	addr[16];	/* network byte order, masked */
+	int		prefix;
+};
+
+struct ag_identity {
+	char			*name;
+	struct ag_strlist	 keys;		/* "TYPE BASE64", comment dropped */
+	int			 has_token;
+	unsigned char		 token_sha256[32];
+	char			*profile_name;
+	const struct ag_profile	*profile;	/* resolved at load time */
+	struct ag_cidr		*from;
+	size_t			 nfrom;		/* 0 = any address */
+	int			 has_expires;
+	time_t			 expires;	/* first second after the `expires` day, UTC */
+	int			 disabled;
+	struct ag_pos		 pos;
+};
+
+struct ag_usermap {
+	char			*name;		/* user, or group without the '%' */
+	int			 is_group;
+	char			*profile_name;
+	const struct ag_profile	*profile;
+	struct ag_pos		 pos;
+};
+
+struct ag_audit_conf {
+	char	*file;			/* NULL = no file sink */
+	int	 has_syslog;
+	int	 syslog_facility;	/* LOG_AUTHPRIV, ... */
+	int	 required;		/* default 1 */
+	char	*group;			/* admin group that may read the file; NULL = none */
+	char	*http_url;		/* optional collector; NULL = none */
+	char	*spool;			/* directory for records the collector did not
+					 * take; NULL = the file sink's directory */
+};
+
+/* Authentication methods of the built-in server (gateway.server.auth_methods). */
+#define AG_AUTH_PUBLICKEY	0x01
+#define AG_AUTH_KBDINT		0x02	/* keyboard-interactive, through PAM */
+#define AG_AUTH_PASSWORD	0x04	/* through PAM */
+#define AG_AUTH_MAX_CHAINS	8
+#define AG_AUTH_MAX_STEPS	3
+
+/* One AuthenticationMethods-like chain: every step, in order. */
+struct ag_auth_chain {
+	int	step[AG_AUTH_MAX_STEPS];	/* AG_AUTH_* */
+	size_t	nsteps;
+};
+
+/*
+ * gateway.server: the built-in SSH server (`agentgate serve`).  Zero/NULL
+ * means "not set": the server applies the defaults documented in
+ * agentgate.yaml(5) (see server.h for the values).
+ */
+struct ag_server_conf {
+	int			 present;	/* the key was in the file */
+	struct ag_strlist	 listen;	/* "ADDR:PORT", "[V6ADDR]:PORT" */
+	struct ag_strlist	 host_keys;	/* absolute paths of private keys */
+	struct ag_strlist	 allow_users;	/* empty = any user (root only if named) */
+	struct ag_strlist	 allow_groups;
+	long			 max_connections;
+	long			 max_per_source;
+	long			 max_sessions;	/* session channels per connection */
+	long			 login_grace_time;	/* seconds */
+	long			 max_auth_tries;
+	long			 keepalive;	/* seconds; 0 = off */
+	char			*authorized_keys;	/* pattern with %u, %h, leading ~/ */
+	struct ag_auth_chain	 chains[AG_AUTH_MAX_CHAINS];	/* alternatives */
+	size_t			 nchains;	/* 0 = publickey alone */
+	struct ag_strlist	 accept_env;	/* names or globs (AcceptEnv) */
+	char			*ciphers;	/* comma lists for libssh; NULL = modern default */
+	char			*kex;
+	char			*macs;
+	char			*hostkey_algorithms;
+	struct ag_pos		 pos;
+};
+
+struct ag_gateway {
+	char			*runner;	/* default /bin/bash */
+	char			*pam_service;	/* default "agentgate" */
+	char			*pam_confdir;	/* NULL = system default */
+	enum ag_sandbox_mode	 sandbox;	/* default required */
+	char			*default_profile_name;
+	const struct ag_profile	*default_profile;	/* NULL = refuse */
+	struct ag_audit_conf	 audit;
+	char			*recordings;	/* NULL = off */
+	int			 recordings_input;
+	struct ag_server_conf	 server;	/* gateway.server */
+};
+
+struct ag_config {
+	char			*path;
+	int			 version;	/* must be 1 */
+	struct ag_gateway	 gw;
+	struct ag_identity	*identities;
+	size_t			 nidentities;
+	struct ag_usermap	*users;
+	size_t			 nusers;
+	struct ag_profile	*profiles;
+	size_t			 nprofiles;
+};
+
+/* Flags for ag_config_load(). */
+#define AG_CONFIG_NO_PERMCHECK	0x01	/* tests and fuzzing only */
+
+/*
+ * Load and validate path.  Unless AG_CONFIG_NO_PERMCHECK, first checks that
+ * the file and every directory above it are owned by root (or by the owner
+ * of the running executable) and not group- or world-writable.
+ * Returns NULL with err filled ("FILE:LINE:COL: message").
+ */
+struct ag_config *ag_config_load(const char *path, unsigned flags, struct ag_err *err);
+/* Parse a buffer; name is used in messages.  No permission checks. */
+struct ag_config *ag_config_parse(const char *buf, size_t len, const char *name,
+    struct ag_err *err);
+/* The StrictModes-like check on its own: 0 ok, -1 with err naming the bad path. */
+int	ag_config_check_perms(const char *path, struct ag_err *err);
+void	ag_config_free(struct ag_config *cfg);
+
+const struct ag_profile *ag_config_profile(const struct ag_config *cfg, const char *name);
+const struct ag_identity *ag_config_identity(const struct ag_config *cfg, const char *name);
+
+/* Glob match as used for args, paths and env names (fnmatch(3) semantics, no FNM_PATHNAME). */
+int	ag_glob_match(const char *pattern, const char *s);
+int	ag_strlist_match(const struct ag_strlist *globs, const char *s);
+int	ag_strlist_contains(const struct ag_strlist *l, const char *s);
+
+#endif

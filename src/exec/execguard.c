@@ -1,0 +1,495 @@
+/*
+ * execguard.c - the exec supervisor (see execguard.h).
+ */
+#include "agconfig.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+
+#include "exec/execguard.h"
+#include "common/log.h"
+
+#if defined(__x86_64__)
+#define AG_AUDIT_ARCH	AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define AG_AUDIT_ARCH	AUDIT_ARCH_AARCH64
+#endif
+
+#ifndef SECCOMP_USER_NOTIF_FLAG_CONTINUE
+#define SECCOMP_USER_NOTIF_FLAG_CONTINUE	(1UL << 0)
+#endif
+
+#define PAGE	4096
+
+struct ag_execguard {
+	ag_execguard_judge_fn	 judge;
+	void			*ctx;
+	int			 sock;		/* our end: the listener arrives here */
+	int			 child_sock;	/* the child's end, until started */
+	int			 stop[2];	/* written by finish */
+	int			 running;
+	pthread_t		 th;
+	struct ag_exec_denial	*denials;
+	size_t			 ndenials;
+};
+
+/* ---- child side ----------------------------------------------------------- */
+
+/* The one-byte message that carries the listener (SCM_RIGHTS). */
+union cmsg_buf {
+	char		buf[CMSG_SPACE(sizeof(int))];
+	struct cmsghdr	align;
+};
+
+static void
+fd_msg(struct msghdr *mh, struct iovec *iov, char *byte, union cmsg_buf *u)
+{
+	memset(mh, 0, sizeof(*mh));
+	memset(u, 0, sizeof(*u));
+	iov->iov_base = byte;
+	iov->iov_len = 1;
+	mh->msg_iov = iov;
+	mh->msg_iovlen = 1;
+	mh->msg_control = u->buf;
+	mh->msg_controllen = sizeof(u->buf);
+}
+
+int
+ag_execguard_child(const struct ag_execguard *g)
+{
+#ifdef AG_AUDIT_ARCH
+	struct sock_filter prog[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		/* a foreign ABI is the sandbox filter's business (it refuses it) */
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AG_AUDIT_ARCH, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_execve, 2, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_execveat, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
+	};
+	struct sock_fprog fp = { .len = sizeof(prog) / sizeof(prog[0]), .filter = prog };
+	union cmsg_buf u;
+	struct msghdr mh;
+	struct iovec iov;
+	struct cmsghdr *cm;
+	char c = 'L';
+	long fd;
+	int rc;
+
+	int sock = g->child_sock;
+
+	close(g->sock);
+	close(g->stop[0]);
+	close(g->stop[1]);
+	fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &fp);
+	if (fd < 0)
+		return -1;
+	fd_msg(&mh, &iov, &c, &u);
+	cm = CMSG_FIRSTHDR(&mh);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &(int){ (int)fd }, sizeof(int));
+	while ((rc = (int)sendmsg(sock, &mh, MSG_NOSIGNAL)) < 0 && errno == EINTR)
+		;
+	close((int)fd);
+	close(sock);
+	return rc == 1 ? 0 : -1;
+#else
+	(void)g;
+	errno = ENOSYS;
+	return -1;
+#endif
+}
+
+/* ---- reading the stopped process --------------------------------------- */
+
+/* Copy a NUL-terminated string of at most max bytes (NUL included) from
+ * the process, a page at a time so that a string ending just before an
+ * unmapped page is still read.  Its length, or -1. */
+static ssize_t
+read_str(pid_t pid, uint64_t addr, char *out, size_t max)
+{
+	size_t got = 0;
+
+	while (got < max) {
+		size_t chunk = PAGE - (size_t)((addr + got) % PAGE);
+		struct iovec l, r;
+		ssize_t n;
+		char *z;
+
+		if (chunk > max - got)
+			chunk = max - got;
+		l.iov_base = out + got;
+		l.iov_len = chunk;
+		r.iov_base = (void *)(uintptr_t)(addr + got);
+		r.iov_len = chunk;
+		if ((n = process_vm_readv(pid, &l, 1, &r, 1, 0)) <= 0)
+			return -1;
+		if ((z = memchr(out + got, '\0', (size_t)n)) != NULL)
+			return z - out;
+		got += (size_t)n;
+	}
+	return -1;	/* longer than max */
+}
+
+static int
+read_ptr(pid_t pid, uint64_t addr, uint64_t *v)
+{
+	struct iovec l = { v, sizeof(*v) }, r = { (void *)(uintptr_t)addr, sizeof(*v) };
+
+	return process_vm_readv(pid, &l, 1, &r, 1, 0) == (ssize_t)sizeof(*v) ? 0 : -1;
+}
+
+/* readlink of /proc/PID/<what>, NUL-terminated; -1 on failure */
+static int
+proc_link(pid_t pid, const char *what, char *out, size_t outsz)
+{
+	char p[64];
+	ssize_t n;
+
+	snprintf(p, sizeof(p), "/proc/%ld/%s", (long)pid, what);
+	if ((n = readlink(p, out, outsz - 1)) < 0)
+		return -1;
+	out[n] = '\0';
+	return 0;
+}
+
+/* What one notification asks to run; all storage in the caller's buffers. */
+struct req_buf {
+	char	 path[PATH_MAX];
+	char	 cwd[PATH_MAX];
+	char	*strs;		/* AG_EXECGUARD_MAX_BYTES */
+	char	*argv[AG_EXECGUARD_MAX_ARGS + 1];
+};
+
+/* 0 ok (req filled), -1 refuse (reason filled) */
+static int
+read_request(const struct seccomp_notif *n, struct req_buf *b, struct ag_exec_req *req,
+    char *reason, size_t rsz)
+{
+	pid_t pid = (pid_t)n->pid;
+	int at = n->data.nr == SYS_execveat;
+	uint64_t paddr = at ? n->data.args[1] : n->data.args[0];
+	uint64_t aaddr = at ? n->data.args[2] : n->data.args[1];
+	int dirfd = at ? (int)n->data.args[0] : AT_FDCWD;
+	int flags = at ? (int)n->data.args[4] : 0;
+	char raw[PATH_MAX], base[PATH_MAX];
+	size_t used = 0, argc = 0;
+	ssize_t len;
+
+	memset(req, 0, sizeof(*req));
+	req->pid = pid;
+	if ((len = read_str(pid, paddr, raw, sizeof(raw))) < 0) {
+		snprintf(reason, rsz, "denied: the program path of an exec could not be read");
+		return -1;
+	}
+	if (proc_link(pid, "cwd", b->cwd, sizeof(b->cwd)) == 0)
+		req->cwd = b->cwd;
+	if (raw[0] == '/') {
+		snprintf(b->path, sizeof(b->path), "%s", raw);
+	} else {
+		char what[32];
+
+		if (dirfd == AT_FDCWD)
+			snprintf(what, sizeof(what), "cwd");
+		else
+			snprintf(what, sizeof(what), "fd/%d", dirfd);
+		if (proc_link(pid, what, base, sizeof(base)) < 0) {
+			snprintf(reason, rsz, "denied: the directory of an exec could not be read");
+			return -1;
+		}
+		if (raw[0] == '\0' && (flags & AT_EMPTY_PATH))
+			snprintf(b->path, sizeof(b->path), "%s", base);	/* fexecve */
+		else if ((size_t)snprintf(b->path, sizeof(b->path), "%s/%s", base, raw) >=
+		    sizeof(b->path)) {
+			snprintf(reason, rsz, "denied: the program path of an exec is too long");
+			return -1;
+		}
+	}
+	req->path = b->path;
+	/* argv: a NULL-terminated array of pointers (a NULL argv is allowed) */
+	while (aaddr != 0) {
+		uint64_t p;
+
+		if (read_ptr(pid, aaddr + 8 * argc, &p) < 0) {
+			snprintf(reason, rsz, "denied: the arguments of an exec could not be read");
+			return -1;
+		}
+		if (p == 0)
+			break;
+		if (argc >= AG_EXECGUARD_MAX_ARGS ||
+		    (len = read_str(pid, p, b->strs + used, AG_EXECGUARD_MAX_BYTES - used)) < 0) {
+			snprintf(reason, rsz, "denied: the arguments of an exec are too many or "
+			    "too long to check (at most %d arguments, %d bytes)",
+			    AG_EXECGUARD_MAX_ARGS, AG_EXECGUARD_MAX_BYTES);
+			return -1;
+		}
+		b->argv[argc++] = b->strs + used;
+		used += (size_t)len + 1;
+	}
+	b->argv[argc] = NULL;
+	req->argv = b->argv;
+	req->argc = argc;
+	return 0;
+}
+
+/* ---- the thread ------------------------------------------------------------ */
+
+static void
+keep_denial(struct ag_execguard *g, const struct ag_exec_req *req, const char *reason,
+    const char *rule)
+{
+	struct ag_exec_denial *d;
+	size_t i;
+
+	/* a shell tries each PATH entry in turn: one refusal is enough */
+	for (i = 0; i < g->ndenials; i++) {
+		const struct ag_exec_denial *o = &g->denials[i];
+		size_t k;
+
+		if (o->argc != req->argc || o->rule == NULL || strcmp(o->rule, rule) != 0)
+			continue;
+		for (k = 0; k < req->argc && o->argv[k] != NULL; k++)
+			if (strcmp(o->argv[k], req->argv[k]) != 0)
+				break;
+		if (k == req->argc)
+			return;
+	}
+	if (g->ndenials >= AG_EXECGUARD_MAX_DENIALS) {
+		ag_log(LOG_WARNING, "exec refused (not audited, more than %d this command): %s",
+		    AG_EXECGUARD_MAX_DENIALS, req->path ? req->path : "?");
+		return;
+	}
+	if (g->denials == NULL &&
+	    (g->denials = calloc(AG_EXECGUARD_MAX_DENIALS, sizeof(*g->denials))) == NULL)
+		return;
+	d = &g->denials[g->ndenials];
+	memset(d, 0, sizeof(*d));
+	d->path = strdup(req->path ? req->path : "");
+	d->reason = strdup(reason);
+	d->rule = strdup(rule);
+	d->argv = calloc(req->argc + 1, sizeof(*d->argv));
+	for (i = 0; d->argv != NULL && i < req->argc; i++)
+		if ((d->argv[i] = strdup(req->argv[i])) == NULL)
+			break;
+	d->argc = i;
+	g->ndenials++;
+}
+
+static void
+serve(struct ag_execguard *g, int listener)
+{
+	struct seccomp_notif_sizes sz;
+	struct seccomp_notif *n = NULL;
+	struct seccomp_notif_resp *resp = NULL;
+	struct req_buf *b = NULL;
+
+	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sz) < 0 ||
+	    (n = calloc(1, sz.seccomp_notif > sizeof(*n) ? sz.seccomp_notif : sizeof(*n))) == NULL ||
+	    (resp = calloc(1, sz.seccomp_notif_resp > sizeof(*resp) ? sz.seccomp_notif_resp :
+	    sizeof(*resp))) == NULL || (b = calloc(1, sizeof(*b))) == NULL ||
+	    (b->strs = malloc(AG_EXECGUARD_MAX_BYTES)) == NULL) {
+		ag_log(LOG_ERR, "exec supervisor: cannot start: %s", strerror(errno));
+		goto out;	/* closing the listener fails every exec: closed */
+	}
+	for (;;) {
+		struct pollfd pf[2] = { { .fd = listener, .events = POLLIN },
+		    { .fd = g->stop[0], .events = POLLIN } };
+		struct ag_exec_req req;
+		char reason[1024] = "", rule[256] = "exec";
+		int ok;
+
+		if (poll(pf, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (pf[1].revents)
+			break;
+		if (pf[0].revents & (POLLHUP | POLLERR | POLLNVAL))
+			break;	/* no process uses the filter any more */
+		if (!(pf[0].revents & POLLIN))
+			continue;
+		memset(n, 0, sz.seccomp_notif);
+		if (ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, n) < 0) {
+			if (errno == EINTR || errno == ENOENT)
+				continue;	/* the process died meanwhile */
+			break;
+		}
+		if (read_request(n, b, &req, reason, sizeof(reason)) < 0) {
+			ok = 0;
+			snprintf(rule, sizeof(rule), "exec:unreadable");
+		} else
+			ok = g->judge(g->ctx, &req, reason, sizeof(reason), rule, sizeof(rule));
+		/* what was read must still belong to the same, stopped exec */
+		if (ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &n->id) < 0)
+			continue;
+		memset(resp, 0, sz.seccomp_notif_resp);
+		resp->id = n->id;
+		if (ok == 1) {
+			resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+		} else {
+			resp->error = -EACCES;
+			keep_denial(g, &req, reason, rule);
+		}
+		if (ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, resp) < 0 && errno != ENOENT)
+			ag_log(LOG_WARNING, "exec supervisor: answer lost: %s", strerror(errno));
+	}
+out:
+	if (b != NULL)
+		free(b->strs);
+	free(b);
+	free(n);
+	free(resp);
+}
+
+/* Receive the listener from the child, or -1 (it died first, or we stop). */
+static int
+recv_listener(struct ag_execguard *g)
+{
+	union cmsg_buf u;
+	struct pollfd pf[2] = { { .fd = g->sock, .events = POLLIN },
+	    { .fd = g->stop[0], .events = POLLIN } };
+	struct msghdr mh;
+	struct iovec iov;
+	struct cmsghdr *cm;
+	char c;
+	int fd = -1;
+
+	while (poll(pf, 2, -1) < 0)
+		if (errno != EINTR)
+			return -1;
+	if (pf[1].revents || !(pf[0].revents & POLLIN))
+		return -1;
+	fd_msg(&mh, &iov, &c, &u);
+	if (recvmsg(g->sock, &mh, MSG_CMSG_CLOEXEC) != 1)
+		return -1;
+	for (cm = CMSG_FIRSTHDR(&mh); cm != NULL; cm = CMSG_NXTHDR(&mh, cm))
+		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
+		    cm->cmsg_len == CMSG_LEN(sizeof(int)))
+			memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+	return fd;
+}
+
+static void *
+thread_main(void *arg)
+{
+	struct ag_execguard *g = arg;
+	int listener = recv_listener(g);
+
+	if (listener >= 0) {
+		serve(g, listener);
+		close(listener);
+	}
+	return NULL;
+}
+
+/* ---- parent side ------------------------------------------------------------ */
+
+struct ag_execguard *
+ag_execguard_new(ag_execguard_judge_fn judge, void *ctx, struct ag_err *err)
+{
+	struct ag_execguard *g = calloc(1, sizeof(*g));
+	int sv[2] = { -1, -1 };
+
+	if (g == NULL) {
+		ag_err_set(err, "out of memory");
+		return NULL;
+	}
+	g->judge = judge;
+	g->ctx = ctx;
+	g->stop[0] = g->stop[1] = -1;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0 ||
+	    pipe2(g->stop, O_CLOEXEC) < 0) {
+		ag_err_set(err, "exec supervisor: %s", strerror(errno));
+		if (sv[0] >= 0) {
+			close(sv[0]);
+			close(sv[1]);
+		}
+		free(g);
+		return NULL;
+	}
+	g->sock = sv[0];
+	g->child_sock = sv[1];
+	return g;
+}
+
+int
+ag_execguard_started(struct ag_execguard *g, struct ag_err *err)
+{
+	sigset_t all, old;
+	int rc;
+
+	close(g->child_sock);
+	g->child_sock = -1;
+	/* signals stay with the main thread and its self-pipe */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = pthread_create(&g->th, NULL, thread_main, g);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0)
+		return ag_err_set(err, "exec supervisor: %s", strerror(rc));
+	g->running = 1;
+	return 0;
+}
+
+void
+ag_execguard_finish(struct ag_execguard *g, struct ag_exec_denial **denials, size_t *n)
+{
+	*denials = NULL;
+	*n = 0;
+	if (g == NULL)
+		return;
+	if (g->running) {
+		(void)!write(g->stop[1], "s", 1);
+		pthread_join(g->th, NULL);
+	}
+	if (g->child_sock >= 0)
+		close(g->child_sock);
+	close(g->sock);
+	close(g->stop[0]);
+	close(g->stop[1]);
+	*denials = g->denials;
+	*n = g->ndenials;
+	free(g);
+}
+
+void
+ag_execguard_denials_free(struct ag_exec_denial *d, size_t n)
+{
+	size_t i, k;
+
+	if (d == NULL)
+		return;
+	for (i = 0; i < n; i++) {
+		free(d[i].path);
+		free(d[i].reason);
+		free(d[i].rule);
+		for (k = 0; d[i].argv != NULL && k < d[i].argc; k++)
+			free(d[i].argv[k]);
+		free(d[i].argv);
+	}
+	free(d);
+}

@@ -1,0 +1,86 @@
+/*
+ * execguard.h - the exec supervisor: every execve/execveat of a command's
+ * process tree is stopped by seccomp user notification and judged by the
+ * gateway before the kernel goes on (developer tier; doc/sandbox.md).
+ *
+ * The runner child installs the filter (ag_execguard_child, after
+ * no_new_privs) and passes the listener to the gateway over a socket.  A
+ * thread of the gateway receives it and answers each notification: it
+ * reads the path and argv from the stopped process (process_vm_readv;
+ * the gateway is the ancestor of the whole tree, which Yama's ptrace
+ * scope 1 requires), asks the judge, and lets the exec continue
+ * (SECCOMP_USER_NOTIF_FLAG_CONTINUE) or fails it with EACCES.  A thread
+ * rather than the relay loops: both loops (pipes and PTY) stay as they
+ * are, and nothing the tree does can make the gateway's relay wait.
+ *
+ * Fails closed: a path or argv that cannot be read, is too long, or a
+ * judge error refuses the exec; if the gateway stops answering (thread
+ * ended, listener closed), the kernel fails the remaining execs (ENOSYS).
+ *
+ * Limits, stated in doc/sandbox.md: with FLAG_CONTINUE the kernel reads
+ * path and argv again after the answer, so a multi-threaded process can
+ * change them in between (best effort against a determined program; the
+ * Landlock execute rules and the noexec mounts are the kernel-exact part).
+ */
+#ifndef AG_EXECGUARD_H
+#define AG_EXECGUARD_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "common/err.h"
+
+#define AG_EXECGUARD_MAX_ARGS	4096		/* more: refused */
+#define AG_EXECGUARD_MAX_BYTES	(256 * 1024)	/* path + argv, more: refused */
+#define AG_EXECGUARD_MAX_DENIALS 64		/* kept for the audit per command */
+
+/* What the judge sees of one exec. */
+struct ag_exec_req {
+	pid_t		 pid;
+	const char	*path;		/* absolute when it could be made so */
+	const char	*cwd;		/* the process's working directory, or NULL */
+	char *const	*argv;
+	size_t		 argc;
+};
+
+/* 1 allow; 0 deny, with reason and rule filled. */
+typedef int (*ag_execguard_judge_fn)(void *ctx, const struct ag_exec_req *req,
+    char *reason, size_t reasonsz, char *rule, size_t rulesz);
+
+/* One refused exec, for the audit. */
+struct ag_exec_denial {
+	char	 *path;
+	char	**argv;		/* NULL-terminated */
+	size_t	  argc;
+	char	 *reason;
+	char	 *rule;
+};
+
+struct ag_execguard;
+
+/*
+ * Parent, before fork: a guard for one command.  judge and ctx must stay
+ * valid until ag_execguard_finish.  NULL with err on failure.
+ */
+struct ag_execguard *ag_execguard_new(ag_execguard_judge_fn judge, void *ctx,
+	    struct ag_err *err);
+/* Parent, after fork: start answering.  0, or -1 (the command must be killed). */
+int	ag_execguard_started(struct ag_execguard *g, struct ag_err *err);
+/*
+ * Parent, after the command's tree is gone: stop, and hand over what was
+ * refused (*denials owned by the caller, free with ag_execguard_denials_free).
+ * Frees g.
+ */
+void	ag_execguard_finish(struct ag_execguard *g, struct ag_exec_denial **denials, size_t *n);
+void	ag_execguard_denials_free(struct ag_exec_denial *d, size_t n);
+
+/*
+ * Child, after no_new_privs and before exec: close the gateway's ends
+ * (or a queued listener would keep the exec waiting for an answer that
+ * cannot come), install the filter and send its listener to the gateway.
+ * g is the child's copy of the parent's guard.  Async-signal-safe.
+ * 0, or -1 with errno.
+ */
+int	ag_execguard_child(const struct ag_execguard *g);
+
+#endif

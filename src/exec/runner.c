@@ -1,0 +1,822 @@
+/* runner.c - one command in a fresh runner shell; see runner.h */
+#include "agconfig.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "exec/pty.h"
+#include "exec/runner.h"
+#include "exec/sandbox.h"
+#include "common/strbuf.h"
+
+#define RELAY_BUF	65536
+
+/* ---- signals ----------------------------------------------------------- */
+
+static volatile sig_atomic_t got_term;	/* SIGHUP/SIGTERM: end the session */
+static volatile sig_atomic_t got_int;	/* SIGINT/SIGQUIT: pass to the command */
+static volatile sig_atomic_t got_alrm;
+static int sig_pipe[2] = { -1, -1 };
+
+static void
+on_signal(int sig)
+{
+	int saved = errno;
+
+	switch (sig) {
+	case SIGHUP:
+	case SIGTERM:
+		got_term = sig;
+		break;
+	case SIGINT:
+	case SIGQUIT:
+		got_int = sig;
+		break;
+	case SIGALRM:
+		got_alrm = 1;
+		break;
+	default:
+		break;
+	}
+	if (sig_pipe[1] >= 0)
+		(void)!write(sig_pipe[1], "", 1);
+	errno = saved;
+}
+
+int
+ag_runner_init(struct ag_err *err)
+{
+	static const int caught[] = { SIGCHLD, SIGHUP, SIGTERM, SIGINT, SIGQUIT, SIGALRM };
+	struct sigaction sa;
+	size_t i;
+
+	if (sig_pipe[0] < 0 && pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
+		return ag_err_set(err, "pipe: %s", strerror(errno));
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	/* no SA_RESTART: a blocked read or write must see EINTR and look at the flags */
+	sa.sa_flags = SA_NOCLDSTOP;
+	for (i = 0; i < sizeof(caught) / sizeof(caught[0]); i++)
+		if (sigaction(caught[i], &sa, NULL) < 0)
+			return ag_err_set(err, "sigaction: %s", strerror(errno));
+	signal(SIGPIPE, SIG_IGN);
+	signal(SIGTTOU, SIG_IGN);
+	signal(SIGTTIN, SIG_IGN);
+	/* commands that daemonise are re-parented to us, so we can reap and kill them */
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
+		ag_log(LOG_WARNING, "PR_SET_CHILD_SUBREAPER: %s", strerror(errno));
+	return 0;
+}
+
+int
+ag_runner_terminating(void)
+{
+	return got_term != 0;
+}
+
+int
+ag_runner_take_alarm(void)
+{
+	int a = got_alrm;
+
+	got_alrm = 0;
+	return a;
+}
+
+int
+ag_runner_signal_fd(void)
+{
+	return sig_pipe[0];
+}
+
+void
+ag_runner_drain_signal_fd(void)
+{
+	char buf[64];
+
+	if (sig_pipe[0] >= 0)
+		while (read(sig_pipe[0], buf, sizeof(buf)) > 0)
+			;
+}
+
+/* ---- helpers ----------------------------------------------------------- */
+
+static long long
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void
+arm_timer(long long ms)
+{
+	struct itimerval it;
+
+	memset(&it, 0, sizeof(it));
+	if (ms > 0) {
+		it.it_value.tv_sec = ms / 1000;
+		it.it_value.tv_usec = (ms % 1000) * 1000;
+	}
+	setitimer(ITIMER_REAL, &it, NULL);
+}
+
+/* Best effort; returns 0 when all was written, -1 on error (errno) or when
+ * interrupted by a signal that means we must stop (got_term or alarm). */
+static int
+write_all(int fd, const char *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = write(fd, p, n);
+
+		if (w < 0) {
+			if (errno == EINTR) {
+				if (got_term || got_alrm)
+					return -1;
+				continue;
+			}
+			return -1;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+static void
+notice(int fd, const char *fmt, ...) AG_PRINTF(2, 3);
+
+static void
+notice(int fd, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n >= sizeof(buf))
+		n = sizeof(buf) - 1;
+	(void)write_all(fd, buf, (size_t)n);
+}
+
+/* Read the pids listed in /proc/self/task/TID/children (our direct children). */
+static size_t
+list_children(pid_t *out, size_t max)
+{
+	char path[64], buf[4096];
+	ssize_t n;
+	size_t cnt = 0;
+	int fd;
+	char *p, *end;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%ld/children", (long)getpid());
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	for (p = buf; cnt < max; p = end) {
+		long v = strtol(p, &end, 10);
+
+		if (end == p)
+			break;
+		if (v > 0)
+			out[cnt++] = (pid_t)v;
+	}
+	return cnt;
+}
+
+void
+ag_runner_reap_all(void)
+{
+	pid_t kids[256];
+	int round;
+
+	/* each round kills our children; their children then become ours */
+	for (round = 0; round < 200; round++) {
+		size_t n = list_children(kids, sizeof(kids) / sizeof(kids[0])), i;
+		int any = 0;
+
+		for (i = 0; i < n; i++)
+			if (kill(kids[i], SIGKILL) == 0)
+				any = 1;
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			any = 1;
+		if (!any && n == 0) {
+			if (waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD)
+				return;
+		}
+		if (n == 0 && !any)
+			return;
+		usleep(2000);
+	}
+	ag_log(LOG_WARNING, "descendants still alive after repeated SIGKILL");
+}
+
+/* ---- the script -------------------------------------------------------- */
+
+/*
+ * The prelude.  Only builtins: no process is started for the capture.
+ * ${!X@} lists variables by first letter without a fork (unlike
+ * $(compgen -e)); ${!n@a} tells exported (x) from not, and arrays (a, A)
+ * are skipped because bash cannot export them.  The final "=\0" record
+ * marks a complete capture; the first, "\0=<\0", where the trap's records
+ * begin, so whatever the command itself wrote to fd 3 is dropped.
+ */
+static const char prelude_head[] =
+    "trap '__ag_rc=$?; { printf \"\\0=<\\0\"; for __ag_n in"
+    " ${!A@} ${!B@} ${!C@} ${!D@} ${!E@} ${!F@} ${!G@} ${!H@} ${!I@} ${!J@} ${!K@}"
+    " ${!L@} ${!M@} ${!N@} ${!O@} ${!P@} ${!Q@} ${!R@} ${!S@} ${!T@} ${!U@} ${!V@}"
+    " ${!W@} ${!X@} ${!Y@} ${!Z@} ${!a@} ${!b@} ${!c@} ${!d@} ${!e@} ${!f@} ${!g@}"
+    " ${!h@} ${!i@} ${!j@} ${!k@} ${!l@} ${!m@} ${!n@} ${!o@} ${!p@} ${!q@} ${!r@}"
+    " ${!s@} ${!t@} ${!u@} ${!v@} ${!w@} ${!x@} ${!y@} ${!z@} ${!_@}; do"
+    " case ${!__ag_n@a} in *[aA]*) ;; *x*) printf \"%s=%s\\0\" \"$__ag_n\" \"${!__ag_n}\";; esac;"
+    " done; printf \"=\\0\"; } >&3 2>/dev/null; exit $__ag_rc' EXIT;";
+
+/*
+ * Where the trap's records begin: just after the last "\0=<\0".  No value
+ * holds a NUL and no key is empty, so only the trap's own marker (written
+ * last, at exit) or one a command forged earlier can match, and the last
+ * one wins.  0 when there is none.
+ */
+static size_t
+capture_start(const char *d, size_t len)
+{
+	size_t i;
+
+	if (d == NULL)
+		return 0;
+	for (i = len; i >= 4; i--)
+		if (d[i - 1] == '\0' && d[i - 2] == '<' && d[i - 3] == '=' && d[i - 4] == '\0')
+			return i;
+	return 0;
+}
+
+static char *
+build_script(const struct ag_run_opts *o)
+{
+	struct ag_strbuf sb;
+	int st = o->last_status & 0xff;
+
+	ag_strbuf_init(&sb, o->cmdlen + sizeof(prelude_head) + 256);
+	/* first: a runner the sandbox library did not confine exits 126 */
+	if (o->sandbox != NULL && ag_strbuf_addstr(&sb, ag_sandbox_script_guard(o->sandbox)) < 0)
+		goto fail;
+	if (!o->no_capture && ag_strbuf_addstr(&sb, prelude_head) < 0)
+		goto fail;
+	/* $? for the command: a function that removes itself and returns it */
+	if (st != 0 && ag_strbuf_printf(&sb,
+	    " __ag_s() { unset -f __ag_s; return %d; }; __ag_s", st) < 0)
+		goto fail;
+	/* the sandbox guard's test leaves $? at 1: a 0 must be set again */
+	if (st == 0 && o->sandbox != NULL && *ag_sandbox_script_guard(o->sandbox) != '\0' &&
+	    ag_strbuf_addstr(&sb, " :") < 0)
+		goto fail;
+	/* the command on its own line: a trailing comment cannot hide anything */
+	if (ag_strbuf_addch(&sb, '\n') < 0 || ag_strbuf_append(&sb, o->cmd, o->cmdlen) < 0 ||
+	    ag_strbuf_addch(&sb, '\n') < 0)
+		goto fail;
+	return ag_strbuf_detach(&sb, NULL);
+fail:
+	ag_strbuf_free(&sb);
+	return NULL;
+}
+
+/* ---- the child --------------------------------------------------------- */
+
+/* Say why the command cannot start (errno), and end the child: 126. */
+static void __attribute__((noreturn))
+child_fail(int fd, const char *what)
+{
+	char msg[256];
+	int n = snprintf(msg, sizeof(msg), "agentgate: %s: %s\n", what, strerror(errno));
+
+	if (n > 0)
+		(void)!write(fd, msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
+	_exit(126);
+}
+
+static void __attribute__((noreturn))
+child(const struct ag_run_opts *o, char *script, char *const *env, int outw, int errw, int capw,
+    const struct ag_execguard *guard, pid_t parent, const struct ag_pty *pt)
+{
+	static const int reset[] = { SIGCHLD, SIGHUP, SIGTERM, SIGINT, SIGQUIT, SIGALRM,
+	    SIGPIPE, SIGTTOU, SIGTTIN, SIGTSTP };
+	static char a_name[] = "bash", a_np[] = "--noprofile", a_nr[] = "--norc", a_c[] = "-c";
+	char *argv[] = { a_name, a_np, a_nr, a_c, script, a_name, NULL };
+	sigset_t none;
+	size_t i;
+	int fd, first;
+
+	/* in a PTY: a new session on it, which is also a new process group */
+	if (pt == NULL)
+		setpgid(0, 0);
+	else if (ag_pty_child_setup(pt) < 0)
+		_exit(126);
+	/* if the gateway dies, so does the runner shell */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != parent)
+		_exit(126);
+	if (o->tty_fd >= 0 && pt == NULL)
+		(void)tcsetpgrp(o->tty_fd, getpid());	/* SIGTTOU still ignored here */
+	for (i = 0; i < sizeof(reset) / sizeof(reset[0]); i++)
+		signal(reset[i], SIG_DFL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	/* the gateway is not dumpable; the sandbox set-up below writes to
+	 * /proc/self, and exec would make the runner dumpable anyway */
+	(void)prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+	/* before the fd shuffle below: the sandbox's fds are still where they were */
+	if (o->sandbox != NULL && ag_sandbox_child(o->sandbox) < 0)
+		child_fail(o->err_fd, "cannot enter the kernel sandbox");
+	/* after no_new_privs (above), before the shuffle closes the socket */
+	if (guard != NULL && ag_execguard_child(guard) < 0)
+		child_fail(o->err_fd, "cannot start the exec supervisor");
+
+	/* move the pipe ends above 3 first so the dup2s below cannot clobber them */
+	if (pt != NULL) {
+		/* 0, 1 and 2 are the PTY already */
+		if (capw >= 0 && ((capw = fcntl(capw, F_DUPFD, 10)) < 0 ||
+		    dup2(capw, AG_RUN_CAPTURE_FD) < 0))
+			_exit(126);
+	} else {
+		if ((outw = fcntl(outw, F_DUPFD, 10)) < 0 || (errw = fcntl(errw, F_DUPFD, 10)) < 0 ||
+		    (capw >= 0 && (capw = fcntl(capw, F_DUPFD, 10)) < 0) ||
+		    (fd = fcntl(o->in_fd, F_DUPFD, 10)) < 0)
+			_exit(126);
+		if (dup2(fd, 0) < 0 || dup2(outw, 1) < 0 || dup2(errw, 2) < 0 ||
+		    (capw >= 0 && dup2(capw, AG_RUN_CAPTURE_FD) < 0))
+			_exit(126);
+	}
+	first = capw >= 0 ? AG_RUN_CAPTURE_FD + 1 : AG_RUN_CAPTURE_FD;
+	if (o->sandbox != NULL) {
+		/* keeps the inner ruleset at AG_SANDBOX_FD for agsandbox.so */
+		if (ag_sandbox_child_fds(o->sandbox, first) < 0)
+			_exit(126);
+	} else
+#ifdef SYS_close_range
+	if (syscall(SYS_close_range, first, ~0U, 0) < 0)
+#endif
+	{
+		long max = sysconf(_SC_OPEN_MAX);
+
+		if (max < 0 || max > 65536)
+			max = 65536;
+		for (fd = first; fd < max; fd++)
+			close(fd);
+	}
+	if (chdir(o->cwd) < 0) {
+		char msg[PATH_MAX + 128];
+		int n = snprintf(msg, sizeof(msg), "agentgate: cannot enter %s: %s\n",
+		    o->cwd, strerror(errno));
+
+		if (n > 0)
+			(void)!write(2, msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
+		_exit(1);
+	}
+	execve(o->runner, argv, env);
+	{
+		char msg[PATH_MAX + 128];
+		int n = snprintf(msg, sizeof(msg), "agentgate: cannot run %s: %s\n",
+		    o->runner, strerror(errno));
+
+		if (n > 0)
+			(void)!write(2, msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
+	}
+	_exit(127);
+}
+
+/* ---- the parent -------------------------------------------------------- */
+
+struct stream {
+	int		 fd;		/* our read end; -1 at EOF */
+	int		 dst;
+	const char	*name;
+	unsigned long long seen;
+	int		 cut;
+};
+
+static int
+pump(struct stream *s, const struct ag_run_opts *o, struct ag_run_result *r, char *buf)
+{
+	ssize_t n = read(s->fd, buf, RELAY_BUF);
+
+	if (n < 0) {
+		if (errno == EINTR || errno == EAGAIN)
+			return 0;
+		n = 0;
+	}
+	if (n == 0) {
+		close(s->fd);
+		s->fd = -1;
+		return 0;
+	}
+	r->bytes_out += (unsigned long long)n;
+	if (s->cut)
+		return 0;
+	if (o->max_output > 0 && s->seen + (unsigned long long)n > (unsigned long long)o->max_output) {
+		size_t keep = (size_t)((unsigned long long)o->max_output - s->seen);
+
+		s->seen += keep;
+		s->cut = 1;
+		r->truncated = 1;
+		if (keep > 0 && write_all(s->dst, buf, keep) < 0 && errno != EINTR)
+			return -1;
+		notice(o->err_fd, "%sagentgate: output truncated: %s exceeded %lld bytes;"
+		    " the rest is discarded\n", keep > 0 && buf[keep - 1] != '\n' ? "\n" : "",
+		    s->name, o->max_output);
+		return 0;
+	}
+	s->seen += (unsigned long long)n;
+	if (write_all(s->dst, buf, (size_t)n) < 0 && errno != EINTR)
+		return -1;	/* the client is gone */
+	return 0;
+}
+
+static void
+capture_read(int *fd, struct ag_strbuf *cap, int *overflow, char *buf)
+{
+	ssize_t n = read(*fd, buf, RELAY_BUF);
+
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return;
+	if (n <= 0) {
+		close(*fd);
+		*fd = -1;
+		return;
+	}
+	if (!*overflow && ag_strbuf_append(cap, buf, (size_t)n) < 0)
+		*overflow = 1;	/* keep draining so the runner never blocks on it */
+}
+
+/* ---- the parent, PTY path ------------------------------------------------ */
+
+struct pty_ctx {
+	pid_t			 pid;
+	int			*capfd;
+	struct ag_strbuf	*cap;
+	int			*overflow;
+	char			*buf;
+};
+
+static int
+pty_capture(void *arg, int fd)
+{
+	struct pty_ctx *c = arg;
+
+	(void)fd;
+	capture_read(c->capfd, c->cap, c->overflow, c->buf);
+	return *c->capfd < 0 ? -1 : 0;
+}
+
+/* The runner's signals while the relay runs: 1 = the session ends. */
+static int
+pty_wake(void *arg)
+{
+	struct pty_ctx *c = arg;
+
+	ag_runner_drain_signal_fd();
+	if (got_int) {		/* not from the terminal (it is raw): passed on all the same */
+		kill(-c->pid, got_int);
+		got_int = 0;
+	}
+	return got_term != 0;
+}
+
+/*
+ * The relay owns the loop: keystrokes, output (one stream), window size,
+ * timeout and the capture pipe; what it reports lands in r as the pipe
+ * path would have it.
+ */
+static void
+run_in_pty(const struct ag_run_opts *o, struct ag_run_result *r, struct ag_pty *pt, pid_t pid,
+    int *capfd, struct ag_strbuf *cap, int *overflow, char *buf, int *wstatus)
+{
+	struct pty_ctx c = { .pid = pid, .capfd = capfd, .cap = cap, .overflow = overflow,
+	    .buf = buf };
+	struct ag_pty_relay_opts ro;
+	struct ag_pty_result pr;
+	struct ag_err e;
+
+	ag_pty_close_slave(pt);
+	memset(&ro, 0, sizeof(ro));
+	ro.pid = pid;
+	ro.in_fd = o->in_fd;
+	ro.out_fd = o->out_fd;
+	ro.timeout = o->timeout > 0 && o->timeout < 100L * 365 * 86400 ? o->timeout : 0;
+	ro.max_output = o->max_output;
+	ro.rec = o->rec;
+	ro.rec_required = o->rec_required;
+	ro.extra_fd = *capfd;
+	ro.extra_cb = pty_capture;
+	ro.extra_arg = &c;
+	ro.wake_fd = sig_pipe[0];
+	ro.wake_cb = pty_wake;
+	ro.wake_arg = &c;
+	ag_err_clear(&e);
+	if (ag_pty_relay(pt, &ro, &pr, &e) < 0) {
+		ag_log(LOG_ERR, "%s", e.msg);
+		kill(-pid, SIGKILL);
+		kill(pid, SIGKILL);
+		if (waitpid(pid, wstatus, 0) < 0)
+			*wstatus = SIGKILL;
+		r->terminated = 1;
+		return;
+	}
+	*wstatus = pr.wstatus;
+	r->timed_out = pr.timed_out;
+	r->truncated = pr.truncated;
+	r->client_gone = pr.client_gone;
+	r->terminated = pr.terminated;
+	r->bytes_out = pr.bytes_out;
+	r->rec_failed = pr.rec_failed;
+	snprintf(r->rec_error, sizeof(r->rec_error), "%s", pr.rec_error);
+	r->unread_len = pr.unread_len < sizeof(r->unread) ? pr.unread_len : sizeof(r->unread);
+	memcpy(r->unread, pr.unread, r->unread_len);
+}
+
+int
+ag_run(const struct ag_run_opts *o, struct ag_run_result *r, struct ag_err *err)
+{
+	int outp[2] = { -1, -1 }, errp[2] = { -1, -1 }, capp[2] = { -1, -1 };
+	struct stream so, se;
+	struct ag_strbuf cap;
+	char *script = NULL, *buf = NULL, **senv = NULL;
+	long long start = now_ms(), term_at = 0, kill_at = 0, give_up_at = 0;
+	int capfd, overflow = 0, exited = 0, wstatus = 0;
+	size_t cstart;
+	pid_t pid, me = getpid();
+	struct ag_pty pt = { .master = -1, .slave = -1 };
+	struct ag_execguard *guard = NULL;
+
+	memset(r, 0, sizeof(*r));
+	ag_strbuf_init(&cap, o->capture_max ? o->capture_max : AG_RUN_CAPTURE_MAX);
+	if ((script = build_script(o)) == NULL) {
+		ag_err_set(err, "command too long");
+		goto fail;
+	}
+	/* the runner's environment with the sandbox's settings (defused, preload) */
+	if (o->sandbox != NULL && (senv = ag_sandbox_env(o->sandbox, o->env)) == NULL) {
+		ag_err_set(err, "out of memory");
+		goto fail;
+	}
+	if ((buf = malloc(RELAY_BUF)) == NULL) {
+		ag_err_set(err, "out of memory");
+		goto fail;
+	}
+	if (o->pty && ag_pty_open(&pt, o->in_fd, err) < 0)
+		goto fail;
+	if ((!o->pty && (pipe2(outp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0)) ||
+	    (!o->no_capture && pipe2(capp, O_CLOEXEC) < 0)) {
+		ag_err_set(err, "pipe: %s", strerror(errno));
+		goto fail;
+	}
+	if (o->exec_judge != NULL &&
+	    (guard = ag_execguard_new(o->exec_judge, o->exec_judge_ctx, err)) == NULL)
+		goto fail;
+	got_int = 0;
+	got_alrm = 0;
+	if ((pid = fork()) < 0) {
+		ag_err_set(err, "fork: %s", strerror(errno));
+		goto fail;
+	}
+	if (pid == 0)
+		child(o, script, senv != NULL ? senv : o->env, outp[1], errp[1], capp[1], guard, me,
+		    o->pty ? &pt : NULL);
+	/* the tree's first exec (the runner itself) waits for this answer */
+	if (guard != NULL && ag_execguard_started(guard, err) < 0) {
+		kill(pid, SIGKILL);
+		(void)waitpid(pid, NULL, 0);
+		goto fail;
+	}
+	ag_sandbox_env_free(senv);
+	senv = NULL;
+	/* also here: no race with kill(-pid) below (in a PTY the child's setsid does it) */
+	if (!o->pty)
+		(void)setpgid(pid, pid);
+	if (o->tty_fd >= 0 && !o->pty)
+		(void)tcsetpgrp(o->tty_fd, pid);
+	if (outp[1] >= 0)
+		close(outp[1]);
+	if (errp[1] >= 0)
+		close(errp[1]);
+	if (capp[1] >= 0)
+		close(capp[1]);
+	outp[1] = errp[1] = capp[1] = -1;
+	so = (struct stream){ .fd = outp[0], .dst = o->out_fd, .name = "stdout" };
+	se = (struct stream){ .fd = errp[0], .dst = o->err_fd, .name = "stderr" };
+	capfd = capp[0];
+	outp[0] = errp[0] = capp[0] = -1;
+	if (o->pty) {
+		run_in_pty(o, r, &pt, pid, &capfd, &cap, &overflow, buf, &wstatus);
+		goto done;
+	}
+
+	if (o->timeout > 0 && o->timeout < 100L * 365 * 86400) {	/* beyond: no limit */
+		term_at = start + (long long)o->timeout * 1000;
+		arm_timer(term_at - now_ms());
+	}
+
+	for (;;) {
+		struct pollfd pf[6];
+		int npf = 0, i_out = -1, i_err = -1, i_cap = -1, i_sig, i_o1 = -1, i_o2 = -1;
+		long long t = now_ms(), tmo = 1000;
+		siginfo_t si;
+
+		/* timeout: TERM to the group, then KILL after the grace period */
+		if (term_at && !r->timed_out && t >= term_at) {
+			r->timed_out = 1;
+			kill(-pid, SIGTERM);
+			kill_at = t + AG_RUN_GRACE_MS;
+			arm_timer(AG_RUN_GRACE_MS);
+		}
+		if (!exited && ((kill_at && t >= kill_at) || got_term || r->client_gone)) {
+			r->terminated = got_term != 0;
+			kill(-pid, SIGKILL);
+			if (waitpid(pid, &wstatus, 0) < 0)
+				wstatus = SIGKILL;
+			exited = 1;
+			ag_runner_reap_all();
+			give_up_at = t + AG_RUN_GRACE_MS;
+		}
+		if (got_int && !exited) {
+			kill(-pid, got_int);
+			got_int = 0;
+		}
+		/* the runner exited: keep its status, then take its group with it */
+		if (!exited) {
+			memset(&si, 0, sizeof(si));
+			if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+			    si.si_pid == pid) {
+				kill(-pid, SIGKILL);	/* the zombie leader keeps the pgid ours */
+				if (waitpid(pid, &wstatus, 0) < 0)
+					wstatus = 0;
+				exited = 1;
+				ag_runner_reap_all();
+				give_up_at = t + AG_RUN_GRACE_MS;
+			}
+		}
+		if (exited && so.fd < 0 && se.fd < 0 && capfd < 0)
+			break;
+		if (exited && t >= give_up_at)
+			break;	/* an escaped process holds a pipe: stop waiting */
+
+		if (so.fd >= 0) {
+			pf[npf] = (struct pollfd){ .fd = so.fd, .events = POLLIN };
+			i_out = npf++;
+		}
+		if (se.fd >= 0) {
+			pf[npf] = (struct pollfd){ .fd = se.fd, .events = POLLIN };
+			i_err = npf++;
+		}
+		if (capfd >= 0) {
+			pf[npf] = (struct pollfd){ .fd = capfd, .events = POLLIN };
+			i_cap = npf++;
+		}
+		pf[npf] = (struct pollfd){ .fd = sig_pipe[0], .events = POLLIN };
+		i_sig = npf++;
+		/* a client that disconnects shows up as an error on our output */
+		if (!r->client_gone) {
+			pf[npf] = (struct pollfd){ .fd = o->out_fd, .events = 0 };
+			i_o1 = npf++;
+			pf[npf] = (struct pollfd){ .fd = o->err_fd, .events = 0 };
+			i_o2 = npf++;
+		}
+		if (term_at && !r->timed_out && term_at - t < tmo)
+			tmo = term_at - t;
+		if (kill_at && !exited && kill_at - t < tmo)
+			tmo = kill_at - t;
+		if (exited && give_up_at - t < tmo)
+			tmo = give_up_at - t;
+		if (tmo < 0)
+			tmo = 0;
+		if (poll(pf, (nfds_t)npf, (int)tmo) < 0) {
+			if (errno == EINTR)
+				continue;
+			ag_log(LOG_ERR, "poll: %s", strerror(errno));
+			r->client_gone = 1;
+			continue;
+		}
+		if (pf[i_sig].revents & POLLIN)
+			ag_runner_drain_signal_fd();
+		if (i_o1 >= 0 && ((pf[i_o1].revents & (POLLERR | POLLHUP)) ||
+		    (pf[i_o2].revents & (POLLERR | POLLHUP))))
+			r->client_gone = 1;
+		if (i_out >= 0 && (pf[i_out].revents & (POLLIN | POLLHUP | POLLERR)) &&
+		    pump(&so, o, r, buf) < 0)
+			r->client_gone = 1;
+		if (i_err >= 0 && (pf[i_err].revents & (POLLIN | POLLHUP | POLLERR)) &&
+		    pump(&se, o, r, buf) < 0)
+			r->client_gone = 1;
+		if (i_cap >= 0 && (pf[i_cap].revents & (POLLIN | POLLHUP | POLLERR)))
+			capture_read(&capfd, &cap, &overflow, buf);
+		if (r->client_gone)
+			so.cut = se.cut = 1;	/* nothing more to relay to */
+	}
+done:
+	arm_timer(0);
+	got_alrm = 0;
+	ag_pty_close(&pt);
+	if (so.fd >= 0)
+		close(so.fd);
+	if (se.fd >= 0)
+		close(se.fd);
+	if (capfd >= 0)
+		close(capfd);
+	ag_runner_reap_all();
+	/* the tree is gone: what the supervisor refused goes to the caller */
+	ag_execguard_finish(guard, &r->denials, &r->ndenials);
+	if (o->tty_fd >= 0 && !o->pty)
+		(void)tcsetpgrp(o->tty_fd, getpgrp());
+
+	r->duration_ms = now_ms() - start;
+	if (WIFSIGNALED(wstatus)) {
+		r->signal = WTERMSIG(wstatus);
+		r->status = 128 + r->signal;
+	} else
+		r->status = WEXITSTATUS(wstatus);
+	if (r->timed_out) {
+		r->status = AG_RUN_STATUS_TIMEOUT;
+		notice(o->err_fd, "agentgate: command timed out after %ld s and was killed\n",
+		    o->timeout);
+	}
+	if (overflow)
+		ag_log(LOG_WARNING, "environment capture larger than %zu bytes; ignored",
+		    cap.limit);
+	if (!overflow && !r->timed_out && (cstart = capture_start(cap.data, cap.len)) > 0 &&
+	    cap.len - cstart >= 2 &&
+	    cap.data[cap.len - 1] == '\0' && cap.data[cap.len - 2] == '=' &&
+	    (cap.len - cstart == 2 || cap.data[cap.len - 3] == '\0')) {
+		r->capture_ok = 1;
+		r->capture_len = cap.len - cstart - 2;
+		memmove(cap.data, cap.data + cstart, r->capture_len);
+		cap.data[r->capture_len] = '\0';
+		r->capture = ag_strbuf_detach(&cap, NULL);
+	}
+	ag_strbuf_free(&cap);
+	free(script);
+	free(buf);
+	return 0;
+fail:
+	{
+		int *fds[] = { outp, errp, capp };
+		size_t i;
+
+		for (i = 0; i < 3; i++) {
+			if (fds[i][0] >= 0)
+				close(fds[i][0]);
+			if (fds[i][1] >= 0)
+				close(fds[i][1]);
+		}
+	}
+	ag_pty_close(&pt);
+	ag_strbuf_free(&cap);
+	ag_sandbox_env_free(senv);
+	{
+		struct ag_exec_denial *d;
+		size_t nd;
+
+		ag_execguard_finish(guard, &d, &nd);
+		ag_execguard_denials_free(d, nd);
+	}
+	free(script);
+	free(buf);
+	return -1;
+}
+
+void
+ag_run_result_free(struct ag_run_result *r)
+{
+	if (r == NULL)
+		return;
+	free(r->capture);
+	r->capture = NULL;
+	r->capture_len = 0;
+	ag_execguard_denials_free(r->denials, r->ndenials);
+	r->denials = NULL;
+	r->ndenials = 0;
+}

@@ -1,0 +1,114 @@
+/*
+ * runner.h - run one validated command line in a fresh runner shell.
+ *
+ * The command runs as `RUNNER --noprofile --norc -c SCRIPT` in its own
+ * process group, in the tracked cwd, with exactly the tracked environment
+ * and only fds 0, 1, 2 and the capture pipe (fd 3).  SCRIPT installs an
+ * EXIT trap that writes the exported environment to fd 3 as NUL-delimited
+ * KEY=VALUE records followed by an end marker, sets $? to the previous
+ * command's status, and then has the command text on its own line, so a
+ * trailing comment, `exit N` or a here-document cannot lose the capture.
+ * The runner must therefore be bash.
+ *
+ * The gateway relays stdout and stderr (streaming, each capped at
+ * max_output), enforces the timeout (SIGTERM to the group, SIGKILL after
+ * AG_RUN_GRACE_MS, status 124), and when the runner shell is gone kills
+ * whatever is left of its process group and of its descendants (the
+ * gateway is their subreaper): nothing a command starts outlives it.
+ *
+ * Signals: ag_runner_init() installs handlers for SIGCHLD, SIGHUP, SIGTERM,
+ * SIGINT, SIGQUIT and SIGALRM that only set flags and write to a self-pipe,
+ * and ignores SIGPIPE and SIGTTOU; the child gets default dispositions.
+ */
+#ifndef AG_RUNNER_H
+#define AG_RUNNER_H
+
+#include <stddef.h>
+
+#include "common/err.h"
+#include "exec/execguard.h"
+
+struct ag_sandbox;
+struct ag_rec;
+
+#define AG_RUN_CAPTURE_MAX	((size_t)1024 * 1024)	/* env capture bound */
+#define AG_RUN_GRACE_MS		2000			/* SIGTERM → SIGKILL */
+#define AG_RUN_STATUS_TIMEOUT	124			/* like timeout(1) */
+#define AG_RUN_CAPTURE_FD	3
+
+struct ag_run_opts {
+	const char	*runner;	/* absolute path of bash */
+	const char	*cmd;		/* the command text (validated) */
+	size_t		 cmdlen;
+	const char	*cwd;
+	char *const	*env;		/* NULL-terminated KEY=VALUE */
+	int		 last_status;	/* $? seen by the command */
+	int		 in_fd;		/* the command's stdin */
+	int		 out_fd;	/* where stdout is relayed */
+	int		 err_fd;	/* where stderr and gateway notices go */
+	int		 tty_fd;	/* terminal to give the foreground to, or -1 */
+	long		 timeout;	/* seconds; 0 = none */
+	long long	 max_output;	/* bytes per stream; 0 = unlimited */
+	size_t		 capture_max;	/* 0 = AG_RUN_CAPTURE_MAX */
+	const struct ag_sandbox *sandbox;	/* kernel sandbox to enter, or NULL (sandbox.h) */
+	/*
+	 * PTY path (pty.h): the command runs in a fresh PTY sized like in_fd,
+	 * which must be the client's terminal (out_fd its screen); stdout and
+	 * stderr are one stream there, max_output caps it; tty_fd must be -1.
+	 */
+	int		 pty;
+	struct ag_rec	*rec;		/* PTY output is recorded here, or NULL */
+	int		 rec_required;	/* a recording failure ends the command */
+	/*
+	 * Developer tier: every exec of the command's tree is stopped and
+	 * judged by this (execguard.h); NULL = no exec supervision.
+	 */
+	ag_execguard_judge_fn exec_judge;
+	void		*exec_judge_ctx;
+	int		 no_capture;	/* the command cannot change state
+					 * (ag_session_needs_capture): no trap, no fd 3,
+					 * and bash may exec a lone program directly */
+};
+
+struct ag_run_result {
+	int			 status;	/* shell-style: exit code, 128+N for a signal, 124 timeout */
+	int			 signal;	/* signal that killed the runner, or 0 */
+	int			 timed_out;
+	int			 truncated;	/* some output was cut at max_output */
+	int			 client_gone;	/* our stdout/stderr went away: group killed */
+	int			 terminated;	/* the gateway got SIGHUP/SIGTERM: group killed */
+	unsigned long long	 bytes_out;	/* bytes the command wrote to stdout + stderr */
+	long long		 duration_ms;
+	char			*capture;	/* the records, end marker removed; owned */
+	size_t			 capture_len;
+	int			 capture_ok;	/* complete (end marker seen, within bound) */
+	int			 rec_failed;	/* PTY path: the recording could not be written */
+	char			 rec_error[AG_ERR_MSG_MAX];
+	char			 unread[4096];	/* PTY path: keystrokes the command never got */
+	size_t			 unread_len;
+	struct ag_exec_denial	*denials;	/* execs the supervisor refused; owned */
+	size_t			 ndenials;
+};
+
+/* Once per process, before the first ag_run(): signals, subreaper, self-pipe. */
+int	ag_runner_init(struct ag_err *err);
+
+/*
+ * Run one command.  Returns 0 when the command was started (res filled,
+ * whatever its status), -1 when it could not be started (err says why).
+ */
+int	ag_run(const struct ag_run_opts *opts, struct ag_run_result *res, struct ag_err *err);
+void	ag_run_result_free(struct ag_run_result *res);
+
+/* 1 once SIGHUP or SIGTERM has arrived: the session should end. */
+int	ag_runner_terminating(void);
+/* 1 if SIGALRM fired since the last call (clears it). */
+int	ag_runner_take_alarm(void);
+/* The self-pipe's read end, for a front end's poll loop; drained by it. */
+int	ag_runner_signal_fd(void);
+void	ag_runner_drain_signal_fd(void);
+
+/* Kill (SIGKILL) and reap every remaining descendant of the gateway. */
+void	ag_runner_reap_all(void);
+
+#endif

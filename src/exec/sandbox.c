@@ -1,0 +1,2157 @@
+/*
+ * sandbox.c - per-command kernel sandbox (see sandbox.h, doc/sandbox.md).
+ *
+ * The mechanism, and why it is built this way:
+ *
+ * Landlock's EXECUTE right is checked when a file is opened for execve,
+ * for the program and for its ELF interpreter, and an exec also needs
+ * READ_FILE.  Mapping a readable file with PROT_EXEC is not checked, so
+ * `ld.so /bin/bash` runs bash as long as ld.so may be executed (it must be,
+ * for every dynamic program) and bash may be read.  Hence the runner shell
+ * must end up neither executable nor readable, yet it has to be executed
+ * once.  A ruleset entered before that exec would have to allow bash; so
+ * the execute/read ruleset ("inner") is entered by bash itself, from the
+ * constructor of agsandbox.so, loaded with LD_PRELOAD, which runs before
+ * bash's main() and also removes LD_PRELOAD from the environment bash
+ * passes on.  The write/network/scope ruleset ("outer") is entered in the
+ * child before the exec, so a preload that silently fails to load still
+ * leaves writes and network confined, and the script guard line
+ * (ag_sandbox_script_guard) makes the runner exit 126 in that case.
+ *
+ * Read rules are the profile's paths.read and paths.write plus what
+ * programs need to start (loader and library directories, locale,
+ * terminfo, /etc/ld.so.cache, a few /dev nodes, /proc), with "holes":
+ * every file directly inside a program directory (PATH and the standard
+ * bin/sbin directories) except the allowed programs, every shell listed in
+ * /etc/shells, and the runner.  Landlock cannot subtract, so a read root
+ * containing a hole is split: the directory gets READ_DIR only and each
+ * entry is granted on its own, recursively, down to the holes.  So the
+ * loader can only run allowed programs (or data files it can read), and a
+ * shell cannot be copied because it cannot be read.
+ *
+ * memfd files live on an internal mount that Landlock does not mediate, so
+ * a seccomp filter refuses memfd_create() without MFD_NOEXEC_SEAL (and any
+ * syscall through a foreign ABI such as i386 int 0x80 or x32).
+ */
+#include "agconfig.h"
+
+#include <dirent.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <netinet/in.h>
+
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/landlock.h>
+#include <linux/seccomp.h>
+
+#include "common/log.h"
+#include "policy/pathutil.h"
+#include "policy/policy.h"
+#include "exec/sandbox.h"
+
+#ifndef AG_PKGLIBDIR
+#define AG_PKGLIBDIR "/usr/local/lib/agentgate"
+#endif
+
+/* ---- Landlock definitions newer than some distributions' headers ------- */
+
+#ifndef LANDLOCK_ACCESS_FS_REFER
+#define LANDLOCK_ACCESS_FS_REFER	(1ULL << 13)
+#endif
+#ifndef LANDLOCK_ACCESS_FS_TRUNCATE
+#define LANDLOCK_ACCESS_FS_TRUNCATE	(1ULL << 14)
+#endif
+#define AG_LL_NET_BIND_TCP		(1ULL << 0)
+#define AG_LL_NET_CONNECT_TCP		(1ULL << 1)
+#define AG_LL_SCOPE_ABSTRACT_UNIX	(1ULL << 0)
+#define AG_LL_SCOPE_SIGNAL		(1ULL << 1)
+#define AG_LL_RULE_PATH_BENEATH		1
+#define AG_LL_RULE_NET_PORT		2
+
+/* struct landlock_ruleset_attr as of ABI 6; the kernel takes its size */
+struct ag_ll_ruleset_attr {
+	uint64_t	handled_access_fs;
+	uint64_t	handled_access_net;
+	uint64_t	scoped;
+};
+
+struct ag_ll_path_beneath {
+	uint64_t	allowed_access;
+	int32_t		parent_fd;
+} __attribute__((packed));
+
+struct ag_ll_net_port {
+	uint64_t	allowed_access;
+	uint64_t	port;
+};
+
+#ifndef SYS_landlock_create_ruleset
+#define SYS_landlock_create_ruleset	444
+#define SYS_landlock_add_rule		445
+#define SYS_landlock_restrict_self	446
+#endif
+
+#ifndef MFD_NOEXEC_SEAL
+#define MFD_NOEXEC_SEAL			0x0008U
+#endif
+
+#define FS_READ		(LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR)
+#define FS_FILE_ONLY	(LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE | \
+			 LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_TRUNCATE)
+#define FS_WRITE_V1	(LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_REMOVE_DIR | \
+			 LANDLOCK_ACCESS_FS_REMOVE_FILE | LANDLOCK_ACCESS_FS_MAKE_CHAR | \
+			 LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_MAKE_REG | \
+			 LANDLOCK_ACCESS_FS_MAKE_SOCK | LANDLOCK_ACCESS_FS_MAKE_FIFO | \
+			 LANDLOCK_ACCESS_FS_MAKE_BLOCK | LANDLOCK_ACCESS_FS_MAKE_SYM)
+
+#define MAX_RULES	8192	/* a read root split this finely is a mistake */
+#define MAX_DEPTH	24
+#define MAX_INTERP	4	/* #! chains followed */
+
+/* ---- seccomp ------------------------------------------------------------ */
+
+#if defined(__x86_64__)
+#define AG_AUDIT_ARCH	AUDIT_ARCH_X86_64
+#define AG_X32_BIT	0x40000000U
+#elif defined(__aarch64__)
+#define AG_AUDIT_ARCH	AUDIT_ARCH_AARCH64
+#endif
+
+#define SECCOMP_MAX_INSNS 32
+
+/* ---- the object --------------------------------------------------------- */
+
+struct plist {
+	char	**v;
+	size_t	  n, cap;
+};
+
+/* One mount operation in the session's namespace (see ns_apply). */
+enum nsop_kind {
+	NSOP_REMOUNT,	/* bind path onto itself, then remount with flags */
+	NSOP_PIN,	/* bind onto itself only: a mount point cannot be renamed
+			 * or removed, so a .git directory stays where it is */
+	NSOP_TMPFS,	/* a fresh tmpfs on path, with flags */
+};
+
+struct nsop {
+	enum nsop_kind	 kind;
+	char		*path;
+	unsigned long	 flags;
+};
+
+#define MAX_REPOS	256	/* git repositories pinned per session */
+#define SCAN_DEPTH	6	/* how deep write roots are searched for .git */
+#define SCAN_ENTRIES	50000	/* directory entries looked at per scan */
+
+enum { RL_NPROC, RL_NOFILE, RL_FSIZE, RL_CPU, RL_AS, RL_COUNT };
+
+struct ag_sandbox {
+	enum ag_sandbox_mode	 mode;
+	int			 abi;
+	int			 outer_fd;	/* -1 when none */
+	int			 inner_fd;	/* -1 when none */
+	int			 inner_in_child;/* no preload: enter inner before exec */
+	int			 nnp;
+	int			 seccomp;
+	struct sock_filter	 filt[SECCOMP_MAX_INSNS];
+	struct sock_fprog	 fprog;
+	int			 rl_set[RL_COUNT];
+	struct rlimit		 rl[RL_COUNT];
+	/*
+	 * The session's private user+mount namespace is built from a list of
+	 * mount operations, in order: write roots remounted noexec, paths.exec
+	 * roots given exec back (developer tier), a private tmpfs on /tmp
+	 * (developer tier), and the protected paths beneath write roots bound
+	 * read-only (developer tier).  ag_sandbox_refresh() appends to it.
+	 */
+	struct nsop		 *ops;
+	size_t			  nops, capops;
+	size_t			  nops_done;	/* applied in the namespace */
+	int			  developer;	/* profile tier: developer */
+	int			  private_tmp;	/* /tmp is the session's own tmpfs */
+	int			  tmp_fd;	/* its root (O_PATH), for Landlock: a rule
+						 * on the mount point does not cover it */
+	struct plist		  writes;	/* write roots, for refresh scans */
+	struct plist		  repos;	/* .git directories already pinned */
+	char			  bad_link[PATH_MAX];	/* a hard-linked protected file */
+	int			  ns_user_fd;	/* the namespace, built once; -1 none */
+	int			  ns_mnt_fd;
+	char			*preload;	/* agsandbox.so when used */
+	char			*note;
+	struct plist		 exec;		/* files with EXECUTE */
+	size_t			 nrules;
+	/* what the rules were computed from, for ag_sandbox_matches() */
+	const struct ag_profile	*profile;
+	char			*home;
+	char			*cwd;		/* NULL when no path used it */
+	char			*path_env;
+	char			 guard[64];
+};
+
+/* state used while building */
+struct build {
+	struct ag_sandbox	*sb;
+	const struct ag_profile	*p;
+	const char		*home;
+	const char		*cwd;
+	int			 used_cwd;
+	struct plist		 progdirs;	/* directories whose files are holes */
+	struct plist		 holes;		/* files never readable nor executable */
+	struct plist		 reads;		/* read roots */
+	struct plist		 writes;	/* write roots */
+	struct plist		 execs;		/* developer tier: paths.exec roots */
+	uint64_t		 rd_dir, rd_file;	/* what a read root grants */
+	uint64_t		 h_inner, h_outer;
+	uint64_t		 h_net, scoped;
+	struct ag_err		*err;
+};
+
+static int test_abi = -1;
+static char preload_override[PATH_MAX];
+
+void
+ag_sandbox_set_test_abi(int abi)
+{
+	test_abi = abi;
+}
+
+void
+ag_sandbox_set_preload(const char *path)
+{
+	if (path == NULL)
+		preload_override[0] = '\0';
+	else
+		snprintf(preload_override, sizeof(preload_override), "%s", path);
+}
+
+int
+ag_sandbox_abi(void)
+{
+	long v = syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
+
+	if (v < 0)
+		v = 0;
+	if (test_abi >= 0 && test_abi < v)
+		v = test_abi;
+	return (int)v;
+}
+
+/* ---- small helpers ------------------------------------------------------ */
+
+static int
+plist_add(struct plist *l, const char *s)
+{
+	char *d;
+
+	if (l->n + 1 >= l->cap) {
+		size_t ncap = l->cap ? l->cap * 2 : 16;
+		char **nv = realloc(l->v, ncap * sizeof(*nv));
+
+		if (nv == NULL)
+			return -1;
+		l->v = nv;
+		l->cap = ncap;
+	}
+	if ((d = strdup(s)) == NULL)
+		return -1;
+	l->v[l->n++] = d;
+	l->v[l->n] = NULL;
+	return 0;
+}
+
+static int
+plist_has(const struct plist *l, const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		if (strcmp(l->v[i], s) == 0)
+			return 1;
+	return 0;
+}
+
+static void
+plist_free(struct plist *l)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		free(l->v[i]);
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}
+
+/* 1 when b equals a or lies below it (both canonical, absolute) */
+static int
+path_within(const char *b, const char *a)
+{
+	size_t n = strlen(a);
+
+	if (strcmp(a, "/") == 0)
+		return 1;
+	return strncmp(a, b, n) == 0 && (b[n] == '\0' || b[n] == '/');
+}
+
+static void
+parent_of(const char *p, char *out, size_t outsz)
+{
+	const char *s = strrchr(p, '/');
+	size_t n = s == NULL ? 0 : (size_t)(s - p);
+
+	if (n == 0)
+		n = 1;
+	if (n >= outsz)
+		n = outsz - 1;
+	memcpy(out, p, n);
+	out[n] = '\0';
+}
+
+static const char *
+env_get(char *const *env, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (; env != NULL && *env != NULL; env++)
+		if (strncmp(*env, name, n) == 0 && (*env)[n] == '=')
+			return *env + n + 1;
+	return NULL;
+}
+
+static int
+is_exec_file(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111) != 0;
+}
+
+/* ---- ELF interpreter and #! --------------------------------------------- */
+
+/*
+ * The program interpreter named by an ELF file (PT_INTERP) or by a "#!"
+ * line.  Returns 1 and fills out, 0 when there is none (static ELF,
+ * unknown format), -1 when the file cannot be read.
+ */
+static int
+interp_of(const char *path, char *out, size_t outsz)
+{
+	unsigned char head[256];
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int rc = 0;
+
+	if (fd < 0)
+		return -1;
+	n = pread(fd, head, sizeof(head), 0);
+	if (n < 2)
+		goto out;
+	if (head[0] == '#' && head[1] == '!') {
+		size_t i = 2, j = 0;
+
+		while (i < (size_t)n && (head[i] == ' ' || head[i] == '\t'))
+			i++;
+		while (i < (size_t)n && head[i] != ' ' && head[i] != '\t' && head[i] != '\n' &&
+		    j + 1 < outsz)
+			out[j++] = (char)head[i++];
+		out[j] = '\0';
+		rc = j > 0 && out[0] == '/';
+		goto out;
+	}
+	if ((size_t)n >= sizeof(Elf64_Ehdr) && memcmp(head, ELFMAG, SELFMAG) == 0 &&
+	    head[EI_CLASS] == ELFCLASS64) {
+		Elf64_Ehdr eh;
+		Elf64_Phdr ph;
+		unsigned i;
+
+		memcpy(&eh, head, sizeof(eh));
+		if (eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum > 256)
+			goto out;
+		for (i = 0; i < eh.e_phnum; i++) {
+			if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + (uint64_t)i * sizeof(ph))) !=
+			    (ssize_t)sizeof(ph))
+				break;
+			if (ph.p_type != PT_INTERP)
+				continue;
+			if (ph.p_filesz < 2 || ph.p_filesz >= outsz)
+				break;
+			if (pread(fd, out, ph.p_filesz, (off_t)ph.p_offset) != (ssize_t)ph.p_filesz)
+				break;
+			out[ph.p_filesz] = '\0';
+			rc = out[0] == '/' && strlen(out) + 1 == ph.p_filesz;
+			break;
+		}
+	}
+	/* 32-bit programs are left to fail: their loader is not granted */
+out:
+	close(fd);
+	return rc;
+}
+
+/* ---- Landlock rule helpers ---------------------------------------------- */
+
+static int
+add_fd_rule(struct build *b, int rsfd, int pfd, uint64_t access)
+{
+	struct ag_ll_path_beneath pb;
+
+	if (access == 0)
+		return 0;
+	if (b->sb->nrules >= MAX_RULES)
+		return ag_err_set(b->err, "sandbox: more than %d Landlock rules; narrow paths.read",
+		    MAX_RULES);
+	pb.allowed_access = access;
+	pb.parent_fd = pfd;
+	if (syscall(SYS_landlock_add_rule, rsfd, AG_LL_RULE_PATH_BENEATH, &pb, 0) < 0)
+		return ag_err_set(b->err, "landlock_add_rule: %s", strerror(errno));
+	b->sb->nrules++;
+	return 0;
+}
+
+/* Grant access on path (dir rights dropped for files).  Missing paths are
+ * skipped: a profile may name directories that do not exist yet. */
+static int
+add_path_rule(struct build *b, int rsfd, int dirfd, const char *path, uint64_t access)
+{
+	struct stat st;
+	int fd = openat(dirfd, path, O_PATH | O_CLOEXEC);
+	int rc;
+
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st) < 0) {
+		close(fd);
+		return 0;
+	}
+	if (!S_ISDIR(st.st_mode))
+		access &= FS_FILE_ONLY;
+	rc = add_fd_rule(b, rsfd, fd, access);
+	close(fd);
+	return rc;
+}
+
+static int
+is_hole(const struct build *b, const char *path)
+{
+	char dir[PATH_MAX];
+
+	if (plist_has(&b->holes, path))
+		return 1;
+	parent_of(path, dir, sizeof(dir));
+	return plist_has(&b->progdirs, dir);
+}
+
+static int
+has_hole_within(const struct build *b, const char *dir)
+{
+	size_t i;
+
+	for (i = 0; i < b->progdirs.n; i++)
+		if (path_within(b->progdirs.v[i], dir))
+			return 1;
+	for (i = 0; i < b->holes.n; i++)
+		if (path_within(b->holes.v[i], dir))
+			return 1;
+	return 0;
+}
+
+/* Grant reading of root (canonical) except the holes beneath it. */
+static int
+add_read_split(struct build *b, const char *root, int depth)
+{
+	struct stat st;
+	DIR *d;
+	struct dirent *de;
+	int fd, rc = 0, isprog;
+
+	if (lstat(root, &st) < 0 || S_ISLNK(st.st_mode))
+		return 0;
+	if (!S_ISDIR(st.st_mode))
+		return is_hole(b, root) ? 0 :
+		    add_path_rule(b, b->sb->inner_fd, AT_FDCWD, root, b->rd_file);
+	if (!has_hole_within(b, root))
+		return add_path_rule(b, b->sb->inner_fd, AT_FDCWD, root, b->rd_dir);
+	if (depth > MAX_DEPTH)
+		return 0;
+	/* listing stays possible; entries are granted one by one */
+	if (add_path_rule(b, b->sb->inner_fd, AT_FDCWD, root, LANDLOCK_ACCESS_FS_READ_DIR) < 0)
+		return -1;
+	isprog = plist_has(&b->progdirs, root);
+	if ((fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return 0;
+	if ((d = fdopendir(fd)) == NULL) {
+		close(fd);
+		return 0;
+	}
+	while (rc == 0 && (de = readdir(d)) != NULL) {
+		char child[PATH_MAX];
+		unsigned char type = de->d_type;
+
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (snprintf(child, sizeof(child), "%s%s%s", root,
+		    strcmp(root, "/") == 0 ? "" : "/", de->d_name) >= (int)sizeof(child))
+			continue;
+		if (type == DT_UNKNOWN) {
+			if (lstat(child, &st) < 0)
+				continue;
+			type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISLNK(st.st_mode) ? DT_LNK : DT_REG;
+		}
+		if (type == DT_LNK)
+			continue;	/* its target is granted (or not) where it lives */
+		if (type == DT_DIR)
+			rc = add_read_split(b, child, depth + 1);
+		else if (!isprog && !is_hole(b, child))
+			rc = add_path_rule(b, b->sb->inner_fd, AT_FDCWD, child, b->rd_file);
+	}
+	closedir(d);
+	return rc;
+}
+
+/* ---- what is executable ------------------------------------------------- */
+
+static int
+add_exec(struct build *b, const char *path, int depth)
+{
+	char real[PATH_MAX], interp[PATH_MAX];
+	int r;
+
+	if (realpath(path, real) == NULL || !is_exec_file(real))
+		return 0;
+	if (plist_has(&b->holes, real)) {
+		ag_log(LOG_WARNING, "sandbox: %s is a shell or the runner and is never executable "
+		    "inside the sandbox", real);
+		return 0;
+	}
+	if (plist_has(&b->sb->exec, real))
+		return 0;
+	if (plist_add(&b->sb->exec, real) < 0)
+		return ag_err_set(b->err, "out of memory");
+	r = interp_of(real, interp, sizeof(interp));
+	if (r == 1) {
+		if (depth >= MAX_INTERP)
+			return 0;
+		return add_exec(b, interp, depth + 1);
+	}
+	return 0;
+}
+
+/* The file bash would run for a bare command name: the first PATH match. */
+static int
+resolve_in_path(const char *name, const char *path_env, char *out, size_t outsz)
+{
+	const char *p = path_env;
+
+	while (p != NULL && *p != '\0') {
+		const char *e = strchr(p, ':');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+
+		if (n > 0 && p[0] == '/' && (size_t)snprintf(out, outsz, "%.*s/%s", (int)n, p, name) <
+		    outsz && is_exec_file(out))
+			return 0;
+		p = e ? e + 1 : NULL;
+	}
+	return -1;
+}
+
+static const char *const std_progdirs[] = {
+	"/bin", "/sbin", "/usr/bin", "/usr/sbin", "/usr/local/bin", "/usr/local/sbin",
+	"/usr/games", "/usr/local/games", NULL
+};
+
+static int
+add_progdir(struct build *b, const char *dir)
+{
+	char real[PATH_MAX];
+	struct stat st;
+
+	if (realpath(dir, real) == NULL || stat(real, &st) < 0 || !S_ISDIR(st.st_mode))
+		return 0;
+	/* "/" or /usr as a PATH entry would hide everything: ignore */
+	if (strcmp(real, "/") == 0 || strcmp(real, "/usr") == 0 || plist_has(&b->progdirs, real))
+		return 0;
+	return plist_add(&b->progdirs, real) < 0 ? ag_err_set(b->err, "out of memory") : 0;
+}
+
+static int
+add_hole(struct build *b, const char *path)
+{
+	char real[PATH_MAX];
+
+	if (realpath(path, real) == NULL || plist_has(&b->holes, real))
+		return 0;
+	return plist_add(&b->holes, real) < 0 ? ag_err_set(b->err, "out of memory") : 0;
+}
+
+static int
+collect_holes(struct build *b, const char *runner, const char *path_env)
+{
+	FILE *fp;
+	char line[PATH_MAX];
+	size_t i;
+
+	for (i = 0; std_progdirs[i] != NULL; i++)
+		if (add_progdir(b, std_progdirs[i]) < 0)
+			return -1;
+	if (path_env != NULL) {
+		const char *p = path_env;
+
+		while (*p != '\0') {
+			const char *e = strchr(p, ':');
+			size_t n = e ? (size_t)(e - p) : strlen(p);
+
+			if (n > 0 && n < sizeof(line) && p[0] == '/') {
+				memcpy(line, p, n);
+				line[n] = '\0';
+				if (add_progdir(b, line) < 0)
+					return -1;
+			}
+			if (e == NULL)
+				break;
+			p = e + 1;
+		}
+	}
+	if (!b->sb->inner_in_child && runner != NULL && add_hole(b, runner) < 0)
+		return -1;
+	/* every login shell the system knows, wherever it lives */
+	if ((fp = fopen("/etc/shells", "re")) != NULL) {
+		while (fgets(line, sizeof(line), fp) != NULL) {
+			line[strcspn(line, " \t\r\n#")] = '\0';
+			if (line[0] != '/')
+				continue;
+			if (b->sb->inner_in_child && runner != NULL) {
+				char r1[PATH_MAX], r2[PATH_MAX];
+
+				if (realpath(line, r1) && realpath(runner, r2) && strcmp(r1, r2) == 0)
+					continue;
+			}
+			if (add_hole(b, line) < 0) {
+				fclose(fp);
+				return -1;
+			}
+		}
+		fclose(fp);
+	}
+	return 0;
+}
+
+/* A deny rule refuses the program name whatever its arguments. */
+static int
+denied_by_name(const struct ag_profile *p, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < p->ndeny; i++) {
+		const struct ag_rule *r = &p->deny[i];
+		const char *c = r->command, *s;
+
+		if (c == NULL || r->subcommands.n > 0 || r->args.n > 0 || r->deny_args.n > 0)
+			continue;
+		s = strrchr(c, '/');
+		if (strcmp(s ? s + 1 : c, name) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * Developer tier: shells and the toolchain run, so the only holes are the
+ * programs a deny rule refuses whole (no subcommand or argument condition):
+ * those are refused by the kernel for every process of the tree.  Narrower
+ * deny rules are checked at each exec by the exec supervisor.
+ */
+static int
+collect_deny_holes(struct build *b, const char *path_env)
+{
+	size_t i;
+
+	for (i = 0; i < b->p->ndeny; i++) {
+		const struct ag_rule *r = &b->p->deny[i];
+		char found[PATH_MAX];
+
+		if (r->command == NULL || r->subcommands.n > 0 || r->args.n > 0 ||
+		    r->deny_args.n > 0 || ag_path_has_glob(r->command))
+			continue;
+		if (r->command[0] == '/') {
+			if (add_hole(b, r->command) < 0)
+				return -1;
+		} else if (strchr(r->command, '/') == NULL &&
+		    resolve_in_path(r->command, path_env, found, sizeof(found)) == 0 &&
+		    add_hole(b, found) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* ---- the profile's paths ------------------------------------------------ */
+
+static int
+expand_paths(struct build *b, const struct ag_strlist *l, struct plist *out)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++) {
+		char abs[PATH_MAX], real[PATH_MAX];
+		const char *s = l->v[i];
+
+		if (ag_path_has_glob(s)) {
+			ag_log(LOG_WARNING, "sandbox: path pattern %s cannot be a Landlock rule; "
+			    "ignored by the sandbox", s);
+			continue;
+		}
+		if (s[0] != '/' && s[0] != '~')
+			b->used_cwd = 1;
+		if (ag_path_absolute(s, b->cwd, b->home, abs, sizeof(abs)) < 0)
+			continue;
+		if (realpath(abs, real) == NULL)
+			continue;	/* does not exist (yet): nothing to grant */
+		if (!plist_has(out, real) && plist_add(out, real) < 0)
+			return ag_err_set(b->err, "out of memory");
+	}
+	return 0;
+}
+
+/* What a dynamically linked program and the runner need to start. */
+static const char *const sys_reads[] = {
+	"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime",
+	"/etc/nsswitch.conf", "/etc/passwd", "/etc/group", "/etc/hosts", "/etc/host.conf",
+	"/etc/resolv.conf", "/etc/gai.conf", "/etc/services", "/etc/protocols",
+	"/etc/terminfo", "/lib/terminfo", "/usr/share/terminfo", "/usr/lib/locale",
+	"/usr/share/locale", "/usr/share/i18n", "/usr/share/zoneinfo", "/etc/alternatives",
+	"/lib64", "/usr/lib64", "/usr/local/lib",
+	"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty",
+	"/dev/pts", "/proc", NULL
+};
+
+static const char *const dev_writes[] = {
+	"/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/pts", NULL
+};
+
+static int
+collect_reads(struct build *b)
+{
+	size_t i, nexec = b->sb->exec.n;
+
+	if (expand_paths(b, &b->p->paths_read, &b->reads) < 0 ||
+	    expand_paths(b, &b->p->paths_write, &b->writes) < 0)
+		return -1;
+	for (i = 0; i < b->writes.n; i++)
+		if (!plist_has(&b->reads, b->writes.v[i]) && plist_add(&b->reads, b->writes.v[i]) < 0)
+			return ag_err_set(b->err, "out of memory");
+	for (i = 0; sys_reads[i] != NULL; i++) {
+		char real[PATH_MAX];
+
+		if (realpath(sys_reads[i], real) != NULL && !plist_has(&b->reads, real) &&
+		    plist_add(&b->reads, real) < 0)
+			return ag_err_set(b->err, "out of memory");
+	}
+	/*
+	 * Per program: the directory of each loader (the multiarch library
+	 * directory) and the usual data and library trees named after it
+	 * (/usr/lib/python3.11, /usr/share/git-core, ...).
+	 */
+	for (i = 0; i < nexec; i++) {
+		static const char *const fmts[][2] = { { "/usr/lib/", "" }, { "/usr/share/", "" },
+		    { "/usr/lib/", "-core" }, { "/usr/share/", "-core" }, { "/usr/libexec/", "" },
+		    { NULL, NULL } };
+		const char *e = b->sb->exec.v[i], *base = strrchr(e, '/') + 1;
+		char cand[PATH_MAX], real[PATH_MAX];
+		size_t k;
+
+		if (strncmp(base, "ld-", 3) == 0 || strstr(base, ".so") != NULL) {
+			parent_of(e, cand, sizeof(cand));
+			if (!plist_has(&b->reads, cand) && plist_add(&b->reads, cand) < 0)
+				return ag_err_set(b->err, "out of memory");
+			continue;
+		}
+		for (k = 0; fmts[k][0] != NULL; k++) {
+			if ((size_t)snprintf(cand, sizeof(cand), "%s%s%s", fmts[k][0], base,
+			    fmts[k][1]) >= sizeof(cand))
+				continue;
+			if (realpath(cand, real) != NULL && !plist_has(&b->reads, real) &&
+			    plist_add(&b->reads, real) < 0)
+				return ag_err_set(b->err, "out of memory");
+		}
+	}
+	return 0;
+}
+
+/* ---- building the rulesets ---------------------------------------------- */
+
+static int
+create_ruleset(struct build *b, uint64_t fs, uint64_t net, uint64_t scoped)
+{
+	struct ag_ll_ruleset_attr a;
+	size_t sz;
+	long fd;
+
+	memset(&a, 0, sizeof(a));
+	a.handled_access_fs = fs;
+	a.handled_access_net = net;
+	a.scoped = scoped;
+	/* older kernels reject a larger struct with non-zero tail; pass what the ABI knows */
+	sz = b->sb->abi >= 6 ? sizeof(a) : b->sb->abi >= 4 ?
+	    offsetof(struct ag_ll_ruleset_attr, scoped) :
+	    offsetof(struct ag_ll_ruleset_attr, handled_access_net);
+	fd = syscall(SYS_landlock_create_ruleset, &a, sz, 0);
+	if (fd < 0)
+		return ag_err_set(b->err, "landlock_create_ruleset: %s", strerror(errno));
+	if (fcntl((int)fd, F_SETFD, FD_CLOEXEC) < 0) {
+		close((int)fd);
+		return ag_err_set(b->err, "fcntl: %s", strerror(errno));
+	}
+	return (int)fd;
+}
+
+static int
+add_port_rules(struct build *b, const int *ports, size_t n, uint64_t access)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		struct ag_ll_net_port np;
+
+		np.allowed_access = access;
+		np.port = (uint64_t)ports[i];
+		if (syscall(SYS_landlock_add_rule, b->sb->outer_fd, AG_LL_RULE_NET_PORT, &np, 0) < 0)
+			return ag_err_set(b->err, "landlock_add_rule (port %d): %s", ports[i],
+			    strerror(errno));
+		b->sb->nrules++;
+	}
+	return 0;
+}
+
+static int
+build_rulesets(struct build *b)
+{
+	struct ag_sandbox *sb = b->sb;
+	size_t i;
+	int fd;
+
+	b->h_outer = FS_WRITE_V1;
+	if (sb->abi >= 2)
+		b->h_outer |= LANDLOCK_ACCESS_FS_REFER;
+	if (sb->abi >= 3)
+		b->h_outer |= LANDLOCK_ACCESS_FS_TRUNCATE;
+	b->h_net = sb->abi >= 4 ? AG_LL_NET_BIND_TCP | AG_LL_NET_CONNECT_TCP : 0;
+	b->scoped = sb->abi >= 6 ? AG_LL_SCOPE_ABSTRACT_UNIX | AG_LL_SCOPE_SIGNAL : 0;
+	b->h_inner = LANDLOCK_ACCESS_FS_EXECUTE | FS_READ;
+
+	if ((fd = create_ruleset(b, b->h_outer, b->h_net, b->scoped)) < 0)
+		return -1;
+	sb->outer_fd = fd;
+	for (i = 0; i < b->writes.n; i++)
+		if (add_path_rule(b, sb->outer_fd, AT_FDCWD, b->writes.v[i], b->h_outer) < 0)
+			return -1;
+	/* the session's own tmpfs, mounted over /tmp in its namespace: a rule
+	 * on the mount point covers what is mounted there */
+	if (sb->private_tmp && add_fd_rule(b, sb->outer_fd, sb->tmp_fd, b->h_outer) < 0)
+		return -1;
+	for (i = 0; dev_writes[i] != NULL; i++)
+		if (add_path_rule(b, sb->outer_fd, AT_FDCWD, dev_writes[i],
+		    b->h_outer & (LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_TRUNCATE)) < 0)
+			return -1;
+	if (b->h_net && b->p->has_network &&
+	    (add_port_rules(b, b->p->net_connect, b->p->nnet_connect, AG_LL_NET_CONNECT_TCP) < 0 ||
+	    add_port_rules(b, b->p->net_bind, b->p->nnet_bind, AG_LL_NET_BIND_TCP) < 0))
+		return -1;
+
+	if ((fd = create_ruleset(b, b->h_inner, 0, 0)) < 0)
+		return -1;
+	sb->inner_fd = fd;
+	for (i = 0; i < sb->exec.n; i++)
+		if (add_path_rule(b, sb->inner_fd, AT_FDCWD, sb->exec.v[i],
+		    LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE) < 0)
+			return -1;
+	for (i = 0; i < b->reads.n; i++)
+		if (add_read_split(b, b->reads.v[i], 0) < 0)
+			return -1;
+	if (sb->private_tmp && add_fd_rule(b, sb->inner_fd, sb->tmp_fd, b->rd_dir) < 0)
+		return -1;
+	return 0;
+}
+
+/*
+ * Besides memfd (see the top of the file): Landlock's network rules cover
+ * TCP only, so IPv4/IPv6 sockets are limited to TCP streams, plus UDP when
+ * the profile lets DNS through (connect: [53]).  SCTP, MPTCP, raw and the
+ * rest would otherwise be an open door past the port rules.
+ */
+static void
+build_seccomp(struct ag_sandbox *sb, int udp_ok)
+{
+#ifdef AG_AUDIT_ARCH
+	const uint32_t deny = SECCOMP_RET_ERRNO | EACCES;
+	struct sock_filter prog[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AG_AUDIT_ARCH, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+#ifdef AG_X32_BIT
+		BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, AG_X32_BIT, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+#endif
+		/* memfd_create: only sealed non-executable */
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_memfd_create, 0, 4),
+		/* flags, low 32 bits (little-endian on both supported arches) */
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1])),
+		BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, MFD_NOEXEC_SEAL, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, deny),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		/* socket(domain, type, protocol) */
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_socket, 0, 12),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_INET, 1, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_INET6, 0, 9),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1])),
+		BPF_STMT(BPF_ALU | BPF_AND | BPF_K, 0xf),	/* drop SOCK_NONBLOCK, SOCK_CLOEXEC */
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SOCK_STREAM, 0, 3),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[2])),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 4, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, IPPROTO_TCP, 3, 2),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SOCK_DGRAM, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, udp_ok ? SECCOMP_RET_ALLOW : deny),
+		BPF_STMT(BPF_RET | BPF_K, deny),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+
+	_Static_assert(sizeof(prog) / sizeof(prog[0]) <= SECCOMP_MAX_INSNS, "seccomp program size");
+	memcpy(sb->filt, prog, sizeof(prog));
+	sb->fprog.len = (unsigned short)(sizeof(prog) / sizeof(prog[0]));
+	sb->fprog.filter = sb->filt;
+	sb->seccomp = 1;
+#else
+	(void)sb;
+	(void)udp_ok;
+#endif
+}
+
+static void
+set_limits(struct ag_sandbox *sb, const struct ag_limits *l)
+{
+	struct { int idx; long long v; } t[] = {
+		{ RL_NPROC, l->processes }, { RL_NOFILE, l->open_files },
+		{ RL_FSIZE, l->file_size }, { RL_CPU, l->cpu }, { RL_AS, l->address_space },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		if (t[i].v <= 0)
+			continue;
+		sb->rl_set[t[i].idx] = 1;
+		sb->rl[t[i].idx].rlim_cur = (rlim_t)t[i].v;
+		sb->rl[t[i].idx].rlim_max = (rlim_t)t[i].v;
+	}
+	/* SIGXCPU at the soft limit, SIGKILL a second later */
+	if (sb->rl_set[RL_CPU])
+		sb->rl[RL_CPU].rlim_max = sb->rl[RL_CPU].rlim_cur + 1;
+}
+
+/* agsandbox.so: the override, the installed one, or the build tree's. */
+static int
+find_preload(char *out, size_t outsz)
+{
+	char exe[PATH_MAX], dir[PATH_MAX], cand[3][PATH_MAX];
+	ssize_t n;
+	size_t i, nc = 0;
+
+	if (preload_override[0] != '\0')
+		snprintf(cand[nc++], PATH_MAX, "%s", preload_override);
+	snprintf(cand[nc++], PATH_MAX, "%s", AG_PKGLIBDIR "/agsandbox.so");
+	if ((n = readlink("/proc/self/exe", exe, sizeof(exe) - 1)) > 0) {
+		exe[n] = '\0';
+		parent_of(exe, dir, sizeof(dir));
+		if ((size_t)snprintf(cand[nc], PATH_MAX, "%s/agsandbox.so", dir) < PATH_MAX)
+			nc++;
+	}
+	for (i = 0; i < nc; i++) {
+		struct ag_err e;
+		char real[PATH_MAX];
+
+		if (realpath(cand[i], real) == NULL || strpbrk(real, ": \t") != NULL)
+			continue;
+		/* the file every command's shell loads must be as trusted as the binary */
+		if (ag_config_check_perms(real, &e) < 0) {
+			ag_log(LOG_WARNING, "sandbox: not using %s: %s", real, e.msg);
+			continue;
+		}
+		snprintf(out, outsz, "%s", real);
+		return 0;
+	}
+	return -1;
+}
+
+static int
+note_add(struct ag_sandbox *sb, const char *what)
+{
+	size_t old = sb->note ? strlen(sb->note) : 0, n = strlen(what);
+	char *s = realloc(sb->note, old + n + 3);
+
+	if (s == NULL)
+		return -1;
+	if (old)
+		memcpy(s + old, "; ", 3);
+	else
+		s[0] = '\0';
+	strcat(s, what);
+	sb->note = s;
+	return 0;
+}
+
+/* ---- the session's mount namespace ---------------------------------------- */
+
+/*
+ * The loader maps any file it can read, and the command can write files
+ * beneath paths.write.  So each command runs in a user and mount namespace
+ * (one per prepared sandbox) where every write root is remounted noexec:
+ * `ld.so ./written-elf` then fails at mmap(PROT_EXEC).  In the developer
+ * tier the same namespace gives paths.exec back its exec right, puts a
+ * private tmpfs on /tmp, and binds the protected paths beneath the write
+ * roots (git config and hooks of every repository, startup files) read-only,
+ * so no program of the tree can change them: Landlock cannot subtract a
+ * file from a writable directory, a read-only mount can.  The child joins
+ * the namespace before entering Landlock; afterwards Landlock forbids any
+ * mount change, and exec leaves a non-root user no capability in it.
+ */
+
+/* MS_* flags for a remount of path: what must be kept (a user namespace may
+ * not clear "locked" flags) plus set; 0 when path cannot be looked at. */
+static unsigned long
+remount_flags(const char *path, unsigned long set)
+{
+	struct statvfs sv;
+	unsigned long f = MS_BIND | MS_REMOUNT | MS_NOSUID | MS_NODEV | set;
+
+	if (statvfs(path, &sv) < 0)
+		return 0;
+	if (sv.f_flag & ST_RDONLY)
+		f |= MS_RDONLY;
+	if (sv.f_flag & ST_NOEXEC)
+		f |= MS_NOEXEC;
+	if (sv.f_flag & ST_NOATIME)
+		f |= MS_NOATIME;
+	if (sv.f_flag & ST_NODIRATIME)
+		f |= MS_NODIRATIME;
+	if (sv.f_flag & ST_RELATIME)
+		f |= MS_RELATIME;
+	return f;
+}
+
+static int
+ops_add(struct ag_sandbox *sb, enum nsop_kind kind, const char *path, unsigned long flags)
+{
+	if (sb->nops == sb->capops) {
+		size_t nc = sb->capops ? sb->capops * 2 : 16;
+		struct nsop *n = realloc(sb->ops, nc * sizeof(*n));
+
+		if (n == NULL)
+			return -1;
+		sb->ops = n;
+		sb->capops = nc;
+	}
+	if ((sb->ops[sb->nops].path = strdup(path)) == NULL)
+		return -1;
+	sb->ops[sb->nops].kind = kind;
+	sb->ops[sb->nops].flags = flags;
+	sb->nops++;
+	return 0;
+}
+
+/*
+ * Apply ops[from .. to) in the current (namespace-owning) process.  A path
+ * that vanished since it was listed is skipped; any other failure fails
+ * the whole namespace, since what it promises would not hold.
+ * Async-signal-safe: runs in forked children.
+ */
+static int
+ns_apply(const struct ag_sandbox *sb, size_t from, size_t to)
+{
+	size_t i;
+
+	for (i = from; i < to; i++) {
+		const struct nsop *o = &sb->ops[i];
+		int rc;
+
+		switch (o->kind) {
+		case NSOP_TMPFS:
+			rc = mount("tmpfs", o->path, "tmpfs", o->flags, "mode=0700");
+			break;
+		case NSOP_PIN:
+			rc = mount(o->path, o->path, NULL, MS_BIND, NULL);
+			break;
+		default:
+			rc = mount(o->path, o->path, NULL, MS_BIND | MS_REC, NULL);
+			if (rc == 0)
+				rc = mount(NULL, o->path, NULL, o->flags, NULL);
+			break;
+		}
+		if (rc < 0 && errno != ENOENT)
+			return -1;
+	}
+	return 0;
+}
+
+static int
+write_file(const char *path, const char *buf, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t w;
+
+	if (fd < 0)
+		return -1;
+	w = write(fd, buf, len);
+	close(fd);
+	return w == (ssize_t)len ? 0 : -1;
+}
+
+/* Async-signal-safe decimal "A A 1\n" for the id maps. */
+static size_t
+id_map_line(char *out, size_t outsz, unsigned long id)
+{
+	char num[24];
+	size_t n = 0, len = 0, i;
+
+	do {
+		num[n++] = (char)('0' + id % 10);
+		id /= 10;
+	} while (id > 0 && n < sizeof(num));
+	if (2 * n + 4 > outsz)
+		return 0;
+	for (i = 0; i < n; i++)
+		out[len++] = num[n - 1 - i];
+	out[len++] = ' ';
+	for (i = 0; i < n; i++)
+		out[len++] = num[n - 1 - i];
+	memcpy(out + len, " 1\n", 3);
+	return len + 3;
+}
+
+/* Runs in a throwaway child: build the namespace, then wait to be looked at. */
+static void __attribute__((noreturn))
+ns_helper(const struct ag_sandbox *sb, int readyfd, int holdfd)
+{
+	char line[64], c;
+	size_t n;
+	/* before unshare: inside, until the maps exist, we are the overflow id */
+	uid_t uid = geteuid();
+	gid_t gid = getegid();
+
+	/* the gateway is not dumpable (front/forcecommand.c), which would leave this
+	 * helper's /proc/self/{uid_map,ns} to root; it exits once the gateway
+	 * holds the namespaces, before any command runs */
+	(void)prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+
+	if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
+		_exit(1);
+	if ((n = id_map_line(line, sizeof(line), uid)) == 0 ||
+	    write_file("/proc/self/uid_map", line, n) < 0)
+		_exit(2);
+	if (write_file("/proc/self/setgroups", "deny", 4) < 0 ||
+	    (n = id_map_line(line, sizeof(line), gid)) == 0 ||
+	    write_file("/proc/self/gid_map", line, n) < 0)
+		_exit(3);
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		_exit(4);
+	if (ns_apply(sb, 0, sb->nops) < 0)
+		_exit(5);
+	if (write(readyfd, "r", 1) != 1)
+		_exit(6);
+	/* the parent opens /proc/PID/ns/{user,mnt}, then closes holdfd */
+	(void)!read(holdfd, &c, 1);
+	_exit(0);
+}
+
+/*
+ * Build the session's user+mount namespace once, in a helper child, and
+ * keep it as two fds; each command's child joins it with setns(), which
+ * costs far less than creating a mount namespace per command.  The owner
+ * of a user namespace holds every capability in it, so joining needs no
+ * privilege.  0 ok, -1 when user namespaces are not available here.
+ */
+static int
+make_ns(struct ag_sandbox *sb)
+{
+	int ready[2], hold[2], st, rc = -1;
+	char path[64], c;
+	pid_t pid;
+
+	if (pipe2(ready, O_CLOEXEC) < 0)
+		return -1;
+	if (pipe2(hold, O_CLOEXEC) < 0) {
+		close(ready[0]);
+		close(ready[1]);
+		return -1;
+	}
+	if ((pid = fork()) == 0) {
+		close(ready[0]);
+		close(hold[1]);
+		ns_helper(sb, ready[1], hold[0]);
+	}
+	close(ready[1]);
+	close(hold[0]);
+	if (pid > 0 && read(ready[0], &c, 1) == 1) {
+		snprintf(path, sizeof(path), "/proc/%ld/ns/user", (long)pid);
+		sb->ns_user_fd = open(path, O_RDONLY | O_CLOEXEC);
+		snprintf(path, sizeof(path), "/proc/%ld/ns/mnt", (long)pid);
+		sb->ns_mnt_fd = open(path, O_RDONLY | O_CLOEXEC);
+		rc = sb->ns_user_fd >= 0 && sb->ns_mnt_fd >= 0 ? 0 : -1;
+		if (rc == 0 && sb->private_tmp) {
+			snprintf(path, sizeof(path), "/proc/%ld/root/tmp", (long)pid);
+			sb->tmp_fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+			rc = sb->tmp_fd >= 0 ? 0 : -1;
+		}
+	}
+	close(ready[0]);
+	close(hold[1]);
+	if (pid > 0)
+		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+			;
+	if (rc < 0) {
+		if (sb->ns_user_fd >= 0)
+			close(sb->ns_user_fd);
+		if (sb->ns_mnt_fd >= 0)
+			close(sb->ns_mnt_fd);
+		if (sb->tmp_fd >= 0)
+			close(sb->tmp_fd);
+		sb->ns_user_fd = sb->ns_mnt_fd = sb->tmp_fd = -1;
+	} else
+		sb->nops_done = sb->nops;
+	return rc;
+}
+
+/* Apply the operations added since the namespace was made, inside it. */
+static int
+ns_catch_up(struct ag_sandbox *sb)
+{
+	pid_t pid;
+	int st;
+
+	if (sb->nops_done == sb->nops)
+		return 0;
+	if ((pid = fork()) < 0)
+		return -1;
+	if (pid == 0) {
+		(void)prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+		if (setns(sb->ns_user_fd, CLONE_NEWUSER) < 0 ||
+		    setns(sb->ns_mnt_fd, CLONE_NEWNS) < 0)
+			_exit(1);
+		_exit(ns_apply(sb, sb->nops_done, sb->nops) < 0 ? 2 : 0);
+	}
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		errno = EPERM;
+		return -1;
+	}
+	sb->nops_done = sb->nops;
+	return 0;
+}
+
+/* ---- protected paths beneath the write roots (developer tier) ------------- */
+
+static int
+beneath_any(const struct plist *roots, const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < roots->n; i++)
+		if (path_within(path, roots->v[i]))
+			return 1;
+	return 0;
+}
+
+/*
+ * A protected file with another name beneath a write root could be
+ * changed through that name, past the read-only mount: a hard link made
+ * before the file was protected (in the command that created the
+ * repository).  Such a file is not protected but refused.
+ */
+static int
+linked_elsewhere(const char *path, const struct stat *st)
+{
+	DIR *d;
+	struct dirent *de;
+	int bad = 0;
+
+	if (S_ISREG(st->st_mode))
+		return st->st_nlink > 1;
+	if (!S_ISDIR(st->st_mode) || (d = opendir(path)) == NULL)
+		return 0;
+	while (!bad && (de = readdir(d)) != NULL) {
+		struct stat cs;
+
+		if (fstatat(dirfd(d), de->d_name, &cs, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISREG(cs.st_mode) && cs.st_nlink > 1)
+			bad = 1;
+	}
+	closedir(d);
+	return bad;
+}
+
+/* Bind path read-only if it exists and a write root holds it.  0 ok,
+ * -1 out of memory, -2 a protected file is hard-linked (sb->note says). */
+static int
+protect_path(struct ag_sandbox *sb, const char *path)
+{
+	char real[PATH_MAX];
+	struct stat st;
+	unsigned long f;
+
+	if (realpath(path, real) == NULL || lstat(real, &st) < 0 ||
+	    !beneath_any(&sb->writes, real))
+		return 0;
+	if (linked_elsewhere(real, &st)) {
+		snprintf(sb->bad_link, sizeof(sb->bad_link), "%s", real);
+		return -2;
+	}
+	if ((f = remount_flags(real, MS_RDONLY | MS_NOEXEC)) == 0)
+		return 0;
+	return ops_add(sb, NSOP_REMOUNT, real, f);
+}
+
+/*
+ * A repository: its .git directory is pinned (so it cannot be moved aside
+ * and replaced), its config and hooks are read-only.  A repository without
+ * a hooks directory gets an empty one first, or the command could create it.
+ */
+static int
+protect_repo(struct ag_sandbox *sb, const char *gitdir)
+{
+	static const char *const parts[] = { "config", "config.worktree", "hooks", NULL };
+	char p[PATH_MAX];
+	size_t i;
+
+	if (plist_has(&sb->repos, gitdir) || sb->repos.n >= MAX_REPOS)
+		return 0;
+	if (plist_add(&sb->repos, gitdir) < 0 || ops_add(sb, NSOP_PIN, gitdir, 0) < 0)
+		return -1;
+	if ((size_t)snprintf(p, sizeof(p), "%s/hooks", gitdir) < sizeof(p))
+		(void)mkdir(p, 0755);
+	for (i = 0; parts[i] != NULL; i++) {
+		int rc;
+
+		if ((size_t)snprintf(p, sizeof(p), "%s/%s", gitdir, parts[i]) < sizeof(p) &&
+		    (rc = protect_path(sb, p)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/*
+ * Find git directories beneath dir (canonical), bounded in depth and work:
+ * a directory holding HEAD, objects/ and refs/ is one whatever its name - a
+ * checkout's .git, a bare repository (a push to it runs its hooks), a
+ * --separate-git-dir, a submodule's .git/modules/NAME.  Inside one only
+ * modules/ is searched further.
+ */
+static int
+scan_repos(struct ag_sandbox *sb, const char *dir, int depth, size_t *budget)
+{
+	struct plist subs;
+	DIR *d;
+	struct dirent *de;
+	int fd, rc = 0, head = 0, objects = 0, refs = 0;
+	size_t i;
+
+	if (depth > SCAN_DEPTH)
+		return 0;
+	if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		return 0;
+	if ((d = fdopendir(fd)) == NULL) {
+		close(fd);
+		return 0;
+	}
+	memset(&subs, 0, sizeof(subs));
+	while (rc == 0 && *budget > 0 && (de = readdir(d)) != NULL) {
+		struct stat st;
+		unsigned char type;
+
+		(*budget)--;
+		if (de->d_name[0] == '.' && (de->d_name[1] == '\0' ||
+		    (de->d_name[1] == '.' && de->d_name[2] == '\0')))
+			continue;
+		/* the entry's type from readdir; a stat only where it says nothing */
+		if (de->d_type == DT_UNKNOWN) {
+			if (fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+				continue;
+			type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : DT_LNK;
+		} else
+			type = de->d_type;
+		head |= type == DT_REG && strcmp(de->d_name, "HEAD") == 0;
+		if (type != DT_DIR || strcmp(de->d_name, "node_modules") == 0)
+			continue;
+		objects |= strcmp(de->d_name, "objects") == 0;
+		refs |= strcmp(de->d_name, "refs") == 0;
+		if (plist_add(&subs, de->d_name) < 0)
+			rc = -1;
+	}
+	closedir(d);
+	if (rc == 0 && head && objects && refs)
+		rc = protect_repo(sb, dir);
+	for (i = 0; rc == 0 && i < subs.n; i++) {
+		char child[PATH_MAX];
+
+		if (head && objects && refs && strcmp(subs.v[i], "modules") != 0)
+			continue;
+		if ((size_t)snprintf(child, sizeof(child), "%s/%s", strcmp(dir, "/") ? dir : "",
+		    subs.v[i]) < sizeof(child))
+			rc = scan_repos(sb, child, depth + 1, budget);
+	}
+	plist_free(&subs);
+	return rc;
+}
+
+static int
+scan_write_roots(struct ag_sandbox *sb)
+{
+	size_t i, budget = SCAN_ENTRIES;
+
+	for (i = 0; i < sb->writes.n; i++) {
+		int rc = scan_repos(sb, sb->writes.v[i], 0, &budget);
+
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/*
+ * The namespace plan beyond the noexec write roots.  Both tiers: the
+ * protected paths beneath the write roots are bound read-only, for every
+ * program (an allowed awk or sftp-server as much as a recipe).  The
+ * startup files are policy.c's list (ag_policy_protected), so that the
+ * typed line and the kernel protect the same names; "**" entries are found
+ * by the repository scan, globbed ones that exist are bound, missing names
+ * cannot be (see doc/sandbox.md).  Developer tier: paths.exec gets exec
+ * back, and /tmp is the session's own tmpfs.
+ */
+static int
+plan_ns(struct build *b)
+{
+	struct ag_sandbox *sb = b->sb;
+	const char *const *prot = ag_policy_protected();
+	size_t i, k;
+	int rc;
+
+	for (i = 0; sb->developer && i < b->execs.n; i++) {
+		unsigned long f;
+
+		if (!beneath_any(&b->writes, b->execs.v[i]))
+			continue;
+		if ((f = remount_flags(b->execs.v[i], 0)) != 0 &&
+		    ops_add(sb, NSOP_REMOUNT, b->execs.v[i], f & ~(unsigned long)MS_NOEXEC) < 0)
+			return -1;
+	}
+	if (sb->developer) {
+		char rt[64];
+		struct stat st;
+
+		if (ops_add(sb, NSOP_TMPFS, "/tmp", MS_NOSUID | MS_NODEV |
+		    (beneath_any(&b->execs, "/tmp") ? 0 : MS_NOEXEC)) < 0)
+			return -1;
+		sb->private_tmp = 1;
+		/*
+		 * The account's runtime directory holds sockets that start
+		 * programs outside the sandbox (the systemd user manager's bus:
+		 * `systemd-run --user`); Landlock does not mediate connecting to
+		 * a pathname socket, so the directory is hidden under an empty
+		 * tmpfs.
+		 */
+		snprintf(rt, sizeof(rt), "/run/user/%lu", (unsigned long)geteuid());
+		if (stat(rt, &st) == 0 && S_ISDIR(st.st_mode) &&
+		    ops_add(sb, NSOP_TMPFS, rt, MS_NOSUID | MS_NODEV | MS_NOEXEC) < 0)
+			return -1;
+	}
+	for (k = 0; k < 2; k++) {
+		const struct ag_strlist *l = &b->p->paths_protect;
+		size_t n = k == 0 ? SIZE_MAX : l->n;
+
+		for (i = 0; i < n && (k == 1 || prot[i] != NULL); i++) {
+			const char *e = k == 0 ? prot[i] : l->v[i];
+			char abs[PATH_MAX], *star;
+			size_t len;
+
+			if (strncmp(e, "**/", 3) == 0)
+				continue;	/* found by the repository scan */
+			/* relative entries are relative to home, as in policy.c */
+			if (ag_path_absolute(e, b->home, b->home, abs, sizeof(abs)) < 0)
+				continue;
+			len = strlen(abs);
+			if (len > 3 && strcmp(abs + len - 3, "/**") == 0)
+				abs[len - 3] = '\0';	/* a whole directory */
+			if ((star = strpbrk(abs, "*?[")) != NULL) {
+				glob_t g;
+				size_t j;
+
+				if (glob(abs, GLOB_NOSORT, NULL, &g) == 0) {
+					for (j = 0; j < g.gl_pathc; j++)
+						if ((rc = protect_path(sb, g.gl_pathv[j])) < 0) {
+							globfree(&g);
+							return rc;
+						}
+					globfree(&g);
+				}
+				continue;
+			}
+			if ((rc = protect_path(sb, abs)) < 0)
+				return rc;
+		}
+	}
+	return scan_write_roots(sb);
+}
+
+/*
+ * Plan and build the namespace.  Without user namespaces, the strict tier
+ * notes what it loses; the developer tier's protections exist only there,
+ * so `required` refuses and best_effort notes it.
+ */
+static int
+hardlink_err(const struct ag_sandbox *sb, struct ag_err *err)
+{
+	return ag_err_set(err, "kernel sandbox: '%s' is protected but has another name (a hard "
+	    "link) through which it could still be written; remove the other link: commands "
+	    "are refused until then", sb->bad_link);
+}
+
+static int
+set_ns(struct ag_sandbox *sb, struct build *b)
+{
+	size_t i;
+	int rc;
+
+	for (i = 0; i < b->writes.n; i++) {
+		unsigned long f = remount_flags(b->writes.v[i], MS_NOEXEC);
+
+		if (plist_add(&sb->writes, b->writes.v[i]) < 0)
+			return ag_err_set(b->err, "out of memory");
+		if (f != 0 && ops_add(sb, NSOP_REMOUNT, b->writes.v[i], f) < 0)
+			return ag_err_set(b->err, "out of memory");
+	}
+	if (b->writes.n > 0 && (rc = plan_ns(b)) < 0)
+		return rc == -2 ? hardlink_err(sb, b->err) : ag_err_set(b->err, "out of memory");
+	if (sb->nops == 0 || make_ns(sb) == 0)
+		return 0;
+	sb->private_tmp = 0;
+	if (sb->developer && sb->mode == AG_SANDBOX_REQUIRED)
+		return ag_err_set(b->err, "kernel sandbox: the developer tier needs a user and mount "
+		    "namespace (%s), and gateway.sandbox is required: commands are refused",
+		    strerror(errno));
+	if (note_add(sb, sb->developer ? "no user namespaces: protected paths beneath paths.write "
+	    "are not read-only for programs, files written there stay mappable by the loader, "
+	    "and /tmp is not private" : "no user namespaces: protected paths beneath paths.write "
+	    "are not read-only for programs, and files written there stay mappable by the "
+	    "dynamic loader") < 0)
+		return ag_err_set(b->err, "out of memory");
+	return 0;
+}
+
+int
+ag_sandbox_refresh(struct ag_sandbox *sb, struct ag_err *err)
+{
+	int rc;
+
+	if (sb == NULL || sb->ns_user_fd < 0 || sb->writes.n == 0)
+		return 0;
+	if ((rc = scan_write_roots(sb)) < 0)
+		return rc == -2 ? hardlink_err(sb, err) : ag_err_set(err, "out of memory");
+	if (ns_catch_up(sb) < 0)
+		return ag_err_set(err, "kernel sandbox: could not protect a new git repository "
+		    "(%s): the command is refused", strerror(errno));
+	return 0;
+}
+
+const char *
+ag_sandbox_sftp_server(void)
+{
+	static const char *const cands[] = { "/usr/lib/openssh/sftp-server",
+	    "/usr/libexec/openssh/sftp-server", "/usr/libexec/sftp-server",
+	    "/usr/lib/ssh/sftp-server", NULL };
+	size_t i;
+
+	for (i = 0; cands[i] != NULL; i++)
+		if (is_exec_file(cands[i]))
+			return cands[i];
+	return NULL;
+}
+
+/* ---- public -------------------------------------------------------------- */
+
+struct ag_sandbox *
+ag_sandbox_prepare(const struct ag_config *cfg, const struct ag_profile *p, const char *home,
+    const char *cwd, char *const *env, struct ag_err *err)
+{
+	struct ag_sandbox *sb = calloc(1, sizeof(*sb));
+	struct build b;
+	const char *path_env = env_get(env, "PATH");
+	const char *runner = cfg->gw.runner ? cfg->gw.runner : "/bin/bash";
+	char preload[PATH_MAX];
+	size_t i;
+
+	if (sb == NULL) {
+		ag_err_set(err, "out of memory");
+		return NULL;
+	}
+	memset(&b, 0, sizeof(b));
+	b.sb = sb;
+	b.p = p;
+	b.home = home ? home : "/";
+	b.cwd = cwd ? cwd : "/";
+	b.err = err;
+	sb->outer_fd = sb->inner_fd = -1;
+	sb->ns_user_fd = sb->ns_mnt_fd = sb->tmp_fd = -1;
+	sb->mode = cfg->gw.sandbox;
+	sb->profile = p;
+	sb->developer = p->tier == AG_TIER_DEVELOPER;
+	b.rd_dir = FS_READ;
+	b.rd_file = LANDLOCK_ACCESS_FS_READ_FILE;
+	if (sb->developer) {
+		/* whatever may be read may run; the noexec mounts of the write
+		 * roots (less paths.exec) keep freshly written files out */
+		b.rd_dir |= LANDLOCK_ACCESS_FS_EXECUTE;
+		b.rd_file |= LANDLOCK_ACCESS_FS_EXECUTE;
+	}
+	if ((sb->home = strdup(b.home)) == NULL || (sb->path_env = strdup(path_env ? path_env : "")) == NULL)
+		goto oom;
+	set_limits(sb, &p->limits);
+	if (sb->mode == AG_SANDBOX_OFF)
+		return sb;
+
+	sb->nnp = 1;
+	{
+		int udp_ok = 0;
+
+		for (i = 0; p->has_network && i < p->nnet_connect; i++)
+			udp_ok |= p->net_connect[i] == 53;
+		build_seccomp(sb, udp_ok);
+	}
+	sb->abi = ag_sandbox_abi();
+	if (sb->abi < AG_SANDBOX_ABI_NEEDED) {
+		char what[256];
+
+		if (sb->abi == 0)
+			snprintf(what, sizeof(what), "the kernel offers no Landlock: no execute, "
+			    "read, write or network confinement");
+		else
+			snprintf(what, sizeof(what), "the kernel's Landlock ABI is %d, %d is needed:%s%s%s",
+			    sb->abi, AG_SANDBOX_ABI_NEEDED,
+			    sb->abi < 3 ? " no truncate confinement;" : "",
+			    sb->abi < 4 ? " no network confinement;" : "",
+			    " no signal or abstract-socket scoping");
+		if (sb->mode == AG_SANDBOX_REQUIRED) {
+			ag_err_set(err, "kernel sandbox unavailable (%s) and gateway.sandbox is "
+			    "required: commands are refused", what);
+			goto fail;
+		}
+		if (note_add(sb, what) < 0)
+			goto oom;
+		if (sb->abi == 0)
+			return sb;
+	}
+	if (find_preload(preload, sizeof(preload)) < 0) {
+		if (sb->mode == AG_SANDBOX_REQUIRED) {
+			ag_err_set(err, "kernel sandbox: agsandbox.so not found in %s (or not owned by "
+			    "root): commands are refused", AG_PKGLIBDIR);
+			goto fail;
+		}
+		if (note_add(sb, "agsandbox.so missing: the runner shell stays executable") < 0)
+			goto oom;
+		sb->inner_in_child = 1;
+	} else if ((sb->preload = strdup(preload)) == NULL)
+		goto oom;
+
+	if ((sb->developer ? collect_deny_holes(&b, path_env) :
+	    collect_holes(&b, runner, path_env)) < 0)
+		goto fail;
+	for (i = 0; i < p->nallow; i++) {
+		const char *c = p->allow[i].command;
+		char found[PATH_MAX];
+
+		if (c == NULL || c[0] == '\0')
+			continue;
+		if (strchr(c, '/') != NULL) {
+			if (c[0] == '/' && add_exec(&b, c, 0) < 0)
+				goto fail;
+		} else if (resolve_in_path(c, path_env, found, sizeof(found)) == 0 &&
+		    add_exec(&b, found, 0) < 0)
+			goto fail;
+	}
+	if (sb->inner_in_child) {
+		if (add_exec(&b, runner, 0) < 0)
+			goto fail;
+	}
+	/* `timeout 5 make`, `xargs wc`: the policy judged the inner command,
+	 * which still needs its own execute right; a wrapper adds none */
+	if (!sb->developer && p->nallow > 0) {
+		const char *const *wr = ag_policy_wrappers();
+		char found[PATH_MAX];
+
+		for (i = 0; wr[i] != NULL; i++)
+			if (!denied_by_name(p, wr[i]) &&
+			    resolve_in_path(wr[i], path_env, found, sizeof(found)) == 0 &&
+			    add_exec(&b, found, 0) < 0)
+				goto fail;
+	}
+	/* file_transfer.scp / .rsync: the remote end is that same program */
+	{
+		static const char *const names[] = { "scp", "rsync" };
+		int want[] = { p->scp_legacy, p->rsync };
+		char found[PATH_MAX];
+		size_t k;
+
+		for (k = 0; k < 2; k++)
+			if (want[k] && resolve_in_path(names[k], path_env, found, sizeof(found)) == 0 &&
+			    add_exec(&b, found, 0) < 0)
+				goto fail;
+	}
+	/* file_transfer.sftp: the server runs through the runner like a command */
+	if (p->sftp != AG_TRANSFER_OFF && ag_sandbox_sftp_server() != NULL &&
+	    add_exec(&b, ag_sandbox_sftp_server(), 0) < 0)
+		goto fail;
+	if (collect_reads(&b) < 0 ||
+	    (sb->developer && expand_paths(&b, &p->paths_exec, &b.execs) < 0) ||
+	    set_ns(sb, &b) < 0 || build_rulesets(&b) < 0)
+		goto fail;
+	for (i = 0; !sb->developer && i < sb->exec.n; i++) {
+		size_t k;
+
+		for (k = 0; k < b.writes.n; k++)
+			if (path_within(sb->exec.v[i], b.writes.v[k]))
+				ag_log(LOG_WARNING, "sandbox: %s lies beneath paths.write entry %s: a "
+				    "program the command can rewrite is not executable inside the "
+				    "sandbox", sb->exec.v[i], b.writes.v[k]);
+	}
+	if (b.used_cwd && (sb->cwd = strdup(b.cwd)) == NULL)
+		goto oom;
+	snprintf(sb->guard, sizeof(sb->guard), "{ : >&%d; } 2>/dev/null && exit 126\n",
+	    AG_SANDBOX_FD);
+	plist_free(&b.progdirs);
+	plist_free(&b.holes);
+	plist_free(&b.reads);
+	plist_free(&b.writes);
+	plist_free(&b.execs);
+	return sb;
+oom:
+	ag_err_set(err, "out of memory");
+fail:
+	plist_free(&b.progdirs);
+	plist_free(&b.holes);
+	plist_free(&b.reads);
+	plist_free(&b.writes);
+	plist_free(&b.execs);
+	ag_sandbox_free(sb);
+	return NULL;
+}
+
+void
+ag_sandbox_free(struct ag_sandbox *sb)
+{
+	size_t i;
+
+	if (sb == NULL)
+		return;
+	if (sb->outer_fd >= 0)
+		close(sb->outer_fd);
+	if (sb->inner_fd >= 0)
+		close(sb->inner_fd);
+	if (sb->ns_user_fd >= 0)
+		close(sb->ns_user_fd);
+	if (sb->ns_mnt_fd >= 0)
+		close(sb->ns_mnt_fd);
+	if (sb->tmp_fd >= 0)
+		close(sb->tmp_fd);
+	plist_free(&sb->exec);
+	plist_free(&sb->writes);
+	plist_free(&sb->repos);
+	for (i = 0; i < sb->nops; i++)
+		free(sb->ops[i].path);
+	free(sb->ops);
+	free(sb->preload);
+	free(sb->note);
+	free(sb->home);
+	free(sb->cwd);
+	free(sb->path_env);
+	free(sb);
+}
+
+int
+ag_sandbox_matches(const struct ag_sandbox *sb, const struct ag_profile *p, const char *home,
+    char const *cwd, char *const *env)
+{
+	const char *path_env = env_get(env, "PATH");
+
+	if (sb == NULL || sb->profile != p)
+		return 0;
+	if (strcmp(sb->home, home ? home : "/") != 0)
+		return 0;
+	if (strcmp(sb->path_env, path_env ? path_env : "") != 0)
+		return 0;
+	if (sb->cwd != NULL && strcmp(sb->cwd, cwd ? cwd : "/") != 0)
+		return 0;
+	return 1;
+}
+
+const char *
+ag_sandbox_note(const struct ag_sandbox *sb)
+{
+	return sb ? sb->note : NULL;
+}
+
+int
+ag_sandbox_active(const struct ag_sandbox *sb)
+{
+	return sb != NULL && sb->mode != AG_SANDBOX_OFF && sb->abi > 0 && sb->inner_fd >= 0;
+}
+
+const char *
+ag_sandbox_script_guard(const struct ag_sandbox *sb)
+{
+	return ag_sandbox_active(sb) && !sb->inner_in_child ? sb->guard : "";
+}
+
+void
+ag_sandbox_get_info(const struct ag_sandbox *sb, struct ag_sandbox_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	if (sb == NULL)
+		return;
+	info->abi = sb->abi;
+	info->nexec = sb->exec.n;
+	info->nrules = sb->nrules;
+	info->seccomp = sb->seccomp;
+}
+
+const char *
+ag_sandbox_exec_path(const struct ag_sandbox *sb, size_t i)
+{
+	return sb != NULL && i < sb->exec.n ? sb->exec.v[i] : NULL;
+}
+
+/* the inner ruleset's fd in the child, moved out of the way of the caller's
+ * fd shuffle (fork gives each child its own copy of this variable) */
+static int child_inner_fd = -1;
+
+int
+ag_sandbox_child(const struct ag_sandbox *sb)
+{
+	static const int res[RL_COUNT] = { RLIMIT_NPROC, RLIMIT_NOFILE, RLIMIT_FSIZE, RLIMIT_CPU,
+	    RLIMIT_AS };
+	int i;
+
+	child_inner_fd = -1;
+	if (sb == NULL)
+		return 0;
+	for (i = 0; i < RL_COUNT; i++)
+		if (sb->rl_set[i] && setrlimit(res[i], &sb->rl[i]) < 0)
+			return -1;
+	if (sb->mode == AG_SANDBOX_OFF)
+		return 0;
+	if (sb->nnp && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return -1;
+	/* the user namespace first: it grants what joining the mount namespace needs */
+	if (sb->ns_user_fd >= 0 && (setns(sb->ns_user_fd, CLONE_NEWUSER) < 0 ||
+	    setns(sb->ns_mnt_fd, CLONE_NEWNS) < 0))
+		return -1;
+	if (sb->seccomp && prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &sb->fprog, 0, 0) < 0)
+		return -1;
+	if (sb->outer_fd >= 0 && syscall(SYS_landlock_restrict_self, sb->outer_fd, 0) < 0)
+		return -1;
+	if (sb->inner_fd < 0)
+		return 0;
+	if (sb->inner_in_child)
+		return syscall(SYS_landlock_restrict_self, sb->inner_fd, 0) < 0 ? -1 : 0;
+	if ((child_inner_fd = fcntl(sb->inner_fd, F_DUPFD_CLOEXEC, 64)) < 0)
+		return -1;
+	return 0;
+}
+
+static void
+close_from_to(unsigned first, unsigned last)
+{
+	if (first > last)
+		return;
+#ifdef SYS_close_range
+	if (syscall(SYS_close_range, first, last, 0) == 0)
+		return;
+#endif
+	{
+		long max = sysconf(_SC_OPEN_MAX);
+		unsigned fd;
+
+		if (max < 0 || max > 65536)
+			max = 65536;
+		for (fd = first; fd <= last && fd < (unsigned)max; fd++)
+			close((int)fd);
+	}
+}
+
+int
+ag_sandbox_child_fds(const struct ag_sandbox *sb, int first)
+{
+	(void)sb;
+	if (child_inner_fd < 0) {
+		close_from_to((unsigned)first, ~0U);
+		return 0;
+	}
+	if (first > AG_SANDBOX_FD) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (dup2(child_inner_fd, AG_SANDBOX_FD) < 0)
+		return -1;
+	close_from_to((unsigned)first, AG_SANDBOX_FD - 1);
+	close_from_to(AG_SANDBOX_FD + 1, ~0U);
+	child_inner_fd = -1;
+	return 0;
+}
+
+/* ---- environment -------------------------------------------------------- */
+
+/* Names removed from the command's environment before the forced ones. */
+static const char *const defuse_drop[] = {
+	"GIT_CONFIG*", "LESSOPEN", "LESSCLOSE", "LESSKEY*", "LESSEDIT", "LD_PRELOAD",
+	AG_SANDBOX_FD_ENV, NULL
+};
+
+static const char *const defuse_always[] = {
+	"PAGER=cat", "MANPAGER=cat", "LESSSECURE=1",
+	/* vim: no vimrc, no modelines, no shell escapes even if the shell were reachable */
+	"VIMINIT=set nomodeline secure", "EXINIT=set nomodeline secure", NULL
+};
+
+/* git: every key that names a program, fixed at the "command" level that
+ * outranks system, global, repository and included files.  diff.external
+ * is not here: git treats any value, even "", as an external diff; like
+ * textconv and filter drivers it is left to the execute allow-list. */
+static const char *const git_keys[][2] = {
+	{ "core.fsmonitor", "false" },
+	{ "core.hooksPath", "/dev/null" },
+	{ "core.pager", "cat" },
+	{ "core.editor", ":" },
+	{ "sequence.editor", ":" },
+	{ "core.askPass", "" },
+	{ "core.sshCommand", "ssh" },
+	{ "credential.helper", "" },
+	{ "protocol.ext.allow", "never" },
+	{ "gpg.program", "gpg" },
+	{ "gpg.ssh.program", "ssh-keygen" },
+	{ "gpg.x509.program", "gpgsm" },
+	{ "commit.gpgSign", "false" },
+	{ "tag.gpgSign", "false" },
+	{ "log.showSignature", "false" },
+	{ "safe.bareRepository", "explicit" },
+};
+
+static const char *const git_env[] = {
+	"GIT_CONFIG_NOSYSTEM=1", "GIT_PAGER=cat", "GIT_EDITOR=:", "GIT_SEQUENCE_EDITOR=:",
+	"GIT_ASKPASS=", "GIT_TERMINAL_PROMPT=0", NULL
+};
+
+static int
+name_matches(const char *entry, const char *const *names)
+{
+	size_t len = strcspn(entry, "=");
+	char name[256];
+	size_t i;
+
+	if (len >= sizeof(name))
+		return 0;
+	memcpy(name, entry, len);
+	name[len] = '\0';
+	for (i = 0; names[i] != NULL; i++)
+		if (ag_glob_match(names[i], name))
+			return 1;
+	return 0;
+}
+
+static int
+env_count(char *const *env)
+{
+	int n = 0;
+
+	while (env != NULL && env[n] != NULL)
+		n++;
+	return n;
+}
+
+/* Replace or append "NAME=VALUE" (s is taken over on success). */
+static int
+env_put(char ***envp, char *s)
+{
+	char **env = *envp, **nv;
+	size_t len = strcspn(s, "="), n = 0;
+
+	for (; env[n] != NULL; n++)
+		if (strncmp(env[n], s, len) == 0 && env[n][len] == '=') {
+			free(env[n]);
+			env[n] = s;
+			return 0;
+		}
+	if ((nv = realloc(env, (n + 2) * sizeof(*nv))) == NULL)
+		return -1;
+	nv[n] = s;
+	nv[n + 1] = NULL;
+	*envp = nv;
+	return 0;
+}
+
+static int
+env_put_dup(char ***envp, const char *s)
+{
+	char *d = strdup(s);
+
+	if (d == NULL)
+		return -1;
+	if (env_put(envp, d) < 0) {
+		free(d);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+env_put_fmt(char ***envp, const char *fmt, ...) AG_PRINTF(2, 3);
+
+static int
+env_put_fmt(char ***envp, const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	int r;
+
+	va_start(ap, fmt);
+	r = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (r < 0)
+		return -1;
+	if (env_put(envp, s) < 0) {
+		free(s);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+profile_allows(const struct ag_profile *p, const char *name)
+{
+	size_t i;
+
+	if (p == NULL)
+		return 1;
+	for (i = 0; i < p->nallow; i++) {
+		const char *c = p->allow[i].command, *base;
+
+		if (c == NULL)
+			continue;
+		base = strrchr(c, '/') ? strrchr(c, '/') + 1 : c;
+		if (strcmp(base, name) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+int
+ag_sandbox_defuse_env(char ***envp, const struct ag_profile *p)
+{
+	char **env = *envp;
+	size_t i, j;
+
+	/* drop what a captured environment or the profile could have let in */
+	for (i = j = 0; env[i] != NULL; i++) {
+		if (name_matches(env[i], defuse_drop))
+			free(env[i]);
+		else
+			env[j++] = env[i];
+	}
+	env[j] = NULL;
+	for (i = 0; defuse_always[i] != NULL; i++)
+		if (env_put_dup(envp, defuse_always[i]) < 0)
+			return -1;
+	if (!profile_allows(p, "git"))
+		return 0;
+	for (i = 0; git_env[i] != NULL; i++)
+		if (env_put_dup(envp, git_env[i]) < 0)
+			return -1;
+	for (i = 0; i < sizeof(git_keys) / sizeof(git_keys[0]); i++)
+		if (env_put_fmt(envp, "GIT_CONFIG_KEY_%zu=%s", i, git_keys[i][0]) < 0 ||
+		    env_put_fmt(envp, "GIT_CONFIG_VALUE_%zu=%s", i, git_keys[i][1]) < 0)
+			return -1;
+	return env_put_fmt(envp, "GIT_CONFIG_COUNT=%zu", sizeof(git_keys) / sizeof(git_keys[0]));
+}
+
+void
+ag_sandbox_env_free(char **env)
+{
+	size_t i;
+
+	if (env == NULL)
+		return;
+	for (i = 0; env[i] != NULL; i++)
+		free(env[i]);
+	free(env);
+}
+
+char **
+ag_sandbox_env(const struct ag_sandbox *sb, char *const *env)
+{
+	int n = env_count(env), i;
+	char **out = calloc((size_t)n + 1, sizeof(*out));
+
+	if (out == NULL)
+		return NULL;
+	for (i = 0; i < n; i++)
+		if ((out[i] = strdup(env[i])) == NULL)
+			goto fail;
+	if (sb == NULL)
+		return out;
+	/* defusing is not kernel confinement: it applies with `sandbox: off` too */
+	if (ag_sandbox_defuse_env(&out, sb->profile) < 0)
+		goto fail;
+	if (ag_sandbox_active(sb)) {
+		/*
+		 * Nothing may load code into the runner before agsandbox.so has
+		 * confined it: no LD_LIBRARY_PATH, LD_AUDIT, ... even if the
+		 * profile's env.allow lets them through the guard.
+		 */
+		static const char *const ld[] = { "LD_*", NULL };
+		size_t k, j;
+
+		for (k = j = 0; out[k] != NULL; k++) {
+			if (name_matches(out[k], ld))
+				free(out[k]);
+			else
+				out[j++] = out[k];
+		}
+		out[j] = NULL;
+	}
+	if (ag_sandbox_active(sb) && !sb->inner_in_child &&
+	    (env_put_fmt(&out, "LD_PRELOAD=%s", sb->preload) < 0 ||
+	    env_put_fmt(&out, "%s=%d", AG_SANDBOX_FD_ENV, AG_SANDBOX_FD) < 0))
+		goto fail;
+	return out;
+fail:
+	ag_sandbox_env_free(out);
+	return NULL;
+}

@@ -1,0 +1,143 @@
+/*
+ * sandbox.h - the kernel sandbox around each command: Landlock execute,
+ * read and write allow-lists, TCP port rules and scoping, no_new_privs,
+ * a small seccomp filter, and the profile's resource limits.
+ *
+ * How it holds together (details in doc/sandbox.md and sandbox.c):
+ *  - the parent (gateway) builds two Landlock rulesets once per prepare:
+ *      outer: write-class rights, TCP ports, scope (signals, abstract unix)
+ *      inner: execute and read rights
+ *  - the forked child (ag_sandbox_child, ag_sandbox_child_fds) sets
+ *    rlimits and no_new_privs, joins the noexec namespace, installs the
+ *    seccomp filter, enters the outer ruleset and leaves the inner
+ *    ruleset's fd at AG_SANDBOX_FD;
+ *  - the runner shell is executed with LD_PRELOAD naming the small
+ *    agsandbox.so, whose constructor enters the inner ruleset before the
+ *    shell's main() runs and removes LD_PRELOAD and the fd from the shell.
+ *    So the runner is executed once, and afterwards nothing it starts can
+ *    execute or even read it again.
+ *
+ * Ownership: ag_sandbox_prepare() returns an object the caller frees with
+ * ag_sandbox_free(); it holds two O_CLOEXEC ruleset fds and may be reused
+ * for any number of commands as long as profile, PATH, home and cwd-relative
+ * paths have not changed (ag_sandbox_matches()).
+ */
+#ifndef AG_SANDBOX_H
+#define AG_SANDBOX_H
+
+#include <stddef.h>
+
+#include "common/config.h"
+#include "common/err.h"
+
+/* fd where the child leaves the inner ruleset for agsandbox.so */
+#define AG_SANDBOX_FD		4
+/* environment variable naming that fd; removed by agsandbox.so */
+#define AG_SANDBOX_FD_ENV	"AGENTGATE_SANDBOX_FD"
+/* Landlock ABI a `required` sandbox needs: fs + refer + truncate + net + scope */
+#define AG_SANDBOX_ABI_NEEDED	6
+
+struct ag_sandbox;
+
+/*
+ * Test hooks, set once from main's option parsing (hidden options on the
+ * administrator's ForceCommand line) or by unit tests; never from the
+ * environment, which a client may influence.
+ *  set_test_abi: pretend the kernel offers at most this Landlock ABI
+ *                (0 = no Landlock); -1 restores detection.
+ *  set_preload:  path of agsandbox.so (default: AG_PKGLIBDIR/agsandbox.so,
+ *                then agsandbox.so next to the running binary).
+ */
+void	ag_sandbox_set_test_abi(int abi);
+void	ag_sandbox_set_preload(const char *path);
+
+/* The Landlock ABI of this kernel (after the test override); 0 = none. */
+int	ag_sandbox_abi(void);
+
+/*
+ * Parent side.  Resolves the profile's allowed programs through env's PATH,
+ * works out what they need, and builds the rulesets.  Honours
+ * gateway.sandbox: `off` returns an object that only applies rlimits;
+ * `required` fails (NULL, err says why) when the kernel lacks what the
+ * rules need; `best_effort` returns an object whose ag_sandbox_note() says
+ * what is missing.  home and cwd expand "~" and relative entries of the
+ * profile's paths.
+ */
+struct ag_sandbox *ag_sandbox_prepare(const struct ag_config *cfg, const struct ag_profile *p,
+	    const char *home, const char *cwd, char *const *env, struct ag_err *err);
+void	ag_sandbox_free(struct ag_sandbox *sb);
+
+/*
+ * Before each command: git directories that appeared beneath the write
+ * roots since the last call are pinned and get their config and hooks
+ * bound read-only in the session's namespace.  0 ok, -1 when that failed
+ * (err says why): the command must not run.
+ */
+int	ag_sandbox_refresh(struct ag_sandbox *sb, struct ag_err *err);
+
+/* 1 when sb was prepared for this profile, home, cwd and PATH. */
+int	ag_sandbox_matches(const struct ag_sandbox *sb, const struct ag_profile *p,
+	    const char *home, const char *cwd, char *const *env);
+
+/* NULL, or a one-line description of what best_effort had to leave out. */
+const char *ag_sandbox_note(const struct ag_sandbox *sb);
+/* 1 when Landlock rules are in force (not off, kernel has Landlock). */
+int	ag_sandbox_active(const struct ag_sandbox *sb);
+
+/*
+ * The environment for the runner: a heap copy of env (free with
+ * ag_sandbox_env_free) with the defusing settings of
+ * ag_sandbox_defuse_env() and, when active, LD_PRELOAD and
+ * AG_SANDBOX_FD_ENV for agsandbox.so.  NULL on allocation failure.
+ */
+char	**ag_sandbox_env(const struct ag_sandbox *sb, char *const *env);
+void	ag_sandbox_env_free(char **env);
+
+/*
+ * Force safe settings for programs whose configuration can start others
+ * (git, less, man, vim) into *envp, a NULL-terminated heap vector of heap
+ * strings which may be reallocated: existing entries for these names are
+ * replaced.  0 ok, -1 on allocation failure (*envp still valid).
+ */
+int	ag_sandbox_defuse_env(char ***envp, const struct ag_profile *p);
+
+/*
+ * A line of bash the runner puts before the command: it exits 126 when
+ * agsandbox.so did not enter the inner ruleset (AG_SANDBOX_FD still open),
+ * so a missing or ignored preload fails closed.  "" when not active.
+ */
+const char *ag_sandbox_script_guard(const struct ag_sandbox *sb);
+
+/*
+ * Child side, in two steps, both async-signal-safe (no allocation):
+ *
+ * ag_sandbox_child: after fork, before the child rearranges its fds (the
+ * sandbox's own fds are still where the parent had them): rlimits,
+ * no_new_privs, the session's user+mount namespace, seccomp, the outer
+ * ruleset; the inner ruleset's fd is kept aside for the next step.
+ *
+ * ag_sandbox_child_fds: once fds 0 .. first-1 are in place (first <=
+ * AG_SANDBOX_FD), puts the inner ruleset at AG_SANDBOX_FD and closes every
+ * other fd from first up; replaces the caller's own close loop.
+ *
+ * Both return 0, or -1 with errno set: the caller must then _exit without
+ * running anything.
+ */
+int	ag_sandbox_child(const struct ag_sandbox *sb);
+int	ag_sandbox_child_fds(const struct ag_sandbox *sb, int first);
+
+/* The system's sftp-server program, or NULL (file_transfer.sftp runs it). */
+const char *ag_sandbox_sftp_server(void);
+
+/* Read-only view for tests and `doctor`: numbers of rules and programs. */
+struct ag_sandbox_info {
+	int	abi;		/* effective ABI used */
+	size_t	nexec;		/* files with execute permission */
+	size_t	nrules;		/* Landlock rules in both rulesets */
+	int	seccomp;	/* the memfd filter is installed */
+};
+void	ag_sandbox_get_info(const struct ag_sandbox *sb, struct ag_sandbox_info *info);
+/* The i-th executable file (realpath), or NULL past the end. */
+const char *ag_sandbox_exec_path(const struct ag_sandbox *sb, size_t i);
+
+#endif

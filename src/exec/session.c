@@ -1,0 +1,1153 @@
+/* session.c - tracked state and the builtins run in the gateway; see session.h */
+#include "agconfig.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include "policy/envsan.h"
+#include "common/log.h"
+#include "exec/session.h"
+#include "common/strbuf.h"
+
+/* ---- environment vector ------------------------------------------------ */
+
+static ssize_t
+env_find(char **env, size_t nenv, const char *name, size_t nlen)
+{
+	size_t i;
+
+	for (i = 0; i < nenv; i++)
+		if (strncmp(env[i], name, nlen) == 0 && env[i][nlen] == '=')
+			return (ssize_t)i;
+	return -1;
+}
+
+static void
+env_free(char **env)
+{
+	size_t i;
+
+	if (env == NULL)
+		return;
+	for (i = 0; env[i] != NULL; i++)
+		free(env[i]);
+	free(env);
+}
+
+/* Set in a NULL-terminated vector with count *np; takes a copy. */
+static int
+env_set(char ***envp, size_t *np, const char *name, const char *value)
+{
+	size_t nlen = strlen(name), vlen = strlen(value);
+	ssize_t at;
+	char *e, **nv;
+
+	if (!ag_sh_is_name(name, nlen) || nlen > SIZE_MAX / 2 || vlen > SIZE_MAX / 2)
+		return -1;
+	if ((e = malloc(nlen + vlen + 2)) == NULL)
+		return -1;
+	memcpy(e, name, nlen);
+	e[nlen] = '=';
+	memcpy(e + nlen + 1, value, vlen + 1);
+	at = *envp != NULL ? env_find(*envp, *np, name, nlen) : -1;
+	if (at >= 0) {
+		free((*envp)[at]);
+		(*envp)[at] = e;
+		return 0;
+	}
+	if (*np >= AG_SESSION_MAX_ENV) {
+		free(e);
+		return -1;
+	}
+	if ((nv = realloc(*envp, (*np + 2) * sizeof(*nv))) == NULL) {
+		free(e);
+		return -1;
+	}
+	nv[(*np)++] = e;
+	nv[*np] = NULL;
+	*envp = nv;
+	return 0;
+}
+
+const char *
+ag_session_getenv(const struct ag_session *s, const char *name)
+{
+	size_t nlen = strlen(name);
+	ssize_t at = s->env != NULL ? env_find(s->env, s->nenv, name, nlen) : -1;
+
+	return at >= 0 ? s->env[at] + nlen + 1 : NULL;
+}
+
+int
+ag_session_setenv(struct ag_session *s, const char *name, const char *value)
+{
+	return env_set(&s->env, &s->nenv, name, value);
+}
+
+void
+ag_session_unsetenv(struct ag_session *s, const char *name)
+{
+	size_t nlen = strlen(name);
+	ssize_t at = s->env != NULL ? env_find(s->env, s->nenv, name, nlen) : -1;
+
+	if (at < 0)
+		return;
+	free(s->env[at]);
+	memmove(&s->env[at], &s->env[at + 1], (s->nenv - (size_t)at) * sizeof(char *));
+	s->nenv--;
+}
+
+/* The profile's env.set, applied last so it wins over anything captured. */
+static int
+apply_env_set(char ***envp, size_t *np, const struct ag_profile *p)
+{
+	size_t i;
+
+	if (p == NULL)
+		return 0;
+	for (i = 0; i < p->env_set_keys.n && i < p->env_set_vals.n; i++)
+		if (env_set(envp, np, p->env_set_keys.v[i], p->env_set_vals.v[i]) < 0)
+			return -1;
+	return 0;
+}
+
+/* ---- paths --------------------------------------------------------------- */
+
+/*
+ * Lexical canonicalisation as bash's `cd -L` does it: join with the base
+ * when relative, drop "." and empty components, let ".." remove the
+ * previous component.  Returns a malloc'd absolute path.
+ */
+static char *
+canon_path(const char *base, const char *path)
+{
+	size_t blen = base != NULL ? strlen(base) : 0, plen = strlen(path), cap;
+	char *joined, *out, *tok, *save;
+	size_t olen = 0;
+
+	if (blen > PATH_MAX * 4 || plen > PATH_MAX * 4)
+		return NULL;
+	cap = blen + plen + 3;
+	if ((joined = malloc(cap)) == NULL)
+		return NULL;
+	if (path[0] == '/' || base == NULL)
+		snprintf(joined, cap, "%s", path);
+	else
+		snprintf(joined, cap, "%s/%s", base, path);
+	if ((out = malloc(cap)) == NULL) {
+		free(joined);
+		return NULL;
+	}
+	out[0] = '\0';
+	for (tok = strtok_r(joined, "/", &save); tok != NULL; tok = strtok_r(NULL, "/", &save)) {
+		if (strcmp(tok, ".") == 0)
+			continue;
+		if (strcmp(tok, "..") == 0) {
+			while (olen > 0 && out[olen - 1] != '/')
+				olen--;
+			if (olen > 0)
+				olen--;		/* the slash itself */
+			out[olen] = '\0';
+			continue;
+		}
+		out[olen++] = '/';
+		memcpy(out + olen, tok, strlen(tok) + 1);
+		olen += strlen(tok);
+	}
+	if (olen == 0) {
+		out[0] = '/';
+		out[1] = '\0';
+	}
+	free(joined);
+	return out;
+}
+
+/* 0 when path is a directory we may enter, else an errno value. */
+static int
+dir_usable(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0)
+		return errno;
+	if (!S_ISDIR(st.st_mode))
+		return ENOTDIR;
+	if (access(path, X_OK) < 0)
+		return errno;
+	return 0;
+}
+
+const char *
+ag_session_tilde(const struct ag_session *s, const char *path, char *buf, size_t len)
+{
+	const char *home = ag_session_getenv(s, "HOME");
+	size_t hl = home != NULL ? strlen(home) : 0;
+
+	if (hl > 1 && strncmp(path, home, hl) == 0 && (path[hl] == '\0' || path[hl] == '/'))
+		snprintf(buf, len, "~%s", path + hl);
+	else
+		snprintf(buf, len, "%s", path);
+	return buf;
+}
+
+/* ---- starting state ---------------------------------------------------- */
+
+/* Values that sshd copied from the client (TERM, LANG) are kept only when
+ * they look like what they claim to be. */
+static int
+plain_value(const char *v)
+{
+	size_t i;
+
+	if (v == NULL || v[0] == '\0' || strlen(v) > 64)
+		return 0;
+	for (i = 0; v[i] != '\0'; i++)
+		if (!(isalnum((unsigned char)v[i]) || strchr("._-@+", v[i]) != NULL))
+			return 0;
+	return 1;
+}
+
+int
+ag_session_init(struct ag_session *s, const struct ag_profile *profile,
+    const struct ag_session_origin *o, struct ag_err *err)
+{
+	struct passwd *pw;
+	char hostbuf[256], *dot;
+	int e;
+
+	memset(s, 0, sizeof(*s));
+	s->profile = profile;
+	errno = 0;
+	if ((pw = getpwuid(getuid())) == NULL)
+		return ag_err_set(err, "cannot look up the account (uid %ld): %s",
+		    (long)getuid(), errno ? strerror(errno) : "no such user");
+	if (gethostname(hostbuf, sizeof(hostbuf)) < 0)
+		snprintf(hostbuf, sizeof(hostbuf), "localhost");
+	hostbuf[sizeof(hostbuf) - 1] = '\0';
+	if ((dot = strchr(hostbuf, '.')) != NULL)
+		*dot = '\0';
+	s->user = strdup(pw->pw_name);
+	s->home = strdup(pw->pw_dir != NULL && pw->pw_dir[0] == '/' ? pw->pw_dir : "/");
+	s->shell = strdup(pw->pw_shell != NULL && pw->pw_shell[0] != '\0' ?
+	    pw->pw_shell : "/bin/sh");
+	s->host = strdup(hostbuf);
+	if (s->user == NULL || s->home == NULL || s->shell == NULL || s->host == NULL)
+		goto nomem;
+	if ((e = dir_usable(s->home)) != 0) {
+		fprintf(stderr, "agentgate: could not chdir to home directory %s: %s\n",
+		    s->home, strerror(e));
+		s->cwd = strdup("/");
+	} else
+		s->cwd = canon_path(NULL, s->home);
+	if (s->cwd == NULL)
+		goto nomem;
+
+	if (ag_session_setenv(s, "HOME", s->home) < 0 ||
+	    ag_session_setenv(s, "USER", s->user) < 0 ||
+	    ag_session_setenv(s, "LOGNAME", s->user) < 0 ||
+	    ag_session_setenv(s, "SHELL", s->shell) < 0 ||
+	    ag_session_setenv(s, "PATH", AG_SESSION_DEFAULT_PATH) < 0 ||
+	    ag_session_setenv(s, "LANG", plain_value(o->lang) ? o->lang : "C.UTF-8") < 0 ||
+	    ag_session_setenv(s, "PWD", s->cwd) < 0)
+		goto nomem;
+	if (o->tty && ag_session_setenv(s, "TERM", plain_value(o->term) ? o->term : "dumb") < 0)
+		goto nomem;
+	if ((o->ssh_connection != NULL &&
+	    ag_session_setenv(s, "SSH_CONNECTION", o->ssh_connection) < 0) ||
+	    (o->ssh_client != NULL && ag_session_setenv(s, "SSH_CLIENT", o->ssh_client) < 0) ||
+	    (o->ssh_tty != NULL && ag_session_setenv(s, "SSH_TTY", o->ssh_tty) < 0))
+		goto nomem;
+	if (apply_env_set(&s->env, &s->nenv, profile) < 0)
+		goto nomem;
+	return 0;
+nomem:
+	ag_session_free(s);
+	return ag_err_set(err, "out of memory setting up the session");
+}
+
+void
+ag_session_free(struct ag_session *s)
+{
+	size_t i;
+
+	if (s == NULL)
+		return;
+	free(s->user);
+	free(s->home);
+	free(s->shell);
+	free(s->host);
+	free(s->cwd);
+	for (i = 0; i < s->ndirs; i++)
+		free(s->dirs[i]);
+	free(s->dirs);
+	env_free(s->env);
+	memset(s, 0, sizeof(*s));
+}
+
+/* ---- capture ----------------------------------------------------------- */
+
+int
+ag_session_apply_capture(struct ag_session *s, const char *buf, size_t len,
+    struct ag_err *err)
+{
+	char **nv = NULL, *pwd = NULL;
+	size_t nn = 0, i, off = 0;
+	int e;
+
+	while (off < len) {
+		const char *rec = buf + off, *end = memchr(rec, '\0', len - off), *eq;
+		size_t rlen;
+
+		if (end == NULL)
+			break;		/* an unterminated tail is ignored */
+		rlen = (size_t)(end - rec);
+		off += rlen + 1;
+		if ((eq = memchr(rec, '=', rlen)) == NULL ||
+		    !ag_sh_is_name(rec, (size_t)(eq - rec)))
+			continue;
+		/* bash's own bookkeeping must not accumulate across runners */
+		if ((eq - rec == 5 && strncmp(rec, "SHLVL", 5) == 0) ||
+		    (eq - rec == 1 && rec[0] == '_'))
+			continue;
+		if (eq - rec == 3 && strncmp(rec, "PWD", 3) == 0) {
+			free(pwd);
+			if ((pwd = strdup(eq + 1)) == NULL)
+				goto nomem;
+			continue;
+		}
+		{
+			char name[256];
+			size_t nl = (size_t)(eq - rec);
+
+			if (nl >= sizeof(name))
+				continue;
+			memcpy(name, rec, nl);
+			name[nl] = '\0';
+			if (env_set(&nv, &nn, name, eq + 1) < 0) {
+				if (nn >= AG_SESSION_MAX_ENV)
+					continue;
+				goto nomem;
+			}
+		}
+	}
+	if (nv == NULL && (nv = calloc(1, sizeof(*nv))) == NULL)
+		goto nomem;
+	ag_envsan_filter(nv, s->profile);
+	for (nn = 0; nv[nn] != NULL; nn++)
+		;
+	/*
+	 * A dangerous name keeps the value it had before the command (PATH
+	 * from the profile, say): the command can neither set nor unset it.
+	 */
+	for (i = 0; i < s->nenv; i++) {
+		const char *eq = strchr(s->env[i], '=');
+		char name[256];
+		size_t nl;
+
+		if (eq == NULL || (nl = (size_t)(eq - s->env[i])) >= sizeof(name))
+			continue;
+		memcpy(name, s->env[i], nl);
+		name[nl] = '\0';
+		if (strcmp(name, "OLDPWD") == 0)
+			continue;	/* cd inside the command moves it legitimately */
+		if (ag_envsan_is_dangerous(name, s->profile) &&
+		    env_set(&nv, &nn, name, eq + 1) < 0)
+			goto nomem;
+	}
+	if (apply_env_set(&nv, &nn, s->profile) < 0)
+		goto nomem;
+
+	if (pwd != NULL && pwd[0] == '/') {
+		if ((e = dir_usable(pwd)) == 0) {
+			char *c = canon_path(NULL, pwd);
+
+			if (c == NULL)
+				goto nomem;
+			free(s->cwd);
+			s->cwd = c;
+		} else
+			ag_log(LOG_DEBUG, "captured PWD %s not usable: %s", pwd, strerror(e));
+	}
+	if (env_set(&nv, &nn, "PWD", s->cwd) < 0)
+		goto nomem;
+	env_free(s->env);
+	s->env = nv;
+	s->nenv = nn;
+	free(pwd);
+	return 0;
+nomem:
+	env_free(nv);
+	free(pwd);
+	return ag_err_set(err, "out of memory applying the captured environment");
+}
+
+/* ---- builtins ---------------------------------------------------------- */
+
+static const struct ag_sh_node *
+single_simple(const struct ag_sh_node *n)
+{
+	if (n == NULL || n->type != AG_SH_LIST || n->nkids != 1 ||
+	    (n->background != NULL && n->background[0]))
+		return NULL;
+	n = n->kids[0];
+	while (n != NULL && n->type == AG_SH_PIPELINE) {
+		if (n->nkids != 1 || n->negated || n->timed)
+			return NULL;
+		n = n->kids[0];
+	}
+	if (n == NULL || n->type != AG_SH_SIMPLE || n->nassigns != 0 ||
+	    n->nredirs != 0 || n->nwords == 0)
+		return NULL;
+	return n;
+}
+
+/*
+ * A word the gateway can expand itself: literal parts, optionally led by
+ * an unquoted tilde.  NULL when anything else (a parameter, a glob, ...)
+ * is involved; the runner handles those.
+ */
+static char *
+expand_word(const struct ag_session *s, const struct ag_sh_word *w)
+{
+	struct ag_strbuf sb;
+	size_t i;
+
+	ag_strbuf_init(&sb, PATH_MAX * 4);
+	if (ag_strbuf_addstr(&sb, "") < 0)
+		return NULL;
+	for (i = 0; i < w->nparts; i++) {
+		const struct ag_sh_part *p = &w->parts[i];
+
+		if (p->type == AG_SH_P_LIT) {
+			if (memchr(p->text, '\0', p->len) != NULL ||
+			    ag_strbuf_append(&sb, p->text, p->len) < 0)
+				goto fail;
+		} else if (p->type == AG_SH_P_TILDE && i == 0) {
+			const char *v = NULL;
+
+			if (p->text[0] == '\0')
+				v = ag_session_getenv(s, "HOME");
+			else if (strcmp(p->text, "+") == 0)
+				v = s->cwd;
+			else if (strcmp(p->text, "-") == 0)
+				v = ag_session_getenv(s, "OLDPWD");
+			else if (isdigit((unsigned char)p->text[0]) ||
+			    ((p->text[0] == '+' || p->text[0] == '-') &&
+			    isdigit((unsigned char)p->text[1])))
+				goto fail;	/* ~N: dir stack, leave to bash */
+			else {
+				struct passwd *pw = getpwnam(p->text);
+
+				v = pw != NULL ? pw->pw_dir : NULL;
+			}
+			if (v == NULL) {	/* bash leaves it as written */
+				if (ag_strbuf_addch(&sb, '~') < 0 ||
+				    ag_strbuf_addstr(&sb, p->text) < 0)
+					goto fail;
+			} else if (ag_strbuf_addstr(&sb, v) < 0)
+				goto fail;
+		} else
+			goto fail;
+	}
+	return ag_strbuf_detach(&sb, NULL);
+fail:
+	ag_strbuf_free(&sb);
+	return NULL;
+}
+
+/* Change to dir (already expanded) the way `cd -L`/`cd -P` do; on failure
+ * print bash's message under the builtin's name and return 1. */
+static int
+change_dir(struct ag_session *s, const char *bname, const char *dir, int physical,
+    FILE *errf)
+{
+	char *target = NULL, *old;
+	int e;
+
+	if (dir[0] == '\0')
+		return 0;		/* bash 5: cd "" is a no-op */
+	if (physical) {
+		char *joined = canon_path(s->cwd, dir);
+		char rp[PATH_MAX];
+
+		if (joined == NULL)
+			goto nomem;
+		/* -P: resolve against the real directory, not the logical one */
+		if (dir[0] != '/') {
+			char *raw;
+			size_t n = strlen(s->cwd) + strlen(dir) + 2;
+
+			free(joined);
+			if ((raw = malloc(n)) == NULL)
+				goto nomem;
+			snprintf(raw, n, "%s/%s", s->cwd, dir);
+			joined = raw;
+		}
+		if ((e = dir_usable(joined)) != 0 || realpath(joined, rp) == NULL) {
+			if (e == 0)
+				e = errno;
+			free(joined);
+			fprintf(errf, "bash: %s: %s: %s\n", bname, dir, strerror(e));
+			return 1;
+		}
+		free(joined);
+		if ((target = strdup(rp)) == NULL)
+			goto nomem;
+	} else {
+		if ((target = canon_path(s->cwd, dir)) == NULL)
+			goto nomem;
+		if ((e = dir_usable(target)) != 0) {
+			/* bash falls back to the path as the kernel resolves it */
+			char rp[PATH_MAX], *raw;
+			size_t n = strlen(s->cwd) + strlen(dir) + 2;
+
+			if ((raw = malloc(n)) == NULL)
+				goto nomem;
+			if (dir[0] == '/')
+				snprintf(raw, n, "%s", dir);
+			else
+				snprintf(raw, n, "%s/%s", s->cwd, dir);
+			if (dir_usable(raw) != 0 || realpath(raw, rp) == NULL) {
+				free(raw);
+				free(target);
+				fprintf(errf, "bash: %s: %s: %s\n", bname, dir, strerror(e));
+				return 1;
+			}
+			free(raw);
+			free(target);
+			if ((target = strdup(rp)) == NULL)
+				goto nomem;
+		}
+	}
+	old = s->cwd;
+	s->cwd = target;
+	if (ag_session_setenv(s, "OLDPWD", old) < 0 ||
+	    ag_session_setenv(s, "PWD", s->cwd) < 0) {
+		free(old);
+		goto nomem;
+	}
+	free(old);
+	return 0;
+nomem:
+	fprintf(errf, "bash: %s: out of memory\n", bname);
+	return 1;
+}
+
+static int
+do_cd(struct ag_session *s, size_t argc, char **argv, FILE *out, FILE *errf)
+{
+	size_t i = 1;
+	int physical = 0, st;
+	const char *dir;
+
+	for (; i < argc && argv[i][0] == '-' && argv[i][1] != '\0'; i++) {
+		const char *o;
+
+		if (strcmp(argv[i], "--") == 0) {
+			i++;
+			break;
+		}
+		for (o = argv[i] + 1; *o != '\0'; o++) {
+			if (*o == 'P')
+				physical = 1;
+			else if (*o == 'L')
+				physical = 0;
+			else if (*o != 'e' && *o != '@') {
+				fprintf(errf, "bash: cd: -%c: invalid option\n"
+				    "cd: usage: cd [-L|[-P [-e]] [-@]] [dir]\n", *o);
+				return 2;
+			}
+		}
+	}
+	if (argc - i > 1) {
+		fprintf(errf, "bash: cd: too many arguments\n");
+		return 1;
+	}
+	if (argc - i == 0) {
+		if ((dir = ag_session_getenv(s, "HOME")) == NULL) {
+			fprintf(errf, "bash: cd: HOME not set\n");
+			return 1;
+		}
+		return change_dir(s, "cd", dir, physical, errf);
+	}
+	if (strcmp(argv[i], "-") == 0) {
+		char *copy;
+
+		if ((dir = ag_session_getenv(s, "OLDPWD")) == NULL) {
+			fprintf(errf, "bash: cd: OLDPWD not set\n");
+			return 1;
+		}
+		if ((copy = strdup(dir)) == NULL)
+			return 1;
+		st = change_dir(s, "cd", copy, physical, errf);
+		free(copy);
+		if (st == 0)
+			fprintf(out, "%s\n", s->cwd);
+		return st;
+	}
+	return change_dir(s, "cd", argv[i], physical, errf);
+}
+
+/* The whole stack, top first: [cwd, dirs...]. */
+static const char *
+stack_at(const struct ag_session *s, size_t i)
+{
+	return i == 0 ? s->cwd : s->dirs[i - 1];
+}
+
+static void
+print_dirs(const struct ag_session *s, FILE *out, int longfmt, int perline, int verbose)
+{
+	size_t i, m = s->ndirs + 1;
+	char buf[PATH_MAX + 2];
+
+	for (i = 0; i < m; i++) {
+		const char *d = longfmt ? stack_at(s, i) : ag_session_tilde(s, stack_at(s, i),
+		    buf, sizeof(buf));
+
+		if (verbose)
+			fprintf(out, "%2zu  %s\n", i, d);
+		else if (perline)
+			fprintf(out, "%s\n", d);
+		else
+			fprintf(out, "%s%s", i ? " " : "", d);
+	}
+	if (!verbose && !perline)
+		fputc('\n', out);
+}
+
+/* "+N"/"-N" → index into the whole stack; -1 when not that form, -2 out of range. */
+static long
+stack_index(const struct ag_session *s, const char *a)
+{
+	char *end;
+	long n;
+	size_t m = s->ndirs + 1;
+
+	if ((a[0] != '+' && a[0] != '-') || !isdigit((unsigned char)a[1]))
+		return -1;
+	errno = 0;
+	n = strtol(a + 1, &end, 10);
+	if (*end != '\0' || errno != 0)
+		return -1;
+	if ((size_t)n >= m)
+		return -2;
+	return a[0] == '+' ? n : (long)(m - 1 - (size_t)n);
+}
+
+/* Replace the stack by rotating it so that index k is on top, cd'ing there. */
+static int
+rotate_to(struct ag_session *s, size_t k, const char *bname, FILE *errf)
+{
+	size_t m = s->ndirs + 1, i;
+	char **all;
+	int st;
+
+	if (k == 0)
+		return 0;
+	if ((all = calloc(m, sizeof(*all))) == NULL)
+		return 1;
+	/* copies: the stack entries change under us when cwd does */
+	for (i = 0; i < m; i++)
+		if ((all[i] = strdup(stack_at(s, (k + i) % m))) == NULL)
+			goto fail;
+	/* cd first: on failure leave everything as it was */
+	if ((st = change_dir(s, bname, all[0], 0, errf)) != 0) {
+		for (i = 0; i < m; i++)
+			free(all[i]);
+		free(all);
+		return st;
+	}
+	for (i = 0; i < s->ndirs; i++)
+		free(s->dirs[i]);
+	for (i = 1; i < m; i++)
+		s->dirs[i - 1] = all[i];
+	free(all[0]);
+	free(all);
+	return 0;
+fail:
+	for (i = 0; i < m; i++)
+		free(all[i]);
+	free(all);
+	return 1;
+}
+
+static int
+push_dir(struct ag_session *s, const char *d)
+{
+	char **nd, *c;
+
+	if (s->ndirs >= AG_SESSION_MAX_DIRS)
+		return -1;
+	if ((c = strdup(d)) == NULL)
+		return -1;
+	if ((nd = realloc(s->dirs, (s->ndirs + 1) * sizeof(*nd))) == NULL) {
+		free(c);
+		return -1;
+	}
+	memmove(nd + 1, nd, s->ndirs * sizeof(*nd));
+	nd[0] = c;
+	s->dirs = nd;
+	s->ndirs++;
+	return 0;
+}
+
+static void
+remove_dir(struct ag_session *s, size_t i)	/* i indexes s->dirs */
+{
+	free(s->dirs[i]);
+	memmove(&s->dirs[i], &s->dirs[i + 1], (s->ndirs - i - 1) * sizeof(char *));
+	s->ndirs--;
+}
+
+static int
+do_pushd(struct ag_session *s, size_t argc, char **argv, FILE *out, FILE *errf)
+{
+	size_t i = 1;
+	int noch = 0, st;
+	const char *arg = NULL;
+
+	for (; i < argc; i++) {
+		if (strcmp(argv[i], "-n") == 0)
+			noch = 1;
+		else if (strcmp(argv[i], "--") == 0) {
+			i++;
+			break;
+		} else if (argv[i][0] == '-' && argv[i][1] != '\0' &&
+		    !isdigit((unsigned char)argv[i][1])) {
+			fprintf(errf, "bash: pushd: %s: invalid option\n"
+			    "pushd: usage: pushd [-n] [+N | -N | dir]\n", argv[i]);
+			return 2;
+		} else
+			break;
+	}
+	if (argc - i > 1) {
+		fprintf(errf, "bash: pushd: too many arguments\n");
+		return 1;
+	}
+	if (i < argc)
+		arg = argv[i];
+	if (arg == NULL) {
+		if (s->ndirs == 0) {
+			fprintf(errf, "bash: pushd: no other directory\n");
+			return 1;
+		}
+		if (noch) {
+			print_dirs(s, out, 0, 0, 0);
+			return 0;
+		}
+		/* swap the top two */
+		{
+			char *top = strdup(s->cwd);
+
+			if (top == NULL)
+				return 1;
+			if ((st = change_dir(s, "pushd", s->dirs[0], 0, errf)) != 0) {
+				free(top);
+				return st;
+			}
+			free(s->dirs[0]);
+			s->dirs[0] = top;
+		}
+		print_dirs(s, out, 0, 0, 0);
+		return 0;
+	}
+	{
+		long k = stack_index(s, arg);
+
+		if (k == -2) {
+			fprintf(errf, "bash: pushd: %s: directory stack index out of range\n", arg);
+			return 1;
+		}
+		if (k >= 0) {
+			if (!noch && (st = rotate_to(s, (size_t)k, "pushd", errf)) != 0)
+				return st;
+			print_dirs(s, out, 0, 0, 0);
+			return 0;
+		}
+	}
+	if (s->ndirs >= AG_SESSION_MAX_DIRS) {
+		fprintf(errf, "bash: pushd: directory stack full\n");
+		return 1;
+	}
+	if (noch) {
+		char *c = canon_path(s->cwd, arg);
+
+		if (c == NULL || push_dir(s, c) < 0) {
+			free(c);
+			return 1;
+		}
+		free(c);
+	} else {
+		char *old = strdup(s->cwd);
+
+		if (old == NULL)
+			return 1;
+		if ((st = change_dir(s, "pushd", arg, 0, errf)) != 0) {
+			free(old);
+			return st;
+		}
+		if (push_dir(s, old) < 0) {
+			free(old);
+			return 1;
+		}
+		free(old);
+	}
+	print_dirs(s, out, 0, 0, 0);
+	return 0;
+}
+
+static int
+do_popd(struct ag_session *s, size_t argc, char **argv, FILE *out, FILE *errf)
+{
+	size_t i = 1;
+	int noch = 0, st;
+	long k = 0;
+
+	for (; i < argc; i++) {
+		if (strcmp(argv[i], "-n") == 0)
+			noch = 1;
+		else if (strcmp(argv[i], "--") == 0) {
+			i++;
+			break;
+		} else if ((k = stack_index(s, argv[i])) == -1) {
+			if (argv[i][0] == '-')
+				fprintf(errf, "bash: popd: %s: invalid option\n", argv[i]);
+			else
+				fprintf(errf, "bash: popd: %s: invalid argument\n", argv[i]);
+			fprintf(errf, "popd: usage: popd [-n] [+N | -N]\n");
+			return 2;
+		} else if (k == -2) {
+			if (s->ndirs == 0)
+				fprintf(errf, "bash: popd: directory stack empty\n");
+			else
+				fprintf(errf, "bash: popd: %s: directory stack index out of range\n",
+				    argv[i]);
+			return 1;
+		} else
+			break;
+	}
+	if (i < argc && argc - i > 1) {
+		fprintf(errf, "bash: popd: too many arguments\n");
+		return 1;
+	}
+	if (s->ndirs == 0) {
+		fprintf(errf, "bash: popd: directory stack empty\n");
+		return 1;
+	}
+	if (k > 0) {
+		remove_dir(s, (size_t)k - 1);
+	} else if (noch) {
+		remove_dir(s, 0);
+	} else {
+		char *next = strdup(s->dirs[0]);
+
+		if (next == NULL)
+			return 1;
+		st = change_dir(s, "popd", next, 0, errf);
+		free(next);
+		if (st != 0)
+			return st;
+		remove_dir(s, 0);
+	}
+	print_dirs(s, out, 0, 0, 0);
+	return 0;
+}
+
+static int
+do_dirs(struct ag_session *s, size_t argc, char **argv, FILE *out, FILE *errf)
+{
+	size_t i;
+	int lf = 0, pl = 0, vb = 0, clear = 0;
+	long k = -1;
+
+	for (i = 1; i < argc; i++) {
+		const char *o;
+		long idx = stack_index(s, argv[i]);
+
+		if (idx == -2) {
+			fprintf(errf, "bash: dirs: %s: directory stack index out of range\n", argv[i]);
+			return 1;
+		}
+		if (idx >= 0) {
+			k = idx;
+			continue;
+		}
+		if (argv[i][0] != '-' || argv[i][1] == '\0')
+			goto usage;
+		for (o = argv[i] + 1; *o != '\0'; o++) {
+			switch (*o) {
+			case 'c':
+				clear = 1;
+				while (s->ndirs > 0)
+					remove_dir(s, s->ndirs - 1);
+				break;
+			case 'l': lf = 1; break;
+			case 'p': pl = 1; break;
+			case 'v': vb = 1; break;
+			default:
+				goto usage;
+			}
+		}
+	}
+	if (k >= 0) {
+		char buf[PATH_MAX + 2];
+		const char *d = stack_at(s, (size_t)k);
+
+		fprintf(out, "%s\n", lf ? d : ag_session_tilde(s, d, buf, sizeof(buf)));
+		return 0;
+	}
+	if (clear && !(pl || vb || lf))
+		return 0;	/* dirs -c alone prints nothing */
+	print_dirs(s, out, lf, pl, vb);
+	return 0;
+usage:
+	fprintf(errf, "bash: dirs: %s: invalid option\n"
+	    "dirs: usage: dirs [-clpv] [+N] [-N]\n", argv[i]);
+	return 2;
+}
+
+int
+ag_session_try_builtin(struct ag_session *s, const struct ag_sh_node *tree,
+    FILE *out, FILE *errf, int *status)
+{
+	const struct ag_sh_node *n = single_simple(tree);
+	char *name, **argv;
+	size_t i;
+	int handled = 0, st = 0;
+
+	if (n == NULL || (name = ag_sh_word_literal(n->words[0], NULL)) == NULL)
+		return 0;
+	if (strcmp(name, "cd") != 0 && strcmp(name, "pushd") != 0 &&
+	    strcmp(name, "popd") != 0 && strcmp(name, "dirs") != 0) {
+		free(name);
+		return 0;
+	}
+	if ((argv = calloc(n->nwords + 1, sizeof(*argv))) == NULL) {
+		free(name);
+		return 0;
+	}
+	argv[0] = name;
+	for (i = 1; i < n->nwords; i++)
+		if ((argv[i] = expand_word(s, n->words[i])) == NULL)
+			goto done;	/* not ours: the runner will do it */
+	handled = 1;
+	if (strcmp(name, "cd") == 0)
+		st = do_cd(s, n->nwords, argv, out, errf);
+	else if (strcmp(name, "pushd") == 0)
+		st = do_pushd(s, n->nwords, argv, out, errf);
+	else if (strcmp(name, "popd") == 0)
+		st = do_popd(s, n->nwords, argv, out, errf);
+	else
+		st = do_dirs(s, n->nwords, argv, out, errf);
+	fflush(out);
+	fflush(errf);
+	*status = st;
+	s->last_status = st;
+done:
+	for (i = 0; i < n->nwords; i++)
+		free(argv[i]);
+	free(argv);
+	return handled;
+}
+
+int
+ag_session_is_bare_exit(const struct ag_session *s, const struct ag_sh_node *tree,
+    int *status)
+{
+	const struct ag_sh_node *n = single_simple(tree);
+	char *name, *arg = NULL, *end;
+	long v;
+	int ok = 0;
+
+	if (n == NULL || n->nwords > 2 || (name = ag_sh_word_literal(n->words[0], NULL)) == NULL)
+		return 0;
+	if (strcmp(name, "exit") != 0)
+		goto out;
+	if (n->nwords == 1) {
+		*status = s->last_status;
+		ok = 1;
+		goto out;
+	}
+	if ((arg = ag_sh_word_literal(n->words[1], NULL)) == NULL || arg[0] == '\0')
+		goto out;
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (*end != '\0' || errno != 0)
+		goto out;	/* bash complains; let the runner say so */
+	*status = (int)(v & 0xff);
+	ok = 1;
+out:
+	free(name);
+	free(arg);
+	return ok;
+}
+
+/* ---- can a command change the state? ------------------------------------ */
+
+/* bash's builtins and reserved words, sorted; any of them may touch state
+ * unless it is in stateless_builtins below. */
+static const char *const bash_builtins[] = {
+	".", ":", "[", "[[", "alias", "bg", "bind", "break", "builtin", "caller",
+	"case", "cd", "command", "compgen", "complete", "compopt", "continue",
+	"coproc", "declare", "dirs", "disown", "do", "done", "echo", "elif", "else",
+	"enable", "esac", "eval", "exec", "exit", "export", "false", "fc", "fg",
+	"fi", "for", "function", "getopts", "hash", "help", "history", "if", "in",
+	"jobs", "kill", "let", "local", "logout", "mapfile", "popd", "printf",
+	"pushd", "pwd", "read", "readarray", "readonly", "return", "select", "set",
+	"shift", "shopt", "source", "suspend", "test", "then", "time", "times",
+	"trap", "true", "type", "typeset", "ulimit", "umask", "unalias", "unset",
+	"until", "wait", "while", "{", "}",
+};
+
+static const char *const stateless_builtins[] = {
+	":", "[", "echo", "false", "pwd", "test", "true",
+};
+
+static int
+cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static int
+in_sorted(const char *const *set, size_t n, const char *name)
+{
+	return bsearch(&name, set, n, sizeof(*set), cmp_str) != NULL;
+}
+
+static int word_stateful(const struct ag_sh_word *w);
+
+static int
+part_stateful(const struct ag_sh_part *p)
+{
+	switch (p->type) {
+	case AG_SH_P_PARAM:
+		if (p->op != NULL && (strcmp(p->op, "=") == 0 || strcmp(p->op, ":=") == 0))
+			return 1;		/* ${x:=v} assigns */
+		return word_stateful(p->subscript) || word_stateful(p->operand) ||
+		    word_stateful(p->operand2);
+	case AG_SH_P_ARITH:
+		return 1;			/* $((x=1)), $((x++)) assign */
+	case AG_SH_P_CMDSUB:
+	case AG_SH_P_PROCSUB:
+		return 0;			/* a subshell: its changes die with it */
+	default:
+		return 0;
+	}
+}
+
+static int
+word_stateful(const struct ag_sh_word *w)
+{
+	size_t i;
+
+	if (w == NULL)
+		return 0;
+	for (i = 0; i < w->nparts; i++)
+		if (part_stateful(&w->parts[i]))
+			return 1;
+	return 0;
+}
+
+static int
+redirs_stateful(const struct ag_sh_node *n)
+{
+	size_t i;
+
+	for (i = 0; i < n->nredirs; i++)
+		if (n->redirs[i].fdvar != NULL || word_stateful(n->redirs[i].target))
+			return 1;	/* {var}>file assigns var */
+	return 0;
+}
+
+static int
+node_stateful(const struct ag_sh_node *n, int depth)
+{
+	size_t i;
+
+	if (n == NULL)
+		return 0;
+	if (depth > AG_SH_MAX_DEPTH)
+		return 1;
+	if (redirs_stateful(n))
+		return 1;
+	switch (n->type) {
+	case AG_SH_SIMPLE: {
+		char *name;
+		int builtin, safe;
+
+		if (n->nassigns != 0)
+			return 1;
+		if (n->nwords == 0)
+			return 0;
+		if ((name = ag_sh_word_literal(n->words[0], NULL)) == NULL)
+			return 1;
+		builtin = in_sorted(bash_builtins, sizeof(bash_builtins) /
+		    sizeof(bash_builtins[0]), name);
+		safe = in_sorted(stateless_builtins, sizeof(stateless_builtins) /
+		    sizeof(stateless_builtins[0]), name);
+		free(name);
+		if (builtin && !safe)
+			return 1;
+		for (i = 0; i < n->nwords; i++)
+			if (word_stateful(n->words[i]))
+				return 1;
+		return 0;
+	}
+	case AG_SH_SUBSHELL:
+		return 0;		/* ( ... ) cannot change the caller */
+	case AG_SH_PIPELINE:
+		if (n->nkids > 1)
+			return 0;	/* every part of a real pipeline is a subshell */
+		break;
+	case AG_SH_LIST:
+		for (i = 0; i < n->nkids; i++)
+			if ((n->background == NULL || !n->background[i]) &&
+			    node_stateful(n->kids[i], depth + 1))
+				return 1;
+		return 0;
+	case AG_SH_AND:
+	case AG_SH_OR:
+	case AG_SH_GROUP:
+	case AG_SH_IF:
+	case AG_SH_WHILE:
+	case AG_SH_UNTIL:
+	case AG_SH_DBRACKET:
+		break;
+	case AG_SH_CASE:
+		for (i = 0; i < n->nitems; i++) {
+			size_t k;
+
+			for (k = 0; k < n->items[i].npatterns; k++)
+				if (word_stateful(n->items[i].patterns[k]))
+					return 1;
+			if (node_stateful(n->items[i].body, depth + 1))
+				return 1;
+		}
+		break;
+	default:
+		return 1;	/* for/select (loop variable), (( )), functions, coproc */
+	}
+	for (i = 0; i < n->nwords; i++)
+		if (word_stateful(n->words[i]))
+			return 1;
+	for (i = 0; i < n->nkids; i++)
+		if (node_stateful(n->kids[i], depth + 1))
+			return 1;
+	return 0;
+}
+
+int
+ag_session_needs_capture(const struct ag_sh_node *tree)
+{
+	return tree == NULL || node_stateful(tree, 0);
+}

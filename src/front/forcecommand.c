@@ -1,0 +1,292 @@
+/*
+ * forcecommand.c - the gateway: what sshd runs as ForceCommand (command in
+ * SSH_ORIGINAL_COMMAND), as a login shell (`-c COMMAND`, or "-" leading
+ * argv[0]), or for an interactive session (the REPL).
+ *
+ * The mode comes only from what sshd decided: SSH_ORIGINAL_COMMAND, -c, and
+ * whether stdin is a terminal.  Nothing the client can set (TERM, LANG,
+ * AcceptEnv variables) changes how a command is judged.
+ */
+#include "agconfig.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "record/audit.h"
+#include "cli/commands.h"
+#include "common/config.h"
+#include "core/core.h"
+#include "common/log.h"
+#include "auth/pamauth.h"
+#include "exec/pty.h"
+#include "record/recording.h"
+#include "front/repl.h"
+#include "exec/runner.h"
+#include "exec/sandbox.h"
+#include "exec/session.h"
+#include "exec/transfer.h"
+
+#define MAX_GROUPS	1024
+
+/* "addr port addr port" → "addr:port" ("[v6]:port"). */
+static void
+client_from(const char *conn, char *buf, size_t len)
+{
+	char addr[128];
+	unsigned port;
+
+	buf[0] = '\0';
+	if (conn == NULL || sscanf(conn, "%127s %u", addr, &port) != 2)
+		return;
+	if (strchr(addr, ':') != NULL)
+		snprintf(buf, len, "[%s]:%u", addr, port);
+	else
+		snprintf(buf, len, "%s:%u", addr, port);
+}
+
+/*
+ * Run the PAM service for this session (authenticate, account, open
+ * session).  What sshd learnt about the caller's key reaches the module as
+ * SSH_AUTH_INFO_0; a token the admin lets through AcceptEnv is taken out
+ * of our environment first, so no command can ever see it.  On failure the
+ * client gets one line, the audit log the PAM detail, and NULL is returned.
+ */
+static struct ag_pamauth *
+pam_begin(const struct ag_config *cfg, const struct passwd *pw, int interactive,
+    const struct ag_audit_info *info)
+{
+	struct ag_pamauth_params p;
+	struct ag_pamauth_failure fail;
+	struct ag_pamauth *pa;
+	struct ag_err err;
+	const char *authfile;
+	char *tok;
+	char *auth_info = NULL, *token = NULL, tty[PATH_MAX], rhost[128];
+
+	ag_err_clear(&err);
+	memset(&fail, 0, sizeof(fail));
+	if ((tok = getenv("AGENTGATE_TOKEN")) != NULL) {
+		token = strdup(tok);
+		explicit_bzero(tok, strlen(tok));
+		unsetenv("AGENTGATE_TOKEN");
+		if (token == NULL) {
+			fail.stage = "token";
+			snprintf(fail.pam_error, sizeof(fail.pam_error), "out of memory");
+			ag_err_set(&err, "authentication failed");
+			goto fail;
+		}
+	}
+	if ((authfile = getenv("SSH_USER_AUTH")) != NULL &&
+	    (auth_info = ag_pamauth_read_auth_info(authfile, &err)) == NULL) {
+		fail.stage = "auth_info";
+		snprintf(fail.pam_error, sizeof(fail.pam_error), "%.200s", err.msg);
+		ag_err_set(&err, "authentication failed: cannot read what sshd "
+		    "recorded about this login");
+		goto fail;
+	}
+	memset(&p, 0, sizeof(p));
+	p.user = pw->pw_name;
+	if (ag_pamauth_client_addr(getenv("SSH_CONNECTION"), rhost, sizeof(rhost)) == 0)
+		p.rhost = rhost;
+	if (interactive && ttyname_r(STDIN_FILENO, tty, sizeof(tty)) == 0)
+		p.tty = tty;
+	p.auth_info = auth_info;
+	p.token = token;
+	p.interactive = interactive;
+	pa = ag_pamauth_start(cfg, &p, &err, &fail);
+	if (token != NULL) {
+		explicit_bzero(token, strlen(token));
+		free(token);
+		token = NULL;
+	}
+	free(auth_info);
+	if (pa != NULL)
+		return pa;
+fail:
+	if (token != NULL) {
+		explicit_bzero(token, strlen(token));
+		free(token);
+	}
+	fprintf(stderr, "agentgate: %s\n", err.msg);
+	{
+		struct ag_audit *a;
+		struct ag_err aerr;
+		char why[512];
+
+		snprintf(why, sizeof(why), "PAM %s: %s", fail.stage ? fail.stage : "?",
+		    fail.pam_error);
+		ag_log(LOG_WARNING, "authentication failed for %s: %s", pw->pw_name, why);
+		if ((a = ag_audit_open(&cfg->gw.audit, info, &aerr)) != NULL) {
+			(void)ag_audit_event(a, "auth_failure", fail.stage, "deny", why, &aerr);
+			ag_audit_close(a);
+		}
+	}
+	return NULL;
+}
+
+static void
+usage_error(const char *msg)
+{
+	fprintf(stderr, "agentgate: %s\n"
+	    "usage: agentgate [--config FILE] [--profile NAME] [--log-stderr] [-c COMMAND]\n",
+	    msg);
+}
+
+int
+ag_cmd_session(int argc, char **argv)
+{
+	const char *config_path = AG_DEFAULT_CONFIG, *forced = NULL, *cmd = NULL;
+	int log_stderr = 0, i, status = 1, tty;
+	struct ag_config *cfg = NULL;
+	const struct ag_profile *profile;
+	struct ag_session sess;
+	struct ag_session_origin origin;
+	struct ag_audit_info info;
+	struct ag_audit *audit = NULL;
+	struct ag_pamauth *pam = NULL;
+	struct ag_repl r;
+	struct ag_err err;
+	struct passwd *pw;
+	char client[160];
+	const char *orig;
+
+	ag_err_clear(&err);
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (strcmp(a, "--config") == 0 && i + 1 < argc)
+			config_path = argv[++i];
+		else if (strncmp(a, "--config=", 9) == 0)
+			config_path = a + 9;
+		else if (strcmp(a, "--profile") == 0 && i + 1 < argc)
+			forced = argv[++i];
+		else if (strncmp(a, "--profile=", 10) == 0)
+			forced = a + 10;
+		else if (strcmp(a, "--log-stderr") == 0)
+			log_stderr = 1;
+		else if (strcmp(a, "--test-landlock-abi") == 0 && i + 1 < argc) {
+			/* hidden, for tests: only the ForceCommand line can say this */
+			char *end;
+			long abi = strtol(argv[++i], &end, 10);
+
+			if (end == argv[i] || *end != '\0' || abi < 0 || abi > 64) {
+				usage_error("--test-landlock-abi: expected a Landlock ABI number");
+				return 2;
+			}
+			ag_sandbox_set_test_abi((int)abi);
+		}
+		else if (strcmp(a, "-c") == 0 && i + 1 < argc)
+			cmd = argv[++i];
+		else {
+			usage_error(a[0] == '-' ? "unknown option or missing argument" :
+			    "unexpected argument");
+			return 2;
+		}
+	}
+	ag_log_open("agentgate", log_stderr, LOG_AUTHPRIV);
+	/*
+	 * Commands run as the same user as the gateway: without this they
+	 * could read its memory (/proc/PPID/mem: PAM state, the validator key)
+	 * wherever the sandbox is off or the kernel cannot scope ptrace.
+	 * Children set it back before they set up their sandbox and exec.
+	 */
+	(void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+
+	orig = getenv("SSH_ORIGINAL_COMMAND");
+	if (cmd == NULL && orig != NULL)
+		cmd = orig;
+	tty = cmd == NULL && isatty(STDIN_FILENO);
+	memset(&info, 0, sizeof(info));
+	errno = 0;
+	if ((pw = getpwuid(getuid())) == NULL) {
+		fprintf(stderr, "agentgate: cannot look up uid %ld\n", (long)getuid());
+		return 1;
+	}
+	client_from(getenv("SSH_CONNECTION"), client, sizeof(client));
+	info.user = pw->pw_name;
+	info.client = client[0] ? client : NULL;
+	/* a terminal (ssh -t, or an interactive login) means the PTY path */
+	info.mode = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO) ? "pty" :
+	    cmd != NULL ? "exec" : "repl";
+
+	if ((cfg = ag_config_load(config_path, 0, &err)) == NULL) {
+		char msg[AG_ERR_MSG_MAX + 512];
+
+		ag_err_print(stderr, &err);
+		ag_err_format(&err, msg, sizeof(msg));
+		ag_log(LOG_ERR, "policy not loaded: %s", msg);
+		ag_audit_config_error(&info, config_path, msg);
+		return 1;
+	}
+	if ((pam = pam_begin(cfg, pw, isatty(STDIN_FILENO), &info)) == NULL) {
+		ag_config_free(cfg);
+		return 1;
+	}
+	info.identity = ag_pamauth_identity(pam);
+	if ((profile = ag_core_profile(cfg, forced, ag_pamauth_profile(pam), pw, &err)) == NULL) {
+		ag_err_print(stderr, &err);
+		ag_log(LOG_WARNING, "session refused: %s", err.msg);
+		ag_pamauth_end(pam);
+		ag_config_free(cfg);
+		return 1;
+	}
+	info.profile = profile->name;
+
+	memset(&origin, 0, sizeof(origin));
+	origin.ssh_connection = getenv("SSH_CONNECTION");
+	origin.ssh_client = getenv("SSH_CLIENT");
+	origin.ssh_tty = getenv("SSH_TTY");
+	origin.term = getenv("TERM");
+	origin.lang = getenv("LANG");
+	origin.tty = isatty(STDIN_FILENO);
+	if (ag_session_init(&sess, profile, &origin, &err) < 0) {
+		ag_err_print(stderr, &err);
+		ag_pamauth_end(pam);
+		ag_config_free(cfg);
+		return 1;
+	}
+	if (ag_runner_init(&err) < 0) {
+		ag_err_print(stderr, &err);
+		ag_session_free(&sess);
+		ag_pamauth_end(pam);
+		ag_config_free(cfg);
+		return 1;
+	}
+	if ((audit = ag_audit_open(&cfg->gw.audit, &info, &err)) == NULL) {
+		ag_err_print(stderr, &err);
+		ag_session_free(&sess);
+		ag_pamauth_end(pam);
+		ag_config_free(cfg);
+		return 1;
+	}
+	if (ag_audit_session_start(audit, &err) < 0 && ag_audit_required(audit))
+		fprintf(stderr, "agentgate: %s; commands will be refused while the audit log "
+		    "cannot be written\n", err.msg);
+	ag_log(LOG_INFO, "session %s: user %s, profile %s, %s mode%s%s",
+	    ag_audit_session_id(audit), pw->pw_name, profile->name, info.mode,
+	    client[0] ? ", from " : "", client);
+
+	memset(&r, 0, sizeof(r));
+	r.cfg = cfg;
+	r.profile = profile;
+	r.sess = &sess;
+	r.audit = audit;
+	r.tty = tty;
+	/* the session body is the same for every front end (core.c) */
+	status = ag_core_serve(&r, cmd);
+	(void)ag_audit_session_end(audit, status, r.ncommands, &err);
+	ag_audit_close(audit);
+	ag_session_free(&sess);
+	ag_pamauth_end(pam);
+	ag_config_free(cfg);
+	return status;
+}

@@ -1,0 +1,24 @@
+/*
+ * envsan.h - the dangerous-variable filter.  One list, used twice: the
+ * policy refuses assignments and exports of these names, and the session
+ * strips them from every environment captured back from a runner.
+ */
+#ifndef AG_ENVSAN_H
+#define AG_ENVSAN_H
+
+#include "common/config.h"
+
+/*
+ * 1 when name may not be set by a command: the built-in set (LD_*, BASH_ENV,
+ * ENV, BASH_FUNC_*, SHELLOPTS, PROMPT_COMMAND, IFS, PATH, GIT_*, PAGER, ...)
+ * or the profile's env.deny globs — unless the profile's env.allow names it.
+ * profile may be NULL (built-in set only).
+ */
+int	ag_envsan_is_dangerous(const char *name, const struct ag_profile *profile);
+/*
+ * Filter a NULL-terminated "KEY=VALUE" vector in place: dangerous entries
+ * are freed and removed (logged at LOG_DEBUG).  Returns how many were removed.
+ */
+size_t	ag_envsan_filter(char **env, const struct ag_profile *profile);
+
+#endif

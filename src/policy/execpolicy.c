@@ -1,0 +1,191 @@
+/*
+ * execpolicy.c - deny rules at exec time (see execpolicy.h).
+ */
+#include "agconfig.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "policy/execpolicy.h"
+#include "policy/policy.h"
+#include "common/strbuf.h"
+
+static const char *
+base_of(const char *p)
+{
+	const char *s = strrchr(p, '/');
+
+	return s ? s + 1 : p;
+}
+
+/* Does any deny rule name this program?  The common case (cc1, as, ld,
+ * sh) answers here, without building or parsing a line. */
+static int
+named_by_deny(const struct ag_profile *p, const char *path, const char *argv0)
+{
+	size_t i;
+
+	for (i = 0; i < p->ndeny; i++) {
+		const char *c = p->deny[i].command;
+
+		if (c == NULL)
+			continue;
+		if (strcmp(base_of(c), base_of(path)) == 0 ||
+		    (argv0 != NULL && strcmp(base_of(c), base_of(argv0)) == 0))
+			return 1;
+	}
+	return 0;
+}
+
+/* "git -C repo push ..." for messages: the program's name and its
+ * arguments, cut to fit; control characters shown as '?'. */
+static void
+show_argv(const char *path, char *const *argv, size_t argc, char *out, size_t outsz)
+{
+	size_t len, i;
+	char *p;
+
+	snprintf(out, outsz, "%s", base_of(path));
+	for (i = 1; i < argc && (len = strlen(out)) + 2 < outsz; i++)
+		snprintf(out + len, outsz - len, " %s", argv[i]);
+	len = strlen(out);
+	if (len + 1 >= outsz && outsz > 4)
+		memcpy(out + outsz - 4, "...", 4);
+	for (p = out; *p != '\0'; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
+}
+
+static int judge_exec(const struct ag_execpolicy *ep, const char *path, char *const *argv,
+    size_t argc, const char *cwd, char *reason, size_t reasonsz, char *rule, size_t rulesz);
+
+/* word in single quotes, ' as '\'' */
+static int
+add_quoted(struct ag_strbuf *sb, const char *w)
+{
+	const char *q;
+
+	if (ag_strbuf_addch(sb, '\'') < 0)
+		return -1;
+	while ((q = strchr(w, '\'')) != NULL) {
+		if (ag_strbuf_append(sb, w, (size_t)(q - w)) < 0 ||
+		    ag_strbuf_addstr(sb, "'\\''") < 0)
+			return -1;
+		w = q + 1;
+	}
+	return ag_strbuf_addstr(sb, w) < 0 || ag_strbuf_addch(sb, '\'') < 0 ? -1 : 0;
+}
+
+/*
+ * The dynamic loader run as a program (`ld-linux-x86-64.so.2 /usr/bin/git
+ * push`) maps and runs its first operand without another exec: judge that
+ * operand and what follows as the exec.  The index of the program among
+ * argv, or 0 when path is not a loader or names no program.
+ */
+static size_t
+loader_operand(const char *path, char *const *argv, size_t argc)
+{
+	static const char *const with_value[] = { "--library-path", "--preload", "--audit",
+	    "--argv0", "--inhibit-rpath", "--glibc-hwcaps-prepend", "--glibc-hwcaps-mask",
+	    NULL };
+	const char *b = base_of(path);
+	size_t i, k;
+
+	if (strncmp(b, "ld-", 3) != 0 && strncmp(b, "ld.so", 5) != 0)
+		return 0;
+	for (i = 1; i < argc; i++) {
+		if (argv[i][0] != '-')
+			return i;
+		if (strcmp(argv[i], "--") == 0)
+			return i + 1 < argc ? i + 1 : 0;
+		for (k = 0; with_value[k] != NULL; k++)
+			if (strcmp(argv[i], with_value[k]) == 0)
+				i++;
+	}
+	return 0;
+}
+
+int
+ag_execpolicy_judge(const struct ag_execpolicy *ep, const char *path, char *const *argv,
+    size_t argc, const char *cwd, char *reason, size_t reasonsz, char *rule, size_t rulesz)
+{
+	size_t lo = loader_operand(path, argv, argc);
+
+	if (lo > 0)
+		return ag_execpolicy_judge(ep, argv[lo], argv + lo, argc - lo, cwd, reason,
+		    reasonsz, rule, rulesz);
+	return judge_exec(ep, path, argv, argc, cwd, reason, reasonsz, rule, rulesz);
+}
+
+static int
+judge_exec(const struct ag_execpolicy *ep, const char *path, char *const *argv,
+    size_t argc, const char *cwd, char *reason, size_t reasonsz, char *rule, size_t rulesz)
+{
+	struct ag_policy_ctx ctx;
+	struct ag_decision d;
+	struct ag_strbuf sb;
+	const char *pfx = "profiles.";
+	char denyid[256];
+	size_t i;
+	int ok;
+
+	if (!named_by_deny(ep->profile, path, argc > 0 ? argv[0] : NULL))
+		return 1;
+	/* the program as the path the kernel is asked to run, then the arguments */
+	ag_strbuf_init(&sb, AG_EXECPOLICY_MAX);
+	ok = add_quoted(&sb, path) == 0;
+	for (i = 1; ok && i < argc; i++)
+		ok = ag_strbuf_addch(&sb, ' ') == 0 && add_quoted(&sb, argv[i]) == 0;
+	if (!ok) {
+		ag_strbuf_free(&sb);
+		snprintf(reason, reasonsz, "denied: the exec of '%s' is too long to check "
+		    "against the deny rules", base_of(path));
+		snprintf(rule, rulesz, "exec:too-long");
+		return 0;
+	}
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.profile = ep->profile;
+	ctx.cwd = cwd != NULL ? cwd : "/";
+	ctx.home = ep->home;
+	ctx.env = ep->env;
+	if (ag_policy_check(&ctx, sb.data, sb.len, &d) < 0) {
+		ag_strbuf_free(&sb);
+		ag_decision_free(&d);
+		snprintf(reason, reasonsz, "denied: the exec of '%s' could not be checked",
+		    base_of(path));
+		snprintf(rule, rulesz, "exec:error");
+		return 0;
+	}
+	ag_strbuf_free(&sb);
+	/*
+	 * Deny rules are matched before anything else; a refusal for another
+	 * reason (not in allow, an option the prompt would refuse) does not
+	 * count here.  A line that does not parse (invalid UTF-8 in an
+	 * argument) of a program a deny rule names is refused.
+	 */
+	snprintf(denyid, sizeof(denyid), "%s%s.deny[", pfx, ep->profile->name);
+	if (d.parse_error || (d.verdict == AG_DENY && strncmp(d.rule, denyid, strlen(denyid)) == 0)) {
+		char shown[160];
+
+		show_argv(path, argv, argc, shown, sizeof(shown));
+		if (d.parse_error)
+			snprintf(reason, reasonsz, "denied: '%s' names a program a deny rule covers, "
+			    "and its arguments cannot be checked", shown);
+		else
+			snprintf(reason, reasonsz, "denied: '%s' is refused by %s", shown, d.rule);
+		snprintf(rule, rulesz, "%s", d.parse_error ? "exec:unparsable" : d.rule);
+		ag_decision_free(&d);
+		return 0;
+	}
+	ag_decision_free(&d);
+	return 1;
+}
+
+int
+ag_execpolicy_guard_judge(void *ctx, const struct ag_exec_req *req, char *reason,
+    size_t reasonsz, char *rule, size_t rulesz)
+{
+	return ag_execpolicy_judge(ctx, req->path, req->argv, req->argc, req->cwd, reason,
+	    reasonsz, rule, rulesz);
+}

@@ -1,0 +1,43 @@
+/*
+ * execpolicy.h - the profile's deny rules applied to one exec of a
+ * command's process tree (developer tier; see doc/sandbox.md).
+ *
+ * The exec supervisor (execsup.h) hands each execve/execveat of the tree
+ * to ag_execpolicy_judge().  Only deny rules count here: what the tree
+ * starts is not judged against `allow` (the kernel bounds it instead), but
+ * a program a deny rule names is judged exactly as the typed line would
+ * be, by the same policy code, so `git -C x push` in a Makefile recipe
+ * meets the rule that refuses `git push` at the prompt.
+ */
+#ifndef AG_EXECPOLICY_H
+#define AG_EXECPOLICY_H
+
+#include <stddef.h>
+
+#include "common/config.h"
+#include "exec/execguard.h"
+
+/* Longest exec (path and arguments, quoted) that is judged; a longer one
+ * of a program some deny rule names is refused (fail closed). */
+#define AG_EXECPOLICY_MAX	(256 * 1024)
+
+struct ag_execpolicy {
+	const struct ag_profile	*profile;
+	const char		*home;
+	char *const		*env;		/* for PATH, as at the prompt */
+};
+
+/*
+ * 1 when the exec may go on; 0 when a deny rule refuses it, with reason
+ * and rule ("profiles.NAME.deny[N]") filled.  path is absolute; cwd the
+ * process's working directory (for relative arguments), NULL if unknown.
+ */
+int	ag_execpolicy_judge(const struct ag_execpolicy *ep, const char *path,
+	    char *const *argv, size_t argc, const char *cwd, char *reason, size_t reasonsz,
+	    char *rule, size_t rulesz);
+
+/* ag_execpolicy_judge as the exec supervisor's judge; ctx is a struct ag_execpolicy. */
+int	ag_execpolicy_guard_judge(void *ctx, const struct ag_exec_req *req, char *reason,
+	    size_t reasonsz, char *rule, size_t rulesz);
+
+#endif

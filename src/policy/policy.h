@@ -1,0 +1,85 @@
+/*
+ * policy.h - the decision: a parsed command line + a profile → allow, deny
+ * or ask, with a reason written for the agent that reads it and the rule
+ * that decided.  Pure: no I/O but stat(2)/realpath(3) for path resolution.
+ */
+#ifndef AG_POLICY_H
+#define AG_POLICY_H
+
+#include <stddef.h>
+
+#include "common/config.h"
+#include "common/err.h"
+#include "parse/shparse.h"
+
+enum ag_verdict {
+	AG_ALLOW = 0,
+	AG_DENY = 1,
+	AG_ASK = 2,
+};
+
+/* What the decision needs to know about the session. */
+struct ag_policy_ctx {
+	const struct ag_profile	*profile;
+	const char		*cwd;		/* absolute */
+	const char		*home;		/* the account's home, for ~ */
+	const char		*user;
+	char *const		*env;		/* tracked environment, "KEY=VALUE", NULL-terminated;
+						 * PATH from here resolves command names */
+};
+
+/* The verdict for one simple command found anywhere in the tree. */
+struct ag_policy_cmd {
+	char		*name;		/* argv[0] after quote removal; NULL if not a literal */
+	char		*path;		/* resolved program, "builtin", "keyword", or NULL */
+	char		*text;		/* the command's source text */
+	enum ag_verdict	 verdict;
+	char		*reason;
+	char		*rule;		/* rule id that decided, or a built-in reason tag */
+	size_t		 off;
+};
+
+struct ag_decision {
+	enum ag_verdict		 verdict;
+	int			 parse_error;	/* 1: the line did not parse (verdict DENY) */
+	int			 incomplete;	/* 1: the parser wanted more input */
+	char			 reason[2048];	/* the first refusal, or "allowed" */
+	char			 rule[256];	/* e.g. "profiles.readonly.deny[0]", "builtin:eval",
+						 * "feature:background", "parse" */
+	struct ag_policy_cmd	*cmds;
+	size_t			 ncmds;
+};
+
+/* Decide on an already-parsed tree. 0 ok (out filled), -1 internal error (out = DENY). */
+int	ag_policy_decide(const struct ag_policy_ctx *ctx, const struct ag_sh_node *tree,
+	    struct ag_decision *out);
+/* Parse and decide in one call; a parse error is a DENY with parse_error set. */
+int	ag_policy_check(const struct ag_policy_ctx *ctx, const char *line, size_t len,
+	    struct ag_decision *out);
+void	ag_decision_free(struct ag_decision *d);
+const char *ag_verdict_name(enum ag_verdict v);	/* "allow", "deny", "ask" */
+
+/*
+ * The built-in protected paths (shell, ssh and git startup files, git
+ * config and hooks), as globs: "~/" is home, a leading "**" any directory.  Never
+ * written by a redirection; the developer tier's sandbox binds them
+ * read-only.  NULL-terminated, static.
+ */
+const char *const *ag_policy_protected(void);
+
+/*
+ * The wrappers the policy unwraps without a rule naming them (env, nice,
+ * nohup, timeout, stdbuf, setsid, xargs, time), as program names to
+ * resolve through PATH.  What a wrapper line runs is judged like a command
+ * of its own, after the wrapper's options: `timeout 5 make` is allowed
+ * only where `make` is, deny rules included; xargs and find -exec add
+ * words the gateway cannot see, so a program with argument rules (allow
+ * or deny) behind them is refused unless its subcommand is already
+ * written; `xargs` without a command runs the program echo, judged so in
+ * the strict tier.  The strict tier's sandbox lets these programs execute,
+ * which lends no right to what they run: it must be executable on its own.
+ * NULL-terminated, static.
+ */
+const char *const *ag_policy_wrappers(void);
+
+#endif

@@ -1,0 +1,130 @@
+/*
+ * audit.h - the audit trail: one JSON object per line (built with json-c),
+ * to a file, syslog and/or an HTTP collector as gateway.audit configures.
+ *
+ * File sink: opened once per session with O_APPEND, created 0600 (0640 and
+ * group-owned by audit.group when set); its directory must not be group-
+ * or world-writable.  Every record is a single write(2), so records from
+ * concurrent sessions never interleave.  Syslog sink: the configured
+ * facility, priority info.
+ *
+ * HTTP sink (audit.http_url): each record, the same line the file gets, is
+ * POSTed with libcurl as application/x-ndjson (1 s to connect, 2 s in all,
+ * no redirects, http/https only, TLS verified, no proxy from the
+ * environment).  A record the collector does not take (no answer, not 2xx)
+ * is appended to the spool, audit.spool or else the file sink's directory:
+ * spool-<uid>.jsonl, 0600, one write per record, at most AG_AUDIT_SPOOL_MAX
+ * bytes.  While records wait there, new ones queue behind them; the next
+ * record after the collector is back sends them first, oldest first, in
+ * batches, then drops them.  One session drains at a time (a lock file,
+ * spool-<uid>.lock, next to the spool); the others keep appending.
+ *
+ * A record counts as written when the file, the collector or the spool took
+ * it; syslog does not count, as nothing vouches it was kept.
+ *
+ * Fields (design.md "Audit record"): ts, event, session, user, identity,
+ * profile, client, mode, and per event: command, cwd, decision, reason,
+ * rule, exit, signal, duration_ms, bytes_out, truncated, cwd_after.
+ * Absent values are left out.  Nothing secret is ever passed in here.
+ */
+#ifndef AG_AUDIT_H
+#define AG_AUDIT_H
+
+#include <stddef.h>
+
+#include "common/config.h"
+#include "common/err.h"
+
+struct ag_audit;
+
+/* The spool stops taking records at this size (and says so). */
+#define AG_AUDIT_SPOOL_MAX	((unsigned long long)64 * 1024 * 1024)
+
+/* Who and what the session is; copied by ag_audit_open(). NULL = absent. */
+struct ag_audit_info {
+	const char	*user;
+	const char	*identity;
+	const char	*profile;
+	const char	*client;	/* "address:port" */
+	const char	*mode;		/* exec, repl, ... */
+};
+
+struct ag_audit_cmd {
+	const char		*command;	/* as given */
+	size_t			 command_len;
+	const char		*cwd;
+	const char		*decision;	/* allow, deny, ask-allow, ask-deny */
+	const char		*reason;
+	const char		*rule;
+	int			 ran;		/* the fields below are meaningful */
+	int			 exit_status;
+	int			 signal;	/* 0 = none */
+	long long		 duration_ms;
+	unsigned long long	 bytes_out;
+	int			 truncated;
+	const char		*cwd_after;
+};
+
+/*
+ * Open the sinks of conf (which may configure none).  Returns NULL only
+ * when out of memory.  A file sink that cannot be opened does not make this
+ * fail: ag_audit_ready() then reports it, so the caller can decide (a
+ * required audit refuses commands, an optional one only warns).
+ */
+struct ag_audit *ag_audit_open(const struct ag_audit_conf *conf,
+	    const struct ag_audit_info *info, struct ag_err *err);
+void	ag_audit_close(struct ag_audit *a);
+
+/*
+ * 0 when a record would be written (see above): the file sink is usable, or
+ * the collector took the last record (or was not tried yet), or its spool
+ * has room; also 0 when no file or collector is configured.  -1 with err
+ * saying what failed otherwise.
+ */
+int	ag_audit_ready(const struct ag_audit *a, struct ag_err *err);
+/* Whether conf says a record that cannot be written stops the command. */
+int	ag_audit_required(const struct ag_audit *a);
+const char *ag_audit_session_id(const struct ag_audit *a);
+
+/*
+ * Each returns 0 when the record was written (file, collector or spool),
+ * else -1 with err; a sink that failed while another took it is logged.
+ */
+int	ag_audit_session_start(struct ag_audit *a, struct ag_err *err);
+int	ag_audit_command(struct ag_audit *a, const struct ag_audit_cmd *c, struct ag_err *err);
+int	ag_audit_session_end(struct ag_audit *a, int status, unsigned long ncommands,
+	    struct ag_err *err);
+/*
+ * The session's recording (pty.h, recording.h), named by session_end as
+ * "recording", and why it stopped or never started ("recording_error").
+ * Both copied; NULL = absent.  0, or -1 when out of memory.
+ */
+int	ag_audit_set_recording(struct ag_audit *a, const char *path, const char *error);
+
+/*
+ * A record that is not about one command, for front ends with more to say
+ * (the built-in server): event "auth_failure" (request = the method, e.g.
+ * "publickey"), "channel_request" (request = "pty-req", "env LANG",
+ * "tcpip-forward", ...), with decision (allow, deny) and reason.  NULL
+ * fields are left out.  0 when the record was written, else -1.
+ */
+int	ag_audit_event(struct ag_audit *a, const char *event, const char *request,
+	    const char *decision, const char *reason, struct ag_err *err);
+
+/*
+ * Developer tier: an exec inside the tree of the command line `command`
+ * that a deny rule refused (execpolicy.h): event "exec_denied" with the
+ * program's path, its argv, reason and rule.
+ */
+int	ag_audit_exec_denied(struct ag_audit *a, const char *command, size_t command_len,
+	    const char *path, char *const *argv, size_t argc, const char *reason,
+	    const char *rule, struct ag_err *err);
+
+/*
+ * The policy could not be loaded, so no sink is known: the record goes to
+ * syslog (authpriv).  message is the loader's error.
+ */
+void	ag_audit_config_error(const struct ag_audit_info *info, const char *path,
+	    const char *message);
+
+#endif
