@@ -12,6 +12,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <pwd.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,7 @@
 #include "policy/policy.h"
 #include "parse/shparse.h"
 #include "common/strbuf.h"
+#include "core/core.h"
 
 #define EX_ALLOW	0
 #define EX_DENY		1
@@ -32,14 +34,12 @@
 #define EX_PARSE	3
 #define EX_USAGE	4
 
-#define EXPLAIN_DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
-
 static void
 explain_usage(FILE *fp)
 {
 	fprintf(fp,
-	    "Usage: agentgate explain [--config FILE] [--profile NAME] [--json]\n"
-	    "                         [--cwd DIR] -- COMMAND...|-\n"
+	    "Usage: agentgate explain [--config FILE] [--profile NAME] [--user NAME]\n"
+	    "                         [--json] [--cwd DIR] -- COMMAND...|-\n"
 	    "\n"
 	    "Show how the gateway would judge COMMAND under a profile, without\n"
 	    "running it: one line per simple command with the program it resolves\n"
@@ -47,7 +47,11 @@ explain_usage(FILE *fp)
 	    "(several lines allowed) from standard input.\n"
 	    "\n"
 	    "  -f, --config FILE   policy file (default %s)\n"
-	    "  -p, --profile NAME  profile to use (default: gateway.default_profile)\n"
+	    "  -p, --profile NAME  profile to use (default: the one the gateway would\n"
+	    "                      give the user: users:, then gateway.default_profile)\n"
+	    "  -u, --user NAME     decide as this account's session would (its home,\n"
+	    "                      environment and profile; default: the caller, with\n"
+	    "                      $HOME as ~)\n"
 	    "  -j, --json          print one JSON object instead of text\n"
 	    "  -C, --cwd DIR       working directory to decide in (default: current)\n"
 	    "  -h, --help          show this help and exit\n"
@@ -82,50 +86,6 @@ read_stdin(size_t *lenp)
 	if (sb.data == NULL && ag_strbuf_addstr(&sb, "") < 0)
 		return NULL;
 	return ag_strbuf_detach(&sb, lenp);
-}
-
-/* The environment the session would give the command: the profile's env.set. */
-static char **
-build_env(const struct ag_profile *p)
-{
-	char **env;
-	size_t i, n = 0;
-	int have_path = 0;
-
-	env = calloc(p->env_set_keys.n + 2, sizeof(*env));
-	if (env == NULL)
-		return NULL;
-	for (i = 0; i < p->env_set_keys.n && i < p->env_set_vals.n; i++) {
-		size_t len = strlen(p->env_set_keys.v[i]) + strlen(p->env_set_vals.v[i]) + 2;
-
-		env[n] = malloc(len);
-		if (env[n] == NULL)
-			goto fail;
-		snprintf(env[n], len, "%s=%s", p->env_set_keys.v[i], p->env_set_vals.v[i]);
-		if (strcmp(p->env_set_keys.v[i], "PATH") == 0)
-			have_path = 1;
-		n++;
-	}
-	if (!have_path && (env[n++] = strdup("PATH=" EXPLAIN_DEFAULT_PATH)) == NULL)
-		goto fail;
-	return env;
-fail:
-	for (i = 0; env[i]; i++)
-		free(env[i]);
-	free(env);
-	return NULL;
-}
-
-static void
-free_env(char **env)
-{
-	size_t i;
-
-	if (env == NULL)
-		return;
-	for (i = 0; env[i]; i++)
-		free(env[i]);
-	free(env);
 }
 
 static int
@@ -217,25 +177,27 @@ ag_cmd_explain(int argc, char **argv)
 		{ "profile", required_argument, NULL, 'p' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "cwd", required_argument, NULL, 'C' },
+		{ "user", required_argument, NULL, 'u' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	const char *path = AG_DEFAULT_CONFIG, *pname = NULL, *cwdopt = NULL;
+	const char *path = AG_DEFAULT_CONFIG, *pname = NULL, *cwdopt = NULL, *uname = NULL;
 	const struct ag_profile *prof;
-	struct ag_policy_ctx ctx;
+	struct ag_core_params cp;
+	struct ag_core core;
 	struct ag_decision d;
 	struct ag_config *cfg = NULL;
 	struct ag_err err;
-	struct passwd *pw;
-	char cwd[PATH_MAX], **env = NULL;
+	struct passwd pwd, *pw;
+	char cwd[PATH_MAX];
 	char *line = NULL;
 	size_t len = 0;
-	int ch, json = 0, rc = EX_USAGE;
+	int ch, json = 0, began = 0, rc = EX_USAGE;
 
 	optind = 1;
 	opterr = 0;
 	/* '+': stop at the command, whose words may look like options */
-	while ((ch = getopt_long(argc, argv, "+:f:p:jC:h", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "+:f:p:jC:u:h", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'f':
 			path = optarg;
@@ -248,6 +210,9 @@ ag_cmd_explain(int argc, char **argv)
 			break;
 		case 'C':
 			cwdopt = optarg;
+			break;
+		case 'u':
+			uname = optarg;
 			break;
 		case 'h':
 			explain_usage(stdout);
@@ -293,10 +258,32 @@ ag_cmd_explain(int argc, char **argv)
 		ag_err_print(stderr, &err);
 		goto out;
 	}
+	errno = 0;
+	if ((pw = uname != NULL ? getpwnam(uname) : getpwuid(getuid())) == NULL) {
+		if (uname != NULL)
+			fprintf(stderr, "agentgate: explain: --user %s: no such account\n", uname);
+		else
+			fprintf(stderr, "agentgate: explain: cannot look up uid %ld\n", (long)getuid());
+		goto out;
+	}
+	pwd = *pw;
+	if (uname == NULL) {
+		/* the caller's own session: ~ is $HOME where it is absolute */
+		const char *home = getenv("HOME");
+
+		if (home != NULL && home[0] == '/')
+			pwd.pw_dir = (char *)(uintptr_t)home;
+	}
 	if (pname != NULL) {
 		prof = ag_config_profile(cfg, pname);
 		if (prof == NULL) {
 			fprintf(stderr, "agentgate: explain: no profile '%s' in %s\n", pname, path);
+			goto out;
+		}
+	} else if (uname != NULL) {
+		/* as the gateway would resolve it, PAM identities aside */
+		if ((prof = ag_core_profile(cfg, NULL, NULL, &pwd, &err)) == NULL) {
+			fprintf(stderr, "agentgate: explain: %s; use --profile NAME\n", err.msg);
 			goto out;
 		}
 	} else {
@@ -317,22 +304,19 @@ ag_cmd_explain(int argc, char **argv)
 		    strerror(errno));
 		goto out;
 	}
-	env = build_env(prof);
-	if (env == NULL) {
-		fprintf(stderr, "agentgate: explain: out of memory\n");
+	/* the very context a session of that account would decide in (core.h) */
+	memset(&cp, 0, sizeof(cp));
+	cp.cfg = cfg;
+	cp.profile = prof;
+	cp.pw = &pwd;
+	cp.origin.cwd = cwd;
+	cp.decide_only = 1;
+	if (ag_core_begin(&core, &cp, &err) < 0) {
+		fprintf(stderr, "agentgate: explain: %s\n", err.msg);
 		goto out;
 	}
-	pw = getpwuid(getuid());
-	memset(&ctx, 0, sizeof(ctx));
-	ctx.profile = prof;
-	ctx.cwd = cwd;
-	ctx.home = getenv("HOME");
-	if (ctx.home == NULL || ctx.home[0] != '/')
-		ctx.home = pw ? pw->pw_dir : "/";
-	ctx.user = pw ? pw->pw_name : "unknown";
-	ctx.env = env;
-
-	if (ag_policy_check(&ctx, line, len, &d) < 0 && d.reason[0] == '\0') {
+	began = 1;
+	if (ag_core_decide(&core, line, len, &d) < 0 && d.reason[0] == '\0') {
 		fprintf(stderr, "agentgate: explain: internal error while deciding\n");
 		ag_decision_free(&d);
 		goto out;
@@ -353,7 +337,8 @@ ag_cmd_explain(int argc, char **argv)
 		rc = EX_USAGE;
 	}
 out:
-	free_env(env);
+	if (began)
+		ag_core_end(&core);
 	free(line);
 	ag_config_free(cfg);
 	return rc;

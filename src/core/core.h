@@ -1,29 +1,83 @@
 /*
- * core.h - the session body every front end shares.
+ * core.h - the session core: what happens to a command line between the
+ * front end that read it and the result it writes back, the same for every
+ * front end (front/forcecommand.c under sshd, front/server/ for `agentgate
+ * serve`, and `agentgate explain`, which stops after the decision).
  *
- * Once a front end has decided who the caller is (profile), set up the
- * tracked state (ag_session_init) and opened the audit, ag_core_serve()
- * does the rest the same way for all of them - `agentgate` under sshd
- * (ForceCommand, -c, login shell, front/forcecommand.c) and the session processes
- * of `agentgate serve` (server.c):
- *   - with a terminal on stdin and stdout, each command runs in its own PTY
- *     (pty.h) and the session is recorded when gateway.recordings says so;
- *   - an exec request is one command through ag_repl_command(), or a file
- *     transfer (sftp-server/internal-sftp, scp -t/-f, rsync --server) through
- *     transfer.h, judged by the profile's file_transfer;
- *   - no request means the REPL (ag_repl_loop), reading commands from stdin
- *     (commands then read /dev/null unless there is a terminal).
- * It ends with the recording closed, every descendant reaped and the
- * sandbox freed.  Writing session_start/session_end stays with the caller.
+ *   who      the front end: PAM, then ag_core_profile()
+ *   begin    ag_core_begin(): the tracked state for the account
+ *   serve    ag_core_serve(): the channel's request, or the REPL
+ *            (front/repl.c reads lines and hands each to ag_core_command)
+ *   command  ag_core_command() in core/command.c, stage by stage:
+ *              parse   the bash grammar (parse/)
+ *              decide  the profile's verdict (policy/); a file-transfer
+ *                      request is a verdict too
+ *              admit   the audit record can be written before anything runs
+ *              run     in the gateway (cd, exit), in a runner shell under
+ *                      the sandbox (exec/), or a transfer program
+ *              apply   the captured cwd and environment, exec refusals
+ *              record  the audit record of the result (record/)
+ *   end      ag_core_end()
+ *
+ * The core writes to fds 0-2 only: command output to 1 and 2, its own
+ * refusals and notices to 2 as "agentgate: ...", and commands read 0.  A
+ * front end that is not a process's stdio (a libssh channel) forks a
+ * session process and puts the channel on fds 0-2, as sshd's session child
+ * does.  Writing session_start and session_end stays with the front end,
+ * which owns the audit.
  */
 #ifndef AG_CORE_H
 #define AG_CORE_H
 
 #include <pwd.h>
+#include <stddef.h>
 
 #include "common/config.h"
 #include "common/err.h"
-#include "front/repl.h"
+#include "exec/session.h"
+#include "policy/policy.h"
+#include "record/audit.h"
+
+struct ag_rec;
+struct ag_sandbox;
+
+/* The status of a command that was not run: refused by the policy, a file
+ * transfer that could not start, or an audit record that could not be
+ * written. */
+#define AG_STATUS_DENIED	126
+#define AG_CORE_MAX_COMMAND	(1024 * 1024)	/* bytes per command, continuations included */
+
+/* ag_core_command() flags */
+#define AG_CORE_REQUEST		0x1	/* the line is the channel's exec/subsystem
+					 * request, which may be a file transfer */
+
+struct ag_core {
+	const struct ag_config	*cfg;
+	const struct ag_profile	*profile;
+	struct ag_session	 sess;		/* tracked cwd, environment, $? */
+	struct ag_audit		*audit;		/* the front end's; NULL: no records */
+	int			 tty;		/* read through libedit with a prompt */
+	int			 cmd_in;	/* stdin given to commands */
+	int			 pty;		/* stdin is a terminal: each command in a PTY */
+	unsigned long		 ncommands;	/* decisions made */
+	struct ag_sandbox	*sandbox;	/* prepared on first use */
+	int			 sandbox_noted;	/* best_effort note audited */
+	struct ag_rec		*rec;		/* the session's recording, or NULL */
+	char			 rec_error[AG_ERR_MSG_MAX];	/* why rec is gone, or "" */
+	char			 unread[4096];	/* typed during a PTY command that ended first; */
+	size_t			 unread_len;	/* the prompt reads it next */
+};
+
+/* What a front end knows about the session it starts. */
+struct ag_core_params {
+	const struct ag_config	*cfg;
+	const struct ag_profile	*profile;
+	const struct passwd	*pw;		/* the account commands run as */
+	struct ag_session_origin origin;	/* what sshd (or the client) handed over */
+	struct ag_audit		*audit;		/* NULL: no records (explain) */
+	int			 tty;		/* commands are typed at a prompt */
+	int			 decide_only;	/* explain: no runner, nothing runs */
+};
 
 /*
  * The caller's profile, the same way for every front end: forced (the
@@ -37,13 +91,45 @@ const struct ag_profile *ag_core_profile(const struct ag_config *cfg, const char
 	    const char *pam_profile, const struct passwd *pw, struct ag_err *err);
 
 /*
- * r: cfg, profile, sess, audit and tty (read commands through libedit)
- * filled in by the caller, everything else zero.  cmd: the exec request, or
- * NULL for the REPL.  Returns the session's exit status.
+ * Start a session for p->pw: the tracked state (home as cwd, the starting
+ * environment, env.set) and, unless decide_only, the runner's signal
+ * handling.  0, or -1 with err (nothing to free).
  */
-int	ag_core_serve(struct ag_repl *r, const char *cmd);
+int	ag_core_begin(struct ag_core *core, const struct ag_core_params *p, struct ag_err *err);
 
-/* "sftp", "scp" or "rsync" when cmd is that file-transfer request, else NULL. */
-const char *ag_core_transfer_kind(const char *cmd);
+/* Every descendant reaped, the sandbox and the tracked state freed. */
+void	ag_core_end(struct ag_core *core);
+
+/*
+ * Serve the channel: req is its exec or subsystem request (one command,
+ * or a file transfer), or NULL for the REPL.  With a terminal on stdin and
+ * stdout, each command runs in its own PTY and the session is recorded
+ * when gateway.recordings says so.  Returns the session's exit status.
+ */
+int	ag_core_serve(struct ag_core *core, const char *req);
+
+/*
+ * One command line through every stage (see above).  flags: AG_CORE_*.
+ * Returns the status the line ends with ($? for the next one).
+ * *end_session is set to 1 when the line was a bare `exit [N]`, the client
+ * went away or the session must end.
+ */
+int	ag_core_command(struct ag_core *core, const char *line, size_t len, int flags,
+	    int *end_session);
+
+/*
+ * The decide stage alone, in the session's current context, as
+ * ag_core_command() would decide line (explain).  0, or -1 on an internal
+ * error (d then says DENY).  ag_decision_free(d) afterwards.
+ */
+int	ag_core_decide(const struct ag_core *core, const char *line, size_t len,
+	    struct ag_decision *d);
+
+/*
+ * Make core->sandbox fit the session's current profile, home, cwd and PATH
+ * (prepared again only when they changed); audits a best_effort note once
+ * per session.  -1 with err when commands must be refused.
+ */
+int	ag_core_sandbox(struct ag_core *core, struct ag_err *err);
 
 #endif

@@ -219,14 +219,14 @@ int
 ag_session_init(struct ag_session *s, const struct ag_profile *profile,
     const struct ag_session_origin *o, struct ag_err *err)
 {
-	struct passwd *pw;
+	const struct passwd *pw;
 	char hostbuf[256], *dot;
 	int e;
 
 	memset(s, 0, sizeof(*s));
 	s->profile = profile;
 	errno = 0;
-	if ((pw = getpwuid(getuid())) == NULL)
+	if ((pw = o->pw) == NULL && (pw = getpwuid(getuid())) == NULL)
 		return ag_err_set(err, "cannot look up the account (uid %ld): %s",
 		    (long)getuid(), errno ? strerror(errno) : "no such user");
 	if (gethostname(hostbuf, sizeof(hostbuf)) < 0)
@@ -241,7 +241,9 @@ ag_session_init(struct ag_session *s, const struct ag_profile *profile,
 	s->host = strdup(hostbuf);
 	if (s->user == NULL || s->home == NULL || s->shell == NULL || s->host == NULL)
 		goto nomem;
-	if ((e = dir_usable(s->home)) != 0) {
+	if (o->cwd != NULL)
+		s->cwd = canon_path(NULL, o->cwd);
+	else if ((e = dir_usable(s->home)) != 0) {
 		fprintf(stderr, "agentgate: could not chdir to home directory %s: %s\n",
 		    s->home, strerror(e));
 		s->cwd = strdup("/");

@@ -17,6 +17,7 @@
 
 #include <stddef.h>
 #include <stdio.h>
+#include <pwd.h>
 
 #include "common/config.h"
 #include "common/err.h"
@@ -42,6 +43,8 @@ struct ag_session {
 
 /* What sshd handed us that the starting environment may carry over. */
 struct ag_session_origin {
+	const struct passwd *pw;		/* the account; NULL: the one running us */
+	const char	*cwd;			/* absolute start directory; NULL: home */
 	const char	*ssh_connection;	/* SSH_CONNECTION, or NULL */
 	const char	*ssh_client;		/* SSH_CLIENT */
 	const char	*ssh_tty;		/* SSH_TTY */
@@ -51,9 +54,10 @@ struct ag_session_origin {
 };
 
 /*
- * Set up the starting state for the account running the gateway (getuid):
- * cwd = home directory (or "/" if it is not usable), a minimal environment,
- * then the profile's env.set.  0 ok, -1 with err.
+ * Set up the starting state for origin->pw (else the account running the
+ * gateway): cwd = origin->cwd, else the home directory (or "/" if it is
+ * not usable), a minimal environment, then the profile's env.set.  0 ok,
+ * -1 with err.
  */
 int	ag_session_init(struct ag_session *s, const struct ag_profile *profile,
 	    const struct ag_session_origin *origin, struct ag_err *err);

@@ -10,32 +10,22 @@
 #include "agconfig.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <grp.h>
+#include <getopt.h>
 #include <limits.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "record/audit.h"
+#include "auth/pamauth.h"
 #include "cli/commands.h"
 #include "common/config.h"
-#include "core/core.h"
 #include "common/log.h"
-#include "auth/pamauth.h"
-#include "exec/pty.h"
-#include "record/recording.h"
-#include "front/repl.h"
-#include "exec/runner.h"
+#include "core/core.h"
 #include "exec/sandbox.h"
-#include "exec/session.h"
-#include "exec/transfer.h"
-
-#define MAX_GROUPS	1024
+#include "record/audit.h"
 
 /* "addr port addr port" → "addr:port" ("[v6]:port"). */
 static void
@@ -141,58 +131,116 @@ usage_error(const char *msg)
 	    msg);
 }
 
-int
-ag_cmd_session(int argc, char **argv)
+struct args {
+	const char	*config_path;
+	const char	*forced;	/* --profile */
+	const char	*cmd;		/* -c */
+	int		 log_stderr;
+};
+
+/* 0, or 2 after a usage error. */
+static int
+parse_args(int argc, char **argv, struct args *a)
 {
-	const char *config_path = AG_DEFAULT_CONFIG, *forced = NULL, *cmd = NULL;
-	int log_stderr = 0, i, status = 1, tty;
-	struct ag_config *cfg = NULL;
-	const struct ag_profile *profile;
-	struct ag_session sess;
-	struct ag_session_origin origin;
-	struct ag_audit_info info;
-	struct ag_audit *audit = NULL;
-	struct ag_pamauth *pam = NULL;
-	struct ag_repl r;
-	struct ag_err err;
-	struct passwd *pw;
-	char client[160];
-	const char *orig;
+	static const struct option opts[] = {
+		{ "config", required_argument, NULL, 'f' },
+		{ "profile", required_argument, NULL, 'p' },
+		{ "log-stderr", no_argument, NULL, 'l' },
+		/* hidden, for tests: only the ForceCommand line can say this */
+		{ "test-landlock-abi", required_argument, NULL, 'A' },
+		{ NULL, 0, NULL, 0 }
+	};
+	int ch;
 
-	ag_err_clear(&err);
-	for (i = 1; i < argc; i++) {
-		const char *a = argv[i];
-
-		if (strcmp(a, "--config") == 0 && i + 1 < argc)
-			config_path = argv[++i];
-		else if (strncmp(a, "--config=", 9) == 0)
-			config_path = a + 9;
-		else if (strcmp(a, "--profile") == 0 && i + 1 < argc)
-			forced = argv[++i];
-		else if (strncmp(a, "--profile=", 10) == 0)
-			forced = a + 10;
-		else if (strcmp(a, "--log-stderr") == 0)
-			log_stderr = 1;
-		else if (strcmp(a, "--test-landlock-abi") == 0 && i + 1 < argc) {
-			/* hidden, for tests: only the ForceCommand line can say this */
+	memset(a, 0, sizeof(*a));
+	a->config_path = AG_DEFAULT_CONFIG;
+	optind = 1;
+	opterr = 0;
+	/* '+': no reordering; a login shell's -c takes the next word whole */
+	while ((ch = getopt_long(argc, argv, "+:c:", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'f':
+			a->config_path = optarg;
+			break;
+		case 'p':
+			a->forced = optarg;
+			break;
+		case 'l':
+			a->log_stderr = 1;
+			break;
+		case 'c':
+			a->cmd = optarg;
+			break;
+		case 'A': {
 			char *end;
-			long abi = strtol(argv[++i], &end, 10);
+			long abi = strtol(optarg, &end, 10);
 
-			if (end == argv[i] || *end != '\0' || abi < 0 || abi > 64) {
+			if (end == optarg || *end != '\0' || abi < 0 || abi > 64) {
 				usage_error("--test-landlock-abi: expected a Landlock ABI number");
 				return 2;
 			}
 			ag_sandbox_set_test_abi((int)abi);
+			break;
 		}
-		else if (strcmp(a, "-c") == 0 && i + 1 < argc)
-			cmd = argv[++i];
-		else {
-			usage_error(a[0] == '-' ? "unknown option or missing argument" :
-			    "unexpected argument");
+		default:
+			usage_error("unknown option or missing argument");
 			return 2;
 		}
 	}
-	ag_log_open("agentgate", log_stderr, LOG_AUTHPRIV);
+	if (optind < argc) {
+		usage_error("unexpected argument");
+		return 2;
+	}
+	return 0;
+}
+
+/* The session's audit info and the core's origin, from what sshd handed us. */
+static void
+session_origin(struct ag_core_params *cp, struct ag_audit_info *info, const struct passwd *pw,
+    const char *cmd, char *client, size_t clientlen)
+{
+	struct ag_session_origin *o = &cp->origin;
+
+	client_from(getenv("SSH_CONNECTION"), client, clientlen);
+	memset(info, 0, sizeof(*info));
+	info->user = pw->pw_name;
+	info->client = client[0] ? client : NULL;
+	/* a terminal (ssh -t, or an interactive login) means the PTY path */
+	info->mode = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO) ? "pty" :
+	    cmd != NULL ? "exec" : "repl";
+	memset(cp, 0, sizeof(*cp));
+	cp->pw = pw;
+	cp->tty = cmd == NULL && isatty(STDIN_FILENO);
+	o->ssh_connection = getenv("SSH_CONNECTION");
+	o->ssh_client = getenv("SSH_CLIENT");
+	o->ssh_tty = getenv("SSH_TTY");
+	o->term = getenv("TERM");
+	o->lang = getenv("LANG");
+	o->tty = isatty(STDIN_FILENO);
+}
+
+int
+ag_cmd_session(int argc, char **argv)
+{
+	struct args a;
+	struct ag_config *cfg = NULL;
+	const struct ag_profile *profile;
+	struct ag_core_params cp;
+	struct ag_core core;
+	struct ag_audit_info info;
+	struct ag_audit *audit = NULL;
+	struct ag_pamauth *pam = NULL;
+	struct ag_err err;
+	struct passwd *pw;
+	char client[160];
+	const char *cmd;
+	int status = 1, began = 0;
+
+	ag_err_clear(&err);
+	if ((status = parse_args(argc, argv, &a)) != 0)
+		return status;
+	status = 1;
+	ag_log_open("agentgate", a.log_stderr, LOG_AUTHPRIV);
 	/*
 	 * Commands run as the same user as the gateway: without this they
 	 * could read its memory (/proc/PPID/mem: PAM state, the validator key)
@@ -201,73 +249,44 @@ ag_cmd_session(int argc, char **argv)
 	 */
 	(void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 
-	orig = getenv("SSH_ORIGINAL_COMMAND");
-	if (cmd == NULL && orig != NULL)
-		cmd = orig;
-	tty = cmd == NULL && isatty(STDIN_FILENO);
-	memset(&info, 0, sizeof(info));
+	cmd = a.cmd != NULL ? a.cmd : getenv("SSH_ORIGINAL_COMMAND");
 	errno = 0;
 	if ((pw = getpwuid(getuid())) == NULL) {
 		fprintf(stderr, "agentgate: cannot look up uid %ld\n", (long)getuid());
 		return 1;
 	}
-	client_from(getenv("SSH_CONNECTION"), client, sizeof(client));
-	info.user = pw->pw_name;
-	info.client = client[0] ? client : NULL;
-	/* a terminal (ssh -t, or an interactive login) means the PTY path */
-	info.mode = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO) ? "pty" :
-	    cmd != NULL ? "exec" : "repl";
+	session_origin(&cp, &info, pw, cmd, client, sizeof(client));
 
-	if ((cfg = ag_config_load(config_path, 0, &err)) == NULL) {
+	if ((cfg = ag_config_load(a.config_path, 0, &err)) == NULL) {
 		char msg[AG_ERR_MSG_MAX + 512];
 
 		ag_err_print(stderr, &err);
 		ag_err_format(&err, msg, sizeof(msg));
 		ag_log(LOG_ERR, "policy not loaded: %s", msg);
-		ag_audit_config_error(&info, config_path, msg);
+		ag_audit_config_error(&info, a.config_path, msg);
 		return 1;
 	}
-	if ((pam = pam_begin(cfg, pw, isatty(STDIN_FILENO), &info)) == NULL) {
-		ag_config_free(cfg);
-		return 1;
-	}
+	if ((pam = pam_begin(cfg, pw, isatty(STDIN_FILENO), &info)) == NULL)
+		goto out;
 	info.identity = ag_pamauth_identity(pam);
-	if ((profile = ag_core_profile(cfg, forced, ag_pamauth_profile(pam), pw, &err)) == NULL) {
+	if ((profile = ag_core_profile(cfg, a.forced, ag_pamauth_profile(pam), pw, &err)) == NULL) {
 		ag_err_print(stderr, &err);
 		ag_log(LOG_WARNING, "session refused: %s", err.msg);
-		ag_pamauth_end(pam);
-		ag_config_free(cfg);
-		return 1;
+		goto out;
 	}
 	info.profile = profile->name;
-
-	memset(&origin, 0, sizeof(origin));
-	origin.ssh_connection = getenv("SSH_CONNECTION");
-	origin.ssh_client = getenv("SSH_CLIENT");
-	origin.ssh_tty = getenv("SSH_TTY");
-	origin.term = getenv("TERM");
-	origin.lang = getenv("LANG");
-	origin.tty = isatty(STDIN_FILENO);
-	if (ag_session_init(&sess, profile, &origin, &err) < 0) {
-		ag_err_print(stderr, &err);
-		ag_pamauth_end(pam);
-		ag_config_free(cfg);
-		return 1;
-	}
-	if (ag_runner_init(&err) < 0) {
-		ag_err_print(stderr, &err);
-		ag_session_free(&sess);
-		ag_pamauth_end(pam);
-		ag_config_free(cfg);
-		return 1;
-	}
+	cp.cfg = cfg;
+	cp.profile = profile;
 	if ((audit = ag_audit_open(&cfg->gw.audit, &info, &err)) == NULL) {
 		ag_err_print(stderr, &err);
-		ag_session_free(&sess);
-		ag_pamauth_end(pam);
-		ag_config_free(cfg);
-		return 1;
+		goto out;
 	}
+	cp.audit = audit;
+	if (ag_core_begin(&core, &cp, &err) < 0) {
+		ag_err_print(stderr, &err);
+		goto out;
+	}
+	began = 1;
 	if (ag_audit_session_start(audit, &err) < 0 && ag_audit_required(audit))
 		fprintf(stderr, "agentgate: %s; commands will be refused while the audit log "
 		    "cannot be written\n", err.msg);
@@ -275,17 +294,12 @@ ag_cmd_session(int argc, char **argv)
 	    ag_audit_session_id(audit), pw->pw_name, profile->name, info.mode,
 	    client[0] ? ", from " : "", client);
 
-	memset(&r, 0, sizeof(r));
-	r.cfg = cfg;
-	r.profile = profile;
-	r.sess = &sess;
-	r.audit = audit;
-	r.tty = tty;
-	/* the session body is the same for every front end (core.c) */
-	status = ag_core_serve(&r, cmd);
-	(void)ag_audit_session_end(audit, status, r.ncommands, &err);
+	status = ag_core_serve(&core, cmd);
+	(void)ag_audit_session_end(audit, status, core.ncommands, &err);
+out:
+	if (began)
+		ag_core_end(&core);
 	ag_audit_close(audit);
-	ag_session_free(&sess);
 	ag_pamauth_end(pam);
 	ag_config_free(cfg);
 	return status;

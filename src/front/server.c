@@ -1296,9 +1296,8 @@ env_value(const struct chan *ch, const char *name)
 static int
 session_main(struct conn *c, struct chan *ch, const char *cmd, int st_fd)
 {
-	struct ag_session sess;
-	struct ag_session_origin origin;
-	struct ag_repl r;
+	struct ag_core_params cp;
+	struct ag_core core;
 	struct ag_err err;
 	char conn_s[2 * ADDR_MAX + 32], client_s[ADDR_MAX + 32];
 	int status;
@@ -1309,42 +1308,35 @@ session_main(struct conn *c, struct chan *ch, const char *cmd, int st_fd)
 	ag_log_open("agentgate", 0, LOG_AUTHPRIV);
 	snprintf(conn_s, sizeof(conn_s), "%s %d %s %d", c->caddr, c->cport, c->laddr, c->lport);
 	snprintf(client_s, sizeof(client_s), "%s %d %d", c->caddr, c->cport, c->lport);
-	memset(&origin, 0, sizeof(origin));
-	origin.ssh_connection = conn_s;
-	origin.ssh_client = client_s;
-	origin.ssh_tty = ch->pty ? ch->tty_name : NULL;
-	origin.term = ch->pty ? ch->term : NULL;
-	origin.lang = env_value(ch, "LANG");
-	origin.tty = ch->pty;
-	if (ag_session_init(&sess, c->profile, &origin, &err) < 0) {
+	memset(&cp, 0, sizeof(cp));
+	cp.cfg = c->cfg;
+	cp.profile = c->profile;
+	cp.audit = c->audit;
+	cp.tty = ch->pty && cmd == NULL;	/* the REPL reads through libedit */
+	cp.origin.ssh_connection = conn_s;
+	cp.origin.ssh_client = client_s;
+	cp.origin.ssh_tty = ch->pty ? ch->tty_name : NULL;
+	cp.origin.term = ch->pty ? ch->term : NULL;
+	cp.origin.lang = env_value(ch, "LANG");
+	cp.origin.tty = ch->pty;
+	if (ag_core_begin(&core, &cp, &err) < 0) {
 		ag_err_print(stderr, &err);
 		return 1;
 	}
 	for (i = 0; i < ch->nenv; i++)
 		if (!ag_envsan_is_dangerous(ch->env_names[i], c->profile))
-			(void)ag_session_setenv(&sess, ch->env_names[i], ch->env_vals[i]);
-	if (ag_runner_init(&err) < 0) {
-		ag_err_print(stderr, &err);
-		ag_session_free(&sess);
-		return 1;
-	}
-	memset(&r, 0, sizeof(r));
-	r.cfg = c->cfg;
-	r.profile = c->profile;
-	r.sess = &sess;
-	r.audit = c->audit;
-	r.tty = ch->pty && cmd == NULL;	/* the REPL reads through libedit */
-	/* the same session body as under sshd: a PTY per command, the
-	 * recording, file transfer, the REPL (core.c) */
-	status = ag_core_serve(&r, cmd);
+			(void)ag_session_setenv(&core.sess, ch->env_names[i], ch->env_vals[i]);
+	/* the same session core as under sshd: a PTY per command, the
+	 * recording, file transfer, the REPL */
+	status = ag_core_serve(&core, cmd);
 	fflush(stdout);
 	fflush(stderr);
 	{
-		unsigned long n = r.ncommands;
+		unsigned long n = core.ncommands;
 
 		(void)!write(st_fd, &n, sizeof(n));
 	}
-	ag_session_free(&sess);
+	ag_core_end(&core);
 	return status;
 }
 

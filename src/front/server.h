@@ -12,7 +12,7 @@
  * (initgroups, setgid, setuid, verified) and serves the session channels.
  * Each exec or shell request gets a fresh session process whose stdin,
  * stdout and stderr are pipes (or the PTY after a pty-req); it runs the
- * one session core (ag_repl_command / ag_repl_loop), so the server decides
+ * one session core (core/core.h), so the server decides
  * and runs nothing on its own.
  */
 #ifndef AG_SERVER_H

@@ -16,21 +16,9 @@
 
 ag_setup
 
-SO=${top_builddir:-$(dirname "$AGENTGATE")/..}/src/agsandbox.so
-[ -f "$SO" ] || SO=$(dirname "$AGENTGATE")/agsandbox.so
-[ -f "$SO" ] || { echo "agsandbox.so not built next to $AGENTGATE" >&2; exit 99; }
-install -m 0644 "$SO" "$AG_DIR/agsandbox.so"
-
-# The shipped policy, only its log locations moved into the world and the
-# account mapped to the developer profile.
-SHIPPED=${top_srcdir:-$(dirname "$0")/../..}/etc/agentgate.yaml
-mkdir -p "$AG_DIR/log/recordings"
-chown "$AG_USER" "$AG_DIR/log/recordings"
-sed -e "s|/var/log/agentgate/audit.jsonl|@AUDIT@|" \
-    -e "s|/var/log/agentgate/recordings|$AG_DIR/log/recordings|" \
-    -e '/pam_confdir/d' \
-    -e 's|^  agent: readonly|  @USER@: developer|' \
-    "$SHIPPED" | ag_write_policy "$AG_DIR/policy.yaml"
+ag_need_sandbox_lib
+# The shipped policy, the account mapped to the developer profile.
+ag_shipped_policy developer
 "$AGENTGATE" check --config "$AG_DIR/policy.yaml" >/dev/null ||
     { echo "the shipped policy does not check" >&2; exit 99; }
 

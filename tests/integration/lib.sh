@@ -422,6 +422,28 @@ ag_setup() {
 	ag_ssh_argv
 }
 
+# ag_need_sandbox_lib: exit 99 (a hard error) unless ag_setup found the
+# sandbox's preload library next to the gateway; tests of the sandbox need it.
+ag_need_sandbox_lib() {
+	[ -f "$AG_DIR/agsandbox.so" ] && return 0
+	echo "agsandbox.so not built next to $AGENTGATE" >&2
+	exit 99
+}
+
+# ag_shipped_policy PROFILE: the shipped etc/agentgate.yaml as the world's
+# policy, only its log locations moved into the world and the test account
+# mapped to PROFILE (as an admin would for the account `agent`).
+ag_shipped_policy() {
+	mkdir -p "$AG_DIR/log/recordings"
+	chown "$AG_USER" "$AG_DIR/log/recordings"
+	sed -e "s|/var/log/agentgate/audit.jsonl|@AUDIT@|" \
+	    -e "s|/var/log/agentgate/recordings|$AG_DIR/log/recordings|" \
+	    -e '/pam_confdir/d' \
+	    -e "s|^  agent: readonly|  @USER@: $1|" \
+	    "${top_srcdir:-$(dirname "$0")/../..}/etc/agentgate.yaml" |
+	    ag_write_policy "$AG_DIR/policy.yaml"
+}
+
 # The ssh command line as an array: "${AG_SSH[@]}" cmd & gives $! = ssh's pid.
 ag_ssh_argv() {
 	AG_SSH=(ssh -F /dev/null -i "$AG_DIR/client" -p "$AG_PORT"

@@ -13,14 +13,7 @@
 
 ag_setup
 
-SO=${top_builddir:-$(dirname "$AGENTGATE")/..}/src/agsandbox.so
-[ -f "$SO" ] || SO=$(dirname "$AGENTGATE")/agsandbox.so
-if [ ! -f "$SO" ]; then
-	echo "agsandbox.so not built next to $AGENTGATE" >&2
-	exit 99
-fi
-# next to the gateway copy, where it looks for it (root-owned, 0755 dir)
-install -m 0644 "$SO" "$AG_DIR/agsandbox.so"
+ag_need_sandbox_lib
 
 W=$AG_DIR/w
 mkdir -p "$W"

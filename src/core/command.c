@@ -1,0 +1,419 @@
+/*
+ * command.c - one command line's path through the gateway, stage by stage
+ * (core.h): parse -> decide -> admit -> run -> apply -> record.
+ *
+ * Each stage reads and fills one struct cmd.  A stage that refuses fills
+ * the record (decision, reason, rule), says why on stderr and stops the
+ * line there: nothing after a refusal runs, and every line, refused or
+ * not, ends in exactly one audit record.
+ */
+#include "agconfig.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "core/core.h"
+#include "core/terminal.h"
+#include "exec/runner.h"
+#include "exec/sandbox.h"
+#include "exec/transfer.h"
+#include "parse/shparse.h"
+#include "policy/execpolicy.h"
+#include "policy/policy.h"
+#include "policy/transfer.h"
+
+#ifndef AG_BASH
+#define AG_BASH "/bin/bash"
+#endif
+
+/* One command line on its way through the stages. */
+struct cmd {
+	const char		*line;
+	size_t			 len;
+	int			 flags;		/* AG_CORE_* */
+	struct ag_sh_node	*tree;		/* parse */
+	struct ag_decision	 d;		/* decide */
+	struct ag_xfer		 xfer;		/* decide: a file transfer, or none */
+	int			 decided;	/* d was filled before the decide stage */
+	struct ag_audit_cmd	 rec;		/* what record writes */
+	struct ag_run_result	 res;		/* run */
+	int			 ran_runner;	/* res is filled */
+	int			 status;	/* $? the line ends with */
+	int			 end_session;
+	char			 why[sizeof(((struct ag_decision *)0)->reason) + AG_ERR_MSG_MAX];
+						/* a refusal's reason */
+};
+
+enum next { NEXT, STOP };
+
+/* A refusal: said to the caller, recorded, $? 126. */
+static enum next
+refuse(struct cmd *c, const char *decision, const char *reason, const char *rule)
+{
+	fflush(stdout);
+	fprintf(stderr, "agentgate: %s\n", reason);
+	fflush(stderr);
+	c->rec.decision = decision;
+	c->rec.reason = reason;
+	c->rec.rule = rule;
+	c->rec.ran = 0;
+	c->status = AG_STATUS_DENIED;
+	return STOP;
+}
+
+/* What the decision knows of the session: the same for a command and explain. */
+static void
+policy_ctx(const struct ag_core *core, struct ag_policy_ctx *ctx)
+{
+	memset(ctx, 0, sizeof(*ctx));
+	ctx->profile = core->profile;
+	ctx->cwd = core->sess.cwd;
+	ctx->home = core->sess.home;
+	ctx->user = core->sess.user;
+	ctx->env = core->sess.env;
+}
+
+/* ---- parse ------------------------------------------------------------------ */
+
+/* STOP for an empty line (or only a comment), which is not a command. */
+static enum next
+stage_parse(struct ag_core *core, struct cmd *c)
+{
+	struct ag_err err;
+
+	if ((c->flags & AG_CORE_REQUEST) && ag_policy_transfer(core->profile, c->line, c->len,
+	    &c->xfer, &c->d)) {
+		c->decided = 1;		/* not a line of bash */
+		return NEXT;
+	}
+	ag_err_clear(&err);
+	if (ag_sh_parse(c->line, c->len, &c->tree, &err) != AG_SH_OK) {
+		struct ag_policy_ctx ctx;
+
+		/* the policy words the refusal; whatever it said, this does not run */
+		policy_ctx(core, &ctx);
+		if (ag_policy_check(&ctx, c->line, c->len, &c->d) < 0 || c->d.verdict == AG_ALLOW) {
+			c->d.verdict = AG_DENY;
+			if (c->d.reason[0] == '\0' || strcmp(c->d.reason, "allowed") == 0)
+				snprintf(c->d.reason, sizeof(c->d.reason), "syntax error: %s",
+				    err.msg);
+			snprintf(c->d.rule, sizeof(c->d.rule), "parse");
+		}
+		c->decided = 1;
+		return NEXT;
+	}
+	if (c->tree->nkids == 0) {
+		c->status = core->sess.last_status;
+		return STOP;
+	}
+	return NEXT;
+}
+
+/* ---- decide ----------------------------------------------------------------- */
+
+static enum next
+stage_decide(struct ag_core *core, struct cmd *c)
+{
+	if (!c->decided) {
+		struct ag_policy_ctx ctx;
+
+		policy_ctx(core, &ctx);
+		if (ag_policy_decide(&ctx, c->tree, &c->d) < 0)
+			c->d.verdict = AG_DENY;
+	}
+	switch (c->d.verdict) {
+	case AG_ALLOW:
+		return NEXT;
+	case AG_ASK:
+		snprintf(c->why, sizeof(c->why), "%s (this needs a validator's second opinion, "
+		    "which this version of agentgate does not ask for yet; refused)", c->d.reason);
+		return refuse(c, "deny", c->why, c->d.rule[0] ? c->d.rule : "unknown:ask");
+	default:
+		return refuse(c, "deny", c->d.reason[0] ? c->d.reason : "refused by policy",
+		    c->d.rule);
+	}
+}
+
+/* ---- admit ------------------------------------------------------------------ */
+
+/* Allowed: the record of the decision must be writable before anything runs. */
+static enum next
+stage_admit(struct ag_core *core, struct cmd *c)
+{
+	struct ag_err err;
+
+	ag_err_clear(&err);
+	if (core->audit != NULL && ag_audit_required(core->audit) &&
+	    ag_audit_ready(core->audit, &err) < 0) {
+		if (c->xfer.kind != AG_XFER_NONE)
+			snprintf(c->why, sizeof(c->why), "%s; the audit log is required, so %s "
+			    "was not started", err.msg, ag_xfer_name(c->xfer.kind));
+		else
+			snprintf(c->why, sizeof(c->why), "%s; the audit log is required, so the "
+			    "command was not run", err.msg);
+		return refuse(c, "deny", c->why, "audit:required");
+	}
+	c->rec.decision = "allow";
+	c->rec.reason = c->d.reason[0] ? c->d.reason : "allowed";
+	c->rec.rule = c->d.rule[0] ? c->d.rule : NULL;
+	return NEXT;
+}
+
+/* ---- run -------------------------------------------------------------------- */
+
+/* What every runner gets: the tracked state, the sandbox, the client's fds. */
+static void
+run_opts(struct ag_core *core, struct ag_run_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->sandbox = core->sandbox;
+	o->runner = core->cfg != NULL && core->cfg->gw.runner != NULL ? core->cfg->gw.runner :
+	    AG_BASH;
+	o->cwd = core->sess.cwd;
+	o->env = core->sess.env;
+	o->last_status = core->sess.last_status;
+	o->in_fd = core->cmd_in;
+	o->out_fd = STDOUT_FILENO;
+	o->err_fd = STDERR_FILENO;
+	o->tty_fd = -1;
+}
+
+/*
+ * A file transfer: the program speaks its protocol on the client's stdio,
+ * so no timeout, no output cap and no capture (a cut stream would corrupt
+ * it), and nothing else in the line.
+ */
+static enum next
+run_transfer(struct ag_core *core, struct cmd *c, struct ag_run_opts *o)
+{
+	struct ag_err err;
+	char *script;
+
+	ag_err_clear(&err);
+	if ((script = ag_transfer_script(&c->xfer, c->line, c->len, &err)) == NULL)
+		goto fail;
+	o->in_fd = STDIN_FILENO;
+	o->cmd = script;
+	o->cmdlen = strlen(script);
+	o->no_capture = 1;
+	if (ag_run(o, &c->res, &err) < 0) {
+		free(script);
+		snprintf(c->why, sizeof(c->why), "cannot start %s: %s",
+		    c->xfer.kind == AG_XFER_SFTP ? "sftp-server" : ag_xfer_name(c->xfer.kind),
+		    err.msg);
+		return refuse(c, "deny", c->why, c->rec.rule);
+	}
+	free(script);
+	c->ran_runner = 1;
+	return NEXT;
+fail:
+	snprintf(c->why, sizeof(c->why), "%s", err.msg);
+	return refuse(c, "deny", c->why, c->rec.rule);
+}
+
+static enum next
+run_command(struct ag_core *core, struct cmd *c, struct ag_run_opts *o)
+{
+	struct ag_execpolicy ep;
+	struct ag_err err;
+
+	ag_err_clear(&err);
+	o->cmd = c->line;
+	o->cmdlen = c->len;
+	/* on a terminal (REPL, or exec with ssh -t) the command gets the
+	 * foreground, or reading it would stop the command with SIGTTIN */
+	o->tty_fd = isatty(core->cmd_in) ? core->cmd_in : -1;
+	o->timeout = core->profile->limits.timeout;
+	o->max_output = core->profile->limits.max_output;
+	if (core->pty) {
+		/* a terminal of its own (pty.h); ours only relays */
+		o->pty = 1;
+		o->tty_fd = -1;
+		o->in_fd = STDIN_FILENO;
+		o->rec = core->rec;
+		o->rec_required = core->audit != NULL && ag_audit_required(core->audit);
+		ag_core_term_echo(core, c->line, c->len);
+	}
+	o->no_capture = !ag_session_needs_capture(c->tree);
+	/* developer tier: the deny rules hold at every exec of the tree */
+	ep.profile = core->profile;
+	ep.home = core->sess.home;
+	ep.env = core->sess.env;
+	if (core->profile->tier == AG_TIER_DEVELOPER && ag_sandbox_active(core->sandbox)) {
+		o->exec_judge = ag_execpolicy_guard_judge;
+		o->exec_judge_ctx = &ep;
+	}
+	if (ag_run(o, &c->res, &err) < 0) {
+		snprintf(c->why, sizeof(c->why), "cannot start the command: %s", err.msg);
+		return refuse(c, "allow", c->why, c->rec.rule);
+	}
+	c->ran_runner = 1;
+	return NEXT;
+}
+
+static enum next
+stage_run(struct ag_core *core, struct cmd *c)
+{
+	struct ag_session *s = &core->sess;
+	struct ag_run_opts o;
+	struct ag_err err;
+
+	c->rec.ran = 1;
+	if (c->xfer.kind == AG_XFER_NONE) {
+		/* what the gateway does itself: a bare exit, a lone cd/pushd/popd/dirs */
+		if (ag_session_is_bare_exit(s, c->tree, &c->status)) {
+			c->end_session = 1;
+			return NEXT;
+		}
+		fflush(stdout);
+		if (ag_session_try_builtin(s, c->tree, stdout, stderr, &c->status))
+			return NEXT;
+	}
+	ag_err_clear(&err);
+	if (ag_core_sandbox(core, &err) < 0) {
+		snprintf(c->why, sizeof(c->why), "%s", err.msg);
+		return refuse(c, "deny", c->why, "sandbox");
+	}
+	run_opts(core, &o);
+	return c->xfer.kind != AG_XFER_NONE ? run_transfer(core, c, &o) : run_command(core, c, &o);
+}
+
+/* ---- apply ------------------------------------------------------------------ */
+
+/*
+ * Execs the supervisor refused inside the command's tree: one audit record
+ * each, and a line to the caller, since the refused program's own message
+ * ("Permission denied") does not say why.
+ */
+static void
+exec_denials(struct ag_core *core, struct cmd *c)
+{
+	struct ag_err err;
+	size_t i;
+
+	for (i = 0; i < c->res.ndenials; i++) {
+		const struct ag_exec_denial *d = &c->res.denials[i];
+
+		fprintf(stderr, "agentgate: %s (an exec inside the command: %s)\n",
+		    d->reason ? d->reason : "denied", d->path ? d->path : "?");
+		if (core->audit != NULL && ag_audit_exec_denied(core->audit, c->rec.command,
+		    c->rec.command_len, d->path, d->argv, d->argc, d->reason, d->rule, &err) < 0)
+			ag_log(LOG_ERR, "%s", err.msg);
+	}
+	fflush(stderr);
+}
+
+static void
+stage_apply(struct ag_core *core, struct cmd *c)
+{
+	struct ag_session *s = &core->sess;
+	struct ag_run_result *res = &c->res;
+	struct ag_err err;
+
+	if (!c->ran_runner)
+		return;
+	c->status = res->status;
+	c->rec.signal = res->signal;
+	c->rec.duration_ms = res->duration_ms;
+	c->rec.bytes_out = res->bytes_out;
+	if (c->xfer.kind != AG_XFER_NONE)
+		return;
+	s->last_status = c->status;
+	ag_err_clear(&err);
+	if (res->capture_ok && ag_session_apply_capture(s, res->capture, res->capture_len,
+	    &err) < 0)
+		ag_log(LOG_ERR, "%s", err.msg);
+	else if (!res->capture_ok && ag_session_needs_capture(c->tree))
+		ag_log(LOG_DEBUG, "no complete environment capture; state unchanged");
+	exec_denials(core, c);
+	c->rec.truncated = res->truncated;
+	if (res->client_gone || res->terminated)
+		c->end_session = 1;
+	if (res->unread_len > 0 && res->unread_len <= sizeof(core->unread)) {
+		memcpy(core->unread, res->unread, res->unread_len);
+		core->unread_len = res->unread_len;
+	}
+	/* as bash does after ^C: the prompt starts on a line of its own */
+	if (core->pty && res->signal == SIGINT && !res->client_gone)
+		fputs("\n", stdout);
+}
+
+/* ---- record ----------------------------------------------------------------- */
+
+static void
+stage_record(struct ag_core *core, struct cmd *c)
+{
+	struct ag_err err;
+
+	if (c->rec.ran) {
+		c->rec.exit_status = c->status;
+		c->rec.cwd_after = core->sess.cwd;
+	}
+	if (core->audit == NULL)
+		return;
+	ag_err_clear(&err);
+	if (ag_audit_command(core->audit, &c->rec, &err) < 0)
+		ag_log(LOG_ERR, "%s", err.msg);
+}
+
+/* ---- the line --------------------------------------------------------------- */
+
+int
+ag_core_command(struct ag_core *core, const char *line, size_t len, int flags,
+    int *end_session)
+{
+	struct ag_session *s = &core->sess;
+	struct cmd c;
+	char *cwd_before;
+
+	*end_session = 0;
+	memset(&c, 0, sizeof(c));
+	if ((cwd_before = strdup(s->cwd)) == NULL) {
+		fprintf(stderr, "agentgate: out of memory\n");
+		return AG_STATUS_DENIED;
+	}
+	c.line = line;
+	c.len = len;
+	c.flags = flags;
+	c.status = AG_STATUS_DENIED;
+	c.rec.command = line;
+	c.rec.command_len = len;
+	if (len > 0 && line[len - 1] == '\n')	/* a REPL line's own newline */
+		c.rec.command_len--;
+	c.rec.cwd = cwd_before;
+
+	if (stage_parse(core, &c) == STOP)
+		goto out;		/* not a command: no record */
+	core->ncommands++;
+	if (stage_decide(core, &c) == NEXT && stage_admit(core, &c) == NEXT &&
+	    stage_run(core, &c) == NEXT)
+		stage_apply(core, &c);
+	stage_record(core, &c);
+	if (c.ran_runner && c.res.rec_failed && core->rec != NULL)
+		ag_core_term_failed(core, c.res.rec_error, &c.end_session);
+	if (c.ran_runner)
+		ag_run_result_free(&c.res);
+	/* a transfer leaves $? alone: the REPL never sees one */
+	if (c.xfer.kind == AG_XFER_NONE)
+		s->last_status = c.status;
+	*end_session = c.end_session;
+out:
+	ag_decision_free(&c.d);
+	ag_sh_free(c.tree);
+	free(cwd_before);
+	return c.status;
+}
+
+int
+ag_core_decide(const struct ag_core *core, const char *line, size_t len,
+    struct ag_decision *d)
+{
+	struct ag_policy_ctx ctx;
+
+	policy_ctx(core, &ctx);
+	return ag_policy_check(&ctx, line, len, d);
+}

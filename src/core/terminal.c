@@ -1,0 +1,140 @@
+/* terminal.c - the PTY handlers and the session recording; see terminal.h */
+#include "agconfig.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "common/strbuf.h"
+#include "core/terminal.h"
+#include "exec/pty.h"
+#include "record/audit.h"
+#include "record/recording.h"
+
+int
+ag_core_term_start(struct ag_core *core)
+{
+	const struct ag_config *cfg = core->cfg;
+	struct ag_rec_info ri;
+	struct winsize ws;
+	struct ag_err err;
+	int required = core->audit != NULL && ag_audit_required(core->audit);
+
+	ag_err_clear(&err);
+	if (ag_pty_init(&err) < 0) {
+		ag_err_print(stderr, &err);
+		return -1;
+	}
+	if (cfg->gw.recordings == NULL)
+		return 0;
+	memset(&ws, 0, sizeof(ws));
+	if (ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) < 0 || ws.ws_col == 0 || ws.ws_row == 0) {
+		ws.ws_col = AG_PTY_DEFAULT_COLS;
+		ws.ws_row = AG_PTY_DEFAULT_ROWS;
+	}
+	memset(&ri, 0, sizeof(ri));
+	ri.dir = cfg->gw.recordings;
+	ri.session = core->audit != NULL ? ag_audit_session_id(core->audit) : NULL;
+	ri.width = ws.ws_col;
+	ri.height = ws.ws_row;
+	ri.term = ag_session_getenv(&core->sess, "TERM");
+	ri.shell = core->sess.shell;
+	ri.input = cfg->gw.recordings_input;
+	if ((core->rec = ag_rec_open(&ri, &err)) != NULL) {
+		if (core->audit != NULL)
+			(void)ag_audit_set_recording(core->audit, ag_rec_path(core->rec), NULL);
+		return 0;
+	}
+	snprintf(core->rec_error, sizeof(core->rec_error), "%s", err.msg);
+	ag_log(LOG_ERR, "session recording: %s", err.msg);
+	if (core->audit != NULL) {
+		(void)ag_audit_set_recording(core->audit, NULL, err.msg);
+		(void)ag_audit_event(core->audit, "recording", cfg->gw.recordings,
+		    required ? "end" : "continue", err.msg, NULL);
+	}
+	if (required) {
+		fprintf(stderr, "agentgate: %s; sessions are recorded and the audit log is "
+		    "required, so this one cannot start\n", err.msg);
+		return -1;
+	}
+	fprintf(stderr, "agentgate: %s; the session is not recorded\n", err.msg);
+	return 0;
+}
+
+void
+ag_core_term_echo(struct ag_core *core, const char *line, size_t len)
+{
+	struct ag_session *s = &core->sess;
+	struct ag_strbuf sb;
+	struct ag_err err;
+	char cwd[PATH_MAX + 2];
+	size_t i;
+
+	if (core->rec == NULL || !core->tty)
+		return;
+	ag_strbuf_init(&sb, AG_CORE_MAX_COMMAND * 2 + sizeof(cwd) + 512);
+	if (ag_strbuf_printf(&sb, "%s@%s:%s$ ", s->user, s->host,
+	    ag_session_tilde(s, s->cwd, cwd, sizeof(cwd))) < 0)
+		goto out;
+	for (i = 0; i < len; i++) {
+		int rc = line[i] != '\n' ? ag_strbuf_addch(&sb, line[i]) :
+		    ag_strbuf_addstr(&sb, i + 1 < len ? "\r\n> " : "\r\n");
+
+		if (rc < 0)
+			goto out;
+	}
+	if ((len == 0 || line[len - 1] != '\n') && ag_strbuf_addstr(&sb, "\r\n") < 0)
+		goto out;
+	ag_err_clear(&err);
+	if (ag_rec_output(core->rec, sb.data, sb.len, &err) < 0)
+		ag_log(LOG_ERR, "%s", err.msg);	/* the relay finds it dead and reports */
+out:
+	ag_strbuf_free(&sb);
+}
+
+void
+ag_core_term_failed(struct ag_core *core, const char *why, int *end_session)
+{
+	int required = core->audit != NULL && ag_audit_required(core->audit);
+	struct ag_err err;
+
+	snprintf(core->rec_error, sizeof(core->rec_error), "%s", why);
+	fflush(stdout);
+	if (required) {
+		fprintf(stderr, "agentgate: %s; the session is recorded as the audit log is "
+		    "required, so it ends here\n", why);
+		*end_session = 1;
+	} else
+		fprintf(stderr, "agentgate: %s; the session goes on without a recording\n", why);
+	ag_log(LOG_ERR, "session recording failed: %s", why);
+	if (core->audit != NULL) {
+		ag_err_clear(&err);
+		(void)ag_audit_set_recording(core->audit, ag_rec_path(core->rec), why);
+		if (ag_audit_event(core->audit, "recording", ag_rec_path(core->rec),
+		    required ? "end" : "continue", why, &err) < 0)
+			ag_log(LOG_ERR, "%s", err.msg);
+	}
+	(void)ag_rec_close(core->rec, NULL);
+	core->rec = NULL;
+}
+
+void
+ag_core_term_end(struct ag_core *core)
+{
+	struct ag_err err;
+	char path[PATH_MAX];
+
+	if (core->rec == NULL)
+		return;
+	snprintf(path, sizeof(path), "%s", ag_rec_path(core->rec));
+	ag_err_clear(&err);
+	if (ag_rec_close(core->rec, &err) < 0) {
+		ag_log(LOG_ERR, "%s", err.msg);
+		if (core->audit != NULL)
+			(void)ag_audit_set_recording(core->audit, path, err.msg);
+	}
+	core->rec = NULL;
+}
