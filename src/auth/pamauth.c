@@ -17,6 +17,7 @@
 #include <security/pam_appl.h>
 
 #include "auth/pamauth.h"
+#include "common/misc.h"
 
 #define MSG_MAX 256
 
@@ -34,20 +35,6 @@ struct ag_pamauth {
 };
 
 
-static void
-write_all(int fd, const char *s, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, s, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return;
-		s += w;
-		n -= (size_t)w;
-	}
-}
 
 /* Module text shown to people: printable ASCII only, bounded. */
 static void
@@ -84,7 +71,7 @@ tty_prompt(const char *prompt, int echo)
 	}
 	if (!echo && !restore)
 		goto out;	/* never read a secret with echo on */
-	write_all(fd, prompt, strlen(prompt));
+	(void)ag_write_all(fd, prompt, strlen(prompt), NULL);
 	while (!done) {
 		struct pollfd pfd = { .fd = fd, .events = POLLIN };
 		char c;
@@ -114,7 +101,7 @@ out:
 	explicit_bzero(buf, sizeof(buf));
 	if (restore) {
 		(void)tcsetattr(fd, TCSAFLUSH, &old);
-		write_all(fd, "\n", 1);
+		(void)ag_write_all(fd, "\n", 1, NULL);
 	}
 	close(fd);
 	return ans;
@@ -214,7 +201,7 @@ conversation(int num_msg, const struct pam_message **msg, struct pam_response **
 
 				if (fd >= 0) {
 					snprintf(line, sizeof(line), "%s\r\n", pa->lastmsg);
-					write_all(fd, line, strlen(line));
+					(void)ag_write_all(fd, line, strlen(line), NULL);
 					close(fd);
 				}
 			}

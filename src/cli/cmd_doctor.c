@@ -35,6 +35,7 @@
 #include "common/config.h"
 #include "common/err.h"
 #include "common/strbuf.h"
+#include "common/misc.h"
 
 #ifndef AG_SSHD
 #define AG_SSHD "/usr/sbin/sshd"
@@ -143,15 +144,6 @@ drain(int *fd, struct ag_strbuf *sb, int *over)
 		*over = 1;
 }
 
-static long
-ms_since(const struct timespec *t0)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (long)(now.tv_sec - t0->tv_sec) * 1000 + (now.tv_nsec - t0->tv_nsec) / 1000000;
-}
-
 /* Run sshd -T without a shell; stdout and stderr read with bounds and a deadline. */
 static int
 sshd_dump(const char *sshd, const char *user, const char *file, struct sshd_conf *out,
@@ -161,7 +153,7 @@ sshd_dump(const char *sshd, const char *user, const char *file, struct sshd_conf
 	const char *argv[8];
 	int o[2] = { -1, -1 }, e[2] = { -1, -1 }, status = 0, argc = 0, over = 0, n;
 	struct ag_strbuf sout, serr;
-	struct timespec t0;
+	long long t0;
 	pid_t pid;
 
 	n = snprintf(spec, sizeof(spec), "user=%s,host=localhost,addr=127.0.0.1", user);
@@ -200,11 +192,11 @@ sshd_dump(const char *sshd, const char *user, const char *file, struct sshd_conf
 	o[1] = e[1] = -1;
 	ag_strbuf_init(&sout, SSHD_OUT_MAX);
 	ag_strbuf_init(&serr, SSHD_ERR_MAX);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	t0 = ag_now_ms();
 	while (o[0] >= 0 || e[0] >= 0) {
 		struct pollfd p[2] = { { .fd = o[0], .events = POLLIN },
 				       { .fd = e[0], .events = POLLIN } };
-		long left = SSHD_TIMEOUT_MS - ms_since(&t0);
+		long left = SSHD_TIMEOUT_MS - (long)(ag_now_ms() - t0);
 		int pr;
 
 		if (left <= 0 || over)

@@ -19,7 +19,10 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "common/misc.h"
+#include "exec/procwatch.h"
 #include "exec/pty.h"
+#include "exec/sigpipe.h"
 #include "record/recording.h"
 
 #define OUT_BUF		65536		/* one read from the master */
@@ -33,7 +36,7 @@
 
 /* ---- process-wide state (read by signal handlers) ----------------------- */
 
-static int winch_pipe[2] = { -1, -1 };
+static volatile sig_atomic_t got_winch;
 
 /* The terminal as it was before the relay made it raw; -1 = nothing saved. */
 static struct termios saved_tio;
@@ -69,12 +72,9 @@ ag_pty_restore_terminal(void)
 static void
 on_winch(int sig)
 {
-	int saved = errno;
-
 	(void)sig;
-	if (winch_pipe[1] >= 0)
-		(void)!write(winch_pipe[1], "", 1);	/* full pipe: a wake-up is pending anyway */
-	errno = saved;
+	got_winch = 1;
+	ag_sigpipe_notify();
 }
 
 /*
@@ -100,20 +100,15 @@ on_fatal(int sig, siginfo_t *si, void *uc)
 int
 ag_pty_init(struct ag_err *err)
 {
+	static const int winch[] = { SIGWINCH };
 	static int done;
 	struct sigaction sa;
 	size_t i;
 
 	if (done)
 		return 0;
-	if (pipe2(winch_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
-		return ag_err_set(err, "pipe: %s", strerror(errno));
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_winch;
-	sigemptyset(&sa.sa_mask);
-	sa.sa_flags = SA_RESTART;
-	if (sigaction(SIGWINCH, &sa, NULL) < 0)
-		return ag_err_set(err, "sigaction: %s", strerror(errno));
+	if (ag_sigpipe_catch(winch, 1, on_winch, 1, err) < 0)
+		return -1;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = on_fatal;
 	sigemptyset(&sa.sa_mask);
@@ -123,16 +118,6 @@ ag_pty_init(struct ag_err *err)
 			return ag_err_set(err, "sigaction: %s", strerror(errno));
 	done = 1;
 	return 0;
-}
-
-static void
-drain_winch(void)
-{
-	char buf[64];
-
-	if (winch_pipe[0] >= 0)
-		while (read(winch_pipe[0], buf, sizeof(buf)) > 0)
-			;
 }
 
 /* ---- opening ------------------------------------------------------------- */
@@ -161,8 +146,8 @@ ag_pty_open(struct ag_pty *p, int term_fd, struct ag_err *err)
 	int m, s;
 
 	p->master = p->slave = -1;
-	/* the size read now is the latest: older wake-ups are moot */
-	drain_winch();
+	/* the size read now is the latest: an older resize is moot */
+	got_winch = 0;
 	memset(&ws, 0, sizeof(ws));
 	if (term_fd < 0 || ioctl(term_fd, TIOCGWINSZ, &ws) < 0 || ws.ws_col == 0 ||
 	    ws.ws_row == 0) {
@@ -243,15 +228,6 @@ ag_pty_close(struct ag_pty *p)
 }
 
 /* ---- the relay ------------------------------------------------------------- */
-
-static long long
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* Raw mode on the client's terminal, the old modes saved for every way out. */
 static void
@@ -488,7 +464,7 @@ write_master(struct relay *x)
 
 		if (x->isig && c != _POSIX_VDISABLE && (c == x->vintr || c == x->vquit)) {
 			n = i + 1;
-			x->hold_until = now_ms() + HOLD_AFTER_INTR_MS;
+			x->hold_until = ag_now_ms() + HOLD_AFTER_INTR_MS;
 			break;
 		}
 	}
@@ -505,31 +481,16 @@ write_master(struct relay *x)
 		x->inlen = x->inoff = 0;
 }
 
-static int
-open_pidfd(pid_t pid)
-{
-#ifdef SYS_pidfd_open
-	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
-
-	if (fd >= 0)
-		(void)fcntl(fd, F_SETFD, FD_CLOEXEC);
-	return fd;
-#else
-	(void)pid;
-	return -1;
-#endif
-}
-
 int
 ag_pty_relay(struct ag_pty *p, const struct ag_pty_relay_opts *o, struct ag_pty_result *r,
     struct ag_err *err)
 {
 	struct relay x;
-	long long start = now_ms(), term_at = 0, kill_at = 0, drain_until = 0;
+	long long start = ag_now_ms(), drain_until = 0;
 	long long susp_at = 0, scan_at = start + STOP_SCAN_MS;
-	int pid_ready = 1;	/* look once at the start, then when the pidfd says */
-	int susp_left = 0, exited = 0, wstatus = 0, pidfd, extra_fd = o->extra_fd, fl;
+	int susp_left = 0, extra_fd = o->extra_fd, fl;
 	pid_t pid = o->pid;
+	struct ag_procwatch pw;
 
 	memset(r, 0, sizeof(*r));
 	memset(&x, 0, sizeof(x));
@@ -556,7 +517,7 @@ ag_pty_relay(struct ag_pty *p, const struct ag_pty_relay_opts *o, struct ag_pty_
 			x.vquit = tio.c_cc[VQUIT];
 		}
 	}
-	pidfd = open_pidfd(pid);
+	ag_procwatch_start(&pw, pid, o->timeout, start);
 	enter_raw(o->in_fd, o->out_fd);
 	if (x.rec != NULL) {
 		struct ag_err e;
@@ -567,48 +528,23 @@ ag_pty_relay(struct ag_pty *p, const struct ag_pty_relay_opts *o, struct ag_pty_
 			rec_failed(&x, &e);
 	}
 	sync_size(&x);		/* resized between ag_pty_open and now */
-	if (o->timeout > 0)
-		term_at = start + (long long)o->timeout * 1000;
 
 	for (;;) {
 		struct pollfd pf[7];
-		int npf = 0, i_m = -1, i_in = -1, i_out = -1, i_w = -1, i_x = -1,
+		int npf = 0, i_m = -1, i_in = -1, i_out = -1, i_sp = -1, i_x = -1,
 		    i_wake = -1, i_pid = -1;
-		long long t = now_ms(), tmo;
+		long long t = ag_now_ms(), tmo;
 		long rt;
 		siginfo_t si;
+		int sp = ag_sigpipe_fd();
 
-		if (term_at && !r->timed_out && t >= term_at) {
-			r->timed_out = 1;
-			kill(-pid, SIGTERM);
-			kill(-pid, SIGCONT);	/* a stopped process would never see the TERM */
-			kill_at = t + AG_PTY_GRACE_MS;
-		}
-		if (!exited && ((kill_at && t >= kill_at) || r->terminated || r->client_gone ||
-		    (r->rec_failed && o->rec_required))) {
-			kill(-pid, SIGKILL);
-			kill(pid, SIGKILL);	/* in case its setsid has not happened yet */
-			if (waitpid(pid, &wstatus, 0) < 0)
-				wstatus = SIGKILL;
-			exited = 1;
-			drain_until = t + (r->client_gone || r->terminated ? 0 : AG_PTY_DRAIN_MS);
-		}
-		/* with a pidfd, only when it said so: no syscalls per chunk of output */
-		if (!exited && (pidfd < 0 || pid_ready)) {
-			memset(&si, 0, sizeof(si));
-			if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
-			    si.si_pid == pid) {
-				/* the zombie leader keeps the group id ours until reaped */
-				kill(-pid, SIGKILL);
-				if (waitpid(pid, &wstatus, 0) < 0)
-					wstatus = 0;
-				exited = 1;
-				drain_until = t + AG_PTY_DRAIN_MS;
-			}
-			pid_ready = 0;
-		}
+		if (!pw.exited && ag_procwatch_step(&pw, t, r->terminated || r->client_gone ||
+		    (r->rec_failed && o->rec_required)))
+			/* what it wrote is still passed on, unless nobody is left to read it */
+			drain_until = t + (pw.killed && (r->client_gone || r->terminated) ? 0 :
+			    AG_PTY_DRAIN_MS);
 		/* soon after a ^Z, and every STOP_SCAN_MS: nothing stays stopped */
-		if (!exited && ((susp_left > 0 && t >= susp_at) || t >= scan_at)) {
+		if (!pw.exited && ((susp_left > 0 && t >= susp_at) || t >= scan_at)) {
 			memset(&si, 0, sizeof(si));
 			if ((waitid(P_PID, (id_t)pid, &si, WSTOPPED | WNOHANG) == 0 &&
 			    si.si_pid == pid) || group_stopped(pid)) {
@@ -621,11 +557,11 @@ ag_pty_relay(struct ag_pty *p, const struct ag_pty_relay_opts *o, struct ag_pty_
 			}
 			scan_at = t + STOP_SCAN_MS;
 		}
-		if (exited && (x.master_eof || r->client_gone) && x.outlen == 0 && extra_fd < 0)
+		if (pw.exited && (x.master_eof || r->client_gone) && x.outlen == 0 && extra_fd < 0)
 			break;
-		if (exited && t >= drain_until && (x.outlen == 0 || r->client_gone))
+		if (pw.exited && t >= drain_until && (x.outlen == 0 || r->client_gone))
 			break;
-		if (exited && t >= drain_until + AG_PTY_DRAIN_MS)
+		if (pw.exited && t >= drain_until + AG_PTY_DRAIN_MS)
 			break;	/* a client that takes nothing more: give up on it */
 
 		/* the command may write on while the client takes what is pending */
@@ -635,7 +571,7 @@ ag_pty_relay(struct ag_pty *p, const struct ag_pty_relay_opts *o, struct ag_pty_
 			    (x.inlen > 0 ? POLLOUT : 0)) };
 			i_m = npf++;
 		}
-		if (o->in_fd >= 0 && !x.in_eof && x.inlen == 0 && !exited && t >= x.hold_until) {
+		if (o->in_fd >= 0 && !x.in_eof && x.inlen == 0 && !pw.exited && t >= x.hold_until) {
 			pf[npf] = (struct pollfd){ .fd = o->in_fd, .events = POLLIN };
 			i_in = npf++;
 		}
@@ -643,34 +579,29 @@ ag_pty_relay(struct ag_pty *p, const struct ag_pty_relay_opts *o, struct ag_pty_
 			pf[npf] = (struct pollfd){ .fd = o->out_fd, .events = POLLOUT };
 			i_out = npf++;
 		}
-		if (winch_pipe[0] >= 0) {
-			pf[npf] = (struct pollfd){ .fd = winch_pipe[0], .events = POLLIN };
-			i_w = npf++;
+		if (sp >= 0) {		/* SIGWINCH, and the runner's signals */
+			pf[npf] = (struct pollfd){ .fd = sp, .events = POLLIN };
+			i_sp = npf++;
 		}
 		/* readable when pid exits: the loop then looks at it */
-		if (pidfd >= 0 && !exited) {
-			pf[npf] = (struct pollfd){ .fd = pidfd, .events = POLLIN };
+		if (ag_procwatch_fd(&pw) >= 0) {
+			pf[npf] = (struct pollfd){ .fd = ag_procwatch_fd(&pw), .events = POLLIN };
 			i_pid = npf++;
 		}
 		if (extra_fd >= 0) {
 			pf[npf] = (struct pollfd){ .fd = extra_fd, .events = POLLIN };
 			i_x = npf++;
 		}
-		if (o->wake_fd >= 0 && o->wake_cb != NULL) {
+		if (o->wake_fd >= 0 && o->wake_fd != sp && o->wake_cb != NULL) {
 			pf[npf] = (struct pollfd){ .fd = o->wake_fd, .events = POLLIN };
 			i_wake = npf++;
 		}
-		/* without a pidfd, look at the child now and then */
-		tmo = pidfd >= 0 ? 1000 : 100;
-		if (term_at && !r->timed_out && term_at - t < tmo)
-			tmo = term_at - t;
-		if (kill_at && !exited && kill_at - t < tmo)
-			tmo = kill_at - t;
-		if (exited && drain_until - t < tmo)
+		tmo = ag_procwatch_wait_ms(&pw, t, 1000);
+		if (pw.exited && drain_until - t < tmo)
 			tmo = drain_until - t;
 		if (susp_left > 0 && susp_at - t < tmo)
 			tmo = susp_at - t;
-		if (!exited && scan_at - t < tmo)
+		if (!pw.exited && scan_at - t < tmo)
 			tmo = scan_at - t;
 		if (x.hold_until > t && x.hold_until - t < tmo)
 			tmo = x.hold_until - t;
@@ -686,20 +617,25 @@ ag_pty_relay(struct ag_pty *p, const struct ag_pty_relay_opts *o, struct ag_pty_
 			continue;
 		}
 		if (i_pid >= 0 && pf[i_pid].revents != 0)
-			pid_ready = 1;
+			ag_procwatch_ready(&pw);
+		if (i_sp >= 0 && (pf[i_sp].revents & POLLIN)) {
+			ag_sigpipe_drain();
+			if (got_winch) {
+				got_winch = 0;	/* then read the size: the latest one wins */
+				sync_size(&x);
+			}
+			if (o->wake_fd == sp && o->wake_cb != NULL && o->wake_cb(o->wake_arg))
+				r->terminated = 1;
+		}
 		if (i_wake >= 0 && (pf[i_wake].revents & POLLIN) && o->wake_cb(o->wake_arg))
 			r->terminated = 1;
-		if (i_w >= 0 && (pf[i_w].revents & POLLIN)) {
-			drain_winch();		/* then read the size: the latest one wins */
-			sync_size(&x);
-		}
 		if (i_x >= 0 && (pf[i_x].revents & (POLLIN | POLLHUP | POLLERR)) &&
 		    o->extra_cb(o->extra_arg, extra_fd) < 0)
 			extra_fd = -1;
 		if (i_in >= 0 && (pf[i_in].revents & (POLLIN | POLLHUP | POLLERR)) &&
 		    read_client(&x)) {
 			susp_left = SUSP_CHECKS;
-			susp_at = now_ms() + 50;
+			susp_at = ag_now_ms() + 50;
 		}
 		if (i_m >= 0 && (pf[i_m].revents & POLLOUT))
 			write_master(&x);
@@ -750,11 +686,11 @@ ag_pty_relay(struct ag_pty *p, const struct ag_pty_relay_opts *o, struct ag_pty_
 		r->unread_len = x.inlen - x.inoff;
 		memcpy(r->unread, x.in + x.inoff, r->unread_len);
 	}
-	if (pidfd >= 0)
-		close(pidfd);
+	ag_procwatch_close(&pw);
 	(void)fcntl(p->master, F_SETFL, fl);
-	r->wstatus = wstatus;
-	r->duration_ms = now_ms() - start;
+	r->wstatus = pw.wstatus;
+	r->timed_out = pw.timed_out;
+	r->duration_ms = ag_now_ms() - start;
 	free(x.out);
 	return 0;
 }

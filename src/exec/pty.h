@@ -32,8 +32,8 @@
  * keeps running in the foreground; the user never lands anywhere
  * unvalidated.
  *
- * Window size: ag_pty_init() installs a SIGWINCH handler that only writes
- * to a self-pipe.  The relay then reads the current size of our terminal
+ * Window size: ag_pty_init() installs a SIGWINCH handler that only sets a
+ * flag and wakes the process's signal self-pipe (sigpipe.h).  The relay then reads the current size of our terminal
  * and sets it on the master (the kernel sends SIGWINCH to the command);
  * a burst of resizes collapses into the latest size.  A resize while no
  * command runs is simply read by the next ag_pty_open().
@@ -54,7 +54,6 @@
 
 struct ag_rec;
 
-#define AG_PTY_GRACE_MS		2000	/* SIGTERM → SIGKILL after a timeout */
 #define AG_PTY_DRAIN_MS		2000	/* output still read after the command ended */
 #define AG_PTY_DEFAULT_COLS	80	/* when our stdin has no size */
 #define AG_PTY_DEFAULT_ROWS	24
@@ -110,9 +109,10 @@ struct ag_pty_relay_opts {
 	int		(*extra_cb)(void *arg, int fd);
 	void		*extra_arg;
 	/*
-	 * A wake-up fd (the runner's signal self-pipe), -1 = none: when it is
-	 * readable, wake_cb drains it and returns 1 if the session must end
-	 * (SIGHUP/SIGTERM arrived): the command is then killed.
+	 * A wake-up fd, -1 = none: when it is readable, wake_cb returns 1 if
+	 * the session must end (SIGHUP/SIGTERM arrived): the command is then
+	 * killed.  wake_cb drains the fd, unless it is the process's signal
+	 * self-pipe (sigpipe.h), which the relay drains itself.
 	 */
 	int		 wake_fd;
 	int		(*wake_cb)(void *arg);

@@ -20,9 +20,12 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "common/misc.h"
 #include "exec/pty.h"
 #include "exec/runner.h"
+#include "exec/procwatch.h"
 #include "exec/sandbox.h"
+#include "exec/sigpipe.h"
 #include "common/strbuf.h"
 
 #define RELAY_BUF	65536
@@ -32,7 +35,6 @@
 static volatile sig_atomic_t got_term;	/* SIGHUP/SIGTERM: end the session */
 static volatile sig_atomic_t got_int;	/* SIGINT/SIGQUIT: pass to the command */
 static volatile sig_atomic_t got_alrm;
-static int sig_pipe[2] = { -1, -1 };
 
 static void
 on_signal(int sig)
@@ -54,8 +56,7 @@ on_signal(int sig)
 	default:
 		break;
 	}
-	if (sig_pipe[1] >= 0)
-		(void)!write(sig_pipe[1], "", 1);
+	ag_sigpipe_notify();
 	errno = saved;
 }
 
@@ -63,19 +64,10 @@ int
 ag_runner_init(struct ag_err *err)
 {
 	static const int caught[] = { SIGCHLD, SIGHUP, SIGTERM, SIGINT, SIGQUIT, SIGALRM };
-	struct sigaction sa;
-	size_t i;
 
-	if (sig_pipe[0] < 0 && pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
-		return ag_err_set(err, "pipe: %s", strerror(errno));
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
 	/* no SA_RESTART: a blocked read or write must see EINTR and look at the flags */
-	sa.sa_flags = SA_NOCLDSTOP;
-	for (i = 0; i < sizeof(caught) / sizeof(caught[0]); i++)
-		if (sigaction(caught[i], &sa, NULL) < 0)
-			return ag_err_set(err, "sigaction: %s", strerror(errno));
+	if (ag_sigpipe_catch(caught, sizeof(caught) / sizeof(caught[0]), on_signal, 0, err) < 0)
+		return -1;
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGTTOU, SIG_IGN);
 	signal(SIGTTIN, SIG_IGN);
@@ -103,29 +95,16 @@ ag_runner_take_alarm(void)
 int
 ag_runner_signal_fd(void)
 {
-	return sig_pipe[0];
+	return ag_sigpipe_fd();
 }
 
 void
 ag_runner_drain_signal_fd(void)
 {
-	char buf[64];
-
-	if (sig_pipe[0] >= 0)
-		while (read(sig_pipe[0], buf, sizeof(buf)) > 0)
-			;
+	ag_sigpipe_drain();
 }
 
 /* ---- helpers ----------------------------------------------------------- */
-
-static long long
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void
 arm_timer(long long ms)
@@ -140,26 +119,17 @@ arm_timer(long long ms)
 	setitimer(ITIMER_REAL, &it, NULL);
 }
 
-/* Best effort; returns 0 when all was written, -1 on error (errno) or when
- * interrupted by a signal that means we must stop (got_term or alarm). */
+/* A write to a stalled client gives up when the session ends or the timer fires. */
+static int
+must_stop(void)
+{
+	return got_term || got_alrm;
+}
+
 static int
 write_all(int fd, const char *p, size_t n)
 {
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-
-		if (w < 0) {
-			if (errno == EINTR) {
-				if (got_term || got_alrm)
-					return -1;
-				continue;
-			}
-			return -1;
-		}
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
+	return ag_write_all(fd, p, n, must_stop);
 }
 
 static void
@@ -378,17 +348,7 @@ child(const struct ag_run_opts *o, char *script, char *const *env, int outw, int
 		if (ag_sandbox_child_fds(o->sandbox, first) < 0)
 			_exit(126);
 	} else
-#ifdef SYS_close_range
-	if (syscall(SYS_close_range, first, ~0U, 0) < 0)
-#endif
-	{
-		long max = sysconf(_SC_OPEN_MAX);
-
-		if (max < 0 || max > 65536)
-			max = 65536;
-		for (fd = first; fd < max; fd++)
-			close(fd);
-	}
+		ag_close_range((unsigned)first, ~0U);
 	if (chdir(o->cwd) < 0) {
 		char msg[PATH_MAX + 128];
 		int n = snprintf(msg, sizeof(msg), "agentgate: cannot enter %s: %s\n",
@@ -499,7 +459,6 @@ pty_wake(void *arg)
 {
 	struct pty_ctx *c = arg;
 
-	ag_runner_drain_signal_fd();
 	if (got_int) {		/* not from the terminal (it is raw): passed on all the same */
 		kill(-c->pid, got_int);
 		got_int = 0;
@@ -534,7 +493,7 @@ run_in_pty(const struct ag_run_opts *o, struct ag_run_result *r, struct ag_pty *
 	ro.extra_fd = *capfd;
 	ro.extra_cb = pty_capture;
 	ro.extra_arg = &c;
-	ro.wake_fd = sig_pipe[0];
+	ro.wake_fd = ag_sigpipe_fd();
 	ro.wake_cb = pty_wake;
 	ro.wake_arg = &c;
 	ag_err_clear(&e);
@@ -566,8 +525,9 @@ ag_run(const struct ag_run_opts *o, struct ag_run_result *r, struct ag_err *err)
 	struct stream so, se;
 	struct ag_strbuf cap;
 	char *script = NULL, *buf = NULL, **senv = NULL;
-	long long start = now_ms(), term_at = 0, kill_at = 0, give_up_at = 0;
-	int capfd, overflow = 0, exited = 0, wstatus = 0;
+	long long start = ag_now_ms(), give_up_at = 0;
+	int capfd, overflow = 0, wstatus = 0;
+	struct ag_procwatch pw = { .pidfd = -1 };
 	size_t cstart;
 	pid_t pid, me = getpid();
 	struct ag_pty pt = { .master = -1, .slave = -1 };
@@ -636,53 +596,31 @@ ag_run(const struct ag_run_opts *o, struct ag_run_result *r, struct ag_err *err)
 		goto done;
 	}
 
-	if (o->timeout > 0 && o->timeout < 100L * 365 * 86400) {	/* beyond: no limit */
-		term_at = start + (long long)o->timeout * 1000;
-		arm_timer(term_at - now_ms());
-	}
+	ag_procwatch_start(&pw, pid, o->timeout, start);
+	if (pw.term_at)
+		arm_timer(pw.term_at - start);	/* a write to a stalled client is cut short */
 
 	for (;;) {
-		struct pollfd pf[6];
-		int npf = 0, i_out = -1, i_err = -1, i_cap = -1, i_sig, i_o1 = -1, i_o2 = -1;
-		long long t = now_ms(), tmo = 1000;
-		siginfo_t si;
+		struct pollfd pf[7];
+		int npf = 0, i_out = -1, i_err = -1, i_cap = -1, i_sig, i_o1 = -1, i_o2 = -1,
+		    i_pid = -1, was_timed_out = pw.timed_out;
+		long long t = ag_now_ms(), tmo;
 
-		/* timeout: TERM to the group, then KILL after the grace period */
-		if (term_at && !r->timed_out && t >= term_at) {
-			r->timed_out = 1;
-			kill(-pid, SIGTERM);
-			kill_at = t + AG_RUN_GRACE_MS;
-			arm_timer(AG_RUN_GRACE_MS);
-		}
-		if (!exited && ((kill_at && t >= kill_at) || got_term || r->client_gone)) {
-			r->terminated = got_term != 0;
-			kill(-pid, SIGKILL);
-			if (waitpid(pid, &wstatus, 0) < 0)
-				wstatus = SIGKILL;
-			exited = 1;
-			ag_runner_reap_all();
-			give_up_at = t + AG_RUN_GRACE_MS;
-		}
-		if (got_int && !exited) {
+		if (got_int && !pw.exited) {
 			kill(-pid, got_int);
 			got_int = 0;
 		}
-		/* the runner exited: keep its status, then take its group with it */
-		if (!exited) {
-			memset(&si, 0, sizeof(si));
-			if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
-			    si.si_pid == pid) {
-				kill(-pid, SIGKILL);	/* the zombie leader keeps the pgid ours */
-				if (waitpid(pid, &wstatus, 0) < 0)
-					wstatus = 0;
-				exited = 1;
-				ag_runner_reap_all();
-				give_up_at = t + AG_RUN_GRACE_MS;
-			}
+		if (!pw.exited && ag_procwatch_step(&pw, t, got_term || r->client_gone)) {
+			/* the runner is gone: whatever it left behind goes too */
+			r->terminated = pw.killed && got_term != 0;
+			ag_runner_reap_all();
+			give_up_at = t + AG_KILL_GRACE_MS;
 		}
-		if (exited && so.fd < 0 && se.fd < 0 && capfd < 0)
+		if (pw.timed_out && !was_timed_out)
+			arm_timer(AG_KILL_GRACE_MS);
+		if (pw.exited && so.fd < 0 && se.fd < 0 && capfd < 0)
 			break;
-		if (exited && t >= give_up_at)
+		if (pw.exited && t >= give_up_at)
 			break;	/* an escaped process holds a pipe: stop waiting */
 
 		if (so.fd >= 0) {
@@ -697,8 +635,12 @@ ag_run(const struct ag_run_opts *o, struct ag_run_result *r, struct ag_err *err)
 			pf[npf] = (struct pollfd){ .fd = capfd, .events = POLLIN };
 			i_cap = npf++;
 		}
-		pf[npf] = (struct pollfd){ .fd = sig_pipe[0], .events = POLLIN };
+		pf[npf] = (struct pollfd){ .fd = ag_sigpipe_fd(), .events = POLLIN };
 		i_sig = npf++;
+		if (ag_procwatch_fd(&pw) >= 0) {
+			pf[npf] = (struct pollfd){ .fd = ag_procwatch_fd(&pw), .events = POLLIN };
+			i_pid = npf++;
+		}
 		/* a client that disconnects shows up as an error on our output */
 		if (!r->client_gone) {
 			pf[npf] = (struct pollfd){ .fd = o->out_fd, .events = 0 };
@@ -706,14 +648,9 @@ ag_run(const struct ag_run_opts *o, struct ag_run_result *r, struct ag_err *err)
 			pf[npf] = (struct pollfd){ .fd = o->err_fd, .events = 0 };
 			i_o2 = npf++;
 		}
-		if (term_at && !r->timed_out && term_at - t < tmo)
-			tmo = term_at - t;
-		if (kill_at && !exited && kill_at - t < tmo)
-			tmo = kill_at - t;
-		if (exited && give_up_at - t < tmo)
-			tmo = give_up_at - t;
-		if (tmo < 0)
-			tmo = 0;
+		tmo = ag_procwatch_wait_ms(&pw, t, 1000);
+		if (pw.exited && give_up_at - t < tmo)
+			tmo = give_up_at - t < 0 ? 0 : give_up_at - t;
 		if (poll(pf, (nfds_t)npf, (int)tmo) < 0) {
 			if (errno == EINTR)
 				continue;
@@ -722,7 +659,9 @@ ag_run(const struct ag_run_opts *o, struct ag_run_result *r, struct ag_err *err)
 			continue;
 		}
 		if (pf[i_sig].revents & POLLIN)
-			ag_runner_drain_signal_fd();
+			ag_sigpipe_drain();
+		if (i_pid >= 0 && pf[i_pid].revents != 0)
+			ag_procwatch_ready(&pw);
 		if (i_o1 >= 0 && ((pf[i_o1].revents & (POLLERR | POLLHUP)) ||
 		    (pf[i_o2].revents & (POLLERR | POLLHUP))))
 			r->client_gone = 1;
@@ -737,7 +676,10 @@ ag_run(const struct ag_run_opts *o, struct ag_run_result *r, struct ag_err *err)
 		if (r->client_gone)
 			so.cut = se.cut = 1;	/* nothing more to relay to */
 	}
+	wstatus = pw.wstatus;
+	r->timed_out = pw.timed_out;
 done:
+	ag_procwatch_close(&pw);
 	arm_timer(0);
 	got_alrm = 0;
 	ag_pty_close(&pt);
@@ -753,7 +695,7 @@ done:
 	if (o->tty_fd >= 0 && !o->pty)
 		(void)tcsetpgrp(o->tty_fd, getpgrp());
 
-	r->duration_ms = now_ms() - start;
+	r->duration_ms = ag_now_ms() - start;
 	if (WIFSIGNALED(wstatus)) {
 		r->signal = WTERMSIG(wstatus);
 		r->status = 128 + r->signal;

@@ -12,7 +12,7 @@
  *
  * The gateway relays stdout and stderr (streaming, each capped at
  * max_output), enforces the timeout (SIGTERM to the group, SIGKILL after
- * AG_RUN_GRACE_MS, status 124), and when the runner shell is gone kills
+ * AG_KILL_GRACE_MS, status 124; exec/procwatch.h), and when the runner shell is gone kills
  * whatever is left of its process group and of its descendants (the
  * gateway is their subreaper): nothing a command starts outlives it.
  *
@@ -32,7 +32,6 @@ struct ag_sandbox;
 struct ag_rec;
 
 #define AG_RUN_CAPTURE_MAX	((size_t)1024 * 1024)	/* env capture bound */
-#define AG_RUN_GRACE_MS		2000			/* SIGTERM → SIGKILL */
 #define AG_RUN_STATUS_TIMEOUT	124			/* like timeout(1) */
 #define AG_RUN_CAPTURE_FD	3
 

@@ -70,6 +70,7 @@
 #include "policy/pathutil.h"
 #include "policy/policy.h"
 #include "exec/sandbox.h"
+#include "common/misc.h"
 
 #ifndef AG_PKGLIBDIR
 #define AG_PKGLIBDIR "/usr/local/lib/agentgate"
@@ -1887,32 +1888,12 @@ ag_sandbox_child(const struct ag_sandbox *sb)
 	return 0;
 }
 
-static void
-close_from_to(unsigned first, unsigned last)
-{
-	if (first > last)
-		return;
-#ifdef SYS_close_range
-	if (syscall(SYS_close_range, first, last, 0) == 0)
-		return;
-#endif
-	{
-		long max = sysconf(_SC_OPEN_MAX);
-		unsigned fd;
-
-		if (max < 0 || max > 65536)
-			max = 65536;
-		for (fd = first; fd <= last && fd < (unsigned)max; fd++)
-			close((int)fd);
-	}
-}
-
 int
 ag_sandbox_child_fds(const struct ag_sandbox *sb, int first)
 {
 	(void)sb;
 	if (child_inner_fd < 0) {
-		close_from_to((unsigned)first, ~0U);
+		ag_close_range((unsigned)first, ~0U);
 		return 0;
 	}
 	if (first > AG_SANDBOX_FD) {
@@ -1921,8 +1902,8 @@ ag_sandbox_child_fds(const struct ag_sandbox *sb, int first)
 	}
 	if (dup2(child_inner_fd, AG_SANDBOX_FD) < 0)
 		return -1;
-	close_from_to((unsigned)first, AG_SANDBOX_FD - 1);
-	close_from_to(AG_SANDBOX_FD + 1, ~0U);
+	ag_close_range((unsigned)first, AG_SANDBOX_FD - 1);
+	ag_close_range(AG_SANDBOX_FD + 1, ~0U);
 	child_inner_fd = -1;
 	return 0;
 }

@@ -15,6 +15,7 @@
 
 #include "record/recording.h"
 #include "common/strbuf.h"
+#include "common/misc.h"
 
 /* One event can be large (a 64 KiB read of control bytes, each \u00XX);
  * the buffer is flushed long before this bound. */
@@ -34,14 +35,6 @@ struct ag_rec {
 	char		 error[256];	/* why fd is -1 */
 };
 
-static long long
-mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static double
 elapsed(const struct ag_rec *r)
@@ -59,33 +52,13 @@ dead(const struct ag_rec *r, struct ag_err *err)
 	return ag_err_set(err, "recording %s: %s", r->path, r->error);
 }
 
-static int
-write_all(int fd, const char *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		if (w == 0) {
-			errno = EIO;
-			return -1;
-		}
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
 
 int
 ag_rec_flush(struct ag_rec *r, struct ag_err *err)
 {
 	if (r->fd < 0)
 		return dead(r, err);
-	if (r->buf.len > 0 && write_all(r->fd, r->buf.data, r->buf.len) < 0) {
+	if (r->buf.len > 0 && ag_write_all(r->fd, r->buf.data, r->buf.len, NULL) < 0) {
 		snprintf(r->error, sizeof(r->error), "%s", strerror(errno));
 		close(r->fd);
 		r->fd = -1;
@@ -110,7 +83,7 @@ queue(struct ag_rec *r, const char *line, size_t len, struct ag_err *err)
 		return dead(r, err);
 	}
 	if (r->buffered_since == 0)
-		r->buffered_since = mono_ms();
+		r->buffered_since = ag_now_ms();
 	if (r->buf.len >= AG_REC_BUF)
 		return ag_rec_flush(r, err);
 	return 0;
@@ -304,7 +277,7 @@ ag_rec_next_tick_ms(const struct ag_rec *r)
 
 	if (r == NULL || r->fd < 0 || r->buffered_since == 0)
 		return -1;
-	left = r->buffered_since + AG_REC_FLUSH_MS - mono_ms();
+	left = r->buffered_since + AG_REC_FLUSH_MS - ag_now_ms();
 	return left < 0 ? 0 : (long)left;
 }
 
@@ -313,7 +286,7 @@ ag_rec_tick(struct ag_rec *r, struct ag_err *err)
 {
 	if (r->fd < 0)
 		return dead(r, err);
-	if (r->buffered_since != 0 && mono_ms() - r->buffered_since >= AG_REC_FLUSH_MS)
+	if (r->buffered_since != 0 && ag_now_ms() - r->buffered_since >= AG_REC_FLUSH_MS)
 		return ag_rec_flush(r, err);
 	return 0;
 }

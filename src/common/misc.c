@@ -1,0 +1,72 @@
+/* misc.c - the clock, whole writes, fd helpers; see misc.h */
+#include "agconfig.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/misc.h"
+
+long long
+ag_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int
+ag_write_all(int fd, const void *buf, size_t n, int (*stop)(void))
+{
+	const char *p = buf;
+
+	while (n > 0) {
+		ssize_t w = write(fd, p, n);
+
+		if (w < 0) {
+			if (errno != EINTR)
+				return -1;
+			if (stop != NULL && stop())
+				return -1;
+			continue;
+		}
+		if (w == 0) {
+			errno = EIO;
+			return -1;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+void
+ag_set_nonblock(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl >= 0)
+		(void)fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+}
+
+void
+ag_close_range(unsigned first, unsigned last)
+{
+	long max;
+	unsigned fd;
+
+	if (first > last)
+		return;
+#ifdef SYS_close_range
+	if (syscall(SYS_close_range, first, last, 0) == 0)
+		return;
+#endif
+	/* older kernels: one close per possible fd, bounded */
+	if ((max = sysconf(_SC_OPEN_MAX)) < 0 || max > 65536)
+		max = 65536;
+	for (fd = first; fd <= last && fd < (unsigned)max; fd++)
+		(void)close((int)fd);
+}

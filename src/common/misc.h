@@ -1,0 +1,29 @@
+/*
+ * misc.h - small mechanisms every part needs, one copy each: the monotonic
+ * clock, writing a whole buffer, non-blocking fds, closing every fd above
+ * a bound.  Safe to call in a child between fork and exec where noted.
+ */
+#ifndef AG_MISC_H
+#define AG_MISC_H
+
+#include <stddef.h>
+
+/* Milliseconds on CLOCK_MONOTONIC: for deadlines and durations, never dates. */
+long long ag_now_ms(void);
+
+/*
+ * Write all n bytes, retrying short writes and EINTR.  0 when all was
+ * written; -1 with errno otherwise (EIO for a write of 0).  stop, when not
+ * NULL, is asked after each EINTR: if it returns nonzero the write gives up
+ * with errno EINTR (a relay whose client stalls must still see its timer).
+ * Async-signal-safe when stop is.
+ */
+int	ag_write_all(int fd, const void *buf, size_t n, int (*stop)(void));
+
+/* O_NONBLOCK on fd (errors ignored: the caller's poll loop copes). */
+void	ag_set_nonblock(int fd);
+
+/* Close every fd from first to last, both included.  Async-signal-safe. */
+void	ag_close_range(unsigned first, unsigned last);
+
+#endif
