@@ -25,14 +25,10 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 
+#include "exec/bpf.h"
 #include "exec/execguard.h"
 #include "common/log.h"
 
-#if defined(__x86_64__)
-#define AG_AUDIT_ARCH	AUDIT_ARCH_X86_64
-#elif defined(__aarch64__)
-#define AG_AUDIT_ARCH	AUDIT_ARCH_AARCH64
-#endif
 
 #ifndef SECCOMP_USER_NOTIF_FLAG_CONTINUE
 #define SECCOMP_USER_NOTIF_FLAG_CONTINUE	(1UL << 0)
@@ -77,18 +73,9 @@ int
 ag_execguard_child(const struct ag_execguard *g)
 {
 #ifdef AG_AUDIT_ARCH
-	struct sock_filter prog[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-		/* a foreign ABI is the sandbox filter's business (it refuses it) */
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AG_AUDIT_ARCH, 1, 0),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_execve, 2, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_execveat, 1, 0),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
-	};
-	struct sock_fprog fp = { .len = sizeof(prog) / sizeof(prog[0]), .filter = prog };
+	enum { NEXT = AG_BPF_NEXT, ALLOW, NOTIFY };
+	struct ag_bpf b;
+	struct sock_fprog fp;
 	union cmsg_buf u;
 	struct msghdr mh;
 	struct iovec iov;
@@ -102,6 +89,19 @@ ag_execguard_child(const struct ag_execguard *g)
 	close(g->sock);
 	close(g->stop[0]);
 	close(g->stop[1]);
+	ag_bpf_init(&b);
+	ag_bpf_ld(&b, AG_BPF_ARCH);
+	/* a foreign ABI is the sandbox filter's business (it refuses it) */
+	ag_bpf_jeq(&b, AG_AUDIT_ARCH, NEXT, ALLOW);
+	ag_bpf_ld(&b, AG_BPF_NR);
+	ag_bpf_jeq(&b, SYS_execve, NOTIFY, NEXT);
+	ag_bpf_jeq(&b, SYS_execveat, NOTIFY, ALLOW);
+	ag_bpf_label(&b, ALLOW);
+	ag_bpf_ret(&b, SECCOMP_RET_ALLOW);
+	ag_bpf_label(&b, NOTIFY);
+	ag_bpf_ret(&b, SECCOMP_RET_USER_NOTIF);
+	if (ag_bpf_finish(&b, &fp) < 0)
+		return -1;
 	fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &fp);
 	if (fd < 0)
 		return -1;

@@ -69,6 +69,7 @@
 #include "common/log.h"
 #include "policy/pathutil.h"
 #include "policy/policy.h"
+#include "exec/bpf.h"
 #include "exec/sandbox.h"
 #include "common/misc.h"
 
@@ -131,17 +132,6 @@ struct ag_ll_net_port {
 #define MAX_DEPTH	24
 #define MAX_INTERP	4	/* #! chains followed */
 
-/* ---- seccomp ------------------------------------------------------------ */
-
-#if defined(__x86_64__)
-#define AG_AUDIT_ARCH	AUDIT_ARCH_X86_64
-#define AG_X32_BIT	0x40000000U
-#elif defined(__aarch64__)
-#define AG_AUDIT_ARCH	AUDIT_ARCH_AARCH64
-#endif
-
-#define SECCOMP_MAX_INSNS 32
-
 /* ---- the object --------------------------------------------------------- */
 
 struct plist {
@@ -177,7 +167,7 @@ struct ag_sandbox {
 	int			 inner_in_child;/* no preload: enter inner before exec */
 	int			 nnp;
 	int			 seccomp;
-	struct sock_filter	 filt[SECCOMP_MAX_INSNS];
+	struct ag_bpf		 filt;
 	struct sock_fprog	 fprog;
 	int			 rl_set[RL_COUNT];
 	struct rlimit		 rl[RL_COUNT];
@@ -900,53 +890,57 @@ build_rulesets(struct build *b)
  * the profile lets DNS through (connect: [53]).  SCTP, MPTCP, raw and the
  * rest would otherwise be an open door past the port rules.
  */
-static void
+static int
 build_seccomp(struct ag_sandbox *sb, int udp_ok)
 {
 #ifdef AG_AUDIT_ARCH
-	const uint32_t deny = SECCOMP_RET_ERRNO | EACCES;
-	struct sock_filter prog[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AG_AUDIT_ARCH, 1, 0),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-#ifdef AG_X32_BIT
-		BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, AG_X32_BIT, 0, 1),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
-#endif
-		/* memfd_create: only sealed non-executable */
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_memfd_create, 0, 4),
-		/* flags, low 32 bits (little-endian on both supported arches) */
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1])),
-		BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, MFD_NOEXEC_SEAL, 1, 0),
-		BPF_STMT(BPF_RET | BPF_K, deny),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-		/* socket(domain, type, protocol) */
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_socket, 0, 12),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_INET, 1, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_INET6, 0, 9),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1])),
-		BPF_STMT(BPF_ALU | BPF_AND | BPF_K, 0xf),	/* drop SOCK_NONBLOCK, SOCK_CLOEXEC */
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SOCK_STREAM, 0, 3),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[2])),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 4, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, IPPROTO_TCP, 3, 2),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SOCK_DGRAM, 0, 1),
-		BPF_STMT(BPF_RET | BPF_K, udp_ok ? SECCOMP_RET_ALLOW : deny),
-		BPF_STMT(BPF_RET | BPF_K, deny),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-	};
+	enum { NEXT = AG_BPF_NEXT, ALLOW, DENY, NOSYS, MEMFD, SOCKET, INET, STREAM };
+	struct ag_bpf *b = &sb->filt;
 
-	_Static_assert(sizeof(prog) / sizeof(prog[0]) <= SECCOMP_MAX_INSNS, "seccomp program size");
-	memcpy(sb->filt, prog, sizeof(prog));
-	sb->fprog.len = (unsigned short)(sizeof(prog) / sizeof(prog[0]));
-	sb->fprog.filter = sb->filt;
+	ag_bpf_init(b);
+	ag_bpf_ld(b, AG_BPF_ARCH);
+	ag_bpf_jeq(b, AG_AUDIT_ARCH, NEXT, NOSYS);
+	ag_bpf_ld(b, AG_BPF_NR);
+#ifdef AG_X32_BIT
+	ag_bpf_jge(b, AG_X32_BIT, NOSYS, NEXT);
+#endif
+	ag_bpf_jeq(b, SYS_memfd_create, MEMFD, NEXT);
+	ag_bpf_jeq(b, SYS_socket, SOCKET, ALLOW);
+
+	/* memfd_create(name, flags): only sealed non-executable */
+	ag_bpf_label(b, MEMFD);
+	ag_bpf_ld(b, AG_BPF_ARG(1));
+	ag_bpf_jset(b, MFD_NOEXEC_SEAL, ALLOW, DENY);
+
+	/* socket(domain, type, protocol): IPv4 and IPv6 only as TCP (or UDP) */
+	ag_bpf_label(b, SOCKET);
+	ag_bpf_ld(b, AG_BPF_ARG(0));
+	ag_bpf_jeq(b, AF_INET, INET, NEXT);
+	ag_bpf_jeq(b, AF_INET6, INET, ALLOW);
+	ag_bpf_label(b, INET);
+	ag_bpf_ld(b, AG_BPF_ARG(1));
+	ag_bpf_and(b, 0xf);			/* drop SOCK_NONBLOCK, SOCK_CLOEXEC */
+	ag_bpf_jeq(b, SOCK_STREAM, STREAM, NEXT);
+	ag_bpf_jeq(b, SOCK_DGRAM, udp_ok ? ALLOW : DENY, DENY);
+	ag_bpf_label(b, STREAM);
+	ag_bpf_ld(b, AG_BPF_ARG(2));
+	ag_bpf_jeq(b, 0, ALLOW, NEXT);
+	ag_bpf_jeq(b, IPPROTO_TCP, ALLOW, DENY);
+
+	ag_bpf_label(b, ALLOW);
+	ag_bpf_ret(b, SECCOMP_RET_ALLOW);
+	ag_bpf_label(b, DENY);
+	ag_bpf_ret(b, SECCOMP_RET_ERRNO | EACCES);
+	ag_bpf_label(b, NOSYS);
+	ag_bpf_ret(b, SECCOMP_RET_ERRNO | ENOSYS);
+	if (ag_bpf_finish(b, &sb->fprog) < 0)
+		return -1;
 	sb->seccomp = 1;
 #else
 	(void)sb;
 	(void)udp_ok;
 #endif
+	return 0;
 }
 
 static void
@@ -1646,7 +1640,10 @@ ag_sandbox_prepare(const struct ag_config *cfg, const struct ag_profile *p, cons
 
 		for (i = 0; p->has_network && i < p->nnet_connect; i++)
 			udp_ok |= p->net_connect[i] == 53;
-		build_seccomp(sb, udp_ok);
+		if (build_seccomp(sb, udp_ok) < 0) {
+			ag_err_set(err, "sandbox: the seccomp filter does not assemble");
+			goto fail;
+		}
 	}
 	sb->abi = ag_sandbox_abi();
 	if (sb->abi < AG_SANDBOX_ABI_NEEDED) {
