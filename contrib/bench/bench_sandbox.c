@@ -83,7 +83,7 @@ one(const struct ag_sandbox *sb, char **cenv, int exec_bash)
 			_exit(125);
 		if (!exec_bash)
 			_exit(0);
-		if (ag_sandbox_child_fds(sb, 3) < 0)
+		if (ag_sandbox_child_fds(sb, 3, 0) < 0)
 			_exit(125);
 		execve(AG_BASH, argv, cenv);
 		_exit(127);

@@ -19,4 +19,9 @@ explicit_bzero(void *p, size_t n)
 }
 #endif
 
+/* memfd_create(2) flag of Linux 6.3; older headers lack it */
+#ifndef MFD_NOEXEC_SEAL
+#define MFD_NOEXEC_SEAL		0x0008U
+#endif
+
 #endif

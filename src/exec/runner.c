@@ -1,5 +1,6 @@
 /* runner.c - one command in a fresh runner shell; see runner.h */
 #include "agconfig.h"
+#include "common/compat.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -10,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
@@ -259,6 +261,11 @@ build_script(const struct ag_run_opts *o)
 		goto fail;
 	if (!o->no_capture && ag_strbuf_addstr(&sb, prelude_head) < 0)
 		goto fail;
+	/* a long command: read from its memfd (builtins only), which then closes */
+	if (o->cmdlen > AG_RUN_ARGV_MAX && ag_strbuf_printf(&sb,
+	    " IFS= read -r -d '' __ag_c <&%d; exec %d<&-;", AG_RUN_SCRIPT_FD,
+	    AG_RUN_SCRIPT_FD) < 0)
+		goto fail;
 	/* $? for the command: a function that removes itself and returns it */
 	if (st != 0 && ag_strbuf_printf(&sb,
 	    " __ag_s() { unset -f __ag_s; return %d; }; __ag_s", st) < 0)
@@ -268,13 +275,43 @@ build_script(const struct ag_run_opts *o)
 	    ag_strbuf_addstr(&sb, " :") < 0)
 		goto fail;
 	/* the command on its own line: a trailing comment cannot hide anything */
-	if (ag_strbuf_addch(&sb, '\n') < 0 || ag_strbuf_append(&sb, o->cmd, o->cmdlen) < 0 ||
-	    ag_strbuf_addch(&sb, '\n') < 0)
+	if (o->cmdlen > AG_RUN_ARGV_MAX) {
+		if (ag_strbuf_addstr(&sb, "\neval \"$__ag_c\"\n") < 0)
+			goto fail;
+	} else if (ag_strbuf_addch(&sb, '\n') < 0 ||
+	    ag_strbuf_append(&sb, o->cmd, o->cmdlen) < 0 || ag_strbuf_addch(&sb, '\n') < 0)
 		goto fail;
 	return ag_strbuf_detach(&sb, NULL);
 fail:
 	ag_strbuf_free(&sb);
 	return NULL;
+}
+
+/*
+ * The text of a command too long for argv, in a sealed memfd the runner
+ * reads and closes first thing: nothing can change it after the decision,
+ * and no path names it.
+ */
+static int
+command_memfd(const struct ag_run_opts *o, struct ag_err *err)
+{
+	int fd = memfd_create("agentgate-command", MFD_CLOEXEC | MFD_ALLOW_SEALING |
+	    MFD_NOEXEC_SEAL);
+
+	if (fd < 0 && errno == EINVAL)	/* before Linux 6.3 */
+		fd = memfd_create("agentgate-command", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0) {
+		ag_err_set(err, "memfd_create: %s", strerror(errno));
+		return -1;
+	}
+	if (ag_write_all(fd, o->cmd, o->cmdlen, NULL) < 0 ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0 ||
+	    lseek(fd, 0, SEEK_SET) < 0) {
+		ag_err_set(err, "the command's memfd: %s", strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
 }
 
 /* ---- the child --------------------------------------------------------- */
@@ -293,7 +330,7 @@ child_fail(int fd, const char *what)
 
 static void __attribute__((noreturn))
 child(const struct ag_run_opts *o, char *script, char *const *env, int outw, int errw, int capw,
-    const struct ag_execguard *guard, pid_t parent, const struct ag_pty *pt)
+    int textfd, const struct ag_execguard *guard, pid_t parent, const struct ag_pty *pt)
 {
 	static const int reset[] = { SIGCHLD, SIGHUP, SIGTERM, SIGINT, SIGQUIT, SIGALRM,
 	    SIGPIPE, SIGTTOU, SIGTTIN, SIGTSTP };
@@ -342,13 +379,18 @@ child(const struct ag_run_opts *o, char *script, char *const *env, int outw, int
 		    (capw >= 0 && dup2(capw, AG_RUN_CAPTURE_FD) < 0))
 			_exit(126);
 	}
+	if (textfd >= 0 && ((textfd = fcntl(textfd, F_DUPFD, 10)) < 0 ||
+	    dup2(textfd, AG_RUN_SCRIPT_FD) < 0))
+		_exit(126);
 	first = capw >= 0 ? AG_RUN_CAPTURE_FD + 1 : AG_RUN_CAPTURE_FD;
 	if (o->sandbox != NULL) {
 		/* keeps the inner ruleset at AG_SANDBOX_FD for agsandbox.so */
-		if (ag_sandbox_child_fds(o->sandbox, first) < 0)
+		if (ag_sandbox_child_fds(o->sandbox, first, textfd >= 0) < 0)
 			_exit(126);
-	} else
-		ag_close_range((unsigned)first, ~0U);
+	} else {
+		ag_close_range((unsigned)first, AG_RUN_SCRIPT_FD - 1);
+		ag_close_range(textfd >= 0 ? AG_RUN_SCRIPT_FD + 1 : AG_RUN_SCRIPT_FD, ~0U);
+	}
 	if (chdir(o->cwd) < 0) {
 		char msg[PATH_MAX + 128];
 		int n = snprintf(msg, sizeof(msg), "agentgate: cannot enter %s: %s\n",
@@ -526,7 +568,7 @@ ag_run(const struct ag_run_opts *o, struct ag_run_result *r, struct ag_err *err)
 	struct ag_strbuf cap;
 	char *script = NULL, *buf = NULL, **senv = NULL;
 	long long start = ag_now_ms(), give_up_at = 0;
-	int capfd, overflow = 0, wstatus = 0;
+	int capfd, overflow = 0, wstatus = 0, textfd = -1;
 	struct ag_procwatch pw = { .pidfd = -1 };
 	size_t cstart;
 	pid_t pid, me = getpid();
@@ -548,6 +590,8 @@ ag_run(const struct ag_run_opts *o, struct ag_run_result *r, struct ag_err *err)
 		ag_err_set(err, "out of memory");
 		goto fail;
 	}
+	if (o->cmdlen > AG_RUN_ARGV_MAX && (textfd = command_memfd(o, err)) < 0)
+		goto fail;
 	if (o->pty && ag_pty_open(&pt, o->in_fd, err) < 0)
 		goto fail;
 	if ((!o->pty && (pipe2(outp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0)) ||
@@ -565,8 +609,11 @@ ag_run(const struct ag_run_opts *o, struct ag_run_result *r, struct ag_err *err)
 		goto fail;
 	}
 	if (pid == 0)
-		child(o, script, senv != NULL ? senv : o->env, outp[1], errp[1], capp[1], guard, me,
-		    o->pty ? &pt : NULL);
+		child(o, script, senv != NULL ? senv : o->env, outp[1], errp[1], capp[1], textfd,
+		    guard, me, o->pty ? &pt : NULL);
+	if (textfd >= 0)
+		close(textfd);
+	textfd = -1;
 	/* the tree's first exec (the runner itself) waits for this answer */
 	if (guard != NULL && ag_execguard_started(guard, err) < 0) {
 		kill(pid, SIGKILL);
@@ -735,6 +782,8 @@ fail:
 				close(fds[i][1]);
 		}
 	}
+	if (textfd >= 0)
+		close(textfd);
 	ag_pty_close(&pt);
 	ag_strbuf_free(&cap);
 	ag_sandbox_env_free(senv);

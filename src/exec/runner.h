@@ -8,6 +8,7 @@
  * KEY=VALUE records followed by an end marker, sets $? to the previous
  * command's status, and then has the command text on its own line, so a
  * trailing comment, `exit N` or a here-document cannot lose the capture.
+ * (A command too long for argv comes on a memfd instead: AG_RUN_ARGV_MAX.)
  * The runner must therefore be bash.
  *
  * The gateway relays stdout and stderr (streaming, each capped at
@@ -34,6 +35,13 @@ struct ag_rec;
 #define AG_RUN_CAPTURE_MAX	((size_t)1024 * 1024)	/* env capture bound */
 #define AG_RUN_STATUS_TIMEOUT	124			/* like timeout(1) */
 #define AG_RUN_CAPTURE_FD	3
+/*
+ * A command longer than this does not fit in one argv string of bash -c
+ * (the kernel's MAX_ARG_STRLEN is 128 KiB): the runner reads it from a
+ * sealed memfd on AG_RUN_SCRIPT_FD, closes that fd and evals the text.
+ */
+#define AG_RUN_ARGV_MAX		((size_t)96 * 1024)
+#define AG_RUN_SCRIPT_FD	5
 
 struct ag_run_opts {
 	const char	*runner;	/* absolute path of bash */

@@ -34,6 +34,7 @@
  * syscall through a foreign ABI such as i386 int 0x80 or x32).
  */
 #include "agconfig.h"
+#include "common/compat.h"
 
 #include <dirent.h>
 #include <elf.h>
@@ -113,10 +114,6 @@ struct ag_ll_net_port {
 #define SYS_landlock_create_ruleset	444
 #define SYS_landlock_add_rule		445
 #define SYS_landlock_restrict_self	446
-#endif
-
-#ifndef MFD_NOEXEC_SEAL
-#define MFD_NOEXEC_SEAL			0x0008U
 #endif
 
 #define FS_READ		(LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR)
@@ -1886,21 +1883,22 @@ ag_sandbox_child(const struct ag_sandbox *sb)
 }
 
 int
-ag_sandbox_child_fds(const struct ag_sandbox *sb, int first)
+ag_sandbox_child_fds(const struct ag_sandbox *sb, int first, int nkeep)
 {
 	(void)sb;
-	if (child_inner_fd < 0) {
-		ag_close_range((unsigned)first, ~0U);
-		return 0;
-	}
-	if (first > AG_SANDBOX_FD) {
+	if (first > AG_SANDBOX_FD || nkeep < 0) {
 		errno = EINVAL;
 		return -1;
+	}
+	if (child_inner_fd < 0) {
+		ag_close_range((unsigned)first, AG_SANDBOX_FD);
+		ag_close_range(AG_SANDBOX_FD + 1 + (unsigned)nkeep, ~0U);
+		return 0;
 	}
 	if (dup2(child_inner_fd, AG_SANDBOX_FD) < 0)
 		return -1;
 	ag_close_range((unsigned)first, AG_SANDBOX_FD - 1);
-	ag_close_range(AG_SANDBOX_FD + 1, ~0U);
+	ag_close_range(AG_SANDBOX_FD + 1 + (unsigned)nkeep, ~0U);
 	child_inner_fd = -1;
 	return 0;
 }

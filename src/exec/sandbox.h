@@ -117,14 +117,15 @@ const char *ag_sandbox_script_guard(const struct ag_sandbox *sb);
  * ruleset; the inner ruleset's fd is kept aside for the next step.
  *
  * ag_sandbox_child_fds: once fds 0 .. first-1 are in place (first <=
- * AG_SANDBOX_FD), puts the inner ruleset at AG_SANDBOX_FD and closes every
- * other fd from first up; replaces the caller's own close loop.
+ * AG_SANDBOX_FD), and the caller's nkeep fds right above AG_SANDBOX_FD,
+ * puts the inner ruleset at AG_SANDBOX_FD and closes every other fd from
+ * first up; replaces the caller's own close loop.
  *
  * Both return 0, or -1 with errno set: the caller must then _exit without
  * running anything.
  */
 int	ag_sandbox_child(const struct ag_sandbox *sb);
-int	ag_sandbox_child_fds(const struct ag_sandbox *sb, int first);
+int	ag_sandbox_child_fds(const struct ag_sandbox *sb, int first, int nkeep);
 
 /* The system's sftp-server program, or NULL (file_transfer.sftp runs it). */
 const char *ag_sandbox_sftp_server(void);

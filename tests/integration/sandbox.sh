@@ -119,6 +119,12 @@ ag_is "$b_out" 2 "awk runs"
 ag_run b 'echo "${LD_PRELOAD-unset} ${AGENTGATE_SANDBOX_FD-unset}"'
 ag_is "$b_out" "unset unset" "the preload leaves no trace in the command's environment"
 
+# a command too long for one argv string (128 KiB) comes to the runner on a
+# memfd and runs in the same sandbox; the REPL carries on after it
+long=$(head -c 200000 /dev/zero | tr '\0' a)
+out=$(printf "x='%s'; echo \${#x} | tee $W/long.txt\necho next\n" "$long" | ag_ssh 2>&1)
+ag_is "$out" "$(printf '200000\nnext')" "a command longer than argv runs under the sandbox"
+
 # ---- protected paths beneath a write root are read-only for every program -----
 # (the policy cannot see inside an awk or python3 program; the kernel can)
 git init -q "$W/repo" && chown -R "$AG_USER" "$W/repo"

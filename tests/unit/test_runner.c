@@ -272,6 +272,34 @@ only_given_env_and_fds(void **state)
 	assert_null(strstr(r->out, "3\n4"));
 }
 
+/*
+ * A command longer than one argv string may be (128 KiB) runs all the same,
+ * from a memfd the runner closes before the command starts: $? and the
+ * capture as for a short one, no extra fd left to the command.
+ */
+static void
+command_longer_than_argv_runs(void **state)
+{
+	size_t n = 200 * 1024, i;
+	char *cmd = malloc(n + 256), *p;
+	struct run *r;
+
+	(void)state;
+	assert_non_null(cmd);
+	p = cmd + sprintf(cmd, "echo $?; x='");
+	for (i = 0; i < n; i++)
+		*p++ = (char)('a' + i % 26);
+	strcpy(p, "'\necho ${#x}; export LONG=${x:0:3}; echo FDS:; ls /proc/$$/fd\n");
+	r = run(cmd, 9, 0, 0);
+	free(cmd);
+	assert_int_equal(r->rc, 0);
+	assert_int_equal(r->res.status, 0);
+	assert_non_null(strstr(r->out, "9\n204800\nFDS:\n0\n1\n2\n3\n"));
+	assert_null(strstr(r->out, "3\n4"));
+	assert_true(r->res.capture_ok);
+	assert_true(captured(r, "LONG=abc"));
+}
+
 static void
 stateless_command_gets_no_capture_fd(void **state)
 {
@@ -350,6 +378,7 @@ main(void)
 		cmocka_unit_test(background_and_escaped_processes_die),
 		cmocka_unit_test(only_given_env_and_fds),
 		cmocka_unit_test(stateless_command_gets_no_capture_fd),
+		cmocka_unit_test(command_longer_than_argv_runs),
 		cmocka_unit_test(capture_is_bounded),
 		cmocka_unit_test(missing_runner_is_127),
 	};

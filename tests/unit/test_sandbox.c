@@ -138,7 +138,7 @@ run_in(const struct ag_sandbox *sb, const char *script, int as_nobody, int drop_
 			_exit(125);
 		if (ag_sandbox_child(sb) < 0)
 			_exit(125);
-		if (ag_sandbox_child_fds(sb, 3) < 0)
+		if (ag_sandbox_child_fds(sb, 3, 0) < 0)
 			_exit(125);
 		execve(AG_BASH, argv, env);
 		_exit(127);
