@@ -18,6 +18,12 @@
 
 #include <cmocka.h>
 
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#else
+#define RUNNING_ON_VALGRIND 0
+#endif
+
 #include "exec/bpf.h"
 
 enum { NEXT = AG_BPF_NEXT, ALLOW, DENY, OTHER };
@@ -133,6 +139,10 @@ static void
 the_kernel_follows_the_labels(void **state)
 {
 	(void)state;
+	/* valgrind (3.19) cannot run a seccomp filter; the layout is still
+	 * checked on paper by the tests above. */
+	if (RUNNING_ON_VALGRIND)
+		skip();
 	assert_int_equal(run_filtered(SYS_getppid, SYS_getpid), 1);	/* DENY */
 	assert_int_equal(run_filtered(SYS_getpid, SYS_getppid), 2);	/* OTHER */
 	assert_int_equal(run_filtered(SYS_getpid, SYS_gettid), 0);	/* ALLOW */
