@@ -88,9 +88,9 @@ void
 ag_core_end(struct ag_core *core)
 {
 	ag_core_term_end(core);
-	ag_runner_reap_all();
 	ag_sandbox_free(core->sandbox);
 	core->sandbox = NULL;
+	ag_runner_reap_all(0);
 	ag_session_free(&core->sess);
 }
 
@@ -127,7 +127,7 @@ ag_core_serve(struct ag_core *core, const char *req)
 out:
 	fflush(stdout);
 	ag_core_term_end(core);
-	ag_runner_reap_all();
+	ag_runner_reap_all(ag_sandbox_keeper(core->sandbox));
 	return status;
 }
 

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/types.h>
@@ -154,6 +155,19 @@ notice(int fd, const char *fmt, ...)
 	(void)write_all(fd, buf, (size_t)n);
 }
 
+/* Reap one dead child that is not spare; 0 when there is none. */
+static int
+reap_one(pid_t spare)
+{
+	siginfo_t si;
+
+	memset(&si, 0, sizeof(si));
+	if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0 || si.si_pid == 0 ||
+	    si.si_pid == spare)
+		return 0;
+	return waitpid(si.si_pid, NULL, WNOHANG) > 0;
+}
+
 /* Read the pids listed in /proc/self/task/TID/children (our direct children). */
 static size_t
 list_children(pid_t *out, size_t max)
@@ -184,26 +198,26 @@ list_children(pid_t *out, size_t max)
 }
 
 void
-ag_runner_reap_all(void)
+ag_runner_reap_all(pid_t spare)
 {
 	pid_t kids[256];
 	int round;
 
 	/* each round kills our children; their children then become ours */
 	for (round = 0; round < 200; round++) {
-		size_t n = list_children(kids, sizeof(kids) / sizeof(kids[0])), i;
+		size_t n = list_children(kids, sizeof(kids) / sizeof(kids[0])), i, others = 0;
 		int any = 0;
 
-		for (i = 0; i < n; i++)
+		for (i = 0; i < n; i++) {
+			if (kids[i] == spare)
+				continue;
+			others++;
 			if (kill(kids[i], SIGKILL) == 0)
 				any = 1;
-		while (waitpid(-1, NULL, WNOHANG) > 0)
-			any = 1;
-		if (!any && n == 0) {
-			if (waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD)
-				return;
 		}
-		if (n == 0 && !any)
+		while (reap_one(spare))
+			any = 1;
+		if (others == 0 && !any)
 			return;
 		usleep(2000);
 	}
@@ -328,6 +342,53 @@ child_fail(int fd, const char *what)
 	_exit(126);
 }
 
+/*
+ * The child has joined the session's PID namespace, into which only its
+ * own children are born: it forks once more and stays outside, as the
+ * gateway's child and the leader of the command's process group, only
+ * waiting; the command goes on in the new child.  What ends the command
+ * ends this process the same way (its exit status, or the same signal),
+ * so the gateway sees the command's status.  Returns in the new child.
+ */
+static void
+wait_outside(int errfd)
+{
+	/* what the gateway or the terminal sends the group is for the command */
+	static const int held[] = { SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGTSTP, SIGTTIN,
+	    SIGTTOU, SIGPIPE, SIGWINCH };
+	struct rlimit no_core = { 0, 0 };
+	sigset_t one;
+	pid_t pid;
+	size_t i;
+	int st, sig;
+
+	if ((pid = fork()) < 0)
+		child_fail(errfd, "cannot start the command in its PID namespace");
+	if (pid == 0) {
+		/* its parent is outside the namespace: getppid() says 0, so no check */
+		(void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+		return;
+	}
+	for (i = 0; i < sizeof(held) / sizeof(held[0]); i++)
+		signal(held[i], SIG_IGN);
+	/* nothing of the command's stays open here: its pipes and terminal see
+	 * their end when the command's tree lets go of them */
+	ag_close_range(0, ~0U);
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			_exit(126);
+	if (!WIFSIGNALED(st))
+		_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 126);
+	sig = WTERMSIG(st);
+	(void)setrlimit(RLIMIT_CORE, &no_core);
+	signal(sig, SIG_DFL);
+	sigemptyset(&one);
+	sigaddset(&one, sig);
+	sigprocmask(SIG_UNBLOCK, &one, NULL);
+	raise(sig);
+	_exit(128 + sig);
+}
+
 static void __attribute__((noreturn))
 child(const struct ag_run_opts *o, char *script, char *const *env, int outw, int errw, int capw,
     int textfd, const struct ag_execguard *guard, pid_t parent, const struct ag_pty *pt)
@@ -358,8 +419,16 @@ child(const struct ag_run_opts *o, char *script, char *const *env, int outw, int
 	 * /proc/self, and exec would make the runner dumpable anyway */
 	(void)prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
 	/* before the fd shuffle below: the sandbox's fds are still where they were */
-	if (o->sandbox != NULL && ag_sandbox_child(o->sandbox) < 0)
-		child_fail(o->err_fd, "cannot enter the kernel sandbox");
+	if (o->sandbox != NULL) {
+		int joined = ag_sandbox_child_enter(o->sandbox);
+
+		if (joined < 0)
+			child_fail(o->err_fd, "cannot enter the kernel sandbox");
+		if (joined)
+			wait_outside(o->err_fd);	/* returns in the PID namespace */
+		if (ag_sandbox_child_confine(o->sandbox) < 0)
+			child_fail(o->err_fd, "cannot enter the kernel sandbox");
+	}
 	/* after no_new_privs (above), before the shuffle closes the socket */
 	if (guard != NULL && ag_execguard_child(guard) < 0)
 		child_fail(o->err_fd, "cannot start the exec supervisor");
@@ -660,7 +729,8 @@ ag_run(const struct ag_run_opts *o, struct ag_run_result *r, struct ag_err *err)
 		if (!pw.exited && ag_procwatch_step(&pw, t, got_term || r->client_gone)) {
 			/* the runner is gone: whatever it left behind goes too */
 			r->terminated = pw.killed && got_term != 0;
-			ag_runner_reap_all();
+			ag_runner_reap_all(ag_sandbox_keeper(o->sandbox));
+			(void)ag_sandbox_sweep(o->sandbox);
 			give_up_at = t + AG_KILL_GRACE_MS;
 		}
 		if (pw.timed_out && !was_timed_out)
@@ -736,7 +806,10 @@ done:
 		close(se.fd);
 	if (capfd >= 0)
 		close(capfd);
-	ag_runner_reap_all();
+	ag_runner_reap_all(ag_sandbox_keeper(o->sandbox));
+	/* what the command left in its PID namespace goes too */
+	if (ag_sandbox_sweep(o->sandbox) < 0)
+		ag_log(LOG_ERR, "sandbox: the session's PID namespace is gone");
 	/* the tree is gone: what the supervisor refused goes to the caller */
 	ag_execguard_finish(guard, &r->denials, &r->ndenials);
 	if (o->tty_fd >= 0 && !o->pty)

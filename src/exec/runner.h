@@ -25,6 +25,7 @@
 #define AG_RUNNER_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "common/err.h"
 #include "exec/execguard.h"
@@ -115,7 +116,8 @@ int	ag_runner_take_alarm(void);
 int	ag_runner_signal_fd(void);
 void	ag_runner_drain_signal_fd(void);
 
-/* Kill (SIGKILL) and reap every remaining descendant of the gateway. */
-void	ag_runner_reap_all(void);
+/* Kill (SIGKILL) and reap every remaining descendant of the gateway but
+ * spare (the sandbox's namespace keeper, sandbox.h; 0 for none) */
+void	ag_runner_reap_all(pid_t spare);
 
 #endif

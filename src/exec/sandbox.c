@@ -129,93 +129,7 @@ struct ag_ll_net_port {
 #define MAX_DEPTH	24
 #define MAX_INTERP	4	/* #! chains followed */
 
-/* ---- the object --------------------------------------------------------- */
-
-struct plist {
-	char	**v;
-	size_t	  n, cap;
-};
-
-/* One mount operation in the session's namespace (see ns_apply). */
-enum nsop_kind {
-	NSOP_REMOUNT,	/* bind path onto itself, then remount with flags */
-	NSOP_PIN,	/* bind onto itself only: a mount point cannot be renamed
-			 * or removed, so a .git directory stays where it is */
-	NSOP_TMPFS,	/* a fresh tmpfs on path, with flags */
-};
-
-struct nsop {
-	enum nsop_kind	 kind;
-	char		*path;
-	unsigned long	 flags;
-};
-
-#define MAX_REPOS	256	/* git repositories pinned per session */
-#define SCAN_DEPTH	6	/* how deep write roots are searched for .git */
-#define SCAN_ENTRIES	50000	/* directory entries looked at per scan */
-
-enum { RL_NPROC, RL_NOFILE, RL_FSIZE, RL_CPU, RL_AS, RL_COUNT };
-
-struct ag_sandbox {
-	enum ag_sandbox_mode	 mode;
-	int			 abi;
-	int			 outer_fd;	/* -1 when none */
-	int			 inner_fd;	/* -1 when none */
-	int			 inner_in_child;/* no preload: enter inner before exec */
-	int			 nnp;
-	int			 seccomp;
-	struct ag_bpf		 filt;
-	struct sock_fprog	 fprog;
-	int			 rl_set[RL_COUNT];
-	struct rlimit		 rl[RL_COUNT];
-	/*
-	 * The session's private user+mount namespace is built from a list of
-	 * mount operations, in order: write roots remounted noexec, paths.exec
-	 * roots given exec back (developer tier), a private tmpfs on /tmp
-	 * (developer tier), and the protected paths beneath write roots bound
-	 * read-only (developer tier).  ag_sandbox_refresh() appends to it.
-	 */
-	struct nsop		 *ops;
-	size_t			  nops, capops;
-	size_t			  nops_done;	/* applied in the namespace */
-	int			  developer;	/* profile tier: developer */
-	int			  private_tmp;	/* /tmp is the session's own tmpfs */
-	int			  tmp_fd;	/* its root (O_PATH), for Landlock: a rule
-						 * on the mount point does not cover it */
-	struct plist		  writes;	/* write roots, for refresh scans */
-	struct plist		  repos;	/* .git directories already pinned */
-	char			  bad_link[PATH_MAX];	/* a hard-linked protected file */
-	int			  ns_user_fd;	/* the namespace, built once; -1 none */
-	int			  ns_mnt_fd;
-	char			*preload;	/* agsandbox.so when used */
-	char			*note;
-	struct plist		 exec;		/* files with EXECUTE */
-	size_t			 nrules;
-	/* what the rules were computed from, for ag_sandbox_matches() */
-	const struct ag_profile	*profile;
-	char			*home;
-	char			*cwd;		/* NULL when no path used it */
-	char			*path_env;
-	char			 guard[64];
-};
-
-/* state used while building */
-struct build {
-	struct ag_sandbox	*sb;
-	const struct ag_profile	*p;
-	const char		*home;
-	const char		*cwd;
-	int			 used_cwd;
-	struct plist		 progdirs;	/* directories whose files are holes */
-	struct plist		 holes;		/* files never readable nor executable */
-	struct plist		 reads;		/* read roots */
-	struct plist		 writes;	/* write roots */
-	struct plist		 execs;		/* developer tier: paths.exec roots */
-	uint64_t		 rd_dir, rd_file;	/* what a read root grants */
-	uint64_t		 h_inner, h_outer;
-	uint64_t		 h_net, scoped;
-	struct ag_err		*err;
-};
+#include "exec/sandbox_int.h"
 
 static int test_abi = -1;
 static char preload_override[PATH_MAX];
@@ -249,8 +163,8 @@ ag_sandbox_abi(void)
 
 /* ---- small helpers ------------------------------------------------------ */
 
-static int
-plist_add(struct plist *l, const char *s)
+int
+sb_plist_add(struct plist *l, const char *s)
 {
 	char *d;
 
@@ -270,8 +184,8 @@ plist_add(struct plist *l, const char *s)
 	return 0;
 }
 
-static int
-plist_has(const struct plist *l, const char *s)
+int
+sb_plist_has(const struct plist *l, const char *s)
 {
 	size_t i;
 
@@ -281,8 +195,8 @@ plist_has(const struct plist *l, const char *s)
 	return 0;
 }
 
-static void
-plist_free(struct plist *l)
+void
+sb_plist_free(struct plist *l)
 {
 	size_t i;
 
@@ -293,8 +207,8 @@ plist_free(struct plist *l)
 }
 
 /* 1 when b equals a or lies below it (both canonical, absolute) */
-static int
-path_within(const char *b, const char *a)
+int
+sb_path_within(const char *b, const char *a)
 {
 	size_t n = strlen(a);
 
@@ -445,10 +359,10 @@ is_hole(const struct build *b, const char *path)
 {
 	char dir[PATH_MAX];
 
-	if (plist_has(&b->holes, path))
+	if (sb_plist_has(&b->holes, path))
 		return 1;
 	parent_of(path, dir, sizeof(dir));
-	return plist_has(&b->progdirs, dir);
+	return sb_plist_has(&b->progdirs, dir);
 }
 
 static int
@@ -457,10 +371,10 @@ has_hole_within(const struct build *b, const char *dir)
 	size_t i;
 
 	for (i = 0; i < b->progdirs.n; i++)
-		if (path_within(b->progdirs.v[i], dir))
+		if (sb_path_within(b->progdirs.v[i], dir))
 			return 1;
 	for (i = 0; i < b->holes.n; i++)
-		if (path_within(b->holes.v[i], dir))
+		if (sb_path_within(b->holes.v[i], dir))
 			return 1;
 	return 0;
 }
@@ -486,7 +400,7 @@ add_read_split(struct build *b, const char *root, int depth)
 	/* listing stays possible; entries are granted one by one */
 	if (add_path_rule(b, b->sb->inner_fd, AT_FDCWD, root, LANDLOCK_ACCESS_FS_READ_DIR) < 0)
 		return -1;
-	isprog = plist_has(&b->progdirs, root);
+	isprog = sb_plist_has(&b->progdirs, root);
 	if ((fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
 		return 0;
 	if ((d = fdopendir(fd)) == NULL) {
@@ -528,14 +442,14 @@ add_exec(struct build *b, const char *path, int depth)
 
 	if (realpath(path, real) == NULL || !is_exec_file(real))
 		return 0;
-	if (plist_has(&b->holes, real)) {
+	if (sb_plist_has(&b->holes, real)) {
 		ag_log(LOG_WARNING, "sandbox: %s is a shell or the runner and is never executable "
 		    "inside the sandbox", real);
 		return 0;
 	}
-	if (plist_has(&b->sb->exec, real))
+	if (sb_plist_has(&b->sb->exec, real))
 		return 0;
-	if (plist_add(&b->sb->exec, real) < 0)
+	if (sb_plist_add(&b->sb->exec, real) < 0)
 		return ag_err_set(b->err, "out of memory");
 	r = interp_of(real, interp, sizeof(interp));
 	if (r == 1) {
@@ -578,9 +492,9 @@ add_progdir(struct build *b, const char *dir)
 	if (realpath(dir, real) == NULL || stat(real, &st) < 0 || !S_ISDIR(st.st_mode))
 		return 0;
 	/* "/" or /usr as a PATH entry would hide everything: ignore */
-	if (strcmp(real, "/") == 0 || strcmp(real, "/usr") == 0 || plist_has(&b->progdirs, real))
+	if (strcmp(real, "/") == 0 || strcmp(real, "/usr") == 0 || sb_plist_has(&b->progdirs, real))
 		return 0;
-	return plist_add(&b->progdirs, real) < 0 ? ag_err_set(b->err, "out of memory") : 0;
+	return sb_plist_add(&b->progdirs, real) < 0 ? ag_err_set(b->err, "out of memory") : 0;
 }
 
 static int
@@ -588,9 +502,9 @@ add_hole(struct build *b, const char *path)
 {
 	char real[PATH_MAX];
 
-	if (realpath(path, real) == NULL || plist_has(&b->holes, real))
+	if (realpath(path, real) == NULL || sb_plist_has(&b->holes, real))
 		return 0;
-	return plist_add(&b->holes, real) < 0 ? ag_err_set(b->err, "out of memory") : 0;
+	return sb_plist_add(&b->holes, real) < 0 ? ag_err_set(b->err, "out of memory") : 0;
 }
 
 static int
@@ -715,7 +629,7 @@ expand_paths(struct build *b, const struct ag_strlist *l, struct plist *out)
 			continue;
 		if (realpath(abs, real) == NULL)
 			continue;	/* does not exist (yet): nothing to grant */
-		if (!plist_has(out, real) && plist_add(out, real) < 0)
+		if (!sb_plist_has(out, real) && sb_plist_add(out, real) < 0)
 			return ag_err_set(b->err, "out of memory");
 	}
 	return 0;
@@ -746,13 +660,13 @@ collect_reads(struct build *b)
 	    expand_paths(b, &b->p->paths_write, &b->writes) < 0)
 		return -1;
 	for (i = 0; i < b->writes.n; i++)
-		if (!plist_has(&b->reads, b->writes.v[i]) && plist_add(&b->reads, b->writes.v[i]) < 0)
+		if (!sb_plist_has(&b->reads, b->writes.v[i]) && sb_plist_add(&b->reads, b->writes.v[i]) < 0)
 			return ag_err_set(b->err, "out of memory");
 	for (i = 0; sys_reads[i] != NULL; i++) {
 		char real[PATH_MAX];
 
-		if (realpath(sys_reads[i], real) != NULL && !plist_has(&b->reads, real) &&
-		    plist_add(&b->reads, real) < 0)
+		if (realpath(sys_reads[i], real) != NULL && !sb_plist_has(&b->reads, real) &&
+		    sb_plist_add(&b->reads, real) < 0)
 			return ag_err_set(b->err, "out of memory");
 	}
 	/*
@@ -770,7 +684,7 @@ collect_reads(struct build *b)
 
 		if (strncmp(base, "ld-", 3) == 0 || strstr(base, ".so") != NULL) {
 			parent_of(e, cand, sizeof(cand));
-			if (!plist_has(&b->reads, cand) && plist_add(&b->reads, cand) < 0)
+			if (!sb_plist_has(&b->reads, cand) && sb_plist_add(&b->reads, cand) < 0)
 				return ag_err_set(b->err, "out of memory");
 			continue;
 		}
@@ -778,8 +692,8 @@ collect_reads(struct build *b)
 			if ((size_t)snprintf(cand, sizeof(cand), "%s%s%s", fmts[k][0], base,
 			    fmts[k][1]) >= sizeof(cand))
 				continue;
-			if (realpath(cand, real) != NULL && !plist_has(&b->reads, real) &&
-			    plist_add(&b->reads, real) < 0)
+			if (realpath(cand, real) != NULL && !sb_plist_has(&b->reads, real) &&
+			    sb_plist_add(&b->reads, real) < 0)
 				return ag_err_set(b->err, "out of memory");
 		}
 	}
@@ -877,6 +791,9 @@ build_rulesets(struct build *b)
 		if (add_read_split(b, b->reads.v[i], 0) < 0)
 			return -1;
 	if (sb->private_tmp && add_fd_rule(b, sb->inner_fd, sb->tmp_fd, b->rd_dir) < 0)
+		return -1;
+	/* the PID namespace's own /proc is another mount than the host's */
+	if (sb->proc_fd >= 0 && add_fd_rule(b, sb->inner_fd, sb->proc_fd, b->rd_dir) < 0)
 		return -1;
 	return 0;
 }
@@ -995,8 +912,8 @@ find_preload(char *out, size_t outsz)
 	return -1;
 }
 
-static int
-note_add(struct ag_sandbox *sb, const char *what)
+int
+sb_note_add(struct ag_sandbox *sb, const char *what)
 {
 	size_t old = sb->note ? strlen(sb->note) : 0, n = strlen(what);
 	char *s = realloc(sb->note, old + n + 3);
@@ -1009,569 +926,6 @@ note_add(struct ag_sandbox *sb, const char *what)
 		s[0] = '\0';
 	strcat(s, what);
 	sb->note = s;
-	return 0;
-}
-
-/* ---- the session's mount namespace ---------------------------------------- */
-
-/*
- * The loader maps any file it can read, and the command can write files
- * beneath paths.write.  So each command runs in a user and mount namespace
- * (one per prepared sandbox) where every write root is remounted noexec:
- * `ld.so ./written-elf` then fails at mmap(PROT_EXEC).  In the developer
- * tier the same namespace gives paths.exec back its exec right, puts a
- * private tmpfs on /tmp, and binds the protected paths beneath the write
- * roots (git config and hooks of every repository, startup files) read-only,
- * so no program of the tree can change them: Landlock cannot subtract a
- * file from a writable directory, a read-only mount can.  The child joins
- * the namespace before entering Landlock; afterwards Landlock forbids any
- * mount change, and exec leaves a non-root user no capability in it.
- */
-
-/* MS_* flags for a remount of path: what must be kept (a user namespace may
- * not clear "locked" flags) plus set; 0 when path cannot be looked at. */
-static unsigned long
-remount_flags(const char *path, unsigned long set)
-{
-	struct statvfs sv;
-	unsigned long f = MS_BIND | MS_REMOUNT | MS_NOSUID | MS_NODEV | set;
-
-	if (statvfs(path, &sv) < 0)
-		return 0;
-	if (sv.f_flag & ST_RDONLY)
-		f |= MS_RDONLY;
-	if (sv.f_flag & ST_NOEXEC)
-		f |= MS_NOEXEC;
-	if (sv.f_flag & ST_NOATIME)
-		f |= MS_NOATIME;
-	if (sv.f_flag & ST_NODIRATIME)
-		f |= MS_NODIRATIME;
-	if (sv.f_flag & ST_RELATIME)
-		f |= MS_RELATIME;
-	return f;
-}
-
-static int
-ops_add(struct ag_sandbox *sb, enum nsop_kind kind, const char *path, unsigned long flags)
-{
-	if (sb->nops == sb->capops) {
-		size_t nc = sb->capops ? sb->capops * 2 : 16;
-		struct nsop *n = realloc(sb->ops, nc * sizeof(*n));
-
-		if (n == NULL)
-			return -1;
-		sb->ops = n;
-		sb->capops = nc;
-	}
-	if ((sb->ops[sb->nops].path = strdup(path)) == NULL)
-		return -1;
-	sb->ops[sb->nops].kind = kind;
-	sb->ops[sb->nops].flags = flags;
-	sb->nops++;
-	return 0;
-}
-
-/*
- * Apply ops[from .. to) in the current (namespace-owning) process.  A path
- * that vanished since it was listed is skipped; any other failure fails
- * the whole namespace, since what it promises would not hold.
- * Async-signal-safe: runs in forked children.
- */
-static int
-ns_apply(const struct ag_sandbox *sb, size_t from, size_t to)
-{
-	size_t i;
-
-	for (i = from; i < to; i++) {
-		const struct nsop *o = &sb->ops[i];
-		int rc;
-
-		switch (o->kind) {
-		case NSOP_TMPFS:
-			rc = mount("tmpfs", o->path, "tmpfs", o->flags, "mode=0700");
-			break;
-		case NSOP_PIN:
-			rc = mount(o->path, o->path, NULL, MS_BIND, NULL);
-			break;
-		default:
-			rc = mount(o->path, o->path, NULL, MS_BIND | MS_REC, NULL);
-			if (rc == 0)
-				rc = mount(NULL, o->path, NULL, o->flags, NULL);
-			break;
-		}
-		if (rc < 0 && errno != ENOENT)
-			return -1;
-	}
-	return 0;
-}
-
-static int
-write_file(const char *path, const char *buf, size_t len)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	ssize_t w;
-
-	if (fd < 0)
-		return -1;
-	w = write(fd, buf, len);
-	close(fd);
-	return w == (ssize_t)len ? 0 : -1;
-}
-
-/* Async-signal-safe decimal "A A 1\n" for the id maps. */
-static size_t
-id_map_line(char *out, size_t outsz, unsigned long id)
-{
-	char num[24];
-	size_t n = 0, len = 0, i;
-
-	do {
-		num[n++] = (char)('0' + id % 10);
-		id /= 10;
-	} while (id > 0 && n < sizeof(num));
-	if (2 * n + 4 > outsz)
-		return 0;
-	for (i = 0; i < n; i++)
-		out[len++] = num[n - 1 - i];
-	out[len++] = ' ';
-	for (i = 0; i < n; i++)
-		out[len++] = num[n - 1 - i];
-	memcpy(out + len, " 1\n", 3);
-	return len + 3;
-}
-
-/* Runs in a throwaway child: build the namespace, then wait to be looked at. */
-static void __attribute__((noreturn))
-ns_helper(const struct ag_sandbox *sb, int readyfd, int holdfd)
-{
-	char line[64], c;
-	size_t n;
-	/* before unshare: inside, until the maps exist, we are the overflow id */
-	uid_t uid = geteuid();
-	gid_t gid = getegid();
-
-	/* the gateway is not dumpable (front/forcecommand.c), which would leave this
-	 * helper's /proc/self/{uid_map,ns} to root; it exits once the gateway
-	 * holds the namespaces, before any command runs */
-	(void)prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
-
-	if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
-		_exit(1);
-	if ((n = id_map_line(line, sizeof(line), uid)) == 0 ||
-	    write_file("/proc/self/uid_map", line, n) < 0)
-		_exit(2);
-	if (write_file("/proc/self/setgroups", "deny", 4) < 0 ||
-	    (n = id_map_line(line, sizeof(line), gid)) == 0 ||
-	    write_file("/proc/self/gid_map", line, n) < 0)
-		_exit(3);
-	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
-		_exit(4);
-	if (ns_apply(sb, 0, sb->nops) < 0)
-		_exit(5);
-	if (write(readyfd, "r", 1) != 1)
-		_exit(6);
-	/* the parent opens /proc/PID/ns/{user,mnt}, then closes holdfd */
-	(void)!read(holdfd, &c, 1);
-	_exit(0);
-}
-
-/*
- * Build the session's user+mount namespace once, in a helper child, and
- * keep it as two fds; each command's child joins it with setns(), which
- * costs far less than creating a mount namespace per command.  The owner
- * of a user namespace holds every capability in it, so joining needs no
- * privilege.  0 ok, -1 when user namespaces are not available here.
- */
-static int
-make_ns(struct ag_sandbox *sb)
-{
-	int ready[2], hold[2], st, rc = -1;
-	char path[64], c;
-	pid_t pid;
-
-	if (pipe2(ready, O_CLOEXEC) < 0)
-		return -1;
-	if (pipe2(hold, O_CLOEXEC) < 0) {
-		close(ready[0]);
-		close(ready[1]);
-		return -1;
-	}
-	if ((pid = fork()) == 0) {
-		close(ready[0]);
-		close(hold[1]);
-		ns_helper(sb, ready[1], hold[0]);
-	}
-	close(ready[1]);
-	close(hold[0]);
-	if (pid > 0 && read(ready[0], &c, 1) == 1) {
-		snprintf(path, sizeof(path), "/proc/%ld/ns/user", (long)pid);
-		sb->ns_user_fd = open(path, O_RDONLY | O_CLOEXEC);
-		snprintf(path, sizeof(path), "/proc/%ld/ns/mnt", (long)pid);
-		sb->ns_mnt_fd = open(path, O_RDONLY | O_CLOEXEC);
-		rc = sb->ns_user_fd >= 0 && sb->ns_mnt_fd >= 0 ? 0 : -1;
-		if (rc == 0 && sb->private_tmp) {
-			snprintf(path, sizeof(path), "/proc/%ld/root/tmp", (long)pid);
-			sb->tmp_fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-			rc = sb->tmp_fd >= 0 ? 0 : -1;
-		}
-	}
-	close(ready[0]);
-	close(hold[1]);
-	if (pid > 0)
-		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-			;
-	if (rc < 0) {
-		if (sb->ns_user_fd >= 0)
-			close(sb->ns_user_fd);
-		if (sb->ns_mnt_fd >= 0)
-			close(sb->ns_mnt_fd);
-		if (sb->tmp_fd >= 0)
-			close(sb->tmp_fd);
-		sb->ns_user_fd = sb->ns_mnt_fd = sb->tmp_fd = -1;
-	} else
-		sb->nops_done = sb->nops;
-	return rc;
-}
-
-/* Apply the operations added since the namespace was made, inside it. */
-static int
-ns_catch_up(struct ag_sandbox *sb)
-{
-	pid_t pid;
-	int st;
-
-	if (sb->nops_done == sb->nops)
-		return 0;
-	if ((pid = fork()) < 0)
-		return -1;
-	if (pid == 0) {
-		(void)prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
-		if (setns(sb->ns_user_fd, CLONE_NEWUSER) < 0 ||
-		    setns(sb->ns_mnt_fd, CLONE_NEWNS) < 0)
-			_exit(1);
-		_exit(ns_apply(sb, sb->nops_done, sb->nops) < 0 ? 2 : 0);
-	}
-	while (waitpid(pid, &st, 0) < 0)
-		if (errno != EINTR)
-			return -1;
-	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-		errno = EPERM;
-		return -1;
-	}
-	sb->nops_done = sb->nops;
-	return 0;
-}
-
-/* ---- protected paths beneath the write roots (developer tier) ------------- */
-
-static int
-beneath_any(const struct plist *roots, const char *path)
-{
-	size_t i;
-
-	for (i = 0; i < roots->n; i++)
-		if (path_within(path, roots->v[i]))
-			return 1;
-	return 0;
-}
-
-/*
- * A protected file with another name beneath a write root could be
- * changed through that name, past the read-only mount: a hard link made
- * before the file was protected (in the command that created the
- * repository).  Such a file is not protected but refused.
- */
-static int
-linked_elsewhere(const char *path, const struct stat *st)
-{
-	DIR *d;
-	struct dirent *de;
-	int bad = 0;
-
-	if (S_ISREG(st->st_mode))
-		return st->st_nlink > 1;
-	if (!S_ISDIR(st->st_mode) || (d = opendir(path)) == NULL)
-		return 0;
-	while (!bad && (de = readdir(d)) != NULL) {
-		struct stat cs;
-
-		if (fstatat(dirfd(d), de->d_name, &cs, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    S_ISREG(cs.st_mode) && cs.st_nlink > 1)
-			bad = 1;
-	}
-	closedir(d);
-	return bad;
-}
-
-/* Bind path read-only if it exists and a write root holds it.  0 ok,
- * -1 out of memory, -2 a protected file is hard-linked (sb->note says). */
-static int
-protect_path(struct ag_sandbox *sb, const char *path)
-{
-	char real[PATH_MAX];
-	struct stat st;
-	unsigned long f;
-
-	if (realpath(path, real) == NULL || lstat(real, &st) < 0 ||
-	    !beneath_any(&sb->writes, real))
-		return 0;
-	if (linked_elsewhere(real, &st)) {
-		snprintf(sb->bad_link, sizeof(sb->bad_link), "%s", real);
-		return -2;
-	}
-	if ((f = remount_flags(real, MS_RDONLY | MS_NOEXEC)) == 0)
-		return 0;
-	return ops_add(sb, NSOP_REMOUNT, real, f);
-}
-
-/*
- * A repository: its .git directory is pinned (so it cannot be moved aside
- * and replaced), its config and hooks are read-only.  A repository without
- * a hooks directory gets an empty one first, or the command could create it.
- */
-static int
-protect_repo(struct ag_sandbox *sb, const char *gitdir)
-{
-	static const char *const parts[] = { "config", "config.worktree", "hooks", NULL };
-	char p[PATH_MAX];
-	size_t i;
-
-	if (plist_has(&sb->repos, gitdir) || sb->repos.n >= MAX_REPOS)
-		return 0;
-	if (plist_add(&sb->repos, gitdir) < 0 || ops_add(sb, NSOP_PIN, gitdir, 0) < 0)
-		return -1;
-	if ((size_t)snprintf(p, sizeof(p), "%s/hooks", gitdir) < sizeof(p))
-		(void)mkdir(p, 0755);
-	for (i = 0; parts[i] != NULL; i++) {
-		int rc;
-
-		if ((size_t)snprintf(p, sizeof(p), "%s/%s", gitdir, parts[i]) < sizeof(p) &&
-		    (rc = protect_path(sb, p)) < 0)
-			return rc;
-	}
-	return 0;
-}
-
-/*
- * Find git directories beneath dir (canonical), bounded in depth and work:
- * a directory holding HEAD, objects/ and refs/ is one whatever its name - a
- * checkout's .git, a bare repository (a push to it runs its hooks), a
- * --separate-git-dir, a submodule's .git/modules/NAME.  Inside one only
- * modules/ is searched further.
- */
-static int
-scan_repos(struct ag_sandbox *sb, const char *dir, int depth, size_t *budget)
-{
-	struct plist subs;
-	DIR *d;
-	struct dirent *de;
-	int fd, rc = 0, head = 0, objects = 0, refs = 0;
-	size_t i;
-
-	if (depth > SCAN_DEPTH)
-		return 0;
-	if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
-		return 0;
-	if ((d = fdopendir(fd)) == NULL) {
-		close(fd);
-		return 0;
-	}
-	memset(&subs, 0, sizeof(subs));
-	while (rc == 0 && *budget > 0 && (de = readdir(d)) != NULL) {
-		struct stat st;
-		unsigned char type;
-
-		(*budget)--;
-		if (de->d_name[0] == '.' && (de->d_name[1] == '\0' ||
-		    (de->d_name[1] == '.' && de->d_name[2] == '\0')))
-			continue;
-		/* the entry's type from readdir; a stat only where it says nothing */
-		if (de->d_type == DT_UNKNOWN) {
-			if (fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-				continue;
-			type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : DT_LNK;
-		} else
-			type = de->d_type;
-		head |= type == DT_REG && strcmp(de->d_name, "HEAD") == 0;
-		if (type != DT_DIR || strcmp(de->d_name, "node_modules") == 0)
-			continue;
-		objects |= strcmp(de->d_name, "objects") == 0;
-		refs |= strcmp(de->d_name, "refs") == 0;
-		if (plist_add(&subs, de->d_name) < 0)
-			rc = -1;
-	}
-	closedir(d);
-	if (rc == 0 && head && objects && refs)
-		rc = protect_repo(sb, dir);
-	for (i = 0; rc == 0 && i < subs.n; i++) {
-		char child[PATH_MAX];
-
-		if (head && objects && refs && strcmp(subs.v[i], "modules") != 0)
-			continue;
-		if ((size_t)snprintf(child, sizeof(child), "%s/%s", strcmp(dir, "/") ? dir : "",
-		    subs.v[i]) < sizeof(child))
-			rc = scan_repos(sb, child, depth + 1, budget);
-	}
-	plist_free(&subs);
-	return rc;
-}
-
-static int
-scan_write_roots(struct ag_sandbox *sb)
-{
-	size_t i, budget = SCAN_ENTRIES;
-
-	for (i = 0; i < sb->writes.n; i++) {
-		int rc = scan_repos(sb, sb->writes.v[i], 0, &budget);
-
-		if (rc < 0)
-			return rc;
-	}
-	return 0;
-}
-
-/*
- * The namespace plan beyond the noexec write roots.  Both tiers: the
- * protected paths beneath the write roots are bound read-only, for every
- * program (an allowed awk or sftp-server as much as a recipe).  The
- * startup files are policy.c's list (ag_policy_protected), so that the
- * typed line and the kernel protect the same names; "**" entries are found
- * by the repository scan, globbed ones that exist are bound, missing names
- * cannot be (see doc/sandbox.md).  Developer tier: paths.exec gets exec
- * back, and /tmp is the session's own tmpfs.
- */
-static int
-plan_ns(struct build *b)
-{
-	struct ag_sandbox *sb = b->sb;
-	const char *const *prot = ag_policy_protected();
-	size_t i, k;
-	int rc;
-
-	for (i = 0; sb->developer && i < b->execs.n; i++) {
-		unsigned long f;
-
-		if (!beneath_any(&b->writes, b->execs.v[i]))
-			continue;
-		if ((f = remount_flags(b->execs.v[i], 0)) != 0 &&
-		    ops_add(sb, NSOP_REMOUNT, b->execs.v[i], f & ~(unsigned long)MS_NOEXEC) < 0)
-			return -1;
-	}
-	if (sb->developer) {
-		char rt[64];
-		struct stat st;
-
-		if (ops_add(sb, NSOP_TMPFS, "/tmp", MS_NOSUID | MS_NODEV |
-		    (beneath_any(&b->execs, "/tmp") ? 0 : MS_NOEXEC)) < 0)
-			return -1;
-		sb->private_tmp = 1;
-		/*
-		 * The account's runtime directory holds sockets that start
-		 * programs outside the sandbox (the systemd user manager's bus:
-		 * `systemd-run --user`); Landlock does not mediate connecting to
-		 * a pathname socket, so the directory is hidden under an empty
-		 * tmpfs.
-		 */
-		snprintf(rt, sizeof(rt), "/run/user/%lu", (unsigned long)geteuid());
-		if (stat(rt, &st) == 0 && S_ISDIR(st.st_mode) &&
-		    ops_add(sb, NSOP_TMPFS, rt, MS_NOSUID | MS_NODEV | MS_NOEXEC) < 0)
-			return -1;
-	}
-	for (k = 0; k < 2; k++) {
-		const struct ag_strlist *l = &b->p->paths_protect;
-		size_t n = k == 0 ? SIZE_MAX : l->n;
-
-		for (i = 0; i < n && (k == 1 || prot[i] != NULL); i++) {
-			const char *e = k == 0 ? prot[i] : l->v[i];
-			char abs[PATH_MAX], *star;
-			size_t len;
-
-			if (strncmp(e, "**/", 3) == 0)
-				continue;	/* found by the repository scan */
-			/* relative entries are relative to home, as in policy.c */
-			if (ag_path_absolute(e, b->home, b->home, abs, sizeof(abs)) < 0)
-				continue;
-			len = strlen(abs);
-			if (len > 3 && strcmp(abs + len - 3, "/**") == 0)
-				abs[len - 3] = '\0';	/* a whole directory */
-			if ((star = strpbrk(abs, "*?[")) != NULL) {
-				glob_t g;
-				size_t j;
-
-				if (glob(abs, GLOB_NOSORT, NULL, &g) == 0) {
-					for (j = 0; j < g.gl_pathc; j++)
-						if ((rc = protect_path(sb, g.gl_pathv[j])) < 0) {
-							globfree(&g);
-							return rc;
-						}
-					globfree(&g);
-				}
-				continue;
-			}
-			if ((rc = protect_path(sb, abs)) < 0)
-				return rc;
-		}
-	}
-	return scan_write_roots(sb);
-}
-
-/*
- * Plan and build the namespace.  Without user namespaces, the strict tier
- * notes what it loses; the developer tier's protections exist only there,
- * so `required` refuses and best_effort notes it.
- */
-static int
-hardlink_err(const struct ag_sandbox *sb, struct ag_err *err)
-{
-	return ag_err_set(err, "kernel sandbox: '%s' is protected but has another name (a hard "
-	    "link) through which it could still be written; remove the other link: commands "
-	    "are refused until then", sb->bad_link);
-}
-
-static int
-set_ns(struct ag_sandbox *sb, struct build *b)
-{
-	size_t i;
-	int rc;
-
-	for (i = 0; i < b->writes.n; i++) {
-		unsigned long f = remount_flags(b->writes.v[i], MS_NOEXEC);
-
-		if (plist_add(&sb->writes, b->writes.v[i]) < 0)
-			return ag_err_set(b->err, "out of memory");
-		if (f != 0 && ops_add(sb, NSOP_REMOUNT, b->writes.v[i], f) < 0)
-			return ag_err_set(b->err, "out of memory");
-	}
-	if (b->writes.n > 0 && (rc = plan_ns(b)) < 0)
-		return rc == -2 ? hardlink_err(sb, b->err) : ag_err_set(b->err, "out of memory");
-	if (sb->nops == 0 || make_ns(sb) == 0)
-		return 0;
-	sb->private_tmp = 0;
-	if (sb->developer && sb->mode == AG_SANDBOX_REQUIRED)
-		return ag_err_set(b->err, "kernel sandbox: the developer tier needs a user and mount "
-		    "namespace (%s), and gateway.sandbox is required: commands are refused",
-		    strerror(errno));
-	if (note_add(sb, sb->developer ? "no user namespaces: protected paths beneath paths.write "
-	    "are not read-only for programs, files written there stay mappable by the loader, "
-	    "and /tmp is not private" : "no user namespaces: protected paths beneath paths.write "
-	    "are not read-only for programs, and files written there stay mappable by the "
-	    "dynamic loader") < 0)
-		return ag_err_set(b->err, "out of memory");
-	return 0;
-}
-
-int
-ag_sandbox_refresh(struct ag_sandbox *sb, struct ag_err *err)
-{
-	int rc;
-
-	if (sb == NULL || sb->ns_user_fd < 0 || sb->writes.n == 0)
-		return 0;
-	if ((rc = scan_write_roots(sb)) < 0)
-		return rc == -2 ? hardlink_err(sb, err) : ag_err_set(err, "out of memory");
-	if (ns_catch_up(sb) < 0)
-		return ag_err_set(err, "kernel sandbox: could not protect a new git repository "
-		    "(%s): the command is refused", strerror(errno));
 	return 0;
 }
 
@@ -1613,7 +967,8 @@ ag_sandbox_prepare(const struct ag_config *cfg, const struct ag_profile *p, cons
 	b.cwd = cwd ? cwd : "/";
 	b.err = err;
 	sb->outer_fd = sb->inner_fd = -1;
-	sb->ns_user_fd = sb->ns_mnt_fd = sb->tmp_fd = -1;
+	sb->ns_user_fd = sb->ns_mnt_fd = sb->ns_pid_fd = sb->proc_fd = sb->ctl_fd = -1;
+	sb->tmp_fd = -1;
 	sb->mode = cfg->gw.sandbox;
 	sb->profile = p;
 	sb->developer = p->tier == AG_TIER_DEVELOPER;
@@ -1660,10 +1015,14 @@ ag_sandbox_prepare(const struct ag_config *cfg, const struct ag_profile *p, cons
 			    "required: commands are refused", what);
 			goto fail;
 		}
-		if (note_add(sb, what) < 0)
+		if (sb_note_add(sb, what) < 0)
 			goto oom;
-		if (sb->abi == 0)
-			return sb;
+		/* no Landlock: the namespaces still hold the tree and the mounts */
+		if (sb->abi == 0) {
+			if (collect_reads(&b) < 0 || sb_ns_make(sb, &b) < 0)
+				goto fail;
+			goto done;
+		}
 	}
 	if (find_preload(preload, sizeof(preload)) < 0) {
 		if (sb->mode == AG_SANDBOX_REQUIRED) {
@@ -1671,7 +1030,7 @@ ag_sandbox_prepare(const struct ag_config *cfg, const struct ag_profile *p, cons
 			    "root): commands are refused", AG_PKGLIBDIR);
 			goto fail;
 		}
-		if (note_add(sb, "agsandbox.so missing: the runner shell stays executable") < 0)
+		if (sb_note_add(sb, "agsandbox.so missing: the runner shell stays executable") < 0)
 			goto oom;
 		sb->inner_in_child = 1;
 	} else if ((sb->preload = strdup(preload)) == NULL)
@@ -1727,13 +1086,13 @@ ag_sandbox_prepare(const struct ag_config *cfg, const struct ag_profile *p, cons
 		goto fail;
 	if (collect_reads(&b) < 0 ||
 	    (sb->developer && expand_paths(&b, &p->paths_exec, &b.execs) < 0) ||
-	    set_ns(sb, &b) < 0 || build_rulesets(&b) < 0)
+	    sb_ns_make(sb, &b) < 0 || build_rulesets(&b) < 0)
 		goto fail;
 	for (i = 0; !sb->developer && i < sb->exec.n; i++) {
 		size_t k;
 
 		for (k = 0; k < b.writes.n; k++)
-			if (path_within(sb->exec.v[i], b.writes.v[k]))
+			if (sb_path_within(sb->exec.v[i], b.writes.v[k]))
 				ag_log(LOG_WARNING, "sandbox: %s lies beneath paths.write entry %s: a "
 				    "program the command can rewrite is not executable inside the "
 				    "sandbox", sb->exec.v[i], b.writes.v[k]);
@@ -1742,20 +1101,21 @@ ag_sandbox_prepare(const struct ag_config *cfg, const struct ag_profile *p, cons
 		goto oom;
 	snprintf(sb->guard, sizeof(sb->guard), "{ : >&%d; } 2>/dev/null && exit 126\n",
 	    AG_SANDBOX_FD);
-	plist_free(&b.progdirs);
-	plist_free(&b.holes);
-	plist_free(&b.reads);
-	plist_free(&b.writes);
-	plist_free(&b.execs);
+done:
+	sb_plist_free(&b.progdirs);
+	sb_plist_free(&b.holes);
+	sb_plist_free(&b.reads);
+	sb_plist_free(&b.writes);
+	sb_plist_free(&b.execs);
 	return sb;
 oom:
 	ag_err_set(err, "out of memory");
 fail:
-	plist_free(&b.progdirs);
-	plist_free(&b.holes);
-	plist_free(&b.reads);
-	plist_free(&b.writes);
-	plist_free(&b.execs);
+	sb_plist_free(&b.progdirs);
+	sb_plist_free(&b.holes);
+	sb_plist_free(&b.reads);
+	sb_plist_free(&b.writes);
+	sb_plist_free(&b.execs);
 	ag_sandbox_free(sb);
 	return NULL;
 }
@@ -1771,15 +1131,10 @@ ag_sandbox_free(struct ag_sandbox *sb)
 		close(sb->outer_fd);
 	if (sb->inner_fd >= 0)
 		close(sb->inner_fd);
-	if (sb->ns_user_fd >= 0)
-		close(sb->ns_user_fd);
-	if (sb->ns_mnt_fd >= 0)
-		close(sb->ns_mnt_fd);
-	if (sb->tmp_fd >= 0)
-		close(sb->tmp_fd);
-	plist_free(&sb->exec);
-	plist_free(&sb->writes);
-	plist_free(&sb->repos);
+	sb_ns_free(sb);
+	sb_plist_free(&sb->exec);
+	sb_plist_free(&sb->writes);
+	sb_plist_free(&sb->repos);
 	for (i = 0; i < sb->nops; i++)
 		free(sb->ops[i].path);
 	free(sb->ops);
@@ -1849,7 +1204,7 @@ ag_sandbox_exec_path(const struct ag_sandbox *sb, size_t i)
 static int child_inner_fd = -1;
 
 int
-ag_sandbox_child(const struct ag_sandbox *sb)
+ag_sandbox_child_enter(const struct ag_sandbox *sb)
 {
 	static const int res[RL_COUNT] = { RLIMIT_NPROC, RLIMIT_NOFILE, RLIMIT_FSIZE, RLIMIT_CPU,
 	    RLIMIT_AS };
@@ -1865,10 +1220,27 @@ ag_sandbox_child(const struct ag_sandbox *sb)
 		return 0;
 	if (sb->nnp && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return -1;
-	/* the user namespace first: it grants what joining the mount namespace needs */
-	if (sb->ns_user_fd >= 0 && (setns(sb->ns_user_fd, CLONE_NEWUSER) < 0 ||
-	    setns(sb->ns_mnt_fd, CLONE_NEWNS) < 0))
+	if (sb->ns_user_fd < 0)
+		return 0;
+	/* the user namespace first: it grants what joining the others needs */
+	if (setns(sb->ns_user_fd, CLONE_NEWUSER) < 0 || setns(sb->ns_mnt_fd, CLONE_NEWNS) < 0 ||
+	    setns(sb->ns_pid_fd, CLONE_NEWPID) < 0)
 		return -1;
+	return 1;
+}
+
+int
+ag_sandbox_child(const struct ag_sandbox *sb)
+{
+	return ag_sandbox_child_enter(sb) < 0 ? -1 : ag_sandbox_child_confine(sb);
+}
+
+int
+ag_sandbox_child_confine(const struct ag_sandbox *sb)
+{
+	child_inner_fd = -1;
+	if (sb == NULL || sb->mode == AG_SANDBOX_OFF)
+		return 0;
 	if (sb->seccomp && prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &sb->fprog, 0, 0) < 0)
 		return -1;
 	if (sb->outer_fd >= 0 && syscall(SYS_landlock_restrict_self, sb->outer_fd, 0) < 0)

@@ -26,6 +26,7 @@
 #define AG_SANDBOX_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "common/config.h"
 #include "common/err.h"
@@ -109,12 +110,18 @@ int	ag_sandbox_defuse_env(char ***envp, const struct ag_profile *p);
 const char *ag_sandbox_script_guard(const struct ag_sandbox *sb);
 
 /*
- * Child side, in two steps, both async-signal-safe (no allocation):
+ * Child side, all async-signal-safe (no allocation):
  *
- * ag_sandbox_child: after fork, before the child rearranges its fds (the
- * sandbox's own fds are still where the parent had them): rlimits,
- * no_new_privs, the session's user+mount namespace, seccomp, the outer
- * ruleset; the inner ruleset's fd is kept aside for the next step.
+ * ag_sandbox_child_enter: after fork, before the child rearranges its fds
+ * (the sandbox's own fds are still where the parent had them): rlimits,
+ * no_new_privs, the session's user, mount and PID namespaces.  1 when the
+ * child has joined them: its children are then born in the session's PID
+ * namespace, so the runner forks once more (see runner.c); 0 when there
+ * is none.
+ *
+ * ag_sandbox_child_confine: seccomp, the outer ruleset (after which the
+ * process can no longer mount); the inner ruleset's fd is kept aside for
+ * the next step.  ag_sandbox_child does both steps in one.
  *
  * ag_sandbox_child_fds: once fds 0 .. first-1 are in place (first <=
  * AG_SANDBOX_FD), and the caller's nkeep fds right above AG_SANDBOX_FD,
@@ -124,8 +131,21 @@ const char *ag_sandbox_script_guard(const struct ag_sandbox *sb);
  * Both return 0, or -1 with errno set: the caller must then _exit without
  * running anything.
  */
+int	ag_sandbox_child_enter(const struct ag_sandbox *sb);
+int	ag_sandbox_child_confine(const struct ag_sandbox *sb);
 int	ag_sandbox_child(const struct ag_sandbox *sb);
 int	ag_sandbox_child_fds(const struct ag_sandbox *sb, int first, int nkeep);
+
+/*
+ * After each command: every process the command left in the session's PID
+ * namespace is killed (its init does it).  0, or -1 when the namespace is
+ * gone (the next command cannot start in it either).
+ */
+int	ag_sandbox_sweep(const struct ag_sandbox *sb);
+
+/* The helper that holds the session's namespaces: a child of the gateway
+ * that ag_runner_reap_all() must spare.  0 when there is none. */
+pid_t	ag_sandbox_keeper(const struct ag_sandbox *sb);
 
 /* The system's sftp-server program, or NULL (file_transfer.sftp runs it). */
 const char *ag_sandbox_sftp_server(void);

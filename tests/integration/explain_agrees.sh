@@ -122,8 +122,8 @@ for line in records:
         agree += 1
     else:
         differ += 1
-        print("DIFF %r: gateway %s [%s], explain %s [%s]" % (line[:80], have[0], have[1],
-                                                             want, want_rule))
+        print("DIFF %r: gateway %s [%s], explain %s [%s]; gateway's reason: %s" % (
+            line[:80], have[0], have[1], want, want_rule, got[0].get("reason")))
 subprocess.run(ssh[:-2] + ["-O", "exit", ssh[-1]], capture_output=True)
 print("agree=%d differ=%d" % (agree, differ))
 EOF

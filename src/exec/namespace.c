@@ -1,0 +1,725 @@
+/*
+ * namespace.c - the session's namespaces (see sandbox.h, doc/sandbox.md):
+ * a user and mount namespace whose mounts make what the kernel sandbox
+ * promises about files hold for every program, and a PID namespace that
+ * holds every process a command starts, so that nothing outlives its
+ * command line, nor the gateway.
+ */
+#include "agconfig.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <limits.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/misc.h"
+#include "exec/sandbox_int.h"
+#include "policy/pathutil.h"
+#include "policy/policy.h"
+
+/* ---- the session's mount namespace ---------------------------------------- */
+
+/*
+ * The loader maps any file it can read, and the command can write files
+ * beneath paths.write.  So each command runs in a user and mount namespace
+ * (one per prepared sandbox) where every write root is remounted noexec:
+ * `ld.so ./written-elf` then fails at mmap(PROT_EXEC).  In the developer
+ * tier the same namespace gives paths.exec back its exec right, puts a
+ * private tmpfs on /tmp, and binds the protected paths beneath the write
+ * roots (git config and hooks of every repository, startup files) read-only,
+ * so no program of the tree can change them: Landlock cannot subtract a
+ * file from a writable directory, a read-only mount can.  The child joins
+ * the namespace before entering Landlock; afterwards Landlock forbids any
+ * mount change, and exec leaves a non-root user no capability in it.
+ */
+
+/* MS_* flags for a remount of path: what must be kept (a user namespace may
+ * not clear "locked" flags) plus set; 0 when path cannot be looked at. */
+static unsigned long
+remount_flags(const char *path, unsigned long set)
+{
+	struct statvfs sv;
+	unsigned long f = MS_BIND | MS_REMOUNT | MS_NOSUID | MS_NODEV | set;
+
+	if (statvfs(path, &sv) < 0)
+		return 0;
+	if (sv.f_flag & ST_RDONLY)
+		f |= MS_RDONLY;
+	if (sv.f_flag & ST_NOEXEC)
+		f |= MS_NOEXEC;
+	if (sv.f_flag & ST_NOATIME)
+		f |= MS_NOATIME;
+	if (sv.f_flag & ST_NODIRATIME)
+		f |= MS_NODIRATIME;
+	if (sv.f_flag & ST_RELATIME)
+		f |= MS_RELATIME;
+	return f;
+}
+
+static int
+ops_add(struct ag_sandbox *sb, enum nsop_kind kind, const char *path, unsigned long flags)
+{
+	if (sb->nops == sb->capops) {
+		size_t nc = sb->capops ? sb->capops * 2 : 16;
+		struct nsop *n = realloc(sb->ops, nc * sizeof(*n));
+
+		if (n == NULL)
+			return -1;
+		sb->ops = n;
+		sb->capops = nc;
+	}
+	if ((sb->ops[sb->nops].path = strdup(path)) == NULL)
+		return -1;
+	sb->ops[sb->nops].kind = kind;
+	sb->ops[sb->nops].flags = flags;
+	sb->nops++;
+	return 0;
+}
+
+/*
+ * Apply ops[from .. to) in the current (namespace-owning) process.  A path
+ * that vanished since it was listed is skipped; any other failure fails
+ * the whole namespace, since what it promises would not hold.
+ * Async-signal-safe: runs in forked children.
+ */
+static int
+ns_apply(const struct ag_sandbox *sb, size_t from, size_t to)
+{
+	size_t i;
+
+	for (i = from; i < to; i++) {
+		const struct nsop *o = &sb->ops[i];
+		int rc;
+
+		switch (o->kind) {
+		case NSOP_TMPFS:
+			rc = mount("tmpfs", o->path, "tmpfs", o->flags, "mode=0700");
+			break;
+		case NSOP_PIN:
+			rc = mount(o->path, o->path, NULL, MS_BIND, NULL);
+			break;
+		default:
+			rc = mount(o->path, o->path, NULL, MS_BIND | MS_REC, NULL);
+			if (rc == 0)
+				rc = mount(NULL, o->path, NULL, o->flags, NULL);
+			break;
+		}
+		if (rc < 0 && errno != ENOENT)
+			return -1;
+	}
+	return 0;
+}
+
+static int
+write_file(const char *path, const char *buf, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t w;
+
+	if (fd < 0)
+		return -1;
+	w = write(fd, buf, len);
+	close(fd);
+	return w == (ssize_t)len ? 0 : -1;
+}
+
+/* Async-signal-safe decimal "A A 1\n" for the id maps. */
+static size_t
+id_map_line(char *out, size_t outsz, unsigned long id)
+{
+	char num[24];
+	size_t n = 0, len = 0, i;
+
+	do {
+		num[n++] = (char)('0' + id % 10);
+		id /= 10;
+	} while (id > 0 && n < sizeof(num));
+	if (2 * n + 4 > outsz)
+		return 0;
+	for (i = 0; i < n; i++)
+		out[len++] = num[n - 1 - i];
+	out[len++] = ' ';
+	for (i = 0; i < n; i++)
+		out[len++] = num[n - 1 - i];
+	memcpy(out + len, " 1\n", 3);
+	return len + 3;
+}
+
+/*
+ * The init of the session's PID namespace.  Every command's tree runs in
+ * that namespace, so whatever a command leaves running (a background job,
+ * a double-forked daemon) is reparented here, not to the gateway; the
+ * gateway asks for a sweep after each command ('K': everything but init
+ * is killed, answered 'k').  When the gateway closes its end, or dies, init
+ * exits and the kernel kills every process left in the namespace.  Init
+ * mounts the namespace's own /proc first, so a command sees its own
+ * processes and only those.
+ */
+static void __attribute__((noreturn))
+ns_init(int ctl, int alive, int readyfd)
+{
+	struct pollfd pf = { .fd = alive, .events = POLLIN };
+	char c = 'n';
+	int i;
+
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || poll(&pf, 1, 0) != 0)
+		_exit(1);	/* the keeper is already gone */
+	(void)prctl(PR_SET_NAME, "agentgate-ns", 0, 0, 0);
+	if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) == 0)
+		c = 'r';
+	/* a copy of the gateway's memory: not for the commands to read */
+	(void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	if (write(readyfd, &c, 1) != 1)
+		_exit(2);
+	ag_close_range(0, (unsigned)ctl - 1);
+	ag_close_range((unsigned)ctl + 1, ~0U);
+	for (;;) {
+		ssize_t n = read(ctl, &c, 1);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n != 1)
+			_exit(0);	/* the gateway let go: the namespace ends with us */
+		if (c != 'K')
+			continue;
+		/* kill(-1) from init reaches every other process of the namespace;
+		 * until none is left, reap what was reparented here */
+		for (i = 0; i < 100000; i++) {
+			int r = kill(-1, SIGKILL);
+
+			while (waitpid(-1, NULL, WNOHANG) > 0)
+				;
+			if (r < 0 && errno == ESRCH)
+				break;
+			if (waitpid(-1, NULL, 0) < 0 && errno == ECHILD)
+				sched_yield();	/* dying, but not ours to reap yet */
+		}
+		if (write(ctl, "k", 1) != 1)
+			_exit(0);
+	}
+}
+
+/*
+ * Runs in a child the gateway keeps for the session: makes the user, mount
+ * and PID namespaces, applies the planned mounts, starts the PID
+ * namespace's init and then only waits for it.  It stays outside the PID
+ * namespace, where no command can see it, so that the gateway can open its
+ * /proc/PID/ns/{user,mnt,pid_for_children} and root/; both it and init die
+ * with the gateway (PR_SET_PDEATHSIG).
+ */
+static void __attribute__((noreturn))
+ns_keeper(const struct ag_sandbox *sb, int readyfd, int ctl, pid_t gateway)
+{
+	char line[64];
+	size_t n;
+	/* before unshare: inside, until the maps exist, we are the overflow id */
+	uid_t uid = geteuid();
+	gid_t gid = getegid();
+	int alive[2];
+	pid_t init;
+
+	/* the gateway is not dumpable (front/forcecommand.c), which would leave
+	 * this helper's /proc/self/{uid_map,ns} to root */
+	(void)prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != gateway)
+		_exit(1);
+	(void)prctl(PR_SET_NAME, "agentgate-ns", 0, 0, 0);
+	if (unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID) < 0)
+		_exit(1);
+	if ((n = id_map_line(line, sizeof(line), uid)) == 0 ||
+	    write_file("/proc/self/uid_map", line, n) < 0)
+		_exit(2);
+	if (write_file("/proc/self/setgroups", "deny", 4) < 0 ||
+	    (n = id_map_line(line, sizeof(line), gid)) == 0 ||
+	    write_file("/proc/self/gid_map", line, n) < 0)
+		_exit(3);
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		_exit(4);
+	if (ns_apply(sb, 0, sb->nops) < 0)
+		_exit(5);
+	if (pipe2(alive, O_CLOEXEC) < 0 || (init = fork()) < 0)
+		_exit(6);
+	if (init == 0) {
+		close(alive[1]);
+		ns_init(ctl, alive[0], readyfd);
+	}
+	close(alive[0]);
+	close(ctl);
+	/* init's pid as the gateway sees it; init then sends its byte */
+	if (write(readyfd, &init, sizeof(init)) != (ssize_t)sizeof(init))
+		_exit(7);
+	close(readyfd);
+	ag_close_range(0, (unsigned)alive[1] - 1);
+	ag_close_range((unsigned)alive[1] + 1, ~0U);
+	while (waitpid(init, NULL, 0) < 0 && errno == EINTR)
+		;
+	_exit(0);
+}
+
+static int
+open_ns(pid_t pid, const char *what, int flags)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%ld/%s", (long)pid, what);
+	return open(path, flags | O_CLOEXEC);
+}
+
+/*
+ * Make the session's namespaces (see ns_keeper) and keep them as fds; each
+ * command's child joins them with setns(), which costs far less than
+ * creating them per command.  The owner of a user namespace holds every
+ * capability in it, so joining needs no privilege.  0 ok, -1 when user
+ * namespaces are not available here.
+ */
+static int
+make_ns(struct ag_sandbox *sb)
+{
+	int ready[2], ctl[2], rc = -1;
+	pid_t pid, init = 0, me = getpid();
+	char c = 0;
+
+	if (pipe2(ready, O_CLOEXEC) < 0)
+		return -1;
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ctl) < 0) {
+		close(ready[0]);
+		close(ready[1]);
+		return -1;
+	}
+	if ((pid = fork()) == 0) {
+		close(ready[0]);
+		close(ctl[0]);
+		ns_keeper(sb, ready[1], ctl[1], me);
+	}
+	close(ready[1]);
+	close(ctl[1]);
+	if (pid > 0 && read(ready[0], &init, sizeof(init)) == (ssize_t)sizeof(init) && init > 0 &&
+	    read(ready[0], &c, 1) == 1) {
+		sb->keeper = pid;
+		sb->ctl_fd = ctl[0];
+		sb->ns_user_fd = open_ns(pid, "ns/user", O_RDONLY);
+		sb->ns_mnt_fd = open_ns(pid, "ns/mnt", O_RDONLY);
+		sb->ns_pid_fd = open_ns(pid, "ns/pid_for_children", O_RDONLY);
+		rc = sb->ns_user_fd >= 0 && sb->ns_mnt_fd >= 0 && sb->ns_pid_fd >= 0 ? 0 : -1;
+		/* the namespace's own /proc, seen through the keeper's root */
+		if (rc == 0 && c == 'r' &&
+		    (sb->proc_fd = open_ns(pid, "root/proc", O_PATH | O_DIRECTORY)) < 0)
+			rc = -1;
+		if (rc == 0 && sb->private_tmp &&
+		    (sb->tmp_fd = open_ns(pid, "root/tmp", O_PATH | O_DIRECTORY)) < 0)
+			rc = -1;
+	}
+	close(ready[0]);
+	if (rc < 0) {
+		if (sb->ctl_fd != ctl[0])
+			close(ctl[0]);
+		sb_ns_free(sb);
+		if (pid > 0 && sb->keeper == 0) {
+			kill(pid, SIGKILL);
+			while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+				;
+		}
+	} else
+		sb->nops_done = sb->nops;
+	return rc;
+}
+
+void
+sb_ns_free(struct ag_sandbox *sb)
+{
+	int *fds[] = { &sb->ns_user_fd, &sb->ns_mnt_fd, &sb->ns_pid_fd, &sb->proc_fd,
+	    &sb->tmp_fd, &sb->ctl_fd };
+	size_t i;
+
+	/* init sees its control socket close and takes the namespace with it */
+	for (i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
+		if (*fds[i] >= 0)
+			close(*fds[i]);
+		*fds[i] = -1;
+	}
+	if (sb->keeper > 0) {
+		kill(sb->keeper, SIGKILL);
+		while (waitpid(sb->keeper, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+	sb->keeper = 0;
+}
+
+/* Apply the operations added since the namespace was made, inside it. */
+static int
+ns_catch_up(struct ag_sandbox *sb)
+{
+	pid_t pid;
+	int st;
+
+	if (sb->nops_done == sb->nops)
+		return 0;
+	if ((pid = fork()) < 0)
+		return -1;
+	if (pid == 0) {
+		(void)prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+		if (setns(sb->ns_user_fd, CLONE_NEWUSER) < 0 ||
+		    setns(sb->ns_mnt_fd, CLONE_NEWNS) < 0)
+			_exit(1);
+		_exit(ns_apply(sb, sb->nops_done, sb->nops) < 0 ? 2 : 0);
+	}
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		errno = EPERM;
+		return -1;
+	}
+	sb->nops_done = sb->nops;
+	return 0;
+}
+
+/* ---- protected paths beneath the write roots (developer tier) ------------- */
+
+static int
+beneath_any(const struct plist *roots, const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < roots->n; i++)
+		if (sb_path_within(path, roots->v[i]))
+			return 1;
+	return 0;
+}
+
+/*
+ * A protected file with another name beneath a write root could be
+ * changed through that name, past the read-only mount: a hard link made
+ * before the file was protected (in the command that created the
+ * repository).  Such a file is not protected but refused.
+ */
+static int
+linked_elsewhere(const char *path, const struct stat *st)
+{
+	DIR *d;
+	struct dirent *de;
+	int bad = 0;
+
+	if (S_ISREG(st->st_mode))
+		return st->st_nlink > 1;
+	if (!S_ISDIR(st->st_mode) || (d = opendir(path)) == NULL)
+		return 0;
+	while (!bad && (de = readdir(d)) != NULL) {
+		struct stat cs;
+
+		if (fstatat(dirfd(d), de->d_name, &cs, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISREG(cs.st_mode) && cs.st_nlink > 1)
+			bad = 1;
+	}
+	closedir(d);
+	return bad;
+}
+
+/* Bind path read-only if it exists and a write root holds it.  0 ok,
+ * -1 out of memory, -2 a protected file is hard-linked (sb->note says). */
+static int
+protect_path(struct ag_sandbox *sb, const char *path)
+{
+	char real[PATH_MAX];
+	struct stat st;
+	unsigned long f;
+
+	if (realpath(path, real) == NULL || lstat(real, &st) < 0 ||
+	    !beneath_any(&sb->writes, real))
+		return 0;
+	if (linked_elsewhere(real, &st)) {
+		snprintf(sb->bad_link, sizeof(sb->bad_link), "%s", real);
+		return -2;
+	}
+	if ((f = remount_flags(real, MS_RDONLY | MS_NOEXEC)) == 0)
+		return 0;
+	return ops_add(sb, NSOP_REMOUNT, real, f);
+}
+
+/*
+ * A repository: its .git directory is pinned (so it cannot be moved aside
+ * and replaced), its config and hooks are read-only.  A repository without
+ * a hooks directory gets an empty one first, or the command could create it.
+ */
+static int
+protect_repo(struct ag_sandbox *sb, const char *gitdir)
+{
+	static const char *const parts[] = { "config", "config.worktree", "hooks", NULL };
+	char p[PATH_MAX];
+	size_t i;
+
+	if (sb_plist_has(&sb->repos, gitdir) || sb->repos.n >= MAX_REPOS)
+		return 0;
+	if (sb_plist_add(&sb->repos, gitdir) < 0 || ops_add(sb, NSOP_PIN, gitdir, 0) < 0)
+		return -1;
+	if ((size_t)snprintf(p, sizeof(p), "%s/hooks", gitdir) < sizeof(p))
+		(void)mkdir(p, 0755);
+	for (i = 0; parts[i] != NULL; i++) {
+		int rc;
+
+		if ((size_t)snprintf(p, sizeof(p), "%s/%s", gitdir, parts[i]) < sizeof(p) &&
+		    (rc = protect_path(sb, p)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/*
+ * Find git directories beneath dir (canonical), bounded in depth and work:
+ * a directory holding HEAD, objects/ and refs/ is one whatever its name - a
+ * checkout's .git, a bare repository (a push to it runs its hooks), a
+ * --separate-git-dir, a submodule's .git/modules/NAME.  Inside one only
+ * modules/ is searched further.
+ */
+static int
+scan_repos(struct ag_sandbox *sb, const char *dir, int depth, size_t *budget)
+{
+	struct plist subs;
+	DIR *d;
+	struct dirent *de;
+	int fd, rc = 0, head = 0, objects = 0, refs = 0;
+	size_t i;
+
+	if (depth > SCAN_DEPTH)
+		return 0;
+	if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		return 0;
+	if ((d = fdopendir(fd)) == NULL) {
+		close(fd);
+		return 0;
+	}
+	memset(&subs, 0, sizeof(subs));
+	while (rc == 0 && *budget > 0 && (de = readdir(d)) != NULL) {
+		struct stat st;
+		unsigned char type;
+
+		(*budget)--;
+		if (de->d_name[0] == '.' && (de->d_name[1] == '\0' ||
+		    (de->d_name[1] == '.' && de->d_name[2] == '\0')))
+			continue;
+		/* the entry's type from readdir; a stat only where it says nothing */
+		if (de->d_type == DT_UNKNOWN) {
+			if (fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+				continue;
+			type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : DT_LNK;
+		} else
+			type = de->d_type;
+		head |= type == DT_REG && strcmp(de->d_name, "HEAD") == 0;
+		if (type != DT_DIR || strcmp(de->d_name, "node_modules") == 0)
+			continue;
+		objects |= strcmp(de->d_name, "objects") == 0;
+		refs |= strcmp(de->d_name, "refs") == 0;
+		if (sb_plist_add(&subs, de->d_name) < 0)
+			rc = -1;
+	}
+	closedir(d);
+	if (rc == 0 && head && objects && refs)
+		rc = protect_repo(sb, dir);
+	for (i = 0; rc == 0 && i < subs.n; i++) {
+		char child[PATH_MAX];
+
+		if (head && objects && refs && strcmp(subs.v[i], "modules") != 0)
+			continue;
+		if ((size_t)snprintf(child, sizeof(child), "%s/%s", strcmp(dir, "/") ? dir : "",
+		    subs.v[i]) < sizeof(child))
+			rc = scan_repos(sb, child, depth + 1, budget);
+	}
+	sb_plist_free(&subs);
+	return rc;
+}
+
+static int
+scan_write_roots(struct ag_sandbox *sb)
+{
+	size_t i, budget = SCAN_ENTRIES;
+
+	for (i = 0; i < sb->writes.n; i++) {
+		int rc = scan_repos(sb, sb->writes.v[i], 0, &budget);
+
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/*
+ * The namespace plan beyond the noexec write roots.  Both tiers: the
+ * protected paths beneath the write roots are bound read-only, for every
+ * program (an allowed awk or sftp-server as much as a recipe).  The
+ * startup files are policy.c's list (ag_policy_protected), so that the
+ * typed line and the kernel protect the same names; "**" entries are found
+ * by the repository scan, globbed ones that exist are bound, missing names
+ * cannot be (see doc/sandbox.md).  Developer tier: paths.exec gets exec
+ * back, and /tmp is the session's own tmpfs.
+ */
+static int
+plan_ns(struct build *b)
+{
+	struct ag_sandbox *sb = b->sb;
+	const char *const *prot = ag_policy_protected();
+	size_t i, k;
+	int rc;
+
+	for (i = 0; sb->developer && i < b->execs.n; i++) {
+		unsigned long f;
+
+		if (!beneath_any(&b->writes, b->execs.v[i]))
+			continue;
+		if ((f = remount_flags(b->execs.v[i], 0)) != 0 &&
+		    ops_add(sb, NSOP_REMOUNT, b->execs.v[i], f & ~(unsigned long)MS_NOEXEC) < 0)
+			return -1;
+	}
+	if (sb->developer) {
+		char rt[64];
+		struct stat st;
+
+		if (ops_add(sb, NSOP_TMPFS, "/tmp", MS_NOSUID | MS_NODEV |
+		    (beneath_any(&b->execs, "/tmp") ? 0 : MS_NOEXEC)) < 0)
+			return -1;
+		sb->private_tmp = 1;
+		/*
+		 * The account's runtime directory holds sockets that start
+		 * programs outside the sandbox (the systemd user manager's bus:
+		 * `systemd-run --user`); Landlock does not mediate connecting to
+		 * a pathname socket, so the directory is hidden under an empty
+		 * tmpfs.
+		 */
+		snprintf(rt, sizeof(rt), "/run/user/%lu", (unsigned long)geteuid());
+		if (stat(rt, &st) == 0 && S_ISDIR(st.st_mode) &&
+		    ops_add(sb, NSOP_TMPFS, rt, MS_NOSUID | MS_NODEV | MS_NOEXEC) < 0)
+			return -1;
+	}
+	for (k = 0; k < 2; k++) {
+		const struct ag_strlist *l = &b->p->paths_protect;
+		size_t n = k == 0 ? SIZE_MAX : l->n;
+
+		for (i = 0; i < n && (k == 1 || prot[i] != NULL); i++) {
+			const char *e = k == 0 ? prot[i] : l->v[i];
+			char abs[PATH_MAX], *star;
+			size_t len;
+
+			if (strncmp(e, "**/", 3) == 0)
+				continue;	/* found by the repository scan */
+			/* relative entries are relative to home, as in policy.c */
+			if (ag_path_absolute(e, b->home, b->home, abs, sizeof(abs)) < 0)
+				continue;
+			len = strlen(abs);
+			if (len > 3 && strcmp(abs + len - 3, "/**") == 0)
+				abs[len - 3] = '\0';	/* a whole directory */
+			if ((star = strpbrk(abs, "*?[")) != NULL) {
+				glob_t g;
+				size_t j;
+
+				if (glob(abs, GLOB_NOSORT, NULL, &g) == 0) {
+					for (j = 0; j < g.gl_pathc; j++)
+						if ((rc = protect_path(sb, g.gl_pathv[j])) < 0) {
+							globfree(&g);
+							return rc;
+						}
+					globfree(&g);
+				}
+				continue;
+			}
+			if ((rc = protect_path(sb, abs)) < 0)
+				return rc;
+		}
+	}
+	return scan_write_roots(sb);
+}
+
+/*
+ * Plan and build the namespace.  Without user namespaces, the strict tier
+ * notes what it loses; the developer tier's protections exist only there,
+ * so `required` refuses and best_effort notes it.
+ */
+static int
+hardlink_err(const struct ag_sandbox *sb, struct ag_err *err)
+{
+	return ag_err_set(err, "kernel sandbox: '%s' is protected but has another name (a hard "
+	    "link) through which it could still be written; remove the other link: commands "
+	    "are refused until then", sb->bad_link);
+}
+
+int
+sb_ns_make(struct ag_sandbox *sb, struct build *b)
+{
+	size_t i;
+	int rc;
+
+	for (i = 0; i < b->writes.n; i++) {
+		unsigned long f = remount_flags(b->writes.v[i], MS_NOEXEC);
+
+		if (sb_plist_add(&sb->writes, b->writes.v[i]) < 0)
+			return ag_err_set(b->err, "out of memory");
+		if (f != 0 && ops_add(sb, NSOP_REMOUNT, b->writes.v[i], f) < 0)
+			return ag_err_set(b->err, "out of memory");
+	}
+	if (b->writes.n > 0 && (rc = plan_ns(b)) < 0)
+		return rc == -2 ? hardlink_err(sb, b->err) : ag_err_set(b->err, "out of memory");
+	if (make_ns(sb) == 0)
+		return 0;
+	sb->private_tmp = 0;
+	if (sb->mode == AG_SANDBOX_REQUIRED)
+		return ag_err_set(b->err, "kernel sandbox: commands need a user, mount and PID "
+		    "namespace of their own (%s), and gateway.sandbox is required: commands are "
+		    "refused", strerror(errno));
+	if (sb_note_add(sb, sb->developer ? "no user namespaces: protected paths beneath "
+	    "paths.write are not read-only for programs, files written there stay mappable by "
+	    "the loader, /tmp is not private, and what a command leaves running outlives the "
+	    "gateway if it is killed" : "no user namespaces: protected paths beneath paths.write "
+	    "are not read-only for programs, files written there stay mappable by the dynamic "
+	    "loader, and what a command leaves running outlives the gateway if it is killed") < 0)
+		return ag_err_set(b->err, "out of memory");
+	return 0;
+}
+
+int
+ag_sandbox_refresh(struct ag_sandbox *sb, struct ag_err *err)
+{
+	int rc;
+
+	if (sb == NULL || sb->ns_user_fd < 0 || sb->writes.n == 0)
+		return 0;
+	if ((rc = scan_write_roots(sb)) < 0)
+		return rc == -2 ? hardlink_err(sb, err) : ag_err_set(err, "out of memory");
+	if (ns_catch_up(sb) < 0)
+		return ag_err_set(err, "kernel sandbox: could not protect a new git repository "
+		    "(%s): the command is refused", strerror(errno));
+	return 0;
+}
+
+int
+ag_sandbox_sweep(const struct ag_sandbox *sb)
+{
+	char c;
+
+	if (sb == NULL || sb->ctl_fd < 0)
+		return 0;
+	if (write(sb->ctl_fd, "K", 1) != 1)
+		return -1;
+	while (read(sb->ctl_fd, &c, 1) < 0)
+		if (errno != EINTR)
+			return -1;
+	return c == 'k' ? 0 : -1;
+}
+
+pid_t
+ag_sandbox_keeper(const struct ag_sandbox *sb)
+{
+	return sb != NULL ? sb->keeper : 0;
+}

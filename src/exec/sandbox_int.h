@@ -1,0 +1,129 @@
+/*
+ * sandbox_int.h - what the files of the kernel sandbox share (sandbox.c:
+ * rulesets, seccomp, the child side, the environment; namespace.c: the
+ * session's user, mount and PID namespaces).  Not for other parts: their
+ * interface is sandbox.h.
+ */
+#ifndef AG_SANDBOX_INT_H
+#define AG_SANDBOX_INT_H
+
+#include <limits.h>
+#include <stdint.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+
+#include "common/config.h"
+#include "common/err.h"
+#include "exec/bpf.h"
+#include "exec/sandbox.h"
+
+struct plist {
+	char	**v;
+	size_t	  n, cap;
+};
+
+/* One mount operation in the session's namespace (see ns_apply). */
+enum nsop_kind {
+	NSOP_REMOUNT,	/* bind path onto itself, then remount with flags */
+	NSOP_PIN,	/* bind onto itself only: a mount point cannot be renamed
+			 * or removed, so a .git directory stays where it is */
+	NSOP_TMPFS,	/* a fresh tmpfs on path, with flags */
+};
+
+struct nsop {
+	enum nsop_kind	 kind;
+	char		*path;
+	unsigned long	 flags;
+};
+
+#define MAX_REPOS	256	/* git repositories pinned per session */
+#define SCAN_DEPTH	6	/* how deep write roots are searched for .git */
+#define SCAN_ENTRIES	50000	/* directory entries looked at per scan */
+
+enum { RL_NPROC, RL_NOFILE, RL_FSIZE, RL_CPU, RL_AS, RL_COUNT };
+
+struct ag_sandbox {
+	enum ag_sandbox_mode	 mode;
+	int			 abi;
+	int			 outer_fd;	/* -1 when none */
+	int			 inner_fd;	/* -1 when none */
+	int			 inner_in_child;/* no preload: enter inner before exec */
+	int			 nnp;
+	int			 seccomp;
+	struct ag_bpf		 filt;
+	struct sock_fprog	 fprog;
+	int			 rl_set[RL_COUNT];
+	struct rlimit		 rl[RL_COUNT];
+	/*
+	 * The session's private user+mount namespace is built from a list of
+	 * mount operations, in order: write roots remounted noexec, paths.exec
+	 * roots given exec back (developer tier), a private tmpfs on /tmp
+	 * (developer tier), and the protected paths beneath write roots bound
+	 * read-only (developer tier).  ag_sandbox_refresh() appends to it.
+	 */
+	struct nsop		 *ops;
+	size_t			  nops, capops;
+	size_t			  nops_done;	/* applied in the namespace */
+	int			  developer;	/* profile tier: developer */
+	int			  private_tmp;	/* /tmp is the session's own tmpfs */
+	int			  tmp_fd;	/* its root (O_PATH), for Landlock: a rule
+						 * on the mount point does not cover it */
+	struct plist		  writes;	/* write roots, for refresh scans */
+	struct plist		  repos;	/* .git directories already pinned */
+	char			  bad_link[PATH_MAX];	/* a hard-linked protected file */
+	int			  ns_user_fd;	/* the namespace, built once; -1 none */
+	int			  ns_mnt_fd;
+	int			  ns_pid_fd;	/* the session's PID namespace; -1 none */
+	int			  proc_fd;	/* its /proc (O_PATH), for Landlock; -1 none */
+	int			  ctl_fd;	/* to that namespace's init (sweep) */
+	pid_t			  keeper;	/* holds the namespaces; 0 none */
+	char			*preload;	/* agsandbox.so when used */
+	char			*note;
+	struct plist		 exec;		/* files with EXECUTE */
+	size_t			 nrules;
+	/* what the rules were computed from, for ag_sandbox_matches() */
+	const struct ag_profile	*profile;
+	char			*home;
+	char			*cwd;		/* NULL when no path used it */
+	char			*path_env;
+	char			 guard[64];
+};
+
+/* state used while building */
+struct build {
+	struct ag_sandbox	*sb;
+	const struct ag_profile	*p;
+	const char		*home;
+	const char		*cwd;
+	int			 used_cwd;
+	struct plist		 progdirs;	/* directories whose files are holes */
+	struct plist		 holes;		/* files never readable nor executable */
+	struct plist		 reads;		/* read roots */
+	struct plist		 writes;	/* write roots */
+	struct plist		 execs;		/* developer tier: paths.exec roots */
+	uint64_t		 rd_dir, rd_file;	/* what a read root grants */
+	uint64_t		 h_inner, h_outer;
+	uint64_t		 h_net, scoped;
+	struct ag_err		*err;
+};
+
+/* sandbox.c */
+int	sb_plist_add(struct plist *l, const char *s);
+int	sb_plist_has(const struct plist *l, const char *s);
+void	sb_plist_free(struct plist *l);
+int	sb_path_within(const char *b, const char *a);
+int	sb_note_add(struct ag_sandbox *sb, const char *what);
+
+/* namespace.c */
+
+/*
+ * The session's namespaces, planned from b's write roots and made once: a
+ * user and mount namespace with the planned mounts, and a PID namespace
+ * whose init holds /proc and sweeps it after every command.  0, or -1
+ * with b->err (only when the sandbox is required and cannot be had).
+ */
+int	sb_ns_make(struct ag_sandbox *sb, struct build *b);
+/* Ends the PID namespace (and whatever runs in it) and closes the fds. */
+void	sb_ns_free(struct ag_sandbox *sb);
+
+#endif

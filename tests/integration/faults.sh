@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# faults.sh - faults injected for real, and what must hold after each
+# (issue 14's fault suite): the gateway killed with SIGKILL mid-command
+# leaves no process of the command's tree behind, whatever the tree did
+# to get away (background jobs, setsid, double forks).  Under the sandbox
+# every command runs in the session's PID namespace, whose init dies with
+# the gateway.
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
+
+ag_setup
+ag_need_sandbox_lib
+ag_write_policy "$AG_DIR/policy.yaml" <<'EOF'
+version: 1
+gateway:
+  runner: /bin/bash
+  sandbox: required
+  audit:
+    file: @AUDIT@
+    required: true
+users:
+  @USER@: t
+profiles:
+  t:
+    allow: [ls, cat, sleep, setsid, echo, "true", grep, wc]
+    features: { background: allow, subshell: allow }
+    paths: { read: ["/"], write: ["/tmp"] }
+    limits: { timeout: 600 }
+EOF
+
+# the gateway of a session: the agentgate process whose parent is sshd
+gateway_pid() {
+	local p pp
+	for p in $(pgrep -u "$AG_USER" -f "$AG_DIR/agentgate"); do
+		pp=$(ps -o ppid= -p "$p" | tr -d ' ')
+		[ -n "$pp" ] && [ "$(ps -o comm= -p "$pp")" = sshd ] && echo "$p"
+	done
+}
+sleeps() { pgrep -u "$AG_USER" -x sleep | wc -l; }
+
+# ---- the command's view: its own processes only ------------------------------
+# (its shell is pid 2 after the namespace's init; ls and grep make four)
+ag_run v 'echo $$; ls /proc | grep -c "^[0-9]"'
+ag_like "$(echo $v_out)" "^2 [1-6]$" "a command sees only its session's processes" "$v_err"
+
+# ---- SIGKILL of the gateway mid-command (sshd) ---------------------------------
+"${AG_SSH[@]}" 'sleep 3131 & setsid sleep 3132 & (sleep 3133 &); sleep 3134' >/dev/null 2>&1 &
+client=$!
+ag_wait_until 60 sh -c "[ \$(pgrep -u $AG_USER -x sleep | wc -l) -ge 4 ]"
+ag_is "$(sleeps)" 4 "the command's tree is running (four sleeps)"
+gw=$(gateway_pid)
+ag_like "$gw" '^[0-9]+$' "the gateway is found"
+kill -KILL $gw
+ag_wait_until 60 sh -c "! pgrep -u $AG_USER -x sleep >/dev/null"
+ag_is "$(sleeps)" 0 "SIGKILL of the gateway leaves no process of the tree (setsid, double fork)"
+ag_wait_until 60 sh -c "! pgrep -u $AG_USER -f '$AG_DIR/agentgate' >/dev/null"
+ag_is "$(pgrep -u "$AG_USER" -f "$AG_DIR/agentgate" | wc -l)" 0 \
+    "nor any helper of the gateway (the namespace's keeper and init)"
+wait "$client" 2>/dev/null
+
+# ---- background jobs end with their command line, in the namespace too ---------
+ag_run b 'setsid sleep 3135 & (sleep 3136 &); echo started'
+ag_is "$b_out" "started" "a line that leaves jobs behind returns"
+ag_wait_until 60 sh -c "! pgrep -u $AG_USER -x sleep >/dev/null"
+ag_is "$(sleeps)" 0 "what it left running was swept when it ended"
+
+ag_done
