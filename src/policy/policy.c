@@ -1559,8 +1559,10 @@ arith_scan(struct walker *w, const char *s, size_t n)
 	}
 }
 
-static void walk_word(struct walker *w, const struct ag_sh_word *wd);
-static void walk_arith_word(struct walker *w, const struct ag_sh_word *wd);
+/* How walk_word reads a word: as a shell word, or as arithmetic. */
+enum { WORD_PLAIN = 0, WORD_ARITH = 1 };
+
+static void walk_word(struct walker *w, const struct ag_sh_word *wd, int arith);
 static void walk_node(struct walker *w, const struct ag_sh_node *n);
 static void walk_param(struct walker *w, const struct ag_sh_part *p, int arith);
 
@@ -1617,7 +1619,7 @@ walk_part(struct walker *w, const struct ag_sh_part *p, int arith)
 		break;
 	case AG_SH_P_ARITH:
 		if (p->expr != NULL)
-			walk_arith_word(w, p->expr);
+			walk_word(w, p->expr, WORD_ARITH);
 		else if (p->text != NULL) {
 			if (memchr(p->text, '$', p->len) || memchr(p->text, '`', p->len))
 				refuse(w, AG_DENY, "parse", "arithmetic expression '%s' was not fully parsed",
@@ -1654,7 +1656,7 @@ walk_param(struct walker *w, const struct ag_sh_part *p, int arith)
 		char *s = ag_sh_word_literal(p->subscript, NULL);
 
 		if (s == NULL || (strcmp(s, "@") != 0 && strcmp(s, "*") != 0))
-			walk_arith_word(w, p->subscript);
+			walk_word(w, p->subscript, WORD_ARITH);
 		free(s);
 	}
 	if ((strcmp(op, "=") == 0 || strcmp(op, ":=") == 0) &&
@@ -1676,48 +1678,39 @@ walk_param(struct walker *w, const struct ag_sh_part *p, int arith)
 				    "'$%s' is used in arithmetic but its value is not known to be a number",
 				    excerpt(name, ex, sizeof(ex)));
 			if (p->operand != NULL)
-				walk_arith_word(w, p->operand);
+				walk_word(w, p->operand, WORD_ARITH);
 		} else {
 			refuse(w, AG_DENY, "arith",
 			    "'${%s%s...}' inside arithmetic is not allowed: its value is evaluated as an expression",
 			    excerpt(name, ex, sizeof(ex)), op);
 			if (p->operand != NULL)
-				walk_word(w, p->operand);
+				walk_word(w, p->operand, WORD_PLAIN);
 			if (p->operand2 != NULL)
-				walk_word(w, p->operand2);
+				walk_word(w, p->operand2, WORD_PLAIN);
 		}
 		return;
 	}
 	if (strcmp(op, ":") == 0) {
 		if (p->operand != NULL)
-			walk_arith_word(w, p->operand);
+			walk_word(w, p->operand, WORD_ARITH);
 	} else if (p->operand != NULL) {
-		walk_word(w, p->operand);
+		walk_word(w, p->operand, WORD_PLAIN);
 	}
 	if (p->operand2 != NULL)
-		walk_word(w, p->operand2);
+		walk_word(w, p->operand2, WORD_PLAIN);
 }
 
+/* Every part of a word; arith: the word is read as an arithmetic expression
+ * ($((...)), a subscript, let), where a variable's value is evaluated. */
 static void
-walk_word(struct walker *w, const struct ag_sh_word *wd)
+walk_word(struct walker *w, const struct ag_sh_word *wd, int arith)
 {
 	size_t i;
 
 	if (wd == NULL)
 		return;
 	for (i = 0; i < wd->nparts; i++)
-		walk_part(w, &wd->parts[i], 0);
-}
-
-static void
-walk_arith_word(struct walker *w, const struct ag_sh_word *wd)
-{
-	size_t i;
-
-	if (wd == NULL)
-		return;
-	for (i = 0; i < wd->nparts; i++)
-		walk_part(w, &wd->parts[i], 1);
+		walk_part(w, &wd->parts[i], arith);
 }
 
 /* "NAME[SUB]" as text (test -v, unset, read): scan SUB as arithmetic. */
@@ -1768,13 +1761,13 @@ check_assign(struct walker *w, const struct ag_sh_assign *a, int persistent)
 
 	check_var_name(w, a->name, "setting");
 	if (a->subscript != NULL)
-		walk_arith_word(w, a->subscript);
+		walk_word(w, a->subscript, WORD_ARITH);
 	if (a->value != NULL)
-		walk_word(w, a->value);
+		walk_word(w, a->value, WORD_PLAIN);
 	for (i = 0; i < a->nelems; i++) {
 		const struct ag_sh_word *e = a->elems[i];
 
-		walk_word(w, e);
+		walk_word(w, e, WORD_PLAIN);
 		/* "[k]=v": k is an arithmetic subscript for indexed arrays */
 		if (e->nparts > 0 && e->parts[0].type == AG_SH_P_LIT &&
 		    e->parts[0].quote == AG_SH_Q_NONE && e->parts[0].len > 0 &&
@@ -1919,11 +1912,11 @@ check_redirs(struct walker *w, const struct ag_sh_redir *r, size_t nr)
 		case AG_SH_R_HEREDOC:
 		case AG_SH_R_HEREDOC_STRIP:
 		case AG_SH_R_HERESTRING:
-			walk_word(w, rd->target);
+			walk_word(w, rd->target, WORD_PLAIN);
 			continue;
 		case AG_SH_R_DUP_IN:
 		case AG_SH_R_DUP_OUT:
-			walk_word(w, rd->target);
+			walk_word(w, rd->target, WORD_PLAIN);
 			t = rd->target ? ag_sh_word_literal(rd->target, NULL) : NULL;
 			if (t == NULL) {
 				refuse(w, AG_DENY, "path:literal",
@@ -1959,7 +1952,7 @@ check_redirs(struct walker *w, const struct ag_sh_redir *r, size_t nr)
 			acc = ACC_WRITE;
 			break;
 		}
-		walk_word(w, rd->target);
+		walk_word(w, rd->target, WORD_PLAIN);
 		t = rd->target ? word_path(rd->target) : NULL;
 		if (t == NULL) {
 			refuse(w, AG_DENY, "path:literal",
@@ -3864,7 +3857,7 @@ check_builtin(struct walker *w, const char *name, struct arg *a, size_t na, int 
 		}
 	} else if (strcmp(name, "let") == 0) {
 		for (i = 1; i < na; i++)
-			walk_arith_word(w, a[i].w);
+			walk_word(w, a[i].w, WORD_ARITH);
 	} else if (strcmp(name, "hash") == 0 || strcmp(name, "enable") == 0) {
 		for (i = 1; i < na; i++)
 			if (a[i].lit == NULL || (a[i].lit[0] == '-' &&
@@ -4247,7 +4240,7 @@ decide_simple(struct walker *w, const struct ag_sh_node *n)
 	for (i = 0; i < n->nassigns; i++)
 		check_assign(w, &n->assigns[i], n->nwords == 0);
 	for (i = 0; i < n->nwords; i++)
-		walk_word(w, n->words[i]);
+		walk_word(w, n->words[i], WORD_PLAIN);
 	check_redirs(w, n->redirs, n->nredirs);
 	if (n->nwords == 0) {
 		struct ag_policy_cmd *c = &w->cmds[w->cur];
@@ -4395,7 +4388,7 @@ walk_node(struct walker *w, const struct ag_sh_node *n)
 		if (n->name)
 			check_var_name(w, n->name, "looping over");
 		for (i = 0; i < n->nwords; i++)
-			walk_word(w, n->words[i]);
+			walk_word(w, n->words[i], WORD_PLAIN);
 		w->cur = saved;
 		if (has_cd(n))
 			cwd_change(w, NULL, 0);
@@ -4407,7 +4400,7 @@ walk_node(struct walker *w, const struct ag_sh_node *n)
 		if (has_cd(n))
 			cwd_change(w, NULL, 0);
 		for (i = 0; i < n->nwords; i++)
-			walk_arith_word(w, n->words[i]);
+			walk_word(w, n->words[i], WORD_ARITH);
 		w->cur = saved;
 		for (i = 0; i < n->nkids; i++)
 			walk_node(w, n->kids[i]);
@@ -4415,10 +4408,10 @@ walk_node(struct walker *w, const struct ag_sh_node *n)
 	case AG_SH_CASE:
 		construct(w, "case", n->off);
 		for (i = 0; i < n->nwords; i++)
-			walk_word(w, n->words[i]);
+			walk_word(w, n->words[i], WORD_PLAIN);
 		for (i = 0; i < n->nitems; i++)
 			for (j = 0; j < n->items[i].npatterns; j++)
-				walk_word(w, n->items[i].patterns[j]);
+				walk_word(w, n->items[i].patterns[j], WORD_PLAIN);
 		w->cur = saved;
 		for (i = 0; i < n->nitems; i++)
 			walk_node(w, n->items[i].body);
@@ -4454,19 +4447,15 @@ walk_node(struct walker *w, const struct ag_sh_node *n)
 				free(t);
 			}
 		}
-		for (i = 0; i < n->nwords; i++) {
-			if (isar[i])
-				walk_arith_word(w, n->words[i]);
-			else
-				walk_word(w, n->words[i]);
-		}
+		for (i = 0; i < n->nwords; i++)
+			walk_word(w, n->words[i], isar[i] ? WORD_ARITH : WORD_PLAIN);
 		free(isar);
 		break;
 	}
 	case AG_SH_ARITH_CMD:
 		w->cur = cmd_new(w, "((", "keyword", n->off, n->end);
 		for (i = 0; i < n->nwords; i++)
-			walk_arith_word(w, n->words[i]);
+			walk_word(w, n->words[i], WORD_ARITH);
 		break;
 	case AG_SH_FUNCDEF:
 		w->cur = cmd_new(w, "function", "keyword", n->off, n->end);
