@@ -296,9 +296,7 @@ ag_walk_builtin(struct ag_walker *w, const char *name, struct ag_arg *a, size_t 
 			    ag_walk_excerpt(a[k].w->raw, ex, sizeof(ex)));
 			return;
 		}
-		w->wrap++;
-		ag_walk_command(w, a + k, na - k, flags | AG_CF_NO_FUNCS);
-		w->wrap--;
+		ag_walk_nested(w, a + k, na - k, flags | AG_CF_NO_FUNCS);
 		return;
 	}
 	if (strcmp(name, "builtin") == 0) {
@@ -309,9 +307,7 @@ ag_walk_builtin(struct ag_walker *w, const char *name, struct ag_arg *a, size_t 
 			    ag_walk_excerpt(a[1].w->raw, ex, sizeof(ex)));
 			return;
 		}
-		w->wrap++;
-		ag_walk_command(w, a + 1, na - 1, flags | AG_CF_BUILTIN_ONLY);
-		w->wrap--;
+		ag_walk_nested(w, a + 1, na - 1, flags | AG_CF_BUILTIN_ONLY);
 		return;
 	}
 	if (r == NULL && strcmp(name, "set") == 0) {
@@ -461,6 +457,6 @@ ag_walk_builtin(struct ag_walker *w, const char *name, struct ag_arg *a, size_t 
 			}
 	} else if (strcmp(name, "exec") == 0) {
 		if (na > 1)
-			ag_walk_inner(w, "exec", a, na, flags);
+			ag_walk_inner(w, &ag_prog_exec, "exec", a, na, flags);
 	}
 }

@@ -21,35 +21,6 @@
 
 #define MAX_WRAP	16	/* wrappers inside wrappers */
 
-/* Wrappers unwrapped without being named in the profile. */
-static const char *const safe_wrappers[] = {
-	"env", "nice", "nohup", "timeout", "stdbuf", "setsid", "xargs", "time",
-	NULL
-};
-
-/* Wrappers refused unless the profile names them. */
-static const char *const risky_wrappers[] = {
-	"sudo", "doas", "su", "chroot", "flock", "watch", "parallel", "script",
-	"unbuffer", "strace", "ltrace", "gdb", "busybox", "pkexec", "runuser",
-	"nsenter", "unshare", "firejail", "ionice", "chrt", "taskset", "numactl",
-	"catchsegv", "valgrind", "expect", "ssh-agent", "dbus-launch",
-	"systemd-run", "fakeroot", "proot",
-	NULL
-};
-
-static int
-is_loader(const char *base)
-{
-	return strncmp(base, "ld-linux", 8) == 0 || strncmp(base, "ld.so", 5) == 0 ||
-	    strncmp(base, "ld64.so", 7) == 0 || strncmp(base, "ld-musl", 7) == 0;
-}
-
-const char *const *
-ag_policy_wrappers(void)
-{
-	return safe_wrappers;
-}
-
 /*
  * Developer tier: a program path that does not exist yet names a place
  * beneath paths.exec from every directory the shell may be in, resolved
@@ -111,35 +82,6 @@ resolve_cmd(struct ag_walker *w, const char *name, char *real, size_t realsz)
 	return ag_walk_lookup(NULL, name, real, realsz);
 }
 
-/*
- * git and find take some arguments as options, so a word the gateway cannot
- * see could be an option that writes a file or runs a program.  A
- * non-literal is accepted only where it is the value of an option that
- * takes one, or after "--".
- */
-static int
-nonlit_in_option_position(struct ag_arg *a, size_t na, const char *const *valopts,
-    size_t *bad)
-{
-	size_t i;
-	int after_dd = 0;
-
-	for (i = 1; i < na; i++) {
-		if (a[i].lit != NULL) {
-			if (strcmp(a[i].lit, "--") == 0)
-				after_dd = 1;
-			continue;
-		}
-		if (after_dd)
-			continue;
-		if (a[i - 1].lit != NULL && ag_walk_in_list(valopts, a[i - 1].lit))
-			continue;
-		*bad = i;
-		return 1;
-	}
-	return 0;
-}
-
 static const char *const git_valopts[] = {
 	"-m", "--message", "--author", "--date", "-n", "--max-count", "--grep",
 	"--format", "--pretty", "-S", "-G", "--since", "--until", "--after",
@@ -153,109 +95,6 @@ static const char *const find_valopts[] = {
 	"-user", "-group", "-perm", "-maxdepth", "-mindepth", "-samefile",
 	"-inum", "-links", "-uid", "-gid", "-printf", "-used", NULL
 };
-
-struct optspec {
-	const char	 *short_val;	/* letters that take a value */
-	const char *const *long_val;	/* long options that take a value */
-	const char *const *long_flag;	/* long options without one that we look at */
-};
-
-/*
- * GNU getopt and git accept any unambiguous prefix of a long option
- * ("sort --outp=F" is --output), so an option is named by the first of
- * ours it is a prefix of.  Options that make a program more permissive
- * (sed --sandbox) are left out of these lists: they count only when
- * written in full.
- */
-static const char *
-canon_long(const char *s, size_t nl, const char *const *a, const char *const *b)
-{
-	const char *const *lv;
-	const char *first = NULL;
-	int k;
-
-	if (nl < 3)
-		return NULL;
-	for (k = 0; k < 2; k++)
-		for (lv = k ? b : a; lv && *lv; lv++)
-			if (strncmp(*lv, s, nl) == 0) {
-				if ((*lv)[nl] == '\0')
-					return *lv;
-				if (first == NULL)
-					first = *lv;
-			}
-	return first;
-}
-
-typedef void (*opt_fn)(struct ag_walker *w, void *ud, const char *opt, const char *val);
-
-/* GNU-style: options may follow operands; "--" ends options.  opt is
- * "-x" or "--name"; operands come with opt NULL. */
-static void
-parse_opts(struct ag_walker *w, struct ag_arg *a, size_t na, size_t start,
-    const struct optspec *sp, opt_fn fn, void *ud)
-{
-	size_t i;
-	int only_operands = 0;
-
-	for (i = start; i < na; i++) {
-		const char *s = a[i].lit;
-
-		if (s == NULL)
-			continue;
-		if (only_operands || s[0] != '-' || s[1] == '\0') {
-			fn(w, ud, NULL, s);
-			continue;
-		}
-		if (strcmp(s, "--") == 0) {
-			only_operands = 1;
-			continue;
-		}
-		if (s[1] == '-') {
-			const char *eq = strchr(s, '=');
-			size_t nl = eq ? (size_t)(eq - s) : strlen(s);
-			const char *canon = canon_long(s, nl, sp->long_val, sp->long_flag);
-			const char *const *lv;
-			char on[64];
-			int takes = 0;
-
-			if (canon != NULL)
-				snprintf(on, sizeof(on), "%s", canon);
-			else
-				snprintf(on, sizeof(on), "%.*s", (int)(nl < 60 ? nl : 60), s);
-			for (lv = sp->long_val; lv && *lv; lv++)
-				if (strcmp(*lv, on) == 0)
-					takes = 1;
-			if (eq != NULL)
-				fn(w, ud, on, eq + 1);
-			else if (takes && i + 1 < na) {
-				fn(w, ud, on, a[i + 1].lit ? a[i + 1].lit : "");
-				i++;
-			} else
-				fn(w, ud, on, NULL);
-			continue;
-		}
-		{
-			const char *c;
-
-			for (c = s + 1; *c; c++) {
-				char on[3] = { '-', *c, '\0' };
-
-				if (sp->short_val && strchr(sp->short_val, *c)) {
-					if (c[1] != '\0')
-						fn(w, ud, on, c + 1);
-					else if (i + 1 < na) {
-						fn(w, ud, on, a[i + 1].lit ? a[i + 1].lit : "");
-						i++;
-					} else
-						fn(w, ud, on, "");
-					break;
-				}
-				fn(w, ud, on, NULL);
-			}
-		}
-	}
-}
 
 struct outctx {
 	const char	*prog;
@@ -277,29 +116,7 @@ struct outctx {
 static void
 out_write(struct ag_walker *w, struct outctx *o, const char *p)
 {
-	char b[PATH_MAX];
-	const char *base = o->base;
-
-	/* git -C dir: relative output paths are relative to dir, from every
-	 * directory the shell may be in */
-	if (base != NULL && p[0] != '/' && p[0] != '~') {
-		int i, n = base[0] == '/' || base[0] == '~' ? 1 : w->cwd->n;
-		char abs[PATH_MAX];
-
-		if ((w->cwd->unknown && base[0] != '/' && base[0] != '~') || base[0] == '\0') {
-			ag_walk_refuse(w, AG_DENY, "path:cwd", "cannot tell where '%s' is relative to", p);
-			return;
-		}
-		for (i = 0; i < n; i++) {
-			if (ag_walk_resolve_in(w, w->cwd->d[i], base, abs, sizeof(abs), b, sizeof(b)) < 0) {
-				ag_walk_refuse(w, AG_DENY, "path:cwd", "cannot tell where '%s' is relative to", p);
-				return;
-			}
-			ag_walk_check_path(w, p, AG_ACC_WRITE | (o->tree ? AG_ACC_TREE : 0), b);
-		}
-		return;
-	}
-	ag_walk_check_path(w, p, AG_ACC_WRITE | (o->tree ? AG_ACC_TREE : 0), NULL);
+	ag_walk_write(w, o->base, p, o->tree);
 }
 
 static void
@@ -384,15 +201,6 @@ opt_sed(struct ag_walker *w, void *ud, const char *opt, const char *val)
 	}
 	if (strcmp(opt, "-f") == 0 || strcmp(opt, "--file") == 0)
 		o->script_file = 1;
-}
-
-static void
-opt_time(struct ag_walker *w, void *ud, const char *opt, const char *val)
-{
-	struct outctx *o = ud;
-
-	if (opt != NULL && (strcmp(opt, "-o") == 0 || strcmp(opt, "--output") == 0) && val)
-		out_write(w, o, val);
 }
 
 /*
@@ -489,7 +297,6 @@ static const char *const cp_flags[] = {
 };
 static const char *const touch_long[] = { "--date", "--reference", "--time", NULL };
 static const char *const tee_long[] = { NULL };
-static const char *const time_long[] = { "--format", "--output", NULL };
 
 /*
  * Programs whose arguments name files they write.  Returns 1 when the
@@ -500,10 +307,10 @@ check_outputs(struct ag_walker *w, const char *base, struct ag_arg *a, size_t na
     const char *gitc, int flags)
 {
 	struct outctx o;
-	struct optspec sp = { NULL, NULL, NULL };
+	struct ag_optspec sp = { NULL, NULL, NULL };
 	size_t i;
 	char ex[80];
-	enum { K_NONE, K_FILES, K_SORT, K_CPMV, K_SED, K_TIME, K_DD, K_GIT } k = K_NONE;
+	enum { K_NONE, K_FILES, K_SORT, K_CPMV, K_SED, K_DD, K_GIT } k = K_NONE;
 
 	if (strchr("tmrscdigul", base[0]) == NULL)
 		return 0;	/* none of the names below */
@@ -539,10 +346,6 @@ check_outputs(struct ag_walker *w, const char *base, struct ag_arg *a, size_t na
 		sp.short_val = "efl";
 		sp.long_val = sed_long;
 		sp.long_flag = sed_flags;
-	} else if (strcmp(base, "time") == 0) {
-		k = K_TIME;
-		sp.short_val = "fo";
-		sp.long_val = time_long;
 	} else if (strcmp(base, "dd") == 0) {
 		k = K_DD;
 	} else if (strcmp(base, "git") == 0) {
@@ -550,7 +353,7 @@ check_outputs(struct ag_walker *w, const char *base, struct ag_arg *a, size_t na
 	}
 	if (k == K_NONE)
 		return 0;
-	if (k != K_TIME && k != K_GIT) {
+	if (k != K_GIT) {
 		if (flags & AG_CF_UNKNOWN_TAIL) {
 			ag_walk_refuse(w, AG_DENY, "path:write",
 			    "'%s' would get file names from xargs or find that the gateway cannot check",
@@ -570,12 +373,12 @@ check_outputs(struct ag_walker *w, const char *base, struct ag_arg *a, size_t na
 	o.prog = base;
 	switch (k) {
 	case K_FILES:
-		parse_opts(w, a, na, 1, &sp, opt_files, &o);
+		ag_prog_parse_opts(w, a, na, 1, &sp, opt_files, &o);
 		for (i = 0; i < o.nops; i++)
 			out_write(w, &o, o.ops[i]);
 		break;
 	case K_SORT:
-		parse_opts(w, a, na, 1, &sp, opt_sort, &o);
+		ag_prog_parse_opts(w, a, na, 1, &sp, opt_sort, &o);
 		break;
 	case K_CPMV: {
 		const char *dest;
@@ -583,7 +386,7 @@ check_outputs(struct ag_walker *w, const char *base, struct ag_arg *a, size_t na
 
 		if (strcmp(base, "mv") == 0)
 			o.tree = 1;
-		parse_opts(w, a, na, 1, &sp, opt_cpmv, &o);
+		ag_prog_parse_opts(w, a, na, 1, &sp, opt_cpmv, &o);
 		if (o.target_dir) {
 			dest = o.target_dir;
 			nsrc = o.nops;
@@ -620,7 +423,7 @@ check_outputs(struct ag_walker *w, const char *base, struct ag_arg *a, size_t na
 		size_t first = 0;
 		int risky = o.bad;
 
-		parse_opts(w, a, na, 1, &sp, opt_sed, &o);
+		ag_prog_parse_opts(w, a, na, 1, &sp, opt_sed, &o);
 		if (o.script_file && !o.sandbox) {
 			ag_walk_refuse(w, AG_DENY, "program:sed",
 			    "'sed -f FILE' runs a script the gateway cannot see; use -e or add --sandbox");
@@ -644,10 +447,6 @@ check_outputs(struct ag_walker *w, const char *base, struct ag_arg *a, size_t na
 				out_write(w, &o, o.ops[i]);
 		break;
 	}
-	case K_TIME:
-		parse_opts(w, a, na, 1, &sp, opt_time, &o);
-		free(o.ops);
-		return 0;	/* time is also a wrapper: the caller unwraps it */
 	case K_DD:
 		for (i = 1; i < na; i++) {
 			if (strncmp(a[i].lit, "of=", 3) == 0)
@@ -666,7 +465,7 @@ check_outputs(struct ag_walker *w, const char *base, struct ag_arg *a, size_t na
 		{
 			size_t bi = 0;
 
-			if (nonlit_in_option_position(a, na, git_valopts, &bi)) {
+			if (ag_prog_nonlit_option(a, na, git_valopts, &bi)) {
 				ag_walk_refuse(w, AG_DENY, "program:git",
 				    "'%s' could be a git option that writes a file or runs a program; write it literally (or after --)",
 				    ag_walk_excerpt(a[bi].w->raw, ex, sizeof(ex)));
@@ -699,12 +498,12 @@ check_outputs(struct ag_walker *w, const char *base, struct ag_arg *a, size_t na
 				continue;
 			eq = strchr(s, '=');
 			nl = eq ? (size_t)(eq - s) : strlen(s);
-			if ((c = canon_long(s, nl, git_run, NULL)) != NULL && nl >= 4) {
+			if ((c = ag_prog_canon_long(s, nl, git_run, NULL)) != NULL && nl >= 4) {
 				ag_walk_refuse(w, AG_DENY, "program:git",
 				    "'git ... %s' makes git run another program", ag_walk_excerpt(s, ex, sizeof(ex)));
 				break;
 			}
-			if (canon_long(s, nl, git_out, NULL) != NULL && nl >= 5) {
+			if (ag_prog_canon_long(s, nl, git_out, NULL) != NULL && nl >= 5) {
 				if (eq != NULL)
 					out_write(w, &o, eq + 1);
 				else if (i + 1 < na && a[i + 1].lit != NULL)
@@ -720,417 +519,59 @@ check_outputs(struct ag_walker *w, const char *base, struct ag_arg *a, size_t na
 	return 1;
 }
 
-/* Skip wrapper options; returns index of the inner command (na: none), or
- * (size_t)-1 after refusing. */
-static size_t
-wrapper_inner(struct ag_walker *w, const char *base, struct ag_arg *a, size_t na, int *flags,
-    char *replstr, size_t replsz)
+/* A command another one runs, one wrapper deeper. */
+void
+ag_walk_nested(struct ag_walker *w, struct ag_arg *a, size_t na, int flags)
 {
-	/*
-	 * Wrappers whose own options are flags, except those listed, which
-	 * take the next word as their value; "--" or the first word that is
-	 * not an option starts the inner command.
-	 */
-	static const struct {
-		const char		*name;
-		const char *const	 valued[4];
-	} flag_wrappers[] = {
-		{ "nohup", { NULL } },
-		{ "setsid", { NULL } },
-		{ "unbuffer", { NULL } },
-		{ "stdbuf", { "-i", "-o", "-e", NULL } },
-		{ "time", { "-f", "-o", NULL } },
-	};
-	size_t i = 1, fw;
-	char ex[80];
-
-	/* a non-literal before the inner command might be an option or the
-	 * command itself: NEED_LIT refuses it */
-	replstr[0] = '\0';
-#define NEED_LIT(j) do { if ((j) >= na || a[j].lit == NULL) { \
-	ag_walk_refuse(w, AG_DENY, "wrapper:literal", \
-	    "the arguments of '%s' before the command it runs must be literal words", base); \
-	return (size_t)-1; } } while (0)
-
-	if (strcmp(base, "env") == 0) {
-		for (; i < na; i++) {
-			const char *s;
-			const char *eq;
-
-			NEED_LIT(i);
-			s = a[i].lit;
-			if (strcmp(s, "--") == 0) {
-				i++;
-				break;
-			}
-			if (strcmp(s, "-i") == 0 || strcmp(s, "-") == 0 ||
-			    strcmp(s, "--ignore-environment") == 0 || strcmp(s, "-0") == 0 ||
-			    strcmp(s, "--null") == 0 || strcmp(s, "-v") == 0 ||
-			    strcmp(s, "--debug") == 0)
-				continue;
-			if (strcmp(s, "-u") == 0 || strcmp(s, "--unset") == 0) {
-				NEED_LIT(i + 1);
-				if (!ag_walk_var_name(w, a[i + 1].lit, "unsetting"))
-					return (size_t)-1;
-				i++;
-				continue;
-			}
-			if (strncmp(s, "--unset=", 8) == 0 || (strncmp(s, "-u", 2) == 0 && s[2])) {
-				if (!ag_walk_var_name(w, s[1] == '-' ? s + 8 : s + 2, "unsetting"))
-					return (size_t)-1;
-				continue;
-			}
-			if (strncmp(s, "--ignore-signal", 15) == 0 ||
-			    strncmp(s, "--default-signal", 16) == 0 ||
-			    strncmp(s, "--block-signal", 14) == 0 ||
-			    strcmp(s, "--list-signal-handling") == 0)
-				continue;
-			if (s[0] == '-') {
-				/* -S/--split-string builds a command line from one
-				 * string; -C/--chdir moves the command elsewhere */
-				ag_walk_refuse(w, AG_DENY, "wrapper:env",
-				    "'env %s' is not allowed: the gateway cannot see the command it would run",
-				    ag_walk_excerpt(s, ex, sizeof(ex)));
-				return (size_t)-1;
-			}
-			eq = strchr(s, '=');
-			if (eq != NULL) {
-				char nm[256];
-				size_t nl = (size_t)(eq - s);
-
-				if (nl == 0 || nl >= sizeof(nm)) {
-					ag_walk_refuse(w, AG_DENY, "wrapper:env", "bad variable name in env");
-					return (size_t)-1;
-				}
-				memcpy(nm, s, nl);
-				nm[nl] = '\0';
-				if (!ag_walk_var_name(w, nm, "setting"))
-					return (size_t)-1;
-				continue;
-			}
-			break;
-		}
-		return i;
-	}
-	if (strcmp(base, "nice") == 0) {
-		for (; i < na; i++) {
-			NEED_LIT(i);
-			if (strcmp(a[i].lit, "-n") == 0 || strcmp(a[i].lit, "--adjustment") == 0) {
-				i++;
-				continue;
-			}
-			if (strcmp(a[i].lit, "--") == 0)
-				return i + 1;
-			if (a[i].lit[0] == '-')
-				continue;	/* -5, -n5, --adjustment=5 */
-			break;
-		}
-		return i;
-	}
-	for (fw = 0; fw < sizeof(flag_wrappers) / sizeof(flag_wrappers[0]); fw++) {
-		const char *const *v;
-
-		if (strcmp(base, flag_wrappers[fw].name) != 0)
-			continue;
-		for (; i < na; i++) {
-			NEED_LIT(i);
-			if (strcmp(a[i].lit, "--") == 0)
-				return i + 1;
-			if (a[i].lit[0] != '-')
-				break;
-			for (v = flag_wrappers[fw].valued; *v != NULL; v++)
-				if (strcmp(a[i].lit, *v) == 0) {
-					i++;	/* the option's value */
-					break;
-				}
-		}
-		return i;
-	}
-	if (strcmp(base, "timeout") == 0) {
-		for (; i < na; i++) {
-			NEED_LIT(i);
-			if (strcmp(a[i].lit, "-s") == 0 || strcmp(a[i].lit, "-k") == 0 ||
-			    strcmp(a[i].lit, "--signal") == 0 ||
-			    strcmp(a[i].lit, "--kill-after") == 0) {
-				i++;
-				continue;
-			}
-			if (strcmp(a[i].lit, "--") == 0) {
-				i++;
-				break;
-			}
-			if (a[i].lit[0] != '-')
-				break;
-		}
-		return i + 1;	/* the duration */
-	}
-	if (strcmp(base, "xargs") == 0) {
-		*flags |= AG_CF_UNKNOWN_TAIL;
-		for (; i < na; i++) {
-			const char *s;
-
-			NEED_LIT(i);
-			s = a[i].lit;
-			if (strcmp(s, "--") == 0)
-				return i + 1;
-			if (s[0] != '-')
-				break;
-			if (strncmp(s, "--p", 3) == 0) {	/* --process-slot-var, abbreviated or not */
-				ag_walk_refuse(w, AG_DENY, "wrapper:xargs",
-				    "'xargs --process-slot-var' sets a variable in the command's environment");
-				return (size_t)-1;
-			}
-			if (strcmp(s, "-I") == 0 || strcmp(s, "--replace") == 0) {
-				NEED_LIT(i + 1);
-				snprintf(replstr, replsz, "%s", a[i + 1].lit);
-				i++;
-				continue;
-			}
-			if (strncmp(s, "--replace=", 10) == 0) {
-				snprintf(replstr, replsz, "%s", s + 10);
-				continue;
-			}
-			if (strncmp(s, "-I", 2) == 0 || strncmp(s, "-i", 2) == 0) {
-				snprintf(replstr, replsz, "%s", s[2] ? s + 2 : "{}");
-				continue;
-			}
-			if (strchr("adEeLlnPs", s[1]) != NULL && s[2] == '\0' &&
-			    s[1] != 'e' && s[1] != 'l') {
-				if (s[1] == 'a') {
-					NEED_LIT(i + 1);
-					ag_walk_check_path(w, a[i + 1].lit, AG_ACC_READ, NULL);
-				}
-				i++;
-				continue;
-			}
-			if (strncmp(s, "--arg-file=", 11) == 0)
-				ag_walk_check_path(w, s + 11, AG_ACC_READ, NULL);
-		}
-		return i;
-	}
-	if (strcmp(base, "sudo") == 0 || strcmp(base, "doas") == 0) {
-		for (; i < na; i++) {
-			const char *s;
-
-			NEED_LIT(i);
-			s = a[i].lit;
-			if (strcmp(s, "--") == 0)
-				return i + 1;
-			if (s[0] != '-')
-				break;
-			/* long options only from a short list: getopt would take
-			 * "--sh" for --shell */
-			if (s[1] == '-' && strncmp(s, "--user=", 7) != 0 &&
-			    strncmp(s, "--group=", 8) != 0 &&
-			    strcmp(s, "--non-interactive") != 0 &&
-			    strcmp(s, "--set-home") != 0) {
-				ag_walk_refuse(w, AG_DENY, "wrapper:sudo",
-				    "'%s %s' is not an option the gateway understands; use the short form",
-				    base, ag_walk_excerpt(s, ex, sizeof(ex)));
-				return (size_t)-1;
-			}
-			if ((s[1] != '-' && strpbrk(s + 1, "sieE") != NULL) ||
-			    strcmp(s, "--shell") == 0 ||
-			    strcmp(s, "--login") == 0 || strcmp(s, "--edit") == 0 ||
-			    strncmp(s, "--preserve-env", 14) == 0 || strcmp(s, "-E") == 0) {
-				ag_walk_refuse(w, AG_DENY, "wrapper:sudo",
-				    "'%s %s' starts a shell, an editor or keeps the environment; name the command instead",
-				    base, s);
-				return (size_t)-1;
-			}
-			/* the last letter of a cluster may take the next word */
-			if (s[1] != '-' && strchr("ugCDhprtTUc", s[strlen(s) - 1]) != NULL)
-				i++;
-		}
-		return i;
-	}
-	if (strcmp(base, "flock") == 0) {
-		for (; i < na; i++) {
-			const char *s;
-
-			NEED_LIT(i);
-			s = a[i].lit;
-			if (strcmp(s, "-c") == 0 || strcmp(s, "--command") == 0) {
-				ag_walk_refuse(w, AG_DENY, "wrapper:flock",
-				    "'flock -c' runs a shell command string; give the command as words");
-				return (size_t)-1;
-			}
-			if (strcmp(s, "-w") == 0 || strcmp(s, "-E") == 0 ||
-			    strcmp(s, "--timeout") == 0 || strcmp(s, "--conflict-exit-code") == 0) {
-				i++;
-				continue;
-			}
-			if (s[0] != '-')
-				break;
-		}
-		return i + 1;	/* the lock file */
-	}
-	if (strcmp(base, "watch") == 0) {
-		size_t k;
-
-		for (; i < na; i++) {
-			NEED_LIT(i);
-			if (strcmp(a[i].lit, "-n") == 0 || strcmp(a[i].lit, "--interval") == 0 ||
-			    strcmp(a[i].lit, "-q") == 0) {
-				i++;
-				continue;
-			}
-			if (a[i].lit[0] != '-')
-				break;
-		}
-		/* without -x watch hands the words to sh -c */
-		for (k = i; k < na; k++)
-			if (a[k].lit == NULL || strpbrk(a[k].lit, ";&|<>()$`\\\"'*?[]{}~#\n!") != NULL) {
-				ag_walk_refuse(w, AG_DENY, "wrapper:watch",
-				    "watch runs its arguments through sh -c; shell syntax in them cannot be checked");
-				return (size_t)-1;
-			}
-		return i;
-	}
-	if (strcmp(base, "strace") == 0 || strcmp(base, "ltrace") == 0) {
-		for (; i < na; i++) {
-			const char *s;
-
-			NEED_LIT(i);
-			s = a[i].lit;
-			if (strcmp(s, "--") == 0)
-				return i + 1;
-			if (s[0] != '-')
-				break;
-			if (strcmp(s, "-p") == 0 || strncmp(s, "-p", 2) == 0 ||
-			    strcmp(s, "-E") == 0 || strncmp(s, "-E", 2) == 0) {
-				ag_walk_refuse(w, AG_DENY, "wrapper:trace",
-				    "'%s %s' attaches to another process or changes its environment", base, s);
-				return (size_t)-1;
-			}
-			if (strcmp(s, "-o") == 0) {
-				NEED_LIT(i + 1);
-				ag_walk_check_path(w, a[i + 1].lit, AG_ACC_WRITE, NULL);
-				i++;
-				continue;
-			}
-			if (s[2] == '\0' && strchr("abeIPsSuXAn", s[1]) != NULL)
-				i++;
-		}
-		return i;
-	}
-	if (strcmp(base, "busybox") == 0) {
-		*flags |= AG_CF_NAME_ONLY;
-		return i;
-	}
-	if (strcmp(base, "exec") == 0) {
-		for (; i < na; i++) {
-			NEED_LIT(i);
-			if (strcmp(a[i].lit, "-a") == 0) {
-				i++;
-				continue;
-			}
-			if (strcmp(a[i].lit, "--") == 0)
-				return i + 1;
-			if (a[i].lit[0] != '-')
-				break;
-		}
-		return i;
-	}
-	if (is_loader(base)) {
-		for (; i < na; i++) {
-			NEED_LIT(i);
-			if (strcmp(a[i].lit, "--argv0") == 0) {
-				i++;
-				continue;
-			}
-			if (a[i].lit[0] == '-') {
-				ag_walk_refuse(w, AG_DENY, "wrapper:ld.so",
-				    "'%s %s' changes what the loader loads", base, a[i].lit);
-				return (size_t)-1;
-			}
-			break;
-		}
-		/* the loader takes a file, not a name to look up */
-		if (i < na && strchr(a[i].lit, '/') == NULL) {
-			ag_walk_refuse(w, AG_DENY, "wrapper:ld.so",
-			    "the loader's program must be given as a path");
-			return (size_t)-1;
-		}
-		return i;
-	}
-	/* chroot, su, script, parallel, gdb, ...: no feasible unwrapping */
-	return (size_t)-2;
-#undef NEED_LIT
+	w->wrap++;
+	ag_walk_command(w, a, na, flags);
+	w->wrap--;
 }
 
 void
-ag_walk_inner(struct ag_walker *w, const char *base, struct ag_arg *a, size_t na, int flags)
+ag_walk_inner(struct ag_walker *w, const struct ag_prog *p, const char *base,
+    struct ag_arg *a, size_t na, int flags)
 {
-	char repl[64];
+	struct ag_progcall c = { p, base, a, na, NULL, flags };
+	struct ag_unwrap u;
 	size_t k, i;
-	int f = flags | AG_CF_PROG_ONLY;
 
 	if (w->wrap >= MAX_WRAP) {
 		ag_walk_refuse(w, AG_DENY, "wrapper", "too many nested wrappers");
 		return;
 	}
-	k = wrapper_inner(w, base, a, na, &f, repl, sizeof(repl));
-	if (k == (size_t)-1)
+	if (p->unwrap == NULL)
+		return;		/* chroot, su, ...: allowed by name, nothing to unwrap */
+	u.flags = flags | AG_CF_PROG_ONLY;
+	u.repl[0] = '\0';
+	k = p->unwrap(w, &c, &u);
+	if (k == AG_UNWRAP_DONE)
 		return;
-	if (k == (size_t)-2)
-		return;		/* allowed by name, nothing to unwrap */
 	if (k >= na) {
-		if ((f & AG_CF_UNKNOWN_TAIL) && strcmp(base, "xargs") == 0) {
-			/* xargs alone runs the program echo (not the builtin): it
-			 * must be allowed like any other, or the kernel would stop
-			 * it after the gateway said yes */
-			char echo[] = "echo", real[PATH_MAX];
-			struct ag_arg e = { a[0].w, echo };
-
-			for (i = 0; i < w->prof->nallow; i++)
-				if (ag_walk_rule_matches(w, &w->prof->allow[i], echo,
-				    ag_walk_lookup(w->pathenv, echo, real, sizeof(real)) == 0 ? real : NULL, 0))
-					break;
-			if (i == w->prof->nallow) {
-				/* the developer tier's kernel lets echo run; a deny
-				 * rule still holds */
-				if (w->prof->tier == AG_TIER_DEVELOPER)
-					(void)ag_walk_deny_hit(w, echo, &e, 1, f);
-				else
-					ag_walk_refuse(w, AG_DENY, "wrapper:xargs",
-					    "'xargs' without a command runs the program echo, which profile '%s' does not allow; name the command xargs should run",
-					    w->prof->name ? w->prof->name : "?");
-				return;
-			}
-			w->wrap++;
-			ag_walk_command(w, &e, 1, f);
-			w->wrap--;
-			return;
-		}
-		if (f & AG_CF_UNKNOWN_TAIL)
+		if (u.flags & AG_CF_UNKNOWN_TAIL)
 			ag_walk_refuse(w, AG_DENY, "wrapper",
 			    "'%s' would run a command taken from its input, which the gateway cannot see",
 			    base);
 		return;		/* wrapper without a command: prints or exits */
 	}
-	if (repl[0] != '\0') {
+	if (u.repl[0] != '\0') {
 		/* xargs -I: words holding the replacement string come from input */
-		struct ag_arg *c = calloc(na - k, sizeof(*c));
+		struct ag_arg *inner = calloc(na - k, sizeof(*inner));
 
-		if (c == NULL) {
+		if (inner == NULL) {
 			w->oom = 1;
 			return;
 		}
 		for (i = k; i < na; i++) {
-			c[i - k] = a[i];
-			if (a[i].lit != NULL && strstr(a[i].lit, repl) != NULL)
-				c[i - k].lit = NULL;
+			inner[i - k] = a[i];
+			if (a[i].lit != NULL && strstr(a[i].lit, u.repl) != NULL)
+				inner[i - k].lit = NULL;
 		}
-		w->wrap++;
-		ag_walk_command(w, c, na - k, f);
-		w->wrap--;
-		free(c);
+		ag_walk_nested(w, inner, na - k, u.flags);
+		free(inner);
 		return;
 	}
-	w->wrap++;
-	ag_walk_command(w, a + k, na - k, f);
-	w->wrap--;
+	ag_walk_nested(w, a + k, na - k, u.flags);
 }
 
 /* find -exec CMD ... ; / + : check CMD as a command of its own. */
@@ -1145,7 +586,7 @@ check_find(struct ag_walker *w, struct ag_arg *a, size_t na, int flags)
 		    "find would get arguments from xargs that the gateway cannot check");
 		return;
 	}
-	if (nonlit_in_option_position(a, na, find_valopts, &j)) {
+	if (ag_prog_nonlit_option(a, na, find_valopts, &j)) {
 		ag_walk_refuse(w, AG_DENY, "program:find",
 		    "'%s' could be a find action that deletes, writes or runs something; write it literally",
 		    ag_walk_excerpt(a[j].w->raw, ex, sizeof(ex)));
@@ -1220,14 +661,10 @@ check_find(struct ag_walker *w, struct ag_arg *a, size_t na, int flags)
 					ag_walk_refuse(w, AG_DENY, "program:find",
 					    "'find %s' with a relative program path", s);
 				else {
-					w->wrap++;
-					ag_walk_command(w, inner, ni, flags | AG_CF_PROG_ONLY);
-					w->wrap--;
+					ag_walk_nested(w, inner, ni, flags | AG_CF_PROG_ONLY);
 				}
 			} else {
-				w->wrap++;
-				ag_walk_command(w, inner, ni, flags | AG_CF_PROG_ONLY);
-				w->wrap--;
+				ag_walk_nested(w, inner, ni, flags | AG_CF_PROG_ONLY);
 			}
 			free(inner);
 			i = j;
@@ -1245,6 +682,21 @@ check_find(struct ag_walker *w, struct ag_arg *a, size_t na, int flags)
 	}
 }
 
+/*
+ * What the program's descriptor says about its arguments: the files it
+ * writes, the scripts and programs it runs.
+ */
+static void
+prog_check(struct ag_walker *w, const struct ag_prog *p, const char *base, struct ag_arg *a,
+    size_t na, const char *cdir, int flags)
+{
+	struct ag_progcall c = { p, base, a, na, cdir, flags };
+
+	check_outputs(w, base, a, na, cdir, flags);
+	if (p != NULL && p->check != NULL)
+		p->check(w, &c);
+}
+
 void
 ag_walk_command(struct ag_walker *w, struct ag_arg *a, size_t na, int flags)
 {
@@ -1253,6 +705,7 @@ ag_walk_command(struct ag_walker *w, struct ag_arg *a, size_t na, int flags)
 	char real[PATH_MAX], ridbuf[160], ex[80];
 	const char *rid = NULL;
 	const struct ag_rule *r = NULL;
+	const struct ag_prog *p;
 	size_t ridx = 0, i;
 	int rc, bad = 0;
 
@@ -1266,6 +719,7 @@ ag_walk_command(struct ag_walker *w, struct ag_arg *a, size_t na, int flags)
 		return;
 	}
 	base = ag_walk_base_name(name);
+	p = ag_prog_lookup(base);
 	if (flags & AG_CF_NAME_ONLY) {
 		/* a busybox applet: judged by its name alone */
 		for (i = 0; i < w->prof->nallow; i++)
@@ -1351,13 +805,12 @@ ag_walk_command(struct ag_walker *w, struct ag_arg *a, size_t na, int flags)
 		return;
 	}
 	if (r == NULL) {
-		if (rc == 0 && ag_walk_in_list(safe_wrappers, base)) {
-			if (strcmp(base, "time") == 0)
-				check_outputs(w, base, a, na, NULL, flags);
-			ag_walk_inner(w, base, a, na, flags);
+		if (rc == 0 && p != NULL && (p->flags & AG_PROG_WRAPPER_SAFE)) {
+			prog_check(w, p, base, a, na, NULL, flags);
+			ag_walk_inner(w, p, base, a, na, flags);
 			return;
 		}
-		if (ag_walk_in_list(risky_wrappers, base) || is_loader(base)) {
+		if (p != NULL && (p->flags & AG_PROG_WRAPPER_RISKY)) {
 			char rule[64];
 
 			snprintf(rule, sizeof(rule), "wrapper:%s", base);
@@ -1421,14 +874,15 @@ have_rule:
 				return;
 			}
 		}
-		check_outputs(w, base, a, na, cdir, flags);
+		/* say which rule let it through (kept if something refuses
+		 * later) */
+		if (w->cur >= 0 && w->cmds[w->cur].rule == NULL &&
+		    (w->cmds[w->cur].rule = strdup(rid)) == NULL)
+			w->oom = 1;
+		prog_check(w, p, base, a, na, cdir, flags);
 	}
-	/* say which rule let it through (kept if something refuses later) */
-	if (w->cur >= 0 && w->cmds[w->cur].rule == NULL &&
-	    (w->cmds[w->cur].rule = strdup(rid)) == NULL)
-		w->oom = 1;
 	if (strcmp(base, "find") == 0)
 		check_find(w, a, na, flags);
-	if (ag_walk_in_list(safe_wrappers, base) || ag_walk_in_list(risky_wrappers, base) || is_loader(base))
-		ag_walk_inner(w, base, a, na, flags);
+	if (p != NULL && (p->flags & (AG_PROG_WRAPPER_SAFE | AG_PROG_WRAPPER_RISKY)))
+		ag_walk_inner(w, p, base, a, na, flags);
 }

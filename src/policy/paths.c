@@ -550,6 +550,36 @@ ag_walk_tilde_arg(const struct ag_walker *w, const struct ag_sh_word *wd)
 	return r;
 }
 
+/*
+ * A file a program writes.  git -C dir: relative output paths are
+ * relative to dir, from every directory the shell may be in.
+ */
+void
+ag_walk_write(struct ag_walker *w, const char *cdir, const char *p, int tree)
+{
+	char b[PATH_MAX];
+	const char *base = cdir;
+
+	if (base != NULL && p[0] != '/' && p[0] != '~') {
+		int i, n = base[0] == '/' || base[0] == '~' ? 1 : w->cwd->n;
+		char abs[PATH_MAX];
+
+		if ((w->cwd->unknown && base[0] != '/' && base[0] != '~') || base[0] == '\0') {
+			ag_walk_refuse(w, AG_DENY, "path:cwd", "cannot tell where '%s' is relative to", p);
+			return;
+		}
+		for (i = 0; i < n; i++) {
+			if (ag_walk_resolve_in(w, w->cwd->d[i], base, abs, sizeof(abs), b, sizeof(b)) < 0) {
+				ag_walk_refuse(w, AG_DENY, "path:cwd", "cannot tell where '%s' is relative to", p);
+				return;
+			}
+			ag_walk_check_path(w, p, AG_ACC_WRITE | (tree ? AG_ACC_TREE : 0), b);
+		}
+		return;
+	}
+	ag_walk_check_path(w, p, AG_ACC_WRITE | (tree ? AG_ACC_TREE : 0), NULL);
+}
+
 void
 ag_walk_redirs(struct ag_walker *w, const struct ag_sh_redir *r, size_t nr)
 {

@@ -261,43 +261,43 @@ arg_matches(struct ag_walker *w, const struct ag_strlist *globs, const char *arg
 }
 
 static const struct ag_gopt git_opts[] = {
-	{ "-C", 1, 0 }, { "-c", 1, 1 }, { "--git-dir", 1, 1 }, { "--work-tree", 1, 1 },
-	{ "--namespace", 1, 0 }, { "--super-prefix", 1, 0 }, { "--config-env", 1, 1 },
-	{ "--exec-path", 0, 1 }, { "--list-cmds", 1, 0 }, { "--attr-source", 1, 0 },
-	{ "-p", 0, 1 }, { "--paginate", 0, 1 }, { "-P", 0, 0 }, { "--no-pager", 0, 0 },
-	{ "--bare", 0, 0 }, { "--literal-pathspecs", 0, 0 }, { "--glob-pathspecs", 0, 0 },
-	{ "--noglob-pathspecs", 0, 0 }, { "--icase-pathspecs", 0, 0 },
-	{ "--no-replace-objects", 0, 0 }, { "--no-optional-locks", 0, 0 },
-	{ "--no-lazy-fetch", 0, 0 }, { "--no-advice", 0, 0 }, { "--version", 0, 0 },
-	{ "--help", 0, 0 }, { "-h", 0, 0 }, { "-v", 0, 0 }, { "--html-path", 0, 0 },
-	{ "--man-path", 0, 0 }, { "--info-path", 0, 0 },
-	{ NULL, 0, 0 }
+	{ "-C", AG_GO_VAL | AG_GO_CHDIR }, { "-c", AG_GO_VAL | AG_GO_RISKY }, { "--git-dir", AG_GO_VAL | AG_GO_RISKY }, { "--work-tree", AG_GO_VAL | AG_GO_RISKY },
+	{ "--namespace", AG_GO_VAL }, { "--super-prefix", AG_GO_VAL }, { "--config-env", AG_GO_VAL | AG_GO_RISKY },
+	{ "--exec-path", AG_GO_RISKY_SET }, { "--list-cmds", AG_GO_VAL }, { "--attr-source", AG_GO_VAL },
+	{ "-p", AG_GO_RISKY }, { "--paginate", AG_GO_RISKY }, { "-P", 0 }, { "--no-pager", 0 },
+	{ "--bare", 0 }, { "--literal-pathspecs", 0 }, { "--glob-pathspecs", 0 },
+	{ "--noglob-pathspecs", 0 }, { "--icase-pathspecs", 0 },
+	{ "--no-replace-objects", 0 }, { "--no-optional-locks", 0 },
+	{ "--no-lazy-fetch", 0 }, { "--no-advice", 0 }, { "--version", 0 },
+	{ "--help", 0 }, { "-h", 0 }, { "-v", 0 }, { "--html-path", 0 },
+	{ "--man-path", 0 }, { "--info-path", 0 },
+	{ NULL, 0 }
 };
 
 static const struct ag_gopt docker_opts[] = {
-	{ "-H", 1, 0 }, { "--host", 1, 0 }, { "-c", 1, 0 }, { "--context", 1, 0 },
-	{ "--config", 1, 1 }, { "-l", 1, 0 }, { "--log-level", 1, 0 }, { NULL, 0, 0 }
+	{ "-H", AG_GO_VAL }, { "--host", AG_GO_VAL }, { "-c", AG_GO_VAL }, { "--context", AG_GO_VAL },
+	{ "--config", AG_GO_VAL | AG_GO_RISKY }, { "-l", AG_GO_VAL }, { "--log-level", AG_GO_VAL }, { NULL, 0 }
 };
 
 static const struct ag_gopt kubectl_opts[] = {
-	{ "-n", 1, 0 }, { "--namespace", 1, 0 }, { "--context", 1, 0 },
-	{ "--kubeconfig", 1, 1 }, { "-s", 1, 0 }, { "--server", 1, 0 },
-	{ "--cluster", 1, 0 }, { "--user", 1, 0 }, { NULL, 0, 0 }
+	{ "-n", AG_GO_VAL }, { "--namespace", AG_GO_VAL }, { "--context", AG_GO_VAL },
+	{ "--kubeconfig", AG_GO_VAL | AG_GO_RISKY }, { "-s", AG_GO_VAL }, { "--server", AG_GO_VAL },
+	{ "--cluster", AG_GO_VAL }, { "--user", AG_GO_VAL }, { NULL, 0 }
 };
 
 static const struct ag_gopt systemctl_opts[] = {
-	{ "-H", 1, 0 }, { "--host", 1, 0 }, { "-M", 1, 0 }, { "--machine", 1, 0 },
-	{ "-t", 1, 0 }, { "--type", 1, 0 }, { "-p", 1, 0 }, { "--property", 1, 0 },
-	{ "-n", 1, 0 }, { "--lines", 1, 0 }, { "-o", 1, 0 }, { "--output", 1, 0 },
-	{ "--state", 1, 0 }, { NULL, 0, 0 }
+	{ "-H", AG_GO_VAL }, { "--host", AG_GO_VAL }, { "-M", AG_GO_VAL }, { "--machine", AG_GO_VAL },
+	{ "-t", AG_GO_VAL }, { "--type", AG_GO_VAL }, { "-p", AG_GO_VAL }, { "--property", AG_GO_VAL },
+	{ "-n", AG_GO_VAL }, { "--lines", AG_GO_VAL }, { "-o", AG_GO_VAL }, { "--output", AG_GO_VAL },
+	{ "--state", AG_GO_VAL }, { NULL, 0 }
 };
 
 static const struct ag_gopt apt_opts[] = {
-	{ "-o", 1, 1 }, { "-c", 1, 1 }, { "-t", 1, 0 }, { NULL, 0, 0 }
+	{ "-o", AG_GO_VAL | AG_GO_RISKY }, { "-c", AG_GO_VAL | AG_GO_RISKY }, { "-t", AG_GO_VAL }, { NULL, 0 }
 };
 
 static const struct ag_gopt cargo_go_opts[] = {
-	{ "-C", 1, 0 }, { "--config", 1, 1 }, { "-Z", 1, 0 }, { NULL, 0, 0 }
+	{ "-C", AG_GO_VAL | AG_GO_CHDIR }, { "--config", AG_GO_VAL | AG_GO_RISKY }, { "-Z", AG_GO_VAL }, { NULL, 0 }
 };
 
 const struct ag_gopt *
@@ -357,8 +357,8 @@ ag_walk_subcommand(struct ag_walker *w, const struct ag_rule *r, const char *rid
 			 * guess only makes the subcommand check stricter */
 			continue;
 		}
-		if (rid != NULL && o->risky &&
-		    !(strcmp(o->name, "--exec-path") == 0 && eq == NULL)) {
+		if (rid != NULL && ((o->flags & AG_GO_RISKY) ||
+		    ((o->flags & AG_GO_RISKY_SET) && eq != NULL))) {
 			char on[64];
 
 			snprintf(on, sizeof(on), "%.*s", (int)nl, s);
@@ -369,7 +369,7 @@ ag_walk_subcommand(struct ag_walker *w, const struct ag_rule *r, const char *rid
 				*bad = 1;
 			}
 		}
-		if (o->value && eq == NULL) {
+		if ((o->flags & AG_GO_VAL) && eq == NULL) {
 			if (i + 1 >= na) {
 				if (rid != NULL)
 					ag_walk_refuse(w, AG_DENY, rid, "'%s %s' needs a value", base, o->name);
@@ -379,7 +379,7 @@ ag_walk_subcommand(struct ag_walker *w, const struct ag_rule *r, const char *rid
 			/* -C DIR: later relative paths are inside DIR; "" marks a
 			 * directory the gateway cannot tell (not literal, or a
 			 * relative -C after another) */
-			if (strcmp(o->name, "-C") == 0) {
+			if (o->flags & AG_GO_CHDIR) {
 				const char *d = a[i + 1].lit;
 
 				if (d == NULL || (*cdir != NULL && d[0] != '/'))
@@ -440,7 +440,7 @@ deny_subcommand(const struct ag_rule *d, const char *base, struct ag_arg *a, siz
 				break;
 		if (o != NULL && o->name != NULL) {
 			maybe_value = 0;
-			if (o->value && eq == NULL) {
+			if ((o->flags & AG_GO_VAL) && eq == NULL) {
 				if (++i >= na)
 					break;
 				if (a[i].lit == NULL)

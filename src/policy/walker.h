@@ -32,6 +32,7 @@
 #include "common/config.h"
 #include "parse/shparse.h"
 #include "policy/policy.h"
+#include "policy/prog.h"
 
 #define AG_MAX_CWDS	8	/* possible working directories tracked after cd */
 
@@ -142,9 +143,12 @@ int	ag_walk_var_name(struct ag_walker *w, const char *name, const char *how);
 /* ---- command.c ---------------------------------------------------------- */
 
 void	ag_walk_command(struct ag_walker *w, struct ag_arg *a, size_t na, int flags);
-/* What the wrapper a[0] (named base) runs, judged as a command of its own. */
-void	ag_walk_inner(struct ag_walker *w, const char *base, struct ag_arg *a, size_t na,
-	    int flags);
+/* A command another one runs (a wrapper's, find -exec's, `command X`'s),
+ * judged as a command of its own. */
+void	ag_walk_nested(struct ag_walker *w, struct ag_arg *a, size_t na, int flags);
+/* What the wrapper a[0] (described by p, named base) runs. */
+void	ag_walk_inner(struct ag_walker *w, const struct ag_prog *p, const char *base,
+	    struct ag_arg *a, size_t na, int flags);
 
 /* ---- builtins.c --------------------------------------------------------- */
 
@@ -169,12 +173,6 @@ int	ag_walk_rule_args_ok(struct ag_walker *w, const struct ag_rule *r, const cha
 const char *ag_walk_allowed_list(struct ag_walker *w);
 void	ag_walk_refuse_unknown(struct ag_walker *w, const char *name, const char *why);
 
-struct ag_gopt {
-	const char	*name;
-	int		 value;		/* 1: takes a value (attached with = or separate) */
-	int		 risky;		/* refused unless in allow_options */
-};
-
 const struct ag_gopt *ag_walk_tool_opts(const char *base);
 size_t	ag_walk_subcommand(struct ag_walker *w, const struct ag_rule *r, const char *rid,
 	    const char *base, struct ag_arg *a, size_t na, const char **cdir, int *bad);
@@ -184,6 +182,9 @@ size_t	ag_walk_subcommand(struct ag_walker *w, const struct ag_rule *r, const ch
 /* Check one file access (AG_ACC_*) at literal path p, relative to base or to
  * every directory the shell may be in. */
 void	ag_walk_check_path(struct ag_walker *w, const char *p, int acc, const char *base);
+/* A file a program writes (tree: a whole directory may land there); a
+ * relative p is taken from cdir (git -C) when it is not NULL. */
+void	ag_walk_write(struct ag_walker *w, const char *cdir, const char *p, int tree);
 void	ag_walk_redirs(struct ag_walker *w, const struct ag_sh_redir *r, size_t nr);
 char	*ag_walk_word_path(const struct ag_sh_word *wd);
 char	*ag_walk_tilde_arg(const struct ag_walker *w, const struct ag_sh_word *wd);
@@ -197,6 +198,30 @@ void	ag_walk_list_text(const struct ag_strlist *l, char *buf, size_t bufsz);
 void	ag_walk_cd(struct ag_walker *w, const char *target, int physical);
 const struct ag_cwdset *ag_walk_cwd_union(struct ag_walker *w, const struct ag_cwdset *a,
 	    const struct ag_cwdset *b);
+
+/* ---- progs.c: what the descriptors' hooks share ------------------------- */
+
+/* An option (opt "-x" or "--name", val its value or NULL) or an operand
+ * (opt NULL), as ag_prog_parse_opts finds them. */
+typedef void (*ag_opt_fn)(struct ag_walker *w, void *ud, const char *opt, const char *val);
+
+/* GNU-style: options may follow operands; "--" ends options. */
+void	ag_prog_parse_opts(struct ag_walker *w, struct ag_arg *a, size_t na, size_t start,
+	    const struct ag_optspec *sp, ag_opt_fn fn, void *ud);
+/* The option of a or b that s (nl bytes) is a prefix of, or NULL. */
+const char *ag_prog_canon_long(const char *s, size_t nl, const char *const *a,
+	    const char *const *b);
+/* 1 (*bad its index) when a word the gateway cannot see stands where an
+ * option could, other than as the value of one of valopts. */
+int	ag_prog_nonlit_option(const struct ag_arg *a, size_t na, const char *const *valopts,
+	    size_t *bad);
+
+/* A hook's operands, freed by the hook. */
+struct ag_operands {
+	const char	**v;
+	size_t		  n;
+};
+void	ag_prog_operand(struct ag_walker *w, struct ag_operands *o, const char *v);
 
 /* ---- taint.c ------------------------------------------------------------ */
 
