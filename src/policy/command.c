@@ -97,20 +97,8 @@ static const char *const find_valopts[] = {
 };
 
 struct outctx {
-	const char	*prog;
 	const char	*base;		/* -C dir or NULL */
-	const char	**ops;		/* operands */
-	size_t		 nops;
-	const char	*target_dir;	/* -t DIR */
-	int		 no_target_dir;	/* -T */
-	int		 links;		/* ln, cp -s/-l: the sources become links */
-	int		 tree;		/* mv, cp -r: directories move or copy */
-	int		 in_place;	/* sed -i */
-	int		 sandbox;	/* sed --sandbox */
-	int		 script_file;	/* sed -f given */
-	const char	*scripts[16];	/* sed -e SCRIPT */
-	size_t		 nscripts;
-	int		 bad;
+	int		 tree;
 };
 
 static void
@@ -118,185 +106,6 @@ out_write(struct ag_walker *w, struct outctx *o, const char *p)
 {
 	ag_walk_write(w, o->base, p, o->tree);
 }
-
-static void
-collect_op(struct ag_walker *w, struct outctx *o, const char *v)
-{
-	const char **n;
-
-	if (o->nops % 16 == 0) {
-		n = realloc(o->ops, (o->nops + 16) * sizeof(*n));
-		if (n == NULL) {
-			w->oom = 1;
-			return;
-		}
-		o->ops = n;
-	}
-	o->ops[o->nops++] = v;
-}
-
-static void
-opt_files(struct ag_walker *w, void *ud, const char *opt, const char *val)
-{
-	struct outctx *o = ud;
-
-	if (opt == NULL)
-		collect_op(w, o, val);
-}
-
-static void
-opt_sort(struct ag_walker *w, void *ud, const char *opt, const char *val)
-{
-	struct outctx *o = ud;
-
-	if (opt == NULL)
-		return;
-	if ((strcmp(opt, "-o") == 0 || strcmp(opt, "--output") == 0) && val)
-		out_write(w, o, val);
-	if (strcmp(opt, "--compress-program") == 0) {
-		ag_walk_refuse(w, AG_DENY, "program:sort", "'sort --compress-program' runs another program");
-		o->bad = 1;
-	}
-}
-
-static void
-opt_cpmv(struct ag_walker *w, void *ud, const char *opt, const char *val)
-{
-	struct outctx *o = ud;
-
-	if (opt == NULL) {
-		collect_op(w, o, val);
-		return;
-	}
-	if ((strcmp(opt, "-t") == 0 || strcmp(opt, "--target-directory") == 0) && val)
-		o->target_dir = val;
-	if (strcmp(opt, "-T") == 0 || strcmp(opt, "--no-target-directory") == 0)
-		o->no_target_dir = 1;
-	if (strcmp(opt, "-s") == 0 || strcmp(opt, "-l") == 0 ||
-	    strcmp(opt, "--link") == 0 || strcmp(opt, "--symbolic-link") == 0)
-		o->links = 1;
-	if (strcmp(opt, "-r") == 0 || strcmp(opt, "-R") == 0 || strcmp(opt, "-a") == 0 ||
-	    strcmp(opt, "--recursive") == 0 || strcmp(opt, "--archive") == 0)
-		o->tree = 1;
-}
-
-static void
-opt_sed(struct ag_walker *w, void *ud, const char *opt, const char *val)
-{
-	struct outctx *o = ud;
-
-	if (opt == NULL) {
-		collect_op(w, o, val);
-		return;
-	}
-	if (strcmp(opt, "-i") == 0 || strcmp(opt, "--in-place") == 0)
-		o->in_place = 1;
-	if (strcmp(opt, "--sandbox") == 0)
-		o->sandbox = 1;
-	if ((strcmp(opt, "-e") == 0 || strcmp(opt, "--expression") == 0) && val) {
-		if (o->nscripts < sizeof(o->scripts) / sizeof(o->scripts[0]))
-			o->scripts[o->nscripts++] = val;
-		else
-			o->bad = 1;
-	}
-	if (strcmp(opt, "-f") == 0 || strcmp(opt, "--file") == 0)
-		o->script_file = 1;
-}
-
-/*
- * sed can write files (w, W, s///w) and run commands (e, s///e); refuse
- * scripts that might, unless --sandbox.  Deliberately crude: any 'e', 'w'
- * or 'W' that is not inside an s/// pattern or replacement or a y/// list
- * counts, which refuses a few harmless scripts (`/e/d`) rather than miss
- * a harmful one.
- */
-static int
-sed_script_risky(const char *s)
-{
-	size_t i = 0, n = strlen(s);
-
-	while (i < n) {
-		char c = s[i];
-
-		if (c == 's' || c == 'y') {
-			char d;
-			int k;
-
-			if (i + 1 >= n)
-				return 1;
-			d = s[i + 1];
-			if (d == '\\' || d == '\n')
-				return 1;
-			i += 2;
-			for (k = 0; k < 2; k++) {
-				while (i < n && s[i] != d) {
-					if (s[i] == '\\')
-						i++;
-					i++;
-				}
-				if (i >= n)
-					return 1;
-				i++;
-			}
-			if (c == 's')
-				while (i < n && strchr("gpiImM0123456789", s[i]))
-					i++;
-			continue;
-		}
-		if (c == '/' || c == '\\') {	/* address regex */
-			char d = c == '/' ? '/' : (i + 1 < n ? s[++i] : '/');
-
-			i++;
-			while (i < n && s[i] != d) {
-				if (s[i] == '\\')
-					i++;
-				i++;
-			}
-			i++;
-			continue;
-		}
-		if (c == 'e' || c == 'w' || c == 'W')
-			return 1;
-		if (c == 'r' || c == 'R') {	/* reads a file named to end of line */
-			while (i < n && s[i] != '\n')
-				i++;
-			continue;
-		}
-		if (c == 'a' || c == 'i' || c == 'c') {	/* text to end of line */
-			while (i < n && s[i] != '\n')
-				i++;
-			continue;
-		}
-		if (c == 'b' || c == 't' || c == 'T' || c == ':') {
-			while (i < n && s[i] != ';' && s[i] != '\n' && s[i] != '}')
-				i++;
-			continue;
-		}
-		i++;
-	}
-	return 0;
-}
-
-static const char *const sort_long[] = {
-	"--output", "--key", "--field-separator", "--buffer-size",
-	"--temporary-directory", "--parallel", "--batch-size", "--files0-from",
-	"--random-source", "--compress-program", "--sort", NULL
-};
-static const char *const cp_long[] = {
-	"--target-directory", "--suffix", "--backup", "--reflink", "--sparse",
-	"--preserve", "--no-preserve", "--context", "--mode", "--owner", "--group",
-	"--strip-program", NULL
-};
-static const char *const sed_long[] = {
-	"--expression", "--file", "--line-length", NULL
-};
-static const char *const sed_flags[] = { "--in-place", NULL };
-static const char *const cp_flags[] = {
-	"--no-target-directory", "--symbolic-link", "--link", "--recursive",
-	"--archive", NULL
-};
-static const char *const touch_long[] = { "--date", "--reference", "--time", NULL };
-static const char *const tee_long[] = { NULL };
 
 /*
  * Programs whose arguments name files they write.  Returns 1 when the
@@ -307,155 +116,14 @@ check_outputs(struct ag_walker *w, const char *base, struct ag_arg *a, size_t na
     const char *gitc, int flags)
 {
 	struct outctx o;
-	struct ag_optspec sp = { NULL, NULL, NULL };
 	size_t i;
 	char ex[80];
-	enum { K_NONE, K_FILES, K_SORT, K_CPMV, K_SED, K_DD, K_GIT } k = K_NONE;
 
-	if (strchr("tmrscdigul", base[0]) == NULL)
-		return 0;	/* none of the names below */
-
-	if (strcmp(base, "tee") == 0 || strcmp(base, "touch") == 0 ||
-	    strcmp(base, "mkdir") == 0 || strcmp(base, "rm") == 0 ||
-	    strcmp(base, "rmdir") == 0 || strcmp(base, "truncate") == 0 ||
-	    strcmp(base, "shred") == 0 || strcmp(base, "unlink") == 0) {
-		k = K_FILES;
-		if (strcmp(base, "touch") == 0) {
-			sp.short_val = "drt";
-			sp.long_val = touch_long;
-		} else if (strcmp(base, "mkdir") == 0)
-			sp.short_val = "m";
-		else if (strcmp(base, "truncate") == 0)
-			sp.short_val = "sr";
-		else if (strcmp(base, "shred") == 0)
-			sp.short_val = "nsx";
-		else
-			sp.long_val = tee_long;
-	} else if (strcmp(base, "sort") == 0) {
-		k = K_SORT;
-		sp.short_val = "okStT";
-		sp.long_val = sort_long;
-	} else if (strcmp(base, "cp") == 0 || strcmp(base, "mv") == 0 ||
-	    strcmp(base, "install") == 0 || strcmp(base, "ln") == 0) {
-		k = K_CPMV;
-		sp.short_val = strcmp(base, "install") == 0 ? "tSmogZ" : "tSZ";
-		sp.long_val = cp_long;
-		sp.long_flag = cp_flags;
-	} else if (strcmp(base, "sed") == 0) {
-		k = K_SED;
-		sp.short_val = "efl";
-		sp.long_val = sed_long;
-		sp.long_flag = sed_flags;
-	} else if (strcmp(base, "dd") == 0) {
-		k = K_DD;
-	} else if (strcmp(base, "git") == 0) {
-		k = K_GIT;
-	}
-	if (k == K_NONE)
+	if (strcmp(base, "git") != 0)
 		return 0;
-	if (k != K_GIT) {
-		if (flags & AG_CF_UNKNOWN_TAIL) {
-			ag_walk_refuse(w, AG_DENY, "path:write",
-			    "'%s' would get file names from xargs or find that the gateway cannot check",
-			    base);
-			return 1;
-		}
-		if (ag_walk_has_nonlit(a, na)) {
-			for (i = 1; i < na && a[i].lit; i++)
-				;
-			ag_walk_refuse(w, AG_DENY, "path:literal",
-			    "'%s' writes the files named in its arguments, so they must be literal; '%s' is not",
-			    base, ag_walk_excerpt(a[i].w->raw, ex, sizeof(ex)));
-			return 1;
-		}
-	}
 	memset(&o, 0, sizeof(o));
-	o.prog = base;
-	switch (k) {
-	case K_FILES:
-		ag_prog_parse_opts(w, a, na, 1, &sp, opt_files, &o);
-		for (i = 0; i < o.nops; i++)
-			out_write(w, &o, o.ops[i]);
-		break;
-	case K_SORT:
-		ag_prog_parse_opts(w, a, na, 1, &sp, opt_sort, &o);
-		break;
-	case K_CPMV: {
-		const char *dest;
-		size_t nsrc;
-
-		if (strcmp(base, "mv") == 0)
-			o.tree = 1;
-		ag_prog_parse_opts(w, a, na, 1, &sp, opt_cpmv, &o);
-		if (o.target_dir) {
-			dest = o.target_dir;
-			nsrc = o.nops;
-		} else if (o.nops >= 1) {
-			dest = o.ops[o.nops - 1];
-			nsrc = o.nops - 1;
-		} else
-			break;
-		out_write(w, &o, dest);
-		/* into a directory: each source lands at DIR/basename */
-		if (!o.no_target_dir) {
-			for (i = 0; i < nsrc; i++) {
-				char p[PATH_MAX];
-				const char *bn = ag_walk_base_name(o.ops[i]);
-				int r;
-
-				if (*bn == '\0')
-					continue;
-				r = snprintf(p, sizeof(p), "%s/%s", dest, bn);
-				if (r > 0 && (size_t)r < sizeof(p))
-					out_write(w, &o, p);
-			}
-		}
-		/* mv removes its sources; a link made now is written through
-		 * later in the same line before the gateway could see it, so a
-		 * link's target must be writable too */
-		if (strcmp(base, "mv") == 0 || strcmp(base, "ln") == 0 ||
-		    (strcmp(base, "cp") == 0 && o.links))
-			for (i = 0; i < nsrc; i++)
-				out_write(w, &o, o.ops[i]);
-		break;
-	}
-	case K_SED: {
-		size_t first = 0;
-		int risky = o.bad;
-
-		ag_prog_parse_opts(w, a, na, 1, &sp, opt_sed, &o);
-		if (o.script_file && !o.sandbox) {
-			ag_walk_refuse(w, AG_DENY, "program:sed",
-			    "'sed -f FILE' runs a script the gateway cannot see; use -e or add --sandbox");
-			break;
-		}
-		if (o.nscripts == 0 && !o.script_file) {
-			if (o.nops == 0)
-				break;
-			risky |= sed_script_risky(o.ops[0]);
-			first = 1;	/* the first operand is the script */
-		}
-		for (i = 0; i < o.nscripts; i++)
-			risky |= sed_script_risky(o.scripts[i]);
-		if (risky && !o.sandbox) {
-			ag_walk_refuse(w, AG_DENY, "program:sed",
-			    "this sed script may run commands or write files (e, w, W); add --sandbox if it does not");
-			break;
-		}
-		if (o.in_place)
-			for (i = first; i < o.nops; i++)
-				out_write(w, &o, o.ops[i]);
-		break;
-	}
-	case K_DD:
-		for (i = 1; i < na; i++) {
-			if (strncmp(a[i].lit, "of=", 3) == 0)
-				out_write(w, &o, a[i].lit + 3);
-			else if (strncmp(a[i].lit, "if=", 3) == 0)
-				ag_walk_check_path(w, a[i].lit + 3, AG_ACC_READ, NULL);
-		}
-		break;
-	case K_GIT:
+	switch (1) {
+	case 1:
 		o.base = gitc;
 		if (flags & AG_CF_UNKNOWN_TAIL) {
 			ag_walk_refuse(w, AG_DENY, "program:git",
@@ -510,12 +178,8 @@ check_outputs(struct ag_walker *w, const char *base, struct ag_arg *a, size_t na
 					out_write(w, &o, a[i + 1].lit);
 			}
 		}
-		free(o.ops);
 		return 0;	/* git has its own rule checks too */
-	case K_NONE:
-		break;
 	}
-	free(o.ops);
 	return 1;
 }
 
@@ -691,9 +355,29 @@ prog_check(struct ag_walker *w, const struct ag_prog *p, const char *base, struc
     size_t na, const char *cdir, int flags)
 {
 	struct ag_progcall c = { p, base, a, na, cdir, flags };
+	char ex[80];
+	size_t i;
 
 	check_outputs(w, base, a, na, cdir, flags);
-	if (p != NULL && p->check != NULL)
+	if (p == NULL)
+		return;
+	if (p->flags & AG_PROG_WRITES_OPERANDS) {
+		if (flags & AG_CF_UNKNOWN_TAIL) {
+			ag_walk_refuse(w, AG_DENY, "path:write",
+			    "'%s' would get file names from xargs or find that the gateway cannot check",
+			    base);
+			return;
+		}
+		if (ag_walk_has_nonlit(a, na)) {
+			for (i = 1; i < na && a[i].lit; i++)
+				;
+			ag_walk_refuse(w, AG_DENY, "path:literal",
+			    "'%s' writes the files named in its arguments, so they must be literal; '%s' is not",
+			    base, ag_walk_excerpt(a[i].w->raw, ex, sizeof(ex)));
+			return;
+		}
+	}
+	if (p->check != NULL)
 		p->check(w, &c);
 }
 

@@ -23,6 +23,12 @@ const struct ag_prog *const ag_progs[] = {
 	&ag_prog_stdbuf, &ag_prog_time, &ag_prog_timeout, &ag_prog_xargs, &ag_prog_sudo,
 	&ag_prog_flock, &ag_prog_watch, &ag_prog_strace, &ag_prog_busybox, &ag_prog_loader,
 	&ag_prog_opaque,
+	/* coreutils.c */
+	&ag_prog_tee, &ag_prog_touch, &ag_prog_mkdir, &ag_prog_rm, &ag_prog_rmdir,
+	&ag_prog_truncate, &ag_prog_shred, &ag_prog_unlink, &ag_prog_sort, &ag_prog_cp,
+	&ag_prog_mv, &ag_prog_ln, &ag_prog_install, &ag_prog_dd,
+	/* sed.c */
+	&ag_prog_sed,
 	NULL
 };
 
