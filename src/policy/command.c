@@ -82,12 +82,6 @@ resolve_cmd(struct ag_walker *w, const char *name, char *real, size_t realsz)
 	return ag_walk_lookup(NULL, name, real, realsz);
 }
 
-static const char *const git_valopts[] = {
-	"-m", "--message", "--author", "--date", "-n", "--max-count", "--grep",
-	"--format", "--pretty", "-S", "-G", "--since", "--until", "--after",
-	"--before", "--committer", "-b", "-B", "--branch", "-C", NULL
-};
-
 static const char *const find_valopts[] = {
 	"-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename",
 	"-regex", "-iregex", "-lname", "-ilname", "-type", "-xtype", "-newer",
@@ -95,93 +89,6 @@ static const char *const find_valopts[] = {
 	"-user", "-group", "-perm", "-maxdepth", "-mindepth", "-samefile",
 	"-inum", "-links", "-uid", "-gid", "-printf", "-used", NULL
 };
-
-struct outctx {
-	const char	*base;		/* -C dir or NULL */
-	int		 tree;
-};
-
-static void
-out_write(struct ag_walker *w, struct outctx *o, const char *p)
-{
-	ag_walk_write(w, o->base, p, o->tree);
-}
-
-/*
- * Programs whose arguments name files they write.  Returns 1 when the
- * program is one of them (checks done), 0 otherwise.
- */
-static int
-check_outputs(struct ag_walker *w, const char *base, struct ag_arg *a, size_t na,
-    const char *gitc, int flags)
-{
-	struct outctx o;
-	size_t i;
-	char ex[80];
-
-	if (strcmp(base, "git") != 0)
-		return 0;
-	memset(&o, 0, sizeof(o));
-	switch (1) {
-	case 1:
-		o.base = gitc;
-		if (flags & AG_CF_UNKNOWN_TAIL) {
-			ag_walk_refuse(w, AG_DENY, "program:git",
-			    "git would get arguments from xargs or find that the gateway cannot check");
-			break;
-		}
-		{
-			size_t bi = 0;
-
-			if (ag_prog_nonlit_option(a, na, git_valopts, &bi)) {
-				ag_walk_refuse(w, AG_DENY, "program:git",
-				    "'%s' could be a git option that writes a file or runs a program; write it literally (or after --)",
-				    ag_walk_excerpt(a[bi].w->raw, ex, sizeof(ex)));
-				break;
-			}
-		}
-		for (i = 1; i < na; i++) {
-			static const char *const git_out[] = {
-				"--output", "--output-directory", NULL
-			};
-			static const char *const git_run[] = {
-				"--upload-pack", "--receive-pack", "--exec",
-				"--open-files-in-pager", "--ext-diff", NULL
-			};
-			const char *s = a[i].lit, *eq, *c;
-			size_t nl;
-
-			if (s == NULL || strcmp(s, "--") == 0)
-				break;		/* pathspecs follow */
-			if (strcmp(s, "-O") == 0 || (s[0] == '-' && s[1] == 'O')) {
-				ag_walk_refuse(w, AG_DENY, "program:git",
-				    "'git ... %s' makes git run another program", ag_walk_excerpt(s, ex, sizeof(ex)));
-				break;
-			}
-			if (strcmp(s, "-o") == 0 && i + 1 < na && a[i + 1].lit != NULL) {
-				out_write(w, &o, a[i + 1].lit);
-				continue;
-			}
-			if (s[0] != '-' || s[1] != '-')
-				continue;
-			eq = strchr(s, '=');
-			nl = eq ? (size_t)(eq - s) : strlen(s);
-			if ((c = ag_prog_canon_long(s, nl, git_run, NULL)) != NULL && nl >= 4) {
-				ag_walk_refuse(w, AG_DENY, "program:git",
-				    "'git ... %s' makes git run another program", ag_walk_excerpt(s, ex, sizeof(ex)));
-				break;
-			}
-			if (ag_prog_canon_long(s, nl, git_out, NULL) != NULL && nl >= 5) {
-				if (eq != NULL)
-					out_write(w, &o, eq + 1);
-				else if (i + 1 < na && a[i + 1].lit != NULL)
-					out_write(w, &o, a[i + 1].lit);
-			}
-		}
-		return 0;	/* git has its own rule checks too */
-	}
-	return 1;
-}
 
 /* A command another one runs, one wrapper deeper. */
 void
@@ -358,7 +265,6 @@ prog_check(struct ag_walker *w, const struct ag_prog *p, const char *base, struc
 	char ex[80];
 	size_t i;
 
-	check_outputs(w, base, a, na, cdir, flags);
 	if (p == NULL)
 		return;
 	if (p->flags & AG_PROG_WRITES_OPERANDS) {
@@ -541,8 +447,9 @@ have_rule:
 	{
 		const char *cdir = NULL;
 
-		if (r->subcommands.n > 0 || ag_walk_tool_opts(base) != NULL) {
-			size_t si = ag_walk_subcommand(w, r, rid, base, a, na, &cdir, &bad);
+		if (r->subcommands.n > 0 || (p != NULL && p->global_opts != NULL)) {
+			size_t si = ag_walk_subcommand(w, r, rid, base,
+			    p != NULL ? p->global_opts : NULL, a, na, &cdir, &bad);
 
 			if (bad)
 				return;

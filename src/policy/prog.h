@@ -158,5 +158,10 @@ extern const struct ag_prog ag_prog_tee, ag_prog_touch, ag_prog_mkdir, ag_prog_r
     ag_prog_cp, ag_prog_mv, ag_prog_ln, ag_prog_install, ag_prog_dd;
 /* sed.c */
 extern const struct ag_prog ag_prog_sed;
+/* git.c */
+extern const struct ag_prog ag_prog_git;
+/* tools.c */
+extern const struct ag_prog ag_prog_docker, ag_prog_kubectl, ag_prog_systemctl, ag_prog_apt,
+    ag_prog_cargo, ag_prog_go;
 
 #endif

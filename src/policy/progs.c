@@ -29,6 +29,11 @@ const struct ag_prog *const ag_progs[] = {
 	&ag_prog_mv, &ag_prog_ln, &ag_prog_install, &ag_prog_dd,
 	/* sed.c */
 	&ag_prog_sed,
+	/* git.c */
+	&ag_prog_git,
+	/* tools.c */
+	&ag_prog_docker, &ag_prog_kubectl, &ag_prog_systemctl, &ag_prog_apt, &ag_prog_cargo,
+	&ag_prog_go,
 	NULL
 };
 

@@ -260,76 +260,17 @@ arg_matches(struct ag_walker *w, const struct ag_strlist *globs, const char *arg
 	return arg_matches_mode(w, globs, arg, 0);
 }
 
-static const struct ag_gopt git_opts[] = {
-	{ "-C", AG_GO_VAL | AG_GO_CHDIR }, { "-c", AG_GO_VAL | AG_GO_RISKY }, { "--git-dir", AG_GO_VAL | AG_GO_RISKY }, { "--work-tree", AG_GO_VAL | AG_GO_RISKY },
-	{ "--namespace", AG_GO_VAL }, { "--super-prefix", AG_GO_VAL }, { "--config-env", AG_GO_VAL | AG_GO_RISKY },
-	{ "--exec-path", AG_GO_RISKY_SET }, { "--list-cmds", AG_GO_VAL }, { "--attr-source", AG_GO_VAL },
-	{ "-p", AG_GO_RISKY }, { "--paginate", AG_GO_RISKY }, { "-P", 0 }, { "--no-pager", 0 },
-	{ "--bare", 0 }, { "--literal-pathspecs", 0 }, { "--glob-pathspecs", 0 },
-	{ "--noglob-pathspecs", 0 }, { "--icase-pathspecs", 0 },
-	{ "--no-replace-objects", 0 }, { "--no-optional-locks", 0 },
-	{ "--no-lazy-fetch", 0 }, { "--no-advice", 0 }, { "--version", 0 },
-	{ "--help", 0 }, { "-h", 0 }, { "-v", 0 }, { "--html-path", 0 },
-	{ "--man-path", 0 }, { "--info-path", 0 },
-	{ NULL, 0 }
-};
-
-static const struct ag_gopt docker_opts[] = {
-	{ "-H", AG_GO_VAL }, { "--host", AG_GO_VAL }, { "-c", AG_GO_VAL }, { "--context", AG_GO_VAL },
-	{ "--config", AG_GO_VAL | AG_GO_RISKY }, { "-l", AG_GO_VAL }, { "--log-level", AG_GO_VAL }, { NULL, 0 }
-};
-
-static const struct ag_gopt kubectl_opts[] = {
-	{ "-n", AG_GO_VAL }, { "--namespace", AG_GO_VAL }, { "--context", AG_GO_VAL },
-	{ "--kubeconfig", AG_GO_VAL | AG_GO_RISKY }, { "-s", AG_GO_VAL }, { "--server", AG_GO_VAL },
-	{ "--cluster", AG_GO_VAL }, { "--user", AG_GO_VAL }, { NULL, 0 }
-};
-
-static const struct ag_gopt systemctl_opts[] = {
-	{ "-H", AG_GO_VAL }, { "--host", AG_GO_VAL }, { "-M", AG_GO_VAL }, { "--machine", AG_GO_VAL },
-	{ "-t", AG_GO_VAL }, { "--type", AG_GO_VAL }, { "-p", AG_GO_VAL }, { "--property", AG_GO_VAL },
-	{ "-n", AG_GO_VAL }, { "--lines", AG_GO_VAL }, { "-o", AG_GO_VAL }, { "--output", AG_GO_VAL },
-	{ "--state", AG_GO_VAL }, { NULL, 0 }
-};
-
-static const struct ag_gopt apt_opts[] = {
-	{ "-o", AG_GO_VAL | AG_GO_RISKY }, { "-c", AG_GO_VAL | AG_GO_RISKY }, { "-t", AG_GO_VAL }, { NULL, 0 }
-};
-
-static const struct ag_gopt cargo_go_opts[] = {
-	{ "-C", AG_GO_VAL | AG_GO_CHDIR }, { "--config", AG_GO_VAL | AG_GO_RISKY }, { "-Z", AG_GO_VAL }, { NULL, 0 }
-};
-
-const struct ag_gopt *
-ag_walk_tool_opts(const char *base)
-{
-	if (strcmp(base, "git") == 0)
-		return git_opts;
-	if (strcmp(base, "docker") == 0 || strcmp(base, "podman") == 0)
-		return docker_opts;
-	if (strcmp(base, "kubectl") == 0)
-		return kubectl_opts;
-	if (strcmp(base, "systemctl") == 0 || strcmp(base, "journalctl") == 0)
-		return systemctl_opts;
-	if (strcmp(base, "apt") == 0 || strcmp(base, "apt-get") == 0 ||
-	    strcmp(base, "apt-cache") == 0)
-		return apt_opts;
-	if (strcmp(base, "cargo") == 0 || strcmp(base, "go") == 0)
-		return cargo_go_opts;
-	return NULL;
-}
-
 /*
- * Walk the tool's global options; return the index of the subcommand (or
- * na when none).  Refuses risky options not in allow_options (unless rid
+ * Walk the tool's global options (opts, from its descriptor; NULL: none);
+ * return the index of the subcommand (or na when none).  Refuses risky options not in allow_options (unless rid
  * is NULL: only looking).  *cdir is set to the -C argument (git), for
  * output paths.
  */
 size_t
 ag_walk_subcommand(struct ag_walker *w, const struct ag_rule *r, const char *rid,
-    const char *base, struct ag_arg *a, size_t na, const char **cdir, int *bad)
+    const char *base, const struct ag_gopt *opts, struct ag_arg *a, size_t na,
+    const char **cdir, int *bad)
 {
-	const struct ag_gopt *opts = ag_walk_tool_opts(base);
 	size_t i;
 	char ex[80];
 
@@ -407,7 +348,8 @@ static int
 deny_subcommand(const struct ag_rule *d, const char *base, struct ag_arg *a, size_t na,
     int flags)
 {
-	const struct ag_gopt *opts = ag_walk_tool_opts(base), *o;
+	const struct ag_prog *p = ag_prog_lookup(base);
+	const struct ag_gopt *opts = p != NULL ? p->global_opts : NULL, *o;
 	int maybe_value = 0;
 	size_t i;
 

@@ -173,9 +173,10 @@ int	ag_walk_rule_args_ok(struct ag_walker *w, const struct ag_rule *r, const cha
 const char *ag_walk_allowed_list(struct ag_walker *w);
 void	ag_walk_refuse_unknown(struct ag_walker *w, const char *name, const char *why);
 
-const struct ag_gopt *ag_walk_tool_opts(const char *base);
+/* The subcommand's index after the global options opts (NULL: none) */
 size_t	ag_walk_subcommand(struct ag_walker *w, const struct ag_rule *r, const char *rid,
-	    const char *base, struct ag_arg *a, size_t na, const char **cdir, int *bad);
+	    const char *base, const struct ag_gopt *opts, struct ag_arg *a, size_t na,
+	    const char **cdir, int *bad);
 
 /* ---- paths.c ------------------------------------------------------------ */
 
