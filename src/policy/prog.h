@@ -163,5 +163,7 @@ extern const struct ag_prog ag_prog_git;
 /* tools.c */
 extern const struct ag_prog ag_prog_docker, ag_prog_kubectl, ag_prog_systemctl, ag_prog_apt,
     ag_prog_cargo, ag_prog_go;
+/* find.c */
+extern const struct ag_prog ag_prog_find;
 
 #endif

@@ -34,6 +34,8 @@ const struct ag_prog *const ag_progs[] = {
 	/* tools.c */
 	&ag_prog_docker, &ag_prog_kubectl, &ag_prog_systemctl, &ag_prog_apt, &ag_prog_cargo,
 	&ag_prog_go,
+	/* find.c */
+	&ag_prog_find,
 	NULL
 };
 
