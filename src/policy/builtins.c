@@ -10,41 +10,26 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "policy/prog.h"
 #include "policy/walker.h"
 
-/* Sorted (strcmp order): looked up with bsearch on every command. */
-static const char *const bash_builtins[] = {
-	".", ":", "[", "alias", "bg", "bind", "break", "builtin", "caller",
-	"cd", "command", "compgen", "complete", "compopt", "continue",
-	"declare", "dirs", "disown", "echo", "enable", "eval", "exec", "exit",
-	"export", "false", "fc", "fg", "getopts", "hash", "help", "history",
-	"jobs", "kill", "let", "local", "logout", "mapfile", "popd", "printf",
-	"pushd", "pwd", "read", "readarray", "readonly", "return", "set",
-	"shift", "shopt", "source", "suspend", "test", "times", "trap", "true",
-	"type", "typeset", "ulimit", "umask", "unalias", "unset", "wait",
-	NULL
+/* One builtin's check: what it may not do even when allowed. */
+typedef void (*builtin_fn)(struct ag_walker *w, const char *name, struct ag_arg *a,
+    size_t na, int flags);
+
+struct builtin {
+	const char	*name;
+	unsigned	 flags;		/* AG_BI_* (walker.h) and the ones below */
+	builtin_fn	 check;
 };
 
-/* Allowed unless a profile denies them (design.md). */
-static const char *const harmless_builtins[] = {
-	"cd", "pwd", "echo", "printf", "test", "[", "true", "false", ":",
-	"exit", "export", "unset", "pushd", "popd", "dirs",
-	NULL
+enum {
+	BI_HARMLESS = 0x100,	/* allowed unless a profile denies it (design.md) */
+	BI_RUNS = 0x200,	/* runs the next word, judged as a command of its own
+				 * before any rule (command, builtin) */
+	BI_UNRULED = 0x400,	/* without a rule its check decides, instead of a
+				 * refusal; with one it is allowed as named (set) */
 };
-
-static int
-cmp_key(const void *k, const void *e)
-{
-	return strcmp((const char *)k, *(const char *const *)e);
-}
-
-int
-ag_walk_is_builtin(const char *name)
-{
-	return bsearch(name, bash_builtins,
-	    sizeof(bash_builtins) / sizeof(bash_builtins[0]) - 1,
-	    sizeof(bash_builtins[0]), cmp_key) != NULL;
-}
 
 static const struct ag_rule *
 find_builtin_rule(struct ag_walker *w, const char *name, size_t *idx)
@@ -60,9 +45,9 @@ find_builtin_rule(struct ag_walker *w, const char *name, size_t *idx)
 	return NULL;
 }
 
-/* declare/typeset/local/export/readonly NAME[=VALUE]... */
+/* declare/typeset/local/export/readonly NAME[=VALUE]...; exporting: export */
 static void
-check_declare(struct ag_walker *w, const char *name, struct ag_arg *a, size_t na)
+declare_like(struct ag_walker *w, const char *name, struct ag_arg *a, size_t na, int exporting)
 {
 	size_t i;
 	int opts_done = 0;
@@ -85,7 +70,7 @@ check_declare(struct ag_walker *w, const char *name, struct ag_arg *a, size_t na
 				    name, s);
 				return;
 			}
-			if (strpbrk(s + 1, "ni") != NULL && strcmp(name, "export") != 0) {
+			if (strpbrk(s + 1, "ni") != NULL && !exporting) {
 				ag_walk_refuse(w, AG_DENY, "builtin:declare",
 				    "'%s %s' is not allowed: namerefs (-n) and integer variables (-i) make later assignments evaluate or redirect values",
 				    name, s);
@@ -133,8 +118,7 @@ check_declare(struct ag_walker *w, const char *name, struct ag_arg *a, size_t na
 			}
 			memcpy(nm, pre, nl);
 			nm[nl] = '\0';
-			if (!ag_walk_var_name(w, nm, strcmp(name, "export") == 0 ?
-			    "exporting" : "setting"))
+			if (!ag_walk_var_name(w, nm, exporting ? "exporting" : "setting"))
 				return;
 			if (pre[nl] == '[') {
 				const char *cl = memchr(pre + nl, ']', pl - nl);
@@ -148,7 +132,7 @@ check_declare(struct ag_walker *w, const char *name, struct ag_arg *a, size_t na
 			eq = memchr(pre, '=', pl);
 			/* declare -a a='(...)' is parsed again as a compound
 			 * assignment, and so may be an expanded value */
-			if (strcmp(name, "export") != 0 && eq != NULL &&
+			if (!exporting && eq != NULL &&
 			    (eq[1] == '(' || (eq + 1 == pre + pl && !whole))) {
 				ag_walk_refuse(w, AG_DENY, "builtin:declare",
 				    "'%s NAME=(...)' in a quoted or expanded value is parsed again by bash; use NAME=(...) directly",
@@ -166,7 +150,20 @@ check_declare(struct ag_walker *w, const char *name, struct ag_arg *a, size_t na
 }
 
 static void
-check_test(struct ag_walker *w, const char *name, struct ag_arg *a, size_t na)
+check_declare(struct ag_walker *w, const char *name, struct ag_arg *a, size_t na, int flags)
+{
+	declare_like(w, name, a, na, 0);
+}
+
+static void
+check_export(struct ag_walker *w, const char *name, struct ag_arg *a, size_t na, int flags)
+{
+	declare_like(w, name, a, na, 1);
+}
+
+/* test and [ */
+static void
+check_test(struct ag_walker *w, const char *name, struct ag_arg *a, size_t na, int flags)
 {
 	size_t i;
 	char ex[80];
@@ -217,7 +214,7 @@ check_test(struct ag_walker *w, const char *name, struct ag_arg *a, size_t na)
  * runner).
  */
 static void
-check_set(struct ag_walker *w, struct ag_arg *a, size_t na)
+check_set(struct ag_walker *w, const char *name, struct ag_arg *a, size_t na, int flags)
 {
 	static const char *const names[] = {
 		"errexit", "nounset", "xtrace", "verbose", "errtrace", "pipefail", NULL
@@ -264,57 +261,339 @@ check_set(struct ag_walker *w, struct ag_arg *a, size_t na)
 	}
 }
 
+/* command [-pvV] NAME ...: NAME without functions; -v/-V only look up */
+static void
+check_command(struct ag_walker *w, const char *name, struct ag_arg *a, size_t na, int flags)
+{
+	size_t k = 1;
+	char ex[80];
+
+	for (; k < na && a[k].lit && a[k].lit[0] == '-' && a[k].lit[1]; k++) {
+		if (strcmp(a[k].lit, "--") == 0) {
+			k++;
+			break;
+		}
+		if (strchr(a[k].lit, 'v') || strchr(a[k].lit, 'V'))
+			return;		/* lookup only */
+		if (strchr(a[k].lit, 'p')) {
+			ag_walk_refuse(w, AG_DENY, "builtin:command",
+			    "'command -p' searches a default PATH the profile does not set");
+			return;
+		}
+	}
+	if (k >= na)
+		return;
+	if (a[k].lit == NULL) {
+		ag_walk_refuse(w, AG_DENY, "literal", "command name must be a literal word, not '%s'",
+		    ag_walk_excerpt(a[k].w->raw, ex, sizeof(ex)));
+		return;
+	}
+	ag_walk_nested(w, a + k, na - k, flags | AG_CF_NO_FUNCS);
+}
+
+/* builtin NAME ...: NAME must be a builtin */
+static void
+check_builtin(struct ag_walker *w, const char *name, struct ag_arg *a, size_t na, int flags)
+{
+	char ex[80];
+
+	if (na < 2)
+		return;
+	if (a[1].lit == NULL) {
+		ag_walk_refuse(w, AG_DENY, "literal", "builtin name must be a literal word, not '%s'",
+		    ag_walk_excerpt(a[1].w->raw, ex, sizeof(ex)));
+		return;
+	}
+	ag_walk_nested(w, a + 1, na - 1, flags | AG_CF_BUILTIN_ONLY);
+}
+
+static void
+check_printf(struct ag_walker *w, const char *name, struct ag_arg *a, size_t na, int flags)
+{
+	if (na > 1 && (a[1].lit == NULL || strncmp(a[1].lit, "-v", 2) == 0)) {
+		ag_walk_refuse(w, AG_DENY, "builtin:printf",
+		    "'printf -v' (or a non-literal first argument, which could become -v) assigns a variable; not allowed");
+	}
+}
+
+static void
+check_unset(struct ag_walker *w, const char *name, struct ag_arg *a, size_t na, int flags)
+{
+	size_t i;
+
+	for (i = 1; i < na; i++) {
+		if (a[i].lit == NULL) {
+			ag_walk_refuse(w, AG_DENY, "literal", "'unset' needs literal names");
+			return;
+		}
+		if (strcmp(a[i].lit, "-f") == 0 || a[i].lit[0] == '-')
+			continue;
+		if (strchr(a[i].lit, '[') != NULL) {
+			ag_walk_name_text(w, a[i].lit);
+			continue;
+		}
+		ag_walk_var_name(w, a[i].lit, "unsetting");
+	}
+}
+
+/* cd and pushd: where the shell goes, for the paths after them */
+static void
+check_cd(struct ag_walker *w, const char *name, struct ag_arg *a, size_t na, int flags)
+{
+	const char *t = NULL;
+	int known = 1, physical = 0, is_pushd = name[0] == 'p';
+	size_t i;
+
+	for (i = 1; i < na; i++) {
+		const char *o = a[i].lit;
+
+		if (o == NULL) {
+			char *p = ag_walk_word_path(a[i].w);
+
+			if (p == NULL)
+				known = 0;
+			else
+				t = ag_walk_own(w, p);
+			break;
+		}
+		if (strcmp(o, "--") == 0) {
+			if (i + 1 < na) {
+				t = a[i + 1].lit;
+				known = t != NULL;
+			}
+			break;
+		}
+		if (o[0] == '-' && o[1] != '\0') {
+			if (is_pushd && strcmp(o, "-n") == 0) {
+				/* only adds to the stack: no cd */
+				w->cd_ok = NULL;
+				return;
+			}
+			/* cd -L -P -e -@ (the last of -L/-P counts); pushd -N
+			 * rotates the stack */
+			if (is_pushd || strspn(o + 1, "LPe@") != strlen(o + 1)) {
+				known = 0;
+				break;
+			}
+			for (o++; *o != '\0'; o++)
+				if (*o == 'P' || *o == 'L')
+					physical = *o == 'P';
+			continue;
+		}
+		t = o;
+		break;
+	}
+	/* bare cd goes home; bare pushd swaps with the stack */
+	if (t == NULL && known && i >= na && !is_pushd)
+		t = w->home;
+	if (t == NULL || strcmp(t, "-") == 0 || t[0] == '+' ||
+	    ag_walk_env(w, "CDPATH") != NULL)
+		known = 0;
+	ag_walk_cd(w, known ? t : NULL, physical);
+}
+
+static void
+check_popd(struct ag_walker *w, const char *name, struct ag_arg *a, size_t na, int flags)
+{
+	ag_walk_cd(w, NULL, 0);
+}
+
+/* read (is_read) and mapfile/readarray/getopts: the names they assign,
+ * and no readline (-e) or callback (-C) */
+static void
+read_like(struct ag_walker *w, const char *name, struct ag_arg *a, size_t na, int is_read)
+{
+	size_t i;
+
+	for (i = 1; i < na; i++) {
+		const char *s = a[i].lit;
+
+		if (s == NULL) {
+			ag_walk_refuse(w, AG_DENY, "literal", "'%s' needs literal arguments", name);
+			return;
+		}
+		if (s[0] == '-') {
+			if ((is_read && strchr(s, 'e')) || (!is_read && strchr(s, 'C'))) {
+				ag_walk_refuse(w, AG_DENY, is_read ? "builtin:read" : "builtin:mapfile",
+				    "'%s %s' can run commands (readline or a callback)", name, s);
+				return;
+			}
+			if (strlen(s) == 2 && strchr(is_read ? "adinNptu" : "dnOsuc", s[1])) {
+				/* read -a NAME assigns an array */
+				if (is_read && s[1] == 'a' && i + 1 < na) {
+					if (a[i + 1].lit == NULL) {
+						ag_walk_refuse(w, AG_DENY, "literal",
+						    "'read -a' needs a literal array name");
+						return;
+					}
+					if (!ag_walk_var_name(w, a[i + 1].lit, "setting"))
+						return;
+				}
+				i++;
+			} else if (is_read && strchr(s, 'a') != NULL) {
+				ag_walk_refuse(w, AG_DENY, "builtin:read",
+				    "write 'read -a NAME' with -a on its own");
+				return;
+			}
+			continue;
+		}
+		ag_walk_var_name(w, s, "setting");
+	}
+}
+
+static void
+check_read(struct ag_walker *w, const char *name, struct ag_arg *a, size_t na, int flags)
+{
+	read_like(w, name, a, na, 1);
+}
+
+static void
+check_mapfile(struct ag_walker *w, const char *name, struct ag_arg *a, size_t na, int flags)
+{
+	read_like(w, name, a, na, 0);
+}
+
+static void
+check_let(struct ag_walker *w, const char *name, struct ag_arg *a, size_t na, int flags)
+{
+	size_t i;
+
+	for (i = 1; i < na; i++)
+		ag_walk_word(w, a[i].w, AG_WORD_ARITH);
+}
+
+/* hash and enable: -p/-f change which file a command name runs */
+static void
+check_hash(struct ag_walker *w, const char *name, struct ag_arg *a, size_t na, int flags)
+{
+	char rule[64];
+	size_t i;
+
+	for (i = 1; i < na; i++)
+		if (a[i].lit == NULL || (a[i].lit[0] == '-' &&
+		    strpbrk(a[i].lit, "pf") != NULL)) {
+			snprintf(rule, sizeof(rule), "builtin:%s", name);
+			ag_walk_refuse(w, AG_DENY, rule,
+			    "'%s -p/-f' changes which file a command name runs", name);
+			return;
+		}
+}
+
+/* exec CMD: CMD judged as a command of its own */
+static void
+check_exec(struct ag_walker *w, const char *name, struct ag_arg *a, size_t na, int flags)
+{
+	if (na > 1)
+		ag_walk_inner(w, &ag_prog_exec, name, a, na, flags);
+}
+
+/* Every bash builtin, sorted (strcmp order) for bsearch on every command. */
+static const struct builtin builtins[] = {
+	{ ".", AG_BI_BUILTIN, NULL },
+	{ ":", AG_BI_BUILTIN | BI_HARMLESS, NULL },
+	{ "[", AG_BI_BUILTIN | BI_HARMLESS, check_test },
+	{ "alias", AG_BI_BUILTIN, NULL },
+	{ "bg", AG_BI_BUILTIN, NULL },
+	{ "bind", AG_BI_BUILTIN, NULL },
+	{ "break", AG_BI_BUILTIN, NULL },
+	{ "builtin", AG_BI_BUILTIN | BI_RUNS, check_builtin },
+	{ "caller", AG_BI_BUILTIN, NULL },
+	{ "cd", AG_BI_BUILTIN | BI_HARMLESS | AG_BI_CD | AG_BI_CD_ARG, check_cd },
+	{ "command", AG_BI_BUILTIN | BI_RUNS, check_command },
+	{ "compgen", AG_BI_BUILTIN, NULL },
+	{ "complete", AG_BI_BUILTIN, NULL },
+	{ "compopt", AG_BI_BUILTIN, NULL },
+	{ "continue", AG_BI_BUILTIN, NULL },
+	{ "declare", AG_BI_BUILTIN | AG_BI_ASSIGNS, check_declare },
+	{ "dirs", AG_BI_BUILTIN | BI_HARMLESS, NULL },
+	{ "disown", AG_BI_BUILTIN, NULL },
+	{ "echo", AG_BI_BUILTIN | BI_HARMLESS, NULL },
+	{ "enable", AG_BI_BUILTIN, check_hash },
+	{ "eval", AG_BI_BUILTIN, NULL },
+	{ "exec", AG_BI_BUILTIN, check_exec },
+	{ "exit", AG_BI_BUILTIN | BI_HARMLESS | AG_BI_EXIT, NULL },
+	{ "export", AG_BI_BUILTIN | BI_HARMLESS | AG_BI_ASSIGNS, check_export },
+	{ "false", AG_BI_BUILTIN | BI_HARMLESS, NULL },
+	{ "fc", AG_BI_BUILTIN, NULL },
+	{ "fg", AG_BI_BUILTIN, NULL },
+	{ "getopts", AG_BI_BUILTIN | AG_BI_ASSIGNS, check_mapfile },
+	{ "hash", AG_BI_BUILTIN, check_hash },
+	{ "help", AG_BI_BUILTIN, NULL },
+	{ "history", AG_BI_BUILTIN, NULL },
+	{ "jobs", AG_BI_BUILTIN, NULL },
+	{ "kill", AG_BI_BUILTIN, NULL },
+	{ "let", AG_BI_BUILTIN, check_let },
+	{ "local", AG_BI_BUILTIN | AG_BI_ASSIGNS, check_declare },
+	{ "logout", AG_BI_BUILTIN, NULL },
+	{ "mapfile", AG_BI_BUILTIN | AG_BI_ASSIGNS, check_mapfile },
+	{ "popd", AG_BI_BUILTIN | BI_HARMLESS | AG_BI_CD, check_popd },
+	{ "printf", AG_BI_BUILTIN | BI_HARMLESS | AG_BI_ASSIGNS, check_printf },
+	{ "pushd", AG_BI_BUILTIN | BI_HARMLESS | AG_BI_CD | AG_BI_CD_ARG, check_cd },
+	{ "pwd", AG_BI_BUILTIN | BI_HARMLESS, NULL },
+	{ "read", AG_BI_BUILTIN | AG_BI_ASSIGNS, check_read },
+	{ "readarray", AG_BI_BUILTIN | AG_BI_ASSIGNS, check_mapfile },
+	{ "readonly", AG_BI_BUILTIN | AG_BI_ASSIGNS, check_declare },
+	{ "return", AG_BI_BUILTIN | AG_BI_EXIT, NULL },
+	{ "set", AG_BI_BUILTIN | BI_UNRULED, check_set },
+	{ "shift", AG_BI_BUILTIN, NULL },
+	{ "shopt", AG_BI_BUILTIN, NULL },
+	{ "source", AG_BI_BUILTIN, NULL },
+	{ "suspend", AG_BI_BUILTIN, NULL },
+	{ "test", AG_BI_BUILTIN | BI_HARMLESS, check_test },
+	{ "times", AG_BI_BUILTIN, NULL },
+	{ "trap", AG_BI_BUILTIN, NULL },
+	{ "true", AG_BI_BUILTIN | BI_HARMLESS, NULL },
+	{ "type", AG_BI_BUILTIN, NULL },
+	{ "typeset", AG_BI_BUILTIN | AG_BI_ASSIGNS, check_declare },
+	{ "ulimit", AG_BI_BUILTIN, NULL },
+	{ "umask", AG_BI_BUILTIN, NULL },
+	{ "unalias", AG_BI_BUILTIN, NULL },
+	{ "unset", AG_BI_BUILTIN | BI_HARMLESS, check_unset },
+	{ "wait", AG_BI_BUILTIN, NULL },
+};
+
+static int
+cmp_builtin(const void *k, const void *e)
+{
+	return strcmp((const char *)k, ((const struct builtin *)e)->name);
+}
+
+static const struct builtin *
+builtin_lookup(const char *name)
+{
+	return bsearch(name, builtins, sizeof(builtins) / sizeof(builtins[0]),
+	    sizeof(builtins[0]), cmp_builtin);
+}
+
+unsigned
+ag_walk_builtin_flags(const char *name)
+{
+	const struct builtin *b = builtin_lookup(name);
+
+	return b != NULL ? b->flags & AG_BI_PUBLIC : 0;
+}
+
 void
 ag_walk_builtin(struct ag_walker *w, const char *name, struct ag_arg *a, size_t na, int flags)
 {
-	size_t ridx = 0, i;
-	const struct ag_rule *r = find_builtin_rule(w, name, &ridx);
-	char ridbuf[160], ex[80];
-	const char *rid = NULL;
+	const struct builtin *b = builtin_lookup(name);
+	const struct ag_rule *r;
+	size_t ridx = 0;
+	char ridbuf[160];
 
 	ag_walk_set_path(w, w->cur, "builtin");
-	if (strcmp(name, "command") == 0) {
-		size_t k = 1;
-
-		for (; k < na && a[k].lit && a[k].lit[0] == '-' && a[k].lit[1]; k++) {
-			if (strcmp(a[k].lit, "--") == 0) {
-				k++;
-				break;
-			}
-			if (strchr(a[k].lit, 'v') || strchr(a[k].lit, 'V'))
-				return;		/* lookup only */
-			if (strchr(a[k].lit, 'p')) {
-				ag_walk_refuse(w, AG_DENY, "builtin:command",
-				    "'command -p' searches a default PATH the profile does not set");
-				return;
-			}
-		}
-		if (k >= na)
-			return;
-		if (a[k].lit == NULL) {
-			ag_walk_refuse(w, AG_DENY, "literal", "command name must be a literal word, not '%s'",
-			    ag_walk_excerpt(a[k].w->raw, ex, sizeof(ex)));
-			return;
-		}
-		ag_walk_nested(w, a + k, na - k, flags | AG_CF_NO_FUNCS);
+	if (b == NULL)
+		return;		/* the caller asked ag_walk_builtin_flags first */
+	if (b->flags & BI_RUNS) {
+		b->check(w, name, a, na, flags);
 		return;
 	}
-	if (strcmp(name, "builtin") == 0) {
-		if (na < 2)
-			return;
-		if (a[1].lit == NULL) {
-			ag_walk_refuse(w, AG_DENY, "literal", "builtin name must be a literal word, not '%s'",
-			    ag_walk_excerpt(a[1].w->raw, ex, sizeof(ex)));
-			return;
-		}
-		ag_walk_nested(w, a + 1, na - 1, flags | AG_CF_BUILTIN_ONLY);
+	r = find_builtin_rule(w, name, &ridx);
+	if (r == NULL && (b->flags & BI_UNRULED)) {
+		b->check(w, name, a, na, flags);
 		return;
 	}
-	if (r == NULL && strcmp(name, "set") == 0) {
-		check_set(w, a, na);
-		return;
-	}
-	if (r == NULL && !ag_walk_in_list(harmless_builtins, name)) {
+	if (r == NULL && !(b->flags & BI_HARMLESS)) {
 		char rule[64];
 
 		snprintf(rule, sizeof(rule), "builtin:%s", name);
@@ -323,140 +602,10 @@ ag_walk_builtin(struct ag_walker *w, const char *name, struct ag_arg *a, size_t 
 		    name, w->prof->name ? w->prof->name : "?", ag_walk_allowed_list(w));
 		return;
 	}
-	if (r != NULL) {
-		rid = ag_walk_rule_id(w, r, 0, ridx, ridbuf, sizeof(ridbuf));
-		if (!ag_walk_rule_args_ok(w, r, rid, name, a, na, flags))
-			return;
-	}
+	if (r != NULL && !ag_walk_rule_args_ok(w, r,
+	    ag_walk_rule_id(w, r, 0, ridx, ridbuf, sizeof(ridbuf)), name, a, na, flags))
+		return;
 	/* what every allowed builtin still may not do */
-	if (strcmp(name, "printf") == 0) {
-		if (na > 1 && (a[1].lit == NULL || strncmp(a[1].lit, "-v", 2) == 0)) {
-			ag_walk_refuse(w, AG_DENY, "builtin:printf",
-			    "'printf -v' (or a non-literal first argument, which could become -v) assigns a variable; not allowed");
-		}
-	} else if (strcmp(name, "export") == 0 || strcmp(name, "declare") == 0 ||
-	    strcmp(name, "typeset") == 0 || strcmp(name, "local") == 0 ||
-	    strcmp(name, "readonly") == 0) {
-		check_declare(w, name, a, na);
-	} else if (strcmp(name, "unset") == 0) {
-		for (i = 1; i < na; i++) {
-			if (a[i].lit == NULL) {
-				ag_walk_refuse(w, AG_DENY, "literal", "'unset' needs literal names");
-				return;
-			}
-			if (strcmp(a[i].lit, "-f") == 0 || a[i].lit[0] == '-')
-				continue;
-			if (strchr(a[i].lit, '[') != NULL) {
-				ag_walk_name_text(w, a[i].lit);
-				continue;
-			}
-			ag_walk_var_name(w, a[i].lit, "unsetting");
-		}
-	} else if (strcmp(name, "test") == 0 || strcmp(name, "[") == 0) {
-		check_test(w, name, a, na);
-	} else if (strcmp(name, "cd") == 0 || strcmp(name, "pushd") == 0) {
-		const char *t = NULL;
-		int known = 1, physical = 0, is_pushd = name[0] == 'p';
-
-		for (i = 1; i < na; i++) {
-			const char *o = a[i].lit;
-
-			if (o == NULL) {
-				char *p = ag_walk_word_path(a[i].w);
-
-				if (p == NULL)
-					known = 0;
-				else
-					t = ag_walk_own(w, p);
-				break;
-			}
-			if (strcmp(o, "--") == 0) {
-				if (i + 1 < na) {
-					t = a[i + 1].lit;
-					known = t != NULL;
-				}
-				break;
-			}
-			if (o[0] == '-' && o[1] != '\0') {
-				if (is_pushd && strcmp(o, "-n") == 0) {
-					/* only adds to the stack: no cd */
-					w->cd_ok = NULL;
-					return;
-				}
-				/* cd -L -P -e -@ (the last of -L/-P counts); pushd -N
-				 * rotates the stack */
-				if (is_pushd || strspn(o + 1, "LPe@") != strlen(o + 1)) {
-					known = 0;
-					break;
-				}
-				for (o++; *o != '\0'; o++)
-					if (*o == 'P' || *o == 'L')
-						physical = *o == 'P';
-				continue;
-			}
-			t = o;
-			break;
-		}
-		/* bare cd goes home; bare pushd swaps with the stack */
-		if (t == NULL && known && i >= na && !is_pushd)
-			t = w->home;
-		if (t == NULL || strcmp(t, "-") == 0 || t[0] == '+' ||
-		    ag_walk_env(w, "CDPATH") != NULL)
-			known = 0;
-		ag_walk_cd(w, known ? t : NULL, physical);
-	} else if (strcmp(name, "popd") == 0) {
-		ag_walk_cd(w, NULL, 0);
-	} else if (strcmp(name, "read") == 0 || strcmp(name, "mapfile") == 0 ||
-	    strcmp(name, "readarray") == 0 || strcmp(name, "getopts") == 0) {
-		int is_read = strcmp(name, "read") == 0;
-
-		for (i = 1; i < na; i++) {
-			const char *s = a[i].lit;
-
-			if (s == NULL) {
-				ag_walk_refuse(w, AG_DENY, "literal", "'%s' needs literal arguments", name);
-				return;
-			}
-			if (s[0] == '-') {
-				if ((is_read && strchr(s, 'e')) || (!is_read && strchr(s, 'C'))) {
-					ag_walk_refuse(w, AG_DENY, is_read ? "builtin:read" : "builtin:mapfile",
-					    "'%s %s' can run commands (readline or a callback)", name, s);
-					return;
-				}
-				if (strlen(s) == 2 && strchr(is_read ? "adinNptu" : "dnOsuc", s[1])) {
-					/* read -a NAME assigns an array */
-					if (is_read && s[1] == 'a' && i + 1 < na) {
-						if (a[i + 1].lit == NULL) {
-							ag_walk_refuse(w, AG_DENY, "literal",
-							    "'read -a' needs a literal array name");
-							return;
-						}
-						if (!ag_walk_var_name(w, a[i + 1].lit, "setting"))
-							return;
-					}
-					i++;
-				} else if (is_read && strchr(s, 'a') != NULL) {
-					ag_walk_refuse(w, AG_DENY, "builtin:read",
-					    "write 'read -a NAME' with -a on its own");
-					return;
-				}
-				continue;
-			}
-			ag_walk_var_name(w, s, "setting");
-		}
-	} else if (strcmp(name, "let") == 0) {
-		for (i = 1; i < na; i++)
-			ag_walk_word(w, a[i].w, AG_WORD_ARITH);
-	} else if (strcmp(name, "hash") == 0 || strcmp(name, "enable") == 0) {
-		for (i = 1; i < na; i++)
-			if (a[i].lit == NULL || (a[i].lit[0] == '-' &&
-			    strpbrk(a[i].lit, "pf") != NULL)) {
-				ag_walk_refuse(w, AG_DENY, strcmp(name, "hash") == 0 ? "builtin:hash" : "builtin:enable",
-				    "'%s -p/-f' changes which file a command name runs", name);
-				return;
-			}
-	} else if (strcmp(name, "exec") == 0) {
-		if (na > 1)
-			ag_walk_inner(w, &ag_prog_exec, "exec", a, na, flags);
-	}
+	if (b->check != NULL && !(b->flags & BI_UNRULED))
+		b->check(w, name, a, na, flags);
 }

@@ -212,7 +212,7 @@ ag_walk_command(struct ag_walker *w, struct ag_arg *a, size_t na, int flags)
 	}
 	if (strchr(name, '/') == NULL && !(flags & AG_CF_PROG_ONLY)) {
 		if (!(flags & (AG_CF_NO_FUNCS | AG_CF_BUILTIN_ONLY)) && ag_walk_is_function(w, name) &&
-		    !ag_walk_is_builtin(name) &&
+		    !ag_walk_builtin_flags(name) &&
 		    ag_walk_lookup(w->pathenv, name, real, sizeof(real)) == -1) {
 			/* its body was checked where it was defined; and if the
 			 * definition did not run (an if, a subshell), the name
@@ -221,7 +221,7 @@ ag_walk_command(struct ag_walker *w, struct ag_arg *a, size_t na, int flags)
 			ag_walk_set_path(w, w->cur, "function");
 			return;
 		}
-		if (ag_walk_is_builtin(name)) {
+		if (ag_walk_builtin_flags(name)) {
 			/* deny rules name builtins too */
 			if (!ag_walk_deny_hit(w, name, a, na, flags))
 				ag_walk_builtin(w, name, a, na, flags);

@@ -278,7 +278,7 @@ is_plain_cd(const struct ag_sh_node *n)
 	    n->nredirs > 0)
 		return 0;
 	r = n->words[0]->raw ? n->words[0]->raw : "";
-	return strcmp(r, "cd") == 0 || strcmp(r, "pushd") == 0;
+	return (ag_walk_builtin_flags(r) & AG_BI_CD_ARG) != 0;
 }
 
 /* A bare `exit [N]` or `return [N]`. */
@@ -290,7 +290,7 @@ is_exit(const struct ag_sh_node *n)
 	if (n == NULL || n->type != AG_SH_SIMPLE || n->nwords < 1 || n->nwords > 2)
 		return 0;
 	r = n->words[0]->raw ? n->words[0]->raw : "";
-	return strcmp(r, "exit") == 0 || strcmp(r, "return") == 0;
+	return (ag_walk_builtin_flags(r) & AG_BI_EXIT) != 0;
 }
 
 /*
@@ -301,8 +301,14 @@ is_exit(const struct ag_sh_node *n)
 static int
 cd_succeeded(const struct ag_walker *w, const struct ag_sh_node *n)
 {
-	return w->cd_ok != NULL && is_plain_cd(n) && !ag_walk_is_function(w, "cd") &&
-	    !ag_walk_is_function(w, "pushd");
+	size_t i;
+
+	if (w->cd_ok == NULL || !is_plain_cd(n))
+		return 0;
+	for (i = 0; i < w->nfuncs; i++)
+		if (ag_walk_builtin_flags(w->funcs[i]) & AG_BI_CD_ARG)
+			return 0;
+	return 1;
 }
 
 /* The elements of an && chain in order, however the parser nested them;
@@ -339,8 +345,7 @@ has_cd(const struct ag_sh_node *n)
 
 			if (r == NULL)
 				continue;
-			if (strcmp(r, "cd") == 0 || strcmp(r, "pushd") == 0 ||
-			    strcmp(r, "popd") == 0)
+			if (ag_walk_builtin_flags(r) & AG_BI_CD)
 				return 1;
 			/* a quoted or expanded name could still be cd */
 			if (i == 0 && strpbrk(r, "'\"\\$`") != NULL)

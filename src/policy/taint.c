@@ -56,12 +56,6 @@ ag_walk_word_is_int(const struct ag_sh_word *wd)
 	return digits > 0;
 }
 
-/* Builtins that assign the variables named in their arguments. */
-static const char *const assigning_builtins[] = {
-	"read", "mapfile", "readarray", "getopts", "declare", "typeset", "local",
-	"export", "readonly", "printf", NULL
-};
-
 int
 ag_walk_is_int_special(const char *name)
 {
@@ -296,7 +290,8 @@ taint_node(struct taint *t, const struct ag_sh_node *n)
 		int assigning = 0;
 
 		for (i = 0; i < n->nwords; i++)
-			if (n->words[i]->raw && ag_walk_in_list(assigning_builtins, n->words[i]->raw))
+			if (n->words[i]->raw &&
+			    (ag_walk_builtin_flags(n->words[i]->raw) & AG_BI_ASSIGNS))
 				assigning = 1;
 		for (i = 1; assigning && i < n->nwords; i++) {
 			const struct ag_sh_word *wd = n->words[i];

@@ -152,7 +152,18 @@ void	ag_walk_inner(struct ag_walker *w, const struct ag_prog *p, const char *bas
 
 /* ---- builtins.c --------------------------------------------------------- */
 
-int	ag_walk_is_builtin(const char *name);
+/* What the policy elsewhere needs to know about a bash builtin. */
+enum {
+	AG_BI_BUILTIN = 0x01,	/* it is one */
+	AG_BI_ASSIGNS = 0x02,	/* assigns the variables its arguments name */
+	AG_BI_CD = 0x04,	/* changes the directory (cd, pushd, popd) */
+	AG_BI_CD_ARG = 0x08,	/* ... to the one its argument names (cd, pushd) */
+	AG_BI_EXIT = 0x10,	/* leaves the shell or the function (exit, return) */
+	AG_BI_PUBLIC = 0xff,
+};
+
+/* AG_BI_* of a builtin's name; 0 when it is none. */
+unsigned ag_walk_builtin_flags(const char *name);
 void	ag_walk_builtin(struct ag_walker *w, const char *name, struct ag_arg *a, size_t na,
 	    int flags);
 
