@@ -29,11 +29,17 @@ const struct ag_prog *const ag_progs[] = {
 	&ag_prog_mv, &ag_prog_ln, &ag_prog_install, &ag_prog_dd,
 	/* sed.c */
 	&ag_prog_sed,
+	/* pagers.c */
+	&ag_prog_man, &ag_prog_less, &ag_prog_more, &ag_prog_vim, &ag_prog_emacs,
 	/* git.c */
 	&ag_prog_git,
 	/* tools.c */
 	&ag_prog_docker, &ag_prog_kubectl, &ag_prog_systemctl, &ag_prog_apt, &ag_prog_cargo,
-	&ag_prog_go,
+	&ag_prog_go, &ag_prog_make, &ag_prog_tar, &ag_prog_grep, &ag_prog_rsync, &ag_prog_cvs,
+	&ag_prog_curl, &ag_prog_wget, &ag_prog_ssh, &ag_prog_gpg,
+	/* langs.c */
+	&ag_prog_python, &ag_prog_pip, &ag_prog_perl, &ag_prog_ruby, &ag_prog_node, &ag_prog_npm,
+	&ag_prog_java, &ag_prog_lua, &ag_prog_tclsh, &ag_prog_tex,
 	/* find.c */
 	&ag_prog_find,
 	NULL

@@ -99,10 +99,58 @@ check_git(struct ag_walker *w, const struct ag_progcall *c)
 	}
 }
 
+/* Every GIT_* variable can point git at other programs, hooks or
+ * repositories, except the ones that only label a commit. */
+static const char *const git_env[] = { "GIT_*", NULL };
+static const char *const git_env_harmless[] = {
+	"GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_AUTHOR_DATE",
+	"GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "GIT_COMMITTER_DATE",
+	NULL
+};
+
+/*
+ * The sandbox's settings where git is allowed: every configuration key
+ * that names a program, fixed at the "command" level (GIT_CONFIG_KEY_n),
+ * which outranks system, global, repository and included files.
+ * diff.external is not here: git treats any value, even "", as an
+ * external diff; like textconv and filter drivers it is left to the
+ * execute allow-list.
+ */
+#define GITCFG(n, k, v)	"GIT_CONFIG_KEY_" #n "=" k, "GIT_CONFIG_VALUE_" #n "=" v
+
+static const char *const git_drop[] = { "GIT_CONFIG*", NULL };
+static const char *const git_set[] = {
+	"GIT_CONFIG_NOSYSTEM=1", "GIT_PAGER=cat", "GIT_EDITOR=:", "GIT_SEQUENCE_EDITOR=:",
+	"GIT_ASKPASS=", "GIT_TERMINAL_PROMPT=0",
+	GITCFG(0, "core.fsmonitor", "false"),
+	GITCFG(1, "core.hooksPath", "/dev/null"),
+	GITCFG(2, "core.pager", "cat"),
+	GITCFG(3, "core.editor", ":"),
+	GITCFG(4, "sequence.editor", ":"),
+	GITCFG(5, "core.askPass", ""),
+	GITCFG(6, "core.sshCommand", "ssh"),
+	GITCFG(7, "credential.helper", ""),
+	GITCFG(8, "protocol.ext.allow", "never"),
+	GITCFG(9, "gpg.program", "gpg"),
+	GITCFG(10, "gpg.ssh.program", "ssh-keygen"),
+	GITCFG(11, "gpg.x509.program", "gpgsm"),
+	GITCFG(12, "commit.gpgSign", "false"),
+	GITCFG(13, "tag.gpgSign", "false"),
+	GITCFG(14, "log.showSignature", "false"),
+	GITCFG(15, "safe.bareRepository", "explicit"),
+	"GIT_CONFIG_COUNT=16",
+	NULL
+};
+
 static const char *const git_names[] = { "git", NULL };
 const struct ag_prog ag_prog_git = {
 	.names = git_names,
+	.flags = AG_PROG_DEFUSE_IF_ALLOWED,
 	.global_opts = git_opts,
 	.valopts = git_valopts,
 	.check = check_git,
+	.env_filter = git_env,
+	.env_harmless = git_env_harmless,
+	.env_drop = git_drop,
+	.env_set = git_set,
 };

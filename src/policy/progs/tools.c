@@ -4,6 +4,8 @@
  * may come before the subcommand, so that a rule's subcommand list is
  * checked against the right word, and the ones among them that change
  * which configuration the tool reads (refused unless allow_options).
+ * And other tools whose environment variables make them run other
+ * programs or read other configuration (envsan.c refuses them).
  */
 #include "agconfig.h"
 
@@ -38,8 +40,9 @@ static const struct ag_gopt systemctl_opts[] = {
 	{ NULL, 0 }
 };
 static const char *const systemctl_names[] = { "systemctl", "journalctl", NULL };
+static const char *const systemctl_env[] = { "SYSTEMD_PAGER*", NULL };
 const struct ag_prog ag_prog_systemctl = {
-	.names = systemctl_names, .global_opts = systemctl_opts,
+	.names = systemctl_names, .global_opts = systemctl_opts, .env_filter = systemctl_env,
 };
 
 static const struct ag_gopt apt_opts[] = {
@@ -55,7 +58,51 @@ static const struct ag_gopt cargo_go_opts[] = {
 	{ NULL, 0 }
 };
 static const char *const cargo_names[] = { "cargo", NULL };
-const struct ag_prog ag_prog_cargo = { .names = cargo_names, .global_opts = cargo_go_opts };
+static const char *const cargo_env[] = {
+	"CARGO_*", "RUSTC_WRAPPER", "RUSTC_WORKSPACE_WRAPPER", NULL
+};
+const struct ag_prog ag_prog_cargo = {
+	.names = cargo_names, .global_opts = cargo_go_opts, .env_filter = cargo_env,
+};
 
 static const char *const go_names[] = { "go", NULL };
 const struct ag_prog ag_prog_go = { .names = go_names, .global_opts = cargo_go_opts };
+
+static const char *const make_names[] = { "make", "gmake", NULL };
+static const char *const make_env[] = {
+	"MAKEFLAGS", "MAKEFILES", "MFLAGS", "GNUMAKEFLAGS", NULL
+};
+const struct ag_prog ag_prog_make = { .names = make_names, .env_filter = make_env };
+
+static const char *const tar_names[] = { "tar", NULL };
+static const char *const tar_env[] = { "TAR_OPTIONS", NULL };
+const struct ag_prog ag_prog_tar = { .names = tar_names, .env_filter = tar_env };
+
+static const char *const grep_names[] = { "grep", "egrep", "fgrep", NULL };
+static const char *const grep_env[] = { "GREP_OPTIONS", NULL };
+const struct ag_prog ag_prog_grep = { .names = grep_names, .env_filter = grep_env };
+
+static const char *const rsync_names[] = { "rsync", NULL };
+static const char *const rsync_env[] = { "RSYNC_RSH", "RSYNC_CONNECT_PROG", NULL };
+const struct ag_prog ag_prog_rsync = { .names = rsync_names, .env_filter = rsync_env };
+
+static const char *const cvs_names[] = { "cvs", NULL };
+static const char *const cvs_env[] = { "CVS_RSH", NULL };
+const struct ag_prog ag_prog_cvs = { .names = cvs_names, .env_filter = cvs_env };
+
+static const char *const curl_names[] = { "curl", NULL };
+static const char *const curl_env[] = { "CURL_HOME", NULL };
+const struct ag_prog ag_prog_curl = { .names = curl_names, .env_filter = curl_env };
+
+static const char *const wget_names[] = { "wget", NULL };
+static const char *const wget_env[] = { "WGETRC", NULL };
+const struct ag_prog ag_prog_wget = { .names = wget_names, .env_filter = wget_env };
+
+/* ssh asks for passwords through a program, and reaches the agent's keys */
+static const char *const ssh_names[] = { "ssh", "scp", "sftp", NULL };
+static const char *const ssh_env[] = { "SSH_ASKPASS*", "SSH_AUTH_SOCK", NULL };
+const struct ag_prog ag_prog_ssh = { .names = ssh_names, .env_filter = ssh_env };
+
+static const char *const gpg_names[] = { "gpg", "gpg2", NULL };
+static const char *const gpg_env[] = { "GNUPGHOME", "GPG_AGENT_INFO", NULL };
+const struct ag_prog ag_prog_gpg = { .names = gpg_names, .env_filter = gpg_env };

@@ -375,8 +375,10 @@ unwrap_sudo(struct ag_walker *w, const struct ag_progcall *c, struct ag_unwrap *
 }
 
 static const char *const sudo_names[] = { "sudo", "doas", NULL };
+static const char *const sudo_env[] = { "SUDO_ASKPASS", NULL };
 const struct ag_prog ag_prog_sudo = {
 	.names = sudo_names, .flags = AG_PROG_WRAPPER_RISKY, .unwrap = unwrap_sudo,
+	.env_filter = sudo_env,
 };
 
 /* ---- flock -------------------------------------------------------------- */
