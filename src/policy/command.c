@@ -1,14 +1,11 @@
 /*
  * command.c - one simple command: a function, a builtin or a program; the
- * program's file, its deny and allow rules, and what its descriptor knows
- * about it (the files it writes, the command a wrapper runs).
- *
- * Programs whose own arguments name files they write, checked like
- * redirections: tee FILE..., sed -i FILE..., sort -o F, cp/mv/install/ln
- * destinations (and mv sources), touch, mkdir, rm, rmdir, truncate,
- * dd of=F, time -o F, find -fprint/-fprint0/-fprintf/-fls, git --output=F
- * (and format-patch -o DIR), strace/ltrace -o F.  find -exec/-execdir/-ok
- * commands are checked as commands of their own.
+ * program's file, its deny and allow rules, and what its descriptor
+ * (prog.h) knows about it: the global options before its subcommand, the
+ * files it writes (checked like redirections), the programs and scripts it
+ * runs, and, for a wrapper, the command it runs, judged as a command of
+ * its own.  What is known about which program is in progs/, one file per
+ * family.
  */
 #include "agconfig.h"
 
@@ -171,17 +168,111 @@ prog_check(struct ag_walker *w, const struct ag_prog *p, const char *base, struc
 		p->check(w, &c);
 }
 
+/*
+ * A program no allow rule names: a safe wrapper (judged by what it runs),
+ * a program built earlier in the line beneath the developer tier's
+ * paths.exec, or a refusal that says what is allowed.
+ */
+static void
+no_rule(struct ag_walker *w, const struct ag_prog *p, const char *name, const char *base,
+    int rc, struct ag_arg *a, size_t na, int flags)
+{
+	char ex[80];
+	size_t i;
+
+	if (rc == 0 && p != NULL && (p->flags & AG_PROG_WRAPPER_SAFE)) {
+		prog_check(w, p, base, a, na, NULL, flags);
+		ag_walk_inner(w, p, base, a, na, flags);
+		return;
+	}
+	if (p != NULL && (p->flags & AG_PROG_WRAPPER_RISKY)) {
+		char rule[64];
+
+		snprintf(rule, sizeof(rule), "wrapper:%s", base);
+		ag_walk_refuse(w, AG_DENY, rule,
+		    "'%s' runs other programs with other rights or outside the gateway's view; not allowed in profile '%s'",
+		    base, w->prof->name ? w->prof->name : "?");
+		return;
+	}
+	if (rc != 0 && strchr(name, '/') != NULL && w->prof->tier == AG_TIER_DEVELOPER &&
+	    exec_target_ok(w, name)) {
+		/* built earlier in the same line (`cc -o t t.c && ./t`):
+		 * the kernel and the exec supervisor judge it when it runs */
+		char rid2[256];
+
+		snprintf(rid2, sizeof(rid2), "profiles.%s.paths.exec",
+		    w->prof->name ? w->prof->name : "?");
+		ag_walk_allow_as(w, rid2, "allowed: '%s' will lie beneath paths.exec",
+		    ag_walk_excerpt(name, ex, sizeof(ex)));
+	} else if (rc != 0)
+		ag_walk_refuse_unknown(w, name, strchr(name, '/') ? " (no such program)"
+		    : " (and not found in PATH)");
+	else if (strchr(name, '/') != NULL && w->prof->nallow > 0) {
+		/* a path that looks like an allowed name but is another file */
+		int same_name = 0;
+
+		for (i = 0; i < w->prof->nallow; i++)
+			if (w->prof->allow[i].command &&
+			    strcmp(ag_walk_base_name(w->prof->allow[i].command), base) == 0)
+				same_name = 1;
+		if (same_name)
+			ag_walk_refuse(w, AG_DENY, "path",
+			    "'%s' is not the '%s' the profile allows (a different file with the same name)",
+			    ag_walk_excerpt(name, ex, sizeof(ex)), base);
+		else
+			ag_walk_refuse_unknown(w, name, NULL);
+	} else
+		ag_walk_refuse_unknown(w, name, NULL);
+}
+
+/* A program allow rule r (the ridx-th) names: its arguments, its
+ * subcommand, and what its descriptor says. */
+static void
+with_rule(struct ag_walker *w, const struct ag_prog *p, const struct ag_rule *r, size_t ridx,
+    const char *base, struct ag_arg *a, size_t na, int flags)
+{
+	char ridbuf[160], ex[80], sl[400];
+	const char *rid, *cdir = NULL;
+	int bad = 0;
+	size_t si;
+
+	rid = ag_walk_rule_id(w, r, 0, ridx, ridbuf, sizeof(ridbuf));
+	if (!ag_walk_rule_args_ok(w, r, rid, base, a, na, flags))
+		return;
+	if (r->subcommands.n > 0 || (p != NULL && p->global_opts != NULL)) {
+		si = ag_walk_subcommand(w, r, rid, base, p != NULL ? p->global_opts : NULL,
+		    a, na, &cdir, &bad);
+		if (bad)
+			return;
+		if (r->subcommands.n > 0 && si < na &&
+		    (a[si].lit == NULL || !ag_strlist_contains(&r->subcommands, a[si].lit))) {
+			ag_walk_list_text(&r->subcommands, sl, sizeof(sl));
+			ag_walk_refuse(w, AG_DENY, rid,
+			    "'%s %s' is not allowed in profile '%s'; allowed here: %s (%s)",
+			    base, ag_walk_excerpt(a[si].lit ? a[si].lit : a[si].w->raw, ex, sizeof(ex)),
+			    w->prof->name ? w->prof->name : "?", base, sl);
+			return;
+		}
+	}
+	/* say which rule let it through (kept if something refuses later) */
+	if (w->cur >= 0 && w->cmds[w->cur].rule == NULL &&
+	    (w->cmds[w->cur].rule = strdup(rid)) == NULL)
+		w->oom = 1;
+	prog_check(w, p, base, a, na, cdir, flags);
+	if (p != NULL && (p->flags & (AG_PROG_WRAPPER_SAFE | AG_PROG_WRAPPER_RISKY)))
+		ag_walk_inner(w, p, base, a, na, flags);
+}
+
 void
 ag_walk_command(struct ag_walker *w, struct ag_arg *a, size_t na, int flags)
 {
 	const char *name = a[0].lit;
 	const char *base;
-	char real[PATH_MAX], ridbuf[160], ex[80];
-	const char *rid = NULL;
+	char real[PATH_MAX], ex[80];
 	const struct ag_rule *r = NULL;
 	const struct ag_prog *p;
 	size_t ridx = 0, i;
-	int rc, bad = 0;
+	int rc;
 
 	if (name == NULL) {
 		ag_walk_refuse(w, AG_DENY, "literal", "command name must be a literal word, not '%s'",
@@ -203,12 +294,8 @@ ag_walk_command(struct ag_walker *w, struct ag_arg *a, size_t na, int flags)
 			ag_walk_refuse_unknown(w, name, " (as a busybox applet)");
 			return;
 		}
-		flags &= ~AG_CF_NAME_ONLY;
-		r = &w->prof->allow[i];
-		ridx = i;
-		rc = 0;
-		real[0] = '\0';
-		goto have_rule;
+		with_rule(w, p, &w->prof->allow[i], i, base, a, na, flags & ~AG_CF_NAME_ONLY);
+		return;
 	}
 	if (strchr(name, '/') == NULL && !(flags & AG_CF_PROG_ONLY)) {
 		if (!(flags & (AG_CF_NO_FUNCS | AG_CF_BUILTIN_ONLY)) && ag_walk_is_function(w, name) &&
@@ -278,84 +365,8 @@ ag_walk_command(struct ag_walker *w, struct ag_arg *a, size_t na, int flags)
 		ag_walk_allow_as(w, rid2, "allowed: '%s' lies beneath paths.exec", ag_walk_excerpt(real, ex, sizeof(ex)));
 		return;
 	}
-	if (r == NULL) {
-		if (rc == 0 && p != NULL && (p->flags & AG_PROG_WRAPPER_SAFE)) {
-			prog_check(w, p, base, a, na, NULL, flags);
-			ag_walk_inner(w, p, base, a, na, flags);
-			return;
-		}
-		if (p != NULL && (p->flags & AG_PROG_WRAPPER_RISKY)) {
-			char rule[64];
-
-			snprintf(rule, sizeof(rule), "wrapper:%s", base);
-			ag_walk_refuse(w, AG_DENY, rule,
-			    "'%s' runs other programs with other rights or outside the gateway's view; not allowed in profile '%s'",
-			    base, w->prof->name ? w->prof->name : "?");
-			return;
-		}
-		if (rc != 0 && strchr(name, '/') != NULL && w->prof->tier == AG_TIER_DEVELOPER &&
-		    exec_target_ok(w, name)) {
-			/* built earlier in the same line (`cc -o t t.c && ./t`):
-			 * the kernel and the exec supervisor judge it when it runs */
-			char rid2[256];
-
-			snprintf(rid2, sizeof(rid2), "profiles.%s.paths.exec",
-			    w->prof->name ? w->prof->name : "?");
-			ag_walk_allow_as(w, rid2, "allowed: '%s' will lie beneath paths.exec",
-			    ag_walk_excerpt(name, ex, sizeof(ex)));
-		} else if (rc != 0)
-			ag_walk_refuse_unknown(w, name, strchr(name, '/') ? " (no such program)"
-			    : " (and not found in PATH)");
-		else if (strchr(name, '/') != NULL && w->prof->nallow > 0) {
-			/* a path that looks like an allowed name but is another file */
-			int same_name = 0;
-
-			for (i = 0; i < w->prof->nallow; i++)
-				if (w->prof->allow[i].command &&
-				    strcmp(ag_walk_base_name(w->prof->allow[i].command), base) == 0)
-					same_name = 1;
-			if (same_name)
-				ag_walk_refuse(w, AG_DENY, "path",
-				    "'%s' is not the '%s' the profile allows (a different file with the same name)",
-				    ag_walk_excerpt(name, ex, sizeof(ex)), base);
-			else
-				ag_walk_refuse_unknown(w, name, NULL);
-		} else
-			ag_walk_refuse_unknown(w, name, NULL);
-		return;
-	}
-have_rule:
-	rid = ag_walk_rule_id(w, r, 0, ridx, ridbuf, sizeof(ridbuf));
-	if (!ag_walk_rule_args_ok(w, r, rid, base, a, na, flags))
-		return;
-	{
-		const char *cdir = NULL;
-
-		if (r->subcommands.n > 0 || (p != NULL && p->global_opts != NULL)) {
-			size_t si = ag_walk_subcommand(w, r, rid, base,
-			    p != NULL ? p->global_opts : NULL, a, na, &cdir, &bad);
-
-			if (bad)
-				return;
-			if (r->subcommands.n > 0 && si < na &&
-			    (a[si].lit == NULL || !ag_strlist_contains(&r->subcommands, a[si].lit))) {
-				char sl[400];
-
-				ag_walk_list_text(&r->subcommands, sl, sizeof(sl));
-				ag_walk_refuse(w, AG_DENY, rid,
-				    "'%s %s' is not allowed in profile '%s'; allowed here: %s (%s)",
-				    base, ag_walk_excerpt(a[si].lit ? a[si].lit : a[si].w->raw, ex, sizeof(ex)),
-				    w->prof->name ? w->prof->name : "?", base, sl);
-				return;
-			}
-		}
-		/* say which rule let it through (kept if something refuses
-		 * later) */
-		if (w->cur >= 0 && w->cmds[w->cur].rule == NULL &&
-		    (w->cmds[w->cur].rule = strdup(rid)) == NULL)
-			w->oom = 1;
-		prog_check(w, p, base, a, na, cdir, flags);
-	}
-	if (p != NULL && (p->flags & (AG_PROG_WRAPPER_SAFE | AG_PROG_WRAPPER_RISKY)))
-		ag_walk_inner(w, p, base, a, na, flags);
+	if (r == NULL)
+		no_rule(w, p, name, base, rc, a, na, flags);
+	else
+		with_rule(w, p, r, ridx, base, a, na, flags);
 }

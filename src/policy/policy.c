@@ -622,8 +622,8 @@ decide_simple(struct ag_walker *w, const struct ag_sh_node *n)
 			w->oom = 1;
 		ag_walk_command(w, a, n->nwords, 0);
 	}
-	/* check_command may have replaced lits with NULL (xargs -I): the
-	 * originals are freed through the words' copies */
+	/* what a wrapper or find -exec runs with words from input (xargs -I,
+	 * {}) is judged on a copy of a[], so every literal is still here */
 	for (i = 0; i < n->nwords; i++)
 		free(a[i].lit);
 	if (a != stack)
