@@ -13,8 +13,10 @@
 #include "policy/prog.h"
 #include "policy/walker.h"
 
+struct builtin;
+
 /* One builtin's check: what it may not do even when allowed. */
-typedef void (*builtin_fn)(struct ag_walker *w, const char *name, struct ag_arg *a,
+typedef void (*builtin_fn)(struct ag_walker *w, const struct builtin *b, struct ag_arg *a,
     size_t na, int flags);
 
 struct builtin {
@@ -29,6 +31,8 @@ enum {
 				 * before any rule (command, builtin) */
 	BI_UNRULED = 0x400,	/* without a rule its check decides, instead of a
 				 * refusal; with one it is allowed as named (set) */
+	BI_EXPORT = 0x800,	/* export: declare's check, for the environment */
+	BI_READ = 0x1000,	/* read: mapfile's check, with read's options */
 };
 
 static const struct ag_rule *
@@ -45,10 +49,13 @@ find_builtin_rule(struct ag_walker *w, const char *name, size_t *idx)
 	return NULL;
 }
 
-/* declare/typeset/local/export/readonly NAME[=VALUE]...; exporting: export */
+/* declare/typeset/local/export/readonly NAME[=VALUE]... */
 static void
-declare_like(struct ag_walker *w, const char *name, struct ag_arg *a, size_t na, int exporting)
+check_declare(struct ag_walker *w, const struct builtin *b, struct ag_arg *a, size_t na,
+    int flags)
 {
+	const char *name = b->name;
+	int exporting = (b->flags & BI_EXPORT) != 0;
 	size_t i;
 	int opts_done = 0;
 	char ex[80];
@@ -149,21 +156,10 @@ declare_like(struct ag_walker *w, const char *name, struct ag_arg *a, size_t na,
 	}
 }
 
-static void
-check_declare(struct ag_walker *w, const char *name, struct ag_arg *a, size_t na, int flags)
-{
-	declare_like(w, name, a, na, 0);
-}
-
-static void
-check_export(struct ag_walker *w, const char *name, struct ag_arg *a, size_t na, int flags)
-{
-	declare_like(w, name, a, na, 1);
-}
-
 /* test and [ */
 static void
-check_test(struct ag_walker *w, const char *name, struct ag_arg *a, size_t na, int flags)
+check_test(struct ag_walker *w, const struct builtin *b, struct ag_arg *a, size_t na,
+    int flags)
 {
 	size_t i;
 	char ex[80];
@@ -182,7 +178,7 @@ check_test(struct ag_walker *w, const char *name, struct ag_arg *a, size_t na, i
 			    p->type == AG_SH_P_GLOB || p->type == AG_SH_P_BRACE)) {
 				ag_walk_refuse(w, AG_DENY, "builtin:test",
 				    "'%s' with an unquoted expansion ('%s') is not allowed: quote it (\"$x\")",
-				    name, ag_walk_excerpt(wd->raw, ex, sizeof(ex)));
+				    b->name, ag_walk_excerpt(wd->raw, ex, sizeof(ex)));
 				return;
 			}
 		}
@@ -192,7 +188,7 @@ check_test(struct ag_walker *w, const char *name, struct ag_arg *a, size_t na, i
 			if (nx == NULL) {
 				ag_walk_refuse(w, AG_DENY, "builtin:test",
 				    "'%s' with '-v' (or a word that may be '-v') before a non-literal word is not allowed: bash evaluates a subscript in it",
-				    name);
+				    b->name);
 				return;
 			}
 			if (nx != NULL && strchr(nx, '[') != NULL && !ag_walk_name_text(w, nx))
@@ -214,7 +210,8 @@ check_test(struct ag_walker *w, const char *name, struct ag_arg *a, size_t na, i
  * runner).
  */
 static void
-check_set(struct ag_walker *w, const char *name, struct ag_arg *a, size_t na, int flags)
+check_set(struct ag_walker *w, const struct builtin *b, struct ag_arg *a, size_t na,
+    int flags)
 {
 	static const char *const names[] = {
 		"errexit", "nounset", "xtrace", "verbose", "errtrace", "pipefail", NULL
@@ -263,7 +260,8 @@ check_set(struct ag_walker *w, const char *name, struct ag_arg *a, size_t na, in
 
 /* command [-pvV] NAME ...: NAME without functions; -v/-V only look up */
 static void
-check_command(struct ag_walker *w, const char *name, struct ag_arg *a, size_t na, int flags)
+check_command(struct ag_walker *w, const struct builtin *b, struct ag_arg *a, size_t na,
+    int flags)
 {
 	size_t k = 1;
 	char ex[80];
@@ -293,7 +291,8 @@ check_command(struct ag_walker *w, const char *name, struct ag_arg *a, size_t na
 
 /* builtin NAME ...: NAME must be a builtin */
 static void
-check_builtin(struct ag_walker *w, const char *name, struct ag_arg *a, size_t na, int flags)
+check_builtin(struct ag_walker *w, const struct builtin *b, struct ag_arg *a, size_t na,
+    int flags)
 {
 	char ex[80];
 
@@ -308,7 +307,8 @@ check_builtin(struct ag_walker *w, const char *name, struct ag_arg *a, size_t na
 }
 
 static void
-check_printf(struct ag_walker *w, const char *name, struct ag_arg *a, size_t na, int flags)
+check_printf(struct ag_walker *w, const struct builtin *b, struct ag_arg *a, size_t na,
+    int flags)
 {
 	if (na > 1 && (a[1].lit == NULL || strncmp(a[1].lit, "-v", 2) == 0)) {
 		ag_walk_refuse(w, AG_DENY, "builtin:printf",
@@ -317,7 +317,8 @@ check_printf(struct ag_walker *w, const char *name, struct ag_arg *a, size_t na,
 }
 
 static void
-check_unset(struct ag_walker *w, const char *name, struct ag_arg *a, size_t na, int flags)
+check_unset(struct ag_walker *w, const struct builtin *b, struct ag_arg *a, size_t na,
+    int flags)
 {
 	size_t i;
 
@@ -338,10 +339,11 @@ check_unset(struct ag_walker *w, const char *name, struct ag_arg *a, size_t na, 
 
 /* cd and pushd: where the shell goes, for the paths after them */
 static void
-check_cd(struct ag_walker *w, const char *name, struct ag_arg *a, size_t na, int flags)
+check_cd(struct ag_walker *w, const struct builtin *b, struct ag_arg *a, size_t na,
+    int flags)
 {
 	const char *t = NULL;
-	int known = 1, physical = 0, is_pushd = name[0] == 'p';
+	int known = 1, physical = 0, is_pushd = b->name[0] == 'p';
 	size_t i;
 
 	for (i = 1; i < na; i++) {
@@ -393,16 +395,20 @@ check_cd(struct ag_walker *w, const char *name, struct ag_arg *a, size_t na, int
 }
 
 static void
-check_popd(struct ag_walker *w, const char *name, struct ag_arg *a, size_t na, int flags)
+check_popd(struct ag_walker *w, const struct builtin *b, struct ag_arg *a, size_t na,
+    int flags)
 {
 	ag_walk_cd(w, NULL, 0);
 }
 
-/* read (is_read) and mapfile/readarray/getopts: the names they assign,
- * and no readline (-e) or callback (-C) */
+/* read and mapfile/readarray/getopts: the names they assign, and no
+ * readline (read -e) or callback (mapfile -C) */
 static void
-read_like(struct ag_walker *w, const char *name, struct ag_arg *a, size_t na, int is_read)
+check_read(struct ag_walker *w, const struct builtin *b, struct ag_arg *a, size_t na,
+    int flags)
 {
+	const char *name = b->name;
+	int is_read = (b->flags & BI_READ) != 0;
 	size_t i;
 
 	for (i = 1; i < na; i++) {
@@ -442,19 +448,8 @@ read_like(struct ag_walker *w, const char *name, struct ag_arg *a, size_t na, in
 }
 
 static void
-check_read(struct ag_walker *w, const char *name, struct ag_arg *a, size_t na, int flags)
-{
-	read_like(w, name, a, na, 1);
-}
-
-static void
-check_mapfile(struct ag_walker *w, const char *name, struct ag_arg *a, size_t na, int flags)
-{
-	read_like(w, name, a, na, 0);
-}
-
-static void
-check_let(struct ag_walker *w, const char *name, struct ag_arg *a, size_t na, int flags)
+check_let(struct ag_walker *w, const struct builtin *b, struct ag_arg *a, size_t na,
+    int flags)
 {
 	size_t i;
 
@@ -464,7 +459,8 @@ check_let(struct ag_walker *w, const char *name, struct ag_arg *a, size_t na, in
 
 /* hash and enable: -p/-f change which file a command name runs */
 static void
-check_hash(struct ag_walker *w, const char *name, struct ag_arg *a, size_t na, int flags)
+check_hash(struct ag_walker *w, const struct builtin *b, struct ag_arg *a, size_t na,
+    int flags)
 {
 	char rule[64];
 	size_t i;
@@ -472,19 +468,20 @@ check_hash(struct ag_walker *w, const char *name, struct ag_arg *a, size_t na, i
 	for (i = 1; i < na; i++)
 		if (a[i].lit == NULL || (a[i].lit[0] == '-' &&
 		    strpbrk(a[i].lit, "pf") != NULL)) {
-			snprintf(rule, sizeof(rule), "builtin:%s", name);
+			snprintf(rule, sizeof(rule), "builtin:%s", b->name);
 			ag_walk_refuse(w, AG_DENY, rule,
-			    "'%s -p/-f' changes which file a command name runs", name);
+			    "'%s -p/-f' changes which file a command name runs", b->name);
 			return;
 		}
 }
 
 /* exec CMD: CMD judged as a command of its own */
 static void
-check_exec(struct ag_walker *w, const char *name, struct ag_arg *a, size_t na, int flags)
+check_exec(struct ag_walker *w, const struct builtin *b, struct ag_arg *a, size_t na,
+    int flags)
 {
 	if (na > 1)
-		ag_walk_inner(w, &ag_prog_exec, name, a, na, flags);
+		ag_walk_inner(w, &ag_prog_exec, b->name, a, na, flags);
 }
 
 /* Every bash builtin, sorted (strcmp order) for bsearch on every command. */
@@ -512,11 +509,11 @@ static const struct builtin builtins[] = {
 	{ "eval", AG_BI_BUILTIN, NULL },
 	{ "exec", AG_BI_BUILTIN, check_exec },
 	{ "exit", AG_BI_BUILTIN | BI_HARMLESS | AG_BI_EXIT, NULL },
-	{ "export", AG_BI_BUILTIN | BI_HARMLESS | AG_BI_ASSIGNS, check_export },
+	{ "export", AG_BI_BUILTIN | BI_HARMLESS | AG_BI_ASSIGNS | BI_EXPORT, check_declare },
 	{ "false", AG_BI_BUILTIN | BI_HARMLESS, NULL },
 	{ "fc", AG_BI_BUILTIN, NULL },
 	{ "fg", AG_BI_BUILTIN, NULL },
-	{ "getopts", AG_BI_BUILTIN | AG_BI_ASSIGNS, check_mapfile },
+	{ "getopts", AG_BI_BUILTIN | AG_BI_ASSIGNS, check_read },
 	{ "hash", AG_BI_BUILTIN, check_hash },
 	{ "help", AG_BI_BUILTIN, NULL },
 	{ "history", AG_BI_BUILTIN, NULL },
@@ -525,13 +522,13 @@ static const struct builtin builtins[] = {
 	{ "let", AG_BI_BUILTIN, check_let },
 	{ "local", AG_BI_BUILTIN | AG_BI_ASSIGNS, check_declare },
 	{ "logout", AG_BI_BUILTIN, NULL },
-	{ "mapfile", AG_BI_BUILTIN | AG_BI_ASSIGNS, check_mapfile },
+	{ "mapfile", AG_BI_BUILTIN | AG_BI_ASSIGNS, check_read },
 	{ "popd", AG_BI_BUILTIN | BI_HARMLESS | AG_BI_CD, check_popd },
 	{ "printf", AG_BI_BUILTIN | BI_HARMLESS | AG_BI_ASSIGNS, check_printf },
 	{ "pushd", AG_BI_BUILTIN | BI_HARMLESS | AG_BI_CD | AG_BI_CD_ARG, check_cd },
 	{ "pwd", AG_BI_BUILTIN | BI_HARMLESS, NULL },
-	{ "read", AG_BI_BUILTIN | AG_BI_ASSIGNS, check_read },
-	{ "readarray", AG_BI_BUILTIN | AG_BI_ASSIGNS, check_mapfile },
+	{ "read", AG_BI_BUILTIN | AG_BI_ASSIGNS | BI_READ, check_read },
+	{ "readarray", AG_BI_BUILTIN | AG_BI_ASSIGNS, check_read },
 	{ "readonly", AG_BI_BUILTIN | AG_BI_ASSIGNS, check_declare },
 	{ "return", AG_BI_BUILTIN | AG_BI_EXIT, NULL },
 	{ "set", AG_BI_BUILTIN | BI_UNRULED, check_set },
@@ -585,12 +582,12 @@ ag_walk_builtin(struct ag_walker *w, const char *name, struct ag_arg *a, size_t 
 	if (b == NULL)
 		return;		/* the caller asked ag_walk_builtin_flags first */
 	if (b->flags & BI_RUNS) {
-		b->check(w, name, a, na, flags);
+		b->check(w, b, a, na, flags);
 		return;
 	}
 	r = find_builtin_rule(w, name, &ridx);
 	if (r == NULL && (b->flags & BI_UNRULED)) {
-		b->check(w, name, a, na, flags);
+		b->check(w, b, a, na, flags);
 		return;
 	}
 	if (r == NULL && !(b->flags & BI_HARMLESS)) {
@@ -607,5 +604,5 @@ ag_walk_builtin(struct ag_walker *w, const char *name, struct ag_arg *a, size_t 
 		return;
 	/* what every allowed builtin still may not do */
 	if (b->check != NULL && !(b->flags & BI_UNRULED))
-		b->check(w, name, a, na, flags);
+		b->check(w, b, a, na, flags);
 }

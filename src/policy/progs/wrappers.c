@@ -31,6 +31,29 @@ need_lit(struct ag_walker *w, const struct ag_progcall *c, size_t j)
 
 #define NEED_LIT(j) do { if (!need_lit(w, c, (j))) return AG_UNWRAP_DONE; } while (0)
 
+/*
+ * The common shape of a wrapper's options, at a[*i]: 1 when it is an
+ * option word (it starts with '-'); 0 when the options end there, at "--"
+ * (*i moved past it) or at the first word that is not an option; -1 after
+ * refusing a word the gateway cannot see.
+ */
+static int
+next_option(struct ag_walker *w, const struct ag_progcall *c, size_t *i)
+{
+	const char *s;
+
+	if (*i >= c->na)
+		return 0;
+	if (!need_lit(w, c, *i))
+		return -1;
+	s = c->a[*i].lit;
+	if (strcmp(s, "--") == 0) {
+		(*i)++;
+		return 0;
+	}
+	return s[0] == '-';
+}
+
 /* ---- env ---------------------------------------------------------------- */
 
 static size_t
@@ -111,21 +134,15 @@ static size_t
 unwrap_nice(struct ag_walker *w, const struct ag_progcall *c, struct ag_unwrap *u)
 {
 	struct ag_arg *a = c->a;
-	size_t i, na = c->na;
+	size_t i;
 
-	for (i = 1; i < na; i++) {
-		NEED_LIT(i);
-		if (strcmp(a[i].lit, "-n") == 0 || strcmp(a[i].lit, "--adjustment") == 0) {
+	int r;
+
+	/* -5, -n5, --adjustment=5 are one word; -n 5 two */
+	for (i = 1; (r = next_option(w, c, &i)) > 0; i++)
+		if (strcmp(a[i].lit, "-n") == 0 || strcmp(a[i].lit, "--adjustment") == 0)
 			i++;
-			continue;
-		}
-		if (strcmp(a[i].lit, "--") == 0)
-			return i + 1;
-		if (a[i].lit[0] == '-')
-			continue;	/* -5, -n5, --adjustment=5 */
-		break;
-	}
-	return i;
+	return r < 0 ? AG_UNWRAP_DONE : i;
 }
 
 static const char *const nice_names[] = { "nice", NULL };
@@ -144,22 +161,17 @@ static size_t
 unwrap_flags(struct ag_walker *w, const struct ag_progcall *c, struct ag_unwrap *u)
 {
 	struct ag_arg *a = c->a;
-	size_t i, na = c->na;
+	size_t i;
 	const char *const *v;
+	int r;
 
-	for (i = 1; i < na; i++) {
-		NEED_LIT(i);
-		if (strcmp(a[i].lit, "--") == 0)
-			return i + 1;
-		if (a[i].lit[0] != '-')
-			break;
+	for (i = 1; (r = next_option(w, c, &i)) > 0; i++)
 		for (v = c->prog->wrap_valued; v != NULL && *v != NULL; v++)
 			if (strcmp(a[i].lit, *v) == 0) {
 				i++;	/* the option's value */
 				break;
 			}
-	}
-	return i;
+	return r < 0 ? AG_UNWRAP_DONE : i;
 }
 
 static const char *const nohup_names[] = { "nohup", NULL };
@@ -212,24 +224,15 @@ static size_t
 unwrap_timeout(struct ag_walker *w, const struct ag_progcall *c, struct ag_unwrap *u)
 {
 	struct ag_arg *a = c->a;
-	size_t i, na = c->na;
+	size_t i;
 
-	for (i = 1; i < na; i++) {
-		NEED_LIT(i);
+	int r;
+
+	for (i = 1; (r = next_option(w, c, &i)) > 0; i++)
 		if (strcmp(a[i].lit, "-s") == 0 || strcmp(a[i].lit, "-k") == 0 ||
-		    strcmp(a[i].lit, "--signal") == 0 ||
-		    strcmp(a[i].lit, "--kill-after") == 0) {
+		    strcmp(a[i].lit, "--signal") == 0 || strcmp(a[i].lit, "--kill-after") == 0)
 			i++;
-			continue;
-		}
-		if (strcmp(a[i].lit, "--") == 0) {
-			i++;
-			break;
-		}
-		if (a[i].lit[0] != '-')
-			break;
-	}
-	return i + 1;	/* the duration */
+	return r < 0 ? AG_UNWRAP_DONE : i + 1;	/* after the duration */
 }
 
 static const char *const timeout_names[] = { "timeout", NULL };
@@ -274,18 +277,12 @@ unwrap_xargs(struct ag_walker *w, const struct ag_progcall *c, struct ag_unwrap 
 	struct ag_arg *a = c->a;
 	size_t i, na = c->na;
 
-	u->flags |= AG_CF_UNKNOWN_TAIL;
-	for (i = 1; i < na; i++) {
-		const char *s;
+	int r;
 
-		NEED_LIT(i);
-		s = a[i].lit;
-		if (strcmp(s, "--") == 0) {
-			i++;
-			break;
-		}
-		if (s[0] != '-')
-			break;
+	u->flags |= AG_CF_UNKNOWN_TAIL;
+	for (i = 1; (r = next_option(w, c, &i)) > 0; i++) {
+		const char *s = a[i].lit;
+
 		if (strncmp(s, "--p", 3) == 0) {	/* --process-slot-var, abbreviated or not */
 			ag_walk_refuse(w, AG_DENY, "wrapper:xargs",
 			    "'xargs --process-slot-var' sets a variable in the command's environment");
@@ -317,6 +314,8 @@ unwrap_xargs(struct ag_walker *w, const struct ag_progcall *c, struct ag_unwrap 
 		if (strncmp(s, "--arg-file=", 11) == 0)
 			ag_walk_check_path(w, s + 11, AG_ACC_READ, NULL);
 	}
+	if (r < 0)
+		return AG_UNWRAP_DONE;
 	if (i >= na) {
 		xargs_echo(w, c, u->flags);
 		return AG_UNWRAP_DONE;
@@ -335,18 +334,13 @@ static size_t
 unwrap_sudo(struct ag_walker *w, const struct ag_progcall *c, struct ag_unwrap *u)
 {
 	struct ag_arg *a = c->a;
-	size_t i, na = c->na;
+	size_t i;
 	char ex[80];
+	int r;
 
-	for (i = 1; i < na; i++) {
-		const char *s;
+	for (i = 1; (r = next_option(w, c, &i)) > 0; i++) {
+		const char *s = a[i].lit;
 
-		NEED_LIT(i);
-		s = a[i].lit;
-		if (strcmp(s, "--") == 0)
-			return i + 1;
-		if (s[0] != '-')
-			break;
 		/* long options only from a short list: getopt would take
 		 * "--sh" for --shell */
 		if (s[1] == '-' && strncmp(s, "--user=", 7) != 0 &&
@@ -371,7 +365,7 @@ unwrap_sudo(struct ag_walker *w, const struct ag_progcall *c, struct ag_unwrap *
 		if (s[1] != '-' && strchr("ugCDhprtTUc", s[strlen(s) - 1]) != NULL)
 			i++;
 	}
-	return i;
+	return r < 0 ? AG_UNWRAP_DONE : i;
 }
 
 static const char *const sudo_names[] = { "sudo", "doas", NULL };
@@ -454,17 +448,13 @@ static size_t
 unwrap_trace(struct ag_walker *w, const struct ag_progcall *c, struct ag_unwrap *u)
 {
 	struct ag_arg *a = c->a;
-	size_t i, na = c->na;
+	size_t i;
 
-	for (i = 1; i < na; i++) {
-		const char *s;
+	int r;
 
-		NEED_LIT(i);
-		s = a[i].lit;
-		if (strcmp(s, "--") == 0)
-			return i + 1;
-		if (s[0] != '-')
-			break;
+	for (i = 1; (r = next_option(w, c, &i)) > 0; i++) {
+		const char *s = a[i].lit;
+
 		if (strcmp(s, "-p") == 0 || strncmp(s, "-p", 2) == 0 ||
 		    strcmp(s, "-E") == 0 || strncmp(s, "-E", 2) == 0) {
 			ag_walk_refuse(w, AG_DENY, "wrapper:trace",
@@ -481,7 +471,7 @@ unwrap_trace(struct ag_walker *w, const struct ag_progcall *c, struct ag_unwrap 
 		if (s[2] == '\0' && strchr("abeIPsSuXAn", s[1]) != NULL)
 			i++;
 	}
-	return i;
+	return r < 0 ? AG_UNWRAP_DONE : i;
 }
 
 static const char *const trace_names[] = { "strace", "ltrace", NULL };
@@ -565,20 +555,14 @@ static size_t
 unwrap_exec(struct ag_walker *w, const struct ag_progcall *c, struct ag_unwrap *u)
 {
 	struct ag_arg *a = c->a;
-	size_t i, na = c->na;
+	size_t i;
 
-	for (i = 1; i < na; i++) {
-		NEED_LIT(i);
-		if (strcmp(a[i].lit, "-a") == 0) {
-			i++;
-			continue;
-		}
-		if (strcmp(a[i].lit, "--") == 0)
-			return i + 1;
-		if (a[i].lit[0] != '-')
-			break;
-	}
-	return i;
+	int r;
+
+	for (i = 1; (r = next_option(w, c, &i)) > 0; i++)
+		if (strcmp(a[i].lit, "-a") == 0)
+			i++;	/* argv[0] */
+	return r < 0 ? AG_UNWRAP_DONE : i;
 }
 
 /* Not in the registry: a program named exec is no wrapper; builtins.c
