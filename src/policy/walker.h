@@ -15,11 +15,15 @@
  *   paths.c     file access, redirections, protected paths, cd tracking
  *   taint.c     arithmetic: which names hold numbers
  *   resolve.c   PATH lookup and realpath caches
- *   progs.c     the program registry (prog.h) and option grammars
+ *   progs.c     the program registry (prog.h) and the option parsing its
+ *               hooks share
+ *   progs/      the descriptors, one file per family of programs
  *
  * Conventions: a check that refuses records the refusal on the current
- * entry (ag_walk_refuse) and, where the caller must stop, returns 0 or
- * (size_t)-1; out of memory sets w->oom and the decision fails closed.
+ * entry (ag_walk_refuse) and, where the caller must stop, returns 0 (or
+ * AG_UNWRAP_DONE); out of memory sets w->oom and the decision fails closed.
+ * Cross-file names start with ag_walk_ (the walker's) or ag_prog_ (the
+ * registry's); everything else is static.
  */
 #ifndef AG_POLICY_WALKER_H
 #define AG_POLICY_WALKER_H
@@ -28,8 +32,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "common/compat.h"
 #include "common/config.h"
+#include "common/err.h"
 #include "parse/shparse.h"
 #include "policy/policy.h"
 #include "policy/prog.h"
