@@ -70,6 +70,7 @@
 #include "common/log.h"
 #include "policy/pathutil.h"
 #include "policy/policy.h"
+#include "policy/prog.h"
 #include "exec/bpf.h"
 #include "exec/sandbox.h"
 #include "common/misc.h"
@@ -1277,45 +1278,17 @@ ag_sandbox_child_fds(const struct ag_sandbox *sb, int first, int nkeep)
 
 /* ---- environment -------------------------------------------------------- */
 
-/* Names removed from the command's environment before the forced ones. */
+/*
+ * Names removed from the command's environment before the forced ones,
+ * besides each program descriptor's env_drop (policy/prog.h).
+ */
 static const char *const defuse_drop[] = {
-	"GIT_CONFIG*", "LESSOPEN", "LESSCLOSE", "LESSKEY*", "LESSEDIT", "LD_PRELOAD",
-	AG_SANDBOX_FD_ENV, NULL
+	"LD_PRELOAD", AG_SANDBOX_FD_ENV, NULL
 };
 
-static const char *const defuse_always[] = {
-	"PAGER=cat", "MANPAGER=cat", "LESSSECURE=1",
-	/* vim: no vimrc, no modelines, no shell escapes even if the shell were reachable */
-	"VIMINIT=set nomodeline secure", "EXINIT=set nomodeline secure", NULL
-};
-
-/* git: every key that names a program, fixed at the "command" level that
- * outranks system, global, repository and included files.  diff.external
- * is not here: git treats any value, even "", as an external diff; like
- * textconv and filter drivers it is left to the execute allow-list. */
-static const char *const git_keys[][2] = {
-	{ "core.fsmonitor", "false" },
-	{ "core.hooksPath", "/dev/null" },
-	{ "core.pager", "cat" },
-	{ "core.editor", ":" },
-	{ "sequence.editor", ":" },
-	{ "core.askPass", "" },
-	{ "core.sshCommand", "ssh" },
-	{ "credential.helper", "" },
-	{ "protocol.ext.allow", "never" },
-	{ "gpg.program", "gpg" },
-	{ "gpg.ssh.program", "ssh-keygen" },
-	{ "gpg.x509.program", "gpgsm" },
-	{ "commit.gpgSign", "false" },
-	{ "tag.gpgSign", "false" },
-	{ "log.showSignature", "false" },
-	{ "safe.bareRepository", "explicit" },
-};
-
-static const char *const git_env[] = {
-	"GIT_CONFIG_NOSYSTEM=1", "GIT_PAGER=cat", "GIT_EDITOR=:", "GIT_SEQUENCE_EDITOR=:",
-	"GIT_ASKPASS=", "GIT_TERMINAL_PROMPT=0", NULL
-};
+/* Forced whatever the profile allows, besides each program descriptor's
+ * env_set: the pager any program falls back to. */
+static const char *const defuse_always[] = { "PAGER=cat", NULL };
 
 static int
 name_matches(const char *entry, const char *const *names)
@@ -1401,34 +1374,28 @@ env_put_fmt(char ***envp, const char *fmt, ...)
 	return 0;
 }
 
+/* 1 when the entry's name is one of a program descriptor's env_drop. */
 static int
-profile_allows(const struct ag_profile *p, const char *name)
+prog_drops(const char *entry)
 {
-	size_t i;
+	const struct ag_prog *const *pp;
 
-	if (p == NULL)
-		return 1;
-	for (i = 0; i < p->nallow; i++) {
-		const char *c = p->allow[i].command, *base;
-
-		if (c == NULL)
-			continue;
-		base = strrchr(c, '/') ? strrchr(c, '/') + 1 : c;
-		if (strcmp(base, name) == 0)
+	for (pp = ag_progs; *pp != NULL; pp++)
+		if ((*pp)->env_drop != NULL && name_matches(entry, (*pp)->env_drop))
 			return 1;
-	}
 	return 0;
 }
 
 int
 ag_sandbox_defuse_env(char ***envp, const struct ag_profile *p)
 {
+	const struct ag_prog *const *pp;
 	char **env = *envp;
 	size_t i, j;
 
 	/* drop what a captured environment or the profile could have let in */
 	for (i = j = 0; env[i] != NULL; i++) {
-		if (name_matches(env[i], defuse_drop))
+		if (name_matches(env[i], defuse_drop) || prog_drops(env[i]))
 			free(env[i]);
 		else
 			env[j++] = env[i];
@@ -1437,16 +1404,19 @@ ag_sandbox_defuse_env(char ***envp, const struct ag_profile *p)
 	for (i = 0; defuse_always[i] != NULL; i++)
 		if (env_put_dup(envp, defuse_always[i]) < 0)
 			return -1;
-	if (!profile_allows(p, "git"))
-		return 0;
-	for (i = 0; git_env[i] != NULL; i++)
-		if (env_put_dup(envp, git_env[i]) < 0)
-			return -1;
-	for (i = 0; i < sizeof(git_keys) / sizeof(git_keys[0]); i++)
-		if (env_put_fmt(envp, "GIT_CONFIG_KEY_%zu=%s", i, git_keys[i][0]) < 0 ||
-		    env_put_fmt(envp, "GIT_CONFIG_VALUE_%zu=%s", i, git_keys[i][1]) < 0)
-			return -1;
-	return env_put_fmt(envp, "GIT_CONFIG_COUNT=%zu", sizeof(git_keys) / sizeof(git_keys[0]));
+	/* each program's settings: a pager or an editor always (others reach
+	 * them), git only where the profile allows it */
+	for (pp = ag_progs; *pp != NULL; pp++) {
+		const char *const *set = (*pp)->env_set;
+
+		if (set == NULL || (((*pp)->flags & AG_PROG_DEFUSE_IF_ALLOWED) &&
+		    !ag_prog_allowed(*pp, p)))
+			continue;
+		for (i = 0; set[i] != NULL; i++)
+			if (env_put_dup(envp, set[i]) < 0)
+				return -1;
+	}
+	return 0;
 }
 
 void

@@ -7,8 +7,10 @@
  *  - bash's own control variables, which change how later words of the
  *    same command line are looked up, split or run (PATH, IFS, BASH_CMDS,
  *    BASH_ALIASES, SHELLOPTS, PS4, PROMPT_COMMAND, ...);
- *  - variables that make an allowed program run another one (GIT_*, PAGER,
- *    EDITOR, LESSOPEN, PYTHONSTARTUP, NODE_OPTIONS, TAR_OPTIONS, ...).
+ *  - variables that make an allowed program run another one: the ones
+ *    every program may read (PAGER, EDITOR, XDG_CONFIG_HOME, OPENSSL_CONF,
+ *    ...) here, the ones of one program (GIT_*, LESSOPEN, PYTHONSTARTUP,
+ *    NODE_OPTIONS, TAR_OPTIONS, ...) in its descriptor (prog.h, env_filter).
  * A profile adds names with env.deny and lets names through with
  * env.allow, except the "hard" ones: letting those through would make the
  * policy's own reading of the line wrong (PATH decides which file a name
@@ -20,8 +22,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "policy/envsan.h"
 #include "common/log.h"
+#include "policy/envsan.h"
+#include "policy/prog.h"
 
 static const char *const hard_set[] = {
 	"PATH", "IFS", "BASH_ENV", "ENV", "BASH_FUNC_*", "BASH_CMDS",
@@ -45,41 +48,11 @@ static const char *const builtin_set[] = {
 	"COMP_WORDBREAKS", "FIGNORE", "TIMEFORMAT", "SHELL", "ZDOTDIR",
 	"OLDPWD", "PWD", "DIRSTACK", "FUNCNAME", "GROUPS", "BASH_VERSINFO",
 	"EUID", "UID", "PPID", "SHLVL",
-	/* programs that start other programs */
-	"GIT_*", "PAGER", "MANPAGER", "MANOPT", "SYSTEMD_PAGER*", "LESS*",
-	"MORE", "EDITOR", "VISUAL", "FCEDIT", "BROWSER", "TERMINAL",
-	"SUDO_ASKPASS", "SSH_ASKPASS*", "XDG_CONFIG_HOME",
-	"XDG_CONFIG_DIRS", "XDG_DATA_HOME", "PYTHON*", "PERL5*", "PERLLIB",
-	"PERL_*", "RUBY*", "GEM_*", "BUNDLE_*", "NODE_OPTIONS", "NODE_PATH",
-	"NPM_CONFIG_*", "npm_config_*", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS",
-	"JDK_JAVA_OPTIONS", "LUA_INIT*", "LUA_PATH*", "LUA_CPATH*",
-	"TCLLIBPATH", "RUSTC_WRAPPER", "RUSTC_WORKSPACE_WRAPPER", "CARGO_*",
-	"TAR_OPTIONS", "GREP_OPTIONS", "RSYNC_RSH", "RSYNC_CONNECT_PROG",
-	"CVS_RSH", "OPENSSL_CONF", "OPENSSL_ENGINES", "CURL_HOME", "WGETRC",
-	"PIP_*", "KRB5_CONFIG", "GNUPGHOME", "GPG_AGENT_INFO", "SSH_AUTH_SOCK",
-	"MAKEFLAGS", "MAKEFILES", "MFLAGS", "GNUMAKEFLAGS", "EMACSLOADPATH",
-	"VIMINIT", "EXINIT", "MYVIMRC", "TEXINPUTS",
-	NULL
-};
-
-/*
- * Names inside the sets above that only label or tune what a program does
- * and cannot make it run anything else: a commit's author and committer.
- */
-static const char *const harmless_set[] = {
-	"GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_AUTHOR_DATE",
-	"GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "GIT_COMMITTER_DATE",
-	NULL
-};
-
-/*
- * Developer tier: what programs the tree starts is held by the kernel and
- * the exec-time deny rules, not by these variables, and test runners need
- * them; still never the ones that load code at start-up (PYTHONSTARTUP).
- */
-static const char *const developer_set[] = {
-	"PYTHONPATH", "PYTHONDONTWRITEBYTECODE", "PYTHONUNBUFFERED", "PYTHONHASHSEED",
-	"PYTHONWARNINGS",
+	/* what many programs read to start another one or load a library;
+	 * a single program's variables are in its descriptor (prog.h) */
+	"PAGER", "EDITOR", "VISUAL", "FCEDIT", "BROWSER", "TERMINAL",
+	"XDG_CONFIG_HOME", "XDG_CONFIG_DIRS", "XDG_DATA_HOME", "OPENSSL_CONF",
+	"OPENSSL_ENGINES", "KRB5_CONFIG",
 	NULL
 };
 
@@ -98,6 +71,25 @@ in_set(const char *const *set, const char *name)
 	for (; *set; set++)
 		if (fnmatch(*set, name, 0) == 0)
 			return 1;
+	return 0;
+}
+
+/* Which of a descriptor's sets prog_sets() looks in. */
+enum { PROG_FILTER, PROG_HARMLESS, PROG_DEVELOPER };
+
+/* 1 when name is in that set of any program's descriptor. */
+static int
+prog_sets(int which, const char *name)
+{
+	const struct ag_prog *const *pp;
+
+	for (pp = ag_progs; *pp != NULL; pp++) {
+		const char *const *set = which == PROG_FILTER ? (*pp)->env_filter :
+		    which == PROG_HARMLESS ? (*pp)->env_harmless : (*pp)->env_developer;
+
+		if (set != NULL && in_set(set, name))
+			return 1;
+	}
 	return 0;
 }
 
@@ -121,10 +113,15 @@ ag_envsan_is_dangerous(const char *name, const struct ag_profile *profile)
 		return 1;
 	if (profile != NULL && strlist_globmatch(&profile->env_allow, name))
 		return 0;
-	if (in_set(harmless_set, name) ||
-	    (profile != NULL && profile->tier == AG_TIER_DEVELOPER && in_set(developer_set, name)))
+	/* inside the sets below, names that only label what a program does
+	 * (a commit's author), and in the developer tier what test runners
+	 * need: what programs the tree starts is held there by the kernel
+	 * and the exec-time deny rules */
+	if (prog_sets(PROG_HARMLESS, name) ||
+	    (profile != NULL && profile->tier == AG_TIER_DEVELOPER &&
+	    prog_sets(PROG_DEVELOPER, name)))
 		return profile != NULL && strlist_globmatch(&profile->env_deny, name);
-	if (in_set(builtin_set, name))
+	if (in_set(builtin_set, name) || prog_sets(PROG_FILTER, name))
 		return 1;
 	if (profile != NULL && strlist_globmatch(&profile->env_deny, name))
 		return 1;

@@ -28,6 +28,7 @@
 #include "policy/envsan.h"
 #include "policy/pathutil.h"
 #include "policy/policy.h"
+#include "policy/prog.h"
 
 enum { A = 'A', D = 'D', K = 'K', P = 'P' };
 
@@ -1617,6 +1618,67 @@ wrappers_listed(void **state)
 	assert_int_equal(n, j);
 }
 
+/* ---- the program registry and the builtin table ------------------------- */
+
+/* Every name of every descriptor finds it; none is claimed twice. */
+static void
+registry_is_sound(void **state)
+{
+	char why[200] = "";
+	const struct ag_prog *const *pp;
+	size_t n = 0;
+
+	(void)state;
+	if (ag_prog_registry_check(why, sizeof(why)) != 0)
+		fail_msg("program registry: %s", why);
+	for (pp = ag_progs; *pp != NULL; pp++) {
+		assert_non_null((*pp)->names);
+		assert_non_null((*pp)->names[0]);
+		n++;
+	}
+	assert_true(n > 40);
+	assert_ptr_equal(ag_prog_lookup("git"), &ag_prog_git);
+	assert_ptr_equal(ag_prog_lookup("podman"), ag_prog_lookup("docker"));
+	assert_ptr_equal(ag_prog_lookup("ld-linux-x86-64.so.2"), &ag_prog_loader);
+	assert_ptr_equal(ag_prog_lookup("ld64.so.2"), &ag_prog_loader);
+	assert_null(ag_prog_lookup("ld"));
+	assert_null(ag_prog_lookup("gitk"));
+	assert_null(ag_prog_lookup(""));
+	/* the exec builtin's grammar is no program's */
+	assert_null(ag_prog_lookup("exec"));
+}
+
+/* Each builtin is found in the sorted table (a name out of order would be
+ * missed by bsearch and judged as a program). */
+static void
+every_builtin_is_one(void **state)
+{
+	static const char *const names[] = {
+		".", ":", "[", "alias", "bg", "bind", "break", "builtin", "caller",
+		"cd", "command", "compgen", "complete", "compopt", "continue",
+		"declare", "dirs", "disown", "echo", "enable", "eval", "exec", "exit",
+		"export", "false", "fc", "fg", "getopts", "hash", "help", "history",
+		"jobs", "kill", "let", "local", "logout", "mapfile", "popd", "printf",
+		"pushd", "pwd", "read", "readarray", "readonly", "return", "set",
+		"shift", "shopt", "source", "suspend", "test", "times", "trap", "true",
+		"type", "typeset", "ulimit", "umask", "unalias", "unset", "wait",
+		NULL
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; names[i] != NULL; i++) {
+		struct ag_decision d;
+
+		decide_in("ro", names[i], work, envv, &d);
+		assert_int_equal(d.ncmds, 1);
+		if (d.cmds[0].path == NULL || strcmp(d.cmds[0].path, "builtin") != 0)
+			fail_msg("'%s' is not taken for a builtin (%s)", names[i],
+			    d.cmds[0].path ? d.cmds[0].path : "no path");
+		ag_decision_free(&d);
+	}
+}
+
 /* ---- envsan and pathutil ------------------------------------------------ */
 
 static void
@@ -1723,6 +1785,8 @@ main(void)
 		cmocka_unit_test(decide_on_tree_without_source),
 		cmocka_unit_test(nul_byte_refused),
 		cmocka_unit_test(wrappers_listed),
+		cmocka_unit_test(registry_is_sound),
+		cmocka_unit_test(every_builtin_is_one),
 		cmocka_unit_test(envsan_sets),
 		cmocka_unit_test(pathutil_basics),
 	};

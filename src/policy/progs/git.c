@@ -1,0 +1,156 @@
+/*
+ * git.c - git: the global options before its subcommand (-c, --git-dir,
+ * --exec-path ... change what git runs or which configuration it reads,
+ * so they need the rule's allow_options), the options anywhere that write
+ * a file (--output, -o DIR) or run another program (--upload-pack, -O,
+ * --ext-diff, ...), and what the sandbox fixes in its environment.
+ */
+#include "agconfig.h"
+
+#include <string.h>
+
+#include "policy/prog.h"
+#include "policy/walker.h"
+
+static const struct ag_gopt git_opts[] = {
+	{ "-C", AG_GO_VAL | AG_GO_CHDIR },
+	{ "-c", AG_GO_VAL | AG_GO_RISKY },
+	{ "--git-dir", AG_GO_VAL | AG_GO_RISKY },
+	{ "--work-tree", AG_GO_VAL | AG_GO_RISKY },
+	{ "--namespace", AG_GO_VAL },
+	{ "--super-prefix", AG_GO_VAL },
+	{ "--config-env", AG_GO_VAL | AG_GO_RISKY },
+	{ "--exec-path", AG_GO_RISKY_SET },
+	{ "--list-cmds", AG_GO_VAL },
+	{ "--attr-source", AG_GO_VAL },
+	{ "-p", AG_GO_RISKY },
+	{ "--paginate", AG_GO_RISKY },
+	{ "-P", 0 }, { "--no-pager", 0 }, { "--bare", 0 }, { "--literal-pathspecs", 0 },
+	{ "--glob-pathspecs", 0 }, { "--noglob-pathspecs", 0 }, { "--icase-pathspecs", 0 },
+	{ "--no-replace-objects", 0 }, { "--no-optional-locks", 0 }, { "--no-lazy-fetch", 0 },
+	{ "--no-advice", 0 }, { "--version", 0 }, { "--help", 0 }, { "-h", 0 }, { "-v", 0 },
+	{ "--html-path", 0 }, { "--man-path", 0 }, { "--info-path", 0 },
+	{ NULL, 0 }
+};
+
+/* Options whose value may be a word the gateway cannot see. */
+static const char *const git_valopts[] = {
+	"-m", "--message", "--author", "--date", "-n", "--max-count", "--grep",
+	"--format", "--pretty", "-S", "-G", "--since", "--until", "--after",
+	"--before", "--committer", "-b", "-B", "--branch", "-C", NULL
+};
+
+static void
+check_git(struct ag_walker *w, const struct ag_progcall *c)
+{
+	static const char *const git_out[] = { "--output", "--output-directory", NULL };
+	static const char *const git_run[] = {
+		"--upload-pack", "--receive-pack", "--exec", "--open-files-in-pager",
+		"--ext-diff", NULL
+	};
+	struct ag_arg *a = c->a;
+	size_t i, bi = 0, na = c->na;
+	char ex[80];
+
+	if (c->flags & AG_CF_UNKNOWN_TAIL) {
+		ag_walk_refuse(w, AG_DENY, "program:git",
+		    "git would get arguments from xargs or find that the gateway cannot check");
+		return;
+	}
+	if (ag_prog_nonlit_option(a, na, c->prog->valopts, &bi)) {
+		ag_walk_refuse(w, AG_DENY, "program:git",
+		    "'%s' could be a git option that writes a file or runs a program; write it literally (or after --)",
+		    ag_walk_excerpt(a[bi].w->raw, ex, sizeof(ex)));
+		return;
+	}
+	for (i = 1; i < na; i++) {
+		const char *s = a[i].lit, *eq;
+		size_t nl;
+
+		if (s == NULL || strcmp(s, "--") == 0)
+			break;		/* pathspecs follow */
+		if (strcmp(s, "-O") == 0 || (s[0] == '-' && s[1] == 'O')) {
+			ag_walk_refuse(w, AG_DENY, "program:git",
+			    "'git ... %s' makes git run another program",
+			    ag_walk_excerpt(s, ex, sizeof(ex)));
+			break;
+		}
+		/* format-patch -o DIR; relative to -C DIR when given */
+		if (strcmp(s, "-o") == 0 && i + 1 < na && a[i + 1].lit != NULL) {
+			ag_walk_write(w, c->cdir, a[i + 1].lit, 0);
+			continue;
+		}
+		if (s[0] != '-' || s[1] != '-')
+			continue;
+		eq = strchr(s, '=');
+		nl = eq ? (size_t)(eq - s) : strlen(s);
+		if (ag_prog_canon_long(s, nl, git_run, NULL) != NULL && nl >= 4) {
+			ag_walk_refuse(w, AG_DENY, "program:git",
+			    "'git ... %s' makes git run another program",
+			    ag_walk_excerpt(s, ex, sizeof(ex)));
+			break;
+		}
+		if (ag_prog_canon_long(s, nl, git_out, NULL) != NULL && nl >= 5) {
+			if (eq != NULL)
+				ag_walk_write(w, c->cdir, eq + 1, 0);
+			else if (i + 1 < na && a[i + 1].lit != NULL)
+				ag_walk_write(w, c->cdir, a[i + 1].lit, 0);
+		}
+	}
+}
+
+/* Every GIT_* variable can point git at other programs, hooks or
+ * repositories, except the ones that only label a commit. */
+static const char *const git_env[] = { "GIT_*", NULL };
+static const char *const git_env_harmless[] = {
+	"GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_AUTHOR_DATE",
+	"GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "GIT_COMMITTER_DATE",
+	NULL
+};
+
+/*
+ * The sandbox's settings where git is allowed: every configuration key
+ * that names a program, fixed at the "command" level (GIT_CONFIG_KEY_n),
+ * which outranks system, global, repository and included files.
+ * diff.external is not here: git treats any value, even "", as an
+ * external diff; like textconv and filter drivers it is left to the
+ * execute allow-list.
+ */
+#define GITCFG(n, k, v)	"GIT_CONFIG_KEY_" #n "=" k, "GIT_CONFIG_VALUE_" #n "=" v
+
+static const char *const git_drop[] = { "GIT_CONFIG*", NULL };
+static const char *const git_set[] = {
+	"GIT_CONFIG_NOSYSTEM=1", "GIT_PAGER=cat", "GIT_EDITOR=:", "GIT_SEQUENCE_EDITOR=:",
+	"GIT_ASKPASS=", "GIT_TERMINAL_PROMPT=0",
+	GITCFG(0, "core.fsmonitor", "false"),
+	GITCFG(1, "core.hooksPath", "/dev/null"),
+	GITCFG(2, "core.pager", "cat"),
+	GITCFG(3, "core.editor", ":"),
+	GITCFG(4, "sequence.editor", ":"),
+	GITCFG(5, "core.askPass", ""),
+	GITCFG(6, "core.sshCommand", "ssh"),
+	GITCFG(7, "credential.helper", ""),
+	GITCFG(8, "protocol.ext.allow", "never"),
+	GITCFG(9, "gpg.program", "gpg"),
+	GITCFG(10, "gpg.ssh.program", "ssh-keygen"),
+	GITCFG(11, "gpg.x509.program", "gpgsm"),
+	GITCFG(12, "commit.gpgSign", "false"),
+	GITCFG(13, "tag.gpgSign", "false"),
+	GITCFG(14, "log.showSignature", "false"),
+	GITCFG(15, "safe.bareRepository", "explicit"),
+	"GIT_CONFIG_COUNT=16",
+	NULL
+};
+
+static const char *const git_names[] = { "git", NULL };
+const struct ag_prog ag_prog_git = {
+	.names = git_names,
+	.flags = AG_PROG_DEFUSE_IF_ALLOWED,
+	.global_opts = git_opts,
+	.valopts = git_valopts,
+	.check = check_git,
+	.env_filter = git_env,
+	.env_harmless = git_env_harmless,
+	.env_drop = git_drop,
+	.env_set = git_set,
+};

@@ -1,0 +1,205 @@
+/*
+ * resolve.c - which file a command name runs, and where the admin's own
+ * paths lead, cached per thread so a typical line costs no stat(2) at all
+ * (see walker.h).
+ */
+#include "agconfig.h"
+
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "policy/pathutil.h"
+#include "policy/walker.h"
+
+/*
+ * A small direct-mapped cache of PATH lookups and realpath(3) results,
+ * per thread, so a typical line costs no stat(2) at all.  Entries expire
+ * after a second: an admin who installs a program sees it almost at once,
+ * and nothing an agent can do inside that second changes which file a
+ * PATH directory holds (PATH directories are not the agent's to write).
+ */
+#define PCACHE_SIZE	1024
+#define PCACHE_TTL_MS	1000
+
+struct pcache_ent {
+	uint64_t	 key;
+	char		*pathenv;	/* PATH the lookup used; "" for realpath entries */
+	char		*name;
+	char		*real;		/* NULL: not found */
+	long long	 expires;
+};
+
+static __thread struct pcache_ent pcache[PCACHE_SIZE];
+
+static long long
+now_ms(void)
+{
+	struct timespec ts;
+
+#ifdef CLOCK_MONOTONIC_COARSE
+	if (clock_gettime(CLOCK_MONOTONIC_COARSE, &ts) == 0)
+		return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+#endif
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+uint64_t
+ag_walk_hash(uint64_t h, const char *s)
+{
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= 1099511628211ULL;
+	}
+	h ^= 0xff;
+	h *= 1099511628211ULL;
+	return h;
+}
+
+/* An executable regular file, as bash's search requires. */
+static int
+is_exec_file(const char *p)
+{
+	struct stat st;
+
+	return stat(p, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111);
+}
+
+/*
+ * Resolve name (no '/') through pathenv, or realpath an absolute path
+ * (pathenv NULL).  0 and real filled when found; -1 not found; -2 when
+ * PATH has a relative or empty entry, which would make the answer depend
+ * on the directory the command runs in.
+ */
+static int
+lookup_uncached(const char *pathenv, const char *name, char *real, size_t realsz)
+{
+	char buf[PATH_MAX], rp[PATH_MAX];
+	const char *p, *e;
+
+	if (pathenv == NULL) {
+		if (!is_exec_file(name) || realpath(name, rp) == NULL)
+			return -1;
+		if (strlen(rp) >= realsz)
+			return -1;
+		strcpy(real, rp);
+		return 0;
+	}
+	for (p = pathenv;; p = e + 1) {
+		size_t n;
+		int r;
+
+		e = strchr(p, ':');
+		if (e == NULL)
+			e = p + strlen(p);
+		n = (size_t)(e - p);
+		if (n == 0 || p[0] != '/')
+			return -2;
+		r = snprintf(buf, sizeof(buf), "%.*s/%s", (int)n, p, name);
+		if (r > 0 && (size_t)r < sizeof(buf) && is_exec_file(buf) &&
+		    realpath(buf, rp) != NULL && strlen(rp) < realsz) {
+			strcpy(real, rp);
+			return 0;
+		}
+		if (*e == '\0')
+			break;
+	}
+	return -1;
+}
+
+int
+ag_walk_lookup(const char *pathenv, const char *name, char *real, size_t realsz)
+{
+	uint64_t key = ag_walk_hash(ag_walk_hash(1469598103934665603ULL, pathenv ? pathenv : ""), name);
+	/* two-way: a name has two possible slots, so two hot names that
+	 * hash alike do not evict each other on every line */
+	struct pcache_ent *cand[2] = {
+		&pcache[key % PCACHE_SIZE], &pcache[(key >> 32) % PCACHE_SIZE]
+	};
+	struct pcache_ent *ce;
+	long long now = now_ms();
+	int r, k;
+
+	for (k = 0; k < 2; k++) {
+		ce = cand[k];
+		if (ce->name != NULL && ce->key == key && ce->expires > now &&
+		    strcmp(ce->name, name) == 0 &&
+		    strcmp(ce->pathenv, pathenv ? pathenv : "") == 0) {
+			if (ce->real == NULL)
+				return -1;
+			if (strlen(ce->real) >= realsz)
+				return -1;
+			strcpy(real, ce->real);
+			return 0;
+		}
+	}
+	ce = cand[0]->name == NULL || cand[0]->expires <= cand[1]->expires ? cand[0] : cand[1];
+	if (cand[1]->name == NULL)
+		ce = cand[1];
+	if (cand[0]->name == NULL)
+		ce = cand[0];
+	r = lookup_uncached(pathenv, name, real, realsz);
+	if (r == -2)
+		return -2;	/* not cached: depends on cwd */
+	free(ce->pathenv);
+	free(ce->name);
+	free(ce->real);
+	ce->pathenv = strdup(pathenv ? pathenv : "");
+	ce->name = strdup(name);
+	ce->real = r == 0 ? strdup(real) : NULL;
+	ce->key = key;
+	ce->expires = now + PCACHE_TTL_MS;
+	if (ce->pathenv == NULL || ce->name == NULL || (r == 0 && ce->real == NULL)) {
+		free(ce->pathenv);
+		free(ce->name);
+		free(ce->real);
+		memset(ce, 0, sizeof(*ce));
+	}
+	return r;
+}
+
+/*
+ * Resolved forms of the admin's own paths (home, paths.write/read
+ * entries), cached like PATH lookups.  Never used for a command's targets,
+ * which the command line itself may be about to change.
+ */
+#define RCACHE_SIZE 64
+
+struct rcache_ent {
+	char		*key;
+	char		*val;
+	long long	 expires;
+};
+
+static __thread struct rcache_ent rcache[RCACHE_SIZE];
+
+int
+ag_walk_cached_resolve(const char *abs, char *out, size_t outsz)
+{
+	struct rcache_ent *ce = &rcache[ag_walk_hash(1469598103934665603ULL, abs) % RCACHE_SIZE];
+	long long now = now_ms();
+
+	if (ce->key != NULL && ce->expires > now && strcmp(ce->key, abs) == 0 &&
+	    strlen(ce->val) < outsz) {
+		strcpy(out, ce->val);
+		return 0;
+	}
+	if (ag_path_resolve(abs, out, outsz) < 0)
+		return -1;
+	free(ce->key);
+	free(ce->val);
+	ce->key = strdup(abs);
+	ce->val = strdup(out);
+	ce->expires = now + PCACHE_TTL_MS;
+	if (ce->key == NULL || ce->val == NULL) {
+		free(ce->key);
+		free(ce->val);
+		ce->key = ce->val = NULL;
+	}
+	return 0;
+}
