@@ -761,6 +761,12 @@ build_rulesets(struct build *b)
 	b->h_net = sb->abi >= 4 ? AG_LL_NET_BIND_TCP | AG_LL_NET_CONNECT_TCP : 0;
 	b->scoped = sb->abi >= 6 ? AG_LL_SCOPE_ABSTRACT_UNIX | AG_LL_SCOPE_SIGNAL : 0;
 	b->h_inner = LANDLOCK_ACCESS_FS_EXECUTE | FS_READ;
+	/* REFER is denied by every ruleset that does not grant it, handled or
+	 * not: without this, a rename or link across directories (git mv,
+	 * os.rename) fails with EXDEV.  Where a file may move is the outer
+	 * (write) layer's business; the inner one lets it through. */
+	if (sb->abi >= 2)
+		b->h_inner |= LANDLOCK_ACCESS_FS_REFER;
 
 	if ((fd = create_ruleset(b, b->h_outer, b->h_net, b->scoped)) < 0)
 		return -1;
@@ -784,6 +790,9 @@ build_rulesets(struct build *b)
 	if ((fd = create_ruleset(b, b->h_inner, 0, 0)) < 0)
 		return -1;
 	sb->inner_fd = fd;
+	if ((b->h_inner & LANDLOCK_ACCESS_FS_REFER) &&
+	    add_path_rule(b, sb->inner_fd, AT_FDCWD, "/", LANDLOCK_ACCESS_FS_REFER) < 0)
+		return -1;
 	for (i = 0; i < sb->exec.n; i++)
 		if (add_path_rule(b, sb->inner_fd, AT_FDCWD, sb->exec.v[i],
 		    LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE) < 0)

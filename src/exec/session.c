@@ -105,7 +105,8 @@ ag_session_unsetenv(struct ag_session *s, const char *name)
 	s->nenv--;
 }
 
-/* The profile's env.set, applied last so it wins over anything captured. */
+/* The profile's env.set, applied last at the start of a session so it wins
+ * over what sshd passed on. */
 static int
 apply_env_set(char ***envp, size_t *np, const struct ag_profile *p)
 {
@@ -364,8 +365,8 @@ ag_session_apply_capture(struct ag_session *s, const char *buf, size_t len,
 		    env_set(&nv, &nn, name, eq + 1) < 0)
 			goto nomem;
 	}
-	if (apply_env_set(&nv, &nn, s->profile) < 0)
-		goto nomem;
+	/* env.set gave the starting values; what is not dangerous the
+	 * session may change (export GIT_AUTHOR_NAME=...) */
 
 	if (pwd != NULL && pwd[0] == '/') {
 		if ((e = dir_usable(pwd)) == 0) {

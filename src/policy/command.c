@@ -67,8 +67,12 @@ resolve_cmd(struct ag_walker *w, const char *name, char *real, size_t realsz)
 			/* resolved as execve(2) will: "lnk/.." is the parent of
 			 * lnk's target */
 			if (ag_walk_resolve_in(w, w->cwd->d[i], name, abs, sizeof(abs), res, sizeof(res)) < 0)
-				return -1;
-			r = ag_walk_lookup(NULL, res, i == 0 ? real : other, i == 0 ? realsz : sizeof(other));
+				r = -1;
+			else
+				r = ag_walk_lookup(NULL, res, i == 0 ? real : other,
+				    i == 0 ? realsz : sizeof(other));
+			/* found from one directory and not from another: which
+			 * one runs depends on the cd */
 			if (i == 0)
 				rc = r;
 			else if (r != rc || (r == 0 && strcmp(real, other) != 0))
@@ -183,6 +187,24 @@ no_rule(struct ag_walker *w, const struct ag_prog *p, const char *name, const ch
 	if (rc == 0 && p != NULL && (p->flags & AG_PROG_WRAPPER_SAFE)) {
 		prog_check(w, p, base, a, na, NULL, flags);
 		ag_walk_inner(w, p, base, a, na, flags);
+		return;
+	}
+	if (rc == 0 && (flags & AG_CF_PROG_ONLY) && (ag_walk_builtin_flags(base) & AG_BI_TWIN)) {
+		/*
+		 * `xargs echo`, `env printf`, `timeout 5 true`: a wrapper runs
+		 * the program, not the builtin.  The developer tier lets every
+		 * readable program execute, so it runs; the strict tier's
+		 * kernel would refuse it, so say so now rather than allow a
+		 * command the kernel then kills.
+		 */
+		if (w->prof->tier == AG_TIER_DEVELOPER) {
+			ag_walk_allow_as(w, "builtin", "allowed: '%s' is the program twin of a shell builtin",
+			    base);
+			return;
+		}
+		ag_walk_refuse(w, AG_DENY, "unknown",
+		    "'%s' run by another program is a program, not the shell builtin, and profile '%s' does not list it (add '%s' to allow)",
+		    base, w->prof->name ? w->prof->name : "?", base);
 		return;
 	}
 	if (p != NULL && (p->flags & AG_PROG_WRAPPER_RISKY)) {
@@ -337,7 +359,7 @@ ag_walk_command(struct ag_walker *w, struct ag_arg *a, size_t na, int flags)
 	}
 	if (rc == -2) {
 		ag_walk_refuse(w, AG_DENY, "path",
-		    strchr(name, '/') ? "cannot tell which file '%s' is after a 'cd' in the same line"
+		    strchr(name, '/') ? "cannot tell which file '%s' is after a 'cd' in the same line; join them with '&&' (cd DIR && ./x)"
 		    : "PATH has a relative or empty entry, so '%s' cannot be resolved safely",
 		    ag_walk_excerpt(name, ex, sizeof(ex)));
 		return;

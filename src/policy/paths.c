@@ -408,16 +408,55 @@ in_private_tmp(const char *res)
 }
 
 /*
+ * Why an access to the file at abs (res once resolved) is refused: the
+ * rule's name, with the text in msg; NULL when it is allowed.
+ */
+static const char *
+path_refusal(struct ag_walker *w, const char *abs, const char *res, int acc, char *msg,
+    size_t msgsz)
+{
+	char ex[80], lt[400];
+	const char *prot;
+
+	if (acc & AG_ACC_WRITE) {
+		prot = protected_by(w, res);
+		if (prot == NULL && strcmp(res, abs) != 0)
+			prot = protected_by(w, abs);
+		if (prot == NULL && (acc & AG_ACC_TREE))
+			prot = protected_below(w, res);
+		if (prot != NULL) {
+			snprintf(msg, msgsz, "writing to '%s' is not allowed: it matches the protected path '%s' (files that shells, ssh or git later run or read)",
+			    ag_walk_excerpt(res, ex, sizeof(ex)), prot);
+			return "path:protect";
+		}
+		if (!ag_walk_inside_list(w, &w->prof->paths_write, res) &&
+		    !(w->prof->tier == AG_TIER_DEVELOPER && in_private_tmp(res))) {
+			ag_walk_list_text(&w->prof->paths_write, lt, sizeof(lt));
+			snprintf(msg, msgsz, "writing to '%s' is outside paths.write (%s)",
+			    ag_walk_excerpt(res, ex, sizeof(ex)), lt);
+			return "path:write";
+		}
+	}
+	if ((acc & AG_ACC_READ) && !ag_walk_inside_list(w, &w->prof->paths_read, res)) {
+		ag_walk_list_text(&w->prof->paths_read, lt, sizeof(lt));
+		snprintf(msg, msgsz, "reading '%s' is outside paths.read (%s)",
+		    ag_walk_excerpt(res, ex, sizeof(ex)), lt);
+		return "path:read";
+	}
+	return NULL;
+}
+
+/*
  * Check one file access at literal path p (relative to base, or to every
  * directory the shell may be in).  what: "writing to" / "reading".
  */
 void
 ag_walk_check_path(struct ag_walker *w, const char *p, int acc, const char *base)
 {
-	char abs[PATH_MAX], res[PATH_MAX], ex[80], lt[400];
+	char abs[PATH_MAX], res[PATH_MAX], ex[80], msg[1200], first_msg[1200];
 	const struct ag_cwdset *cs = w->cwd;
-	const char *prot;
-	int i, n;
+	const char *rule, *first = NULL;
+	int i, n, nok = 0;
 
 	if (p[0] == '\0') {
 		ag_walk_refuse(w, AG_DENY, "path", "an empty file name cannot be checked");
@@ -466,35 +505,26 @@ ag_walk_check_path(struct ag_walker *w, const char *p, int acc, const char *base
 		}
 		if (is_always_ok_dev(abs) || is_always_ok_dev(res))
 			continue;
-		if (acc & AG_ACC_WRITE) {
-			prot = protected_by(w, res);
-			if (prot == NULL && strcmp(res, abs) != 0)
-				prot = protected_by(w, abs);
-			if (prot == NULL && (acc & AG_ACC_TREE))
-				prot = protected_below(w, res);
-			if (prot != NULL) {
-				ag_walk_refuse(w, AG_DENY, "path:protect",
-				    "writing to '%s' is not allowed: it matches the protected path '%s' (files that shells, ssh or git later run or read)",
-				    ag_walk_excerpt(res, ex, sizeof(ex)), prot);
-				return;
-			}
-			if (!ag_walk_inside_list(w, &w->prof->paths_write, res) &&
-			    !(w->prof->tier == AG_TIER_DEVELOPER && in_private_tmp(res))) {
-				ag_walk_list_text(&w->prof->paths_write, lt, sizeof(lt));
-				ag_walk_refuse(w, AG_DENY, "path:write",
-				    "writing to '%s' is outside paths.write (%s)",
-				    ag_walk_excerpt(res, ex, sizeof(ex)), lt);
-				return;
-			}
-		}
-		if ((acc & AG_ACC_READ) && !ag_walk_inside_list(w, &w->prof->paths_read, res)) {
-			ag_walk_list_text(&w->prof->paths_read, lt, sizeof(lt));
-			ag_walk_refuse(w, AG_DENY, "path:read",
-			    "reading '%s' is outside paths.read (%s)",
-			    ag_walk_excerpt(res, ex, sizeof(ex)), lt);
-			return;
+		if ((rule = path_refusal(w, abs, res, acc, msg, sizeof(msg))) == NULL)
+			nok++;
+		else if (first == NULL) {
+			first = rule;
+			snprintf(first_msg, sizeof(first_msg), "%s", msg);
 		}
 	}
+	if (first == NULL)
+		return;
+	/*
+	 * Where the shell may be in more than one directory (a cd before, on
+	 * its own: it may fail), a target allowed from one of them is the
+	 * developer tier's kernel sandbox's to judge, which confines every
+	 * write and read whichever directory it is.  The strict tier refuses
+	 * and says how to write the line so the gateway can tell.
+	 */
+	if (n > 1 && nok > 0 && w->prof->tier == AG_TIER_DEVELOPER)
+		return;
+	ag_walk_refuse(w, AG_DENY, first, "%s%s", first_msg, n > 1 ?
+	    " (where the line is if the 'cd' before it fails; join them with '&&')" : "");
 }
 
 /*

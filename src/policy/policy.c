@@ -311,6 +311,47 @@ cd_succeeded(const struct ag_walker *w, const struct ag_sh_node *n)
 	return 1;
 }
 
+/*
+ * A `set` that turns errexit on (1) or off (0), as a whole list element;
+ * -1 for anything else.
+ */
+static int
+sets_errexit(const struct ag_sh_node *n)
+{
+	int on = -1;
+	size_t i;
+
+	if (n == NULL || n->type != AG_SH_SIMPLE || n->nwords < 2 || n->nassigns > 0 ||
+	    n->nredirs > 0 || n->words[0]->raw == NULL || strcmp(n->words[0]->raw, "set") != 0)
+		return -1;
+	for (i = 1; i < n->nwords; i++) {
+		const char *r = n->words[i]->raw;
+
+		if (r == NULL || (r[0] != '-' && r[0] != '+') ||
+		    strspn(r + 1, "abefhkmnoptuvxBCEHPT") != strlen(r + 1))
+			return -1;	/* quoted, expanded, or positional parameters */
+		if (strchr(r + 1, 'e') != NULL)
+			on = r[0] == '-';
+		if (strchr(r + 1, 'o') != NULL && i + 1 < n->nwords) {
+			const char *o = n->words[++i]->raw;	/* the option's name */
+
+			if (o != NULL && strcmp(o, "errexit") == 0)
+				on = r[0] == '-';
+		}
+	}
+	return on;
+}
+
+/* What decides a condition's status: the last element of its list. */
+static const struct ag_sh_node *
+last_of(const struct ag_sh_node *n)
+{
+	while (n != NULL && n->type == AG_SH_LIST && n->nkids > 0 &&
+	    !(n->background && n->background[n->nkids - 1]))
+		n = n->kids[n->nkids - 1];
+	return n;
+}
+
 /* The elements of an && chain in order, however the parser nested them;
  * *any collects every directory set a failure could leave behind. */
 static void
@@ -664,8 +705,19 @@ walk_node(struct ag_walker *w, const struct ag_sh_node *n)
 				w->cur = saved;
 				walk_node(w, n->kids[i]);
 				w->cwd = cs;
-			} else
+			} else {
+				int e = n == w->root ? sets_errexit(n->kids[i]) : -1;
+
+				w->cd_ok = NULL;
 				walk_node(w, n->kids[i]);
+				if (e >= 0)
+					w->errexit = e;
+				/* `set -e; cd DIR; cmd`: a failed cd ends the line,
+				 * so cmd runs in DIR (only in the line's own top
+				 * list: in a condition errexit does not apply) */
+				else if (n == w->root && w->errexit && cd_succeeded(w, n->kids[i]))
+					w->cwd = w->cd_ok;
+			}
 		}
 		break;
 	case AG_SH_PIPELINE:
@@ -706,10 +758,33 @@ walk_node(struct ag_walker *w, const struct ag_sh_node *n)
 			walk_node(w, n->kids[i]);
 		break;
 	case AG_SH_GROUP:
-	case AG_SH_IF:
 		for (i = 0; i < n->nkids; i++)
 			walk_node(w, n->kids[i]);
 		break;
+	case AG_SH_IF: {
+		/*
+		 * `if cd DIR; then cmd; fi`: cmd runs only where the cd took
+		 * the shell.  Afterwards it may be wherever any branch, or a
+		 * failed condition with no branch taken, left it.
+		 */
+		const struct ag_cwdset *after = w->cwd, *failed;
+		size_t nconds = (n->nkids - (n->has_else ? 1 : 0)) / 2;
+
+		for (i = 0; i < nconds; i++) {
+			w->cd_ok = NULL;
+			walk_node(w, n->kids[2 * i]);
+			failed = w->cwd;
+			if (cd_succeeded(w, last_of(n->kids[2 * i])))
+				w->cwd = w->cd_ok;
+			walk_node(w, n->kids[2 * i + 1]);
+			after = ag_walk_cwd_union(w, after, w->cwd);
+			w->cwd = failed;
+		}
+		for (i = 2 * nconds; i < n->nkids; i++)
+			walk_node(w, n->kids[i]);
+		w->cwd = ag_walk_cwd_union(w, after, w->cwd);
+		break;
+	}
 	case AG_SH_SUBSHELL:
 		construct(w, "( )", n->off);
 		feature_ok(w, w->prof->features.subshell, "subshell", "a subshell ( ... )");
@@ -916,6 +991,7 @@ decide(const struct ag_policy_ctx *ctx, const struct ag_sh_node *tree,
 	w.cwd0.n = 1;
 	w.cwd = &w.cwd0;
 
+	w.root = tree;
 	walk_node(&w, tree);
 	finish(&w, out);
 

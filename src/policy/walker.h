@@ -81,6 +81,8 @@ struct ag_walker {
 
 	const struct ag_cwdset		*cwd;
 	struct ag_cwdset		 cwd0;
+	const struct ag_sh_node		*root;		/* the whole line */
+	int				 errexit;	/* `set -e` seen in the line's top list */
 	const struct ag_cwdset		*cd_ok;		/* where the last cd goes when it
 							 * succeeds; NULL: cannot tell */
 	void				**owned;	/* freed at the end */
@@ -163,6 +165,8 @@ enum {
 	AG_BI_CD = 0x04,	/* changes the directory (cd, pushd, popd) */
 	AG_BI_CD_ARG = 0x08,	/* ... to the one its argument names (cd, pushd) */
 	AG_BI_EXIT = 0x10,	/* leaves the shell or the function (exit, return) */
+	AG_BI_TWIN = 0x20,	/* a harmless program of the same name does the same
+				 * (coreutils echo, printf, test, true, ...) */
 	AG_BI_PUBLIC = 0xff,
 };
 

@@ -176,6 +176,38 @@ out=$(printf 'true\necho "status=$?"\nfalse\necho "status=$?"\n' | ag_ssh 2>&1)
 ag_is "$out" "$(printf 'status=0\nstatus=1')" "repl_status_is_right_under_the_sandbox"
 x 'export GIT_AUTHOR_NAME="Agent Smith"; cd ~/work/calc && touch b && git add b && git commit -qm b && git log -1 --format=%an'
 ag_is "$x_out" "Agent Smith" "commit_identity_from_an_export"
+# a cd on its own (it may fail): the kernel holds whichever directory it is
+x 'cd ~/work/hello; printf "y\n" > notes2.txt; cat notes2.txt'
+ag_is "$x_out" "y" "cd_semicolon_then_redirect"
+x 'cd ~/work/hello
+./hello'
+ag_is "$x_out" "hello, world" "cd_newline_then_built_binary"
+x 'if cd ~/work/hello; then ./hello > out.txt; fi; cat ~/work/hello/out.txt'
+ag_is "$x_out" "hello, world" "if_cd_then_runs_there"
+x 'set -e; cd ~/work/hello; ./hello'
+ag_is "$x_out" "hello, world" "set_e_cd_then_built_binary"
+x 'cd ~/work/hello && ls greet.c | xargs -I{} echo file {}'
+ag_is "$x_out" "file greet.c" "xargs_runs_the_echo_program"
+x 'env printf "%s\n" via-env'
+ag_is "$x_out" "via-env" "env_runs_the_printf_program"
+# an export in one command holds for the next ones, env.set values included
+out=$(printf '%s\n' 'export GIT_AUTHOR_NAME="Repl Agent"' \
+    'cd ~/work/calc && touch c && git add c && git commit -qm c && git log -1 --format=%an' | ag_ssh 2>&1)
+ag_is "$out" "Repl Agent" "export_holds_for_later_commands"
+
+# renames and links across directories (Landlock's REFER right)
+x 'mkdir -p ~/work/mvt/a ~/work/mvt/b && cd ~/work/mvt && echo f > a/f && mv a/f b/f && cat b/f'
+ag_is "$x_out" "f" "mv_across_directories"
+x "cd ~/work/mvt && python3 -c 'import os; os.rename(\"b/f\", \"a/g\"); os.link(\"a/g\", \"b/h\")' && cat a/g b/h"
+ag_is "$x_out" "f
+f" "python_rename_and_link_across_directories"
+x 'cd ~/work/calc && mkdir -p pkg && git mv calc.py pkg/calc.py && git status --short && git mv pkg/calc.py calc.py'
+ag_like "$x_out" "R  calc.py -> pkg/calc.py" "git_mv_across_directories"
+# the branch moves; git's note that it could not record the rename in the
+# read-only .git/config is expected (doc/sandbox.md)
+x 'cd ~/work/calc && git branch -M trunk; git branch --show-current'
+ag_is "$x_out" "trunk" "git_branch_rename_moves_the_branch"
+
 x 'frobnicate --now'
 ag_like "$x_err" "not allowed" "unlisted_program_refused"
 ag_ok "refusal_is_short" test "${#x_err}" -lt 200
@@ -243,6 +275,16 @@ x "cd ~/work/hello && sed -i 's/x/y/' .git/config; echo sed=\$?"
 ag_like "$x_out$x_err" "sed=[1-9]|denied" "sed_cannot_edit_git_config"
 x "cd ~/work/hello && mv .git .git-moved; echo mv=\$?"
 ag_like "$x_out$x_err" "mv=[1-9]|denied" "git_dir_cannot_be_moved_aside"
+# renames into and out of the protected places fail like writes do
+x "cd ~/work/hello && printf '#!/bin/sh\ntouch $PWN\n' > payload && chmod +x payload && python3 -c 'import os; os.rename(\"payload\", \".git/hooks/post-checkout\")'; echo py=\$?"
+ag_like "$x_out" "py=[1-9]" "rename_into_hooks_fails"
+x "cd ~/work/hello && python3 -c 'import os; os.link(\"payload\", \".git/hooks/post-commit\")'; echo py=\$?"
+ag_like "$x_out" "py=[1-9]" "link_into_hooks_fails"
+x "cd ~/work/hello && python3 -c 'import os; os.rename(\".git/config\", \"config.away\")'; echo py=\$?"
+ag_like "$x_out" "py=[1-9]" "rename_out_of_git_dir_fails"
+x "cd ~/work/hello && mv payload $H/.profile; echo mv=\$?"
+ag_like "$x_out$x_err" "mv=[1-9]|denied" "rename_onto_a_startup_file_fails"
+x "cd ~/work/hello && rm -f payload"
 
 # a freshly built binary tries the same
 x "cd ~/work && printf '%s\n' '#include <stdio.h>' '#include <unistd.h>' \

@@ -18,6 +18,17 @@ ag_unlike "$out" "SECRET_TOKEN" "profile_env_deny_glob_stripped_or_refused"
 out=$(printf 'export PATH=/tmp/evil:$PATH\necho "$PATH"\n' | ag_ssh 2>/dev/null)
 ag_is "$(printf '%s' "$out" | tail -n 1)" "/usr/local/bin:/usr/bin:/bin" "path_not_widened"
 
+# the other env.set values are where the session starts: an export changes
+# them for the commands after it (a commit identity, a locale)
+out=$(printf 'echo "$LANG"\nexport LANG=C\necho "$LANG"\n' | ag_ssh 2>/dev/null)
+ag_is "$out" "C.UTF-8
+C" "env_set_value_changed_by_export"
+# ...unless the name is also dangerous (env.deny): then it holds
+sed -i 's/deny: \["SECRET_\*"\]/deny: ["SECRET_*", "LANG"]/' "$AG_DIR/policy.yaml"
+out=$(printf 'export LANG=C; echo "in=$LANG"\necho "after=$LANG"\n' | ag_ssh 2>/dev/null)
+ag_like "$out" "after=C.UTF-8" "env_set_value_in_env_deny_holds"
+sed -i 's/deny: \["SECRET_\*", "LANG"\]/deny: ["SECRET_*"]/' "$AG_DIR/policy.yaml"
+
 # capture survives exit N, a trailing comment, here-documents, odd input
 out=$(printf 'export A1=one; exit 4\necho "$A1"\n' | ag_ssh)
 ag_is "$out" "one" "capture_survives_exit"

@@ -1170,6 +1170,9 @@ static const struct tcase programs[] = {
 	{ "dev", "sed --in-pl s/a/b/ ~/.bashrc", D, "path:protect" },
 	{ "dev", "sed --sandbox 's/x/id/e' f", A, NULL },
 	{ "dev", "sed --sand 's/x/id/e' f", D, "program:sed" },
+	/* more scripts than the checker keeps: the unscanned rest is refused */
+	{ "dev", "sed -e p -e p -e p -e p -e p -e p -e p -e p -e p -e p -e p -e p -e p -e p -e p -e p -e 'w /tmp/x' f", D, "program:sed" },
+	{ "dev", "sed -e p -e p -e p -e p -e p -e p -e p -e p -e p -e p -e p -e p -e p -e p -e p -e p -e 's/x/id/e' f", D, "program:sed" },
 	{ "dev", "git log --outp=/etc/x", D, "path:write" },
 	{ "dev", "git diff --ext-d", D, "program:git" },
 	{ "dev", "git fetch --upload=sh", D, "program:git" },
@@ -1349,6 +1352,41 @@ static const struct tcase tiers[] = {
 	{ "ro", "for d in a b; do cd $d && printf x > f; done", D, "path:cwd" },
 	{ "ro", "for d in a b; do cd $d; done; ./configure", D, "path" },
 	{ "tier", "cd \"$X\" && mv a b", D, "path:cwd" },
+	/* cd DIR; cmd: where the cd may fail, the developer tier leaves a
+	 * target allowed from one of the directories to the kernel, and
+	 * refuses one allowed from none; the strict tier refuses and says
+	 * how to write the line */
+	{ "tier", "cd ~/.ssh; printf x > ../.bashrc", D, "path:protect" },
+	{ "tier", "cd sub; printf x > ../f", A, NULL },
+	{ "tier", "cd /; printf x > f", A, NULL },
+	{ "tier", "cd ~/.ssh; printf x > authorized_keys", A, NULL },
+	{ "tier", "cd sub\nprintf x > ../f", A, NULL },
+	{ "tier", "cd /nonexistent; ./configure", A, NULL },
+	{ "tier", "cd sub; su", D, "profiles.tier.deny" },
+	{ "ro", "cd /; printf x > f", D, "path:write" },
+	{ "ro", "cd sub; ./x", D, "unknown" },
+	{ "ro", "cd sub; ./ls", D, "path" },
+	/* if cd DIR; then ...: the branch runs in DIR; after it, either */
+	{ "ro", "if cd sub; then printf x > ../f; fi", A, NULL },
+	{ "ro", "if cd /; then printf x > ~/work/f; fi", A, NULL },
+	{ "ro", "if cd sub; then :; else printf x > ../f; fi", D, "path:write" },
+	{ "ro", "if cd sub; then :; fi; printf x > ../f", D, "path:write" },
+	{ "ro", "if ls; then :; elif cd sub; then printf x > ../f; fi", A, NULL },
+	{ "ro", "if cd() { :; }; cd sub; then printf x > ../f; fi", D, NULL },
+	/* set -e: a failed cd ends the line (only in the line's own list) */
+	{ "ro", "set -e; cd sub; printf x > ../f", A, NULL },
+	{ "ro", "set -euo pipefail\ncd sub\nprintf x > ../f", A, NULL },
+	{ "ro", "set -o errexit; cd sub; printf x > ../f", A, NULL },
+	{ "ro", "set -o pipefail; cd sub; printf x > ../f", D, "path:write" },
+	{ "ro", "set -e; set +e; cd sub; printf x > ../f", D, "path:write" },
+	{ "ro", "(set -e); cd sub; printf x > ../f", D, "path:write" },
+	{ "ro", "if true; then set -e; fi; cd sub; printf x > ../f", D, "path:write" },
+	{ "ro", "set -e; cd sub || true; printf x > ../f", D, "path:write" },
+	{ "ro", "set -e; { cd sub; printf x > ../f; }", D, "path:write" },
+	/* a builtin's program twin, run by a wrapper */
+	{ "tier", "xargs echo", A, NULL },
+	{ "tier", "ls | xargs -I{} echo {}", A, NULL },
+	{ "ro", "ls | xargs echo", D, "unknown" },
 };
 
 static void

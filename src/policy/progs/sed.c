@@ -126,11 +126,9 @@ check_sed(struct ag_walker *w, const struct ag_progcall *c)
 	int risky;
 
 	memset(&o, 0, sizeof(o));
-	/* XXX o.bad is read before the options are: past 16 -e scripts the
-	 * rest go unscanned (`sed -e p ... -e 'w F'`).  Kept as it was by the
-	 * move into this file; the fix is risky |= o.bad after parsing. */
-	risky = o.bad;
 	ag_prog_parse_opts(w, c->a, c->na, 1, &c->prog->opts, sed_opt, &o);
+	/* scripts beyond the ones kept (or not literal) were not scanned */
+	risky = o.bad;
 	if (o.script_file && !o.sandbox) {
 		ag_walk_refuse(w, AG_DENY, "program:sed",
 		    "'sed -f FILE' runs a script the gateway cannot see; use -e or add --sandbox");
