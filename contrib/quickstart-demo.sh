@@ -10,13 +10,20 @@
 #   bash contrib/quickstart-demo.sh stop     # stop sshd, remove the demo files
 #
 # Environment: AGENTGATE_BUILD (build directory, default <repo>/build),
-# DEMO_PORT (default 2222).  The demo account stays (userdel -r agent).
+# DEMO_PORT (default 2222), DEMO_PROFILE (the profile the account "agent"
+# gets: readonly as in the example policy, or developer to build and test
+# in ~agent/work).  The demo account stays (userdel -r agent).
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
 DEMO=/run/agentgate-demo
 PORT=${DEMO_PORT:-2222}
 BUILD=${AGENTGATE_BUILD:-$repo/build}
+PROFILE=${DEMO_PROFILE:-readonly}
+case $PROFILE in
+readonly|developer) ;;
+*) echo "DEMO_PROFILE must be readonly or developer" >&2; exit 2 ;;
+esac
 
 if [ "$(id -u)" -ne 0 ]; then
 	exec sudo -E bash "$0" "$@"
@@ -73,9 +80,15 @@ ag_make_world "$DEMO" || { echo "cannot set up $DEMO" >&2; exit 1; }
 # fall through to users:) in the demo dir rather than /etc/pam.d
 sed -e "s|/var/log/agentgate/audit.jsonl|$DEMO/log/audit.jsonl|" \
     -e "s|/var/log/agentgate/recordings|$DEMO/log/recordings|" \
+    -e "s|^  agent: readonly|  agent: $PROFILE|" \
     -e "/^gateway:[[:space:]]*\$/a\\  pam_confdir: $DEMO/pam.d" \
     "$repo/etc/agentgate.yaml" > "$DEMO/agentgate.yaml"
 chmod 0644 "$DEMO/agentgate.yaml"
+# the gateway runs as the account: it writes its recordings (ssh -t), and
+# the developer tier works in ~/work, the one thing an admin creates
+install -d -o "$AG_USER" -m 0700 "$DEMO/log/recordings"
+home=$(getent passwd "$AG_USER" | cut -d: -f6)
+install -d -o "$AG_USER" -g "$(id -g "$AG_USER")" -m 0755 "$home/work"
 "$AGENTGATE" check --config "$DEMO/agentgate.yaml" >/dev/null || exit 1
 
 AG_PORT=$PORT
@@ -89,10 +102,15 @@ echo "$AG_SSHD_PID" > "$DEMO/sshd.pid"
 ag_ssh_argv
 echo "== sshd is listening on 127.0.0.1:$PORT; ForceCommand: $AG_FORCE_COMMAND"
 
-bash "$repo/contrib/demo/agent-session.sh" "$AG_AUDIT" "${AG_SSH[@]}"
+session_args=("$AG_AUDIT")
+[ "$PROFILE" = developer ] && session_args=(--developer "$AG_AUDIT")
+bash "$repo/contrib/demo/agent-session.sh" "${session_args[@]}" "${AG_SSH[@]}"
 
 cat <<EOF
 
-agentgate demo is running.  Try it:  ssh -i $DEMO/client -p $PORT -o UserKnownHostsFile=/dev/null -o StrictHostKeyChecking=no agent@127.0.0.1
-Stop it:                            bash contrib/quickstart-demo.sh stop
+agentgate demo is running; the account 'agent' has profile '$PROFILE'.
+Try it:   ssh -i $DEMO/client -p $PORT -o IdentitiesOnly=yes -o UserKnownHostsFile=/dev/null -o StrictHostKeyChecking=no agent@127.0.0.1
+          (add a command to run just that one; -t for a terminal)
+Developer tier instead:  DEMO_PROFILE=developer bash contrib/quickstart-demo.sh
+Stop it:  bash contrib/quickstart-demo.sh stop
 EOF

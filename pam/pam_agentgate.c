@@ -35,6 +35,9 @@
 
 #define DATA_NAME	"pam_agentgate_state"
 #define TOKEN_PROMPT	"Agent token: "
+/* with allow_unidentified an empty answer is a valid one: say so, or a
+ * person at the terminal has no way to know */
+#define TOKEN_PROMPT_SKIP	"Agent token (Enter for none): "
 
 struct options {
 	const char	*config;
@@ -214,7 +217,8 @@ identify_by_token(pam_handle_t *pamh, const struct options *o, const struct ag_c
 	 */
 	if (!any_token_identity(cfg))
 		return AG_PAMID_NONE;
-	if (pam_prompt(pamh, PAM_PROMPT_ECHO_OFF, &resp, "%s", TOKEN_PROMPT) != PAM_SUCCESS ||
+	if (pam_prompt(pamh, PAM_PROMPT_ECHO_OFF, &resp, "%s",
+	    o->allow_unidentified ? TOKEN_PROMPT_SKIP : TOKEN_PROMPT) != PAM_SUCCESS ||
 	    resp == NULL) {
 		if (o->debug)
 			pam_syslog(pamh, LOG_DEBUG, "no token from the conversation");

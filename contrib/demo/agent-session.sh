@@ -5,13 +5,20 @@
 # and why, that cwd/env/$? persist between lines, and the audit records the
 # session left behind.
 #
-#   agent-session.sh AUDIT_FILE SSH-COMMAND...
+#   agent-session.sh [--developer] AUDIT_FILE SSH-COMMAND...
+#   (--developer: build, test and commit a C program in ~/work, then what
+#   the kernel refuses, for an account with the developer profile)
 #   e.g. agent-session.sh /run/agentgate-demo/log/audit.jsonl \
 #            ssh -i /run/agentgate-demo/client -p 2222 agent@127.0.0.1
 set -u
 
+tier=readonly
+if [ "${1:-}" = --developer ]; then
+	tier=developer
+	shift
+fi
 if [ $# -lt 2 ]; then
-	echo "usage: $0 AUDIT_FILE SSH-COMMAND..." >&2
+	echo "usage: $0 [--developer] AUDIT_FILE SSH-COMMAND..." >&2
 	exit 2
 fi
 audit=$1
@@ -29,6 +36,30 @@ show() { printf '%s$ %s%s\n' "$D" "$*" "$R"; }
 lines_before=0
 [ -r "$audit" ] && lines_before=$(wc -l < "$audit")
 
+if [ "$tier" = developer ]; then
+step "1. From an empty directory to a built, tested C program (exec channel)"
+cmd='mkdir -p ~/work/hello && cd ~/work/hello && git init -q && echo initialised'
+show "ssh agent@host '$cmd'"
+"${ssh_cmd[@]}" "$cmd"
+cmd="cd ~/work/hello && printf '%s\\n' '#include <stdio.h>' 'int main(void) { puts(\"hello, world\"); return 0; }' > hello.c &&
+printf 'all: hello\\nhello: hello.c\\n\\t\$(CC) -o \$@ hello.c\\ncheck: hello\\n\\t./hello | grep -q \"hello, world\" && echo \"all tests passed\"\\n' > Makefile &&
+make && make check"
+show "ssh agent@host 'cd ~/work/hello && printf ... > hello.c && printf ... > Makefile && make && make check'"
+"${ssh_cmd[@]}" "$cmd"
+printf '%s(exit status %s)%s\n' "$G" "$?" "$R"
+cmd='cd ~/work/hello && git add hello.c Makefile && git commit -qm "hello: first version" && git log --oneline'
+show "ssh agent@host '$cmd'"
+"${ssh_cmd[@]}" "$cmd"
+
+step "2. What the kernel holds for the whole tree, whatever runs"
+for cmd in "cd ~/work/hello && printf 'x:\\n\\techo pwned >> ~/.bashrc\\n' > evil.mk && make -f evil.mk" \
+    "python3 -c 'open(\"/etc/agentgate-demo\", \"w\")'" 'git -C ~/work/hello push ../x main'; do
+	show "ssh agent@host '$cmd'"
+	"${ssh_cmd[@]}" "$cmd"
+	printf '%s(exit status %s)%s\n' "$X" "$?" "$R"
+done
+
+else
 step "1. An allowed command over the exec channel (ssh host 'COMMAND')"
 cmd='grep PRETTY_NAME /etc/os-release; ls -d /usr/share/doc'
 show "ssh agent@host '$cmd'"
@@ -56,6 +87,8 @@ echo "LD_PRELOAD is [${LD_PRELOAD-unset}]"'
 printf '%s%s%s\n' "$D" "$(printf '%s\n' "$script" | sed 's/^/> /')" "$R"
 printf '%s\n' "$script" | "${ssh_cmd[@]}"
 printf '%s(session exit status %s)%s\n' "$G" "$?" "$R"
+
+fi
 
 step "4. What the audit log recorded for this session ($audit)"
 if [ -r "$audit" ]; then
