@@ -295,6 +295,18 @@ env_name(pam_handle_t *pamh, const char *var, char **out)
 	return (*out = strdup(v)) == NULL ? -1 : 0;
 }
 
+/* Drop the credentials, end the handle with status rc, free pa. */
+static void
+release(struct ag_pamauth *pa, int rc)
+{
+	if (pa->cred_set)
+		(void)pam_setcred(pa->pamh, PAM_DELETE_CRED);
+	pam_end(pa->pamh, rc);
+	free(pa->identity);
+	free(pa->profile);
+	free(pa);
+}
+
 struct ag_pamauth *
 ag_pamauth_start(const struct ag_config *cfg, const struct ag_pamauth_params *p,
     struct ag_err *err, struct ag_pamauth_failure *fail)
@@ -400,12 +412,7 @@ fail_quiet:
 		ag_err_set(err, "access denied: %s", pa->lastmsg);
 	else
 		ag_err_set(err, "access denied");
-	if (pa->cred_set)
-		(void)pam_setcred(pa->pamh, PAM_DELETE_CRED);
-	pam_end(pa->pamh, rc);
-	free(pa->identity);
-	free(pa->profile);
-	free(pa);
+	release(pa, rc);
 	return NULL;
 }
 
@@ -449,12 +456,7 @@ ag_pamauth_end(struct ag_pamauth *pa)
 		return;
 	if (pa->session_open)
 		rc = pam_close_session(pa->pamh, 0);
-	if (pa->cred_set)
-		(void)pam_setcred(pa->pamh, PAM_DELETE_CRED);
-	pam_end(pa->pamh, rc);
-	free(pa->identity);
-	free(pa->profile);
-	free(pa);
+	release(pa, rc);
 }
 
 char *

@@ -3,10 +3,15 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <string.h>
+#include <syslog.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "common/log.h"
 #include "common/misc.h"
 
 long long
@@ -69,4 +74,26 @@ ag_close_range(unsigned first, unsigned last)
 		max = 65536;
 	for (fd = first; fd <= last && fd < (unsigned)max; fd++)
 		(void)close((int)fd);
+}
+
+int
+ag_poll(struct pollfd *pf, size_t n, long long tmo_ms)
+{
+	int r;
+
+	if (tmo_ms < 0)
+		tmo_ms = 0;
+	if (tmo_ms > INT_MAX)
+		tmo_ms = INT_MAX;
+	if ((r = poll(pf, (nfds_t)n, (int)tmo_ms)) >= 0)
+		return r;
+	if (errno == EINTR) {
+		size_t i;
+
+		for (i = 0; i < n; i++)
+			pf[i].revents = 0;
+		return 0;
+	}
+	ag_log(LOG_ERR, "poll: %s", strerror(errno));
+	return -1;
 }

@@ -23,6 +23,15 @@ int	ag_write_all(int fd, const void *buf, size_t n, int (*stop)(void));
 /* O_NONBLOCK on fd (errors ignored: the caller's poll loop copes). */
 void	ag_set_nonblock(int fd);
 
+/*
+ * poll(2) for at most tmo_ms (clamped to 0..INT_MAX).  The number of ready
+ * fds; 0, with every revents cleared, also when a signal interrupted it
+ * (the signal's self-pipe is then ready at the next call); -1 on any other
+ * error, logged.
+ */
+struct pollfd;
+int	ag_poll(struct pollfd *pf, size_t n, long long tmo_ms);
+
 /* Close every fd from first to last, both included.  Async-signal-safe. */
 void	ag_close_range(unsigned first, unsigned last);
 

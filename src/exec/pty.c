@@ -609,10 +609,7 @@ ag_pty_relay(struct ag_pty *p, const struct ag_pty_relay_opts *o, struct ag_pty_
 			tmo = rt;
 		if (tmo < 0)
 			tmo = 0;
-		if (poll(pf, (nfds_t)npf, (int)tmo) < 0) {
-			if (errno == EINTR)
-				continue;
-			ag_log(LOG_ERR, "poll: %s", strerror(errno));
+		if (ag_poll(pf, (size_t)npf, tmo) < 0) {
 			r->client_gone = 1;
 			continue;
 		}

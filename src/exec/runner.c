@@ -768,10 +768,7 @@ ag_run(const struct ag_run_opts *o, struct ag_run_result *r, struct ag_err *err)
 		tmo = ag_procwatch_wait_ms(&pw, t, 1000);
 		if (pw.exited && give_up_at - t < tmo)
 			tmo = give_up_at - t < 0 ? 0 : give_up_at - t;
-		if (poll(pf, (nfds_t)npf, (int)tmo) < 0) {
-			if (errno == EINTR)
-				continue;
-			ag_log(LOG_ERR, "poll: %s", strerror(errno));
+		if (ag_poll(pf, (size_t)npf, tmo) < 0) {
 			r->client_gone = 1;
 			continue;
 		}

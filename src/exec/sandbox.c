@@ -42,7 +42,6 @@
 #include <fcntl.h>
 #include <glob.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -72,6 +71,7 @@
 #include "policy/policy.h"
 #include "policy/prog.h"
 #include "exec/bpf.h"
+#include "common/envv.h"
 #include "exec/sandbox.h"
 #include "common/misc.h"
 
@@ -230,17 +230,6 @@ parent_of(const char *p, char *out, size_t outsz)
 		n = outsz - 1;
 	memcpy(out, p, n);
 	out[n] = '\0';
-}
-
-static const char *
-env_get(char *const *env, const char *name)
-{
-	size_t n = strlen(name);
-
-	for (; env != NULL && *env != NULL; env++)
-		if (strncmp(*env, name, n) == 0 && (*env)[n] == '=')
-			return *env + n + 1;
-	return NULL;
 }
 
 static int
@@ -961,7 +950,7 @@ ag_sandbox_prepare(const struct ag_config *cfg, const struct ag_profile *p, cons
 {
 	struct ag_sandbox *sb = calloc(1, sizeof(*sb));
 	struct build b;
-	const char *path_env = env_get(env, "PATH");
+	const char *path_env = ag_envv_get(env, "PATH");
 	const char *runner = cfg->gw.runner ? cfg->gw.runner : "/bin/bash";
 	char preload[PATH_MAX];
 	size_t i;
@@ -1160,7 +1149,7 @@ int
 ag_sandbox_matches(const struct ag_sandbox *sb, const struct ag_profile *p, const char *home,
     char const *cwd, char *const *env)
 {
-	const char *path_env = env_get(env, "PATH");
+	const char *path_env = ag_envv_get(env, "PATH");
 
 	if (sb == NULL || sb->profile != p)
 		return 0;
@@ -1316,73 +1305,6 @@ name_matches(const char *entry, const char *const *names)
 	return 0;
 }
 
-static int
-env_count(char *const *env)
-{
-	int n = 0;
-
-	while (env != NULL && env[n] != NULL)
-		n++;
-	return n;
-}
-
-/* Replace or append "NAME=VALUE" (s is taken over on success). */
-static int
-env_put(char ***envp, char *s)
-{
-	char **env = *envp, **nv;
-	size_t len = strcspn(s, "="), n = 0;
-
-	for (; env[n] != NULL; n++)
-		if (strncmp(env[n], s, len) == 0 && env[n][len] == '=') {
-			free(env[n]);
-			env[n] = s;
-			return 0;
-		}
-	if ((nv = realloc(env, (n + 2) * sizeof(*nv))) == NULL)
-		return -1;
-	nv[n] = s;
-	nv[n + 1] = NULL;
-	*envp = nv;
-	return 0;
-}
-
-static int
-env_put_dup(char ***envp, const char *s)
-{
-	char *d = strdup(s);
-
-	if (d == NULL)
-		return -1;
-	if (env_put(envp, d) < 0) {
-		free(d);
-		return -1;
-	}
-	return 0;
-}
-
-static int
-env_put_fmt(char ***envp, const char *fmt, ...) AG_PRINTF(2, 3);
-
-static int
-env_put_fmt(char ***envp, const char *fmt, ...)
-{
-	va_list ap;
-	char *s;
-	int r;
-
-	va_start(ap, fmt);
-	r = vasprintf(&s, fmt, ap);
-	va_end(ap);
-	if (r < 0)
-		return -1;
-	if (env_put(envp, s) < 0) {
-		free(s);
-		return -1;
-	}
-	return 0;
-}
-
 /* 1 when the entry's name is one of a program descriptor's env_drop. */
 static int
 prog_drops(const char *entry)
@@ -1411,7 +1333,7 @@ ag_sandbox_defuse_env(char ***envp, const struct ag_profile *p)
 	}
 	env[j] = NULL;
 	for (i = 0; defuse_always[i] != NULL; i++)
-		if (env_put_dup(envp, defuse_always[i]) < 0)
+		if (ag_envv_putf(envp, "%s", defuse_always[i]) < 0)
 			return -1;
 	/* each program's settings: a pager or an editor always (others reach
 	 * them), git only where the profile allows it */
@@ -1422,7 +1344,7 @@ ag_sandbox_defuse_env(char ***envp, const struct ag_profile *p)
 		    !ag_prog_allowed(*pp, p)))
 			continue;
 		for (i = 0; set[i] != NULL; i++)
-			if (env_put_dup(envp, set[i]) < 0)
+			if (ag_envv_putf(envp, "%s", set[i]) < 0)
 				return -1;
 	}
 	return 0;
@@ -1431,20 +1353,14 @@ ag_sandbox_defuse_env(char ***envp, const struct ag_profile *p)
 void
 ag_sandbox_env_free(char **env)
 {
-	size_t i;
-
-	if (env == NULL)
-		return;
-	for (i = 0; env[i] != NULL; i++)
-		free(env[i]);
-	free(env);
+	ag_envv_free(env);
 }
 
 char **
 ag_sandbox_env(const struct ag_sandbox *sb, char *const *env)
 {
-	int n = env_count(env), i;
-	char **out = calloc((size_t)n + 1, sizeof(*out));
+	size_t n = ag_envv_count(env), i;
+	char **out = calloc(n + 1, sizeof(*out));
 
 	if (out == NULL)
 		return NULL;
@@ -1474,8 +1390,8 @@ ag_sandbox_env(const struct ag_sandbox *sb, char *const *env)
 		out[j] = NULL;
 	}
 	if (ag_sandbox_active(sb) && !sb->inner_in_child &&
-	    (env_put_fmt(&out, "LD_PRELOAD=%s", sb->preload) < 0 ||
-	    env_put_fmt(&out, "%s=%d", AG_SANDBOX_FD_ENV, AG_SANDBOX_FD) < 0))
+	    (ag_envv_putf(&out, "LD_PRELOAD=%s", sb->preload) < 0 ||
+	    ag_envv_putf(&out, "%s=%d", AG_SANDBOX_FD_ENV, AG_SANDBOX_FD) < 0))
 		goto fail;
 	return out;
 fail:

@@ -16,74 +16,29 @@
 #include "common/log.h"
 #include "exec/session.h"
 #include "common/strbuf.h"
+#include "common/envv.h"
 
 /* ---- environment vector ------------------------------------------------ */
 
-static ssize_t
-env_find(char **env, size_t nenv, const char *name, size_t nlen)
-{
-	size_t i;
-
-	for (i = 0; i < nenv; i++)
-		if (strncmp(env[i], name, nlen) == 0 && env[i][nlen] == '=')
-			return (ssize_t)i;
-	return -1;
-}
-
-static void
-env_free(char **env)
-{
-	size_t i;
-
-	if (env == NULL)
-		return;
-	for (i = 0; env[i] != NULL; i++)
-		free(env[i]);
-	free(env);
-}
-
-/* Set in a NULL-terminated vector with count *np; takes a copy. */
+/*
+ * Set in the session's vector with count *np: a name bash accepts, and at
+ * most AG_SESSION_MAX_ENV entries.
+ */
 static int
 env_set(char ***envp, size_t *np, const char *name, const char *value)
 {
-	size_t nlen = strlen(name), vlen = strlen(value);
-	ssize_t at;
-	char *e, **nv;
-
-	if (!ag_sh_is_name(name, nlen) || nlen > SIZE_MAX / 2 || vlen > SIZE_MAX / 2)
+	if (!ag_sh_is_name(name, strlen(name)) ||
+	    (*np >= AG_SESSION_MAX_ENV && ag_envv_get(*envp, name) == NULL) ||
+	    ag_envv_set(envp, name, value) < 0)
 		return -1;
-	if ((e = malloc(nlen + vlen + 2)) == NULL)
-		return -1;
-	memcpy(e, name, nlen);
-	e[nlen] = '=';
-	memcpy(e + nlen + 1, value, vlen + 1);
-	at = *envp != NULL ? env_find(*envp, *np, name, nlen) : -1;
-	if (at >= 0) {
-		free((*envp)[at]);
-		(*envp)[at] = e;
-		return 0;
-	}
-	if (*np >= AG_SESSION_MAX_ENV) {
-		free(e);
-		return -1;
-	}
-	if ((nv = realloc(*envp, (*np + 2) * sizeof(*nv))) == NULL) {
-		free(e);
-		return -1;
-	}
-	nv[(*np)++] = e;
-	nv[*np] = NULL;
-	*envp = nv;
+	*np = ag_envv_count(*envp);
 	return 0;
 }
 
 const char *
 ag_session_getenv(const struct ag_session *s, const char *name)
 {
-	size_t nlen = strlen(name);
-	ssize_t at = s->env != NULL ? env_find(s->env, s->nenv, name, nlen) : -1;
-
-	return at >= 0 ? s->env[at] + nlen + 1 : NULL;
+	return ag_envv_get(s->env, name);
 }
 
 int
@@ -95,14 +50,10 @@ ag_session_setenv(struct ag_session *s, const char *name, const char *value)
 void
 ag_session_unsetenv(struct ag_session *s, const char *name)
 {
-	size_t nlen = strlen(name);
-	ssize_t at = s->env != NULL ? env_find(s->env, s->nenv, name, nlen) : -1;
-
-	if (at < 0)
+	if (s->env == NULL)
 		return;
-	free(s->env[at]);
-	memmove(&s->env[at], &s->env[at + 1], (s->nenv - (size_t)at) * sizeof(char *));
-	s->nenv--;
+	ag_envv_unset(s->env, name);
+	s->nenv = ag_envv_count(s->env);
 }
 
 /* The profile's env.set, applied last at the start of a session so it wins
@@ -291,7 +242,7 @@ ag_session_free(struct ag_session *s)
 	for (i = 0; i < s->ndirs; i++)
 		free(s->dirs[i]);
 	free(s->dirs);
-	env_free(s->env);
+	ag_envv_free(s->env);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -381,13 +332,13 @@ ag_session_apply_capture(struct ag_session *s, const char *buf, size_t len,
 	}
 	if (env_set(&nv, &nn, "PWD", s->cwd) < 0)
 		goto nomem;
-	env_free(s->env);
+	ag_envv_free(s->env);
 	s->env = nv;
 	s->nenv = nn;
 	free(pwd);
 	return 0;
 nomem:
-	env_free(nv);
+	ag_envv_free(nv);
 	free(pwd);
 	return ag_err_set(err, "out of memory applying the captured environment");
 }

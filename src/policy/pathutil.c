@@ -47,6 +47,34 @@ pop_comp(char *out, size_t *olen)
 	out[*olen] = '\0';
 }
 
+/*
+ * Take the next component of *pp onto out: "" and "." do nothing, ".."
+ * goes up, a name is appended (*before: out's length without it).  1 when
+ * a name was appended, 0 when not, -1 when out is too small.
+ */
+static int
+walk_comp(const char **pp, char *out, size_t *olen, size_t outsz, size_t *before)
+{
+	const char *p = *pp, *s;
+	size_t n;
+
+	while (*p == '/')
+		p++;
+	s = p;
+	while (*p && *p != '/')
+		p++;
+	n = (size_t)(p - s);
+	*pp = p;
+	if (n == 0 || (n == 1 && s[0] == '.'))
+		return 0;
+	if (n == 2 && s[0] == '.' && s[1] == '.') {
+		pop_comp(out, olen);
+		return 0;
+	}
+	*before = *olen;
+	return push_comp(out, olen, outsz, s, n) < 0 ? -1 : 1;
+}
+
 int
 ag_path_normalize(const char *in, char *out, size_t outsz)
 {
@@ -60,22 +88,9 @@ ag_path_normalize(const char *in, char *out, size_t outsz)
 	out[0] = '/';
 	out[1] = '\0';
 	while (*p) {
-		const char *s;
-		size_t n;
+		size_t before;
 
-		while (*p == '/')
-			p++;
-		s = p;
-		while (*p && *p != '/')
-			p++;
-		n = (size_t)(p - s);
-		if (n == 0 || (n == 1 && s[0] == '.'))
-			continue;
-		if (n == 2 && s[0] == '.' && s[1] == '.') {
-			pop_comp(out, &olen);
-			continue;
-		}
-		if (push_comp(out, &olen, outsz, s, n) < 0)
+		if (walk_comp(&p, out, &olen, outsz, &before) < 0)
 			return -1;
 	}
 	return 0;
@@ -148,27 +163,14 @@ resolve_walk(const char *path, char *out, size_t olen, size_t outsz)
 	memcpy(rest, path, rlen + 1);
 	p = rest;
 	while (*p) {
-		const char *s;
-		size_t n, save;
+		size_t save = 0;
 		struct stat st;
 		ssize_t ln;
+		int k = walk_comp(&p, out, &olen, outsz, &save);
 
-		while (*p == '/')
-			p++;
-		s = p;
-		while (*p && *p != '/')
-			p++;
-		n = (size_t)(p - s);
-		if (n == 0 || (n == 1 && s[0] == '.'))
-			continue;
-		if (n == 2 && s[0] == '.' && s[1] == '.') {
-			pop_comp(out, &olen);
-			continue;
-		}
-		save = olen;
-		if (push_comp(out, &olen, outsz, s, n) < 0)
+		if (k < 0)
 			return -1;
-		if (missing)
+		if (k == 0 || missing)
 			continue;
 		if (lstat(out, &st) < 0) {
 			/* ENOENT, ENOTDIR, EACCES: judge the rest lexically;
