@@ -1,7 +1,7 @@
 /*
  * core.h - the session core: what happens to a command line between the
  * front end that read it and the result it writes back, the same for every
- * front end (front/forcecommand.c under sshd, front/server/ for `agentgate
+ * front end (front/forcecommand.c under sshd, front/server.c for `agentgate
  * serve`, and `agentgate explain`, which stops after the decision).
  *
  *   who      the front end: PAM, then ag_core_profile()
