@@ -869,19 +869,32 @@ usage:
 	return 2;
 }
 
+/* The builtins the gateway runs itself: they change only tracked state. */
+static const struct {
+	const char	*name;
+	int		(*run)(struct ag_session *, size_t, char **, FILE *, FILE *);
+} gateway_builtins[] = {
+	{ "cd", do_cd },
+	{ "dirs", do_dirs },
+	{ "popd", do_popd },
+	{ "pushd", do_pushd },
+};
+
 int
 ag_session_try_builtin(struct ag_session *s, const struct ag_sh_node *tree,
     FILE *out, FILE *errf, int *status)
 {
 	const struct ag_sh_node *n = single_simple(tree);
 	char *name, **argv;
-	size_t i;
+	size_t i, b;
 	int handled = 0, st = 0;
 
 	if (n == NULL || (name = ag_sh_word_literal(n->words[0], NULL)) == NULL)
 		return 0;
-	if (strcmp(name, "cd") != 0 && strcmp(name, "pushd") != 0 &&
-	    strcmp(name, "popd") != 0 && strcmp(name, "dirs") != 0) {
+	for (b = 0; b < sizeof(gateway_builtins) / sizeof(gateway_builtins[0]); b++)
+		if (strcmp(name, gateway_builtins[b].name) == 0)
+			break;
+	if (b == sizeof(gateway_builtins) / sizeof(gateway_builtins[0])) {
 		free(name);
 		return 0;
 	}
@@ -894,14 +907,7 @@ ag_session_try_builtin(struct ag_session *s, const struct ag_sh_node *tree,
 		if ((argv[i] = expand_word(s, n->words[i])) == NULL)
 			goto done;	/* not ours: the runner will do it */
 	handled = 1;
-	if (strcmp(name, "cd") == 0)
-		st = do_cd(s, n->nwords, argv, out, errf);
-	else if (strcmp(name, "pushd") == 0)
-		st = do_pushd(s, n->nwords, argv, out, errf);
-	else if (strcmp(name, "popd") == 0)
-		st = do_popd(s, n->nwords, argv, out, errf);
-	else
-		st = do_dirs(s, n->nwords, argv, out, errf);
+	st = gateway_builtins[b].run(s, n->nwords, argv, out, errf);
 	fflush(out);
 	fflush(errf);
 	*status = st;
