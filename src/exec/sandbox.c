@@ -232,14 +232,6 @@ parent_of(const char *p, char *out, size_t outsz)
 	out[n] = '\0';
 }
 
-static int
-is_exec_file(const char *path)
-{
-	struct stat st;
-
-	return stat(path, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111) != 0;
-}
-
 /* ---- ELF interpreter and #! --------------------------------------------- */
 
 /*
@@ -430,7 +422,7 @@ add_exec(struct build *b, const char *path, int depth)
 	char real[PATH_MAX], interp[PATH_MAX];
 	int r;
 
-	if (realpath(path, real) == NULL || !is_exec_file(real))
+	if (realpath(path, real) == NULL || !ag_path_is_exec_file(real))
 		return 0;
 	if (sb_plist_has(&b->holes, real)) {
 		ag_log(LOG_WARNING, "sandbox: %s is a shell or the runner and is never executable "
@@ -448,24 +440,6 @@ add_exec(struct build *b, const char *path, int depth)
 		return add_exec(b, interp, depth + 1);
 	}
 	return 0;
-}
-
-/* The file bash would run for a bare command name: the first PATH match. */
-static int
-resolve_in_path(const char *name, const char *path_env, char *out, size_t outsz)
-{
-	const char *p = path_env;
-
-	while (p != NULL && *p != '\0') {
-		const char *e = strchr(p, ':');
-		size_t n = e ? (size_t)(e - p) : strlen(p);
-
-		if (n > 0 && p[0] == '/' && (size_t)snprintf(out, outsz, "%.*s/%s", (int)n, p, name) <
-		    outsz && is_exec_file(out))
-			return 0;
-		p = e ? e + 1 : NULL;
-	}
-	return -1;
 }
 
 static const char *const std_progdirs[] = {
@@ -502,29 +476,15 @@ collect_holes(struct build *b, const char *runner, const char *path_env)
 {
 	FILE *fp;
 	char line[PATH_MAX];
+	const char *p;
 	size_t i;
 
 	for (i = 0; std_progdirs[i] != NULL; i++)
 		if (add_progdir(b, std_progdirs[i]) < 0)
 			return -1;
-	if (path_env != NULL) {
-		const char *p = path_env;
-
-		while (*p != '\0') {
-			const char *e = strchr(p, ':');
-			size_t n = e ? (size_t)(e - p) : strlen(p);
-
-			if (n > 0 && n < sizeof(line) && p[0] == '/') {
-				memcpy(line, p, n);
-				line[n] = '\0';
-				if (add_progdir(b, line) < 0)
-					return -1;
-			}
-			if (e == NULL)
-				break;
-			p = e + 1;
-		}
-	}
+	for (p = path_env; ag_path_entry(&p, line, sizeof(line)) != NULL; )
+		if (line[0] == '/' && add_progdir(b, line) < 0)
+			return -1;
 	if (!b->sb->inner_in_child && runner != NULL && add_hole(b, runner) < 0)
 		return -1;
 	/* every login shell the system knows, wherever it lives */
@@ -590,7 +550,7 @@ collect_deny_holes(struct build *b, const char *path_env)
 			if (add_hole(b, r->command) < 0)
 				return -1;
 		} else if (strchr(r->command, '/') == NULL &&
-		    resolve_in_path(r->command, path_env, found, sizeof(found)) == 0 &&
+		    ag_path_search(path_env, r->command, found, sizeof(found)) == 0 &&
 		    add_hole(b, found) < 0)
 			return -1;
 	}
@@ -937,7 +897,7 @@ ag_sandbox_sftp_server(void)
 	size_t i;
 
 	for (i = 0; cands[i] != NULL; i++)
-		if (is_exec_file(cands[i]))
+		if (ag_path_is_exec_file(cands[i]))
 			return cands[i];
 	return NULL;
 }
@@ -1047,7 +1007,7 @@ ag_sandbox_prepare(const struct ag_config *cfg, const struct ag_profile *p, cons
 		if (strchr(c, '/') != NULL) {
 			if (c[0] == '/' && add_exec(&b, c, 0) < 0)
 				goto fail;
-		} else if (resolve_in_path(c, path_env, found, sizeof(found)) == 0 &&
+		} else if (ag_path_search(path_env, c, found, sizeof(found)) == 0 &&
 		    add_exec(&b, found, 0) < 0)
 			goto fail;
 	}
@@ -1063,7 +1023,7 @@ ag_sandbox_prepare(const struct ag_config *cfg, const struct ag_profile *p, cons
 
 		for (i = 0; wr[i] != NULL; i++)
 			if (!denied_by_name(p, wr[i]) &&
-			    resolve_in_path(wr[i], path_env, found, sizeof(found)) == 0 &&
+			    ag_path_search(path_env, wr[i], found, sizeof(found)) == 0 &&
 			    add_exec(&b, found, 0) < 0)
 				goto fail;
 	}
@@ -1075,7 +1035,7 @@ ag_sandbox_prepare(const struct ag_config *cfg, const struct ag_profile *p, cons
 		size_t k;
 
 		for (k = 0; k < 2; k++)
-			if (want[k] && resolve_in_path(names[k], path_env, found, sizeof(found)) == 0 &&
+			if (want[k] && ag_path_search(path_env, names[k], found, sizeof(found)) == 0 &&
 			    add_exec(&b, found, 0) < 0)
 				goto fail;
 	}

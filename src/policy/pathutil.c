@@ -396,3 +396,47 @@ ag_path_inside(const char *path, const char *pattern)
 	}
 	return 0;
 }
+
+int
+ag_path_is_exec_file(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111) != 0;
+}
+
+const char *
+ag_path_entry(const char **pp, char *buf, size_t bufsz)
+{
+	const char *p = *pp, *e;
+	size_t n;
+
+	if (p == NULL)
+		return NULL;
+	e = strchr(p, ':');
+	n = e != NULL ? (size_t)(e - p) : strlen(p);
+	*pp = e != NULL ? e + 1 : NULL;
+	if (n >= bufsz)
+		n = 0;
+	memcpy(buf, p, n);
+	buf[n] = '\0';
+	return buf;
+}
+
+int
+ag_path_search(const char *pathenv, const char *name, char *out, size_t outsz)
+{
+	char dir[PATH_MAX];
+	const char *p = pathenv;
+
+	while (ag_path_entry(&p, dir, sizeof(dir)) != NULL) {
+		int r;
+
+		if (dir[0] != '/')
+			return -2;
+		r = snprintf(out, outsz, "%s/%s", dir, name);
+		if (r > 0 && (size_t)r < outsz && ag_path_is_exec_file(out))
+			return 0;
+	}
+	return -1;
+}

@@ -43,6 +43,25 @@ int	ag_path_resolve(const char *abs, char *out, size_t outsz);
 int	ag_path_resolve_under(const char *base, const char *rel, char *out,
 	    size_t outsz);
 
+/* 1 when path is a regular file with an execute bit (stat, so followed). */
+int	ag_path_is_exec_file(const char *path);
+
+/*
+ * The file bash runs for a bare command name: the first executable
+ * "DIR/name" along pathenv, into out (not resolved further).  0 found;
+ * -1 not found; -2 when an empty or relative entry comes first, which
+ * would make the answer depend on the directory the command runs in (the
+ * policy refuses, the sandbox grants nothing: both fail closed, alike).
+ */
+int	ag_path_search(const char *pathenv, const char *name, char *out, size_t outsz);
+
+/*
+ * The next entry of a PATH-style list: *pp advances past it, the entry is
+ * copied into buf (an entry too long for buf comes back as "").  NULL when
+ * the list is done.
+ */
+const char *ag_path_entry(const char **pp, char *buf, size_t bufsz);
+
 /* 1 when p contains an unescaped glob character (* ? [). */
 int	ag_path_has_glob(const char *p);
 

@@ -62,14 +62,6 @@ ag_walk_hash(uint64_t h, const char *s)
 }
 
 /* An executable regular file, as bash's search requires. */
-static int
-is_exec_file(const char *p)
-{
-	struct stat st;
-
-	return stat(p, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111);
-}
-
 /*
  * Resolve name (no '/') through pathenv, or realpath an absolute path
  * (pathenv NULL).  0 and real filled when found; -1 not found; -2 when
@@ -80,36 +72,22 @@ static int
 lookup_uncached(const char *pathenv, const char *name, char *real, size_t realsz)
 {
 	char buf[PATH_MAX], rp[PATH_MAX];
-	const char *p, *e;
+	int r;
 
 	if (pathenv == NULL) {
-		if (!is_exec_file(name) || realpath(name, rp) == NULL)
+		if (!ag_path_is_exec_file(name) || realpath(name, rp) == NULL)
 			return -1;
 		if (strlen(rp) >= realsz)
 			return -1;
 		strcpy(real, rp);
 		return 0;
 	}
-	for (p = pathenv;; p = e + 1) {
-		size_t n;
-		int r;
-
-		e = strchr(p, ':');
-		if (e == NULL)
-			e = p + strlen(p);
-		n = (size_t)(e - p);
-		if (n == 0 || p[0] != '/')
-			return -2;
-		r = snprintf(buf, sizeof(buf), "%.*s/%s", (int)n, p, name);
-		if (r > 0 && (size_t)r < sizeof(buf) && is_exec_file(buf) &&
-		    realpath(buf, rp) != NULL && strlen(rp) < realsz) {
-			strcpy(real, rp);
-			return 0;
-		}
-		if (*e == '\0')
-			break;
-	}
-	return -1;
+	if ((r = ag_path_search(pathenv, name, buf, sizeof(buf))) < 0)
+		return r;
+	if (realpath(buf, rp) == NULL || strlen(rp) >= realsz)
+		return -1;
+	strcpy(real, rp);
+	return 0;
 }
 
 int
