@@ -13,30 +13,7 @@
 #include <openssl/evp.h>
 
 #include "pamid.h"
-
-#define CERT_SUFFIX "-cert-v01@openssh.com"
-
-/*
- * What a certificate carries before its serial: after the type string and
- * the nonce come exactly the fields of the plain public key, encoded as in
- * the plain key's blob (PROTOCOL.certkeys).  So the certified key's blob is
- * string(plain type) followed by those fields copied byte for byte.
- */
-static const struct {
-	const char	*cert;
-	const char	*plain;
-	int		 nfields;
-} cert_types[] = {
-	{ "ssh-ed25519-cert-v01@openssh.com", "ssh-ed25519", 1 },
-	{ "ssh-rsa-cert-v01@openssh.com", "ssh-rsa", 2 },
-	{ "ecdsa-sha2-nistp256-cert-v01@openssh.com", "ecdsa-sha2-nistp256", 2 },
-	{ "ecdsa-sha2-nistp384-cert-v01@openssh.com", "ecdsa-sha2-nistp384", 2 },
-	{ "ecdsa-sha2-nistp521-cert-v01@openssh.com", "ecdsa-sha2-nistp521", 2 },
-	{ "ssh-dss-cert-v01@openssh.com", "ssh-dss", 4 },
-	{ "sk-ssh-ed25519-cert-v01@openssh.com", "sk-ssh-ed25519@openssh.com", 2 },
-	{ "sk-ecdsa-sha2-nistp256-cert-v01@openssh.com",
-	  "sk-ecdsa-sha2-nistp256@openssh.com", 3 },
-};
+#include "common/sshkey.h"
 
 int
 ag_pamid_sha256(const void *buf, size_t len, unsigned char out[32])
@@ -45,181 +22,6 @@ ag_pamid_sha256(const void *buf, size_t len, unsigned char out[32])
 
 	if (EVP_Digest(buf, len, out, &n, EVP_sha256(), NULL) != 1 || n != 32)
 		return -1;
-	return 0;
-}
-
-static int
-b64_char(unsigned char c)
-{
-	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-	    (c >= '0' && c <= '9') || c == '+' || c == '/';
-}
-
-/*
- * Strict base64 (no whitespace, padding only at the end) through
- * libcrypto's decoder, which is lenient about both; the strictness is ours.
- */
-static unsigned char *
-b64_decode(const char *s, size_t len, size_t *outlen)
-{
-	size_t i, pad = 0;
-	unsigned char *out;
-	int n;
-
-	if (len == 0 || len % 4 != 0 || len > AG_PAMID_MAX_LINE)
-		return NULL;
-	if (s[len - 1] == '=')
-		pad++;
-	if (s[len - 2] == '=')
-		pad++;
-	for (i = 0; i < len - pad; i++)
-		if (!b64_char((unsigned char)s[i]))
-			return NULL;
-	if ((out = malloc(len / 4 * 3 + 1)) == NULL)
-		return NULL;
-	n = EVP_DecodeBlock(out, (const unsigned char *)s, (int)len);
-	if (n < 0 || (size_t)n < pad) {
-		free(out);
-		return NULL;
-	}
-	*outlen = (size_t)n - pad;
-	return out;
-}
-
-/* Read one SSH wire string at *p; advances *p.  0 ok, -1 when truncated. */
-static int
-wire_string(const unsigned char **p, const unsigned char *end,
-    const unsigned char **s, size_t *slen)
-{
-	uint32_t n;
-
-	if ((size_t)(end - *p) < 4)
-		return -1;
-	n = (uint32_t)(*p)[0] << 24 | (uint32_t)(*p)[1] << 16 |
-	    (uint32_t)(*p)[2] << 8 | (uint32_t)(*p)[3];
-	if ((size_t)(end - *p) - 4 < n)
-		return -1;
-	*s = *p + 4;
-	*slen = n;
-	*p += 4 + (size_t)n;
-	return 0;
-}
-
-/* The certified key's blob out of a certificate blob; NULL when malformed. */
-static unsigned char *
-cert_key_blob(const unsigned char *blob, size_t len, const char *plain, int nfields,
-    size_t *outlen)
-{
-	const unsigned char *p = blob, *end = blob + len, *s, *fields;
-	size_t slen, plen = strlen(plain), flen, total;
-	unsigned char *out;
-	int i;
-
-	if (wire_string(&p, end, &s, &slen) < 0 ||	/* type, checked by caller */
-	    wire_string(&p, end, &s, &slen) < 0)	/* nonce */
-		return NULL;
-	fields = p;
-	for (i = 0; i < nfields; i++)
-		if (wire_string(&p, end, &s, &slen) < 0)
-			return NULL;
-	flen = (size_t)(p - fields);
-	total = 4 + plen + flen;
-	if ((out = malloc(total)) == NULL)
-		return NULL;
-	out[0] = (unsigned char)(plen >> 24);
-	out[1] = (unsigned char)(plen >> 16);
-	out[2] = (unsigned char)(plen >> 8);
-	out[3] = (unsigned char)plen;
-	memcpy(out + 4, plain, plen);
-	memcpy(out + 4 + plen, fields, flen);
-	*outlen = total;
-	return out;
-}
-
-/* Fields after the type string in the plain key types we know. */
-static const struct {
-	const char	*type;
-	int		 nfields;
-} plain_types[] = {
-	{ "ssh-ed25519", 1 },
-	{ "ssh-rsa", 2 },
-	{ "ecdsa-sha2-nistp256", 2 },
-	{ "ecdsa-sha2-nistp384", 2 },
-	{ "ecdsa-sha2-nistp521", 2 },
-	{ "ssh-dss", 4 },
-	{ "sk-ssh-ed25519@openssh.com", 2 },
-	{ "sk-ecdsa-sha2-nistp256@openssh.com", 3 },
-};
-
-/* A known plain key must be exactly its fields: nothing missing, nothing after. */
-static int
-plain_shape_ok(const char *type, size_t typelen, const unsigned char *p,
-    const unsigned char *end)
-{
-	const unsigned char *s;
-	size_t slen, i;
-	int f;
-
-	for (i = 0; i < sizeof(plain_types) / sizeof(plain_types[0]); i++) {
-		if (strlen(plain_types[i].type) != typelen ||
-		    memcmp(plain_types[i].type, type, typelen) != 0)
-			continue;
-		for (f = 0; f < plain_types[i].nfields; f++)
-			if (wire_string(&p, end, &s, &slen) < 0)
-				return 0;
-		return p == end;
-	}
-	return 1;	/* a type we do not know: compared as an opaque blob */
-}
-
-int
-ag_pamid_key_decode(const char *type, size_t typelen, const char *b64, size_t b64len,
-    unsigned char **blob, size_t *bloblen,
-    unsigned char **keyblob, size_t *keybloblen, struct ag_err *err)
-{
-	const unsigned char *p, *s;
-	size_t slen, i, sfx = sizeof(CERT_SUFFIX) - 1;
-	unsigned char *b;
-
-	*blob = NULL;
-	*bloblen = 0;
-	if (keyblob != NULL) {
-		*keyblob = NULL;
-		*keybloblen = 0;
-	}
-	if (typelen == 0 || typelen > 128)
-		return ag_err_set(err, "bad key type");
-	if ((b = b64_decode(b64, b64len, bloblen)) == NULL)
-		return ag_err_set(err, "key is not valid base64");
-	/* The blob names its own type; a mismatch means a damaged record. */
-	p = b;
-	if (wire_string(&p, b + *bloblen, &s, &slen) < 0 || slen != typelen ||
-	    memcmp(s, type, typelen) != 0) {
-		free(b);
-		return ag_err_set(err, "key blob does not match its type '%.*s'",
-		    (int)typelen, type);
-	}
-	if (!plain_shape_ok(type, typelen, p, b + *bloblen)) {
-		free(b);
-		return ag_err_set(err, "key blob is truncated or has trailing data");
-	}
-	*blob = b;
-	if (keyblob == NULL || typelen <= sfx ||
-	    memcmp(type + typelen - sfx, CERT_SUFFIX, sfx) != 0)
-		return 0;
-	for (i = 0; i < sizeof(cert_types) / sizeof(cert_types[0]); i++) {
-		if (strlen(cert_types[i].cert) != typelen ||
-		    memcmp(cert_types[i].cert, type, typelen) != 0)
-			continue;
-		*keyblob = cert_key_blob(b, *bloblen, cert_types[i].plain,
-		    cert_types[i].nfields, keybloblen);
-		if (*keyblob == NULL) {
-			free(b);
-			*blob = NULL;
-			return ag_err_set(err, "certificate is truncated");
-		}
-		break;
-	}
 	return 0;
 }
 
@@ -239,7 +41,7 @@ identity_has_key(const struct ag_identity *id, const unsigned char *a, size_t al
 		if (sp == NULL)
 			continue;
 		b64end = sp + 1 + strcspn(sp + 1, " ");
-		if (ag_pamid_key_decode(key, (size_t)(sp - key), sp + 1,
+		if (ag_sshkey_decode(key, (size_t)(sp - key), sp + 1,
 		    (size_t)(b64end - (sp + 1)), &kb, &kblen, NULL, NULL, NULL) < 0)
 			continue;	/* the loader validates keys; never match junk */
 		hit = (kblen == alen && memcmp(kb, a, alen) == 0) ||
@@ -274,7 +76,7 @@ match_line(const struct ag_config *cfg, const char *line, size_t len,
 	b64len = len - (size_t)(b64 - line);
 	if (memchr(b64, ' ', b64len) != NULL)
 		return ag_err_set(err, "extra field on publickey line");
-	if (ag_pamid_key_decode(type, typelen, b64, b64len, &blob, &bloblen,
+	if (ag_sshkey_decode(type, typelen, b64, b64len, &blob, &bloblen,
 	    &keyblob, &keybloblen, err) < 0)
 		return -1;
 	for (i = 0; i < cfg->nidentities; i++) {

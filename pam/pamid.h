@@ -51,15 +51,7 @@ enum ag_pamid_match ag_pamid_by_token(const struct ag_config *cfg, const char *t
 /* SHA-256 of buf into out[32]; 0 ok, -1 when the library fails. */
 int	ag_pamid_sha256(const void *buf, size_t len, unsigned char out[32]);
 
-/*
- * Decode key text ("TYPE" and "BASE64") into its SSH wire blob (malloc'd,
- * caller frees).  When the type is a certificate, *keyblob (if keyblob is
- * not NULL) receives the blob of the certified plain key, or NULL for a
- * certificate type this code does not know.  0 ok, -1 with err.
- */
-int	ag_pamid_key_decode(const char *type, size_t typelen, const char *b64, size_t b64len,
-	    unsigned char **blob, size_t *bloblen,
-	    unsigned char **keyblob, size_t *keybloblen, struct ag_err *err);
+/* Keys are decoded by common/sshkey.h (ag_sshkey_decode). */
 
 enum ag_pamid_acct {
 	AG_PAMID_OK = 0,

@@ -36,6 +36,7 @@
 
 #include "common/config.h"
 #include "common/safepath.h"
+#include "common/sshkey.h"
 #include "common/strbuf.h"
 
 #define MAX_SCALAR	(64 * 1024)	/* bytes per scalar */
@@ -966,59 +967,6 @@ check_word(struct ctx *c, const struct ynode *it, const char *key)
 /* ------------------------------------------------------------------ */
 /* Identities: keys, tokens, CIDRs, dates                              */
 
-static const char *const key_types[] = {
-	"ssh-ed25519", "ssh-rsa", "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384",
-	"ecdsa-sha2-nistp521", "sk-ssh-ed25519@openssh.com",
-	"sk-ecdsa-sha2-nistp256@openssh.com", NULL
-};
-
-static int
-b64val(unsigned char ch)
-{
-	if (ch >= 'A' && ch <= 'Z')
-		return ch - 'A';
-	if (ch >= 'a' && ch <= 'z')
-		return ch - 'a' + 26;
-	if (ch >= '0' && ch <= '9')
-		return ch - '0' + 52;
-	if (ch == '+')
-		return 62;
-	if (ch == '/')
-		return 63;
-	return -1;
-}
-
-/* Strict base64 (padding required); out must hold n/4*3 bytes. -1 invalid. */
-static long
-b64decode(const char *s, size_t n, unsigned char *out)
-{
-	size_t i, o = 0, pad = 0;
-
-	if (n == 0 || n % 4 != 0)
-		return -1;
-	if (s[n - 1] == '=')
-		pad++;
-	if (s[n - 2] == '=')
-		pad++;
-	for (i = 0; i < n; i += 4) {
-		int v[4], k;
-		int last = i + 4 == n;
-
-		for (k = 0; k < 4; k++) {
-			if (last && k >= 4 - (int)pad && s[i + k] == '=')
-				v[k] = 0;
-			else if ((v[k] = b64val((unsigned char)s[i + k])) < 0)
-				return -1;
-		}
-		out[o++] = (unsigned char)(v[0] << 2 | v[1] >> 4);
-		if (!last || pad < 2)
-			out[o++] = (unsigned char)((v[1] & 0xf) << 4 | v[2] >> 2);
-		if (!last || pad < 1)
-			out[o++] = (unsigned char)((v[2] & 0x3) << 6 | v[3]);
-	}
-	return (long)o;
-}
-
 /*
  * "TYPE BASE64 [comment]": a known type, valid base64 whose embedded type
  * name agrees with TYPE (catches a key pasted with the wrong label or cut
@@ -1028,20 +976,16 @@ static int
 parse_pubkey(struct ctx *c, const struct ynode *it, char **out)
 {
 	const char *s = it->s, *t, *b;
-	size_t tl, bl, i;
+	size_t tl, bl, rl;
 	unsigned char *raw;
-	long rl;
-	uint32_t el;
+	struct ag_err kerr;
 
 	s += strspn(s, " \t");
 	t = s;
 	tl = strcspn(t, " \t");
 	b = t + tl + strspn(t + tl, " \t");
 	bl = strcspn(b, " \t");
-	for (i = 0; key_types[i] != NULL; i++)
-		if (strlen(key_types[i]) == tl && strncmp(key_types[i], t, tl) == 0)
-			break;
-	if (tl == 0 || key_types[i] == NULL) {
+	if (tl == 0 || !ag_sshkey_policy_type(t, tl)) {
 		char typ[64];
 
 		snprintf(typ, sizeof(typ), "%.*s", (int)(tl < 60 ? tl : 60), t);
@@ -1054,21 +998,9 @@ parse_pubkey(struct ctx *c, const struct ynode *it, char **out)
 	if (bl == 0)
 		return err_node(c, it, "SSH key '%s' has no key data after the type",
 		    quote(c, it->s));
-	if ((raw = malloc(bl / 4 * 3 + 3)) == NULL)
-		return oom(c, it);
-	rl = b64decode(b, bl, raw);
-	if (rl < 0) {
-		free(raw);
-		return err_node(c, it, "SSH key data is not valid base64");
-	}
-	el = rl >= 4 ? (uint32_t)raw[0] << 24 | (uint32_t)raw[1] << 16 |
-	    (uint32_t)raw[2] << 8 | raw[3] : 0;
-	if (rl < 4 || el != tl || (size_t)rl - 4 <= tl ||
-	    memcmp(raw + 4, t, tl) != 0) {
-		free(raw);
-		return err_node(c, it, "SSH key data does not hold a %.*s key "
-		    "(truncated, or pasted with the wrong type?)", (int)tl, t);
-	}
+	if (ag_sshkey_decode(t, tl, b, bl, &raw, &rl, NULL, NULL, &kerr) < 0)
+		return err_node(c, it, "SSH key data does not hold a %.*s key (%s: "
+		    "truncated, or pasted with the wrong type?)", (int)tl, t, kerr.msg);
 	free(raw);
 	if ((*out = malloc(tl + 1 + bl + 1)) == NULL)
 		return oom(c, it);

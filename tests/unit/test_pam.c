@@ -16,6 +16,7 @@
 
 #include "common/config.h"
 #include "pamid.h"
+#include "common/sshkey.h"
 
 /* ssh-keygen -t ed25519 (k1, k2); k1-cert signed by a CA with ssh-keygen -s. */
 #define K1	"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIPs5ZvEiBAZ8D9cpbZQpmeCyvAz2xx+ecLuYrUHBxB/s"
@@ -283,9 +284,9 @@ cert_reduces_to_listed_key_blob(void **state)
 	const char *k = K1, *ksp = strchr(k, ' ');
 
 	(void)state;
-	assert_int_equal(ag_pamid_key_decode(c, (size_t)(sp - c), sp + 1, strlen(sp + 1),
+	assert_int_equal(ag_sshkey_decode(c, (size_t)(sp - c), sp + 1, strlen(sp + 1),
 	    &blob, &blen, &kblob, &kblen, NULL), 0);
-	assert_int_equal(ag_pamid_key_decode(k, (size_t)(ksp - k), ksp + 1,
+	assert_int_equal(ag_sshkey_decode(k, (size_t)(ksp - k), ksp + 1,
 	    strlen(ksp + 1), &plain, &plen, &none, &nlen, NULL), 0);
 	assert_null(none);		/* a plain key has no certified key */
 	assert_non_null(kblob);
