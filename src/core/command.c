@@ -239,11 +239,12 @@ run_command(struct ag_core *core, struct cmd *c, struct ag_run_opts *o)
 		ag_core_term_echo(core, c->line, c->len);
 	}
 	o->no_capture = !ag_session_needs_capture(c->tree);
-	/* developer tier: the deny rules hold at every exec of the tree */
+	/* the deny rules hold at every exec of the tree (and in the strict
+	 * tier, what the dynamic loader is asked to run) */
 	ep.profile = core->profile;
 	ep.home = core->sess.home;
 	ep.env = core->sess.env;
-	if (core->profile->tier == AG_TIER_DEVELOPER && ag_sandbox_active(core->sandbox)) {
+	if (ag_sandbox_active(core->sandbox)) {
 		o->exec_judge = ag_execpolicy_guard_judge;
 		o->exec_judge_ctx = &ep;
 	}

@@ -92,7 +92,8 @@ loader_operand(const char *path, char *const *argv, size_t argc)
 	const char *b = base_of(path);
 	size_t i, k;
 
-	if (strncmp(b, "ld-", 3) != 0 && strncmp(b, "ld.so", 5) != 0)
+	if (strncmp(b, "ld-", 3) != 0 && strncmp(b, "ld.so", 5) != 0 &&
+	    strncmp(b, "ld64.so", 7) != 0)
 		return 0;
 	for (i = 1; i < argc; i++) {
 		if (argv[i][0] != '-')
@@ -106,12 +107,67 @@ loader_operand(const char *path, char *const *argv, size_t argc)
 	return 0;
 }
 
+/*
+ * Strict tier: what the loader is asked to run must be a program the
+ * profile allows, judged like a typed line, and nothing may be loaded
+ * beside it: the kernel's execute rules see only the loader's own exec, so
+ * without this any readable ELF file (a JVM, git's helpers) would run.
+ */
+static int
+strict_loader_ok(const struct ag_execpolicy *ep, const char *path, char *const *argv,
+    size_t argc, size_t lo, const char *cwd, char *reason, size_t reasonsz, char *rule,
+    size_t rulesz)
+{
+	static const char *const loads[] = { "--preload", "--audit", "--library-path", NULL };
+	struct ag_policy_ctx ctx;
+	struct ag_decision d;
+	struct ag_strbuf sb;
+	char shown[160];
+	size_t i, k;
+	int ok;
+
+	show_argv(path, argv, argc, shown, sizeof(shown));
+	snprintf(rule, rulesz, "exec:loader");
+	for (i = 1; i < lo; i++)
+		for (k = 0; loads[k] != NULL; k++)
+			if (strcmp(argv[i], loads[k]) == 0) {
+				snprintf(reason, reasonsz, "denied: '%s' loads code beside the "
+				    "program (%s)", shown, loads[k]);
+				return 0;
+			}
+	ag_strbuf_init(&sb, AG_EXECPOLICY_MAX);
+	ok = add_quoted(&sb, argv[lo]) == 0;
+	for (i = lo + 1; ok && i < argc; i++)
+		ok = ag_strbuf_addch(&sb, ' ') == 0 && add_quoted(&sb, argv[i]) == 0;
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.profile = ep->profile;
+	ctx.cwd = cwd != NULL ? cwd : "/";
+	ctx.home = ep->home;
+	ctx.env = ep->env;
+	memset(&d, 0, sizeof(d));
+	if (ok && ag_policy_check(&ctx, sb.data, sb.len, &d) < 0)
+		ok = 0;
+	ag_strbuf_free(&sb);
+	if (ok && d.verdict == AG_ALLOW) {
+		ag_decision_free(&d);
+		return 1;
+	}
+	snprintf(reason, reasonsz, "denied: '%s' runs a program through the dynamic loader "
+	    "that profile '%s' does not allow%s%s", shown, ep->profile->name,
+	    ok ? ": " : "", ok ? d.reason : "");
+	ag_decision_free(&d);
+	return 0;
+}
+
 int
 ag_execpolicy_judge(const struct ag_execpolicy *ep, const char *path, char *const *argv,
     size_t argc, const char *cwd, char *reason, size_t reasonsz, char *rule, size_t rulesz)
 {
 	size_t lo = loader_operand(path, argv, argc);
 
+	if (lo > 0 && ep->profile->tier == AG_TIER_STRICT &&
+	    !strict_loader_ok(ep, path, argv, argc, lo, cwd, reason, reasonsz, rule, rulesz))
+		return 0;
 	if (lo > 0)
 		return ag_execpolicy_judge(ep, argv[lo], argv + lo, argc - lo, cwd, reason,
 		    reasonsz, rule, rulesz);

@@ -156,6 +156,21 @@ escape copybash "cp /bin/bash $W/b && python3 -c 'import os; os.execv(\"$W/b\", 
 escape copytouch "cp $TOUCH $W/t; python3 -c 'import os; os.execv(\"$W/t\", [\"t\", \"$W/c-copytouch\"])'"
 escape ldsocopy "cp $TOUCH $W/t2; python3 -c 'import os; os.execv(\"$LDSO\", [\"ld.so\", \"$W/t2\", \"$W/c-ldsocopy\"])'"
 
+# a readable ELF file outside the program directories (sftp-server here, a
+# JVM or git's helpers elsewhere) does not run through the loader either:
+# the exec supervisor judges the loader's operand like a typed command
+ELF=/usr/lib/openssh/sftp-server
+if [ -f "$ELF" ]; then
+	ag_run l "python3 -c 'import os; os.execv(\"$LDSO\", [\"ld.so\", \"$ELF\", \"-h\"])'"
+	ag_unlike "$l_out$l_err" "usage: sftp-server" "strict tier: the loader does not run a readable program the profile does not list"
+	ag_like "$(ag_audit_query '[x.get("rule") for x in r if x.get("event") == "exec_denied"]')" \
+	    "exec:loader" "strict tier: the loader's refusal is audited"
+fi
+ag_run l "python3 -c 'import os; os.execv(\"$LDSO\", [\"ld.so\", \"--preload\", \"$LDSO\", \"$(command -v ls)\", \"-d\", \"/\"])'"
+ag_unlike "$l_out" "^/$" "strict tier: the loader loads nothing beside the program"
+ag_run l "python3 -c 'import os; os.execv(\"$LDSO\", [\"ld.so\", \"$(command -v ls)\", \"-d\", \"/\"])'"
+ag_is "$l_out" "/" "strict tier: the loader still runs an allowed program"
+
 # git: a planted repository (as a clone would bring) whose configuration runs programs
 rm -rf "$W/repo"
 su -s /bin/bash "$AG_USER" -c "set -e; cd $W; git init -q repo; cd repo; echo a > f;

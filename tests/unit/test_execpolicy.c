@@ -28,7 +28,10 @@ static const char yaml[] =
 	"      - { command: git, subcommands: [push] }\n"
 	"      - { command: rm, args: [\"-rf\", \"/\"] }\n"
 	"      - su\n"
-	"    paths: {read: [\"/\"], write: [\"/tmp\"], exec: [\"/tmp\"]}\n";
+	"    paths: {read: [\"/\"], write: [\"/tmp\"], exec: [\"/tmp\"]}\n"
+	"  strict:\n"
+	"    allow: [ls, { command: git, subcommands: [status] }]\n"
+	"    paths: {read: [\"/\"], write: [\"/tmp\"]}\n";
 
 static struct ag_config *cfg;
 static struct ag_execpolicy ep;
@@ -133,6 +136,35 @@ denied_program_and_arguments(void **state)
 	assert_int_equal(judge("/usr/bin/rm", "rm", "-rf", "/", NULL), 0);
 }
 
+/*
+ * Strict tier: the loader runs only what the profile allows, judged as a
+ * typed line (the kernel's execute rules see only the loader's own exec),
+ * and loads nothing beside it.
+ */
+static void
+strict_loader_runs_only_allowed_programs(void **state)
+{
+	const struct ag_profile *dev = ep.profile;
+
+	(void)state;
+	ep.profile = ag_config_profile(cfg, "strict");
+	assert_int_equal(judge("/lib64/ld-linux-x86-64.so.2", "ld.so", "/bin/ls", "-l", NULL), 1);
+	assert_int_equal(judge("/lib64/ld-linux-x86-64.so.2", "ld.so", "/usr/bin/git", "status",
+	    NULL), 1);
+	assert_int_equal(judge("/lib64/ld-linux-x86-64.so.2", "ld.so", "/usr/bin/git", "log",
+	    NULL), 0);
+	assert_int_equal(judge("/lib64/ld-linux-x86-64.so.2", "ld.so",
+	    "/usr/lib/openssh/sftp-server", NULL), 0);
+	assert_int_equal(judge("/lib/ld64.so.2", "ld64.so.2", "/usr/bin/make", NULL), 0);
+	assert_int_equal(judge("/lib64/ld-linux-x86-64.so.2", "ld.so", "--preload", "/tmp/x.so",
+	    "/bin/ls", NULL), 0);
+	assert_int_equal(judge("/lib64/ld-linux-x86-64.so.2", "ld.so", "--library-path", "/tmp",
+	    "/bin/ls", NULL), 0);
+	/* programs run by their own exec are the kernel's to judge */
+	assert_int_equal(judge("/usr/bin/make", "make", NULL), 1);
+	ep.profile = dev;
+}
+
 static void
 unparsable_or_huge_exec_of_a_denied_program_fails_closed(void **state)
 {
@@ -155,6 +187,7 @@ main(void)
 		cmocka_unit_test(other_subcommands_and_programs_pass),
 		cmocka_unit_test(denied_program_and_arguments),
 		cmocka_unit_test(unparsable_or_huge_exec_of_a_denied_program_fails_closed),
+		cmocka_unit_test(strict_loader_runs_only_allowed_programs),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
