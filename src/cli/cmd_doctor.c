@@ -26,6 +26,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -36,6 +37,7 @@
 #include "common/err.h"
 #include "common/strbuf.h"
 #include "common/misc.h"
+#include "exec/sandbox.h"
 
 #ifndef AG_SSHD
 #define AG_SSHD "/usr/sbin/sshd"
@@ -54,6 +56,7 @@ struct doctor {
 /* The agent user as the kernel would see it. */
 struct who {
 	uid_t	 uid;
+	gid_t	 gid;
 	gid_t	 groups[MAX_GROUPS];
 	int	 ngroups;
 };
@@ -578,6 +581,74 @@ check_audit(struct doctor *d, const struct ag_config *cfg, const struct who *w,
 	    what, "mkdir -p %s; chown %s %s; chmod 750 %s", dir, user, dir, dir);
 }
 
+/* 1 when the account can make a user namespace (the sandbox's, below). */
+static int
+userns_ok(const struct who *w)
+{
+	pid_t pid = fork();
+	int st;
+
+	if (pid == 0) {
+		if (setgroups(0, NULL) < 0 || setgid(w->gid) < 0 || setuid(w->uid) < 0)
+			_exit(2);
+		_exit(unshare(CLONE_NEWUSER) == 0 ? 0 : 1);
+	}
+	if (pid < 0)
+		return 0;
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return 0;
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+/*
+ * What the sandbox guarantees for each profile on this kernel, and by what;
+ * a guarantee a profile states and nothing here enforces is a failure
+ * under `sandbox: required` (every command would be refused) and a
+ * warning under best_effort.
+ */
+static void
+check_sandbox(struct doctor *d, const struct ag_config *cfg, const struct who *w,
+    const char *user)
+{
+	struct ag_guarantee g[AG_GUARANTEES_MAX];
+	char what[512];
+	int abi = ag_sandbox_abi(), ns;
+	size_t i, k, n;
+
+	if (cfg == NULL || cfg->gw.sandbox == AG_SANDBOX_OFF) {
+		printf("      sandbox: off (gateway.sandbox), nothing below is enforced\n");
+		return;
+	}
+	ns = userns_ok(w);
+	snprintf(what, sizeof(what), "%s can make the sandbox's user namespace", user);
+	check(d, ns || cfg->gw.sandbox != AG_SANDBOX_REQUIRED, what,
+	    "allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1; "
+	    "on Ubuntu an AppArmor profile with 'userns,' for agentgate; systemd: "
+	    "RestrictNamespaces=user mnt pid net)");
+	printf("      Landlock ABI %d on this kernel\n", abi);
+	for (k = 0; k < cfg->nprofiles; k++) {
+		const struct ag_profile *p = &cfg->profiles[k];
+
+		n = ag_sandbox_guarantees(p, abi, g, AG_GUARANTEES_MAX);
+		for (i = 0; i < n; i++) {
+			snprintf(what, sizeof(what), "profile %s: %s (%s)", p->name, g[i].what,
+			    g[i].how != NULL ? g[i].how : "not enforced here");
+			if (g[i].how == NULL && !g[i].stated) {
+				printf("NOTE  %s; needs %s\n", what, g[i].needs);
+				continue;
+			}
+			if (g[i].how == NULL && cfg->gw.sandbox != AG_SANDBOX_REQUIRED) {
+				printf("WARN  %s; commands run without it (best_effort); needs %s\n",
+				    what, g[i].needs);
+				continue;
+			}
+			check(d, g[i].how != NULL, what, "needs %s; until then every command of "
+			    "this profile is refused (gateway.sandbox: required)", g[i].needs);
+		}
+	}
+}
+
 static void
 usage(FILE *fp)
 {
@@ -633,6 +704,8 @@ ag_cmd_doctor(int argc, char **argv)
 			sshd = argv[++i];
 		else if (strcmp(a, "--sshd-config") == 0)
 			sshd_config = argv[++i];
+		else if (strcmp(a, "--test-landlock-abi") == 0)
+			ag_sandbox_set_test_abi(atoi(argv[++i]));	/* for the tests */
 		else {
 			fprintf(stderr, "agentgate: doctor: unknown option '%s'\n", a);
 			usage(stderr);
@@ -649,6 +722,7 @@ ag_cmd_doctor(int argc, char **argv)
 	}
 	/* Copy what is needed: later getpw* calls reuse the static buffer. */
 	w.uid = pw->pw_uid;
+	w.gid = pw->pw_gid;
 	w.ngroups = MAX_GROUPS;
 	if (getgrouplist(user, pw->pw_gid, w.groups, &w.ngroups) < 0)
 		w.ngroups = 0;	/* more than MAX_GROUPS: judge by owner/other only */
@@ -679,6 +753,7 @@ ag_cmd_doctor(int argc, char **argv)
 	cfg = check_policy(&d, config, &w);
 	check_pam(&d, cfg, &w);
 	check_audit(&d, cfg, &w, user);
+	check_sandbox(&d, cfg, &w, user);
 	ag_config_free(cfg);
 
 	printf("%d checks, %d failed\n", d.nchecks, d.nfail);

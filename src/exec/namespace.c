@@ -216,7 +216,8 @@ ns_init(int ctl, int alive, int readyfd)
 
 /*
  * Runs in a child the gateway keeps for the session: makes the user, mount
- * and PID namespaces, applies the planned mounts, starts the PID
+ * and PID namespaces (and a network namespace with no interfaces for a
+ * profile without network), applies the planned mounts, starts the PID
  * namespace's init and then only waits for it.  It stays outside the PID
  * namespace, where no command can see it, so that the gateway can open its
  * /proc/PID/ns/{user,mnt,pid_for_children} and root/; both it and init die
@@ -239,7 +240,8 @@ ns_keeper(const struct ag_sandbox *sb, int readyfd, int ctl, pid_t gateway)
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != gateway)
 		_exit(1);
 	(void)prctl(PR_SET_NAME, "agentgate-ns", 0, 0, 0);
-	if (unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID) < 0)
+	if (unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID |
+	    (sb->private_net ? CLONE_NEWNET : 0)) < 0)
 		_exit(1);
 	if ((n = id_map_line(line, sizeof(line), uid)) == 0 ||
 	    write_file("/proc/self/uid_map", line, n) < 0)
@@ -315,7 +317,10 @@ make_ns(struct ag_sandbox *sb)
 		sb->ns_user_fd = open_ns(pid, "ns/user", O_RDONLY);
 		sb->ns_mnt_fd = open_ns(pid, "ns/mnt", O_RDONLY);
 		sb->ns_pid_fd = open_ns(pid, "ns/pid_for_children", O_RDONLY);
-		rc = sb->ns_user_fd >= 0 && sb->ns_mnt_fd >= 0 && sb->ns_pid_fd >= 0 ? 0 : -1;
+		if (sb->private_net)
+			sb->ns_net_fd = open_ns(pid, "ns/net", O_RDONLY);
+		rc = sb->ns_user_fd >= 0 && sb->ns_mnt_fd >= 0 && sb->ns_pid_fd >= 0 &&
+		    (!sb->private_net || sb->ns_net_fd >= 0) ? 0 : -1;
 		/* the namespace's own /proc, seen through the keeper's root */
 		if (rc == 0 && c == 'r' &&
 		    (sb->proc_fd = open_ns(pid, "root/proc", O_PATH | O_DIRECTORY)) < 0)
@@ -342,7 +347,7 @@ make_ns(struct ag_sandbox *sb)
 void
 sb_ns_free(struct ag_sandbox *sb)
 {
-	int *fds[] = { &sb->ns_user_fd, &sb->ns_mnt_fd, &sb->ns_pid_fd, &sb->proc_fd,
+	int *fds[] = { &sb->ns_user_fd, &sb->ns_mnt_fd, &sb->ns_pid_fd, &sb->ns_net_fd, &sb->proc_fd,
 	    &sb->tmp_fd, &sb->ctl_fd };
 	size_t i;
 

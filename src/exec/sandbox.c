@@ -778,6 +778,10 @@ build_seccomp(struct ag_sandbox *sb, int udp_ok)
 	ag_bpf_jge(b, AG_X32_BIT, NOSYS, NEXT);
 #endif
 	ag_bpf_jeq(b, SYS_memfd_create, MEMFD, NEXT);
+	/* before Landlock ABI 3 truncate(2) is not mediated: no path may be
+	 * truncated (ftruncate needs an fd Landlock let be opened for writing) */
+	if (sb->abi < 3)
+		ag_bpf_jeq(b, SYS_truncate, DENY, NEXT);
 	ag_bpf_jeq(b, SYS_socket, SOCKET, ALLOW);
 
 	/* memfd_create(name, flags): only sealed non-executable */
@@ -902,6 +906,83 @@ ag_sandbox_sftp_server(void)
 	return NULL;
 }
 
+/* ---- what holds on this kernel ------------------------------------------- */
+
+/* A profile that may open no TCP connection and bind no port. */
+static int
+no_network(const struct ag_profile *p)
+{
+	return !p->has_network || (p->nnet_connect == 0 && p->nnet_bind == 0);
+}
+
+size_t
+ag_sandbox_guarantees(const struct ag_profile *p, int abi, struct ag_guarantee *g,
+    size_t max)
+{
+	const char *ll = abi >= 1 ? "Landlock" : NULL;
+	const struct ag_guarantee all[] = {
+		{ p->tier == AG_TIER_DEVELOPER ?
+		    "programs execute only where the developer tier allows" :
+		    "only the allowed programs execute", ll, "Landlock (Linux 5.13)", 1 },
+		{ "reads only beneath paths.read", ll, "Landlock (Linux 5.13)", 1 },
+		{ "writes only beneath paths.write", ll, "Landlock (Linux 5.13)", 1 },
+		{ "no truncation outside paths.write",
+		    abi >= 3 ? "Landlock ABI 3" : abi >= 1 ? "seccomp refuses truncate(2)" : NULL,
+		    "Landlock (Linux 5.13)", 1 },
+		{ "renames and links stay within paths.write",
+		    abi >= 2 ? "Landlock ABI 2" : abi >= 1 ? "Landlock ABI 1 refuses them all" : NULL,
+		    "Landlock (Linux 5.13)", 1 },
+		{ "protected paths are read-only for every program",
+		    "read-only binds in a mount namespace", NULL, 1 },
+		no_network(p) ?
+		    (struct ag_guarantee){ "no network: no TCP, UDP or abstract UNIX socket",
+		    abi >= 4 ? "network namespace without interfaces, Landlock ABI 4" :
+		    "network namespace without interfaces", NULL, 1 } :
+		    (struct ag_guarantee){ "TCP only to network.connect and network.bind",
+		    abi >= 4 ? "Landlock ABI 4" : NULL,
+		    "Landlock ABI 4 (Linux 6.7), or a profile without `network`", 1 },
+		{ "no other socket family; UDP only for DNS", "seccomp", NULL, 1 },
+		{ "signals only to the command's own processes",
+		    abi >= 6 ? "PID namespace, Landlock ABI 6" : "PID namespace", NULL, 1 },
+		{ "no process outlives the command", "PID namespace", NULL, 1 },
+		/* not a profile key: a note where it does not hold */
+		{ "abstract UNIX sockets only within the session",
+		    abi >= 6 ? "Landlock ABI 6" : no_network(p) ? "network namespace" : NULL,
+		    "Landlock ABI 6 (Linux 6.12), or a profile without network", 0 },
+	};
+	size_t i, n = sizeof(all) / sizeof(all[0]);
+
+	for (i = 0; i < n && i < max; i++)
+		g[i] = all[i];
+	return i;
+}
+
+/*
+ * Under `required`, -1 with err when a guarantee the profile states has no
+ * mechanism here; otherwise each missing one becomes a note.
+ */
+static int
+check_guarantees(struct ag_sandbox *sb, const struct ag_profile *p, struct ag_err *err)
+{
+	struct ag_guarantee g[AG_GUARANTEES_MAX];
+	size_t i, n = ag_sandbox_guarantees(p, sb->abi, g, AG_GUARANTEES_MAX);
+	char what[512];
+
+	for (i = 0; i < n; i++) {
+		if (g[i].how != NULL)
+			continue;
+		snprintf(what, sizeof(what), "%s is not enforced: it needs %s%s", g[i].what,
+		    g[i].needs, sb->abi == 0 ? " and this kernel offers no Landlock" : "");
+		if (g[i].stated && sb->mode == AG_SANDBOX_REQUIRED)
+			return ag_err_set(err, "kernel sandbox: for profile '%s', %s (Landlock ABI "
+			    "here: %d); gateway.sandbox is required: commands are refused",
+			    p->name ? p->name : "?", what, sb->abi);
+		if (sb_note_add(sb, what) < 0)
+			return ag_err_set(err, "out of memory");
+	}
+	return 0;
+}
+
 /* ---- public -------------------------------------------------------------- */
 
 struct ag_sandbox *
@@ -926,7 +1007,8 @@ ag_sandbox_prepare(const struct ag_config *cfg, const struct ag_profile *p, cons
 	b.cwd = cwd ? cwd : "/";
 	b.err = err;
 	sb->outer_fd = sb->inner_fd = -1;
-	sb->ns_user_fd = sb->ns_mnt_fd = sb->ns_pid_fd = sb->proc_fd = sb->ctl_fd = -1;
+	sb->ns_user_fd = sb->ns_mnt_fd = sb->ns_pid_fd = sb->ns_net_fd = sb->proc_fd = -1;
+	sb->ctl_fd = -1;
 	sb->tmp_fd = -1;
 	sb->mode = cfg->gw.sandbox;
 	sb->profile = p;
@@ -946,6 +1028,8 @@ ag_sandbox_prepare(const struct ag_config *cfg, const struct ag_profile *p, cons
 		return sb;
 
 	sb->nnp = 1;
+	sb->abi = ag_sandbox_abi();
+	sb->private_net = no_network(p);
 	{
 		int udp_ok = 0;
 
@@ -956,32 +1040,13 @@ ag_sandbox_prepare(const struct ag_config *cfg, const struct ag_profile *p, cons
 			goto fail;
 		}
 	}
-	sb->abi = ag_sandbox_abi();
-	if (sb->abi < AG_SANDBOX_ABI_NEEDED) {
-		char what[256];
-
-		if (sb->abi == 0)
-			snprintf(what, sizeof(what), "the kernel offers no Landlock: no execute, "
-			    "read, write or network confinement");
-		else
-			snprintf(what, sizeof(what), "the kernel's Landlock ABI is %d, %d is needed:%s%s%s",
-			    sb->abi, AG_SANDBOX_ABI_NEEDED,
-			    sb->abi < 3 ? " no truncate confinement;" : "",
-			    sb->abi < 4 ? " no network confinement;" : "",
-			    " no signal or abstract-socket scoping");
-		if (sb->mode == AG_SANDBOX_REQUIRED) {
-			ag_err_set(err, "kernel sandbox unavailable (%s) and gateway.sandbox is "
-			    "required: commands are refused", what);
+	if (check_guarantees(sb, p, err) < 0)
+		goto fail;
+	/* no Landlock: the namespaces still hold the tree and the mounts */
+	if (sb->abi == 0) {
+		if (collect_reads(&b) < 0 || sb_ns_make(sb, &b) < 0)
 			goto fail;
-		}
-		if (sb_note_add(sb, what) < 0)
-			goto oom;
-		/* no Landlock: the namespaces still hold the tree and the mounts */
-		if (sb->abi == 0) {
-			if (collect_reads(&b) < 0 || sb_ns_make(sb, &b) < 0)
-				goto fail;
-			goto done;
-		}
+		goto done;
 	}
 	if (find_preload(preload, sizeof(preload)) < 0) {
 		if (sb->mode == AG_SANDBOX_REQUIRED) {
@@ -1183,7 +1248,8 @@ ag_sandbox_child_enter(const struct ag_sandbox *sb)
 		return 0;
 	/* the user namespace first: it grants what joining the others needs */
 	if (setns(sb->ns_user_fd, CLONE_NEWUSER) < 0 || setns(sb->ns_mnt_fd, CLONE_NEWNS) < 0 ||
-	    setns(sb->ns_pid_fd, CLONE_NEWPID) < 0)
+	    setns(sb->ns_pid_fd, CLONE_NEWPID) < 0 ||
+	    (sb->ns_net_fd >= 0 && setns(sb->ns_net_fd, CLONE_NEWNET) < 0))
 		return -1;
 	return 1;
 }

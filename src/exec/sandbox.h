@@ -35,7 +35,9 @@
 #define AG_SANDBOX_FD		4
 /* environment variable naming that fd; removed by agsandbox.so */
 #define AG_SANDBOX_FD_ENV	"AGENTGATE_SANDBOX_FD"
-/* Landlock ABI a `required` sandbox needs: fs + refer + truncate + net + scope */
+/* The Landlock ABI with every right the sandbox uses (fs, refer, truncate,
+ * net, scope); `required` needs less where another mechanism stands in
+ * (ag_sandbox_guarantees) */
 #define AG_SANDBOX_ABI_NEEDED	6
 
 struct ag_sandbox;
@@ -151,6 +153,22 @@ pid_t	ag_sandbox_keeper(const struct ag_sandbox *sb);
 const char *ag_sandbox_sftp_server(void);
 
 /* Read-only view for tests and `doctor`: numbers of rules and programs. */
+/*
+ * What the sandbox guarantees for a profile on a kernel with Landlock ABI
+ * abi, and by which mechanism; one list for ag_sandbox_prepare() (which,
+ * under `sandbox: required`, refuses when a guarantee the profile states
+ * has none) and `agentgate doctor` (which prints it).
+ */
+struct ag_guarantee {
+	const char	*what;		/* "writes only beneath paths.write" */
+	const char	*how;		/* the mechanism here; NULL: none */
+	const char	*needs;		/* what would provide it, when how is NULL */
+	int		 stated;	/* the profile promises it: required refuses */
+};
+#define AG_GUARANTEES_MAX	16
+size_t	ag_sandbox_guarantees(const struct ag_profile *p, int abi,
+	    struct ag_guarantee *g, size_t max);
+
 struct ag_sandbox_info {
 	int	abi;		/* effective ABI used */
 	size_t	nexec;		/* files with execute permission */

@@ -80,10 +80,13 @@ missing=
 for want in 'ForceCommand runs' 'forwarding is disabled' 'PermitUserRC no' 'ExposeAuthInfo yes' \
 	'PermitUserEnvironment no' 'AcceptEnv admits no' "the account's shell /bin/bash" \
 	'the agent cannot change its home' 'policy .* is safe' 'PAM service .* is present' \
-	'audit directory .* is writable'; do
+	'audit directory .* is writable' ".* can make the sandbox's user namespace"; do
 	grep -q "^PASS  $want" <<<"$out" || missing="$missing [$want]"
 done
-if [ -z "$missing" ] && [ "$(grep -c '^PASS' <<<"$out")" -eq 11 ]; then
+# and, per profile, what the sandbox guarantees on this kernel
+if [ -z "$missing" ] && [ "$(grep -c '^PASS' <<<"$out" | head -n1)" -eq \
+    "$((12 + $(grep -c '^PASS  profile ' <<<"$out")))" ] &&
+    grep -q '^PASS  profile .*: writes only beneath paths.write (Landlock)' <<<"$out"; then
 	ag_pass every_check_reported
 else
 	ag_fail every_check_reported "missing:$missing" "$out"
