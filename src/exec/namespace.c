@@ -214,6 +214,14 @@ ns_init(int ctl, int alive, int readyfd)
 	}
 }
 
+/* What ns_keeper's exit status N says went wrong. */
+static const char *const keeper_steps[] = {
+	"?", "unshare failed: no user namespace for this account here",
+	"writing uid_map failed", "writing setgroups or gid_map failed",
+	"making mounts private failed", "a planned mount failed",
+	"forking the namespace's init failed", "init did not start",
+};
+
 /*
  * Runs in a child the gateway keeps for the session: makes the user, mount
  * and PID namespaces (and a network namespace with no interfaces for a
@@ -331,14 +339,20 @@ make_ns(struct ag_sandbox *sb)
 	}
 	close(ready[0]);
 	if (rc < 0) {
+		int st = 0, e = errno;
+
 		if (sb->ctl_fd != ctl[0])
 			close(ctl[0]);
 		sb_ns_free(sb);
 		if (pid > 0 && sb->keeper == 0) {
 			kill(pid, SIGKILL);
-			while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 				;
 		}
+		/* which step of ns_keeper failed, for the message */
+		if (pid > 0 && WIFEXITED(st) && WEXITSTATUS(st) > 0)
+			sb->ns_step = WEXITSTATUS(st);
+		errno = e;
 	} else
 		sb->nops_done = sb->nops;
 	return rc;
@@ -676,13 +690,16 @@ sb_ns_make(struct ag_sandbox *sb, struct build *b)
 	}
 	if (b->writes.n > 0 && (rc = plan_ns(b)) < 0)
 		return rc == -2 ? hardlink_err(sb, b->err) : ag_err_set(b->err, "out of memory");
-	if (make_ns(sb) == 0)
+	/* a fork or a namespace can fail for want of a resource another
+	 * session is about to free: one more try before refusing */
+	if (make_ns(sb) == 0 || make_ns(sb) == 0)
 		return 0;
 	sb->private_tmp = 0;
 	if (sb->mode == AG_SANDBOX_REQUIRED)
 		return ag_err_set(b->err, "kernel sandbox: commands need a user, mount and PID "
 		    "namespace of their own (%s), and gateway.sandbox is required: commands are "
-		    "refused", strerror(errno));
+		    "refused", sb->ns_step > 0 && sb->ns_step < (int)(sizeof(keeper_steps) /
+		    sizeof(keeper_steps[0])) ? keeper_steps[sb->ns_step] : strerror(errno));
 	if (sb_note_add(sb, sb->developer ? "no user namespaces: protected paths beneath "
 	    "paths.write are not read-only for programs, files written there stay mappable by "
 	    "the loader, /tmp is not private, and what a command leaves running outlives the "

@@ -76,6 +76,7 @@ struct ag_sandbox {
 	int			  ns_pid_fd;	/* the session's PID namespace; -1 none */
 	int			  private_net;	/* a network namespace with no interfaces */
 	int			  ns_net_fd;	/* it; -1 none */
+	int			  ns_step;	/* the keeper's failed step (exit status) */
 	int			  proc_fd;	/* its /proc (O_PATH), for Landlock; -1 none */
 	int			  ctl_fd;	/* to that namespace's init (sweep) */
 	pid_t			  keeper;	/* holds the namespaces; 0 none */
