@@ -96,6 +96,8 @@ if [ -r "$audit" ]; then
 import json, sys
 for line in sys.stdin:
     r = json.loads(line)
+    if r["event"] == "command_start":
+        continue    # the write-ahead copy of the decision; its result follows
     if r["event"] == "command":
         res = "" if "exit" not in r else " exit=%s cwd_after=%s" % (r["exit"], r.get("cwd_after"))
         print("%s %-7s %-5s %-48r%s" % (r["ts"][11:23], r["event"], r["decision"],
@@ -107,7 +109,7 @@ for line in sys.stdin:
               r.get("mode"), r.get("user"), r.get("profile"),
               " exit=%s" % r["exit"] if "exit" in r else ""))
 '
-	printf '%s(%d new records; every line is one JSON object)%s\n' "$D" \
+	printf '%s(%d new records, hash-chained: agentgate audit verify FILE)%s\n' "$D" \
 	    "$(($(wc -l < "$audit") - lines_before))" "$R"
 else
 	echo "(cannot read $audit)"

@@ -22,6 +22,7 @@ usage(FILE *fp)
 	    "       agentgate doctor [--config FILE] [--user USER] [--sshd PATH] [--sshd-config FILE]\n"
 	    "       agentgate serve [--config FILE] [--listen ADDR:PORT ...] [--foreground] [-e]\n"
 	    "       agentgate serve --generate-host-key FILE\n"
+	    "       agentgate audit verify FILE\n"
 	    "\n"
 	    "Without a subcommand agentgate is the gateway: sshd runs it as the\n"
 	    "ForceCommand (or login shell) of an agent account; it validates each\n"
@@ -54,6 +55,8 @@ main(int argc, char **argv)
 			return ag_cmd_doctor(argc - 1, argv + 1);
 		if (strcmp(a, "serve") == 0)
 			return ag_cmd_serve(argc - 1, argv + 1);
+		if (strcmp(a, "audit") == 0)
+			return ag_cmd_audit(argc - 1, argv + 1);
 		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
 			usage(stdout);
 			return 0;

@@ -9,6 +9,7 @@ int	ag_cmd_check(int argc, char **argv);	/* agentgate check   (cmd_check.c) */
 int	ag_cmd_explain(int argc, char **argv);	/* agentgate explain (cmd_explain.c) */
 int	ag_cmd_doctor(int argc, char **argv);	/* agentgate doctor  (cmd_doctor.c) */
 int	ag_cmd_serve(int argc, char **argv);	/* agentgate serve   (cmd_serve.c) */
+int	ag_cmd_audit(int argc, char **argv);	/* agentgate audit   (cmd_audit.c) */
 /* The gateway itself: ForceCommand, -c, login shell, REPL (front/forcecommand.c). */
 int	ag_cmd_session(int argc, char **argv);
 

@@ -160,6 +160,17 @@ stage_admit(struct ag_core *core, struct cmd *c)
 	c->rec.decision = "allow";
 	c->rec.reason = c->d.reason[0] ? c->d.reason : "allowed";
 	c->rec.rule = c->d.rule[0] ? c->d.rule : NULL;
+	/* write-ahead: the decision is on the disk before anything runs, so a
+	 * gateway killed mid-command still leaves its trace */
+	if (core->audit != NULL && ag_audit_command_start(core->audit, &c->rec, &err) < 0) {
+		if (ag_audit_required(core->audit)) {
+			snprintf(c->why, sizeof(c->why), "%s; the audit log is required, so the "
+			    "command was not run", err.msg);
+			c->rec.seq = 0;
+			return refuse(c, "deny", c->why, "audit:required");
+		}
+		ag_log(LOG_WARNING, "%s", err.msg);
+	}
 	return NEXT;
 }
 

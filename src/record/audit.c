@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <syslog.h>
@@ -19,6 +20,7 @@
 #include <unistd.h>
 
 #include "record/audit.h"
+#include "record/chain.h"
 #include "common/log.h"
 #include "common/strbuf.h"
 
@@ -31,6 +33,7 @@ struct ag_audit {
 	int	 facility;
 	int	 required;
 	char	 session[33];
+	unsigned long seq;	/* write-ahead records so far */
 	char	*user, *identity, *profile, *client, *mode;
 	char	*recording, *recording_error;
 	struct timespec start;
@@ -697,61 +700,107 @@ spool_usable(const struct ag_audit *a)
 	    (unsigned long long)st.st_size < AG_AUDIT_SPOOL_MAX;
 }
 
+/* The record as one line, newline included; NULL when out of memory. */
+static char *
+serialise(json_object *o, size_t *len)
+{
+	const char *js;
+	char *line;
+
+	js = json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN |
+	    JSON_C_TO_STRING_NOSLASHESCAPE, len);
+	if (js == NULL || (line = malloc(*len + 2)) == NULL)
+		return NULL;
+	memcpy(line, js, *len);
+	line[(*len)++] = '\n';
+	line[*len] = '\0';
+	return line;
+}
+
 /*
- * Serialise and send to every sink; frees o.  The record counts as written
- * when the file, the collector or its spool took it (syslog is not kept
- * anywhere we can vouch for); a sink that failed while another took the
- * record is logged.
+ * The file sink's part: under the file's lock (other sessions append to
+ * it too), link the record to the file's last line (chain.h), write it in
+ * one write(2) and, for a write-ahead record, push it to the disk before
+ * the command starts.  Returns the line every other sink gets too, or NULL
+ * with ferr set (the record is then built without chain fields).
+ */
+static char *
+write_file(struct ag_audit *a, json_object *o, int sync, size_t *len, char *ferr,
+    size_t ferrsz)
+{
+	char prev[AG_CHAIN_HEX], seed[AG_CHAIN_HEX];
+	char *line = NULL;
+	int empty = 0, locked;
+	ssize_t w;
+
+	locked = flock(a->fd, LOCK_EX) == 0;
+	if (!locked || ag_chain_tail(a->fd, prev, &empty) < 0 ||
+	    (empty && (ag_chain_seed(seed) < 0 || ag_chain_hash(seed, strlen(seed), prev) < 0))) {
+		snprintf(a->file_error, sizeof(a->file_error), "cannot read the chain: %s",
+		    strerror(errno));
+		goto fail;
+	}
+	if (empty)
+		add_str(o, "seed", seed);
+	add_str(o, "prev", prev);
+	if ((line = serialise(o, len)) == NULL) {
+		snprintf(a->file_error, sizeof(a->file_error), "out of memory");
+		goto fail;
+	}
+	/* one write per record: O_APPEND makes it land whole */
+	do
+		w = write(a->fd, line, *len);
+	while (w < 0 && errno == EINTR);
+	if (w != (ssize_t)*len || (sync && fdatasync(a->fd) < 0)) {
+		snprintf(a->file_error, sizeof(a->file_error), "%s",
+		    w < 0 || w == (ssize_t)*len ? strerror(errno) : "short write");
+		goto fail;
+	}
+	(void)flock(a->fd, LOCK_UN);
+	return line;
+fail:
+	snprintf(ferr, ferrsz, "audit log %s: %s", a->file, a->file_error);
+	/* a torn record would corrupt the next one: stop using the file */
+	close(a->fd);
+	a->fd = -1;
+	free(line);
+	return NULL;
+}
+
+/*
+ * Serialise and send to every sink; frees o.  sync: a write-ahead record,
+ * on the disk before this returns.  The record counts as written when the
+ * file, the collector or its spool took it (syslog is not kept anywhere
+ * we can vouch for); a sink that failed while another took the record is
+ * logged.
  */
 static int
-emit(struct ag_audit *a, json_object *o, struct ag_err *err)
+emit_sync(struct ag_audit *a, json_object *o, int sync, struct ag_err *err)
 {
 	char ferr[sizeof(a->file_error) + PATH_MAX + 32];
 	struct ag_err herr;
-	const char *js;
 	size_t len = 0;
-	char *line;
+	char *line = NULL;
 	int durable = 0, took = 0;
 
 	if (o == NULL)
 		return ag_err_set(err, "audit: out of memory");
-	js = json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN |
-	    JSON_C_TO_STRING_NOSLASHESCAPE, &len);
-	if (js == NULL || (line = malloc(len + 2)) == NULL) {
-		json_object_put(o);
-		return ag_err_set(err, "audit: out of memory");
-	}
-	memcpy(line, js, len);
-	line[len] = '\n';
-	line[len + 1] = '\0';
 	ferr[0] = '\0';
 	ag_err_clear(&herr);
 	if (a->has_file) {
 		durable = 1;
-		if (a->fd < 0) {
+		if (a->fd < 0)
 			snprintf(ferr, sizeof(ferr), "audit log %s: %s", a->file, a->file_error);
-		} else {
-			ssize_t w;
-
-			/* one write per record: O_APPEND makes it land whole */
-			do
-				w = write(a->fd, line, len + 1);
-			while (w < 0 && errno == EINTR);
-			if (w != (ssize_t)(len + 1)) {
-				snprintf(a->file_error, sizeof(a->file_error), "%s",
-				    w < 0 ? strerror(errno) : "short write");
-				snprintf(ferr, sizeof(ferr), "audit log %s: %s", a->file,
-				    a->file_error);
-				/* a torn record would corrupt the next one: stop using the file */
-				close(a->fd);
-				a->fd = -1;
-			} else
-				took = 1;
-		}
+		else if ((line = write_file(a, o, sync, &len, ferr, sizeof(ferr))) != NULL)
+			took = 1;
+	}
+	if (line == NULL && (line = serialise(o, &len)) == NULL) {
+		json_object_put(o);
+		return ag_err_set(err, "audit: out of memory");
 	}
 	if (a->url != NULL) {
 		durable = 1;
-		if (http_deliver(a, line, len + 1, &herr) == 0)
+		if (http_deliver(a, line, len, &herr) == 0)
 			took = 1;
 	}
 	if (a->has_syslog)
@@ -770,6 +819,12 @@ emit(struct ag_audit *a, json_object *o, struct ag_err *err)
 	if (herr.msg[0] != '\0')
 		ag_log(LOG_ERR, "%s", herr.msg);
 	return 0;
+}
+
+static int
+emit(struct ag_audit *a, json_object *o, struct ag_err *err)
+{
+	return emit_sync(a, o, 0, err);
 }
 
 /* ---- the file sink ------------------------------------------------------- */
@@ -802,13 +857,14 @@ open_file(struct ag_audit *a, const struct ag_audit_conf *conf)
 		    "directory %s is writable by group or others", dir);
 		return -1;
 	}
-	fd = open(conf->file, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+	/* read too: each record links to the file's last line (chain.h) */
+	fd = open(conf->file, O_RDWR | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
 	if (fd < 0 && errno == ENOENT) {
-		fd = open(conf->file, O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC |
+		fd = open(conf->file, O_RDWR | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC |
 		    O_NOFOLLOW | O_NOCTTY, mode);
 		created = fd >= 0;
 		if (fd < 0 && errno == EEXIST)	/* another session created it first */
-			fd = open(conf->file, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW |
+			fd = open(conf->file, O_RDWR | O_APPEND | O_CLOEXEC | O_NOFOLLOW |
 			    O_NOCTTY);
 	}
 	if (fd < 0) {
@@ -1006,19 +1062,39 @@ ag_audit_session_start(struct ag_audit *a, struct ag_err *err)
 	return emit(a, record(a, "session_start"), err);
 }
 
-int
-ag_audit_command(struct ag_audit *a, const struct ag_audit_cmd *c, struct ag_err *err)
+/* What a command's records share: the line, where, the verdict. */
+static json_object *
+command_record(struct ag_audit *a, const char *event, const struct ag_audit_cmd *c)
 {
-	json_object *o = record(a, "command");
+	json_object *o = record(a, event);
 
 	if (o == NULL)
-		return ag_err_set(err, "audit: out of memory");
+		return NULL;
+	if (c->seq > 0)
+		add_int(o, "seq", (long long)c->seq);
 	if (c->command != NULL)
 		json_object_object_add(o, "command", jstr(c->command, c->command_len));
 	add_str(o, "cwd", c->cwd);
 	add_str(o, "decision", c->decision);
 	add_str(o, "reason", c->reason);
 	add_str(o, "rule", c->rule);
+	return o;
+}
+
+int
+ag_audit_command_start(struct ag_audit *a, struct ag_audit_cmd *c, struct ag_err *err)
+{
+	c->seq = ++a->seq;
+	return emit_sync(a, command_record(a, "command_start", c), 1, err);
+}
+
+int
+ag_audit_command(struct ag_audit *a, const struct ag_audit_cmd *c, struct ag_err *err)
+{
+	json_object *o = command_record(a, "command", c);
+
+	if (o == NULL)
+		return ag_err_set(err, "audit: out of memory");
 	if (c->ran) {
 		add_int(o, "exit", c->exit_status);
 		if (c->signal)

@@ -26,6 +26,9 @@
  * profile, client, mode, and per event: command, cwd, decision, reason,
  * rule, exit, signal, duration_ms, bytes_out, truncated, cwd_after.
  * Absent values are left out.  Nothing secret is ever passed in here.
+ *
+ * Records in the file sink are hash-chained ("prev", "seed": chain.h);
+ * the collector and syslog get the same lines.
  */
 #ifndef AG_AUDIT_H
 #define AG_AUDIT_H
@@ -50,6 +53,7 @@ struct ag_audit_info {
 };
 
 struct ag_audit_cmd {
+	unsigned long		 seq;		/* set by ag_audit_command_start */
 	const char		*command;	/* as given */
 	size_t			 command_len;
 	const char		*cwd;
@@ -91,6 +95,14 @@ const char *ag_audit_session_id(const struct ag_audit *a);
  * else -1 with err; a sink that failed while another took it is logged.
  */
 int	ag_audit_session_start(struct ag_audit *a, struct ag_err *err);
+/*
+ * Write-ahead: the decision for a command about to run, as event
+ * "command_start" with a per-session "seq", on the disk (fdatasync) before
+ * this returns; the "command" record written after the run repeats the
+ * decision with the same seq and adds the result.  A command_start without
+ * its command record is a command the gateway never saw end (killed).
+ */
+int	ag_audit_command_start(struct ag_audit *a, struct ag_audit_cmd *c, struct ag_err *err);
 int	ag_audit_command(struct ag_audit *a, const struct ag_audit_cmd *c, struct ag_err *err);
 int	ag_audit_session_end(struct ag_audit *a, int status, unsigned long ncommands,
 	    struct ag_err *err);

@@ -78,7 +78,7 @@ nlines() { if [ -f "$1" ]; then wc -l < "$1"; else echo 0; fi; }
 policy "file: @AUDIT@" ""
 ag_run a 'echo to-both'
 ag_is "$a_out" "to-both" "collector_up_command_runs"
-ag_is "$(nlines "$COL/bodies.jsonl")" 3 "collector_got_three_records"
+ag_is "$(nlines "$COL/bodies.jsonl")" 4 "collector_got_four_records"
 ag_ok "collector_lines_equal_file_lines" cmp -s "$COL/bodies.jsonl" "$AG_AUDIT"
 ag_is "$(sort -u "$COL/requests.log")" "POST /ingest?token=s3cret application/x-ndjson" \
     "posted_as_ndjson"
@@ -96,7 +96,7 @@ policy "" "spool: $AG_DIR/spool"
 ag_run b 'echo while-503'
 ag_is "$b_out" "while-503" "collector_503_command_runs"
 ag_is "$b_rc" 0 "collector_503_status"
-ag_is "$(spooled | wc -l)" 3 "collector_503_records_spooled"
+ag_is "$(spooled | wc -l)" 4 "collector_503_records_spooled"
 ag_is "$(stat -c %a "$SPOOL")" 600 "spool_file_mode"
 rm -f "$COL/down"
 
@@ -104,8 +104,8 @@ rm -f "$COL/down"
 stop_collector
 ag_run c 'echo while-gone'
 ag_is "$c_out" "while-gone" "collector_gone_command_runs"
-ag_is "$(spooled | wc -l)" 6 "collector_gone_records_spooled"
-ag_is "$(nlines "$COL/bodies.jsonl")" 3 "collector_got_nothing_while_down"
+ag_is "$(spooled | wc -l)" 8 "collector_gone_records_spooled"
+ag_is "$(nlines "$COL/bodies.jsonl")" 4 "collector_got_nothing_while_down"
 ag_unlike "$c_err" "s3cret" "token_not_shown_to_the_user"
 spooled > "$AG_DIR/spooled"
 
@@ -115,16 +115,16 @@ start_collector
 policy "" "spool: $AG_DIR/spool"
 ag_run d 'echo collector-back'
 ag_is "$d_out" "collector-back" "collector_back_command_runs"
-ag_is "$(nlines "$COL/bodies.jsonl")" 12 "collector_has_every_record"
-head -n 3 "$COL/bodies.jsonl" > "$AG_DIR/first"
-sed -n '4,9p' "$COL/bodies.jsonl" > "$AG_DIR/drained"
+ag_is "$(nlines "$COL/bodies.jsonl")" 16 "collector_has_every_record"
+head -n 4 "$COL/bodies.jsonl" > "$AG_DIR/first"
+sed -n '5,12p' "$COL/bodies.jsonl" > "$AG_DIR/drained"
 ag_ok "spooled_records_arrive_first_in_order" cmp -s "$AG_DIR/drained" "$AG_DIR/spooled"
 ag_is "$(sort "$COL/bodies.jsonl" | uniq -d | wc -l)" 0 "each_record_exactly_once"
 ag_is "$("$AG_PYTHON" -c '
 import json, sys
 r = [json.loads(l) for l in open(sys.argv[1])]
-print([(x["event"], x.get("command")) for x in r[3:]])' "$COL/bodies.jsonl")" \
-    "[('session_start', None), ('command', 'echo while-503'), ('session_end', None), ('session_start', None), ('command', 'echo while-gone'), ('session_end', None), ('session_start', None), ('command', 'echo collector-back'), ('session_end', None)]" \
+print([(x["event"], x.get("command")) for x in r[4:]])' "$COL/bodies.jsonl")" \
+    "[('session_start', None), ('command_start', 'echo while-503'), ('command', 'echo while-503'), ('session_end', None), ('session_start', None), ('command_start', 'echo while-gone'), ('command', 'echo while-gone'), ('session_end', None), ('session_start', None), ('command_start', 'echo collector-back'), ('command', 'echo collector-back'), ('session_end', None)]" \
     "collector_sequence"
 ag_is "$(stat -c %s "$SPOOL")" 0 "spool_emptied"
 
@@ -134,12 +134,12 @@ ag_is "$(stat -c %s "$SPOOL")" 0 "spool_emptied"
 : > "$COL/down"
 ag_run g 'echo partly'
 rm -f "$COL/down"
-ag_is "$(nlines "$SPOOL")" 3 "spooled_again"
+ag_is "$(nlines "$SPOOL")" 4 "spooled_again"
 first=$(head -n 1 "$SPOOL" | wc -c)
 printf '%020d\n' "$first" > "$LOCK"
 : > "$COL/bodies.jsonl"
 ag_run h 'echo after-partial'
-ag_is "$(nlines "$COL/bodies.jsonl")" 5 "sent_records_not_sent_again"
+ag_is "$(nlines "$COL/bodies.jsonl")" 7 "sent_records_not_sent_again"
 ag_is "$(head -n 1 "$COL/bodies.jsonl" | grep -c '"command":"echo partly"')" 1 \
     "drain_resumes_after_the_noted_record"
 : > "$COL/down"
@@ -148,7 +148,7 @@ rm -f "$COL/down"
 printf '%020d\n' 7 > "$LOCK"
 : > "$COL/bodies.jsonl"
 ag_run j 'echo after-odd-note'
-ag_is "$(nlines "$COL/bodies.jsonl")" 6 "odd_note_sends_everything"
+ag_is "$(nlines "$COL/bodies.jsonl")" 8 "odd_note_sends_everything"
 
 # concurrent sessions while a backlog drains: one drains, the others queue
 # behind; still every record once, the backlog first
@@ -156,7 +156,7 @@ ag_is "$(nlines "$COL/bodies.jsonl")" 6 "odd_note_sends_everything"
 for i in 1 2 3 4 5; do ag_ssh "echo backlog-$i" >/dev/null 2>&1; done
 rm -f "$COL/down"
 spooled > "$AG_DIR/backlog"
-ag_is "$(wc -l < "$AG_DIR/backlog")" 15 "backlog_spooled"
+ag_is "$(wc -l < "$AG_DIR/backlog")" 20 "backlog_spooled"
 : > "$COL/bodies.jsonl"
 pids=()
 for i in $(seq 1 10); do
@@ -166,9 +166,9 @@ done
 fails=0
 for p in "${pids[@]}"; do wait "$p" || fails=$((fails + 1)); done
 ag_is "$fails" 0 "concurrent_sessions_ran"
-ag_is "$(nlines "$COL/bodies.jsonl")" 45 "concurrent_every_record_arrived"
+ag_is "$(nlines "$COL/bodies.jsonl")" 60 "concurrent_every_record_arrived"
 ag_is "$(sort "$COL/bodies.jsonl" | uniq -d | wc -l)" 0 "concurrent_each_record_once"
-ag_ok "backlog_arrived_first" cmp -s <(head -n 15 "$COL/bodies.jsonl") "$AG_DIR/backlog"
+ag_ok "backlog_arrived_first" cmp -s <(head -n 20 "$COL/bodies.jsonl") "$AG_DIR/backlog"
 ag_is "$(stat -c %s "$SPOOL")" 0 "concurrent_spool_emptied"
 
 # (4) collector gone and a spool the account cannot write: required refuses

@@ -1,6 +1,7 @@
 #!/bin/bash
 # The audit log says what happened: one JSON object per line (checked with
-# python's json), a command record per decision with its result.
+# python's json), a command record per decision with its result, and for
+# each command that runs a write-ahead command_start before it.
 . "$(dirname "$0")/lib.sh"
 ag_setup
 
@@ -9,10 +10,14 @@ ag_run b 'rm -rf /tmp/nothing'
 printf 'cd /tmp\nfalse\nexport X=1; cd /usr\nexit 3\n' | ag_ssh >/dev/null 2>&1
 
 q() { ag_audit_query "$1"; }
-ag_is "$(q 'len(r)')" 12 "audit_record_count"
+ag_is "$(q 'len(r)')" 17 "audit_record_count"
 ag_is "$(q '[x["event"] for x in r]')" \
-    "['session_start', 'command', 'session_end', 'session_start', 'command', 'session_end', 'session_start', 'command', 'command', 'command', 'command', 'session_end']" \
+    "['session_start', 'command_start', 'command', 'session_end', 'session_start', 'command', 'session_end', 'session_start', 'command_start', 'command', 'command_start', 'command', 'command_start', 'command', 'command_start', 'command', 'session_end']" \
     "audit_event_sequence"
+# the write-ahead record and the result share the session's seq and the verdict
+ag_is "$(q '[(x["seq"], x["command"], x["decision"]) for x in r if x["event"]=="command_start"] == [(x["seq"], x["command"], x["decision"]) for x in r if x["event"]=="command" and "seq" in x]')" \
+    yes "audit_command_start_matches_its_command"
+ag_is "$(q '[x.get("seq") for x in r if x["event"]=="command"]')" "[1, None, 1, 2, 3, 4]" "audit_seq_per_session"
 ag_is "$(q 'all(x["user"] == "'"$AG_USER"'" and x["profile"] == "test" for x in r)')" yes "audit_user_and_profile"
 ag_is "$(q 'all(x["client"].startswith("127.0.0.1:") for x in r)')" yes "audit_client_address"
 ag_is "$(q 'all(len(x["session"]) == 32 for x in r)')" yes "audit_session_id"

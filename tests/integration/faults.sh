@@ -2,7 +2,8 @@
 # faults.sh - faults injected for real, and what must hold after each
 # (issue 14's fault suite): the gateway killed with SIGKILL mid-command
 # leaves no process of the command's tree behind, whatever the tree did
-# to get away (background jobs, setsid, double forks).  Under the sandbox
+# to get away (background jobs, setsid, double forks), and the command's
+# write-ahead audit record.  Under the sandbox
 # every command runs in the session's PID namespace, whose init dies with
 # the gateway.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
@@ -56,6 +57,10 @@ ag_wait_until 60 sh -c "! pgrep -u $AG_USER -f '$AG_DIR/agentgate' >/dev/null"
 ag_is "$(pgrep -u "$AG_USER" -f "$AG_DIR/agentgate" | wc -l)" 0 \
     "nor any helper of the gateway (the namespace's keeper and init)"
 wait "$client" 2>/dev/null
+# the killed command left its write-ahead record, and nothing after it
+ag_is "$(ag_audit_query '[x["event"] for x in r if "sleep 3134" in (x.get("command") or "")]')" \
+    "['command_start']" "the killed command's write-ahead record is in the audit log"
+ag_ok "the audit file's chain still verifies" "$AGENTGATE" audit verify "$AG_AUDIT"
 
 # ---- background jobs end with their command line, in the namespace too ---------
 ag_run b 'setsid sleep 3135 & (sleep 3136 &); echo started'

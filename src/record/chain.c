@@ -1,0 +1,213 @@
+/*
+ * chain.c - the audit file's hash chain (see chain.h).
+ */
+#include "agconfig.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stdio.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+#include <openssl/evp.h>
+
+#include "common/err.h"
+#include "record/chain.h"
+
+static void
+to_hex(const unsigned char *md, size_t n, char out[AG_CHAIN_HEX])
+{
+	static const char digits[] = "0123456789abcdef";
+	size_t i;
+
+	for (i = 0; i < n && 2 * i + 1 < AG_CHAIN_HEX; i++) {
+		out[2 * i] = digits[md[i] >> 4];
+		out[2 * i + 1] = digits[md[i] & 0xf];
+	}
+	out[2 * i] = '\0';
+}
+
+int
+ag_chain_hash(const void *p, size_t n, char out[AG_CHAIN_HEX])
+{
+	unsigned char md[32];
+	unsigned int len = 0;
+
+	if (EVP_Digest(p, n, md, &len, EVP_sha256(), NULL) != 1 || len != sizeof(md))
+		return -1;
+	to_hex(md, sizeof(md), out);
+	return 0;
+}
+
+int
+ag_chain_seed(char out[AG_CHAIN_HEX])
+{
+	unsigned char r[32];
+
+	if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r))
+		return -1;
+	to_hex(r, sizeof(r), out);
+	return 0;
+}
+
+int
+ag_chain_tail(int fd, char out[AG_CHAIN_HEX], int *empty)
+{
+	unsigned char buf[8192], md[32];
+	unsigned int len = 0;
+	struct stat st;
+	off_t end, start, pos;
+	EVP_MD_CTX *ctx;
+	int rc = -1;
+
+	*empty = 0;
+	if (fstat(fd, &st) < 0)
+		return -1;
+	if (st.st_size == 0) {
+		*empty = 1;
+		return 0;
+	}
+	/* the last line ends before the final newline (a torn one, without
+	 * it, is hashed as it is: verify reports it) */
+	end = st.st_size;
+	if (pread(fd, buf, 1, end - 1) != 1)
+		return -1;
+	if (buf[0] == '\n')
+		end--;
+	/* and starts after the newline before it */
+	start = 0;
+	for (pos = end; pos > 0 && start == 0; ) {
+		size_t n = pos >= (off_t)sizeof(buf) ? sizeof(buf) : (size_t)pos;
+		ssize_t r = pread(fd, buf, n, pos - (off_t)n);
+		size_t i;
+
+		if (r != (ssize_t)n)
+			return -1;
+		for (i = n; i > 0; i--)
+			if (buf[i - 1] == '\n') {
+				start = pos - (off_t)n + (off_t)i;
+				break;
+			}
+		pos -= (off_t)n;
+	}
+	if ((ctx = EVP_MD_CTX_new()) == NULL)
+		return -1;
+	if (EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1)
+		goto out;
+	for (pos = start; pos < end; ) {
+		size_t n = end - pos >= (off_t)sizeof(buf) ? sizeof(buf) : (size_t)(end - pos);
+
+		if (pread(fd, buf, n, pos) != (ssize_t)n || EVP_DigestUpdate(ctx, buf, n) != 1)
+			goto out;
+		pos += (off_t)n;
+	}
+	if (EVP_DigestFinal_ex(ctx, md, &len) != 1 || len != sizeof(md))
+		goto out;
+	to_hex(md, sizeof(md), out);
+	rc = 0;
+out:
+	EVP_MD_CTX_free(ctx);
+	if (rc < 0 && errno == 0)
+		errno = EIO;
+	return rc;
+}
+
+static int AG_PRINTF(3, 4)
+broken(struct ag_chain_result *res, unsigned long line, const char *fmt, ...)
+{
+	va_list ap;
+
+	res->line = line;
+	va_start(ap, fmt);
+	vsnprintf(res->what, sizeof(res->what), fmt, ap);
+	va_end(ap);
+	return 1;
+}
+
+/* The string field key of o, or NULL. */
+static const char *
+field(json_object *o, const char *key)
+{
+	json_object *v;
+
+	if (o == NULL || !json_object_object_get_ex(o, key, &v) ||
+	    !json_object_is_type(v, json_type_string))
+		return NULL;
+	return json_object_get_string(v);
+}
+
+int
+ag_chain_verify(FILE *fp, struct ag_chain_result *res)
+{
+	char last[AG_CHAIN_HEX], want[AG_CHAIN_HEX];
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	int rc = 0;
+
+	memset(res, 0, sizeof(*res));
+	errno = 0;
+	while ((n = getline(&line, &cap, fp)) >= 0) {
+		unsigned long k = ++res->records;
+		json_tokener *tok;
+		json_object *o = NULL;
+		const char *prev, *seed;
+		size_t len = (size_t)n;
+
+		if (len > AG_CHAIN_MAX_LINE) {
+			rc = broken(res, k, "longer than %zu bytes: not a record", AG_CHAIN_MAX_LINE);
+			break;
+		}
+		if (len == 0 || line[len - 1] != '\n') {
+			rc = broken(res, k, "truncated: the last record has no end (newline)");
+			break;
+		}
+		len--;
+		if ((tok = json_tokener_new()) == NULL) {
+			errno = ENOMEM;
+			rc = -1;
+			break;
+		}
+		o = json_tokener_parse_ex(tok, line, (int)len);
+		if (o == NULL || json_tokener_get_error(tok) != json_tokener_success ||
+		    json_tokener_get_parse_end(tok) != len || !json_object_is_type(o, json_type_object)) {
+			json_tokener_free(tok);
+			json_object_put(o);
+			rc = broken(res, k, "not a JSON record");
+			break;
+		}
+		json_tokener_free(tok);
+		prev = field(o, "prev");
+		seed = field(o, "seed");
+		if (prev == NULL)
+			rc = broken(res, k, "no chain field (prev): not written by the gateway, or "
+			    "edited");
+		else if (seed != NULL && k > 1)
+			rc = broken(res, k, "a second start of the chain (seed): the records "
+			    "before it were cut off, or another file was joined to this one");
+		else if (seed == NULL && k == 1)
+			rc = broken(res, k, "no seed: the file does not begin with its first "
+			    "record (the start was removed)");
+		else if (k == 1 && ag_chain_hash(seed, strlen(seed), want) < 0)
+			rc = -1;
+		else if (strcmp(prev, k == 1 ? want : last) != 0)
+			rc = k == 1 ? broken(res, k, "altered (its prev does not match its seed)") :
+			    broken(res, k, "the chain breaks here: line %lu was altered, or records "
+			    "between it and this one were removed or reordered", k - 1);
+		json_object_put(o);
+		if (rc != 0)
+			break;
+		if (ag_chain_hash(line, len, last) < 0) {
+			rc = -1;
+			break;
+		}
+	}
+	if (rc == 0 && ferror(fp))
+		rc = -1;
+	free(line);
+	return rc;
+}
