@@ -31,6 +31,9 @@ static const char *const hard_set[] = {
 	"BASH_ALIASES", "SHELLOPTS", "BASHOPTS", "POSIXLY_CORRECT",
 	"EXECIGNORE", "GLOBIGNORE", "BASH_COMPAT", "LD_PRELOAD", "LD_AUDIT",
 	"LD_LIBRARY_PATH",
+	/* the gateway's own: a token, the sandbox's fd; never a client's to set,
+	 * never a command's to see (env.allow cannot let them through) */
+	"AGENTGATE_*",
 	NULL
 };
 

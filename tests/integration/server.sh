@@ -100,7 +100,7 @@ gateway:
     max_per_source: @PERSRC@
     max_auth_tries: 3
     login_grace_time: @GRACE@
-    accept_env: [LANG, "AGT_*", LD_PRELOAD, BASH_ENV]
+    accept_env: [LANG, "AGT_*", LD_PRELOAD, BASH_ENV, "AGENTGATE_*"]
     auth_methods: "@METHODS@"
 identities:
   - name: botkey
@@ -290,6 +290,10 @@ ag_unlike "$r_out" NOT_ACCEPTED env_not_in_accept_env_refused
 libc=$(ldd /bin/true | awk '/libc.so/ {print $3}')
 r_out=$(LD_PRELOAD=$libc BASH_ENV=/etc/passwd ag_ssh -o SendEnv=LD_PRELOAD -o SendEnv=BASH_ENV env 2>/dev/null)
 ag_unlike "$r_out" 'LD_PRELOAD|BASH_ENV' dangerous_env_never_reaches_command_even_if_accepted
+# the gateway's own variables are never a client's, whatever accept_env says
+r_out=$(AGENTGATE_TOKEN=s3cret AGENTGATE_SANDBOX_FD=9 ag_ssh -o SendEnv=AGENTGATE_TOKEN \
+    -o SendEnv=AGENTGATE_SANDBOX_FD env 2>/dev/null)
+ag_unlike "$r_out" 'AGENTGATE_|s3cret' agentgate_variables_never_accepted_from_a_client
 ag_ok dangerous_env_refusal_audited \
     test "$(count 'x.get("event")=="channel_request" and x.get("request")=="env LD_PRELOAD" and x.get("decision")=="deny"')" -ge 1
 
