@@ -1833,7 +1833,7 @@ static const char *const transfer_keys[] = { "sftp", "scp", "rsync", NULL };
 static const char *const env_keys[] = { "deny", "allow", "set", NULL };
 static const char *const limits_keys[] = {
 	"timeout", "max_output", "idle_timeout", "processes", "open_files",
-	"file_size", "cpu", "address_space", NULL
+	"file_size", "cpu", "address_space", "memory", NULL
 };
 static const char *const validator_keys[] = {
 	"url", "kind", "model", "api_key_file", "timeout_ms", "on_error", NULL
@@ -2087,6 +2087,14 @@ limits_key(struct ctx *c, const char *key, const struct ynode *k,
 		return get_size(c, v, key, &l->file_size);
 	if (strcmp(key, "address_space") == 0)
 		return get_size(c, v, key, &l->address_space);
+	if (strcmp(key, "memory") == 0) {
+		/* "unlimited" has to be said: leaving the key out means the default */
+		if (v->type == Y_SCALAR && v->s != NULL && strcmp(v->s, "unlimited") == 0) {
+			l->memory = -1;
+			return 0;
+		}
+		return get_size(c, v, key, &l->memory);
+	}
 	if (strcmp(key, "processes") == 0)
 		return get_count(c, v, key, INT_MAX, &l->processes);
 	return get_count(c, v, key, INT_MAX, &l->open_files);	/* open_files */

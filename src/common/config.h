@@ -82,6 +82,7 @@ struct ag_limits {			/* 0 = not set (no limit / built-in default) */
 	long long	file_size;	/* RLIMIT_FSIZE, bytes */
 	long		cpu;		/* RLIMIT_CPU, seconds */
 	long long	address_space;	/* RLIMIT_AS, bytes */
+	long long	memory;		/* RLIMIT_DATA, bytes; -1 "unlimited" */
 };
 
 struct ag_validator {

@@ -239,8 +239,9 @@ ns_keeper(const struct ag_sandbox *sb, int readyfd, int ctl, pid_t gateway)
 	/* before unshare: inside, until the maps exist, we are the overflow id */
 	uid_t uid = geteuid();
 	gid_t gid = getegid();
-	int alive[2];
+	int alive[2], initready[2];
 	pid_t init;
+	char c;
 
 	/* the gateway is not dumpable (front/forcecommand.c), which would leave
 	 * this helper's /proc/self/{uid_map,ns} to root */
@@ -262,17 +263,24 @@ ns_keeper(const struct ag_sandbox *sb, int readyfd, int ctl, pid_t gateway)
 		_exit(4);
 	if (ns_apply(sb, 0, sb->nops) < 0)
 		_exit(5);
-	if (pipe2(alive, O_CLOEXEC) < 0 || (init = fork()) < 0)
+	if (pipe2(alive, O_CLOEXEC) < 0 || pipe2(initready, O_CLOEXEC) < 0 ||
+	    (init = fork()) < 0)
 		_exit(6);
 	if (init == 0) {
 		close(alive[1]);
-		ns_init(ctl, alive[0], readyfd);
+		close(initready[0]);
+		close(readyfd);
+		ns_init(ctl, alive[0], initready[1]);
 	}
 	close(alive[0]);
+	close(initready[1]);
 	close(ctl);
-	/* init's pid as the gateway sees it; init then sends its byte */
-	if (write(readyfd, &init, sizeof(init)) != (ssize_t)sizeof(init))
+	/* init's pid as the gateway sees it, then init's byte, in that order:
+	 * both written here (from two processes they could interleave) */
+	if (write(readyfd, &init, sizeof(init)) != (ssize_t)sizeof(init) ||
+	    read(initready[0], &c, 1) != 1 || write(readyfd, &c, 1) != 1)
 		_exit(7);
+	close(initready[0]);
 	close(readyfd);
 	ag_close_range(0, (unsigned)alive[1] - 1);
 	ag_close_range((unsigned)alive[1] + 1, ~0U);

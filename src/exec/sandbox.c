@@ -820,12 +820,23 @@ build_seccomp(struct ag_sandbox *sb, int udp_ok)
 	return 0;
 }
 
+/*
+ * A command's memory without `limits.memory`: enough for compilers, test
+ * suites and language runtimes, not enough for one allowed command to
+ * take the host (RLIMIT_DATA: what it writes, not what it only reserves).
+ */
+#define AG_MEMORY_STRICT	(1LL << 30)	/* 1 GiB */
+#define AG_MEMORY_DEVELOPER	(8LL << 30)	/* 8 GiB */
+
 static void
-set_limits(struct ag_sandbox *sb, const struct ag_limits *l)
+set_limits(struct ag_sandbox *sb, const struct ag_limits *l, enum ag_tier tier)
 {
+	long long mem = l->memory != 0 ? l->memory :
+	    tier == AG_TIER_DEVELOPER ? AG_MEMORY_DEVELOPER : AG_MEMORY_STRICT;
 	struct { int idx; long long v; } t[] = {
 		{ RL_NPROC, l->processes }, { RL_NOFILE, l->open_files },
 		{ RL_FSIZE, l->file_size }, { RL_CPU, l->cpu }, { RL_AS, l->address_space },
+		{ RL_DATA, mem },	/* -1: "unlimited", not set */
 	};
 	size_t i;
 
@@ -1023,7 +1034,7 @@ ag_sandbox_prepare(const struct ag_config *cfg, const struct ag_profile *p, cons
 	}
 	if ((sb->home = strdup(b.home)) == NULL || (sb->path_env = strdup(path_env ? path_env : "")) == NULL)
 		goto oom;
-	set_limits(sb, &p->limits);
+	set_limits(sb, &p->limits, p->tier);
 	if (sb->mode == AG_SANDBOX_OFF)
 		return sb;
 
@@ -1231,7 +1242,7 @@ int
 ag_sandbox_child_enter(const struct ag_sandbox *sb)
 {
 	static const int res[RL_COUNT] = { RLIMIT_NPROC, RLIMIT_NOFILE, RLIMIT_FSIZE, RLIMIT_CPU,
-	    RLIMIT_AS };
+	    RLIMIT_AS, RLIMIT_DATA };
 	int i;
 
 	child_inner_fd = -1;

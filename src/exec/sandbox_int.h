@@ -40,7 +40,7 @@ struct nsop {
 #define SCAN_DEPTH	6	/* how deep write roots are searched for .git */
 #define SCAN_ENTRIES	50000	/* directory entries looked at per scan */
 
-enum { RL_NPROC, RL_NOFILE, RL_FSIZE, RL_CPU, RL_AS, RL_COUNT };
+enum { RL_NPROC, RL_NOFILE, RL_FSIZE, RL_CPU, RL_AS, RL_DATA, RL_COUNT };
 
 struct ag_sandbox {
 	enum ag_sandbox_mode	 mode;

@@ -39,6 +39,23 @@ ag_run p 'seq 1 1000'
 ag_is "$(ag_audit_query '[x.get("truncated") for x in r if x["event"]=="command" and x.get("command")=="seq 1 1000"]')" \
     "[False]" "audit_not_truncated_when_small"
 
+# memory: without the key, a default bound (1 GiB for a strict profile)
+ag_run m 'grep "^Max data size" /proc/self/limits'
+ag_like "$m_out" "^Max data size +1073741824 +1073741824 +bytes" "memory_bound_by_default"
+# with limits.memory, a command that writes more memory than that fails,
+# one that stays under it runs
+sed 's/^      idle_timeout: 600$/      idle_timeout: 600\n      memory: 64M/' "$AG_DIR/policy.yaml" |
+    ag_write_policy "$AG_DIR/policy.yaml"
+ag_run m 'v=$(yes | head -c 8000000); echo ${#v}'
+ag_is "$m_out" 7999999 "memory_under_the_limit_works"
+ag_run m 'v=$(yes | head -c 300000000); echo ${#v}'
+ag_unlike "$m_out" 299999999 "memory_over_the_limit_fails"
+ag_like "$m_err" "cannot allocate" "memory_over_the_limit_says_so"
+sed 's/^      memory: 64M$/      memory: unlimited/' "$AG_DIR/policy.yaml" | ag_write_policy "$AG_DIR/policy.yaml"
+ag_run m 'grep "^Max data size" /proc/self/limits'
+ag_like "$m_out" "^Max data size +unlimited" "memory_unlimited_when_said"
+sed '/^      memory: unlimited$/d' "$AG_DIR/policy.yaml" | ag_write_policy "$AG_DIR/policy.yaml"
+
 # streaming: the command prints a line and then waits for input that the
 # test sends only once that line has arrived; output held back until the
 # end would leave both waiting (the read's 60 s bound)
