@@ -6,6 +6,7 @@
 #include "agconfig.h"
 
 #include <limits.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +37,44 @@ struct pcache_ent {
 
 static __thread struct pcache_ent pcache[PCACHE_SIZE];
 
+/*
+ * The caches are per thread (the exec supervisor judges execs in a thread
+ * of its own): what a thread cached is freed when it ends.
+ */
+static pthread_key_t cache_key;
+static pthread_once_t cache_once = PTHREAD_ONCE_INIT;
+static void rcache_free(void);
+
+static void
+cache_free(void *unused)
+{
+	size_t i;
+
+	(void)unused;
+	for (i = 0; i < PCACHE_SIZE; i++) {
+		free(pcache[i].pathenv);
+		free(pcache[i].name);
+		free(pcache[i].real);
+		memset(&pcache[i], 0, sizeof(pcache[i]));
+	}
+	rcache_free();
+}
+
+static void
+cache_key_make(void)
+{
+	(void)pthread_key_create(&cache_key, cache_free);
+}
+
+/* This thread is about to cache something: have it freed when it ends. */
+static void
+cache_in_use(void)
+{
+	(void)pthread_once(&cache_once, cache_key_make);
+	if (pthread_getspecific(cache_key) == NULL)
+		(void)pthread_setspecific(cache_key, (void *)1);
+}
+
 static long long
 now_ms(void)
 {
@@ -61,7 +100,6 @@ ag_walk_hash(uint64_t h, const char *s)
 	return h;
 }
 
-/* An executable regular file, as bash's search requires. */
 /*
  * Resolve name (no '/') through pathenv, or realpath an absolute path
  * (pathenv NULL).  0 and real filled when found; -1 not found; -2 when
@@ -124,6 +162,7 @@ ag_walk_lookup(const char *pathenv, const char *name, char *real, size_t realsz)
 	r = lookup_uncached(pathenv, name, real, realsz);
 	if (r == -2)
 		return -2;	/* not cached: depends on cwd */
+	cache_in_use();
 	free(ce->pathenv);
 	free(ce->name);
 	free(ce->real);
@@ -156,6 +195,18 @@ struct rcache_ent {
 
 static __thread struct rcache_ent rcache[RCACHE_SIZE];
 
+static void
+rcache_free(void)
+{
+	size_t i;
+
+	for (i = 0; i < RCACHE_SIZE; i++) {
+		free(rcache[i].key);
+		free(rcache[i].val);
+		memset(&rcache[i], 0, sizeof(rcache[i]));
+	}
+}
+
 int
 ag_walk_cached_resolve(const char *abs, char *out, size_t outsz)
 {
@@ -169,6 +220,7 @@ ag_walk_cached_resolve(const char *abs, char *out, size_t outsz)
 	}
 	if (ag_path_resolve(abs, out, outsz) < 0)
 		return -1;
+	cache_in_use();
 	free(ce->key);
 	free(ce->val);
 	ce->key = strdup(abs);
