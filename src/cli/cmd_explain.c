@@ -21,6 +21,7 @@
 #include <json-c/json.h>
 
 #include "cli/commands.h"
+#include "common/utf8.h"
 #include "common/config.h"
 #include "common/err.h"
 #include "policy/policy.h"
@@ -130,24 +131,13 @@ print_json(const struct ag_decision *d)
 	return r;
 }
 
-/* One line of source text, control characters made visible. */
+/* One line of source text, what may not reach a terminal made visible. */
 static void
 print_text_field(const char *s, size_t max)
 {
-	size_t i;
+	char buf[1024];
 
-	for (i = 0; s && s[i] && i < max; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (c == '\n')
-			fputs("\\n", stdout);
-		else if (c < 0x20 || c == 0x7f)
-			printf("\\x%02x", c);
-		else
-			putchar(c);
-	}
-	if (s && strlen(s) > max)
-		fputs("...", stdout);
+	fputs(ag_utf8_visible(s, s != NULL ? strlen(s) : 0, max, buf, sizeof(buf)), stdout);
 }
 
 static void

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "policy/execpolicy.h"
+#include "common/utf8.h"
 #include "policy/policy.h"
 #include "common/strbuf.h"
 
@@ -39,22 +40,17 @@ named_by_deny(const struct ag_profile *p, const char *path, const char *argv0)
 }
 
 /* "git -C repo push ..." for messages: the program's name and its
- * arguments, cut to fit; control characters shown as '?'. */
+ * arguments, cut to fit, what may not reach a terminal made visible. */
 static void
 show_argv(const char *path, char *const *argv, size_t argc, char *out, size_t outsz)
 {
+	char raw[512];
 	size_t len, i;
-	char *p;
 
-	snprintf(out, outsz, "%s", base_of(path));
-	for (i = 1; i < argc && (len = strlen(out)) + 2 < outsz; i++)
-		snprintf(out + len, outsz - len, " %s", argv[i]);
-	len = strlen(out);
-	if (len + 1 >= outsz && outsz > 4)
-		memcpy(out + outsz - 4, "...", 4);
-	for (p = out; *p != '\0'; p++)
-		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			*p = '?';
+	snprintf(raw, sizeof(raw), "%s", base_of(path));
+	for (i = 1; i < argc && (len = strlen(raw)) + 2 < sizeof(raw); i++)
+		snprintf(raw + len, sizeof(raw) - len, " %s", argv[i]);
+	ag_utf8_visible(raw, strlen(raw), outsz, out, outsz);
 }
 
 static int judge_exec(const struct ag_execpolicy *ep, const char *path, char *const *argv,

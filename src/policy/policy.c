@@ -33,6 +33,7 @@
 #include "policy/envsan.h"
 #include "policy/pathutil.h"
 #include "policy/walker.h"
+#include "common/utf8.h"
 
 #define DEFAULT_PATH	"/usr/local/bin:/usr/bin:/bin"
 #define MAX_ARGS_STACK	32
@@ -234,25 +235,9 @@ ag_walk_allow_as(struct ag_walker *w, const char *rule, const char *fmt, ...)
 const char *
 ag_walk_excerpt(const char *s, char *buf, size_t bufsz)
 {
-	size_t i, j = 0;
-
 	if (s == NULL)
 		return "";
-	for (i = 0; s[i] && j + 4 < bufsz; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		buf[j++] = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
-		/* never cut inside a UTF-8 sequence */
-		if (j >= 60 && ((unsigned char)s[i + 1] & 0xc0) == 0x80)
-			continue;
-		if (j >= 60 && s[i + 1]) {
-			memcpy(buf + j, "...", 3);
-			j += 3;
-			break;
-		}
-	}
-	buf[j] = '\0';
-	return buf;
+	return ag_utf8_visible(s, strlen(s), 60, buf, bufsz);
 }
 
 static int

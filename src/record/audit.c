@@ -21,6 +21,7 @@
 
 #include "record/audit.h"
 #include "record/chain.h"
+#include "common/utf8.h"
 #include "common/log.h"
 #include "common/strbuf.h"
 
@@ -57,39 +58,6 @@ struct ag_audit {
 
 /* ---- JSON helpers -------------------------------------------------------- */
 
-/* Length of a valid UTF-8 sequence at p (max n bytes), 0 if invalid. */
-static size_t
-utf8_seq(const unsigned char *p, size_t n)
-{
-	size_t len, i;
-	unsigned int cp;
-
-	if (p[0] < 0x80)
-		return 1;
-	if (p[0] >= 0xc2 && p[0] <= 0xdf) {
-		len = 2;
-		cp = p[0] & 0x1f;
-	} else if (p[0] >= 0xe0 && p[0] <= 0xef) {
-		len = 3;
-		cp = p[0] & 0x0f;
-	} else if (p[0] >= 0xf0 && p[0] <= 0xf4) {
-		len = 4;
-		cp = p[0] & 0x07;
-	} else
-		return 0;
-	if (n < len)
-		return 0;
-	for (i = 1; i < len; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (p[i] & 0x3f);
-	}
-	if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-	    (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
-		return 0;
-	return len;
-}
-
 /*
  * A JSON string from bytes that may not be UTF-8 (a command line is what
  * the client sent): invalid bytes become U+FFFD so the line stays valid JSON.
@@ -100,17 +68,18 @@ jstr(const char *s, size_t n)
 	const unsigned char *p = (const unsigned char *)s;
 	json_object *o;
 	size_t i, out = 0, k;
+	unsigned cp;
 	char *buf;
 
 	for (i = 0; i < n; i += k)
-		if ((k = utf8_seq(p + i, n - i)) == 0)
+		if ((k = ag_utf8_seq(p + i, n - i, &cp)) == 0)
 			break;
 	if (i >= n)
 		return json_object_new_string_len(s, (int)(n > INT_MAX ? INT_MAX : n));
 	if (n > (SIZE_MAX - 1) / 3 || (buf = malloc(n * 3 + 1)) == NULL)
 		return NULL;
 	for (i = 0; i < n; ) {
-		if ((k = utf8_seq(p + i, n - i)) == 0) {
+		if ((k = ag_utf8_seq(p + i, n - i, &cp)) == 0) {
 			memcpy(buf + out, "\xef\xbf\xbd", 3);
 			out += 3;
 			i++;
@@ -700,19 +669,23 @@ spool_usable(const struct ag_audit *a)
 	    (unsigned long long)st.st_size < AG_AUDIT_SPOOL_MAX;
 }
 
-/* The record as one line, newline included; NULL when out of memory. */
+/*
+ * The record as one line, newline included; NULL when out of memory.  C1
+ * and bidirectional controls a command carried are \u escapes, so that
+ * reading the log on a terminal shows them rather than obeys them.
+ */
 static char *
 serialise(json_object *o, size_t *len)
 {
 	const char *js;
+	size_t n = 0;
 	char *line;
 
 	js = json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN |
-	    JSON_C_TO_STRING_NOSLASHESCAPE, len);
-	if (js == NULL || (line = malloc(*len + 2)) == NULL)
+	    JSON_C_TO_STRING_NOSLASHESCAPE, &n);
+	if (js == NULL || (line = ag_utf8_json_safe(js, n, len)) == NULL)
 		return NULL;
-	memcpy(line, js, *len);
-	line[(*len)++] = '\n';
+	line[(*len)++] = '\n';	/* json_safe leaves room: it allocates 6 per byte */
 	line[*len] = '\0';
 	return line;
 }

@@ -43,6 +43,17 @@ ag_is "$(stat -c '%a %U' "$AG_AUDIT")" "600 $AG_USER" "audit_file_mode"
 ag_run u $'echo \xff\xfe'
 ag_is "$(q '"\ufffd" in [x for x in r if x["event"]=="command"][-1]["command"]')" yes "audit_invalid_utf8_replaced"
 
+# C1 and bidirectional controls in a command are escapes in the file (a
+# terminal showing the log shows them, not obeys them), the same string to
+# a JSON reader; the refusal message escapes them too
+ag_run z $'rm a\u202eb \u009b31m \u2066c'
+ag_ok "audit_bidi_and_c1_escaped_in_the_file" grep -qF 'rm a\u202eb \u009b31m \u2066c' "$AG_AUDIT"
+ag_ok "audit_bidi_and_c1_not_raw_in_the_file" sh -c "! grep -q \"\$(printf '\342\200\256\|\302\233\|\342\201\246')\" '$AG_AUDIT'"
+ag_is "$(q '[x["command"] for x in r if x["event"]=="command"][-1] == "rm a\u202eb \u009b31m \u2066c"')" yes \
+    "audit_bidi_and_c1_decode_to_the_command"
+ag_run z $'echo x > /etc/a\u202eb'
+ag_like "$z_err" "writing to '/etc/a\\\\u202eb'" "refusal_message_escapes_bidi"
+
 # signal deaths are recorded
 ag_run k 'kill -9 $$'
 ag_is "$(q '[(x.get("exit"), x.get("signal")) for x in r if x["event"]=="command"][-1]')" "(137, 9)" "audit_signal"

@@ -1,0 +1,37 @@
+/*
+ * utf8.h - text that came from a client, made safe to show: one copy of
+ * UTF-8 validation and of the rule for what may not reach a terminal or a
+ * log reader as is.  Unsafe: C0 controls and DEL, C1 controls (U+0080 to
+ * U+009F), the bidirectional marks, embeddings, overrides and isolates
+ * (U+061C, U+200E, U+200F, U+202A to U+202E, U+2066 to U+2069), and bytes
+ * that are not UTF-8.
+ */
+#ifndef AG_UTF8_H
+#define AG_UTF8_H
+
+#include <stddef.h>
+
+/* Length of the valid UTF-8 sequence at p (at most n bytes) and its code
+ * point in *cp; 0 when the bytes there are not UTF-8. */
+size_t	ag_utf8_seq(const unsigned char *p, size_t n, unsigned *cp);
+
+/* 1 when the code point may not be shown as is (see above). */
+int	ag_utf8_unsafe(unsigned cp);
+
+/*
+ * A copy of the first n bytes of s for a message or a terminal: unsafe
+ * code points as \u202e (\n as \n, other C0 and DEL as \x1b), bytes that
+ * are not UTF-8 as \xff.  At most max bytes of s are shown, then "...";
+ * never cut inside a sequence or an escape.  out is always terminated.
+ */
+char	*ag_utf8_visible(const char *s, size_t n, size_t max, char *out, size_t outsz);
+
+/*
+ * A JSON text (json-c's output) with every unsafe code point that json-c
+ * leaves raw (DEL, C1, bidi controls) written as a \uXXXX escape: the same
+ * string to a JSON reader, inert on a terminal.  malloc'd with room for
+ * one more byte and the NUL, *outlen set; NULL when out of memory.
+ */
+char	*ag_utf8_json_safe(const char *js, size_t n, size_t *outlen);
+
+#endif
