@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "parse/shparse.h"
+#include "common/utf8.h"
 #include "common/strbuf.h"
 
 /* A here-document whose body is read at the next newline. */
@@ -271,41 +272,13 @@ ag_sh_is_name(const char *s, size_t n)
 	return 1;
 }
 
-/*
- * Length of the valid UTF-8 sequence at s[0..n), or 0 when it is not
- * valid (overlong forms, surrogates and values past U+10FFFF included).
- */
+/* Length of the valid UTF-8 sequence at s[0..n), or 0 (common/utf8.h). */
 static size_t
 utf8_len(const unsigned char *s, size_t n)
 {
-	unsigned c = s[0];
-	size_t need, i;
-	uint32_t cp;
+	unsigned cp;
 
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf) {
-		need = 2;
-		cp = c & 0x1f;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		need = 3;
-		cp = c & 0x0f;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		need = 4;
-		cp = c & 0x07;
-	} else
-		return 0;
-	if (n < need)
-		return 0;
-	for (i = 1; i < need; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	if ((need == 3 && cp < 0x800) || (need == 4 && cp < 0x10000) ||
-	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-		return 0;
-	return need;
+	return ag_utf8_seq(s, n, &cp);
 }
 
 /* Offset of the first invalid UTF-8 byte in s[0..n), or n. */

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "record/recording.h"
+#include "common/utf8.h"
 #include "common/strbuf.h"
 #include "common/misc.h"
 
@@ -137,25 +138,13 @@ utf8_len(unsigned char b)
 	return 0;
 }
 
-/* Whether p[0..n) (n == utf8_len(p[0])) is a valid, shortest-form, non-surrogate character. */
+/* Whether p[0..n) (n == utf8_len(p[0])) is one valid character (common/utf8.h). */
 static int
 utf8_valid(const unsigned char *p, size_t n)
 {
 	unsigned cp;
-	size_t i;
 
-	if (n == 1)
-		return 1;
-	cp = p[0] & (n == 2 ? 0x1f : n == 3 ? 0x0f : 0x07);
-	for (i = 1; i < n; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (p[i] & 0x3f);
-	}
-	if ((n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-	    (n == 4 && (cp < 0x10000 || cp > 0x10ffff)))
-		return 0;
-	return 1;
+	return ag_utf8_seq(p, n, &cp) == n;
 }
 
 /* Whether p[0..n) could still become a valid character with more bytes. */
