@@ -646,7 +646,12 @@ decide_simple(struct ag_walker *w, const struct ag_sh_node *n)
 		c->name = strdup(a[0].lit);
 		if (c->name == NULL)
 			w->oom = 1;
+		/* what the program reads through `<` meets its deny rules too */
+		w->redirs = n->redirs;
+		w->nredirs = n->nredirs;
 		ag_walk_command(w, a, n->nwords, 0);
+		w->redirs = NULL;
+		w->nredirs = 0;
 	}
 	/* what a wrapper or find -exec runs with words from input (xargs -I,
 	 * {}) is judged on a copy of a[], so every literal is still here */

@@ -397,6 +397,33 @@ deny_subcommand(const struct ag_rule *d, const char *base, struct ag_arg *a, siz
 }
 
 /* Deny rules: 1 when one refuses the command (refusal recorded). */
+/*
+ * Whether a file the simple command being judged reads through an input
+ * redirection (<, <>, any fd) matches the deny rule's argument globs: 1
+ * yes, 0 no, -1 when a source is not a literal name.
+ */
+static int
+redir_source_hit(struct ag_walker *w, const struct ag_rule *d)
+{
+	size_t i;
+	int hit = 0;
+
+	for (i = 0; i < w->nredirs && !hit; i++) {
+		const struct ag_sh_redir *r = &w->redirs[i];
+		char *src;
+
+		if (r->op != AG_SH_R_IN && r->op != AG_SH_R_RDWR)
+			continue;
+		if ((src = ag_sh_word_literal(r->target, NULL)) == NULL &&
+		    (src = ag_walk_tilde_arg(w, r->target)) == NULL)
+			return -1;
+		hit = (d->args.n && arg_matches(w, &d->args, src)) ||
+		    (d->deny_args.n && arg_matches(w, &d->deny_args, src));
+		free(src);
+	}
+	return hit;
+}
+
 int
 ag_walk_deny_hit(struct ag_walker *w, const char *base, struct ag_arg *a, size_t na, int flags)
 {
@@ -441,6 +468,18 @@ ag_walk_deny_hit(struct ag_walker *w, const char *base, struct ag_arg *a, size_t
 				hit = 1;
 			if (d->deny_args.n && arg_matches(w, &d->deny_args, a[j].lit))
 				hit = 1;
+		}
+		if (!hit && (d->args.n || d->deny_args.n)) {
+			/* `cat < /etc/shadow` reads what `cat /etc/shadow` would */
+			int r = redir_source_hit(w, d);
+
+			if (r < 0) {
+				ag_walk_refuse(w, AG_DENY, rid,
+				    "'%s' has deny rules in profile '%s' and reads from a file the gateway cannot see ('<' with an expansion); use a literal file name",
+				    base, w->prof->name ? w->prof->name : "?");
+				return 1;
+			}
+			hit = r;
 		}
 		if (!hit && d->subcommands.n && deny_subcommand(d, base, a, na, flags) == 1)
 			hit = 1;

@@ -82,6 +82,8 @@ struct ag_walker {
 	const struct ag_cwdset		*cwd;
 	struct ag_cwdset		 cwd0;
 	const struct ag_sh_node		*root;		/* the whole line */
+	const struct ag_sh_redir	*redirs;	/* the simple command's, while it is judged */
+	size_t				 nredirs;
 	int				 errexit;	/* `set -e` seen in the line's top list */
 	const struct ag_cwdset		*cd_ok;		/* where the last cd goes when it
 							 * succeeds; NULL: cannot tell */

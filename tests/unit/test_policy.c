@@ -1105,6 +1105,16 @@ static const struct tcase programs[] = {
 	{ "ro", "cat /etc/hostname", A, NULL },
 	{ "ro", "cat /etc/shadow", D, "profiles.ro.deny[0]" },
 	{ "ro", "cat /etc/shadow-", D, "profiles.ro.deny[0]" },
+	/* what the program reads through a redirection meets the same rule */
+	{ "ro", "cat < /etc/shadow", D, "profiles.ro.deny[0]" },
+	{ "ro", "cat 0</etc/shadow-", D, "profiles.ro.deny[0]" },
+	{ "ro", "cat 3</etc/shadow", D, "profiles.ro.deny[0]" },
+	{ "ro", "cd /etc && cat < shadow", D, "profiles.ro.deny[0]" },
+	{ "ro", "cat < ../../../../../../etc/shadow", D, "profiles.ro.deny[0]" },
+	{ "ro", "cat < \"$F\"", D, "path:literal" },
+	{ "ro", "cat < /etc/hosts", A, NULL },
+	{ "ro", "cat <<< /etc/shadow", A, NULL },
+	{ "ro", "grep root < /etc/shadow", A, NULL },	/* the rule names cat only */
 	{ "ro", "cat /etc/../etc/shadow", D, "profiles.ro.deny[0]" },
 	{ "ro", "cat //etc/shadow", D, "profiles.ro.deny[0]" },
 	{ "ro", "cd /etc && cat shadow", D, "profiles.ro.deny[0]" },
