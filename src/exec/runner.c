@@ -661,7 +661,8 @@ ag_run(const struct ag_run_opts *o, struct ag_run_result *r, struct ag_err *err)
 	}
 	if (o->cmdlen > AG_RUN_ARGV_MAX && (textfd = command_memfd(o, err)) < 0)
 		goto fail;
-	if (o->pty && ag_pty_open(&pt, o->in_fd, err) < 0)
+	if (o->pty && (ag_pty_open(&pt, o->in_fd, err) < 0 ||
+	    ag_sandbox_allow_terminal(o->sandbox, pt.slave, err) < 0))
 		goto fail;
 	if ((!o->pty && (pipe2(outp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0)) ||
 	    (!o->no_capture && pipe2(capp, O_CLOEXEC) < 0)) {

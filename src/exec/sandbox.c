@@ -372,6 +372,8 @@ add_read_split(struct build *b, const char *root, int depth)
 
 	if (lstat(root, &st) < 0 || S_ISLNK(st.st_mode))
 		return 0;
+	if (S_ISDIR(st.st_mode) && sb_plist_has(&b->holes, root))
+		return 0;	/* a whole directory left out (/dev/pts) */
 	if (!S_ISDIR(st.st_mode))
 		return is_hole(b, root) ? 0 :
 		    add_path_rule(b, b->sb->inner_fd, AT_FDCWD, root, b->rd_file);
@@ -594,11 +596,16 @@ static const char *const sys_reads[] = {
 	"/usr/share/locale", "/usr/share/i18n", "/usr/share/zoneinfo", "/etc/alternatives",
 	"/lib64", "/usr/lib64", "/usr/local/lib",
 	"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty",
-	"/dev/pts", "/proc", NULL
+	"/proc", NULL
 };
 
+/*
+ * Not /dev/pts: every terminal of the host is there, other sessions'
+ * included; a command's own terminal is added when it is made
+ * (ag_sandbox_allow_terminal), and /dev/tty names it too.
+ */
 static const char *const dev_writes[] = {
-	"/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/pts", NULL
+	"/dev/null", "/dev/zero", "/dev/full", "/dev/tty", NULL
 };
 
 static int
@@ -1074,6 +1081,10 @@ ag_sandbox_prepare(const struct ag_config *cfg, const struct ag_profile *p, cons
 	if ((sb->developer ? collect_deny_holes(&b, path_env) :
 	    collect_holes(&b, runner, path_env)) < 0)
 		goto fail;
+	/* every terminal of the host, other sessions' included: a command's
+	 * own is added when it is made (ag_sandbox_allow_terminal) */
+	if (add_hole(&b, "/dev/pts") < 0)
+		goto fail;
 	for (i = 0; i < p->nallow; i++) {
 		const char *c = p->allow[i].command;
 		char found[PATH_MAX];
@@ -1263,6 +1274,25 @@ ag_sandbox_child_enter(const struct ag_sandbox *sb)
 	    (sb->ns_net_fd >= 0 && setns(sb->ns_net_fd, CLONE_NEWNET) < 0))
 		return -1;
 	return 1;
+}
+
+int
+ag_sandbox_allow_terminal(const struct ag_sandbox *sb, int fd, struct ag_err *err)
+{
+	struct ag_ll_path_beneath pb;
+
+	if (!ag_sandbox_active(sb) || fd < 0)
+		return 0;
+	pb.parent_fd = fd;
+	pb.allowed_access = LANDLOCK_ACCESS_FS_WRITE_FILE |
+	    (sb->abi >= 3 ? LANDLOCK_ACCESS_FS_TRUNCATE : 0);
+	if (sb->outer_fd >= 0 &&
+	    syscall(SYS_landlock_add_rule, sb->outer_fd, AG_LL_RULE_PATH_BENEATH, &pb, 0) < 0)
+		return ag_err_set(err, "landlock_add_rule (terminal): %s", strerror(errno));
+	pb.allowed_access = LANDLOCK_ACCESS_FS_READ_FILE;
+	if (syscall(SYS_landlock_add_rule, sb->inner_fd, AG_LL_RULE_PATH_BENEATH, &pb, 0) < 0)
+		return ag_err_set(err, "landlock_add_rule (terminal): %s", strerror(errno));
+	return 0;
 }
 
 int

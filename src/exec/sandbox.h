@@ -169,6 +169,13 @@ struct ag_guarantee {
 size_t	ag_sandbox_guarantees(const struct ag_profile *p, int abi,
 	    struct ag_guarantee *g, size_t max);
 
+/*
+ * The terminal of one command (the slave of the PTY the gateway made for
+ * it, by fd): readable and writable by path for the command's tree, as no
+ * other terminal of the host is.  0, or -1 with err.
+ */
+int	ag_sandbox_allow_terminal(const struct ag_sandbox *sb, int fd, struct ag_err *err);
+
 struct ag_sandbox_info {
 	int	abi;		/* effective ABI used */
 	size_t	nexec;		/* files with execute permission */

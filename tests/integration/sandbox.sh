@@ -136,6 +136,29 @@ ag_ok "strict tier: python3 cannot plant a hook" test ! -e "$W/repo/.git/hooks/p
 ag_run p "awk 'BEGIN { print \"ok\" > \"$W/repo/notes.txt\" }' && cat $W/repo/notes.txt"
 ag_is "$p_out" "ok" "strict tier: the rest of the work tree stays writable"
 
+# ---- a command reaches its own terminal only ------------------------------------
+# another terminal on the host (a tmux pane: someone else's session), which
+# DAC would let the account open; and the command's own, by path
+if command -v tmux >/dev/null; then
+	TMS="tmux -S $AG_DIR/tmux.sock"
+	$TMS new-session -d -x 80 -y 10 "cat > $AG_DIR/keys-typed"
+	other=$($TMS display -p '#{pane_tty}')
+	chmod 0666 "$other"
+	# (the policy refuses the redirection itself; python3 asks the kernel)
+	ag_run t "python3 -c 'import os
+for m in (os.O_RDONLY, os.O_WRONLY):
+    try:
+        os.close(os.open(\"$other\", m | os.O_NOCTTY)); print(\"opened\")
+    except OSError as e:
+        print(\"refused\", e.errno)'"
+	ag_is "$t_out" "refused 13
+refused 13" "another session's terminal cannot be opened, to read or to write"
+	$TMS kill-server 2>/dev/null
+	r_out=$(ag_ssh -tt "python3 -c 'import os; f = open(os.ttyname(0), \"w\"); f.write(\"mine\\n\"); f.close()'; echo rc=\$?" </dev/null 2>&1 | tr -d '\r')
+	ag_like "$r_out" "rc=0" "a command opens its own terminal by path"
+	ag_like "$r_out" "mine" "and what it writes there arrives"
+fi
+
 # ---- the execute rule --------------------------------------------------------
 # (the loader and touch wherever this host has them: no /lib64 or /usr/bin assumed)
 LDSO=$(ag_ldso)
