@@ -424,6 +424,18 @@ redir_source_hit(struct ag_walker *w, const struct ag_rule *d)
 	return hit;
 }
 
+/* The first argument a rule's subcommands name, for a message; "" if none. */
+static const char *
+subcommand_shown(const struct ag_rule *d, struct ag_arg *a, size_t na)
+{
+	size_t i;
+
+	for (i = 1; i < na; i++)
+		if (a[i].lit != NULL && ag_strlist_contains(&d->subcommands, a[i].lit))
+			return a[i].lit;
+	return "";
+}
+
 int
 ag_walk_deny_hit(struct ag_walker *w, const char *base, struct ag_arg *a, size_t na, int flags)
 {
@@ -484,11 +496,15 @@ ag_walk_deny_hit(struct ag_walker *w, const char *base, struct ag_arg *a, size_t
 		if (!hit && d->subcommands.n && deny_subcommand(d, base, a, na, flags) == 1)
 			hit = 1;
 		if (hit) {
-			ag_walk_refuse(w, AG_DENY, rid, "'%s' is denied by a rule in profile '%s'",
-			    ag_walk_excerpt(w->cur >= 0 && w->wrap == 0 && w->cmds[w->cur].text &&
-			    w->cmds[w->cur].text[0] != '\0' ? w->cmds[w->cur].text : base,
-			    ex, sizeof(ex)),
-			    w->prof->name ? w->prof->name : "?");
+			/* the same words live and in explain: the program, the
+			 * subcommand the rule names, and the rule */
+			char what[160];
+
+			const char *sub = subcommand_shown(d, a, na);
+
+			snprintf(what, sizeof(what), "%s%s%s", base, sub[0] ? " " : "", sub);
+			ag_walk_refuse(w, AG_DENY, rid, "'%s' is denied by %s",
+			    ag_walk_excerpt(what, ex, sizeof(ex)), rid);
 			return 1;
 		}
 	}
