@@ -1357,7 +1357,7 @@ check_audit_spool(struct ctx *c, const struct ynode *m, const struct ag_audit_co
 
 static const char *const server_keys[] = {
 	"listen", "host_keys", "allow_users", "allow_groups", "max_connections",
-	"max_per_source", "max_sessions", "login_grace_time", "max_auth_tries",
+	"max_per_source", "max_startups", "max_sessions", "login_grace_time", "max_auth_tries",
 	"keepalive", "authorized_keys", "auth_methods", "accept_env", "ciphers",
 	"kex", "macs", "hostkey_algorithms", NULL
 };
@@ -1519,6 +1519,44 @@ get_auth_methods(struct ctx *c, const struct ynode *v, const char *key,
 	return 0;
 }
 
+/*
+ * OpenSSH's MaxStartups: "start:rate:full" (unauthenticated connections:
+ * from start on, rate percent of new ones are dropped, rising to all at
+ * full) or a single count (start = full).
+ */
+static int
+get_startups(struct ctx *c, const struct ynode *v, const char *key, long out[3])
+{
+	unsigned long long n[3];
+	const char *p, *q;
+	size_t i, colons = 0;
+	int bad = 0;
+
+	if (want_scalar(c, v, key, "\"start:rate:full\" or a count") == -1)
+		return -1;
+	for (q = v->s; *q != '\0'; q++)
+		colons += *q == ':';
+	if (colons == 0) {
+		bad = parse_uint(v->s, strlen(v->s), 100000, &n[0]) < 0;
+		n[1] = 100;
+		n[2] = n[0];
+	} else if (colons == 2) {
+		for (p = v->s, i = 0; i < 3 && !bad; i++) {
+			size_t len = strcspn(p, ":");
+
+			bad = parse_uint(p, len, 100000, &n[i]) < 0;
+			p += len + (p[len] == ':');
+		}
+	} else
+		bad = 1;
+	if (bad || n[0] == 0 || n[1] > 100 || n[2] < n[0])
+		return err_node(c, v, "'%s' must be \"start:rate:full\" (e.g. \"10:30:100\", "
+		    "rate a percentage, start <= full) or a count, got '%s'", key, quote(c, v->s));
+	for (i = 0; i < 3; i++)
+		out[i] = (long)n[i];
+	return 0;
+}
+
 static int
 server_key(struct ctx *c, const char *key, const struct ynode *k,
     const struct ynode *v, void *arg)
@@ -1538,6 +1576,8 @@ server_key(struct ctx *c, const char *key, const struct ynode *k,
 		return get_count(c, v, key, 100000, &sc->max_connections);
 	if (strcmp(key, "max_per_source") == 0)
 		return get_count(c, v, key, 100000, &sc->max_per_source);
+	if (strcmp(key, "max_startups") == 0)
+		return get_startups(c, v, key, sc->startups);
 	if (strcmp(key, "max_sessions") == 0)
 		return get_count(c, v, key, 64, &sc->max_sessions);
 	if (strcmp(key, "login_grace_time") == 0)

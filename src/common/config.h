@@ -199,6 +199,7 @@ struct ag_server_conf {
 	struct ag_strlist	 allow_groups;
 	long			 max_connections;
 	long			 max_per_source;
+	long			 startups[3];	/* max_startups start:rate:full; 0 = default */
 	long			 max_sessions;	/* session channels per connection */
 	long			 login_grace_time;	/* seconds */
 	long			 max_auth_tries;

@@ -54,6 +54,8 @@
 static volatile sig_atomic_t got_chld, got_stop, got_hup;
 static int sig_pipe[2] = { -1, -1 };
 static int is_listener;		/* SIGHUP: reload (listener) or end (connection) */
+/* A connection's end of its listener slot's pipe: written once authenticated. */
+static int authed_fd = -1;
 
 static void
 on_signal(int sig)
@@ -1998,6 +2000,12 @@ connection_main(const struct ag_config *cfg, ssh_bind bind, int fd,
 	if (auth_phase(&c) < 0)
 		goto out;
 	alarm(0);
+	/* tell the listener: this one no longer counts against max_startups */
+	if (authed_fd >= 0) {
+		(void)write(authed_fd, "a", 1);
+		close(authed_fd);
+		authed_fd = -1;
+	}
 	ag_audit_close(c.preaudit);
 	c.preaudit = NULL;
 
@@ -2073,6 +2081,7 @@ out:
 struct conn_slot {
 	pid_t	pid;
 	char	addr[ADDR_MAX];
+	int	authfd;		/* readable once it authenticated; -1 after */
 };
 
 static size_t
@@ -2097,8 +2106,45 @@ reap_connections(struct conn_slot *slots, size_t n, size_t *active)
 		for (i = 0; i < n; i++)
 			if (slots[i].pid == pid) {
 				slots[i].pid = 0;
+				if (slots[i].authfd >= 0)
+					close(slots[i].authfd);
+				slots[i].authfd = -1;
 				(*active)--;
 			}
+}
+
+/* Connections that have not authenticated yet, overall. */
+static size_t
+count_startups(const struct conn_slot *slots, size_t n)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < n; i++)
+		k += slots[i].pid > 0 && slots[i].authfd >= 0;
+	return k;
+}
+
+/*
+ * OpenSSH's MaxStartups: from `start` unauthenticated connections on, a
+ * new one is dropped with a probability rising from rate% to 100% at
+ * `full`, so that clients holding connections open without logging in
+ * cannot keep everyone else out (they also meet login_grace_time and
+ * max_per_source).
+ */
+static int
+startup_refused(const struct ag_server_conf *sc, size_t pre)
+{
+	long start = sc->startups[0] > 0 ? sc->startups[0] : AG_SERVER_DEFAULT_STARTUPS_START;
+	long rate = sc->startups[0] > 0 ? sc->startups[1] : AG_SERVER_DEFAULT_STARTUPS_RATE;
+	long full = sc->startups[0] > 0 ? sc->startups[2] : AG_SERVER_DEFAULT_STARTUPS_FULL;
+	long p;
+
+	if ((long)pre < start)
+		return 0;
+	if ((long)pre >= full)
+		return 1;
+	p = rate + (100 - rate) * ((long)pre - start) / (full - start);
+	return (long)arc4random_uniform(100) < p;
 }
 
 static void
@@ -2109,7 +2155,7 @@ accept_one(const struct ag_config *cfg, ssh_bind bind, int lfd, int *lfds, size_
 	struct sockaddr_storage peer;
 	socklen_t pl = sizeof(peer);
 	char addr[ADDR_MAX], client[CLIENT_MAX];
-	int fd, port;
+	int fd, port, ap[2];
 	size_t i, slot;
 	pid_t pid;
 
@@ -2130,16 +2176,35 @@ accept_one(const struct ag_config *cfg, ssh_bind bind, int lfd, int *lfds, size_
 		close(fd);
 		return;
 	}
+	if (startup_refused(sc, count_startups(slots, nslots))) {
+		ag_log(LOG_WARNING, "connection from %s dropped: %zu connections not "
+		    "authenticated yet (gateway.server.max_startups)", client,
+		    count_startups(slots, nslots));
+		close(fd);
+		return;
+	}
 	for (slot = 0; slot < nslots && slots[slot].pid > 0; slot++)
 		;
+	if (pipe2(ap, O_CLOEXEC | O_NONBLOCK) < 0) {
+		ag_log(LOG_ERR, "pipe: %s", strerror(errno));
+		close(fd);
+		return;
+	}
 	if ((pid = fork()) < 0) {
 		ag_log(LOG_ERR, "fork: %s", strerror(errno));
+		close(ap[0]);
+		close(ap[1]);
 		close(fd);
 		return;
 	}
 	if (pid == 0) {
 		for (i = 0; i < nl; i++)
 			close(lfds[i]);
+		for (i = 0; i < nslots; i++)
+			if (slots[i].authfd >= 0)
+				close(slots[i].authfd);
+		close(ap[0]);
+		authed_fd = ap[1];
 		default_signals();
 		/* the connection's own handlers: SIGCHLD and stop requests */
 		close(sig_pipe[0]);
@@ -2156,6 +2221,8 @@ accept_one(const struct ag_config *cfg, ssh_bind bind, int lfd, int *lfds, size_
 		_exit(connection_main(cfg, bind, fd, &peer));
 	}
 	close(fd);
+	close(ap[1]);
+	slots[slot].authfd = ap[0];
 	slots[slot].pid = pid;
 	snprintf(slots[slot].addr, sizeof(slots[slot].addr), "%s", addr);
 	(*active)++;
@@ -2228,6 +2295,7 @@ ag_server_run(const struct ag_config *cfg, const struct ag_server_opts *o,
 	size_t nlisten = o->nlisten, nl = 0, i, nslots, active = 0;
 	int lfds[AG_SERVER_MAX_LISTEN];
 	struct conn_slot *slots = NULL;
+	struct pollfd *pf = NULL;
 	ssh_bind bind = NULL;
 	struct ag_config *owned = NULL;	/* a reloaded policy; the caller owns the first */
 	int rc = -1;
@@ -2265,10 +2333,13 @@ ag_server_run(const struct ag_config *cfg, const struct ag_server_opts *o,
 		lfds[nl++] = fd;
 	}
 	nslots = (size_t)conf_long(sc->max_connections, AG_SERVER_DEFAULT_MAX_CONNECTIONS);
-	if ((slots = calloc(nslots, sizeof(*slots))) == NULL) {
+	if ((slots = calloc(nslots, sizeof(*slots))) == NULL ||
+	    (pf = calloc(AG_SERVER_MAX_LISTEN + 1 + nslots, sizeof(*pf))) == NULL) {
 		ag_err_set(err, "out of memory");
 		goto out;
 	}
+	for (i = 0; i < nslots; i++)
+		slots[i].authfd = -1;
 	if (!o->foreground && daemonize(err) < 0)
 		goto out;
 	is_listener = 1;
@@ -2278,15 +2349,26 @@ ag_server_run(const struct ag_config *cfg, const struct ag_server_opts *o,
 		ag_log(LOG_INFO, "listening on %s", listen[i]);
 
 	while (!got_stop) {
-		struct pollfd pf[AG_SERVER_MAX_LISTEN + 1];
+		size_t np = nl + 1, k;
 
 		for (i = 0; i < nl; i++)
 			pf[i] = (struct pollfd){ .fd = lfds[i], .events = POLLIN };
 		pf[nl] = (struct pollfd){ .fd = sig_pipe[0], .events = POLLIN };
-		if (poll(pf, (nfds_t)nl + 1, -1) < 0 && errno != EINTR) {
+		/* connections not authenticated yet: their pipe says when they are */
+		for (k = 0; k < nslots; k++)
+			if (slots[k].pid > 0 && slots[k].authfd >= 0)
+				pf[np++] = (struct pollfd){ .fd = slots[k].authfd, .events = POLLIN };
+		if (poll(pf, (nfds_t)np, -1) < 0 && errno != EINTR) {
 			ag_err_set(err, "poll: %s", strerror(errno));
 			goto out;
 		}
+		for (i = nl + 1; i < np; i++)
+			if (pf[i].revents != 0)
+				for (k = 0; k < nslots; k++)
+					if (slots[k].authfd == pf[i].fd) {
+						close(slots[k].authfd);
+						slots[k].authfd = -1;
+					}
 		if (pf[nl].revents & POLLIN)
 			drain_sig_pipe();
 		if (got_chld) {
@@ -2308,6 +2390,7 @@ out:
 	for (i = 0; i < nl; i++)
 		close(lfds[i]);
 	free(slots);
+	free(pf);
 	if (bind != NULL)
 		ssh_bind_free(bind);
 	ag_config_free(owned);

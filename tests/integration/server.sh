@@ -98,6 +98,7 @@ gateway:
     allow_users: [@USER@, @USER2@]
     max_connections: 200
     max_per_source: @PERSRC@
+    max_startups: "200"
     max_auth_tries: 3
     login_grace_time: @GRACE@
     accept_env: [LANG, "AGT_*", LD_PRELOAD, BASH_ENV, "AGENTGATE_*"]
@@ -518,6 +519,46 @@ ag_is "$?" 255 third_connection_from_same_source_refused
 # the listener counts a connection until it has reaped its process: a new
 # one is accepted once it has (asked until it is, within the bound)
 ag_ok connection_accepted_again_below_cap ag_wait_until 60 ag_ssh true
+
+# ---- max_startups: only connections that have not authenticated count -----------------------------------
+policy publickey 200
+sed -i 's/^    max_startups: "200"$/    max_startups: "2:100:2"/' "$AG_DIR/policy.yaml"
+srv_start
+"${AG_SSH[@]}" 'sleep 102' >/dev/null 2>&1 &
+p1=$!
+"${AG_SSH[@]}" 'sleep 102' >/dev/null 2>&1 &
+p2=$!
+ag_wait_until 30 sh -c "[ \$(pgrep -u '$AG_USER' -f 'sleep 102' | wc -l) -ge 2 ]"
+mkfifo "$AG_DIR/release"
+"$AG_PYTHON" - "$AG_PORT" "$AG_DIR/startups" "$AG_DIR/release" <<'PY' &
+import os, socket, sys
+port, out, release = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+def served(s):
+    try:
+        return s.recv(64).startswith(b"SSH-")
+    except OSError:
+        return False
+silent = [socket.create_connection(("127.0.0.1", port), timeout=60) for _ in range(2)]
+res = ["silent%d=%s" % (i, "served" if served(s) else "dropped") for i, s in enumerate(silent)]
+third = socket.create_connection(("127.0.0.1", port), timeout=60)
+res.append("third=%s" % ("served" if served(third) else "dropped"))
+with open(out + ".tmp", "w") as f:
+    f.write(" ".join(res) + "\n")
+os.rename(out + ".tmp", out)
+open(release).read()    # hold the silent ones until the test lets go
+PY
+holder=$!
+ag_wait_until 60 test -s "$AG_DIR/startups"
+ag_is "$(cat "$AG_DIR/startups")" "silent0=served silent1=served third=dropped" \
+    max_startups_counts_unauthenticated_connections_only
+ag_ssh true >/dev/null 2>&1
+ag_is "$?" 255 max_startups_full_drops_new_logins_too
+grep -q 'gateway.server.max_startups' "$AG_DIR/sshd.log"
+ag_is "$?" 0 max_startups_drop_is_logged
+echo go > "$AG_DIR/release"
+wait "$holder" 2>/dev/null
+{ kill "$p1" "$p2"; wait "$p1" "$p2"; } 2>/dev/null
+ag_ok login_accepted_once_the_silent_ones_are_gone ag_wait_until 60 ag_ssh true
 
 # ---- a server that is not root serves its own user only -----------------------------------------------------
 srv_stop
