@@ -168,9 +168,8 @@ reap_one(pid_t spare)
 	return waitpid(si.si_pid, NULL, WNOHANG) > 0;
 }
 
-/* Read the pids listed in /proc/self/task/TID/children (our direct children). */
-static size_t
-list_children(pid_t *out, size_t max)
+size_t
+ag_runner_children(pid_t of, pid_t *out, size_t max)
 {
 	char path[64], buf[4096];
 	ssize_t n;
@@ -178,7 +177,7 @@ list_children(pid_t *out, size_t max)
 	int fd;
 	char *p, *end;
 
-	snprintf(path, sizeof(path), "/proc/self/task/%ld/children", (long)getpid());
+	snprintf(path, sizeof(path), "/proc/%ld/task/%ld/children", (long)of, (long)of);
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
 		return 0;
 	n = read(fd, buf, sizeof(buf) - 1);
@@ -205,7 +204,7 @@ ag_runner_reap_all(pid_t spare)
 
 	/* each round kills our children; their children then become ours */
 	for (round = 0; round < 200; round++) {
-		size_t n = list_children(kids, sizeof(kids) / sizeof(kids[0])), i, others = 0;
+		size_t n = ag_runner_children(getpid(), kids, sizeof(kids) / sizeof(kids[0])), i, others = 0;
 		int any = 0;
 
 		for (i = 0; i < n; i++) {

@@ -120,4 +120,10 @@ void	ag_runner_drain_signal_fd(void);
  * spare (the sandbox's namespace keeper, sandbox.h; 0 for none) */
 void	ag_runner_reap_all(pid_t spare);
 
+/*
+ * The direct children of process of (its main thread's, from
+ * /proc/PID/task/PID/children), at most max of them.
+ */
+size_t	ag_runner_children(pid_t of, pid_t *out, size_t max);
+
 #endif

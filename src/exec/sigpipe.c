@@ -55,3 +55,13 @@ ag_sigpipe_drain(void)
 		while (read(sp[0], buf, sizeof(buf)) > 0)
 			;
 }
+
+void
+ag_sigpipe_close(void)
+{
+	if (sp[0] >= 0)
+		close(sp[0]);
+	if (sp[1] >= 0)
+		close(sp[1]);
+	sp[0] = sp[1] = -1;
+}

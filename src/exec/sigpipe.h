@@ -33,4 +33,10 @@ int	ag_sigpipe_fd(void);
 /* Empty the pipe: what woke the loop is now in the flags. */
 void	ag_sigpipe_drain(void);
 
+/*
+ * Close the pipe (a forked child that makes its own: sharing its parent's
+ * would wake the parent's loop with the child's signals).
+ */
+void	ag_sigpipe_close(void);
+
 #endif

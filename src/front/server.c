@@ -39,6 +39,7 @@
 #include "front/repl.h"
 #include "exec/runner.h"
 #include "front/server.h"
+#include "exec/sigpipe.h"
 #include "exec/session.h"
 
 #define ADDR_MAX	(INET6_ADDRSTRLEN + 1)
@@ -52,7 +53,6 @@
 /* ---- small helpers ------------------------------------------------------ */
 
 static volatile sig_atomic_t got_chld, got_stop, got_hup;
-static int sig_pipe[2] = { -1, -1 };
 static int is_listener;		/* SIGHUP: reload (listener) or end (connection) */
 /* A connection's end of its listener slot's pipe: written once authenticated. */
 static int authed_fd = -1;
@@ -60,46 +60,24 @@ static int authed_fd = -1;
 static void
 on_signal(int sig)
 {
-	int saved = errno;
-
 	if (sig == SIGCHLD)
 		got_chld = 1;
 	else if (sig == SIGHUP && is_listener)
 		got_hup = 1;
 	else
 		got_stop = sig;
-	if (sig_pipe[1] >= 0)
-		(void)!write(sig_pipe[1], "", 1);
-	errno = saved;
+	ag_sigpipe_notify();
 }
 
 static int
 install_signals(struct ag_err *err)
 {
 	static const int caught[] = { SIGCHLD, SIGTERM, SIGINT, SIGHUP };
-	struct sigaction sa;
-	size_t i;
 
-	if (sig_pipe[0] < 0 && pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
-		return ag_err_set(err, "pipe: %s", strerror(errno));
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sa.sa_flags = SA_RESTART;
-	for (i = 0; i < sizeof(caught) / sizeof(caught[0]); i++)
-		if (sigaction(caught[i], &sa, NULL) < 0)
-			return ag_err_set(err, "sigaction: %s", strerror(errno));
+	if (ag_sigpipe_catch(caught, sizeof(caught) / sizeof(caught[0]), on_signal, 1, err) < 0)
+		return -1;
 	signal(SIGPIPE, SIG_IGN);
 	return 0;
-}
-
-static void
-drain_sig_pipe(void)
-{
-	char buf[64];
-
-	while (read(sig_pipe[0], buf, sizeof(buf)) > 0)
-		;
 }
 
 static void
@@ -1384,8 +1362,7 @@ start_session(struct chan *ch, const char *cmd)
 		/* nothing of the connection stays open in here: not the socket,
 		 * not another channel's pipes (their EOF depends on it) */
 		close(c->fd);
-		close(sig_pipe[0]);
-		close(sig_pipe[1]);
+		ag_sigpipe_close();
 		for (i = 0; i < c->nchans; i++) {
 			struct chan *o = &c->chans[i];
 
@@ -1515,27 +1492,14 @@ static const struct {
 static int
 signal_command(pid_t session_pid, int sig)
 {
-	char path[64], buf[4096], *p, *end;
-	ssize_t n;
-	int fd, hit = 0;
+	pid_t kids[512];
+	size_t n = ag_runner_children(session_pid, kids, sizeof(kids) / sizeof(kids[0])), i;
+	int hit = 0;
 
-	snprintf(path, sizeof(path), "/proc/%ld/task/%ld/children", (long)session_pid,
-	    (long)session_pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	for (p = buf; *p != '\0'; p = end) {
-		long pid = strtol(p, &end, 10);
-
-		if (end == p)
-			break;
-		if (pid > 1 && getpgid((pid_t)pid) == (pid_t)pid && kill(-(pid_t)pid, sig) == 0)
+	/* the command's process group leaders among the session's children */
+	for (i = 0; i < n; i++)
+		if (kids[i] > 1 && getpgid(kids[i]) == kids[i] && kill(-kids[i], sig) == 0)
 			hit = 1;
-	}
 	return hit;
 }
 
@@ -1865,7 +1829,7 @@ on_sig_fd(socket_t fd, int revents, void *ud)
 	(void)fd;
 	(void)revents;
 	(void)ud;
-	drain_sig_pipe();
+	ag_sigpipe_drain();
 	return 0;
 }
 
@@ -1887,7 +1851,7 @@ serve_channels(struct conn *c)
 	ssh_set_message_callback(c->s, on_message, c);
 	ssh_set_blocking(c->s, 0);
 	if (ssh_event_add_session(c->ev, c->s) != SSH_OK ||
-	    ssh_event_add_fd(c->ev, sig_pipe[0], POLLIN, on_sig_fd, c) != SSH_OK)
+	    ssh_event_add_fd(c->ev, ag_sigpipe_fd(), POLLIN, on_sig_fd, c) != SSH_OK)
 		return;
 	for (;;) {
 		int busy = 0, running, rc;
@@ -2207,9 +2171,7 @@ accept_one(const struct ag_config *cfg, ssh_bind bind, int lfd, int *lfds, size_
 		authed_fd = ap[1];
 		default_signals();
 		/* the connection's own handlers: SIGCHLD and stop requests */
-		close(sig_pipe[0]);
-		close(sig_pipe[1]);
-		sig_pipe[0] = sig_pipe[1] = -1;
+		ag_sigpipe_close();
 		got_chld = got_stop = got_hup = 0;
 		is_listener = 0;
 		{
@@ -2353,7 +2315,7 @@ ag_server_run(const struct ag_config *cfg, const struct ag_server_opts *o,
 
 		for (i = 0; i < nl; i++)
 			pf[i] = (struct pollfd){ .fd = lfds[i], .events = POLLIN };
-		pf[nl] = (struct pollfd){ .fd = sig_pipe[0], .events = POLLIN };
+		pf[nl] = (struct pollfd){ .fd = ag_sigpipe_fd(), .events = POLLIN };
 		/* connections not authenticated yet: their pipe says when they are */
 		for (k = 0; k < nslots; k++)
 			if (slots[k].pid > 0 && slots[k].authfd >= 0)
@@ -2370,7 +2332,7 @@ ag_server_run(const struct ag_config *cfg, const struct ag_server_opts *o,
 						slots[k].authfd = -1;
 					}
 		if (pf[nl].revents & POLLIN)
-			drain_sig_pipe();
+			ag_sigpipe_drain();
 		if (got_chld) {
 			got_chld = 0;
 			reap_connections(slots, nslots, &active);
