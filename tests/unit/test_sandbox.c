@@ -631,11 +631,17 @@ required_refuses_without_landlock(void **state)
 	sb = prepare(cfg, &err);
 	assert_null(sb);
 	assert_non_null(strstr(err.msg, "refused"));
-	ag_sandbox_set_test_abi(3);
-	sb = prepare(cfg, &err);
-	assert_null(sb);
-	assert_non_null(strstr(err.msg, "network"));
 	ag_sandbox_set_test_abi(-1);
+	/* TCP ports need ABI 4: a kernel (simulated) at 3 refuses this profile,
+	 * naming what is missing (where the real kernel has 3 at least:
+	 * valgrind, for one, offers none) */
+	if (ag_sandbox_abi() >= 3) {
+		ag_sandbox_set_test_abi(3);
+		sb = prepare(cfg, &err);
+		ag_sandbox_set_test_abi(-1);
+		assert_null(sb);
+		assert_non_null(strstr(err.msg, "network.connect"));
+	}
 	ag_config_free(cfg);
 }
 
