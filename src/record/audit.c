@@ -704,6 +704,7 @@ write_file(struct ag_audit *a, json_object *o, int sync, size_t *len, char *ferr
 	char prev[AG_CHAIN_HEX], seed[AG_CHAIN_HEX];
 	char *line = NULL;
 	int empty = 0, locked;
+	struct stat st;
 	ssize_t w;
 
 	locked = flock(a->fd, LOCK_EX) == 0;
@@ -721,12 +722,19 @@ write_file(struct ag_audit *a, json_object *o, int sync, size_t *len, char *ferr
 		goto fail;
 	}
 	/* one write per record: O_APPEND makes it land whole */
+	if (fstat(a->fd, &st) < 0)
+		st.st_size = -1;
 	do
 		w = write(a->fd, line, *len);
 	while (w < 0 && errno == EINTR);
 	if (w != (ssize_t)*len || (sync && fdatasync(a->fd) < 0)) {
 		snprintf(a->file_error, sizeof(a->file_error), "%s",
-		    w < 0 || w == (ssize_t)*len ? strerror(errno) : "short write");
+		    w < 0 || w == (ssize_t)*len ? strerror(errno) :
+		    "short write (no space left?)");
+		/* a torn record (a full disk) is taken back: the file ends with
+		 * the last whole record, and the chain still holds */
+		if (w > 0 && w < (ssize_t)*len && st.st_size >= 0)
+			(void)!ftruncate(a->fd, st.st_size);
 		goto fail;
 	}
 	(void)flock(a->fd, LOCK_UN);

@@ -55,4 +55,33 @@ ag_run d 'echo hi'
 ag_is "$d_rc" 126 "symlinked_audit_file_refused"
 ag_ok "symlink_target_not_created" test ! -e /tmp/agentgate-elsewhere-$$
 
+# a full disk (a small tmpfs): commands are refused with the reason, the
+# records before stay whole and chained, the session ends cleanly
+FULL=$AG_DIR/fulllog
+mkdir -p "$FULL"
+if mount -t tmpfs -o size=8k,mode=0755 tmpfs "$FULL" 2>/dev/null; then
+	chown "$AG_USER" "$FULL"
+	chmod 0755 "$FULL"
+	policy "$FULL/audit.jsonl" true
+	ag_run f 'echo before-full'
+	ag_is "$f_out" "before-full" "disk_full: runs while there is room"
+	# each command adds records until the two pages are full (a few dozen
+	# at most); the first command that cannot be recorded is refused
+	i=0
+	while [ $i -lt 200 ]; do
+		i=$((i + 1))
+		ag_run f "touch /tmp/agentgate-full-$$-$i"
+		[ "$f_rc" -eq 0 ] || break
+	done
+	ag_is "$f_rc" 126 "disk_full: the command is refused"
+	ag_like "$f_err" "audit log .*(No space left|short write).*not run" "disk_full: the reason is said"
+	ag_ok "disk_full: the refused command did not run" test ! -e /tmp/agentgate-full-$$-$i
+	ag_ok "disk_full: the records before are whole and chained" \
+	    "$AGENTGATE" audit verify "$FULL/audit.jsonl"
+	rm -f /tmp/agentgate-full-$$-*
+	umount "$FULL"
+else
+	echo "# cannot mount a tmpfs here: disk-full checks skipped"
+fi
+
 ag_done
