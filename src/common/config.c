@@ -820,6 +820,17 @@ walk_map(struct ctx *c, const struct ynode *m, const char *key, const char *what
 	return 0;
 }
 
+/*
+ * A key its list admits and its reader does not know: a programming
+ * error, refused rather than stored in another key's field.
+ */
+static int
+unhandled(struct ctx *c, const struct ynode *k, const char *key)
+{
+	return err_node(c, k, "internal error: '%s' is a known key without a reader; "
+	    "please report it", key);
+}
+
 static const struct ynode *
 map_get(const struct ynode *m, const char *key)
 {
@@ -1326,7 +1337,8 @@ audit_key(struct ctx *c, const char *key, const struct ynode *k,
 		return get_url(c, v, key, &a->http_url);
 	if (strcmp(key, "spool") == 0)
 		return get_abs_path(c, v, key, &a->spool);
-	/* syslog */
+	if (strcmp(key, "syslog") != 0)
+		return unhandled(c, k, key);
 	for (i = 0; i < sizeof(facilities) / sizeof(facilities[0]); i++)
 		names[i] = facilities[i].name;
 	names[i] = NULL;
@@ -1614,7 +1626,9 @@ server_key(struct ctx *c, const char *key, const struct ynode *k,
 		return get_algos(c, v, key, &sc->kex);
 	if (strcmp(key, "macs") == 0)
 		return get_algos(c, v, key, &sc->macs);
-	return get_algos(c, v, key, &sc->hostkey_algorithms);	/* hostkey_algorithms */
+	if (strcmp(key, "hostkey_algorithms") == 0)
+		return get_algos(c, v, key, &sc->hostkey_algorithms);
+	return unhandled(c, k, key);
 }
 
 static int
@@ -1669,7 +1683,9 @@ gateway_key(struct ctx *c, const char *key, const struct ynode *k,
 		return walk_map(c, v, key, "in gateway.server", "key", server_keys,
 		    server_key, &gw->server);
 	}
-	return get_bool(c, v, key, &gw->recordings_input);	/* recordings_input */
+	if (strcmp(key, "recordings_input") == 0)
+		return get_bool(c, v, key, &gw->recordings_input);
+	return unhandled(c, k, key);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1749,7 +1765,9 @@ identity_key(struct ctx *c, const char *key, const struct ynode *k,
 		id->has_expires = 1;
 		return 0;
 	}
-	return get_bool(c, v, key, &id->disabled);	/* disabled */
+	if (strcmp(key, "disabled") == 0)
+		return get_bool(c, v, key, &id->disabled);
+	return unhandled(c, k, key);
 }
 
 static int
@@ -1933,7 +1951,9 @@ rule_key(struct ctx *c, const char *key, const struct ynode *k,
 		return get_strlist(c, v, key, &r->args, NULL, 0);
 	if (strcmp(key, "deny_args") == 0)
 		return get_strlist(c, v, key, &r->deny_args, NULL, 0);
-	return get_strlist(c, v, key, &r->allow_options, check_option, 0);
+	if (strcmp(key, "allow_options") == 0)
+		return get_strlist(c, v, key, &r->allow_options, check_option, 0);
+	return unhandled(c, k, key);
 }
 
 static int
@@ -2008,8 +2028,10 @@ feature_key(struct ctx *c, const char *key, const struct ynode *k,
 		f->background = (enum ag_feature)e;
 	else if (strcmp(key, "coproc") == 0)
 		f->coproc = (enum ag_feature)e;
-	else
+	else if (strcmp(key, "subshell") == 0)
 		f->subshell = (enum ag_feature)e;
+	else
+		return unhandled(c, k, key);
 	return 0;
 }
 
@@ -2026,7 +2048,9 @@ paths_key(struct ctx *c, const char *key, const struct ynode *k,
 		return get_strlist(c, v, key, &p->paths_write, check_policy_path, 1);
 	if (strcmp(key, "exec") == 0)
 		return get_strlist(c, v, key, &p->paths_exec, check_policy_path, 1);
-	return get_strlist(c, v, key, &p->paths_protect, check_policy_path, 1);
+	if (strcmp(key, "protect") == 0)
+		return get_strlist(c, v, key, &p->paths_protect, check_policy_path, 1);
+	return unhandled(c, k, key);
 }
 
 static int
@@ -2038,7 +2062,9 @@ network_key(struct ctx *c, const char *key, const struct ynode *k,
 	(void)k;
 	if (strcmp(key, "connect") == 0)
 		return get_ports(c, v, key, &p->net_connect, &p->nnet_connect);
-	return get_ports(c, v, key, &p->net_bind, &p->nnet_bind);
+	if (strcmp(key, "bind") == 0)
+		return get_ports(c, v, key, &p->net_bind, &p->nnet_bind);
+	return unhandled(c, k, key);
 }
 
 static int
@@ -2057,7 +2083,9 @@ transfer_key(struct ctx *c, const char *key, const struct ynode *k,
 	}
 	if (strcmp(key, "scp") == 0)
 		return get_bool(c, v, key, &p->scp_legacy);
-	return get_bool(c, v, key, &p->rsync);
+	if (strcmp(key, "rsync") == 0)
+		return get_bool(c, v, key, &p->rsync);
+	return unhandled(c, k, key);
 }
 
 static int
@@ -2099,6 +2127,8 @@ env_key(struct ctx *c, const char *key, const struct ynode *k,
 		return get_strlist(c, v, key, &p->env_deny, check_env_glob, 1);
 	if (strcmp(key, "allow") == 0)
 		return get_strlist(c, v, key, &p->env_allow, check_env_name, 1);
+	if (strcmp(key, "set") != 0)
+		return unhandled(c, k, key);
 	if (v->type == Y_MAP) {
 		if ((p->env_set_keys.v = calloc(v->n / 2 + 1, sizeof(char *))) == NULL ||
 		    (p->env_set_vals.v = calloc(v->n / 2 + 1, sizeof(char *))) == NULL)
@@ -2137,7 +2167,9 @@ limits_key(struct ctx *c, const char *key, const struct ynode *k,
 	}
 	if (strcmp(key, "processes") == 0)
 		return get_count(c, v, key, INT_MAX, &l->processes);
-	return get_count(c, v, key, INT_MAX, &l->open_files);	/* open_files */
+	if (strcmp(key, "open_files") == 0)
+		return get_count(c, v, key, INT_MAX, &l->open_files);
+	return unhandled(c, k, key);
 }
 
 static int
@@ -2164,7 +2196,9 @@ validator_key(struct ctx *c, const char *key, const struct ynode *k,
 		return get_abs_path(c, v, key, &val->api_key_file);
 	if (strcmp(key, "timeout_ms") == 0)
 		return get_count(c, v, key, 600000, &val->timeout_ms);
-	if (get_enum(c, v, key, on_error_names, &e) == -1)	/* on_error */
+	if (strcmp(key, "on_error") != 0)
+		return unhandled(c, k, key);
+	if (get_enum(c, v, key, on_error_names, &e) == -1)
 		return -1;
 	val->on_error = (enum ag_on_error)e;
 	return 0;
@@ -2304,6 +2338,29 @@ static const char *const top_keys[] = {
 	"version", "gateway", "identities", "users", "profiles", NULL
 };
 
+/* Every key list, for ag_config_each_key() (the documentation test). */
+static const struct {
+	const char		*section;
+	const char *const	*keys;
+} schema[] = {
+	{ "", top_keys }, { "gateway", gateway_keys }, { "gateway.audit", audit_keys },
+	{ "gateway.server", server_keys }, { "identities[]", identity_keys },
+	{ "profiles.NAME", profile_keys }, { "rule", rule_keys },
+	{ "features", feature_keys }, { "paths", paths_keys }, { "network", network_keys },
+	{ "file_transfer", transfer_keys }, { "env", env_keys }, { "limits", limits_keys },
+	{ "validator", validator_keys },
+};
+
+void
+ag_config_each_key(void (*fn)(const char *section, const char *key, void *arg), void *arg)
+{
+	size_t i, k;
+
+	for (i = 0; i < sizeof(schema) / sizeof(schema[0]); i++)
+		for (k = 0; schema[i].keys[k] != NULL; k++)
+			fn(schema[i].section, schema[i].keys[k], arg);
+}
+
 static int
 top_key(struct ctx *c, const char *key, const struct ynode *k,
     const struct ynode *v, void *arg)
@@ -2326,7 +2383,9 @@ top_key(struct ctx *c, const char *key, const struct ynode *k,
 		return load_identities(c, v);
 	if (strcmp(key, "users") == 0)
 		return load_users(c, v);
-	return load_profiles(c, v);
+	if (strcmp(key, "profiles") == 0)
+		return load_profiles(c, v);
+	return unhandled(c, k, key);
 }
 
 struct ag_config *

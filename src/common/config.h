@@ -265,4 +265,9 @@ int	ag_glob_match(const char *pattern, const char *s);
 int	ag_strlist_match(const struct ag_strlist *globs, const char *s);
 int	ag_strlist_contains(const struct ag_strlist *l, const char *s);
 
+/* Call fn for every key the policy file may hold, by section (the test that
+ * holds agentgate.yaml(5) to the loader uses it). */
+void	ag_config_each_key(void (*fn)(const char *section, const char *key, void *arg),
+	    void *arg);
+
 #endif

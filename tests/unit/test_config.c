@@ -1223,6 +1223,70 @@ loads_server_block(void **state)
 	ag_config_free(cfg);
 }
 
+
+/* ---- documentation ---- */
+
+struct doc {
+	char	*text;
+	char	 missing[2048];
+};
+
+static void
+doc_has_key(const char *section, const char *key, void *arg)
+{
+	struct doc *d = arg;
+	size_t n, klen = strlen(key);
+	const char *l;
+
+	/* introduced in bold where the page describes it: a word of a ".B" or
+	 * ".BR" line (".BR ciphers \", \" kex ...") */
+	for (l = d->text; (l = strstr(l, "\n.B")) != NULL; l++) {
+		const char *p = l + 3, *end = strchr(p, '\n');
+
+		if (*p == 'R')
+			p++;
+		if (*p != ' ' || end == NULL)
+			continue;
+		for (; p + klen <= end; p++)
+			if (strncmp(p, key, klen) == 0 && strchr(" \"", p[-1]) != NULL &&
+			    strchr(" \"\n", p[klen]) != NULL)
+				return;
+	}
+	n = strlen(d->missing);
+	snprintf(d->missing + n, sizeof(d->missing) - n, " %s%s%s", section,
+	    section[0] ? "." : "", key);
+}
+
+/* Every key the loader reads is in agentgate.yaml(5). */
+static void
+every_key_is_documented(void **state)
+{
+	const char *top = getenv("top_srcdir");
+	char path[4096];
+	struct doc d;
+	FILE *fp;
+	long len;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/man/agentgate.yaml.5", top ? top : "../..");
+	fp = fopen(path, "r");
+	if (fp == NULL)
+		fail_msg("cannot open %s", path);
+	assert_int_equal(fseek(fp, 0, SEEK_END), 0);
+	len = ftell(fp);
+	rewind(fp);
+	d.text = calloc(1, (size_t)len + 2);
+	assert_non_null(d.text);
+	d.text[0] = '\n';
+	assert_int_equal(fread(d.text + 1, 1, (size_t)len, fp), (size_t)len);
+	fclose(fp);
+	d.missing[0] = '\0';
+	ag_config_each_key(doc_has_key, &d);
+	free(d.text);
+	if (d.missing[0] != '\0')
+		fail_msg("not in agentgate.yaml(5):%s", d.missing);
+}
+
 int
 main(void)
 {
@@ -1257,6 +1321,7 @@ main(void)
 		    perm_setup, perm_teardown),
 		cmocka_unit_test_setup_teardown(perms_see_through_symlinked_dir,
 		    perm_setup, perm_teardown),
+		cmocka_unit_test(every_key_is_documented),
 		cmocka_unit_test_setup_teardown(load_refuses_oversized_file,
 		    perm_setup, perm_teardown),
 	};
