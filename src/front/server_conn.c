@@ -1,0 +1,1002 @@
+/* server_conn.c - one connection's channels and sessions; see server_int.h */
+#include "agconfig.h"
+#include "common/compat.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <libssh/callbacks.h>
+#include <libssh/libssh.h>
+#include <libssh/server.h>
+
+#include "record/audit.h"
+#include "common/config.h"
+#include "core/core.h"
+#include "policy/envsan.h"
+#include "common/log.h"
+#include "auth/pamauth.h"
+#include "front/repl.h"
+#include "exec/runner.h"
+#include "front/server.h"
+#include "exec/sigpipe.h"
+#include "exec/session.h"
+
+#include "front/server_int.h"
+
+void
+srv_audit_event(struct conn *c, const char *event, const char *request, const char *decision,
+    const char *reason)
+{
+	struct ag_err err;
+
+	ag_err_clear(&err);
+	if (c->audit != NULL) {
+		if (ag_audit_event(c->audit, event, request, decision, reason, &err) < 0)
+			ag_log(LOG_ERR, "%s", err.msg);
+		return;
+	}
+	/* before authentication: a handle of its own, one session id per connection */
+	if (c->preaudit == NULL) {
+		struct ag_audit_info info;
+
+		memset(&info, 0, sizeof(info));
+		info.user = c->have_user ? c->user : NULL;
+		info.client = c->client;
+		info.mode = "server";
+		if ((c->preaudit = ag_audit_open(&c->cfg->gw.audit, &info, &err)) == NULL)
+			return;
+	}
+	if (ag_audit_event(c->preaudit, event, request, decision, reason, &err) < 0)
+		ag_log(LOG_ERR, "%s", err.msg);
+}
+
+/* ---- channels ----------------------------------------------------------------- */
+
+static void
+close_fd(int *fd)
+{
+	if (*fd >= 0) {
+		close(*fd);
+		*fd = -1;
+	}
+}
+
+static void
+chan_audit(struct chan *ch, const char *request, const char *decision, const char *reason)
+{
+	ag_log(LOG_INFO, "%s from %s: %s %s%s%s", ch->c->user, ch->c->client, request,
+	    decision, reason ? ": " : "", reason ? reason : "");
+	srv_audit_event(ch->c, "channel_request", request, decision, reason);
+}
+
+/* Tell the client why, on the channel's stderr, the way the gateway does. */
+static void
+chan_say(struct chan *ch, const char *msg)
+{
+	char line[512];
+	int n = snprintf(line, sizeof(line), "agentgate: %s\r\n", msg);
+
+	if (n > 0)
+		(void)ssh_channel_write_stderr(ch->ch, line, (uint32_t)strlen(line));
+}
+
+/* A new PTY pair for the channel, with the requested size. */
+static int
+open_pty(struct chan *ch)
+{
+	if ((ch->pty_master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC | O_NONBLOCK)) < 0 ||
+	    grantpt(ch->pty_master) < 0 || unlockpt(ch->pty_master) < 0 ||
+	    ptsname_r(ch->pty_master, ch->tty_name, sizeof(ch->tty_name)) != 0)
+		return -1;
+	if ((ch->pty_slave = open(ch->tty_name, O_RDWR | O_NOCTTY | O_CLOEXEC)) < 0)
+		return -1;
+	return ioctl(ch->pty_slave, TIOCSWINSZ, &ch->ws);
+}
+
+static int
+on_pty_request(ssh_session s, ssh_channel channel, const char *term, int cols, int rows,
+    int px, int py, void *ud)
+{
+	struct chan *ch = ud;
+	size_t i;
+
+	(void)s;
+	(void)channel;
+	if (ch->pid > 0 || ch->pty) {
+		chan_audit(ch, "pty-req", "deny", "too late or twice");
+		return -1;
+	}
+	for (i = 0; term != NULL && term[i] != '\0'; i++)
+		if (!((term[i] >= 'a' && term[i] <= 'z') || (term[i] >= 'A' && term[i] <= 'Z') ||
+		    (term[i] >= '0' && term[i] <= '9') || term[i] == '-' || term[i] == '_' ||
+		    term[i] == '.' || term[i] == '+'))
+			break;
+	if (term == NULL || term[i] != '\0' || i == 0 || i >= sizeof(ch->term))
+		snprintf(ch->term, sizeof(ch->term), "dumb");
+	else
+		snprintf(ch->term, sizeof(ch->term), "%s", term);
+	memset(&ch->ws, 0, sizeof(ch->ws));
+	ch->ws.ws_col = (unsigned short)(cols > 0 && cols < 10000 ? cols : 80);
+	ch->ws.ws_row = (unsigned short)(rows > 0 && rows < 10000 ? rows : 24);
+	ch->ws.ws_xpixel = (unsigned short)(px > 0 && px < 65536 ? px : 0);
+	ch->ws.ws_ypixel = (unsigned short)(py > 0 && py < 65536 ? py : 0);
+	if (open_pty(ch) < 0) {
+		chan_audit(ch, "pty-req", "deny", strerror(errno));
+		close_fd(&ch->pty_master);
+		close_fd(&ch->pty_slave);
+		return -1;
+	}
+	ch->pty = 1;
+	chan_audit(ch, "pty-req", "allow", NULL);
+	return 0;
+}
+
+static int
+on_window_change(ssh_session s, ssh_channel channel, int cols, int rows, int px, int py,
+    void *ud)
+{
+	struct chan *ch = ud;
+
+	(void)s;
+	(void)channel;
+	if (!ch->pty || ch->pty_master < 0)
+		return -1;
+	ch->ws.ws_col = (unsigned short)(cols > 0 && cols < 10000 ? cols : ch->ws.ws_col);
+	ch->ws.ws_row = (unsigned short)(rows > 0 && rows < 10000 ? rows : ch->ws.ws_row);
+	ch->ws.ws_xpixel = (unsigned short)(px > 0 && px < 65536 ? px : 0);
+	ch->ws.ws_ypixel = (unsigned short)(py > 0 && py < 65536 ? py : 0);
+	/* the kernel sends SIGWINCH to the terminal's foreground job */
+	return ioctl(ch->pty_master, TIOCSWINSZ, &ch->ws) < 0 ? -1 : 0;
+}
+
+static int
+on_env_request(ssh_session s, ssh_channel channel, const char *name, const char *value,
+    void *ud)
+{
+	struct chan *ch = ud;
+	const struct ag_server_conf *sc = ch->c->sc;
+	char req[160];
+	const char *why = NULL;
+	size_t i;
+
+	(void)s;
+	(void)channel;
+	snprintf(req, sizeof(req), "env %.100s", name != NULL ? name : "");
+	for (i = 0; name != NULL && name[i] != '\0'; i++)
+		if (!((name[i] >= 'A' && name[i] <= 'Z') || (name[i] >= 'a' && name[i] <= 'z') ||
+		    name[i] == '_' || (i > 0 && name[i] >= '0' && name[i] <= '9')))
+			break;
+	if (name == NULL || value == NULL || i == 0 || name[i] != '\0' || i > 128)
+		why = "not a variable name";
+	else if (strlen(value) > 4096)
+		why = "value too long";
+	else if (ch->pid > 0)
+		why = "the session has started";
+	else if (!ag_strlist_match(&sc->accept_env, name))
+		why = "not in gateway.server.accept_env";
+	else if (ag_envsan_is_dangerous(name, ch->c->profile))
+		why = "a variable the gateway never accepts";
+	else if (ch->nenv == AG_SERVER_MAX_ENV)
+		why = "too many variables";
+	if (why != NULL) {
+		chan_audit(ch, req, "deny", why);
+		return -1;
+	}
+	for (i = 0; i < ch->nenv; i++)
+		if (strcmp(ch->env_names[i], name) == 0)
+			break;
+	if (i == ch->nenv) {
+		if ((ch->env_names[i] = strdup(name)) == NULL)
+			return -1;
+		ch->env_vals[i] = NULL;
+		ch->nenv++;
+	}
+	free(ch->env_vals[i]);
+	if ((ch->env_vals[i] = strdup(value)) == NULL)
+		return -1;
+	chan_audit(ch, req, "allow", NULL);
+	return 0;
+}
+
+static const char *
+env_value(const struct chan *ch, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < ch->nenv; i++)
+		if (strcmp(ch->env_names[i], name) == 0)
+			return ch->env_vals[i];
+	return NULL;
+}
+
+/*
+ * The session process: the one session core, on fds 0-2, as the user.
+ * Returns the exit status of the session.
+ */
+static int
+session_main(struct conn *c, struct chan *ch, const char *cmd, int st_fd)
+{
+	struct ag_core_params cp;
+	struct ag_core core;
+	struct ag_err err;
+	char conn_s[2 * ADDR_MAX + 32], client_s[ADDR_MAX + 32];
+	int status;
+	size_t i;
+
+	ag_err_clear(&err);
+	/* fd 2 is the client's stderr now: log lines must not go there */
+	ag_log_open("agentgate", 0, LOG_AUTHPRIV);
+	snprintf(conn_s, sizeof(conn_s), "%s %d %s %d", c->caddr, c->cport, c->laddr, c->lport);
+	snprintf(client_s, sizeof(client_s), "%s %d %d", c->caddr, c->cport, c->lport);
+	memset(&cp, 0, sizeof(cp));
+	cp.cfg = c->cfg;
+	cp.profile = c->profile;
+	cp.audit = c->audit;
+	cp.tty = ch->pty && cmd == NULL;	/* the REPL reads through libedit */
+	cp.origin.ssh_connection = conn_s;
+	cp.origin.ssh_client = client_s;
+	cp.origin.ssh_tty = ch->pty ? ch->tty_name : NULL;
+	cp.origin.term = ch->pty ? ch->term : NULL;
+	cp.origin.lang = env_value(ch, "LANG");
+	cp.origin.tty = ch->pty;
+	if (ag_core_begin(&core, &cp, &err) < 0) {
+		ag_err_print(stderr, &err);
+		return 1;
+	}
+	for (i = 0; i < ch->nenv; i++)
+		if (!ag_envsan_is_dangerous(ch->env_names[i], c->profile))
+			(void)ag_session_setenv(&core.sess, ch->env_names[i], ch->env_vals[i]);
+	/* the same session core as under sshd: a PTY per command, the
+	 * recording, file transfer, the REPL */
+	status = ag_core_serve(&core, cmd);
+	fflush(stdout);
+	fflush(stderr);
+	{
+		unsigned long n = core.ncommands;
+
+		(void)!write(st_fd, &n, sizeof(n));
+	}
+	ag_core_end(&core);
+	return status;
+}
+
+static void
+set_nonblock(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl >= 0)
+		(void)fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+}
+
+static int
+start_session(struct chan *ch, const char *cmd)
+{
+	struct conn *c = ch->c;
+	int inp[2] = { -1, -1 }, outp[2] = { -1, -1 }, errp[2] = { -1, -1 }, stp[2] = { -1, -1 };
+	pid_t pid;
+	size_t i;
+
+	if (ch->pid > 0)
+		return -1;
+	if (pipe2(stp, O_CLOEXEC) < 0 || (!ch->pty && (pipe2(inp, O_CLOEXEC) < 0 ||
+	    pipe2(outp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0))) {
+		ag_log(LOG_ERR, "pipe: %s", strerror(errno));
+		goto fail;
+	}
+	if ((pid = fork()) < 0) {
+		ag_log(LOG_ERR, "fork: %s", strerror(errno));
+		goto fail;
+	}
+	if (pid == 0) {
+		int in = ch->pty ? ch->pty_slave : inp[0];
+		int out = ch->pty ? ch->pty_slave : outp[1];
+		int er = ch->pty ? ch->pty_slave : errp[1];
+
+		srv_default_signals();
+		(void)setsid();
+		if (ch->pty)
+			(void)ioctl(ch->pty_slave, TIOCSCTTY, 0);
+		if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(er, 2) < 0)
+			_exit(127);
+		/* nothing of the connection stays open in here: not the socket,
+		 * not another channel's pipes (their EOF depends on it) */
+		close(c->fd);
+		ag_sigpipe_close();
+		for (i = 0; i < c->nchans; i++) {
+			struct chan *o = &c->chans[i];
+
+			if (!o->used)
+				continue;
+			if (o->in_fd >= 0) close(o->in_fd);
+			if (o->out_fd >= 0 && o->out_fd != o->in_fd) close(o->out_fd);
+			if (o->err_fd >= 0) close(o->err_fd);
+			if (o->st_fd >= 0) close(o->st_fd);
+			if (o->pty_master >= 0) close(o->pty_master);
+			if (o != ch && o->pty_slave >= 0) close(o->pty_slave);
+		}
+		if (ch->pty_slave > 2)
+			close(ch->pty_slave);
+		for (i = 0; i < 2; i++) {
+			if (inp[i] > 2) close(inp[i]);
+			if (outp[i] > 2) close(outp[i]);
+			if (errp[i] > 2) close(errp[i]);
+		}
+		close(stp[0]);
+		_exit(session_main(c, ch, cmd, stp[1]));
+	}
+	close(stp[1]);
+	ch->st_fd = stp[0];
+	set_nonblock(ch->st_fd);
+	if (ch->pty) {
+		close_fd(&ch->pty_slave);
+		ch->in_fd = ch->out_fd = ch->pty_master;
+		ch->err_eof = 1;
+	} else {
+		close(inp[0]);
+		close(outp[1]);
+		close(errp[1]);
+		ch->in_fd = inp[1];
+		ch->out_fd = outp[0];
+		ch->err_fd = errp[0];
+		set_nonblock(ch->in_fd);
+		set_nonblock(ch->out_fd);
+		set_nonblock(ch->err_fd);
+	}
+	ch->pid = pid;
+	return 0;
+fail:
+	for (i = 0; i < 2; i++) {
+		if (inp[i] >= 0) close(inp[i]);
+		if (outp[i] >= 0) close(outp[i]);
+		if (errp[i] >= 0) close(errp[i]);
+		if (stp[i] >= 0) close(stp[i]);
+	}
+	return -1;
+}
+
+static int
+on_exec_request(ssh_session s, ssh_channel channel, const char *command, void *ud)
+{
+	struct chan *ch = ud;
+
+	(void)s;
+	(void)channel;
+	if (command == NULL || strlen(command) > AG_SERVER_MAX_COMMAND) {
+		chan_audit(ch, "exec", "deny", "command missing or too long");
+		return -1;
+	}
+	if (ch->pid > 0 || start_session(ch, command) < 0) {
+		chan_audit(ch, "exec", "deny", "cannot start the session");
+		return -1;
+	}
+	return 0;	/* the command itself is judged and audited by the session core */
+}
+
+static int
+on_shell_request(ssh_session s, ssh_channel channel, void *ud)
+{
+	struct chan *ch = ud;
+
+	(void)s;
+	(void)channel;
+	if (ch->pid > 0 || start_session(ch, NULL) < 0) {
+		chan_audit(ch, "shell", "deny", "cannot start the session");
+		return -1;
+	}
+	chan_audit(ch, "shell", "allow", NULL);
+	return 0;
+}
+
+static int
+on_subsystem_request(ssh_session s, ssh_channel channel, const char *sub, void *ud)
+{
+	struct chan *ch = ud;
+	char req[96];
+
+	(void)s;
+	(void)channel;
+	snprintf(req, sizeof(req), "subsystem %.64s", sub != NULL ? sub : "");
+	if (sub == NULL || strcmp(sub, "sftp") != 0) {
+		chan_audit(ch, req, "deny", "only the sftp subsystem is served");
+		chan_say(ch, "this subsystem is not available through agentgate");
+		return -1;
+	}
+	if (ch->c->profile->sftp == AG_TRANSFER_OFF) {
+		chan_audit(ch, req, "deny", "file_transfer.sftp is off for this profile");
+		chan_say(ch, "sftp is off for this profile (file_transfer.sftp); use "
+		    "commands such as cat instead");
+		return -1;
+	}
+	/* sftp-server runs confined like a command; transfer.c audits it */
+	if (ch->pid > 0 || start_session(ch, "internal-sftp") < 0) {
+		chan_audit(ch, req, "deny", "cannot start the session");
+		return -1;
+	}
+	chan_audit(ch, req, "allow", NULL);
+	return 0;
+}
+
+static const struct {
+	const char	*name;
+	int		 sig;
+} signals[] = {
+	{ "INT", SIGINT }, { "TERM", SIGTERM }, { "HUP", SIGHUP }, { "KILL", SIGKILL },
+	{ "QUIT", SIGQUIT }, { "USR1", SIGUSR1 }, { "USR2", SIGUSR2 },
+};
+
+/*
+ * The running command is the session process's child that leads its own
+ * process group (the runner puts each command in a new group).
+ */
+static int
+signal_command(pid_t session_pid, int sig)
+{
+	pid_t kids[512];
+	size_t n = ag_runner_children(session_pid, kids, sizeof(kids) / sizeof(kids[0])), i;
+	int hit = 0;
+
+	/* the command's process group leaders among the session's children */
+	for (i = 0; i < n; i++)
+		if (kids[i] > 1 && getpgid(kids[i]) == kids[i] && kill(-kids[i], sig) == 0)
+			hit = 1;
+	return hit;
+}
+
+static void
+on_signal_request(ssh_session s, ssh_channel channel, const char *signame, void *ud)
+{
+	struct chan *ch = ud;
+	char req[64];
+	size_t i;
+
+	(void)s;
+	(void)channel;
+	snprintf(req, sizeof(req), "signal %.16s", signame != NULL ? signame : "");
+	for (i = 0; i < sizeof(signals) / sizeof(signals[0]); i++)
+		if (signame != NULL && strcmp(signame, signals[i].name) == 0)
+			break;
+	if (i == sizeof(signals) / sizeof(signals[0])) {
+		chan_audit(ch, req, "deny", "not a signal a client may send");
+		return;
+	}
+	if (ch->pid <= 0 || ch->exited || !signal_command(ch->pid, signals[i].sig)) {
+		chan_audit(ch, req, "deny", "no command is running");
+		return;
+	}
+	chan_audit(ch, req, "allow", NULL);
+}
+
+static int
+on_data(ssh_session s, ssh_channel channel, void *data, uint32_t len, int is_stderr, void *ud)
+{
+	struct chan *ch = ud;
+	size_t take;
+
+	(void)s;
+	(void)channel;
+	(void)is_stderr;
+	if (ch->in_fd < 0 && ch->pid > 0)
+		return (int)len;	/* nobody reads it any more: discard */
+	take = INBUF_MAX - ch->inlen;
+	if (take > len)
+		take = len;
+	memcpy(ch->inbuf + ch->inlen, data, take);
+	ch->inlen += take;
+	if (take < len)
+		ch->stalled = 1;	/* the rest waits in libssh, inside the window */
+	return (int)take;
+}
+
+static void
+on_eof(ssh_session s, ssh_channel channel, void *ud)
+{
+	struct chan *ch = ud;
+
+	(void)s;
+	(void)channel;
+	ch->client_eof = 1;
+}
+
+static void
+on_close(ssh_session s, ssh_channel channel, void *ud)
+{
+	struct chan *ch = ud;
+
+	(void)s;
+	(void)channel;
+	ch->client_closed = 1;
+	ch->client_eof = 1;
+	if (ch->pid > 0 && !ch->exited)
+		kill(ch->pid, SIGHUP);	/* the session ends and takes its command along */
+}
+
+static ssh_channel
+on_channel_open(ssh_session s, void *ud)
+{
+	struct conn *c = ud;
+	struct chan *ch = NULL;
+	size_t i, active = 0;
+
+	for (i = 0; i < c->nchans; i++) {
+		if (c->chans[i].used)
+			active++;
+		else if (ch == NULL)
+			ch = &c->chans[i];
+	}
+	if (ch == NULL || active >= c->nchans) {
+		srv_audit_event(c, "channel_request", "session", "deny", "too many sessions");
+		return NULL;
+	}
+	memset(ch, 0, sizeof(*ch));
+	ch->c = c;
+	ch->used = 1;
+	ch->pty_master = ch->pty_slave = -1;
+	ch->in_fd = ch->out_fd = ch->err_fd = ch->st_fd = -1;
+	ch->ref_out.ch = ch;
+	ch->ref_err.ch = ch;
+	ch->ref_err.err = 1;
+	if ((ch->ch = ssh_channel_new(s)) == NULL) {
+		ch->used = 0;
+		return NULL;
+	}
+	ssh_callbacks_init(&ch->cb);
+	ch->cb.userdata = ch;
+	ch->cb.channel_data_function = on_data;
+	ch->cb.channel_eof_function = on_eof;
+	ch->cb.channel_close_function = on_close;
+	ch->cb.channel_signal_function = on_signal_request;
+	ch->cb.channel_pty_request_function = on_pty_request;
+	ch->cb.channel_shell_request_function = on_shell_request;
+	ch->cb.channel_pty_window_change_function = on_window_change;
+	ch->cb.channel_exec_request_function = on_exec_request;
+	ch->cb.channel_env_request_function = on_env_request;
+	ch->cb.channel_subsystem_request_function = on_subsystem_request;
+	ssh_set_channel_callbacks(ch->ch, &ch->cb);
+	return ch->ch;
+}
+
+/* Everything the callbacks above do not take: forwarding, X11, globals. */
+static int
+on_message(ssh_session s, ssh_message m, void *ud)
+{
+	struct conn *c = ud;
+	const char *what = "request", *why = "forwarding is not available through agentgate";
+
+	(void)s;
+	switch (ssh_message_type(m)) {
+	case SSH_REQUEST_CHANNEL_OPEN:
+		switch (ssh_message_subtype(m)) {
+		case SSH_CHANNEL_DIRECT_TCPIP: what = "direct-tcpip"; break;
+		case SSH_CHANNEL_FORWARDED_TCPIP: what = "forwarded-tcpip"; break;
+		case SSH_CHANNEL_X11: what = "x11"; break;
+		case SSH_CHANNEL_AUTH_AGENT: what = "auth-agent"; break;
+		default: what = "channel-open"; why = "only session channels are served"; break;
+		}
+		break;
+	case SSH_REQUEST_GLOBAL:
+		switch (ssh_message_subtype(m)) {
+		case SSH_GLOBAL_REQUEST_TCPIP_FORWARD: what = "tcpip-forward"; break;
+		case SSH_GLOBAL_REQUEST_CANCEL_TCPIP_FORWARD: what = "cancel-tcpip-forward"; break;
+		case SSH_GLOBAL_REQUEST_KEEPALIVE: return 1;	/* just answered */
+		default: what = "global-request"; why = "not supported by agentgate"; break;
+		}
+		break;
+	case SSH_REQUEST_CHANNEL:
+		switch (ssh_message_subtype(m)) {
+		case SSH_CHANNEL_REQUEST_X11: what = "x11-req"; break;
+		default: what = "channel-request"; why = "not supported by agentgate"; break;
+		}
+		break;
+	default:
+		break;
+	}
+	srv_audit_event(c, "channel_request", what, "deny", why);
+	ag_log(LOG_INFO, "%s from %s: %s refused", c->user, c->client, what);
+	return 1;	/* libssh sends the refusal */
+}
+
+/* ---- the relay loop -------------------------------------------------------- */
+
+static int
+on_child_output(socket_t fd, int revents, void *ud)
+{
+	struct chan *ch = ((struct fdref *)ud)->ch;
+	int is_err = ((struct fdref *)ud)->err;
+	char buf[RELAY_CHUNK];
+	uint32_t win;
+	ssize_t n;
+
+	(void)revents;
+	if ((is_err ? ch->err_eof : ch->out_eof) || ch->client_closed)
+		return 0;
+	/* read only what the client's window can take: no unbounded buffering */
+	if ((win = ssh_channel_window_size(ch->ch)) == 0)
+		return 0;
+	n = read(fd, buf, win < sizeof(buf) ? win : sizeof(buf));
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return 0;
+	if (n <= 0) {	/* EOF, or EIO on a PTY whose slave side is gone */
+		if (is_err)
+			ch->err_eof = 1;
+		else
+			ch->out_eof = 1;
+		return 0;
+	}
+	if ((is_err ? ssh_channel_write_stderr(ch->ch, buf, (uint32_t)n) :
+	    ssh_channel_write(ch->ch, buf, (uint32_t)n)) < 0) {
+		ch->out_eof = ch->err_eof = 1;
+		ch->client_closed = 1;
+	}
+	return 0;
+}
+
+/* Keep the event's fd set in step with the windows and EOFs. */
+static void
+update_fds(struct conn *c, struct chan *ch)
+{
+	int want_out = ch->out_fd >= 0 && !ch->out_eof && !ch->client_closed &&
+	    ssh_channel_window_size(ch->ch) > 0;
+	int want_err = ch->err_fd >= 0 && !ch->err_eof && !ch->client_closed &&
+	    ssh_channel_window_size(ch->ch) > 0;
+
+	if (want_out && !ch->out_reg) {
+		if (ssh_event_add_fd(c->ev, ch->out_fd, POLLIN, on_child_output,
+		    &ch->ref_out) == SSH_OK)
+			ch->out_reg = 1;
+	} else if (!want_out && ch->out_reg) {
+		ssh_event_remove_fd(c->ev, ch->out_fd);
+		ch->out_reg = 0;
+	}
+	if (want_err && !ch->err_reg) {
+		if (ssh_event_add_fd(c->ev, ch->err_fd, POLLIN, on_child_output,
+		    &ch->ref_err) == SSH_OK)
+			ch->err_reg = 1;
+	} else if (!want_err && ch->err_reg) {
+		ssh_event_remove_fd(c->ev, ch->err_fd);
+		ch->err_reg = 0;
+	}
+	if (ch->err_eof && !ch->pty)
+		close_fd(&ch->err_fd);
+	if (ch->out_eof && !ch->out_reg && ch->out_fd >= 0 && !ch->pty)
+		close_fd(&ch->out_fd);
+}
+
+/* Client input → the command's stdin (or the PTY), without blocking. */
+static void
+pump_input(struct chan *ch)
+{
+	if (ch->in_fd < 0 || ch->pid <= 0)
+		return;
+	while (ch->inlen > 0) {
+		ssize_t w = write(ch->in_fd, ch->inbuf, ch->inlen);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0 && errno == EAGAIN)
+			return;
+		if (w <= 0) {	/* the reader is gone: drop what is left */
+			ch->inlen = 0;
+			if (!ch->pty)
+				close_fd(&ch->in_fd);
+			return;
+		}
+		memmove(ch->inbuf, ch->inbuf + w, ch->inlen - (size_t)w);
+		ch->inlen -= (size_t)w;
+	}
+	if (ch->stalled) {
+		int r = ssh_channel_read_nonblocking(ch->ch, ch->inbuf,
+		    (uint32_t)(INBUF_MAX - ch->inlen), 0);
+
+		if (r > 0)
+			ch->inlen += (size_t)r;
+		else
+			ch->stalled = 0;
+		return;
+	}
+	/* the client's EOF closes the command's stdin once all of it is written */
+	if (ch->client_eof && !ch->pty)
+		close_fd(&ch->in_fd);
+}
+
+static void
+finish_chan(struct conn *c, struct chan *ch)
+{
+	size_t i;
+
+	if (ch->st_fd >= 0) {
+		unsigned long n = 0;
+
+		if (read(ch->st_fd, &n, sizeof(n)) == (ssize_t)sizeof(n))
+			c->ncommands += n;
+		close_fd(&ch->st_fd);
+	}
+	if (!ch->client_closed) {
+		if (WIFSIGNALED(ch->wstatus)) {
+			const char *name = "KILL";
+
+			for (i = 0; i < sizeof(signals) / sizeof(signals[0]); i++)
+				if (signals[i].sig == WTERMSIG(ch->wstatus))
+					name = signals[i].name;
+			(void)ssh_channel_request_send_exit_signal(ch->ch, name,
+			    WCOREDUMP(ch->wstatus) ? 1 : 0, "", "");
+		} else
+			(void)ssh_channel_request_send_exit_status(ch->ch,
+			    WEXITSTATUS(ch->wstatus));
+		(void)ssh_channel_send_eof(ch->ch);
+		(void)ssh_channel_close(ch->ch);
+	}
+	if (ch->out_reg)
+		ssh_event_remove_fd(c->ev, ch->out_fd);
+	if (ch->err_reg)
+		ssh_event_remove_fd(c->ev, ch->err_fd);
+	if (ch->in_fd != ch->out_fd)
+		close_fd(&ch->in_fd);
+	close_fd(&ch->out_fd);
+	close_fd(&ch->err_fd);
+	if (ch->pty) {
+		ch->in_fd = -1;
+		close_fd(&ch->pty_master);
+	}
+	close_fd(&ch->pty_slave);
+	for (i = 0; i < ch->nenv; i++) {
+		free(ch->env_names[i]);
+		free(ch->env_vals[i]);
+	}
+	ssh_channel_free(ch->ch);
+	ch->finished = 1;
+	ch->used = 0;
+}
+
+static void
+reap(struct conn *c)
+{
+	pid_t pid;
+	int st;
+	size_t i;
+
+	while ((pid = waitpid(-1, &st, WNOHANG)) > 0)
+		for (i = 0; i < c->nchans; i++)
+			if (c->chans[i].used && c->chans[i].pid == pid) {
+				c->chans[i].exited = 1;
+				c->chans[i].wstatus = st;
+			}
+}
+
+static int
+on_sig_fd(socket_t fd, int revents, void *ud)
+{
+	(void)fd;
+	(void)revents;
+	(void)ud;
+	ag_sigpipe_drain();
+	return 0;
+}
+
+static void
+serve_channels(struct conn *c)
+{
+	time_t last_keepalive = time(NULL), gone_at = 0;
+	long ka = c->sc->keepalive;
+	size_t i;
+
+	c->nchans = (size_t)srv_conf_long(c->sc->max_sessions, AG_SERVER_DEFAULT_MAX_SESSIONS);
+	if ((c->chans = calloc(c->nchans, sizeof(*c->chans))) == NULL ||
+	    (c->ev = ssh_event_new()) == NULL)
+		return;
+	ssh_callbacks_init(&c->scb);
+	c->scb.userdata = c;
+	c->scb.channel_open_request_session_function = on_channel_open;
+	ssh_set_server_callbacks(c->s, &c->scb);
+	ssh_set_message_callback(c->s, on_message, c);
+	ssh_set_blocking(c->s, 0);
+	if (ssh_event_add_session(c->ev, c->s) != SSH_OK ||
+	    ssh_event_add_fd(c->ev, ag_sigpipe_fd(), POLLIN, on_sig_fd, c) != SSH_OK)
+		return;
+	for (;;) {
+		int busy = 0, running, rc;
+
+		for (i = 0; i < c->nchans; i++) {
+			struct chan *ch = &c->chans[i];
+
+			if (!ch->used)
+				continue;
+			pump_input(ch);
+			if (ch->inlen > 0 || ch->stalled)
+				busy = 1;
+			update_fds(c, ch);
+		}
+		rc = ssh_event_dopoll(c->ev, busy ? 20 : 1000);
+		if (srv_got_stop) {
+			for (i = 0; i < c->nchans; i++)
+				if (c->chans[i].used && c->chans[i].pid > 0 && !c->chans[i].exited)
+					kill(c->chans[i].pid, SIGHUP);
+			srv_got_stop = 0;
+		}
+		reap(c);
+		for (i = 0; i < c->nchans; i++) {
+			struct chan *ch = &c->chans[i];
+
+			if (ch->used && ch->pid > 0 && ch->exited &&
+			    (ch->out_eof || ch->client_closed) &&
+			    (ch->err_eof || ch->client_closed))
+				finish_chan(c, ch);
+			else if (ch->used && ch->client_closed && ch->pid <= 0)
+				finish_chan(c, ch);
+		}
+		if (rc == SSH_ERROR || !ssh_is_connected(c->s)) {
+			/* the client is gone: end the sessions (SIGHUP, as a hangup
+			 * would), and do not wait for ever on one that ignores it */
+			if (gone_at == 0)
+				gone_at = time(NULL);
+			running = 0;
+			for (i = 0; i < c->nchans; i++)
+				if (c->chans[i].used && c->chans[i].pid > 0 && !c->chans[i].exited) {
+					kill(c->chans[i].pid, time(NULL) - gone_at > 5 ? SIGKILL :
+					    SIGHUP);
+					running = 1;
+				}
+			if (!running)
+				break;
+			/* wait for the sessions to end their commands and go */
+			srv_sleep_ms(50);
+			reap(c);
+			for (i = 0; i < c->nchans; i++)
+				if (c->chans[i].used && c->chans[i].exited) {
+					c->chans[i].client_closed = 1;
+					finish_chan(c, &c->chans[i]);
+				}
+			continue;
+		}
+		if (ka > 0 && time(NULL) - last_keepalive >= ka) {
+			(void)ssh_send_keepalive(c->s);
+			last_keepalive = time(NULL);
+		}
+	}
+}
+
+/* ---- one connection ----------------------------------------------------------- */
+
+static void
+local_addr(struct conn *c)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	char tmp[CLIENT_MAX];
+
+	c->laddr[0] = '\0';
+	if (getsockname(c->fd, (struct sockaddr *)&ss, &sl) == 0)
+		srv_format_client(&ss, c->laddr, sizeof(c->laddr), &c->lport, tmp, sizeof(tmp));
+}
+
+int
+srv_connection_main(const struct ag_config *cfg, ssh_bind bind, int fd,
+    const struct sockaddr_storage *peer)
+{
+	struct conn c;
+	struct ag_audit_info info;
+	struct ag_err err;
+	pid_t child;
+	int status = 1, forked = 0;
+
+	memset(&c, 0, sizeof(c));
+	ag_err_clear(&err);
+	c.cfg = cfg;
+	c.sc = &cfg->gw.server;
+	c.fd = fd;
+	srv_format_client(peer, c.caddr, sizeof(c.caddr), &c.cport, c.client, sizeof(c.client));
+	local_addr(&c);
+	/* the login grace time: the default SIGALRM action ends the process */
+	signal(SIGALRM, SIG_DFL);
+	alarm((unsigned)srv_conf_long(c.sc->login_grace_time, AG_SERVER_DEFAULT_LOGIN_GRACE));
+
+	if ((c.s = ssh_new()) == NULL)
+		return 1;
+	if (ssh_bind_accept_fd(bind, c.s, fd) != SSH_OK) {
+		ag_log(LOG_ERR, "connection from %s: %s", c.client, ssh_get_error(bind));
+		goto out;
+	}
+	if (ssh_handle_key_exchange(c.s) != SSH_OK) {
+		ag_log(LOG_INFO, "connection from %s: key exchange failed: %s", c.client,
+		    ssh_get_error(c.s));
+		goto out;
+	}
+	if (srv_auth_phase(&c) < 0)
+		goto out;
+	alarm(0);
+	/* tell the listener: this one no longer counts against max_startups */
+	if (srv_authed_fd >= 0) {
+		(void)write(srv_authed_fd, "a", 1);
+		close(srv_authed_fd);
+		srv_authed_fd = -1;
+	}
+	ag_audit_close(c.preaudit);
+	c.preaudit = NULL;
+
+	memset(&info, 0, sizeof(info));
+	info.user = c.user;
+	info.identity = c.identity;
+	info.profile = c.profile->name;
+	info.client = c.client;
+	info.mode = "server";
+	/* opened while still root, so one audit file serves every user */
+	if ((c.audit = ag_audit_open(&cfg->gw.audit, &info, &err)) == NULL) {
+		ag_log(LOG_ERR, "%s", err.msg);
+		goto out;
+	}
+	if (ag_audit_session_start(c.audit, &err) < 0)
+		ag_log(LOG_ERR, "%s", err.msg);
+	ag_log(LOG_INFO, "session %s: user %s%s%s, profile %s, from %s",
+	    ag_audit_session_id(c.audit), c.user, c.identity ? ", identity " : "",
+	    c.identity ? c.identity : "", c.profile->name, c.client);
+
+	if (geteuid() == 0) {
+		/*
+		 * The PAM session is closed as root when the connection ends; only
+		 * this small parent keeps root for that, everything that talks to
+		 * the client runs in the child, as the user.
+		 */
+		if ((child = fork()) < 0) {
+			ag_log(LOG_ERR, "fork: %s", strerror(errno));
+			goto out;
+		}
+		if (child > 0) {
+			int st;
+
+			close(fd);
+			while (waitpid(child, &st, 0) < 0 && errno == EINTR)
+				;
+			ag_pamauth_end(c.pam);
+			c.pam = NULL;
+			return 0;	/* no ssh_free: the socket is the child's */
+		}
+		forked = 1;
+	}
+	if (srv_drop_privileges(&c, &err) < 0) {
+		ag_log(LOG_ERR, "session for %s refused: %s", c.user, err.msg);
+		srv_audit_event(&c, "auth_failure", "privileges", "deny", err.msg);
+		_exit(1);
+	}
+	srv_not_dumpable();
+	serve_channels(&c);
+	(void)ag_audit_session_end(c.audit, 0, c.ncommands, &err);
+	status = 0;
+out:
+	if (c.s != NULL) {
+		ssh_disconnect(c.s);
+		if (c.ev != NULL)
+			ssh_event_free(c.ev);
+		ssh_free(c.s);
+	}
+	free(c.chans);
+	ag_audit_close(c.preaudit);
+	ag_audit_close(c.audit);
+	/* a forked child must never end PAM: its root parent does */
+	if (!forked)
+		ag_pamauth_end(c.pam);
+	free(c.home);
+	free(c.auth_info);
+	free(c.identity);
+	return status;
+}
