@@ -38,942 +38,7 @@
 #include "common/safepath.h"
 #include "common/sshkey.h"
 #include "common/strbuf.h"
-
-#define MAX_SCALAR	(64 * 1024)	/* bytes per scalar */
-#define MAX_NAME	64		/* profile, identity, user names */
-#define MAX_DURATION	((long)INT_MAX)	/* seconds */
-
-/* ------------------------------------------------------------------ */
-/* The YAML tree                                                        */
-
-enum ytype { Y_SCALAR, Y_SEQ, Y_MAP };
-
-struct ynode {
-	enum ytype	  type;
-	int		  line, col;	/* 1-based */
-	int		  plain;	/* scalar written without quotes */
-	char		 *s;		/* scalar text, NUL-terminated */
-	size_t		  len;		/* scalar length (may contain NUL) */
-	struct ynode	**kid;		/* list items; map: key, value, key, ... */
-	size_t		  n, cap;
-};
-
-static void
-ynode_free(struct ynode *y)
-{
-	size_t i;
-
-	if (y == NULL)
-		return;
-	for (i = 0; i < y->n; i++)
-		ynode_free(y->kid[i]);
-	free(y->kid);
-	free(y->s);
-	free(y);
-}
-
-/* Deferred profile reference, resolved when all profiles are known. */
-enum refkind { REF_DEFAULT, REF_IDENTITY, REF_USER };
-
-struct pref {
-	enum refkind	 kind;
-	size_t		 idx;
-	const char	*name;		/* points into the config */
-	int		 line, col;
-};
-
-struct ctx {
-	const char	*name;		/* file name for messages */
-	struct ag_err	*err;
-	struct ag_config *cfg;
-	struct pref	*refs;
-	size_t		 nrefs, caprefs;
-	char		 qbuf[4][100];	/* rotating buffers for quote() */
-	unsigned	 qi;
-};
-
-static int
-err_at(struct ctx *c, int line, int col, const char *fmt, ...) AG_PRINTF(4, 5);
-
-static int
-err_at(struct ctx *c, int line, int col, const char *fmt, ...)
-{
-	char msg[AG_ERR_MSG_MAX];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	return ag_err_at(c->err, c->name, line, col, "%s", msg);
-}
-
-static int
-err_node(struct ctx *c, const struct ynode *y, const char *fmt, ...) AG_PRINTF(3, 4);
-
-static int
-err_node(struct ctx *c, const struct ynode *y, const char *fmt, ...)
-{
-	char msg[AG_ERR_MSG_MAX];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	return ag_err_at(c->err, c->name, y->line, y->col, "%s", msg);
-}
-
-static int
-oom(struct ctx *c, const struct ynode *y)
-{
-	return ag_err_at(c->err, c->name, y ? y->line : 0, y ? y->col : 0,
-	    "out of memory");
-}
-
-/*
- * A user-written string made safe to put in a message: control bytes
- * become '?', long strings are cut.  Four rotating buffers so that one
- * message can quote several strings.
- */
-static const char *
-quote(struct ctx *c, const char *s)
-{
-	char *b = c->qbuf[c->qi++ % 4];
-	size_t i, max = sizeof(c->qbuf[0]) - 4;
-
-	for (i = 0; s[i] != '\0' && i < max; i++)
-		b[i] = ((unsigned char)s[i] < 0x20 || s[i] == 0x7f) ? '?' : s[i];
-	if (s[i] != '\0') {
-		memcpy(b + i, "...", 3);
-		i += 3;
-	}
-	b[i] = '\0';
-	return b;
-}
-
-/* ------------------------------------------------------------------ */
-/* Pass 1: events → tree                                               */
-
-static void
-pos_from_offset(const char *buf, size_t len, size_t off, int *line, int *col)
-{
-	size_t i;
-
-	*line = 1;
-	*col = 1;
-	if (off > len)
-		off = len;
-	for (i = 0; i < off; i++) {
-		if (buf[i] == '\n') {
-			(*line)++;
-			*col = 1;
-		} else
-			(*col)++;
-	}
-}
-
-static int
-yaml_failure(struct ctx *c, const yaml_parser_t *p, const char *buf, size_t len)
-{
-	int line, col;
-
-	switch (p->error) {
-	case YAML_MEMORY_ERROR:
-		return err_at(c, 0, 0, "out of memory while reading YAML");
-	case YAML_READER_ERROR:
-		pos_from_offset(buf, len, p->problem_offset, &line, &col);
-		if (p->problem_value != -1)
-			return err_at(c, line, col, "invalid input: %s (byte 0x%02X)",
-			    p->problem ? p->problem : "unreadable",
-			    (unsigned)p->problem_value & 0xffu);
-		return err_at(c, line, col, "invalid input: %s",
-		    p->problem ? p->problem : "unreadable");
-	default:
-		break;
-	}
-	if (p->context != NULL)
-		return err_at(c, (int)p->problem_mark.line + 1,
-		    (int)p->problem_mark.column + 1,
-		    "YAML syntax error: %s (%s at %d:%d)",
-		    p->problem ? p->problem : "invalid YAML", p->context,
-		    (int)p->context_mark.line + 1, (int)p->context_mark.column + 1);
-	return err_at(c, (int)p->problem_mark.line + 1,
-	    (int)p->problem_mark.column + 1, "YAML syntax error: %s",
-	    p->problem ? p->problem : "invalid YAML");
-}
-
-static int
-kid_add(struct ctx *c, struct ynode *parent, struct ynode *k)
-{
-	if (parent->n == parent->cap) {
-		size_t ncap = parent->cap ? parent->cap * 2 : 4;
-		struct ynode **nk = reallocarray(parent->kid, ncap, sizeof(*nk));
-
-		if (nk == NULL)
-			return oom(c, k);
-		parent->kid = nk;
-		parent->cap = ncap;
-	}
-	parent->kid[parent->n++] = k;
-	return 0;
-}
-
-/* Refuse the YAML features this loader does not implement (see top). */
-static int
-check_node_event(struct ctx *c, const yaml_event_t *ev, int line, int col)
-{
-	const yaml_char_t *anchor = NULL, *tag = NULL;
-
-	if (ev->type == YAML_SCALAR_EVENT) {
-		anchor = ev->data.scalar.anchor;
-		tag = ev->data.scalar.tag;
-	} else if (ev->type == YAML_SEQUENCE_START_EVENT) {
-		anchor = ev->data.sequence_start.anchor;
-		tag = ev->data.sequence_start.tag;
-	} else if (ev->type == YAML_MAPPING_START_EVENT) {
-		anchor = ev->data.mapping_start.anchor;
-		tag = ev->data.mapping_start.tag;
-	}
-	if (anchor != NULL)
-		return err_at(c, line, col, "YAML anchors ('&%s') are not supported: "
-		    "write the value out in full", quote(c, (const char *)anchor));
-	if (tag != NULL) {
-		const char *t = (const char *)tag;
-		const char *std = "tag:yaml.org,2002:";
-
-		/* libyaml hands back "!!int" expanded; show it as written. */
-		if (strncmp(t, std, strlen(std)) == 0)
-			return err_at(c, line, col, "YAML tags ('!!%s') are not "
-			    "supported: remove the tag", quote(c, t + strlen(std)));
-		return err_at(c, line, col, "YAML tags ('%s') are not supported: "
-		    "remove the tag", quote(c, t));
-	}
-	return 0;
-}
-
-static int
-build_tree(struct ctx *c, const char *buf, size_t len, struct ynode **rootp)
-{
-	yaml_parser_t p;
-	yaml_event_t ev;
-	struct ynode *stack[AG_CONFIG_MAX_DEPTH];
-	struct ynode *root = NULL, *y;
-	size_t depth = 0, nevents = 0;
-	int docs = 0, done = 0, rc = -1, line, col;
-
-	*rootp = NULL;
-	if (!yaml_parser_initialize(&p))
-		return err_at(c, 0, 0, "out of memory");
-	yaml_parser_set_input_string(&p, (const unsigned char *)buf, len);
-	while (!done) {
-		if (!yaml_parser_parse(&p, &ev)) {
-			yaml_failure(c, &p, buf, len);
-			goto out;
-		}
-		line = (int)ev.start_mark.line + 1;
-		col = (int)ev.start_mark.column + 1;
-		if (++nevents > AG_CONFIG_MAX_NODES) {
-			err_at(c, line, col, "too many YAML nodes (the limit is %d)",
-			    AG_CONFIG_MAX_NODES);
-			goto bad_event;
-		}
-		switch (ev.type) {
-		case YAML_STREAM_END_EVENT:
-			done = 1;
-			break;
-		case YAML_DOCUMENT_START_EVENT:
-			if (docs++ > 0) {
-				err_at(c, line, col, "only one YAML document per "
-				    "file is supported (remove the second '---')");
-				goto bad_event;
-			}
-			break;
-		case YAML_ALIAS_EVENT:
-			err_at(c, line, col, "YAML aliases ('*%s') are not supported: "
-			    "write the value out in full",
-			    quote(c, (const char *)ev.data.alias.anchor));
-			goto bad_event;
-		case YAML_SCALAR_EVENT:
-		case YAML_SEQUENCE_START_EVENT:
-		case YAML_MAPPING_START_EVENT:
-			if (check_node_event(c, &ev, line, col) == -1)
-				goto bad_event;
-			if (ev.type == YAML_SCALAR_EVENT &&
-			    ev.data.scalar.length > MAX_SCALAR) {
-				err_at(c, line, col, "value is longer than %d bytes",
-				    MAX_SCALAR);
-				goto bad_event;
-			}
-			if ((y = calloc(1, sizeof(*y))) == NULL) {
-				err_at(c, line, col, "out of memory");
-				goto bad_event;
-			}
-			y->line = line;
-			y->col = col;
-			if (ev.type == YAML_SCALAR_EVENT) {
-				y->type = Y_SCALAR;
-				y->plain = ev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
-				y->len = ev.data.scalar.length;
-				y->s = malloc(y->len + 1);
-				if (y->s == NULL) {
-					free(y);
-					err_at(c, line, col, "out of memory");
-					goto bad_event;
-				}
-				memcpy(y->s, ev.data.scalar.value, y->len);
-				y->s[y->len] = '\0';
-			} else
-				y->type = ev.type == YAML_SEQUENCE_START_EVENT ?
-				    Y_SEQ : Y_MAP;
-			if (depth == 0) {
-				if (root != NULL) {	/* cannot happen: one document */
-					ynode_free(y);
-					err_at(c, line, col, "unexpected second root node");
-					goto bad_event;
-				}
-				root = y;
-			} else {
-				struct ynode *par = stack[depth - 1];
-
-				if (par->type == Y_MAP && par->n % 2 == 0) {
-					if (y->type != Y_SCALAR) {
-						ynode_free(y);
-						err_at(c, line, col, "a mapping key must "
-						    "be a plain string, not a %s",
-						    ev.type == YAML_SEQUENCE_START_EVENT ?
-						    "list" : "mapping");
-						goto bad_event;
-					}
-					if (y->plain && strcmp(y->s, "<<") == 0) {
-						ynode_free(y);
-						err_at(c, line, col, "YAML merge keys "
-						    "('<<') are not supported: write the "
-						    "keys out in full");
-						goto bad_event;
-					}
-				}
-				if (kid_add(c, par, y) == -1) {
-					ynode_free(y);
-					goto bad_event;
-				}
-			}
-			if (y->type != Y_SCALAR) {
-				if (depth == AG_CONFIG_MAX_DEPTH) {
-					err_at(c, line, col, "nesting is deeper than "
-					    "%d levels", AG_CONFIG_MAX_DEPTH);
-					goto bad_event;
-				}
-				stack[depth++] = y;
-			}
-			break;
-		case YAML_SEQUENCE_END_EVENT:
-		case YAML_MAPPING_END_EVENT:
-			if (depth > 0)
-				depth--;
-			break;
-		default:
-			break;
-		}
-		yaml_event_delete(&ev);
-	}
-	*rootp = root;
-	root = NULL;
-	rc = 0;
-	goto out;
-bad_event:
-	yaml_event_delete(&ev);
-out:
-	ynode_free(root);
-	yaml_parser_delete(&p);
-	return rc;
-}
-
-/* ------------------------------------------------------------------ */
-/* Small helpers                                                       */
-
-static int
-is_null(const struct ynode *y)
-{
-	return y->type == Y_SCALAR && y->plain &&
-	    (y->len == 0 || strcmp(y->s, "~") == 0 || strcmp(y->s, "null") == 0 ||
-	    strcmp(y->s, "Null") == 0 || strcmp(y->s, "NULL") == 0);
-}
-
-static const char *
-kind_of(const struct ynode *y)
-{
-	if (y->type == Y_MAP)
-		return "a mapping";
-	if (y->type == Y_SEQ)
-		return "a list";
-	if (is_null(y))
-		return "an empty value";
-	return "a string";
-}
-
-/* Optimal string alignment distance; small inputs only (names, keys). */
-static size_t
-edit_distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b), i, j;
-	size_t d[MAX_NAME + 1][MAX_NAME + 1];
-
-	if (la > MAX_NAME || lb > MAX_NAME)
-		return SIZE_MAX;
-	for (i = 0; i <= la; i++)
-		d[i][0] = i;
-	for (j = 0; j <= lb; j++)
-		d[0][j] = j;
-	for (i = 1; i <= la; i++) {
-		for (j = 1; j <= lb; j++) {
-			size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
-			size_t v = d[i - 1][j] + 1;
-
-			if (d[i][j - 1] + 1 < v)
-				v = d[i][j - 1] + 1;
-			if (d[i - 1][j - 1] + cost < v)
-				v = d[i - 1][j - 1] + cost;
-			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] &&
-			    a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < v)
-				v = d[i - 2][j - 2] + 1;
-			d[i][j] = v;
-		}
-	}
-	return d[la][lb];
-}
-
-static int
-close_enough(const char *typo, const char *cand, size_t *best)
-{
-	size_t d = edit_distance(typo, cand);
-	size_t lim = strlen(cand) >= 6 ? 2 : 1;
-
-	if (d <= lim && d < *best) {
-		*best = d;
-		return 1;
-	}
-	return 0;
-}
-
-/* " (did you mean 'x'?)" or "" */
-static const char *
-suggest(struct ctx *c, const char *typo, const char *const *cands)
-{
-	const char *pick = NULL;
-	size_t best = SIZE_MAX, i;
-	char *b;
-
-	if (cands == NULL)
-		return "";
-	for (i = 0; cands[i] != NULL; i++)
-		if (close_enough(typo, cands[i], &best))
-			pick = cands[i];
-	if (pick == NULL)
-		return "";
-	b = c->qbuf[c->qi++ % 4];
-	snprintf(b, sizeof(c->qbuf[0]), " (did you mean '%s'?)", pick);
-	return b;
-}
-
-static int
-scalar_has_nul(const struct ynode *y)
-{
-	return strlen(y->s) != y->len;
-}
-
-/* A non-empty scalar, else a message about what was expected. */
-static int
-want_scalar(struct ctx *c, const struct ynode *v, const char *key,
-    const char *expect)
-{
-	if (v->type != Y_SCALAR || is_null(v))
-		return err_node(c, v, "expected %s for '%s', got %s", expect, key,
-		    kind_of(v));
-	if (scalar_has_nul(v))
-		return err_node(c, v, "'%s' contains a NUL character", key);
-	return 0;
-}
-
-static int
-dupstr(struct ctx *c, const struct ynode *v, char **out)
-{
-	if ((*out = strdup(v->s)) == NULL)
-		return oom(c, v);
-	return 0;
-}
-
-static int
-get_string(struct ctx *c, const struct ynode *v, const char *key, char **out)
-{
-	if (want_scalar(c, v, key, "a string") == -1)
-		return -1;
-	return dupstr(c, v, out);
-}
-
-static int
-check_abs_path(struct ctx *c, const struct ynode *v, const char *key)
-{
-	if (v->s[0] != '/')
-		return err_node(c, v, "'%s' must be an absolute path, got '%s'",
-		    key, quote(c, v->s));
-	return 0;
-}
-
-static int
-get_abs_path(struct ctx *c, const struct ynode *v, const char *key, char **out)
-{
-	if (want_scalar(c, v, key, "an absolute path") == -1 ||
-	    check_abs_path(c, v, key) == -1)
-		return -1;
-	return dupstr(c, v, out);
-}
-
-static int
-get_url(struct ctx *c, const struct ynode *v, const char *key, char **out)
-{
-	if (want_scalar(c, v, key, "a URL") == -1)
-		return -1;
-	if ((strncmp(v->s, "http://", 7) != 0 || v->s[7] == '\0') &&
-	    (strncmp(v->s, "https://", 8) != 0 || v->s[8] == '\0'))
-		return err_node(c, v, "'%s' must be an http:// or https:// URL, "
-		    "got '%s'", key, quote(c, v->s));
-	return dupstr(c, v, out);
-}
-
-static int
-get_bool(struct ctx *c, const struct ynode *v, const char *key, int *out)
-{
-	if (want_scalar(c, v, key, "true or false") == -1)
-		return -1;
-	if (strcmp(v->s, "true") == 0)
-		*out = 1;
-	else if (strcmp(v->s, "false") == 0)
-		*out = 0;
-	else
-		return err_node(c, v, "expected true or false for '%s', got '%s'",
-		    key, quote(c, v->s));
-	return 0;
-}
-
-static int
-get_enum(struct ctx *c, const struct ynode *v, const char *key,
-    const char *const *names, int *out)
-{
-	char list[200] = "";
-	size_t i;
-
-	if (want_scalar(c, v, key, "a string") == -1)
-		return -1;
-	for (i = 0; names[i] != NULL; i++) {
-		if (strcmp(v->s, names[i]) == 0) {
-			*out = (int)i;
-			return 0;
-		}
-		snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
-		    i ? ", " : "", names[i]);
-	}
-	return err_node(c, v, "invalid value '%s' for '%s': expected one of %s%s",
-	    quote(c, v->s), key, list, suggest(c, v->s, names));
-}
-
-/* Decimal digits only, no sign; 0 ok, -1 not a number, -2 overflow. */
-static int
-parse_uint(const char *s, size_t n, unsigned long long max, unsigned long long *out)
-{
-	unsigned long long v = 0;
-	size_t i;
-
-	if (n == 0)
-		return -1;
-	for (i = 0; i < n; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return -1;
-		if (v > (max - (unsigned)(s[i] - '0')) / 10)
-			return -2;
-		v = v * 10 + (unsigned)(s[i] - '0');
-	}
-	*out = v;
-	return 0;
-}
-
-/* A positive count such as processes, open_files, timeout_ms. */
-static int
-get_count(struct ctx *c, const struct ynode *v, const char *key, long max,
-    long *out)
-{
-	unsigned long long u = 0;
-	int r;
-
-	if (want_scalar(c, v, key, "a number") == -1)
-		return -1;
-	r = parse_uint(v->s, v->len, (unsigned long long)max, &u);
-	if (r == -1)
-		return err_node(c, v, "expected a whole number for '%s', got '%s'",
-		    key, quote(c, v->s));
-	if (r == -2 || u == 0)
-		return err_node(c, v, "'%s' must be between 1 and %ld, got '%s'",
-		    key, max, quote(c, v->s));
-	*out = (long)u;
-	return 0;
-}
-
-/* "120", "90s", "2m", "1h", "1d" → seconds. */
-static int
-get_duration(struct ctx *c, const struct ynode *v, const char *key, long *out)
-{
-	unsigned long long u, mult = 1;
-	size_t n = v->len;
-	int r;
-
-	if (want_scalar(c, v, key, "a duration") == -1)
-		return -1;
-	if (n > 0) {
-		switch (v->s[n - 1]) {
-		case 's': n--; break;
-		case 'm': mult = 60; n--; break;
-		case 'h': mult = 3600; n--; break;
-		case 'd': mult = 86400; n--; break;
-		default: break;
-		}
-	}
-	r = parse_uint(v->s, n, (unsigned long long)MAX_DURATION, &u);
-	if (r == -1)
-		return err_node(c, v, "invalid duration '%s' for '%s': write seconds "
-		    "(120) or a number with s, m, h or d (90s, 2m, 1h, 1d)",
-		    quote(c, v->s), key);
-	if (r == -2 || u > (unsigned long long)MAX_DURATION / mult)
-		return err_node(c, v, "duration '%s' for '%s' is too long (at most "
-		    "%ld seconds)", quote(c, v->s), key, MAX_DURATION);
-	if (u == 0)
-		return err_node(c, v, "'%s' must be positive (remove the key for "
-		    "the default)", key);
-	*out = (long)(u * mult);
-	return 0;
-}
-
-/* "1048576", "512K", "1M", "1G", "1T" (binary multiples) → bytes. */
-static int
-get_size(struct ctx *c, const struct ynode *v, const char *key, long long *out)
-{
-	unsigned long long u, mult = 1;
-	size_t n = v->len;
-	int r;
-
-	if (want_scalar(c, v, key, "a size") == -1)
-		return -1;
-	if (n > 0) {
-		switch (v->s[n - 1]) {
-		case 'K': case 'k': mult = 1ULL << 10; n--; break;
-		case 'M': mult = 1ULL << 20; n--; break;
-		case 'G': mult = 1ULL << 30; n--; break;
-		case 'T': mult = 1ULL << 40; n--; break;
-		default: break;
-		}
-	}
-	r = parse_uint(v->s, n, (unsigned long long)LLONG_MAX, &u);
-	if (r == -1)
-		return err_node(c, v, "invalid size '%s' for '%s': write bytes "
-		    "(1048576) or a number with K, M, G or T (512K, 1M, 1G)",
-		    quote(c, v->s), key);
-	if (r == -2 || u > (unsigned long long)LLONG_MAX / mult)
-		return err_node(c, v, "size '%s' for '%s' is too large",
-		    quote(c, v->s), key);
-	if (u == 0)
-		return err_node(c, v, "'%s' must be positive (remove the key for "
-		    "the default)", key);
-	*out = (long long)(u * mult);
-	return 0;
-}
-
-static int
-get_port(struct ctx *c, const struct ynode *v, const char *key, int *out)
-{
-	unsigned long long u;
-
-	if (want_scalar(c, v, key, "a port number") == -1)
-		return -1;
-	if (parse_uint(v->s, v->len, 65535, &u) != 0 || u == 0)
-		return err_node(c, v, "invalid port '%s' in '%s': expected a number "
-		    "from 1 to 65535", quote(c, v->s), key);
-	*out = (int)u;
-	return 0;
-}
-
-static int
-name_ok(const char *s, const char *extra)
-{
-	size_t i;
-
-	if (s[0] == '\0' || strlen(s) > MAX_NAME)
-		return 0;
-	for (i = 0; s[i] != '\0'; i++)
-		if (!isalnum((unsigned char)s[i]) && s[i] != '_' && s[i] != '-' &&
-		    s[i] != '.' && strchr(extra, s[i]) == NULL)
-			return 0;
-	return 1;
-}
-
-static int
-env_name_ok(const char *s)
-{
-	size_t i;
-
-	if (!isalpha((unsigned char)s[0]) && s[0] != '_')
-		return 0;
-	for (i = 1; s[i] != '\0'; i++)
-		if (!isalnum((unsigned char)s[i]) && s[i] != '_')
-			return 0;
-	return 1;
-}
-
-/* ------------------------------------------------------------------ */
-/* Mappings and lists                                                  */
-
-struct keyref {
-	const struct ynode	*k;
-	size_t			 order;
-};
-
-static int
-keyref_cmp(const void *a, const void *b)
-{
-	const struct keyref *x = a, *y = b;
-	int r = strcmp(x->k->s, y->k->s);
-
-	if (r != 0)
-		return r;
-	return x->order < y->order ? -1 : x->order > y->order;
-}
-
-/*
- * Find the first (in file order) key that repeats an earlier one.  Sorting
- * keeps this O(n log n) for large maps such as users.  Returns the repeat
- * and sets *first to the earlier one.
- */
-static int
-find_dup(struct ctx *c, const struct ynode *const *keys, size_t n, size_t stride,
-    const struct ynode **dup, const struct ynode **first)
-{
-	struct keyref *r;
-	size_t i, best = SIZE_MAX;
-
-	*dup = *first = NULL;
-	if (n < 2)
-		return 0;
-	if ((r = calloc(n, sizeof(*r))) == NULL)
-		return oom(c, keys[0]);
-	for (i = 0; i < n; i++) {
-		r[i].k = keys[i * stride];
-		r[i].order = i;
-	}
-	qsort(r, n, sizeof(*r), keyref_cmp);
-	for (i = 1; i < n; i++) {
-		if (strcmp(r[i].k->s, r[i - 1].k->s) == 0 && r[i].order < best) {
-			best = r[i].order;
-			*dup = r[i].k;
-			*first = r[i - 1].k;
-		}
-	}
-	free(r);
-	return 0;
-}
-
-typedef int (*keyfn)(struct ctx *c, const char *key, const struct ynode *k,
-    const struct ynode *v, void *arg);
-
-/*
- * Check that m is a mapping with string keys, no duplicates and only known
- * keys (known == NULL: any key), then call fn for each pair in file order.
- * what: "in profile 'x'" for messages; noun: "key", "profile", "user".
- */
-static int
-walk_map(struct ctx *c, const struct ynode *m, const char *key, const char *what,
-    const char *noun, const char *const *known, keyfn fn, void *arg)
-{
-	const struct ynode *dup, *first;
-	size_t i, j;
-
-	if (m->type != Y_MAP)
-		return err_node(c, m, "expected a mapping for '%s', got %s", key,
-		    kind_of(m));
-	if (find_dup(c, (const struct ynode *const *)m->kid, m->n / 2, 2, &dup,
-	    &first) == -1)
-		return -1;
-	for (i = 0; i + 1 < m->n; i += 2) {
-		const struct ynode *k = m->kid[i];
-
-		if (k == dup)
-			return err_node(c, k, "duplicate %s '%s' %s (first at %d:%d)",
-			    noun, quote(c, k->s), what, first->line, first->col);
-		if (scalar_has_nul(k) || k->len == 0)
-			return err_node(c, k, "empty or invalid key %s", what);
-		if (known != NULL) {
-			for (j = 0; known[j] != NULL; j++)
-				if (strcmp(known[j], k->s) == 0)
-					break;
-			if (known[j] == NULL)
-				return err_node(c, k, "unknown key '%s' %s%s",
-				    quote(c, k->s), what, suggest(c, k->s, known));
-		}
-		if (fn(c, k->s, k, m->kid[i + 1], arg) == -1)
-			return -1;
-	}
-	return 0;
-}
-
-/*
- * A key its list admits and its reader does not know: a programming
- * error, refused rather than stored in another key's field.
- */
-static int
-unhandled(struct ctx *c, const struct ynode *k, const char *key)
-{
-	return err_node(c, k, "internal error: '%s' is a known key without a reader; "
-	    "please report it", key);
-}
-
-static const struct ynode *
-map_get(const struct ynode *m, const char *key)
-{
-	size_t i;
-
-	if (m->type != Y_MAP)
-		return NULL;
-	for (i = 0; i + 1 < m->n; i += 2)
-		if (strcmp(m->kid[i]->s, key) == 0)
-			return m->kid[i + 1];
-	return NULL;
-}
-
-typedef int (*itemfn)(struct ctx *c, const struct ynode *item, const char *key);
-
-/* A list of strings; check (may be NULL) validates each item. */
-static int
-get_strlist(struct ctx *c, const struct ynode *v, const char *key,
-    struct ag_strlist *out, itemfn check, int allow_empty)
-{
-	size_t i;
-
-	if (v->type != Y_SEQ) {
-		if (v->type == Y_SCALAR && !is_null(v))
-			return err_node(c, v, "expected a list of strings for '%s', "
-			    "got a string (write [\"%s\"])", key, quote(c, v->s));
-		return err_node(c, v, "expected a list of strings for '%s', got %s",
-		    key, kind_of(v));
-	}
-	if (v->n == 0 && !allow_empty)
-		return err_node(c, v, "'%s' is an empty list: name at least one "
-		    "entry or remove the key", key);
-	if ((out->v = calloc(v->n + 1, sizeof(char *))) == NULL)
-		return oom(c, v);
-	for (i = 0; i < v->n; i++) {
-		const struct ynode *it = v->kid[i];
-
-		if (it->type != Y_SCALAR || is_null(it))
-			return err_node(c, it, "expected a list of strings for '%s', "
-			    "got %s in it", key, kind_of(it));
-		if (scalar_has_nul(it))
-			return err_node(c, it, "'%s' contains a NUL character", key);
-		if (check != NULL && check(c, it, key) == -1)
-			return -1;
-		if ((out->v[out->n] = strdup(it->s)) == NULL)
-			return oom(c, it);
-		out->n++;
-	}
-	return 0;
-}
-
-static void
-strlist_free(struct ag_strlist *l)
-{
-	size_t i;
-
-	for (i = 0; i < l->n; i++)
-		free(l->v[i]);
-	free(l->v);
-	l->v = NULL;
-	l->n = 0;
-}
-
-static int
-get_ports(struct ctx *c, const struct ynode *v, const char *key, int **out,
-    size_t *nout)
-{
-	size_t i;
-
-	if (v->type != Y_SEQ)
-		return err_node(c, v, "expected a list of ports for '%s', got %s",
-		    key, kind_of(v));
-	if (v->n == 0)
-		return 0;
-	if ((*out = calloc(v->n, sizeof(int))) == NULL)
-		return oom(c, v);
-	for (i = 0; i < v->n; i++) {
-		if (get_port(c, v->kid[i], key, &(*out)[i]) == -1)
-			return -1;
-		*nout = i + 1;
-	}
-	return 0;
-}
-
-/* ------------------------------------------------------------------ */
-/* Item checks                                                         */
-
-/* Absolute, "~" or "~/...", and no ".." component (it would defeat prefix checks). */
-static int
-check_policy_path(struct ctx *c, const struct ynode *it, const char *key)
-{
-	const char *s = it->s, *p;
-
-	if (!(s[0] == '/' || strcmp(s, "~") == 0 || strncmp(s, "~/", 2) == 0))
-		return err_node(c, it, "path '%s' in '%s' must be absolute or start "
-		    "with '~/'", quote(c, s), key);
-	for (p = s; (p = strstr(p, "..")) != NULL; p += 2)
-		if ((p == s || p[-1] == '/') && (p[2] == '\0' || p[2] == '/'))
-			return err_node(c, it, "path '%s' in '%s' must not contain "
-			    "'..'", quote(c, s), key);
-	return 0;
-}
-
-static int
-check_env_name(struct ctx *c, const struct ynode *it, const char *key)
-{
-	if (!env_name_ok(it->s))
-		return err_node(c, it, "'%s' in '%s' is not a valid environment "
-		    "variable name", quote(c, it->s), key);
-	return 0;
-}
-
-static int
-check_env_glob(struct ctx *c, const struct ynode *it, const char *key)
-{
-	if (it->len == 0 || strchr(it->s, '=') != NULL)
-		return err_node(c, it, "'%s' in '%s' is not a variable name or "
-		    "pattern", quote(c, it->s), key);
-	return 0;
-}
-
-static int
-check_option(struct ctx *c, const struct ynode *it, const char *key)
-{
-	if (it->s[0] != '-' || it->len < 2)
-		return err_node(c, it, "'%s' in '%s' is not an option (it must "
-		    "start with '-')", quote(c, it->s), key);
-	return 0;
-}
-
-static int
-check_word(struct ctx *c, const struct ynode *it, const char *key)
-{
-	size_t i;
-
-	if (it->len == 0)
-		return err_node(c, it, "empty string in '%s'", key);
-	for (i = 0; i < it->len; i++)
-		if (isspace((unsigned char)it->s[i]))
-			return err_node(c, it, "'%s' in '%s' contains white space",
-			    quote(c, it->s), key);
-	return 0;
-}
+#include "common/config_int.h"
 
 /* ------------------------------------------------------------------ */
 /* Identities: keys, tokens, CIDRs, dates                              */
@@ -1000,21 +65,21 @@ parse_pubkey(struct ctx *c, const struct ynode *it, char **out)
 		char typ[64];
 
 		snprintf(typ, sizeof(typ), "%.*s", (int)(tl < 60 ? tl : 60), t);
-		return err_node(c, it, "unknown SSH key type '%s' (expected "
+		return cf_err_node(c, it, "unknown SSH key type '%s' (expected "
 		    "\"ssh-ed25519 AAAA...\", as in a .pub file; known types: "
 		    "ssh-ed25519, ssh-rsa, ecdsa-sha2-nistp256/384/521, sk-ssh-ed25519"
 		    "@openssh.com, sk-ecdsa-sha2-nistp256@openssh.com)",
-		    quote(c, typ));
+		    cf_quote(c, typ));
 	}
 	if (bl == 0)
-		return err_node(c, it, "SSH key '%s' has no key data after the type",
-		    quote(c, it->s));
+		return cf_err_node(c, it, "SSH key '%s' has no key data after the type",
+		    cf_quote(c, it->s));
 	if (ag_sshkey_decode(t, tl, b, bl, &raw, &rl, NULL, NULL, &kerr) < 0)
-		return err_node(c, it, "SSH key data does not hold a %.*s key (%s: "
+		return cf_err_node(c, it, "SSH key data does not hold a %.*s key (%s: "
 		    "truncated, or pasted with the wrong type?)", (int)tl, t, kerr.msg);
 	free(raw);
 	if ((*out = malloc(tl + 1 + bl + 1)) == NULL)
-		return oom(c, it);
+		return cf_oom(c, it);
 	memcpy(*out, t, tl);
 	(*out)[tl] = ' ';
 	memcpy(*out + tl + 1, b, bl);
@@ -1039,7 +104,7 @@ parse_token(struct ctx *c, const struct ynode *v, unsigned char out[32])
 {
 	size_t i;
 
-	if (want_scalar(c, v, "token_sha256", "a SHA-256 hex digest") == -1)
+	if (cf_want_scalar(c, v, "token_sha256", "a SHA-256 hex digest") == -1)
 		return -1;
 	if (v->len != 64)
 		goto bad;
@@ -1054,7 +119,7 @@ parse_token(struct ctx *c, const struct ynode *v, unsigned char out[32])
 	return 0;
 bad:
 	explicit_bzero(out, 32);
-	return err_node(c, v, "'token_sha256' must be 64 hexadecimal digits (the "
+	return cf_err_node(c, v, "'token_sha256' must be 64 hexadecimal digits (the "
 	    "SHA-256 of the token, e.g. from: printf %%s TOKEN | sha256sum)");
 }
 
@@ -1083,10 +148,10 @@ parse_cidr(struct ctx *c, const struct ynode *it, struct ag_cidr *out)
 		goto bad;
 	out->prefix = max;
 	if (slash != NULL) {
-		if (parse_uint(slash + 1, strlen(slash + 1), 255, &pfx) != 0 ||
+		if (cf_parse_uint(slash + 1, strlen(slash + 1), 255, &pfx) != 0 ||
 		    strlen(slash + 1) > 3 || pfx > (unsigned)max)
-			return err_node(c, it, "invalid prefix length in '%s': "
-			    "expected /0 to /%d", quote(c, it->s), max);
+			return cf_err_node(c, it, "invalid prefix length in '%s': "
+			    "expected /0 to /%d", cf_quote(c, it->s), max);
 		out->prefix = (int)pfx;
 	}
 	for (i = 0; i < (size_t)max / 8; i++) {
@@ -1100,14 +165,14 @@ parse_cidr(struct ctx *c, const struct ynode *it, struct ag_cidr *out)
 	}
 	if (bad_host) {
 		inet_ntop(out->family, out->addr, fixed, sizeof(fixed));
-		return err_node(c, it, "'%s' has host bits set (did you mean "
-		    "'%s/%d'?)", quote(c, it->s), fixed, out->prefix);
+		return cf_err_node(c, it, "'%s' has host bits set (did you mean "
+		    "'%s/%d'?)", cf_quote(c, it->s), fixed, out->prefix);
 	}
 	return 0;
 bad:
-	return err_node(c, it, "invalid address '%s' in 'from': expected an IPv4 "
+	return cf_err_node(c, it, "invalid address '%s' in 'from': expected an IPv4 "
 	    "or IPv6 address or CIDR such as 10.0.0.0/8 or fd00::/8",
-	    quote(c, it->s));
+	    cf_quote(c, it->s));
 }
 
 static int
@@ -1140,17 +205,17 @@ parse_date(struct ctx *c, const struct ynode *v, time_t *out)
 	unsigned long long y, m, d;
 	const char *s = v->s;
 
-	if (want_scalar(c, v, "expires", "a date (YYYY-MM-DD)") == -1)
+	if (cf_want_scalar(c, v, "expires", "a date (YYYY-MM-DD)") == -1)
 		return -1;
 	if (v->len != 10 || s[4] != '-' || s[7] != '-' ||
-	    parse_uint(s, 4, 9999, &y) != 0 || parse_uint(s + 5, 2, 99, &m) != 0 ||
-	    parse_uint(s + 8, 2, 99, &d) != 0)
-		return err_node(c, v, "invalid date '%s' for 'expires': expected "
-		    "YYYY-MM-DD", quote(c, s));
+	    cf_parse_uint(s, 4, 9999, &y) != 0 || cf_parse_uint(s + 5, 2, 99, &m) != 0 ||
+	    cf_parse_uint(s + 8, 2, 99, &d) != 0)
+		return cf_err_node(c, v, "invalid date '%s' for 'expires': expected "
+		    "YYYY-MM-DD", cf_quote(c, s));
 	if (y < 1970 || m < 1 || m > 12 || d < 1 ||
 	    d > (unsigned long long)days_in_month((int)y, (int)m))
-		return err_node(c, v, "'%s' is not a real calendar date",
-		    quote(c, s));
+		return cf_err_node(c, v, "'%s' is not a real calendar date",
+		    cf_quote(c, s));
 	/* The identity is valid through the whole named day (UTC). */
 	*out = (time_t)((days_from_civil((int)y, (int)m, (int)d) + 1) * 86400LL);
 	return 0;
@@ -1168,7 +233,7 @@ add_ref(struct ctx *c, enum refkind kind, size_t idx, const char *name,
 		struct pref *n = reallocarray(c->refs, ncap, sizeof(*n));
 
 		if (n == NULL)
-			return oom(c, v);
+			return cf_oom(c, v);
 		c->refs = n;
 		c->caprefs = ncap;
 	}
@@ -1185,7 +250,7 @@ static int
 get_profile_ref(struct ctx *c, const struct ynode *v, const char *key,
     enum refkind kind, size_t idx, char **out)
 {
-	if (get_string(c, v, key, out) == -1)
+	if (cf_get_string(c, v, key, out) == -1)
 		return -1;
 	return add_ref(c, kind, idx, *out, v);
 }
@@ -1218,7 +283,7 @@ unknown_profile(struct ctx *c, const struct pref *r, const char *who)
 		const char *n = cfg->profiles[i].name;
 		int w;
 
-		if (close_enough(r->name, n, &best))
+		if (cf_close_enough(r->name, n, &best))
 			pick = n;
 		if (used + strlen(n) + 8 >= sizeof(known)) {
 			if (used + 6 < sizeof(known))
@@ -1235,8 +300,8 @@ unknown_profile(struct ctx *c, const struct pref *r, const char *who)
 		snprintf(sug, sizeof(c->qbuf[0]), " (did you mean '%s'?)", pick);
 	else
 		sug[0] = '\0';
-	return err_at(c, r->line, r->col, "%s refers to unknown profile '%s'%s; "
-	    "defined profiles: %s", who, quote(c, r->name), sug, known);
+	return cf_err_at(c, r->line, r->col, "%s refers to unknown profile '%s'%s; "
+	    "defined profiles: %s", who, cf_quote(c, r->name), sug, known);
 }
 
 static int
@@ -1248,7 +313,7 @@ resolve_refs(struct ctx *c)
 	int rc = 0;
 
 	if ((idx = calloc(cfg->nprofiles + 1, sizeof(*idx))) == NULL)
-		return err_at(c, 0, 0, "out of memory");
+		return cf_err_at(c, 0, 0, "out of memory");
 	for (i = 0; i < cfg->nprofiles; i++)
 		idx[i] = &cfg->profiles[i];
 	qsort(idx, cfg->nprofiles, sizeof(*idx), profptr_cmp);
@@ -1322,27 +387,27 @@ audit_key(struct ctx *c, const char *key, const struct ynode *k,
 	int f;
 
 	if (strcmp(key, "file") == 0)
-		return get_abs_path(c, v, key, &a->file);
+		return cf_get_abs_path(c, v, key, &a->file);
 	if (strcmp(key, "required") == 0)
-		return get_bool(c, v, key, &a->required);
+		return cf_get_bool(c, v, key, &a->required);
 	if (strcmp(key, "group") == 0) {
-		if (want_scalar(c, v, key, "a group name") == -1)
+		if (cf_want_scalar(c, v, key, "a group name") == -1)
 			return -1;
-		if (!name_ok(v->s, "$"))
-			return err_node(c, v, "'%s' is not a valid group name",
-			    quote(c, v->s));
-		return dupstr(c, v, &a->group);
+		if (!cf_name_ok(v->s, "$"))
+			return cf_err_node(c, v, "'%s' is not a valid group name",
+			    cf_quote(c, v->s));
+		return cf_dupstr(c, v, &a->group);
 	}
 	if (strcmp(key, "http_url") == 0)
-		return get_url(c, v, key, &a->http_url);
+		return cf_get_url(c, v, key, &a->http_url);
 	if (strcmp(key, "spool") == 0)
-		return get_abs_path(c, v, key, &a->spool);
+		return cf_get_abs_path(c, v, key, &a->spool);
 	if (strcmp(key, "syslog") != 0)
-		return unhandled(c, k, key);
+		return cf_unhandled(c, k, key);
 	for (i = 0; i < sizeof(facilities) / sizeof(facilities[0]); i++)
 		names[i] = facilities[i].name;
 	names[i] = NULL;
-	if (get_enum(c, v, key, names, &f) == -1)
+	if (cf_get_enum(c, v, key, names, &f) == -1)
 		return -1;
 	a->has_syslog = 1;
 	a->syslog_facility = facilities[f].val;
@@ -1360,7 +425,7 @@ check_audit_spool(struct ctx *c, const struct ynode *m, const struct ag_audit_co
 		return 0;
 	for (i = 0; i + 1 < m->n; i += 2)
 		if (m->kid[i]->type == Y_SCALAR && strcmp(m->kid[i]->s, "spool") == 0)
-			return err_node(c, m->kid[i], "'spool' keeps records for the "
+			return cf_err_node(c, m->kid[i], "'spool' keeps records for the "
 			    "collector in 'http_url', which is not set");
 	return 0;
 }
@@ -1411,27 +476,27 @@ check_listen(struct ctx *c, const struct ynode *it, const char *key)
 		if (strcmp(host, "*") != 0 && inet_pton(AF_INET, host, a) != 1)
 			goto bad;
 	}
-	if (parse_uint(colon + 1, strlen(colon + 1), 65535, &port) != 0 || port == 0)
+	if (cf_parse_uint(colon + 1, strlen(colon + 1), 65535, &port) != 0 || port == 0)
 		goto bad;
 	return 0;
 bad:
-	return err_node(c, it, "invalid address '%s' in '%s': write ADDR:PORT with a "
+	return cf_err_node(c, it, "invalid address '%s' in '%s': write ADDR:PORT with a "
 	    "numeric address (\"0.0.0.0:2222\", \"*:2222\", \"[::]:2222\")",
-	    quote(c, s), key);
+	    cf_quote(c, s), key);
 }
 
 static int
 check_abs_item(struct ctx *c, const struct ynode *it, const char *key)
 {
-	return check_abs_path(c, it, key);
+	return cf_check_abs_path(c, it, key);
 }
 
 static int
 check_user_name(struct ctx *c, const struct ynode *it, const char *key)
 {
-	if (!name_ok(it->s, "$"))
-		return err_node(c, it, "'%s' in '%s' is not a valid user or group name",
-		    quote(c, it->s), key);
+	if (!cf_name_ok(it->s, "$"))
+		return cf_err_node(c, it, "'%s' in '%s' is not a valid user or group name",
+		    cf_quote(c, it->s), key);
 	return 0;
 }
 
@@ -1441,16 +506,16 @@ get_algos(struct ctx *c, const struct ynode *v, const char *key, char **out)
 {
 	const char *p;
 
-	if (want_scalar(c, v, key, "a comma-separated list of algorithms") == -1)
+	if (cf_want_scalar(c, v, key, "a comma-separated list of algorithms") == -1)
 		return -1;
 	for (p = v->s; *p != '\0'; p++)
 		if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ||
 		    *p == '-' || *p == '@' || *p == '.' || *p == ',' || *p == '_'))
-			return err_node(c, v, "invalid character '%c' in '%s' (write "
+			return cf_err_node(c, v, "invalid character '%c' in '%s' (write "
 			    "algorithm names separated by commas, no spaces)", *p, key);
 	if (v->s[0] == ',' || v->s[strlen(v->s) - 1] == ',' || strstr(v->s, ",,") != NULL)
-		return err_node(c, v, "empty algorithm name in '%s'", key);
-	return dupstr(c, v, out);
+		return cf_err_node(c, v, "empty algorithm name in '%s'", key);
+	return cf_dupstr(c, v, out);
 }
 
 /*
@@ -1463,7 +528,7 @@ get_auth_methods(struct ctx *c, const struct ynode *v, const char *key,
 {
 	const char *p;
 
-	if (want_scalar(c, v, key, "a list of methods such as "
+	if (cf_want_scalar(c, v, key, "a list of methods such as "
 	    "\"publickey,keyboard-interactive\"") == -1)
 		return -1;
 	sc->nchains = 0;
@@ -1475,7 +540,7 @@ get_auth_methods(struct ctx *c, const struct ynode *v, const char *key,
 		if (*p == '\0')
 			break;
 		if (sc->nchains == AG_AUTH_MAX_CHAINS)
-			return err_node(c, v, "too many alternatives in '%s' (at most %d)",
+			return cf_err_node(c, v, "too many alternatives in '%s' (at most %d)",
 			    key, AG_AUTH_MAX_CHAINS);
 		ch = &sc->chains[sc->nchains++];
 		ch->nsteps = 0;
@@ -1486,7 +551,7 @@ get_auth_methods(struct ctx *c, const struct ynode *v, const char *key,
 			int bit, pam = 0;
 
 			if (nl == 0 || nl >= sizeof(name))
-				return err_node(c, v, "empty or overlong method name in '%s'",
+				return cf_err_node(c, v, "empty or overlong method name in '%s'",
 				    key);
 			memcpy(name, p, nl);
 			name[nl] = '\0';
@@ -1494,26 +559,26 @@ get_auth_methods(struct ctx *c, const struct ynode *v, const char *key,
 				if (strcmp(name, auth_method_names[i]) == 0)
 					break;
 			if (auth_method_names[i] == NULL)
-				return err_node(c, v, "unknown authentication method '%s' in "
+				return cf_err_node(c, v, "unknown authentication method '%s' in "
 				    "'%s': expected publickey, keyboard-interactive or "
-				    "password%s", quote(c, name), key,
-				    suggest(c, name, auth_method_names));
+				    "password%s", cf_quote(c, name), key,
+				    cf_suggest(c, name, auth_method_names));
 			bit = i == 0 ? AG_AUTH_PUBLICKEY : i == 1 ? AG_AUTH_KBDINT :
 			    AG_AUTH_PASSWORD;
 			for (i = 0; i < ch->nsteps; i++) {
 				if (ch->step[i] == bit)
-					return err_node(c, v, "method '%s' appears twice in "
+					return cf_err_node(c, v, "method '%s' appears twice in "
 					    "one chain of '%s'", name, key);
 				if (ch->step[i] != AG_AUTH_PUBLICKEY)
 					pam = 1;
 			}
 			/* PAM runs once per connection: one PAM-backed step per chain */
 			if (pam && bit != AG_AUTH_PUBLICKEY)
-				return err_node(c, v, "keyboard-interactive and password both "
+				return cf_err_node(c, v, "keyboard-interactive and password both "
 				    "go through PAM: use only one of them in a chain of '%s'",
 				    key);
 			if (ch->nsteps == AG_AUTH_MAX_STEPS)
-				return err_node(c, v, "too many steps in one chain of '%s'",
+				return cf_err_node(c, v, "too many steps in one chain of '%s'",
 				    key);
 			ch->step[ch->nsteps++] = bit;
 			p += nl;
@@ -1522,12 +587,12 @@ get_auth_methods(struct ctx *c, const struct ynode *v, const char *key,
 				p++;
 				wl--;
 				if (wl == 0 || *p == ',')
-					return err_node(c, v, "empty method name in '%s'", key);
+					return cf_err_node(c, v, "empty method name in '%s'", key);
 			}
 		}
 	}
 	if (sc->nchains == 0)
-		return err_node(c, v, "'%s' names no method", key);
+		return cf_err_node(c, v, "'%s' names no method", key);
 	return 0;
 }
 
@@ -1544,26 +609,26 @@ get_startups(struct ctx *c, const struct ynode *v, const char *key, long out[3])
 	size_t i, colons = 0;
 	int bad = 0;
 
-	if (want_scalar(c, v, key, "\"start:rate:full\" or a count") == -1)
+	if (cf_want_scalar(c, v, key, "\"start:rate:full\" or a count") == -1)
 		return -1;
 	for (q = v->s; *q != '\0'; q++)
 		colons += *q == ':';
 	if (colons == 0) {
-		bad = parse_uint(v->s, strlen(v->s), 100000, &n[0]) < 0;
+		bad = cf_parse_uint(v->s, strlen(v->s), 100000, &n[0]) < 0;
 		n[1] = 100;
 		n[2] = n[0];
 	} else if (colons == 2) {
 		for (p = v->s, i = 0; i < 3 && !bad; i++) {
 			size_t len = strcspn(p, ":");
 
-			bad = parse_uint(p, len, 100000, &n[i]) < 0;
+			bad = cf_parse_uint(p, len, 100000, &n[i]) < 0;
 			p += len + (p[len] == ':');
 		}
 	} else
 		bad = 1;
 	if (bad || n[0] == 0 || n[1] > 100 || n[2] < n[0])
-		return err_node(c, v, "'%s' must be \"start:rate:full\" (e.g. \"10:30:100\", "
-		    "rate a percentage, start <= full) or a count, got '%s'", key, quote(c, v->s));
+		return cf_err_node(c, v, "'%s' must be \"start:rate:full\" (e.g. \"10:30:100\", "
+		    "rate a percentage, start <= full) or a count, got '%s'", key, cf_quote(c, v->s));
 	for (i = 0; i < 3; i++)
 		out[i] = (long)n[i];
 	return 0;
@@ -1577,49 +642,49 @@ server_key(struct ctx *c, const char *key, const struct ynode *k,
 
 	(void)k;
 	if (strcmp(key, "listen") == 0)
-		return get_strlist(c, v, key, &sc->listen, check_listen, 0);
+		return cf_get_strlist(c, v, key, &sc->listen, check_listen, 0);
 	if (strcmp(key, "host_keys") == 0)
-		return get_strlist(c, v, key, &sc->host_keys, check_abs_item, 0);
+		return cf_get_strlist(c, v, key, &sc->host_keys, check_abs_item, 0);
 	if (strcmp(key, "allow_users") == 0)
-		return get_strlist(c, v, key, &sc->allow_users, check_user_name, 0);
+		return cf_get_strlist(c, v, key, &sc->allow_users, check_user_name, 0);
 	if (strcmp(key, "allow_groups") == 0)
-		return get_strlist(c, v, key, &sc->allow_groups, check_user_name, 0);
+		return cf_get_strlist(c, v, key, &sc->allow_groups, check_user_name, 0);
 	if (strcmp(key, "max_connections") == 0)
-		return get_count(c, v, key, 100000, &sc->max_connections);
+		return cf_get_count(c, v, key, 100000, &sc->max_connections);
 	if (strcmp(key, "max_per_source") == 0)
-		return get_count(c, v, key, 100000, &sc->max_per_source);
+		return cf_get_count(c, v, key, 100000, &sc->max_per_source);
 	if (strcmp(key, "max_startups") == 0)
 		return get_startups(c, v, key, sc->startups);
 	if (strcmp(key, "max_sessions") == 0)
-		return get_count(c, v, key, 64, &sc->max_sessions);
+		return cf_get_count(c, v, key, 64, &sc->max_sessions);
 	if (strcmp(key, "login_grace_time") == 0)
-		return get_duration(c, v, key, &sc->login_grace_time);
+		return cf_get_duration(c, v, key, &sc->login_grace_time);
 	if (strcmp(key, "max_auth_tries") == 0)
-		return get_count(c, v, key, 100, &sc->max_auth_tries);
+		return cf_get_count(c, v, key, 100, &sc->max_auth_tries);
 	if (strcmp(key, "keepalive") == 0)
-		return get_duration(c, v, key, &sc->keepalive);
+		return cf_get_duration(c, v, key, &sc->keepalive);
 	if (strcmp(key, "authorized_keys") == 0) {
-		if (want_scalar(c, v, key, "a path pattern") == -1)
+		if (cf_want_scalar(c, v, key, "a path pattern") == -1)
 			return -1;
 		if (v->s[0] != '/' && strncmp(v->s, "~/", 2) != 0 &&
 		    strncmp(v->s, "%h/", 3) != 0)
-			return err_node(c, v, "'%s' must be an absolute path or start "
-			    "with ~/ or %%h/, got '%s'", key, quote(c, v->s));
+			return cf_err_node(c, v, "'%s' must be an absolute path or start "
+			    "with ~/ or %%h/, got '%s'", key, cf_quote(c, v->s));
 		if (strstr(v->s, "/../") != NULL ||
 		    (strlen(v->s) >= 3 && strcmp(v->s + strlen(v->s) - 3, "/..") == 0))
-			return err_node(c, v, "'%s' may not contain '..' components",
+			return cf_err_node(c, v, "'%s' may not contain '..' components",
 			    key);
 		for (const char *p = strchr(v->s, '%'); p != NULL; p = strchr(p + 2, '%'))
 			if (p[1] != 'u' && p[1] != 'h')
-				return err_node(c, v, "unknown token '%%%c' in '%s': "
+				return cf_err_node(c, v, "unknown token '%%%c' in '%s': "
 				    "expected %%u (user) or %%h (home)", p[1] ? p[1] : ' ',
 				    key);
-		return dupstr(c, v, &sc->authorized_keys);
+		return cf_dupstr(c, v, &sc->authorized_keys);
 	}
 	if (strcmp(key, "auth_methods") == 0)
 		return get_auth_methods(c, v, key, sc);
 	if (strcmp(key, "accept_env") == 0)
-		return get_strlist(c, v, key, &sc->accept_env, check_env_glob, 1);
+		return cf_get_strlist(c, v, key, &sc->accept_env, cf_check_env_glob, 1);
 	if (strcmp(key, "ciphers") == 0)
 		return get_algos(c, v, key, &sc->ciphers);
 	if (strcmp(key, "kex") == 0)
@@ -1628,7 +693,7 @@ server_key(struct ctx *c, const char *key, const struct ynode *k,
 		return get_algos(c, v, key, &sc->macs);
 	if (strcmp(key, "hostkey_algorithms") == 0)
 		return get_algos(c, v, key, &sc->hostkey_algorithms);
-	return unhandled(c, k, key);
+	return cf_unhandled(c, k, key);
 }
 
 static int
@@ -1643,22 +708,22 @@ gateway_key(struct ctx *c, const char *key, const struct ynode *k,
 	if (strcmp(key, "runner") == 0) {
 		free(gw->runner);
 		gw->runner = NULL;
-		return get_abs_path(c, v, key, &gw->runner);
+		return cf_get_abs_path(c, v, key, &gw->runner);
 	}
 	if (strcmp(key, "pam_service") == 0) {
-		if (want_scalar(c, v, key, "a PAM service name") == -1)
+		if (cf_want_scalar(c, v, key, "a PAM service name") == -1)
 			return -1;
-		if (!name_ok(v->s, ""))
-			return err_node(c, v, "'%s' is not a valid PAM service name",
-			    quote(c, v->s));
+		if (!cf_name_ok(v->s, ""))
+			return cf_err_node(c, v, "'%s' is not a valid PAM service name",
+			    cf_quote(c, v->s));
 		free(gw->pam_service);
 		gw->pam_service = NULL;
-		return dupstr(c, v, &gw->pam_service);
+		return cf_dupstr(c, v, &gw->pam_service);
 	}
 	if (strcmp(key, "pam_confdir") == 0)
-		return get_abs_path(c, v, key, &gw->pam_confdir);
+		return cf_get_abs_path(c, v, key, &gw->pam_confdir);
 	if (strcmp(key, "sandbox") == 0) {
-		if (get_enum(c, v, key, sandbox_names, &e) == -1)
+		if (cf_get_enum(c, v, key, sandbox_names, &e) == -1)
 			return -1;
 		gw->sandbox = (enum ag_sandbox_mode)e;
 		return 0;
@@ -1667,25 +732,25 @@ gateway_key(struct ctx *c, const char *key, const struct ynode *k,
 		return get_profile_ref(c, v, key, REF_DEFAULT, 0,
 		    &gw->default_profile_name);
 	if (strcmp(key, "audit") == 0) {
-		if (walk_map(c, v, key, "in gateway.audit", "key", audit_keys,
+		if (cf_walk_map(c, v, key, "in gateway.audit", "key", audit_keys,
 		    audit_key, &gw->audit) == -1)
 			return -1;
 		return check_audit_spool(c, v, &gw->audit);
 	}
 	if (strcmp(key, "recordings") == 0)
-		return get_abs_path(c, v, key, &gw->recordings);
+		return cf_get_abs_path(c, v, key, &gw->recordings);
 	if (strcmp(key, "server") == 0) {
 		gw->server.present = 1;
 		gw->server.pos.line = k->line;
 		gw->server.pos.col = k->col;
-		if (is_null(v))
+		if (cf_is_null(v))
 			return 0;
-		return walk_map(c, v, key, "in gateway.server", "key", server_keys,
+		return cf_walk_map(c, v, key, "in gateway.server", "key", server_keys,
 		    server_key, &gw->server);
 	}
 	if (strcmp(key, "recordings_input") == 0)
-		return get_bool(c, v, key, &gw->recordings_input);
-	return unhandled(c, k, key);
+		return cf_get_bool(c, v, key, &gw->recordings_input);
+	return cf_unhandled(c, k, key);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1711,16 +776,16 @@ identity_key(struct ctx *c, const char *key, const struct ynode *k,
 
 	(void)k;
 	if (strcmp(key, "name") == 0) {
-		if (want_scalar(c, v, key, "a name") == -1)
+		if (cf_want_scalar(c, v, key, "a name") == -1)
 			return -1;
-		if (!name_ok(v->s, "@"))
-			return err_node(c, v, "identity name '%s' may contain only "
+		if (!cf_name_ok(v->s, "@"))
+			return cf_err_node(c, v, "identity name '%s' may contain only "
 			    "letters, digits, '_', '-', '.' and '@' (at most %d)",
-			    quote(c, v->s), MAX_NAME);
-		return dupstr(c, v, &id->name);
+			    cf_quote(c, v->s), MAX_NAME);
+		return cf_dupstr(c, v, &id->name);
 	}
 	if (strcmp(key, "keys") == 0) {
-		if (get_strlist(c, v, key, &id->keys, NULL, 0) == -1)
+		if (cf_get_strlist(c, v, key, &id->keys, NULL, 0) == -1)
 			return -1;
 		/* Re-store each key in canonical "TYPE BASE64" form. */
 		for (i = 0; i < id->keys.n; i++) {
@@ -1744,15 +809,15 @@ identity_key(struct ctx *c, const char *key, const struct ynode *k,
 		    &id->profile_name);
 	if (strcmp(key, "from") == 0) {
 		if (v->type != Y_SEQ)
-			return err_node(c, v, "expected a list of addresses for "
-			    "'from', got %s", kind_of(v));
+			return cf_err_node(c, v, "expected a list of addresses for "
+			    "'from', got %s", cf_kind_of(v));
 		if (v->n == 0)
-			return err_node(c, v, "'from' is an empty list, which would "
+			return cf_err_node(c, v, "'from' is an empty list, which would "
 			    "match no address: remove the key to allow any address");
 		if ((id->from = calloc(v->n, sizeof(*id->from))) == NULL)
-			return oom(c, v);
+			return cf_oom(c, v);
 		for (i = 0; i < v->n; i++) {
-			if (want_scalar(c, v->kid[i], key, "an address") == -1 ||
+			if (cf_want_scalar(c, v->kid[i], key, "an address") == -1 ||
 			    parse_cidr(c, v->kid[i], &id->from[i]) == -1)
 				return -1;
 			id->nfrom = i + 1;
@@ -1766,8 +831,8 @@ identity_key(struct ctx *c, const char *key, const struct ynode *k,
 		return 0;
 	}
 	if (strcmp(key, "disabled") == 0)
-		return get_bool(c, v, key, &id->disabled);
-	return unhandled(c, k, key);
+		return cf_get_bool(c, v, key, &id->disabled);
+	return cf_unhandled(c, k, key);
 }
 
 static int
@@ -1779,13 +844,13 @@ load_identities(struct ctx *c, const struct ynode *v)
 	int rc = -1;
 
 	if (v->type != Y_SEQ)
-		return err_node(c, v, "expected a list of identities for "
-		    "'identities', got %s", kind_of(v));
+		return cf_err_node(c, v, "expected a list of identities for "
+		    "'identities', got %s", cf_kind_of(v));
 	if (v->n == 0)
 		return 0;
 	if ((cfg->identities = calloc(v->n, sizeof(*cfg->identities))) == NULL ||
 	    (names = calloc(v->n, sizeof(*names))) == NULL)
-		return oom(c, v);
+		return cf_oom(c, v);
 	for (i = 0; i < v->n; i++) {
 		const struct ynode *it = v->kid[i], *nm;
 		struct ag_identity *id = &cfg->identities[i];
@@ -1796,39 +861,39 @@ load_identities(struct ctx *c, const struct ynode *v)
 		id->pos.line = it->line;
 		id->pos.col = it->col;
 		if (it->type != Y_MAP) {
-			err_node(c, it, "expected a mapping for identity #%zu, got %s",
-			    i + 1, kind_of(it));
+			cf_err_node(c, it, "expected a mapping for identity #%zu, got %s",
+			    i + 1, cf_kind_of(it));
 			goto out;
 		}
-		nm = map_get(it, "name");
-		if (nm != NULL && nm->type == Y_SCALAR && !is_null(nm))
+		nm = cf_map_get(it, "name");
+		if (nm != NULL && nm->type == Y_SCALAR && !cf_is_null(nm))
 			snprintf(what, sizeof(what), "in identity '%s'",
-			    quote(c, nm->s));
+			    cf_quote(c, nm->s));
 		else
 			snprintf(what, sizeof(what), "in identity #%zu", i + 1);
-		if (walk_map(c, it, "identities", what, "key", identity_keys,
+		if (cf_walk_map(c, it, "identities", what, "key", identity_keys,
 		    identity_key, &ic) == -1)
 			goto out;
 		if (id->name == NULL) {
-			err_node(c, it, "identity #%zu has no 'name'", i + 1);
+			cf_err_node(c, it, "identity #%zu has no 'name'", i + 1);
 			goto out;
 		}
 		if (id->profile_name == NULL) {
-			err_node(c, it, "identity '%s' has no 'profile'", id->name);
+			cf_err_node(c, it, "identity '%s' has no 'profile'", id->name);
 			goto out;
 		}
 		if (id->keys.n == 0 && !id->has_token) {
-			err_node(c, it, "identity '%s' has neither 'keys' nor "
+			cf_err_node(c, it, "identity '%s' has neither 'keys' nor "
 			    "'token_sha256', so it can never match", id->name);
 			goto out;
 		}
-		names[i] = map_get(it, "name");
+		names[i] = cf_map_get(it, "name");
 	}
-	if (find_dup(c, names, v->n, 1, &dup, &first) == -1)
+	if (cf_find_dup(c, names, v->n, 1, &dup, &first) == -1)
 		goto out;
 	if (dup != NULL) {
-		err_node(c, dup, "duplicate identity '%s' (first defined at %d:%d)",
-		    quote(c, dup->s), first->line, first->col);
+		cf_err_node(c, dup, "duplicate identity '%s' (first defined at %d:%d)",
+		    cf_quote(c, dup->s), first->line, first->col);
 		goto out;
 	}
 	rc = 0;
@@ -1849,15 +914,15 @@ user_key(struct ctx *c, const char *key, const struct ynode *k,
 	int grp = key[0] == '%';
 
 	(void)arg;
-	if (!name_ok(key + grp, "$"))
-		return err_node(c, k, "'%s' is not a valid %s name", quote(c, key),
+	if (!cf_name_ok(key + grp, "$"))
+		return cf_err_node(c, k, "'%s' is not a valid %s name", cf_quote(c, key),
 		    grp ? "group" : "user");
 	cfg->nusers++;
 	u->is_group = grp;
 	u->pos.line = k->line;
 	u->pos.col = k->col;
 	if ((u->name = strdup(key + grp)) == NULL)
-		return oom(c, k);
+		return cf_oom(c, k);
 	return get_profile_ref(c, v, key, REF_USER, cfg->nusers - 1,
 	    &u->profile_name);
 }
@@ -1867,8 +932,8 @@ load_users(struct ctx *c, const struct ynode *v)
 {
 	if (v->type == Y_MAP && v->n > 0 &&
 	    (c->cfg->users = calloc(v->n / 2, sizeof(*c->cfg->users))) == NULL)
-		return oom(c, v);
-	return walk_map(c, v, "users", "in users", "user", NULL, user_key, NULL);
+		return cf_oom(c, v);
+	return cf_walk_map(c, v, "users", "in users", "user", NULL, user_key, NULL);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1916,15 +981,15 @@ check_command(struct ctx *c, const struct ynode *v)
 	size_t i;
 
 	if (v->len == 0)
-		return err_node(c, v, "empty command name");
+		return cf_err_node(c, v, "empty command name");
 	for (i = 0; i < v->len; i++)
 		if (isspace((unsigned char)v->s[i]))
-			return err_node(c, v, "command '%s' contains white space: "
+			return cf_err_node(c, v, "command '%s' contains white space: "
 			    "name one program per rule and put arguments in "
-			    "'args'", quote(c, v->s));
+			    "'args'", cf_quote(c, v->s));
 	if (strchr(v->s, '/') != NULL && v->s[0] != '/')
-		return err_node(c, v, "command '%s' must be a bare name or an "
-		    "absolute path", quote(c, v->s));
+		return cf_err_node(c, v, "command '%s' must be a bare name or an "
+		    "absolute path", cf_quote(c, v->s));
 	return 0;
 }
 
@@ -1936,24 +1001,24 @@ rule_key(struct ctx *c, const char *key, const struct ynode *k,
 	struct ag_rule *r = pc->rule;
 
 	if (strcmp(key, "command") == 0) {
-		if (want_scalar(c, v, key, "a program name") == -1 ||
+		if (cf_want_scalar(c, v, key, "a program name") == -1 ||
 		    check_command(c, v) == -1)
 			return -1;
-		return dupstr(c, v, &r->command);
+		return cf_dupstr(c, v, &r->command);
 	}
 	if (pc->is_deny && (strcmp(key, "deny_args") == 0 ||
 	    strcmp(key, "allow_options") == 0))
-		return err_node(c, k, "'%s' has no meaning in a deny rule (%s): "
+		return cf_err_node(c, k, "'%s' has no meaning in a deny rule (%s): "
 		    "use 'args' to name the arguments that are refused", key, r->id);
 	if (strcmp(key, "subcommands") == 0)
-		return get_strlist(c, v, key, &r->subcommands, check_word, 0);
+		return cf_get_strlist(c, v, key, &r->subcommands, cf_check_word, 0);
 	if (strcmp(key, "args") == 0)
-		return get_strlist(c, v, key, &r->args, NULL, 0);
+		return cf_get_strlist(c, v, key, &r->args, NULL, 0);
 	if (strcmp(key, "deny_args") == 0)
-		return get_strlist(c, v, key, &r->deny_args, NULL, 0);
+		return cf_get_strlist(c, v, key, &r->deny_args, NULL, 0);
 	if (strcmp(key, "allow_options") == 0)
-		return get_strlist(c, v, key, &r->allow_options, check_option, 0);
-	return unhandled(c, k, key);
+		return cf_get_strlist(c, v, key, &r->allow_options, cf_check_option, 0);
+	return cf_unhandled(c, k, key);
 }
 
 static int
@@ -1963,17 +1028,17 @@ load_rules(struct ctx *c, struct pctx *pc, const struct ynode *v, const char *ke
 	size_t i;
 
 	if (v->type != Y_SEQ)
-		return err_node(c, v, "expected a list of rules for '%s', got %s",
-		    key, kind_of(v));
+		return cf_err_node(c, v, "expected a list of rules for '%s', got %s",
+		    key, cf_kind_of(v));
 	if (v->n == 0) {
 		if (!pc->is_deny)
-			return err_node(c, v, "'allow' is an empty list, so profile "
+			return cf_err_node(c, v, "'allow' is an empty list, so profile "
 			    "'%s' could run nothing: name the programs it may run",
 			    pc->p->name);
 		return 0;
 	}
 	if ((*out = calloc(v->n, sizeof(**out))) == NULL)
-		return oom(c, v);
+		return cf_oom(c, v);
 	for (i = 0; i < v->n; i++) {
 		const struct ynode *it = v->kid[i];
 		struct ag_rule *r = &(*out)[i];
@@ -1984,26 +1049,26 @@ load_rules(struct ctx *c, struct pctx *pc, const struct ynode *v, const char *ke
 		r->pos.col = it->col;
 		snprintf(id, sizeof(id), "profiles.%s.%s[%zu]", pc->p->name, key, i);
 		if ((r->id = strdup(id)) == NULL)
-			return oom(c, it);
-		if (it->type == Y_SCALAR && !is_null(it)) {
-			if (scalar_has_nul(it))
-				return err_node(c, it, "command contains a NUL "
+			return cf_oom(c, it);
+		if (it->type == Y_SCALAR && !cf_is_null(it)) {
+			if (cf_scalar_has_nul(it))
+				return cf_err_node(c, it, "command contains a NUL "
 				    "character");
 			if (check_command(c, it) == -1)
 				return -1;
-			if (dupstr(c, it, &r->command) == -1)
+			if (cf_dupstr(c, it, &r->command) == -1)
 				return -1;
 			continue;
 		}
 		if (it->type != Y_MAP)
-			return err_node(c, it, "expected a program name or a rule "
-			    "mapping in '%s', got %s", key, kind_of(it));
+			return cf_err_node(c, it, "expected a program name or a rule "
+			    "mapping in '%s', got %s", key, cf_kind_of(it));
 		snprintf(what, sizeof(what), "in rule %s", id);
 		pc->rule = r;
-		if (walk_map(c, it, key, what, "key", rule_keys, rule_key, pc) == -1)
+		if (cf_walk_map(c, it, key, what, "key", rule_keys, rule_key, pc) == -1)
 			return -1;
 		if (r->command == NULL)
-			return err_node(c, it, "rule %s has no 'command'", id);
+			return cf_err_node(c, it, "rule %s has no 'command'", id);
 	}
 	return 0;
 }
@@ -2016,7 +1081,7 @@ feature_key(struct ctx *c, const char *key, const struct ynode *k,
 	int e;
 
 	(void)k;
-	if (get_enum(c, v, key, feature_names, &e) == -1)
+	if (cf_get_enum(c, v, key, feature_names, &e) == -1)
 		return -1;
 	if (strcmp(key, "command_substitution") == 0)
 		f->command_substitution = (enum ag_feature)e;
@@ -2031,7 +1096,7 @@ feature_key(struct ctx *c, const char *key, const struct ynode *k,
 	else if (strcmp(key, "subshell") == 0)
 		f->subshell = (enum ag_feature)e;
 	else
-		return unhandled(c, k, key);
+		return cf_unhandled(c, k, key);
 	return 0;
 }
 
@@ -2043,14 +1108,14 @@ paths_key(struct ctx *c, const char *key, const struct ynode *k,
 
 	(void)k;
 	if (strcmp(key, "read") == 0)
-		return get_strlist(c, v, key, &p->paths_read, check_policy_path, 1);
+		return cf_get_strlist(c, v, key, &p->paths_read, cf_check_policy_path, 1);
 	if (strcmp(key, "write") == 0)
-		return get_strlist(c, v, key, &p->paths_write, check_policy_path, 1);
+		return cf_get_strlist(c, v, key, &p->paths_write, cf_check_policy_path, 1);
 	if (strcmp(key, "exec") == 0)
-		return get_strlist(c, v, key, &p->paths_exec, check_policy_path, 1);
+		return cf_get_strlist(c, v, key, &p->paths_exec, cf_check_policy_path, 1);
 	if (strcmp(key, "protect") == 0)
-		return get_strlist(c, v, key, &p->paths_protect, check_policy_path, 1);
-	return unhandled(c, k, key);
+		return cf_get_strlist(c, v, key, &p->paths_protect, cf_check_policy_path, 1);
+	return cf_unhandled(c, k, key);
 }
 
 static int
@@ -2061,10 +1126,10 @@ network_key(struct ctx *c, const char *key, const struct ynode *k,
 
 	(void)k;
 	if (strcmp(key, "connect") == 0)
-		return get_ports(c, v, key, &p->net_connect, &p->nnet_connect);
+		return cf_get_ports(c, v, key, &p->net_connect, &p->nnet_connect);
 	if (strcmp(key, "bind") == 0)
-		return get_ports(c, v, key, &p->net_bind, &p->nnet_bind);
-	return unhandled(c, k, key);
+		return cf_get_ports(c, v, key, &p->net_bind, &p->nnet_bind);
+	return cf_unhandled(c, k, key);
 }
 
 static int
@@ -2076,16 +1141,16 @@ transfer_key(struct ctx *c, const char *key, const struct ynode *k,
 
 	(void)k;
 	if (strcmp(key, "sftp") == 0) {
-		if (get_enum(c, v, key, transfer_names, &e) == -1)
+		if (cf_get_enum(c, v, key, transfer_names, &e) == -1)
 			return -1;
 		p->sftp = (enum ag_transfer)e;
 		return 0;
 	}
 	if (strcmp(key, "scp") == 0)
-		return get_bool(c, v, key, &p->scp_legacy);
+		return cf_get_bool(c, v, key, &p->scp_legacy);
 	if (strcmp(key, "rsync") == 0)
-		return get_bool(c, v, key, &p->rsync);
-	return unhandled(c, k, key);
+		return cf_get_bool(c, v, key, &p->rsync);
+	return cf_unhandled(c, k, key);
 }
 
 static int
@@ -2095,21 +1160,21 @@ envset_key(struct ctx *c, const char *key, const struct ynode *k,
 	struct ag_profile *p = arg;
 	size_t n = p->env_set_keys.n;
 
-	if (!env_name_ok(key))
-		return err_node(c, k, "'%s' in 'env.set' is not a valid "
-		    "environment variable name", quote(c, key));
+	if (!cf_env_name_ok(key))
+		return cf_err_node(c, k, "'%s' in 'env.set' is not a valid "
+		    "environment variable name", cf_quote(c, key));
 	if (v->type != Y_SCALAR)
-		return err_node(c, v, "expected a string for 'env.set.%s', got %s",
-		    quote(c, key), kind_of(v));
-	if (scalar_has_nul(v))
-		return err_node(c, v, "'env.set.%s' contains a NUL character",
-		    quote(c, key));
+		return cf_err_node(c, v, "expected a string for 'env.set.%s', got %s",
+		    cf_quote(c, key), cf_kind_of(v));
+	if (cf_scalar_has_nul(v))
+		return cf_err_node(c, v, "'env.set.%s' contains a NUL character",
+		    cf_quote(c, key));
 	/* An empty value is a value: "FOO: ''" sets FOO to the empty string. */
 	if ((p->env_set_keys.v[n] = strdup(key)) == NULL)
-		return oom(c, k);
+		return cf_oom(c, k);
 	p->env_set_keys.n++;
-	if ((p->env_set_vals.v[n] = strdup(is_null(v) ? "" : v->s)) == NULL)
-		return oom(c, v);
+	if ((p->env_set_vals.v[n] = strdup(cf_is_null(v) ? "" : v->s)) == NULL)
+		return cf_oom(c, v);
 	p->env_set_vals.n++;
 	return 0;
 }
@@ -2124,18 +1189,18 @@ env_key(struct ctx *c, const char *key, const struct ynode *k,
 
 	(void)k;
 	if (strcmp(key, "deny") == 0)
-		return get_strlist(c, v, key, &p->env_deny, check_env_glob, 1);
+		return cf_get_strlist(c, v, key, &p->env_deny, cf_check_env_glob, 1);
 	if (strcmp(key, "allow") == 0)
-		return get_strlist(c, v, key, &p->env_allow, check_env_name, 1);
+		return cf_get_strlist(c, v, key, &p->env_allow, cf_check_env_name, 1);
 	if (strcmp(key, "set") != 0)
-		return unhandled(c, k, key);
+		return cf_unhandled(c, k, key);
 	if (v->type == Y_MAP) {
 		if ((p->env_set_keys.v = calloc(v->n / 2 + 1, sizeof(char *))) == NULL ||
 		    (p->env_set_vals.v = calloc(v->n / 2 + 1, sizeof(char *))) == NULL)
-			return oom(c, v);
+			return cf_oom(c, v);
 	}
 	snprintf(what, sizeof(what), "in profiles.%s.env.set", p->name);
-	return walk_map(c, v, "set", what, "variable", NULL, envset_key, p);
+	return cf_walk_map(c, v, "set", what, "variable", NULL, envset_key, p);
 }
 
 static int
@@ -2146,30 +1211,30 @@ limits_key(struct ctx *c, const char *key, const struct ynode *k,
 
 	(void)k;
 	if (strcmp(key, "timeout") == 0)
-		return get_duration(c, v, key, &l->timeout);
+		return cf_get_duration(c, v, key, &l->timeout);
 	if (strcmp(key, "idle_timeout") == 0)
-		return get_duration(c, v, key, &l->idle_timeout);
+		return cf_get_duration(c, v, key, &l->idle_timeout);
 	if (strcmp(key, "cpu") == 0)
-		return get_duration(c, v, key, &l->cpu);
+		return cf_get_duration(c, v, key, &l->cpu);
 	if (strcmp(key, "max_output") == 0)
-		return get_size(c, v, key, &l->max_output);
+		return cf_get_size(c, v, key, &l->max_output);
 	if (strcmp(key, "file_size") == 0)
-		return get_size(c, v, key, &l->file_size);
+		return cf_get_size(c, v, key, &l->file_size);
 	if (strcmp(key, "address_space") == 0)
-		return get_size(c, v, key, &l->address_space);
+		return cf_get_size(c, v, key, &l->address_space);
 	if (strcmp(key, "memory") == 0) {
 		/* "unlimited" has to be said: leaving the key out means the default */
 		if (v->type == Y_SCALAR && v->s != NULL && strcmp(v->s, "unlimited") == 0) {
 			l->memory = -1;
 			return 0;
 		}
-		return get_size(c, v, key, &l->memory);
+		return cf_get_size(c, v, key, &l->memory);
 	}
 	if (strcmp(key, "processes") == 0)
-		return get_count(c, v, key, INT_MAX, &l->processes);
+		return cf_get_count(c, v, key, INT_MAX, &l->processes);
 	if (strcmp(key, "open_files") == 0)
-		return get_count(c, v, key, INT_MAX, &l->open_files);
-	return unhandled(c, k, key);
+		return cf_get_count(c, v, key, INT_MAX, &l->open_files);
+	return cf_unhandled(c, k, key);
 }
 
 static int
@@ -2181,24 +1246,24 @@ validator_key(struct ctx *c, const char *key, const struct ynode *k,
 
 	(void)k;
 	if (strcmp(key, "url") == 0)
-		return get_url(c, v, key, &val->url);
+		return cf_get_url(c, v, key, &val->url);
 	if (strcmp(key, "kind") == 0) {
-		if (get_enum(c, v, key, kind_names, &e) == -1)
+		if (cf_get_enum(c, v, key, kind_names, &e) == -1)
 			return -1;
 		free(val->kind);
 		if ((val->kind = strdup(kind_names[e])) == NULL)
-			return oom(c, v);
+			return cf_oom(c, v);
 		return 0;
 	}
 	if (strcmp(key, "model") == 0)
-		return get_string(c, v, key, &val->model);
+		return cf_get_string(c, v, key, &val->model);
 	if (strcmp(key, "api_key_file") == 0)
-		return get_abs_path(c, v, key, &val->api_key_file);
+		return cf_get_abs_path(c, v, key, &val->api_key_file);
 	if (strcmp(key, "timeout_ms") == 0)
-		return get_count(c, v, key, 600000, &val->timeout_ms);
+		return cf_get_count(c, v, key, 600000, &val->timeout_ms);
 	if (strcmp(key, "on_error") != 0)
-		return unhandled(c, k, key);
-	if (get_enum(c, v, key, on_error_names, &e) == -1)
+		return cf_unhandled(c, k, key);
+	if (cf_get_enum(c, v, key, on_error_names, &e) == -1)
 		return -1;
 	val->on_error = (enum ag_on_error)e;
 	return 0;
@@ -2221,51 +1286,51 @@ profile_field(struct ctx *c, const char *key, const struct ynode *k,
 		    pc->is_deny ? &p->ndeny : &p->nallow);
 	}
 	if (strcmp(key, "features") == 0)
-		return walk_map(c, v, key, what, "key", feature_keys, feature_key,
+		return cf_walk_map(c, v, key, what, "key", feature_keys, feature_key,
 		    &p->features);
 	if (strcmp(key, "paths") == 0)
-		return walk_map(c, v, key, what, "key", paths_keys, paths_key, p);
+		return cf_walk_map(c, v, key, what, "key", paths_keys, paths_key, p);
 	if (strcmp(key, "network") == 0) {
 		p->has_network = 1;
-		return walk_map(c, v, key, what, "key", network_keys, network_key, p);
+		return cf_walk_map(c, v, key, what, "key", network_keys, network_key, p);
 	}
 	if (strcmp(key, "file_transfer") == 0)
-		return walk_map(c, v, key, what, "key", transfer_keys, transfer_key,
+		return cf_walk_map(c, v, key, what, "key", transfer_keys, transfer_key,
 		    p);
 	if (strcmp(key, "env") == 0)
-		return walk_map(c, v, key, what, "key", env_keys, env_key, pc);
+		return cf_walk_map(c, v, key, what, "key", env_keys, env_key, pc);
 	if (strcmp(key, "limits") == 0)
-		return walk_map(c, v, key, what, "key", limits_keys, limits_key,
+		return cf_walk_map(c, v, key, what, "key", limits_keys, limits_key,
 		    &p->limits);
 	if (strcmp(key, "unknown") == 0) {
-		if (get_enum(c, v, key, unknown_names, &e) == -1)
+		if (cf_get_enum(c, v, key, unknown_names, &e) == -1)
 			return -1;
 		p->unknown = (enum ag_unknown)e;
 		return 0;
 	}
 	if (strcmp(key, "tier") == 0) {
-		if (get_enum(c, v, key, tier_names, &e) == -1)
+		if (cf_get_enum(c, v, key, tier_names, &e) == -1)
 			return -1;
 		p->tier = (enum ag_tier)e;
 		return 0;
 	}
 	/* validator */
 	if ((p->validator = calloc(1, sizeof(*p->validator))) == NULL)
-		return oom(c, v);
+		return cf_oom(c, v);
 	p->validator->timeout_ms = 4000;
 	p->validator->on_error = AG_ON_ERROR_DENY;
 	p->validator->pos.line = v->line;
 	p->validator->pos.col = v->col;
-	if (walk_map(c, v, key, what, "key", validator_keys, validator_key,
+	if (cf_walk_map(c, v, key, what, "key", validator_keys, validator_key,
 	    p->validator) == -1)
 		return -1;
 	if (p->validator->url == NULL)
-		return err_node(c, v, "profiles.%s.validator has no 'url'", p->name);
+		return cf_err_node(c, v, "profiles.%s.validator has no 'url'", p->name);
 	if (p->validator->kind == NULL &&
 	    (p->validator->kind = strdup("openai")) == NULL)
-		return oom(c, v);
+		return cf_oom(c, v);
 	if (strcmp(p->validator->kind, "openai") == 0 && p->validator->model == NULL)
-		return err_node(c, v, "profiles.%s.validator of kind 'openai' needs "
+		return cf_err_node(c, v, "profiles.%s.validator of kind 'openai' needs "
 		    "a 'model'", p->name);
 	return 0;
 }
@@ -2280,9 +1345,9 @@ profile_entry(struct ctx *c, const char *key, const struct ynode *k,
 	const struct ynode *u;
 
 	(void)arg;
-	if (!name_ok(key, ""))
-		return err_node(c, k, "profile name '%s' may contain only letters, "
-		    "digits, '_', '-' and '.' (at most %d)", quote(c, key), MAX_NAME);
+	if (!cf_name_ok(key, ""))
+		return cf_err_node(c, k, "profile name '%s' may contain only letters, "
+		    "digits, '_', '-' and '.' (at most %d)", cf_quote(c, key), MAX_NAME);
 	cfg->nprofiles++;
 	p->pos.line = k->line;
 	p->pos.col = k->col;
@@ -2290,27 +1355,27 @@ profile_entry(struct ctx *c, const char *key, const struct ynode *k,
 	p->features.background = AG_FEATURE_DENY;
 	p->features.coproc = AG_FEATURE_DENY;
 	if ((p->name = strdup(key)) == NULL)
-		return oom(c, k);
+		return cf_oom(c, k);
 	memset(&pc, 0, sizeof(pc));
 	pc.p = p;
 	snprintf(pc.what, sizeof(pc.what), "in profile '%s'", key);
-	if (walk_map(c, v, key, pc.what, "key", profile_keys, profile_field,
+	if (cf_walk_map(c, v, key, pc.what, "key", profile_keys, profile_field,
 	    &pc) == -1)
 		return -1;
 	if (p->nallow == 0 && p->unknown != AG_UNKNOWN_ASK)
-		return err_node(c, k, "profile '%s' has no 'allow' list: name the "
+		return cf_err_node(c, k, "profile '%s' has no 'allow' list: name the "
 		    "programs it may run (or set 'unknown: ask' with a validator)",
 		    key);
 	if (p->paths_exec.n > 0 && p->tier != AG_TIER_DEVELOPER) {
-		u = map_get(v, "paths");
-		u = u ? map_get(u, "exec") : NULL;
-		return err_node(c, u ? u : k, "profile '%s' has 'paths.exec' but is "
+		u = cf_map_get(v, "paths");
+		u = u ? cf_map_get(u, "exec") : NULL;
+		return cf_err_node(c, u ? u : k, "profile '%s' has 'paths.exec' but is "
 		    "not 'tier: developer': only the developer tier runs built files",
 		    key);
 	}
 	if (p->unknown == AG_UNKNOWN_ASK && p->validator == NULL) {
-		u = map_get(v, "unknown");
-		return err_node(c, u ? u : k, "profile '%s' has 'unknown: ask' "
+		u = cf_map_get(v, "unknown");
+		return cf_err_node(c, u ? u : k, "profile '%s' has 'unknown: ask' "
 		    "but no 'validator' to ask", key);
 	}
 	return 0;
@@ -2321,12 +1386,12 @@ load_profiles(struct ctx *c, const struct ynode *v)
 {
 	if (v->type == Y_MAP && v->n > 0 &&
 	    (c->cfg->profiles = calloc(v->n / 2, sizeof(*c->cfg->profiles))) == NULL)
-		return oom(c, v);
-	if (walk_map(c, v, "profiles", "in profiles", "profile", NULL,
+		return cf_oom(c, v);
+	if (cf_walk_map(c, v, "profiles", "in profiles", "profile", NULL,
 	    profile_entry, NULL) == -1)
 		return -1;
 	if (c->cfg->nprofiles == 0)
-		return err_node(c, v, "'profiles' is empty: define at least one "
+		return cf_err_node(c, v, "'profiles' is empty: define at least one "
 		    "profile");
 	return 0;
 }
@@ -2368,16 +1433,16 @@ top_key(struct ctx *c, const char *key, const struct ynode *k,
 	(void)arg;
 	(void)k;
 	if (strcmp(key, "version") == 0) {
-		if (want_scalar(c, v, key, "a number") == -1)
+		if (cf_want_scalar(c, v, key, "a number") == -1)
 			return -1;
 		if (strcmp(v->s, "1") != 0)
-			return err_node(c, v, "unsupported version '%s': this "
-			    "agentgate reads 'version: 1'", quote(c, v->s));
+			return cf_err_node(c, v, "unsupported version '%s': this "
+			    "agentgate reads 'version: 1'", cf_quote(c, v->s));
 		c->cfg->version = 1;
 		return 0;
 	}
 	if (strcmp(key, "gateway") == 0)
-		return walk_map(c, v, key, "in gateway", "key", gateway_keys,
+		return cf_walk_map(c, v, key, "in gateway", "key", gateway_keys,
 		    gateway_key, NULL);
 	if (strcmp(key, "identities") == 0)
 		return load_identities(c, v);
@@ -2385,7 +1450,7 @@ top_key(struct ctx *c, const char *key, const struct ynode *k,
 		return load_users(c, v);
 	if (strcmp(key, "profiles") == 0)
 		return load_profiles(c, v);
-	return unhandled(c, k, key);
+	return cf_unhandled(c, k, key);
 }
 
 struct ag_config *
@@ -2421,38 +1486,38 @@ ag_config_parse(const char *buf, size_t len, const char *name, struct ag_err *er
 		ag_err_at(err, c.name, 0, 0, "out of memory");
 		goto fail;
 	}
-	if (build_tree(&c, buf, len, &root) == -1)
+	if (cf_build_tree(&c, buf, len, &root) == -1)
 		goto fail;
-	if (root == NULL || is_null(root)) {
+	if (root == NULL || cf_is_null(root)) {
 		ag_err_at(err, c.name, 1, 1, "the file is empty: it needs at least "
 		    "'version: 1' and 'profiles'");
 		goto fail;
 	}
 	if (root->type != Y_MAP) {
-		err_node(&c, root, "expected a mapping at the top level, got %s",
-		    kind_of(root));
+		cf_err_node(&c, root, "expected a mapping at the top level, got %s",
+		    cf_kind_of(root));
 		goto fail;
 	}
-	if (walk_map(&c, root, "top level", "at the top level", "key", top_keys,
+	if (cf_walk_map(&c, root, "top level", "at the top level", "key", top_keys,
 	    top_key, NULL) == -1)
 		goto fail;
 	if (cfg->version == 0) {
-		err_node(&c, root, "'version' is missing: add 'version: 1' at the "
+		cf_err_node(&c, root, "'version' is missing: add 'version: 1' at the "
 		    "top of the file");
 		goto fail;
 	}
 	if (cfg->nprofiles == 0) {
-		err_node(&c, root, "'profiles' is missing: define at least one "
+		cf_err_node(&c, root, "'profiles' is missing: define at least one "
 		    "profile");
 		goto fail;
 	}
 	if (resolve_refs(&c) == -1)
 		goto fail;
-	ynode_free(root);
+	cf_ynode_free(root);
 	free(c.refs);
 	return cfg;
 fail:
-	ynode_free(root);
+	cf_ynode_free(root);
 	free(c.refs);
 	ag_config_free(cfg);
 	return NULL;
@@ -2567,10 +1632,10 @@ rules_free(struct ag_rule *r, size_t n)
 
 	for (i = 0; i < n; i++) {
 		free(r[i].command);
-		strlist_free(&r[i].subcommands);
-		strlist_free(&r[i].args);
-		strlist_free(&r[i].deny_args);
-		strlist_free(&r[i].allow_options);
+		cf_strlist_free(&r[i].subcommands);
+		cf_strlist_free(&r[i].args);
+		cf_strlist_free(&r[i].deny_args);
+		cf_strlist_free(&r[i].allow_options);
 		free(r[i].id);
 	}
 	free(r);
@@ -2582,17 +1647,17 @@ profile_free(struct ag_profile *p)
 	free(p->name);
 	rules_free(p->allow, p->nallow);
 	rules_free(p->deny, p->ndeny);
-	strlist_free(&p->paths_read);
-	strlist_free(&p->paths_write);
-	strlist_free(&p->paths_protect);
-	strlist_free(&p->paths_exec);
+	cf_strlist_free(&p->paths_read);
+	cf_strlist_free(&p->paths_write);
+	cf_strlist_free(&p->paths_protect);
+	cf_strlist_free(&p->paths_exec);
 	free(p->net_connect);
 	free(p->net_bind);
-	strlist_free(&p->env_deny);
-	strlist_free(&p->env_allow);
+	cf_strlist_free(&p->env_deny);
+	cf_strlist_free(&p->env_allow);
 	/* env.set arrays may be allocated with no entries yet. */
-	strlist_free(&p->env_set_keys);
-	strlist_free(&p->env_set_vals);
+	cf_strlist_free(&p->env_set_keys);
+	cf_strlist_free(&p->env_set_vals);
 	if (p->validator != NULL) {
 		free(p->validator->url);
 		free(p->validator->kind);
@@ -2619,11 +1684,11 @@ ag_config_free(struct ag_config *cfg)
 	free(cfg->gw.audit.http_url);
 	free(cfg->gw.audit.spool);
 	free(cfg->gw.recordings);
-	strlist_free(&cfg->gw.server.listen);
-	strlist_free(&cfg->gw.server.host_keys);
-	strlist_free(&cfg->gw.server.allow_users);
-	strlist_free(&cfg->gw.server.allow_groups);
-	strlist_free(&cfg->gw.server.accept_env);
+	cf_strlist_free(&cfg->gw.server.listen);
+	cf_strlist_free(&cfg->gw.server.host_keys);
+	cf_strlist_free(&cfg->gw.server.allow_users);
+	cf_strlist_free(&cfg->gw.server.allow_groups);
+	cf_strlist_free(&cfg->gw.server.accept_env);
 	free(cfg->gw.server.authorized_keys);
 	free(cfg->gw.server.ciphers);
 	free(cfg->gw.server.kex);
@@ -2633,7 +1698,7 @@ ag_config_free(struct ag_config *cfg)
 		struct ag_identity *id = &cfg->identities[i];
 
 		free(id->name);
-		strlist_free(&id->keys);
+		cf_strlist_free(&id->keys);
 		explicit_bzero(id->token_sha256, sizeof(id->token_sha256));
 		free(id->profile_name);
 		free(id->from);

@@ -1,0 +1,106 @@
+/*
+ * config_int.h - what the two halves of the policy loader share: the YAML
+ * tree with positions, the error and value readers that point at a node
+ * (config_yaml.c), and the schema walker that builds struct ag_config from
+ * them (config.c).
+ */
+#ifndef AG_CONFIG_INT_H
+#define AG_CONFIG_INT_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/config.h"
+#include "common/err.h"
+
+#define MAX_SCALAR	(64 * 1024)	/* bytes per scalar */
+#define MAX_NAME	64		/* profile, identity, user names */
+#define MAX_DURATION	((long)INT_MAX)	/* seconds */
+
+enum ytype { Y_SCALAR, Y_SEQ, Y_MAP };
+
+struct ynode {
+	enum ytype	  type;
+	int		  line, col;	/* 1-based */
+	int		  plain;	/* scalar written without quotes */
+	char		 *s;		/* scalar text, NUL-terminated */
+	size_t		  len;		/* scalar length (may contain NUL) */
+	struct ynode	**kid;		/* list items; map: key, value, key, ... */
+	size_t		  n, cap;
+};
+
+/* Deferred profile reference, resolved when all profiles are known. */
+enum refkind { REF_DEFAULT, REF_IDENTITY, REF_USER };
+
+struct pref {
+	enum refkind	 kind;
+	size_t		 idx;
+	const char	*name;		/* points into the config */
+	int		 line, col;
+};
+
+struct ctx {
+	const char	*name;		/* file name for messages */
+	struct ag_err	*err;
+	struct ag_config *cfg;
+	struct pref	*refs;
+	size_t		 nrefs, caprefs;
+	char		 qbuf[4][100];	/* rotating buffers for cf_quote() */
+	unsigned	 qi;
+};
+
+/* A mapping's value reader (cf_walk_map), a list item's check (cf_get_strlist). */
+typedef int (*keyfn)(struct ctx *c, const char *key, const struct ynode *k,
+    const struct ynode *v, void *arg);
+typedef int (*itemfn)(struct ctx *c, const struct ynode *item, const char *key);
+
+int	cf_build_tree(struct ctx *c, const char *buf, size_t len, struct ynode **rootp);
+int	cf_check_abs_path(struct ctx *c, const struct ynode *v, const char *key);
+int	cf_check_env_glob(struct ctx *c, const struct ynode *it, const char *key);
+int	cf_check_env_name(struct ctx *c, const struct ynode *it, const char *key);
+int	cf_check_option(struct ctx *c, const struct ynode *it, const char *key);
+int	cf_check_policy_path(struct ctx *c, const struct ynode *it, const char *key);
+int	cf_check_word(struct ctx *c, const struct ynode *it, const char *key);
+int	cf_close_enough(const char *typo, const char *cand, size_t *best);
+int	cf_dupstr(struct ctx *c, const struct ynode *v, char **out);
+int	cf_env_name_ok(const char *s);
+int	cf_err_at(struct ctx *c, int line, int col, const char *fmt, ...) AG_PRINTF(4, 5);
+int	cf_err_node(struct ctx *c, const struct ynode *y, const char *fmt,
+	    ...) AG_PRINTF(3, 4);
+int	cf_find_dup(struct ctx *c, const struct ynode *const *keys, size_t n,
+	    size_t stride, const struct ynode **dup, const struct ynode **first);
+int	cf_get_abs_path(struct ctx *c, const struct ynode *v, const char *key, char **out);
+int	cf_get_bool(struct ctx *c, const struct ynode *v, const char *key, int *out);
+int	cf_get_count(struct ctx *c, const struct ynode *v, const char *key, long max,
+	    long *out);
+int	cf_get_duration(struct ctx *c, const struct ynode *v, const char *key, long *out);
+int	cf_get_enum(struct ctx *c, const struct ynode *v, const char *key,
+	    const char *const *names, int *out);
+int	cf_get_ports(struct ctx *c, const struct ynode *v, const char *key, int **out,
+	    size_t *nout);
+int	cf_get_size(struct ctx *c, const struct ynode *v, const char *key, long long *out);
+int	cf_get_string(struct ctx *c, const struct ynode *v, const char *key, char **out);
+int	cf_get_strlist(struct ctx *c, const struct ynode *v, const char *key,
+	    struct ag_strlist *out, itemfn check, int allow_empty);
+int	cf_get_url(struct ctx *c, const struct ynode *v, const char *key, char **out);
+int	cf_is_null(const struct ynode *y);
+const char *cf_kind_of(const struct ynode *y);
+const struct ynode *cf_map_get(const struct ynode *m, const char *key);
+int	cf_name_ok(const char *s, const char *extra);
+int	cf_oom(struct ctx *c, const struct ynode *y);
+int	cf_parse_uint(const char *s, size_t n, unsigned long long max,
+	    unsigned long long *out);
+const char *cf_quote(struct ctx *c, const char *s);
+int	cf_scalar_has_nul(const struct ynode *y);
+void	cf_strlist_free(struct ag_strlist *l);
+const char *cf_suggest(struct ctx *c, const char *typo, const char *const *cands);
+int	cf_unhandled(struct ctx *c, const struct ynode *k, const char *key);
+int	cf_walk_map(struct ctx *c, const struct ynode *m, const char *key,
+	    const char *what, const char *noun, const char *const *known, keyfn fn,
+	    void *arg);
+int	cf_want_scalar(struct ctx *c, const struct ynode *v, const char *key,
+	    const char *expect);
+void	cf_ynode_free(struct ynode *y);
+
+#endif
