@@ -43,6 +43,7 @@
 #include "exec/session.h"
 
 #include "front/server_int.h"
+#include "common/safepath.h"
 
 /* ---- authorized keys ------------------------------------------------------- */
 
@@ -89,35 +90,15 @@ ag_server_expand_keys_path(const char *pattern, const char *user, const char *ho
 int
 ag_server_check_keys_perms(const char *path, uid_t uid, struct ag_err *err)
 {
-	char real[PATH_MAX], *slash;
 	struct stat st;
+	char *real = NULL;
+	int rc;
 
-	if (realpath(path, real) == NULL)
-		return ag_err_set(err, "%s: %s", path, strerror(errno));
-	for (;;) {
-		if (stat(real, &st) < 0)
-			return ag_err_set(err, "%s: %s", real, strerror(errno));
-		if (st.st_uid != 0 && st.st_uid != uid)
-			return ag_err_set(err, "bad ownership of %s (uid %ld): the keys of "
-			    "uid %ld must be owned by that user or root", real,
-			    (long)st.st_uid, (long)uid);
-		/*
-		 * A root-owned sticky directory above the file (/tmp) is safe:
-		 * nobody else can rename or replace what lies in it.  The
-		 * same rule as the policy file's (ag_config_check_perms).
-		 */
-		if ((st.st_mode & 022) != 0 && !(S_ISDIR(st.st_mode) &&
-		    st.st_uid == 0 && (st.st_mode & S_ISVTX) != 0))
-			return ag_err_set(err, "bad modes for %s (%04o): writable by group "
-			    "or others", real, (unsigned)(st.st_mode & 07777));
-		if (strcmp(real, "/") == 0)
-			return 0;
-		slash = strrchr(real, '/');
-		if (slash == real)
-			slash[1] = '\0';
-		else
-			*slash = '\0';
-	}
+	/* the user's keys: the file and every directory above it the user's
+	 * or root's, writable by nobody else (sshd's StrictModes) */
+	rc = ag_safe_path(path, uid, &st, &real, err);
+	free(real);
+	return rc;
 }
 
 /* 1: key is listed for the user, 0: not, -1: the file is unusable (logged). */

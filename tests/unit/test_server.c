@@ -99,7 +99,7 @@ keys_perms_strict(void **state)
 
 	assert_int_equal(chmod(file, 0620), 0);
 	assert_int_equal(ag_server_check_keys_perms(file, getuid(), &err), -1);
-	assert_non_null(strstr(err.msg, "bad modes"));
+	assert_non_null(strstr(err.msg, "is writable by"));
 	assert_int_equal(chmod(file, 0600), 0);
 
 	assert_int_equal(chmod(sub, 0777), 0);
@@ -123,7 +123,7 @@ keys_perms_strict(void **state)
 		/* another user's file may not authorise this one */
 		assert_int_equal(chown(file, 12345, 12345), 0);
 		assert_int_equal(ag_server_check_keys_perms(file, 23456, &err), -1);
-		assert_non_null(strstr(err.msg, "bad ownership"));
+		assert_non_null(strstr(err.msg, "is owned by"));
 		/* the owner itself, under root-owned directories, is fine */
 		assert_int_equal(chown(sub, 12345, 12345), 0);
 		assert_int_equal(ag_server_check_keys_perms(file, 12345, &err), 0);
