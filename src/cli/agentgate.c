@@ -9,8 +9,11 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/commands.h"
+#include "common/err.h"
+#include "common/privsep.h"
 
 static void
 usage(FILE *fp)
@@ -41,22 +44,48 @@ usage(FILE *fp)
 	    PACKAGE_BUGREPORT);
 }
 
+/* The subcommands that work with no privilege give up the group at once. */
+static int
+unprivileged(int (*cmd)(int, char **), int argc, char **argv)
+{
+	struct ag_err err;
+
+	if (ag_privsep_drop(&err) < 0) {
+		ag_err_print(stderr, &err);
+		return 1;
+	}
+	return cmd(argc, argv);
+}
+
 int
 main(int argc, char **argv)
 {
+	struct ag_err err;
+
+	ag_err_clear(&err);
+	if (ag_privsep_entry(&err) < 0) {
+		ag_err_print(stderr, &err);
+		return 1;
+	}
 	if (argc >= 2) {
 		const char *a = argv[1];
 
 		if (strcmp(a, "check") == 0)
-			return ag_cmd_check(argc - 1, argv + 1);
+			return unprivileged(ag_cmd_check, argc - 1, argv + 1);
 		if (strcmp(a, "explain") == 0)
-			return ag_cmd_explain(argc - 1, argv + 1);
+			return unprivileged(ag_cmd_explain, argc - 1, argv + 1);
 		if (strcmp(a, "doctor") == 0)
-			return ag_cmd_doctor(argc - 1, argv + 1);
-		if (strcmp(a, "serve") == 0)
-			return ag_cmd_serve(argc - 1, argv + 1);
+			return unprivileged(ag_cmd_doctor, argc - 1, argv + 1);
 		if (strcmp(a, "audit") == 0)
-			return ag_cmd_audit(argc - 1, argv + 1);
+			return unprivileged(ag_cmd_audit, argc - 1, argv + 1);
+		/* root's, for its session processes (front/server_auth.c) */
+		if (strcmp(a, "serve") == 0) {
+			if (getuid() != 0 && ag_privsep_drop(&err) < 0) {
+				ag_err_print(stderr, &err);
+				return 1;
+			}
+			return ag_cmd_serve(argc - 1, argv + 1);
+		}
 		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
 			usage(stdout);
 			return 0;

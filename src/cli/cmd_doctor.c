@@ -290,7 +290,7 @@ sshd_is(const struct sshd_conf *c, const char *kw, const char *want)
 
 static void
 check_forcecommand(struct doctor *d, const struct sshd_conf *c, const struct who *w,
-    const char *user)
+    const char *user, char *found, size_t foundlen)
 {
 	const char *v = sshd_get(c, "forcecommand");
 	char prog[PATH_MAX], what[PATH_MAX + 64];
@@ -325,6 +325,7 @@ check_forcecommand(struct doctor *d, const struct sshd_conf *c, const struct who
 		    "install agentgate at %s or correct ForceCommand", prog);
 		return;
 	}
+	snprintf(found, foundlen, "%s", prog);
 	snprintf(what, sizeof(what), "ForceCommand runs %s", prog);
 	check(d, !can_modify(w, &st), what,
 	    "the agent can change %s: chown root:root and chmod 755 it", prog);
@@ -538,47 +539,105 @@ check_pam(struct doctor *d, const struct ag_config *cfg, const struct who *w)
 	    path, path);
 }
 
-static void
-check_audit(struct doctor *d, const struct ag_config *cfg, const struct who *w,
-    const char *user)
+/* dir of path into buf; 0, or -1 when path has no directory part. */
+static int
+dir_of(const char *path, char *buf, size_t len)
 {
-	char dir[PATH_MAX], what[PATH_MAX + 64];
-	const char *file, *slash;
-	struct stat st;
-	size_t n;
+	const char *slash = strrchr(path, '/');
+	size_t n = slash != NULL ? (size_t)(slash - path) : 0;
 
-	if (cfg == NULL) {
-		check(d, 0, "audit path unknown (the policy did not load)",
-		    "fix the policy file first");
+	if (n == 0 || n >= len)
+		return -1;
+	memcpy(buf, path, n);
+	buf[n] = '\0';
+	return 0;
+}
+
+/* A directory where the gateway keeps records: root's, the group's, closed to others. */
+static void
+layout_dir(struct doctor *d, const char *what, const char *dir, gid_t g)
+{
+	char line[PATH_MAX + 128];
+	struct stat st;
+	int ok = stat(dir, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == 0 &&
+	    st.st_gid == g && (st.st_mode & 0070) == 0070 && (st.st_mode & 0007) == 0;
+
+	snprintf(line, sizeof(line), "%s %s is root:%s, mode 2770", what, dir, AG_GROUP);
+	check(d, ok, line, "install -d -o root -g %s -m 2770 %s", AG_GROUP, dir);
+}
+
+/*
+ * The privilege separation (agentgate(8), SECURITY): the gateway is
+ * set-group-ID to AG_GROUP, which alone writes the records and reads the
+ * secrets; the agent is not in it.  prog is what ForceCommand runs (NULL:
+ * this binary).
+ */
+static void
+check_layout(struct doctor *d, const struct ag_config *cfg, const struct who *w,
+    const char *user, const char *prog)
+{
+	char self[PATH_MAX], dir[PATH_MAX], line[PATH_MAX + 128];
+	const struct group *gr = getgrnam(AG_GROUP);
+	struct stat st;
+	gid_t g;
+	size_t i;
+
+	if (gr == NULL) {
+		check(d, 0, "group " AG_GROUP " exists",
+		    "groupadd --system %s (make install does this)", AG_GROUP);
 		return;
 	}
-	if ((file = cfg->gw.audit.file) == NULL) {
+	g = gr->gr_gid;
+	snprintf(line, sizeof(line), "%s is not in group %s", user, AG_GROUP);
+	check(d, !in_groups(w, g), line, "gpasswd -d %s %s (a member writes the audit log "
+	    "and reads the secrets itself)", user, AG_GROUP);
+	if (prog == NULL) {
+		ssize_t r = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+		self[r > 0 ? r : 0] = '\0';
+		prog = self;
+	}
+	snprintf(line, sizeof(line), "%s is set-group-ID %s, owned by root", prog, AG_GROUP);
+	check(d, stat(prog, &st) == 0 && st.st_uid == 0 && st.st_gid == g &&
+	    (st.st_mode & S_ISGID) && !(st.st_mode & S_ISUID) && !(st.st_mode & 0022), line,
+	    "chown root:%s %s; chmod 2755 %s (without it the agent's uid owns its audit "
+	    "log)", AG_GROUP, prog, prog);
+	if (cfg == NULL)
+		return;
+	if (cfg->gw.audit.file != NULL) {
+		if (dir_of(cfg->gw.audit.file, dir, sizeof(dir)) < 0)
+			check(d, 0, "audit file is an absolute path", "set an absolute "
+			    "gateway.audit.file");
+		else
+			layout_dir(d, "audit directory", dir, g);
+		if (stat(cfg->gw.audit.file, &st) == 0) {
+			snprintf(line, sizeof(line), "audit file %s is group %s, mode 0660",
+			    cfg->gw.audit.file, AG_GROUP);
+			check(d, S_ISREG(st.st_mode) && st.st_gid == g &&
+			    (st.st_mode & 0060) == 0060 && !(st.st_mode & 0007), line,
+			    "chgrp %s %s; chmod 0660 %s", AG_GROUP, cfg->gw.audit.file,
+			    cfg->gw.audit.file);
+		}
+	} else
 		check(d, cfg->gw.audit.has_syslog, cfg->gw.audit.has_syslog ?
-		    "audit records go to syslog" : "no audit sink is configured",
+		    "audit records go to syslog" : "an audit sink is configured",
 		    "set gateway.audit.file (and/or syslog) in the policy");
-		return;
+	if (cfg->gw.audit.spool != NULL)
+		layout_dir(d, "audit spool", cfg->gw.audit.spool, g);
+	if (cfg->gw.recordings != NULL)
+		layout_dir(d, "recordings directory", cfg->gw.recordings, g);
+	for (i = 0; i < cfg->nprofiles; i++) {
+		const struct ag_validator *v = cfg->profiles[i].validator;
+
+		if (v == NULL || v->api_key_file == NULL)
+			continue;
+		snprintf(line, sizeof(line), "validator key %s is root:%s, mode 0640, "
+		    "unreadable by %s", v->api_key_file, AG_GROUP, user);
+		check(d, stat(v->api_key_file, &st) == 0 && S_ISREG(st.st_mode) &&
+		    st.st_uid == 0 && st.st_gid == g && !(st.st_mode & 0027) && !can_read(w, &st),
+		    line, "chown root:%s %s; chmod 0640 %s", AG_GROUP, v->api_key_file,
+		    v->api_key_file);
 	}
-	if (stat(file, &st) == 0) {
-		snprintf(what, sizeof(what), "audit file %s is writable by %s", file, user);
-		check(d, S_ISREG(st.st_mode) && can_write(w, &st), what,
-		    "chown %s %s; chmod 600 %s", user, file, file);
-		return;
-	}
-	slash = strrchr(file, '/');
-	n = slash != NULL ? (size_t)(slash - file) : 0;
-	if (n == 0 || n >= sizeof(dir)) {
-		check(d, 0, "audit file is not an absolute path", "set an absolute "
-		    "gateway.audit.file");
-		return;
-	}
-	memcpy(dir, file, n);
-	dir[n] = '\0';
-	snprintf(what, sizeof(what), "audit directory %s is writable by %s", dir, user);
-	/* Creating a file needs write and search on the directory. */
-	check(d, stat(dir, &st) == 0 && S_ISDIR(st.st_mode) && can_write(w, &st) &&
-	    (w->uid == 0 || (st.st_uid == w->uid ? (st.st_mode & S_IXUSR) :
-	    in_groups(w, st.st_gid) ? (st.st_mode & S_IXGRP) : (st.st_mode & S_IXOTH))),
-	    what, "mkdir -p %s; chown %s %s; chmod 750 %s", dir, user, dir, dir);
 }
 
 /* 1 when the account can make a user namespace (the sandbox's, below). */
@@ -682,7 +741,7 @@ ag_cmd_doctor(int argc, char **argv)
 	struct passwd *pw;
 	struct who w;
 	struct ag_err err;
-	char what[256];
+	char what[256], prog[PATH_MAX] = "";
 	int i;
 
 	for (i = 1; i < argc; i++) {
@@ -734,7 +793,7 @@ ag_cmd_doctor(int argc, char **argv)
 		check(&d, 0, what, "run the doctor as root; check 'sshd -t'%s%s",
 		    sshd_config ? " -f " : "", sshd_config ? sshd_config : "");
 	} else {
-		check_forcecommand(&d, &sc, &w, user);
+		check_forcecommand(&d, &sc, &w, user, prog, sizeof(prog));
 		check_forwarding(&d, &sc);
 		check_sshd_simple(&d, &sc, "permituserrc", "PermitUserRC", "no",
 		    "~/.ssh/rc would run before the gateway");
@@ -752,7 +811,7 @@ ag_cmd_doctor(int argc, char **argv)
 	}
 	cfg = check_policy(&d, config, &w);
 	check_pam(&d, cfg, &w);
-	check_audit(&d, cfg, &w, user);
+	check_layout(&d, cfg, &w, user, prog[0] != '\0' ? prog : NULL);
 	check_sandbox(&d, cfg, &w, user);
 	ag_config_free(cfg);
 

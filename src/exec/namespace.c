@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "common/misc.h"
+#include "common/privsep.h"
 #include "exec/sandbox_int.h"
 #include "policy/pathutil.h"
 #include "policy/policy.h"
@@ -123,6 +124,19 @@ ns_apply(const struct ag_sandbox *sb, size_t from, size_t to)
 			return -1;
 	}
 	return 0;
+}
+
+/* Close every fd from 3 up but a and b.  Async-signal-safe. */
+static void
+close_all_but(int a, int b)
+{
+	int lo = a < b ? a : b, hi = a < b ? b : a;
+
+	if (lo > 3)
+		ag_close_range(3, (unsigned)lo - 1);
+	if (hi > lo + 1)
+		ag_close_range((unsigned)lo + 1, (unsigned)hi - 1);
+	ag_close_range((unsigned)hi + 1, ~0U);
 }
 
 static int
@@ -236,16 +250,26 @@ ns_keeper(const struct ag_sandbox *sb, int readyfd, int ctl, pid_t gateway)
 {
 	char line[64];
 	size_t n;
-	/* before unshare: inside, until the maps exist, we are the overflow id */
-	uid_t uid = geteuid();
-	gid_t gid = getegid();
+	uid_t uid;
+	gid_t gid;
 	int alive[2], initready[2];
 	pid_t init;
 	char c;
 
-	/* the gateway is not dumpable (front/forcecommand.c), which would leave
-	 * this helper's /proc/self/{uid_map,ns} to root */
+	/*
+	 * The gateway is not dumpable (front/forcecommand.c), which would leave
+	 * this helper's /proc/self/{uid_map,ns} to root.  Dumpable, the agent's
+	 * uid can reach what we hold: so first nothing of the gateway's (its
+	 * group, the audit log and every other fd but our two), and the maps
+	 * below are for the caller's own gid.
+	 */
+	if (ag_privsep_child() < 0)
+		_exit(1);
+	close_all_but(readyfd, ctl);
 	(void)prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+	/* before unshare: inside, until the maps exist, we are the overflow id */
+	uid = geteuid();
+	gid = getegid();
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != gateway)
 		_exit(1);
 	(void)prctl(PR_SET_NAME, "agentgate-ns", 0, 0, 0);
@@ -399,7 +423,9 @@ ns_catch_up(struct ag_sandbox *sb)
 	if ((pid = fork()) < 0)
 		return -1;
 	if (pid == 0) {
-		(void)prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+		/* mounts need no /proc/self of ours: stays not dumpable */
+		if (ag_privsep_child() < 0)
+			_exit(1);
 		if (setns(sb->ns_user_fd, CLONE_NEWUSER) < 0 ||
 		    setns(sb->ns_mnt_fd, CLONE_NEWNS) < 0)
 			_exit(1);

@@ -24,6 +24,7 @@
 
 #include "common/log.h"
 #include "common/misc.h"
+#include "common/privsep.h"
 #include "exec/pty.h"
 #include "exec/runner.h"
 #include "exec/procwatch.h"
@@ -400,6 +401,9 @@ child(const struct ag_run_opts *o, char *script, char *const *env, int outw, int
 	size_t i;
 	int fd, first;
 
+	/* before anything else: nothing of the agent's may run with our group */
+	if (ag_privsep_child() < 0)
+		child_fail(o->err_fd, "cannot give up the gateway's group");
 	/* in a PTY: a new session on it, which is also a new process group */
 	if (pt == NULL)
 		setpgid(0, 0);
@@ -414,8 +418,9 @@ child(const struct ag_run_opts *o, char *script, char *const *env, int outw, int
 		signal(reset[i], SIG_DFL);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
-	/* the gateway is not dumpable; the sandbox set-up below writes to
-	 * /proc/self, and exec would make the runner dumpable anyway */
+	/* the gateway is not dumpable; the exec supervisor reads this child's
+	 * first exec from its memory, and exec would make it dumpable anyway.
+	 * Safe now: the group and the gateway's own fds went first thing */
 	(void)prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
 	/* before the fd shuffle below: the sandbox's fds are still where they were */
 	if (o->sandbox != NULL) {

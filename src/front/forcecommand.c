@@ -23,6 +23,7 @@
 #include "cli/commands.h"
 #include "common/config.h"
 #include "common/log.h"
+#include "common/privsep.h"
 #include "core/core.h"
 #include "exec/sandbox.h"
 #include "record/audit.h"
@@ -75,8 +76,13 @@ pam_begin(const struct ag_config *cfg, const struct passwd *pw, int interactive,
 			goto fail;
 		}
 	}
-	if ((authfile = getenv("SSH_USER_AUTH")) != NULL &&
-	    (auth_info = ag_pamauth_read_auth_info(authfile, &err)) == NULL) {
+	/* a path from the environment: read only if the caller could read it */
+	if ((authfile = getenv("SSH_USER_AUTH")) != NULL) {
+		ag_privsep_as_caller();
+		auth_info = ag_pamauth_read_auth_info(authfile, &err);
+		ag_privsep_as_gateway();
+	}
+	if (authfile != NULL && auth_info == NULL) {
 		fail.stage = "auth_info";
 		snprintf(fail.pam_error, sizeof(fail.pam_error), "%.200s", err.msg);
 		ag_err_set(&err, "authentication failed: cannot read what sshd "
@@ -173,7 +179,14 @@ parse_args(int argc, char **argv, struct args *a)
 			break;
 		case 'A': {
 			char *end;
-			long abi = strtol(optarg, &end, 10);
+			long abi;
+
+			/* a weaker sandbox than the kernel's is root's to ask for */
+			if (ag_privsep_holding() && getuid() != 0) {
+				usage_error("--test-landlock-abi is for root");
+				return 2;
+			}
+			abi = strtol(optarg, &end, 10);
 
 			if (end == optarg || *end != '\0' || abi < 0 || abi > 64) {
 				usage_error("--test-landlock-abi: expected a Landlock ABI number");
@@ -244,10 +257,17 @@ ag_cmd_session(int argc, char **argv)
 	/*
 	 * Commands run as the same user as the gateway: without this they
 	 * could read its memory (/proc/PPID/mem: PAM state, the validator key)
-	 * wherever the sandbox is off or the kernel cannot scope ptrace.
-	 * Children set it back before they set up their sandbox and exec.
+	 * or reopen its fds (/proc/PPID/fd: the audit log) wherever the
+	 * sandbox is off or the kernel cannot scope ptrace.  Children become
+	 * dumpable again only by exec, after dropping the group.
 	 */
 	(void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	/* the commands' environment is built from policy (exec/session.c);
+	 * this one is only what sshd and the client left us */
+	if (ag_privsep_scrub_env(&err) < 0) {
+		ag_err_print(stderr, &err);
+		return 1;
+	}
 
 	cmd = a.cmd != NULL ? a.cmd : getenv("SSH_ORIGINAL_COMMAND");
 	errno = 0;
@@ -257,7 +277,12 @@ ag_cmd_session(int argc, char **argv)
 	}
 	session_origin(&cp, &info, pw, cmd, client, sizeof(client));
 
-	if ((cfg = ag_config_load(a.config_path, 0, &err)) == NULL) {
+	/* --config is the caller's word: a file it could not read itself is
+	 * not one it may make us read (the group reads secrets) */
+	ag_privsep_as_caller();
+	cfg = ag_config_load(a.config_path, 0, &err);
+	ag_privsep_as_gateway();
+	if (cfg == NULL) {
 		char msg[AG_ERR_MSG_MAX + 512];
 
 		ag_err_print(stderr, &err);

@@ -35,6 +35,7 @@
 #include "core/core.h"
 #include "policy/envsan.h"
 #include "common/log.h"
+#include "common/privsep.h"
 #include "auth/pamauth.h"
 #include "front/repl.h"
 #include "exec/runner.h"
@@ -661,38 +662,14 @@ srv_auth_phase(struct conn *c)
 
 /* ---- privileges ------------------------------------------------------------- */
 
+/*
+ * The connection process holds the SSH session keys and the audit fd and
+ * runs as the same user as the commands: it keeps the gateway's group (the
+ * audit log's, as under sshd) and is not dumpable, so no command can
+ * ptrace it, read its memory or reopen its fds (common/privsep.c).
+ */
 int
 srv_drop_privileges(struct conn *c, struct ag_err *err)
 {
-	if (geteuid() != 0) {
-		if (getuid() != c->uid || geteuid() != c->uid)
-			return ag_err_set(err, "not running as %s", c->user);
-		return 0;
-	}
-	if (initgroups(c->user, c->gid) < 0)
-		return ag_err_set(err, "initgroups(%s): %s", c->user, strerror(errno));
-	if (setresgid(c->gid, c->gid, c->gid) < 0)
-		return ag_err_set(err, "setresgid: %s", strerror(errno));
-	if (setresuid(c->uid, c->uid, c->uid) < 0)
-		return ag_err_set(err, "setresuid: %s", strerror(errno));
-	/* verify: a silent failure here would run commands as root */
-	if (getuid() != c->uid || geteuid() != c->uid || getgid() != c->gid ||
-	    getegid() != c->gid)
-		return ag_err_set(err, "privileges not dropped");
-	if (c->uid != 0 && (setuid(0) == 0 || seteuid(0) == 0))
-		return ag_err_set(err, "root privileges could be regained");
-	return 0;
-}
-
-/*
- * The connection process holds the SSH session keys and the audit fd and
- * runs as the same user as the commands: no ptrace, no /proc/PID/mem or
- * fd access, no core dump for them (the kernel does this on a uid change
- * anyway; a server that never was root needs it said).
- */
-void
-srv_not_dumpable(void)
-{
-	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
-		ag_log(LOG_WARNING, "PR_SET_DUMPABLE: %s", strerror(errno));
+	return ag_privsep_serve_session(c->user, c->uid, c->gid, err);
 }

@@ -978,7 +978,6 @@ srv_connection_main(const struct ag_config *cfg, ssh_bind bind, int fd,
 		srv_audit_event(&c, "auth_failure", "privileges", "deny", err.msg);
 		_exit(1);
 	}
-	srv_not_dumpable();
 	serve_channels(&c);
 	(void)ag_audit_session_end(c.audit, 0, c.ncommands, &err);
 	status = 0;

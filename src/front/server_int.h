@@ -117,7 +117,6 @@ void	srv_default_signals(void);
 /* server_auth.c */
 int	srv_auth_phase(struct conn *c);
 int	srv_drop_privileges(struct conn *c, struct ag_err *err);
-void	srv_not_dumpable(void);
 
 /* server_conn.c */
 void	srv_audit_event(struct conn *c, const char *event, const char *request,

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/privsep.h"
 #include "record/audit.h"
 #include "record/chain.h"
 #include "common/utf8.h"
@@ -627,7 +628,7 @@ open_spool(struct ag_audit *a, const char *dir)
 {
 	unsigned long uid = (unsigned long)geteuid();
 	struct stat st;
-	char lock[PATH_MAX];
+	char lock[PATH_MAX], why[96];
 	int n1, n2;
 
 	if (stat(dir, &st) < 0) {
@@ -635,9 +636,8 @@ open_spool(struct ag_audit *a, const char *dir)
 		    strerror(errno));
 		return -1;
 	}
-	if (!S_ISDIR(st.st_mode) || (st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
-		snprintf(a->spool_error, sizeof(a->spool_error),
-		    "directory %s is not a directory, or writable by group or others", dir);
+	if (ag_privsep_dir_ok(&st, why, sizeof(why)) < 0) {
+		snprintf(a->spool_error, sizeof(a->spool_error), "directory %s: %s", dir, why);
 		return -1;
 	}
 	n1 = snprintf(a->spool_path, sizeof(a->spool_path), "%s/spool-%lu.jsonl", dir, uid);
@@ -648,11 +648,11 @@ open_spool(struct ag_audit *a, const char *dir)
 		    dir);
 		return -1;
 	}
-	if ((a->lockfd = spool_open(a, lock, O_RDWR)) < 0)
+	if ((a->lockfd = ag_privsep_private_fd(spool_open(a, lock, O_RDWR))) < 0)
 		return -1;
-	if ((a->spoolfd = spool_open(a, a->spool_path, O_RDWR | O_APPEND)) < 0) {
-		close(a->lockfd);
-		a->lockfd = -1;
+	if ((a->spoolfd = ag_privsep_private_fd(spool_open(a, a->spool_path,
+	    O_RDWR | O_APPEND))) < 0) {
+		(void)ag_privsep_close(&a->lockfd);
 		return -1;
 	}
 	return 0;
@@ -742,8 +742,7 @@ write_file(struct ag_audit *a, json_object *o, int sync, size_t *len, char *ferr
 fail:
 	snprintf(ferr, ferrsz, "audit log %s: %s", a->file, a->file_error);
 	/* a torn record would corrupt the next one: stop using the file */
-	close(a->fd);
-	a->fd = -1;
+	(void)ag_privsep_close(&a->fd);
 	free(line);
 	return NULL;
 }
@@ -813,7 +812,7 @@ emit(struct ag_audit *a, json_object *o, struct ag_err *err)
 static int
 open_file(struct ag_audit *a, const struct ag_audit_conf *conf)
 {
-	char dir[PATH_MAX], *slash;
+	char dir[PATH_MAX], why[96], *slash;
 	struct stat st;
 	mode_t mode = conf->group != NULL ? 0640 : 0600;
 	int fd, created = 0;
@@ -833,9 +832,8 @@ open_file(struct ag_audit *a, const struct ag_audit_conf *conf)
 		return -1;
 	}
 	/* anyone else who can write there could swap the log for their own */
-	if (!S_ISDIR(st.st_mode) || (st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
-		snprintf(a->file_error, sizeof(a->file_error),
-		    "directory %s is writable by group or others", dir);
+	if (ag_privsep_dir_ok(&st, why, sizeof(why)) < 0) {
+		snprintf(a->file_error, sizeof(a->file_error), "directory %s: %s", dir, why);
 		return -1;
 	}
 	/* read too: each record links to the file's last line (chain.h) */
@@ -852,14 +850,18 @@ open_file(struct ag_audit *a, const struct ag_audit_conf *conf)
 		snprintf(a->file_error, sizeof(a->file_error), "%s", strerror(errno));
 		return -1;
 	}
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
-	    (st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+	if (fstat(fd, &st) < 0 || ag_privsep_file_ok(&st) < 0) {
 		snprintf(a->file_error, sizeof(a->file_error),
-		    "not a regular file, or writable by group or others");
+		    "not a regular file, or writable by others than its owner%s",
+		    ag_privsep_holding() ? " and the gateway's group" : "");
 		close(fd);
 		return -1;
 	}
-	if (created) {
+	if (created && ag_privsep_holding()) {
+		/* audit.group would take the file from the group every gateway
+		 * writes it through: readers get an ACL instead (agentgate(8)) */
+		(void)fchmod(fd, ag_privsep_shared_mode(fd, 0600));
+	} else if (created) {
 		(void)fchmod(fd, mode);		/* the umask must not decide */
 		if (conf->group != NULL) {
 			struct group *gr = getgrnam(conf->group);
@@ -869,7 +871,7 @@ open_file(struct ag_audit *a, const struct ag_audit_conf *conf)
 				    conf->file, conf->group);
 		}
 	}
-	a->fd = fd;
+	a->fd = ag_privsep_private_fd(fd);
 	return 0;
 }
 
@@ -969,12 +971,9 @@ ag_audit_close(struct ag_audit *a)
 {
 	if (a == NULL)
 		return;
-	if (a->fd >= 0)
-		close(a->fd);
-	if (a->lockfd >= 0)
-		close(a->lockfd);
-	if (a->spoolfd >= 0)
-		close(a->spoolfd);
+	(void)ag_privsep_close(&a->fd);
+	(void)ag_privsep_close(&a->lockfd);
+	(void)ag_privsep_close(&a->spoolfd);
 	if (a->curl != NULL)
 		curl_easy_cleanup(a->curl);
 	curl_slist_free_all(a->headers);

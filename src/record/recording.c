@@ -17,6 +17,7 @@
 #include "common/utf8.h"
 #include "common/strbuf.h"
 #include "common/misc.h"
+#include "common/privsep.h"
 
 /* One event can be large (a 64 KiB read of control bytes, each \u00XX);
  * the buffer is flushed long before this bound. */
@@ -61,8 +62,7 @@ ag_rec_flush(struct ag_rec *r, struct ag_err *err)
 		return dead(r, err);
 	if (r->buf.len > 0 && ag_write_all(r->fd, r->buf.data, r->buf.len, NULL) < 0) {
 		snprintf(r->error, sizeof(r->error), "%s", strerror(errno));
-		close(r->fd);
-		r->fd = -1;
+		(void)ag_privsep_close(&r->fd);
 		ag_strbuf_reset(&r->buf);
 		return dead(r, err);
 	}
@@ -79,8 +79,7 @@ queue(struct ag_rec *r, const char *line, size_t len, struct ag_err *err)
 		return dead(r, err);
 	if (ag_strbuf_append(&r->buf, line, len) < 0 || ag_strbuf_addch(&r->buf, '\n') < 0) {
 		snprintf(r->error, sizeof(r->error), "out of memory");
-		close(r->fd);
-		r->fd = -1;
+		(void)ag_privsep_close(&r->fd);
 		return dead(r, err);
 	}
 	if (r->buffered_since == 0)
@@ -340,7 +339,7 @@ ag_rec_open(const struct ag_rec_info *info, struct ag_err *err)
 {
 	struct ag_rec *r;
 	struct stat st;
-	char name[REC_ID_MAX + sizeof(AG_REC_SUFFIX)];
+	char name[REC_ID_MAX + sizeof(AG_REC_SUFFIX)], why[128] = "cannot stat it";
 	size_t plen;
 	int dfd;
 
@@ -359,10 +358,9 @@ ag_rec_open(const struct ag_rec_info *info, struct ag_err *err)
 		ag_err_set(err, "recordings directory %s: %s", info->dir, strerror(errno));
 		return NULL;
 	}
-	if (fstat(dfd, &st) < 0 || (st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
-		/* anyone else who can write there could replace or delete recordings */
-		ag_err_set(err, "recordings directory %s is writable by group or others",
-		    info->dir);
+	/* anyone else who can write there could replace or delete recordings */
+	if (fstat(dfd, &st) < 0 || ag_privsep_dir_ok(&st, why, sizeof(why)) < 0) {
+		ag_err_set(err, "recordings directory %s: %s", info->dir, why);
 		close(dfd);
 		return NULL;
 	}
@@ -388,6 +386,7 @@ ag_rec_open(const struct ag_rec_info *info, struct ag_err *err)
 	r->fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC |
 	    O_NOCTTY, 0600);
 	close(dfd);
+	ag_privsep_private_fd(r->fd);
 	if (r->fd < 0) {
 		ag_err_set(err, "recording %s: %s", r->path, strerror(errno));
 		ag_rec_close(r, NULL);
@@ -419,7 +418,7 @@ ag_rec_close(struct ag_rec *r, struct ag_err *err)
 		}
 		if (ag_rec_flush(r, rc < 0 ? NULL : err) < 0)
 			rc = -1;
-		if (r->fd >= 0 && close(r->fd) < 0 && rc == 0)
+		if (r->fd >= 0 && ag_privsep_close(&r->fd) < 0 && rc == 0)
 			rc = ag_err_set(err, "recording %s: %s", r->path, strerror(errno));
 	}
 	ag_strbuf_free(&r->buf);

@@ -44,7 +44,13 @@ ssh-keygen -q -t ed25519 -N '' -f "$D/hostkey" </dev/null || exit 99
 mkdir -m 755 "$D/home" "$D/home/.ssh" "$D/etc" "$D/etc/pam.d"
 touch "$D/home/.bashrc" "$D/home/.profile" "$D/home/.ssh/authorized_keys"
 chmod 644 "$D/home/.bashrc" "$D/home/.profile" "$D/home/.ssh/authorized_keys"
-install -d -o "$U" -m 750 "$D/audit"
+# the privilege separation make install sets up: the gateway set-group-ID
+# to its group, which alone writes the audit directory
+G=${AG_GROUP:-agentgate}
+flock /run/agentgate-test.lock sh -c "getent group '$G' >/dev/null || groupadd --system '$G'" || exit 99
+install -d -o root -g "$G" -m 2770 "$D/audit"
+install -d -m 755 "$D/bin"
+install -o root -g "$G" -m 2755 "$AGENTGATE" "$D/bin/agentgate"
 cp "$top_srcdir/etc/pam.d/agentgate" "$D/etc/pam.d/agentgate-doctor"
 chmod 644 "$D/etc/pam.d/agentgate-doctor"
 cat >"$D/etc/agentgate.yaml" <<EOF
@@ -62,7 +68,7 @@ EOF
 chmod 644 "$D/etc/agentgate.yaml"
 
 # The drop-in as installed: @BINDIR@ is where the built agentgate is.
-sed -e "s|@BINDIR@|$(dirname "$AGENTGATE")|g" -e "s|@SYSCONFDIR@|/etc|g" \
+sed -e "s|@BINDIR@|$D/bin|g" -e "s|@SYSCONFDIR@|/etc|g" \
 	-e "s|^Match User agent\$|Match User $U|" \
 	"$top_srcdir/etc/sshd_config.d/agentgate.conf" >"$D/dropin.conf"
 printf 'HostKey %s\nInclude %s\n' "$D/hostkey" "$D/dropin.conf" >"$D/hardened.conf"
@@ -80,12 +86,13 @@ missing=
 for want in 'ForceCommand runs' 'forwarding is disabled' 'PermitUserRC no' 'ExposeAuthInfo yes' \
 	'PermitUserEnvironment no' 'AcceptEnv admits no' "the account's shell /bin/bash" \
 	'the agent cannot change its home' 'policy .* is safe' 'PAM service .* is present' \
-	'audit directory .* is writable' ".* can make the sandbox's user namespace"; do
+	"audit directory .* is root:$G, mode 2770" "$D/bin/agentgate is set-group-ID $G" \
+	"$U is not in group $G" ".* can make the sandbox's user namespace"; do
 	grep -q "^PASS  $want" <<<"$out" || missing="$missing [$want]"
 done
 # and, per profile, what the sandbox guarantees on this kernel
 if [ -z "$missing" ] && [ "$(grep -c '^PASS' <<<"$out" | head -n1)" -eq \
-    "$((12 + $(grep -c '^PASS  profile ' <<<"$out")))" ] &&
+    "$((14 + $(grep -c '^PASS  profile ' <<<"$out")))" ] &&
     grep -q '^PASS  profile .*: writes only beneath paths.write (Landlock)' <<<"$out"; then
 	ag_pass every_check_reported
 else
@@ -188,9 +195,20 @@ mv "$D/etc/pam.d/x" "$D/etc/pam.d/agentgate-doctor"
 chown "$U" "$D/etc/pam.d/agentgate-doctor"
 expect_fail agent_owns_pam_service 'PAM service .* is present' "${base[@]}" --sshd-config "$D/hardened.conf"
 chown root "$D/etc/pam.d/agentgate-doctor"
-chown root "$D/audit"
-expect_fail audit_dir_not_writable 'audit directory .* is writable' "${base[@]}" --sshd-config "$D/hardened.conf"
+chmod 2775 "$D/audit"
+expect_fail audit_dir_open_to_others "audit directory .* is root:$G, mode 2770.*install -d -o root -g $G -m 2770" \
+	"${base[@]}" --sshd-config "$D/hardened.conf"
+chmod 2770 "$D/audit"
 chown "$U" "$D/audit"
+expect_fail audit_dir_owned_by_agent "audit directory .* is root:$G" "${base[@]}" --sshd-config "$D/hardened.conf"
+chown root "$D/audit"
+chmod 0755 "$D/bin/agentgate"
+expect_fail gateway_not_setgid "$D/bin/agentgate is set-group-ID $G.*chmod 2755" "${base[@]}" \
+	--sshd-config "$D/hardened.conf"
+chmod 2755 "$D/bin/agentgate"
+usermod -a -G "$G" "$U"
+expect_fail agent_in_the_group "$U is not in group $G.*gpasswd -d" "${base[@]}" --sshd-config "$D/hardened.conf"
+gpasswd -d "$U" "$G" >/dev/null
 
 # Back to the safe state: passes again (each change above was undone).
 out=$("$AGENTGATE" doctor --user "$U" "${base[@]}" --sshd "$SSHD" --sshd-config "$D/hardened.conf" 2>&1)

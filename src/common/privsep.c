@@ -1,0 +1,307 @@
+/*
+ * privsep.c - the gateway's one privilege, a group (see privsep.h).
+ *
+ * The model is ssh-keysign's and crontab's: no daemon, a set-group-ID
+ * program that holds what its caller must not, and treats everything the
+ * caller hands it (arguments, environment, fds, limits) as hostile.
+ */
+#include "agconfig.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "common/misc.h"
+#include "common/privsep.h"
+
+extern char **environ;
+
+static gid_t caller_gid = (gid_t)-1;	/* the real gid at entry */
+static gid_t priv_gid = (gid_t)-1;	/* the effective gid at entry */
+static int holding;
+
+/* a handful: the audit log, its spool and lock, a recording */
+#define PRIVATE_FDS	8
+static int private_fds[PRIVATE_FDS] = { -1, -1, -1, -1, -1, -1, -1, -1 };
+
+int
+ag_privsep_entry(struct ag_err *err)
+{
+	struct rlimit no_core = { 0, 0 };
+	uid_t ru, eu, su;
+	gid_t rg, eg, sg;
+	int fd;
+
+	/* a closed 0, 1 or 2 would be the audit log's fd soon, and our
+	 * error messages would land in it */
+	while ((fd = open("/dev/null", O_RDWR)) >= 0 && fd <= 2)
+		;
+	if (fd < 0)
+		return ag_err_set(err, "/dev/null: %s", strerror(errno));
+	close(fd);
+	if (getresuid(&ru, &eu, &su) < 0 || getresgid(&rg, &eg, &sg) < 0)
+		return ag_err_set(err, "getresuid: %s", strerror(errno));
+	if (eu != ru || su != ru)
+		return ag_err_set(err, "agentgate is installed set-user-ID (uid %lu); it is "
+		    "meant to be set-group-ID only: chmod u-s on it", (unsigned long)eu);
+	caller_gid = rg;
+	priv_gid = eg;
+	holding = eg != rg;
+	if (!holding)
+		return 0;
+	/* the kernel already does both for a set-ID exec; said, not assumed */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+		return ag_err_set(err, "PR_SET_DUMPABLE: %s", strerror(errno));
+	(void)setrlimit(RLIMIT_CORE, &no_core);
+	/* whatever else the caller left open is not ours to pass on */
+	ag_close_range(3, ~0U);
+	return 0;
+}
+
+int
+ag_privsep_holding(void)
+{
+	return holding;
+}
+
+/* The variables the gateway reads; everything else is the client's. */
+static int
+wanted(const char *name, size_t n)
+{
+	static const char *const keep[] = {
+		"SSH_ORIGINAL_COMMAND", "SSH_CONNECTION", "SSH_CLIENT", "SSH_TTY",
+		"SSH_USER_AUTH", "TERM", "LANG", "TZ", "PATH", "HOME", "USER", "LOGNAME",
+		"SHELL", "AGENTGATE_TOKEN",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
+		if (strlen(keep[i]) == n && memcmp(keep[i], name, n) == 0)
+			return 1;
+	if (n > 3 && memcmp(name, "LC_", 3) == 0) {
+		for (i = 3; i < n; i++)
+			if (!isupper((unsigned char)name[i]) && name[i] != '_')
+				return 0;
+		return 1;
+	}
+	return 0;
+}
+
+int
+ag_privsep_scrub_env(struct ag_err *err)
+{
+	/* 14 names and the LC_ family: never near this bound */
+	static char *kept[64];
+	size_t nkept = 0, i, j, n;
+	char **ep;
+
+	for (ep = environ; ep != NULL && *ep != NULL; ep++) {
+		const char *eq = strchr(*ep, '=');
+		int dup = 0;
+
+		if (eq == NULL || eq == *ep)
+			continue;
+		n = (size_t)(eq - *ep);
+		for (i = 0; i < n; i++)
+			if (!(isalnum((unsigned char)(*ep)[i]) || (*ep)[i] == '_'))
+				break;
+		if (i < n || isdigit((unsigned char)(*ep)[0]) || !wanted(*ep, n))
+			continue;
+		/* the first one counts, as for getenv(); a second copy further
+		 * down must not be what a library or a child finds instead */
+		for (j = 0; j < nkept && !dup; j++)
+			dup = strncmp(kept[j], *ep, n + 1) == 0;
+		if (dup)
+			continue;
+		if (nkept == sizeof(kept) / sizeof(kept[0]) - 1)
+			return ag_err_set(err, "too many locale variables in the environment");
+		kept[nkept++] = *ep;
+	}
+	kept[nkept] = NULL;
+	environ = kept;
+	return 0;
+}
+
+int
+ag_privsep_drop(struct ag_err *err)
+{
+	if (!holding)
+		return 0;
+	if (ag_privsep_child() < 0)
+		return ag_err_set(err, "cannot give up group %lu: %s", (unsigned long)priv_gid,
+		    strerror(errno));
+	holding = 0;
+	return 0;
+}
+
+int
+ag_privsep_private_fd(int fd)
+{
+	size_t i;
+
+	for (i = 0; fd >= 0 && i < PRIVATE_FDS; i++)
+		if (private_fds[i] < 0) {
+			private_fds[i] = fd;
+			return fd;
+		}
+	return fd;	/* more than we ever open: still closed on exec */
+}
+
+int
+ag_privsep_close(int *fd)
+{
+	size_t i;
+	int rc;
+
+	if (*fd < 0)
+		return 0;
+	for (i = 0; i < PRIVATE_FDS; i++)
+		if (private_fds[i] == *fd)
+			private_fds[i] = -1;
+	rc = close(*fd);
+	*fd = -1;
+	return rc;
+}
+
+int
+ag_privsep_child(void)
+{
+	gid_t r, e, s;
+	size_t i;
+
+	for (i = 0; i < PRIVATE_FDS; i++)
+		if (private_fds[i] >= 0) {
+			close(private_fds[i]);
+			private_fds[i] = -1;
+		}
+	if (!holding)
+		return 0;
+	if (setresgid(caller_gid, caller_gid, caller_gid) < 0)
+		return -1;
+	/* a silent failure would hand the agent the audit log */
+	if (getresgid(&r, &e, &s) < 0 || r != caller_gid || e != caller_gid || s != caller_gid ||
+	    (geteuid() != 0 && setegid(priv_gid) == 0)) {
+		errno = EPERM;
+		return -1;
+	}
+	return 0;
+}
+
+/* Switching between the two gids we hold cannot fail; if it did, going on
+ * would open a caller's path with our group. */
+static void
+set_egid(gid_t g)
+{
+	if (setresgid((gid_t)-1, g, (gid_t)-1) < 0 || getegid() != g) {
+		ag_log(LOG_CRIT, "cannot switch to group %lu: %s", (unsigned long)g,
+		    strerror(errno));
+		abort();
+	}
+}
+
+void
+ag_privsep_as_caller(void)
+{
+	if (holding)
+		set_egid(caller_gid);
+}
+
+void
+ag_privsep_as_gateway(void)
+{
+	if (holding)
+		set_egid(priv_gid);
+}
+
+gid_t
+ag_privsep_serve_gid(void)
+{
+	struct group *gr;
+
+	if (holding)
+		return priv_gid;
+	if (geteuid() != 0 || (gr = getgrnam(AG_GROUP)) == NULL)
+		return (gid_t)-1;
+	return gr->gr_gid;
+}
+
+int
+ag_privsep_serve_session(const char *user, uid_t uid, gid_t gid, struct ag_err *err)
+{
+	gid_t keep = ag_privsep_serve_gid();
+	gid_t e = keep != (gid_t)-1 ? keep : gid;
+
+	if (geteuid() != 0) {
+		if (getuid() != uid || geteuid() != uid)
+			return ag_err_set(err, "not running as %s", user);
+		return 0;
+	}
+	if (initgroups(user, gid) < 0)
+		return ag_err_set(err, "initgroups(%s): %s", user, strerror(errno));
+	if (setresgid(gid, e, e) < 0)
+		return ag_err_set(err, "setresgid: %s", strerror(errno));
+	if (setresuid(uid, uid, uid) < 0)
+		return ag_err_set(err, "setresuid: %s", strerror(errno));
+	/* verify: a silent failure here would run commands as root */
+	if (getuid() != uid || geteuid() != uid || getgid() != gid || getegid() != e)
+		return ag_err_set(err, "privileges not dropped");
+	if (uid != 0 && (setuid(0) == 0 || seteuid(0) == 0))
+		return ag_err_set(err, "root privileges could be regained");
+	caller_gid = gid;
+	priv_gid = e;
+	holding = e != gid;
+	/* the uid change made us not dumpable; a server that never was root
+	 * needs it said */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+		return ag_err_set(err, "PR_SET_DUMPABLE: %s", strerror(errno));
+	return 0;
+}
+
+int
+ag_privsep_dir_ok(const struct stat *st, char *why, size_t len)
+{
+	if (!S_ISDIR(st->st_mode))
+		snprintf(why, len, "not a directory");
+	else if (st->st_mode & S_IWOTH)
+		snprintf(why, len, "writable by others");
+	else if ((st->st_mode & S_IWGRP) && !(holding && st->st_gid == priv_gid))
+		snprintf(why, len, "writable by group %lu", (unsigned long)st->st_gid);
+	else if (holding && st->st_uid != 0)
+		snprintf(why, len, "owned by uid %lu, not by root", (unsigned long)st->st_uid);
+	else if (holding && (st->st_mode & S_IRWXO))
+		/* the files in it are the agent's own uid's: a path to them is
+		 * all the agent would need to rewrite them */
+		snprintf(why, len, "open to others (mode %04o)", (unsigned)(st->st_mode & 07777));
+	else
+		return 0;
+	return -1;
+}
+
+int
+ag_privsep_file_ok(const struct stat *st)
+{
+	if (!S_ISREG(st->st_mode) || (st->st_mode & S_IWOTH))
+		return -1;
+	if ((st->st_mode & S_IWGRP) && !(holding && st->st_gid == priv_gid))
+		return -1;
+	return 0;
+}
+
+mode_t
+ag_privsep_shared_mode(int fd, mode_t mode)
+{
+	if (!holding)
+		return mode;
+	/* every agent account's gateway appends to it, through the group */
+	if (fchown(fd, (uid_t)-1, priv_gid) < 0)
+		return mode;
+	return (mode_t)(mode | ((mode & 0600) >> 3));
+}
