@@ -40,7 +40,7 @@ chmod 0777 "$AG_DIR/wlog"
 policy "$AG_DIR/wlog/audit.jsonl" true
 ag_run b 'echo hi'
 ag_is "$b_rc" 126 "required_world_writable_dir_refused"
-ag_like "$b_err" "writable by group or others" "world_writable_dir_message"
+ag_like "$b_err" "writable by others" "world_writable_dir_message"
 
 # not required: the command runs
 policy "$AG_DIR/rolog/audit.jsonl" false

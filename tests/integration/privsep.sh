@@ -128,28 +128,35 @@ ag_like "$out" "set-user-ID" set_user_id_install_refuses_to_run "$out"
 rm -f "$AG_DIR/agentgate-suid"
 
 # ---- a live session: what holds the group cannot be reached -------------------
-"${AG_SSH[@]}" "sleep 1000" >/dev/null 2>&1 &
-sshpid=$!
 sleeping() { pgrep -u "$AG_USER" -x sleep >/dev/null; }
-ag_wait_until 120 sleeping
-holders= reachable=
-for pid in $(pgrep -u "$AG_USER"); do
-	g=$(awk '/^Gid:/ {print " "$2" "$3" "$4" "$5" "}' "/proc/$pid/status" 2>/dev/null)
-	case $g in *" $GID "*) ;; *) continue;; esac
-	holders="$holders $pid($(cat "/proc/$pid/comm" 2>/dev/null))"
-	# not dumpable: /proc/PID is root's, its fds and memory closed to the uid
-	if runuser -u "$AG_USER" -- ls "/proc/$pid/fd" >/dev/null 2>&1 ||
-	    runuser -u "$AG_USER" -- cat "/proc/$pid/environ" >/dev/null 2>&1; then
-		reachable="$reachable $pid"
-	fi
-done
-ag_like "$holders" "agentgate" the_session_gateway_holds_the_group "$holders"
-ag_is "$reachable" "" no_holder_of_the_group_is_reachable_through_proc "$holders"
-sp=$(pgrep -u "$AG_USER" -x sleep | head -n1)
-ag_unlike "$(awk '/^Gid:/ {print " "$2" "$3" "$4" "$5" "}' "/proc/$sp/status")" " $GID " \
-    running_command_lacks_the_group
-kill "$sshpid" 2>/dev/null
-wait "$sshpid" 2>/dev/null
+not_sleeping() { ! sleeping; }
+live_session() {	# live_session NAME SSH-ARGV...: while the account's `sleep` runs
+	local name=$1 holders= reachable= pid g sp sshpid
+	shift
+	"$@" "sleep 1000" >/dev/null 2>&1 &
+	sshpid=$!
+	ag_wait_until 120 sleeping
+	for pid in $(pgrep -u "$AG_USER"); do
+		g=$(awk '/^Gid:/ {print " "$2" "$3" "$4" "$5" "}' "/proc/$pid/status" 2>/dev/null)
+		case $g in *" $GID "*) ;; *) continue;; esac
+		holders="$holders $pid($(cat "/proc/$pid/comm" 2>/dev/null))"
+		# not dumpable: /proc/PID is root's, its fds and memory closed to the uid
+		if runuser -u "$AG_USER" -- ls "/proc/$pid/fd" >/dev/null 2>&1 ||
+		    runuser -u "$AG_USER" -- cat "/proc/$pid/environ" >/dev/null 2>&1; then
+			reachable="$reachable $pid"
+		fi
+	done
+	ag_like "$holders" "agentgate" "${name}_session_gateway_holds_the_group" "$holders"
+	ag_is "$reachable" "" "${name}_no_holder_of_the_group_is_reachable_through_proc" "$holders"
+	sp=$(pgrep -u "$AG_USER" -x sleep | head -n1)
+	ag_unlike "$(awk '/^Gid:/ {print " "$2" "$3" "$4" "$5" "}' "/proc/$sp/status")" " $GID " \
+	    "${name}_running_command_lacks_the_group"
+	kill "$sshpid" 2>/dev/null
+	wait "$sshpid" 2>/dev/null
+	pkill -KILL -u "$AG_USER" -x sleep
+	ag_wait_until 60 not_sleeping
+}
+live_session sshd "${AG_SSH[@]}"
 
 # ---- a PTY session's recording --------------------------------------------------
 ag_ssh -tt "echo recorded-$$" </dev/null >/dev/null 2>&1
@@ -189,6 +196,57 @@ ag_like "$out" "FAIL  $AG_DIR/agentgate is set-group-ID $G.*fix: chown root:$G $
 chmod 2755 "$AG_DIR/agentgate"
 ag_run a "echo again"
 ag_is "$a_out" again restored_layout_runs_commands "$a_err"
+
+# ---- serve: its session processes keep the group, their commands do not -------
+h=$(getent passwd "$AG_USER" | cut -d: -f6)
+install -d -o "$AG_USER" -m 0700 "$h/.ssh"
+install -o "$AG_USER" -m 0600 "$AG_DIR/client.pub" "$h/.ssh/authorized_keys"
+install -d -m 0755 "$AG_DIR/spam"
+printf 'auth required pam_permit.so\naccount required pam_permit.so\nsession required pam_permit.so\n' \
+    > "$AG_DIR/spam/agentgate"
+chmod 0644 "$AG_DIR/spam/agentgate"
+ag_write_policy "$AG_DIR/serve.yaml" <<'EOF'
+version: 1
+gateway:
+  runner: /bin/bash
+  sandbox: "off"
+  pam_confdir: @DIR@/spam
+  server: { host_keys: [@DIR@/hostkey], allow_users: [@USER@] }
+  audit:
+    file: @AUDIT@
+    required: true
+users:
+  @USER@: test
+profiles:
+  test:
+    allow: [echo, grep, sleep, "true"]
+    paths: { read: ["/"], write: ["/tmp", "~"] }
+    limits: { timeout: 300 }
+EOF
+SRV_PID=
+for _ in 1 2 3 4 5; do
+	SRV_PORT=$(ag_free_port)
+	"$AG_DIR/agentgate" serve --config "$AG_DIR/serve.yaml" --listen "127.0.0.1:$SRV_PORT" \
+	    --foreground -e 2>>"$AG_DIR/serve.log" &
+	SRV_PID=$!
+	ag_wait_until 60 ag_listening "$SRV_PID" "$SRV_PORT"
+	ag_up "$SRV_PID" "$SRV_PORT" && break
+	kill "$SRV_PID" 2>/dev/null; wait "$SRV_PID" 2>/dev/null; SRV_PID=
+done
+if [ -n "$SRV_PID" ]; then
+	SRV_SSH=("${AG_SSH[@]}")
+	for i in "${!SRV_SSH[@]}"; do
+		[ "${SRV_SSH[$i]}" = "$AG_PORT" ] && SRV_SSH[$i]=$SRV_PORT
+	done
+	out=$("${SRV_SSH[@]}" "grep ^Gid: /proc/self/status" 2>&1)
+	ag_is "$(awk '{print $2, $3, $4, $5}' <<<"$out")" "$UGID $UGID $UGID $UGID" \
+	    serve_command_gids_are_the_users "$out"
+	live_session serve "${SRV_SSH[@]}"
+	ag_like "$(tail -n 3 "$AG_AUDIT")" '"mode":"server"' serve_session_audited_through_the_group
+	kill "$SRV_PID"; wait "$SRV_PID" 2>/dev/null
+else
+	ag_fail serve_started "$(cat "$AG_DIR/serve.log")"
+fi
 ag_ok audit_chain_verifies_at_the_end "$AGENTGATE" audit verify "$AG_AUDIT"
 
 ag_done

@@ -416,7 +416,7 @@ unsafe_directory_is_refused(void **state)
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		assert_int_equal(chmod(dir, bad[i]), 0);
 		assert_null(open_rec(0, &err));
-		assert_non_null(strstr(err.msg, "writable by group or others"));
+		assert_non_null(strstr(err.msg, "writable by "));
 		assert_int_equal(access(path, F_OK), -1);
 	}
 	chmod(dir, 0755);
