@@ -68,4 +68,47 @@ ag_is "$b_out" "started" "a line that leaves jobs behind returns"
 ag_wait_until 60 sh -c "! pgrep -u $AG_USER -x sleep >/dev/null"
 ag_is "$(sleeps)" 0 "what it left running was swept when it ended"
 
+# ---- SIGKILL of the gateway mid-command (serve) --------------------------------
+h=$(getent passwd "$AG_USER" | cut -d: -f6)
+install -d -o "$AG_USER" -m 0700 "$h/.ssh"
+install -o "$AG_USER" -m 0600 "$AG_DIR/client.pub" "$h/.ssh/authorized_keys"
+# serve opens the audit log as root, then hands it to the session process
+sed -e 's|^gateway:$|gateway:\n  server: { host_keys: [@DIR@/hostkey], allow_users: [@USER@] }|' \
+    "$AG_DIR/policy.yaml" > "$AG_DIR/serve.in"
+ag_write_policy "$AG_DIR/serve.yaml" < "$AG_DIR/serve.in"
+SRV_PID=
+for _ in 1 2 3 4 5; do
+	SRV_PORT=$(ag_free_port)
+	"$AG_DIR/agentgate" serve --config "$AG_DIR/serve.yaml" --listen "127.0.0.1:$SRV_PORT" \
+	    --foreground -e 2>>"$AG_DIR/serve.log" &
+	SRV_PID=$!
+	ag_wait_until 60 ag_listening "$SRV_PID" "$SRV_PORT"
+	ag_up "$SRV_PID" "$SRV_PORT" && break
+	kill "$SRV_PID" 2>/dev/null; wait "$SRV_PID" 2>/dev/null; SRV_PID=
+done
+[ -n "$SRV_PID" ] || { cat "$AG_DIR/serve.log" >&2; exit 99; }
+SRV_SSH=("${AG_SSH[@]}")
+for i in "${!SRV_SSH[@]}"; do
+	[ "${SRV_SSH[$i]}" = "$AG_PORT" ] && SRV_SSH[$i]=$SRV_PORT
+done
+# the session processes: serve's, running as the account
+session_pids() { pgrep -u "$AG_USER" -x agentgate; }
+"${SRV_SSH[@]}" 'sleep 4141 & setsid sleep 4142 & (sleep 4143 &); sleep 4144' >/dev/null 2>&1 &
+client=$!
+ag_wait_until 60 sh -c "[ \$(pgrep -u $AG_USER -x sleep | wc -l) -ge 4 ]"
+ag_is "$(sleeps)" 4 "serve: the command's tree is running (four sleeps)"
+sp=$(session_pids | tr '\n' ' ')
+ag_like "$sp" '^[0-9]+' "serve: the session process is found"
+kill -KILL $sp
+ag_wait_until 60 sh -c "! pgrep -u $AG_USER -x sleep >/dev/null"
+ag_is "$(sleeps)" 0 "serve: SIGKILL of the session process leaves no process of the tree"
+wait "$client" 2>/dev/null
+ag_is "$(ag_audit_query '[x["event"] for x in r if "sleep 4144" in (x.get("command") or "")]')" \
+    "['command_start']" "serve: the killed command's write-ahead record is in the audit log"
+ag_ok "serve: the audit file's chain still verifies" "$AGENTGATE" audit verify "$AG_AUDIT"
+ag_ok "serve: the server goes on after a session was killed" kill -0 "$SRV_PID"
+out=$("${SRV_SSH[@]}" 'echo after' 2>&1)
+ag_is "$out" after "serve: a new session runs after the kill"
+kill "$SRV_PID"; wait "$SRV_PID" 2>/dev/null
+
 ag_done
