@@ -3,9 +3,12 @@
 # (issue 14's fault suite): the gateway killed with SIGKILL mid-command
 # leaves no process of the command's tree behind, whatever the tree did
 # to get away (background jobs, setsid, double forks), and the command's
-# write-ahead audit record.  Under the sandbox
+# write-ahead audit record, under sshd and under serve.  Under the sandbox
 # every command runs in the session's PID namespace, whose init dies with
-# the gateway.
+# the gateway.  A policy replaced by an invalid one mid-session: the running
+# session goes on with what it loaded, new ones are refused at file:line:col.
+# (The audit disk full: audit_required.sh; the collector down: audit_http.sh;
+# tampering as the agent's uid: privsep.sh; 200 sessions: audit_concurrent.sh.)
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 
 ag_setup
@@ -67,6 +70,28 @@ ag_run b 'setsid sleep 3135 & (sleep 3136 &); echo started'
 ag_is "$b_out" "started" "a line that leaves jobs behind returns"
 ag_wait_until 60 sh -c "! pgrep -u $AG_USER -x sleep >/dev/null"
 ag_is "$(sleeps)" 0 "what it left running was swept when it ended"
+
+# ---- the policy replaced by an invalid one mid-session -------------------------
+mkfifo "$AG_DIR/repl.in"
+"${AG_SSH[@]}" < "$AG_DIR/repl.in" > "$AG_DIR/repl.out" 2>&1 &
+repl=$!
+exec 7>"$AG_DIR/repl.in"
+echo "echo before-$$" >&7
+ag_wait_until 120 grep -q "before-$$" "$AG_DIR/repl.out"
+cp "$AG_DIR/policy.yaml" "$AG_DIR/policy.good"
+printf 'version: 1\nprofiles:\n  t: { allow: [echo }\n' | ag_write_policy "$AG_DIR/policy.yaml"
+ag_run n "echo new-session"
+ag_is "$n_out/$n_rc" "/1" "a new session is refused while the policy is invalid" "$n_err"
+ag_like "$n_err" "policy\.yaml:[0-9]+:[0-9]+: " "the refusal names file:line:col" "$n_err"
+echo "echo after-$$" >&7
+ag_wait_until 120 grep -q "after-$$" "$AG_DIR/repl.out"
+ag_like "$(cat "$AG_DIR/repl.out")" "after-$$" "the running session goes on with the policy it loaded"
+exec 7>&-
+wait "$repl"
+ag_is "$?" 0 "the running session ends normally"
+cp "$AG_DIR/policy.good" "$AG_DIR/policy.yaml"
+ag_run n "echo restored"
+ag_is "$n_out" restored "the repaired policy is used by the next session"
 
 # ---- SIGKILL of the gateway mid-command (serve) --------------------------------
 h=$(getent passwd "$AG_USER" | cut -d: -f6)
