@@ -84,9 +84,15 @@ sed -e "s|/var/log/agentgate/audit.jsonl|$DEMO/log/audit.jsonl|" \
     -e "/^gateway:[[:space:]]*\$/a\\  pam_confdir: $DEMO/pam.d" \
     "$repo/etc/agentgate.yaml" > "$DEMO/agentgate.yaml"
 chmod 0644 "$DEMO/agentgate.yaml"
-# the gateway runs as the account: it writes its recordings (ssh -t), and
+# the privilege separation `make install` sets up (agentgate(8), SECURITY):
+# the gateway set-group-ID to its group, which alone writes the audit log
+# and the recordings (ssh -t); the account cannot touch either
+group=$(sed -n 's/^#define AG_GROUP "\(.*\)"$/\1/p' "$BUILD/agconfig.h")
+getent group "$group" >/dev/null || groupadd --system "$group" || exit 1
+chown root:"$group" "$DEMO/agentgate" && chmod 2755 "$DEMO/agentgate"
+install -d -o root -g "$group" -m 2770 "$DEMO/log" "$DEMO/log/recordings"
+chown root:"$group" "$DEMO/log" && chmod 2770 "$DEMO/log"
 # the developer tier works in ~/work, the one thing an admin creates
-install -d -o "$AG_USER" -m 0700 "$DEMO/log/recordings"
 home=$(getent passwd "$AG_USER" | cut -d: -f6)
 install -d -o "$AG_USER" -g "$(id -g "$AG_USER")" -m 0755 "$home/work"
 "$AGENTGATE" check --config "$DEMO/agentgate.yaml" >/dev/null || exit 1
