@@ -80,6 +80,15 @@ struct ag_audit *ag_audit_open(const struct ag_audit_conf *conf,
 void	ag_audit_close(struct ag_audit *a);
 
 /*
+ * For unit tests: conf's sinks (conf may be NULL) and, after them, one
+ * that keeps every record in memory, the same line the others got;
+ * ag_audit_memory() is what it holds so far ("" for none).
+ */
+struct ag_audit *ag_audit_open_memory(const struct ag_audit_conf *conf,
+	    const struct ag_audit_info *info, struct ag_err *err);
+const char *ag_audit_memory(const struct ag_audit *a);
+
+/*
  * 0 when a record would be written (see above): the file sink is usable, or
  * the collector took the last record (or was not tried yet), or its spool
  * has room; also 0 when no file or collector is configured.  -1 with err

@@ -41,6 +41,53 @@ open_sink(int required)
 	return ag_audit_open(&conf, &info, &err);
 }
 
+/*
+ * Every sink gets the line the file got, chain fields included, so a
+ * collector or syslog can verify the same chain; without a file there are
+ * no chain fields to give.
+ */
+static void
+every_sink_gets_the_files_line(void **state)
+{
+	struct ag_audit_conf conf;
+	struct ag_audit_cmd c = { .command = "ls", .command_len = 2, .cwd = "/",
+	    .decision = "allow", .rule = "profiles.readonly.allow[0]", .ran = 1 };
+	struct ag_audit *a;
+	struct ag_err err;
+	char file[8192];
+	ssize_t n;
+	int fd;
+
+	(void)state;
+	unlink(path);
+	memset(&conf, 0, sizeof(conf));
+	conf.file = path;
+	conf.required = 1;
+	a = ag_audit_open_memory(&conf, &info, &err);
+	assert_non_null(a);
+	assert_int_equal(ag_audit_session_start(a, &err), 0);
+	assert_int_equal(ag_audit_command_start(a, &c, &err), 0);
+	assert_int_equal(ag_audit_command(a, &c, &err), 0);
+	fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	n = read(fd, file, sizeof(file) - 1);
+	close(fd);
+	assert_true(n > 0);
+	file[n] = '\0';
+	assert_string_equal(ag_audit_memory(a), file);
+	assert_non_null(strstr(file, "\"seed\":"));
+	assert_non_null(strstr(file, "\"prev\":"));
+	ag_audit_close(a);
+
+	a = ag_audit_open_memory(NULL, &info, &err);
+	assert_non_null(a);
+	assert_int_equal(ag_audit_session_start(a, &err), 0);
+	assert_non_null(strstr(ag_audit_memory(a), "\"event\":\"session_start\""));
+	assert_null(strstr(ag_audit_memory(a), "\"prev\":"));
+	ag_audit_close(a);
+	unlink(path);
+}
+
 /* Parse every line of the log; returns the count, fails on bad JSON. */
 static size_t
 read_records(json_object **out, size_t max)
@@ -605,6 +652,7 @@ main(void)
 		cmocka_unit_test(collector_credentials_never_shown),
 		cmocka_unit_test(file_sink_is_enough_when_collector_and_spool_fail),
 		cmocka_unit_test(concurrent_spoolers_never_interleave),
+		cmocka_unit_test(every_sink_gets_the_files_line),
 	};
 
 	return cmocka_run_group_tests_name("audit", tests, setup, teardown);

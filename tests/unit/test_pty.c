@@ -291,6 +291,13 @@ gateway_main(const struct spec *sp, int result_w, int wake_r)
 	if ((pid = fork()) < 0)
 		_exit(94);
 	if (pid == 0) {
+		/* like the runner's child: the command starts with the default
+		 * dispositions, whatever this test inherited (a test run in the
+		 * background of a script has SIGINT and SIGQUIT ignored, and bash
+		 * cannot trap a signal ignored at its start) */
+		signal(SIGINT, SIG_DFL);
+		signal(SIGQUIT, SIG_DFL);
+		signal(SIGHUP, SIG_DFL);
 		if (ag_pty_child_setup(&p) < 0)
 			_exit(126);
 		if (capp[1] >= 0 && dup2(capp[1], 3) < 0)

@@ -1,0 +1,207 @@
+/*
+ * sink_file.c - the audit file: one JSON object per line, appended with
+ * O_APPEND in a single write(2) under the file's lock, each record linked
+ * to the line before it (chain.h).  A write-ahead record is on the disk
+ * (fdatasync) before the command starts.  See audit.h for the rules on
+ * the file and its directory, and agentgate(8), SECURITY, for who may
+ * write there.
+ */
+#include "agconfig.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "common/privsep.h"
+#include "record/chain.h"
+#include "record/sink.h"
+
+struct file_sink {
+	struct ag_sink	 base;
+	int		 fd;		/* -1 when unusable: error says why */
+	char		*file;
+	char		 file_error[PATH_MAX + 128];
+};
+
+static void
+add_str(json_object *o, const char *key, const char *v)
+{
+	json_object_object_add(o, key, json_object_new_string(v));
+}
+
+static int
+open_file(struct file_sink *a, const struct ag_audit_conf *conf)
+{
+	char dir[PATH_MAX], why[96], *slash;
+	struct stat st;
+	mode_t mode = conf->group != NULL ? 0640 : 0600;
+	int fd, created = 0;
+
+	if (conf->file[0] != '/') {
+		snprintf(a->file_error, sizeof(a->file_error), "not an absolute path");
+		return -1;
+	}
+	snprintf(dir, sizeof(dir), "%s", conf->file);
+	if ((slash = strrchr(dir, '/')) == dir)
+		dir[1] = '\0';
+	else if (slash != NULL)
+		*slash = '\0';
+	if (stat(dir, &st) < 0) {
+		snprintf(a->file_error, sizeof(a->file_error), "directory %s: %s", dir,
+		    strerror(errno));
+		return -1;
+	}
+	/* anyone else who can write there could swap the log for their own */
+	if (ag_privsep_dir_ok(&st, why, sizeof(why)) < 0) {
+		snprintf(a->file_error, sizeof(a->file_error), "directory %s: %s", dir, why);
+		return -1;
+	}
+	/* read too: each record links to the file's last line (chain.h) */
+	fd = open(conf->file, O_RDWR | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+	if (fd < 0 && errno == ENOENT) {
+		fd = open(conf->file, O_RDWR | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC |
+		    O_NOFOLLOW | O_NOCTTY, mode);
+		created = fd >= 0;
+		if (fd < 0 && errno == EEXIST)	/* another session created it first */
+			fd = open(conf->file, O_RDWR | O_APPEND | O_CLOEXEC | O_NOFOLLOW |
+			    O_NOCTTY);
+	}
+	if (fd < 0) {
+		snprintf(a->file_error, sizeof(a->file_error), "%s", strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) < 0 || ag_privsep_file_ok(&st) < 0) {
+		snprintf(a->file_error, sizeof(a->file_error),
+		    "not a regular file, or writable by others than its owner%s",
+		    ag_privsep_holding() ? " and the gateway's group" : "");
+		close(fd);
+		return -1;
+	}
+	if (created && ag_privsep_holding()) {
+		/* audit.group would take the file from the group every gateway
+		 * writes it through: readers get an ACL instead (agentgate(8)) */
+		(void)fchmod(fd, ag_privsep_shared_mode(fd, 0600));
+	} else if (created) {
+		(void)fchmod(fd, mode);		/* the umask must not decide */
+		if (conf->group != NULL) {
+			struct group *gr = getgrnam(conf->group);
+
+			if (gr == NULL || fchown(fd, (uid_t)-1, gr->gr_gid) < 0)
+				ag_log(LOG_WARNING, "audit log %s: cannot give it to group %s",
+				    conf->file, conf->group);
+		}
+	}
+	a->fd = ag_privsep_private_fd(fd);
+	return 0;
+}
+
+/*
+ * The file sink's part: under the file's lock (other sessions append to
+ * it too), link the record to the file's last line (chain.h), write it in
+ * one write(2) and, for a write-ahead record, push it to the disk before
+ * the command starts.  The line it writes is the one every other sink gets.
+ */
+static int
+file_emit(struct ag_sink *s, struct ag_audit_rec *r, int sync, struct ag_err *why)
+{
+	struct file_sink *a = (struct file_sink *)s;
+	json_object *o = r->o;
+	size_t *len = &r->len;
+	char prev[AG_CHAIN_HEX], seed[AG_CHAIN_HEX];
+	const char *line;
+	int empty = 0, locked;
+	struct stat st;
+	ssize_t w;
+
+	if (a->fd < 0)
+		return ag_err_set(why, "audit log %s: %s", a->file, a->file_error);
+	locked = flock(a->fd, LOCK_EX) == 0;
+	if (!locked || ag_chain_tail(a->fd, prev, &empty) < 0 ||
+	    (empty && (ag_chain_seed(seed) < 0 || ag_chain_hash(seed, strlen(seed), prev) < 0))) {
+		snprintf(a->file_error, sizeof(a->file_error), "cannot read the chain: %s",
+		    strerror(errno));
+		goto fail;
+	}
+	if (empty)
+		add_str(o, "seed", seed);
+	add_str(o, "prev", prev);
+	if ((line = ag_audit_rec_text(r, len)) == NULL) {
+		snprintf(a->file_error, sizeof(a->file_error), "out of memory");
+		goto fail;
+	}
+	/* one write per record: O_APPEND makes it land whole */
+	if (fstat(a->fd, &st) < 0)
+		st.st_size = -1;
+	do
+		w = write(a->fd, line, *len);
+	while (w < 0 && errno == EINTR);
+	if (w != (ssize_t)*len || (sync && fdatasync(a->fd) < 0)) {
+		snprintf(a->file_error, sizeof(a->file_error), "%s",
+		    w < 0 || w == (ssize_t)*len ? strerror(errno) :
+		    "short write (no space left?)");
+		/* a torn record (a full disk) is taken back: the file ends with
+		 * the last whole record, and the chain still holds */
+		if (w > 0 && w < (ssize_t)*len && st.st_size >= 0)
+			(void)!ftruncate(a->fd, st.st_size);
+		goto fail;
+	}
+	(void)flock(a->fd, LOCK_UN);
+	return 0;
+fail:
+	/* a torn record would corrupt the next one: stop using the file */
+	(void)ag_privsep_close(&a->fd);
+	return ag_err_set(why, "audit log %s: %s", a->file, a->file_error);
+}
+
+static int
+file_ready(const struct ag_sink *s, struct ag_err *why)
+{
+	const struct file_sink *a = (const struct file_sink *)s;
+	struct stat st;
+
+	if (a->fd < 0)
+		return ag_err_set(why, "audit log %s: %s", a->file, a->file_error);
+	/* a log that was deleted under us records nothing anyone will read */
+	if (fstat(a->fd, &st) < 0 || st.st_nlink == 0)
+		return ag_err_set(why, "audit log %s: removed while in use", a->file);
+	return 0;
+}
+
+static void
+file_close(struct ag_sink *s)
+{
+	struct file_sink *a = (struct file_sink *)s;
+
+	(void)ag_privsep_close(&a->fd);
+	free(a->file);
+	free(a);
+}
+
+static const struct ag_sink_ops file_ops = {
+	.name = "file", .durable = 1,
+	.emit = file_emit, .ready = file_ready, .close = file_close,
+};
+
+struct ag_sink *
+ag_sink_file_open(const struct ag_audit_conf *conf)
+{
+	struct file_sink *a = calloc(1, sizeof(*a));
+
+	if (a == NULL || (a->file = strdup(conf->file)) == NULL) {
+		free(a);
+		return NULL;
+	}
+	a->base.ops = &file_ops;
+	a->fd = -1;
+	if (open_file(a, conf) < 0)
+		ag_log(LOG_ERR, "audit log %s: %s", conf->file, a->file_error);
+	return &a->base;
+}
