@@ -355,13 +355,6 @@ resolve_refs(struct ctx *c)
 /* ------------------------------------------------------------------ */
 /* gateway                                                             */
 
-static const char *const gateway_keys[] = {
-	"runner", "pam_service", "pam_confdir", "sandbox", "default_profile",
-	"audit", "recordings", "recordings_input", "server", NULL
-};
-static const char *const audit_keys[] = {
-	"file", "syslog", "required", "group", "http_url", "spool", NULL
-};
 static const char *const sandbox_names[] = { "required", "best_effort", "off", NULL };
 
 static const struct {
@@ -378,7 +371,21 @@ static const struct {
 };
 
 static int
-audit_key(struct ctx *c, const char *key, const struct ynode *k,
+audit_group(struct ctx *c, const char *key, const struct ynode *k,
+    const struct ynode *v, void *arg)
+{
+	struct ag_audit_conf *a = arg;
+
+	(void)k;
+	if (cf_want_scalar(c, v, key, "a group name") == -1)
+		return -1;
+	if (!cf_name_ok(v->s, "$"))
+		return cf_err_node(c, v, "'%s' is not a valid group name", cf_quote(c, v->s));
+	return cf_dupstr(c, v, &a->group);
+}
+
+static int
+audit_syslog(struct ctx *c, const char *key, const struct ynode *k,
     const struct ynode *v, void *arg)
 {
 	struct ag_audit_conf *a = arg;
@@ -386,24 +393,7 @@ audit_key(struct ctx *c, const char *key, const struct ynode *k,
 	size_t i;
 	int f;
 
-	if (strcmp(key, "file") == 0)
-		return cf_get_abs_path(c, v, key, &a->file);
-	if (strcmp(key, "required") == 0)
-		return cf_get_bool(c, v, key, &a->required);
-	if (strcmp(key, "group") == 0) {
-		if (cf_want_scalar(c, v, key, "a group name") == -1)
-			return -1;
-		if (!cf_name_ok(v->s, "$"))
-			return cf_err_node(c, v, "'%s' is not a valid group name",
-			    cf_quote(c, v->s));
-		return cf_dupstr(c, v, &a->group);
-	}
-	if (strcmp(key, "http_url") == 0)
-		return cf_get_url(c, v, key, &a->http_url);
-	if (strcmp(key, "spool") == 0)
-		return cf_get_abs_path(c, v, key, &a->spool);
-	if (strcmp(key, "syslog") != 0)
-		return cf_unhandled(c, k, key);
+	(void)k;
 	for (i = 0; i < sizeof(facilities) / sizeof(facilities[0]); i++)
 		names[i] = facilities[i].name;
 	names[i] = NULL;
@@ -411,9 +401,18 @@ audit_key(struct ctx *c, const char *key, const struct ynode *k,
 		return -1;
 	a->has_syslog = 1;
 	a->syslog_facility = facilities[f].val;
-	(void)k;
 	return 0;
 }
+
+static const struct cf_field audit_fields[] = {
+	CF_FIELD("file", CF_ABS_PATH, struct ag_audit_conf, file),
+	CF_READ("syslog", audit_syslog),
+	CF_FIELD("required", CF_BOOL, struct ag_audit_conf, required),
+	CF_READ("group", audit_group),
+	CF_FIELD("http_url", CF_URL, struct ag_audit_conf, http_url),
+	CF_FIELD("spool", CF_ABS_PATH, struct ag_audit_conf, spool),
+	CF_END
+};
 
 /* A spool without a collector would fill and never drain: say so. */
 static int
@@ -432,12 +431,6 @@ check_audit_spool(struct ctx *c, const struct ynode *m, const struct ag_audit_co
 
 /* gateway.server ----------------------------------------------------- */
 
-static const char *const server_keys[] = {
-	"listen", "host_keys", "allow_users", "allow_groups", "max_connections",
-	"max_per_source", "max_startups", "max_sessions", "login_grace_time", "max_auth_tries",
-	"keepalive", "authorized_keys", "auth_methods", "accept_env", "ciphers",
-	"kex", "macs", "hostkey_algorithms", NULL
-};
 static const char *const auth_method_names[] = {
 	"publickey", "keyboard-interactive", "password", NULL
 };
@@ -635,131 +628,151 @@ get_startups(struct ctx *c, const struct ynode *v, const char *key, long out[3])
 }
 
 static int
-server_key(struct ctx *c, const char *key, const struct ynode *k,
+server_authorized_keys(struct ctx *c, const char *key, const struct ynode *k,
     const struct ynode *v, void *arg)
 {
 	struct ag_server_conf *sc = arg;
 
 	(void)k;
-	if (strcmp(key, "listen") == 0)
-		return cf_get_strlist(c, v, key, &sc->listen, check_listen, 0);
-	if (strcmp(key, "host_keys") == 0)
-		return cf_get_strlist(c, v, key, &sc->host_keys, check_abs_item, 0);
-	if (strcmp(key, "allow_users") == 0)
-		return cf_get_strlist(c, v, key, &sc->allow_users, check_user_name, 0);
-	if (strcmp(key, "allow_groups") == 0)
-		return cf_get_strlist(c, v, key, &sc->allow_groups, check_user_name, 0);
-	if (strcmp(key, "max_connections") == 0)
-		return cf_get_count(c, v, key, 100000, &sc->max_connections);
-	if (strcmp(key, "max_per_source") == 0)
-		return cf_get_count(c, v, key, 100000, &sc->max_per_source);
-	if (strcmp(key, "max_startups") == 0)
-		return get_startups(c, v, key, sc->startups);
-	if (strcmp(key, "max_sessions") == 0)
-		return cf_get_count(c, v, key, 64, &sc->max_sessions);
-	if (strcmp(key, "login_grace_time") == 0)
-		return cf_get_duration(c, v, key, &sc->login_grace_time);
-	if (strcmp(key, "max_auth_tries") == 0)
-		return cf_get_count(c, v, key, 100, &sc->max_auth_tries);
-	if (strcmp(key, "keepalive") == 0)
-		return cf_get_duration(c, v, key, &sc->keepalive);
-	if (strcmp(key, "authorized_keys") == 0) {
-		if (cf_want_scalar(c, v, key, "a path pattern") == -1)
-			return -1;
-		if (v->s[0] != '/' && strncmp(v->s, "~/", 2) != 0 &&
-		    strncmp(v->s, "%h/", 3) != 0)
-			return cf_err_node(c, v, "'%s' must be an absolute path or start "
-			    "with ~/ or %%h/, got '%s'", key, cf_quote(c, v->s));
-		if (strstr(v->s, "/../") != NULL ||
-		    (strlen(v->s) >= 3 && strcmp(v->s + strlen(v->s) - 3, "/..") == 0))
-			return cf_err_node(c, v, "'%s' may not contain '..' components",
+	if (cf_want_scalar(c, v, key, "a path pattern") == -1)
+		return -1;
+	if (v->s[0] != '/' && strncmp(v->s, "~/", 2) != 0 &&
+	    strncmp(v->s, "%h/", 3) != 0)
+		return cf_err_node(c, v, "'%s' must be an absolute path or start "
+		    "with ~/ or %%h/, got '%s'", key, cf_quote(c, v->s));
+	if (strstr(v->s, "/../") != NULL ||
+	    (strlen(v->s) >= 3 && strcmp(v->s + strlen(v->s) - 3, "/..") == 0))
+		return cf_err_node(c, v, "'%s' may not contain '..' components",
+		    key);
+	for (const char *p = strchr(v->s, '%'); p != NULL; p = strchr(p + 2, '%'))
+		if (p[1] != 'u' && p[1] != 'h')
+			return cf_err_node(c, v, "unknown token '%%%c' in '%s': "
+			    "expected %%u (user) or %%h (home)", p[1] ? p[1] : ' ',
 			    key);
-		for (const char *p = strchr(v->s, '%'); p != NULL; p = strchr(p + 2, '%'))
-			if (p[1] != 'u' && p[1] != 'h')
-				return cf_err_node(c, v, "unknown token '%%%c' in '%s': "
-				    "expected %%u (user) or %%h (home)", p[1] ? p[1] : ' ',
-				    key);
-		return cf_dupstr(c, v, &sc->authorized_keys);
-	}
-	if (strcmp(key, "auth_methods") == 0)
-		return get_auth_methods(c, v, key, sc);
-	if (strcmp(key, "accept_env") == 0)
-		return cf_get_strlist(c, v, key, &sc->accept_env, cf_check_env_glob, 1);
-	if (strcmp(key, "ciphers") == 0)
-		return get_algos(c, v, key, &sc->ciphers);
-	if (strcmp(key, "kex") == 0)
-		return get_algos(c, v, key, &sc->kex);
-	if (strcmp(key, "macs") == 0)
-		return get_algos(c, v, key, &sc->macs);
-	if (strcmp(key, "hostkey_algorithms") == 0)
-		return get_algos(c, v, key, &sc->hostkey_algorithms);
-	return cf_unhandled(c, k, key);
+	return cf_dupstr(c, v, &sc->authorized_keys);
 }
 
 static int
-gateway_key(struct ctx *c, const char *key, const struct ynode *k,
+server_startups(struct ctx *c, const char *key, const struct ynode *k,
     const struct ynode *v, void *arg)
 {
-	struct ag_gateway *gw = &c->cfg->gw;
-	int e;
-
-	(void)arg;
 	(void)k;
-	if (strcmp(key, "runner") == 0) {
-		free(gw->runner);
-		gw->runner = NULL;
-		return cf_get_abs_path(c, v, key, &gw->runner);
-	}
-	if (strcmp(key, "pam_service") == 0) {
-		if (cf_want_scalar(c, v, key, "a PAM service name") == -1)
-			return -1;
-		if (!cf_name_ok(v->s, ""))
-			return cf_err_node(c, v, "'%s' is not a valid PAM service name",
-			    cf_quote(c, v->s));
-		free(gw->pam_service);
-		gw->pam_service = NULL;
-		return cf_dupstr(c, v, &gw->pam_service);
-	}
-	if (strcmp(key, "pam_confdir") == 0)
-		return cf_get_abs_path(c, v, key, &gw->pam_confdir);
-	if (strcmp(key, "sandbox") == 0) {
-		if (cf_get_enum(c, v, key, sandbox_names, &e) == -1)
-			return -1;
-		gw->sandbox = (enum ag_sandbox_mode)e;
-		return 0;
-	}
-	if (strcmp(key, "default_profile") == 0)
-		return get_profile_ref(c, v, key, REF_DEFAULT, 0,
-		    &gw->default_profile_name);
-	if (strcmp(key, "audit") == 0) {
-		if (cf_walk_map(c, v, key, "in gateway.audit", "key", audit_keys,
-		    audit_key, &gw->audit) == -1)
-			return -1;
-		return check_audit_spool(c, v, &gw->audit);
-	}
-	if (strcmp(key, "recordings") == 0)
-		return cf_get_abs_path(c, v, key, &gw->recordings);
-	if (strcmp(key, "server") == 0) {
-		gw->server.present = 1;
-		gw->server.pos.line = k->line;
-		gw->server.pos.col = k->col;
-		if (cf_is_null(v))
-			return 0;
-		return cf_walk_map(c, v, key, "in gateway.server", "key", server_keys,
-		    server_key, &gw->server);
-	}
-	if (strcmp(key, "recordings_input") == 0)
-		return cf_get_bool(c, v, key, &gw->recordings_input);
-	return cf_unhandled(c, k, key);
+	return get_startups(c, v, key, ((struct ag_server_conf *)arg)->startups);
 }
+
+static int
+server_auth_methods(struct ctx *c, const char *key, const struct ynode *k,
+    const struct ynode *v, void *arg)
+{
+	(void)k;
+	return get_auth_methods(c, v, key, arg);
+}
+
+/* one reader per algorithm list: the table says which field each fills */
+#define ALGOS_READER(name, field) \
+static int \
+name(struct ctx *c, const char *key, const struct ynode *k, const struct ynode *v, \
+    void *arg) \
+{ \
+	(void)k; \
+	return get_algos(c, v, key, &((struct ag_server_conf *)arg)->field); \
+}
+ALGOS_READER(server_ciphers, ciphers)
+ALGOS_READER(server_kex, kex)
+ALGOS_READER(server_macs, macs)
+ALGOS_READER(server_hostkey_algorithms, hostkey_algorithms)
+
+static const struct cf_field server_fields[] = {
+	CF_LIST("listen", struct ag_server_conf, listen, check_listen, 0),
+	CF_LIST("host_keys", struct ag_server_conf, host_keys, check_abs_item, 0),
+	CF_LIST("allow_users", struct ag_server_conf, allow_users, check_user_name, 0),
+	CF_LIST("allow_groups", struct ag_server_conf, allow_groups, check_user_name, 0),
+	CF_COUNT_OF("max_connections", struct ag_server_conf, max_connections, 100000),
+	CF_COUNT_OF("max_per_source", struct ag_server_conf, max_per_source, 100000),
+	CF_READ("max_startups", server_startups),
+	CF_COUNT_OF("max_sessions", struct ag_server_conf, max_sessions, 64),
+	CF_FIELD("login_grace_time", CF_DURATION, struct ag_server_conf, login_grace_time),
+	CF_COUNT_OF("max_auth_tries", struct ag_server_conf, max_auth_tries, 100),
+	CF_FIELD("keepalive", CF_DURATION, struct ag_server_conf, keepalive),
+	CF_READ("authorized_keys", server_authorized_keys),
+	CF_READ("auth_methods", server_auth_methods),
+	CF_LIST("accept_env", struct ag_server_conf, accept_env, cf_check_env_glob, 1),
+	CF_READ("ciphers", server_ciphers),
+	CF_READ("kex", server_kex),
+	CF_READ("macs", server_macs),
+	CF_READ("hostkey_algorithms", server_hostkey_algorithms),
+	CF_END
+};
+
+static int
+gateway_pam_service(struct ctx *c, const char *key, const struct ynode *k,
+    const struct ynode *v, void *arg)
+{
+	struct ag_gateway *gw = arg;
+
+	(void)k;
+	if (cf_want_scalar(c, v, key, "a PAM service name") == -1)
+		return -1;
+	if (!cf_name_ok(v->s, ""))
+		return cf_err_node(c, v, "'%s' is not a valid PAM service name",
+		    cf_quote(c, v->s));
+	free(gw->pam_service);
+	gw->pam_service = NULL;
+	return cf_dupstr(c, v, &gw->pam_service);
+}
+
+static int
+gateway_default_profile(struct ctx *c, const char *key, const struct ynode *k,
+    const struct ynode *v, void *arg)
+{
+	(void)k;
+	return get_profile_ref(c, v, key, REF_DEFAULT, 0,
+	    &((struct ag_gateway *)arg)->default_profile_name);
+}
+
+static int
+gateway_audit(struct ctx *c, const char *key, const struct ynode *k,
+    const struct ynode *v, void *arg)
+{
+	struct ag_gateway *gw = arg;
+
+	(void)k;
+	if (cf_walk_fields(c, v, key, "in gateway.audit", audit_fields, &gw->audit,
+	    &gw->audit) == -1)
+		return -1;
+	return check_audit_spool(c, v, &gw->audit);
+}
+
+static int
+gateway_server(struct ctx *c, const char *key, const struct ynode *k,
+    const struct ynode *v, void *arg)
+{
+	struct ag_gateway *gw = arg;
+
+	gw->server.present = 1;
+	gw->server.pos.line = k->line;
+	gw->server.pos.col = k->col;
+	if (cf_is_null(v))
+		return 0;
+	return cf_walk_fields(c, v, key, "in gateway.server", server_fields, &gw->server,
+	    &gw->server);
+}
+
+static const struct cf_field gateway_fields[] = {
+	CF_FIELD("runner", CF_ABS_PATH, struct ag_gateway, runner),
+	CF_READ("pam_service", gateway_pam_service),
+	CF_FIELD("pam_confdir", CF_ABS_PATH, struct ag_gateway, pam_confdir),
+	CF_ENUM_OF("sandbox", struct ag_gateway, sandbox, sandbox_names),
+	CF_READ("default_profile", gateway_default_profile),
+	CF_READ("audit", gateway_audit),
+	CF_FIELD("recordings", CF_ABS_PATH, struct ag_gateway, recordings),
+	CF_FIELD("recordings_input", CF_BOOL, struct ag_gateway, recordings_input),
+	CF_READ("server", gateway_server),
+	CF_END
+};
 
 /* ------------------------------------------------------------------ */
 /* identities                                                          */
-
-static const char *const identity_keys[] = {
-	"name", "keys", "token_sha256", "profile", "from", "expires", "disabled",
-	NULL
-};
 
 struct identctx {
 	struct ag_identity	*id;
@@ -767,73 +780,116 @@ struct identctx {
 };
 
 static int
-identity_key(struct ctx *c, const char *key, const struct ynode *k,
+identity_name(struct ctx *c, const char *key, const struct ynode *k,
     const struct ynode *v, void *arg)
 {
-	struct identctx *ic = arg;
-	struct ag_identity *id = ic->id;
+	struct ag_identity *id = ((struct identctx *)arg)->id;
+
+	(void)k;
+	if (cf_want_scalar(c, v, key, "a name") == -1)
+		return -1;
+	if (!cf_name_ok(v->s, "@"))
+		return cf_err_node(c, v, "identity name '%s' may contain only "
+		    "letters, digits, '_', '-', '.' and '@' (at most %d)",
+		    cf_quote(c, v->s), MAX_NAME);
+	return cf_dupstr(c, v, &id->name);
+}
+
+static int
+identity_keys_of(struct ctx *c, const char *key, const struct ynode *k,
+    const struct ynode *v, void *arg)
+{
+	struct ag_identity *id = ((struct identctx *)arg)->id;
 	size_t i;
 
 	(void)k;
-	if (strcmp(key, "name") == 0) {
-		if (cf_want_scalar(c, v, key, "a name") == -1)
-			return -1;
-		if (!cf_name_ok(v->s, "@"))
-			return cf_err_node(c, v, "identity name '%s' may contain only "
-			    "letters, digits, '_', '-', '.' and '@' (at most %d)",
-			    cf_quote(c, v->s), MAX_NAME);
-		return cf_dupstr(c, v, &id->name);
-	}
-	if (strcmp(key, "keys") == 0) {
-		if (cf_get_strlist(c, v, key, &id->keys, NULL, 0) == -1)
-			return -1;
-		/* Re-store each key in canonical "TYPE BASE64" form. */
-		for (i = 0; i < id->keys.n; i++) {
-			char *canon;
+	if (cf_get_strlist(c, v, key, &id->keys, NULL, 0) == -1)
+		return -1;
+	/* Re-store each key in canonical "TYPE BASE64" form. */
+	for (i = 0; i < id->keys.n; i++) {
+		char *canon;
 
-			if (parse_pubkey(c, v->kid[i], &canon) == -1)
-				return -1;
-			free(id->keys.v[i]);
-			id->keys.v[i] = canon;
-		}
-		return 0;
-	}
-	if (strcmp(key, "token_sha256") == 0) {
-		if (parse_token(c, v, id->token_sha256) == -1)
+		if (parse_pubkey(c, v->kid[i], &canon) == -1)
 			return -1;
-		id->has_token = 1;
-		return 0;
+		free(id->keys.v[i]);
+		id->keys.v[i] = canon;
 	}
-	if (strcmp(key, "profile") == 0)
-		return get_profile_ref(c, v, key, REF_IDENTITY, ic->idx,
-		    &id->profile_name);
-	if (strcmp(key, "from") == 0) {
-		if (v->type != Y_SEQ)
-			return cf_err_node(c, v, "expected a list of addresses for "
-			    "'from', got %s", cf_kind_of(v));
-		if (v->n == 0)
-			return cf_err_node(c, v, "'from' is an empty list, which would "
-			    "match no address: remove the key to allow any address");
-		if ((id->from = calloc(v->n, sizeof(*id->from))) == NULL)
-			return cf_oom(c, v);
-		for (i = 0; i < v->n; i++) {
-			if (cf_want_scalar(c, v->kid[i], key, "an address") == -1 ||
-			    parse_cidr(c, v->kid[i], &id->from[i]) == -1)
-				return -1;
-			id->nfrom = i + 1;
-		}
-		return 0;
-	}
-	if (strcmp(key, "expires") == 0) {
-		if (parse_date(c, v, &id->expires) == -1)
-			return -1;
-		id->has_expires = 1;
-		return 0;
-	}
-	if (strcmp(key, "disabled") == 0)
-		return cf_get_bool(c, v, key, &id->disabled);
-	return cf_unhandled(c, k, key);
+	return 0;
 }
+
+static int
+identity_token(struct ctx *c, const char *key, const struct ynode *k,
+    const struct ynode *v, void *arg)
+{
+	struct ag_identity *id = ((struct identctx *)arg)->id;
+
+	(void)key;
+	(void)k;
+	if (parse_token(c, v, id->token_sha256) == -1)
+		return -1;
+	id->has_token = 1;
+	return 0;
+}
+
+static int
+identity_profile(struct ctx *c, const char *key, const struct ynode *k,
+    const struct ynode *v, void *arg)
+{
+	struct identctx *ic = arg;
+
+	(void)k;
+	return get_profile_ref(c, v, key, REF_IDENTITY, ic->idx, &ic->id->profile_name);
+}
+
+static int
+identity_from(struct ctx *c, const char *key, const struct ynode *k,
+    const struct ynode *v, void *arg)
+{
+	struct ag_identity *id = ((struct identctx *)arg)->id;
+	size_t i;
+
+	(void)k;
+	if (v->type != Y_SEQ)
+		return cf_err_node(c, v, "expected a list of addresses for "
+		    "'from', got %s", cf_kind_of(v));
+	if (v->n == 0)
+		return cf_err_node(c, v, "'from' is an empty list, which would "
+		    "match no address: remove the key to allow any address");
+	if ((id->from = calloc(v->n, sizeof(*id->from))) == NULL)
+		return cf_oom(c, v);
+	for (i = 0; i < v->n; i++) {
+		if (cf_want_scalar(c, v->kid[i], key, "an address") == -1 ||
+		    parse_cidr(c, v->kid[i], &id->from[i]) == -1)
+			return -1;
+		id->nfrom = i + 1;
+	}
+	return 0;
+}
+
+static int
+identity_expires(struct ctx *c, const char *key, const struct ynode *k,
+    const struct ynode *v, void *arg)
+{
+	struct ag_identity *id = ((struct identctx *)arg)->id;
+
+	(void)key;
+	(void)k;
+	if (parse_date(c, v, &id->expires) == -1)
+		return -1;
+	id->has_expires = 1;
+	return 0;
+}
+
+static const struct cf_field identity_fields[] = {
+	CF_READ("name", identity_name),
+	CF_READ("keys", identity_keys_of),
+	CF_READ("token_sha256", identity_token),
+	CF_READ("profile", identity_profile),
+	CF_READ("from", identity_from),
+	CF_READ("expires", identity_expires),
+	CF_FIELD("disabled", CF_BOOL, struct ag_identity, disabled),
+	CF_END
+};
 
 static int
 load_identities(struct ctx *c, const struct ynode *v)
@@ -871,8 +927,8 @@ load_identities(struct ctx *c, const struct ynode *v)
 			    cf_quote(c, nm->s));
 		else
 			snprintf(what, sizeof(what), "in identity #%zu", i + 1);
-		if (cf_walk_map(c, it, "identities", what, "key", identity_keys,
-		    identity_key, &ic) == -1)
+		if (cf_walk_fields(c, it, "identities", what, identity_fields, ic.id,
+		    &ic) == -1)
 			goto out;
 		if (id->name == NULL) {
 			cf_err_node(c, it, "identity #%zu has no 'name'", i + 1);
@@ -939,28 +995,6 @@ load_users(struct ctx *c, const struct ynode *v)
 /* ------------------------------------------------------------------ */
 /* profiles                                                            */
 
-static const char *const profile_keys[] = {
-	"allow", "deny", "features", "paths", "network", "file_transfer", "env",
-	"limits", "unknown", "validator", "tier", NULL
-};
-static const char *const rule_keys[] = {
-	"command", "subcommands", "args", "deny_args", "allow_options", NULL
-};
-static const char *const feature_keys[] = {
-	"command_substitution", "process_substitution", "functions", "background",
-	"coproc", "subshell", NULL
-};
-static const char *const paths_keys[] = { "read", "write", "protect", "exec", NULL };
-static const char *const network_keys[] = { "connect", "bind", NULL };
-static const char *const transfer_keys[] = { "sftp", "scp", "rsync", NULL };
-static const char *const env_keys[] = { "deny", "allow", "set", NULL };
-static const char *const limits_keys[] = {
-	"timeout", "max_output", "idle_timeout", "processes", "open_files",
-	"file_size", "cpu", "address_space", "memory", NULL
-};
-static const char *const validator_keys[] = {
-	"url", "kind", "model", "api_key_file", "timeout_ms", "on_error", NULL
-};
 static const char *const feature_names[] = { "allow", "deny", NULL };
 static const char *const unknown_names[] = { "deny", "ask", NULL };
 static const char *const tier_names[] = { "strict", "developer", NULL };
@@ -994,32 +1028,57 @@ check_command(struct ctx *c, const struct ynode *v)
 }
 
 static int
-rule_key(struct ctx *c, const char *key, const struct ynode *k,
+rule_command(struct ctx *c, const char *key, const struct ynode *k,
     const struct ynode *v, void *arg)
 {
 	struct pctx *pc = arg;
-	struct ag_rule *r = pc->rule;
 
-	if (strcmp(key, "command") == 0) {
-		if (cf_want_scalar(c, v, key, "a program name") == -1 ||
-		    check_command(c, v) == -1)
-			return -1;
-		return cf_dupstr(c, v, &r->command);
-	}
-	if (pc->is_deny && (strcmp(key, "deny_args") == 0 ||
-	    strcmp(key, "allow_options") == 0))
-		return cf_err_node(c, k, "'%s' has no meaning in a deny rule (%s): "
-		    "use 'args' to name the arguments that are refused", key, r->id);
-	if (strcmp(key, "subcommands") == 0)
-		return cf_get_strlist(c, v, key, &r->subcommands, cf_check_word, 0);
-	if (strcmp(key, "args") == 0)
-		return cf_get_strlist(c, v, key, &r->args, NULL, 0);
-	if (strcmp(key, "deny_args") == 0)
-		return cf_get_strlist(c, v, key, &r->deny_args, NULL, 0);
-	if (strcmp(key, "allow_options") == 0)
-		return cf_get_strlist(c, v, key, &r->allow_options, cf_check_option, 0);
-	return cf_unhandled(c, k, key);
+	(void)k;
+	if (cf_want_scalar(c, v, key, "a program name") == -1 || check_command(c, v) == -1)
+		return -1;
+	return cf_dupstr(c, v, &pc->rule->command);
 }
+
+/* deny_args and allow_options narrow an allow rule; a deny rule has args */
+static int
+in_deny_rule(struct ctx *c, const char *key, const struct ynode *k, const struct pctx *pc)
+{
+	if (!pc->is_deny)
+		return 0;
+	return cf_err_node(c, k, "'%s' has no meaning in a deny rule (%s): "
+	    "use 'args' to name the arguments that are refused", key, pc->rule->id);
+}
+
+static int
+rule_deny_args(struct ctx *c, const char *key, const struct ynode *k,
+    const struct ynode *v, void *arg)
+{
+	struct pctx *pc = arg;
+
+	if (in_deny_rule(c, key, k, pc) == -1)
+		return -1;
+	return cf_get_strlist(c, v, key, &pc->rule->deny_args, NULL, 0);
+}
+
+static int
+rule_allow_options(struct ctx *c, const char *key, const struct ynode *k,
+    const struct ynode *v, void *arg)
+{
+	struct pctx *pc = arg;
+
+	if (in_deny_rule(c, key, k, pc) == -1)
+		return -1;
+	return cf_get_strlist(c, v, key, &pc->rule->allow_options, cf_check_option, 0);
+}
+
+static const struct cf_field rule_fields[] = {
+	CF_READ("command", rule_command),
+	CF_LIST("subcommands", struct ag_rule, subcommands, cf_check_word, 0),
+	CF_LIST("args", struct ag_rule, args, NULL, 0),
+	CF_READ("deny_args", rule_deny_args),
+	CF_READ("allow_options", rule_allow_options),
+	CF_END
+};
 
 static int
 load_rules(struct ctx *c, struct pctx *pc, const struct ynode *v, const char *key,
@@ -1065,7 +1124,7 @@ load_rules(struct ctx *c, struct pctx *pc, const struct ynode *v, const char *ke
 			    "mapping in '%s', got %s", key, cf_kind_of(it));
 		snprintf(what, sizeof(what), "in rule %s", id);
 		pc->rule = r;
-		if (cf_walk_map(c, it, key, what, "key", rule_keys, rule_key, pc) == -1)
+		if (cf_walk_fields(c, it, key, what, rule_fields, r, pc) == -1)
 			return -1;
 		if (r->command == NULL)
 			return cf_err_node(c, it, "rule %s has no 'command'", id);
@@ -1073,85 +1132,58 @@ load_rules(struct ctx *c, struct pctx *pc, const struct ynode *v, const char *ke
 	return 0;
 }
 
-static int
-feature_key(struct ctx *c, const char *key, const struct ynode *k,
-    const struct ynode *v, void *arg)
-{
-	struct ag_features *f = arg;
-	int e;
+static const struct cf_field feature_fields[] = {
+	CF_ENUM_OF("command_substitution", struct ag_features, command_substitution,
+	    feature_names),
+	CF_ENUM_OF("process_substitution", struct ag_features, process_substitution,
+	    feature_names),
+	CF_ENUM_OF("functions", struct ag_features, functions, feature_names),
+	CF_ENUM_OF("background", struct ag_features, background, feature_names),
+	CF_ENUM_OF("coproc", struct ag_features, coproc, feature_names),
+	CF_ENUM_OF("subshell", struct ag_features, subshell, feature_names),
+	CF_END
+};
 
-	(void)k;
-	if (cf_get_enum(c, v, key, feature_names, &e) == -1)
-		return -1;
-	if (strcmp(key, "command_substitution") == 0)
-		f->command_substitution = (enum ag_feature)e;
-	else if (strcmp(key, "process_substitution") == 0)
-		f->process_substitution = (enum ag_feature)e;
-	else if (strcmp(key, "functions") == 0)
-		f->functions = (enum ag_feature)e;
-	else if (strcmp(key, "background") == 0)
-		f->background = (enum ag_feature)e;
-	else if (strcmp(key, "coproc") == 0)
-		f->coproc = (enum ag_feature)e;
-	else if (strcmp(key, "subshell") == 0)
-		f->subshell = (enum ag_feature)e;
-	else
-		return cf_unhandled(c, k, key);
-	return 0;
-}
+static const struct cf_field paths_fields[] = {
+	CF_LIST("read", struct ag_profile, paths_read, cf_check_policy_path, 1),
+	CF_LIST("write", struct ag_profile, paths_write, cf_check_policy_path, 1),
+	CF_LIST("protect", struct ag_profile, paths_protect, cf_check_policy_path, 1),
+	CF_LIST("exec", struct ag_profile, paths_exec, cf_check_policy_path, 1),
+	CF_END
+};
 
 static int
-paths_key(struct ctx *c, const char *key, const struct ynode *k,
+network_connect(struct ctx *c, const char *key, const struct ynode *k,
     const struct ynode *v, void *arg)
 {
 	struct ag_profile *p = arg;
 
 	(void)k;
-	if (strcmp(key, "read") == 0)
-		return cf_get_strlist(c, v, key, &p->paths_read, cf_check_policy_path, 1);
-	if (strcmp(key, "write") == 0)
-		return cf_get_strlist(c, v, key, &p->paths_write, cf_check_policy_path, 1);
-	if (strcmp(key, "exec") == 0)
-		return cf_get_strlist(c, v, key, &p->paths_exec, cf_check_policy_path, 1);
-	if (strcmp(key, "protect") == 0)
-		return cf_get_strlist(c, v, key, &p->paths_protect, cf_check_policy_path, 1);
-	return cf_unhandled(c, k, key);
+	return cf_get_ports(c, v, key, &p->net_connect, &p->nnet_connect);
 }
 
 static int
-network_key(struct ctx *c, const char *key, const struct ynode *k,
+network_bind(struct ctx *c, const char *key, const struct ynode *k,
     const struct ynode *v, void *arg)
 {
 	struct ag_profile *p = arg;
 
 	(void)k;
-	if (strcmp(key, "connect") == 0)
-		return cf_get_ports(c, v, key, &p->net_connect, &p->nnet_connect);
-	if (strcmp(key, "bind") == 0)
-		return cf_get_ports(c, v, key, &p->net_bind, &p->nnet_bind);
-	return cf_unhandled(c, k, key);
+	return cf_get_ports(c, v, key, &p->net_bind, &p->nnet_bind);
 }
 
-static int
-transfer_key(struct ctx *c, const char *key, const struct ynode *k,
-    const struct ynode *v, void *arg)
-{
-	struct ag_profile *p = arg;
-	int e;
+static const struct cf_field network_fields[] = {
+	CF_READ("connect", network_connect),
+	CF_READ("bind", network_bind),
+	CF_END
+};
 
-	(void)k;
-	if (strcmp(key, "sftp") == 0) {
-		if (cf_get_enum(c, v, key, transfer_names, &e) == -1)
-			return -1;
-		p->sftp = (enum ag_transfer)e;
-		return 0;
-	}
-	if (strcmp(key, "scp") == 0)
-		return cf_get_bool(c, v, key, &p->scp_legacy);
-	if (strcmp(key, "rsync") == 0)
-		return cf_get_bool(c, v, key, &p->rsync);
-	return cf_unhandled(c, k, key);
-}
+static const struct cf_field transfer_fields[] = {
+	CF_ENUM_OF("sftp", struct ag_profile, sftp, transfer_names),
+	CF_FIELD("scp", CF_BOOL, struct ag_profile, scp_legacy),
+	CF_FIELD("rsync", CF_BOOL, struct ag_profile, rsync),
+	CF_END
+};
 
 static int
 envset_key(struct ctx *c, const char *key, const struct ynode *k,
@@ -1180,149 +1212,202 @@ envset_key(struct ctx *c, const char *key, const struct ynode *k,
 }
 
 static int
-env_key(struct ctx *c, const char *key, const struct ynode *k,
+env_set(struct ctx *c, const char *key, const struct ynode *k,
     const struct ynode *v, void *arg)
 {
-	struct pctx *pc = arg;
-	struct ag_profile *p = pc->p;
+	struct ag_profile *p = arg;
 	char what[260];
 
 	(void)k;
-	if (strcmp(key, "deny") == 0)
-		return cf_get_strlist(c, v, key, &p->env_deny, cf_check_env_glob, 1);
-	if (strcmp(key, "allow") == 0)
-		return cf_get_strlist(c, v, key, &p->env_allow, cf_check_env_name, 1);
-	if (strcmp(key, "set") != 0)
-		return cf_unhandled(c, k, key);
 	if (v->type == Y_MAP) {
 		if ((p->env_set_keys.v = calloc(v->n / 2 + 1, sizeof(char *))) == NULL ||
 		    (p->env_set_vals.v = calloc(v->n / 2 + 1, sizeof(char *))) == NULL)
 			return cf_oom(c, v);
 	}
 	snprintf(what, sizeof(what), "in profiles.%s.env.set", p->name);
-	return cf_walk_map(c, v, "set", what, "variable", NULL, envset_key, p);
+	return cf_walk_map(c, v, key, what, "variable", NULL, envset_key, p);
 }
 
+static const struct cf_field env_fields[] = {
+	CF_LIST("deny", struct ag_profile, env_deny, cf_check_env_glob, 1),
+	CF_LIST("allow", struct ag_profile, env_allow, cf_check_env_name, 1),
+	CF_READ("set", env_set),
+	CF_END
+};
+
 static int
-limits_key(struct ctx *c, const char *key, const struct ynode *k,
+limits_memory(struct ctx *c, const char *key, const struct ynode *k,
     const struct ynode *v, void *arg)
 {
 	struct ag_limits *l = arg;
 
 	(void)k;
-	if (strcmp(key, "timeout") == 0)
-		return cf_get_duration(c, v, key, &l->timeout);
-	if (strcmp(key, "idle_timeout") == 0)
-		return cf_get_duration(c, v, key, &l->idle_timeout);
-	if (strcmp(key, "cpu") == 0)
-		return cf_get_duration(c, v, key, &l->cpu);
-	if (strcmp(key, "max_output") == 0)
-		return cf_get_size(c, v, key, &l->max_output);
-	if (strcmp(key, "file_size") == 0)
-		return cf_get_size(c, v, key, &l->file_size);
-	if (strcmp(key, "address_space") == 0)
-		return cf_get_size(c, v, key, &l->address_space);
-	if (strcmp(key, "memory") == 0) {
-		/* "unlimited" has to be said: leaving the key out means the default */
-		if (v->type == Y_SCALAR && v->s != NULL && strcmp(v->s, "unlimited") == 0) {
-			l->memory = -1;
-			return 0;
-		}
-		return cf_get_size(c, v, key, &l->memory);
+	/* "unlimited" has to be said: leaving the key out means the default */
+	if (v->type == Y_SCALAR && v->s != NULL && strcmp(v->s, "unlimited") == 0) {
+		l->memory = -1;
+		return 0;
 	}
-	if (strcmp(key, "processes") == 0)
-		return cf_get_count(c, v, key, INT_MAX, &l->processes);
-	if (strcmp(key, "open_files") == 0)
-		return cf_get_count(c, v, key, INT_MAX, &l->open_files);
-	return cf_unhandled(c, k, key);
+	return cf_get_size(c, v, key, &l->memory);
 }
 
+static const struct cf_field limits_fields[] = {
+	CF_FIELD("timeout", CF_DURATION, struct ag_limits, timeout),
+	CF_FIELD("max_output", CF_SIZE, struct ag_limits, max_output),
+	CF_FIELD("idle_timeout", CF_DURATION, struct ag_limits, idle_timeout),
+	CF_COUNT_OF("processes", struct ag_limits, processes, INT_MAX),
+	CF_COUNT_OF("open_files", struct ag_limits, open_files, INT_MAX),
+	CF_FIELD("file_size", CF_SIZE, struct ag_limits, file_size),
+	CF_FIELD("cpu", CF_DURATION, struct ag_limits, cpu),
+	CF_FIELD("address_space", CF_SIZE, struct ag_limits, address_space),
+	CF_READ("memory", limits_memory),
+	CF_END
+};
+
 static int
-validator_key(struct ctx *c, const char *key, const struct ynode *k,
+validator_kind(struct ctx *c, const char *key, const struct ynode *k,
     const struct ynode *v, void *arg)
 {
 	struct ag_validator *val = arg;
 	int e;
 
 	(void)k;
-	if (strcmp(key, "url") == 0)
-		return cf_get_url(c, v, key, &val->url);
-	if (strcmp(key, "kind") == 0) {
-		if (cf_get_enum(c, v, key, kind_names, &e) == -1)
-			return -1;
-		free(val->kind);
-		if ((val->kind = strdup(kind_names[e])) == NULL)
-			return cf_oom(c, v);
-		return 0;
-	}
-	if (strcmp(key, "model") == 0)
-		return cf_get_string(c, v, key, &val->model);
-	if (strcmp(key, "api_key_file") == 0)
-		return cf_get_abs_path(c, v, key, &val->api_key_file);
-	if (strcmp(key, "timeout_ms") == 0)
-		return cf_get_count(c, v, key, 600000, &val->timeout_ms);
-	if (strcmp(key, "on_error") != 0)
-		return cf_unhandled(c, k, key);
-	if (cf_get_enum(c, v, key, on_error_names, &e) == -1)
+	if (cf_get_enum(c, v, key, kind_names, &e) == -1)
 		return -1;
-	val->on_error = (enum ag_on_error)e;
+	free(val->kind);
+	if ((val->kind = strdup(kind_names[e])) == NULL)
+		return cf_oom(c, v);
 	return 0;
 }
 
+static const struct cf_field validator_fields[] = {
+	CF_FIELD("url", CF_URL, struct ag_validator, url),
+	CF_READ("kind", validator_kind),
+	CF_FIELD("model", CF_STRING, struct ag_validator, model),
+	CF_FIELD("api_key_file", CF_ABS_PATH, struct ag_validator, api_key_file),
+	CF_COUNT_OF("timeout_ms", struct ag_validator, timeout_ms, 600000),
+	CF_ENUM_OF("on_error", struct ag_validator, on_error, on_error_names),
+	CF_END
+};
+
+/* "in profiles.NAME.KEY", for the messages of a section of a profile */
+static const char *
+section_what(char *buf, size_t len, const struct ag_profile *p, const char *key)
+{
+	snprintf(buf, len, "in profiles.%s.%s", p->name, key);
+	return buf;
+}
+
 static int
-profile_field(struct ctx *c, const char *key, const struct ynode *k,
+profile_allow(struct ctx *c, const char *key, const struct ynode *k,
     const struct ynode *v, void *arg)
 {
 	struct pctx *pc = arg;
-	struct ag_profile *p = pc->p;
-	char what[MAX_NAME + 60];
-	int e;
 
 	(void)k;
-	snprintf(what, sizeof(what), "in profiles.%s.%s", p->name, key);
-	if (strcmp(key, "allow") == 0 || strcmp(key, "deny") == 0) {
-		pc->is_deny = key[0] == 'd';
-		return load_rules(c, pc, v, key, pc->is_deny ? &p->deny : &p->allow,
-		    pc->is_deny ? &p->ndeny : &p->nallow);
-	}
-	if (strcmp(key, "features") == 0)
-		return cf_walk_map(c, v, key, what, "key", feature_keys, feature_key,
-		    &p->features);
-	if (strcmp(key, "paths") == 0)
-		return cf_walk_map(c, v, key, what, "key", paths_keys, paths_key, p);
-	if (strcmp(key, "network") == 0) {
-		p->has_network = 1;
-		return cf_walk_map(c, v, key, what, "key", network_keys, network_key, p);
-	}
-	if (strcmp(key, "file_transfer") == 0)
-		return cf_walk_map(c, v, key, what, "key", transfer_keys, transfer_key,
-		    p);
-	if (strcmp(key, "env") == 0)
-		return cf_walk_map(c, v, key, what, "key", env_keys, env_key, pc);
-	if (strcmp(key, "limits") == 0)
-		return cf_walk_map(c, v, key, what, "key", limits_keys, limits_key,
-		    &p->limits);
-	if (strcmp(key, "unknown") == 0) {
-		if (cf_get_enum(c, v, key, unknown_names, &e) == -1)
-			return -1;
-		p->unknown = (enum ag_unknown)e;
-		return 0;
-	}
-	if (strcmp(key, "tier") == 0) {
-		if (cf_get_enum(c, v, key, tier_names, &e) == -1)
-			return -1;
-		p->tier = (enum ag_tier)e;
-		return 0;
-	}
-	/* validator */
+	pc->is_deny = 0;
+	return load_rules(c, pc, v, key, &pc->p->allow, &pc->p->nallow);
+}
+
+static int
+profile_deny(struct ctx *c, const char *key, const struct ynode *k,
+    const struct ynode *v, void *arg)
+{
+	struct pctx *pc = arg;
+
+	(void)k;
+	pc->is_deny = 1;
+	return load_rules(c, pc, v, key, &pc->p->deny, &pc->p->ndeny);
+}
+
+static int
+profile_features(struct ctx *c, const char *key, const struct ynode *k,
+    const struct ynode *v, void *arg)
+{
+	struct ag_profile *p = ((struct pctx *)arg)->p;
+	char what[MAX_NAME + 60];
+
+	(void)k;
+	return cf_walk_fields(c, v, key, section_what(what, sizeof(what), p, key),
+	    feature_fields, &p->features, p);
+}
+
+static int
+profile_paths(struct ctx *c, const char *key, const struct ynode *k,
+    const struct ynode *v, void *arg)
+{
+	struct ag_profile *p = ((struct pctx *)arg)->p;
+	char what[MAX_NAME + 60];
+
+	(void)k;
+	return cf_walk_fields(c, v, key, section_what(what, sizeof(what), p, key),
+	    paths_fields, p, p);
+}
+
+static int
+profile_network(struct ctx *c, const char *key, const struct ynode *k,
+    const struct ynode *v, void *arg)
+{
+	struct ag_profile *p = ((struct pctx *)arg)->p;
+	char what[MAX_NAME + 60];
+
+	(void)k;
+	p->has_network = 1;
+	return cf_walk_fields(c, v, key, section_what(what, sizeof(what), p, key),
+	    network_fields, p, p);
+}
+
+static int
+profile_transfer(struct ctx *c, const char *key, const struct ynode *k,
+    const struct ynode *v, void *arg)
+{
+	struct ag_profile *p = ((struct pctx *)arg)->p;
+	char what[MAX_NAME + 60];
+
+	(void)k;
+	return cf_walk_fields(c, v, key, section_what(what, sizeof(what), p, key),
+	    transfer_fields, p, p);
+}
+
+static int
+profile_env(struct ctx *c, const char *key, const struct ynode *k,
+    const struct ynode *v, void *arg)
+{
+	struct ag_profile *p = ((struct pctx *)arg)->p;
+	char what[MAX_NAME + 60];
+
+	(void)k;
+	return cf_walk_fields(c, v, key, section_what(what, sizeof(what), p, key),
+	    env_fields, p, p);
+}
+
+static int
+profile_limits(struct ctx *c, const char *key, const struct ynode *k,
+    const struct ynode *v, void *arg)
+{
+	struct ag_profile *p = ((struct pctx *)arg)->p;
+	char what[MAX_NAME + 60];
+
+	(void)k;
+	return cf_walk_fields(c, v, key, section_what(what, sizeof(what), p, key),
+	    limits_fields, &p->limits, &p->limits);
+}
+
+static int
+profile_validator(struct ctx *c, const char *key, const struct ynode *k,
+    const struct ynode *v, void *arg)
+{
+	struct ag_profile *p = ((struct pctx *)arg)->p;
+	char what[MAX_NAME + 60];
+
+	(void)k;
 	if ((p->validator = calloc(1, sizeof(*p->validator))) == NULL)
 		return cf_oom(c, v);
 	p->validator->timeout_ms = 4000;
 	p->validator->on_error = AG_ON_ERROR_DENY;
 	p->validator->pos.line = v->line;
 	p->validator->pos.col = v->col;
-	if (cf_walk_map(c, v, key, what, "key", validator_keys, validator_key,
-	    p->validator) == -1)
+	if (cf_walk_fields(c, v, key, section_what(what, sizeof(what), p, key),
+	    validator_fields, p->validator, p->validator) == -1)
 		return -1;
 	if (p->validator->url == NULL)
 		return cf_err_node(c, v, "profiles.%s.validator has no 'url'", p->name);
@@ -1334,6 +1419,21 @@ profile_field(struct ctx *c, const char *key, const struct ynode *k,
 		    "a 'model'", p->name);
 	return 0;
 }
+
+static const struct cf_field profile_fields[] = {
+	CF_READ("allow", profile_allow),
+	CF_READ("deny", profile_deny),
+	CF_READ("features", profile_features),
+	CF_READ("paths", profile_paths),
+	CF_READ("network", profile_network),
+	CF_READ("file_transfer", profile_transfer),
+	CF_READ("env", profile_env),
+	CF_READ("limits", profile_limits),
+	CF_ENUM_OF("unknown", struct ag_profile, unknown, unknown_names),
+	CF_READ("validator", profile_validator),
+	CF_ENUM_OF("tier", struct ag_profile, tier, tier_names),
+	CF_END
+};
 
 static int
 profile_entry(struct ctx *c, const char *key, const struct ynode *k,
@@ -1359,8 +1459,7 @@ profile_entry(struct ctx *c, const char *key, const struct ynode *k,
 	memset(&pc, 0, sizeof(pc));
 	pc.p = p;
 	snprintf(pc.what, sizeof(pc.what), "in profile '%s'", key);
-	if (cf_walk_map(c, v, key, pc.what, "key", profile_keys, profile_field,
-	    &pc) == -1)
+	if (cf_walk_fields(c, v, key, pc.what, profile_fields, p, &pc) == -1)
 		return -1;
 	if (p->nallow == 0 && p->unknown != AG_UNKNOWN_ASK)
 		return cf_err_node(c, k, "profile '%s' has no 'allow' list: name the "
@@ -1399,22 +1498,90 @@ load_profiles(struct ctx *c, const struct ynode *v)
 /* ------------------------------------------------------------------ */
 /* top level                                                           */
 
-static const char *const top_keys[] = {
-	"version", "gateway", "identities", "users", "profiles", NULL
+static int
+top_version(struct ctx *c, const char *key, const struct ynode *k,
+    const struct ynode *v, void *arg)
+{
+	(void)arg;
+	(void)k;
+	if (cf_want_scalar(c, v, key, "a number") == -1)
+		return -1;
+	if (strcmp(v->s, "1") != 0)
+		return cf_err_node(c, v, "unsupported version '%s': this "
+		    "agentgate reads 'version: 1'", cf_quote(c, v->s));
+	c->cfg->version = 1;
+	return 0;
+}
+
+static int
+top_gateway(struct ctx *c, const char *key, const struct ynode *k,
+    const struct ynode *v, void *arg)
+{
+	(void)arg;
+	(void)k;
+	return cf_walk_fields(c, v, key, "in gateway", gateway_fields, &c->cfg->gw,
+	    &c->cfg->gw);
+}
+
+static int
+top_identities(struct ctx *c, const char *key, const struct ynode *k,
+    const struct ynode *v, void *arg)
+{
+	(void)key;
+	(void)k;
+	(void)arg;
+	return load_identities(c, v);
+}
+
+static int
+top_users(struct ctx *c, const char *key, const struct ynode *k,
+    const struct ynode *v, void *arg)
+{
+	(void)key;
+	(void)k;
+	(void)arg;
+	return load_users(c, v);
+}
+
+static int
+top_profiles(struct ctx *c, const char *key, const struct ynode *k,
+    const struct ynode *v, void *arg)
+{
+	(void)key;
+	(void)k;
+	(void)arg;
+	return load_profiles(c, v);
+}
+
+static const struct cf_field top_fields[] = {
+	CF_READ("version", top_version),
+	CF_READ("gateway", top_gateway),
+	CF_READ("identities", top_identities),
+	CF_READ("users", top_users),
+	CF_READ("profiles", top_profiles),
+	CF_END
 };
 
-/* Every key list, for ag_config_each_key() (the documentation test). */
+/* Every table, for ag_config_each_key() (the documentation test). */
 static const struct {
 	const char		*section;
-	const char *const	*keys;
+	const struct cf_field	*fields;
 } schema[] = {
-	{ "", top_keys }, { "gateway", gateway_keys }, { "gateway.audit", audit_keys },
-	{ "gateway.server", server_keys }, { "identities[]", identity_keys },
-	{ "profiles.NAME", profile_keys }, { "rule", rule_keys },
-	{ "features", feature_keys }, { "paths", paths_keys }, { "network", network_keys },
-	{ "file_transfer", transfer_keys }, { "env", env_keys }, { "limits", limits_keys },
-	{ "validator", validator_keys },
+	{ "", top_fields }, { "gateway", gateway_fields }, { "gateway.audit", audit_fields },
+	{ "gateway.server", server_fields }, { "identities[]", identity_fields },
+	{ "profiles.NAME", profile_fields }, { "rule", rule_fields },
+	{ "features", feature_fields }, { "paths", paths_fields }, { "network", network_fields },
+	{ "file_transfer", transfer_fields }, { "env", env_fields }, { "limits", limits_fields },
+	{ "validator", validator_fields },
 };
+
+/* The enums the tables store as an int. */
+_Static_assert(sizeof(enum ag_sandbox_mode) == sizeof(int), "enum ag_sandbox_mode is an int");
+_Static_assert(sizeof(enum ag_feature) == sizeof(int), "enum ag_feature is an int");
+_Static_assert(sizeof(enum ag_transfer) == sizeof(int), "enum ag_transfer is an int");
+_Static_assert(sizeof(enum ag_unknown) == sizeof(int), "enum ag_unknown is an int");
+_Static_assert(sizeof(enum ag_tier) == sizeof(int), "enum ag_tier is an int");
+_Static_assert(sizeof(enum ag_on_error) == sizeof(int), "enum ag_on_error is an int");
 
 void
 ag_config_each_key(void (*fn)(const char *section, const char *key, void *arg), void *arg)
@@ -1422,35 +1589,8 @@ ag_config_each_key(void (*fn)(const char *section, const char *key, void *arg), 
 	size_t i, k;
 
 	for (i = 0; i < sizeof(schema) / sizeof(schema[0]); i++)
-		for (k = 0; schema[i].keys[k] != NULL; k++)
-			fn(schema[i].section, schema[i].keys[k], arg);
-}
-
-static int
-top_key(struct ctx *c, const char *key, const struct ynode *k,
-    const struct ynode *v, void *arg)
-{
-	(void)arg;
-	(void)k;
-	if (strcmp(key, "version") == 0) {
-		if (cf_want_scalar(c, v, key, "a number") == -1)
-			return -1;
-		if (strcmp(v->s, "1") != 0)
-			return cf_err_node(c, v, "unsupported version '%s': this "
-			    "agentgate reads 'version: 1'", cf_quote(c, v->s));
-		c->cfg->version = 1;
-		return 0;
-	}
-	if (strcmp(key, "gateway") == 0)
-		return cf_walk_map(c, v, key, "in gateway", "key", gateway_keys,
-		    gateway_key, NULL);
-	if (strcmp(key, "identities") == 0)
-		return load_identities(c, v);
-	if (strcmp(key, "users") == 0)
-		return load_users(c, v);
-	if (strcmp(key, "profiles") == 0)
-		return load_profiles(c, v);
-	return cf_unhandled(c, k, key);
+		for (k = 0; schema[i].fields[k].key != NULL; k++)
+			fn(schema[i].section, schema[i].fields[k].key, arg);
 }
 
 struct ag_config *
@@ -1498,8 +1638,8 @@ ag_config_parse(const char *buf, size_t len, const char *name, struct ag_err *er
 		    cf_kind_of(root));
 		goto fail;
 	}
-	if (cf_walk_map(&c, root, "top level", "at the top level", "key", top_keys,
-	    top_key, NULL) == -1)
+	if (cf_walk_fields(&c, root, "top level", "at the top level", top_fields, c.cfg,
+	    NULL) == -1)
 		goto fail;
 	if (cfg->version == 0) {
 		cf_err_node(&c, root, "'version' is missing: add 'version: 1' at the "

@@ -55,6 +55,53 @@ typedef int (*keyfn)(struct ctx *c, const char *key, const struct ynode *k,
     const struct ynode *v, void *arg);
 typedef int (*itemfn)(struct ctx *c, const struct ynode *item, const char *key);
 
+/*
+ * The schema is tables of these, one per mapping: the key, how its value is
+ * read and where it is stored (an offset into the section's struct), or a
+ * reader of its own for what is more than a typed value.  One table drives
+ * the walk, the "unknown key ... did you mean" message and
+ * ag_config_each_key() (the documentation test): a key cannot be known
+ * without a reader, nor read into another key's field.
+ */
+enum cf_type {
+	CF_BOOL,	/* int */
+	CF_STRING,	/* char *, any non-empty scalar */
+	CF_ABS_PATH,	/* char * */
+	CF_URL,		/* char *, http:// or https:// */
+	CF_DURATION,	/* long, seconds */
+	CF_SIZE,	/* long long, bytes */
+	CF_COUNT,	/* long, 0 .. max */
+	CF_STRLIST,	/* struct ag_strlist, each item checked by item */
+	CF_ENUM,	/* an enum (int-sized), the index into names */
+	CF_CUSTOM	/* read(c, key, k, v, arg) does it all */
+};
+
+struct cf_field {
+	const char		*key;
+	enum cf_type		 type;
+	size_t			 off;
+	long			 max;		/* CF_COUNT */
+	itemfn			 item;		/* CF_STRLIST: NULL = any string */
+	int			 allow_empty;	/* CF_STRLIST */
+	const char *const	*names;		/* CF_ENUM */
+	keyfn			 read;		/* CF_CUSTOM */
+};
+
+#define CF_FIELD(k, t, st, m)		{ (k), (t), offsetof(st, m), 0, NULL, 0, NULL, NULL }
+#define CF_COUNT_OF(k, st, m, mx)	{ (k), CF_COUNT, offsetof(st, m), (mx), NULL, 0, NULL, NULL }
+#define CF_LIST(k, st, m, chk, emp)	{ (k), CF_STRLIST, offsetof(st, m), 0, (chk), (emp), NULL, NULL }
+#define CF_ENUM_OF(k, st, m, nm)	{ (k), CF_ENUM, offsetof(st, m), 0, NULL, 0, (nm), NULL }
+#define CF_READ(k, fn)			{ (k), CF_CUSTOM, 0, 0, NULL, 0, NULL, (fn) }
+#define CF_END				{ NULL, CF_CUSTOM, 0, 0, NULL, 0, NULL, NULL }
+
+/*
+ * Walk mapping m (the value of key) by the table: typed fields are stored
+ * at base + off, custom readers get arg.  what and noun shape the messages
+ * as for cf_walk_map().
+ */
+int	cf_walk_fields(struct ctx *c, const struct ynode *m, const char *key,
+	    const char *what, const struct cf_field *fields, void *base, void *arg);
+
 int	cf_build_tree(struct ctx *c, const char *buf, size_t len, struct ynode **rootp);
 int	cf_check_abs_path(struct ctx *c, const struct ynode *v, const char *key);
 int	cf_check_env_glob(struct ctx *c, const struct ynode *it, const char *key);

@@ -773,6 +773,74 @@ cf_walk_map(struct ctx *c, const struct ynode *m, const char *key, const char *w
 	return 0;
 }
 
+struct fieldwalk {
+	const struct cf_field	*fields;
+	void			*base;
+	void			*arg;
+};
+
+static int
+read_field(struct ctx *c, const char *key, const struct ynode *k, const struct ynode *v,
+    void *warg)
+{
+	const struct fieldwalk *w = warg;
+	const struct cf_field *f;
+	char *at;
+
+	for (f = w->fields; f->key != NULL; f++)
+		if (strcmp(f->key, key) == 0)
+			break;
+	if (f->key == NULL)
+		return cf_unhandled(c, k, key);
+	at = (char *)w->base + f->off;
+	switch (f->type) {
+	case CF_BOOL:
+		return cf_get_bool(c, v, key, (int *)at);
+	case CF_STRING:
+	case CF_ABS_PATH:
+	case CF_URL:
+		/* a default the loader set goes; a key is never read twice */
+		free(*(char **)at);
+		*(char **)at = NULL;
+		return f->type == CF_STRING ? cf_get_string(c, v, key, (char **)at) :
+		    f->type == CF_ABS_PATH ? cf_get_abs_path(c, v, key, (char **)at) :
+		    cf_get_url(c, v, key, (char **)at);
+	case CF_DURATION:
+		return cf_get_duration(c, v, key, (long *)at);
+	case CF_SIZE:
+		return cf_get_size(c, v, key, (long long *)at);
+	case CF_COUNT:
+		return cf_get_count(c, v, key, f->max, (long *)at);
+	case CF_STRLIST:
+		return cf_get_strlist(c, v, key, (struct ag_strlist *)at, f->item,
+		    f->allow_empty);
+	case CF_ENUM:
+		return cf_get_enum(c, v, key, f->names, (int *)at);
+	case CF_CUSTOM:
+		if (f->read != NULL)
+			return f->read(c, key, k, v, w->arg);
+		break;
+	}
+	return cf_unhandled(c, k, key);
+}
+
+int
+cf_walk_fields(struct ctx *c, const struct ynode *m, const char *key, const char *what,
+    const struct cf_field *fields, void *base, void *arg)
+{
+	/* the largest table has 19 keys */
+	const char *names[32];
+	struct fieldwalk w = { fields, base, arg };
+	size_t n;
+
+	for (n = 0; fields[n].key != NULL && n < sizeof(names) / sizeof(names[0]) - 1; n++)
+		names[n] = fields[n].key;
+	names[n] = NULL;
+	if (fields[n].key != NULL)
+		return cf_err_node(c, m, "internal error: the table for '%s' is too long", key);
+	return cf_walk_map(c, m, key, what, "key", names, read_field, &w);
+}
+
 /*
  * A key its list admits and its reader does not know: a programming
  * error, refused rather than stored in another key's field.
