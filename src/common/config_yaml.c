@@ -572,37 +572,59 @@ cf_get_count(struct ctx *c, const struct ynode *v, const char *key, long max,
 	return 0;
 }
 
+/* A number with an optional unit letter, and what each letter multiplies by. */
+struct unit {
+	char			suffix;
+	unsigned long long	mult;
+};
+
+/* v as a number times its unit: 0; -1 not a number; -2 larger than max. */
+static int
+scaled_uint(const struct ynode *v, const struct unit *units, unsigned long long max,
+    unsigned long long *out)
+{
+	unsigned long long u, mult = 1;
+	size_t n = v->len, i;
+	int r;
+
+	for (i = 0; n > 0 && units[i].suffix != '\0'; i++)
+		if (v->s[n - 1] == units[i].suffix) {
+			mult = units[i].mult;
+			n--;
+			break;
+		}
+	if ((r = cf_parse_uint(v->s, n, max, &u)) < 0)
+		return r;
+	if (u > max / mult)
+		return -2;
+	*out = u * mult;
+	return 0;
+}
+
 /* "120", "90s", "2m", "1h", "1d" → seconds. */
 int
 cf_get_duration(struct ctx *c, const struct ynode *v, const char *key, long *out)
 {
-	unsigned long long u, mult = 1;
-	size_t n = v->len;
+	static const struct unit units[] = {
+		{ 's', 1 }, { 'm', 60 }, { 'h', 3600 }, { 'd', 86400 }, { '\0', 0 }
+	};
+	unsigned long long u;
 	int r;
 
 	if (cf_want_scalar(c, v, key, "a duration") == -1)
 		return -1;
-	if (n > 0) {
-		switch (v->s[n - 1]) {
-		case 's': n--; break;
-		case 'm': mult = 60; n--; break;
-		case 'h': mult = 3600; n--; break;
-		case 'd': mult = 86400; n--; break;
-		default: break;
-		}
-	}
-	r = cf_parse_uint(v->s, n, (unsigned long long)MAX_DURATION, &u);
+	r = scaled_uint(v, units, (unsigned long long)MAX_DURATION, &u);
 	if (r == -1)
 		return cf_err_node(c, v, "invalid duration '%s' for '%s': write seconds "
 		    "(120) or a number with s, m, h or d (90s, 2m, 1h, 1d)",
 		    cf_quote(c, v->s), key);
-	if (r == -2 || u > (unsigned long long)MAX_DURATION / mult)
+	if (r == -2)
 		return cf_err_node(c, v, "duration '%s' for '%s' is too long (at most "
 		    "%ld seconds)", cf_quote(c, v->s), key, MAX_DURATION);
 	if (u == 0)
 		return cf_err_node(c, v, "'%s' must be positive (remove the key for "
 		    "the default)", key);
-	*out = (long)(u * mult);
+	*out = (long)u;
 	return 0;
 }
 
@@ -610,33 +632,27 @@ cf_get_duration(struct ctx *c, const struct ynode *v, const char *key, long *out
 int
 cf_get_size(struct ctx *c, const struct ynode *v, const char *key, long long *out)
 {
-	unsigned long long u, mult = 1;
-	size_t n = v->len;
+	static const struct unit units[] = {
+		{ 'K', 1ULL << 10 }, { 'k', 1ULL << 10 }, { 'M', 1ULL << 20 },
+		{ 'G', 1ULL << 30 }, { 'T', 1ULL << 40 }, { '\0', 0 }
+	};
+	unsigned long long u;
 	int r;
 
 	if (cf_want_scalar(c, v, key, "a size") == -1)
 		return -1;
-	if (n > 0) {
-		switch (v->s[n - 1]) {
-		case 'K': case 'k': mult = 1ULL << 10; n--; break;
-		case 'M': mult = 1ULL << 20; n--; break;
-		case 'G': mult = 1ULL << 30; n--; break;
-		case 'T': mult = 1ULL << 40; n--; break;
-		default: break;
-		}
-	}
-	r = cf_parse_uint(v->s, n, (unsigned long long)LLONG_MAX, &u);
+	r = scaled_uint(v, units, (unsigned long long)LLONG_MAX, &u);
 	if (r == -1)
 		return cf_err_node(c, v, "invalid size '%s' for '%s': write bytes "
 		    "(1048576) or a number with K, M, G or T (512K, 1M, 1G)",
 		    cf_quote(c, v->s), key);
-	if (r == -2 || u > (unsigned long long)LLONG_MAX / mult)
+	if (r == -2)
 		return cf_err_node(c, v, "size '%s' for '%s' is too large",
 		    cf_quote(c, v->s), key);
 	if (u == 0)
 		return cf_err_node(c, v, "'%s' must be positive (remove the key for "
 		    "the default)", key);
-	*out = (long long)(u * mult);
+	*out = (long long)u;
 	return 0;
 }
 

@@ -16,7 +16,8 @@
  * spool-<uid>.jsonl, 0600, one write per record, at most AG_AUDIT_SPOOL_MAX
  * bytes.  While records wait there, new ones queue behind them; the next
  * record after the collector is back sends them first, oldest first, in
- * batches, then drops them.  One session drains at a time (a lock file,
+ * batches, then drops them; a session that ends while records wait sends
+ * them before it ends, so none is left for a session that may not come.  One session drains at a time (a lock file,
  * spool-<uid>.lock, next to the spool); the others keep appending.
  *
  * A record counts as written when the file, the collector or the spool took

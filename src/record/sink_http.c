@@ -53,6 +53,9 @@ struct http_sink {
 #define AG_AUDIT_RETRY_MS	10000L
 #define AG_AUDIT_BATCH		((size_t)256 * 1024)
 #define AG_AUDIT_DRAIN_MS	1000L
+/* a session that ends with records still waiting sends them, unless the
+ * collector refuses: without it they would wait for the next session */
+#define AG_AUDIT_CLOSE_DRAIN_MS	10000L
 #define AG_AUDIT_LOCK_WAIT_MS	3000L
 
 /* Byte ranges of the lock file: short file operations, and the one drainer. */
@@ -247,7 +250,8 @@ fail:
  * or the time is up.  Returns where sending stopped.
  */
 static off_t
-send_batches(struct http_sink *a, off_t off, off_t size, const struct timespec *t0)
+send_batches(struct http_sink *a, off_t off, off_t size, const struct timespec *t0,
+    long budget_ms)
 {
 	struct ag_strbuf sb;
 	char chunk[65536];
@@ -257,7 +261,7 @@ send_batches(struct http_sink *a, off_t off, off_t size, const struct timespec *
 	char *nl;
 
 	ag_strbuf_init(&sb, AG_AUDIT_SPOOL_MAX + sizeof(chunk) + 1);
-	while (off < size && ms_since(t0) < AG_AUDIT_DRAIN_MS) {
+	while (off < size && ms_since(t0) < budget_ms) {
 		ag_strbuf_reset(&sb);
 		pos = off;
 		nl = NULL;
@@ -305,25 +309,27 @@ out:
  * Send spooled records, oldest first.  One session drains at a time (the
  * drain lock); the others keep appending meanwhile, past the end the
  * drainer looked at.  The spool is emptied under the spool lock, and only
- * when nothing was appended since, so no append is ever cut off.
+ * when nothing was appended since, so no append is ever cut off.  wait_ms:
+ * how long to wait for another drainer (0: leave it to them); budget_ms:
+ * no new batch after that.
  */
 static void
-drain(struct http_sink *a)
+drain(struct http_sink *a, long wait_ms, long budget_ms)
 {
 	struct timespec t0;
 	struct stat st;
 	off_t size, off;
 
-	if (spool_lock(a, LOCK_DRAIN, 0) < 0)
+	if (spool_lock(a, LOCK_DRAIN, wait_ms) < 0)
 		return;			/* another session is at it */
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	while (ms_since(&t0) < AG_AUDIT_DRAIN_MS) {
+	while (ms_since(&t0) < budget_ms) {
 		if (fstat(a->spoolfd, &st) < 0)
 			break;
 		size = st.st_size;
 		if ((off = sent_offset(a, size)) >= size)
 			break;
-		if (send_batches(a, off, size, &t0) < size)
+		if (send_batches(a, off, size, &t0, budget_ms) < size)
 			break;
 		if (spool_lock(a, LOCK_SPOOL, AG_AUDIT_LOCK_WAIT_MS) < 0)
 			break;
@@ -358,12 +364,12 @@ http_deliver(struct http_sink *a, const char *line, size_t n, struct ag_err *why
 		return 0;
 	if (spool_append(a, line, n) == 0) {
 		if (!backing_off(a))
-			drain(a);
+			drain(a, 0, AG_AUDIT_DRAIN_MS);
 		return 0;
 	}
 	/* the spool could not take it: maybe draining it makes room */
 	if (!backing_off(a)) {
-		drain(a);
+		drain(a, 0, AG_AUDIT_DRAIN_MS);
 		if (!spool_pending(a) && post(a, line, n) == 0)
 			return 0;
 		if (spool_append(a, line, n) == 0)
@@ -509,6 +515,11 @@ static void
 http_close(struct ag_sink *s)
 {
 	struct http_sink *a = (struct http_sink *)s;
+
+	/* the last session out sends what is still waiting, however briefly
+	 * each session before it could drain under load */
+	if (a->spoolfd >= 0 && a->http_state >= 0 && !backing_off(a) && spool_pending(a))
+		drain(a, AG_AUDIT_LOCK_WAIT_MS, AG_AUDIT_CLOSE_DRAIN_MS);
 
 	(void)ag_privsep_close(&a->lockfd);
 	(void)ag_privsep_close(&a->spoolfd);
