@@ -130,12 +130,22 @@ rm -f "$AG_DIR/agentgate-suid"
 # ---- a live session: what holds the group cannot be reached -------------------
 sleeping() { pgrep -u "$AG_USER" -x sleep >/dev/null; }
 not_sleeping() { ! sleeping; }
+# a process of the account's whose gids include the group, and is the gateway
+gateway_holds() {
+	local pid
+	for pid in $(pgrep -u "$AG_USER" -x agentgate); do
+		awk '/^Gid:/ {print " "$2" "$3" "$4" "$5" "}' "/proc/$pid/status" 2>/dev/null |
+		    grep -q " $GID " && return 0
+	done
+	return 1
+}
 live_session() {	# live_session NAME SSH-ARGV...: while the account's `sleep` runs
 	local name=$1 holders= reachable= pid g sp sshpid
 	shift
 	"$@" "sleep 1000" >/dev/null 2>&1 &
 	sshpid=$!
 	ag_wait_until 120 sleeping
+	ag_wait_until 120 gateway_holds
 	for pid in $(pgrep -u "$AG_USER"); do
 		g=$(awk '/^Gid:/ {print " "$2" "$3" "$4" "$5" "}' "/proc/$pid/status" 2>/dev/null)
 		case $g in *" $GID "*) ;; *) continue;; esac
@@ -146,7 +156,8 @@ live_session() {	# live_session NAME SSH-ARGV...: while the account's `sleep` ru
 			reachable="$reachable $pid"
 		fi
 	done
-	ag_like "$holders" "agentgate" "${name}_session_gateway_holds_the_group" "$holders"
+	ag_like "$holders" "agentgate" "${name}_session_gateway_holds_the_group" "$holders" \
+	    "$(ps -u "$AG_USER" -o pid,ppid,egid,comm 2>&1)"
 	ag_is "$reachable" "" "${name}_no_holder_of_the_group_is_reachable_through_proc" "$holders"
 	sp=$(pgrep -u "$AG_USER" -x sleep | head -n1)
 	ag_unlike "$(awk '/^Gid:/ {print " "$2" "$3" "$4" "$5" "}' "/proc/$sp/status")" " $GID " \
