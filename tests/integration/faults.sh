@@ -94,28 +94,11 @@ ag_run n "echo restored"
 ag_is "$n_out" restored "the repaired policy is used by the next session"
 
 # ---- SIGKILL of the gateway mid-command (serve) --------------------------------
-h=$(getent passwd "$AG_USER" | cut -d: -f6)
-install -d -o "$AG_USER" -m 0700 "$h/.ssh"
-install -o "$AG_USER" -m 0600 "$AG_DIR/client.pub" "$h/.ssh/authorized_keys"
 # serve opens the audit log as root, then hands it to the session process
 sed -e 's|^gateway:$|gateway:\n  server: { host_keys: [@DIR@/hostkey], allow_users: [@USER@] }|' \
     "$AG_DIR/policy.yaml" > "$AG_DIR/serve.in"
 ag_write_policy "$AG_DIR/serve.yaml" < "$AG_DIR/serve.in"
-SRV_PID=
-for _ in 1 2 3 4 5; do
-	SRV_PORT=$(ag_free_port)
-	"$AG_DIR/agentgate" serve --config "$AG_DIR/serve.yaml" --listen "127.0.0.1:$SRV_PORT" \
-	    --foreground -e 2>>"$AG_DIR/serve.log" &
-	SRV_PID=$!
-	ag_wait_until 60 ag_listening "$SRV_PID" "$SRV_PORT"
-	ag_up "$SRV_PID" "$SRV_PORT" && break
-	kill "$SRV_PID" 2>/dev/null; wait "$SRV_PID" 2>/dev/null; SRV_PID=
-done
-[ -n "$SRV_PID" ] || { cat "$AG_DIR/serve.log" >&2; exit 99; }
-SRV_SSH=("${AG_SSH[@]}")
-for i in "${!SRV_SSH[@]}"; do
-	[ "${SRV_SSH[$i]}" = "$AG_PORT" ] && SRV_SSH[$i]=$SRV_PORT
-done
+ag_start_serve "$AG_DIR/serve.yaml" || exit 99
 # the session processes: serve's, running as the account
 session_pids() { pgrep -u "$AG_USER" -x agentgate; }
 "${SRV_SSH[@]}" 'sleep 4141 & setsid sleep 4142 & (sleep 4143 &); sleep 4144' >/dev/null 2>&1 &

@@ -444,6 +444,33 @@ ag_shipped_policy() {
 	    ag_write_policy "$AG_DIR/policy.yaml"
 }
 
+# ag_start_serve CONFIG: the world's `agentgate serve` with CONFIG on a free
+# port of 127.0.0.1, the client key in the account's authorized_keys.  Sets
+# SRV_PID, SRV_PORT and SRV_SSH (AG_SSH pointed at it); returns 1, with the
+# server's log on stderr, if it never listens.
+ag_start_serve() {
+	local h i
+	h=$(getent passwd "$AG_USER" | cut -d: -f6)
+	install -d -o "$AG_USER" -m 0700 "$h/.ssh"
+	install -o "$AG_USER" -m 0600 "$AG_DIR/client.pub" "$h/.ssh/authorized_keys"
+	SRV_PID=
+	for _ in 1 2 3 4 5; do
+		SRV_PORT=$(ag_free_port)
+		"$AG_DIR/agentgate" serve --config "$1" --listen "127.0.0.1:$SRV_PORT" \
+		    --foreground -e 2>>"$AG_DIR/serve.log" &
+		SRV_PID=$!
+		ag_wait_until 60 ag_listening "$SRV_PID" "$SRV_PORT"
+		ag_up "$SRV_PID" "$SRV_PORT" && break
+		kill "$SRV_PID" 2>/dev/null; wait "$SRV_PID" 2>/dev/null; SRV_PID=
+	done
+	[ -n "$SRV_PID" ] || { cat "$AG_DIR/serve.log" >&2; return 1; }
+	SRV_SSH=("${AG_SSH[@]}")
+	for i in "${!SRV_SSH[@]}"; do
+		[ "${SRV_SSH[$i]}" = "$AG_PORT" ] && SRV_SSH[$i]=$SRV_PORT
+	done
+	return 0
+}
+
 # The ssh command line as an array: "${AG_SSH[@]}" cmd & gives $! = ssh's pid.
 ag_ssh_argv() {
 	AG_SSH=(ssh -F /dev/null -i "$AG_DIR/client" -p "$AG_PORT"

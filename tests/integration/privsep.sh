@@ -209,9 +209,6 @@ ag_run a "echo again"
 ag_is "$a_out" again restored_layout_runs_commands "$a_err"
 
 # ---- serve: its session processes keep the group, their commands do not -------
-h=$(getent passwd "$AG_USER" | cut -d: -f6)
-install -d -o "$AG_USER" -m 0700 "$h/.ssh"
-install -o "$AG_USER" -m 0600 "$AG_DIR/client.pub" "$h/.ssh/authorized_keys"
 install -d -m 0755 "$AG_DIR/spam"
 printf 'auth required pam_permit.so\naccount required pam_permit.so\nsession required pam_permit.so\n' \
     > "$AG_DIR/spam/agentgate"
@@ -234,21 +231,7 @@ profiles:
     paths: { read: ["/"], write: ["/tmp", "~"] }
     limits: { timeout: 300 }
 EOF
-SRV_PID=
-for _ in 1 2 3 4 5; do
-	SRV_PORT=$(ag_free_port)
-	"$AG_DIR/agentgate" serve --config "$AG_DIR/serve.yaml" --listen "127.0.0.1:$SRV_PORT" \
-	    --foreground -e 2>>"$AG_DIR/serve.log" &
-	SRV_PID=$!
-	ag_wait_until 60 ag_listening "$SRV_PID" "$SRV_PORT"
-	ag_up "$SRV_PID" "$SRV_PORT" && break
-	kill "$SRV_PID" 2>/dev/null; wait "$SRV_PID" 2>/dev/null; SRV_PID=
-done
-if [ -n "$SRV_PID" ]; then
-	SRV_SSH=("${AG_SSH[@]}")
-	for i in "${!SRV_SSH[@]}"; do
-		[ "${SRV_SSH[$i]}" = "$AG_PORT" ] && SRV_SSH[$i]=$SRV_PORT
-	done
+if ag_start_serve "$AG_DIR/serve.yaml"; then
 	out=$("${SRV_SSH[@]}" "grep ^Gid: /proc/self/status" 2>&1)
 	ag_is "$(awk '{print $2, $3, $4, $5}' <<<"$out")" "$UGID $UGID $UGID $UGID" \
 	    serve_command_gids_are_the_users "$out"
