@@ -16,6 +16,8 @@
 #include "agconfig.h"
 #include "common/compat.h"
 
+#include <grp.h>
+#include <pwd.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +31,7 @@
 #include <security/pam_ext.h>
 #include <security/pam_modules.h>
 
+#include "auth/sshbind.h"
 #include "common/config.h"
 #include "common/err.h"
 #include "pamid.h"
@@ -47,6 +50,7 @@ struct options {
 	int		 try_first_pass;
 	int		 use_first_pass;
 	int		 allow_unidentified;
+	int		 bind;		/* in sshd's own stack: record the connection */
 };
 
 /* What auth found, kept for account and session on the same handle. */
@@ -55,6 +59,46 @@ struct state {
 	const struct ag_identity	*id;	/* NULL: no identity matched */
 };
 
+
+/*
+ * 1 when the account is in list ("agent,%agents": user names, %groups,
+ * comma-separated): the admin lets that account's callers in without an
+ * identity.  Any other account's callers must be an identity.
+ */
+static int
+account_listed(pam_handle_t *pamh, const char *list)
+{
+	const char *user = NULL, *p = list;
+	struct passwd *pw;
+
+	if (pam_get_item(pamh, PAM_USER, (const void **)&user) != PAM_SUCCESS ||
+	    user == NULL || (pw = getpwnam(user)) == NULL)
+		return 0;
+	while (*p != '\0') {
+		size_t n = strcspn(p, ",");
+		char name[256];
+
+		if (n > 0 && n < sizeof(name)) {
+			memcpy(name, p, n);
+			name[n] = '\0';
+			if (name[0] == '%') {
+				struct group *gr = getgrnam(name + 1);
+				char **m;
+
+				if (gr != NULL && gr->gr_gid == pw->pw_gid)
+					return 1;
+				for (m = gr != NULL ? gr->gr_mem : NULL; m != NULL && *m != NULL; m++)
+					if (strcmp(*m, user) == 0)
+						return 1;
+			} else if (strcmp(name, user) == 0)
+				return 1;
+		}
+		p += n;
+		if (*p == ',')
+			p++;
+	}
+	return 0;
+}
 
 /* Unknown options are refused: a typo must not silently change who gets in. */
 static int
@@ -81,6 +125,10 @@ parse_options(pam_handle_t *pamh, int argc, const char **argv, struct options *o
 			o->use_first_pass = 1;
 		else if (strcmp(a, "allow_unidentified") == 0)
 			o->allow_unidentified = 1;
+		else if (strncmp(a, "allow_unidentified=", 19) == 0)
+			o->allow_unidentified = account_listed(pamh, a + 19);
+		else if (strcmp(a, "bind") == 0)
+			o->bind = 1;
 		else {
 			pam_syslog(pamh, LOG_ERR, "unknown option '%s' (config= needs an "
 			    "absolute path)", a);
@@ -272,6 +320,8 @@ authenticate(pam_handle_t *pamh, int argc, const char **argv, const char *envtok
 
 	if (parse_options(pamh, argc, argv, &o) < 0)
 		return PAM_SERVICE_ERR;
+	if (o.bind)	/* sshd's stack: only the session part has work */
+		return PAM_IGNORE;
 	/* Whatever an earlier module (pam_env, a user file) put there, only
 	 * this module names the identity; and nothing an earlier call on this
 	 * handle decided survives a new attempt. */
@@ -427,6 +477,8 @@ pam_sm_acct_mgmt(pam_handle_t *pamh, int flags, int argc, const char **argv)
 
 	if (parse_options(pamh, argc, argv, &o) < 0)
 		return PAM_SERVICE_ERR;
+	if (o.bind)
+		return PAM_IGNORE;
 	if ((st = account_state(pamh, &o, &rc)) == NULL)
 		return rc;
 	if (st->id == NULL) {
@@ -492,6 +544,29 @@ log_session(pam_handle_t *pamh, const char *what)
 	    rhost ? rhost : "-");
 }
 
+/*
+ * `bind`, in sshd's stack: sshd has set SSH_AUTH_INFO_0 by the time it opens
+ * the session (not yet during account), in its privileged monitor, once per
+ * connection.  Keep it where the gateway of each session finds it and the
+ * agent cannot write (sshbind.h).
+ */
+static int
+bind_open(pam_handle_t *pamh, const struct options *o)
+{
+	const char *user = item_str(pamh, PAM_USER);
+	struct ag_err err;
+
+	ag_err_clear(&err);
+	if (ag_sshbind_write(user, pam_getenv(pamh, "SSH_AUTH_INFO_0"), &err) < 0) {
+		pam_syslog(pamh, LOG_ERR, "cannot record the connection of user=%s: %s",
+		    user ? user : "?", err.msg);
+		return PAM_SESSION_ERR;
+	}
+	if (o->debug)
+		pam_syslog(pamh, LOG_DEBUG, "recorded the connection of user=%s", user);
+	return PAM_SUCCESS;
+}
+
 PAM_EXTERN int
 pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **argv)
 {
@@ -500,6 +575,8 @@ pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **argv)
 	(void)flags;
 	if (parse_options(pamh, argc, argv, &o) < 0)
 		return PAM_SERVICE_ERR;
+	if (o.bind)
+		return bind_open(pamh, &o);
 	log_session(pamh, "opened");
 	return PAM_SUCCESS;
 }
@@ -507,9 +584,15 @@ pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **argv)
 PAM_EXTERN int
 pam_sm_close_session(pam_handle_t *pamh, int flags, int argc, const char **argv)
 {
+	struct options o;
+
 	(void)flags;
-	(void)argc;
-	(void)argv;
+	if (parse_options(pamh, argc, argv, &o) < 0)
+		return PAM_SERVICE_ERR;
+	if (o.bind) {
+		ag_sshbind_remove();
+		return PAM_SUCCESS;
+	}
 	log_session(pamh, "closed");
 	return PAM_SUCCESS;
 }

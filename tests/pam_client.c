@@ -22,6 +22,26 @@
 #include "common/err.h"
 #include "auth/pamauth.h"
 
+/* What sshd would put in SSH_AUTH_INFO_0, from a file (at most 64 KiB). */
+static char *
+read_file(const char *path)
+{
+	FILE *fp;
+	char *buf;
+	size_t n;
+
+	if ((fp = fopen(path, "r")) == NULL)
+		return NULL;
+	if ((buf = malloc(65537)) == NULL) {
+		fclose(fp);
+		return NULL;
+	}
+	n = fread(buf, 1, 65536, fp);
+	fclose(fp);
+	buf[n] = '\0';
+	return buf;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -76,8 +96,8 @@ main(int argc, char **argv)
 		ag_err_print(stderr, &err);
 		return 2;
 	}
-	if (info_path != NULL && (info = ag_pamauth_read_auth_info(info_path, &err)) == NULL) {
-		printf("denied stage=auth_info pam=-\nmessage=%s\n", err.msg);
+	if (info_path != NULL && (info = read_file(info_path)) == NULL) {
+		printf("denied stage=auth_info pam=-\nmessage=cannot read %s\n", info_path);
 		ag_config_free(cfg);
 		return 1;
 	}

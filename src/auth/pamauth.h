@@ -5,7 +5,7 @@
  * One call runs the whole front half of a PAM session:
  *   pam_start_confdir (gateway.pam_confdir) or pam_start
  *   items PAM_RHOST, PAM_TTY, PAM_RUSER
- *   PAM environment SSH_AUTH_INFO_0 (what sshd's ExposeAuthInfo wrote) and
+ *   PAM environment SSH_AUTH_INFO_0 (what sshd recorded, sshbind.h) and
  *   AGENTGATE_TOKEN, then pam_authenticate, pam_acct_mgmt, pam_setcred,
  *   pam_open_session.
  * ag_pamauth_end() runs the back half (close_session, delete creds,
@@ -26,7 +26,6 @@
 #include "common/config.h"
 #include "common/err.h"
 
-#define AG_PAMAUTH_MAX_AUTH_INFO	(64 * 1024)	/* SSH_USER_AUTH bigger than this is refused */
 #define AG_PAMAUTH_MAX_RESPONSE		1024		/* one answer typed at a prompt */
 #define AG_PAMAUTH_PROMPT_TIMEOUT	120		/* seconds to answer a prompt */
 
@@ -55,7 +54,7 @@ struct ag_pamauth_params {
 	const char	*rhost;		/* client address, e.g. from ag_pamauth_client_addr(); NULL = none */
 	const char	*tty;		/* tty name, or NULL for "ssh" */
 	const char	*ruser;		/* NULL = not set */
-	const char	*auth_info;	/* from ag_pamauth_read_auth_info(); NULL = none */
+	const char	*auth_info;	/* SSH_AUTH_INFO_0 (auth/sshbind.h); NULL = none */
 	const char	*token;		/* AGENTGATE_TOKEN; NULL = none.  Caller scrubs its copy. */
 	int		 interactive;	/* 1: prompts go to /dev/tty; 0: every prompt fails at once */
 	ag_pamauth_conv_fn conv;	/* when set, prompts and messages go here instead */
@@ -99,13 +98,6 @@ char	**ag_pamauth_envlist(const struct ag_pamauth *pa);
 /* Close the session and end PAM.  NULL-safe; frees pa. */
 void	ag_pamauth_end(struct ag_pamauth *pa);
 
-/*
- * Read the file sshd names in SSH_USER_AUTH (ExposeAuthInfo yes): a regular
- * file (symlinks refused) owned by the calling user or root, not writable
- * by group or others, at most AG_PAMAUTH_MAX_AUTH_INFO bytes, no NUL bytes.
- * Returns a malloc'd string the caller frees, or NULL with err.
- */
-char	*ag_pamauth_read_auth_info(const char *path, struct ag_err *err);
 
 /*
  * The client address out of SSH_CONNECTION ("ADDR PORT ADDR PORT"): the

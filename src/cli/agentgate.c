@@ -27,6 +27,7 @@ usage(FILE *fp)
 	    "       agentgate serve [--config FILE] [--listen ADDR:PORT ...] [--foreground] [-e]\n"
 	    "       agentgate serve --generate-host-key FILE\n"
 	    "       agentgate audit verify FILE\n"
+	    "       agentgate authorized-keys [--config FILE] USER\n"
 	    "\n"
 	    "Without a subcommand agentgate is the gateway: sshd runs it as the\n"
 	    "ForceCommand (or login shell) of an agent account; it validates each\n"
@@ -94,6 +95,9 @@ main(int argc, char **argv)
 			return unprivileged(ag_cmd_doctor, argc - 1, argv + 1);
 		if (strcmp(a, "audit") == 0)
 			return unprivileged(ag_cmd_audit, argc - 1, argv + 1);
+		/* keeps the group to read the policy only for sshd's callers */
+		if (strcmp(a, "authorized-keys") == 0)
+			return ag_cmd_authkeys(argc - 1, argv + 1);
 		/* root's, for its session processes (front/server_auth.c) */
 		if (strcmp(a, "serve") == 0) {
 			if (getuid() != 0 && ag_privsep_drop(&err) < 0) {

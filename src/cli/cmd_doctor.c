@@ -13,6 +13,7 @@
  */
 #include "agconfig.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
@@ -375,11 +376,108 @@ check_sshd_simple(struct doctor *d, const struct sshd_conf *c, const char *kw,
 	check(d, 0, what, "set '%s %s' for the agent", name, want);
 }
 
+/* 1 when a session line of the PAM file at path (or of a file it
+ * @includes, one level) runs pam_agentgate.so with the bind option. */
+static int
+pam_file_binds(const char *path, int depth)
+{
+	char line[1024];
+	FILE *fp;
+	int found = 0;
+
+	if ((fp = fopen(path, "re")) == NULL)
+		return 0;
+	while (!found && fgets(line, sizeof(line), fp) != NULL) {
+		char *p = line + strspn(line, " \t"), *tok, *save = NULL;
+		int session = 0, module = 0, bind = 0;
+
+		if (strncmp(p, "@include", 8) == 0 && depth == 0) {
+			char inc[PATH_MAX];
+
+			p += 8;
+			p += strspn(p, " \t");
+			p[strcspn(p, " \t\n")] = '\0';
+			if (*p == '\0')
+				continue;
+			snprintf(inc, sizeof(inc), "%s%s", *p == '/' ? "" : "/etc/pam.d/", p);
+			found = pam_file_binds(inc, 1);
+			continue;
+		}
+		for (tok = strtok_r(p, " \t\n", &save); tok != NULL && *tok != '#';
+		    tok = strtok_r(NULL, " \t\n", &save)) {
+			const char *base = strrchr(tok, '/');
+
+			if (strcmp(tok, "session") == 0 || strcmp(tok, "-session") == 0)
+				session = 1;
+			else if (strcmp(base != NULL ? base + 1 : tok, "pam_agentgate.so") == 0)
+				module = 1;
+			else if (module && strcmp(tok, "bind") == 0)
+				bind = 1;
+		}
+		found = session && module && bind;
+	}
+	fclose(fp);
+	return found;
+}
+
+/*
+ * Which key a connection used reaches the gateway only through sshd's PAM
+ * session stack (auth/sshbind.h).  sshd's PAM service is named after the
+ * program it was started as.
+ */
+static void
+check_sshd_bind(struct doctor *d, const struct sshd_conf *c, const char *sshd)
+{
+	char svc[128], path[PATH_MAX], what[PATH_MAX + 64];
+	const char *base = strrchr(sshd, '/');
+	size_t i;
+
+	check_sshd_simple(d, c, "usepam", "UsePAM", "yes",
+	    "sshd's PAM stack is where the key a connection used is recorded");
+	snprintf(svc, sizeof(svc), "%s", base != NULL ? base + 1 : sshd);
+	for (i = 0; svc[i] != '\0'; i++)
+		svc[i] = (char)tolower((unsigned char)svc[i]);
+	snprintf(path, sizeof(path), "/etc/pam.d/%s", svc);
+	snprintf(what, sizeof(what), "%s records which key each connection used "
+	    "(pam_agentgate.so bind)", path);
+	check(d, pam_file_binds(path, 0), what,
+	    "add 'session optional pam_agentgate.so bind' to %s, or no key identity "
+	    "is ever recognised", path);
+}
+
+/*
+ * With identities that have keys, sshd should take its keys from the
+ * policy and from nowhere else, or deleting an identity revokes nothing.
+ */
+static void
+check_authkeys(struct doctor *d, const struct sshd_conf *c, const struct ag_config *cfg,
+    const char *user)
+{
+	const char *cmd = sshd_get(c, "authorizedkeyscommand");
+	const char *file = sshd_get(c, "authorizedkeysfile");
+	size_t i;
+	int keys = 0;
+
+	for (i = 0; cfg != NULL && i < cfg->nidentities; i++)
+		keys += cfg->identities[i].keys.n > 0;
+	if (keys == 0)
+		return;
+	check(d, cmd != NULL && strstr(cmd, "agentgate authorized-keys") != NULL,
+	    "sshd takes the account's keys from the policy (AuthorizedKeysCommand)",
+	    "set 'AuthorizedKeysCommand /usr/bin/agentgate authorized-keys %%u' and "
+	    "'AuthorizedKeysCommandUser %s' for %s (etc/sshd_config.d/agentgate.conf)",
+	    AG_GROUP, user);
+	check(d, file != NULL && strcmp(file, "none") == 0,
+	    "sshd reads no authorized_keys file for the account",
+	    "set 'AuthorizedKeysFile none' for %s: a key left in a file outlives its "
+	    "identity (now: %s)", user, file != NULL ? file : "unset");
+}
+
 /* AcceptEnv must not let the client set what sshd or the gateway trusts. */
 static void
 check_acceptenv(struct doctor *d, const struct sshd_conf *c)
 {
-	static const char *const trusted[] = { "SSH_USER_AUTH", "SSH_CONNECTION",
+	static const char *const trusted[] = { "SSH_CONNECTION",
 	    "SSH_ORIGINAL_COMMAND", "LD_PRELOAD", "BASH_ENV", "PATH" };
 	const char *v;
 	char bad[256] = "";
@@ -797,12 +895,10 @@ ag_cmd_doctor(int argc, char **argv)
 		check_forwarding(&d, &sc);
 		check_sshd_simple(&d, &sc, "permituserrc", "PermitUserRC", "no",
 		    "~/.ssh/rc would run before the gateway");
-		check_sshd_simple(&d, &sc, "exposeauthinfo", "ExposeAuthInfo", "yes",
-		    "key identities need SSH_USER_AUTH");
+		check_sshd_bind(&d, &sc, sshd);
 		check_sshd_simple(&d, &sc, "permituserenvironment", "PermitUserEnvironment",
 		    "no", "~/.ssh/environment could set LD_PRELOAD");
 		check_acceptenv(&d, &sc);
-		free(sc.text);
 	}
 	/* getpwnam again: the pointer may have been overwritten meanwhile. */
 	if ((pw = getpwnam(user)) != NULL) {
@@ -810,6 +906,9 @@ ag_cmd_doctor(int argc, char **argv)
 		check_dotfiles(&d, pw, &w);
 	}
 	cfg = check_policy(&d, config, &w);
+	if (sc.text != NULL)
+		check_authkeys(&d, &sc, cfg, user);
+	free(sc.text);
 	check_pam(&d, cfg, &w);
 	check_layout(&d, cfg, &w, user, prog[0] != '\0' ? prog : NULL);
 	check_sandbox(&d, cfg, &w, user);

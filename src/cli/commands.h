@@ -10,6 +10,8 @@ int	ag_cmd_explain(int argc, char **argv);	/* agentgate explain (cmd_explain.c) 
 int	ag_cmd_doctor(int argc, char **argv);	/* agentgate doctor  (cmd_doctor.c) */
 int	ag_cmd_serve(int argc, char **argv);	/* agentgate serve   (cmd_serve.c) */
 int	ag_cmd_audit(int argc, char **argv);	/* agentgate audit   (cmd_audit.c) */
+/* agentgate authorized-keys, sshd's AuthorizedKeysCommand (cmd_authkeys.c) */
+int	ag_cmd_authkeys(int argc, char **argv);
 /* The gateway itself: ForceCommand, -c, login shell, REPL (front/forcecommand.c). */
 int	ag_cmd_session(int argc, char **argv);
 

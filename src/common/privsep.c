@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,7 +79,7 @@ wanted(const char *name, size_t n)
 {
 	static const char *const keep[] = {
 		"SSH_ORIGINAL_COMMAND", "SSH_CONNECTION", "SSH_CLIENT", "SSH_TTY",
-		"SSH_USER_AUTH", "TERM", "LANG", "TZ", "PATH", "HOME", "USER", "LOGNAME",
+		"TERM", "LANG", "TZ", "PATH", "HOME", "USER", "LOGNAME",
 		"SHELL", "AGENTGATE_TOKEN",
 	};
 	size_t i;
@@ -304,4 +305,15 @@ ag_privsep_shared_mode(int fd, mode_t mode)
 	if (fchown(fd, (uid_t)-1, priv_gid) < 0)
 		return mode;
 	return (mode_t)(mode | ((mode & 0600) >> 3));
+}
+
+int
+ag_privsep_keys_caller(void)
+{
+	struct passwd *pw;
+	uid_t uid = getuid();
+
+	if (uid == 0)
+		return 1;
+	return (pw = getpwnam(AG_GROUP)) != NULL && pw->pw_uid == uid;
 }

@@ -105,4 +105,11 @@ int	ag_privsep_file_ok(const struct stat *st);
  */
 mode_t	ag_privsep_shared_mode(int fd, mode_t mode);
 
+/*
+ * 1 when the real uid is root or the account named like the group
+ * (AG_GROUP, created by make install for sshd's AuthorizedKeysCommandUser):
+ * the callers `agentgate authorized-keys` reads the policy for.
+ */
+int	ag_privsep_keys_caller(void);
+
 #endif

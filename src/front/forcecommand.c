@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "auth/pamauth.h"
+#include "auth/sshbind.h"
 #include "cli/commands.h"
 #include "common/config.h"
 #include "common/log.h"
@@ -46,7 +47,7 @@ client_from(const char *conn, char *buf, size_t len)
 
 /*
  * Run the PAM service for this session (authenticate, account, open
- * session).  What sshd learnt about the caller's key reaches the module as
+ * session).  The key sshd accepted (sshbind.h) reaches the module as
  * SSH_AUTH_INFO_0; a token the admin lets through AcceptEnv is taken out
  * of our environment first, so no command can ever see it.  On failure the
  * client gets one line, the audit log the PAM detail, and NULL is returned.
@@ -59,7 +60,6 @@ pam_begin(const struct ag_config *cfg, const struct passwd *pw, int interactive,
 	struct ag_pamauth_failure fail;
 	struct ag_pamauth *pa;
 	struct ag_err err;
-	const char *authfile;
 	char *tok;
 	char *auth_info = NULL, *token = NULL, tty[PATH_MAX], rhost[128];
 
@@ -76,16 +76,20 @@ pam_begin(const struct ag_config *cfg, const struct passwd *pw, int interactive,
 			goto fail;
 		}
 	}
-	/* a path from the environment: read only if the caller could read it */
-	if ((authfile = getenv("SSH_USER_AUTH")) != NULL) {
-		ag_privsep_as_caller();
-		auth_info = ag_pamauth_read_auth_info(authfile, &err);
-		ag_privsep_as_gateway();
-	}
-	if (authfile != NULL && auth_info == NULL) {
+	/* Which key sshd accepted: only from the record sshd's own PAM stack
+	 * made for this connection, never the ExposeAuthInfo file (SSH_USER_AUTH),
+	 * which the agent can rewrite between two sessions of a connection. */
+	switch (ag_sshbind_read(pw->pw_name, &auth_info, &err)) {
+	case AG_SSHBIND_FOUND:
+		break;
+	case AG_SSHBIND_NONE:
+		ag_log(LOG_INFO, "no key for this session: %s", err.msg);
+		ag_err_clear(&err);
+		break;
+	case AG_SSHBIND_BAD:
 		fail.stage = "auth_info";
 		snprintf(fail.pam_error, sizeof(fail.pam_error), "%.200s", err.msg);
-		ag_err_set(&err, "authentication failed: cannot read what sshd "
+		ag_err_set(&err, "authentication failed: cannot use what sshd "
 		    "recorded about this login");
 		goto fail;
 	}

@@ -30,12 +30,19 @@ D=$(mktemp -d /run/agentgate-doctortest.XXXXXX) || exit 99
 cleanup() {
 	userdel "$U" >/dev/null 2>&1
 	groupdel "g$U" >/dev/null 2>&1
+	rm -f "/etc/pam.d/sshd-$U"
 	rm -rf "$D"
 }
 trap cleanup EXIT
 chmod 755 "$D"
 # sshd -T refuses to run without its privilege-separation directory.
 [ -d /run/sshd ] || mkdir -m 755 /run/sshd
+# sshd's PAM service is named after the name sshd runs as: this world's
+# sshd is a symlink whose service (what /etc/pam.d/sshd is on a real host)
+# records each connection's key (pam_agentgate.so bind)
+ln -s "$SSHD" "$D/sshd-$U"
+SSHD=$D/sshd-$U
+printf 'account required pam_permit.so\nsession optional pam_agentgate.so bind\n' >"/etc/pam.d/sshd-$U"
 
 useradd -M -d "$D/home" -s /bin/bash "$U" || exit 99
 ssh-keygen -q -t ed25519 -N '' -f "$D/hostkey" </dev/null || exit 99
@@ -60,6 +67,8 @@ gateway:
   pam_confdir: $D/etc/pam.d
   audit:
     file: $D/audit/audit.jsonl
+identities:
+  - { name: bot, keys: ["$(cut -d' ' -f1-2 "$D/hostkey.pub")"], profile: readonly }
 profiles:
   readonly: { allow: [ls] }
 users:
@@ -68,7 +77,7 @@ EOF
 chmod 644 "$D/etc/agentgate.yaml"
 
 # The drop-in as installed: @BINDIR@ is where the built agentgate is.
-sed -e "s|@BINDIR@|$D/bin|g" -e "s|@SYSCONFDIR@|/etc|g" \
+sed -e "s|@BINDIR@|$D/bin|g" -e "s|@SYSCONFDIR@|/etc|g" -e "s|@AG_GROUP@|$G|g" \
 	-e "s|^Match User agent\$|Match User $U|" \
 	"$top_srcdir/etc/sshd_config.d/agentgate.conf" >"$D/dropin.conf"
 printf 'HostKey %s\nInclude %s\n' "$D/hostkey" "$D/dropin.conf" >"$D/hardened.conf"
@@ -83,7 +92,9 @@ else
 	ag_fail hardened_dropin_passes "exit $rc" "$out"
 fi
 missing=
-for want in 'ForceCommand runs' 'forwarding is disabled' 'PermitUserRC no' 'ExposeAuthInfo yes' \
+for want in 'ForceCommand runs' 'forwarding is disabled' 'PermitUserRC no' 'UsePAM yes' \
+	"/etc/pam.d/sshd-$U records which key each connection used" \
+	'sshd takes the account.s keys from the policy' 'sshd reads no authorized_keys file' \
 	'PermitUserEnvironment no' 'AcceptEnv admits no' "the account's shell /bin/bash" \
 	'the agent cannot change its home' 'policy .* is safe' 'PAM service .* is present' \
 	"audit directory .* is root:$G, mode 2770" "$D/bin/agentgate is set-group-ID $G" \
@@ -92,7 +103,7 @@ for want in 'ForceCommand runs' 'forwarding is disabled' 'PermitUserRC no' 'Expo
 done
 # and, per profile, what the sandbox guarantees on this kernel
 if [ -z "$missing" ] && [ "$(grep -c '^PASS' <<<"$out" | head -n1)" -eq \
-    "$((14 + $(grep -c '^PASS  profile ' <<<"$out")))" ] &&
+    "$((17 + $(grep -c '^PASS  profile ' <<<"$out")))" ] &&
     grep -q '^PASS  profile .*: writes only beneath paths.write (Landlock)' <<<"$out"; then
 	ag_pass every_check_reported
 else
@@ -123,8 +134,18 @@ weak() {	# FILE SSHD-LINES...: the hardened drop-in with lines added in front (f
 }
 base=(--config "$D/etc/agentgate.yaml")
 
-weak "$D/w1.conf" "ExposeAuthInfo no"
-expect_fail weak_exposeauthinfo 'ExposeAuthInfo is no' "${base[@]}" --sshd-config "$D/w1.conf"
+{ echo "UsePAM no"; cat "$D/hardened.conf"; } >"$D/w1.conf"
+expect_fail weak_usepam 'UsePAM is no' "${base[@]}" --sshd-config "$D/w1.conf"
+mv "/etc/pam.d/sshd-$U" "$D/sshd.pam"
+expect_fail weak_sshd_pam_no_bind "sshd-$U records which key.*session optional pam_agentgate.so bind" \
+	"${base[@]}" --sshd-config "$D/hardened.conf"
+mv "$D/sshd.pam" "/etc/pam.d/sshd-$U"
+weak "$D/w8.conf" "AuthorizedKeysFile .ssh/authorized_keys"
+expect_fail weak_authorized_keys_file 'sshd reads no authorized_keys file.*outlives its identity' \
+	"${base[@]}" --sshd-config "$D/w8.conf"
+weak "$D/w9.conf" "AuthorizedKeysCommand none"
+expect_fail weak_no_authorized_keys_command 'keys from the policy.*agentgate authorized-keys' \
+	"${base[@]}" --sshd-config "$D/w9.conf"
 weak "$D/w2.conf" "DisableForwarding no" "AllowTcpForwarding yes" "X11Forwarding yes"
 expect_fail weak_forwarding 'forwarding is allowed.*AllowTcpForwarding.*X11Forwarding' \
 	"${base[@]}" --sshd-config "$D/w2.conf"
@@ -137,7 +158,7 @@ weak "$D/w5.conf" "ForceCommand /bin/bash"
 expect_fail weak_forcecommand_not_agentgate 'ForceCommand does not run agentgate' \
 	"${base[@]}" --sshd-config "$D/w5.conf"
 weak "$D/w6.conf" "AcceptEnv *"
-expect_fail weak_acceptenv 'AcceptEnv lets the client set trusted variables.*SSH_USER_AUTH' \
+expect_fail weak_acceptenv 'AcceptEnv lets the client set trusted variables.*SSH_CONNECTION' \
 	"${base[@]}" --sshd-config "$D/w6.conf"
 printf 'HostKey %s\n' "$D/hostkey" >"$D/w7.conf"
 expect_fail weak_no_forcecommand 'ForceCommand is not set' "${base[@]}" --sshd-config "$D/w7.conf"

@@ -36,7 +36,7 @@ gateway_pid() {
 	local p pp
 	for p in $(pgrep -u "$AG_USER" -f "$AG_DIR/agentgate"); do
 		pp=$(ps -o ppid= -p "$p" | tr -d ' ')
-		[ -n "$pp" ] && [ "$(ps -o comm= -p "$pp")" = sshd ] && echo "$p"
+		[ -n "$pp" ] && [[ "$(ps -o comm= -p "$pp")" == sshd* ]] && echo "$p"
 	done
 }
 sleeps() { pgrep -u "$AG_USER" -x sleep | wc -l; }

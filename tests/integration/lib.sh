@@ -23,10 +23,16 @@ AG_FAIL=0
 AG_N=0
 AG_DIR=
 AG_SSHD_PID=
+AG_SSHD_SERVICE=
 AG_USER=
 AG_USER_CREATED=0
 AG_PORT=
 SSHD=${SSHD:-/usr/sbin/sshd}
+# root's run-time directory the build was configured with (sshd's
+# connection records live below it)
+AG_RUNDIR=$(sed -n 's/^#define AG_RUNDIR "\(.*\)"$/\1/p' \
+    "$(dirname "${AGENTGATE:-/nonexistent}")/../agconfig.h" 2>/dev/null)
+AG_RUNDIR=${AG_RUNDIR:-/run/agentgate}
 AG_PYTHON=${AG_PYTHON:-$(command -v /usr/bin/python3 || command -v python3)}
 
 ag_require_root() {
@@ -175,6 +181,7 @@ ag_cleanup() {
 		# (userdel refuses until the killed processes are gone)
 		[ "$AG_USER_CREATED" -eq 1 ] && ag_wait_until 30 ag_userdel "$AG_USER"
 	fi
+	[ -n "$AG_SSHD_SERVICE" ] && rm -f "/etc/pam.d/$AG_SSHD_SERVICE"
 	[ -n "$AG_DIR" ] && [ -d "$AG_DIR" ] && rm -rf -- "$AG_DIR"
 }
 
@@ -268,15 +275,37 @@ ag_create_user() {
 	flock /run/agentgate-test.lock usermod -p '*' "$AG_USER" || return 1
 }
 
+# ag_sshd_pam: sshd's own PAM service for this world, as an admin sets up
+# /etc/pam.d/sshd: pam_agentgate.so bind records which key each connection
+# used (the gateway reads nothing else).  sshd names its PAM service after
+# the name it was started by, so the world's sshd is a symlink with a name
+# of its own (AG_SSHD_BIN; sshd lowercases it) and its service lives in /etc/pam.d only while
+# the test runs.  AG_SSHD_PAM_EXTRA: more lines for that service.
+ag_sshd_pam() {
+	AG_SSHD_SERVICE=sshd-$(basename "$AG_DIR" | tr 'A-Z' 'a-z' | tr -c 'a-z0-9\n' -)
+	AG_SSHD_BIN=$AG_DIR/$AG_SSHD_SERVICE
+	ln -sfn "$SSHD" "$AG_SSHD_BIN"
+	cat > "/etc/pam.d/$AG_SSHD_SERVICE.new" <<EOF
+# agentgate test world $AG_DIR (removed when the test ends)
+auth     required  pam_deny.so
+account  required  pam_permit.so
+${AG_SSHD_PAM_EXTRA:-}
+session  required  $AG_DIR/pam_agentgate.so bind
+EOF
+	mv -f "/etc/pam.d/$AG_SSHD_SERVICE.new" "/etc/pam.d/$AG_SSHD_SERVICE"
+}
+
 # ag_start_sshd: writes the sshd config and starts sshd in the foreground
 # (-D -e) in the background; retries on another port if one was taken.
 # AG_PORT preset: use that port, no retry.  AG_SSHD_DETACH=1: own session
 # (the demo leaves it running).  AG_FORCE_COMMAND: the ForceCommand line.
-# AG_SSHD_EXTRA: more sshd_config lines (before ForceCommand).
+# AG_SSHD_EXTRA: more sshd_config lines (before ForceCommand; sshd keeps the
+# first value of an option).  AG_SSHD_AUTHKEYS_FILE: AuthorizedKeysFile.
 ag_start_sshd() {
 	local try fixed=${AG_PORT:-}
 	mkdir -p /run/sshd
 	chmod 0755 /run/sshd
+	ag_sshd_pam
 	for try in 1 2 3 4 5; do
 		[ -n "$fixed" ] && AG_PORT=$fixed || AG_PORT=$(ag_free_port)
 		cat > "$AG_DIR/sshd_config" <<EOF
@@ -284,9 +313,9 @@ ListenAddress 127.0.0.1
 Port $AG_PORT
 HostKey $AG_DIR/hostkey
 PidFile none
-AuthorizedKeysFile $AG_DIR/keys/%u
+AuthorizedKeysFile ${AG_SSHD_AUTHKEYS_FILE:-$AG_DIR/keys/%u}
 StrictModes no
-UsePAM no
+UsePAM yes
 PubkeyAuthentication yes
 PasswordAuthentication no
 KbdInteractiveAuthentication no
@@ -295,7 +324,6 @@ AllowUsers $AG_USER
 PermitUserRC no
 PermitUserEnvironment no
 DisableForwarding yes
-ExposeAuthInfo yes
 MaxStartups 200
 MaxSessions 200
 LoginGraceTime 120
@@ -305,9 +333,9 @@ ${AG_SSHD_EXTRA:-}
 ForceCommand ${AG_FORCE_COMMAND:-$AG_DIR/agentgate --config $AG_DIR/policy.yaml}
 EOF
 		if [ "${AG_SSHD_DETACH:-0}" = 1 ]; then
-			setsid "$SSHD" -D -e -f "$AG_DIR/sshd_config" </dev/null >>"$AG_DIR/sshd.log" 2>&1 &
+			setsid "$AG_SSHD_BIN" -D -e -f "$AG_DIR/sshd_config" </dev/null >>"$AG_DIR/sshd.log" 2>&1 &
 		else
-			"$SSHD" -D -e -f "$AG_DIR/sshd_config" 2>>"$AG_DIR/sshd.log" &
+			"$AG_SSHD_BIN" -D -e -f "$AG_DIR/sshd_config" 2>>"$AG_DIR/sshd.log" &
 		fi
 		AG_SSHD_PID=$!
 		# listening, or dead (the port was taken: another one)
@@ -333,7 +361,7 @@ ag_start_baseline_sshd() {
 	for _ in 1 2 3 4 5; do
 		p=$(ag_free_port)
 		sed -i "s/^Port .*/Port $p/" "$AG_DIR/plain_config"
-		"$SSHD" -D -e -f "$AG_DIR/plain_config" 2>>"$AG_DIR/sshd.log" &
+		"$AG_SSHD_BIN" -D -e -f "$AG_DIR/plain_config" 2>>"$AG_DIR/sshd.log" &
 		AG_PLAIN_PID=$!
 		ag_wait_until 60 ag_listening "$AG_PLAIN_PID" "$p"
 		ag_up "$AG_PLAIN_PID" "$p" && { PLAIN_PORT=$p; break; }
