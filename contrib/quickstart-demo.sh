@@ -38,6 +38,8 @@ stop() {
 			echo "agentgate demo: sshd (pid $pid) stopped"
 		fi
 	fi
+	# sshd's PAM service for the demo's sshd (lib.sh, ag_sshd_pam)
+	rm -f /etc/pam.d/sshd-agentgate-demo
 	rm -rf -- "$DEMO"
 }
 
