@@ -317,6 +317,7 @@ ag_pamauth_start(const struct ag_config *cfg, const struct ag_pamauth_params *p,
 	int rc;
 
 	set_fail(fail, "service", 0, "");
+	fail->identity[0] = '\0';
 	if (p->user == NULL || *p->user == '\0' || !service_ok(service)) {
 		set_fail(fail, "service", 0, "bad user or service name");
 		ag_err_set(err, "access denied");
@@ -377,6 +378,12 @@ ag_pamauth_start(const struct ag_config *cfg, const struct ag_pamauth_params *p,
 	(void)pam_putenv(pa->pamh, "AGENTGATE_TOKEN");
 	if (rc != PAM_SUCCESS)
 		goto fail;
+	{
+		const char *who = pam_getenv(pa->pamh, "AGENTGATE_IDENTITY");
+
+		if (who != NULL && strlen(who) < sizeof(fail->identity))
+			snprintf(fail->identity, sizeof(fail->identity), "%s", who);
+	}
 	stage = "account";
 	/* A stack asking for a new token cannot be satisfied here: refuse. */
 	if ((rc = pam_acct_mgmt(pa->pamh, PAM_DISALLOW_NULL_AUTHTOK)) != PAM_SUCCESS)

@@ -67,6 +67,8 @@ struct ag_pamauth_failure {
 					   "setcred", "open_session" (static strings) */
 	int		 pam_status;	/* PAM_* code; 0 when the failure was before PAM */
 	char		 pam_error[256];/* pam_strerror() text, or what went wrong */
+	char		 identity[128];	/* who auth found before a later stage
+					   refused (expired, from): "" = none */
 };
 
 /*

@@ -577,7 +577,9 @@ check_policy(struct doctor *d, const char *path, const struct who *w)
 	struct ag_err err;
 	struct ag_config *cfg;
 	struct stat st;
+	struct group *gr;
 	char buf[AG_ERR_MSG_MAX + 300], what[PATH_MAX + 64];
+	size_t i, secrets = 0;
 
 	ag_err_clear(&err);
 	if (stat(path, &st) < 0) {
@@ -598,12 +600,28 @@ check_policy(struct doctor *d, const char *path, const struct who *w)
 		return NULL;
 	}
 	snprintf(what, sizeof(what), "policy %s is safe and valid", path);
-	if (stat(path, &st) == 0 && !can_read(w, &st)) {
-		check(d, 0, "the agent cannot read the policy file (the gateway runs as it)",
-		    "chmod 644 %s", path);
-		return cfg;
-	}
 	check(d, 1, what, "-");
+	if (stat(path, &st) < 0)
+		return cfg;
+	/*
+	 * Keys and token hashes are for the gateway's group: an agent that can
+	 * read them can guess a weak token offline.  The gateway reads the
+	 * installed policy with its group, so the agent needs no access.
+	 */
+	gr = getgrnam(AG_GROUP);
+	if (can_read(w, &st)) {
+		for (i = 0; cfg != NULL && i < cfg->nidentities; i++)
+			secrets += cfg->identities[i].keys.n > 0 || cfg->identities[i].has_token;
+		check(d, secrets == 0, "the agent cannot read the identities' keys and token "
+		    "hashes", "chown root:%s %s && chmod 0640 %s (the gateway reads it with "
+		    "its group)", AG_GROUP, path, path);
+	} else {
+		snprintf(what, sizeof(what), "policy %s is readable by group %s, not by the "
+		    "agent", path, AG_GROUP);
+		check(d, gr != NULL && st.st_gid == gr->gr_gid && (st.st_mode & S_IRGRP), what,
+		    "chown root:%s %s && chmod 0640 %s: neither the agent nor the gateway's "
+		    "group can read it now", AG_GROUP, path, path);
+	}
 	return cfg;
 }
 

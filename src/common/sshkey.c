@@ -225,3 +225,48 @@ ag_sshkey_decode(const char *type, size_t typelen, const char *b64, size_t b64le
 	return 0;
 }
 
+
+int
+ag_sshkey_fingerprint(const char *auth_info, char *out, size_t outlen)
+{
+	const char *p = auth_info;
+	unsigned char md[EVP_MAX_MD_SIZE], *blob = NULL;
+	unsigned char b64[4 * ((EVP_MAX_MD_SIZE + 2) / 3) + 1];
+	unsigned int mdlen = 0;
+	size_t bloblen = 0;
+	int n;
+
+	if (outlen > 0)
+		out[0] = '\0';
+	while (p != NULL && *p != '\0') {
+		const char *line = p, *type, *b;
+		size_t tl, bl;
+
+		p = strchr(p, '\n');
+		if (p != NULL)
+			p++;
+		if (strncmp(line, "publickey ", 10) != 0)
+			continue;
+		type = line + 10;
+		tl = strcspn(type, " \n");
+		if (type[tl] != ' ')
+			continue;
+		b = type + tl + 1;
+		bl = strcspn(b, " \n");
+		if (ag_sshkey_decode(type, tl, b, bl, &blob, &bloblen, NULL, NULL, NULL) < 0)
+			continue;
+		n = EVP_Digest(blob, bloblen, md, &mdlen, EVP_sha256(), NULL);
+		free(blob);
+		if (n != 1)
+			return -1;
+		n = EVP_EncodeBlock(b64, md, (int)mdlen);
+		while (n > 0 && b64[n - 1] == '=')
+			b64[--n] = '\0';
+		if (snprintf(out, outlen, "SHA256:%s", (char *)b64) >= (int)outlen) {
+			out[0] = '\0';
+			return -1;
+		}
+		return 0;
+	}
+	return -1;
+}

@@ -27,4 +27,12 @@ int	ag_sshkey_decode(const char *type, size_t typelen, const char *b64, size_t b
 /* 1 when a policy file may name this plain key type. */
 int	ag_sshkey_policy_type(const char *type, size_t len);
 
+/*
+ * The fingerprint of the first key of an SSH_AUTH_INFO_0 text ("publickey
+ * TYPE BASE64" lines) as ssh-keygen -l prints it, "SHA256:" and unpadded
+ * base64 of the SHA-256 of the key blob (a certificate: of the
+ * certificate).  0 with out set, -1 (out "") when there is no such line.
+ */
+int	ag_sshkey_fingerprint(const char *auth_info, char *out, size_t outlen);
+
 #endif

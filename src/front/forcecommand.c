@@ -24,6 +24,7 @@
 #include "cli/commands.h"
 #include "common/config.h"
 #include "common/log.h"
+#include "common/sshkey.h"
 #include "common/privsep.h"
 #include "core/core.h"
 #include "exec/sandbox.h"
@@ -45,6 +46,23 @@ client_from(const char *conn, char *buf, size_t len)
 		snprintf(buf, len, "%s:%u", addr, port);
 }
 
+/* A session refused before it began: the log and the audit say who and why. */
+static void
+audit_auth_failure(const struct ag_config *cfg, const struct ag_audit_info *info,
+    const char *stage, const char *why)
+{
+	struct ag_audit *a;
+	struct ag_err aerr;
+
+	ag_log(LOG_WARNING, "authentication failed for %s%s%s%s%s: %s", info->user,
+	    info->identity ? " identity " : "", info->identity ? info->identity : "",
+	    info->key ? " key " : "", info->key ? info->key : "", why);
+	if ((a = ag_audit_open(&cfg->gw.audit, info, &aerr)) != NULL) {
+		(void)ag_audit_event(a, "auth_failure", stage, "deny", why, &aerr);
+		ag_audit_close(a);
+	}
+}
+
 /*
  * Run the PAM service for this session (authenticate, account, open
  * session).  The key sshd accepted (sshbind.h) reaches the module as
@@ -54,14 +72,14 @@ client_from(const char *conn, char *buf, size_t len)
  */
 static struct ag_pamauth *
 pam_begin(const struct ag_config *cfg, const struct passwd *pw, int interactive,
-    const struct ag_audit_info *info)
+    const char *auth_info, const struct ag_audit_info *info)
 {
 	struct ag_pamauth_params p;
 	struct ag_pamauth_failure fail;
 	struct ag_pamauth *pa;
 	struct ag_err err;
 	char *tok;
-	char *auth_info = NULL, *token = NULL, tty[PATH_MAX], rhost[128];
+	char *token = NULL, tty[PATH_MAX], rhost[128];
 
 	ag_err_clear(&err);
 	memset(&fail, 0, sizeof(fail));
@@ -75,23 +93,6 @@ pam_begin(const struct ag_config *cfg, const struct passwd *pw, int interactive,
 			ag_err_set(&err, "authentication failed");
 			goto fail;
 		}
-	}
-	/* Which key sshd accepted: only from the record sshd's own PAM stack
-	 * made for this connection, never the ExposeAuthInfo file (SSH_USER_AUTH),
-	 * which the agent can rewrite between two sessions of a connection. */
-	switch (ag_sshbind_read(pw->pw_name, &auth_info, &err)) {
-	case AG_SSHBIND_FOUND:
-		break;
-	case AG_SSHBIND_NONE:
-		ag_log(LOG_INFO, "no key for this session: %s", err.msg);
-		ag_err_clear(&err);
-		break;
-	case AG_SSHBIND_BAD:
-		fail.stage = "auth_info";
-		snprintf(fail.pam_error, sizeof(fail.pam_error), "%.200s", err.msg);
-		ag_err_set(&err, "authentication failed: cannot use what sshd "
-		    "recorded about this login");
-		goto fail;
 	}
 	memset(&p, 0, sizeof(p));
 	p.user = pw->pw_name;
@@ -108,7 +109,6 @@ pam_begin(const struct ag_config *cfg, const struct passwd *pw, int interactive,
 		free(token);
 		token = NULL;
 	}
-	free(auth_info);
 	if (pa != NULL)
 		return pa;
 fail:
@@ -118,17 +118,15 @@ fail:
 	}
 	fprintf(stderr, "agentgate: %s\n", err.msg);
 	{
-		struct ag_audit *a;
-		struct ag_err aerr;
+		struct ag_audit_info fi = *info;
 		char why[512];
 
 		snprintf(why, sizeof(why), "PAM %s: %s", fail.stage ? fail.stage : "?",
 		    fail.pam_error);
-		ag_log(LOG_WARNING, "authentication failed for %s: %s", pw->pw_name, why);
-		if ((a = ag_audit_open(&cfg->gw.audit, info, &aerr)) != NULL) {
-			(void)ag_audit_event(a, "auth_failure", fail.stage, "deny", why, &aerr);
-			ag_audit_close(a);
-		}
+		/* who it was, when PAM got as far as telling (an expired identity) */
+		if (fail.identity[0] != '\0')
+			fi.identity = fail.identity;
+		audit_auth_failure(cfg, &fi, fail.stage, why);
 	}
 	return NULL;
 }
@@ -249,7 +247,7 @@ ag_cmd_session(int argc, char **argv)
 	struct ag_pamauth *pam = NULL;
 	struct ag_err err;
 	struct passwd *pw;
-	char client[160];
+	char client[160], keyfp[128], *auth_info = NULL;
 	const char *cmd;
 	int status = 1, began = 0;
 
@@ -282,20 +280,46 @@ ag_cmd_session(int argc, char **argv)
 	session_origin(&cp, &info, pw, cmd, client, sizeof(client));
 
 	/* --config is the caller's word: a file it could not read itself is
-	 * not one it may make us read (the group reads secrets) */
-	ag_privsep_as_caller();
+	 * not one it may make us read.  The installed policy is root's and may
+	 * be readable by the group alone, keys and token hashes with it. */
+	if (strcmp(a.config_path, AG_DEFAULT_CONFIG) != 0)
+		ag_privsep_as_caller();
 	cfg = ag_config_load(a.config_path, 0, &err);
 	ag_privsep_as_gateway();
 	if (cfg == NULL) {
 		char msg[AG_ERR_MSG_MAX + 512];
 
-		ag_err_print(stderr, &err);
+		/* the detail (paths, lines, profile names) is the admin's: the
+		 * client learns only that it is not its fault */
+		fprintf(stderr, "agentgate: policy unavailable; the administrator has been "
+		    "told\n");
 		ag_err_format(&err, msg, sizeof(msg));
 		ag_log(LOG_ERR, "policy not loaded: %s", msg);
 		ag_audit_config_error(&info, a.config_path, msg);
 		return 1;
 	}
-	if ((pam = pam_begin(cfg, pw, isatty(STDIN_FILENO), &info)) == NULL)
+	/* Which key sshd accepted: only from the record sshd's own PAM stack
+	 * made for this connection, never the ExposeAuthInfo file (SSH_USER_AUTH),
+	 * which the agent can rewrite between two sessions of a connection. */
+	switch (ag_sshbind_read(pw->pw_name, &auth_info, &err)) {
+	case AG_SSHBIND_FOUND:
+		if (ag_sshkey_fingerprint(auth_info, keyfp, sizeof(keyfp)) == 0)
+			info.key = keyfp;
+		break;
+	case AG_SSHBIND_NONE:
+		ag_log(LOG_INFO, "no key for this session: %s", err.msg);
+		ag_err_clear(&err);
+		break;
+	case AG_SSHBIND_BAD:
+		fprintf(stderr, "agentgate: authentication failed: cannot use what sshd "
+		    "recorded about this login\n");
+		audit_auth_failure(cfg, &info, "auth_info", err.msg);
+		goto out;
+	}
+	pam = pam_begin(cfg, pw, isatty(STDIN_FILENO), auth_info, &info);
+	free(auth_info);
+	auth_info = NULL;
+	if (pam == NULL)
 		goto out;
 	info.identity = ag_pamauth_identity(pam);
 	if ((profile = ag_core_profile(cfg, a.forced, ag_pamauth_profile(pam), pw, &err)) == NULL) {

@@ -35,6 +35,7 @@
 #include "core/core.h"
 #include "policy/envsan.h"
 #include "common/log.h"
+#include "common/sshkey.h"
 #include "auth/pamauth.h"
 #include "front/repl.h"
 #include "exec/runner.h"
@@ -897,6 +898,7 @@ srv_connection_main(const struct ag_config *cfg, ssh_bind bind, int fd,
 	struct conn c;
 	struct ag_audit_info info;
 	struct ag_err err;
+	char keyfp[128];
 	pid_t child;
 	int status = 1, forked = 0;
 
@@ -939,6 +941,8 @@ srv_connection_main(const struct ag_config *cfg, ssh_bind bind, int fd,
 	info.identity = c.identity;
 	info.profile = c.profile->name;
 	info.client = c.client;
+	if (c.auth_info != NULL && ag_sshkey_fingerprint(c.auth_info, keyfp, sizeof(keyfp)) == 0)
+		info.key = keyfp;
 	info.mode = "server";
 	/* opened while still root, so one audit file serves every user */
 	if ((c.audit = ag_audit_open(&cfg->gw.audit, &info, &err)) == NULL) {

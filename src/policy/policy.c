@@ -902,6 +902,37 @@ walk_node(struct ag_walker *w, const struct ag_sh_node *n)
 	w->coff = scoff;
 }
 
+/* "r1,r2": the distinct rules of an allowed line, for the audit; "allow"
+ * when there is none (an empty line) or they do not fit. */
+static void
+allowed_by(struct ag_decision *out)
+{
+	size_t i, j, len = 0;
+
+	out->rule[0] = '\0';
+	for (i = 0; i < out->ncmds; i++) {
+		const char *r = out->cmds[i].rule;
+		int seen = 0;
+		size_t n;
+
+		for (j = 0; j < i && !seen; j++)
+			seen = strcmp(out->cmds[j].rule, r) == 0;
+		if (seen)
+			continue;
+		n = strlen(r);
+		if (len + n + 2 > sizeof(out->rule)) {
+			len = 0;
+			break;
+		}
+		if (len > 0)
+			out->rule[len++] = ',';
+		memcpy(out->rule + len, r, n + 1);
+		len += n;
+	}
+	if (len == 0)
+		snprintf(out->rule, sizeof(out->rule), "allow");
+}
+
 static void
 finish(struct ag_walker *w, struct ag_decision *out)
 {
@@ -935,10 +966,9 @@ finish(struct ag_walker *w, struct ag_decision *out)
 	if (first == NULL) {
 		out->verdict = AG_ALLOW;
 		snprintf(out->reason, sizeof(out->reason), "allowed");
-		/* one command: the rule that let it run (profiles.x.allow[3],
-		 * profiles.x.paths.exec, builtin, ...) */
-		snprintf(out->rule, sizeof(out->rule), "%s",
-		    out->ncmds == 1 && out->cmds[0].rule ? out->cmds[0].rule : "allow");
+		/* the rules that let it run (profiles.x.allow[3],
+		 * profiles.x.paths.exec, builtin, ...), each once, in order */
+		allowed_by(out);
 		return;
 	}
 	out->verdict = first->verdict;

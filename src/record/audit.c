@@ -26,7 +26,8 @@ struct ag_audit {
 	int		 required;
 	char		 session[33];
 	unsigned long	 seq;		/* write-ahead records so far */
-	char		*user, *identity, *profile, *client, *mode;
+	char		*user, *identity, *profile, *client, *key, *mode;
+	char		 host[256];	/* this machine, for records read elsewhere */
 	char		*recording, *recording_error;
 	struct timespec	 start;
 	struct ag_sink	*sinks;		/* the file sink first: it adds the chain fields */
@@ -112,6 +113,8 @@ record(const struct ag_audit *a, const char *event)
 	add_str(o, "identity", a->identity);
 	add_str(o, "profile", a->profile);
 	add_str(o, "client", a->client);
+	add_str(o, "key", a->key);
+	add_str(o, "host", a->host[0] != '\0' ? a->host : NULL);
 	add_str(o, "mode", a->mode);
 	return o;
 }
@@ -211,11 +214,14 @@ ag_audit_open(const struct ag_audit_conf *conf, const struct ag_audit_info *info
 	}
 	for (i = 0; i < sizeof(rnd); i++)
 		snprintf(a->session + 2 * i, 3, "%02x", rnd[i]);
+	if (gethostname(a->host, sizeof(a->host) - 1) < 0)
+		a->host[0] = '\0';
 	if (info != NULL) {
 		a->user = dup_or_null(info->user);
 		a->identity = dup_or_null(info->identity);
 		a->profile = dup_or_null(info->profile);
 		a->client = dup_or_null(info->client);
+		a->key = dup_or_null(info->key);
 		a->mode = dup_or_null(info->mode);
 	}
 	if (conf != NULL) {
@@ -288,6 +294,7 @@ ag_audit_close(struct ag_audit *a)
 	free(a->identity);
 	free(a->profile);
 	free(a->client);
+	free(a->key);
 	free(a->mode);
 	free(a->recording);
 	free(a->recording_error);

@@ -50,6 +50,7 @@ struct ag_audit_info {
 	const char	*identity;
 	const char	*profile;
 	const char	*client;	/* "address:port" */
+	const char	*key;		/* "SHA256:..." of the key the caller used; NULL = none */
 	const char	*mode;		/* exec, repl, ... */
 };
 

@@ -74,7 +74,8 @@ profiles:
 users:
   $U: readonly
 EOF
-chmod 644 "$D/etc/agentgate.yaml"
+# keys and token hashes: the gateway's group reads them, the agent cannot
+chown root:"$G" "$D/etc/agentgate.yaml" && chmod 640 "$D/etc/agentgate.yaml"
 
 # The drop-in as installed: @BINDIR@ is where the built agentgate is.
 sed -e "s|@BINDIR@|$D/bin|g" -e "s|@SYSCONFDIR@|/etc|g" -e "s|@AG_GROUP@|$G|g" \
@@ -97,13 +98,14 @@ for want in 'ForceCommand runs' 'forwarding is disabled' 'PermitUserRC no' 'UseP
 	'sshd takes the account.s keys from the policy' 'sshd reads no authorized_keys file' \
 	'PermitUserEnvironment no' 'AcceptEnv admits no' "the account's shell /bin/bash" \
 	'the agent cannot change its home' 'policy .* is safe' 'PAM service .* is present' \
+	"policy .* is readable by group $G, not by the agent" \
 	"audit directory .* is root:$G, mode 2770" "$D/bin/agentgate is set-group-ID $G" \
 	"$U is not in group $G" ".* can make the sandbox's user namespace"; do
 	grep -q "^PASS  $want" <<<"$out" || missing="$missing [$want]"
 done
 # and, per profile, what the sandbox guarantees on this kernel
 if [ -z "$missing" ] && [ "$(grep -c '^PASS' <<<"$out" | head -n1)" -eq \
-    "$((17 + $(grep -c '^PASS  profile ' <<<"$out")))" ] &&
+    "$((18 + $(grep -c '^PASS  profile ' <<<"$out")))" ] &&
     grep -q '^PASS  profile .*: writes only beneath paths.write (Landlock)' <<<"$out"; then
 	ag_pass every_check_reported
 else
@@ -201,15 +203,19 @@ usermod -s /bin/bash "$U"
 chmod 664 "$D/etc/agentgate.yaml"
 expect_fail group_writable_policy 'policy file or a directory above it is unsafe' \
 	"${base[@]}" --sshd-config "$D/hardened.conf"
-chmod 644 "$D/etc/agentgate.yaml"
+chmod 640 "$D/etc/agentgate.yaml"
 expect_fail missing_policy 'policy file is missing' --config "$D/etc/nope.yaml" \
 	--sshd-config "$D/hardened.conf"
 printf 'version: 1\nprofiles: {}\nbogus: 1\n' >"$D/etc/broken.yaml"; chmod 644 "$D/etc/broken.yaml"
 expect_fail invalid_policy 'policy file does not load' --config "$D/etc/broken.yaml" \
 	--sshd-config "$D/hardened.conf"
 chmod 600 "$D/etc/agentgate.yaml"
-expect_fail policy_unreadable_by_agent 'cannot read the policy' "${base[@]}" --sshd-config "$D/hardened.conf"
+expect_fail policy_unreadable_by_gateway "neither the agent nor the gateway's group can read it" \
+	"${base[@]}" --sshd-config "$D/hardened.conf"
 chmod 644 "$D/etc/agentgate.yaml"
+expect_fail policy_secrets_readable_by_agent "agent cannot read the identities' keys.*chmod 0640" \
+	"${base[@]}" --sshd-config "$D/hardened.conf"
+chmod 640 "$D/etc/agentgate.yaml"
 mv "$D/etc/pam.d/agentgate-doctor" "$D/etc/pam.d/x"
 expect_fail missing_pam_service 'PAM service file is missing' "${base[@]}" --sshd-config "$D/hardened.conf"
 mv "$D/etc/pam.d/x" "$D/etc/pam.d/agentgate-doctor"

@@ -6,7 +6,8 @@
 # write-ahead audit record, under sshd and under serve.  Under the sandbox
 # every command runs in the session's PID namespace, whose init dies with
 # the gateway.  A policy replaced by an invalid one mid-session: the running
-# session goes on with what it loaded, new ones are refused at file:line:col.
+# session goes on with what it loaded, new ones are refused with one short
+# line (the detail, file:line:col, is for the admin: syslog, agentgate check).
 # (The audit disk full: audit_required.sh; the collector down: audit_http.sh;
 # tampering as the agent's uid: privsep.sh; 200 sessions: audit_concurrent.sh.)
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
@@ -82,7 +83,10 @@ cp "$AG_DIR/policy.yaml" "$AG_DIR/policy.good"
 printf 'version: 1\nprofiles:\n  t: { allow: [echo }\n' | ag_write_policy "$AG_DIR/policy.yaml"
 ag_run n "echo new-session"
 ag_is "$n_out/$n_rc" "/1" "a new session is refused while the policy is invalid" "$n_err"
-ag_like "$n_err" "policy\.yaml:[0-9]+:[0-9]+: " "the refusal names file:line:col" "$n_err"
+ag_is "$n_err" "agentgate: policy unavailable; the administrator has been told" \
+    "the client gets one short line, not the policy's detail" "$n_err"
+ag_like "$("$AGENTGATE" check --config "$AG_DIR/policy.yaml" 2>&1)" "policy\.yaml:[0-9]+:[0-9]+: " \
+    "agentgate check names file:line:col"
 echo "echo after-$$" >&7
 ag_wait_until 120 grep -q "after-$$" "$AG_DIR/repl.out"
 ag_like "$(cat "$AG_DIR/repl.out")" "after-$$" "the running session goes on with the policy it loaded"
