@@ -26,54 +26,10 @@
 
 #include "auth/sshbind.h"
 #include "common/misc.h"
+#include "record/live.h"
 
 #define MAGIC		"agentgate-sshbind 1\n"
 #define MAX_RECORD	(AG_SSHBIND_MAX_INFO + 512)
-
-/* Fields 4 (ppid) and 22 (start time) of /proc/PID/stat.  The command name
- * (field 2) may hold spaces and parentheses: parse after the last ')'. */
-static int
-proc_stat(pid_t pid, pid_t *ppid, unsigned long long *start)
-{
-	char path[64], buf[1024], *p;
-	unsigned long long v = 0;
-	ssize_t n;
-	int fd, field;
-
-	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	if ((p = strrchr(buf, ')')) == NULL)
-		return -1;
-	p++;
-	for (field = 3; field <= 22; field++) {
-		char *end;
-
-		while (*p == ' ')
-			p++;
-		if (field == 4 || field == 22) {
-			errno = 0;
-			v = strtoull(p, &end, 10);
-			if (errno != 0 || end == p)
-				return -1;
-			if (field == 4)
-				*ppid = (pid_t)v;
-			else
-				*start = v;
-			p = end;
-			continue;
-		}
-		p += strcspn(p, " ");
-		if (*p == '\0')
-			return -1;
-	}
-	return 0;
-}
 
 /* 1 when every uid of PID (real, effective, saved, filesystem) is uid. */
 static int
@@ -144,7 +100,7 @@ sweep(void)
 		if (errno != 0 || end == de->d_name || *end != '\0' || pid <= 0)
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", AG_SSHBIND_DIR, de->d_name);
-		stale = proc_stat((pid_t)pid, &ppid, &start) < 0;
+		stale = ag_proc_stat((pid_t)pid, &ppid, &start) < 0;
 		if (!stale && (fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) >= 0) {
 			char *s;
 
@@ -181,7 +137,10 @@ ag_sshbind_write(const char *user, const char *auth_info, struct ag_err *err)
 		    AG_SSHBIND_MAX_INFO);
 	if (ensure_dir(AG_RUNDIR, err) < 0 || ensure_dir(AG_SSHBIND_DIR, err) < 0)
 		return -1;
-	if (proc_stat(self, &ppid, &start) < 0)
+	/* root is here once per login: make sure the gateways' registry of live
+	 * sessions exists (without the group there is none, and nothing fails) */
+	(void)ag_live_dir_make(NULL);
+	if (ag_proc_stat(self, &ppid, &start) < 0)
 		return ag_err_set(err, "bind: cannot read /proc/self/stat");
 	sweep();
 	hl = snprintf(head, sizeof(head), MAGIC "pid %ld\nstart %llu\nuser %s\n\n",
@@ -270,12 +229,12 @@ ag_sshbind_read(const char *user, char **infop, struct ag_err *err)
 	*infop = NULL;
 	/* Our parent must be a process of the account whose own parent is a
 	 * monitor with a record; pid 1 (we were orphaned) is neither. */
-	if (session <= 1 || proc_stat(session, &monitor, &sstart) < 0 || monitor <= 1 ||
+	if (session <= 1 || ag_proc_stat(session, &monitor, &sstart) < 0 || monitor <= 1 ||
 	    !proc_all_uids(session, getuid())) {
 		ag_err_set(err, "not started by an sshd session of this account");
 		return AG_SSHBIND_NONE;
 	}
-	if (proc_stat(monitor, &mppid, &mstart) < 0 || !proc_all_uids(monitor, 0)) {
+	if (ag_proc_stat(monitor, &mppid, &mstart) < 0 || !proc_all_uids(monitor, 0)) {
 		ag_err_set(err, "not started by an sshd session of this account");
 		return AG_SSHBIND_NONE;
 	}

@@ -28,6 +28,9 @@ usage(FILE *fp)
 	    "       agentgate serve --generate-host-key FILE\n"
 	    "       agentgate audit verify FILE\n"
 	    "       agentgate authorized-keys [--config FILE] USER\n"
+	    "       agentgate edit [--config FILE]\n"
+	    "       agentgate sessions\n"
+	    "       agentgate terminate [--config FILE] SESSION | --identity NAME\n"
 	    "\n"
 	    "Without a subcommand agentgate is the gateway: sshd runs it as the\n"
 	    "ForceCommand (or login shell) of an agent account; it validates each\n"
@@ -98,6 +101,14 @@ main(int argc, char **argv)
 		/* keeps the group to read the policy only for sshd's callers */
 		if (strcmp(a, "authorized-keys") == 0)
 			return ag_cmd_authkeys(argc - 1, argv + 1);
+		/* root's: each checks that itself */
+		if (strcmp(a, "edit") == 0)
+			return unprivileged(ag_cmd_edit, argc - 1, argv + 1);
+		if (strcmp(a, "sessions") == 0)
+			return unprivileged(ag_cmd_sessions, argc - 1, argv + 1);
+		/* keeps the group: it writes the audit record of what it did */
+		if (strcmp(a, "terminate") == 0)
+			return ag_cmd_terminate(argc - 1, argv + 1);
 		/* root's, for its session processes (front/server_auth.c) */
 		if (strcmp(a, "serve") == 0) {
 			if (getuid() != 0 && ag_privsep_drop(&err) < 0) {

@@ -12,6 +12,7 @@
 
 #include "cli/commands.h"
 #include "common/config.h"
+#include "common/proctitle.h"
 #include "common/log.h"
 #include "front/server.h"
 
@@ -41,6 +42,7 @@ ag_cmd_serve(int argc, char **argv)
 	struct ag_err err;
 	int i, rc;
 
+	argv = ag_proctitle_init(argc, argv);
 	memset(&o, 0, sizeof(o));
 	ag_err_clear(&err);
 	for (i = 1; i < argc; i++) {

@@ -12,6 +12,10 @@ int	ag_cmd_serve(int argc, char **argv);	/* agentgate serve   (cmd_serve.c) */
 int	ag_cmd_audit(int argc, char **argv);	/* agentgate audit   (cmd_audit.c) */
 /* agentgate authorized-keys, sshd's AuthorizedKeysCommand (cmd_authkeys.c) */
 int	ag_cmd_authkeys(int argc, char **argv);
+int	ag_cmd_edit(int argc, char **argv);	/* agentgate edit    (cmd_edit.c) */
+/* agentgate sessions, agentgate terminate (cmd_sessions.c) */
+int	ag_cmd_sessions(int argc, char **argv);
+int	ag_cmd_terminate(int argc, char **argv);
 /* The gateway itself: ForceCommand, -c, login shell, REPL (front/forcecommand.c). */
 int	ag_cmd_session(int argc, char **argv);
 

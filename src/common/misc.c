@@ -5,6 +5,8 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
 #include <sys/syscall.h>
@@ -96,4 +98,49 @@ ag_poll(struct pollfd *pf, size_t n, long long tmo_ms)
 	}
 	ag_log(LOG_ERR, "poll: %s", strerror(errno));
 	return -1;
+}
+
+/* Fields 4 (ppid) and 22 (start time) of /proc/PID/stat.  The command name
+ * (field 2) may hold spaces and parentheses: parse after the last ')'. */
+int
+ag_proc_stat(pid_t pid, pid_t *ppid, unsigned long long *start)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long v = 0;
+	ssize_t n;
+	int fd, field;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	if ((p = strrchr(buf, ')')) == NULL)
+		return -1;
+	p++;
+	for (field = 3; field <= 22; field++) {
+		char *end;
+
+		while (*p == ' ')
+			p++;
+		if (field == 4 || field == 22) {
+			errno = 0;
+			v = strtoull(p, &end, 10);
+			if (errno != 0 || end == p)
+				return -1;
+			if (field == 4)
+				*ppid = (pid_t)v;
+			else
+				*start = v;
+			p = end;
+			continue;
+		}
+		p += strcspn(p, " ");
+		if (*p == '\0')
+			return -1;
+	}
+	return 0;
 }

@@ -7,6 +7,7 @@
 #define AG_MISC_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 /* Milliseconds on CLOCK_MONOTONIC: for deadlines and durations, never dates. */
 long long ag_now_ms(void);
@@ -34,5 +35,12 @@ int	ag_poll(struct pollfd *pf, size_t n, long long tmo_ms);
 
 /* Close every fd from first to last, both included.  Async-signal-safe. */
 void	ag_close_range(unsigned first, unsigned last);
+
+/*
+ * Parent pid and start time (clock ticks since boot, /proc/PID/stat field
+ * 22) of pid: with the pid, the start time names one process for good,
+ * where a pid alone may be reused.  0, or -1 when pid is gone.
+ */
+int	ag_proc_stat(pid_t pid, pid_t *ppid, unsigned long long *start);
 
 #endif

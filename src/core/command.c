@@ -17,6 +17,7 @@
 
 #include "common/log.h"
 #include "core/core.h"
+#include "record/live.h"
 #include "core/terminal.h"
 #include "exec/runner.h"
 #include "exec/sandbox.h"
@@ -401,9 +402,13 @@ ag_core_command(struct ag_core *core, const char *line, size_t len, int flags,
 	if (stage_parse(core, &c) == STOP)
 		goto out;		/* not a command: no record */
 	core->ncommands++;
-	if (stage_decide(core, &c) == NEXT && stage_admit(core, &c) == NEXT &&
-	    stage_run(core, &c) == NEXT)
-		stage_apply(core, &c);
+	if (stage_decide(core, &c) == NEXT && stage_admit(core, &c) == NEXT) {
+		/* what `agentgate sessions` shows while it runs */
+		ag_live_command(c.rec.command, c.rec.command_len);
+		if (stage_run(core, &c) == NEXT)
+			stage_apply(core, &c);
+		ag_live_command(NULL, 0);
+	}
 	stage_record(core, &c);
 	if (c.ran_runner && c.res.rec_failed && core->rec != NULL)
 		ag_core_term_failed(core, c.res.rec_error, &c.end_session);

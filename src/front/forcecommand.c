@@ -26,9 +26,11 @@
 #include "common/log.h"
 #include "common/sshkey.h"
 #include "common/privsep.h"
+#include "common/proctitle.h"
 #include "core/core.h"
 #include "exec/sandbox.h"
 #include "record/audit.h"
+#include "record/live.h"
 
 /* "addr port addr port" → "addr:port" ("[v6]:port"). */
 static void
@@ -252,6 +254,7 @@ ag_cmd_session(int argc, char **argv)
 	int status = 1, began = 0;
 
 	ag_err_clear(&err);
+	argv = ag_proctitle_init(argc, argv);
 	if ((status = parse_args(argc, argv, &a)) != 0)
 		return status;
 	status = 1;
@@ -346,10 +349,14 @@ ag_cmd_session(int argc, char **argv)
 	ag_log(LOG_INFO, "session %s: user %s, profile %s, %s mode%s%s",
 	    ag_audit_session_id(audit), pw->pw_name, profile->name, info.mode,
 	    client[0] ? ", from " : "", client);
+	ag_proctitle_set("agentgate: %s@%s [%.8s] %s", info.identity ? info.identity : "-",
+	    pw->pw_name, ag_audit_session_id(audit), info.mode);
+	ag_live_begin(ag_audit_session_id(audit), &info);
 
 	status = ag_core_serve(&core, cmd);
 	(void)ag_audit_session_end(audit, status, core.ncommands, &err);
 out:
+	ag_live_end();
 	if (began)
 		ag_core_end(&core);
 	ag_audit_close(audit);

@@ -31,6 +31,7 @@
 #include <libssh/server.h>
 
 #include "record/audit.h"
+#include "record/live.h"
 #include "common/config.h"
 #include "core/core.h"
 #include "policy/envsan.h"
@@ -574,6 +575,14 @@ ag_server_run(const struct ag_config *cfg, const struct ag_server_opts *o,
 	}
 	if (setup_bind(sc, bind, err) < 0)
 		goto out;
+	if (geteuid() == 0) {
+		struct ag_err lerr;
+
+		/* for agentgate sessions/terminate; not a reason to refuse service */
+		ag_err_clear(&lerr);
+		if (ag_live_dir_make(&lerr) < 0)
+			ag_log(LOG_WARNING, "no registry of live sessions: %s", lerr.msg);
+	}
 	for (i = 0; i < nlisten; i++) {
 		int fd = open_listener(listen[i], err);
 

@@ -31,10 +31,12 @@
 #include <libssh/server.h>
 
 #include "record/audit.h"
+#include "record/live.h"
 #include "common/config.h"
 #include "core/core.h"
 #include "policy/envsan.h"
 #include "common/log.h"
+#include "common/proctitle.h"
 #include "common/sshkey.h"
 #include "auth/pamauth.h"
 #include "front/repl.h"
@@ -982,10 +984,14 @@ srv_connection_main(const struct ag_config *cfg, ssh_bind bind, int fd,
 		srv_audit_event(&c, "auth_failure", "privileges", "deny", err.msg);
 		_exit(1);
 	}
+	ag_proctitle_set("agentgate: %s@%s [%.8s] server", c.identity ? c.identity : "-",
+	    c.user, ag_audit_session_id(c.audit));
+	ag_live_begin(ag_audit_session_id(c.audit), &info);
 	serve_channels(&c);
 	(void)ag_audit_session_end(c.audit, 0, c.ncommands, &err);
 	status = 0;
 out:
+	ag_live_end();
 	if (c.s != NULL) {
 		ssh_disconnect(c.s);
 		if (c.ev != NULL)

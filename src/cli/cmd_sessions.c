@@ -1,0 +1,260 @@
+/*
+ * cmd_sessions.c - `agentgate sessions` (who is in now, doing what) and
+ * `agentgate terminate` (end a session, or every session of an identity),
+ * from the registry the gateways keep (record/live.h).  Root's.
+ *
+ * terminate sends SIGTERM: the gateway ends the running command's process
+ * group, writes its session_end record and closes the PAM session, as on a
+ * disconnect.  One that has not gone after a grace period gets SIGKILL (its
+ * commands die with it: they run in its PID namespace, or are swept by
+ * its process watcher).  Each termination is audited before the signal.
+ */
+#include "agconfig.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/commands.h"
+#include "common/config.h"
+#include "common/err.h"
+#include "common/misc.h"
+#include "record/audit.h"
+#include "record/live.h"
+
+#define TERM_GRACE_MS	5000	/* SIGTERM, then this long, then SIGKILL */
+
+static int
+need_root(const char *what)
+{
+	if (getuid() == 0 && geteuid() == 0)
+		return 0;
+	fprintf(stderr, "agentgate: %s: root only (the registry is the gateway's group's)\n",
+	    what);
+	return -1;
+}
+
+static int
+print_entry(const struct ag_live_entry *e, void *arg)
+{
+	int *n = arg;
+
+	if ((*n)++ == 0)
+		printf("%-8s  %-16s  %-12s  %-22s  %-20s  %7s  %s\n", "SESSION", "IDENTITY",
+		    "USER", "CLIENT", "SINCE", "PID", "COMMAND");
+	printf("%-8.8s  %-16s  %-12s  %-22s  %-20s  %7ld  %s\n", e->session,
+	    e->identity[0] ? e->identity : "-", e->user, e->client[0] ? e->client : "-",
+	    e->since, (long)e->pid, e->command[0] ? e->command : "(idle)");
+	return 0;
+}
+
+int
+ag_cmd_sessions(int argc, char **argv)
+{
+	struct ag_err err;
+	int n = 0;
+
+	if (argc > 1 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
+		printf("Usage: agentgate sessions\n\nList the live sessions: session id (the "
+		    "first 8 of the audit records'\nsession), identity, account, client, start "
+		    "(UTC), gateway pid, and the\ncommand running now.  Root only.\n");
+		return 0;
+	}
+	if (argc > 1) {
+		fprintf(stderr, "usage: agentgate sessions\n");
+		return 2;
+	}
+	if (need_root("sessions") < 0)
+		return 1;
+	ag_err_clear(&err);
+	if (ag_live_list(print_entry, &n, &err) < 0) {
+		ag_err_print(stderr, &err);
+		return 1;
+	}
+	if (n == 0)
+		printf("no live sessions\n");
+	return 0;
+}
+
+struct target {
+	const char	*session;	/* prefix of the id; NULL = by identity */
+	const char	*identity;
+	const char	*config;
+	struct ag_config *cfg;
+	int		 cfg_tried;
+	int		 found, ended, failed;
+};
+
+static int
+gone(pid_t pid, unsigned long long start)
+{
+	unsigned long long s;
+	pid_t pp;
+
+	return ag_proc_stat(pid, &pp, &s) < 0 || s != start;
+}
+
+static void
+audit_termination(struct target *t, const struct ag_live_entry *e)
+{
+	struct ag_audit_info info;
+	struct ag_audit *a;
+	struct ag_err err;
+	struct passwd *pw = getpwuid(getuid());
+	char why[256];
+
+	if (!t->cfg_tried) {
+		t->cfg_tried = 1;
+		ag_err_clear(&err);
+		/* without a policy the sessions still end (each gateway records
+		 * its own end), only who ended them is not recorded */
+		if ((t->cfg = ag_config_load(t->config, 0, &err)) == NULL) {
+			ag_err_print(stderr, &err);
+			fprintf(stderr, "agentgate: terminate: going on without an audit "
+			    "record of who ended the sessions\n");
+		}
+	}
+	if (t->cfg == NULL)
+		return;
+	memset(&info, 0, sizeof(info));
+	info.user = e->user;
+	info.identity = e->identity[0] ? e->identity : NULL;
+	info.profile = e->profile[0] ? e->profile : NULL;
+	info.client = e->client[0] ? e->client : NULL;
+	info.key = e->key[0] ? e->key : NULL;
+	info.mode = "admin";
+	snprintf(why, sizeof(why), "ended by %s with agentgate terminate",
+	    pw != NULL ? pw->pw_name : "root");
+	ag_err_clear(&err);
+	if ((a = ag_audit_open(&t->cfg->gw.audit, &info, &err)) == NULL ||
+	    ag_audit_event(a, "session_terminate", e->session, "deny", why, &err) < 0)
+		fprintf(stderr, "agentgate: terminate: not audited: %s\n", err.msg);
+	ag_audit_close(a);
+}
+
+static int
+matches(const struct target *t, const struct ag_live_entry *e)
+{
+	return t->session != NULL ? strncmp(e->session, t->session, strlen(t->session)) == 0 :
+	    strcmp(e->identity, t->identity) == 0;
+}
+
+static int
+count_one(const struct ag_live_entry *e, void *arg)
+{
+	struct target *t = arg;
+
+	t->found += matches(t, e);
+	return 0;
+}
+
+static int
+end_one(const struct ag_live_entry *e, void *arg)
+{
+	struct target *t = arg;
+	long long deadline;
+
+	if (!matches(t, e))
+		return 0;
+	t->found++;
+	audit_termination(t, e);
+	if (kill(e->pid, SIGTERM) < 0 && errno != ESRCH) {
+		fprintf(stderr, "agentgate: terminate: %.8s (pid %ld): %s\n", e->session,
+		    (long)e->pid, strerror(errno));
+		t->failed++;
+		return 0;
+	}
+	deadline = ag_now_ms() + TERM_GRACE_MS;
+	while (!gone(e->pid, e->start) && ag_now_ms() < deadline) {
+		struct timespec ts = { 0, 20 * 1000 * 1000 };
+
+		nanosleep(&ts, NULL);
+	}
+	if (!gone(e->pid, e->start)) {
+		(void)kill(e->pid, SIGKILL);
+		printf("session %.8s (%s@%s, pid %ld) killed: it did not end on SIGTERM\n",
+		    e->session, e->identity[0] ? e->identity : "-", e->user, (long)e->pid);
+	} else
+		printf("session %.8s (%s@%s, pid %ld) ended\n", e->session,
+		    e->identity[0] ? e->identity : "-", e->user, (long)e->pid);
+	t->ended++;
+	return 0;
+}
+
+int
+ag_cmd_terminate(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "identity", required_argument, NULL, 'i' },
+		{ "config", required_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct target t;
+	struct ag_err err;
+	int ch;
+
+	memset(&t, 0, sizeof(t));
+	t.config = AG_DEFAULT_CONFIG;
+	optind = 1;
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, ":i:f:h", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'i':
+			t.identity = optarg;
+			break;
+		case 'f':
+			t.config = optarg;
+			break;
+		case 'h':
+			printf("Usage: agentgate terminate [--config FILE] SESSION | --identity NAME\n"
+			    "\nEnd a live session (SESSION: its id or a unique prefix, as "
+			    "agentgate\nsessions shows it), or every session of an identity.  The "
+			    "gateway\nends the running command and closes the session; the audit "
+			    "log\nrecords who ended it.  Root only.\n");
+			return 0;
+		default:
+			fprintf(stderr, "usage: agentgate terminate [--config FILE] SESSION | "
+			    "--identity NAME\n");
+			return 2;
+		}
+	}
+	if (optind != argc - (t.identity == NULL ? 1 : 0)) {
+		fprintf(stderr, "usage: agentgate terminate [--config FILE] SESSION | "
+		    "--identity NAME\n");
+		return 2;
+	}
+	if (t.identity == NULL) {
+		t.session = argv[optind];
+		if (strlen(t.session) < 4 || strspn(t.session, "0123456789abcdef") !=
+		    strlen(t.session)) {
+			fprintf(stderr, "agentgate: terminate: '%s' is not a session id (at least "
+			    "4 hex digits; see agentgate sessions)\n", t.session);
+			return 2;
+		}
+	}
+	if (need_root("terminate") < 0)
+		return 1;
+	ag_err_clear(&err);
+	/* a prefix names one session or none */
+	if (t.session != NULL && ag_live_list(count_one, &t, &err) >= 0 && t.found > 1) {
+		fprintf(stderr, "agentgate: terminate: '%s' names %d sessions; give more of "
+		    "the id\n", t.session, t.found);
+		return 2;
+	}
+	t.found = 0;
+	if (ag_live_list(end_one, &t, &err) < 0)
+		ag_err_print(stderr, &err);
+	ag_config_free(t.cfg);
+	if (t.found == 0) {
+		fprintf(stderr, "agentgate: terminate: no live session %s%s\n",
+		    t.session ? "" : "of identity ", t.session ? t.session : t.identity);
+		return 1;
+	}
+	return t.failed == 0 ? 0 : 1;
+}

@@ -1,0 +1,216 @@
+/*
+ * live.c - the live-session registry (live.h).
+ *
+ * One text file per session, "key value" lines, replaced whole (write a
+ * temporary, rename) whenever the current command changes, so a reader
+ * never sees half an entry.
+ */
+#include "agconfig.h"
+
+#include <dirent.h>
+#include <stddef.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/misc.h"
+#include "record/live.h"
+
+static struct ag_live_entry self;	/* this process's entry */
+static int registered;
+
+int
+ag_live_dir_make(struct ag_err *err)
+{
+	struct group *gr = getgrnam(AG_GROUP);
+	struct stat st;
+
+	if (gr == NULL)
+		return ag_err_set(err, "no group %s", AG_GROUP);
+	if (mkdir(AG_RUNDIR, 0755) < 0 && errno != EEXIST)
+		return ag_err_set(err, "cannot create %s: %s", AG_RUNDIR, strerror(errno));
+	if (mkdir(AG_LIVE_DIR, 03770) < 0 && errno != EEXIST)
+		return ag_err_set(err, "cannot create %s: %s", AG_LIVE_DIR, strerror(errno));
+	if (lstat(AG_LIVE_DIR, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != 0)
+		return ag_err_set(err, "%s is not root's directory", AG_LIVE_DIR);
+	if ((st.st_gid != gr->gr_gid || (st.st_mode & 07777) != 03770) &&
+	    (chown(AG_LIVE_DIR, 0, gr->gr_gid) < 0 || chmod(AG_LIVE_DIR, 03770) < 0))
+		return ag_err_set(err, "%s: %s", AG_LIVE_DIR, strerror(errno));
+	return 0;
+}
+
+/* One line's value: no newline can split a field. */
+static void
+put(FILE *fp, const char *key, const char *v)
+{
+	fprintf(fp, "%s ", key);
+	for (; v != NULL && *v != '\0'; v++)
+		fputc(*v == '\n' || *v == '\r' ? ' ' : *v, fp);
+	fputc('\n', fp);
+}
+
+static void
+write_entry(void)
+{
+	char path[PATH_MAX], tmp[PATH_MAX];
+	FILE *fp;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", AG_LIVE_DIR, self.session);
+	snprintf(tmp, sizeof(tmp), "%s/.%s.new", AG_LIVE_DIR, self.session);
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0640)) < 0)
+		return;
+	if ((fp = fdopen(fd, "w")) == NULL) {
+		close(fd);
+		(void)unlink(tmp);
+		return;
+	}
+	fprintf(fp, "pid %ld\nstart %llu\n", (long)self.pid, self.start);
+	put(fp, "user", self.user);
+	put(fp, "identity", self.identity);
+	put(fp, "profile", self.profile);
+	put(fp, "client", self.client);
+	put(fp, "key", self.key);
+	put(fp, "mode", self.mode);
+	put(fp, "since", self.since);
+	put(fp, "command", self.command);
+	if (fclose(fp) != 0 || rename(tmp, path) < 0)
+		(void)unlink(tmp);
+}
+
+void
+ag_live_begin(const char *session, const struct ag_audit_info *info)
+{
+	struct stat st;
+	struct tm tm;
+	time_t now = time(NULL);
+	pid_t ppid;
+
+	/* only a gateway holding the group (or root's serve) may write there;
+	 * the rest have no entry: the registry is for installed gateways */
+	if (stat(AG_LIVE_DIR, &st) < 0 || !S_ISDIR(st.st_mode) ||
+	    faccessat(AT_FDCWD, AG_LIVE_DIR, W_OK, AT_EACCESS) < 0)
+		return;
+	memset(&self, 0, sizeof(self));
+	snprintf(self.session, sizeof(self.session), "%s", session);
+	self.pid = getpid();
+	if (ag_proc_stat(self.pid, &ppid, &self.start) < 0)
+		return;
+	snprintf(self.user, sizeof(self.user), "%s", info->user ? info->user : "");
+	snprintf(self.identity, sizeof(self.identity), "%s", info->identity ? info->identity : "");
+	snprintf(self.profile, sizeof(self.profile), "%s", info->profile ? info->profile : "");
+	snprintf(self.client, sizeof(self.client), "%s", info->client ? info->client : "");
+	snprintf(self.key, sizeof(self.key), "%s", info->key ? info->key : "");
+	snprintf(self.mode, sizeof(self.mode), "%s", info->mode ? info->mode : "");
+	if (gmtime_r(&now, &tm) != NULL)
+		strftime(self.since, sizeof(self.since), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	registered = 1;
+	write_entry();
+}
+
+void
+ag_live_command(const char *command, size_t len)
+{
+	if (!registered)
+		return;
+	if (command == NULL)
+		len = 0;
+	if (len > AG_LIVE_MAX_CMD)
+		len = AG_LIVE_MAX_CMD;
+	memcpy(self.command, command != NULL ? command : "", len);
+	self.command[len] = '\0';
+	/* a NUL inside a command ends what is shown */
+	write_entry();
+}
+
+void
+ag_live_end(void)
+{
+	char path[PATH_MAX];
+
+	if (!registered)
+		return;
+	registered = 0;
+	snprintf(path, sizeof(path), "%s/%s", AG_LIVE_DIR, self.session);
+	(void)unlink(path);
+}
+
+static void
+field(struct ag_live_entry *e, const char *key, const char *v)
+{
+	static const struct {
+		const char	*key;
+		size_t		 off, len;
+	} f[] = {
+#define F(name) { #name, offsetof(struct ag_live_entry, name), \
+		sizeof(((struct ag_live_entry *)0)->name) }
+		F(user), F(identity), F(profile), F(client), F(key), F(mode), F(since),
+		F(command),
+#undef F
+	};
+	size_t i;
+
+	if (strcmp(key, "pid") == 0)
+		e->pid = (pid_t)strtol(v, NULL, 10);
+	else if (strcmp(key, "start") == 0)
+		e->start = strtoull(v, NULL, 10);
+	for (i = 0; i < sizeof(f) / sizeof(f[0]); i++)
+		if (strcmp(key, f[i].key) == 0)
+			snprintf((char *)e + f[i].off, f[i].len, "%s", v);
+}
+
+int
+ag_live_list(int (*fn)(const struct ag_live_entry *, void *), void *arg, struct ag_err *err)
+{
+	DIR *d;
+	struct dirent *de;
+	int n = 0;
+
+	if ((d = opendir(AG_LIVE_DIR)) == NULL) {
+		if (errno == ENOENT)
+			return 0;
+		return ag_err_set(err, "%s: %s", AG_LIVE_DIR, strerror(errno));
+	}
+	while ((de = readdir(d)) != NULL) {
+		struct ag_live_entry e;
+		char path[PATH_MAX], line[AG_LIVE_MAX_CMD + 64];
+		unsigned long long start;
+		pid_t ppid;
+		FILE *fp;
+
+		if (de->d_name[0] == '.' || strlen(de->d_name) >= sizeof(e.session))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", AG_LIVE_DIR, de->d_name);
+		if ((fp = fopen(path, "re")) == NULL)
+			continue;
+		memset(&e, 0, sizeof(e));
+		memcpy(e.session, de->d_name, strlen(de->d_name));
+		while (fgets(line, sizeof(line), fp) != NULL) {
+			char *sp = strchr(line, ' ');
+
+			line[strcspn(line, "\n")] = '\0';
+			if (sp == NULL)
+				continue;
+			*sp = '\0';
+			field(&e, line, sp + 1);
+		}
+		fclose(fp);
+		/* a gateway killed before it could remove its entry */
+		if (e.pid <= 0 || ag_proc_stat(e.pid, &ppid, &start) < 0 || start != e.start) {
+			(void)unlink(path);
+			continue;
+		}
+		n++;
+		if (fn(&e, arg) != 0)
+			break;
+	}
+	closedir(d);
+	return n;
+}

@@ -1,0 +1,54 @@
+/*
+ * live.h - the sessions running now, for `agentgate sessions` and
+ * `agentgate terminate`.
+ *
+ * Each gateway that holds the privilege-separation group keeps one small
+ * file in AG_LIVE_DIR (root:group, mode 3770: the agent's uid cannot write
+ * there, and a gateway can remove only its own account's files), named by
+ * the session id of its audit records, holding who, from where, since when,
+ * and the command running now.  The admin's view reads them and trusts an
+ * entry only while a process with that pid and start time is alive.
+ */
+#ifndef AG_LIVE_H
+#define AG_LIVE_H
+
+#include <sys/types.h>
+
+#include "common/err.h"
+#include "record/audit.h"
+
+#define AG_LIVE_DIR	AG_RUNDIR "/sessions"
+#define AG_LIVE_MAX_CMD	512	/* of the current command, shown */
+
+/* The directory, made by root (sshd's bind module, serve): 0, -1 with err. */
+int	ag_live_dir_make(struct ag_err *err);
+
+/* This process runs session id for info: register it.  Quietly nothing
+ * when the directory is missing or not ours to write (no group). */
+void	ag_live_begin(const char *session, const struct ag_audit_info *info);
+/* The command now running (NULL: none, between commands). */
+void	ag_live_command(const char *command, size_t len);
+void	ag_live_end(void);
+
+struct ag_live_entry {
+	char			 session[40];
+	pid_t			 pid;
+	unsigned long long	 start;
+	char			 user[64];
+	char			 identity[128];
+	char			 profile[128];
+	char			 client[160];
+	char			 key[128];
+	char			 mode[16];
+	char			 since[40];
+	char			 command[AG_LIVE_MAX_CMD + 1];
+};
+
+/*
+ * Every live entry, in no particular order, to fn; entries whose process
+ * is gone are removed.  Root's.  The count listed, or -1 with err.
+ */
+int	ag_live_list(int (*fn)(const struct ag_live_entry *, void *), void *arg,
+	    struct ag_err *err);
+
+#endif

@@ -1,0 +1,151 @@
+#!/bin/bash
+# admin_ops.sh - what an admin does with several agents on one account,
+# through the real sshd and the gateway installed set-group-ID as make
+# install sets it up:
+#   - the policy readable by the gateway's group alone: the gateway works,
+#     the agent cannot read keys or token hashes (cat through the gateway,
+#     runuser, agentgate explain run by the agent)
+#   - agentgate edit: a good edit is installed (owner, group, mode kept)
+#     and used at the next login; a broken one is refused and changes
+#     nothing; a second editor is told the file is being edited
+#   - agentgate sessions lists a live session (identity, command running
+#     now); ps shows identity and session, never the command
+#   - agentgate terminate, by identity and by session id: the session
+#     ends, its command with it, and the audit says who ended it
+. "$(dirname "$0")/lib.sh"
+ag_require_root
+trap ag_cleanup EXIT
+trap 'exit 1' INT TERM HUP
+touch /run/agentgate-test.lock
+ag_create_user || exit 99
+ag_make_world || exit 99
+ag_write_pam use_key use_token
+
+G=${AG_GROUP:-agentgate}
+flock /run/agentgate-test.lock sh -c "getent group '$G' >/dev/null || groupadd --system '$G'" ||
+    { echo "cannot create group $G" >&2; exit 99; }
+chown root:"$G" "$AG_DIR/agentgate" "$AG_DIR/log"
+chmod 2755 "$AG_DIR/agentgate"
+chmod 2770 "$AG_DIR/log"
+for k in alice bob carol; do
+	ssh-keygen -q -t ed25519 -N '' -f "$AG_DIR/$k" -C "$k@test"
+done
+key() { cut -d' ' -f1-2 "$AG_DIR/$1.pub"; }
+TOKEN_SHA=$(printf 'tok-%s' "$$" | sha256sum | cut -d' ' -f1)
+ag_write_policy "$AG_DIR/policy.yaml" <<POLICY
+version: 1
+gateway:
+  sandbox: "off"
+  audit: { file: @AUDIT@, required: true }
+identities:
+  - { name: alice, keys: ["$(key alice)"], profile: dev }
+  - { name: bob, keys: ["$(key bob)"], profile: dev, token_sha256: $TOKEN_SHA }
+profiles:
+  dev:
+    allow: [echo, cat, sleep, "true", ls]
+    paths: { read: ["/"], write: ["/tmp", "~"] }
+    limits: { timeout: 600 }
+POLICY
+# keys and token hashes: the gateway's group reads them, nobody else
+chown root:"$G" "$AG_DIR/policy.yaml"
+chmod 0640 "$AG_DIR/policy.yaml"
+AG_SSHD_AUTHKEYS_FILE=none
+AG_SSHD_EXTRA="AuthorizedKeysCommand $AG_DIR/agentgate authorized-keys --config $AG_DIR/policy.yaml %u
+AuthorizedKeysCommandUser root"
+# the gateway reads the policy named on its command line as the caller
+# would: as installed it names none and reads the default with its group
+AG_FORCE_COMMAND="$AG_DIR/agentgate"
+ag_start_sshd || exit 99
+# (the default policy path of this build, pointed at the world's policy)
+DEFAULT=$("$AG_DIR/agentgate" --help | sed -n 's/.*policy file (default \(.*\)).*/\1/p' | head -1)
+[ -n "$DEFAULT" ] || { echo "cannot find the default policy path" >&2; exit 99; }
+if [ -e "$DEFAULT" ] && [ ! -L "$DEFAULT" ]; then
+	echo "SKIP: $DEFAULT exists on this host; not replacing it"
+	exit 77
+fi
+mkdir -p "$(dirname "$DEFAULT")"
+ln -sfn "$AG_DIR/policy.yaml" "$DEFAULT"
+trap 'rm -f "$DEFAULT"; ag_cleanup' EXIT
+
+as() {	# as KEY SSH-ARGS...
+	local k=$1
+	shift
+	ssh -F /dev/null -i "$AG_DIR/$k" -p "$AG_PORT" -o StrictHostKeyChecking=no \
+	    -o UserKnownHostsFile=/dev/null -o BatchMode=yes -o LogLevel=ERROR \
+	    -o IdentitiesOnly=yes "$@"
+}
+T="$AG_USER@127.0.0.1"
+
+# ---- secrets apart -----------------------------------------------------------
+out=$(as alice "$T" 'echo in' 2>&1)
+ag_is "$out" in "gateway_reads_a_policy_only_its_group_can_read" "$out"
+out=$(as alice "$T" "cat $AG_DIR/policy.yaml" 2>&1)
+ag_unlike "$out" "ssh-ed25519|$TOKEN_SHA" "cat_of_the_policy_through_the_gateway_fails" "$out"
+out=$(runuser -u "$AG_USER" -- cat "$AG_DIR/policy.yaml" 2>&1)
+ag_unlike "$out" "ssh-ed25519|$TOKEN_SHA" "cat_of_the_policy_with_runuser_fails" "$out"
+out=$(runuser -u "$AG_USER" -- "$AG_DIR/agentgate" explain -- true 2>&1)
+ag_unlike "$out" "ssh-ed25519|$TOKEN_SHA|allow" "agentgate_explain_as_the_agent_reads_nothing" "$out"
+out=$(runuser -u "$AG_USER" -- "$AG_DIR/agentgate" authorized-keys "$AG_USER" 2>&1)
+ag_unlike "$out" "ssh-ed25519" "authorized_keys_as_the_agent_prints_no_key" "$out"
+
+# ---- agentgate edit ------------------------------------------------------------
+cat > "$AG_DIR/add-carol" <<EOF
+#!/bin/sh
+sed -i '/^identities:/a\\  - { name: carol, keys: ["$(key carol)"], profile: dev }' "\$1"
+EOF
+printf '#!/bin/sh\nsed -i "s/^profiles:/profile:/" "$1"\n' > "$AG_DIR/break"
+chmod 755 "$AG_DIR/add-carol" "$AG_DIR/break"
+before=$(sha256sum < "$AG_DIR/policy.yaml")
+out=$(EDITOR="$AG_DIR/break" "$AG_DIR/agentgate" edit </dev/null 2>&1); rc=$?
+ag_is "$rc" 1 "edit_refuses_a_broken_policy" "$out"
+ag_like "$out" "policy\.yaml:[0-9]+:[0-9]+: " "edit_names_the_error_at_file_line_col" "$out"
+ag_is "$(sha256sum < "$AG_DIR/policy.yaml")" "$before" "broken_edit_changes_nothing"
+ag_is "$(ls -A "$AG_DIR" | grep -c '^\.policy\.yaml\.edit')" 0 "broken_edit_leaves_no_copy"
+out=$(flock "$AG_DIR/policy.yaml" env EDITOR="$AG_DIR/add-carol" "$AG_DIR/agentgate" edit </dev/null 2>&1); rc=$?
+ag_like "$rc/$out" "^1/.*being edited" "second_editor_is_told" "$out"
+out=$(EDITOR="$AG_DIR/add-carol" "$AG_DIR/agentgate" edit </dev/null 2>&1); rc=$?
+ag_is "$rc" 0 "good_edit_installed" "$out"
+ag_is "$(stat -c '%U:%G %a' "$AG_DIR/policy.yaml")" "root:$G 640" "edit_keeps_owner_group_and_mode"
+out=$(as carol "$T" 'echo carol-in' 2>&1)
+ag_is "$out" carol-in "identity_added_by_edit_logs_in" "$out"
+
+# ---- sessions and terminate -----------------------------------------------------
+as alice "$T" 'sleep 3141' >/dev/null 2>&1 &
+client=$!
+ag_wait_until 60 sh -c "'$AG_DIR/agentgate' sessions | grep -q 'sleep 3141'"
+out=$("$AG_DIR/agentgate" sessions 2>&1)
+ag_like "$out" "alice +$AG_USER +127\.0\.0\.1:[0-9]+ .* sleep 3141" "sessions_lists_identity_and_command" "$out"
+sid=$(awk '/sleep 3141/ {print $1}' <<<"$out")
+gwpid=$(awk '/sleep 3141/ {print $(NF-2)}' <<<"$out")
+title=$(ps -o args= -p "$gwpid" 2>/dev/null)
+ag_like "$title" "^agentgate: alice@$AG_USER \[$sid\] exec" "process_title_shows_identity_and_session" "$title"
+ag_unlike "$title" "sleep" "process_title_never_shows_the_command" "$title"
+out=$(runuser -u "$AG_USER" -- "$AG_DIR/agentgate" sessions 2>&1); rc=$?
+ag_is "$rc" 1 "sessions_is_roots" "$out"
+out=$("$AG_DIR/agentgate" terminate --identity alice 2>&1); rc=$?
+ag_like "$rc/$out" "^0/session $sid \(alice@$AG_USER, pid $gwpid\) ended" "terminate_by_identity_ends_it" "$out"
+wait "$client"
+ag_ok "its_command_is_gone" sh -c "! pgrep -u '$AG_USER' -f 'sleep 3141'"
+ag_ok "termination_audited_with_who_and_which" ag_audit_query \
+    "any(x['event'] == 'session_terminate' and x.get('identity') == 'alice' and (x.get('request') or '').startswith('$sid') and 'agentgate terminate' in x.get('reason', '') for x in r)"
+ag_ok "the_session_recorded_its_end" ag_audit_query \
+    "any(x['event'] == 'session_end' and x['session'].startswith('$sid') for x in r)"
+ag_is "$("$AG_DIR/agentgate" sessions)" "no live sessions" "terminated_session_no_longer_listed"
+
+# a REPL session, ended by its id
+mkfifo "$AG_DIR/repl.in"
+as bob "$T" < "$AG_DIR/repl.in" > "$AG_DIR/repl.out" 2>&1 &
+client=$!
+exec 7>"$AG_DIR/repl.in"
+echo "echo bob-ready" >&7
+ag_wait_until 60 grep -q bob-ready "$AG_DIR/repl.out"
+sid=$("$AG_DIR/agentgate" sessions | awk '$2 == "bob" {print $1}')
+ag_like "$sid" "^[0-9a-f]{8}$" "repl_session_listed" "$("$AG_DIR/agentgate" sessions)"
+out=$("$AG_DIR/agentgate" terminate "${sid:0:6}" 2>&1); rc=$?
+ag_is "$rc" 0 "terminate_by_session_prefix" "$out"
+wait "$client"
+exec 7>&-
+ag_is "$("$AG_DIR/agentgate" terminate "${sid:0:6}" 2>&1; echo "rc=$?")" \
+    "agentgate: terminate: no live session ${sid:0:6}
+rc=1" "terminate_of_an_ended_session_says_so"
+ag_done
