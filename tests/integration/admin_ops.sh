@@ -13,13 +13,8 @@
 #   - agentgate terminate, by identity and by session id: the session
 #     ends, its command with it, and the audit says who ended it
 . "$(dirname "$0")/lib.sh"
-ag_require_root
-trap ag_cleanup EXIT
-trap 'exit 1' INT TERM HUP
-touch /run/agentgate-test.lock
-ag_create_user || exit 99
-ag_make_world || exit 99
-ag_write_pam use_key use_token
+# identities only: the account lets no unidentified caller in
+ag_world_identities alice bob carol
 
 G=${AG_GROUP:-agentgate}
 flock /run/agentgate-test.lock sh -c "getent group '$G' >/dev/null || groupadd --system '$G'" ||
@@ -27,10 +22,6 @@ flock /run/agentgate-test.lock sh -c "getent group '$G' >/dev/null || groupadd -
 chown root:"$G" "$AG_DIR/agentgate" "$AG_DIR/log"
 chmod 2755 "$AG_DIR/agentgate"
 chmod 2770 "$AG_DIR/log"
-for k in alice bob carol; do
-	ssh-keygen -q -t ed25519 -N '' -f "$AG_DIR/$k" -C "$k@test"
-done
-key() { cut -d' ' -f1-2 "$AG_DIR/$1.pub"; }
 TOKEN_SHA=$(printf 'tok-%s' "$$" | sha256sum | cut -d' ' -f1)
 ag_write_policy "$AG_DIR/policy.yaml" <<POLICY
 version: 1
@@ -38,8 +29,8 @@ gateway:
   sandbox: "off"
   audit: { file: @AUDIT@, required: true }
 identities:
-  - { name: alice, keys: ["$(key alice)"], profile: dev }
-  - { name: bob, keys: ["$(key bob)"], profile: dev, token_sha256: $TOKEN_SHA }
+  - { name: alice, keys: ["$(ag_key alice)"], profile: dev }
+  - { name: bob, keys: ["$(ag_key bob)"], profile: dev, token_sha256: $TOKEN_SHA }
 profiles:
   dev:
     allow: [echo, cat, sleep, "true", ls]
@@ -67,19 +58,12 @@ mkdir -p "$(dirname "$DEFAULT")"
 ln -sfn "$AG_DIR/policy.yaml" "$DEFAULT"
 trap 'rm -f "$DEFAULT"; ag_cleanup' EXIT
 
-as() {	# as KEY SSH-ARGS...
-	local k=$1
-	shift
-	ssh -F /dev/null -i "$AG_DIR/$k" -p "$AG_PORT" -o StrictHostKeyChecking=no \
-	    -o UserKnownHostsFile=/dev/null -o BatchMode=yes -o LogLevel=ERROR \
-	    -o IdentitiesOnly=yes "$@"
-}
 T="$AG_USER@127.0.0.1"
 
 # ---- secrets apart -----------------------------------------------------------
-out=$(as alice "$T" 'echo in' 2>&1)
+out=$(ag_as alice "$T" 'echo in' 2>&1)
 ag_is "$out" in "gateway_reads_a_policy_only_its_group_can_read" "$out"
-out=$(as alice "$T" "cat $AG_DIR/policy.yaml" 2>&1)
+out=$(ag_as alice "$T" "cat $AG_DIR/policy.yaml" 2>&1)
 ag_unlike "$out" "ssh-ed25519|$TOKEN_SHA" "cat_of_the_policy_through_the_gateway_fails" "$out"
 out=$(runuser -u "$AG_USER" -- cat "$AG_DIR/policy.yaml" 2>&1)
 ag_unlike "$out" "ssh-ed25519|$TOKEN_SHA" "cat_of_the_policy_with_runuser_fails" "$out"
@@ -91,7 +75,7 @@ ag_unlike "$out" "ssh-ed25519" "authorized_keys_as_the_agent_prints_no_key" "$ou
 # ---- agentgate edit ------------------------------------------------------------
 cat > "$AG_DIR/add-carol" <<EOF
 #!/bin/sh
-sed -i '/^identities:/a\\  - { name: carol, keys: ["$(key carol)"], profile: dev }' "\$1"
+sed -i '/^identities:/a\\  - { name: carol, keys: ["$(ag_key carol)"], profile: dev }' "\$1"
 EOF
 printf '#!/bin/sh\nsed -i "s/^profiles:/profile:/" "$1"\n' > "$AG_DIR/break"
 chmod 755 "$AG_DIR/add-carol" "$AG_DIR/break"
@@ -106,11 +90,11 @@ ag_like "$rc/$out" "^1/.*being edited" "second_editor_is_told" "$out"
 out=$(EDITOR="$AG_DIR/add-carol" "$AG_DIR/agentgate" edit </dev/null 2>&1); rc=$?
 ag_is "$rc" 0 "good_edit_installed" "$out"
 ag_is "$(stat -c '%U:%G %a' "$AG_DIR/policy.yaml")" "root:$G 640" "edit_keeps_owner_group_and_mode"
-out=$(as carol "$T" 'echo carol-in' 2>&1)
+out=$(ag_as carol "$T" 'echo carol-in' 2>&1)
 ag_is "$out" carol-in "identity_added_by_edit_logs_in" "$out"
 
 # ---- sessions and terminate -----------------------------------------------------
-as alice "$T" 'sleep 3141' >/dev/null 2>&1 &
+ag_as alice "$T" 'sleep 3141' >/dev/null 2>&1 &
 client=$!
 ag_wait_until 60 sh -c "'$AG_DIR/agentgate' sessions | grep -q 'sleep 3141'"
 out=$("$AG_DIR/agentgate" sessions 2>&1)
@@ -134,7 +118,7 @@ ag_is "$("$AG_DIR/agentgate" sessions)" "no live sessions" "terminated_session_n
 
 # a REPL session, ended by its id
 mkfifo "$AG_DIR/repl.in"
-as bob "$T" < "$AG_DIR/repl.in" > "$AG_DIR/repl.out" 2>&1 &
+ag_as bob "$T" < "$AG_DIR/repl.in" > "$AG_DIR/repl.out" 2>&1 &
 client=$!
 exec 7>"$AG_DIR/repl.in"
 echo "echo bob-ready" >&7

@@ -13,24 +13,14 @@
 #     in after one edit, a deleted one is refused at the next login, a key
 #     of no identity is refused, and what sshd is given is restricted
 . "$(dirname "$0")/lib.sh"
-ag_require_root
-trap ag_cleanup EXIT
-trap 'exit 1' INT TERM HUP
-touch /run/agentgate-test.lock
-ag_create_user || exit 99
-ag_make_world || exit 99
 # identities only: the account lets no unidentified caller in
-ag_write_pam use_key use_token
-for k in alice bob carol stranger; do
-	ssh-keygen -q -t ed25519 -N '' -f "$AG_DIR/$k" -C "$k@test"
-done
-key() { cut -d' ' -f1-2 "$AG_DIR/$1.pub"; }
+ag_world_identities alice bob carol stranger
 
 # policy IDENTITIES...: alice (low) and bob (high), plus any named
 policy() {
 	local extra=""
 	for who in "$@"; do
-		extra+="  - { name: $who, keys: [\"$(key "$who")\"], profile: high }
+		extra+="  - { name: $who, keys: [\"$(ag_key "$who")\"], profile: high }
 "
 	done
 	ag_write_policy "$AG_DIR/policy.yaml" <<POLICY
@@ -39,8 +29,8 @@ gateway:
   sandbox: "off"
   audit: { file: @AUDIT@, required: true }
 identities:
-  - { name: alice, keys: ["$(key alice)"], profile: low }
-  - { name: bob, keys: ["$(key bob)"], profile: high, from: ["127.0.0.0/8"] }
+  - { name: alice, keys: ["$(ag_key alice)"], profile: low }
+  - { name: bob, keys: ["$(ag_key bob)"], profile: high, from: ["127.0.0.0/8"] }
 $extra
 profiles:
   low:
@@ -59,45 +49,38 @@ AuthorizedKeysCommand $AG_DIR/agentgate authorized-keys --config $AG_DIR/policy.
 AuthorizedKeysCommandUser root"
 ag_start_sshd || exit 99
 
-as() {	# as KEY SSH-ARGS...: only that key
-	local k=$1
-	shift
-	ssh -F /dev/null -i "$AG_DIR/$k" -p "$AG_PORT" -o StrictHostKeyChecking=no \
-	    -o UserKnownHostsFile=/dev/null -o BatchMode=yes -o LogLevel=ERROR \
-	    -o IdentitiesOnly=yes "$@"
-}
 T="$AG_USER@127.0.0.1"
 # who_ran MARKER: the identity the audit gives the command that printed MARKER
 who_ran() {
 	ag_audit_query "[x.get('identity') for x in r if '$1' in str(x.get('command', ''))][-1:]"
 }
 
-as alice "$T" 'echo m1' >/dev/null 2>&1
+ag_as alice "$T" 'echo m1' >/dev/null 2>&1
 ag_is "$(who_ran m1)" "['alice']" "key_a_is_identity_alice"
-out=$(as bob "$T" 'id -un' 2>&1)
+out=$(ag_as bob "$T" 'id -un' 2>&1)
 ag_is "$out" "$AG_USER" "key_b_is_identity_bob_with_profile_high"
 
 # ---- the multiplexed-connection rewrite ---------------------------------------
 ctl=$AG_DIR/mux
-as alice -o ControlMaster=yes -o ControlPath="$ctl" -o ControlPersist=yes -fN "$T"
-ag_wait_until 30 as alice -o ControlPath="$ctl" -O check "$T" 2>/dev/null
+ag_as alice -o ControlMaster=yes -o ControlPath="$ctl" -o ControlPersist=yes -fN "$T"
+ag_wait_until 30 ag_as alice -o ControlPath="$ctl" -O check "$T" 2>/dev/null
 # every ExposeAuthInfo file the account can reach now names key B
-out=$(as alice -o ControlPath="$ctl" "$T" "sh -c 'for f in /tmp/sshauth.*; do \
-    printf \"publickey %s\\n\" \"$(key bob)\" > \"\$f\" && echo rewrote; done'" 2>&1)
+out=$(ag_as alice -o ControlPath="$ctl" "$T" "sh -c 'for f in /tmp/sshauth.*; do \
+    printf \"publickey %s\\n\" \"$(ag_key bob)\" > \"\$f\" && echo rewrote; done'" 2>&1)
 ag_like "$out" "rewrote" "agent_rewrote_the_exposeauthinfo_file" "$out"
-out=$(as alice -o ControlPath="$ctl" "$T" 'echo m2; id' 2>&1); rc=$?
+out=$(ag_as alice -o ControlPath="$ctl" "$T" 'echo m2; id' 2>&1); rc=$?
 ag_is "$(who_ran m2)" "['alice']" "second_session_of_the_connection_is_still_alice" "$out"
 ag_is "$rc" 126 "second_session_gets_alice_profile_not_bobs" "$out"
 ag_is "$(ag_audit_query 'len({x["session"] for x in r if x.get("identity") == "bob"})')" 1 \
     "bob_has_only_his_own_session_in_the_audit"
-as alice -o ControlPath="$ctl" -O exit "$T" 2>/dev/null
+ag_as alice -o ControlPath="$ctl" -O exit "$T" 2>/dev/null
 
 # ---- the gateway started by the agent ------------------------------------------
-printf 'publickey %s\n' "$(key bob)" > "$AG_DIR/forged"
+printf 'publickey %s\n' "$(ag_key bob)" > "$AG_DIR/forged"
 chmod 0644 "$AG_DIR/forged"
 # from a command of alice's (the sandbox is off in this policy): the gateway's
 # grandparent is then a process of the account, not sshd's monitor
-out=$(as alice "$T" "SSH_USER_AUTH=$AG_DIR/forged AGENTGATE_IDENTITY=bob AGENTGATE_PROFILE=high $AG_DIR/agentgate --config $AG_DIR/policy.yaml -c 'id; echo ran-as-\$AGENTGATE_IDENTITY'" 2>&1)
+out=$(ag_as alice "$T" "SSH_USER_AUTH=$AG_DIR/forged AGENTGATE_IDENTITY=bob AGENTGATE_PROFILE=high $AG_DIR/agentgate --config $AG_DIR/policy.yaml -c 'id; echo ran-as-\$AGENTGATE_IDENTITY'" 2>&1)
 ag_unlike "$out" "ran-as-bob|uid=" "nested_gateway_with_forged_env_is_not_bob" "$out"
 ag_like "$out" "agentgate: " "nested_gateway_refuses_with_a_reason" "$out"
 out=$(runuser -u "$AG_USER" -- env SSH_USER_AUTH="$AG_DIR/forged" AGENTGATE_IDENTITY=bob \
@@ -105,28 +88,28 @@ out=$(runuser -u "$AG_USER" -- env SSH_USER_AUTH="$AG_DIR/forged" AGENTGATE_IDEN
 ag_unlike "$out" "uid=" "runuser_gateway_with_forged_env_is_not_bob" "$out"
 
 # ---- the records --------------------------------------------------------------
-as alice -o ControlMaster=yes -o ControlPath="$ctl" -o ControlPersist=yes -fN "$T"
-ag_wait_until 30 as alice -o ControlPath="$ctl" -O check "$T" 2>/dev/null
+ag_as alice -o ControlMaster=yes -o ControlPath="$ctl" -o ControlPersist=yes -fN "$T"
+ag_wait_until 30 ag_as alice -o ControlPath="$ctl" -O check "$T" 2>/dev/null
 rec=$(grep -l "^user $AG_USER\$" "$AG_RUNDIR"/sshd/* 2>/dev/null | head -1)
 ag_ok "sshd_recorded_the_connection" test -n "$rec"
-ag_ok "record_names_key_a" grep -qF "$(key alice)" "${rec:-/nonexistent}"
+ag_ok "record_names_key_a" grep -qF "$(ag_key alice)" "${rec:-/nonexistent}"
 ag_is "$(stat -c '%U %a' "${rec:-/nonexistent}" 2>&1)" "root 644" "record_is_roots"
 ag_is "$(stat -c '%U %a' "$AG_RUNDIR/sshd" 2>&1)" "root 755" "record_dir_is_roots"
 out=$(runuser -u "$AG_USER" -- sh -c "printf x >> '$rec' || echo refused; touch '$AG_RUNDIR/sshd/1' || echo refused" 2>&1)
 ag_is "$(grep -c refused <<<"$out")" 2 "account_cannot_write_or_plant_records" "$out"
-as alice -o ControlPath="$ctl" -O exit "$T" 2>/dev/null
+ag_as alice -o ControlPath="$ctl" -O exit "$T" 2>/dev/null
 ag_wait_until 30 test ! -e "$rec"
 ag_ok "record_removed_when_the_connection_ends" test ! -e "$rec"
 
 # ---- the policy is where keys are added and revoked ---------------------------
-out=$(as stranger "$T" 'echo in' 2>&1); rc=$?
+out=$(ag_as stranger "$T" 'echo in' 2>&1); rc=$?
 ag_is "$rc" 255 "key_of_no_identity_refused_by_sshd" "$out"
 ag_unlike "$out" "^in" "key_of_no_identity_runs_nothing" "$out"
 policy carol
-out=$(as carol "$T" 'echo m3' 2>&1)
+out=$(ag_as carol "$T" 'echo m3' 2>&1)
 ag_is "$out/$(who_ran m3)" "m3/['carol']" "identity_added_with_one_edit_logs_in"
 policy
-out=$(as carol "$T" 'echo in' 2>&1); rc=$?
+out=$(ag_as carol "$T" 'echo in' 2>&1); rc=$?
 ag_is "$rc" 255 "identity_deleted_refused_at_next_login" "$out"
 out=$("$AG_DIR/agentgate" authorized-keys --config "$AG_DIR/policy.yaml" "$AG_USER")
 ag_like "$out" "^restrict,pty ssh-ed25519 [^ ]+ agentgate:alice" "authorized_keys_line_is_restricted" "$out"

@@ -450,6 +450,33 @@ ag_setup() {
 	ag_ssh_argv
 }
 
+# ag_world_identities NAME...: a world (account, gateway copy, PAM service)
+# whose callers must be identities of the policy, with an ssh key per NAME
+# at $AG_DIR/NAME; the test writes its policy and sshd options and starts
+# sshd itself.  ag_key NAME: that key as a policy names it.  ag_as NAME
+# SSH-ARGS...: ssh to the world's sshd with that key and no other (the
+# destination is the caller's: $AG_USER@127.0.0.1).
+ag_world_identities() {
+	ag_require_root
+	trap ag_cleanup EXIT
+	trap 'exit 1' INT TERM HUP
+	touch /run/agentgate-test.lock
+	ag_create_user || exit 99
+	ag_make_world || exit 99
+	ag_write_pam use_key use_token
+	for k in "$@"; do
+		ssh-keygen -q -t ed25519 -N '' -f "$AG_DIR/$k" -C "$k@test" || exit 99
+	done
+}
+ag_key() { cut -d' ' -f1-2 "$AG_DIR/$1.pub"; }
+ag_as() {
+	local k=$1
+	shift
+	ssh -F /dev/null -i "$AG_DIR/$k" -p "$AG_PORT" -o StrictHostKeyChecking=no \
+	    -o UserKnownHostsFile=/dev/null -o BatchMode=yes -o LogLevel=ERROR \
+	    -o IdentitiesOnly=yes "$@"
+}
+
 # ag_need_sandbox_lib: exit 99 (a hard error) unless ag_setup found the
 # sandbox's preload library next to the gateway; tests of the sandbox need it.
 ag_need_sandbox_lib() {

@@ -14,7 +14,6 @@ for k in alice bob old tok; do
 	ssh-keygen -q -t ed25519 -N '' -f "$AG_DIR/$k" -C "$k@test"
 	cat "$AG_DIR/$k.pub" >> "$AG_DIR/keys/$AG_USER"
 done
-key() { cut -d' ' -f1-2 "$AG_DIR/$1.pub"; }
 
 ag_write_policy "$AG_DIR/policy.yaml" <<POLICY
 version: 1
@@ -22,9 +21,9 @@ gateway:
   sandbox: "off"
   audit: { file: @AUDIT@, required: true }
 identities:
-  - { name: alice, keys: ["$(key alice)"], profile: builder }
-  - { name: bob, keys: ["$(key bob)"], profile: viewer }
-  - { name: old, keys: ["$(key old)"], profile: builder, expires: 2020-01-01 }
+  - { name: alice, keys: ["$(ag_key alice)"], profile: builder }
+  - { name: bob, keys: ["$(ag_key bob)"], profile: viewer }
+  - { name: old, keys: ["$(ag_key old)"], profile: builder, expires: 2020-01-01 }
   - { name: tokenbot, token_sha256: $TOKEN_SHA, profile: builder }
 users:
   @USER@: viewer
@@ -37,13 +36,7 @@ profiles:
     paths: { read: ["/"], write: ["/tmp"] }
 POLICY
 
-as() {	# as KEY CMD...: ssh with that key only
-	local k=$1
-	shift
-	ssh -F /dev/null -i "$AG_DIR/$k" -p "$AG_PORT" -o StrictHostKeyChecking=no \
-	    -o UserKnownHostsFile=/dev/null -o BatchMode=yes -o LogLevel=ERROR \
-	    -o IdentitiesOnly=yes "$AG_USER@127.0.0.1" "$@"
-}
+as() { ag_as "$1" "$AG_USER@127.0.0.1" "${@:2}"; }	# as KEY CMD...
 
 repo=/tmp/agt-pam-$$
 out=$(as alice "git init -q $repo && git -C $repo status --short && echo ran" 2>&1)
