@@ -227,7 +227,7 @@ any_token_identity(const struct ag_config *cfg)
 	size_t i;
 
 	for (i = 0; i < cfg->nidentities; i++)
-		if (cfg->identities[i].has_token)
+		if (cfg->identities[i].has_token || cfg->identities[i].has_token_hash)
 			return 1;
 	return 0;
 }

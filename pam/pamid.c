@@ -152,6 +152,20 @@ ag_pamid_by_token(const struct ag_config *cfg, const char *token, size_t len,
 	*idp = NULL;
 	if (token == NULL || len == 0 || len > AG_PAMID_MAX_TOKEN)
 		return AG_PAMID_NONE;
+	/* a token from `agentgate token new` names its identity: one scrypt
+	 * derivation, not one per identity */
+	{
+		char name[256];
+		const struct ag_identity *id;
+
+		if (ag_token_name(token, len, name, sizeof(name)) == 0 &&
+		    (id = ag_config_identity(cfg, name)) != NULL && id->has_token_hash) {
+			if (!ag_token_hash_verify(&id->token_hash, token, len))
+				return AG_PAMID_NONE;
+			*idp = id;
+			return AG_PAMID_FOUND;
+		}
+	}
 	if (ag_pamid_sha256(token, len, md) < 0)
 		return AG_PAMID_NONE;
 	/* Every identity is compared, so timing says nothing about which. */

@@ -29,6 +29,7 @@ usage(FILE *fp)
 	    "       agentgate audit verify FILE\n"
 	    "       agentgate authorized-keys [--config FILE] USER\n"
 	    "       agentgate edit [--config FILE]\n"
+	    "       agentgate token new NAME\n"
 	    "       agentgate sessions\n"
 	    "       agentgate terminate [--config FILE] SESSION | --identity NAME\n"
 	    "\n"
@@ -98,6 +99,8 @@ main(int argc, char **argv)
 			return unprivileged(ag_cmd_doctor, argc - 1, argv + 1);
 		if (strcmp(a, "audit") == 0)
 			return unprivileged(ag_cmd_audit, argc - 1, argv + 1);
+		if (strcmp(a, "token") == 0)
+			return unprivileged(ag_cmd_token, argc - 1, argv + 1);
 		/* keeps the group to read the policy only for sshd's callers */
 		if (strcmp(a, "authorized-keys") == 0)
 			return ag_cmd_authkeys(argc - 1, argv + 1);

@@ -611,7 +611,8 @@ check_policy(struct doctor *d, const char *path, const struct who *w)
 	gr = getgrnam(AG_GROUP);
 	if (can_read(w, &st)) {
 		for (i = 0; cfg != NULL && i < cfg->nidentities; i++)
-			secrets += cfg->identities[i].keys.n > 0 || cfg->identities[i].has_token;
+			secrets += cfg->identities[i].keys.n > 0 || cfg->identities[i].has_token ||
+			    cfg->identities[i].has_token_hash;
 		check(d, secrets == 0, "the agent cannot read the identities' keys and token "
 		    "hashes", "chown root:%s %s && chmod 0640 %s (the gateway reads it with "
 		    "its group)", AG_GROUP, path, path);

@@ -13,6 +13,7 @@ int	ag_cmd_audit(int argc, char **argv);	/* agentgate audit   (cmd_audit.c) */
 /* agentgate authorized-keys, sshd's AuthorizedKeysCommand (cmd_authkeys.c) */
 int	ag_cmd_authkeys(int argc, char **argv);
 int	ag_cmd_edit(int argc, char **argv);	/* agentgate edit    (cmd_edit.c) */
+int	ag_cmd_token(int argc, char **argv);	/* agentgate token   (cmd_token.c) */
 /* agentgate sessions, agentgate terminate (cmd_sessions.c) */
 int	ag_cmd_sessions(int argc, char **argv);
 int	ag_cmd_terminate(int argc, char **argv);

@@ -832,6 +832,24 @@ identity_token(struct ctx *c, const char *key, const struct ynode *k,
 }
 
 static int
+identity_token_hash(struct ctx *c, const char *key, const struct ynode *k,
+    const struct ynode *v, void *arg)
+{
+	struct ag_identity *id = ((struct identctx *)arg)->id;
+	struct ag_err e;
+
+	(void)key;
+	(void)k;
+	if (cf_want_scalar(c, v, "token_hash", "a hash from agentgate token new") == -1)
+		return -1;
+	ag_err_clear(&e);
+	if (ag_token_hash_parse(v->s, &id->token_hash, &e) < 0)
+		return cf_err_node(c, v, "%s", e.msg);
+	id->has_token_hash = 1;
+	return 0;
+}
+
+static int
 identity_profile(struct ctx *c, const char *key, const struct ynode *k,
     const struct ynode *v, void *arg)
 {
@@ -884,6 +902,7 @@ static const struct cf_field identity_fields[] = {
 	CF_READ("name", identity_name),
 	CF_READ("keys", identity_keys_of),
 	CF_READ("token_sha256", identity_token),
+	CF_READ("token_hash", identity_token_hash),
 	CF_READ("profile", identity_profile),
 	CF_READ("from", identity_from),
 	CF_READ("expires", identity_expires),
@@ -938,9 +957,14 @@ load_identities(struct ctx *c, const struct ynode *v)
 			cf_err_node(c, it, "identity '%s' has no 'profile'", id->name);
 			goto out;
 		}
-		if (id->keys.n == 0 && !id->has_token) {
+		if (id->keys.n == 0 && !id->has_token && !id->has_token_hash) {
 			cf_err_node(c, it, "identity '%s' has neither 'keys' nor "
 			    "'token_sha256', so it can never match", id->name);
+			goto out;
+		}
+		if (id->has_token && id->has_token_hash) {
+			cf_err_node(c, it, "identity '%s' has both 'token_sha256' and "
+			    "'token_hash': keep the token_hash", id->name);
 			goto out;
 		}
 		names[i] = cf_map_get(it, "name");
@@ -1840,6 +1864,7 @@ ag_config_free(struct ag_config *cfg)
 		free(id->name);
 		cf_strlist_free(&id->keys);
 		explicit_bzero(id->token_sha256, sizeof(id->token_sha256));
+		explicit_bzero(&id->token_hash, sizeof(id->token_hash));
 		free(id->profile_name);
 		free(id->from);
 	}

@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "common/err.h"
+#include "common/tokenhash.h"
 
 #define AG_CONFIG_MAX_BYTES	(4 * 1024 * 1024)	/* larger files are refused */
 #define AG_CONFIG_MAX_DEPTH	32			/* YAML nesting */
@@ -142,8 +143,10 @@ struct ag_cidr {
 struct ag_identity {
 	char			*name;
 	struct ag_strlist	 keys;		/* "TYPE BASE64", comment dropped */
-	int			 has_token;
+	int			 has_token;	/* token_sha256 (unsalted, older) */
 	unsigned char		 token_sha256[32];
+	int			 has_token_hash;	/* token_hash (salted scrypt) */
+	struct ag_token_hash	 token_hash;
 	char			*profile_name;
 	const struct ag_profile	*profile;	/* resolved at load time */
 	struct ag_cidr		*from;

@@ -44,6 +44,10 @@ done
 ssh-keygen -q -t ed25519 -N '' -f "$D/keys/ca" </dev/null || exit 99
 ssh-keygen -q -s "$D/keys/ca" -I k1cert -n agent "$D/keys/k1.pub" || exit 99
 pub() { cat "$D/keys/$1.pub"; }
+# a token made the way an admin makes one: salted scrypt in the policy
+NEW=$("${AGENTGATE:-$top_builddir/src/agentgate}" token new salted) || exit 99
+STOK=$(sed -n 2p <<<"$NEW" | tr -d ' ')
+SHASH=$(sed -n 's/^  token_hash: "\(.*\)"$/\1/p' <<<"$NEW")
 h() { printf %s "$1" | sha256sum | cut -d' ' -f1; }
 
 write_config() {	# FILE SERVICE
@@ -76,6 +80,9 @@ identities:
     keys: ["$(pub k4)"]
     profile: developer
     from: ["2001:db8::/32"]
+  - name: salted
+    token_hash: "$SHASH"
+    profile: developer
   - name: off
     token_sha256: $(h off-token)
     profile: developer
@@ -171,6 +178,13 @@ else
 fi
 expect_denied wrong_token_refused authenticate 'Authentication failure' \
 	--config "$C" --user agent --token secret-tokeN
+ag_like "$STOK" '^agt_salted_[0-9a-f]{64}$' new_token_names_its_identity_and_256_bits
+expect_ok salted_token_identity salted developer --config "$C" --user agent --token "$STOK"
+expect_denied salted_token_one_digit_off authenticate 'Authentication failure' \
+	--config "$C" --user agent --token "${STOK%?}$([ "${STOK: -1}" = 0 ] && echo 1 || echo 0)"
+expect_denied salted_secret_under_another_name authenticate 'Authentication failure' \
+	--config "$C" --user agent --token "agt_coder_${STOK#agt_salted_}"
+ag_ok policy_keeps_no_token bash -c "! grep -q '${STOK#agt_salted_}' '$C'"
 expect_denied token_prefix_refused authenticate 'Authentication failure' \
 	--config "$C" --user agent --token secret-toke
 # A wrong token is refused even when the key would have matched nothing and

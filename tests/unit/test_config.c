@@ -194,6 +194,16 @@ static const struct errcase errcases[] = {
 	{ "token_not_hex", BASE "identities:\n  - name: a\n    profile: r\n"
 	  "    token_sha256: " "g894ddb902c671b97aae683c7e776d4925e275610ff086faa6d00dd2bfe20e7a"
 	  "\n", 8, 19, "64 hexadecimal digits" },
+	{ "token_hash_not_scrypt", BASE "identities:\n  - name: a\n    profile: r\n"
+	  "    token_hash: \"$2y$10$abc\"\n", 8, 17, "must look like $scrypt$" },
+	{ "token_hash_cheap", BASE "identities:\n  - name: a\n    profile: r\n"
+	  "    token_hash: \"$scrypt$ln=4,r=8,p=1$AAAAAAAAAAAAAAAAAAAAAA$"
+	  "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\"\n", 8, 17, "out of range" },
+	{ "token_hash_short_salt", BASE "identities:\n  - name: a\n    profile: r\n"
+	  "    token_hash: \"$scrypt$ln=14,r=8,p=1$AAAA$"
+	  "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\"\n", 8, 17, "16-byte salt" },
+	{ "token_both_kinds", IDENT "    token_hash: \"$scrypt$ln=14,r=8,p=1$AAAAAAAAAAAAAAAAAAAAAA$"
+	  "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\"\n", 6, 5, "both 'token_sha256' and 'token_hash'" },
 	{ "key_unknown_type", BASE "identities:\n  - name: a\n    profile: r\n"
 	  "    keys: [\"ssh-foo AAAA\"]\n", 8, 12, "unknown SSH key type 'ssh-foo'" },
 	{ "key_bad_base64", BASE "identities:\n  - name: a\n    profile: r\n"
@@ -849,7 +859,8 @@ loads_shipped_example(void **state)
 	id = ag_config_identity(cfg, "coder");
 	assert_non_null(id);
 	assert_ptr_equal(id->profile, dev);
-	assert_true(id->has_token);
+	assert_true(id->has_token_hash);	/* salted, as agentgate token new makes */
+	assert_false(id->has_token);
 	assert_string_equal(cfg->users[0].name, "agent");
 	assert_ptr_equal(cfg->users[0].profile, ro);
 	assert_int_equal(ro->unknown, AG_UNKNOWN_DENY);
