@@ -31,6 +31,7 @@
 #include <security/pam_ext.h>
 #include <security/pam_modules.h>
 
+#include "auth/ratelimit.h"
 #include "auth/sshbind.h"
 #include "common/config.h"
 #include "common/err.h"
@@ -342,8 +343,26 @@ authenticate(pam_handle_t *pamh, int argc, const char **argv, const char *envtok
 		how = "key";
 	}
 	if (m == AG_PAMID_NONE && o.use_token) {
+		long wait = ag_ratelimit_wait(rhost);
+
+		/* a guesser from this address waits, whatever it sends now, and
+		 * an attempt while it should wait counts as one more failure */
+		if (wait > 0) {
+			ag_ratelimit_failed(rhost);
+			pam_syslog(pamh, LOG_NOTICE, "refusing user=%s rhost=%s: too many failed "
+			    "token attempts from this address (%ld s left)", user ? user : "?",
+			    rhost ? rhost : "?", wait);
+			(void)pam_info(pamh, "Too many failed token attempts from this address; "
+			    "try again in %ld seconds.", wait);
+			ag_config_free(cfg);
+			return PAM_MAXTRIES;
+		}
 		m = identify_by_token(pamh, &o, cfg, envtok, &id, &offered);
 		how = "token";
+		if (offered && m != AG_PAMID_FOUND)
+			ag_ratelimit_failed(rhost);
+		else if (m == AG_PAMID_FOUND)
+			ag_ratelimit_passed(rhost);
 	}
 	if (m == AG_PAMID_AMBIGUOUS) {
 		pam_syslog(pamh, LOG_ERR, "refusing user=%s rhost=%s: credentials match "

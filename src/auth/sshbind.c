@@ -26,7 +26,7 @@
 
 #include "auth/sshbind.h"
 #include "common/misc.h"
-#include "record/live.h"
+#include "common/rundir.h"
 
 #define MAGIC		"agentgate-sshbind 1\n"
 #define MAX_RECORD	(AG_SSHBIND_MAX_INFO + 512)
@@ -52,28 +52,6 @@ proc_all_uids(pid_t pid, uid_t uid)
 	}
 	fclose(fp);
 	return ok;
-}
-
-/* A directory only root can change entries of. */
-static int
-dir_safe(const char *path, struct ag_err *err)
-{
-	struct stat st;
-
-	if (lstat(path, &st) < 0)
-		return ag_err_set(err, "%s: %s", path, strerror(errno));
-	if (!S_ISDIR(st.st_mode) || st.st_uid != 0 || (st.st_mode & 022) != 0)
-		return ag_err_set(err, "%s must be a directory of root's that only root "
-		    "can write", path);
-	return 0;
-}
-
-static int
-ensure_dir(const char *path, struct ag_err *err)
-{
-	if (mkdir(path, 0755) < 0 && errno != EEXIST)
-		return ag_err_set(err, "cannot create %s: %s", path, strerror(errno));
-	return dir_safe(path, err);
 }
 
 /* Records whose monitor has gone (killed before it could close its PAM
@@ -135,11 +113,11 @@ ag_sshbind_write(const char *user, const char *auth_info, struct ag_err *err)
 	if ((ilen = strlen(auth_info)) > AG_SSHBIND_MAX_INFO)
 		return ag_err_set(err, "bind: SSH_AUTH_INFO_0 is longer than %d bytes",
 		    AG_SSHBIND_MAX_INFO);
-	if (ensure_dir(AG_RUNDIR, err) < 0 || ensure_dir(AG_SSHBIND_DIR, err) < 0)
+	/* root is here once per login: the run-time directories are made here
+	 * (the group's ones too; without the group there are none, and the
+	 * record is made all the same) */
+	if (ag_rundir_make(err) < 0 && ag_rundir_root_only(AG_SSHBIND_DIR, err) < 0)
 		return -1;
-	/* root is here once per login: make sure the gateways' registry of live
-	 * sessions exists (without the group there is none, and nothing fails) */
-	(void)ag_live_dir_make(NULL);
 	if (ag_proc_stat(self, &ppid, &start) < 0)
 		return ag_err_set(err, "bind: cannot read /proc/self/stat");
 	sweep();
@@ -243,7 +221,8 @@ ag_sshbind_read(const char *user, char **infop, struct ag_err *err)
 		    "sshd's PAM session stack, and UsePAM yes?)");
 		return AG_SSHBIND_NONE;
 	}
-	if (dir_safe(AG_RUNDIR, err) < 0 || dir_safe(AG_SSHBIND_DIR, err) < 0)
+	if (ag_rundir_root_only(AG_RUNDIR, err) < 0 ||
+	    ag_rundir_root_only(AG_SSHBIND_DIR, err) < 0)
 		return AG_SSHBIND_BAD;
 	snprintf(path, sizeof(path), "%s/%ld", AG_SSHBIND_DIR, (long)monitor);
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY)) < 0) {

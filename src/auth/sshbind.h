@@ -29,8 +29,9 @@
 #include <sys/types.h>
 
 #include "common/err.h"
+#include "common/rundir.h"
 
-#define AG_SSHBIND_DIR		AG_RUNDIR "/sshd"
+#define AG_SSHBIND_DIR		AG_RUNDIR_SSHD
 #define AG_SSHBIND_MAX_INFO	(64 * 1024)	/* a longer SSH_AUTH_INFO_0 is refused */
 
 /*

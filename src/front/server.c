@@ -31,7 +31,7 @@
 #include <libssh/server.h>
 
 #include "record/audit.h"
-#include "record/live.h"
+#include "common/rundir.h"
 #include "common/config.h"
 #include "core/core.h"
 #include "policy/envsan.h"
@@ -578,10 +578,11 @@ ag_server_run(const struct ag_config *cfg, const struct ag_server_opts *o,
 	if (geteuid() == 0) {
 		struct ag_err lerr;
 
-		/* for agentgate sessions/terminate; not a reason to refuse service */
+		/* for agentgate sessions/terminate and the token-guessing limit;
+		 * not a reason to refuse service */
 		ag_err_clear(&lerr);
-		if (ag_live_dir_make(&lerr) < 0)
-			ag_log(LOG_WARNING, "no registry of live sessions: %s", lerr.msg);
+		if (ag_rundir_make(&lerr) < 0)
+			ag_log(LOG_WARNING, "%s", lerr.msg);
 	}
 	for (i = 0; i < nlisten; i++) {
 		int fd = open_listener(listen[i], err);

@@ -11,7 +11,6 @@
 #include <stddef.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,26 +24,6 @@
 
 static struct ag_live_entry self;	/* this process's entry */
 static int registered;
-
-int
-ag_live_dir_make(struct ag_err *err)
-{
-	struct group *gr = getgrnam(AG_GROUP);
-	struct stat st;
-
-	if (gr == NULL)
-		return ag_err_set(err, "no group %s", AG_GROUP);
-	if (mkdir(AG_RUNDIR, 0755) < 0 && errno != EEXIST)
-		return ag_err_set(err, "cannot create %s: %s", AG_RUNDIR, strerror(errno));
-	if (mkdir(AG_LIVE_DIR, 03770) < 0 && errno != EEXIST)
-		return ag_err_set(err, "cannot create %s: %s", AG_LIVE_DIR, strerror(errno));
-	if (lstat(AG_LIVE_DIR, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != 0)
-		return ag_err_set(err, "%s is not root's directory", AG_LIVE_DIR);
-	if ((st.st_gid != gr->gr_gid || (st.st_mode & 07777) != 03770) &&
-	    (chown(AG_LIVE_DIR, 0, gr->gr_gid) < 0 || chmod(AG_LIVE_DIR, 03770) < 0))
-		return ag_err_set(err, "%s: %s", AG_LIVE_DIR, strerror(errno));
-	return 0;
-}
 
 /* One line's value: no newline can split a field. */
 static void

@@ -15,13 +15,11 @@
 #include <sys/types.h>
 
 #include "common/err.h"
+#include "common/rundir.h"
 #include "record/audit.h"
 
-#define AG_LIVE_DIR	AG_RUNDIR "/sessions"
+#define AG_LIVE_DIR	AG_RUNDIR_SESSIONS
 #define AG_LIVE_MAX_CMD	512	/* of the current command, shown */
-
-/* The directory, made by root (sshd's bind module, serve): 0, -1 with err. */
-int	ag_live_dir_make(struct ag_err *err);
 
 /* This process runs session id for info: register it.  Quietly nothing
  * when the directory is missing or not ours to write (no group). */

@@ -2,6 +2,7 @@
 # admin_ops.sh - what an admin does with several agents on one account,
 # through the real sshd and the gateway installed set-group-ID as make
 # install sets it up:
+#   - token guessing slowed per source address; keys unaffected
 #   - the policy readable by the gateway's group alone: the gateway works,
 #     the agent cannot read keys or token hashes (cat through the gateway,
 #     runuser, agentgate explain run by the agent)
@@ -14,7 +15,8 @@
 #     ends, its command with it, and the audit says who ended it
 . "$(dirname "$0")/lib.sh"
 # identities only: the account lets no unidentified caller in
-ag_world_identities alice bob carol
+# transport: a key of no identity, that a token identity logs in with
+ag_world_identities alice bob carol transport
 
 G=${AG_GROUP:-agentgate}
 flock /run/agentgate-test.lock sh -c "getent group '$G' >/dev/null || groupadd --system '$G'" ||
@@ -40,9 +42,13 @@ POLICY
 # keys and token hashes: the gateway's group reads them, nobody else
 chown root:"$G" "$AG_DIR/policy.yaml"
 chmod 0640 "$AG_DIR/policy.yaml"
-AG_SSHD_AUTHKEYS_FILE=none
+# sshd takes the identities' keys from the policy, and from one file the
+# key agents with tokens come in with (the admin's explicit choice)
+cp "$AG_DIR/transport.pub" "$AG_DIR/transport_keys"
+AG_SSHD_AUTHKEYS_FILE=$AG_DIR/transport_keys
 AG_SSHD_EXTRA="AuthorizedKeysCommand $AG_DIR/agentgate authorized-keys --config $AG_DIR/policy.yaml %u
-AuthorizedKeysCommandUser root"
+AuthorizedKeysCommandUser root
+AcceptEnv AGENTGATE_TOKEN"
 # the gateway reads the policy named on its command line as the caller
 # would: as installed it names none and reads the default with its group
 AG_FORCE_COMMAND="$AG_DIR/agentgate"
@@ -71,6 +77,23 @@ out=$(runuser -u "$AG_USER" -- "$AG_DIR/agentgate" explain -- true 2>&1)
 ag_unlike "$out" "ssh-ed25519|$TOKEN_SHA|allow" "agentgate_explain_as_the_agent_reads_nothing" "$out"
 out=$(runuser -u "$AG_USER" -- "$AG_DIR/agentgate" authorized-keys "$AG_USER" 2>&1)
 ag_unlike "$out" "ssh-ed25519" "authorized_keys_as_the_agent_prints_no_key" "$out"
+
+# ---- token guessing, slowed per source -----------------------------------------
+tok() { AGENTGATE_TOKEN=$1 ag_as transport -o SendEnv=AGENTGATE_TOKEN "$T" "${@:2}"; }
+rm -f "$AG_RUNDIR/failures/127.0.0.1"	# what an earlier run may have left
+out=$(tok "tok-$$" 'echo token-in' 2>&1)
+ag_is "$out" token-in "token_identity_logs_in_over_the_transport_key" "$out"
+out=$(ag_as transport "$T" 'echo in' 2>&1); rc=$?
+ag_like "$rc/$out" "^1/" "transport_key_without_token_is_refused" "$out"
+for i in $(seq 1 12); do tok "wrong-$i" true >/dev/null 2>&1; done
+out=$(tok "tok-$$" 'echo token-in' 2>&1); rc=$?
+ag_like "$rc/$out" "^1/.*[Tt]oo many failed token attempts" \
+    "after_twelve_wrong_tokens_even_the_right_one_waits" "$out"
+ag_like "$(cat "$AG_RUNDIR/failures/127.0.0.1" 2>&1)" "^1[3-9] [0-9]+$" \
+    "failures_counted_for_the_source" "$(ls -la "$AG_RUNDIR/failures" 2>&1)"
+out=$(ag_as alice "$T" 'echo key-in' 2>&1)
+ag_is "$out" key-in "keys_are_not_slowed_by_token_guessing" "$out"
+rm -f "$AG_RUNDIR/failures/127.0.0.1"	# the admin's reset
 
 # ---- agentgate edit ------------------------------------------------------------
 cat > "$AG_DIR/add-carol" <<EOF
