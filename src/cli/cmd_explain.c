@@ -272,7 +272,7 @@ ag_cmd_explain(int argc, char **argv)
 		}
 	} else if (uname != NULL) {
 		/* as the gateway would resolve it, PAM identities aside */
-		if ((prof = ag_core_profile(cfg, NULL, NULL, &pwd, &err)) == NULL) {
+		if ((prof = ag_core_profile(cfg, NULL, NULL, NULL, &pwd, &err)) == NULL) {
 			fprintf(stderr, "agentgate: explain: %s; use --profile NAME\n", err.msg);
 			goto out;
 		}

@@ -17,8 +17,8 @@
 #define MAX_GROUPS	1024
 
 const struct ag_profile *
-ag_core_profile(const struct ag_config *cfg, const char *forced, const char *pam_profile,
-    const struct passwd *pw, struct ag_err *err)
+ag_core_profile(const struct ag_config *cfg, const char *forced, const char *pam_identity,
+    const char *pam_profile, const struct passwd *pw, struct ag_err *err)
 {
 	gid_t groups[MAX_GROUPS];
 	int ngroups = MAX_GROUPS;
@@ -30,6 +30,18 @@ ag_core_profile(const struct ag_config *cfg, const char *forced, const char *pam
 		if (p == NULL)
 			ag_err_set(err, "--profile %s: no such profile in %s", forced, cfg->path);
 		return p;
+	}
+	if (pam_identity != NULL) {
+		const struct ag_identity *id = ag_config_identity(cfg, pam_identity);
+
+		/* PAM read the policy file as it is now; a gateway that loaded it
+		 * earlier (serve, until SIGHUP) answers from its own load */
+		if (id == NULL || id->disabled) {
+			ag_err_set(err, "identity '%s' is %s in the policy this gateway loaded "
+			    "(%s)", pam_identity, id == NULL ? "not" : "disabled", cfg->path);
+			return NULL;
+		}
+		return id->profile;
 	}
 	if (pam_profile != NULL) {
 		const struct ag_profile *p = ag_config_profile(cfg, pam_profile);

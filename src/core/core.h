@@ -82,12 +82,16 @@ struct ag_core_params {
 /*
  * The caller's profile, the same way for every front end: forced (the
  * administrator's --profile on the ForceCommand line; NULL for none), else
- * the profile of the identity PAM established (AGENTGATE_PROFILE from
- * pam_agentgate; NULL for none), else the `users:` map (the user by name,
- * then the first %group the user belongs to), else gateway.default_profile.
- * NULL with err when none applies: the session is refused.
+ * the profile cfg gives the identity PAM established (AGENTGATE_IDENTITY
+ * from pam_agentgate; NULL for none) -- from cfg, so that under serve the
+ * identities and the profiles come from one load; an identity cfg does not
+ * have, or has disabled, is refused -- else the `users:` map (the user by
+ * name, then the first %group the user belongs to), else
+ * gateway.default_profile.  NULL with err when none applies: the session
+ * is refused.
  */
 const struct ag_profile *ag_core_profile(const struct ag_config *cfg, const char *forced,
+	    const char *pam_identity,
 	    const char *pam_profile, const struct passwd *pw, struct ag_err *err);
 
 /*

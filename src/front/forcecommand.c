@@ -325,7 +325,8 @@ ag_cmd_session(int argc, char **argv)
 	if (pam == NULL)
 		goto out;
 	info.identity = ag_pamauth_identity(pam);
-	if ((profile = ag_core_profile(cfg, a.forced, ag_pamauth_profile(pam), pw, &err)) == NULL) {
+	if ((profile = ag_core_profile(cfg, a.forced, ag_pamauth_identity(pam),
+	    ag_pamauth_profile(pam), pw, &err)) == NULL) {
 		ag_err_print(stderr, &err);
 		ag_log(LOG_WARNING, "session refused: %s", err.msg);
 		goto out;

@@ -270,7 +270,8 @@ resolve_profile(struct conn *c, struct ag_err *err)
 		ag_err_set(err, "user %s changed or vanished", c->user);
 		return NULL;
 	}
-	return ag_core_profile(c->cfg, NULL, ag_pamauth_profile(c->pam), pw, err);
+	return ag_core_profile(c->cfg, NULL, ag_pamauth_identity(c->pam),
+	    ag_pamauth_profile(c->pam), pw, err);
 }
 
 /* ---- authentication ---------------------------------------------------------- */

@@ -466,6 +466,21 @@ hup_and_wait
 r_out=$(ssh_as "$U2" "$AG_DIR/client3" 'id -un' 2>/dev/null)
 ag_is "$r_out" "$U2" fixed_policy_reloaded
 
+# one load per connection: the identity PAM recognises (from the file on
+# disk) gets the profile of the policy serve loaded, until SIGHUP
+if [ -f "$PAM_MODULE" ]; then
+	pam_stack agentgate
+	sed 's/profile: narrow$/profile: test/' "$AG_DIR/policy.saved" | ag_write_policy "$AG_DIR/policy.yaml"
+	ssh_as "$AG_USER" "$AG_DIR/client2" 'cat /etc/hostname' >/dev/null 2>&1
+	ag_is "$?" 126 identity_gets_the_loaded_policys_profile_until_sighup
+	hup_and_wait
+	r_out=$(ssh_as "$AG_USER" "$AG_DIR/client2" 'cat /etc/hostname' 2>&1)
+	ag_is "$r_out" "$(cat /etc/hostname)" identity_gets_the_new_profile_after_sighup
+	ag_write_policy "$AG_DIR/policy.yaml" < "$AG_DIR/policy.saved"
+	hup_and_wait
+	pam_stack permit
+fi
+
 # ---- 50 concurrent connections ---------------------------------------------------------------------------------
 # Each command waits on a fifo the test holds open: once all 50 have it
 # open, all 50 sessions run at once; the test closes it and they all end.
