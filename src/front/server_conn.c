@@ -190,7 +190,16 @@ on_env_request(ssh_session s, ssh_channel channel, const char *name, const char 
 		if (!((name[i] >= 'A' && name[i] <= 'Z') || (name[i] >= 'a' && name[i] <= 'z') ||
 		    name[i] == '_' || (i > 0 && name[i] >= '0' && name[i] <= '9')))
 			break;
-	if (name == NULL || value == NULL || i == 0 || name[i] != '\0' || i > 128)
+	if (name != NULL && strcmp(name, "AGENTGATE_TOKEN") == 0) {
+		/* the identity was decided at login, before any channel: a token
+		 * here would be ignored, and the caller never know it */
+		ch->token_in_env = 1;
+		why = "a token is sent at login under serve (keyboard-interactive), "
+		    "not in the environment";
+		chan_say(ch, "under agentgate serve a token is answered at login "
+		    "(keyboard-interactive, gateway.server.auth_methods), not sent in the "
+		    "environment; this session is refused");
+	} else if (name == NULL || value == NULL || i == 0 || name[i] != '\0' || i > 128)
 		why = "not a variable name";
 	else if (strlen(value) > 4096)
 		why = "value too long";
@@ -301,7 +310,7 @@ start_session(struct chan *ch, const char *cmd)
 	pid_t pid;
 	size_t i;
 
-	if (ch->pid > 0)
+	if (ch->pid > 0 || ch->token_in_env)
 		return -1;
 	if (pipe2(stp, O_CLOEXEC) < 0 || (!ch->pty && (pipe2(inp, O_CLOEXEC) < 0 ||
 	    pipe2(outp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0))) {

@@ -56,6 +56,7 @@ struct chan {
 	char			*env_names[AG_SERVER_MAX_ENV];
 	char			*env_vals[AG_SERVER_MAX_ENV];
 	size_t			 nenv;
+	int			 token_in_env;	/* AGENTGATE_TOKEN sent: refuse the session */
 	/* the session process */
 	pid_t			 pid;
 	int			 exited, wstatus;

@@ -292,9 +292,14 @@ libc=$(ldd /bin/true | awk '/libc.so/ {print $3}')
 r_out=$(LD_PRELOAD=$libc BASH_ENV=/etc/passwd ag_ssh -o SendEnv=LD_PRELOAD -o SendEnv=BASH_ENV env 2>/dev/null)
 ag_unlike "$r_out" 'LD_PRELOAD|BASH_ENV' dangerous_env_never_reaches_command_even_if_accepted
 # the gateway's own variables are never a client's, whatever accept_env says
-r_out=$(AGENTGATE_TOKEN=s3cret AGENTGATE_SANDBOX_FD=9 ag_ssh -o SendEnv=AGENTGATE_TOKEN \
-    -o SendEnv=AGENTGATE_SANDBOX_FD env 2>/dev/null)
-ag_unlike "$r_out" 'AGENTGATE_|s3cret' agentgate_variables_never_accepted_from_a_client
+r_out=$(AGENTGATE_SANDBOX_FD=9 ag_ssh -o SendEnv=AGENTGATE_SANDBOX_FD env 2>/dev/null)
+ag_unlike "$r_out" 'AGENTGATE_' agentgate_variables_never_accepted_from_a_client
+# a token in the environment comes after the identity was decided: the
+# session is refused and says where a token goes, rather than ignore it
+r_out=$(AGENTGATE_TOKEN=s3cret ag_ssh -o SendEnv=AGENTGATE_TOKEN 'echo ran' 2>&1)
+ag_unlike "$r_out" '^ran|s3cret' token_in_environment_under_serve_runs_nothing "$r_out"
+ag_like "$r_out" 'token is answered at login \(keyboard-interactive' \
+    token_in_environment_under_serve_says_where_it_goes "$r_out"
 ag_ok dangerous_env_refusal_audited \
     test "$(count 'x.get("event")=="channel_request" and x.get("request")=="env LD_PRELOAD" and x.get("decision")=="deny"')" -ge 1
 
