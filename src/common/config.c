@@ -915,7 +915,7 @@ load_identities(struct ctx *c, const struct ynode *v)
 {
 	struct ag_config *cfg = c->cfg;
 	const struct ynode **names = NULL, *dup, *first;
-	size_t i;
+	size_t i, j;
 	int rc = -1;
 
 	if (v->type != Y_SEQ)
@@ -968,6 +968,22 @@ load_identities(struct ctx *c, const struct ynode *v)
 			goto out;
 		}
 		names[i] = cf_map_get(it, "name");
+		/* a key names one identity: two would make every login with it
+		 * ambiguous, and refused, at run time */
+		for (j = 0; j < i; j++) {
+			const struct ag_identity *o = &cfg->identities[j];
+			size_t a, b;
+
+			for (a = 0; a < id->keys.n; a++)
+				for (b = 0; b < o->keys.n; b++)
+					if (strcmp(id->keys.v[a], o->keys.v[b]) == 0) {
+						cf_err_node(c, cf_map_get(it, "keys"), "identity "
+						    "'%s' has a key of identity '%s' (at %d:%d); a "
+						    "key can name only one identity", id->name,
+						    o->name, o->pos.line, o->pos.col);
+						goto out;
+					}
+		}
 	}
 	if (cf_find_dup(c, names, v->n, 1, &dup, &first) == -1)
 		goto out;

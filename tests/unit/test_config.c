@@ -204,6 +204,10 @@ static const struct errcase errcases[] = {
 	  "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\"\n", 8, 17, "16-byte salt" },
 	{ "token_both_kinds", IDENT "    token_hash: \"$scrypt$ln=14,r=8,p=1$AAAAAAAAAAAAAAAAAAAAAA$"
 	  "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\"\n", 6, 5, "both 'token_sha256' and 'token_hash'" },
+	{ "key_in_two_identities", BASE "identities:\n"
+	  "  - {name: a, profile: r, keys: [\"ssh-ed25519 " ED_B64 " a@x\"]}\n"
+	  "  - {name: b, profile: r, keys: [\"ssh-ed25519 " ED_B64 " b@x\"]}\n", 7, 33,
+	  "identity 'b' has a key of identity 'a' (at 6:5)" },
 	{ "key_unknown_type", BASE "identities:\n  - name: a\n    profile: r\n"
 	  "    keys: [\"ssh-foo AAAA\"]\n", 8, 12, "unknown SSH key type 'ssh-foo'" },
 	{ "key_bad_base64", BASE "identities:\n  - name: a\n    profile: r\n"
