@@ -68,6 +68,10 @@ struct sshd_conf {
 	size_t	 len;
 };
 
+/*
+ * One check: ok, or a FAIL line that says what was expected (what states
+ * the good case) and how to get there.
+ */
 static void AG_PRINTF(4, 5)
 check(struct doctor *d, int ok, const char *what, const char *fixfmt, ...)
 {
@@ -78,6 +82,21 @@ check(struct doctor *d, int ok, const char *what, const char *fixfmt, ...)
 		printf("PASS  %s\n", what);
 		return;
 	}
+	d->nfail++;
+	printf("FAIL  expected: %s; fix: ", what);
+	va_start(ap, fixfmt);
+	vprintf(fixfmt, ap);
+	va_end(ap);
+	printf("\n");
+}
+
+/* A check that failed for a reason stated as such (what says what is wrong). */
+static void AG_PRINTF(3, 4)
+fail(struct doctor *d, const char *what, const char *fixfmt, ...)
+{
+	va_list ap;
+
+	d->nchecks++;
 	d->nfail++;
 	printf("FAIL  %s; fix: ", what);
 	va_start(ap, fixfmt);
@@ -303,7 +322,7 @@ check_forcecommand(struct doctor *d, const struct sshd_conf *c, const struct who
 		ssize_t r = readlink("/proc/self/exe", prog, sizeof(prog) - 1);
 
 		prog[r > 0 ? r : 0] = '\0';
-		check(d, 0, "ForceCommand is not set for this user",
+		fail(d, "ForceCommand is not set for this user",
 		    "add 'ForceCommand %s' in a 'Match User %s' block "
 		    "(see etc/sshd_config.d/agentgate.conf)",
 		    prog[0] != '\0' ? prog : "/usr/bin/agentgate", user);
@@ -317,12 +336,12 @@ check_forcecommand(struct doctor *d, const struct sshd_conf *c, const struct who
 	base = strrchr(prog, '/');
 	base = base != NULL ? base + 1 : prog;
 	if (prog[0] != '/' || strncmp(base, "agentgate", 9) != 0) {
-		check(d, 0, "ForceCommand does not run agentgate",
+		fail(d, "ForceCommand does not run agentgate",
 		    "set 'ForceCommand /absolute/path/to/agentgate' (now: '%s')", v);
 		return;
 	}
 	if (stat(prog, &st) < 0 || !S_ISREG(st.st_mode) || !(st.st_mode & S_IXOTH)) {
-		check(d, 0, "ForceCommand names a program that is missing or not executable",
+		fail(d, "ForceCommand names a program that is missing or not executable",
 		    "install agentgate at %s or correct ForceCommand", prog);
 		return;
 	}
@@ -356,7 +375,7 @@ check_forwarding(struct doctor *d, const struct sshd_conf *c)
 	if (bad[0] == '\0')
 		check(d, 1, "forwarding is disabled (each kind set to no)", "-");
 	else
-		check(d, 0, "forwarding is allowed, which bypasses the gateway",
+		fail(d, "forwarding is allowed, which bypasses the gateway",
 		    "set 'DisableForwarding yes' for the agent (now enabled: %s)", bad);
 }
 
@@ -373,7 +392,7 @@ check_sshd_simple(struct doctor *d, const struct sshd_conf *c, const char *kw,
 		return;
 	}
 	snprintf(what, sizeof(what), "%s is %s (%s)", name, v != NULL ? v : "unset", why);
-	check(d, 0, what, "set '%s %s' for the agent", name, want);
+	fail(d, what, "set '%s %s' for the agent", name, want);
 }
 
 /* 1 when a session line of the PAM file at path (or of a file it
@@ -496,7 +515,7 @@ check_acceptenv(struct doctor *d, const struct sshd_conf *c)
 	if (bad[0] == '\0')
 		check(d, 1, "AcceptEnv admits no variable the gateway trusts", "-");
 	else
-		check(d, 0, "AcceptEnv lets the client set trusted variables",
+		fail(d, "AcceptEnv lets the client set trusted variables",
 		    "accept only 'AcceptEnv AGENTGATE_TOKEN' for the agent (now admitted: %s)",
 		    bad);
 }
@@ -516,7 +535,7 @@ check_shell(struct doctor *d, const struct passwd *pw)
 	if (sh == NULL || sh[0] != '/' || stat(sh, &st) < 0 || !S_ISREG(st.st_mode) ||
 	    !(st.st_mode & S_IXOTH) || strcmp(base, "nologin") == 0 ||
 	    strcmp(base, "false") == 0) {
-		check(d, 0, "the account's shell cannot run ForceCommand",
+		fail(d, "the account's shell cannot run ForceCommand",
 		    "sshd runs ForceCommand through the login shell: usermod -s /bin/bash %s "
 		    "(now '%s')", pw->pw_name, sh != NULL ? sh : "");
 		return;
@@ -541,7 +560,7 @@ check_dotfiles(struct doctor *d, const struct passwd *pw, const struct who *w)
 	size_t i;
 
 	if (pw->pw_dir == NULL || pw->pw_dir[0] != '/') {
-		check(d, 0, "the account has no absolute home directory",
+		fail(d, "the account has no absolute home directory",
 		    "give %s a root-owned home directory", pw->pw_name);
 		return;
 	}
@@ -563,7 +582,7 @@ check_dotfiles(struct doctor *d, const struct passwd *pw, const struct who *w)
 	if (bad[0] == '\0')
 		check(d, 1, "the agent cannot change its home directory or dotfiles", "-");
 	else
-		check(d, 0, "the agent can change files sshd or bash run before the gateway",
+		fail(d, "the agent can change files sshd or bash run before the gateway",
 		    "make them owned by root and not writable by %s (chown root:root, "
 		    "chmod go-w); give it a separate work directory (now: %s in %s)",
 		    pw->pw_name, bad, pw->pw_dir);
@@ -583,18 +602,18 @@ check_policy(struct doctor *d, const char *path, const struct who *w)
 
 	ag_err_clear(&err);
 	if (stat(path, &st) < 0) {
-		check(d, 0, "the policy file is missing",
+		fail(d, "the policy file is missing",
 		    "install one at %s (example: etc/agentgate.yaml), or pass --config", path);
 		return NULL;
 	}
 	if (ag_config_check_perms(path, &err) < 0) {
-		check(d, 0, "the policy file or a directory above it is unsafe",
+		fail(d, "the policy file or a directory above it is unsafe",
 		    "%s (make them owned by root and not group/world-writable)",
 		    ag_err_format(&err, buf, sizeof(buf)));
 		return NULL;
 	}
 	if ((cfg = ag_config_load(path, 0, &err)) == NULL) {
-		check(d, 0, "the policy file does not load",
+		fail(d, "the policy file does not load",
 		    "%s (run 'agentgate check --config %s')",
 		    ag_err_format(&err, buf, sizeof(buf)), path);
 		return NULL;
@@ -646,7 +665,7 @@ check_pam(struct doctor *d, const struct ag_config *cfg, const struct who *w)
 			found = i;
 	}
 	if (found < 0) {
-		check(d, 0, "PAM service file is missing (the gateway refuses every session)",
+		fail(d, "PAM service file is missing (the gateway refuses every session)",
 		    "install etc/pam.d/agentgate as %s/%s", dirs[0], service);
 		return;
 	}
@@ -700,7 +719,7 @@ check_layout(struct doctor *d, const struct ag_config *cfg, const struct who *w,
 	size_t i;
 
 	if (gr == NULL) {
-		check(d, 0, "group " AG_GROUP " exists",
+		fail(d, "group " AG_GROUP " exists",
 		    "groupadd --system %s (make install does this)", AG_GROUP);
 		return;
 	}
@@ -723,7 +742,7 @@ check_layout(struct doctor *d, const struct ag_config *cfg, const struct who *w,
 		return;
 	if (cfg->gw.audit.file != NULL) {
 		if (dir_of(cfg->gw.audit.file, dir, sizeof(dir)) < 0)
-			check(d, 0, "audit file is an absolute path", "set an absolute "
+			fail(d, "audit file is an absolute path", "set an absolute "
 			    "gateway.audit.file");
 		else
 			layout_dir(d, "audit directory", dir, g);
@@ -907,7 +926,7 @@ ag_cmd_doctor(int argc, char **argv)
 	ag_err_clear(&err);
 	if (sshd_dump(sshd, user, sshd_config, &sc, &err) < 0) {
 		snprintf(what, sizeof(what), "cannot read sshd's configuration: %.200s", err.msg);
-		check(&d, 0, what, "run the doctor as root; check 'sshd -t'%s%s",
+		fail(&d, what, "run the doctor as root; check 'sshd -t'%s%s",
 		    sshd_config ? " -f " : "", sshd_config ? sshd_config : "");
 	} else {
 		check_forcecommand(&d, &sc, &w, user, prog, sizeof(prog));

@@ -107,7 +107,7 @@ gw() {	# as the agent, outside sshd
 }
 out=$(gw --config "$AG_DIR/secret.key" -c true)
 ag_unlike "$out" "SECRET" config_named_by_the_caller_is_read_as_the_caller "$out"
-ag_like "$out" "[Pp]ermission denied" config_unreadable_by_caller_is_refused "$out"
+ag_like "$out" "policy unavailable" config_unreadable_by_caller_is_refused "$out"
 out=$(runuser -u "$AG_USER" -- env SSH_USER_AUTH="$AG_DIR/secret.key" \
     "$AG_DIR/agentgate" --config "$AG_DIR/policy.yaml" -c true 2>&1)
 ag_unlike "$out" "SECRET" ssh_user_auth_is_never_read "$out"
@@ -193,7 +193,7 @@ ag_is "$l_out" "" audit_dir_open_to_others_refuses_commands "$l_err"
 ag_like "$l_err" "open to others" audit_dir_open_to_others_says_why "$l_err"
 out=$("$AGENTGATE" doctor --user "$AG_USER" --config "$AG_DIR/policy.yaml" \
     --sshd "$SSHD" --sshd-config "$AG_DIR/sshd_config" 2>&1)
-ag_like "$out" "FAIL  audit directory $AG_DIR/log is root:$G, mode 2770; fix: install -d -o root -g $G -m 2770" \
+ag_like "$out" "FAIL  expected: audit directory $AG_DIR/log is root:$G, mode 2770; fix: install -d -o root -g $G -m 2770" \
     doctor_names_the_open_audit_directory "$out"
 ag_like "$out" "PASS  $AG_DIR/agentgate is set-group-ID $G, owned by root" \
     doctor_passes_the_setgid_binary "$out"
@@ -202,7 +202,7 @@ chmod 2770 "$AG_DIR/log"
 chmod 0755 "$AG_DIR/agentgate"
 out=$("$AGENTGATE" doctor --user "$AG_USER" --config "$AG_DIR/policy.yaml" \
     --sshd "$SSHD" --sshd-config "$AG_DIR/sshd_config" 2>&1)
-ag_like "$out" "FAIL  $AG_DIR/agentgate is set-group-ID $G.*fix: chown root:$G $AG_DIR/agentgate; chmod 2755" \
+ag_like "$out" "FAIL  expected: $AG_DIR/agentgate is set-group-ID $G.*fix: chown root:$G $AG_DIR/agentgate; chmod 2755" \
     doctor_names_a_gateway_without_the_bit "$out"
 chmod 2755 "$AG_DIR/agentgate"
 ag_run a "echo again"
