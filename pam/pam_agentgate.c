@@ -31,6 +31,7 @@
 #include <security/pam_ext.h>
 #include <security/pam_modules.h>
 
+#include "auth/pamopts.h"
 #include "auth/ratelimit.h"
 #include "auth/sshbind.h"
 #include "common/config.h"
@@ -112,6 +113,11 @@ parse_options(pam_handle_t *pamh, int argc, const char **argv, struct options *o
 	for (i = 0; i < argc; i++) {
 		const char *a = argv[i];
 
+		if (!ag_pam_option_ok(a)) {
+			pam_syslog(pamh, LOG_ERR, "unknown option '%s' (config= needs an "
+			    "absolute path)", a);
+			return -1;
+		}
 		if (strncmp(a, "config=", 7) == 0 && a[7] == '/')
 			o->config = a + 7;
 		else if (strcmp(a, "debug") == 0)
@@ -130,11 +136,6 @@ parse_options(pam_handle_t *pamh, int argc, const char **argv, struct options *o
 			o->allow_unidentified = account_listed(pamh, a + 19);
 		else if (strcmp(a, "bind") == 0)
 			o->bind = 1;
-		else {
-			pam_syslog(pamh, LOG_ERR, "unknown option '%s' (config= needs an "
-			    "absolute path)", a);
-			return -1;
-		}
 	}
 	/* Neither named: both ways are on. */
 	o->use_key = key || !tok;

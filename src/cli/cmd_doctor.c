@@ -33,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "auth/pamopts.h"
 #include "cli/commands.h"
 #include "common/config.h"
 #include "common/err.h"
@@ -645,6 +646,39 @@ check_policy(struct doctor *d, const char *path, const struct who *w)
 	return cfg;
 }
 
+/* Every pam_agentgate.so line's options are ones the module knows: it
+ * refuses every login over a typo, and says so only in syslog. */
+static void
+check_pam_options(struct doctor *d, const char *path)
+{
+	char line[1024], bad[256] = "", what[PATH_MAX + 64];
+	FILE *fp;
+
+	if ((fp = fopen(path, "re")) == NULL)
+		return;
+	while (fgets(line, sizeof(line), fp) != NULL) {
+		char *tok, *save = NULL;
+		int module = 0;
+
+		for (tok = strtok_r(line, " \t\n", &save); tok != NULL && *tok != '#';
+		    tok = strtok_r(NULL, " \t\n", &save)) {
+			const char *base = strrchr(tok, '/');
+
+			if (!module) {
+				module = strcmp(base != NULL ? base + 1 : tok,
+				    "pam_agentgate.so") == 0;
+				continue;
+			}
+			if (!ag_pam_option_ok(tok) && bad[0] == '\0')
+				snprintf(bad, sizeof(bad), "%.200s", tok);
+		}
+	}
+	fclose(fp);
+	snprintf(what, sizeof(what), "every pam_agentgate.so option in %s is known", path);
+	check(d, bad[0] == '\0', what, "'%s' is not an option of pam_agentgate.so (see "
+	    "pam_agentgate(8)); the module refuses every login until it is fixed", bad);
+}
+
 static void
 check_pam(struct doctor *d, const struct ag_config *cfg, const struct who *w)
 {
@@ -673,6 +707,7 @@ check_pam(struct doctor *d, const struct ag_config *cfg, const struct who *w)
 	check(d, !can_modify(w, &st), what,
 	    "the agent can change its own PAM stack: chown root:root %s; chmod 644 %s",
 	    path, path);
+	check_pam_options(d, path);
 }
 
 /* dir of path into buf; 0, or -1 when path has no directory part. */

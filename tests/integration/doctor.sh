@@ -99,13 +99,14 @@ for want in 'ForceCommand runs' 'forwarding is disabled' 'PermitUserRC no' 'UseP
 	'PermitUserEnvironment no' 'AcceptEnv admits no' "the account's shell /bin/bash" \
 	'the agent cannot change its home' 'policy .* is safe' 'PAM service .* is present' \
 	"policy .* is readable by group $G, not by the agent" \
+	'every pam_agentgate.so option in .* is known' \
 	"audit directory .* is root:$G, mode 2770" "$D/bin/agentgate is set-group-ID $G" \
 	"$U is not in group $G" ".* can make the sandbox's user namespace"; do
 	grep -q "^PASS  $want" <<<"$out" || missing="$missing [$want]"
 done
 # and, per profile, what the sandbox guarantees on this kernel
 if [ -z "$missing" ] && [ "$(grep -c '^PASS' <<<"$out" | head -n1)" -eq \
-    "$((18 + $(grep -c '^PASS  profile ' <<<"$out")))" ] &&
+    "$((19 + $(grep -c '^PASS  profile ' <<<"$out")))" ] &&
     grep -q '^PASS  profile .*: writes only beneath paths.write (Landlock)' <<<"$out"; then
 	ag_pass every_check_reported
 else
@@ -219,6 +220,11 @@ chmod 640 "$D/etc/agentgate.yaml"
 mv "$D/etc/pam.d/agentgate-doctor" "$D/etc/pam.d/x"
 expect_fail missing_pam_service 'PAM service file is missing' "${base[@]}" --sshd-config "$D/hardened.conf"
 mv "$D/etc/pam.d/x" "$D/etc/pam.d/agentgate-doctor"
+cp "$D/etc/pam.d/agentgate-doctor" "$D/pam.saved"
+sed -i 's/^auth     required   pam_agentgate.so$/& use_tokne/' "$D/etc/pam.d/agentgate-doctor"
+expect_fail pam_option_typo "'use_tokne' is not an option of pam_agentgate.so" \
+	"${base[@]}" --sshd-config "$D/hardened.conf"
+cp "$D/pam.saved" "$D/etc/pam.d/agentgate-doctor"
 chown "$U" "$D/etc/pam.d/agentgate-doctor"
 expect_fail agent_owns_pam_service 'PAM service .* is present' "${base[@]}" --sshd-config "$D/hardened.conf"
 chown root "$D/etc/pam.d/agentgate-doctor"
