@@ -1064,6 +1064,11 @@ check_command(struct ctx *c, const struct ynode *v)
 	if (strchr(v->s, '/') != NULL && v->s[0] != '/')
 		return cf_err_node(c, v, "command '%s' must be a bare name or an "
 		    "absolute path", cf_quote(c, v->s));
+	/* a rule that looks like a pattern would match only a program of
+	 * that literal name, that is, nothing */
+	if (strpbrk(v->s, "*?[") != NULL)
+		return cf_err_node(c, v, "command '%s' is not a pattern: name each "
+		    "program (patterns go in 'args')", cf_quote(c, v->s));
 	return 0;
 }
 

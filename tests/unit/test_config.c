@@ -204,6 +204,8 @@ static const struct errcase errcases[] = {
 	  "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\"\n", 8, 17, "16-byte salt" },
 	{ "token_both_kinds", IDENT "    token_hash: \"$scrypt$ln=14,r=8,p=1$AAAAAAAAAAAAAAAAAAAAAA$"
 	  "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\"\n", 6, 5, "both 'token_sha256' and 'token_hash'" },
+	{ "command_glob", "version: 1\nprofiles:\n  r:\n    allow: [ls, \"python3*\"]\n", 4, 17,
+	  "command 'python3*' is not a pattern" },
 	{ "key_in_two_identities", BASE "identities:\n"
 	  "  - {name: a, profile: r, keys: [\"ssh-ed25519 " ED_B64 " a@x\"]}\n"
 	  "  - {name: b, profile: r, keys: [\"ssh-ed25519 " ED_B64 " b@x\"]}\n", 7, 33,
