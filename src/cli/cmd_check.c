@@ -6,9 +6,11 @@
  */
 #include "agconfig.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/commands.h"
 #include "common/config.h"
@@ -44,7 +46,8 @@ ag_cmd_check(int argc, char **argv)
 	const char *path = AG_DEFAULT_CONFIG;
 	struct ag_config *cfg;
 	struct ag_err err;
-	int ch, quiet = 0;
+	size_t i;
+	int ch, quiet = 0, bad = 0;
 
 	/* Our own messages: getopt's would name "check" as the program. */
 	optind = 1;
@@ -79,6 +82,23 @@ ag_cmd_check(int argc, char **argv)
 	cfg = ag_config_load(path, 0, &err);
 	if (cfg == NULL) {
 		ag_err_print(stderr, &err);
+		return 1;
+	}
+	/* what would only fail when serve starts: its host keys */
+	for (i = 0; i < cfg->gw.server.host_keys.n; i++) {
+		const char *k = cfg->gw.server.host_keys.v[i];
+		struct stat st;
+
+		if (stat(k, &st) < 0 || !S_ISREG(st.st_mode)) {
+			fprintf(stderr, "agentgate: %s: gateway.server.host_keys: %s: %s (make it "
+			    "with: agentgate serve --generate-host-key %s)\n", path, k,
+			    errno == 0 ? "not a regular file" : strerror(errno), k);
+			bad = 1;
+		}
+		errno = 0;
+	}
+	if (bad) {
+		ag_config_free(cfg);
 		return 1;
 	}
 	if (!quiet)

@@ -471,6 +471,13 @@ hup_and_wait
 r_out=$(ssh_as "$U2" "$AG_DIR/client3" 'id -un' 2>/dev/null)
 ag_is "$r_out" "$U2" fixed_policy_reloaded
 
+# what would fail only when serve starts is caught by check: a host key
+sed "s|host_keys: \[$AG_DIR/hostkey\]|host_keys: [$AG_DIR/nokey]|" "$AG_DIR/policy.saved" |
+    ag_write_policy "$AG_DIR/nokey.yaml"
+r_out=$("$AGENTGATE" check --config "$AG_DIR/nokey.yaml" 2>&1)
+ag_like "$?/$r_out" "^1/.*host_keys: $AG_DIR/nokey: No such file.*--generate-host-key" \
+    check_finds_a_missing_host_key "$r_out"
+
 # one load per connection: the identity PAM recognises (from the file on
 # disk) gets the profile of the policy serve loaded, until SIGHUP
 if [ -f "$PAM_MODULE" ]; then
