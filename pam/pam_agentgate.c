@@ -185,9 +185,13 @@ item_str(pam_handle_t *pamh, int item)
 static void
 clear_env(pam_handle_t *pamh)
 {
-	/* Deleting a name that is absent fails harmlessly. */
-	(void)pam_putenv(pamh, "AGENTGATE_IDENTITY");
-	(void)pam_putenv(pamh, "AGENTGATE_PROFILE");
+	/* only names that are there: deleting an absent one is logged as an
+	 * error by Linux-PAM, and an alert on authpriv.err would fire on every
+	 * login */
+	if (pam_getenv(pamh, "AGENTGATE_IDENTITY") != NULL)
+		(void)pam_putenv(pamh, "AGENTGATE_IDENTITY");
+	if (pam_getenv(pamh, "AGENTGATE_PROFILE") != NULL)
+		(void)pam_putenv(pamh, "AGENTGATE_PROFILE");
 }
 
 static int

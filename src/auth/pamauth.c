@@ -161,8 +161,11 @@ front_conversation(struct ag_pamauth *pa, int num_msg, const struct pam_message 
 	return ok ? 0 : -1;
 }
 
-/* Without a TTY every prompt fails at once: an agent on an exec channel
- * has nobody to answer, and waiting would hang the session. */
+/* Without a TTY every prompt is answered at once with nothing: an agent
+ * on an exec channel has nobody to answer, and waiting would hang the
+ * session.  An empty answer, not a failed conversation: that is "no token"
+ * to pam_agentgate, a wrong password to any other module, and Linux-PAM
+ * logs no error for it on every login. */
 static int
 conversation(int num_msg, const struct pam_message **msg, struct pam_response **resp,
     void *appdata)
@@ -187,8 +190,12 @@ conversation(int num_msg, const struct pam_message **msg, struct pam_response **
 		switch (msg[i]->msg_style) {
 		case PAM_PROMPT_ECHO_OFF:
 		case PAM_PROMPT_ECHO_ON:
-			if (!pa->interactive ||
-			    (r[i].resp = tty_prompt(text,
+			if (!pa->interactive) {
+				if ((r[i].resp = strdup("")) == NULL)
+					goto fail;
+				break;
+			}
+			if ((r[i].resp = tty_prompt(text,
 			    msg[i]->msg_style == PAM_PROMPT_ECHO_ON)) == NULL)
 				goto fail;
 			break;
@@ -375,7 +382,8 @@ ag_pamauth_start(const struct ag_config *cfg, const struct ag_pamauth_params *p,
 	stage = "authenticate";
 	rc = pam_authenticate(pa->pamh, PAM_DISALLOW_NULL_AUTHTOK);
 	/* The module normally removes it; make sure nothing downstream sees it. */
-	(void)pam_putenv(pa->pamh, "AGENTGATE_TOKEN");
+	if (pam_getenv(pa->pamh, "AGENTGATE_TOKEN") != NULL)
+		(void)pam_putenv(pa->pamh, "AGENTGATE_TOKEN");
 	if (rc != PAM_SUCCESS)
 		goto fail;
 	{

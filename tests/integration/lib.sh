@@ -224,7 +224,10 @@ account  required  $AG_DIR/pam_agentgate.so config=$cfg $args
 account  required  pam_permit.so
 session  required  $AG_DIR/pam_agentgate.so config=$cfg
 EOF
-	chmod 0644 "$AG_DIR/pam.d/agentgate"
+	# what Linux-PAM falls back to in a confdir, as /etc/pam.d/other does
+	printf '%s\n' 'auth required pam_deny.so' 'account required pam_deny.so' \
+	    'password required pam_deny.so' 'session required pam_deny.so' > "$AG_DIR/pam.d/other"
+	chmod 0644 "$AG_DIR/pam.d/agentgate" "$AG_DIR/pam.d/other"
 }
 
 # The default test policy: what the tests run is allowed, little else.

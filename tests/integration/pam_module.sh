@@ -37,6 +37,8 @@ D=$(mktemp -d /run/agentgate-pamtest.XXXXXX) || exit 99
 trap 'tmux -S "$D/tmux.sock" kill-server 2>/dev/null; rm -rf "$D"' EXIT
 chmod 755 "$D"
 mkdir -m 755 "$D/pam.d" "$D/keys"
+# what Linux-PAM falls back to in a confdir, as /etc/pam.d/other does
+printf '%s\n' 'auth required pam_deny.so' 'account required pam_deny.so' >"$D/pam.d/other"
 
 for k in k1 k2 k3 k4 k5; do
 	ssh-keygen -q -t ed25519 -N '' -C "$k@test" -f "$D/keys/$k" </dev/null || exit 99
