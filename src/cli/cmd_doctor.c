@@ -465,6 +465,16 @@ check_sshd_bind(struct doctor *d, const struct sshd_conf *c, const char *sshd)
 	    "is ever recognised", path);
 }
 
+/* sshd would ask for keyboard-interactive (a token at sshd's own prompt). */
+static int
+sshd_has_kbdint(const struct sshd_conf *c)
+{
+	const char *m = sshd_get(c, "authenticationmethods");
+
+	return sshd_is(c, "kbdinteractiveauthentication", "yes") && m != NULL &&
+	    strstr(m, "keyboard-interactive") != NULL;
+}
+
 /*
  * With identities that have keys, sshd should take its keys from the
  * policy and from nowhere else, or deleting an identity revokes nothing.
@@ -491,6 +501,18 @@ check_authkeys(struct doctor *d, const struct sshd_conf *c, const struct ag_conf
 	    "sshd reads no authorized_keys file for the account",
 	    "set 'AuthorizedKeysFile none' for %s: a key left in a file outlives its "
 	    "identity (now: %s)", user, file != NULL ? file : "unset");
+	/* a token is asked for after sshd let the caller in: an identity with
+	 * only a token needs some other way in */
+	for (i = 0; cfg != NULL && i < cfg->nidentities; i++) {
+		const struct ag_identity *id = &cfg->identities[i];
+
+		if (id->keys.n == 0 && file != NULL && strcmp(file, "none") == 0 &&
+		    !sshd_has_kbdint(c))
+			printf("NOTE  identity %s has only a token, and sshd lets in only the "
+			    "identities' keys: give token agents a key of the account (an "
+			    "AuthorizedKeysFile of its own) or keyboard-interactive "
+			    "(pam_agentgate(8))\n", id->name);
+	}
 }
 
 /* AcceptEnv must not let the client set what sshd or the gateway trusts. */
@@ -555,7 +577,10 @@ check_dotfiles(struct doctor *d, const struct passwd *pw, const struct who *w)
 {
 	static const char *const files[] = { "", ".bashrc", ".profile", ".bash_profile",
 	    ".bash_login", ".bash_logout", ".ssh", ".ssh/rc", ".ssh/authorized_keys",
-	    ".ssh/environment" };
+	    ".ssh/environment",
+	    /* Debian's sshd PAM stack reads it (pam_env user_readenv=1): BASH_ENV
+	     * there would run before the gateway */
+	    ".pam_environment" };
 	char bad[1024] = "", path[PATH_MAX];
 	struct stat st;
 	size_t i;
