@@ -581,7 +581,8 @@ bind_open(pam_handle_t *pamh, const struct options *o)
 	struct ag_err err;
 
 	ag_err_clear(&err);
-	if (ag_sshbind_write(user, pam_getenv(pamh, "SSH_AUTH_INFO_0"), &err) < 0) {
+	if (ag_sshbind_write(user, item_str(pamh, PAM_RHOST), pam_getenv(pamh, "SSH_AUTH_INFO_0"),
+	    &err) < 0) {
 		pam_syslog(pamh, LOG_ERR, "cannot record the connection of user=%s: %s",
 		    user ? user : "?", err.msg);
 		return PAM_SESSION_ERR;

@@ -2,7 +2,6 @@
 #include "agconfig.h"
 #include "common/compat.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -472,24 +471,4 @@ ag_pamauth_end(struct ag_pamauth *pa)
 	if (pa->session_open)
 		rc = pam_close_session(pa->pamh, 0);
 	release(pa, rc);
-}
-
-int
-ag_pamauth_client_addr(const char *ssh_connection, char *out, size_t outlen)
-{
-	unsigned char a[16];
-	size_t n;
-
-	if (ssh_connection == NULL || outlen == 0)
-		return -1;
-	n = strcspn(ssh_connection, " ");
-	if (n == 0 || n >= outlen || n > INET6_ADDRSTRLEN)
-		return -1;
-	memcpy(out, ssh_connection, n);
-	out[n] = '\0';
-	if (inet_pton(AF_INET, out, a) != 1 && inet_pton(AF_INET6, out, a) != 1) {
-		out[0] = '\0';
-		return -1;
-	}
-	return 0;
 }

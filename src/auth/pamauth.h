@@ -51,7 +51,7 @@ typedef int (*ag_pamauth_conv_fn)(void *arg, size_t n,
 
 struct ag_pamauth_params {
 	const char	*user;		/* the Unix user (required) */
-	const char	*rhost;		/* client address, e.g. from ag_pamauth_client_addr(); NULL = none */
+	const char	*rhost;		/* client address (numeric); NULL = none */
 	const char	*tty;		/* tty name, or NULL for "ssh" */
 	const char	*ruser;		/* NULL = not set */
 	const char	*auth_info;	/* SSH_AUTH_INFO_0 (auth/sshbind.h); NULL = none */
@@ -101,10 +101,5 @@ char	**ag_pamauth_envlist(const struct ag_pamauth *pa);
 void	ag_pamauth_end(struct ag_pamauth *pa);
 
 
-/*
- * The client address out of SSH_CONNECTION ("ADDR PORT ADDR PORT"): the
- * first field when it is a numeric IPv4/IPv6 address.  0 ok, -1 otherwise.
- */
-int	ag_pamauth_client_addr(const char *ssh_connection, char *out, size_t outlen);
 
 #endif

@@ -9,6 +9,7 @@
  *   pid <monitor pid>
  *   start <monitor start time, clock ticks since boot (/proc/PID/stat 22)>
  *   user <account>
+ *   rhost <client address sshd gave PAM, or empty>
  *   <empty line>
  *   <SSH_AUTH_INFO_0, verbatim>
  */
@@ -95,7 +96,8 @@ sweep(void)
 }
 
 int
-ag_sshbind_write(const char *user, const char *auth_info, struct ag_err *err)
+ag_sshbind_write(const char *user, const char *rhost, const char *auth_info,
+    struct ag_err *err)
 {
 	char path[PATH_MAX], tmp[PATH_MAX], head[512];
 	unsigned long long start;
@@ -108,6 +110,9 @@ ag_sshbind_write(const char *user, const char *auth_info, struct ag_err *err)
 		    "record a connection");
 	if (user == NULL || *user == '\0' || strpbrk(user, "\n\r") != NULL)
 		return ag_err_set(err, "bind: no valid user name");
+	if (rhost == NULL || strlen(rhost) > 64 || strspn(rhost,
+	    "0123456789abcdefABCDEF.:") != strlen(rhost))
+		rhost = "";	/* a name, not an address: nothing to judge `from` by */
 	if (auth_info == NULL)
 		auth_info = "";
 	if ((ilen = strlen(auth_info)) > AG_SSHBIND_MAX_INFO)
@@ -121,8 +126,8 @@ ag_sshbind_write(const char *user, const char *auth_info, struct ag_err *err)
 	if (ag_proc_stat(self, &ppid, &start) < 0)
 		return ag_err_set(err, "bind: cannot read /proc/self/stat");
 	sweep();
-	hl = snprintf(head, sizeof(head), MAGIC "pid %ld\nstart %llu\nuser %s\n\n",
-	    (long)self, start, user);
+	hl = snprintf(head, sizeof(head), MAGIC "pid %ld\nstart %llu\nuser %s\nrhost %s\n\n",
+	    (long)self, start, user, rhost);
 	if (hl < 0 || (size_t)hl >= sizeof(head))
 		return ag_err_set(err, "bind: user name too long");
 	snprintf(path, sizeof(path), "%s/%ld", AG_SSHBIND_DIR, (long)self);
@@ -195,7 +200,8 @@ read_record(int fd, size_t *lenp, struct ag_err *err)
 }
 
 enum ag_sshbind_result
-ag_sshbind_read(const char *user, char **infop, struct ag_err *err)
+ag_sshbind_read(const char *user, char **infop, char *rhost, size_t rhostlen,
+    struct ag_err *err)
 {
 	char path[PATH_MAX], *buf, *info, expect[512];
 	unsigned long long sstart, mstart;
@@ -205,6 +211,8 @@ ag_sshbind_read(const char *user, char **infop, struct ag_err *err)
 	int fd, hl;
 
 	*infop = NULL;
+	if (rhostlen > 0)
+		rhost[0] = '\0';
 	/* Our parent must be a process of the account whose own parent is a
 	 * monitor with a record; pid 1 (we were orphaned) is neither. */
 	if (session <= 1 || ag_proc_stat(session, &monitor, &sstart) < 0 || monitor <= 1 ||
@@ -245,7 +253,7 @@ ag_sshbind_read(const char *user, char **infop, struct ag_err *err)
 	close(fd);
 	if (buf == NULL)
 		return AG_SSHBIND_BAD;
-	hl = snprintf(expect, sizeof(expect), MAGIC "pid %ld\nstart %llu\nuser %s\n\n",
+	hl = snprintf(expect, sizeof(expect), MAGIC "pid %ld\nstart %llu\nuser %s\nrhost ",
 	    (long)monitor, mstart, user);
 	if (hl < 0 || (size_t)hl >= sizeof(expect) || len < (size_t)hl ||
 	    memcmp(buf, expect, (size_t)hl) != 0) {
@@ -253,6 +261,19 @@ ag_sshbind_read(const char *user, char **infop, struct ag_err *err)
 		ag_err_set(err, "%s is not the record of this connection (another "
 		    "process, account or start time)", path);
 		return AG_SSHBIND_BAD;
+	}
+	{
+		const char *a = buf + hl, *nl = strchr(a, '\n');
+		size_t n = nl != NULL ? (size_t)(nl - a) : 0;
+
+		if (nl == NULL || nl[1] != '\n' || n >= rhostlen) {
+			free(buf);
+			ag_err_set(err, "%s is malformed", path);
+			return AG_SSHBIND_BAD;
+		}
+		memcpy(rhost, a, n);
+		rhost[n] = '\0';
+		hl += (int)n + 2;
 	}
 	/* The session process was alive (still our parent) after we read its
 	 * parent: its pid was not reused by another process meanwhile. */

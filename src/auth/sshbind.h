@@ -39,7 +39,8 @@
  * for the connection whose monitor is the calling process, replacing any
  * older record of that pid, and remove records whose monitor is gone.
  */
-int	ag_sshbind_write(const char *user, const char *auth_info, struct ag_err *err);
+int	ag_sshbind_write(const char *user, const char *rhost, const char *auth_info,
+	    struct ag_err *err);
 
 /* Remove the calling monitor's record (session close). */
 void	ag_sshbind_remove(void);
@@ -54,8 +55,12 @@ enum ag_sshbind_result {
 /*
  * The gateway's side: the record of the connection this process serves,
  * for the account user (the caller's real uid must own the session
- * process).  *infop is malloc'd; the caller frees it.
+ * process).  *infop is malloc'd; the caller frees it.  rhost gets the
+ * client address sshd gave PAM ("" when none): the one to judge `from`
+ * and to count token failures by, rather than SSH_CONNECTION, which a
+ * gateway started by the agent could be given with any address.
  */
-enum ag_sshbind_result ag_sshbind_read(const char *user, char **infop, struct ag_err *err);
+enum ag_sshbind_result ag_sshbind_read(const char *user, char **infop, char *rhost,
+	    size_t rhostlen, struct ag_err *err);
 
 #endif

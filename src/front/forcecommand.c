@@ -74,14 +74,14 @@ audit_auth_failure(const struct ag_config *cfg, const struct ag_audit_info *info
  */
 static struct ag_pamauth *
 pam_begin(const struct ag_config *cfg, const struct passwd *pw, int interactive,
-    const char *auth_info, const struct ag_audit_info *info)
+    const char *auth_info, const char *rhost, const struct ag_audit_info *info)
 {
 	struct ag_pamauth_params p;
 	struct ag_pamauth_failure fail;
 	struct ag_pamauth *pa;
 	struct ag_err err;
 	char *tok;
-	char *token = NULL, tty[PATH_MAX], rhost[128];
+	char *token = NULL, tty[PATH_MAX];
 
 	ag_err_clear(&err);
 	memset(&fail, 0, sizeof(fail));
@@ -98,7 +98,7 @@ pam_begin(const struct ag_config *cfg, const struct passwd *pw, int interactive,
 	}
 	memset(&p, 0, sizeof(p));
 	p.user = pw->pw_name;
-	if (ag_pamauth_client_addr(getenv("SSH_CONNECTION"), rhost, sizeof(rhost)) == 0)
+	if (rhost != NULL && *rhost != '\0')
 		p.rhost = rhost;
 	if (interactive && ttyname_r(STDIN_FILENO, tty, sizeof(tty)) == 0)
 		p.tty = tty;
@@ -249,7 +249,7 @@ ag_cmd_session(int argc, char **argv)
 	struct ag_pamauth *pam = NULL;
 	struct ag_err err;
 	struct passwd *pw;
-	char client[160], keyfp[128], *auth_info = NULL;
+	char client[160], keyfp[128], rhost[80], *auth_info = NULL;
 	const char *cmd;
 	int status = 1, began = 0;
 
@@ -304,7 +304,7 @@ ag_cmd_session(int argc, char **argv)
 	/* Which key sshd accepted: only from the record sshd's own PAM stack
 	 * made for this connection, never the ExposeAuthInfo file (SSH_USER_AUTH),
 	 * which the agent can rewrite between two sessions of a connection. */
-	switch (ag_sshbind_read(pw->pw_name, &auth_info, &err)) {
+	switch (ag_sshbind_read(pw->pw_name, &auth_info, rhost, sizeof(rhost), &err)) {
 	case AG_SSHBIND_FOUND:
 		if (ag_sshkey_fingerprint(auth_info, keyfp, sizeof(keyfp)) == 0)
 			info.key = keyfp;
@@ -319,7 +319,10 @@ ag_cmd_session(int argc, char **argv)
 		audit_auth_failure(cfg, &info, "auth_info", err.msg);
 		goto out;
 	}
-	pam = pam_begin(cfg, pw, isatty(STDIN_FILENO), auth_info, &info);
+	/* the address `from` and the token limit judge: sshd's, from the
+	 * record; a gateway sshd did not start has none (SSH_CONNECTION is
+	 * then whatever its starter put there) */
+	pam = pam_begin(cfg, pw, isatty(STDIN_FILENO), auth_info, rhost, &info);
 	free(auth_info);
 	auth_info = NULL;
 	if (pam == NULL)

@@ -7,7 +7,7 @@
 #     file exists to be rewritten)
 #   - the gateway started by the agent itself, from a command or with
 #     runuser, with a forged SSH_USER_AUTH, AGENTGATE_IDENTITY or a planted
-#     record: never identity B
+#     record: never identity B; a forged SSH_CONNECTION satisfies no `from`
 #   - the connection records: only root writes them
 #   - the policy as sshd's AuthorizedKeysCommand: an identity added is let
 #     in after one edit, a deleted one is refused at the next login, a key
@@ -31,6 +31,7 @@ gateway:
 identities:
   - { name: alice, keys: ["$(ag_key alice)"], profile: low }
   - { name: bob, keys: ["$(ag_key bob)"], profile: high, from: ["127.0.0.0/8"] }
+  - { name: dave, token_sha256: $(printf 'tok-dave-%s' "$$" | sha256sum | cut -d' ' -f1), profile: high, from: ["10.0.0.0/8"] }
 $extra
 profiles:
   low:
@@ -86,6 +87,13 @@ ag_like "$out" "agentgate: " "nested_gateway_refuses_with_a_reason" "$out"
 out=$(runuser -u "$AG_USER" -- env SSH_USER_AUTH="$AG_DIR/forged" AGENTGATE_IDENTITY=bob \
     "$AG_DIR/agentgate" --config "$AG_DIR/policy.yaml" -c 'id' 2>&1)
 ag_unlike "$out" "uid=" "runuser_gateway_with_forged_env_is_not_bob" "$out"
+
+# a token limited to a network, and a gateway started with SSH_CONNECTION
+# saying it comes from there: the address is sshd's, so there is none
+out=$(runuser -u "$AG_USER" -- env SSH_CONNECTION="10.1.2.3 5555 127.0.0.1 22" \
+    AGENTGATE_TOKEN="tok-dave-$$" "$AG_DIR/agentgate" --config "$AG_DIR/policy.yaml" \
+    -c 'echo ran-as-dave' 2>&1)
+ag_unlike "$out" "ran-as-dave" "forged_ssh_connection_does_not_satisfy_from" "$out"
 
 # ---- the records --------------------------------------------------------------
 ag_as alice -o ControlMaster=yes -o ControlPath="$ctl" -o ControlPersist=yes -fN "$T"
