@@ -78,7 +78,7 @@ EOF
 chown root:"$G" "$D/etc/agentgate.yaml" && chmod 640 "$D/etc/agentgate.yaml"
 
 # The drop-in as installed: @BINDIR@ is where the built agentgate is.
-sed -e "s|@BINDIR@|$D/bin|g" -e "s|@SYSCONFDIR@|/etc|g" -e "s|@AG_GROUP@|$G|g" \
+sed -e "s|@BINDIR@|$D/bin|g" -e "s|@SYSCONFDIR@|/etc|g" -e "s|@GROUP@|$G|g" \
 	-e "s|^Match User agent\$|Match User $U|" \
 	"$top_srcdir/etc/sshd_config.d/agentgate.conf" >"$D/dropin.conf"
 printf 'HostKey %s\nInclude %s\n' "$D/hostkey" "$D/dropin.conf" >"$D/hardened.conf"
