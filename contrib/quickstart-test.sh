@@ -92,6 +92,7 @@ if [ "$load_runs" -gt 0 ]; then
 			name=asan
 			export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1
 			export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+			export SSHD_PAM_MODULE=$top/_build/plain/pam/.libs/pam_agentgate.so
 		fi
 		say "under load: $name make check${r:+ ($r)}"
 		start=$(date +%s)
@@ -112,8 +113,11 @@ if build plain; then check plain; else failures=$((failures + 1)); failed=$((fai
 say "pass 2: AddressSanitizer + UndefinedBehaviorSanitizer"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+# sshd itself (not instrumented) loads the PAM module of its own stack: the
+# plain build's (tests/integration/lib.sh, ag_sshd_pam)
+export SSHD_PAM_MODULE=$top/_build/plain/pam/.libs/pam_agentgate.so
 if build asan --enable-sanitizers; then check asan; else failures=$((failures + 1)); failed=$((failed + 1)); fi
-unset ASAN_OPTIONS UBSAN_OPTIONS
+unset ASAN_OPTIONS UBSAN_OPTIONS SSHD_PAM_MODULE
 
 say "pass 3: valgrind on the unit tests"
 unit_tests=$(cd "$top/_build/plain/tests" 2>/dev/null && ls unit/test_* 2>/dev/null | grep -v '\.\(o\|log\|trs\|c\)$' | tr '\n' ' ')

@@ -284,7 +284,19 @@ ag_create_user() {
 # the name it was started by, so the world's sshd is a symlink with a name
 # of its own (AG_SSHD_BIN; sshd lowercases it) and its service lives in /etc/pam.d only while
 # the test runs.  AG_SSHD_PAM_EXTRA: more lines for that service.
+# sshd is not built with AddressSanitizer and cannot load a module that is:
+# a sanitizer build's tests name a plain build's module in SSHD_PAM_MODULE
+# (contrib/quickstart-test.sh does).
 ag_sshd_pam() {
+	local mod=${SSHD_PAM_MODULE:-$PAM_MODULE}
+	if ldd "$mod" 2>/dev/null | grep -q 'libasan'; then
+		echo "sshd cannot load $mod (built with AddressSanitizer): set" \
+		    "SSHD_PAM_MODULE to a plain build's pam_agentgate.so" >&2
+		exit 99
+	fi
+	cp "$mod" "$AG_DIR/pam_agentgate_sshd.so.new" &&
+	    mv -f "$AG_DIR/pam_agentgate_sshd.so.new" "$AG_DIR/pam_agentgate_sshd.so" || exit 99
+	chmod 0644 "$AG_DIR/pam_agentgate_sshd.so"
 	AG_SSHD_SERVICE=sshd-$(basename "$AG_DIR" | tr 'A-Z' 'a-z' | tr -c 'a-z0-9\n' -)
 	AG_SSHD_BIN=$AG_DIR/$AG_SSHD_SERVICE
 	ln -sfn "$SSHD" "$AG_SSHD_BIN"
@@ -293,7 +305,7 @@ ag_sshd_pam() {
 auth     required  pam_deny.so
 account  required  pam_permit.so
 ${AG_SSHD_PAM_EXTRA:-}
-session  required  $AG_DIR/pam_agentgate.so bind
+session  required  $AG_DIR/pam_agentgate_sshd.so bind
 EOF
 	mv -f "/etc/pam.d/$AG_SSHD_SERVICE.new" "/etc/pam.d/$AG_SSHD_SERVICE"
 }
