@@ -14,6 +14,9 @@ extern char **environ;
 
 static char	*title;		/* the original argv[0]; NULL = no title */
 static size_t	 title_len;	/* bytes of original strings it may use */
+/* the copies live as long as the process, as the originals would have:
+ * kept here (volatile, so the stores stay) for leak checkers to see */
+static char	**volatile copy_argv, **volatile copy_env;
 
 char **
 ag_proctitle_init(int argc, char **argv)
@@ -45,7 +48,8 @@ ag_proctitle_init(int argc, char **argv)
 		if ((nenv[i] = strdup(environ[i])) == NULL)
 			goto oom;
 	}
-	environ = nenv;
+	environ = copy_env = nenv;
+	copy_argv = nargv;
 	title = argv[0];
 	title_len = (size_t)(end - argv[0]);
 	return nargv;

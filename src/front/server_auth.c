@@ -454,8 +454,10 @@ run_pam(struct conn *c, int method, char *reason, size_t rlen)
 		pp.conv = password_conv;
 	pp.conv_arg = c;
 	if ((c->pam = ag_pamauth_start(c->cfg, &pp, &err, &fail)) == NULL) {
-		snprintf(reason, rlen, "PAM %s: %.300s", fail.stage ? fail.stage : "start",
-		    fail.pam_error[0] ? fail.pam_error : err.msg);
+		/* who, when PAM got as far as telling (an expired identity) */
+		snprintf(reason, rlen, "PAM %s: %.300s%s%s", fail.stage ? fail.stage : "start",
+		    fail.pam_error[0] ? fail.pam_error : err.msg,
+		    fail.identity[0] ? "; identity " : "", fail.identity);
 		return -1;
 	}
 	return 0;
