@@ -77,17 +77,17 @@ for i in $(seq 1 $K); do
 	fifos+=("$fd")
 done
 for _ in $(seq 1 100); do
-	[ "$(pgrep -u "$AG_USER" -f "$AG_DIR/agentgate" | wc -l)" -ge $K ] && break
+	[ "$(ag_gateway_pids | wc -l)" -ge $K ] && break
 	sleep 0.1
 done
 sleep 0.5
-gw_pids=$(pgrep -d, -u "$AG_USER" -f "$AG_DIR/agentgate")
+gw_pids=$(ag_gateway_pids | paste -sd,)
 rss_kb=$(ps -o rss= -p "$gw_pids" | awk '{s+=$1} END {print s}')
 # PSS splits shared library pages among the processes that map them: what
 # one more session really costs.  RSS counts them in full for each.
 pss_kb=$(for pid in ${gw_pids//,/ }; do cat "/proc/$pid/smaps_rollup"; done 2>/dev/null |
     awk '/^Pss:/ {s+=$2} END {print s+0}')
-sessions=$(pgrep -u "$AG_USER" -f "$AG_DIR/agentgate" | wc -l)
+sessions=$(ag_gateway_pids | wc -l)
 printf '  %d sessions, %.2f MiB PSS each (goal <= 3 MiB; RSS with shared libraries counted in full: %.2f MiB)\n' \
     "$sessions" "$(calc "$pss_kb / $sessions / 1024")" "$(calc "$rss_kb / $sessions / 1024")"
 for fd in "${fifos[@]}"; do exec {fd}>&-; done

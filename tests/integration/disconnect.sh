@@ -41,7 +41,7 @@ ag_is "$(count_sleeps)" 0 "background_job_killed_with_its_command"
 "${AG_SSH[@]}" 'sleep 100' >/dev/null 2>&1 &
 cpid=$!
 ag_wait_until 30 sh -c "[ \$(pgrep -u $AG_USER -x sleep | wc -l) -ge 1 ]"
-gw=$(pgrep -u "$AG_USER" -f "$AG_DIR/agentgate" | head -n 1)
+gw=$(ag_gateway_pids | head -n 1)
 [ -n "$gw" ] && kill -TERM "$gw"
 ag_wait_until 30 sh -c "! pgrep -u $AG_USER -x sleep >/dev/null"
 ag_is "$(count_sleeps)" 0 "gateway_sigterm_kills_command"

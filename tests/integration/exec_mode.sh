@@ -84,6 +84,7 @@ mv "$AG_DIR/policy.yaml.tmp" "$AG_DIR/policy.yaml"
 ag_run w 'echo should-not-run'
 ag_is "$w_rc" 1 "config_error_exit_1"
 ag_is "$w_out" "" "config_error_runs_nothing"
-ag_like "$w_err" "^agentgate: .*policy.yaml" "config_error_message_names_file"
+ag_is "$w_err" "agentgate: policy unavailable; the administrator has been told" \
+    "config_error_tells_the_client_one_line_not_the_detail"
 
 ag_done

@@ -32,14 +32,7 @@ profiles:
     limits: { timeout: 600 }
 EOF
 
-# the gateway of a session: the agentgate process whose parent is sshd
-gateway_pid() {
-	local p pp
-	for p in $(pgrep -u "$AG_USER" -f "$AG_DIR/agentgate"); do
-		pp=$(ps -o ppid= -p "$p" | tr -d ' ')
-		[ -n "$pp" ] && [[ "$(ps -o comm= -p "$pp")" == sshd* ]] && echo "$p"
-	done
-}
+
 sleeps() { pgrep -u "$AG_USER" -x sleep | wc -l; }
 
 # ---- the command's view: its own processes only ------------------------------
@@ -52,13 +45,13 @@ ag_like "$(echo $v_out)" "^2 [1-6]$" "a command sees only its session's processe
 client=$!
 ag_wait_until 60 sh -c "[ \$(pgrep -u $AG_USER -x sleep | wc -l) -ge 4 ]"
 ag_is "$(sleeps)" 4 "the command's tree is running (four sleeps)"
-gw=$(gateway_pid)
+gw=$(ag_gateway_pids)
 ag_like "$gw" '^[0-9]+$' "the gateway is found"
 kill -KILL $gw
 ag_wait_until 60 sh -c "! pgrep -u $AG_USER -x sleep >/dev/null"
 ag_is "$(sleeps)" 0 "SIGKILL of the gateway leaves no process of the tree (setsid, double fork)"
-ag_wait_until 60 sh -c "! pgrep -u $AG_USER -f '$AG_DIR/agentgate' >/dev/null"
-ag_is "$(pgrep -u "$AG_USER" -f "$AG_DIR/agentgate" | wc -l)" 0 \
+ag_wait_until 60 sh -c "! pgrep -u $AG_USER -x agentgate >/dev/null"
+ag_is "$(pgrep -u "$AG_USER" -x agentgate | wc -l)" 0 \
     "nor any helper of the gateway (the namespace's keeper and init)"
 wait "$client" 2>/dev/null
 # the killed command left its write-ahead record, and nothing after it

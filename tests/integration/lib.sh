@@ -492,6 +492,18 @@ ag_as() {
 	    -o IdentitiesOnly=yes "$@"
 }
 
+# ag_gateway_pids: the gateways of the account's live sessions (sshd's
+# session process is their parent), one pid a line; the helpers they fork
+# share their name and title but not that parent.  (The title is
+# "agentgate: IDENTITY@USER [SESSION] MODE", not the command line.)
+ag_gateway_pids() {
+	local p pp
+	for p in $(pgrep -u "$AG_USER" -x agentgate); do
+		pp=$(ps -o ppid= -p "$p" | tr -d ' ')
+		[ -n "$pp" ] && [[ "$(ps -o comm= -p "$pp")" == sshd* ]] && echo "$p"
+	done
+}
+
 # ag_need_sandbox_lib: exit 99 (a hard error) unless ag_setup found the
 # sandbox's preload library next to the gateway; tests of the sandbox need it.
 ag_need_sandbox_lib() {
