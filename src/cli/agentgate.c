@@ -31,7 +31,7 @@ usage(FILE *fp)
 	    "       agentgate edit [--config FILE]\n"
 	    "       agentgate token new NAME\n"
 	    "       agentgate sessions\n"
-	    "       agentgate terminate [--config FILE] SESSION | --identity NAME\n"
+	    "       agentgate terminate [--config FILE] [--wait SECONDS] SESSION | --identity NAME\n"
 	    "\n"
 	    "Without a subcommand agentgate is the gateway: sshd runs it as the\n"
 	    "ForceCommand (or login shell) of an agent account; it validates each\n"

@@ -5,7 +5,7 @@
  *
  * terminate sends SIGTERM: the gateway ends the running command's process
  * group, writes its session_end record and closes the PAM session, as on a
- * disconnect.  One that has not gone after a grace period gets SIGKILL (its
+ * disconnect.  One that has not gone after --wait seconds gets SIGKILL (its
  * commands die with it: they run in its PID namespace, or are swept by
  * its process watcher).  Each termination is audited before the signal.
  */
@@ -16,6 +16,7 @@
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -27,7 +28,7 @@
 #include "record/audit.h"
 #include "record/live.h"
 
-#define TERM_GRACE_MS	5000	/* SIGTERM, then this long, then SIGKILL */
+#define TERM_GRACE_S	10	/* SIGTERM, then this long (--wait), then SIGKILL */
 
 static int
 need_root(const char *what)
@@ -85,6 +86,7 @@ struct target {
 	const char	*session;	/* prefix of the id; NULL = by identity */
 	const char	*identity;
 	const char	*config;
+	long		 wait_s;
 	struct ag_config *cfg;
 	int		 cfg_tried;
 	int		 found, ended, failed;
@@ -169,7 +171,7 @@ end_one(const struct ag_live_entry *e, void *arg)
 		t->failed++;
 		return 0;
 	}
-	deadline = ag_now_ms() + TERM_GRACE_MS;
+	deadline = ag_now_ms() + t->wait_s * 1000;
 	while (!gone(e->pid, e->start) && ag_now_ms() < deadline) {
 		struct timespec ts = { 0, 20 * 1000 * 1000 };
 
@@ -192,18 +194,21 @@ ag_cmd_terminate(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "identity", required_argument, NULL, 'i' },
 		{ "config", required_argument, NULL, 'f' },
+		{ "wait", required_argument, NULL, 'w' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct target t;
+	char *end;
 	struct ag_err err;
 	int ch;
 
 	memset(&t, 0, sizeof(t));
 	t.config = AG_DEFAULT_CONFIG;
+	t.wait_s = TERM_GRACE_S;
 	optind = 1;
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":i:f:h", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, ":i:f:w:h", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'i':
 			t.identity = optarg;
@@ -211,16 +216,26 @@ ag_cmd_terminate(int argc, char **argv)
 		case 'f':
 			t.config = optarg;
 			break;
+		case 'w':
+			t.wait_s = strtol(optarg, &end, 10);
+			if (*optarg == '\0' || *end != '\0' || t.wait_s < 0 || t.wait_s > 3600) {
+				fprintf(stderr, "agentgate: terminate: --wait takes 0..3600 "
+				    "seconds\n");
+				return 2;
+			}
+			break;
 		case 'h':
-			printf("Usage: agentgate terminate [--config FILE] SESSION | --identity NAME\n"
+			printf("Usage: agentgate terminate [--config FILE] [--wait SECONDS] "
+			    "SESSION | --identity NAME\n"
 			    "\nEnd a live session (SESSION: its id or a unique prefix, as "
 			    "agentgate\nsessions shows it), or every session of an identity.  The "
 			    "gateway\nends the running command and closes the session; the audit "
-			    "log\nrecords who ended it.  Root only.\n");
+			    "log\nrecords who ended it.  A gateway still there after --wait "
+			    "seconds\n(default %d) is killed.  Root only.\n", TERM_GRACE_S);
 			return 0;
 		default:
-			fprintf(stderr, "usage: agentgate terminate [--config FILE] SESSION | "
-			    "--identity NAME\n");
+			fprintf(stderr, "usage: agentgate terminate [--config FILE] [--wait "
+			    "SECONDS] SESSION | --identity NAME\n");
 			return 2;
 		}
 	}

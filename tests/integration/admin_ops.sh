@@ -129,7 +129,8 @@ ag_like "$title" "^agentgate: alice@$AG_USER \[$sid\] exec" "process_title_shows
 ag_unlike "$title" "sleep" "process_title_never_shows_the_command" "$title"
 out=$(runuser -u "$AG_USER" -- "$AG_DIR/agentgate" sessions 2>&1); rc=$?
 ag_is "$rc" 1 "sessions_is_roots" "$out"
-out=$("$AG_DIR/agentgate" terminate --identity alice 2>&1); rc=$?
+# (--wait: the bound a loaded machine never reaches; the event is the exit)
+out=$("$AG_DIR/agentgate" terminate --wait 600 --identity alice 2>&1); rc=$?
 ag_like "$rc/$out" "^0/session $sid \(alice@$AG_USER, pid $gwpid\) ended" "terminate_by_identity_ends_it" "$out"
 wait "$client"
 ag_ok "its_command_is_gone" sh -c "! pgrep -u '$AG_USER' -f 'sleep 3141'"
@@ -148,7 +149,7 @@ echo "echo bob-ready" >&7
 ag_wait_until 60 grep -q bob-ready "$AG_DIR/repl.out"
 sid=$("$AG_DIR/agentgate" sessions | awk '$2 == "bob" {print $1}')
 ag_like "$sid" "^[0-9a-f]{8}$" "repl_session_listed" "$("$AG_DIR/agentgate" sessions)"
-out=$("$AG_DIR/agentgate" terminate "${sid:0:6}" 2>&1); rc=$?
+out=$("$AG_DIR/agentgate" terminate --wait 600 "${sid:0:6}" 2>&1); rc=$?
 ag_is "$rc" 0 "terminate_by_session_prefix" "$out"
 wait "$client"
 exec 7>&-
