@@ -79,8 +79,11 @@ out=$(runuser -u "$AG_USER" -- "$AG_DIR/agentgate" authorized-keys "$AG_USER" 2>
 ag_unlike "$out" "ssh-ed25519" "authorized_keys_as_the_agent_prints_no_key" "$out"
 
 # ---- token guessing, slowed per source -----------------------------------------
-tok() { AGENTGATE_TOKEN=$1 ag_as transport -o SendEnv=AGENTGATE_TOKEN "$T" "${@:2}"; }
-rm -f "$AG_RUNDIR/failures/127.0.0.1"	# what an earlier run may have left
+# from an address of its own (the counts are per address, and other tests
+# connect from 127.0.0.1 at the same time)
+SRC=127.0.0.77
+tok() { AGENTGATE_TOKEN=$1 ag_as transport -b "$SRC" -o SendEnv=AGENTGATE_TOKEN "$T" "${@:2}"; }
+rm -f "$AG_RUNDIR/failures/$SRC"	# what an earlier run may have left
 out=$(tok "tok-$$" 'echo token-in' 2>&1)
 ag_is "$out" token-in "token_identity_logs_in_over_the_transport_key" "$out"
 out=$(ag_as transport "$T" 'echo in' 2>&1); rc=$?
@@ -91,11 +94,11 @@ for i in $(seq 1 16); do tok "wrong-$i" true >/dev/null 2>&1; done
 out=$(tok "tok-$$" 'echo token-in' 2>&1); rc=$?
 ag_like "$rc/$out" "^1/.*[Tt]oo many failed token attempts" \
     "after_sixteen_wrong_tokens_even_the_right_one_waits" "$out"
-ag_like "$(cat "$AG_RUNDIR/failures/127.0.0.1" 2>&1)" "^17 [0-9]+$" \
+ag_like "$(cat "$AG_RUNDIR/failures/$SRC" 2>&1)" "^17 [0-9]+$" \
     "failures_counted_for_the_source" "$(ls -la "$AG_RUNDIR/failures" 2>&1)"
 out=$(ag_as alice "$T" 'echo key-in' 2>&1)
 ag_is "$out" key-in "keys_are_not_slowed_by_token_guessing" "$out"
-rm -f "$AG_RUNDIR/failures/127.0.0.1"	# the admin's reset
+rm -f "$AG_RUNDIR/failures/$SRC"	# the admin's reset
 
 # ---- agentgate edit ------------------------------------------------------------
 cat > "$AG_DIR/add-carol" <<EOF
