@@ -136,7 +136,13 @@ ag_sshbind_write(const char *user, const char *rhost, const char *auth_info,
 	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644)) < 0)
 		return ag_err_set(err, "bind: cannot create %s: %s", tmp, strerror(errno));
 	if (fchmod(fd, 0644) < 0 || ag_write_all(fd, head, (size_t)hl, NULL) < 0 ||
-	    ag_write_all(fd, auth_info, ilen, NULL) < 0 || close(fd) < 0) {
+	    ag_write_all(fd, auth_info, ilen, NULL) < 0) {
+		ag_err_set(err, "bind: cannot write %s: %s", tmp, strerror(errno));
+		close(fd);	/* sshd's monitor lives as long as the connection */
+		(void)unlink(tmp);
+		return -1;
+	}
+	if (close(fd) < 0) {
 		ag_err_set(err, "bind: cannot write %s: %s", tmp, strerror(errno));
 		(void)unlink(tmp);
 		return -1;
