@@ -396,48 +396,61 @@ check_sshd_simple(struct doctor *d, const struct sshd_conf *c, const char *kw,
 	fail(d, what, "set '%s %s' for the agent", name, want);
 }
 
-/* 1 when a session line of the PAM file at path (or of a file it
- * @includes, one level) runs pam_agentgate.so with the bind option. */
+/*
+ * fn(type, option, arg) for each option of each pam_agentgate.so line of the
+ * PAM service file at path, and of the files it @includes (one level: as
+ * Debian's /etc/pam.d/sshd does); option is NULL once per line with none.
+ * Stops when fn returns nonzero, and returns that.
+ */
 static int
-pam_file_binds(const char *path, int depth)
+each_agentgate_option(const char *path, int depth,
+    int (*fn)(const char *type, const char *option, void *arg), void *arg)
 {
 	char line[1024];
 	FILE *fp;
-	int found = 0;
+	int rc = 0;
 
 	if ((fp = fopen(path, "re")) == NULL)
 		return 0;
-	while (!found && fgets(line, sizeof(line), fp) != NULL) {
-		char *p = line + strspn(line, " \t"), *tok, *save = NULL;
-		int session = 0, module = 0, bind = 0;
+	while (rc == 0 && fgets(line, sizeof(line), fp) != NULL) {
+		char *p = line + strspn(line, " \t"), *tok, *save = NULL, *type;
+		int module = 0;
 
-		if (strncmp(p, "@include", 8) == 0 && depth == 0) {
+		if (strncmp(p, "@include", 8) == 0) {
 			char inc[PATH_MAX];
 
-			p += 8;
-			p += strspn(p, " \t");
+			p += 8 + strspn(p + 8, " \t");
 			p[strcspn(p, " \t\n")] = '\0';
-			if (*p == '\0')
+			if (depth > 0 || *p == '\0')
 				continue;
 			snprintf(inc, sizeof(inc), "%s%s", *p == '/' ? "" : "/etc/pam.d/", p);
-			found = pam_file_binds(inc, 1);
+			rc = each_agentgate_option(inc, 1, fn, arg);
 			continue;
 		}
-		for (tok = strtok_r(p, " \t\n", &save); tok != NULL && *tok != '#';
-		    tok = strtok_r(NULL, " \t\n", &save)) {
+		if ((type = strtok_r(p, " \t\n", &save)) == NULL || *type == '#')
+			continue;
+		while (rc == 0 && (tok = strtok_r(NULL, " \t\n", &save)) != NULL &&
+		    *tok != '#') {
 			const char *base = strrchr(tok, '/');
 
-			if (strcmp(tok, "session") == 0 || strcmp(tok, "-session") == 0)
-				session = 1;
-			else if (strcmp(base != NULL ? base + 1 : tok, "pam_agentgate.so") == 0)
+			if (module)
+				rc = fn(type, tok, arg);
+			else if (strcmp(base != NULL ? base + 1 : tok, "pam_agentgate.so") == 0) {
 				module = 1;
-			else if (module && strcmp(tok, "bind") == 0)
-				bind = 1;
+				rc = fn(type, NULL, arg);
+			}
 		}
-		found = session && module && bind;
 	}
 	fclose(fp);
-	return found;
+	return rc;
+}
+
+static int
+is_bind(const char *type, const char *option, void *arg)
+{
+	(void)arg;
+	return (strcmp(type, "session") == 0 || strcmp(type, "-session") == 0) &&
+	    option != NULL && strcmp(option, "bind") == 0;
 }
 
 /*
@@ -460,7 +473,7 @@ check_sshd_bind(struct doctor *d, const struct sshd_conf *c, const char *sshd)
 	snprintf(path, sizeof(path), "/etc/pam.d/%s", svc);
 	snprintf(what, sizeof(what), "%s records which key each connection used "
 	    "(pam_agentgate.so bind)", path);
-	check(d, pam_file_binds(path, 0), what,
+	check(d, each_agentgate_option(path, 0, is_bind, NULL), what,
 	    "add 'session optional pam_agentgate.so bind' to %s, or no key identity "
 	    "is ever recognised", path);
 }
@@ -671,34 +684,27 @@ check_policy(struct doctor *d, const char *path, const struct who *w)
 	return cfg;
 }
 
+/* The first option of a pam_agentgate.so line the module does not know. */
+static int
+unknown_option(const char *type, const char *option, void *arg)
+{
+	char *bad = arg;
+
+	(void)type;
+	if (option == NULL || ag_pam_option_ok(option))
+		return 0;
+	snprintf(bad, 256, "%.200s", option);
+	return 1;
+}
+
 /* Every pam_agentgate.so line's options are ones the module knows: it
  * refuses every login over a typo, and says so only in syslog. */
 static void
 check_pam_options(struct doctor *d, const char *path)
 {
-	char line[1024], bad[256] = "", what[PATH_MAX + 64];
-	FILE *fp;
+	char bad[256] = "", what[PATH_MAX + 64];
 
-	if ((fp = fopen(path, "re")) == NULL)
-		return;
-	while (fgets(line, sizeof(line), fp) != NULL) {
-		char *tok, *save = NULL;
-		int module = 0;
-
-		for (tok = strtok_r(line, " \t\n", &save); tok != NULL && *tok != '#';
-		    tok = strtok_r(NULL, " \t\n", &save)) {
-			const char *base = strrchr(tok, '/');
-
-			if (!module) {
-				module = strcmp(base != NULL ? base + 1 : tok,
-				    "pam_agentgate.so") == 0;
-				continue;
-			}
-			if (!ag_pam_option_ok(tok) && bad[0] == '\0')
-				snprintf(bad, sizeof(bad), "%.200s", tok);
-		}
-	}
-	fclose(fp);
+	(void)each_agentgate_option(path, 0, unknown_option, bad);
 	snprintf(what, sizeof(what), "every pam_agentgate.so option in %s is known", path);
 	check(d, bad[0] == '\0', what, "'%s' is not an option of pam_agentgate.so (see "
 	    "pam_agentgate(8)); the module refuses every login until it is fixed", bad);
