@@ -4,7 +4,8 @@
  * to write policies; the test suite uses it for decision tests.
  *
  * Exit status: 0 allow, 1 deny, 2 ask, 3 the line does not parse (or is
- * incomplete), 4 usage or configuration error.
+ * incomplete), 4 usage or configuration error.  With --ask, an ask ends
+ * in the validator's verdict (0 or 1).
  */
 #include "agconfig.h"
 
@@ -28,6 +29,7 @@
 #include "parse/shparse.h"
 #include "common/strbuf.h"
 #include "core/core.h"
+#include "validate/validator.h"
 
 #define EX_ALLOW	0
 #define EX_DENY		1
@@ -40,7 +42,7 @@ explain_usage(FILE *fp)
 {
 	fprintf(fp,
 	    "Usage: agentgate explain [--config FILE] [--profile NAME] [--user NAME]\n"
-	    "                         [--json] [--cwd DIR] -- COMMAND...|-\n"
+	    "                         [--json] [--cwd DIR] [--ask] -- COMMAND...|-\n"
 	    "\n"
 	    "Show how the gateway would judge COMMAND under a profile, without\n"
 	    "running it: one line per simple command with the program it resolves\n"
@@ -55,6 +57,8 @@ explain_usage(FILE *fp)
 	    "                      $HOME as ~)\n"
 	    "  -j, --json          print one JSON object instead of text\n"
 	    "  -C, --cwd DIR       working directory to decide in (default: current)\n"
+	    "  -a, --ask           when the decision is ask, ask the profile's validator\n"
+	    "                      now and show its answer (exit 0 allow, 1 deny)\n"
 	    "  -h, --help          show this help and exit\n"
 	    "\n"
 	    "Exit status: 0 allow, 1 deny, 2 ask, 3 parse error, 4 usage or\n"
@@ -89,10 +93,39 @@ read_stdin(size_t *lenp)
 	return ag_strbuf_detach(&sb, lenp);
 }
 
+/* Who an ask goes to, and with --ask what it said. */
+static json_object *
+ask_json(const struct ag_validator *v, const struct ag_ask_result *r)
+{
+	json_object *o = json_object_new_object();
+
+	if (o == NULL)
+		return NULL;
+	json_object_object_add(o, "name", json_object_new_string(v->name));
+	json_object_object_add(o, "kind", json_object_new_string(ag_validator_kind_name(v->kind)));
+	json_object_object_add(o, "url", json_object_new_string(v->url));
+	if (r == NULL)
+		return o;
+	json_object_object_add(o, "verdict", json_object_new_string(r->allow ? "allow" : "deny"));
+	json_object_object_add(o, "reason", json_object_new_string(r->reason));
+	if (r->error_class != NULL) {
+		json_object_object_add(o, "error_class", json_object_new_string(r->error_class));
+		json_object_object_add(o, "error", json_object_new_string(r->error));
+	}
+	if (r->has_confidence)
+		json_object_object_add(o, "confidence", json_object_new_double(r->confidence));
+	json_object_object_add(o, "latency_ms", json_object_new_int64(r->latency_ms));
+	if (r->http_status > 0)
+		json_object_object_add(o, "http_status", json_object_new_int64(r->http_status));
+	return o;
+}
+
 static int
-print_json(const struct ag_decision *d)
+print_json(const struct ag_decision *d, const struct ag_validator *v,
+    const struct ag_ask_result *answer)
 {
 	json_object *o = json_object_new_object(), *cmds = json_object_new_array();
+	const struct ag_ask_result *ar = answer;
 	size_t i;
 	int r = 0;
 
@@ -124,6 +157,8 @@ print_json(const struct ag_decision *d)
 		json_object_array_add(cmds, jc);
 	}
 	json_object_object_add(o, "commands", cmds);
+	if (d->verdict == AG_ASK && v != NULL)
+		json_object_object_add(o, "validator", ask_json(v, ar));
 	if (r == 0)
 		printf("%s\n", json_object_to_json_string_ext(o,
 		    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
@@ -141,7 +176,8 @@ print_text_field(const char *s, size_t max)
 }
 
 static void
-print_text(const struct ag_decision *d, const char *profile)
+print_text(const struct ag_decision *d, const char *profile, const struct ag_validator *v,
+    const struct ag_ask_result *r)
 {
 	size_t i;
 
@@ -157,6 +193,24 @@ print_text(const struct ag_decision *d, const char *profile)
 	printf("decision: %s\n", ag_verdict_name(d->verdict));
 	printf("reason: %s\n", d->reason);
 	printf("rule: %s\n", d->rule);
+	if (d->verdict != AG_ASK)
+		return;
+	if (v == NULL) {
+		printf("validator: none (the gateway refuses it)\n");
+		return;
+	}
+	printf("would ask validator '%s' (%s, %s)\n", v->name, ag_validator_kind_name(v->kind),
+	    v->url);
+	if (r == NULL)
+		return;
+	if (r->error_class != NULL)
+		printf("validator: deny, no usable answer (%s: %s)\n", r->error_class, r->error);
+	else
+		printf("validator: %s: %s\n", r->allow ? "allow" : "deny",
+		    r->reason[0] ? r->reason : "(no reason given)");
+	if (r->has_confidence)
+		printf("confidence: %.2f\n", r->confidence);
+	printf("latency: %ld ms\n", r->latency_ms);
 }
 
 int
@@ -168,6 +222,7 @@ ag_cmd_explain(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "cwd", required_argument, NULL, 'C' },
 		{ "user", required_argument, NULL, 'u' },
+		{ "ask", no_argument, NULL, 'a' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -182,12 +237,14 @@ ag_cmd_explain(int argc, char **argv)
 	char cwd[PATH_MAX];
 	char *line = NULL;
 	size_t len = 0;
-	int ch, json = 0, began = 0, rc = EX_USAGE;
+	struct ag_ask_result ans, *answer = NULL;
+	const struct ag_validator *v;
+	int ch, json = 0, ask = 0, began = 0, rc = EX_USAGE;
 
 	optind = 1;
 	opterr = 0;
 	/* '+': stop at the command, whose words may look like options */
-	while ((ch = getopt_long(argc, argv, "+:f:p:jC:u:h", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "+:f:p:jC:u:ah", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'f':
 			path = optarg;
@@ -203,6 +260,9 @@ ag_cmd_explain(int argc, char **argv)
 			break;
 		case 'u':
 			uname = optarg;
+			break;
+		case 'a':
+			ask = 1;
 			break;
 		case 'h':
 			explain_usage(stdout);
@@ -301,6 +361,8 @@ ag_cmd_explain(int argc, char **argv)
 	cp.pw = &pwd;
 	cp.origin.cwd = cwd;
 	cp.decide_only = 1;
+	cp.ask = ask;
+	cp.config_from_caller = 1;	/* explain holds no privilege anyway */
 	if (ag_core_begin(&core, &cp, &err) < 0) {
 		fprintf(stderr, "agentgate: explain: %s\n", err.msg);
 		goto out;
@@ -311,16 +373,22 @@ ag_cmd_explain(int argc, char **argv)
 		ag_decision_free(&d);
 		goto out;
 	}
+	v = prof->unknown == AG_UNKNOWN_ASK ? prof->validator : NULL;
+	if (ask && d.verdict == AG_ASK && !d.parse_error && ag_core_ask(&core, line, len, &d,
+	    &ans) == 0)
+		answer = &ans;
 	if (json) {
-		if (print_json(&d) < 0) {
+		if (print_json(&d, v, answer) < 0) {
 			fprintf(stderr, "agentgate: explain: out of memory\n");
 			ag_decision_free(&d);
 			goto out;
 		}
 	} else
-		print_text(&d, prof->name ? prof->name : "?");
+		print_text(&d, prof->name ? prof->name : "?", v, answer);
 	rc = d.parse_error ? EX_PARSE : d.verdict == AG_ALLOW ? EX_ALLOW :
 	    d.verdict == AG_ASK ? EX_ASK : EX_DENY;
+	if (answer != NULL)
+		rc = answer->allow ? EX_ALLOW : EX_DENY;
 	ag_decision_free(&d);
 	if (fflush(stdout) == EOF || ferror(stdout)) {
 		fprintf(stderr, "agentgate: explain: cannot write to standard output\n");

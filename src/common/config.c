@@ -1039,8 +1039,14 @@ static const char *const feature_names[] = { "allow", "deny", NULL };
 static const char *const unknown_names[] = { "deny", "ask", NULL };
 static const char *const tier_names[] = { "strict", "developer", NULL };
 static const char *const transfer_names[] = { "off", "read", "write", NULL };
-static const char *const kind_names[] = { "openai", "webhook", NULL };
-static const char *const on_error_names[] = { "deny", "allow", NULL };
+/* in the order of enum ag_validator_kind */
+static const char *const kind_names[] = { "openai", "anthropic", "opa", "webhook", NULL };
+
+const char *
+ag_validator_kind_name(enum ag_validator_kind k)
+{
+	return (size_t)k < sizeof(kind_names) / sizeof(kind_names[0]) - 1 ? kind_names[k] : "?";
+}
 
 struct pctx {
 	struct ag_profile	*p;
@@ -1318,19 +1324,63 @@ validator_kind(struct ctx *c, const char *key, const struct ynode *k,
 	(void)k;
 	if (cf_get_enum(c, v, key, kind_names, &e) == -1)
 		return -1;
-	free(val->kind);
-	if ((val->kind = strdup(kind_names[e])) == NULL)
-		return cf_oom(c, v);
+	val->kind = (enum ag_validator_kind)e;
+	return 0;
+}
+
+/* Older policies say `on_error: deny`; nothing else was ever safe. */
+static int
+validator_on_error(struct ctx *c, const char *key, const struct ynode *k,
+    const struct ynode *v, void *arg)
+{
+	(void)k;
+	(void)arg;
+	if (cf_want_scalar(c, v, key, "deny") == -1)
+		return -1;
+	if (strcmp(v->s, "deny") != 0)
+		return cf_err_node(c, v, "'%s: %s' is not possible: a validator that cannot "
+		    "answer always refuses (there is no fail-open mode); remove the key",
+		    key, cf_quote(c, v->s));
+	return 0;
+}
+
+/* A fraction from 0 to 1, as a plain decimal ("0.8"). */
+static int
+validator_min_confidence(struct ctx *c, const char *key, const struct ynode *k,
+    const struct ynode *v, void *arg)
+{
+	struct ag_validator *val = arg;
+	char *end;
+	double d;
+
+	(void)k;
+	if (cf_want_scalar(c, v, key, "a number from 0 to 1") == -1)
+		return -1;
+	errno = 0;
+	d = strtod(v->s, &end);
+	if (v->s[0] == '\0' || *end != '\0' || errno != 0 || !(d >= 0.0 && d <= 1.0) ||
+	    strspn(v->s, "0123456789.") != strlen(v->s))
+		return cf_err_node(c, v, "'%s' must be a number from 0 to 1, got '%s'", key,
+		    cf_quote(c, v->s));
+	val->min_confidence = d;
+	val->has_min_confidence = 1;
 	return 0;
 }
 
 static const struct cf_field validator_fields[] = {
+	CF_FIELD("name", CF_STRING, struct ag_validator, name),
 	CF_FIELD("url", CF_URL, struct ag_validator, url),
 	CF_READ("kind", validator_kind),
 	CF_FIELD("model", CF_STRING, struct ag_validator, model),
 	CF_FIELD("api_key_file", CF_ABS_PATH, struct ag_validator, api_key_file),
+	CF_FIELD("prompt_file", CF_ABS_PATH, struct ag_validator, prompt_file),
 	CF_COUNT_OF("timeout_ms", struct ag_validator, timeout_ms, 600000),
-	CF_ENUM_OF("on_error", struct ag_validator, on_error, on_error_names),
+	CF_COUNT_OF("max_command_bytes", struct ag_validator, max_command_bytes, 1048576),
+	CF_COUNT_OF("max_answer_bytes", struct ag_validator, max_answer_bytes, 16777216),
+	CF_COUNT_OF("max_per_minute", struct ag_validator, max_per_minute, 100000),
+	CF_COUNT_OF("max_tokens", struct ag_validator, max_tokens, 100000),
+	CF_READ("min_confidence", validator_min_confidence),
+	CF_READ("on_error", validator_on_error),
 	CF_END
 };
 
@@ -1448,7 +1498,10 @@ profile_validator(struct ctx *c, const char *key, const struct ynode *k,
 	if ((p->validator = calloc(1, sizeof(*p->validator))) == NULL)
 		return cf_oom(c, v);
 	p->validator->timeout_ms = 4000;
-	p->validator->on_error = AG_ON_ERROR_DENY;
+	p->validator->max_command_bytes = 8192;
+	p->validator->max_answer_bytes = 65536;
+	p->validator->max_per_minute = 30;
+	p->validator->max_tokens = 512;
 	p->validator->pos.line = v->line;
 	p->validator->pos.col = v->col;
 	if (cf_walk_fields(c, v, key, section_what(what, sizeof(what), p, key),
@@ -1456,12 +1509,22 @@ profile_validator(struct ctx *c, const char *key, const struct ynode *k,
 		return -1;
 	if (p->validator->url == NULL)
 		return cf_err_node(c, v, "profiles.%s.validator has no 'url'", p->name);
-	if (p->validator->kind == NULL &&
-	    (p->validator->kind = strdup("openai")) == NULL)
+	if (p->validator->name != NULL && !cf_name_ok(p->validator->name, ""))
+		return cf_err_node(c, cf_map_get(v, "name"), "profiles.%s.validator.name may "
+		    "contain only letters, digits, '_', '-' and '.' (at most %d)", p->name,
+		    MAX_NAME);
+	if ((p->validator->kind == AG_VK_OPENAI || p->validator->kind == AG_VK_ANTHROPIC) &&
+	    p->validator->model == NULL)
+		return cf_err_node(c, v, "profiles.%s.validator of kind '%s' needs "
+		    "a 'model'", p->name, ag_validator_kind_name(p->validator->kind));
+	if (p->validator->prompt_file != NULL && (p->validator->kind == AG_VK_OPA ||
+	    p->validator->kind == AG_VK_WEBHOOK))
+		return cf_err_node(c, cf_map_get(v, "prompt_file"), "profiles.%s.validator: "
+		    "'prompt_file' is for the LLM kinds (openai, anthropic), not '%s'", p->name,
+		    ag_validator_kind_name(p->validator->kind));
+	if (p->validator->name == NULL &&
+	    (p->validator->name = strdup(ag_validator_kind_name(p->validator->kind))) == NULL)
 		return cf_oom(c, v);
-	if (strcmp(p->validator->kind, "openai") == 0 && p->validator->model == NULL)
-		return cf_err_node(c, v, "profiles.%s.validator of kind 'openai' needs "
-		    "a 'model'", p->name);
 	return 0;
 }
 
@@ -1626,7 +1689,6 @@ _Static_assert(sizeof(enum ag_feature) == sizeof(int), "enum ag_feature is an in
 _Static_assert(sizeof(enum ag_transfer) == sizeof(int), "enum ag_transfer is an int");
 _Static_assert(sizeof(enum ag_unknown) == sizeof(int), "enum ag_unknown is an int");
 _Static_assert(sizeof(enum ag_tier) == sizeof(int), "enum ag_tier is an int");
-_Static_assert(sizeof(enum ag_on_error) == sizeof(int), "enum ag_on_error is an int");
 
 void
 ag_config_each_key(void (*fn)(const char *section, const char *key, void *arg), void *arg)
@@ -1844,10 +1906,11 @@ profile_free(struct ag_profile *p)
 	cf_strlist_free(&p->env_set_keys);
 	cf_strlist_free(&p->env_set_vals);
 	if (p->validator != NULL) {
+		free(p->validator->name);
 		free(p->validator->url);
-		free(p->validator->kind);
 		free(p->validator->model);
 		free(p->validator->api_key_file);
+		free(p->validator->prompt_file);
 		free(p->validator);
 	}
 }

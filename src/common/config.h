@@ -36,7 +36,6 @@ enum ag_unknown      { AG_UNKNOWN_DENY = 0, AG_UNKNOWN_ASK };
 enum ag_tier         { AG_TIER_STRICT = 0, AG_TIER_DEVELOPER };
 enum ag_feature      { AG_FEATURE_ALLOW = 0, AG_FEATURE_DENY };
 enum ag_transfer     { AG_TRANSFER_OFF = 0, AG_TRANSFER_READ, AG_TRANSFER_WRITE };
-enum ag_on_error     { AG_ON_ERROR_DENY = 0, AG_ON_ERROR_ALLOW };
 
 /* Where a thing was written in the file, for messages and audit "rule". */
 struct ag_pos {
@@ -86,15 +85,37 @@ struct ag_limits {			/* 0 = not set (no limit / built-in default) */
 	long long	memory;		/* RLIMIT_DATA, bytes; -1 "unlimited" */
 };
 
-struct ag_validator {
-	char		*url;
-	char		*kind;		/* "openai" (chat completions) or "webhook" */
-	char		*model;
-	char		*api_key_file;
-	long		 timeout_ms;	/* default 4000 */
-	enum ag_on_error on_error;	/* default deny */
-	struct ag_pos	 pos;
+/*
+ * profiles.NAME.validator: who is asked about a command the rules leave
+ * unknown when `unknown: ask` (validate/validator.h).  There is no
+ * fail-open setting: whatever goes wrong asking is a refusal.
+ */
+enum ag_validator_kind {
+	AG_VK_OPENAI = 0,	/* Chat Completions (also Ollama, llama.cpp, vLLM) */
+	AG_VK_ANTHROPIC,	/* the Messages API */
+	AG_VK_OPA,		/* Open Policy Agent's data API */
+	AG_VK_WEBHOOK,		/* the request document, answered with a decision */
 };
+
+struct ag_validator {
+	char			*name;		/* for messages and the audit; default: the kind */
+	char			*url;
+	enum ag_validator_kind	 kind;		/* default openai */
+	char			*model;		/* openai, anthropic: required */
+	char			*api_key_file;
+	char			*prompt_file;	/* LLM kinds: the system prompt; NULL: built in */
+	long			 timeout_ms;	/* the whole budget, retry included; default 4000 */
+	long			 max_command_bytes;	/* longer commands are refused unasked */
+	long			 max_answer_bytes;	/* a longer answer is a refusal */
+	long			 max_per_minute;	/* asks per session per minute; 0: none */
+	long			 max_tokens;	/* anthropic's max_tokens */
+	int			 has_min_confidence;
+	double			 min_confidence;	/* 0..1; an answer below it is a deny */
+	struct ag_pos		 pos;
+};
+
+/* "openai", "anthropic", "opa", "webhook" */
+const char *ag_validator_kind_name(enum ag_validator_kind k);
 
 struct ag_profile {
 	char			*name;

@@ -4,16 +4,21 @@
 #include "agconfig.h"
 
 #include <curl/curl.h>
+#include <ctype.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "common/http.h"
 
 struct ag_http {
 	CURL			*curl;
 	struct curl_slist	*headers;
+	long			 connect_ms;	/* at most this to connect */
+	long			 total_ms;	/* ag_http_post's budget */
 };
 
 void
@@ -40,15 +45,6 @@ ag_http_shown_url(const char *url, char *out, size_t len)
 	curl_url_cleanup(h);
 }
 
-/* The answer is not read: a status code is all that counts. */
-static size_t
-discard(char *p, size_t size, size_t n, void *arg)
-{
-	(void)p;
-	(void)arg;
-	return size * n;
-}
-
 struct ag_http *
 ag_http_new(const char *url, const char *content_type, long connect_ms, long total_ms,
     char *why, size_t whylen)
@@ -67,6 +63,8 @@ ag_http_new(const char *url, const char *content_type, long connect_ms, long tot
 	}
 	if ((h = calloc(1, sizeof(*h))) == NULL || (h->curl = curl_easy_init()) == NULL)
 		goto oom;
+	h->connect_ms = connect_ms;
+	h->total_ms = total_ms;
 	snprintf(ct, sizeof(ct), "Content-Type: %s", content_type);
 	if ((l = curl_slist_append(NULL, ct)) == NULL)
 		goto oom;
@@ -94,7 +92,6 @@ ag_http_new(const char *url, const char *content_type, long connect_ms, long tot
 	    curl_easy_setopt(h->curl, CURLOPT_HTTPHEADER, h->headers) != CURLE_OK ||
 	    curl_easy_setopt(h->curl, CURLOPT_USERAGENT, PACKAGE_NAME "/" PACKAGE_VERSION) !=
 	    CURLE_OK ||
-	    curl_easy_setopt(h->curl, CURLOPT_WRITEFUNCTION, discard) != CURLE_OK ||
 	    curl_easy_setopt(h->curl, CURLOPT_POST, 1L) != CURLE_OK) {
 		snprintf(why, whylen, "libcurl refused an option");
 		ag_http_free(h);
@@ -107,22 +104,145 @@ oom:
 	return NULL;
 }
 
-int
-ag_http_post(struct ag_http *h, const char *body, size_t n, long *status, char *why,
-    size_t whylen)
+/* What an exchange gathers while libcurl reads the answer. */
+struct sink {
+	char	*buf;
+	size_t	 len, size;	/* size: allocated */
+	size_t	 cap;		/* most kept; 0: read and drop */
+	int	 over;		/* the answer passed cap */
+	long	 retry_after_ms;
+};
+
+static size_t
+keep(char *p, size_t size, size_t n, void *arg)
+{
+	struct sink *k = arg;
+	size_t add = size * n;
+	char *nb;
+
+	if (k->cap == 0)
+		return add;
+	if (add > k->cap - k->len) {
+		k->over = 1;
+		return 0;	/* libcurl stops with CURLE_WRITE_ERROR */
+	}
+	if (k->len + add + 1 > k->size) {
+		size_t want = k->size ? k->size : 4096;
+
+		while (want < k->len + add + 1)
+			want *= 2;
+		if ((nb = realloc(k->buf, want)) == NULL)
+			return 0;
+		k->buf = nb;
+		k->size = want;
+	}
+	memcpy(k->buf + k->len, p, add);
+	k->len += add;
+	k->buf[k->len] = '\0';
+	return add;
+}
+
+/* Retry-After in its seconds form; a date is treated as absent. */
+static size_t
+header(char *p, size_t size, size_t n, void *arg)
+{
+	struct sink *k = arg;
+	size_t len = size * n, i = 12;
+	long v = 0;
+
+	if (len > 12 && strncasecmp(p, "Retry-After:", 12) == 0) {
+		while (i < len && (p[i] == ' ' || p[i] == '\t'))
+			i++;
+		if (i < len && isdigit((unsigned char)p[i])) {
+			for (; i < len && isdigit((unsigned char)p[i]) && v < 86400; i++)
+				v = v * 10 + (p[i] - '0');
+			k->retry_after_ms = v * 1000;
+		}
+	}
+	return len;
+}
+
+const char *
+ag_http_fail_name(enum ag_http_fail f)
+{
+	static const char *const names[] = { "ok", "dns", "connect", "tls", "timeout",
+	    "too-big", "http-status", "transport" };
+
+	return (size_t)f < sizeof(names) / sizeof(names[0]) ? names[f] : "transport";
+}
+
+static enum ag_http_fail
+fail_of(CURLcode rc, int over)
+{
+	if (over)
+		return AG_HTTP_TOO_BIG;
+	switch (rc) {
+	case CURLE_COULDNT_RESOLVE_HOST:
+	case CURLE_COULDNT_RESOLVE_PROXY:
+		return AG_HTTP_DNS;
+	case CURLE_COULDNT_CONNECT:
+		return AG_HTTP_CONNECT;
+	case CURLE_OPERATION_TIMEDOUT:
+		return AG_HTTP_TIMEOUT;
+	case CURLE_SSL_CONNECT_ERROR:
+	case CURLE_PEER_FAILED_VERIFICATION:
+	case CURLE_SSL_CERTPROBLEM:
+	case CURLE_SSL_CIPHER:
+	case CURLE_SSL_CACERT_BADFILE:
+	case CURLE_SSL_ISSUER_ERROR:
+	case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+	case CURLE_SSL_INVALIDCERTSTATUS:
+	case CURLE_SSL_ENGINE_INITFAILED:
+	case CURLE_USE_SSL_FAILED:
+		return AG_HTTP_TLS;
+	default:
+		return AG_HTTP_TRANSPORT;
+	}
+}
+
+enum ag_http_fail
+ag_http_exchange(struct ag_http *h, const char *const *headers, const char *body, size_t n,
+    long total_ms, size_t cap, struct ag_http_reply *r, char *why, size_t whylen)
 {
 	char ebuf[CURL_ERROR_SIZE];
 	struct sigaction ign, old;
+	struct curl_slist *l = NULL, *t;
+	struct sink k;
 	CURLcode rc;
 	long code = 0;
+	size_t i;
+	enum ag_http_fail f = AG_HTTP_OK;
 
-	*status = 0;
+	memset(r, 0, sizeof(*r));
+	r->retry_after_ms = -1;
+	memset(&k, 0, sizeof(k));
+	k.cap = cap;
+	k.retry_after_ms = -1;
 	ebuf[0] = '\0';
+	for (t = h->headers; t != NULL; t = t->next)
+		if ((l = curl_slist_append(l, t->data)) == NULL)
+			goto oom;
+	for (i = 0; headers != NULL && headers[i] != NULL; i++)
+		if ((t = curl_slist_append(l, headers[i])) == NULL)
+			goto oom;
+		else
+			l = t;
+	if (total_ms < 1)
+		total_ms = 1;
 	if (curl_easy_setopt(h->curl, CURLOPT_ERRORBUFFER, ebuf) != CURLE_OK ||
+	    curl_easy_setopt(h->curl, CURLOPT_HTTPHEADER, l) != CURLE_OK ||
+	    curl_easy_setopt(h->curl, CURLOPT_TIMEOUT_MS, total_ms) != CURLE_OK ||
+	    curl_easy_setopt(h->curl, CURLOPT_CONNECTTIMEOUT_MS,
+		h->connect_ms < total_ms ? h->connect_ms : total_ms) != CURLE_OK ||
+	    curl_easy_setopt(h->curl, CURLOPT_WRITEFUNCTION, keep) != CURLE_OK ||
+	    curl_easy_setopt(h->curl, CURLOPT_WRITEDATA, &k) != CURLE_OK ||
+	    curl_easy_setopt(h->curl, CURLOPT_HEADERFUNCTION, header) != CURLE_OK ||
+	    curl_easy_setopt(h->curl, CURLOPT_HEADERDATA, &k) != CURLE_OK ||
 	    curl_easy_setopt(h->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)n) != CURLE_OK ||
 	    curl_easy_setopt(h->curl, CURLOPT_POSTFIELDS, body) != CURLE_OK) {
 		snprintf(why, whylen, "libcurl refused an option");
-		return -1;
+		f = AG_HTTP_TRANSPORT;
+		goto out;
 	}
 	/* a server that hangs up must not kill the session with SIGPIPE */
 	memset(&ign, 0, sizeof(ign));
@@ -131,18 +251,59 @@ ag_http_post(struct ag_http *h, const char *body, size_t n, long *status, char *
 	(void)sigaction(SIGPIPE, &ign, &old);
 	rc = curl_easy_perform(h->curl);
 	(void)sigaction(SIGPIPE, &old, NULL);
-	(void)curl_easy_setopt(h->curl, CURLOPT_ERRORBUFFER, NULL);
-	if (rc != CURLE_OK) {
-		snprintf(why, whylen, "%s", ebuf[0] != '\0' ? ebuf : curl_easy_strerror(rc));
-		return -1;
-	}
 	(void)curl_easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, &code);
-	*status = code;
+	r->status = code;
+	r->retry_after_ms = k.retry_after_ms;
+	if (rc != CURLE_OK) {
+		f = fail_of(rc, k.over);
+		if (f == AG_HTTP_TOO_BIG)
+			snprintf(why, whylen, "the answer is longer than %zu bytes", cap);
+		else
+			snprintf(why, whylen, "%s", ebuf[0] != '\0' ? ebuf : curl_easy_strerror(rc));
+		goto out;
+	}
 	if (code < 200 || code > 299) {
 		snprintf(why, whylen, "answered HTTP %ld", code);
-		return -1;
+		f = AG_HTTP_STATUS;
 	}
-	return 0;
+out:
+	r->body = k.buf;
+	r->len = k.len;
+	k.buf = NULL;
+	/* the list may hold a key: nothing of it outlives the request */
+	(void)curl_easy_setopt(h->curl, CURLOPT_HTTPHEADER, h->headers);
+	(void)curl_easy_setopt(h->curl, CURLOPT_ERRORBUFFER, NULL);
+	for (t = l; t != NULL; t = t->next)
+		explicit_bzero(t->data, strlen(t->data));
+	curl_slist_free_all(l);
+	return f;
+oom:
+	snprintf(why, whylen, "out of memory");
+	for (t = l; t != NULL; t = t->next)
+		explicit_bzero(t->data, strlen(t->data));
+	curl_slist_free_all(l);
+	return AG_HTTP_TRANSPORT;
+}
+
+void
+ag_http_reply_free(struct ag_http_reply *r)
+{
+	free(r->body);
+	r->body = NULL;
+	r->len = 0;
+}
+
+int
+ag_http_post(struct ag_http *h, const char *body, size_t n, long *status, char *why,
+    size_t whylen)
+{
+	struct ag_http_reply r;
+	enum ag_http_fail f;
+
+	f = ag_http_exchange(h, NULL, body, n, h->total_ms, 0, &r, why, whylen);
+	*status = r.status;
+	ag_http_reply_free(&r);
+	return f == AG_HTTP_OK ? 0 : -1;
 }
 
 void

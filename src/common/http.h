@@ -30,6 +30,40 @@ struct ag_http *ag_http_new(const char *url, const char *content_type, long conn
 int	ag_http_post(struct ag_http *h, const char *body, size_t n, long *status, char *why,
 	    size_t whylen);
 
+/* Why an exchange failed, for callers that must name the class of failure. */
+enum ag_http_fail {
+	AG_HTTP_OK = 0,
+	AG_HTTP_DNS,		/* the name did not resolve */
+	AG_HTTP_CONNECT,	/* no connection */
+	AG_HTTP_TLS,		/* handshake or certificate */
+	AG_HTTP_TIMEOUT,	/* the time given ran out */
+	AG_HTTP_TOO_BIG,	/* the answer passed the cap */
+	AG_HTTP_STATUS,		/* answered, but not 2xx */
+	AG_HTTP_TRANSPORT,	/* anything else on the way */
+};
+const char *ag_http_fail_name(enum ag_http_fail f);	/* "dns", "connect", ... */
+
+/* One answer: its status and at most cap bytes of its body, NUL-terminated. */
+struct ag_http_reply {
+	long	 status;		/* 0 when none came */
+	char	*body;			/* malloc'd; NULL when there was none */
+	size_t	 len;
+	long	 retry_after_ms;	/* Retry-After in seconds, as ms; -1 absent */
+};
+
+/*
+ * POST body with the extra header lines (NULL-terminated, "Name: value";
+ * they may hold a secret: they are copied into no message), giving the
+ * whole exchange at most total_ms, and keep at most cap bytes of the
+ * answer.  0 on a 2xx answer; otherwise the class of failure with why
+ * (never the headers) and r filled with what came (free it either way
+ * with ag_http_reply_free).
+ */
+enum ag_http_fail ag_http_exchange(struct ag_http *h, const char *const *headers,
+	    const char *body, size_t n, long total_ms, size_t cap, struct ag_http_reply *r,
+	    char *why, size_t whylen);
+void	ag_http_reply_free(struct ag_http_reply *r);
+
 void	ag_http_free(struct ag_http *h);
 
 /* url without credentials or query, for messages; "(the server)" if unparsable. */

@@ -1,6 +1,6 @@
 /*
  * command.c - one command line's path through the gateway, stage by stage
- * (core.h): parse -> decide -> admit -> run -> apply -> record.
+ * (core.h): parse -> decide -> ask -> admit -> run -> apply -> record.
  *
  * Each stage reads and fills one struct cmd.  A stage that refuses fills
  * the record (decision, reason, rule), says why on stderr and stops the
@@ -26,6 +26,7 @@
 #include "policy/execpolicy.h"
 #include "policy/policy.h"
 #include "policy/transfer.h"
+#include "validate/validator.h"
 
 #ifndef AG_BASH
 #define AG_BASH "/bin/bash"
@@ -40,12 +41,16 @@ struct cmd {
 	struct ag_decision	 d;		/* decide */
 	struct ag_xfer		 xfer;		/* decide: a file transfer, or none */
 	int			 decided;	/* d was filled before the decide stage */
+	struct ag_ask_result	 ask;		/* ask: the validator's answer */
+	struct ag_audit_ask	 ask_rec;	/* ... as the audit records it */
+	int			 asked;		/* ask and ask_rec are filled */
+	char			 ask_rule[160];	/* "validator:NAME" */
 	struct ag_audit_cmd	 rec;		/* what record writes */
 	struct ag_run_result	 res;		/* run */
 	int			 ran_runner;	/* res is filled */
 	int			 status;	/* $? the line ends with */
 	int			 end_session;
-	char			 why[sizeof(((struct ag_decision *)0)->reason) + AG_ERR_MSG_MAX];
+	char			 why[sizeof(((struct ag_decision *)0)->reason) + 2 * AG_ERR_MSG_MAX];
 						/* a refusal's reason */
 };
 
@@ -128,15 +133,90 @@ stage_decide(struct ag_core *core, struct cmd *c)
 	}
 	switch (c->d.verdict) {
 	case AG_ALLOW:
+	case AG_ASK:		/* the next stage's to settle */
 		return NEXT;
-	case AG_ASK:
-		snprintf(c->why, sizeof(c->why), "%s (this needs a validator's second opinion, "
-		    "which this version of agentgate does not ask for yet; refused)", c->d.reason);
-		return refuse(c, "deny", c->why, c->d.rule[0] ? c->d.rule : "unknown:ask");
 	default:
 		return refuse(c, "deny", c->d.reason[0] ? c->d.reason : "refused by policy",
 		    c->d.rule);
 	}
+}
+
+/* ---- ask -------------------------------------------------------------------- */
+
+/* The rules' own words without their "ask: " lead, for a message after ours. */
+static const char *
+rules_said(const struct cmd *c)
+{
+	return strncmp(c->d.reason, "ask: ", 5) == 0 ? c->d.reason + 5 : c->d.reason;
+}
+
+static void
+ask_record(struct ag_core *core, struct cmd *c)
+{
+	const struct ag_validator *v = ag_ask_conf(core->ask);
+	struct ag_audit_ask *k = &c->ask_rec;
+
+	k->name = v->name;
+	k->kind = ag_validator_kind_name(v->kind);
+	k->model = v->model;
+	k->prompt_sha256 = ag_ask_prompt_sha256(core->ask);
+	k->allow = c->ask.allow;
+	k->reason = c->ask.reason;
+	k->error_class = c->ask.error_class;
+	k->error = c->ask.error;
+	k->latency_ms = c->ask.latency_ms;
+	k->http_status = c->ask.http_status;
+	k->cache_hit = c->ask.cache_hit;
+	k->retried = c->ask.retried;
+	k->has_confidence = c->ask.has_confidence;
+	k->confidence = c->ask.confidence;
+	c->rec.ask = k;
+	c->asked = 1;
+}
+
+/*
+ * What the rules leave unknown under `unknown: ask`: the validator's
+ * verdict.  Only ASK reaches here; an allow from the validator runs the
+ * line under the same sandbox as any allowed line.
+ */
+static enum next
+stage_ask(struct ag_core *core, struct cmd *c)
+{
+	const struct ag_validator *v;
+	struct ag_ask_who who;
+
+	if (c->d.verdict != AG_ASK)
+		return NEXT;
+	if (core->ask == NULL) {
+		snprintf(c->why, sizeof(c->why), "%s (this needs a validator's second opinion "
+		    "and the profile has none; refused)", c->d.reason);
+		return refuse(c, "deny", c->why, c->d.rule[0] ? c->d.rule : "unknown:ask");
+	}
+	v = ag_ask_conf(core->ask);
+	memset(&who, 0, sizeof(who));
+	who.user = core->sess.user;
+	if (core->audit != NULL) {
+		const char *user;
+
+		ag_audit_who(core->audit, &user, &who.identity, &who.client);
+		who.session = ag_audit_session_id(core->audit);
+	}
+	(void)ag_ask(core->ask, c->line, c->len, core->sess.cwd, &c->d, &who, &c->ask);
+	ask_record(core, c);
+	snprintf(c->ask_rule, sizeof(c->ask_rule), "validator:%s", v->name);
+	if (c->ask.allow) {
+		snprintf(c->why, sizeof(c->why), "allowed by validator '%s'%s%s", v->name,
+		    c->ask.reason[0] ? ": " : "", c->ask.reason);
+		return NEXT;
+	}
+	if (c->ask.error_class != NULL)
+		snprintf(c->why, sizeof(c->why), "refused: validator '%.64s' gave no usable answer "
+		    "(%s: %s), and without one nothing the rules leave open runs; %s", v->name,
+		    c->ask.error_class, c->ask.error, rules_said(c));
+	else
+		snprintf(c->why, sizeof(c->why), "refused by validator '%.64s': %s; %s", v->name,
+		    c->ask.reason[0] ? c->ask.reason : "(no reason given)", rules_said(c));
+	return refuse(c, "ask-deny", c->why, c->ask_rule);
 }
 
 /* ---- admit ------------------------------------------------------------------ */
@@ -158,9 +238,15 @@ stage_admit(struct ag_core *core, struct cmd *c)
 			    "command was not run", err.msg);
 		return refuse(c, "deny", c->why, "audit:required");
 	}
-	c->rec.decision = "allow";
-	c->rec.reason = c->d.reason[0] ? c->d.reason : "allowed";
-	c->rec.rule = c->d.rule[0] ? c->d.rule : NULL;
+	if (c->asked) {
+		c->rec.decision = "ask-allow";
+		c->rec.reason = c->why;
+		c->rec.rule = c->ask_rule;
+	} else {
+		c->rec.decision = "allow";
+		c->rec.reason = c->d.reason[0] ? c->d.reason : "allowed";
+		c->rec.rule = c->d.rule[0] ? c->d.rule : NULL;
+	}
 	/* write-ahead: the decision is on the disk before anything runs, so a
 	 * gateway killed mid-command still leaves its trace */
 	if (core->audit != NULL && ag_audit_command_start(core->audit, &c->rec, &err) < 0) {
@@ -268,12 +354,31 @@ run_command(struct ag_core *core, struct cmd *c, struct ag_run_opts *o)
 	return NEXT;
 }
 
+/*
+ * Strict tier: the programs only the validator allowed may execute for
+ * this line alone (sandbox.h); whatever else it starts meets the usual
+ * rules.
+ */
+static int
+grant_asked(struct ag_core *core, struct cmd *c, struct ag_err *err)
+{
+	const char *progs[64];
+	size_t i, n = 0;
+
+	for (i = 0; i < c->d.ncmds && n < sizeof(progs) / sizeof(progs[0]); i++)
+		if (c->d.cmds[i].verdict == AG_ASK && c->d.cmds[i].path != NULL &&
+		    c->d.cmds[i].path[0] == '/')
+			progs[n++] = c->d.cmds[i].path;
+	return ag_sandbox_grant_once(core->sandbox, progs, n, err);
+}
+
 static enum next
 stage_run(struct ag_core *core, struct cmd *c)
 {
 	struct ag_session *s = &core->sess;
 	struct ag_run_opts o;
 	struct ag_err err;
+	enum next r;
 
 	c->rec.ran = 1;
 	if (c->xfer.kind == AG_XFER_NONE) {
@@ -287,12 +392,14 @@ stage_run(struct ag_core *core, struct cmd *c)
 			return NEXT;
 	}
 	ag_err_clear(&err);
-	if (ag_core_sandbox(core, &err) < 0) {
+	if (ag_core_sandbox(core, &err) < 0 || (c->asked && grant_asked(core, c, &err) < 0)) {
 		snprintf(c->why, sizeof(c->why), "%s", err.msg);
 		return refuse(c, "deny", c->why, "sandbox");
 	}
 	run_opts(core, &o);
-	return c->xfer.kind != AG_XFER_NONE ? run_transfer(core, c, &o) : run_command(core, c, &o);
+	r = c->xfer.kind != AG_XFER_NONE ? run_transfer(core, c, &o) : run_command(core, c, &o);
+	ag_sandbox_grant_end(core->sandbox);
+	return r;
 }
 
 /* ---- apply ------------------------------------------------------------------ */
@@ -402,7 +509,8 @@ ag_core_command(struct ag_core *core, const char *line, size_t len, int flags,
 	if (stage_parse(core, &c) == STOP)
 		goto out;		/* not a command: no record */
 	core->ncommands++;
-	if (stage_decide(core, &c) == NEXT && stage_admit(core, &c) == NEXT) {
+	if (stage_decide(core, &c) == NEXT && stage_ask(core, &c) == NEXT &&
+	    stage_admit(core, &c) == NEXT) {
 		/* what `agentgate sessions` shows while it runs */
 		ag_live_command(c.rec.command, c.rec.command_len);
 		if (stage_run(core, &c) == NEXT)
@@ -433,4 +541,18 @@ ag_core_decide(const struct ag_core *core, const char *line, size_t len,
 
 	policy_ctx(core, &ctx);
 	return ag_policy_check(&ctx, line, len, d);
+}
+
+int
+ag_core_ask(struct ag_core *core, const char *line, size_t len, const struct ag_decision *d,
+    struct ag_ask_result *r)
+{
+	struct ag_ask_who who;
+
+	if (core->ask == NULL)
+		return -1;
+	memset(&who, 0, sizeof(who));
+	who.user = core->sess.user;
+	(void)ag_ask(core->ask, line, len, core->sess.cwd, d, &who, r);
+	return 0;
 }

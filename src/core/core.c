@@ -13,6 +13,7 @@
 #include "exec/runner.h"
 #include "exec/sandbox.h"
 #include "front/repl.h"
+#include "validate/validator.h"
 
 #define MAX_GROUPS	1024
 
@@ -93,6 +94,14 @@ ag_core_begin(struct ag_core *core, const struct ag_core_params *p, struct ag_er
 		ag_session_free(&core->sess);
 		return -1;
 	}
+	/* read the key now, while nothing of the agent's runs yet */
+	if (p->profile->unknown == AG_UNKNOWN_ASK && p->profile->validator != NULL &&
+	    (!p->decide_only || p->ask) &&
+	    (core->ask = ag_ask_new(p->profile->validator, p->profile, p->config_from_caller,
+	    err)) == NULL) {
+		ag_session_free(&core->sess);
+		return -1;
+	}
 	return 0;
 }
 
@@ -102,6 +111,8 @@ ag_core_end(struct ag_core *core)
 	ag_core_term_end(core);
 	ag_sandbox_free(core->sandbox);
 	core->sandbox = NULL;
+	ag_ask_free(core->ask);
+	core->ask = NULL;
 	ag_runner_reap_all(0);
 	ag_session_free(&core->sess);
 }

@@ -12,6 +12,8 @@
  *              parse   the bash grammar (parse/)
  *              decide  the profile's verdict (policy/); a file-transfer
  *                      request is a verdict too
+ *              ask     what the rules leave unknown, under `unknown: ask`:
+ *                      the validator's verdict (validate/)
  *              admit   the audit record can be written before anything runs
  *              run     in the gateway (cd, exit), in a runner shell under
  *                      the sandbox (exec/), or a transfer program
@@ -38,6 +40,7 @@
 #include "policy/policy.h"
 #include "record/audit.h"
 
+struct ag_ask;
 struct ag_rec;
 struct ag_sandbox;
 
@@ -61,6 +64,7 @@ struct ag_core {
 	int			 pty;		/* stdin is a terminal: each command in a PTY */
 	unsigned long		 ncommands;	/* decisions made */
 	struct ag_sandbox	*sandbox;	/* prepared on first use */
+	struct ag_ask		*ask;		/* the profile's validator, or NULL */
 	int			 sandbox_noted;	/* best_effort note audited */
 	struct ag_rec		*rec;		/* the session's recording, or NULL */
 	char			 rec_error[AG_ERR_MSG_MAX];	/* why rec is gone, or "" */
@@ -77,6 +81,10 @@ struct ag_core_params {
 	struct ag_audit		*audit;		/* NULL: no records (explain) */
 	int			 tty;		/* commands are typed at a prompt */
 	int			 decide_only;	/* explain: no runner, nothing runs */
+	int			 ask;		/* decide_only: still make the validator
+						 * (explain --ask) */
+	int			 config_from_caller;	/* the policy is the caller's
+						 * --config: its secrets are read as the caller */
 };
 
 /*
@@ -128,6 +136,14 @@ int	ag_core_command(struct ag_core *core, const char *line, size_t len, int flag
  */
 int	ag_core_decide(const struct ag_core *core, const char *line, size_t len,
 	    struct ag_decision *d);
+
+/*
+ * The ask stage alone for a line d decided ASK (explain --ask): the
+ * validator's answer in r.  0, or -1 when the profile has no validator.
+ */
+struct ag_ask_result;
+int	ag_core_ask(struct ag_core *core, const char *line, size_t len,
+	    const struct ag_decision *d, struct ag_ask_result *r);
 
 /*
  * Make core->sandbox fit the session's current profile, home, cwd and PATH

@@ -376,13 +376,13 @@ add_read_split(struct build *b, const char *root, int depth)
 		return 0;	/* a whole directory left out (/dev/pts) */
 	if (!S_ISDIR(st.st_mode))
 		return is_hole(b, root) ? 0 :
-		    add_path_rule(b, b->sb->inner_fd, AT_FDCWD, root, b->rd_file);
+		    add_path_rule(b, b->rs_inner, AT_FDCWD, root, b->rd_file);
 	if (!has_hole_within(b, root))
-		return add_path_rule(b, b->sb->inner_fd, AT_FDCWD, root, b->rd_dir);
+		return add_path_rule(b, b->rs_inner, AT_FDCWD, root, b->rd_dir);
 	if (depth > MAX_DEPTH)
 		return 0;
 	/* listing stays possible; entries are granted one by one */
-	if (add_path_rule(b, b->sb->inner_fd, AT_FDCWD, root, LANDLOCK_ACCESS_FS_READ_DIR) < 0)
+	if (add_path_rule(b, b->rs_inner, AT_FDCWD, root, LANDLOCK_ACCESS_FS_READ_DIR) < 0)
 		return -1;
 	isprog = sb_plist_has(&b->progdirs, root);
 	if ((fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
@@ -410,7 +410,7 @@ add_read_split(struct build *b, const char *root, int depth)
 		if (type == DT_DIR)
 			rc = add_read_split(b, child, depth + 1);
 		else if (!isprog && !is_hole(b, child))
-			rc = add_path_rule(b, b->sb->inner_fd, AT_FDCWD, child, b->rd_file);
+			rc = add_path_rule(b, b->rs_inner, AT_FDCWD, child, b->rd_file);
 	}
 	closedir(d);
 	return rc;
@@ -608,30 +608,17 @@ static const char *const dev_writes[] = {
 	"/dev/null", "/dev/zero", "/dev/full", "/dev/tty", NULL
 };
 
+/*
+ * Per program from exec.v[from] on: the directory of each loader (the
+ * multiarch library directory) and the usual data and library trees named
+ * after it (/usr/lib/python3.11, /usr/share/git-core, ...).
+ */
 static int
-collect_reads(struct build *b)
+add_prog_reads(struct build *b, size_t from)
 {
 	size_t i, nexec = b->sb->exec.n;
 
-	if (expand_paths(b, &b->p->paths_read, &b->reads) < 0 ||
-	    expand_paths(b, &b->p->paths_write, &b->writes) < 0)
-		return -1;
-	for (i = 0; i < b->writes.n; i++)
-		if (!sb_plist_has(&b->reads, b->writes.v[i]) && sb_plist_add(&b->reads, b->writes.v[i]) < 0)
-			return ag_err_set(b->err, "out of memory");
-	for (i = 0; sys_reads[i] != NULL; i++) {
-		char real[PATH_MAX];
-
-		if (realpath(sys_reads[i], real) != NULL && !sb_plist_has(&b->reads, real) &&
-		    sb_plist_add(&b->reads, real) < 0)
-			return ag_err_set(b->err, "out of memory");
-	}
-	/*
-	 * Per program: the directory of each loader (the multiarch library
-	 * directory) and the usual data and library trees named after it
-	 * (/usr/lib/python3.11, /usr/share/git-core, ...).
-	 */
-	for (i = 0; i < nexec; i++) {
+	for (i = from; i < nexec; i++) {
 		static const char *const fmts[][2] = { { "/usr/lib/", "" }, { "/usr/share/", "" },
 		    { "/usr/lib/", "-core" }, { "/usr/share/", "-core" }, { "/usr/libexec/", "" },
 		    { NULL, NULL } };
@@ -655,6 +642,27 @@ collect_reads(struct build *b)
 		}
 	}
 	return 0;
+}
+
+static int
+collect_reads(struct build *b)
+{
+	size_t i;
+
+	if (expand_paths(b, &b->p->paths_read, &b->reads) < 0 ||
+	    expand_paths(b, &b->p->paths_write, &b->writes) < 0)
+		return -1;
+	for (i = 0; i < b->writes.n; i++)
+		if (!sb_plist_has(&b->reads, b->writes.v[i]) && sb_plist_add(&b->reads, b->writes.v[i]) < 0)
+			return ag_err_set(b->err, "out of memory");
+	for (i = 0; sys_reads[i] != NULL; i++) {
+		char real[PATH_MAX];
+
+		if (realpath(sys_reads[i], real) != NULL && !sb_plist_has(&b->reads, real) &&
+		    sb_plist_add(&b->reads, real) < 0)
+			return ag_err_set(b->err, "out of memory");
+	}
+	return add_prog_reads(b, 0);
 }
 
 /* ---- building the rulesets ---------------------------------------------- */
@@ -702,6 +710,49 @@ add_port_rules(struct build *b, const int *ports, size_t n, uint64_t access)
 	return 0;
 }
 
+/* The execute/read ruleset from sb->exec and b's reads and holes; its fd or -1. */
+static int
+build_inner(struct build *b)
+{
+	struct ag_sandbox *sb = b->sb;
+	size_t i;
+	int fd;
+
+	if ((fd = create_ruleset(b, b->h_inner, 0, 0)) < 0)
+		return -1;
+	b->rs_inner = fd;
+	if ((b->h_inner & LANDLOCK_ACCESS_FS_REFER) &&
+	    add_path_rule(b, fd, AT_FDCWD, "/", LANDLOCK_ACCESS_FS_REFER) < 0)
+		goto fail;
+	for (i = 0; i < sb->exec.n; i++)
+		if (add_path_rule(b, fd, AT_FDCWD, sb->exec.v[i],
+		    LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE) < 0)
+			goto fail;
+	for (i = 0; i < b->reads.n; i++)
+		if (add_read_split(b, b->reads.v[i], 0) < 0)
+			goto fail;
+	if (sb->private_tmp && add_fd_rule(b, fd, sb->tmp_fd, b->rd_dir) < 0)
+		goto fail;
+	/* the PID namespace's own /proc is another mount than the host's */
+	if (sb->proc_fd >= 0 && add_fd_rule(b, fd, sb->proc_fd, b->rd_dir) < 0)
+		goto fail;
+	return fd;
+fail:
+	close(fd);
+	return -1;
+}
+
+static uint64_t
+inner_handled(const struct ag_sandbox *sb)
+{
+	/* REFER is denied by every ruleset that does not grant it, handled or
+	 * not: without this, a rename or link across directories (git mv,
+	 * os.rename) fails with EXDEV.  Where a file may move is the outer
+	 * (write) layer's business; the inner one lets it through. */
+	return LANDLOCK_ACCESS_FS_EXECUTE | FS_READ |
+	    (sb->abi >= 2 ? LANDLOCK_ACCESS_FS_REFER : 0);
+}
+
 static int
 build_rulesets(struct build *b)
 {
@@ -716,13 +767,7 @@ build_rulesets(struct build *b)
 		b->h_outer |= LANDLOCK_ACCESS_FS_TRUNCATE;
 	b->h_net = sb->abi >= 4 ? AG_LL_NET_BIND_TCP | AG_LL_NET_CONNECT_TCP : 0;
 	b->scoped = sb->abi >= 6 ? AG_LL_SCOPE_ABSTRACT_UNIX | AG_LL_SCOPE_SIGNAL : 0;
-	b->h_inner = LANDLOCK_ACCESS_FS_EXECUTE | FS_READ;
-	/* REFER is denied by every ruleset that does not grant it, handled or
-	 * not: without this, a rename or link across directories (git mv,
-	 * os.rename) fails with EXDEV.  Where a file may move is the outer
-	 * (write) layer's business; the inner one lets it through. */
-	if (sb->abi >= 2)
-		b->h_inner |= LANDLOCK_ACCESS_FS_REFER;
+	b->h_inner = inner_handled(sb);
 
 	if ((fd = create_ruleset(b, b->h_outer, b->h_net, b->scoped)) < 0)
 		return -1;
@@ -743,24 +788,9 @@ build_rulesets(struct build *b)
 	    add_port_rules(b, b->p->net_bind, b->p->nnet_bind, AG_LL_NET_BIND_TCP) < 0))
 		return -1;
 
-	if ((fd = create_ruleset(b, b->h_inner, 0, 0)) < 0)
+	if ((fd = build_inner(b)) < 0)
 		return -1;
 	sb->inner_fd = fd;
-	if ((b->h_inner & LANDLOCK_ACCESS_FS_REFER) &&
-	    add_path_rule(b, sb->inner_fd, AT_FDCWD, "/", LANDLOCK_ACCESS_FS_REFER) < 0)
-		return -1;
-	for (i = 0; i < sb->exec.n; i++)
-		if (add_path_rule(b, sb->inner_fd, AT_FDCWD, sb->exec.v[i],
-		    LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE) < 0)
-			return -1;
-	for (i = 0; i < b->reads.n; i++)
-		if (add_read_split(b, b->reads.v[i], 0) < 0)
-			return -1;
-	if (sb->private_tmp && add_fd_rule(b, sb->inner_fd, sb->tmp_fd, b->rd_dir) < 0)
-		return -1;
-	/* the PID namespace's own /proc is another mount than the host's */
-	if (sb->proc_fd >= 0 && add_fd_rule(b, sb->inner_fd, sb->proc_fd, b->rd_dir) < 0)
-		return -1;
 	return 0;
 }
 
@@ -1024,7 +1054,7 @@ ag_sandbox_prepare(const struct ag_config *cfg, const struct ag_profile *p, cons
 	b.home = home ? home : "/";
 	b.cwd = cwd ? cwd : "/";
 	b.err = err;
-	sb->outer_fd = sb->inner_fd = -1;
+	sb->outer_fd = sb->inner_fd = sb->once_fd = -1;
 	sb->ns_user_fd = sb->ns_mnt_fd = sb->ns_pid_fd = sb->ns_net_fd = sb->proc_fd = -1;
 	sb->ctl_fd = -1;
 	sb->tmp_fd = -1;
@@ -1147,6 +1177,15 @@ ag_sandbox_prepare(const struct ag_config *cfg, const struct ag_profile *p, cons
 		goto oom;
 	snprintf(sb->guard, sizeof(sb->guard), "{ : >&%d; } 2>/dev/null && exit 126\n",
 	    AG_SANDBOX_FD);
+	if (!sb->developer) {
+		/* for ag_sandbox_grant_once */
+		sb->kept_progdirs = b.progdirs;
+		sb->kept_holes = b.holes;
+		sb->kept_reads = b.reads;
+		memset(&b.progdirs, 0, sizeof(b.progdirs));
+		memset(&b.holes, 0, sizeof(b.holes));
+		memset(&b.reads, 0, sizeof(b.reads));
+	}
 done:
 	sb_plist_free(&b.progdirs);
 	sb_plist_free(&b.holes);
@@ -1177,6 +1216,10 @@ ag_sandbox_free(struct ag_sandbox *sb)
 		close(sb->outer_fd);
 	if (sb->inner_fd >= 0)
 		close(sb->inner_fd);
+	ag_sandbox_grant_end(sb);
+	sb_plist_free(&sb->kept_progdirs);
+	sb_plist_free(&sb->kept_holes);
+	sb_plist_free(&sb->kept_reads);
 	sb_ns_free(sb);
 	sb_plist_free(&sb->exec);
 	sb_plist_free(&sb->writes);
@@ -1290,9 +1333,72 @@ ag_sandbox_allow_terminal(const struct ag_sandbox *sb, int fd, struct ag_err *er
 	    syscall(SYS_landlock_add_rule, sb->outer_fd, AG_LL_RULE_PATH_BENEATH, &pb, 0) < 0)
 		return ag_err_set(err, "landlock_add_rule (terminal): %s", strerror(errno));
 	pb.allowed_access = LANDLOCK_ACCESS_FS_READ_FILE;
-	if (syscall(SYS_landlock_add_rule, sb->inner_fd, AG_LL_RULE_PATH_BENEATH, &pb, 0) < 0)
+	if (syscall(SYS_landlock_add_rule, sb->inner_fd, AG_LL_RULE_PATH_BENEATH, &pb, 0) < 0 ||
+	    (sb->once_fd >= 0 &&
+	    syscall(SYS_landlock_add_rule, sb->once_fd, AG_LL_RULE_PATH_BENEATH, &pb, 0) < 0))
 		return ag_err_set(err, "landlock_add_rule (terminal): %s", strerror(errno));
 	return 0;
+}
+
+int
+ag_sandbox_grant_once(struct ag_sandbox *sb, const char *const *progs, size_t n,
+    struct ag_err *err)
+{
+	struct build b;
+	size_t nexec, nrules, i;
+	int fd, rc = -1;
+
+	ag_sandbox_grant_end(sb);
+	if (!ag_sandbox_active(sb) || sb->developer || n == 0)
+		return 0;
+	memset(&b, 0, sizeof(b));
+	b.sb = sb;
+	b.p = sb->profile;
+	b.err = err;
+	b.rd_dir = FS_READ;
+	b.rd_file = LANDLOCK_ACCESS_FS_READ_FILE;
+	b.h_inner = inner_handled(sb);
+	/* borrowed: given back below, never freed here */
+	b.progdirs = sb->kept_progdirs;
+	b.holes = sb->kept_holes;
+	nexec = sb->exec.n;
+	nrules = sb->nrules;
+	for (i = 0; i < sb->kept_reads.n; i++)
+		if (sb_plist_add(&b.reads, sb->kept_reads.v[i]) < 0) {
+			ag_err_set(err, "out of memory");
+			goto out;
+		}
+	for (i = 0; i < n; i++)
+		if (progs[i] != NULL && progs[i][0] == '/' && add_exec(&b, progs[i], 0) < 0)
+			goto out;
+	if (sb->exec.n == nexec) {
+		rc = 0;		/* nothing new may run: the usual ruleset serves */
+		goto out;
+	}
+	if (add_prog_reads(&b, nexec) < 0 || (fd = build_inner(&b)) < 0)
+		goto out;
+	sb->once_fd = fd;
+	rc = 0;
+out:
+	/* the session's own list stays what the inner ruleset says */
+	while (sb->exec.n > nexec)
+		free(sb->exec.v[--sb->exec.n]);
+	if (sb->exec.v != NULL)
+		sb->exec.v[sb->exec.n] = NULL;
+	sb->nrules = nrules;
+	sb->kept_progdirs = b.progdirs;
+	sb->kept_holes = b.holes;
+	sb_plist_free(&b.reads);
+	return rc;
+}
+
+void
+ag_sandbox_grant_end(struct ag_sandbox *sb)
+{
+	if (sb != NULL && sb->once_fd >= 0) {
+		close(sb->once_fd);
+		sb->once_fd = -1;
+	}
 }
 
 int
@@ -1304,6 +1410,8 @@ ag_sandbox_child(const struct ag_sandbox *sb)
 int
 ag_sandbox_child_confine(const struct ag_sandbox *sb)
 {
+	int inner;
+
 	child_inner_fd = -1;
 	if (sb == NULL || sb->mode == AG_SANDBOX_OFF)
 		return 0;
@@ -1311,11 +1419,12 @@ ag_sandbox_child_confine(const struct ag_sandbox *sb)
 		return -1;
 	if (sb->outer_fd >= 0 && syscall(SYS_landlock_restrict_self, sb->outer_fd, 0) < 0)
 		return -1;
-	if (sb->inner_fd < 0)
+	inner = sb->once_fd >= 0 ? sb->once_fd : sb->inner_fd;
+	if (inner < 0)
 		return 0;
 	if (sb->inner_in_child)
-		return syscall(SYS_landlock_restrict_self, sb->inner_fd, 0) < 0 ? -1 : 0;
-	if ((child_inner_fd = fcntl(sb->inner_fd, F_DUPFD_CLOEXEC, 64)) < 0)
+		return syscall(SYS_landlock_restrict_self, inner, 0) < 0 ? -1 : 0;
+	if ((child_inner_fd = fcntl(inner, F_DUPFD_CLOEXEC, 64)) < 0)
 		return -1;
 	return 0;
 }

@@ -78,6 +78,19 @@ void	ag_sandbox_free(struct ag_sandbox *sb);
  */
 int	ag_sandbox_refresh(struct ag_sandbox *sb, struct ag_err *err);
 
+/*
+ * Strict tier, for the one command a validator allowed (validate/): the
+ * programs it names (absolute paths; their interpreters follow) may
+ * execute, and their data trees be read, in the commands started until
+ * ag_sandbox_grant_end().  Shells and the runner stay holes whatever is
+ * asked.  A no-op in the developer tier (whatever may be read may run)
+ * and when nothing new is named.  0, or -1 with err: the command must not
+ * run.
+ */
+int	ag_sandbox_grant_once(struct ag_sandbox *sb, const char *const *progs, size_t n,
+	    struct ag_err *err);
+void	ag_sandbox_grant_end(struct ag_sandbox *sb);
+
 /* 1 when sb was prepared for this profile, home, cwd and PATH. */
 int	ag_sandbox_matches(const struct ag_sandbox *sb, const struct ag_profile *p,
 	    const char *home, const char *cwd, char *const *env);

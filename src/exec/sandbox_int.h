@@ -83,6 +83,12 @@ struct ag_sandbox {
 	char			*preload;	/* agsandbox.so when used */
 	char			*note;
 	struct plist		 exec;		/* files with EXECUTE */
+	/*
+	 * Strict tier: what the inner ruleset was built from, kept so that
+	 * ag_sandbox_grant_once() can build a variant for one command.
+	 */
+	struct plist		 kept_progdirs, kept_holes, kept_reads;
+	int			 once_fd;	/* that variant while it is in force; -1 */
 	size_t			 nrules;
 	/* what the rules were computed from, for ag_sandbox_matches() */
 	const struct ag_profile	*profile;
@@ -105,6 +111,7 @@ struct build {
 	struct plist		 writes;	/* write roots */
 	struct plist		 execs;		/* developer tier: paths.exec roots */
 	uint64_t		 rd_dir, rd_file;	/* what a read root grants */
+	int			 rs_inner;	/* the inner ruleset being built */
 	uint64_t		 h_inner, h_outer;
 	uint64_t		 h_net, scoped;
 	struct ag_err		*err;

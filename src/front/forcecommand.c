@@ -337,6 +337,7 @@ ag_cmd_session(int argc, char **argv)
 	info.profile = profile->name;
 	cp.cfg = cfg;
 	cp.profile = profile;
+	cp.config_from_caller = strcmp(a.config_path, AG_DEFAULT_CONFIG) != 0;
 	if ((audit = ag_audit_open(&cfg->gw.audit, &info, &err)) == NULL) {
 		ag_err_print(stderr, &err);
 		goto out;

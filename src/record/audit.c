@@ -337,10 +337,48 @@ ag_audit_session_id(const struct ag_audit *a)
 	return a->session;
 }
 
+void
+ag_audit_who(const struct ag_audit *a, const char **user, const char **identity,
+    const char **client)
+{
+	*user = a->user;
+	*identity = a->identity;
+	*client = a->client;
+}
+
 int
 ag_audit_session_start(struct ag_audit *a, struct ag_err *err)
 {
 	return emit(a, record(a, "session_start"), err);
+}
+
+static json_object *
+ask_object(const struct ag_audit_ask *k)
+{
+	json_object *v = json_object_new_object();
+
+	if (v == NULL)
+		return NULL;
+	add_str(v, "name", k->name);
+	add_str(v, "kind", k->kind);
+	add_str(v, "model", k->model);
+	if (k->prompt_sha256 != NULL && k->prompt_sha256[0] != '\0')
+		add_str(v, "prompt_sha256", k->prompt_sha256);
+	add_str(v, "verdict", k->allow ? "allow" : "deny");
+	if (k->reason != NULL && k->reason[0] != '\0')
+		add_str(v, "reason", k->reason);
+	add_str(v, "error_class", k->error_class);
+	if (k->error_class != NULL)
+		add_str(v, "error", k->error);
+	add_int(v, "latency_ms", k->latency_ms);
+	if (k->http_status > 0)
+		add_int(v, "http_status", k->http_status);
+	add_str(v, "cache", k->cache_hit ? "hit" : "miss");
+	if (k->retried)
+		json_object_object_add(v, "retried", json_object_new_boolean(1));
+	if (k->has_confidence)
+		json_object_object_add(v, "confidence", json_object_new_double(k->confidence));
+	return v;
 }
 
 /* What a command's records share: the line, where, the verdict. */
@@ -359,6 +397,8 @@ command_record(struct ag_audit *a, const char *event, const struct ag_audit_cmd 
 	add_str(o, "decision", c->decision);
 	add_str(o, "reason", c->reason);
 	add_str(o, "rule", c->rule);
+	if (c->ask != NULL)
+		json_object_object_add(o, "validator", ask_object(c->ask));
 	return o;
 }
 

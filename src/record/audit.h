@@ -25,7 +25,9 @@
  *
  * Fields (design.md "Audit record"): ts, event, session, user, identity,
  * profile, client, mode, and per event: command, cwd, decision, reason,
- * rule, exit, signal, duration_ms, bytes_out, truncated, cwd_after.
+ * rule, validator (an object: name, kind, model, prompt_sha256, verdict,
+ * reason, error_class, error, latency_ms, http_status, cache, retried,
+ * confidence), exit, signal, duration_ms, bytes_out, truncated, cwd_after.
  * Absent values are left out.  Nothing secret is ever passed in here.
  *
  * Records in the file sink are hash-chained ("prev", "seed": chain.h);
@@ -54,6 +56,24 @@ struct ag_audit_info {
 	const char	*mode;		/* exec, repl, ... */
 };
 
+/* What the validator said about an `ask` (validate/validator.h); no secret. */
+struct ag_audit_ask {
+	const char	*name;
+	const char	*kind;
+	const char	*model;		/* NULL: none */
+	const char	*prompt_sha256;	/* "" or NULL: no prompt (opa, webhook) */
+	int		 allow;
+	const char	*reason;	/* the validator's; "" when it gave none */
+	const char	*error_class;	/* NULL: it answered */
+	const char	*error;
+	long		 latency_ms;
+	long		 http_status;	/* 0: none */
+	int		 cache_hit;
+	int		 retried;
+	int		 has_confidence;
+	double		 confidence;
+};
+
 struct ag_audit_cmd {
 	unsigned long		 seq;		/* set by ag_audit_command_start */
 	const char		*command;	/* as given */
@@ -62,6 +82,7 @@ struct ag_audit_cmd {
 	const char		*decision;	/* allow, deny, ask-allow, ask-deny */
 	const char		*reason;
 	const char		*rule;
+	const struct ag_audit_ask *ask;		/* the validator's answer, or NULL */
 	int			 ran;		/* the fields below are meaningful */
 	int			 exit_status;
 	int			 signal;	/* 0 = none */
@@ -100,6 +121,9 @@ int	ag_audit_ready(const struct ag_audit *a, struct ag_err *err);
 /* Whether conf says a record that cannot be written stops the command. */
 int	ag_audit_required(const struct ag_audit *a);
 const char *ag_audit_session_id(const struct ag_audit *a);
+/* Who the session is, as ag_audit_open() was told (NULL: absent). */
+void	ag_audit_who(const struct ag_audit *a, const char **user, const char **identity,
+	    const char **client);
 
 /*
  * Each returns 0 when the record was written (file, collector or spool),

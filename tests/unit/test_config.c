@@ -252,9 +252,17 @@ static const struct errcase errcases[] = {
 	{ "syslog_facility", "version: 1\ngateway:\n  audit: {syslog: authpirv}\n",
 	  3, 19, "(did you mean 'authpriv'?)" },
 	{ "on_error_value", BASE "    validator: {url: http://x, model: m, on_error: "
-	  "retry}\n", 5, 52, "invalid value 'retry' for 'on_error'" },
+	  "allow}\n", 5, 52, "there is no fail-open mode" },
 	{ "kind_value", BASE "    validator: {url: http://x, kind: claude}\n", 5, 38,
-	  "expected one of openai, webhook" },
+	  "expected one of openai, anthropic, opa, webhook" },
+	{ "anthropic_model", BASE "    validator: {url: http://x, kind: anthropic}\n", 5, 16,
+	  "validator of kind 'anthropic' needs a 'model'" },
+	{ "min_confidence", BASE "    validator: {url: http://x, model: m, "
+	  "min_confidence: 1.5}\n", 5, 58, "must be a number from 0 to 1" },
+	{ "prompt_not_opa", BASE "    validator: {url: http://x, kind: opa, prompt_file: /p}\n",
+	  5, 56, "'prompt_file' is for the LLM kinds" },
+	{ "validator_name", BASE "    validator: {url: http://x, model: m, name: \"a b\"}\n",
+	  5, 48, "validator.name may contain only" },
 	{ "bool_value", BASE "    file_transfer: {scp: yes}\n", 5, 26,
 	  "expected true or false for 'scp', got 'yes'" },
 
@@ -596,7 +604,12 @@ static const char full[] =
 	"      kind: webhook\n"
 	"      api_key_file: /etc/agentgate/validator.key\n"
 	"      timeout_ms: 2500\n"
-	"      on_error: allow\n";
+	"      on_error: deny\n"
+	"      name: hook1\n"
+	"      max_command_bytes: 100\n"
+	"      max_answer_bytes: 2000\n"
+	"      max_per_minute: 7\n"
+	"      min_confidence: 0.75\n";
 
 static void
 loads_every_field(void **state)
@@ -755,12 +768,17 @@ loads_every_field(void **state)
 	assert_int_equal(dev->ndeny, 0);
 	assert_non_null(dev->validator);
 	assert_string_equal(dev->validator->url, "http://127.0.0.1:8080/hook");
-	assert_string_equal(dev->validator->kind, "webhook");
+	assert_int_equal(dev->validator->kind, AG_VK_WEBHOOK);
+	assert_string_equal(dev->validator->name, "hook1");
+	assert_int_equal(dev->validator->max_command_bytes, 100);
+	assert_int_equal(dev->validator->max_answer_bytes, 2000);
+	assert_int_equal(dev->validator->max_per_minute, 7);
+	assert_true(dev->validator->has_min_confidence);
+	assert_true(dev->validator->min_confidence > 0.749 && dev->validator->min_confidence < 0.751);
 	assert_null(dev->validator->model);
 	assert_string_equal(dev->validator->api_key_file,
 	    "/etc/agentgate/validator.key");
 	assert_int_equal(dev->validator->timeout_ms, 2500);
-	assert_int_equal(dev->validator->on_error, AG_ON_ERROR_ALLOW);
 	assert_int_equal(dev->validator->pos.line, 64);
 	assert_null(ag_config_profile(cfg, "nope"));
 	ag_config_free(cfg);
@@ -811,9 +829,12 @@ applies_defaults(void **state)
 	assert_null(cfg->gw.recordings);
 	assert_int_equal(cfg->nidentities, 0);
 	assert_int_equal(cfg->nusers, 0);
-	assert_string_equal(cfg->profiles[0].validator->kind, "openai");
+	assert_int_equal(cfg->profiles[0].validator->kind, AG_VK_OPENAI);
+	assert_string_equal(cfg->profiles[0].validator->name, "openai");
 	assert_int_equal(cfg->profiles[0].validator->timeout_ms, 4000);
-	assert_int_equal(cfg->profiles[0].validator->on_error, AG_ON_ERROR_DENY);
+	assert_int_equal(cfg->profiles[0].validator->max_command_bytes, 8192);
+	assert_int_equal(cfg->profiles[0].validator->max_per_minute, 30);
+	assert_false(cfg->profiles[0].validator->has_min_confidence);
 	ag_config_free(cfg);
 }
 
