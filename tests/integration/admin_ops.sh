@@ -56,6 +56,9 @@ ag_start_sshd || exit 99
 # (the default policy path of this build, pointed at the world's policy)
 DEFAULT=$("$AG_DIR/agentgate" --help | sed -n 's/.*policy file (default \(.*\)).*/\1/p' | head -1)
 [ -n "$DEFAULT" ] || { echo "cannot find the default policy path" >&2; exit 99; }
+# one test at a time owns that path (validator.sh uses it too)
+exec 8>/run/agentgate-default-policy.lock
+flock 8
 if [ -e "$DEFAULT" ] && [ ! -L "$DEFAULT" ]; then
 	echo "SKIP: $DEFAULT exists on this host; not replacing it"
 	exit 77

@@ -1,0 +1,212 @@
+#!/bin/bash
+# validator.sh - `unknown: ask` through the real sshd, with the gateway
+# installed set-group-ID as make install leaves it and a local validator
+# speaking the Chat Completions protocol (fake_validator.py: it allows a
+# command whose first word is on its list).
+#
+#   - an ask-allowed program runs, under the kernel sandbox; in the strict
+#     tier it may execute for that command only (a later command cannot
+#     exec it through python3);
+#   - an ask-denied one is refused (126) with the validator's reason and
+#     what the profile allows, and does not run;
+#   - the API key is readable by no command (cat, python3, /proc of the
+#     gateway) in either tier, and is in no environment, output or record;
+#   - the same command twice in a session is asked once (cache);
+#   - max_per_minute refuses the asks past it;
+#   - a validator that is down refuses, naming the class;
+#   - the audit record of each: decision, validator name/kind/model,
+#     reason, verdict, latency, cache, http status, prompt hash.
+. "$(dirname "$0")/lib.sh"
+# ag_setup, but sshd's ForceCommand names no --config: a policy on the
+# command line is the caller's word and its secrets are read as the caller,
+# so the key is only the gateway's to read from the default policy path
+ag_require_root
+trap ag_cleanup EXIT
+trap 'exit 1' INT TERM HUP
+touch /run/agentgate-test.lock
+ag_create_user || { echo "cannot create the test account" >&2; exit 99; }
+ag_make_world || exit 99
+ag_default_policy
+AG_FORCE_COMMAND="$AG_DIR/agentgate"
+ag_start_sshd || exit 99
+ag_ssh_argv
+ag_need_sandbox_lib
+# the default policy path of this build, pointed at the world's policy, one
+# test at a time (admin_ops.sh does the same)
+DEFAULT=$("$AG_DIR/agentgate" --help | sed -n 's/.*policy file (default \(.*\)).*/\1/p' | head -1)
+[ -n "$DEFAULT" ] || { echo "cannot find the default policy path" >&2; exit 99; }
+exec 8>/run/agentgate-default-policy.lock
+flock 8
+if [ -e "$DEFAULT" ] && [ ! -L "$DEFAULT" ]; then
+	echo "SKIP: $DEFAULT exists on this host; not replacing it"
+	exit 77
+fi
+mkdir -p "$(dirname "$DEFAULT")"
+ln -sfn "$AG_DIR/policy.yaml" "$DEFAULT"
+
+G=${AG_GROUP:-agentgate}
+flock /run/agentgate-test.lock sh -c "getent group '$G' >/dev/null || groupadd --system '$G'" ||
+    { echo "cannot create group $G" >&2; exit 99; }
+chown root:"$G" "$AG_DIR/agentgate"
+chmod 2755 "$AG_DIR/agentgate"
+chown root:"$G" "$AG_DIR/log"
+chmod 2770 "$AG_DIR/log"
+KEY=sk-test-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')
+printf '%s\n' "$KEY" > "$AG_DIR/validator.key"
+chown root:"$G" "$AG_DIR/validator.key"
+chmod 0640 "$AG_DIR/validator.key"
+
+SRV=$AG_DIR/srv
+mkdir -p "$SRV"
+JUDGE_ALLOW=tac,uname,rev "$AG_PYTHON" "$(dirname "$0")/fake_validator.py" "$SRV" &
+SRV_PID=$!
+trap 'kill $SRV_PID 2>/dev/null; rm -f "$DEFAULT"; ag_cleanup' EXIT
+ag_wait_until 60 test -s "$SRV/port" || { echo "the fake validator did not start" >&2; exit 99; }
+P=$(cat "$SRV/port")
+CLOSED=$(ag_free_port)
+W=/home/$AG_USER/work
+mkdir -p "$W"
+printf 'one\ntwo\nthree\n' > "$W/lines.txt"
+chown -R "$AG_USER" "$W"
+
+policy() {	# policy TIER URL-PORT MAX-PER-MINUTE
+	sed -e "s|@TIER@|$1|" -e "s|@PORT@|$2|" -e "s|@RATE@|$3|" <<'EOF' | ag_write_policy "$AG_DIR/policy.yaml"
+version: 1
+gateway:
+  runner: /bin/bash
+  sandbox: required
+  audit:
+    file: @AUDIT@
+    required: true
+users:
+  @USER@: agent
+profiles:
+  agent:
+    tier: @TIER@
+    allow: [ls, cat, echo, env, python3, "true"]
+    paths: { read: ["/"], write: ["~/work", "/tmp"] }
+    env: { set: { PATH: "/usr/local/bin:/usr/bin:/bin" } }
+    limits: { timeout: 300 }
+    unknown: ask
+    validator:
+      name: judge
+      url: http://127.0.0.1:@PORT@/judge/v1/chat/completions
+      model: test-model
+      api_key_file: @DIR@/validator.key
+      timeout_ms: 3000
+      max_per_minute: @RATE@
+EOF
+}
+nreq() { if [ -f "$SRV/requests.jsonl" ]; then wc -l < "$SRV/requests.jsonl"; else echo 0; fi; }
+# the last command record of the audit log, one field (python expression on c)
+lastrec() { ag_audit_query "[x for x in r if x.get('event') == 'command'][-1]$1"; }
+
+policy strict "$P" 100
+
+# ---- an ask-allowed program runs, under the sandbox -------------------------------
+n0=$(nreq)
+ag_run a "tac ~/work/lines.txt"
+ag_is "$a_out/$a_rc" "$(printf 'three\ntwo\none')/0" "an ask-allowed program runs" "$a_err"
+ag_is "$(( $(nreq) - n0 ))" "1" "the validator was asked once"
+ag_is "$(lastrec "['decision']")" "ask-allow" "audit: decision ask-allow"
+ag_is "$(lastrec "['rule']")" "validator:judge" "audit: the rule names the validator"
+ag_is "$(ag_audit_query "(lambda v: (v['name'], v['kind'], v['model']))([x for x in r if x.get('event') == 'command'][-1]['validator'])")" \
+    "('judge', 'openai', 'test-model')" "audit: validator name, kind and model"
+ag_is "$(ag_audit_query "(lambda v: (v['verdict'], v['cache'], v['http_status'], v['reason']))([x for x in r if x.get('event') == 'command'][-1]['validator'])")" \
+    "('allow', 'miss', 200, \"tac is on the judge's list\")" "audit: verdict, cache miss, status and reason"
+ag_ok "audit: latency recorded" test "$(lastrec "['validator']['latency_ms']")" -ge 0
+sent_sha=$(tail -n 1 "$SRV/requests.jsonl" | "$AG_PYTHON" -c 'import json,sys,hashlib
+r=json.loads(sys.stdin.read()); print(hashlib.sha256(r["body"]["messages"][0]["content"].encode()).hexdigest())')
+ag_is "$(lastrec "['validator']['prompt_sha256']")" "$sent_sha" \
+    "audit: prompt_sha256 is the SHA-256 of the system prompt sent"
+doc=$(tail -n 1 "$SRV/requests.jsonl" | "$AG_PYTHON" -c 'import json,sys
+r=json.loads(sys.stdin.read()); d=json.loads(r["body"]["messages"][1]["content"])
+print(d["user"], d["profile"], d["tier"], d["cwd"], bool(d.get("session")), d["client"].split(":")[0])')
+ag_is "$doc" "$AG_USER agent strict /home/$AG_USER True 127.0.0.1" \
+    "the request document names user, profile, tier, cwd, session and client"
+ag_like "$(tail -n 1 "$SRV/requests.jsonl")" "\"authorization\": \"Bearer $KEY\"" \
+    "the key reaches the validator in its header"
+
+# the grant was for that command only
+ag_run b "python3 -c 'import os; os.execv(\"/usr/bin/tac\", [\"tac\", \"/etc/hostname\"])'"
+ag_unlike "$b_rc" '^0$' "strict: an ask-allowed program is not executable by a later command" "$b_out $b_err"
+ag_like "$b_err" "Permission denied" "strict: the kernel refused that exec" "$b_err"
+# and the grant names only what the validator judged
+ag_run c "tac ~/work/lines.txt | python3 -c 'import os; os.execv(\"/usr/bin/rev\", [\"rev\", \"/etc/hostname\"])'"
+ag_like "$c_err" "Permission denied" "strict: within the allowed line, other programs stay closed" "$c_out $c_err"
+
+# ---- an ask-denied program is refused and does not run --------------------------------
+ag_run d "touch ~/work/canary"
+ag_is "$d_rc" "126" "an ask-denied command is refused with 126" "$d_err"
+ag_like "$d_err" "refused by validator 'judge': touch is not on the judge's list" \
+    "the validator's reason is shown" "$d_err"
+ag_like "$d_err" "allowed here: .*cat" "with what the profile allows" "$d_err"
+ag_ok "the refused command did not run" test ! -e "$W/canary"
+ag_is "$(lastrec "['decision']")" "ask-deny" "audit: decision ask-deny"
+ag_is "$(lastrec "['validator']['verdict']")" "deny" "audit: the validator's verdict"
+
+# ---- the key: no command can read it ---------------------------------------------
+key_probes() {	# key_probes TIER
+	ag_run k "cat $AG_DIR/validator.key"
+	ag_unlike "$k_out$k_err" "$KEY" "$1: cat cannot read the key"
+	ag_like "$k_err" "Permission denied" "$1: cat is refused by the kernel or the file's mode" "$k_err"
+	ag_run k "python3 -c 'print(open(\"$AG_DIR/validator.key\").read())'"
+	ag_unlike "$k_out$k_err" "$KEY" "$1: python3 cannot read the key"
+	# the gateway holds it in memory: its /proc files are not the agent's
+	ag_run k "python3 -c '
+import os
+p = os.getppid()
+for n in range(6):
+    for f in (\"environ\", \"mem\", \"cmdline\"):
+        try:
+            print(open(\"/proc/%d/%s\" % (p, f), \"rb\").read(65536))
+        except Exception as e:
+            print(\"no\", f, type(e).__name__)
+    p = int(open(\"/proc/%d/stat\" % p).read().split(\")\")[1].split()[1])
+    if p <= 1: break
+'"
+	ag_unlike "$k_out" "$KEY" "$1: no process above the command shows the key"
+	ag_run k "env"
+	ag_unlike "$k_out" "$KEY|validator.key" "$1: the key is not in a command's environment"
+}
+key_probes strict
+
+# ---- the same command twice in one session: asked once ------------------------------
+n0=$(nreq)
+ag_run r <<< "$(printf 'uname -s\nuname -s\nuname -r\n')"
+ag_is "$r_rc" "0" "a REPL session of asks" "$r_err"
+ag_is "$(( $(nreq) - n0 ))" "2" "an identical command in the same session is not sent twice"
+ag_is "$(ag_audit_query "[x['validator']['cache'] for x in r if x.get('event') == 'command' and 'validator' in x][-3:]")" \
+    "['miss', 'hit', 'miss']" "audit: cache miss, hit, miss"
+
+# ---- rate limit ------------------------------------------------------------------
+policy strict "$P" 2
+ag_run r <<< "$(printf 'uname -s\nuname -r\nuname -m\n')"
+ag_like "$r_err" "rate-limit" "the ask past max_per_minute is refused, naming the class" "$r_err"
+ag_is "$(ag_audit_query "[x['validator'].get('error_class') for x in r if x.get('event') == 'command' and 'validator' in x][-3:]")" \
+    "[None, None, 'rate-limit']" "audit: the third ask is the one refused"
+
+# ---- the validator is down ----------------------------------------------------------
+policy strict "$CLOSED" 100
+ag_run x "uname -a"
+ag_is "$x_rc" "126" "a validator that cannot be reached refuses (126)" "$x_err"
+ag_like "$x_err" "validator 'judge' gave no usable answer \(connect:" \
+    "the message names the class" "$x_err"
+ag_is "$(lastrec "['validator']['error_class']")" "connect" "audit: error_class connect"
+ag_is "$(lastrec "['decision']")" "ask-deny" "audit: a failure is an ask-deny"
+
+# ---- developer tier: the same, and the key still unreadable ------------------------
+policy developer "$P" 100
+ag_run v "uname -s"
+ag_is "$v_out/$v_rc" "Linux/0" "developer: an ask-allowed program runs" "$v_err"
+ag_run v "touch ~/work/canary2"
+ag_is "$v_rc" "126" "developer: an ask-denied program is refused" "$v_err"
+ag_ok "developer: it did not run" test ! -e "$W/canary2"
+key_probes developer
+
+# ---- the key appears in no record ---------------------------------------------------
+ag_unlike "$(cat "$AG_AUDIT")" "$KEY" "the key is in no audit record"
+ag_unlike "$(cat "$AG_DIR/sshd.log" 2>/dev/null)" "$KEY" "the key is in no log line"
+ag_ok "audit chain still verifies" "$AGENTGATE" audit verify "$AG_AUDIT"
+
+ag_done
