@@ -541,24 +541,36 @@ deny_with(struct ag_ask_result *r, const char *cls, const char *msg)
 	return 0;
 }
 
-static void
+/*
+ * What an answer is about: the validator and prompt, the profile, the
+ * directory, the line, and the programs its words resolve to (after
+ * `export PATH=...` the same line may run another program).
+ */
+static int
 cache_key(const struct ag_ask *a, const char *line, size_t len, const char *cwd,
-    unsigned char out[32])
+    const struct ag_decision *d, unsigned char out[32])
 {
 	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
 	unsigned int n = 32;
+	size_t i;
+	int ok;
 
-	memset(out, 0, 32);
 	if (ctx == NULL)
-		return;
-	if (EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1 ||
-	    EVP_DigestUpdate(ctx, a->conf_hash, sizeof(a->conf_hash)) != 1 ||
-	    EVP_DigestUpdate(ctx, a->profile->name, strlen(a->profile->name) + 1) != 1 ||
-	    EVP_DigestUpdate(ctx, cwd, strlen(cwd) + 1) != 1 ||
-	    EVP_DigestUpdate(ctx, line, len) != 1 ||
-	    EVP_DigestFinal_ex(ctx, out, &n) != 1)
-		memset(out, 0, 32);
+		return -1;
+	ok = EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) == 1 &&
+	    EVP_DigestUpdate(ctx, a->conf_hash, sizeof(a->conf_hash)) == 1 &&
+	    EVP_DigestUpdate(ctx, a->profile->name, strlen(a->profile->name) + 1) == 1 &&
+	    EVP_DigestUpdate(ctx, cwd, strlen(cwd) + 1) == 1 &&
+	    EVP_DigestUpdate(ctx, &len, sizeof(len)) == 1 &&
+	    EVP_DigestUpdate(ctx, line, len) == 1;
+	for (i = 0; ok && d != NULL && i < d->ncmds; i++) {
+		const char *p = d->cmds[i].path != NULL ? d->cmds[i].path : "";
+
+		ok = EVP_DigestUpdate(ctx, p, strlen(p) + 1) == 1;
+	}
+	ok = ok && EVP_DigestFinal_ex(ctx, out, &n) == 1;
 	EVP_MD_CTX_free(ctx);
+	return ok ? 0 : -1;
 }
 
 static const struct cache_ent *
@@ -681,7 +693,10 @@ ag_ask(struct ag_ask *a, const char *line, size_t len, const char *cwd,
 		deny_with(r, "encoding", err.msg);
 		goto out;
 	}
-	cache_key(a, line, len, cwd, key);
+	if (cache_key(a, line, len, cwd, d, key) < 0) {
+		deny_with(r, "transport", "out of memory");
+		goto out;
+	}
 	if ((hit = cache_find(a, key)) != NULL) {
 		r->allow = hit->allow;
 		r->has_confidence = hit->has_confidence;

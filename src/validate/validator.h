@@ -26,7 +26,8 @@
  * its group (as the caller when the policy is the caller's --config), and
  * goes only into the request's header; it is never in a message, a log
  * line or an audit record.  Answers are kept for the session, keyed by the
- * validator's settings, the prompt, the profile, the cwd and the command.
+ * validator's settings, the prompt, the profile, the cwd, the command and
+ * the programs its words resolve to; only in memory.
  */
 #ifndef AG_VALIDATOR_H
 #define AG_VALIDATOR_H
