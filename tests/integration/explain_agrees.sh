@@ -84,7 +84,7 @@ def explain(line):
                        input=line.encode(), capture_output=True)
     d = json.loads(p.stdout)
     verdict, rule = d["decision"], d["rule"] or None
-    if verdict == "ask":	# refused until a validator answers (status 126)
+    if verdict == "ask":	# the shipped profiles say unknown: deny; no validator answers here
         verdict, rule = "deny", rule or "unknown:ask"
     return verdict, rule, d["commands"]
 

@@ -240,7 +240,28 @@ for c in "${corpus[@]}"; do
 	ag_unlike "$raw" $'[\x1b\x07]' "injection corpus $i: no raw control byte on the wire"
 done
 
-# ---- (6) the key appears nowhere else ---------------------------------------------
+# ---- (6) the shipped example, switched to ask, against an OpenAI-compatible server ----
+"$AG_PYTHON" - "$top_srcdir/etc/agentgate.yaml" "$D/shipped.yaml" "$P" <<'EOF'
+import sys
+s = open(sys.argv[1]).read()
+assert "    unknown: deny\n    validator:\n" in s, "the example's developer validator moved"
+s = s.replace("    unknown: deny\n    validator:\n", "    unknown: ask\n    validator:\n")
+s = s.replace("http://127.0.0.1:11434/v1/chat/completions",
+              "http://127.0.0.1:%s/judge/v1/chat/completions" % sys.argv[3])
+open(sys.argv[2], "w").write(s)
+EOF
+chmod 644 "$D/shipped.yaml"
+out=$("$AGENTGATE" explain --config "$D/shipped.yaml" --profile developer --cwd "$D/home/work" \
+    --ask -- 'tac notes.txt' 2>&1)
+ag_is "$?" "0" "the shipped developer validator, set to ask, gets an allow" "$out"
+ag_like "$out" "would ask validator 'local-llm'" "it asks the example's validator by its name"
+ag_is "$(req 'r["body"]["model"]')" "qwen2.5-coder:7b" "with the example's model"
+out=$("$AGENTGATE" explain --config "$D/shipped.yaml" --profile developer --cwd "$D/home/work" \
+    --ask -- 'git push origin main' 2>&1)
+ag_is "$?" "1" "a command the example's deny rules refuse is refused unasked" "$out"
+ag_unlike "$out" "would ask" "and the validator is not consulted for it"
+
+# ---- (7) the key appears nowhere else ---------------------------------------------
 all=$(for p in oa_judge an_judge wh_judge oa_500 oa_nonjson oa_closed; do
 	"$AGENTGATE" explain --config "$D/agentgate.yaml" --ask --profile "$p" -- 'uname' 2>&1
 	"$AGENTGATE" explain --config "$D/agentgate.yaml" --ask --json --profile "$p" -- 'uname' 2>&1

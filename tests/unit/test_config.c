@@ -898,8 +898,10 @@ loads_shipped_example(void **state)
 	assert_string_equal(dev->paths_exec.v[0], "~/work");
 	assert_int_equal(dev->unknown, AG_UNKNOWN_DENY);
 	assert_non_null(dev->validator);
-	assert_string_equal(dev->validator->api_key_file,
-	    "/etc/agentgate/validator.key");
+	assert_int_equal(dev->validator->kind, AG_VK_OPENAI);
+	assert_string_equal(dev->validator->name, "local-llm");
+	assert_string_equal(dev->validator->url, "http://127.0.0.1:11434/v1/chat/completions");
+	assert_null(dev->validator->api_key_file);	/* a local server needs none */
 	for (i = 0; i < dev->nallow; i++)
 		if (strcmp(dev->allow[i].command, "git") == 0 &&
 		    dev->allow[i].subcommands.n > 0 &&
