@@ -69,12 +69,12 @@ mkdir -p "$W"
 printf 'one\ntwo\nthree\n' > "$W/lines.txt"
 chown -R "$AG_USER" "$W"
 
-policy() {	# policy TIER URL-PORT MAX-PER-MINUTE
-	sed -e "s|@TIER@|$1|" -e "s|@PORT@|$2|" -e "s|@RATE@|$3|" <<'EOF' | ag_write_policy "$AG_DIR/policy.yaml"
+policy() {	# policy TIER URL-PORT MAX-PER-MINUTE [SANDBOX]
+	sed -e "s|@TIER@|$1|" -e "s|@PORT@|$2|" -e "s|@RATE@|$3|" -e "s|@SANDBOX@|${4:-required}|" <<'EOF' | ag_write_policy "$AG_DIR/policy.yaml"
 version: 1
 gateway:
   runner: /bin/bash
-  sandbox: required
+  sandbox: "@SANDBOX@"
   audit:
     file: @AUDIT@
     required: true
@@ -203,6 +203,43 @@ ag_run v "touch ~/work/canary2"
 ag_is "$v_rc" "126" "developer: an ask-denied program is refused" "$v_err"
 ag_ok "developer: it did not run" test ! -e "$W/canary2"
 key_probes developer
+
+# ---- with the sandbox off, only the gateway's own protections stand ----------------
+# A command that can see every process of the account looks for the key in
+# the memory of each (the gateway that read it, its helpers, the runner);
+# it is given the key reversed, so that the command line (recorded) holds
+# no copy.
+policy strict "$P" 100 off
+ag_run m "uname -s; python3 -c '
+import os, re, sys
+key = sys.argv[1][::-1].encode()
+me, found, seen = os.getpid(), [], 0
+for p in os.listdir(\"/proc\"):
+    if not p.isdigit() or int(p) == me:
+        continue
+    try:
+        maps = open(\"/proc/%s/maps\" % p).read().splitlines()
+        mem = open(\"/proc/%s/mem\" % p, \"rb\")
+    except OSError:
+        continue
+    seen += 1
+    for l in maps:
+        a, b = (int(x, 16) for x in l.split()[0].split(\"-\"))
+        if \"r\" not in l.split()[1]:
+            continue
+        try:
+            mem.seek(a)
+            if key in mem.read(b - a):
+                found.append(p)
+        except (OSError, ValueError, OverflowError):
+            pass
+print(\"readable\", seen, \"found\", found)
+' $(printf '%s' "$KEY" | rev)"
+ag_like "$m_out" "^Linux" "sandbox off: the ask still runs the command" "$m_err"
+ag_like "$m_out" "readable [1-9]" "sandbox off: the probe reads the memory of the account's other processes" "$m_out $m_err"
+ag_like "$m_out" "found \[\]" "sandbox off: no process the agent can read holds the key" "$m_out $m_err"
+ag_run m "cat $AG_DIR/validator.key"
+ag_unlike "$m_out" "$KEY" "sandbox off: the key file's mode still keeps cat out" "$m_err"
 
 # ---- the key appears in no record ---------------------------------------------------
 ag_unlike "$(cat "$AG_AUDIT")" "$KEY" "the key is in no audit record"
