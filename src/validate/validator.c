@@ -13,7 +13,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -34,6 +38,7 @@
 #define DOC_CMDS_MAX	64		/* simple commands described per request */
 #define RETRY_WAIT_MS	250		/* before the one retry, unless Retry-After says */
 #define RETRY_MIN_MS	100		/* a retry with less time left than this is not tried */
+#define HELPER_GRACE_MS	1000		/* past the budget, for the helper to report and exit */
 
 static const char builtin_prompt[] =
     "You are the second opinion of agentgate, an SSH gateway that runs shell commands "
@@ -76,7 +81,7 @@ struct ag_ask {
 	const struct ag_validator *conf;
 	const struct ag_profile	*profile;
 	struct ag_http		*http;
-	char			*key;		/* NULL: none configured */
+	int			 key_as_caller;	/* open api_key_file with the caller's gid */
 	char			*prompt;	/* LLM kinds */
 	char			 prompt_sha[65];
 	char			 load_error[512];	/* key or prompt unusable: every ask denies */
@@ -190,36 +195,56 @@ fail:
 	return NULL;
 }
 
-/* The key: one line of printable ASCII (it goes into a header line). */
-static int
-load_key(struct ag_ask *a, int as_caller)
+/*
+ * The key: one line of printable ASCII (it goes into a header line).
+ * malloc'd, or NULL with why; the caller wipes and frees it.
+ */
+static char *
+read_key(const struct ag_ask *a, char *why, size_t whylen)
 {
-	char why[400];
+	char err[400];
 	size_t len, i;
 	char *k;
 
-	if ((k = read_small(a->conf->api_key_file, KEY_MAX, as_caller, &len, why,
-	    sizeof(why))) == NULL)
-		goto fail;
+	if ((k = read_small(a->conf->api_key_file, KEY_MAX, a->key_as_caller, &len, err,
+	    sizeof(err))) == NULL) {
+		snprintf(why, whylen, "the validator's api_key_file cannot be used: %s", err);
+		return NULL;
+	}
 	while (len > 0 && (k[len - 1] == '\n' || k[len - 1] == '\r' || k[len - 1] == ' '))
 		k[--len] = '\0';
 	for (i = 0; i < len; i++)
 		if (k[i] <= ' ' || k[i] > '~')
 			break;
 	if (len == 0 || i < len) {
-		snprintf(why, sizeof(why), "%s: the key must be one line of printable "
-		    "characters without spaces", a->conf->api_key_file);
-		explicit_bzero(k, len);
+		snprintf(why, whylen, "the validator's api_key_file cannot be used: %s: the key "
+		    "must be one line of printable characters without spaces",
+		    a->conf->api_key_file);
+		explicit_bzero(k, KEY_MAX + 1);
 		free(k);
-		goto fail;
+		return NULL;
 	}
-	a->key = k;
-	return 0;
-fail:
-	a->load_class = "key";
-	snprintf(a->load_error, sizeof(a->load_error), "the validator's api_key_file cannot "
-	    "be used: %s", why);
-	return -1;
+	return k;
+}
+
+static void
+wipe_key(char *k)
+{
+	if (k != NULL) {
+		explicit_bzero(k, KEY_MAX + 1);
+		free(k);
+	}
+}
+
+/* At the start: a key that cannot be used is said once, and every ask denies. */
+static void
+check_key(struct ag_ask *a)
+{
+	char *k = read_key(a, a->load_error, sizeof(a->load_error));
+
+	if (k == NULL)
+		a->load_class = "key";
+	wipe_key(k);
 }
 
 static int
@@ -271,8 +296,9 @@ ag_ask_new(const struct ag_validator *v, const struct ag_profile *p, int key_as_
 	a->tokens_at = now_ms();
 	if (load_prompt(a, key_as_caller) < 0)
 		goto oom;
+	a->key_as_caller = key_as_caller;
 	if (a->load_class == NULL && v->api_key_file != NULL)
-		(void)load_key(a, key_as_caller);
+		check_key(a);
 	if (a->load_class != NULL)
 		ag_log(LOG_ERR, "validator %s: %s", v->name, a->load_error);
 	n = snprintf(scope, sizeof(scope), "%s\n%s\n%s\n%s\n%d %.6f\n",
@@ -297,10 +323,6 @@ ag_ask_free(struct ag_ask *a)
 {
 	if (a == NULL)
 		return;
-	if (a->key != NULL) {
-		explicit_bzero(a->key, strlen(a->key));
-		free(a->key);
-	}
 	free(a->prompt);
 	ag_http_free(a->http);
 	free(a);
@@ -628,20 +650,20 @@ sleep_ms(long ms)
 
 /* The exchange, with at most one retry on 429 or 5xx that fits the budget. */
 static enum ag_http_fail
-exchange(struct ag_ask *a, const char *body, size_t blen, long long start,
-    struct ag_http_reply *rep, struct ag_ask_result *r)
+exchange(struct ag_ask *a, const char *key, const char *body, size_t blen, long long start,
+    struct ag_http_reply *rep, int *retried, char *why, size_t whylen)
 {
 	char *hdr[4];
 	enum ag_http_fail f;
 	long left;
 
-	if (ag_wire_headers(a->conf, a->key, hdr) < 0) {
-		snprintf(r->error, sizeof(r->error), "out of memory");
+	if (ag_wire_headers(a->conf, key, hdr) < 0) {
+		snprintf(why, whylen, "out of memory");
 		return AG_HTTP_TRANSPORT;
 	}
 	left = a->conf->timeout_ms - (long)(now_ms() - start);
 	f = ag_http_exchange(a->http, (const char *const *)hdr, body, blen, left,
-	    (size_t)a->conf->max_answer_bytes, rep, r->error, sizeof(r->error));
+	    (size_t)a->conf->max_answer_bytes, rep, why, whylen);
 	if (f == AG_HTTP_STATUS && (rep->status == 429 || rep->status >= 500)) {
 		long wait = rep->retry_after_ms >= 0 ? rep->retry_after_ms : RETRY_WAIT_MS;
 
@@ -649,13 +671,174 @@ exchange(struct ag_ask *a, const char *body, size_t blen, long long start,
 		if (left - wait >= RETRY_MIN_MS) {
 			ag_http_reply_free(rep);
 			sleep_ms(wait);
-			r->retried = 1;
+			*retried = 1;
 			left = a->conf->timeout_ms - (long)(now_ms() - start);
 			f = ag_http_exchange(a->http, (const char *const *)hdr, body, blen, left,
-			    (size_t)a->conf->max_answer_bytes, rep, r->error, sizeof(r->error));
+			    (size_t)a->conf->max_answer_bytes, rep, why, whylen);
 		}
 	}
 	ag_wire_headers_free(hdr);
+	return f;
+}
+
+/* What the helper says back through its pipe, before the answer's bytes. */
+struct helper_head {
+	int	fail;		/* enum ag_http_fail, or HELPER_KEY */
+	long	status;
+	int	retried;
+	size_t	len;		/* bytes of the answer that follow */
+	char	why[AG_ERR_MSG_MAX];
+};
+#define HELPER_KEY	(-1)
+
+static int
+write_all(int fd, const void *p, size_t n)
+{
+	const char *c = p;
+	ssize_t w;
+
+	while (n > 0) {
+		if ((w = write(fd, c, n)) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		c += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/*
+ * The helper: a child of the gateway, as undumpable as it is, that reads
+ * the key, makes the exchange and dies.  libcurl copies the header it is
+ * given into buffers it frees without wiping; made here, those copies die
+ * with this process and never reach the gateway's memory, which the
+ * runner's children and the sandbox's keeper inherit.
+ */
+static void
+helper(struct ag_ask *a, const char *body, size_t blen, long long start, int wfd)
+{
+	struct helper_head h;
+	struct ag_http_reply rep;
+	char *key = NULL;
+
+	memset(&h, 0, sizeof(h));
+	memset(&rep, 0, sizeof(rep));
+	(void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	if (a->conf->api_key_file != NULL &&
+	    (key = read_key(a, h.why, sizeof(h.why))) == NULL) {
+		h.fail = HELPER_KEY;
+		(void)write_all(wfd, &h, sizeof(h));
+		_exit(0);
+	}
+	h.fail = (int)exchange(a, key, body, blen, start, &rep, &h.retried, h.why,
+	    sizeof(h.why));
+	wipe_key(key);
+	h.status = rep.status;
+	h.len = rep.body != NULL ? rep.len : 0;
+	if (write_all(wfd, &h, sizeof(h)) < 0 || write_all(wfd, rep.body, h.len) < 0)
+		_exit(1);
+	_exit(0);
+}
+
+/* Read n bytes before the deadline (monotonic ms); 0, -1 late, -2 cut short. */
+static int
+read_by(int fd, void *p, size_t n, long long deadline)
+{
+	char *c = p;
+	ssize_t r;
+
+	while (n > 0) {
+		struct pollfd pfd = { fd, POLLIN, 0 };
+		long long left = deadline - now_ms();
+
+		if (left <= 0)
+			return -1;
+		if (poll(&pfd, 1, (int)left) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if ((r = read(fd, c, n)) < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			return -2;
+		}
+		if (r == 0)
+			return -2;
+		c += r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
+/*
+ * The exchange made by the helper; its answer in rep.  A helper that says
+ * nothing within the budget (and a grace for its own exit) is killed.
+ */
+static enum ag_http_fail
+isolated_exchange(struct ag_ask *a, const char *body, size_t blen, long long start,
+    struct ag_http_reply *rep, struct ag_ask_result *r)
+{
+	struct helper_head h;
+	long long deadline = start + a->conf->timeout_ms + HELPER_GRACE_MS;
+	enum ag_http_fail f;
+	int p[2], rc;
+	pid_t pid;
+
+	memset(rep, 0, sizeof(*rep));
+	if (pipe2(p, O_CLOEXEC) < 0) {
+		snprintf(r->error, sizeof(r->error), "pipe: %s", strerror(errno));
+		return AG_HTTP_TRANSPORT;
+	}
+	if ((pid = fork()) < 0) {
+		snprintf(r->error, sizeof(r->error), "fork: %s", strerror(errno));
+		close(p[0]);
+		close(p[1]);
+		return AG_HTTP_TRANSPORT;
+	}
+	if (pid == 0) {
+		close(p[0]);
+		helper(a, body, blen, start, p[1]);
+	}
+	close(p[1]);
+	memset(&h, 0, sizeof(h));
+	if ((rc = read_by(p[0], &h, sizeof(h), deadline)) < 0) {
+		if (rc == -1)
+			snprintf(r->error, sizeof(r->error), "no answer within %ld ms",
+			    a->conf->timeout_ms);
+		else
+			snprintf(r->error, sizeof(r->error), "the process that asks ended "
+			    "without a word");
+		f = rc == -1 ? AG_HTTP_TIMEOUT : AG_HTTP_TRANSPORT;
+		goto out;
+	}
+	h.why[sizeof(h.why) - 1] = '\0';
+	r->retried = h.retried;
+	rep->status = h.status;
+	if (h.fail == HELPER_KEY) {
+		snprintf(r->error, sizeof(r->error), "%s", h.why);
+		f = AG_HTTP_OK;
+		r->error_class = "key";
+		goto out;
+	}
+	f = (enum ag_http_fail)h.fail;
+	snprintf(r->error, sizeof(r->error), "%s", h.why);
+	if (h.len > (size_t)a->conf->max_answer_bytes || (rep->body = malloc(h.len + 1)) == NULL ||
+	    read_by(p[0], rep->body, h.len, deadline) < 0) {
+		ag_http_reply_free(rep);
+		snprintf(r->error, sizeof(r->error), "the answer did not arrive whole");
+		f = AG_HTTP_TRANSPORT;
+		goto out;
+	}
+	rep->body[h.len] = '\0';
+	rep->len = h.len;
+out:
+	close(p[0]);
+	(void)kill(pid, SIGKILL);	/* done or late: either way it is over */
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
 	r->http_status = rep->status;
 	return f;
 }
@@ -715,7 +898,11 @@ ag_ask(struct ag_ask *a, const char *line, size_t len, const char *cwd,
 		deny_with(r, "transport", "out of memory");
 		goto out;
 	}
-	f = exchange(a, body, blen, start, &rep, r);
+	f = isolated_exchange(a, body, blen, start, &rep, r);
+	if (r->error_class != NULL) {
+		r->allow = 0;		/* the helper could not use the key */
+		goto out;
+	}
 	if (f != AG_HTTP_OK) {
 		r->allow = 0;
 		r->error_class = ag_http_fail_name(f);

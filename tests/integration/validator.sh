@@ -210,36 +210,91 @@ key_probes developer
 # it is given the key reversed, so that the command line (recorded) holds
 # no copy.
 policy strict "$P" 100 off
-ag_run m "uname -s; python3 -c '
-import os, re, sys
+PROBE="uname -s; python3 -c '
+import os, subprocess, sys, time
 key = sys.argv[1][::-1].encode()
-me, found, seen = os.getpid(), [], 0
-for p in os.listdir(\"/proc\"):
-    if not p.isdigit() or int(p) == me:
-        continue
+# the control: a child holding a marker, which the scan must find
+mark = (\"MARK-\" + str(os.getpid()) + \"-\" + sys.argv[1][:6]).encode()
+c = subprocess.Popen([sys.executable, \"-c\",
+    \"import sys, time; print(len(sys.argv[1]), flush=True); time.sleep(600)\", mark],
+    stdout=subprocess.PIPE)
+c.stdout.readline()
+def scan(p, needle):
     try:
         maps = open(\"/proc/%s/maps\" % p).read().splitlines()
         mem = open(\"/proc/%s/mem\" % p, \"rb\")
     except OSError:
-        continue
-    seen += 1
+        return None
     for l in maps:
-        a, b = (int(x, 16) for x in l.split()[0].split(\"-\"))
-        if \"r\" not in l.split()[1]:
+        f = l.split()
+        if \"r\" not in f[1]:
             continue
+        a, b = (int(x, 16) for x in f[0].split(\"-\"))
         try:
             mem.seek(a)
-            if key in mem.read(b - a):
-                found.append(p)
+            if needle in mem.read(b - a):
+                return True
         except (OSError, ValueError, OverflowError):
             pass
-print(\"readable\", seen, \"found\", found)
+    return False
+found = [p for p in os.listdir(\"/proc\") if p.isdigit() and int(p) != os.getpid()
+         and scan(p, key)]
+print(\"control\", scan(str(c.pid), mark), \"found\", found)
+c.kill()
 ' $(printf '%s' "$KEY" | rev)"
+ag_run m "$PROBE"
 ag_like "$m_out" "^Linux" "sandbox off: the ask still runs the command" "$m_err"
-ag_like "$m_out" "readable [1-9]" "sandbox off: the probe reads the memory of the account's other processes" "$m_out $m_err"
+ag_like "$m_out" "control True" "sandbox off: the scan finds what a process it may read holds" "$m_out $m_err"
 ag_like "$m_out" "found \[\]" "sandbox off: no process the agent can read holds the key" "$m_out $m_err"
 ag_run m "cat $AG_DIR/validator.key"
 ag_unlike "$m_out" "$KEY" "sandbox off: the key file's mode still keeps cat out" "$m_err"
+
+# ---- no process of a session holds the key, seen by root -------------------------
+# While a command of a session that has asked waits, root reads the memory
+# of every process of the account (the gateway, the helpers that hold the
+# sandbox's namespaces, the runner shell): the key is in none of them.  The
+# gateway never holds it; a short-lived helper reads it for each exchange.
+policy strict "$P" 100
+mkfifo -m 0644 "$AG_DIR/gate"
+printf 'uname -s\ncat %s/gate\n' "$AG_DIR" | ag_ssh > "$AG_DIR/held.out" 2>&1 &
+HELD=$!
+ag_wait_until 120 pgrep -u "$AG_USER" -x cat >/dev/null ||
+    { echo "the held command did not start: $(cat "$AG_DIR/held.out")" >&2; exit 99; }
+scan=$("$AG_PYTHON" - "$AG_USER" "$KEY" <<'EOF'
+import os, pwd, sys
+uid = pwd.getpwnam(sys.argv[1]).pw_uid
+key = sys.argv[2].encode()
+seen, found = 0, []
+for p in os.listdir("/proc"):
+    if not p.isdigit():
+        continue
+    try:
+        if os.stat("/proc/" + p).st_uid != uid:
+            continue
+        maps = open("/proc/%s/maps" % p).read().splitlines()
+        mem = open("/proc/%s/mem" % p, "rb")
+    except OSError:
+        continue
+    seen += 1
+    for l in maps:
+        f = l.split()
+        if "r" not in f[1]:
+            continue
+        a, b = (int(x, 16) for x in f[0].split("-"))
+        try:
+            mem.seek(a)
+            if key in mem.read(b - a):
+                found.append(open("/proc/%s/comm" % p).read().strip())
+        except (OSError, ValueError, OverflowError):
+            pass
+print("scanned", seen, "found", found)
+EOF
+)
+echo released > "$AG_DIR/gate"
+wait "$HELD"
+ag_like "$(cat "$AG_DIR/held.out")" "^Linux" "the session asked before it was held" "$(cat "$AG_DIR/held.out")"
+ag_like "$scan" "scanned ([3-9]|[1-9][0-9])" "root read the memory of the session's processes" "$scan"
+ag_like "$scan" "found \[\]$" "no process of the session holds the key" "$scan"
 
 # ---- the key appears in no record ---------------------------------------------------
 ag_unlike "$(cat "$AG_AUDIT")" "$KEY" "the key is in no audit record"
