@@ -156,7 +156,35 @@ notice(int fd, const char *fmt, ...)
 	(void)write_all(fd, buf, (size_t)n);
 }
 
-/* Reap one dead child that is not spare; 0 when there is none. */
+static pid_t kept[4];	/* ag_runner_keep_child() */
+
+void
+ag_runner_keep_child(pid_t pid, int keep)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(kept) / sizeof(kept[0]); i++)
+		if (keep ? kept[i] == 0 : kept[i] == pid) {
+			kept[i] = keep ? pid : 0;
+			return;
+		}
+}
+
+static int
+is_kept(pid_t pid, pid_t spare)
+{
+	size_t i;
+
+	if (pid == spare)
+		return 1;
+	for (i = 0; i < sizeof(kept) / sizeof(kept[0]); i++)
+		if (kept[i] != 0 && kept[i] == pid)
+			return 1;
+	return 0;
+}
+
+/* Reap one dead child that is not spare; 0 when there is none.  A kept
+ * child that died is reaped and forgotten: its owner finds it gone. */
 static int
 reap_one(pid_t spare)
 {
@@ -166,6 +194,7 @@ reap_one(pid_t spare)
 	if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0 || si.si_pid == 0 ||
 	    si.si_pid == spare)
 		return 0;
+	ag_runner_keep_child(si.si_pid, 0);
 	return waitpid(si.si_pid, NULL, WNOHANG) > 0;
 }
 
@@ -209,7 +238,7 @@ ag_runner_reap_all(pid_t spare)
 		int any = 0;
 
 		for (i = 0; i < n; i++) {
-			if (kids[i] == spare)
+			if (is_kept(kids[i], spare))
 				continue;
 			others++;
 			if (kill(kids[i], SIGKILL) == 0)

@@ -117,8 +117,13 @@ int	ag_runner_signal_fd(void);
 void	ag_runner_drain_signal_fd(void);
 
 /* Kill (SIGKILL) and reap every remaining descendant of the gateway but
- * spare (the sandbox's namespace keeper, sandbox.h; 0 for none) */
+ * spare (the sandbox's namespace keeper, sandbox.h; 0 for none) and the
+ * children kept with ag_runner_keep_child() */
 void	ag_runner_reap_all(pid_t spare);
+
+/* A helper of the gateway's own (the validator's, validate/) that the sweep
+ * after each command must leave alone: keep 1 to add it, 0 to drop it. */
+void	ag_runner_keep_child(pid_t pid, int keep);
 
 /*
  * The direct children of process of (its main thread's, from

@@ -16,6 +16,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -28,7 +29,9 @@
 #include "common/http.h"
 #include "common/log.h"
 #include "common/privsep.h"
+#include "common/misc.h"
 #include "common/utf8.h"
+#include "exec/runner.h"
 #include "validate/validator.h"
 #include "validate/wire.h"
 
@@ -38,7 +41,7 @@
 #define DOC_CMDS_MAX	64		/* simple commands described per request */
 #define RETRY_WAIT_MS	250		/* before the one retry, unless Retry-After says */
 #define RETRY_MIN_MS	100		/* a retry with less time left than this is not tried */
-#define HELPER_GRACE_MS	1000		/* past the budget, for the helper to report and exit */
+#define HELPER_GRACE_MS	1000		/* past the budget, for the helper's answer to arrive */
 
 static const char builtin_prompt[] =
     "You are the second opinion of agentgate, an SSH gateway that runs shell commands "
@@ -80,8 +83,10 @@ struct cache_ent {
 struct ag_ask {
 	const struct ag_validator *conf;
 	const struct ag_profile	*profile;
-	struct ag_http		*http;
+	struct ag_http		*http;		/* the helper's; the gateway never sends */
 	int			 key_as_caller;	/* open api_key_file with the caller's gid */
+	pid_t			 helper;	/* the process that asks (see below); 0: none */
+	int			 helper_fd;	/* its socket; -1: none */
 	char			*prompt;	/* LLM kinds */
 	char			 prompt_sha[65];
 	char			 load_error[512];	/* key or prompt unusable: every ask denies */
@@ -278,6 +283,8 @@ load_prompt(struct ag_ask *a, int as_caller)
 	return 0;
 }
 
+static void helper_stop(struct ag_ask *a);
+
 struct ag_ask *
 ag_ask_new(const struct ag_validator *v, const struct ag_profile *p, int key_as_caller,
     struct ag_err *err)
@@ -292,6 +299,7 @@ ag_ask_new(const struct ag_validator *v, const struct ag_profile *p, int key_as_
 	}
 	a->conf = v;
 	a->profile = p;
+	a->helper_fd = -1;
 	a->tokens = (double)v->max_per_minute;
 	a->tokens_at = now_ms();
 	if (load_prompt(a, key_as_caller) < 0)
@@ -323,6 +331,7 @@ ag_ask_free(struct ag_ask *a)
 {
 	if (a == NULL)
 		return;
+	helper_stop(a);
 	free(a->prompt);
 	ag_http_free(a->http);
 	free(a);
@@ -650,9 +659,10 @@ sleep_ms(long ms)
 
 /* The exchange, with at most one retry on 429 or 5xx that fits the budget. */
 static enum ag_http_fail
-exchange(struct ag_ask *a, const char *key, const char *body, size_t blen, long long start,
+exchange(struct ag_ask *a, const char *key, const char *body, size_t blen, long budget_ms,
     struct ag_http_reply *rep, int *retried, char *why, size_t whylen)
 {
+	long long start = now_ms();
 	char *hdr[4];
 	enum ag_http_fail f;
 	long left;
@@ -661,18 +671,18 @@ exchange(struct ag_ask *a, const char *key, const char *body, size_t blen, long 
 		snprintf(why, whylen, "out of memory");
 		return AG_HTTP_TRANSPORT;
 	}
-	left = a->conf->timeout_ms - (long)(now_ms() - start);
+	left = budget_ms - (long)(now_ms() - start);
 	f = ag_http_exchange(a->http, (const char *const *)hdr, body, blen, left,
 	    (size_t)a->conf->max_answer_bytes, rep, why, whylen);
 	if (f == AG_HTTP_STATUS && (rep->status == 429 || rep->status >= 500)) {
 		long wait = rep->retry_after_ms >= 0 ? rep->retry_after_ms : RETRY_WAIT_MS;
 
-		left = a->conf->timeout_ms - (long)(now_ms() - start);
+		left = budget_ms - (long)(now_ms() - start);
 		if (left - wait >= RETRY_MIN_MS) {
 			ag_http_reply_free(rep);
 			sleep_ms(wait);
 			*retried = 1;
-			left = a->conf->timeout_ms - (long)(now_ms() - start);
+			left = budget_ms - (long)(now_ms() - start);
 			f = ag_http_exchange(a->http, (const char *const *)hdr, body, blen, left,
 			    (size_t)a->conf->max_answer_bytes, rep, why, whylen);
 		}
@@ -681,7 +691,22 @@ exchange(struct ag_ask *a, const char *key, const char *body, size_t blen, long 
 	return f;
 }
 
-/* What the helper says back through its pipe, before the answer's bytes. */
+/*
+ * The helper: a child of the gateway, as undumpable as it is and holding
+ * its group, that reads the key once and makes every exchange of the
+ * session on one kept-alive connection.  The key lives only here: libcurl
+ * copies the header it is given into buffers it frees without wiping, and
+ * the gateway's memory is inherited by children that become dumpable (the
+ * runner before its exec, the helpers that hold the sandbox's namespaces).
+ * The gateway sends {budget, length, body} on a socket and reads back
+ * {head, answer}; a helper that is late or gone is killed and started
+ * again at the next ask.
+ */
+struct helper_req {
+	long	budget_ms;
+	size_t	len;		/* bytes of the request body that follow */
+};
+
 struct helper_head {
 	int	fail;		/* enum ag_http_fail, or HELPER_KEY */
 	long	status;
@@ -690,7 +715,10 @@ struct helper_head {
 	char	why[AG_ERR_MSG_MAX];
 };
 #define HELPER_KEY	(-1)
+#define HELPER_FD	3
+#define REQUEST_MAX	(4 * 1024 * 1024)	/* a request body, well above any document */
 
+/* On the helper's socket: no SIGPIPE when the other end is gone. */
 static int
 write_all(int fd, const void *p, size_t n)
 {
@@ -698,7 +726,7 @@ write_all(int fd, const void *p, size_t n)
 	ssize_t w;
 
 	while (n > 0) {
-		if ((w = write(fd, c, n)) < 0) {
+		if ((w = send(fd, c, n, MSG_NOSIGNAL)) < 0) {
 			if (errno == EINTR)
 				continue;
 			return -1;
@@ -709,40 +737,8 @@ write_all(int fd, const void *p, size_t n)
 	return 0;
 }
 
-/*
- * The helper: a child of the gateway, as undumpable as it is, that reads
- * the key, makes the exchange and dies.  libcurl copies the header it is
- * given into buffers it frees without wiping; made here, those copies die
- * with this process and never reach the gateway's memory, which the
- * runner's children and the sandbox's keeper inherit.
- */
-static void
-helper(struct ag_ask *a, const char *body, size_t blen, long long start, int wfd)
-{
-	struct helper_head h;
-	struct ag_http_reply rep;
-	char *key = NULL;
-
-	memset(&h, 0, sizeof(h));
-	memset(&rep, 0, sizeof(rep));
-	(void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-	if (a->conf->api_key_file != NULL &&
-	    (key = read_key(a, h.why, sizeof(h.why))) == NULL) {
-		h.fail = HELPER_KEY;
-		(void)write_all(wfd, &h, sizeof(h));
-		_exit(0);
-	}
-	h.fail = (int)exchange(a, key, body, blen, start, &rep, &h.retried, h.why,
-	    sizeof(h.why));
-	wipe_key(key);
-	h.status = rep.status;
-	h.len = rep.body != NULL ? rep.len : 0;
-	if (write_all(wfd, &h, sizeof(h)) < 0 || write_all(wfd, rep.body, h.len) < 0)
-		_exit(1);
-	_exit(0);
-}
-
-/* Read n bytes before the deadline (monotonic ms); 0, -1 late, -2 cut short. */
+/* Read n bytes, waiting until deadline (monotonic ms; 0: for ever).
+ * 0, -1 late, -2 the other end is gone. */
 static int
 read_by(int fd, void *p, size_t n, long long deadline)
 {
@@ -751,14 +747,14 @@ read_by(int fd, void *p, size_t n, long long deadline)
 
 	while (n > 0) {
 		struct pollfd pfd = { fd, POLLIN, 0 };
-		long long left = deadline - now_ms();
+		long long left = deadline > 0 ? deadline - now_ms() : -1;
 
-		if (left <= 0)
+		if (deadline > 0 && left <= 0)
 			return -1;
-		if (poll(&pfd, 1, (int)left) < 0) {
+		if (poll(&pfd, 1, deadline > 0 ? (int)left : -1) < 0) {
 			if (errno == EINTR)
 				continue;
-			return -1;
+			return -2;
 		}
 		if ((r = read(fd, c, n)) < 0) {
 			if (errno == EINTR || errno == EAGAIN)
@@ -773,73 +769,175 @@ read_by(int fd, void *p, size_t n, long long deadline)
 	return 0;
 }
 
+static void
+helper_main(struct ag_ask *a)
+{
+	static const int quiet[] = { SIGINT, SIGQUIT, SIGHUP, SIGTSTP, SIGTTIN, SIGTTOU, SIGPIPE };
+	static const int dfl[] = { SIGCHLD, SIGTERM, SIGALRM, SIGUSR1, SIGUSR2 };
+	struct helper_req q;
+	char *key = NULL, keywhy[AG_ERR_MSG_MAX] = "";
+	size_t i;
+
+	(void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	(void)prctl(PR_SET_NAME, "agentgate-ask", 0, 0, 0);	/* for ps and the tests */
+	/* the gateway's handlers would write into its own self-pipe; a ^C at
+	 * the client's terminal is the command's, not ours */
+	for (i = 0; i < sizeof(quiet) / sizeof(quiet[0]); i++)
+		signal(quiet[i], SIG_IGN);
+	for (i = 0; i < sizeof(dfl) / sizeof(dfl[0]); i++)
+		signal(dfl[i], SIG_DFL);
+	if (a->conf->api_key_file != NULL)
+		key = read_key(a, keywhy, sizeof(keywhy));
+	for (;;) {
+		struct helper_head h;
+		struct ag_http_reply rep;
+		char *body;
+
+		if (read_by(HELPER_FD, &q, sizeof(q), 0) < 0 || q.len > REQUEST_MAX ||
+		    (body = malloc(q.len + 1)) == NULL)
+			break;
+		if (read_by(HELPER_FD, body, q.len, 0) < 0) {
+			free(body);
+			break;
+		}
+		body[q.len] = '\0';
+		memset(&h, 0, sizeof(h));
+		memset(&rep, 0, sizeof(rep));
+		if (a->conf->api_key_file != NULL && key == NULL) {
+			h.fail = HELPER_KEY;
+			snprintf(h.why, sizeof(h.why), "%s", keywhy);
+		} else {
+			/* the budget the gateway has left, not the configured one */
+			h.fail = (int)exchange(a, key, body, q.len, q.budget_ms, &rep, &h.retried,
+			    h.why, sizeof(h.why));
+		}
+		free(body);
+		h.status = rep.status;
+		h.len = rep.body != NULL ? rep.len : 0;
+		if (write_all(HELPER_FD, &h, sizeof(h)) < 0 ||
+		    write_all(HELPER_FD, rep.body, h.len) < 0)
+			break;
+		ag_http_reply_free(&rep);
+	}
+	wipe_key(key);
+	_exit(0);
+}
+
+static void
+helper_stop(struct ag_ask *a)
+{
+	if (a->helper_fd >= 0)
+		close(a->helper_fd);
+	a->helper_fd = -1;
+	/* killed only while it is still our child: the runner's sweep may
+	 * have reaped it, and its pid be another's by now */
+	if (a->helper > 0 && waitpid(a->helper, NULL, WNOHANG) == 0) {
+		(void)kill(a->helper, SIGKILL);
+		while (waitpid(a->helper, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+	if (a->helper > 0)
+		ag_runner_keep_child(a->helper, 0);
+	a->helper = 0;
+}
+
+static int
+helper_start(struct ag_ask *a, char *why, size_t whylen)
+{
+	int sv[2];
+	pid_t pid;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
+		snprintf(why, whylen, "socketpair: %s", strerror(errno));
+		return -1;
+	}
+	if ((pid = fork()) < 0) {
+		snprintf(why, whylen, "fork: %s", strerror(errno));
+		close(sv[0]);
+		close(sv[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		/* nothing of the gateway's but stderr: not the audit log, not the
+		 * client's channel */
+		if (dup2(sv[1], HELPER_FD) < 0)
+			_exit(1);
+		ag_close_range(HELPER_FD + 1, ~0U);
+		helper_main(a);
+	}
+	close(sv[1]);
+	a->helper = pid;
+	a->helper_fd = sv[0];
+	/* the runner sweeps the gateway's children after each command */
+	ag_runner_keep_child(pid, 1);
+	return 0;
+}
+
 /*
- * The exchange made by the helper; its answer in rep.  A helper that says
- * nothing within the budget (and a grace for its own exit) is killed.
+ * The exchange, made by the helper; its answer in rep.  A helper that says
+ * nothing within the budget (and a grace for the pipe) is killed.
  */
 static enum ag_http_fail
 isolated_exchange(struct ag_ask *a, const char *body, size_t blen, long long start,
     struct ag_http_reply *rep, struct ag_ask_result *r)
 {
+	struct helper_req q;
 	struct helper_head h;
 	long long deadline = start + a->conf->timeout_ms + HELPER_GRACE_MS;
 	enum ag_http_fail f;
-	int p[2], rc;
-	pid_t pid;
+	int rc;
 
 	memset(rep, 0, sizeof(*rep));
-	if (pipe2(p, O_CLOEXEC) < 0) {
-		snprintf(r->error, sizeof(r->error), "pipe: %s", strerror(errno));
+	if (blen > REQUEST_MAX) {
+		snprintf(r->error, sizeof(r->error), "the request is too large");
 		return AG_HTTP_TRANSPORT;
 	}
-	if ((pid = fork()) < 0) {
-		snprintf(r->error, sizeof(r->error), "fork: %s", strerror(errno));
-		close(p[0]);
-		close(p[1]);
-		return AG_HTTP_TRANSPORT;
+	q.len = blen;
+	/* a helper found gone (killed, crashed) is started once more */
+	for (rc = 0; ; rc++) {
+		if (a->helper_fd < 0 && helper_start(a, r->error, sizeof(r->error)) < 0)
+			return AG_HTTP_TRANSPORT;
+		q.budget_ms = a->conf->timeout_ms - (long)(now_ms() - start);
+		if (q.budget_ms < 1)
+			q.budget_ms = 1;
+		if (write_all(a->helper_fd, &q, sizeof(q)) == 0 &&
+		    write_all(a->helper_fd, body, blen) == 0)
+			break;
+		helper_stop(a);
+		if (rc == 1) {
+			snprintf(r->error, sizeof(r->error), "the process that asks is gone");
+			return AG_HTTP_TRANSPORT;
+		}
 	}
-	if (pid == 0) {
-		close(p[0]);
-		helper(a, body, blen, start, p[1]);
-	}
-	close(p[1]);
 	memset(&h, 0, sizeof(h));
-	if ((rc = read_by(p[0], &h, sizeof(h), deadline)) < 0) {
+	if ((rc = read_by(a->helper_fd, &h, sizeof(h), deadline)) < 0) {
 		if (rc == -1)
 			snprintf(r->error, sizeof(r->error), "no answer within %ld ms",
 			    a->conf->timeout_ms);
 		else
 			snprintf(r->error, sizeof(r->error), "the process that asks ended "
 			    "without a word");
-		f = rc == -1 ? AG_HTTP_TIMEOUT : AG_HTTP_TRANSPORT;
-		goto out;
+		helper_stop(a);
+		return rc == -1 ? AG_HTTP_TIMEOUT : AG_HTTP_TRANSPORT;
 	}
 	h.why[sizeof(h.why) - 1] = '\0';
 	r->retried = h.retried;
-	rep->status = h.status;
+	rep->status = r->http_status = h.status;
+	snprintf(r->error, sizeof(r->error), "%s", h.why);
 	if (h.fail == HELPER_KEY) {
-		snprintf(r->error, sizeof(r->error), "%s", h.why);
-		f = AG_HTTP_OK;
 		r->error_class = "key";
-		goto out;
+		return AG_HTTP_OK;
 	}
 	f = (enum ag_http_fail)h.fail;
-	snprintf(r->error, sizeof(r->error), "%s", h.why);
 	if (h.len > (size_t)a->conf->max_answer_bytes || (rep->body = malloc(h.len + 1)) == NULL ||
-	    read_by(p[0], rep->body, h.len, deadline) < 0) {
+	    read_by(a->helper_fd, rep->body, h.len, deadline) < 0) {
 		ag_http_reply_free(rep);
 		snprintf(r->error, sizeof(r->error), "the answer did not arrive whole");
-		f = AG_HTTP_TRANSPORT;
-		goto out;
+		helper_stop(a);
+		return AG_HTTP_TRANSPORT;
 	}
 	rep->body[h.len] = '\0';
 	rep->len = h.len;
-out:
-	close(p[0]);
-	(void)kill(pid, SIGKILL);	/* done or late: either way it is over */
-	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-		;
-	r->http_status = rep->status;
 	return f;
 }
 

@@ -22,12 +22,14 @@
  * deny.  OPA's {"result": ...} holds that document or a boolean; no
  * result (an undefined decision) is a deny.
  *
- * The API key file is checked when the session starts; for each exchange
- * a short-lived, undumpable helper process reads it (with the gateway's
- * group, or as the caller when the policy is the caller's --config), puts
- * it in the request's header and exits, so the gateway's own memory, which
- * its children inherit, never holds it.  It is never in a message, a log
- * line or an audit record.  Answers are kept for the session, keyed by the
+ * The API key file is checked when the session starts.  The key itself is
+ * read and used only by the helper that asks (agentgate-ask), a child of
+ * the gateway started at the first ask, undumpable like it, which makes
+ * every exchange of the session on one kept-alive connection: the
+ * gateway's own memory, which its children inherit, never holds it.  It
+ * is read with the gateway's group, or as the caller when the policy is
+ * the caller's --config, and is never in a message, a log line or an
+ * audit record.  Answers are kept for the session, keyed by the
  * validator's settings, the prompt, the profile, the cwd, the command and
  * the programs its words resolve to; only in memory.
  */

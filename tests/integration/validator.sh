@@ -246,14 +246,28 @@ ag_run m "$PROBE"
 ag_like "$m_out" "^Linux" "sandbox off: the ask still runs the command" "$m_err"
 ag_like "$m_out" "control True" "sandbox off: the scan finds what a process it may read holds" "$m_out $m_err"
 ag_like "$m_out" "found \[\]" "sandbox off: no process the agent can read holds the key" "$m_out $m_err"
+# the helper that asks is the agent's uid's to signal (with the sandbox off):
+# killing it costs the session nothing but a new one
+KILLER="python3 -c 'import os
+for p in os.listdir(\"/proc\"):
+    try:
+        if open(\"/proc/%s/comm\" % p).read().strip() == \"agentgate-ask\":
+            os.kill(int(p), 9); print(\"killed\")
+    except (OSError, ValueError):
+        pass'"
+ag_run k <<< "$(printf 'uname -s\n%s\nuname -r\n' "$KILLER")"
+ag_is "$(printf '%s\n' "$k_out" | sed -n '2p;3p' | tr '\n' ' ')" "killed $(uname -r) " \
+    "a killed helper is started again at the next ask" "$k_out $k_err"
 ag_run m "cat $AG_DIR/validator.key"
 ag_unlike "$m_out" "$KEY" "sandbox off: the key file's mode still keeps cat out" "$m_err"
 
-# ---- no process of a session holds the key, seen by root -------------------------
+# ---- only the helper that asks holds the key, seen by root -------------------------
 # While a command of a session that has asked waits, root reads the memory
 # of every process of the account (the gateway, the helpers that hold the
-# sandbox's namespaces, the runner shell): the key is in none of them.  The
-# gateway never holds it; a short-lived helper reads it for each exchange.
+# sandbox's namespaces, the runner shell, the command): the key is in one,
+# the helper that makes the exchanges (agentgate-ask), which no command
+# can read (above); the gateway, whose memory its children inherit, never
+# holds it.
 policy strict "$P" 100
 mkfifo -m 0644 "$AG_DIR/gate"
 printf 'uname -s\ncat %s/gate\n' "$AG_DIR" | ag_ssh > "$AG_DIR/held.out" 2>&1 &
@@ -294,7 +308,7 @@ echo released > "$AG_DIR/gate"
 wait "$HELD"
 ag_like "$(cat "$AG_DIR/held.out")" "^Linux" "the session asked before it was held" "$(cat "$AG_DIR/held.out")"
 ag_like "$scan" "scanned ([3-9]|[1-9][0-9])" "root read the memory of the session's processes" "$scan"
-ag_like "$scan" "found \[\]$" "no process of the session holds the key" "$scan"
+ag_like "$scan" "found \['agentgate-ask'\]$" "of the session's processes, only the helper that asks holds the key" "$scan"
 
 # ---- the key appears in no record ---------------------------------------------------
 ag_unlike "$(cat "$AG_AUDIT")" "$KEY" "the key is in no audit record"
