@@ -227,13 +227,14 @@ def scan(p, needle):
         return None
     for l in maps:
         f = l.split()
-        if \"r\" not in f[1]:
-            continue
         a, b = (int(x, 16) for x in f[0].split(\"-\"))
+        if \"r\" not in f[1] or b - a > (1 << 28):
+            continue
         try:
-            mem.seek(a)
-            if needle in mem.read(b - a):
-                return True
+            for off in range(a, b, 1 << 20):
+                mem.seek(off)
+                if needle in mem.read(min((1 << 20) + len(needle), b - off)):
+                    return True
         except (OSError, ValueError, OverflowError):
             pass
     return False
@@ -290,17 +291,23 @@ for p in os.listdir("/proc"):
     except OSError:
         continue
     seen += 1
+    hit = False
     for l in maps:
         f = l.split()
-        if "r" not in f[1]:
-            continue
         a, b = (int(x, 16) for x in f[0].split("-"))
+        # a sanitizer's shadow is terabytes of nothing: what a key could be
+        # in is the heap, the stack and the data of the program and libraries
+        if "r" not in f[1] or b - a > (1 << 28):
+            continue
         try:
-            mem.seek(a)
-            if key in mem.read(b - a):
-                found.append(open("/proc/%s/comm" % p).read().strip())
+            for off in range(a, b, 1 << 20):
+                mem.seek(off)
+                if key in mem.read(min((1 << 20) + len(key), b - off)):
+                    hit = True
         except (OSError, ValueError, OverflowError):
             pass
+    if hit:
+        found.append(open("/proc/%s/comm" % p).read().strip())
 print("scanned", seen, "found", found)
 EOF
 )
