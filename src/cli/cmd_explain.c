@@ -114,6 +114,8 @@ ask_json(const struct ag_validator *v, const struct ag_ask_result *r)
 	}
 	if (r->has_confidence)
 		json_object_object_add(o, "confidence", json_object_new_double(r->confidence));
+	if (r->approver[0] != '\0')
+		json_object_object_add(o, "approver", json_object_new_string(r->approver));
 	json_object_object_add(o, "latency_ms", json_object_new_int64(r->latency_ms));
 	if (r->http_status > 0)
 		json_object_object_add(o, "http_status", json_object_new_int64(r->http_status));
@@ -210,6 +212,8 @@ print_text(const struct ag_decision *d, const char *profile, const struct ag_val
 		    r->reason[0] ? r->reason : "(no reason given)");
 	if (r->has_confidence)
 		printf("confidence: %.2f\n", r->confidence);
+	if (r->approver[0] != '\0')
+		printf("approver: %s\n", r->approver);
 	printf("latency: %ld ms\n", r->latency_ms);
 }
 

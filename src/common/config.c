@@ -1380,6 +1380,7 @@ static const struct cf_field validator_fields[] = {
 	CF_COUNT_OF("max_per_minute", struct ag_validator, max_per_minute, 100000),
 	CF_COUNT_OF("max_tokens", struct ag_validator, max_tokens, 100000),
 	CF_READ("min_confidence", validator_min_confidence),
+	CF_FIELD("approval_timeout", CF_DURATION, struct ag_validator, approval_timeout),
 	CF_READ("on_error", validator_on_error),
 	CF_END
 };
@@ -1522,6 +1523,10 @@ profile_validator(struct ctx *c, const char *key, const struct ynode *k,
 		return cf_err_node(c, cf_map_get(v, "prompt_file"), "profiles.%s.validator: "
 		    "'prompt_file' is for the LLM kinds (openai, anthropic), not '%s'", p->name,
 		    ag_validator_kind_name(p->validator->kind));
+	if (p->validator->approval_timeout > 0 && p->validator->kind != AG_VK_WEBHOOK)
+		return cf_err_node(c, cf_map_get(v, "approval_timeout"), "profiles.%s.validator: "
+		    "'approval_timeout' is for a webhook, which can hand a command to a person; "
+		    "not '%s'", p->name, ag_validator_kind_name(p->validator->kind));
 	if (p->validator->name == NULL &&
 	    (p->validator->name = strdup(ag_validator_kind_name(p->validator->kind))) == NULL)
 		return cf_oom(c, v);

@@ -111,6 +111,8 @@ struct ag_validator {
 	long			 max_tokens;	/* anthropic's max_tokens */
 	int			 has_min_confidence;
 	double			 min_confidence;	/* 0..1; an answer below it is a deny */
+	long			 approval_timeout;	/* webhook: seconds a "pending" answer
+						 * may wait for a person; 0: not accepted */
 	struct ag_pos		 pos;
 };
 

@@ -16,10 +16,36 @@
 
 struct ag_http {
 	CURL			*curl;
+	char			*url;		/* where POSTs go */
 	struct curl_slist	*headers;
 	long			 connect_ms;	/* at most this to connect */
 	long			 total_ms;	/* ag_http_post's budget */
 };
+
+int
+ag_http_same_origin(const char *base, const char *url)
+{
+	static const CURLUPart parts[] = { CURLUPART_SCHEME, CURLUPART_HOST, CURLUPART_PORT };
+	CURLU *a = curl_url(), *b = curl_url();
+	size_t i;
+	int same = a != NULL && b != NULL &&
+	    curl_url_set(a, CURLUPART_URL, base, 0) == CURLUE_OK &&
+	    curl_url_set(b, CURLUPART_URL, url, 0) == CURLUE_OK;
+
+	for (i = 0; same && i < sizeof(parts) / sizeof(parts[0]); i++) {
+		char *x = NULL, *y = NULL;
+
+		/* the port as the scheme implies it when not written */
+		same = curl_url_get(a, parts[i], &x, CURLU_DEFAULT_PORT) == CURLUE_OK &&
+		    curl_url_get(b, parts[i], &y, CURLU_DEFAULT_PORT) == CURLUE_OK &&
+		    strcasecmp(x, y) == 0;
+		curl_free(x);
+		curl_free(y);
+	}
+	curl_url_cleanup(a);
+	curl_url_cleanup(b);
+	return same;
+}
 
 void
 ag_http_shown_url(const char *url, char *out, size_t len)
@@ -65,6 +91,8 @@ ag_http_new(const char *url, const char *content_type, long connect_ms, long tot
 		goto oom;
 	h->connect_ms = connect_ms;
 	h->total_ms = total_ms;
+	if ((h->url = strdup(url)) == NULL)
+		goto oom;
 	snprintf(ct, sizeof(ct), "Content-Type: %s", content_type);
 	if ((l = curl_slist_append(NULL, ct)) == NULL)
 		goto oom;
@@ -200,9 +228,28 @@ fail_of(CURLcode rc, int over)
 	}
 }
 
+static enum ag_http_fail perform(struct ag_http *h, const char *get_url,
+    const char *const *headers, const char *body, size_t n, long total_ms, size_t cap,
+    struct ag_http_reply *r, char *why, size_t whylen);
+
 enum ag_http_fail
 ag_http_exchange(struct ag_http *h, const char *const *headers, const char *body, size_t n,
     long total_ms, size_t cap, struct ag_http_reply *r, char *why, size_t whylen)
+{
+	return perform(h, NULL, headers, body, n, total_ms, cap, r, why, whylen);
+}
+
+enum ag_http_fail
+ag_http_get(struct ag_http *h, const char *url, const char *const *headers, long total_ms,
+    size_t cap, struct ag_http_reply *r, char *why, size_t whylen)
+{
+	return perform(h, url, headers, NULL, 0, total_ms, cap, r, why, whylen);
+}
+
+/* One request: a POST of body to the client's URL, or a GET of get_url. */
+static enum ag_http_fail
+perform(struct ag_http *h, const char *get_url, const char *const *headers, const char *body,
+    size_t n, long total_ms, size_t cap, struct ag_http_reply *r, char *why, size_t whylen)
 {
 	char ebuf[CURL_ERROR_SIZE];
 	struct sigaction ign, old;
@@ -238,8 +285,13 @@ ag_http_exchange(struct ag_http *h, const char *const *headers, const char *body
 	    curl_easy_setopt(h->curl, CURLOPT_WRITEDATA, &k) != CURLE_OK ||
 	    curl_easy_setopt(h->curl, CURLOPT_HEADERFUNCTION, header) != CURLE_OK ||
 	    curl_easy_setopt(h->curl, CURLOPT_HEADERDATA, &k) != CURLE_OK ||
+	    (get_url != NULL ?
+	    curl_easy_setopt(h->curl, CURLOPT_URL, get_url) != CURLE_OK ||
+	    curl_easy_setopt(h->curl, CURLOPT_HTTPGET, 1L) != CURLE_OK :
+	    curl_easy_setopt(h->curl, CURLOPT_URL, h->url) != CURLE_OK ||
+	    curl_easy_setopt(h->curl, CURLOPT_POST, 1L) != CURLE_OK ||
 	    curl_easy_setopt(h->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)n) != CURLE_OK ||
-	    curl_easy_setopt(h->curl, CURLOPT_POSTFIELDS, body) != CURLE_OK) {
+	    curl_easy_setopt(h->curl, CURLOPT_POSTFIELDS, body) != CURLE_OK)) {
 		snprintf(why, whylen, "libcurl refused an option");
 		f = AG_HTTP_TRANSPORT;
 		goto out;
@@ -314,5 +366,6 @@ ag_http_free(struct ag_http *h)
 	if (h->curl != NULL)
 		curl_easy_cleanup(h->curl);
 	curl_slist_free_all(h->headers);
+	free(h->url);
 	free(h);
 }

@@ -64,6 +64,16 @@ enum ag_http_fail ag_http_exchange(struct ag_http *h, const char *const *headers
 	    char *why, size_t whylen);
 void	ag_http_reply_free(struct ag_http_reply *r);
 
+/*
+ * The same as ag_http_exchange, but a GET of url (another resource on the
+ * client's server: the caller checks that it is) without a body.
+ */
+enum ag_http_fail ag_http_get(struct ag_http *h, const char *url, const char *const *headers,
+	    long total_ms, size_t cap, struct ag_http_reply *r, char *why, size_t whylen);
+
+/* 1 when url has the scheme, host and port of base. */
+int	ag_http_same_origin(const char *base, const char *url);
+
 void	ag_http_free(struct ag_http *h);
 
 /* url without credentials or query, for messages; "(the server)" if unparsable. */

@@ -10,6 +10,7 @@
 #include "agconfig.h"
 
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -170,8 +171,22 @@ ask_record(struct ag_core *core, struct cmd *c)
 	k->retried = c->ask.retried;
 	k->has_confidence = c->ask.has_confidence;
 	k->confidence = c->ask.confidence;
+	k->approver = c->ask.approver;
+	k->approval_ms = c->ask.approval_ms;
 	c->rec.ask = k;
 	c->asked = 1;
+}
+
+/* A webhook handed the command to a person: the caller is told it waits. */
+static void
+waiting(void *ctx, const char *reason, long seconds)
+{
+	const struct ag_validator *v = ctx;
+
+	fflush(stdout);
+	fprintf(stderr, "agentgate: waiting up to %ld s for a person to approve this command "
+	    "(validator '%s')%s%s\n", seconds, v->name, reason[0] ? ": " : "", reason);
+	fflush(stderr);
 }
 
 /*
@@ -195,6 +210,8 @@ stage_ask(struct ag_core *core, struct cmd *c)
 	v = ag_ask_conf(core->ask);
 	memset(&who, 0, sizeof(who));
 	who.user = core->sess.user;
+	who.waiting = waiting;
+	who.ctx = (void *)(uintptr_t)v;
 	if (core->audit != NULL) {
 		const char *user;
 
@@ -205,8 +222,11 @@ stage_ask(struct ag_core *core, struct cmd *c)
 	ask_record(core, c);
 	snprintf(c->ask_rule, sizeof(c->ask_rule), "validator:%s", v->name);
 	if (c->ask.allow) {
-		snprintf(c->why, sizeof(c->why), "allowed by validator '%s'%s%s", v->name,
-		    c->ask.reason[0] ? ": " : "", c->ask.reason);
+		snprintf(c->why, sizeof(c->why), "allowed by validator '%s'%s%s%s%s", v->name,
+		    c->ask.approver[0] ? " (approved by " : "", c->ask.approver,
+		    c->ask.approver[0] ? ")" : "", c->ask.reason[0] ? ": " : "");
+		snprintf(c->why + strlen(c->why), sizeof(c->why) - strlen(c->why), "%s",
+		    c->ask.reason);
 		return NEXT;
 	}
 	if (c->ask.error_class != NULL)
@@ -214,7 +234,9 @@ stage_ask(struct ag_core *core, struct cmd *c)
 		    "(%s: %s), and without one nothing the rules leave open runs; %s", v->name,
 		    c->ask.error_class, c->ask.error, rules_said(c));
 	else
-		snprintf(c->why, sizeof(c->why), "refused by validator '%.64s': %s; %s", v->name,
+		snprintf(c->why, sizeof(c->why), "refused by validator '%.64s'%s%.128s%s: %s; %s",
+		    v->name, c->ask.approver[0] ? " (" : "", c->ask.approver,
+		    c->ask.approver[0] ? ")" : "",
 		    c->ask.reason[0] ? c->ask.reason : "(no reason given)", rules_said(c));
 	return refuse(c, "ask-deny", c->why, c->ask_rule);
 }
@@ -553,6 +575,8 @@ ag_core_ask(struct ag_core *core, const char *line, size_t len, const struct ag_
 		return -1;
 	memset(&who, 0, sizeof(who));
 	who.user = core->sess.user;
+	who.waiting = waiting;
+	who.ctx = (void *)(uintptr_t)ag_ask_conf(core->ask);
 	(void)ag_ask(core->ask, line, len, core->sess.cwd, d, &who, r);
 	return 0;
 }

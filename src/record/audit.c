@@ -378,6 +378,10 @@ ask_object(const struct ag_audit_ask *k)
 		json_object_object_add(v, "retried", json_object_new_boolean(1));
 	if (k->has_confidence)
 		json_object_object_add(v, "confidence", json_object_new_double(k->confidence));
+	if (k->approver != NULL && k->approver[0] != '\0')
+		add_str(v, "approver", k->approver);
+	if (k->approval_ms > 0)
+		add_int(v, "approval_ms", k->approval_ms);
 	return v;
 }
 

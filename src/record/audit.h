@@ -27,7 +27,7 @@
  * profile, client, mode, and per event: command, cwd, decision, reason,
  * rule, validator (an object: name, kind, model, prompt_sha256, verdict,
  * reason, error_class, error, latency_ms, http_status, cache, retried,
- * confidence), exit, signal, duration_ms, bytes_out, truncated, cwd_after.
+ * confidence, approver, approval_ms), exit, signal, duration_ms, bytes_out, truncated, cwd_after.
  * Absent values are left out.  Nothing secret is ever passed in here.
  *
  * Records in the file sink are hash-chained ("prev", "seed": chain.h);
@@ -72,6 +72,8 @@ struct ag_audit_ask {
 	int		 retried;
 	int		 has_confidence;
 	double		 confidence;
+	const char	*approver;	/* a person who decided; NULL or "": none */
+	long		 approval_ms;	/* how long the command waited for one; 0 */
 };
 
 struct ag_audit_cmd {

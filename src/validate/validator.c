@@ -473,7 +473,8 @@ int
 ag_ask_judge_answer(const struct ag_validator *v, const char *text, size_t len,
     struct ag_ask_result *r)
 {
-	json_object *o, *dec = NULL, *reason = NULL, *conf = NULL;
+	json_object *o, *dec = NULL, *reason = NULL, *conf = NULL, *poll = NULL, *approver = NULL;
+	int people = v->kind == AG_VK_WEBHOOK || v->kind == AG_VK_OPA;
 	const char *ds;
 	int allow;
 
@@ -492,6 +493,10 @@ ag_ask_judge_answer(const struct ag_validator *v, const char *text, size_t len,
 			reason = val;
 		else if (strcmp(key, "confidence") == 0)
 			conf = val;
+		else if (strcmp(key, "poll") == 0 && v->approval_timeout > 0)
+			poll = val;
+		else if (strcmp(key, "approver") == 0 && people)
+			approver = val;
 		else {
 			char k[64];
 
@@ -511,18 +516,45 @@ ag_ask_judge_answer(const struct ag_validator *v, const char *text, size_t len,
 	}
 	clean_reason(json_object_get_string(reason), (size_t)json_object_get_string_len(reason),
 	    r->reason, sizeof(r->reason));
+	if (approver != NULL) {
+		if (!json_object_is_type(approver, json_type_string)) {
+			json_object_put(o);
+			return bad_answer(r, "schema", "the answer's approver is not a string");
+		}
+		clean_reason(json_object_get_string(approver),
+		    (size_t)json_object_get_string_len(approver), r->approver,
+		    sizeof(r->approver));
+	}
 	ds = json_object_get_string(dec);
 	if (strcmp(ds, "allow") == 0 && (size_t)json_object_get_string_len(dec) == 5)
 		allow = 1;
 	else if (strcmp(ds, "deny") == 0 && (size_t)json_object_get_string_len(dec) == 4)
 		allow = 0;
-	else {
+	else if (strcmp(ds, "pending") == 0 && (size_t)json_object_get_string_len(dec) == 7 &&
+	    v->approval_timeout > 0) {
+		const char *pu = poll != NULL && json_object_is_type(poll, json_type_string) ?
+		    json_object_get_string(poll) : NULL;
+
+		if (pu == NULL || strlen(pu) >= sizeof(r->poll) ||
+		    (size_t)json_object_get_string_len(poll) != strlen(pu)) {
+			json_object_put(o);
+			return bad_answer(r, "schema", "a pending answer has no usable 'poll' URL");
+		}
+		snprintf(r->poll, sizeof(r->poll), "%s", pu);
+		r->pending = 1;
+		json_object_put(o);
+		return 0;
+	} else {
 		char shown[48];
 
 		clean_reason(ds, (size_t)json_object_get_string_len(dec), shown, sizeof(shown));
 		json_object_put(o);
 		return bad_answer(r, "schema", "the answer's decision '%s' is neither allow nor "
 		    "deny", shown);
+	}
+	if (poll != NULL) {
+		json_object_put(o);
+		return bad_answer(r, "schema", "only a pending answer may name a 'poll' URL");
 	}
 	if (conf != NULL) {
 		double c;
@@ -705,11 +737,13 @@ exchange(struct ag_ask *a, const char *key, const char *body, size_t blen, long 
 struct helper_req {
 	long	budget_ms;
 	size_t	len;		/* bytes of the request body that follow */
+	char	get[1024];	/* a URL to GET instead (a pending answer's poll); "" */
 };
 
 struct helper_head {
 	int	fail;		/* enum ag_http_fail, or HELPER_KEY */
 	long	status;
+	long	retry_after_ms;	/* -1: none */
 	int	retried;
 	size_t	len;		/* bytes of the answer that follow */
 	char	why[AG_ERR_MSG_MAX];
@@ -806,6 +840,19 @@ helper_main(struct ag_ask *a)
 		if (a->conf->api_key_file != NULL && key == NULL) {
 			h.fail = HELPER_KEY;
 			snprintf(h.why, sizeof(h.why), "%s", keywhy);
+		} else if (q.get[0] != '\0') {
+			char *hdr[4];
+
+			q.get[sizeof(q.get) - 1] = '\0';
+			if (ag_wire_headers(a->conf, key, hdr) < 0) {
+				h.fail = AG_HTTP_TRANSPORT;
+				snprintf(h.why, sizeof(h.why), "out of memory");
+			} else {
+				h.fail = (int)ag_http_get(a->http, q.get, (const char *const *)hdr,
+				    q.budget_ms, (size_t)a->conf->max_answer_bytes, &rep, h.why,
+				    sizeof(h.why));
+				ag_wire_headers_free(hdr);
+			}
 		} else {
 			/* the budget the gateway has left, not the configured one */
 			h.fail = (int)exchange(a, key, body, q.len, q.budget_ms, &rep, &h.retried,
@@ -813,6 +860,7 @@ helper_main(struct ag_ask *a)
 		}
 		free(body);
 		h.status = rep.status;
+		h.retry_after_ms = rep.retry_after_ms;
 		h.len = rep.body != NULL ? rep.len : 0;
 		if (write_all(HELPER_FD, &h, sizeof(h)) < 0 ||
 		    write_all(HELPER_FD, rep.body, h.len) < 0)
@@ -878,8 +926,8 @@ helper_start(struct ag_ask *a, char *why, size_t whylen)
  * nothing within the budget (and a grace for the pipe) is killed.
  */
 static enum ag_http_fail
-isolated_exchange(struct ag_ask *a, const char *body, size_t blen, long long start,
-    struct ag_http_reply *rep, struct ag_ask_result *r)
+isolated_exchange(struct ag_ask *a, const char *get, const char *body, size_t blen,
+    long long start, struct ag_http_reply *rep, struct ag_ask_result *r)
 {
 	struct helper_req q;
 	struct helper_head h;
@@ -888,6 +936,9 @@ isolated_exchange(struct ag_ask *a, const char *body, size_t blen, long long sta
 	int rc;
 
 	memset(rep, 0, sizeof(*rep));
+	memset(&q, 0, sizeof(q));
+	if (get != NULL)
+		snprintf(q.get, sizeof(q.get), "%s", get);
 	if (blen > REQUEST_MAX) {
 		snprintf(r->error, sizeof(r->error), "the request is too large");
 		return AG_HTTP_TRANSPORT;
@@ -923,6 +974,7 @@ isolated_exchange(struct ag_ask *a, const char *body, size_t blen, long long sta
 	h.why[sizeof(h.why) - 1] = '\0';
 	r->retried = h.retried;
 	rep->status = r->http_status = h.status;
+	rep->retry_after_ms = h.retry_after_ms;
 	snprintf(r->error, sizeof(r->error), "%s", h.why);
 	if (h.fail == HELPER_KEY) {
 		r->error_class = "key";
@@ -939,6 +991,68 @@ isolated_exchange(struct ag_ask *a, const char *body, size_t blen, long long sta
 	rep->body[h.len] = '\0';
 	rep->len = h.len;
 	return f;
+}
+
+/*
+ * A webhook handed the command to a person: GET the poll URL (on the
+ * validator's own server only) until the answer is a decision, a poll
+ * fails, or approval_timeout passes.  Fills r with the outcome.
+ */
+static void
+await_person(struct ag_ask *a, const struct ag_ask_who *who, struct ag_ask_result *r)
+{
+	long long begin = now_ms(), until = begin + a->conf->approval_timeout * 1000LL;
+	struct ag_http_reply rep;
+	char poll[sizeof(r->poll)];
+	long wait = 0;
+
+	memset(&rep, 0, sizeof(rep));
+	for (;;) {
+		enum ag_http_fail f;
+		long long t;
+
+		if (!ag_http_same_origin(a->conf->url, r->poll)) {
+			r->error_class = "schema";
+			snprintf(r->error, sizeof(r->error), "the poll URL of a pending answer is "
+			    "not on the validator's server");
+			break;
+		}
+		snprintf(poll, sizeof(poll), "%s", r->poll);
+		if (wait == 0 && who != NULL && who->waiting != NULL)
+			who->waiting(who->ctx, r->reason, a->conf->approval_timeout);
+		if (wait > 0)
+			sleep_ms(until - now_ms() < wait ? (long)(until - now_ms()) : wait);
+		if ((t = now_ms()) >= until) {
+			r->error_class = "approval-timeout";
+			snprintf(r->error, sizeof(r->error), "no one decided within %ld s",
+			    a->conf->approval_timeout);
+			break;
+		}
+		ag_http_reply_free(&rep);
+		r->pending = 0;
+		r->approver[0] = '\0';
+		r->has_confidence = 0;
+		r->error_class = NULL;
+		r->error[0] = '\0';
+		f = isolated_exchange(a, poll, NULL, 0, t, &rep, r);
+		if (r->error_class != NULL)
+			break;
+		if (f != AG_HTTP_OK) {
+			r->error_class = ag_http_fail_name(f);
+			break;
+		}
+		ag_ask_judge_answer(a->conf, rep.body != NULL ? rep.body : "", rep.len, r);
+		if (!r->pending)
+			break;
+		wait = rep.retry_after_ms >= 0 ? rep.retry_after_ms : 1000;
+		if (wait < 100)
+			wait = 100;
+	}
+	ag_http_reply_free(&rep);
+	if (r->error_class != NULL)
+		r->allow = 0;
+	r->pending = 0;
+	r->approval_ms = (long)(now_ms() - begin);
 }
 
 int
@@ -996,7 +1110,7 @@ ag_ask(struct ag_ask *a, const char *line, size_t len, const char *cwd,
 		deny_with(r, "transport", "out of memory");
 		goto out;
 	}
-	f = isolated_exchange(a, body, blen, start, &rep, r);
+	f = isolated_exchange(a, NULL, body, blen, start, &rep, r);
 	if (r->error_class != NULL) {
 		r->allow = 0;		/* the helper could not use the key */
 		goto out;
@@ -1011,6 +1125,10 @@ ag_ask(struct ag_ask *a, const char *line, size_t len, const char *cwd,
 	}
 	if (a->conf->kind == AG_VK_WEBHOOK) {
 		ag_ask_judge_answer(a->conf, rep.body != NULL ? rep.body : "", rep.len, r);
+		if (r->pending) {
+			await_person(a, who, r);
+			goto out;	/* a person's decision is for this run only */
+		}
 	} else if (ag_wire_unwrap(a->conf, rep.body != NULL ? rep.body : "", rep.len, &answer,
 	    &cls, r->error, sizeof(r->error)) < 0) {
 		r->allow = 0;

@@ -18,9 +18,14 @@
  * is the whole user message, and the system prompt says it is data.
  *
  * The answer: {"decision": "allow" | "deny", "reason": STRING} and an
- * optional "confidence" from 0 to 1; any other key, value or type is a
- * deny.  OPA's {"result": ...} holds that document or a boolean; no
- * result (an undefined decision) is a deny.
+ * optional "confidence" from 0 to 1 (a webhook's or OPA's also "approver",
+ * who decided); any other key, value or type is a deny.  OPA's
+ * {"result": ...} holds that document or a boolean; no result (an
+ * undefined decision) is a deny.  A webhook with approval_timeout may
+ * answer {"decision": "pending", "reason": ..., "poll": URL on its own
+ * server}: the command waits, GETting that URL, until a person's decision
+ * comes back or approval_timeout passes (a deny).  What a person decided
+ * is not kept for the session: the next run asks again.
  *
  * The API key file is checked when the session starts.  The key itself is
  * read and used only by the helper that asks (agentgate-ask), a child of
@@ -53,6 +58,10 @@ struct ag_ask_who {
 	const char	*identity;
 	const char	*session;
 	const char	*client;
+	/* told when a webhook hands the command to a person (approval), before
+	 * the wait; NULL: nobody to tell */
+	void		(*waiting)(void *ctx, const char *reason, long seconds);
+	void		*ctx;
 };
 
 /* One answer, whatever it came from. */
@@ -67,6 +76,10 @@ struct ag_ask_result {
 	int	retried;
 	int	has_confidence;
 	double	confidence;
+	int	pending;			/* judge: "pending", poll names where */
+	char	poll[1024];
+	char	approver[128];			/* who decided, when a person did */
+	long	approval_ms;			/* how long the person took; 0: none */
 };
 
 /*

@@ -27,6 +27,10 @@
 #   boolean    OPA result true for judge-allowed commands, else false
 #   ansi       deny with ESC sequences and newlines in the reason
 #   inject     allow, with the reason quoting the command (for corpus tests)
+#   approve    webhook: "pending", to be polled at /approve/poll/N (a GET),
+#              which stays pending until the test writes $DIR/decide-N (the
+#              person's decision document)
+#   offsite    webhook: "pending" with a poll URL on another server
 #
 # Every request is appended to $DIR/requests.jsonl as one object: path,
 # headers (lower-cased), body (parsed JSON, or the raw text) -- the test
@@ -106,6 +110,28 @@ class H(http.server.BaseHTTPRequestHandler):
             return {"result": decision}
         return decision
 
+    def record(self, body):
+        with open(os.path.join(D, "requests.jsonl"), "a") as f:
+            f.write(json.dumps({"method": self.command, "path": self.path,
+                                "headers": {k.lower(): v for k, v in self.headers.items()},
+                                "body": body}) + "\n")
+
+    def pending(self, poll):
+        return self.reply(200, {"decision": "pending", "reason": "waiting for an operator",
+                                "poll": poll}, {"Retry-After": "0"})
+
+    def do_GET(self):
+        self.record(None)
+        parts = self.path.split("/")
+        if len(parts) == 4 and parts[1] == "approve" and parts[2] == "poll":
+            decided = os.path.join(D, "decide-" + parts[3])
+            if os.path.exists(decided):
+                with open(decided, "rb") as f:
+                    return self.reply(200, f.read())
+            return self.pending("http://127.0.0.1:%d%s" % (self.server.server_address[1],
+                                                           self.path))
+        return self.reply(404, {"error": "no such resource"})
+
     def do_POST(self):
         n = int(self.headers.get("Content-Length", "0"))
         raw = self.rfile.read(n)
@@ -113,10 +139,7 @@ class H(http.server.BaseHTTPRequestHandler):
             body = json.loads(raw)
         except ValueError:
             body = raw.decode("utf-8", "replace")
-        with open(os.path.join(D, "requests.jsonl"), "a") as f:
-            f.write(json.dumps({"path": self.path,
-                                "headers": {k.lower(): v for k, v in self.headers.items()},
-                                "body": body}) + "\n")
+        self.record(body)
         parts = self.path.split("/")
         mode = parts[1] if len(parts) > 1 else ""
         if "/v1/chat/completions" in self.path:
@@ -128,6 +151,12 @@ class H(http.server.BaseHTTPRequestHandler):
         else:
             kind = "webhook"
         count["n"] += 1
+        if mode == "approve":
+            return self.pending("http://127.0.0.1:%d/approve/poll/%d" %
+                                (self.server.server_address[1], count["n"]))
+        if mode == "offsite":
+            return self.pending("http://127.0.0.2:%d/approve/poll/1" %
+                                self.server.server_address[1])
         if mode == "slow":
             # hold the request until the gateway gives up and hangs up
             while True:

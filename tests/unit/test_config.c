@@ -261,6 +261,8 @@ static const struct errcase errcases[] = {
 	  "min_confidence: 1.5}\n", 5, 58, "must be a number from 0 to 1" },
 	{ "prompt_not_opa", BASE "    validator: {url: http://x, kind: opa, prompt_file: /p}\n",
 	  5, 56, "'prompt_file' is for the LLM kinds" },
+	{ "approval_not_llm", BASE "    validator: {url: http://x, model: m, approval_timeout: 5m}\n",
+	  5, 60, "'approval_timeout' is for a webhook" },
 	{ "validator_name", BASE "    validator: {url: http://x, model: m, name: \"a b\"}\n",
 	  5, 48, "validator.name may contain only" },
 	{ "bool_value", BASE "    file_transfer: {scp: yes}\n", 5, 26,
