@@ -1115,6 +1115,11 @@ ag_sandbox_prepare(const struct ag_config *cfg, const struct ag_profile *p, cons
 	 * own is added when it is made (ag_sandbox_allow_terminal) */
 	if (add_hole(&b, "/dev/pts") < 0)
 		goto fail;
+	/* the validator's key is its group's (file mode); should the mode be
+	 * wrong, the kernel still keeps every command from reading it */
+	if (p->validator != NULL && p->validator->api_key_file != NULL &&
+	    add_hole(&b, p->validator->api_key_file) < 0)
+		goto fail;
 	for (i = 0; i < p->nallow; i++) {
 		const char *c = p->allow[i].command;
 		char found[PATH_MAX];

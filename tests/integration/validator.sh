@@ -170,6 +170,14 @@ for n in range(6):
 	ag_unlike "$k_out" "$KEY|validator.key" "$1: the key is not in a command's environment"
 }
 key_probes strict
+# a key file whose mode is wrong is still hidden from every command by the
+# sandbox (doctor fails such a mode)
+chmod 0644 "$AG_DIR/validator.key"
+ag_run k "cat $AG_DIR/validator.key"
+ag_unlike "$k_out" "$KEY" "strict: a world-readable key file is still unreadable to a command" "$k_err"
+ag_run k "python3 -c 'print(open(\"$AG_DIR/validator.key\").read())'"
+ag_unlike "$k_out" "$KEY" "strict: python3 cannot read it either" "$k_err"
+chmod 0640 "$AG_DIR/validator.key"
 
 # ---- the same command twice in one session: asked once ------------------------------
 n0=$(nreq)
@@ -203,6 +211,12 @@ ag_run v "touch ~/work/canary2"
 ag_is "$v_rc" "126" "developer: an ask-denied program is refused" "$v_err"
 ag_ok "developer: it did not run" test ! -e "$W/canary2"
 key_probes developer
+chmod 0644 "$AG_DIR/validator.key"
+ag_run k "cat $AG_DIR/validator.key"
+ag_unlike "$k_out" "$KEY" "developer: a world-readable key file is still unreadable to a command" "$k_err"
+ag_run k "python3 -c 'print(open(\"$AG_DIR/validator.key\").read())'"
+ag_unlike "$k_out" "$KEY" "developer: python3 cannot read it either" "$k_err"
+chmod 0640 "$AG_DIR/validator.key"
 
 # ---- with the sandbox off, only the gateway's own protections stand ----------------
 # A command that can see every process of the account looks for the key in
