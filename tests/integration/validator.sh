@@ -59,8 +59,8 @@ chmod 0640 "$AG_DIR/validator.key"
 SRV=$AG_DIR/srv
 mkdir -p "$SRV"
 JUDGE_ALLOW=tac,uname,rev "$AG_PYTHON" "$(dirname "$0")/fake_validator.py" "$SRV" &
-SRV_PID=$!
-trap 'kill $SRV_PID 2>/dev/null; rm -f "$DEFAULT"; ag_cleanup' EXIT
+VAL_PID=$!
+trap 'kill $VAL_PID ${SRV_PID:-} 2>/dev/null; rm -f "$DEFAULT"; ag_cleanup' EXIT
 ag_wait_until 60 test -s "$SRV/port" || { echo "the fake validator did not start" >&2; exit 99; }
 P=$(cat "$SRV/port")
 CLOSED=$(ag_free_port)
@@ -330,6 +330,25 @@ wait "$HELD"
 ag_like "$(cat "$AG_DIR/held.out")" "^Linux" "the session asked before it was held" "$(cat "$AG_DIR/held.out")"
 ag_like "$scan" "scanned ([3-9]|[1-9][0-9])" "root read the memory of the session's processes" "$scan"
 ag_like "$scan" "found \['agentgate-ask'\]$" "of the session's processes, only the helper that asks holds the key" "$scan"
+
+# ---- agentgate serve: the same stage behind the built-in server ---------------------
+policy strict "$P" 100
+sed -e 's|^gateway:$|gateway:\n  server: { host_keys: [@DIR@/hostkey], allow_users: [@USER@] }|' \
+    "$AG_DIR/policy.yaml" > "$AG_DIR/serve.in"
+ag_write_policy "$AG_DIR/serve.yaml" < "$AG_DIR/serve.in"
+if ag_start_serve "$AG_DIR/serve.yaml"; then
+	out=$("${SRV_SSH[@]}" 'uname -s' 2>&1)
+	ag_is "$out" "Linux" "serve: an ask-allowed program runs" "$out"
+	out=$("${SRV_SSH[@]}" 'touch ~/work/canary3' 2>&1)
+	ag_like "$out" "refused by validator 'judge': touch is not on the judge's list" \
+	    "serve: an ask-denied one is refused with the validator's reason" "$out"
+	ag_ok "serve: it did not run" test ! -e "$W/canary3"
+	ag_is "$(ag_audit_query "[(x['mode'], x['decision']) for x in r if x.get('event') == 'command'][-2:]")" \
+	    "[('server', 'ask-allow'), ('server', 'ask-deny')]" "serve: both recorded as asks"
+	kill "$SRV_PID"; wait "$SRV_PID" 2>/dev/null
+else
+	ag_fail "serve started" "$(cat "$AG_DIR/serve.log")"
+fi
 
 # ---- the key appears in no record ---------------------------------------------------
 ag_unlike "$(cat "$AG_AUDIT")" "$KEY" "the key is in no audit record"
