@@ -147,42 +147,38 @@ is_utf8(const char *s, size_t n)
  * with why.
  */
 static char *
-read_small(const char *path, size_t max, int as_caller, size_t *lenp, char *why, size_t whylen)
+read_small(const char *path, size_t max, int as_caller, size_t *lenp, struct ag_err *err)
 {
-	struct ag_err err;
 	struct stat st;
 	char *buf = NULL;
 	ssize_t r;
 	size_t len = 0;
 	int fd;
 
-	ag_err_clear(&err);
-	if (ag_config_check_perms(path, &err) < 0) {
-		snprintf(why, whylen, "%s", err.msg);
+	if (ag_config_check_perms(path, err) < 0)
 		return NULL;
-	}
 	if (as_caller)
 		ag_privsep_as_caller();
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (as_caller)
 		ag_privsep_as_gateway();
 	if (fd < 0) {
-		snprintf(why, whylen, "%s: %s", path, strerror(errno));
+		ag_err_set(err, "%s: %s", path, strerror(errno));
 		return NULL;
 	}
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (size_t)st.st_size > max) {
-		snprintf(why, whylen, "%s: not a regular file of at most %zu bytes", path, max);
+		ag_err_set(err, "%s: not a regular file of at most %zu bytes", path, max);
 		goto fail;
 	}
 	if ((buf = malloc(max + 1)) == NULL) {
-		snprintf(why, whylen, "out of memory");
+		ag_err_set(err, "out of memory");
 		goto fail;
 	}
 	while (len < max && (r = read(fd, buf + len, max - len)) != 0) {
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
-			snprintf(why, whylen, "%s: %s", path, strerror(errno));
+			ag_err_set(err, "%s: %s", path, strerror(errno));
 			goto fail;
 		}
 		len += (size_t)r;
@@ -207,13 +203,15 @@ fail:
 static char *
 read_key(const struct ag_ask *a, char *why, size_t whylen)
 {
-	char err[400];
+	struct ag_err err;
 	size_t len, i;
 	char *k;
 
-	if ((k = read_small(a->conf->api_key_file, KEY_MAX, a->key_as_caller, &len, err,
-	    sizeof(err))) == NULL) {
-		snprintf(why, whylen, "the validator's api_key_file cannot be used: %s", err);
+	ag_err_clear(&err);
+	if ((k = read_small(a->conf->api_key_file, KEY_MAX, a->key_as_caller, &len,
+	    &err)) == NULL) {
+		snprintf(why, whylen, "the validator's api_key_file cannot be used: %.400s",
+		    err.msg);
 		return NULL;
 	}
 	while (len > 0 && (k[len - 1] == '\n' || k[len - 1] == '\r' || k[len - 1] == ' '))
@@ -222,8 +220,8 @@ read_key(const struct ag_ask *a, char *why, size_t whylen)
 		if (k[i] <= ' ' || k[i] > '~')
 			break;
 	if (len == 0 || i < len) {
-		snprintf(why, whylen, "the validator's api_key_file cannot be used: %s: the key "
-		    "must be one line of printable characters without spaces",
+		snprintf(why, whylen, "the validator's api_key_file cannot be used: %.300s: the "
+		    "key must be one line of printable characters without spaces",
 		    a->conf->api_key_file);
 		explicit_bzero(k, KEY_MAX + 1);
 		free(k);
@@ -256,9 +254,10 @@ static int
 load_prompt(struct ag_ask *a, int as_caller)
 {
 	unsigned char h[32];
-	char why[400];
+	struct ag_err err;
 	size_t len;
 
+	ag_err_clear(&err);
 	if (a->conf->kind != AG_VK_OPENAI && a->conf->kind != AG_VK_ANTHROPIC)
 		return 0;
 	if (a->conf->prompt_file == NULL) {
@@ -266,10 +265,10 @@ load_prompt(struct ag_ask *a, int as_caller)
 			return -1;
 		len = strlen(a->prompt);
 	} else if ((a->prompt = read_small(a->conf->prompt_file, PROMPT_MAX, as_caller, &len,
-	    why, sizeof(why))) == NULL) {
+	    &err)) == NULL) {
 		a->load_class = "prompt";
 		snprintf(a->load_error, sizeof(a->load_error), "the validator's prompt_file "
-		    "cannot be used: %s", why);
+		    "cannot be used: %.400s", err.msg);
 		return 0;
 	}
 	if (memchr(a->prompt, '\0', len) != NULL || !is_utf8(a->prompt, len)) {
