@@ -34,7 +34,8 @@
 #
 # Every request is appended to $DIR/requests.jsonl as one object: path,
 # headers (lower-cased), body (parsed JSON, or the raw text) -- the test
-# asserts the exact wire format from it.  The port goes to $DIR/port.
+# asserts the exact wire format from it.  The port (argv[2], default any
+# free one) goes to $DIR/port.
 import http.server
 import json
 import os
@@ -221,7 +222,7 @@ class S(socketserver.ThreadingMixIn, http.server.HTTPServer):
         pass    # a client that gave up (timeout, cap) is part of the test
 
 
-s = S(("127.0.0.1", 0), H)
+s = S(("127.0.0.1", int(sys.argv[2]) if len(sys.argv) > 2 else 0), H)
 with open(os.path.join(D, "port.tmp"), "w") as f:
     f.write(str(s.server_address[1]))
 os.rename(os.path.join(D, "port.tmp"), os.path.join(D, "port"))
