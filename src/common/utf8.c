@@ -48,6 +48,18 @@ ag_utf8_seq(const unsigned char *p, size_t n, unsigned *cp)
 }
 
 int
+ag_utf8_valid(const char *s, size_t n)
+{
+	size_t i, k;
+	unsigned cp;
+
+	for (i = 0; i < n; i += k)
+		if ((k = ag_utf8_seq((const unsigned char *)s + i, n - i, &cp)) == 0)
+			return 0;
+	return 1;
+}
+
+int
 ag_utf8_unsafe(unsigned cp)
 {
 	return cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp <= 0x9f) || cp == 0x61c ||

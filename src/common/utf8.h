@@ -15,6 +15,9 @@
  * point in *cp; 0 when the bytes there are not UTF-8. */
 size_t	ag_utf8_seq(const unsigned char *p, size_t n, unsigned *cp);
 
+/* 1 when all n bytes at s are UTF-8. */
+int	ag_utf8_valid(const char *s, size_t n);
+
 /* 1 when the code point may not be shown as is (see above). */
 int	ag_utf8_unsafe(unsigned cp);
 

@@ -155,25 +155,13 @@ static void
 ask_record(struct ag_core *core, struct cmd *c)
 {
 	const struct ag_validator *v = ag_ask_conf(core->ask);
-	struct ag_audit_ask *k = &c->ask_rec;
 
-	k->name = v->name;
-	k->kind = ag_validator_kind_name(v->kind);
-	k->model = v->model;
-	k->prompt_sha256 = ag_ask_prompt_sha256(core->ask);
-	k->allow = c->ask.allow;
-	k->reason = c->ask.reason;
-	k->error_class = c->ask.error_class;
-	k->error = c->ask.error;
-	k->latency_ms = c->ask.latency_ms;
-	k->http_status = c->ask.http_status;
-	k->cache_hit = c->ask.cache_hit;
-	k->retried = c->ask.retried;
-	k->has_confidence = c->ask.has_confidence;
-	k->confidence = c->ask.confidence;
-	k->approver = c->ask.approver;
-	k->approval_ms = c->ask.approval_ms;
-	c->rec.ask = k;
+	c->ask_rec.name = v->name;
+	c->ask_rec.kind = ag_validator_kind_name(v->kind);
+	c->ask_rec.model = v->model;
+	c->ask_rec.prompt_sha256 = ag_ask_prompt_sha256(core->ask);
+	c->ask_rec.answer = &c->ask;
+	c->rec.ask = &c->ask_rec;
 	c->asked = 1;
 }
 
@@ -187,6 +175,22 @@ waiting(void *ctx, const char *reason, long seconds)
 	fprintf(stderr, "agentgate: waiting up to %ld s for a person to approve this command "
 	    "(validator '%s')%s%s\n", seconds, v->name, reason[0] ? ": " : "", reason);
 	fflush(stderr);
+}
+
+/* Who asks, as the request document names them. */
+static void
+ask_who(const struct ag_core *core, struct ag_ask_who *who)
+{
+	const char *user;
+
+	memset(who, 0, sizeof(*who));
+	who->user = core->sess.user;
+	who->waiting = waiting;
+	who->ctx = (void *)(uintptr_t)ag_ask_conf(core->ask);
+	if (core->audit != NULL) {
+		ag_audit_who(core->audit, &user, &who->identity, &who->client);
+		who->session = ag_audit_session_id(core->audit);
+	}
 }
 
 /*
@@ -208,16 +212,7 @@ stage_ask(struct ag_core *core, struct cmd *c)
 		return refuse(c, "deny", c->why, c->d.rule[0] ? c->d.rule : "unknown:ask");
 	}
 	v = ag_ask_conf(core->ask);
-	memset(&who, 0, sizeof(who));
-	who.user = core->sess.user;
-	who.waiting = waiting;
-	who.ctx = (void *)(uintptr_t)v;
-	if (core->audit != NULL) {
-		const char *user;
-
-		ag_audit_who(core->audit, &user, &who.identity, &who.client);
-		who.session = ag_audit_session_id(core->audit);
-	}
+	ask_who(core, &who);
 	(void)ag_ask(core->ask, c->line, c->len, core->sess.cwd, &c->d, &who, &c->ask);
 	ask_record(core, c);
 	snprintf(c->ask_rule, sizeof(c->ask_rule), "validator:%s", v->name);
@@ -573,10 +568,7 @@ ag_core_ask(struct ag_core *core, const char *line, size_t len, const struct ag_
 
 	if (core->ask == NULL)
 		return -1;
-	memset(&who, 0, sizeof(who));
-	who.user = core->sess.user;
-	who.waiting = waiting;
-	who.ctx = (void *)(uintptr_t)ag_ask_conf(core->ask);
+	ask_who(core, &who);
 	(void)ag_ask(core->ask, line, len, core->sess.cwd, d, &who, r);
 	return 0;
 }

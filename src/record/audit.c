@@ -20,6 +20,7 @@
 #include "common/strbuf.h"
 #include "common/utf8.h"
 #include "record/audit.h"
+#include "validate/validator.h"
 #include "record/sink.h"
 
 struct ag_audit {
@@ -48,10 +49,7 @@ jstr(const char *s, size_t n)
 	unsigned cp;
 	char *buf;
 
-	for (i = 0; i < n; i += k)
-		if ((k = ag_utf8_seq(p + i, n - i, &cp)) == 0)
-			break;
-	if (i >= n)
+	if (ag_utf8_valid(s, n))
 		return json_object_new_string_len(s, (int)(n > INT_MAX ? INT_MAX : n));
 	if (n > (SIZE_MAX - 1) / 3 || (buf = malloc(n * 3 + 1)) == NULL)
 		return NULL;
@@ -355,6 +353,7 @@ ag_audit_session_start(struct ag_audit *a, struct ag_err *err)
 static json_object *
 ask_object(const struct ag_audit_ask *k)
 {
+	const struct ag_ask_result *r = k->answer;
 	json_object *v = json_object_new_object();
 
 	if (v == NULL)
@@ -364,24 +363,24 @@ ask_object(const struct ag_audit_ask *k)
 	add_str(v, "model", k->model);
 	if (k->prompt_sha256 != NULL && k->prompt_sha256[0] != '\0')
 		add_str(v, "prompt_sha256", k->prompt_sha256);
-	add_str(v, "verdict", k->allow ? "allow" : "deny");
-	if (k->reason != NULL && k->reason[0] != '\0')
-		add_str(v, "reason", k->reason);
-	add_str(v, "error_class", k->error_class);
-	if (k->error_class != NULL)
-		add_str(v, "error", k->error);
-	add_int(v, "latency_ms", k->latency_ms);
-	if (k->http_status > 0)
-		add_int(v, "http_status", k->http_status);
-	add_str(v, "cache", k->cache_hit ? "hit" : "miss");
-	if (k->retried)
+	add_str(v, "verdict", r->allow ? "allow" : "deny");
+	if (r->reason[0] != '\0')
+		add_str(v, "reason", r->reason);
+	add_str(v, "error_class", r->error_class);
+	if (r->error_class != NULL)
+		add_str(v, "error", r->error);
+	add_int(v, "latency_ms", r->latency_ms);
+	if (r->http_status > 0)
+		add_int(v, "http_status", r->http_status);
+	add_str(v, "cache", r->cache_hit ? "hit" : "miss");
+	if (r->retried)
 		json_object_object_add(v, "retried", json_object_new_boolean(1));
-	if (k->has_confidence)
-		json_object_object_add(v, "confidence", json_object_new_double(k->confidence));
-	if (k->approver != NULL && k->approver[0] != '\0')
-		add_str(v, "approver", k->approver);
-	if (k->approval_ms > 0)
-		add_int(v, "approval_ms", k->approval_ms);
+	if (r->has_confidence)
+		json_object_object_add(v, "confidence", json_object_new_double(r->confidence));
+	if (r->approver[0] != '\0')
+		add_str(v, "approver", r->approver);
+	if (r->approval_ms > 0)
+		add_int(v, "approval_ms", r->approval_ms);
 	return v;
 }
 

@@ -56,24 +56,15 @@ struct ag_audit_info {
 	const char	*mode;		/* exec, repl, ... */
 };
 
-/* What the validator said about an `ask` (validate/validator.h); no secret. */
+/* What the validator said about an `ask`: who it is, and its answer
+ * (validate/validator.h), of which no field is secret. */
+struct ag_ask_result;
 struct ag_audit_ask {
-	const char	*name;
-	const char	*kind;
-	const char	*model;		/* NULL: none */
-	const char	*prompt_sha256;	/* "" or NULL: no prompt (opa, webhook) */
-	int		 allow;
-	const char	*reason;	/* the validator's; "" when it gave none */
-	const char	*error_class;	/* NULL: it answered */
-	const char	*error;
-	long		 latency_ms;
-	long		 http_status;	/* 0: none */
-	int		 cache_hit;
-	int		 retried;
-	int		 has_confidence;
-	double		 confidence;
-	const char	*approver;	/* a person who decided; NULL or "": none */
-	long		 approval_ms;	/* how long the command waited for one; 0 */
+	const char			*name;
+	const char			*kind;
+	const char			*model;		/* NULL: none */
+	const char			*prompt_sha256;	/* "" or NULL: no prompt (opa, webhook) */
+	const struct ag_ask_result	*answer;
 };
 
 struct ag_audit_cmd {

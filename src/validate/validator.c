@@ -32,6 +32,7 @@
 #include "common/misc.h"
 #include "common/utf8.h"
 #include "exec/runner.h"
+#include "record/chain.h"
 #include "validate/validator.h"
 #include "validate/wire.h"
 
@@ -88,58 +89,14 @@ struct ag_ask {
 	pid_t			 helper;	/* the process that asks (see below); 0: none */
 	int			 helper_fd;	/* its socket; -1: none */
 	char			*prompt;	/* LLM kinds */
-	char			 prompt_sha[65];
+	char			 prompt_sha[AG_CHAIN_HEX];
 	char			 load_error[512];	/* key or prompt unusable: every ask denies */
 	const char		*load_class;
-	unsigned char		 conf_hash[32];	/* kind, url, model, prompt: the cache's scope */
 	struct cache_ent	 cache[CACHE_SLOTS];
 	size_t			 cache_next;
 	double			 tokens;	/* rate limit: a bucket of max_per_minute */
 	long long		 tokens_at;	/* ms, when last filled */
 };
-
-static long long
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void
-sha256(const void *p, size_t n, unsigned char out[32])
-{
-	unsigned int len = 32;
-
-	if (EVP_Digest(p, n, out, &len, EVP_sha256(), NULL) != 1)
-		memset(out, 0, 32);
-}
-
-static void
-hex(const unsigned char *p, size_t n, char *out)
-{
-	static const char d[] = "0123456789abcdef";
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		out[2 * i] = d[p[i] >> 4];
-		out[2 * i + 1] = d[p[i] & 15];
-	}
-	out[2 * n] = '\0';
-}
-
-static int
-is_utf8(const char *s, size_t n)
-{
-	size_t i, k;
-	unsigned cp;
-
-	for (i = 0; i < n; i += k)
-		if ((k = ag_utf8_seq((const unsigned char *)s + i, n - i, &cp)) == 0)
-			return 0;
-	return 1;
-}
 
 /*
  * A small file the administrator named, read whole: safe path (as the
@@ -253,7 +210,6 @@ check_key(struct ag_ask *a)
 static int
 load_prompt(struct ag_ask *a, int as_caller)
 {
-	unsigned char h[32];
 	struct ag_err err;
 	size_t len;
 
@@ -271,14 +227,14 @@ load_prompt(struct ag_ask *a, int as_caller)
 		    "cannot be used: %.400s", err.msg);
 		return 0;
 	}
-	if (memchr(a->prompt, '\0', len) != NULL || !is_utf8(a->prompt, len)) {
+	if (memchr(a->prompt, '\0', len) != NULL || !ag_utf8_valid(a->prompt, len)) {
 		a->load_class = "prompt";
 		snprintf(a->load_error, sizeof(a->load_error), "the validator's prompt_file "
 		    "is not UTF-8 text");
 		return 0;
 	}
-	sha256(a->prompt, len, h);
-	hex(h, 32, a->prompt_sha);
+	if (ag_chain_hash(a->prompt, len, a->prompt_sha) < 0)
+		return -1;
 	return 0;
 }
 
@@ -289,8 +245,7 @@ ag_ask_new(const struct ag_validator *v, const struct ag_profile *p, int key_as_
     struct ag_err *err)
 {
 	struct ag_ask *a = calloc(1, sizeof(*a));
-	char why[256], scope[4096];
-	int n;
+	char why[256];
 
 	if (a == NULL) {
 		ag_err_set(err, "out of memory");
@@ -300,7 +255,7 @@ ag_ask_new(const struct ag_validator *v, const struct ag_profile *p, int key_as_
 	a->profile = p;
 	a->helper_fd = -1;
 	a->tokens = (double)v->max_per_minute;
-	a->tokens_at = now_ms();
+	a->tokens_at = ag_now_ms();
 	if (load_prompt(a, key_as_caller) < 0)
 		goto oom;
 	a->key_as_caller = key_as_caller;
@@ -308,10 +263,6 @@ ag_ask_new(const struct ag_validator *v, const struct ag_profile *p, int key_as_
 		check_key(a);
 	if (a->load_class != NULL)
 		ag_log(LOG_ERR, "validator %s: %s", v->name, a->load_error);
-	n = snprintf(scope, sizeof(scope), "%s\n%s\n%s\n%s\n%d %.6f\n",
-	    ag_validator_kind_name(v->kind), v->url, v->model ? v->model : "", a->prompt_sha,
-	    v->has_min_confidence, v->min_confidence);
-	sha256(scope, n > 0 && (size_t)n < sizeof(scope) ? (size_t)n : 0, a->conf_hash);
 	if ((a->http = ag_http_new(v->url, "application/json", v->timeout_ms, v->timeout_ms,
 	    why, sizeof(why))) == NULL) {
 		ag_err_set(err, "validator %s: %s", v->name, why);
@@ -368,7 +319,7 @@ ag_ask_request_doc(const struct ag_ask *a, const char *line, size_t len, const c
 
 	if (len > 0 && line[len - 1] == '\n')
 		len--;		/* a REPL line's own newline */
-	if (!is_utf8(line, len) || (cwd != NULL && !is_utf8(cwd, strlen(cwd)))) {
+	if (!ag_utf8_valid(line, len) || (cwd != NULL && !ag_utf8_valid(cwd, strlen(cwd)))) {
 		ag_err_set(err, "the command is not UTF-8 text, which a validator cannot be "
 		    "shown exactly");
 		return NULL;
@@ -392,7 +343,7 @@ ag_ask_request_doc(const struct ag_ask *a, const char *line, size_t len, const c
 		const struct ag_policy_cmd *pc = &d->cmds[i];
 		json_object *c;
 
-		if (pc->text != NULL && !is_utf8(pc->text, strlen(pc->text)))
+		if (pc->text != NULL && !ag_utf8_valid(pc->text, strlen(pc->text)))
 			continue;	/* within a UTF-8 line, always is */
 		if ((c = json_object_new_object()) == NULL)
 			break;
@@ -614,13 +565,20 @@ cache_key(const struct ag_ask *a, const char *line, size_t len, const char *cwd,
 {
 	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
 	unsigned int n = 32;
+	char scope[160];
 	size_t i;
 	int ok;
 
 	if (ctx == NULL)
 		return -1;
+	/* an answer stands for this validator and prompt only */
+	snprintf(scope, sizeof(scope), "%d %d %.6f %s", (int)a->conf->kind,
+	    a->conf->has_min_confidence, a->conf->min_confidence, a->prompt_sha);
 	ok = EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) == 1 &&
-	    EVP_DigestUpdate(ctx, a->conf_hash, sizeof(a->conf_hash)) == 1 &&
+	    EVP_DigestUpdate(ctx, scope, strlen(scope) + 1) == 1 &&
+	    EVP_DigestUpdate(ctx, a->conf->url, strlen(a->conf->url) + 1) == 1 &&
+	    EVP_DigestUpdate(ctx, a->conf->model ? a->conf->model : "",
+		strlen(a->conf->model ? a->conf->model : "") + 1) == 1 &&
 	    EVP_DigestUpdate(ctx, a->profile->name, strlen(a->profile->name) + 1) == 1 &&
 	    EVP_DigestUpdate(ctx, cwd, strlen(cwd) + 1) == 1 &&
 	    EVP_DigestUpdate(ctx, &len, sizeof(len)) == 1 &&
@@ -664,7 +622,7 @@ cache_put(struct ag_ask *a, const unsigned char key[32], const struct ag_ask_res
 static int
 rate_take(struct ag_ask *a)
 {
-	long long t = now_ms();
+	long long t = ag_now_ms();
 	double cap = (double)a->conf->max_per_minute;
 
 	if (a->conf->max_per_minute <= 0)
@@ -693,7 +651,7 @@ static enum ag_http_fail
 exchange(struct ag_ask *a, const char *key, const char *body, size_t blen, long budget_ms,
     struct ag_http_reply *rep, int *retried, char *why, size_t whylen)
 {
-	long long start = now_ms();
+	long long start = ag_now_ms();
 	char *hdr[4];
 	enum ag_http_fail f;
 	long left;
@@ -702,18 +660,18 @@ exchange(struct ag_ask *a, const char *key, const char *body, size_t blen, long 
 		snprintf(why, whylen, "out of memory");
 		return AG_HTTP_TRANSPORT;
 	}
-	left = budget_ms - (long)(now_ms() - start);
+	left = budget_ms - (long)(ag_now_ms() - start);
 	f = ag_http_exchange(a->http, (const char *const *)hdr, body, blen, left,
 	    (size_t)a->conf->max_answer_bytes, rep, why, whylen);
 	if (f == AG_HTTP_STATUS && (rep->status == 429 || rep->status >= 500)) {
 		long wait = rep->retry_after_ms >= 0 ? rep->retry_after_ms : RETRY_WAIT_MS;
 
-		left = budget_ms - (long)(now_ms() - start);
+		left = budget_ms - (long)(ag_now_ms() - start);
 		if (left - wait >= RETRY_MIN_MS) {
 			ag_http_reply_free(rep);
 			sleep_ms(wait);
 			*retried = 1;
-			left = budget_ms - (long)(now_ms() - start);
+			left = budget_ms - (long)(ag_now_ms() - start);
 			f = ag_http_exchange(a->http, (const char *const *)hdr, body, blen, left,
 			    (size_t)a->conf->max_answer_bytes, rep, why, whylen);
 		}
@@ -780,7 +738,7 @@ read_by(int fd, void *p, size_t n, long long deadline)
 
 	while (n > 0) {
 		struct pollfd pfd = { fd, POLLIN, 0 };
-		long long left = deadline > 0 ? deadline - now_ms() : -1;
+		long long left = deadline > 0 ? deadline - ag_now_ms() : -1;
 
 		if (deadline > 0 && left <= 0)
 			return -1;
@@ -947,7 +905,7 @@ isolated_exchange(struct ag_ask *a, const char *get, const char *body, size_t bl
 	for (rc = 0; ; rc++) {
 		if (a->helper_fd < 0 && helper_start(a, r->error, sizeof(r->error)) < 0)
 			return AG_HTTP_TRANSPORT;
-		q.budget_ms = a->conf->timeout_ms - (long)(now_ms() - start);
+		q.budget_ms = a->conf->timeout_ms - (long)(ag_now_ms() - start);
 		if (q.budget_ms < 1)
 			q.budget_ms = 1;
 		if (write_all(a->helper_fd, &q, sizeof(q)) == 0 &&
@@ -1000,7 +958,7 @@ isolated_exchange(struct ag_ask *a, const char *get, const char *body, size_t bl
 static void
 await_person(struct ag_ask *a, const struct ag_ask_who *who, struct ag_ask_result *r)
 {
-	long long begin = now_ms(), until = begin + a->conf->approval_timeout * 1000LL;
+	long long begin = ag_now_ms(), until = begin + a->conf->approval_timeout * 1000LL;
 	struct ag_http_reply rep;
 	char poll[sizeof(r->poll)];
 	long wait = 0;
@@ -1020,8 +978,8 @@ await_person(struct ag_ask *a, const struct ag_ask_who *who, struct ag_ask_resul
 		if (wait == 0 && who != NULL && who->waiting != NULL)
 			who->waiting(who->ctx, r->reason, a->conf->approval_timeout);
 		if (wait > 0)
-			sleep_ms(until - now_ms() < wait ? (long)(until - now_ms()) : wait);
-		if ((t = now_ms()) >= until) {
+			sleep_ms(until - ag_now_ms() < wait ? (long)(until - ag_now_ms()) : wait);
+		if ((t = ag_now_ms()) >= until) {
 			r->error_class = "approval-timeout";
 			snprintf(r->error, sizeof(r->error), "no one decided within %ld s",
 			    a->conf->approval_timeout);
@@ -1051,14 +1009,14 @@ await_person(struct ag_ask *a, const struct ag_ask_who *who, struct ag_ask_resul
 	if (r->error_class != NULL)
 		r->allow = 0;
 	r->pending = 0;
-	r->approval_ms = (long)(now_ms() - begin);
+	r->approval_ms = (long)(ag_now_ms() - begin);
 }
 
 int
 ag_ask(struct ag_ask *a, const char *line, size_t len, const char *cwd,
     const struct ag_decision *d, const struct ag_ask_who *who, struct ag_ask_result *r)
 {
-	long long start = now_ms();
+	long long start = ag_now_ms();
 	unsigned char key[32];
 	const struct cache_ent *hit;
 	struct ag_http_reply rep;
@@ -1138,7 +1096,7 @@ ag_ask(struct ag_ask *a, const char *line, size_t len, const char *cwd,
 	if (r->error_class == NULL)
 		cache_put(a, key, r);
 out:
-	r->latency_ms = (long)(now_ms() - start);
+	r->latency_ms = (long)(ag_now_ms() - start);
 	ag_http_reply_free(&rep);
 	free(answer);
 	free(body);

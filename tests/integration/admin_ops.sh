@@ -18,12 +18,7 @@
 # transport: a key of no identity, that a token identity logs in with
 ag_world_identities alice bob carol transport
 
-G=${AG_GROUP:-agentgate}
-flock /run/agentgate-test.lock sh -c "getent group '$G' >/dev/null || groupadd --system '$G'" ||
-    { echo "cannot create group $G" >&2; exit 99; }
-chown root:"$G" "$AG_DIR/agentgate" "$AG_DIR/log"
-chmod 2755 "$AG_DIR/agentgate"
-chmod 2770 "$AG_DIR/log"
+ag_setgid_gateway
 TOKEN_SHA=$(printf 'tok-%s' "$$" | sha256sum | cut -d' ' -f1)
 ag_write_policy "$AG_DIR/policy.yaml" <<POLICY
 version: 1
@@ -54,18 +49,7 @@ AcceptEnv AGENTGATE_TOKEN"
 AG_FORCE_COMMAND="$AG_DIR/agentgate"
 ag_start_sshd || exit 99
 # (the default policy path of this build, pointed at the world's policy)
-DEFAULT=$("$AG_DIR/agentgate" --help | sed -n 's/.*policy file (default \(.*\)).*/\1/p' | head -1)
-[ -n "$DEFAULT" ] || { echo "cannot find the default policy path" >&2; exit 99; }
-# one test at a time owns that path (validator.sh uses it too)
-exec 8>/run/agentgate-default-policy.lock
-flock 8
-if [ -e "$DEFAULT" ] && [ ! -L "$DEFAULT" ]; then
-	echo "SKIP: $DEFAULT exists on this host; not replacing it"
-	exit 77
-fi
-mkdir -p "$(dirname "$DEFAULT")"
-ln -sfn "$AG_DIR/policy.yaml" "$DEFAULT"
-trap 'rm -f "$DEFAULT"; ag_cleanup' EXIT
+ag_default_policy_path
 
 T="$AG_USER@127.0.0.1"
 

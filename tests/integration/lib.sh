@@ -24,6 +24,7 @@ AG_N=0
 AG_DIR=
 AG_SSHD_PID=
 AG_SSHD_SERVICE=
+AG_DEFAULT_LINK=
 AG_USER=
 AG_USER_CREATED=0
 AG_PORT=
@@ -182,6 +183,7 @@ ag_cleanup() {
 		[ "$AG_USER_CREATED" -eq 1 ] && ag_wait_until 30 ag_userdel "$AG_USER"
 	fi
 	[ -n "$AG_SSHD_SERVICE" ] && rm -f "/etc/pam.d/$AG_SSHD_SERVICE"
+	[ -n "$AG_DEFAULT_LINK" ] && [ -L "$AG_DEFAULT_LINK" ] && rm -f "$AG_DEFAULT_LINK"
 	[ -n "$AG_DIR" ] && [ -d "$AG_DIR" ] && rm -rf -- "$AG_DIR"
 }
 
@@ -313,10 +315,13 @@ EOF
 # ag_start_sshd: writes the sshd config and starts sshd in the foreground
 # (-D -e) in the background; retries on another port if one was taken.
 # AG_PORT preset: use that port, no retry.  AG_SSHD_DETACH=1: own session
-# (the demo leaves it running).  AG_FORCE_COMMAND: the ForceCommand line.
+# (the demo leaves it running).  AG_FORCE_COMMAND: the ForceCommand line
+# (@DIR@ in it is the world's directory, for a test that sets it before
+# ag_setup).
 # AG_SSHD_EXTRA: more sshd_config lines (before ForceCommand; sshd keeps the
 # first value of an option).  AG_SSHD_AUTHKEYS_FILE: AuthorizedKeysFile.
 ag_start_sshd() {
+	local fc=${AG_FORCE_COMMAND:-$AG_DIR/agentgate --config $AG_DIR/policy.yaml}
 	local try fixed=${AG_PORT:-}
 	mkdir -p /run/sshd
 	chmod 0755 /run/sshd
@@ -345,7 +350,7 @@ LoginGraceTime 120
 LogLevel ERROR
 Subsystem sftp internal-sftp
 ${AG_SSHD_EXTRA:-}
-ForceCommand ${AG_FORCE_COMMAND:-$AG_DIR/agentgate --config $AG_DIR/policy.yaml}
+ForceCommand ${fc//@DIR@/$AG_DIR}
 EOF
 		if [ "${AG_SSHD_DETACH:-0}" = 1 ]; then
 			setsid "$AG_SSHD_BIN" -D -e -f "$AG_DIR/sshd_config" </dev/null >>"$AG_DIR/sshd.log" 2>&1 &
@@ -502,6 +507,38 @@ ag_gateway_pids() {
 		pp=$(ps -o ppid= -p "$p" | tr -d ' ')
 		[ -n "$pp" ] && [[ "$(ps -o comm= -p "$pp")" == sshd* ]] && echo "$p"
 	done
+}
+
+# ag_setgid_gateway: the world's gateway and log directory as make install
+# leaves them: set-group-ID to $AG_GROUP (created if missing, and left in
+# place: other tests may use it), the log directory root:$AG_GROUP 2770.
+# Sets G.
+ag_setgid_gateway() {
+	G=${AG_GROUP:-agentgate}
+	flock /run/agentgate-test.lock sh -c "getent group '$G' >/dev/null || groupadd --system '$G'" ||
+	    { echo "cannot create group $G" >&2; exit 99; }
+	chown root:"$G" "$AG_DIR/agentgate" "$AG_DIR/log"
+	chmod 2755 "$AG_DIR/agentgate"
+	chmod 2770 "$AG_DIR/log"
+}
+
+# ag_default_policy_path: the build's default policy path (DEFAULT) made a
+# link to the world's policy, for a gateway whose ForceCommand names no
+# --config (a policy on the command line is the caller's word, read as
+# the caller).  One test at a time holds the path (fd 8, until it exits);
+# ag_cleanup removes the link.  Skips (77) when the host has a real policy.
+ag_default_policy_path() {
+	DEFAULT=$("$AG_DIR/agentgate" --help | sed -n 's/.*policy file (default \(.*\)).*/\1/p' | head -1)
+	[ -n "$DEFAULT" ] || { echo "cannot find the default policy path" >&2; exit 99; }
+	exec 8>/run/agentgate-default-policy.lock
+	flock 8
+	if [ -e "$DEFAULT" ] && [ ! -L "$DEFAULT" ]; then
+		echo "SKIP: $DEFAULT exists on this host; not replacing it"
+		exit 77
+	fi
+	mkdir -p "$(dirname "$DEFAULT")"
+	ln -sfn "$AG_DIR/policy.yaml" "$DEFAULT"
+	AG_DEFAULT_LINK=$DEFAULT
 }
 
 # ag_need_sandbox_lib: exit 99 (a hard error) unless ag_setup found the

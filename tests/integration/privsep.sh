@@ -11,17 +11,10 @@
 . "$(dirname "$0")/lib.sh"
 ag_setup
 
-G=${AG_GROUP:-agentgate}
-flock /run/agentgate-test.lock sh -c "getent group '$G' >/dev/null || groupadd --system '$G'" ||
-    { echo "cannot create group $G" >&2; exit 99; }
+# the layout make install makes (etc/Makefile.am, src/Makefile.am)
+ag_setgid_gateway
 GID=$(getent group "$G" | cut -d: -f3)
 UGID=$(id -g "$AG_USER")
-
-# the layout make install makes (etc/Makefile.am, src/Makefile.am)
-chown root:"$G" "$AG_DIR/agentgate"
-chmod 2755 "$AG_DIR/agentgate"
-chown root:"$G" "$AG_DIR/log"
-chmod 2770 "$AG_DIR/log"
 install -d -o root -g "$G" -m 2770 "$AG_DIR/log/recordings"
 printf 'sk-test-SECRET-%s\n' "$$" > "$AG_DIR/secret.key"
 chown root:"$G" "$AG_DIR/secret.key"

@@ -17,40 +17,13 @@
 #   - the audit record of each: decision, validator name/kind/model,
 #     reason, verdict, latency, cache, http status, prompt hash.
 . "$(dirname "$0")/lib.sh"
-# ag_setup, but sshd's ForceCommand names no --config: a policy on the
-# command line is the caller's word and its secrets are read as the caller,
-# so the key is only the gateway's to read from the default policy path
-ag_require_root
-trap ag_cleanup EXIT
-trap 'exit 1' INT TERM HUP
-touch /run/agentgate-test.lock
-ag_create_user || { echo "cannot create the test account" >&2; exit 99; }
-ag_make_world || exit 99
-ag_default_policy
-AG_FORCE_COMMAND="$AG_DIR/agentgate"
-ag_start_sshd || exit 99
-ag_ssh_argv
+# sshd's ForceCommand names no --config: a policy on the command line is
+# the caller's word and its secrets are read as the caller, so the key is
+# only the gateway's to read from the default policy path
+AG_FORCE_COMMAND="@DIR@/agentgate" ag_setup
 ag_need_sandbox_lib
-# the default policy path of this build, pointed at the world's policy, one
-# test at a time (admin_ops.sh does the same)
-DEFAULT=$("$AG_DIR/agentgate" --help | sed -n 's/.*policy file (default \(.*\)).*/\1/p' | head -1)
-[ -n "$DEFAULT" ] || { echo "cannot find the default policy path" >&2; exit 99; }
-exec 8>/run/agentgate-default-policy.lock
-flock 8
-if [ -e "$DEFAULT" ] && [ ! -L "$DEFAULT" ]; then
-	echo "SKIP: $DEFAULT exists on this host; not replacing it"
-	exit 77
-fi
-mkdir -p "$(dirname "$DEFAULT")"
-ln -sfn "$AG_DIR/policy.yaml" "$DEFAULT"
-
-G=${AG_GROUP:-agentgate}
-flock /run/agentgate-test.lock sh -c "getent group '$G' >/dev/null || groupadd --system '$G'" ||
-    { echo "cannot create group $G" >&2; exit 99; }
-chown root:"$G" "$AG_DIR/agentgate"
-chmod 2755 "$AG_DIR/agentgate"
-chown root:"$G" "$AG_DIR/log"
-chmod 2770 "$AG_DIR/log"
+ag_default_policy_path
+ag_setgid_gateway
 KEY=sk-test-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')
 printf '%s\n' "$KEY" > "$AG_DIR/validator.key"
 chown root:"$G" "$AG_DIR/validator.key"
@@ -60,7 +33,7 @@ SRV=$AG_DIR/srv
 mkdir -p "$SRV"
 JUDGE_ALLOW=tac,uname,rev "$AG_PYTHON" "$(dirname "$0")/fake_validator.py" "$SRV" &
 VAL_PID=$!
-trap 'kill $VAL_PID ${SRV_PID:-} 2>/dev/null; rm -f "$DEFAULT"; ag_cleanup' EXIT
+trap 'kill $VAL_PID ${SRV_PID:-} 2>/dev/null; ag_cleanup' EXIT
 ag_wait_until 60 test -s "$SRV/port" || { echo "the fake validator did not start" >&2; exit 99; }
 P=$(cat "$SRV/port")
 CLOSED=$(ag_free_port)
