@@ -145,7 +145,7 @@ ag_pty_open(struct ag_pty *p, int term_fd, struct ag_err *err)
 	struct winsize ws;
 	int m, s;
 
-	p->master = p->slave = -1;
+	p->master = p->slave = p->peer = -1;
 	/* the size read now is the latest: an older resize is moot */
 	got_winch = 0;
 	memset(&ws, 0, sizeof(ws));
@@ -186,6 +186,9 @@ ag_pty_open(struct ag_pty *p, int term_fd, struct ag_err *err)
 	p->master = m;
 	p->slave = s;
 	p->ws = ws;
+	/* a description of its own: O_NONBLOCK here must not reach the command */
+	if ((p->peer = open_slave(m)) >= 0)
+		(void)fcntl(p->peer, F_SETFL, O_RDWR | O_NONBLOCK);
 	/* before the command exists: nothing typed from now on is cooked by us */
 	make_raw(term_fd);
 	return 0;
@@ -204,6 +207,8 @@ ag_pty_child_setup(const struct ag_pty *p)
 		close(s);
 	if (p->master > 2)
 		close(p->master);
+	if (p->peer > 2)
+		close(p->peer);
 	return 0;
 }
 
@@ -222,6 +227,9 @@ ag_pty_close(struct ag_pty *p)
 	if (p == NULL)
 		return;
 	ag_pty_close_slave(p);
+	if (p->peer >= 0)
+		close(p->peer);
+	p->peer = -1;
 	if (p->master >= 0)
 		close(p->master);
 	p->master = -1;
@@ -284,6 +292,8 @@ struct relay {
 	int				 isig;		/* the PTY's ISIG, VINTR, VQUIT */
 	unsigned char			 vintr, vquit;
 	long long			 hold_until;	/* ms: do not read the client before */
+	char				 left[AG_PTY_UNREAD_MAX];	/* see take_typeahead */
+	size_t				 leftlen;
 };
 
 static void
@@ -481,6 +491,35 @@ write_master(struct relay *x)
 		x->inlen = x->inoff = 0;
 }
 
+/*
+ * The command has ended: take what it left in the PTY's input queue (see
+ * pty.h), then close our open of the slave so the master sees EOF once the
+ * last background holder is gone.  Non-canonical mode makes a partial line
+ * readable too; the modes are put back for whatever still holds the PTY.
+ */
+static void
+take_typeahead(struct relay *x)
+{
+	struct termios tio, raw;
+	ssize_t n;
+	int fd = x->p->peer;
+
+	x->p->peer = -1;
+	if (!x->r->client_gone && !x->r->terminated && tcgetattr(fd, &tio) == 0) {
+		raw = tio;
+		raw.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
+		raw.c_cc[VMIN] = 0;
+		raw.c_cc[VTIME] = 0;
+		if (tcsetattr(fd, TCSANOW, &raw) == 0) {
+			while (x->leftlen < sizeof(x->left) &&
+			    (n = read(fd, x->left + x->leftlen, sizeof(x->left) - x->leftlen)) > 0)
+				x->leftlen += (size_t)n;
+			(void)tcsetattr(fd, TCSANOW, &tio);
+		}
+	}
+	close(fd);
+}
+
 int
 ag_pty_relay(struct ag_pty *p, const struct ag_pty_relay_opts *o, struct ag_pty_result *r,
     struct ag_err *err)
@@ -557,6 +596,8 @@ ag_pty_relay(struct ag_pty *p, const struct ag_pty_relay_opts *o, struct ag_pty_
 			}
 			scan_at = t + STOP_SCAN_MS;
 		}
+		if (pw.exited && p->peer >= 0)
+			take_typeahead(&x);
 		if (pw.exited && (x.master_eof || r->client_gone) && x.outlen == 0 && extra_fd < 0)
 			break;
 		if (pw.exited && t >= drain_until && (x.outlen == 0 || r->client_gone))
@@ -679,9 +720,16 @@ ag_pty_relay(struct ag_pty *p, const struct ag_pty_relay_opts *o, struct ag_pty_
 			rec_failed(&x, &e);
 	}
 	ag_pty_restore_terminal();
+	/* what was typed first comes first */
+	memcpy(r->unread, x.left, x.leftlen);
+	r->unread_len = x.leftlen;
 	if (x.inlen > x.inoff) {
-		r->unread_len = x.inlen - x.inoff;
-		memcpy(r->unread, x.in + x.inoff, r->unread_len);
+		size_t n = x.inlen - x.inoff;
+
+		if (n > sizeof(r->unread) - r->unread_len)
+			n = sizeof(r->unread) - r->unread_len;
+		memcpy(r->unread + r->unread_len, x.in + x.inoff, n);
+		r->unread_len += n;
 	}
 	ag_procwatch_close(&pw);
 	(void)fcntl(p->master, F_SETFL, fl);

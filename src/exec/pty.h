@@ -38,6 +38,14 @@
  * a burst of resizes collapses into the latest size.  A resize while no
  * command runs is simply read by the next ag_pty_open().
  *
+ * Typeahead: what the client typed while a command ran is written to the
+ * PTY at once (the command may read it).  What the command left unread
+ * when it ended would die with the PTY; a shell would read it at its next
+ * prompt.  So the parent keeps its own open of the slave (peer) until the
+ * command ends, then reads the leftover input queue through it and hands it
+ * back with the keystrokes it never wrote (unread).  A command cannot push
+ * a line there with TIOCSTI: the sandbox's seccomp filter refuses it.
+ *
  * Output (stdout and stderr are one stream in a PTY) is capped at
  * max_output like the runner's streams; the rest is read and discarded so
  * the program never blocks.  Writes to the client are non-blocking, so a
@@ -62,6 +70,7 @@ struct ag_rec;
 struct ag_pty {
 	int		master;		/* ours; O_CLOEXEC */
 	int		slave;		/* -1 after ag_pty_close_slave() */
+	int		peer;		/* our own open of the slave, for typeahead */
 	struct winsize	ws;		/* the size it was opened with */
 };
 
@@ -131,9 +140,10 @@ struct ag_pty_result {
 	long long		duration_ms;
 	char			rec_error[AG_ERR_MSG_MAX];
 	/*
-	 * Keystrokes read from the client that the command never got, because
-	 * it ended first (typically what was typed right after a ^C): the
-	 * caller gives them to whatever reads the terminal next.
+	 * Keystrokes the command never read, because it ended first: what it
+	 * left in the PTY's input queue, then what the relay had not written
+	 * yet (typically what was typed right after a ^C).  The caller gives
+	 * them to whatever reads the terminal next.
 	 */
 	char			unread[AG_PTY_UNREAD_MAX];
 	size_t			unread_len;

@@ -48,6 +48,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sched.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -804,7 +805,7 @@ static int
 build_seccomp(struct ag_sandbox *sb, int udp_ok)
 {
 #ifdef AG_AUDIT_ARCH
-	enum { NEXT = AG_BPF_NEXT, ALLOW, DENY, NOSYS, MEMFD, SOCKET, INET, STREAM };
+	enum { NEXT = AG_BPF_NEXT, ALLOW, DENY, NOSYS, MEMFD, SOCKET, INET, STREAM, IOCTL };
 	struct ag_bpf *b = &sb->filt;
 
 	ag_bpf_init(b);
@@ -819,7 +820,18 @@ build_seccomp(struct ag_sandbox *sb, int udp_ok)
 	 * truncated (ftruncate needs an fd Landlock let be opened for writing) */
 	if (sb->abi < 3)
 		ag_bpf_jeq(b, SYS_truncate, DENY, NEXT);
+	ag_bpf_jeq(b, SYS_ioctl, IOCTL, NEXT);
 	ag_bpf_jeq(b, SYS_socket, SOCKET, ALLOW);
+
+	/*
+	 * ioctl(fd, TIOCSTI/TIOCLINUX): no faking keystrokes.  What a command
+	 * leaves unread on its terminal goes to the REPL's prompt (pty.h), so
+	 * a pushed line would be read as if the agent had typed it.
+	 */
+	ag_bpf_label(b, IOCTL);
+	ag_bpf_ld(b, AG_BPF_ARG(1));
+	ag_bpf_jeq(b, TIOCSTI, DENY, NEXT);
+	ag_bpf_jeq(b, TIOCLINUX, DENY, ALLOW);
 
 	/* memfd_create(name, flags): only sealed non-executable */
 	ag_bpf_label(b, MEMFD);

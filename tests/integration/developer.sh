@@ -293,6 +293,21 @@ x "cd ~/work && printf '%s\n' '#include <stdio.h>' '#include <unistd.h>' \
   '  bad += !w(\"$H/.profile\"); bad += !w(\"$H/.ssh/authorized_keys\"); bad += !w(\"$PUB/outside-bin\");' \
   '  printf(\"succeeded=%d\\n\", bad); return 0; }' > writer.c && cc -o writer writer.c && ./writer"
 ag_is "$x_out" "succeeded=0" "built_binary_cannot_write_protected_files"
+# nor fake keystrokes on its terminal (TIOCSTI, TIOCLINUX): what a command
+# leaves unread there is the REPL's next input.  Through a real PTY (-tt),
+# where the ioctl would work, from a built binary and python3 alike.
+x "cd ~/work && printf '%s\n' '#include <errno.h>' '#include <stdio.h>' '#include <sys/ioctl.h>' \
+  'int main(void) { char c = 10; int r = ioctl(0, TIOCSTI, &c); printf(\"sti=%d/%d\\n\", r, r < 0 ? errno : 0); return 0; }' \
+  > sti.c && cc -o sti sti.c && echo built"
+ag_is "$x_out" "built" "tiocsti_probe_builds"
+x -tt "cd ~/work && ./sti; python3 -c 'import fcntl, termios
+try: fcntl.ioctl(0, termios.TIOCSTI, b\"x\"); print(\"py=ok\")
+except OSError as e: print(\"py=%d\" % e.errno)'; test -t 0 && echo on-a-tty"
+x_out=$(printf '%s' "$x_out" | tr -d '\r')
+ag_like "$x_out" "on-a-tty" "tiocsti_probe_has_a_terminal"
+ag_like "$x_out" "sti=-1/13" "built_binary_cannot_fake_keystrokes"
+ag_like "$x_out" "py=13" "python3_cannot_fake_keystrokes"
+
 # a file written outside paths.exec cannot be run, not even through the loader
 LDSO=$(ag_ldso)
 x "bash -c 'cp ~/work/writer /tmp/w2 && /tmp/w2; echo run=\$?; $LDSO /tmp/w2; echo ld=\$?'"

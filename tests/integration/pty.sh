@@ -103,6 +103,19 @@ ag_ok "stty_size_after_resize" wait_for repl '\$ stty size'
 two_sizes() { [ "$(count repl '^40 120\s*$')" -ge 2 ]; }
 ag_ok "next_command_has_the_new_size" ag_wait_until 30 two_sizes
 
+# typeahead: a line typed while a command runs, which the command never
+# reads, is the next command once it ends (as in a shell).  The command
+# waits on a fifo the test opens only once the terminal has echoed the line.
+mkfifo -m 0666 "$AG_DIR/ta.fifo"
+chmod 0666 "$AG_DIR/ta.fifo"
+tm send-keys -t repl "cat $AG_DIR/ta.fifo; echo ta''-done" Enter
+ag_wait_until 30 pgrep -u "$AG_USER" -x cat >/dev/null
+tm send-keys -t repl 'echo typed-$((6*7))' Enter
+wait_for repl '^echo typed-\$\(\(6\*7\)\)'
+timeout 60 sh -c 'echo released > "$1"' _ "$AG_DIR/ta.fifo"
+ag_ok "typeahead_command_ends" wait_for repl '^ta-done'
+ag_ok "typeahead_runs_at_the_next_prompt" wait_for repl '^typed-42'
+
 # ^C goes to the command, the REPL lives on (the command would run 100 s,
 # against a 300 s limit: only the ^C ends it)
 tm send-keys -t repl 'sleep 100' Enter
