@@ -120,6 +120,18 @@ main(int argc, char **argv)
 			}
 			return ag_cmd_serve(argc - 1, argv + 1);
 		}
+		/*
+		 * The programs' protocols, as sshd runs them for a `Subsystem mcp
+		 * agentgate mcp` line where no ForceCommand applies: the gateway
+		 * session that a ForceCommand would give, with that request.
+		 */
+		if (argc == 2 && (strcmp(a, "mcp") == 0 || strcmp(a, "json") == 0)) {
+			static char opt_c[] = "-c", mcp[] = "agentgate mcp",
+			    json[] = "agentgate json";
+			char *sargv[] = { argv[0], opt_c, strcmp(a, "mcp") == 0 ? mcp : json, NULL };
+
+			return ag_cmd_session(3, sargv);
+		}
 		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
 			usage(stdout);
 			return 0;

@@ -148,3 +148,29 @@ ag_utf8_json_safe(const char *js, size_t n, size_t *outlen)
 	*outlen = j;
 	return out;
 }
+
+char *
+ag_utf8_repair(const char *s, size_t n, size_t *outlen)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0, j = 0, k;
+	unsigned cp;
+	char *out;
+
+	if (n > (SIZE_MAX - 1) / 3 || (out = malloc(n * 3 + 1)) == NULL)
+		return NULL;
+	while (i < n) {
+		if ((k = ag_utf8_seq(p + i, n - i, &cp)) == 0) {
+			memcpy(out + j, "\xef\xbf\xbd", 3);
+			j += 3;
+			i++;
+			continue;
+		}
+		memcpy(out + j, p + i, k);
+		i += k;
+		j += k;
+	}
+	out[j] = '\0';
+	*outlen = j;
+	return out;
+}

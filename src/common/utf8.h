@@ -37,4 +37,11 @@ char	*ag_utf8_visible(const char *s, size_t n, size_t max, char *out, size_t out
  */
 char	*ag_utf8_json_safe(const char *js, size_t n, size_t *outlen);
 
+/*
+ * A copy of the n bytes at s that is UTF-8: every byte that does not
+ * start a valid sequence becomes U+FFFD.  malloc'd, NUL-terminated, *outlen
+ * set; NULL when out of memory.
+ */
+char	*ag_utf8_repair(const char *s, size_t n, size_t *outlen);
+
 #endif

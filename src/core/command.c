@@ -51,6 +51,7 @@ struct cmd {
 	int			 ran_runner;	/* res is filled */
 	int			 status;	/* $? the line ends with */
 	int			 end_session;
+	int			 timed_out, cancelled;	/* apply: how the run ended */
 	char			 why[sizeof(((struct ag_decision *)0)->reason) + 2 * AG_ERR_MSG_MAX];
 						/* a refusal's reason */
 };
@@ -343,6 +344,8 @@ run_command(struct ag_core *core, struct cmd *c, struct ag_run_opts *o)
 	 * foreground, or reading it would stop the command with SIGTTIN */
 	o->tty_fd = isatty(core->cmd_in) ? core->cmd_in : -1;
 	o->timeout = core->profile->limits.timeout;
+	if (core->timeout > 0 && (o->timeout <= 0 || core->timeout < o->timeout))
+		o->timeout = core->timeout;
 	o->max_output = core->profile->limits.max_output;
 	if (core->pty) {
 		/* a terminal of its own (pty.h); ours only relays */
@@ -468,6 +471,8 @@ stage_apply(struct ag_core *core, struct cmd *c)
 		ag_log(LOG_DEBUG, "no complete environment capture; state unchanged");
 	exec_denials(core, c);
 	c->rec.truncated = res->truncated;
+	c->timed_out = res->timed_out;
+	c->cancelled = res->cancelled;
 	if (res->client_gone || res->terminated)
 		c->end_session = 1;
 	if (res->unread_len > 0 && res->unread_len <= sizeof(core->unread)) {
@@ -497,6 +502,23 @@ stage_record(struct ag_core *core, struct cmd *c)
 		ag_log(LOG_ERR, "%s", err.msg);
 }
 
+/* What the front end reports of the line (core.h). */
+static void
+stage_outcome(const struct cmd *c, struct ag_core_outcome *o)
+{
+	memset(o, 0, sizeof(*o));
+	snprintf(o->decision, sizeof(o->decision), "%s", c->rec.decision ? c->rec.decision : "");
+	snprintf(o->reason, sizeof(o->reason), "%s", c->rec.reason ? c->rec.reason : "");
+	snprintf(o->rule, sizeof(o->rule), "%s", c->rec.rule ? c->rec.rule : "");
+	o->ran = c->rec.ran;
+	o->status = c->status;
+	o->signal = c->rec.signal;
+	o->timed_out = c->timed_out;
+	o->cancelled = c->cancelled;
+	o->truncated = c->rec.truncated;
+	o->duration_ms = c->rec.duration_ms;
+}
+
 /* ---- the line --------------------------------------------------------------- */
 
 int
@@ -523,6 +545,8 @@ ag_core_command(struct ag_core *core, const char *line, size_t len, int flags,
 		c.rec.command_len--;
 	c.rec.cwd = cwd_before;
 
+	if (core->outcome != NULL)
+		memset(core->outcome, 0, sizeof(*core->outcome));
 	if (stage_parse(core, &c) == STOP)
 		goto out;		/* not a command: no record */
 	core->ncommands++;
@@ -535,6 +559,8 @@ ag_core_command(struct ag_core *core, const char *line, size_t len, int flags,
 		ag_live_command(NULL, 0);
 	}
 	stage_record(core, &c);
+	if (core->outcome != NULL)
+		stage_outcome(&c, core->outcome);
 	if (c.ran_runner && c.res.rec_failed && core->rec != NULL)
 		ag_core_term_failed(core, c.res.rec_error, &c.end_session);
 	if (c.ran_runner)

@@ -12,6 +12,7 @@
 #include "core/terminal.h"
 #include "exec/runner.h"
 #include "exec/sandbox.h"
+#include "front/agentproto.h"
 #include "front/repl.h"
 #include "validate/validator.h"
 
@@ -123,6 +124,11 @@ ag_core_serve(struct ag_core *core, const char *req)
 	int status = 1, end;
 
 	core->cmd_in = STDIN_FILENO;
+	if (ag_proto_of(req) != AG_PROTO_NONE) {
+		/* a program's session (MCP, JSON Lines): never a terminal */
+		status = ag_proto_serve(core, ag_proto_of(req));
+		goto out;
+	}
 	core->pty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
 	if (core->pty && ag_core_term_start(core) < 0)
 		goto out;

@@ -7,7 +7,8 @@
  *   who      the front end: PAM, then ag_core_profile()
  *   begin    ag_core_begin(): the tracked state for the account
  *   serve    ag_core_serve(): the channel's request, or the REPL
- *            (front/repl.c reads lines and hands each to ag_core_command)
+ *            (front/repl.c reads lines and hands each to ag_core_command),
+ *            or a program's protocol (front/agentproto.h: MCP, JSON Lines)
  *   command  ag_core_command() in core/command.c, stage by stage:
  *              parse   the bash grammar (parse/)
  *              decide  the profile's verdict (policy/); a file-transfer
@@ -54,6 +55,23 @@ struct ag_sandbox;
 #define AG_CORE_REQUEST		0x1	/* the line is the channel's exec/subsystem
 					 * request, which may be a file transfer */
 
+/*
+ * How the last command line ended, for a front end that reports it as data
+ * (agentproto.h) rather than as the terminal shows it.
+ */
+struct ag_core_outcome {
+	char		decision[16];	/* allow, deny, ask-allow, ask-deny; "" = no command */
+	char		reason[2304];
+	char		rule[256];
+	int		ran;		/* the fields below are meaningful */
+	int		status;		/* $? */
+	int		signal;		/* that ended the command, or 0 */
+	int		timed_out;
+	int		cancelled;	/* ended by ag_runner's SIGUSR1 */
+	int		truncated;
+	long long	duration_ms;
+};
+
 struct ag_core {
 	const struct ag_config	*cfg;
 	const struct ag_profile	*profile;
@@ -70,6 +88,9 @@ struct ag_core {
 	char			 rec_error[AG_ERR_MSG_MAX];	/* why rec is gone, or "" */
 	char			 unread[4096];	/* typed during a PTY command that ended first; */
 	size_t			 unread_len;	/* the prompt reads it next */
+	struct ag_core_outcome	*outcome;	/* filled by each line, or NULL */
+	long			 timeout;	/* seconds for the next lines, below the
+						 * profile's limit; 0 = the profile's */
 };
 
 /* What a front end knows about the session it starts. */

@@ -39,6 +39,7 @@
 static volatile sig_atomic_t got_term;	/* SIGHUP/SIGTERM: end the session */
 static volatile sig_atomic_t got_int;	/* SIGINT/SIGQUIT: pass to the command */
 static volatile sig_atomic_t got_alrm;
+static volatile sig_atomic_t got_cancel;	/* SIGUSR1: end this command only */
 
 static void
 on_signal(int sig)
@@ -57,6 +58,9 @@ on_signal(int sig)
 	case SIGALRM:
 		got_alrm = 1;
 		break;
+	case SIGUSR1:
+		got_cancel = 1;
+		break;
 	default:
 		break;
 	}
@@ -67,7 +71,8 @@ on_signal(int sig)
 int
 ag_runner_init(struct ag_err *err)
 {
-	static const int caught[] = { SIGCHLD, SIGHUP, SIGTERM, SIGINT, SIGQUIT, SIGALRM };
+	static const int caught[] = { SIGCHLD, SIGHUP, SIGTERM, SIGINT, SIGQUIT, SIGALRM,
+	    SIGUSR1 };
 
 	/* no SA_RESTART: a blocked read or write must see EINTR and look at the flags */
 	if (ag_sigpipe_catch(caught, sizeof(caught) / sizeof(caught[0]), on_signal, 0, err) < 0)
@@ -85,6 +90,12 @@ int
 ag_runner_terminating(void)
 {
 	return got_term != 0;
+}
+
+void
+ag_runner_cancel_reset(void)
+{
+	got_cancel = 0;
 }
 
 int
@@ -760,9 +771,11 @@ ag_run(const struct ag_run_opts *o, struct ag_run_result *r, struct ag_err *err)
 			kill(-pid, got_int);
 			got_int = 0;
 		}
-		if (!pw.exited && ag_procwatch_step(&pw, t, got_term || r->client_gone)) {
+		if (!pw.exited && ag_procwatch_step(&pw, t, got_term || got_cancel ||
+		    r->client_gone)) {
 			/* the runner is gone: whatever it left behind goes too */
 			r->terminated = pw.killed && got_term != 0;
+			r->cancelled = pw.killed && got_cancel != 0;
 			ag_runner_reap_all(ag_sandbox_keeper(o->sandbox));
 			(void)ag_sandbox_sweep(o->sandbox);
 			give_up_at = t + AG_KILL_GRACE_MS;

@@ -18,7 +18,7 @@
  * gateway is their subreaper): nothing a command starts outlives it.
  *
  * Signals: ag_runner_init() installs handlers for SIGCHLD, SIGHUP, SIGTERM,
- * SIGINT, SIGQUIT and SIGALRM that only set flags and write to a self-pipe,
+ * SIGINT, SIGQUIT, SIGALRM and SIGUSR1 that only set flags and write to a self-pipe,
  * and ignores SIGPIPE and SIGTTOU; the child gets default dispositions.
  */
 #ifndef AG_RUNNER_H
@@ -85,6 +85,7 @@ struct ag_run_result {
 	int			 truncated;	/* some output was cut at max_output */
 	int			 client_gone;	/* our stdout/stderr went away: group killed */
 	int			 terminated;	/* the gateway got SIGHUP/SIGTERM: group killed */
+	int			 cancelled;	/* the gateway got SIGUSR1: group killed */
 	unsigned long long	 bytes_out;	/* bytes the command wrote to stdout + stderr */
 	long long		 duration_ms;
 	char			*capture;	/* the records, end marker removed; owned */
@@ -110,6 +111,12 @@ void	ag_run_result_free(struct ag_run_result *res);
 
 /* 1 once SIGHUP or SIGTERM has arrived: the session should end. */
 int	ag_runner_terminating(void);
+/*
+ * SIGUSR1 cancels the command that runs (or the next one to start): its
+ * process group is ended as on a timeout, and the session goes on.  A front
+ * end that takes requests clears it when it takes one (agentproto.h).
+ */
+void	ag_runner_cancel_reset(void);
 /* 1 if SIGALRM fired since the last call (clears it). */
 int	ag_runner_take_alarm(void);
 /* The self-pipe's read end, for a front end's poll loop; drained by it. */

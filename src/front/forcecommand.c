@@ -28,6 +28,7 @@
 #include "common/privsep.h"
 #include "common/proctitle.h"
 #include "core/core.h"
+#include "front/agentproto.h"
 #include "exec/sandbox.h"
 #include "record/audit.h"
 #include "record/live.h"
@@ -223,7 +224,8 @@ session_origin(struct ag_core_params *cp, struct ag_audit_info *info, const stru
 	info->user = pw->pw_name;
 	info->client = client[0] ? client : NULL;
 	/* a terminal (ssh -t, or an interactive login) means the PTY path */
-	info->mode = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO) ? "pty" :
+	info->mode = ag_proto_of(cmd) != AG_PROTO_NONE ? ag_proto_mode(ag_proto_of(cmd)) :
+	    isatty(STDIN_FILENO) && isatty(STDOUT_FILENO) ? "pty" :
 	    cmd != NULL ? "exec" : "repl";
 	memset(cp, 0, sizeof(*cp));
 	cp->pw = pw;

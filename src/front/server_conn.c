@@ -39,6 +39,7 @@
 #include "common/proctitle.h"
 #include "common/sshkey.h"
 #include "auth/pamauth.h"
+#include "front/agentproto.h"
 #include "front/repl.h"
 #include "exec/runner.h"
 #include "front/server.h"
@@ -276,6 +277,8 @@ session_main(struct conn *c, struct chan *ch, const char *cmd, int st_fd)
 		ag_err_print(stderr, &err);
 		return 1;
 	}
+	if (ag_proto_of(cmd) != AG_PROTO_NONE && c->audit != NULL)
+		(void)ag_audit_set_mode(c->audit, ag_proto_mode(ag_proto_of(cmd)));
 	for (i = 0; i < ch->nenv; i++)
 		if (!ag_envsan_is_dangerous(ch->env_names[i], c->profile))
 			(void)ag_session_setenv(&core.sess, ch->env_names[i], ch->env_vals[i]);
@@ -430,8 +433,19 @@ on_subsystem_request(ssh_session s, ssh_channel channel, const char *sub, void *
 	(void)s;
 	(void)channel;
 	snprintf(req, sizeof(req), "subsystem %.64s", sub != NULL ? sub : "");
+	/* the programs' protocols (agentproto.h): a session like any other */
+	if (sub != NULL && (strcmp(sub, "mcp") == 0 || strcmp(sub, "agentgate-json") == 0)) {
+		if (ch->pid > 0 || start_session(ch, strcmp(sub, "mcp") == 0 ? "agentgate mcp" :
+		    "agentgate json") < 0) {
+			chan_audit(ch, req, "deny", "cannot start the session");
+			return -1;
+		}
+		chan_audit(ch, req, "allow", NULL);
+		return 0;
+	}
 	if (sub == NULL || strcmp(sub, "sftp") != 0) {
-		chan_audit(ch, req, "deny", "only the sftp subsystem is served");
+		chan_audit(ch, req, "deny", "only the sftp, mcp and agentgate-json subsystems "
+		    "are served");
 		chan_say(ch, "this subsystem is not available through agentgate");
 		return -1;
 	}

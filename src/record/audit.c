@@ -467,6 +467,18 @@ ag_audit_set_recording(struct ag_audit *a, const char *path, const char *error)
 	return 0;
 }
 
+int
+ag_audit_set_mode(struct ag_audit *a, const char *mode)
+{
+	char *m;
+
+	if (mode == NULL || (m = strdup(mode)) == NULL)
+		return -1;
+	free(a->mode);
+	a->mode = m;
+	return 0;
+}
+
 void
 ag_audit_config_error(const struct ag_audit_info *info, const char *path,
     const char *message)

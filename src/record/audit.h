@@ -140,6 +140,8 @@ int	ag_audit_session_end(struct ag_audit *a, int status, unsigned long ncommands
  * Both copied; NULL = absent.  0, or -1 when out of memory.
  */
 int	ag_audit_set_recording(struct ag_audit *a, const char *path, const char *error);
+/* The mode later records name (a serve channel that speaks MCP says "mcp"). */
+int	ag_audit_set_mode(struct ag_audit *a, const char *mode);
 
 /*
  * A record that is not about one command, for front ends with more to say

@@ -349,6 +349,8 @@ MaxSessions 200
 LoginGraceTime 120
 LogLevel ERROR
 Subsystem sftp internal-sftp
+Subsystem mcp $AG_DIR/agentgate mcp
+Subsystem agentgate-json $AG_DIR/agentgate json
 ${AG_SSHD_EXTRA:-}
 ForceCommand ${fc//@DIR@/$AG_DIR}
 EOF

@@ -1,0 +1,434 @@
+/*
+ * mcp.c - the Model Context Protocol over the channel (agentproto.h): the
+ * stdio transport (one JSON-RPC 2.0 message a line), server side.
+ *
+ * Methods: initialize (version negotiation), ping, tools/list, tools/call;
+ * notifications: initialized, cancelled.  Tools: run and explain.  A
+ * refusal is a tool result with isError, not a protocol error: the model
+ * reads the reason and what is allowed instead.  Every malformed message
+ * gets the JSON-RPC error its shape calls for, and the session goes on.
+ */
+#include "agconfig.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "front/agentproto_int.h"
+
+/* JSON-RPC 2.0 error codes */
+#define RPC_PARSE_ERROR		(-32700)
+#define RPC_INVALID_REQUEST	(-32600)
+#define RPC_METHOD_NOT_FOUND	(-32601)
+#define RPC_INVALID_PARAMS	(-32602)
+#define RPC_INTERNAL_ERROR	(-32603)
+
+/* Newest first: what the client asks for if we speak it, else the newest. */
+static const char *const versions[] = { "2025-11-25", "2025-06-18" };
+
+static struct {
+	int	initialized;	/* initialize answered */
+} mcp;
+
+static void
+send_result(struct ag_pump *pu, json_object *id, json_object *result)
+{
+	json_object *m = json_object_new_object();
+
+	json_object_object_add(m, "jsonrpc", json_object_new_string("2.0"));
+	json_object_object_add(m, "id", json_object_get(id));
+	json_object_object_add(m, "result", result);
+	ag_pump_send(pu, m);
+	json_object_put(m);
+}
+
+static void
+send_error(struct ag_pump *pu, json_object *id, int code, const char *msg)
+{
+	json_object *m = json_object_new_object(), *e = json_object_new_object();
+
+	json_object_object_add(e, "code", json_object_new_int(code));
+	json_object_object_add(e, "message", json_object_new_string(msg));
+	json_object_object_add(m, "jsonrpc", json_object_new_string("2.0"));
+	json_object_object_add(m, "id", id != NULL ? json_object_get(id) : NULL);
+	json_object_object_add(m, "error", e);
+	ag_pump_send(pu, m);
+	json_object_put(m);
+}
+
+/* ---- tools ------------------------------------------------------------------ */
+
+static json_object *
+schema(const char *js)
+{
+	return json_tokener_parse(js);
+}
+
+static const char run_input[] =
+    "{\"type\":\"object\",\"properties\":{"
+    "\"command\":{\"type\":\"string\",\"description\":\"A bash command line, as typed at "
+    "a prompt; the working directory and exported variables carry over to the next "
+    "call\"},"
+    "\"timeout_s\":{\"type\":\"integer\",\"minimum\":1,\"description\":\"Seconds before "
+    "the command is ended (never above the profile's limit)\"}},"
+    "\"required\":[\"command\"],\"additionalProperties\":false}";
+
+static const char run_output[] =
+    "{\"type\":\"object\",\"properties\":{"
+    "\"exit_code\":{\"type\":[\"integer\",\"null\"]},"
+    "\"signal\":{\"type\":[\"string\",\"null\"]},"
+    "\"stdout\":{\"type\":\"string\"},\"stderr\":{\"type\":\"string\"},"
+    "\"cwd\":{\"type\":\"string\"},\"truncated\":{\"type\":\"boolean\"},"
+    "\"timed_out\":{\"type\":\"boolean\"},\"cancelled\":{\"type\":\"boolean\"},"
+    "\"duration_ms\":{\"type\":\"integer\"},\"ran\":{\"type\":\"boolean\"},"
+    "\"decision\":{\"type\":\"string\",\"enum\":[\"allow\",\"deny\",\"ask-allow\","
+    "\"ask-deny\"]},"
+    "\"reason\":{\"type\":\"string\"},\"rule\":{\"type\":\"string\"},"
+    "\"allowed_here\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}},"
+    "\"required\":[\"exit_code\",\"signal\",\"stdout\",\"stderr\",\"cwd\",\"truncated\","
+    "\"duration_ms\",\"decision\",\"reason\",\"allowed_here\"]}";
+
+static const char explain_input[] =
+    "{\"type\":\"object\",\"properties\":{"
+    "\"command\":{\"type\":\"string\",\"description\":\"A bash command line\"}},"
+    "\"required\":[\"command\"],\"additionalProperties\":false}";
+
+static const char explain_output[] =
+    "{\"type\":\"object\",\"properties\":{"
+    "\"decision\":{\"type\":\"string\",\"enum\":[\"allow\",\"deny\",\"ask\"]},"
+    "\"reason\":{\"type\":\"string\"},\"rule\":{\"type\":\"string\"},"
+    "\"cwd\":{\"type\":\"string\"},"
+    "\"commands\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"
+    "\"name\":{\"type\":[\"string\",\"null\"]},\"path\":{\"type\":[\"string\",\"null\"]},"
+    "\"verdict\":{\"type\":\"string\"},\"reason\":{\"type\":\"string\"}}}},"
+    "\"allowed_here\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}},"
+    "\"required\":[\"decision\",\"reason\",\"commands\",\"allowed_here\"]}";
+
+static json_object *
+tool(const char *name, const char *title, const char *desc, const char *in, const char *out,
+    int readonly)
+{
+	json_object *t = json_object_new_object(), *ann = json_object_new_object();
+
+	json_object_object_add(t, "name", json_object_new_string(name));
+	json_object_object_add(t, "title", json_object_new_string(title));
+	json_object_object_add(t, "description", json_object_new_string(desc));
+	json_object_object_add(t, "inputSchema", schema(in));
+	json_object_object_add(t, "outputSchema", schema(out));
+	json_object_object_add(ann, "readOnlyHint", json_object_new_boolean(readonly));
+	json_object_object_add(ann, "destructiveHint", json_object_new_boolean(!readonly));
+	json_object_object_add(ann, "openWorldHint", json_object_new_boolean(0));
+	json_object_object_add(t, "annotations", ann);
+	return t;
+}
+
+static json_object *
+tools_list(void)
+{
+	json_object *r = json_object_new_object(), *a = json_object_new_array();
+
+	json_object_array_add(a, tool("run", "Run a command",
+	    "Run one bash command line on the host, as the account's shell would, after "
+	    "agentgate's policy has allowed it; inside a kernel sandbox, audited.  The "
+	    "working directory and exported environment persist between calls.  A refused "
+	    "command is an error result that says why and what is allowed instead.",
+	    run_input, run_output, 0));
+	json_object_array_add(a, tool("explain", "Explain a decision",
+	    "What the policy would decide for a command line in the current directory, "
+	    "without running it.", explain_input, explain_output, 1));
+	json_object_object_add(r, "tools", a);
+	return r;
+}
+
+static json_object *
+text_content(const char *s)
+{
+	json_object *a = json_object_new_array(), *t = json_object_new_object();
+
+	json_object_object_add(t, "type", json_object_new_string("text"));
+	json_object_object_add(t, "text", json_object_new_string(s));
+	json_object_array_add(a, t);
+	return a;
+}
+
+/* A tool error the model reads (not a protocol error). */
+static void
+tool_error(struct ag_pump *pu, json_object *id, const char *msg)
+{
+	json_object *r = json_object_new_object();
+
+	json_object_object_add(r, "content", text_content(msg));
+	json_object_object_add(r, "isError", json_object_new_boolean(1));
+	send_result(pu, id, r);
+}
+
+static void
+tools_call(struct ag_pump *pu, json_object *id, json_object *params)
+{
+	json_object *name, *args, *cmd, *tmo, *meta, *tok;
+	enum ag_call_kind kind;
+	struct ag_call *c;
+	const char *n;
+
+	if (!json_object_object_get_ex(params, "name", &name) ||
+	    !json_object_is_type(name, json_type_string)) {
+		send_error(pu, id, RPC_INVALID_PARAMS, "tools/call needs a tool name");
+		return;
+	}
+	n = json_object_get_string(name);
+	if (strcmp(n, "run") == 0)
+		kind = AG_CALL_RUN;
+	else if (strcmp(n, "explain") == 0)
+		kind = AG_CALL_EXPLAIN;
+	else {
+		send_error(pu, id, RPC_INVALID_PARAMS, "unknown tool (tools/list says which "
+		    "there are)");
+		return;
+	}
+	if (!json_object_object_get_ex(params, "arguments", &args) ||
+	    !json_object_is_type(args, json_type_object) ||
+	    !json_object_object_get_ex(args, "command", &cmd) ||
+	    !json_object_is_type(cmd, json_type_string)) {
+		send_error(pu, id, RPC_INVALID_PARAMS, "arguments: \"command\" (a string) is "
+		    "required");
+		return;
+	}
+	json_object_object_foreach(args, key, val) {
+		(void)val;
+		if (strcmp(key, "command") != 0 &&
+		    !(kind == AG_CALL_RUN && strcmp(key, "timeout_s") == 0)) {
+			send_error(pu, id, RPC_INVALID_PARAMS, "arguments: unknown key");
+			return;
+		}
+	}
+	if ((size_t)json_object_get_string_len(cmd) > AG_PROTO_COMMAND_MAX) {
+		tool_error(pu, id, "agentgate: command too long (at most 262144 bytes)");
+		return;
+	}
+	if (strlen(json_object_get_string(cmd)) != (size_t)json_object_get_string_len(cmd)) {
+		tool_error(pu, id, "agentgate: a command cannot hold a NUL byte");
+		return;
+	}
+	c = ag_call_new(kind, id, json_object_get_string(cmd),
+	    (size_t)json_object_get_string_len(cmd));
+	if (c == NULL) {
+		send_error(pu, id, RPC_INTERNAL_ERROR, "out of memory");
+		return;
+	}
+	if (json_object_object_get_ex(args, "timeout_s", &tmo)) {
+		int64_t t = json_object_get_int64(tmo);
+
+		if (!json_object_is_type(tmo, json_type_int) || t < 1 || t > 86400 * 365) {
+			ag_call_free(c);
+			send_error(pu, id, RPC_INVALID_PARAMS, "arguments: timeout_s must be a "
+			    "positive integer");
+			return;
+		}
+		c->timeout_s = (long)t;
+	}
+	if (json_object_object_get_ex(params, "_meta", &meta) &&
+	    json_object_object_get_ex(meta, "progressToken", &tok) &&
+	    (json_object_is_type(tok, json_type_string) || json_object_is_type(tok, json_type_int)))
+		c->progress = json_object_get(tok);
+	if (ag_pump_submit(pu, c) < 0)
+		send_error(pu, id, RPC_INTERNAL_ERROR, "too many calls waiting; try again");
+}
+
+/* The gateway's answer, as the tool's result. */
+static void
+mcp_done(struct ag_pump *pu, struct ag_call *call, json_object *res)
+{
+	json_object *r = json_object_new_object(), *d, *ran, *to, *ca;
+	const char *decision = "";
+	int is_error;
+
+	if (json_object_object_get_ex(res, "decision", &d))
+		decision = json_object_get_string(d);
+	/* refused, or ended by the gateway (timeout, cancel): the model should
+	 * not read it as the command's own answer */
+	is_error = (call->kind == AG_CALL_RUN &&
+	    ((json_object_object_get_ex(res, "ran", &ran) && !json_object_get_boolean(ran) &&
+	    strncmp(decision, "allow", 5) != 0) || strcmp(decision, "deny") == 0 ||
+	    strcmp(decision, "ask-deny") == 0 ||
+	    (json_object_object_get_ex(res, "timed_out", &to) && json_object_get_boolean(to)) ||
+	    (json_object_object_get_ex(res, "cancelled", &ca) && json_object_get_boolean(ca))));
+	/* clients without structured output read the same thing as text */
+	json_object_object_add(r, "content", text_content(json_object_to_json_string_ext(res,
+	    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)));
+	json_object_object_add(r, "structuredContent", json_object_get(res));
+	json_object_object_add(r, "isError", json_object_new_boolean(is_error));
+	send_result(pu, call->id, r);
+}
+
+static void
+mcp_progress(struct ag_pump *pu, struct ag_call *call, long long elapsed_ms, size_t out_bytes)
+{
+	json_object *m = json_object_new_object(), *p = json_object_new_object();
+	char msg[128];
+
+	snprintf(msg, sizeof(msg), "running for %lld s, %zu bytes of output", elapsed_ms / 1000,
+	    out_bytes);
+	json_object_object_add(p, "progressToken", json_object_get(call->progress));
+	json_object_object_add(p, "progress", json_object_new_int64(++call->nprogress));
+	json_object_object_add(p, "message", json_object_new_string(msg));
+	json_object_object_add(m, "jsonrpc", json_object_new_string("2.0"));
+	json_object_object_add(m, "method", json_object_new_string("notifications/progress"));
+	json_object_object_add(m, "params", p);
+	ag_pump_send(pu, m);
+	json_object_put(m);
+}
+
+/* ---- messages --------------------------------------------------------------- */
+
+static void
+initialize(struct ag_pump *pu, json_object *id, json_object *params)
+{
+	json_object *r, *v, *caps, *tools, *info;
+	const char *want = NULL, *use = versions[0];
+	size_t i;
+
+	if (params != NULL && json_object_object_get_ex(params, "protocolVersion", &v) &&
+	    json_object_is_type(v, json_type_string))
+		want = json_object_get_string(v);
+	if (want == NULL) {
+		send_error(pu, id, RPC_INVALID_PARAMS, "initialize needs a protocolVersion");
+		return;
+	}
+	for (i = 0; i < sizeof(versions) / sizeof(versions[0]); i++)
+		if (strcmp(want, versions[i]) == 0)
+			use = versions[i];
+	r = json_object_new_object();
+	caps = json_object_new_object();
+	tools = json_object_new_object();
+	info = json_object_new_object();
+	json_object_object_add(r, "protocolVersion", json_object_new_string(use));
+	json_object_object_add(tools, "listChanged", json_object_new_boolean(0));
+	json_object_object_add(caps, "tools", tools);
+	json_object_object_add(r, "capabilities", caps);
+	json_object_object_add(info, "name", json_object_new_string("agentgate"));
+	json_object_object_add(info, "title", json_object_new_string("agentgate"));
+	json_object_object_add(info, "version", json_object_new_string(PACKAGE_VERSION));
+	json_object_object_add(r, "serverInfo", info);
+	json_object_object_add(r, "instructions", json_object_new_string(
+	    "Commands run on this host through agentgate: each is checked against a policy "
+	    "before it runs, inside a kernel sandbox, and audited.  Use `run` as a shell "
+	    "(cd and export persist between calls); a refusal says why and lists what is "
+	    "allowed.  `explain` tells what would be decided without running anything."));
+	mcp.initialized = 1;
+	send_result(pu, id, r);
+}
+
+static void
+notification(struct ag_pump *pu, const char *method, json_object *params)
+{
+	json_object *rid;
+
+	if (strcmp(method, "notifications/cancelled") == 0 && params != NULL &&
+	    json_object_object_get_ex(params, "requestId", &rid))
+		(void)ag_pump_cancel(pu, rid);
+	/* initialized, and anything else: nothing to answer */
+}
+
+static void
+mcp_line(struct ag_pump *pu, const char *line, size_t len)
+{
+	struct json_tokener *tok = json_tokener_new_ex(64);
+	json_object *msg, *v, *id = NULL, *params = NULL;
+	const char *method;
+	size_t end;
+
+	if (tok == NULL)
+		return;
+	if (strlen(line) != len) {
+		json_tokener_free(tok);
+		send_error(pu, NULL, RPC_PARSE_ERROR, "parse error: a NUL byte in the message");
+		return;
+	}
+	/* with its NUL, so that a lone number is complete too */
+	msg = json_tokener_parse_ex(tok, line, (int)len + 1);
+	end = json_tokener_get_parse_end(tok);
+	if (end > len)
+		end = len;
+	if (msg == NULL || json_tokener_get_error(tok) != json_tokener_success ||
+	    line[end + strspn(line + end, " \t")] != '\0') {
+		json_object_put(msg);
+		json_tokener_free(tok);
+		send_error(pu, NULL, RPC_PARSE_ERROR, "parse error: not one JSON value");
+		return;
+	}
+	json_tokener_free(tok);
+	if (json_object_is_type(msg, json_type_array)) {
+		/* JSON-RPC batches left MCP in 2025-06-18 */
+		send_error(pu, NULL, RPC_INVALID_REQUEST, "batches are not supported");
+		goto out;
+	}
+	if (!json_object_is_type(msg, json_type_object)) {
+		send_error(pu, NULL, RPC_INVALID_REQUEST, "a message is a JSON object");
+		goto out;
+	}
+	if (json_object_object_get_ex(msg, "id", &id) && id != NULL &&
+	    !json_object_is_type(id, json_type_string) && !json_object_is_type(id, json_type_int)) {
+		send_error(pu, NULL, RPC_INVALID_REQUEST, "id must be a string or an integer");
+		goto out;
+	}
+	if (!json_object_object_get_ex(msg, "jsonrpc", &v) ||
+	    !json_object_is_type(v, json_type_string) ||
+	    strcmp(json_object_get_string(v), "2.0") != 0) {
+		send_error(pu, id, RPC_INVALID_REQUEST, "jsonrpc must be \"2.0\"");
+		goto out;
+	}
+	if (!json_object_object_get_ex(msg, "method", &v) ||
+	    !json_object_is_type(v, json_type_string)) {
+		/* a response from the client: we never ask it anything */
+		if (id == NULL || (!json_object_object_get_ex(msg, "result", NULL) &&
+		    !json_object_object_get_ex(msg, "error", NULL)))
+			send_error(pu, id, RPC_INVALID_REQUEST, "a request needs a method");
+		goto out;
+	}
+	method = json_object_get_string(v);
+	if (json_object_object_get_ex(msg, "params", &params) && params != NULL &&
+	    !json_object_is_type(params, json_type_object)) {
+		if (id != NULL)
+			send_error(pu, id, RPC_INVALID_PARAMS, "params must be an object");
+		goto out;
+	}
+	if (id == NULL) {
+		notification(pu, method, params);
+		goto out;
+	}
+	if (strncmp(method, "notifications/", 14) == 0) {
+		send_error(pu, id, RPC_INVALID_REQUEST, "a notification has no id");
+		goto out;
+	}
+	if (strcmp(method, "ping") == 0)
+		send_result(pu, id, json_object_new_object());
+	else if (strcmp(method, "initialize") == 0)
+		initialize(pu, id, params);
+	else if (!mcp.initialized)
+		send_error(pu, id, RPC_INVALID_REQUEST, "initialize first");
+	else if (strcmp(method, "tools/list") == 0)
+		send_result(pu, id, tools_list());
+	else if (strcmp(method, "tools/call") == 0 && params != NULL)
+		tools_call(pu, id, params);
+	else if (strcmp(method, "tools/call") == 0)
+		send_error(pu, id, RPC_INVALID_PARAMS, "tools/call needs params");
+	else
+		send_error(pu, id, RPC_METHOD_NOT_FOUND, "method not found");
+out:
+	json_object_put(msg);
+}
+
+static void
+mcp_too_long(struct ag_pump *pu)
+{
+	send_error(pu, NULL, RPC_INVALID_REQUEST, "message too long (at most 2 MiB a line)");
+}
+
+const struct ag_proto_ops ag_mcp_ops = {
+	.line = mcp_line,
+	.too_long = mcp_too_long,
+	.done = mcp_done,
+	.progress = mcp_progress,
+};
