@@ -146,7 +146,6 @@ static json_object *
 run_outcome(struct ag_core *core, const struct ag_core_outcome *oc)
 {
 	json_object *o = json_object_new_object();
-	int refused = oc->decision[0] != '\0' && !oc->ran;
 
 	/* a line that was no command (a comment) ran nothing and is not refused */
 	json_object_object_add(o, "decision", json_object_new_string(oc->decision[0] ?
@@ -156,8 +155,8 @@ run_outcome(struct ag_core *core, const struct ag_core_outcome *oc)
 	if (oc->rule[0])
 		json_object_object_add(o, "rule", json_object_new_string(oc->rule));
 	json_object_object_add(o, "ran", json_object_new_boolean(oc->ran));
-	json_object_object_add(o, "exit_code", oc->signal != 0 && !refused ? NULL :
-	    json_object_new_int(oc->status));
+	/* as $? has it: 128+N after a signal, 124 after the timeout */
+	json_object_object_add(o, "exit_code", json_object_new_int(oc->status));
 	json_object_object_add(o, "signal", oc->signal != 0 ?
 	    json_object_new_string(sigabbrev_np(oc->signal) ? sigabbrev_np(oc->signal) : "?") :
 	    NULL);

@@ -77,7 +77,7 @@ static const char run_input[] =
 
 static const char run_output[] =
     "{\"type\":\"object\",\"properties\":{"
-    "\"exit_code\":{\"type\":[\"integer\",\"null\"]},"
+    "\"exit_code\":{\"type\":\"integer\"},"
     "\"signal\":{\"type\":[\"string\",\"null\"]},"
     "\"stdout\":{\"type\":\"string\"},\"stderr\":{\"type\":\"string\"},"
     "\"cwd\":{\"type\":\"string\"},\"truncated\":{\"type\":\"boolean\"},"

@@ -1,0 +1,157 @@
+#!/bin/bash
+# mcp.sh - agents' protocols over the SSH channel (issue 17): MCP driven by
+# the official TypeScript SDK's Client (npm), whose stdio transport spawns
+# the real ssh with `-s mcp`, through the real sshd and through `agentgate
+# serve`; JSON-RPC edge cases written by hand; JSON Lines for scripts.
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
+
+ag_setup
+ag_need_sandbox_lib
+SDK=$(ag_mcp_sdk) || { echo "SKIP: the MCP SDK could not be installed"; exit 77; }
+CLIENT=${top_srcdir:-$(dirname "$0")/../..}/tests/integration/mcp_client.mjs
+
+cat <<'EOF' | ag_write_policy "$AG_DIR/policy.yaml"
+version: 1
+gateway:
+  runner: /bin/bash
+  audit:
+    file: @AUDIT@
+    required: true
+users:
+  @USER@: agent
+profiles:
+  agent:
+    allow: [echo, pwd, cd, export, "true", "false", sleep, cat, ls, printf, head]
+    paths:
+      read: ["/"]
+      write: ["/tmp", "~"]
+    limits: { timeout: 300 }
+    unknown: deny
+EOF
+
+# q JSON PYTHON-EXPR: an expression over the parsed object j
+q() { "$AG_PYTHON" -c 'import json, sys; j = json.loads(sys.argv[1]); print(eval(sys.argv[2]))' "$1" "$2" 2>&1; }
+
+# mcp_session NAME SSH-ARGV...: the SDK client's whole session; its report in $r
+FIFO=$AG_DIR/cancel.fifo
+mkfifo -m 0666 "$FIFO"
+chmod 0666 "$FIFO"
+mcp_session() {
+	r=$(timeout 240 node "$CLIENT" "$SDK" "$FIFO" "$@" 2>"$AG_DIR/node.err")
+	[ -n "$r" ] || r='{"failure": "no report"}'
+	printf '# client: %.300s\n' "$r"
+}
+
+check_session() {	# check_session LABEL
+	local l=$1
+	ag_is "$(q "$r" 'j.get("failure", "none")')" none "${l}_client_completes"
+	ag_is "$(q "$r" 'j["server"]["name"]')" agentgate "${l}_initialize_names_the_server"
+	ag_is "$(q "$r" '" ".join(j["tools"])')" "explain run" "${l}_tools_listed"
+	ag_is "$(q "$r" 'j["toolsHaveSchemas"]')" True "${l}_tools_have_input_and_output_schemas"
+	ag_is "$(q "$r" 'j["allowed"]["s"]["stdout"]')" hello-mcp "${l}_run_returns_stdout"
+	ag_is "$(q "$r" 'j["allowed"]["s"]["stderr"]')" to-stderr "${l}_run_keeps_stderr_apart"
+	ag_is "$(q "$r" '(j["allowed"]["isError"], j["allowed"]["s"]["exit_code"], j["allowed"]["s"]["decision"])')" \
+	    "(False, 0, 'allow')" "${l}_allowed_run_is_a_success"
+	ag_is "$(q "$r" '(j["refused"]["isError"], j["refused"]["s"]["decision"], j["refused"]["s"]["exit_code"], j["refused"]["s"]["stdout"])')" \
+	    "(True, 'deny', 126, '')" "${l}_refusal_is_a_tool_error"
+	ag_like "$(q "$r" 'j["refused"]["s"]["reason"]')" "'rm' is not allowed" "${l}_refusal_says_why"
+	ag_is "$(q "$r" '"echo" in j["refused"]["s"]["allowed_here"]')" True "${l}_refusal_lists_what_is_allowed"
+	ag_is "$(q "$r" 'j["cd"]["s"]["cwd"]')" /tmp "${l}_cd_reports_the_new_cwd"
+	ag_is "$(q "$r" 'j["after_cd"]["s"]["stdout"]')" $'/tmp\nkept' "${l}_cd_and_export_persist_to_the_next_call"
+	ag_is "$(q "$r" '(j["exit_code"]["s"]["exit_code"], j["exit_code"]["isError"])')" "(1, False)" \
+	    "${l}_exit_status_is_data"
+	ag_is "$(q "$r" '(j["timeout"]["isError"], j["timeout"]["s"]["timed_out"], j["timeout"]["s"]["exit_code"])')" \
+	    "(True, True, 124)" "${l}_timeout_s_ends_the_command"
+	ag_is "$(q "$r" '(j["cancel"]["rejected"], j["cancel"]["progress"] >= 1)')" "(True, True)" \
+	    "${l}_progress_then_cancellation"
+	ag_is "$(q "$r" 'j["after_cancel"]["s"]["stdout"]')" $'still-here\n/tmp' "${l}_session_goes_on_after_cancel"
+	ag_is "$(q "$r" '(j["explain"]["s"]["decision"], [c["verdict"] for c in j["explain"]["s"]["commands"]])')" \
+	    "('deny', ['allow', 'deny'])" "${l}_explain_decides_without_running"
+	ag_is "$(q "$r" 'j["unknown_tool"]')" -32602 "${l}_unknown_tool_is_a_protocol_error"
+}
+
+# ---- through the real sshd -------------------------------------------------------
+mcp_session "${AG_SSH[@]:0:${#AG_SSH[@]}-1}" -s "${AG_SSH[-1]}" mcp
+check_session sshd
+cancel_gone() { ! pgrep -u "$AG_USER" -f "cat $FIFO" >/dev/null; }
+ag_ok sshd_cancel_ended_the_command ag_wait_until 30 cancel_gone
+ag_is "$(ag_audit_query 'sorted(set(x.get("mode") for x in r if x.get("event") == "command"))')" \
+    "['mcp']" "audit_records_say_mode_mcp"
+ag_is "$(ag_audit_query '[(x["decision"], x.get("exit")) for x in r if x.get("event") == "command" and x["command"].startswith("rm ")]')" \
+    "[('deny', None)]" "refusal_over_mcp_audited"
+ag_like "$(ag_audit_query '[x.get("signal") for x in r if x.get("event") == "command" and "cat '"$FIFO"'" in x["command"]]')" \
+    "TERM|KILL|15|9" "cancelled_command_audited_with_its_signal"
+
+# ---- JSON-RPC edge cases, by hand --------------------------------------------------
+# requests that need no command are answered in order, so the answers line
+# up with the requests; the last (ping) shows the session survived them all
+{
+	printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}'
+	printf '%s\n' '{"jsonrpc":"2.0","method":"notifications/initialized"}'
+	printf '%s\n' '{"jsonrpc": "2.0", "id": 2, "method": '
+	printf '%s\n' '[{"jsonrpc":"2.0","id":3,"method":"ping"}]'
+	printf '%s\n' '{"jsonrpc":"2.0","id":4,"method":"no/such/method"}'
+	printf '%s\n' '{"jsonrpc":"2.0","id":5,"method":"notifications/initialized"}'
+	printf '{"jsonrpc":"2.0","id":6,"method":"ping","params":{"pad":"%s"}}\n' "$(head -c 2200000 /dev/zero | tr '\0' x)"
+	printf '%s\n' '{"jsonrpc":"1.0","id":7,"method":"ping"}'
+	printf '%s\n' '"just a string"'
+	printf '%s\n' '{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"run"}}'
+	printf '%s\n' '{"jsonrpc":"2.0","id":{"an":"object"},"method":"ping"}'
+	printf '%s\n' '{"jsonrpc":"2.0","id":9,"method":"initialize","params":{"protocolVersion":"1999-01-01","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}'
+	printf '%s\n' '{"jsonrpc":"2.0","id":10,"method":"ping"}'
+} | timeout 120 "${AG_SSH[@]:0:${#AG_SSH[@]}-1}" -s "${AG_SSH[-1]}" mcp > "$AG_DIR/raw.out" 2>"$AG_DIR/raw.err"
+raw_rc=$?
+codes=$("$AG_PYTHON" - "$AG_DIR/raw.out" <<'EOF'
+import json, sys
+out = []
+for line in open(sys.argv[1]):
+    m = json.loads(line)
+    if "error" in m:
+        out.append("%s:%s" % (m["id"], m["error"]["code"]))
+    elif m["id"] == 9:
+        out.append("9:%s" % m["result"]["protocolVersion"])
+    else:
+        out.append("%s:ok" % m["id"])
+print(" ".join(out))
+EOF
+)
+ag_is "$raw_rc" 0 "raw_session_ends_cleanly"
+ag_is "$codes" "1:ok None:-32700 None:-32600 4:-32601 5:-32600 None:-32600 7:-32600 None:-32600 8:-32602 None:-32600 9:2025-11-25 10:ok" \
+    "jsonrpc_errors_as_the_spec_says"
+
+# ---- JSON Lines ----------------------------------------------------------------------
+printf '%s\n' '{"id":1,"command":"cd /tmp; echo one"}' 'not json' '{"id":"two","command":"pwd; exit 4"}' \
+    '{"id":3,"command":"rm -f x"}' '{"id":4,"explain":"echo hi"}' '{"id":5}' |
+    timeout 120 "${AG_SSH[@]:0:${#AG_SSH[@]}-1}" -s "${AG_SSH[-1]}" agentgate-json > "$AG_DIR/jl.out" 2>&1
+jl=$("$AG_PYTHON" - "$AG_DIR/jl.out" <<'EOF'
+import json, sys
+for line in open(sys.argv[1]):
+    m = json.loads(line)
+    if "error" in m:
+        print("%s error" % m["id"])
+    elif "commands" in m:
+        print("%s %s" % (m["id"], m["decision"]))
+    else:
+        print("%s %s %s %s %r" % (m["id"], m["decision"], m["exit_code"], m["cwd"], m["stdout"]))
+EOF
+)
+ag_is "$(printf '%s\n' "$jl" | sort)" "$(printf '%s\n' "1 allow 0 /tmp 'one\n'" "3 deny 126 /tmp ''" "4 allow" "5 error" \
+    "None error" "two allow 4 /tmp '/tmp\n'" | sort)" "json_lines_results"
+
+# ---- through agentgate serve --------------------------------------------------------
+sed -e 's|^gateway:$|gateway:\n  server: { host_keys: [@DIR@/hostkey], allow_users: [@USER@] }|' \
+    "$AG_DIR/policy.yaml" | ag_write_policy "$AG_DIR/serve.yaml"
+if ag_start_serve "$AG_DIR/serve.yaml"; then
+	mcp_session "${SRV_SSH[@]:0:${#SRV_SSH[@]}-1}" -s "${SRV_SSH[-1]}" mcp
+	check_session serve
+	ag_ok serve_cancel_ended_the_command ag_wait_until 30 cancel_gone
+	printf '%s\n' '{"id":1,"command":"echo via-serve"}' |
+	    timeout 120 "${SRV_SSH[@]:0:${#SRV_SSH[@]}-1}" -s "${SRV_SSH[-1]}" agentgate-json > "$AG_DIR/sj.out" 2>&1
+	ag_is "$(q "$(cat "$AG_DIR/sj.out")" 'j["stdout"]')" via-serve "serve_json_lines"
+	kill "$SRV_PID" 2>/dev/null
+	wait "$SRV_PID" 2>/dev/null
+else
+	ag_fail serve_started "$(cat "$AG_DIR/serve.log")"
+fi
+
+ag_done
