@@ -18,6 +18,10 @@ missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
+# the MCP test's client (the official SDK, from npm) runs on node; a node
+# from elsewhere (NodeSource's package has npm inside) is as good
+command -v node >/dev/null || missing+=(nodejs)
+command -v npm >/dev/null || missing+=(npm)
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 SUDO=

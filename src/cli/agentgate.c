@@ -21,6 +21,7 @@ usage(FILE *fp)
 {
 	fprintf(fp,
 	    "Usage: agentgate [--config FILE] [--profile NAME] [--log-stderr] [-c COMMAND]\n"
+	    "       agentgate mcp | json\n"
 	    "       agentgate check [--config FILE] [-q]\n"
 	    "       agentgate explain [--config FILE] [--profile NAME] [--json] -- COMMAND|-\n"
 	    "       agentgate doctor [--config FILE] [--user USER] [--sshd PATH] [--sshd-config FILE]\n"
@@ -38,6 +39,8 @@ usage(FILE *fp)
 	    "command against the caller's policy profile before running it.\n"
 	    "\n"
 	    "  -c COMMAND        run one command (login-shell convention)\n"
+	    "  mcp, json         the session in the MCP or JSON Lines protocol (what\n"
+	    "                    sshd runs for `ssh -s HOST mcp|agentgate-json`)\n"
 	    "  --config FILE     policy file (default %s)\n"
 	    "  --profile NAME    use this profile whatever identity PAM establishes\n"
 	    "                    (for the ForceCommand line of single-purpose accounts)\n"

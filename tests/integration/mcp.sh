@@ -138,6 +138,14 @@ EOF
 ag_is "$(printf '%s\n' "$jl" | sort)" "$(printf '%s\n' "1 allow 0 /tmp 'one\n'" "3 deny 126 /tmp ''" "4 allow" "5 error" \
     "None error" "two allow 4 /tmp '/tmp\n'" | sort)" "json_lines_results"
 
+# the example client in contrib/ over the same subsystem
+ex_out=$("$AG_PYTHON" "${top_srcdir:-$(dirname "$0")/../..}/contrib/agentgate-json.py" \
+    "${AG_SSH[@]:1}" -- 'cd /tmp' 'echo "in $PWD"' 'rm -f x' 2>&1)
+ex_rc=$?
+ag_like "$ex_out" "in /tmp" "contrib_client_runs_commands_in_one_session" "$ex_out"
+ag_like "$ex_out" "\[3\] refused: .*'rm' is not allowed" "contrib_client_shows_refusals"
+ag_is "$ex_rc" 126 "contrib_client_exit_status_is_the_last_commands"
+
 # ---- through agentgate serve --------------------------------------------------------
 sed -e 's|^gateway:$|gateway:\n  server: { host_keys: [@DIR@/hostkey], allow_users: [@USER@] }|' \
     "$AG_DIR/policy.yaml" | ag_write_policy "$AG_DIR/serve.yaml"
