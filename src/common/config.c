@@ -24,6 +24,7 @@
 #include <limits.h>
 #include <stdarg.h>
 #include <stdint.h>
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1237,6 +1238,28 @@ static const struct cf_field transfer_fields[] = {
 };
 
 static int
+check_regex(struct ctx *c, const struct ynode *it, const char *key)
+{
+	regex_t re;
+	char msg[160];
+	int rc;
+
+	if ((rc = regcomp(&re, it->s, REG_EXTENDED | REG_NOSUB)) != 0) {
+		regerror(rc, &re, msg, sizeof(msg));
+		return cf_err_node(c, it, "'%s' in '%s' is not a POSIX extended regular "
+		    "expression: %s", cf_quote(c, it->s), key, msg);
+	}
+	regfree(&re);
+	return 0;
+}
+
+static const struct cf_field output_fields[] = {
+	CF_FIELD("redact", CF_BOOL, struct ag_profile, redact),
+	CF_LIST("redact_patterns", struct ag_profile, redact_patterns, check_regex, 0),
+	CF_END
+};
+
+static int
 envset_key(struct ctx *c, const char *key, const struct ynode *k,
     const struct ynode *v, void *arg)
 {
@@ -1465,6 +1488,23 @@ profile_transfer(struct ctx *c, const char *key, const struct ynode *k,
 }
 
 static int
+profile_output(struct ctx *c, const char *key, const struct ynode *k,
+    const struct ynode *v, void *arg)
+{
+	struct ag_profile *p = ((struct pctx *)arg)->p;
+	char what[MAX_NAME + 60];
+
+	(void)k;
+	if (cf_walk_fields(c, v, key, section_what(what, sizeof(what), p, key),
+	    output_fields, p, p) == -1)
+		return -1;
+	/* patterns of one's own mean redaction on */
+	if (p->redact_patterns.n > 0)
+		p->redact = 1;
+	return 0;
+}
+
+static int
 profile_env(struct ctx *c, const char *key, const struct ynode *k,
     const struct ynode *v, void *arg)
 {
@@ -1541,6 +1581,7 @@ static const struct cf_field profile_fields[] = {
 	CF_READ("network", profile_network),
 	CF_READ("file_transfer", profile_transfer),
 	CF_READ("env", profile_env),
+	CF_READ("output", profile_output),
 	CF_READ("limits", profile_limits),
 	CF_ENUM_OF("unknown", struct ag_profile, unknown, unknown_names),
 	CF_READ("validator", profile_validator),
@@ -1685,7 +1726,7 @@ static const struct {
 	{ "profiles.NAME", profile_fields }, { "rule", rule_fields },
 	{ "features", feature_fields }, { "paths", paths_fields }, { "network", network_fields },
 	{ "file_transfer", transfer_fields }, { "env", env_fields }, { "limits", limits_fields },
-	{ "validator", validator_fields },
+	{ "validator", validator_fields }, { "output", output_fields },
 };
 
 /* The enums the tables store as an int. */
@@ -1903,6 +1944,7 @@ profile_free(struct ag_profile *p)
 	cf_strlist_free(&p->paths_write);
 	cf_strlist_free(&p->paths_protect);
 	cf_strlist_free(&p->paths_exec);
+	cf_strlist_free(&p->redact_patterns);
 	free(p->net_connect);
 	free(p->net_bind);
 	cf_strlist_free(&p->env_deny);

@@ -147,6 +147,8 @@ struct ag_profile {
 	enum ag_transfer	 sftp;		/* file_transfer.sftp */
 	int			 scp_legacy;	/* file_transfer.scp: true */
 	int			 rsync;		/* file_transfer.rsync: true */
+	int			 redact;	/* output.redact: secrets' shapes hidden */
+	struct ag_strlist	 redact_patterns; /* output.redact_patterns: more (POSIX ERE) */
 	struct ag_strlist	 env_deny;	/* globs, added to the built-in set */
 	struct ag_strlist	 env_allow;	/* names a profile lets through the guard */
 	struct ag_strlist	 env_set_keys;	/* env.set, parallel arrays */

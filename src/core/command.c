@@ -20,6 +20,7 @@
 #include "core/core.h"
 #include "record/live.h"
 #include "core/terminal.h"
+#include "exec/redact.h"
 #include "exec/runner.h"
 #include "exec/sandbox.h"
 #include "exec/transfer.h"
@@ -357,6 +358,7 @@ run_command(struct ag_core *core, struct cmd *c, struct ag_run_opts *o)
 		ag_core_term_echo(core, c->line, c->len);
 	}
 	o->no_capture = !ag_session_needs_capture(c->tree);
+	o->redact = core->profile->redact ? core->profile : NULL;
 	/* the deny rules hold at every exec of the tree (and in the strict
 	 * tier, what the dynamic loader is asked to run) */
 	ep.profile = core->profile;
@@ -527,11 +529,15 @@ ag_core_command(struct ag_core *core, const char *line, size_t len, int flags,
 {
 	struct ag_session *s = &core->sess;
 	struct cmd c;
-	char *cwd_before;
+	char *cwd_before, *recorded;
+	size_t reclen;
 
 	*end_session = 0;
 	memset(&c, 0, sizeof(c));
-	if ((cwd_before = strdup(s->cwd)) == NULL) {
+	/* what the record keeps: no secret a variable's name or shape betrays */
+	if ((cwd_before = strdup(s->cwd)) == NULL ||
+	    (recorded = ag_redact_command(line, len, &reclen)) == NULL) {
+		free(cwd_before);
 		fprintf(stderr, "agentgate: out of memory\n");
 		return AG_STATUS_DENIED;
 	}
@@ -539,9 +545,9 @@ ag_core_command(struct ag_core *core, const char *line, size_t len, int flags,
 	c.len = len;
 	c.flags = flags;
 	c.status = AG_STATUS_DENIED;
-	c.rec.command = line;
-	c.rec.command_len = len;
-	if (len > 0 && line[len - 1] == '\n')	/* a REPL line's own newline */
+	c.rec.command = recorded;
+	c.rec.command_len = reclen;
+	if (reclen > 0 && recorded[reclen - 1] == '\n')	/* a REPL line's own newline */
 		c.rec.command_len--;
 	c.rec.cwd = cwd_before;
 
@@ -573,6 +579,7 @@ out:
 	ag_decision_free(&c.d);
 	ag_sh_free(c.tree);
 	free(cwd_before);
+	free(recorded);
 	return c.status;
 }
 

@@ -26,6 +26,8 @@
 #include "common/misc.h"
 #include "common/privsep.h"
 #include "exec/pty.h"
+#include "common/config.h"
+#include "exec/redact.h"
 #include "exec/runner.h"
 #include "exec/procwatch.h"
 #include "exec/sandbox.h"
@@ -533,7 +535,40 @@ struct stream {
 	const char	*name;
 	unsigned long long seen;
 	int		 cut;
+	struct ag_redact *rd;		/* output.redact, or NULL */
 };
+
+static int
+emit_fd(void *ctx, const char *p, size_t n)
+{
+	return write_all(*(int *)ctx, p, n) < 0 && errno != EINTR ? -1 : 0;
+}
+
+/* To the client: through the redactor when the profile has one. */
+static int
+relay_out(struct stream *s, const char *p, size_t n)
+{
+	if (s->rd != NULL)
+		return ag_redact_feed(s->rd, p, n, emit_fd, &s->dst);
+	return emit_fd(&s->dst, p, n);
+}
+
+/* The stream ended (or was cut): a held partial line goes now. */
+static int
+relay_end(struct stream *s)
+{
+	struct ag_redact *rd = s->rd;
+
+	s->rd = NULL;
+	if (rd == NULL)
+		return 0;
+	{
+		int rc = ag_redact_end(rd, emit_fd, &s->dst);
+
+		ag_redact_free(rd);
+		return rc;
+	}
+}
 
 static int
 pump(struct stream *s, const struct ag_run_opts *o, struct ag_run_result *r, char *buf)
@@ -548,7 +583,7 @@ pump(struct stream *s, const struct ag_run_opts *o, struct ag_run_result *r, cha
 	if (n == 0) {
 		close(s->fd);
 		s->fd = -1;
-		return 0;
+		return relay_end(s);
 	}
 	r->bytes_out += (unsigned long long)n;
 	if (s->cut)
@@ -559,7 +594,7 @@ pump(struct stream *s, const struct ag_run_opts *o, struct ag_run_result *r, cha
 		s->seen += keep;
 		s->cut = 1;
 		r->truncated = 1;
-		if (keep > 0 && write_all(s->dst, buf, keep) < 0 && errno != EINTR)
+		if ((keep > 0 && relay_out(s, buf, keep) < 0) || relay_end(s) < 0)
 			return -1;
 		notice(o->err_fd, "%sagentgate: output truncated: %s exceeded %lld bytes;"
 		    " the rest is discarded\n", keep > 0 && buf[keep - 1] != '\n' ? "\n" : "",
@@ -567,7 +602,7 @@ pump(struct stream *s, const struct ag_run_opts *o, struct ag_run_result *r, cha
 		return 0;
 	}
 	s->seen += (unsigned long long)n;
-	if (write_all(s->dst, buf, (size_t)n) < 0 && errno != EINTR)
+	if (relay_out(s, buf, (size_t)n) < 0)
 		return -1;	/* the client is gone */
 	return 0;
 }
@@ -685,11 +720,17 @@ ag_run(const struct ag_run_opts *o, struct ag_run_result *r, struct ag_err *err)
 	struct ag_procwatch pw = { .pidfd = -1 };
 	size_t cstart;
 	pid_t pid, me = getpid();
-	struct ag_pty pt = { .master = -1, .slave = -1 };
+	struct ag_pty pt = { .master = -1, .slave = -1, .peer = -1 };
 	struct ag_execguard *guard = NULL;
+	struct ag_redact *rd_out = NULL, *rd_err = NULL;
 
 	memset(r, 0, sizeof(*r));
 	ag_strbuf_init(&cap, o->capture_max ? o->capture_max : AG_RUN_CAPTURE_MAX);
+	/* no redactor, no output: a secret must not pass because one failed */
+	if (!o->pty && o->redact != NULL && o->redact->redact &&
+	    ((rd_out = ag_redact_new(o->redact, err)) == NULL ||
+	    (rd_err = ag_redact_new(o->redact, err)) == NULL))
+		goto fail;
 	if ((script = build_script(o)) == NULL) {
 		ag_err_set(err, "command too long");
 		goto fail;
@@ -748,8 +789,9 @@ ag_run(const struct ag_run_opts *o, struct ag_run_result *r, struct ag_err *err)
 	if (capp[1] >= 0)
 		close(capp[1]);
 	outp[1] = errp[1] = capp[1] = -1;
-	so = (struct stream){ .fd = outp[0], .dst = o->out_fd, .name = "stdout" };
-	se = (struct stream){ .fd = errp[0], .dst = o->err_fd, .name = "stderr" };
+	so = (struct stream){ .fd = outp[0], .dst = o->out_fd, .name = "stdout", .rd = rd_out };
+	se = (struct stream){ .fd = errp[0], .dst = o->err_fd, .name = "stderr", .rd = rd_err };
+	rd_out = rd_err = NULL;
 	capfd = capp[0];
 	outp[0] = errp[0] = capp[0] = -1;
 	if (o->pty) {
@@ -840,6 +882,13 @@ ag_run(const struct ag_run_opts *o, struct ag_run_result *r, struct ag_err *err)
 	wstatus = pw.wstatus;
 	r->timed_out = pw.timed_out;
 done:
+	/* a stream still open (an escaped process holds it) shows what it held */
+	if (!so.cut)
+		(void)relay_end(&so);
+	if (!se.cut)
+		(void)relay_end(&se);
+	ag_redact_free(so.rd);
+	ag_redact_free(se.rd);
 	ag_procwatch_close(&pw);
 	arm_timer(0);
 	got_alrm = 0;
@@ -901,6 +950,8 @@ fail:
 	}
 	if (textfd >= 0)
 		close(textfd);
+	ag_redact_free(rd_out);
+	ag_redact_free(rd_err);
 	ag_pty_close(&pt);
 	ag_strbuf_free(&cap);
 	ag_sandbox_env_free(senv);

@@ -30,6 +30,7 @@
 #include "common/err.h"
 #include "exec/execguard.h"
 
+struct ag_profile;
 struct ag_sandbox;
 struct ag_rec;
 
@@ -73,6 +74,11 @@ struct ag_run_opts {
 	 */
 	ag_execguard_judge_fn exec_judge;
 	void		*exec_judge_ctx;
+	/*
+	 * The profile whose output.redact applies to stdout and stderr
+	 * (redact.h), or NULL.  Not on the PTY path.
+	 */
+	const struct ag_profile *redact;
 	int		 no_capture;	/* the command cannot change state
 					 * (ag_session_needs_capture): no trap, no fd 3,
 					 * and bash may exec a lone program directly */

@@ -26,6 +26,7 @@ profiles:
       read: ["/"]
       write: ["/tmp", "~"]
     limits: { timeout: 300 }
+    output: { redact: true, redact_patterns: ["corp-[0-9a-f]{8}"] }
     unknown: deny
 EOF
 
@@ -145,6 +146,49 @@ ex_rc=$?
 ag_like "$ex_out" "in /tmp" "contrib_client_runs_commands_in_one_session" "$ex_out"
 ag_like "$ex_out" "\[3\] refused: .*'rm' is not allowed" "contrib_client_shows_refusals"
 ag_is "$ex_rc" 126 "contrib_client_exit_status_is_the_last_commands"
+
+# ---- output redaction ----------------------------------------------------------------
+# each secret printed in two writes with a pause between, every other one
+# on stderr; a private key's lines in writes of their own
+SECRETS=(AKIAIOSFODNN7EXAMPLE ghp_0123456789abcdefghijABCDEFGHIJ012345
+    glpat-abcdefghij0123456789 xoxb-1234567890-0987654321-abcdefABCDEF
+    sk-proj-abcdefghijklmnopqrstuvwxyz0123456789
+    sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789-_AA
+    eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U
+    corp-deadbeef)
+PEMBODY=b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW
+leak_cmd=""
+i=0
+for s in "${SECRETS[@]}"; do
+	h=$((${#s} / 2)) redir=""
+	[ $((i++ % 2)) = 1 ] && redir=" >&2"
+	leak_cmd+="printf %s 'tok=${s:0:h}'$redir; sleep 0.05; printf '%s\n' '${s:h}'$redir; "
+done
+leak_cmd+="printf '%s\n' '-----BEGIN OPENSSH PRIVATE KEY-----'; sleep 0.05; printf '%s\n' $PEMBODY; "
+leak_cmd+="sleep 0.05; printf '%s\n' '-----END OPENSSH PRIVATE KEY-----' 'after-key'"
+no_secret() {	# no_secret TEXT: none of the secrets, nor the key's body
+	local s
+	for s in "${SECRETS[@]}" "$PEMBODY"; do
+		case $1 in *"$s"*) echo "leaked: $s"; return 1 ;; esac
+	done
+	return 0
+}
+ag_run e "$leak_cmd"
+ag_ok "exec_output_holds_no_secret" no_secret "$e_out$e_err"
+ag_is "$(printf '%s\n' "$e_out" "$e_err" | grep -c '^tok=\[REDACTED\]$')" "${#SECRETS[@]}" \
+    "exec_every_secret_replaced"
+ag_like "$e_out" $'\\[REDACTED PRIVATE KEY\\]\nafter-key' "exec_private_key_replaced_whole"
+"$AG_PYTHON" -c 'import json, sys; print(json.dumps({"id": 1, "command": sys.argv[1]}))' "$leak_cmd" |
+    timeout 120 "${AG_SSH[@]:0:${#AG_SSH[@]}-1}" -s "${AG_SSH[-1]}" agentgate-json > "$AG_DIR/leak.out" 2>&1
+ag_ok "json_output_holds_no_secret" no_secret "$(cat "$AG_DIR/leak.out")"
+ag_like "$(q "$(cat "$AG_DIR/leak.out")" 'j["stdout"] + j["stderr"]')" "tok=\[REDACTED\]" \
+    "json_secrets_replaced"
+# the audit record of the command line holds no token either
+ag_run e 'export GITHUB_TOKEN=ghp_0123456789abcdefghijABCDEFGHIJ012345; DB_PASSWORD=hunter2xyz true; echo set'
+ag_is "$e_out" set "secret_assignments_run"
+ag_ok "audit_holds_no_secret" sh -c "! grep -q -e ghp_0123456789abcdefghijABCDEFGHIJ012345 -e hunter2xyz '$AG_AUDIT'"
+ag_like "$(ag_audit_query '[x["command"] for x in r if x.get("event") == "command" and "GITHUB_TOKEN" in x["command"]][0]')" \
+    '^export GITHUB_TOKEN=\*\*\*; DB_PASSWORD=\*\*\* true; echo set$' "audit_masks_secret_assignments"
 
 # ---- through agentgate serve --------------------------------------------------------
 sed -e 's|^gateway:$|gateway:\n  server: { host_keys: [@DIR@/hostkey], allow_users: [@USER@] }|' \

@@ -386,6 +386,10 @@ static const struct errcase errcases[] = {
 	{ "server_grace_zero", SRV "    login_grace_time: 0\n", 4, 23,
 	  "'login_grace_time' must be positive" },
 #undef SRV
+	{ "redact_pattern_bad", BASE "    output: { redact_patterns: [\"ok\", \"(open\"] }\n", 5, 39,
+	  "'(open' in 'redact_patterns' is not a POSIX extended regular expression" },
+	{ "redact_not_bool", BASE "    output: { redact: yes please }\n", 5, 23,
+	  "expected true or false for 'redact'" },
 };
 
 static void

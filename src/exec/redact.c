@@ -1,0 +1,410 @@
+/*
+ * redact.c - secrets kept out of output and audit records (see redact.h).
+ *
+ * Each built-in shape has literal anchors, one of which every match holds:
+ * a line is given to a shape's regular expression only when an anchor is
+ * in it, so output without secrets costs a few memmem() calls a line.
+ */
+#include "agconfig.h"
+
+#include <ctype.h>
+#include <regex.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/config.h"
+#include "common/strbuf.h"
+#include "exec/redact.h"
+
+struct shape {
+	const char	*anchors[6];
+	const char	*re;
+};
+
+static const struct shape shapes[] = {
+	{ { "AKIA", "ASIA", "ABIA", "ACCA" }, "(AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}" },
+	{ { "ghp_", "gho_", "ghu_", "ghs_", "ghr_" }, "gh[pousr]_[A-Za-z0-9]{30,255}" },
+	{ { "github_pat_" }, "github_pat_[A-Za-z0-9_]{22,255}" },
+	{ { "glpat-" }, "glpat-[A-Za-z0-9_-]{20,}" },
+	{ { "xox" }, "xox[abposr]-[A-Za-z0-9-]{10,}" },
+	{ { "hooks.slack.com/" }, "https://hooks\\.slack\\.com/services/[A-Za-z0-9/_-]+" },
+	{ { "sk-" }, "sk-(proj-|ant-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}" },
+	{ { "AIza" }, "AIza[0-9A-Za-z_-]{35}" },
+	{ { "eyJ" }, "eyJ[A-Za-z0-9_-]{8,}\\.eyJ[A-Za-z0-9_-]{8,}\\.[A-Za-z0-9_-]{8,}" },
+	/* a whole key on one line (escaped newlines, as in JSON) */
+	{ { "PRIVATE KEY-----" },
+	    "-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*-----END [A-Z0-9 ]*PRIVATE KEY-----" },
+};
+#define NSHAPES	(sizeof(shapes) / sizeof(shapes[0]))
+
+static regex_t builtin_re[NSHAPES];
+static int builtin_ready;	/* 1 compiled, -1 failed */
+
+struct ag_redact {
+	regex_t		*own;		/* the profile's patterns */
+	size_t		 nown;
+	char		*hold;		/* the partial line, AG_REDACT_LINE_MAX */
+	size_t		 held;
+	int		 in_pem;	/* inside a private key's block */
+	struct ag_strbuf out;		/* a line, redacted */
+};
+
+static int
+builtins(void)
+{
+	size_t i;
+
+	if (builtin_ready == 0) {
+		builtin_ready = 1;
+		for (i = 0; i < NSHAPES; i++)
+			if (regcomp(&builtin_re[i], shapes[i].re, REG_EXTENDED) != 0)
+				builtin_ready = -1;
+	}
+	return builtin_ready == 1 ? 0 : -1;
+}
+
+static struct ag_redact *
+redact_alloc(void)
+{
+	struct ag_redact *r;
+
+	if (builtins() < 0 || (r = calloc(1, sizeof(*r))) == NULL)
+		return NULL;
+	if ((r->hold = malloc(AG_REDACT_LINE_MAX)) == NULL) {
+		free(r);
+		return NULL;
+	}
+	ag_strbuf_init(&r->out, 4 * AG_REDACT_LINE_MAX);
+	return r;
+}
+
+struct ag_redact *
+ag_redact_new(const struct ag_profile *p, struct ag_err *err)
+{
+	struct ag_redact *r;
+	size_t i;
+
+	if (p == NULL || !p->redact)
+		return NULL;
+	if ((r = redact_alloc()) == NULL) {
+		ag_err_set(err, "output redaction: out of memory");
+		return NULL;
+	}
+	if (p->redact_patterns.n > 0 &&
+	    (r->own = calloc(p->redact_patterns.n, sizeof(*r->own))) == NULL) {
+		ag_redact_free(r);
+		ag_err_set(err, "output redaction: out of memory");
+		return NULL;
+	}
+	for (i = 0; i < p->redact_patterns.n; i++) {
+		if (regcomp(&r->own[i], p->redact_patterns.v[i], REG_EXTENDED) != 0) {
+			ag_err_set(err, "output.redact_patterns: '%s' does not compile",
+			    p->redact_patterns.v[i]);
+			ag_redact_free(r);
+			return NULL;
+		}
+		r->nown++;
+	}
+	return r;
+}
+
+void
+ag_redact_free(struct ag_redact *r)
+{
+	size_t i;
+
+	if (r == NULL)
+		return;
+	for (i = 0; i < r->nown; i++)
+		regfree(&r->own[i]);
+	free(r->own);
+	free(r->hold);
+	ag_strbuf_free(&r->out);
+	free(r);
+}
+
+/* ---- one line --------------------------------------------------------------- */
+
+static int
+anchored(const struct shape *s, const char *p, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(s->anchors) / sizeof(s->anchors[0]) && s->anchors[i]; i++)
+		if (memmem(p, n, s->anchors[i], strlen(s->anchors[i])) != NULL)
+			return 1;
+	return 0;
+}
+
+/*
+ * Every match of re in the NUL-terminated text (len bytes) replaced by the
+ * mark, into sb.  0, or -1 when out of memory.
+ */
+static int
+replace_all(const regex_t *re, const char *text, size_t len, struct ag_strbuf *sb)
+{
+	size_t off = 0;
+	regmatch_t m;
+
+	while (off <= len && regexec(re, text + off, 1, &m, off > 0 ? REG_NOTBOL : 0) == 0) {
+		size_t so = off + (size_t)m.rm_so, eo = off + (size_t)m.rm_eo;
+
+		if (ag_strbuf_append(sb, text + off, so - off) < 0)
+			return -1;
+		if (eo == so) {		/* an empty match: keep the byte, move on */
+			if (so < len && ag_strbuf_append(sb, text + so, 1) < 0)
+				return -1;
+			off = so + 1;
+			continue;
+		}
+		if (ag_strbuf_addstr(sb, AG_REDACT_MARK) < 0)
+			return -1;
+		off = eo;
+	}
+	if (off < len && ag_strbuf_append(sb, text + off, len - off) < 0)
+		return -1;
+	return 0;
+}
+
+/*
+ * A segment without NUL bytes through every pattern that may match it,
+ * appended to r->out.
+ */
+static int
+segment(struct ag_redact *r, const char *p, size_t n)
+{
+	struct ag_strbuf a, b;
+	size_t i;
+	int rc = 0, any = 0;
+
+	ag_strbuf_init(&a, 4 * AG_REDACT_LINE_MAX);
+	ag_strbuf_init(&b, 4 * AG_REDACT_LINE_MAX);
+	if (ag_strbuf_append(&a, p, n) < 0 || ag_strbuf_append(&a, "", 0) < 0)
+		rc = -1;
+	for (i = 0; rc == 0 && i < NSHAPES + r->nown; i++) {
+		const regex_t *re = i < NSHAPES ? &builtin_re[i] : &r->own[i - NSHAPES];
+
+		if (i < NSHAPES && !anchored(&shapes[i], a.data, a.len))
+			continue;
+		ag_strbuf_reset(&b);
+		if (replace_all(re, a.data, a.len, &b) < 0 || ag_strbuf_append(&b, "", 0) < 0) {
+			rc = -1;
+			break;
+		}
+		/* the result is the next pattern's text */
+		{
+			struct ag_strbuf t = a;
+
+			a = b;
+			b = t;
+		}
+		any = 1;
+	}
+	if (rc == 0)
+		rc = ag_strbuf_append(&r->out, any ? a.data : p, any ? a.len : n);
+	ag_strbuf_free(&a);
+	ag_strbuf_free(&b);
+	return rc;
+}
+
+static const char *
+find(const char *p, size_t n, const char *lit)
+{
+	return memmem(p, n, lit, strlen(lit));
+}
+
+/* A private key's BEGIN or END line: "-----BEGIN ... PRIVATE KEY-----". */
+static const char *
+pem_line(const char *p, size_t n, const char *which)
+{
+	const char *b = find(p, n, which), *k;
+
+	if (b == NULL || (k = find(b, n - (size_t)(b - p), "PRIVATE KEY-----")) == NULL)
+		return NULL;
+	return b;
+}
+
+/* One line (its newline included when it has one), redacted, to emit. */
+static int
+line(struct ag_redact *r, const char *p, size_t n, ag_redact_emit emit, void *ctx)
+{
+	int nl = n > 0 && p[n - 1] == '\n';
+	const char *b, *end = p + n;
+	size_t i, s;
+
+	ag_strbuf_reset(&r->out);
+	if (r->in_pem) {
+		/* hidden up to and including the END line */
+		if (pem_line(p, n, "-----END ") != NULL)
+			r->in_pem = 0;
+		return 0;
+	}
+	if ((b = pem_line(p, n, "-----BEGIN ")) != NULL &&
+	    pem_line(b, (size_t)(end - b), "-----END ") == NULL) {
+		/* a block starts here: what comes before it, then one line for it */
+		r->in_pem = 1;
+		end = b;
+	}
+	for (s = i = 0; i <= (size_t)(end - p); i++)
+		if (i == (size_t)(end - p) || p[i] == '\0') {
+			if (segment(r, p + s, i - s) < 0)
+				return -1;
+			if (i < (size_t)(end - p) && ag_strbuf_append(&r->out, "", 1) < 0)
+				return -1;
+			s = i + 1;
+		}
+	if (r->in_pem && ag_strbuf_printf(&r->out, "[REDACTED PRIVATE KEY]%s",
+	    nl ? "\n" : "") < 0)
+		return -1;
+	return r->out.len > 0 ? emit(ctx, r->out.data, r->out.len) : 0;
+}
+
+/* ---- streams ---------------------------------------------------------------- */
+
+int
+ag_redact_feed(struct ag_redact *r, const char *p, size_t n, ag_redact_emit emit, void *ctx)
+{
+	while (n > 0) {
+		const char *nl = memchr(p, '\n', n);
+		size_t take = nl != NULL ? (size_t)(nl - p) + 1 : n;
+
+		if (take > AG_REDACT_LINE_MAX - r->held)
+			take = AG_REDACT_LINE_MAX - r->held;
+		memcpy(r->hold + r->held, p, take);
+		r->held += take;
+		p += take;
+		n -= take;
+		/* a whole line, or as much of one as is held */
+		if (r->hold[r->held - 1] == '\n' || r->held == AG_REDACT_LINE_MAX) {
+			size_t h = r->held;
+
+			r->held = 0;
+			if (line(r, r->hold, h, emit, ctx) < 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+int
+ag_redact_pause(struct ag_redact *r, ag_redact_emit emit, void *ctx)
+{
+	size_t h = r->held;
+
+	r->held = 0;
+	return h > 0 ? line(r, r->hold, h, emit, ctx) : 0;
+}
+
+int
+ag_redact_end(struct ag_redact *r, ag_redact_emit emit, void *ctx)
+{
+	int rc = ag_redact_pause(r, emit, ctx);
+
+	r->in_pem = 0;
+	return rc;
+}
+
+/* ---- command lines ---------------------------------------------------------- */
+
+/* Whether a variable's name says it holds a secret. */
+static int
+secret_name(const char *p, size_t n)
+{
+	static const char *const words[] = { "TOKEN", "SECRET", "PASSW", "PASSPHRASE",
+	    "API_KEY", "APIKEY", "ACCESS_KEY", "PRIVATE_KEY", "CREDENTIAL", NULL };
+	char up[128];
+	size_t i;
+
+	if (n == 0 || n >= sizeof(up))
+		return 0;
+	for (i = 0; i < n; i++)
+		up[i] = (char)toupper((unsigned char)p[i]);
+	up[n] = '\0';
+	for (i = 0; words[i] != NULL; i++)
+		if (strstr(up, words[i]) != NULL)
+			return 1;
+	return strcmp(up, "KEY") == 0 || (n > 4 && strcmp(up + n - 4, "_KEY") == 0);
+}
+
+/* The end of the shell word starting at p (quotes and backslashes honoured). */
+static size_t
+word_end(const char *s, size_t len, size_t i)
+{
+	char q = 0;
+
+	for (; i < len; i++) {
+		char ch = s[i];
+
+		if (q == '\'') {
+			if (ch == '\'')
+				q = 0;
+		} else if (ch == '\\' && i + 1 < len)
+			i++;
+		else if (q == '"') {
+			if (ch == '"')
+				q = 0;
+		} else if (ch == '\'' || ch == '"')
+			q = ch;
+		else if (strchr(" \t\n;&|()<>`", ch) != NULL)
+			break;
+	}
+	return i;
+}
+
+static int
+to_strbuf(void *ctx, const char *p, size_t n)
+{
+	return ag_strbuf_append(ctx, p, n);
+}
+
+char *
+ag_redact_command(const char *s, size_t len, size_t *outlen)
+{
+	struct ag_strbuf masked, out;
+	struct ag_redact *r;
+	size_t i = 0, from = 0;
+	int ok = 1;
+
+	ag_strbuf_init(&masked, 0);
+	while (i < len) {
+		size_t j;
+
+		/* a name at the start of a word, then '=' */
+		if (!(isalpha((unsigned char)s[i]) || s[i] == '_') ||
+		    (i > 0 && (isalnum((unsigned char)s[i - 1]) || s[i - 1] == '_' ||
+		    s[i - 1] == '$' || s[i - 1] == '{'))) {
+			i++;
+			continue;
+		}
+		for (j = i; j < len && (isalnum((unsigned char)s[j]) || s[j] == '_'); j++)
+			;
+		if (j < len && s[j] == '=' && secret_name(s + i, j - i)) {
+			size_t e = word_end(s, len, j + 1);
+
+			if (e > j + 1) {
+				ok &= ag_strbuf_append(&masked, s + from, j + 1 - from) == 0 &&
+				    ag_strbuf_addstr(&masked, "***") == 0;
+				from = e;
+			}
+			i = e;
+			continue;
+		}
+		i = j;
+	}
+	ok &= ag_strbuf_append(&masked, s + from, len - from) == 0;
+	/* and whatever has a secret's shape */
+	ag_strbuf_init(&out, 0);
+	if (ok && (r = redact_alloc()) != NULL) {
+		ok &= ag_redact_feed(r, masked.data ? masked.data : "", masked.len, to_strbuf,
+		    &out) == 0 && ag_redact_end(r, to_strbuf, &out) == 0 &&
+		    ag_strbuf_append(&out, "", 0) == 0;
+		ag_redact_free(r);
+	} else
+		ok = 0;
+	ag_strbuf_free(&masked);
+	if (!ok) {
+		ag_strbuf_free(&out);
+		return NULL;
+	}
+	return ag_strbuf_detach(&out, outlen);
+}

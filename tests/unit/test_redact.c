@@ -1,0 +1,227 @@
+/*
+ * test_redact.c - secrets out of output and audit records (src/exec/redact.c):
+ * each built-in shape is hidden wherever the stream is split, a private key
+ * goes whole (body included), the profile's own patterns apply, text
+ * without secrets passes byte for byte (NUL bytes and long lines too), and
+ * a command line's sensitive assignments are masked for the record.
+ */
+#include "agconfig.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "common/config.h"
+#include "common/strbuf.h"
+#include "exec/redact.h"
+
+static int
+collect(void *ctx, const char *p, size_t n)
+{
+	return ag_strbuf_append(ctx, p, n);
+}
+
+/* The text through a redactor for profile p, fed in pieces of step bytes. */
+static char *
+run(const struct ag_profile *p, const char *text, size_t len, size_t step, size_t *outlen)
+{
+	struct ag_redact *r;
+	struct ag_strbuf sb;
+	struct ag_err err;
+	size_t i;
+
+	ag_strbuf_init(&sb, 0);
+	ag_err_clear(&err);
+	r = ag_redact_new(p, &err);
+	assert_non_null(r);
+	for (i = 0; i < len; i += step)
+		assert_int_equal(ag_redact_feed(r, text + i, len - i < step ? len - i : step,
+		    collect, &sb), 0);
+	assert_int_equal(ag_redact_end(r, collect, &sb), 0);
+	ag_redact_free(r);
+	assert_int_equal(ag_strbuf_append(&sb, "", 0), 0);
+	return ag_strbuf_detach(&sb, outlen);
+}
+
+static struct ag_profile on = { .redact = 1 };
+
+static const char *const secrets[] = {
+	"AKIAIOSFODNN7EXAMPLE",
+	"ghp_0123456789abcdefghijABCDEFGHIJ012345",
+	"github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRS",
+	"glpat-abcdefghij0123456789",
+	"xoxb-1234567890-0987654321-abcdefABCDEF",
+	"https://hooks.slack.com/services/T0000/B0000/XXXXXXXXXXXXXXXX",
+	"sk-proj-abcdefghijklmnopqrstuvwxyz0123456789",
+	"sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789-_AA",
+	"AIzaSyA-abcdefghijklmnopqrstuvwxyz01234",
+	"eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+};
+
+static void
+every_shape_is_hidden_at_every_split(void **state)
+{
+	size_t i, step;
+
+	(void)state;
+	for (i = 0; i < sizeof(secrets) / sizeof(secrets[0]); i++) {
+		char text[512];
+		int n = snprintf(text, sizeof(text), "before %s after\nnext line\n", secrets[i]);
+
+		for (step = 1; step <= (size_t)n; step++) {
+			size_t len;
+			char *out = run(&on, text, (size_t)n, step, &len);
+
+			assert_null(strstr(out, secrets[i]));
+			assert_string_equal(out, "before " AG_REDACT_MARK " after\nnext line\n");
+			free(out);
+		}
+	}
+}
+
+static void
+private_key_goes_whole(void **state)
+{
+	static const char text[] =
+	    "key follows\n"
+	    "-----BEGIN OPENSSH PRIVATE KEY-----\n"
+	    "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n"
+	    "QyNTUxOQAAACDk1Ln2H4c7z0Yb0C0AAAAECWtleS1ib2R5LXNlY3JldA==\n"
+	    "-----END OPENSSH PRIVATE KEY-----\n"
+	    "done\n";
+	size_t step, len;
+
+	(void)state;
+	for (step = 1; step < sizeof(text); step += 7) {
+		char *out = run(&on, text, sizeof(text) - 1, step, &len);
+
+		assert_string_equal(out, "key follows\n[REDACTED PRIVATE KEY]\ndone\n");
+		free(out);
+	}
+}
+
+static void
+private_key_without_end_hides_the_rest(void **state)
+{
+	static const char text[] = "x -----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA\nmore";
+	size_t len;
+	char *out = run(&on, text, sizeof(text) - 1, 5, &len);
+
+	(void)state;
+	assert_string_equal(out, "x [REDACTED PRIVATE KEY]\n");
+	free(out);
+}
+
+static void
+private_key_on_one_line(void **state)
+{
+	static const char text[] = "{\"key\": \"-----BEGIN EC PRIVATE KEY-----\\nMHcCAQEE\\n"
+	    "-----END EC PRIVATE KEY-----\\n\"}\n";
+	size_t len;
+	char *out = run(&on, text, sizeof(text) - 1, 3, &len);
+
+	(void)state;
+	assert_string_equal(out, "{\"key\": \"" AG_REDACT_MARK "\\n\"}\n");
+	free(out);
+}
+
+static void
+own_patterns_apply(void **state)
+{
+	char *pats[] = { (char *)(uintptr_t)"corp-[0-9a-f]{8}", (char *)(uintptr_t)"x*" };
+	struct ag_profile p = { .redact = 1, .redact_patterns = { pats, 1 } };
+	size_t len;
+	char *out = run(&p, "id corp-deadbeef ok\n", 20, 4, &len);
+
+	(void)state;
+	assert_string_equal(out, "id " AG_REDACT_MARK " ok\n");
+	free(out);
+	/* a pattern that matches the empty string changes nothing and ends */
+	p.redact_patterns.v = pats + 1;
+	out = run(&p, "abc\n", 4, 1, &len);
+	assert_string_equal(out, "abc\n");
+	free(out);
+}
+
+static void
+plain_text_passes_byte_for_byte(void **state)
+{
+	static const char text[] = "a\0b sk-short AKIA\nno newline at the end";
+	char *big, *out;
+	size_t len, n = AG_REDACT_LINE_MAX * 2 + 100;
+
+	(void)state;
+	out = run(&on, text, sizeof(text) - 1, 3, &len);
+	assert_int_equal(len, sizeof(text) - 1);
+	assert_memory_equal(out, text, len);
+	free(out);
+	/* a line longer than what is held goes on in pieces, unchanged */
+	big = malloc(n);
+	assert_non_null(big);
+	memset(big, 'y', n);
+	out = run(&on, big, n, 4096, &len);
+	assert_int_equal(len, n);
+	assert_memory_equal(out, big, n);
+	free(out);
+	free(big);
+}
+
+static void
+off_means_no_redactor(void **state)
+{
+	struct ag_profile off = { .redact = 0 };
+	struct ag_err err;
+
+	(void)state;
+	ag_err_clear(&err);
+	assert_null(ag_redact_new(&off, &err));
+	assert_string_equal(err.msg, "");
+}
+
+static void
+command_assignments_are_masked(void **state)
+{
+	static const struct { const char *in, *out; } cases[] = {
+		{ "export GITHUB_TOKEN=ghp_abc", "export GITHUB_TOKEN=***" },
+		{ "AWS_SECRET_ACCESS_KEY='wJalr XUtn' aws s3 ls", "AWS_SECRET_ACCESS_KEY=*** aws s3 ls" },
+		{ "DB_PASSWORD=\"p\\\"w\"; echo ok", "DB_PASSWORD=***; echo ok" },
+		{ "declare -x api_key=abc && x", "declare -x api_key=*** && x" },
+		{ "export STRIPE_KEY=sk_live GIT_AUTHOR_NAME=me", "export STRIPE_KEY=*** GIT_AUTHOR_NAME=me" },
+		{ "echo $TOKEN; X=1 make", "echo $TOKEN; X=1 make" },
+		{ "curl -H 'Authorization: token ghp_0123456789abcdefghijABCDEFGHIJ012345' u",
+		  "curl -H 'Authorization: token " AG_REDACT_MARK "' u" },
+		{ "MY_TOKEN= true", "MY_TOKEN= true" },
+	};
+	size_t i, len;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *out = ag_redact_command(cases[i].in, strlen(cases[i].in), &len);
+
+		assert_non_null(out);
+		assert_string_equal(out, cases[i].out);
+		free(out);
+	}
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(every_shape_is_hidden_at_every_split),
+		cmocka_unit_test(private_key_goes_whole),
+		cmocka_unit_test(private_key_without_end_hides_the_rest),
+		cmocka_unit_test(private_key_on_one_line),
+		cmocka_unit_test(own_patterns_apply),
+		cmocka_unit_test(plain_text_passes_byte_for_byte),
+		cmocka_unit_test(off_means_no_redactor),
+		cmocka_unit_test(command_assignments_are_masked),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
