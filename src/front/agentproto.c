@@ -5,7 +5,9 @@
  *
  * Control socket frames, both ways: a 4-byte type and a 4-byte length in
  * host order, then the bytes.  Requests: AG_CALL_RUN / AG_CALL_EXPLAIN,
- * whose first 4 bytes are the timeout in seconds and the rest the text.
+ * whose first 4 bytes are the timeout in seconds and the rest the text;
+ * AG_CALL_INPUT has the text's length after the timeout, then the text,
+ * then what the command reads on its stdin.
  * Answers: 'A' and the outcome as JSON.  The gateway answers every request
  * once, in order, after the command's output is all in the pipes; the pump
  * drains them before it reads the answer's outcome as final.
@@ -20,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -38,7 +41,7 @@
 #include "policy/policy.h"
 
 #define FRAME_ANSWER	'A'
-#define FRAME_MAX	(AG_PROTO_COMMAND_MAX + 64 * 1024)
+#define FRAME_MAX	(AG_PROTO_COMMAND_MAX + AG_PROTO_INPUT_MAX + 64 * 1024)
 
 enum ag_proto
 ag_proto_of(const char *req)
@@ -201,6 +204,25 @@ explain_outcome(struct ag_core *core, const char *text, size_t len)
 	return o;
 }
 
+/* A read-only fd holding n bytes at p, positioned at its start; -1 with errno. */
+static int
+input_fd(const char *p, size_t n)
+{
+	int fd = memfd_create("agentgate-input", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+
+	if (fd < 0)
+		return -1;
+	if (ag_write_all(fd, p, n, NULL) < 0 || lseek(fd, 0, SEEK_SET) < 0 ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0) {
+		int e = errno;
+
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
 /* One request after another until the pump goes; the session's status. */
 static int
 core_loop(struct ag_core *core, int ctl)
@@ -224,7 +246,32 @@ core_loop(struct ag_core *core, int ctl)
 		/* a cancellation sent from now on is for this request */
 		ag_runner_cancel_reset();
 		memcpy(&t, body, sizeof(t));
-		if (type == AG_CALL_RUN) {
+		if (type == AG_CALL_INPUT) {
+			uint32_t tl;
+			int in;
+
+			if (len < 2 * sizeof(t) || (memcpy(&tl, body + sizeof(t), sizeof(tl)),
+			    tl > len - 2 * sizeof(t))) {
+				free(body);
+				break;
+			}
+			/* the input on the command's stdin, from a sealed memfd */
+			if ((in = input_fd(body + 2 * sizeof(t) + tl, len - 2 * sizeof(t) - tl)) < 0) {
+				memset(&oc, 0, sizeof(oc));
+				snprintf(oc.decision, sizeof(oc.decision), "deny");
+				snprintf(oc.reason, sizeof(oc.reason), "cannot hand the content over: %s",
+				    strerror(errno));
+				oc.status = AG_STATUS_DENIED;
+			} else {
+				core->timeout = (long)t;
+				core->cmd_in = in;
+				status = ag_core_command(core, body + 2 * sizeof(t), tl, 0, &end);
+				core->cmd_in = STDIN_FILENO;
+				core->timeout = 0;
+				close(in);
+			}
+			o = run_outcome(core, &oc);
+		} else if (type == AG_CALL_RUN) {
 			core->timeout = (long)t;
 			status = ag_core_command(core, body + sizeof(t), len - sizeof(t), 0, &end);
 			core->timeout = 0;
@@ -288,6 +335,8 @@ ag_call_free(struct ag_call *c)
 	json_object_put(c->id);
 	json_object_put(c->progress);
 	free(c->text);
+	free(c->input);
+	free(c->path);
 	free(c);
 }
 
@@ -326,7 +375,26 @@ start_next(struct ag_pump *pu)
 		pu->nwaiting--;
 		c->next = NULL;
 		t = (uint32_t)(c->timeout_s > 0 ? c->timeout_s : 0);
-		if (send_frame(pu->ctl, (uint32_t)c->kind, &t, sizeof(t), c->text, c->len) < 0) {
+		if (c->kind == AG_CALL_INPUT) {
+			uint32_t hdr[2] = { t, (uint32_t)c->len };
+			char *b = malloc(c->len + c->inlen + 1);
+
+			if (b == NULL) {
+				ag_call_free(c);
+				pu->dead = 1;
+				return;
+			}
+			memcpy(b, c->text, c->len);
+			memcpy(b + c->len, c->input != NULL ? c->input : "", c->inlen);
+			if (send_frame(pu->ctl, (uint32_t)c->kind, hdr, sizeof(hdr), b,
+			    c->len + c->inlen) < 0) {
+				free(b);
+				ag_call_free(c);
+				pu->dead = 1;
+				return;
+			}
+			free(b);
+		} else if (send_frame(pu->ctl, (uint32_t)c->kind, &t, sizeof(t), c->text, c->len) < 0) {
 			ag_call_free(c);
 			pu->dead = 1;
 			return;
@@ -446,7 +514,7 @@ answered(struct ag_pump *pu, const char *body)
 	}
 	if (o == NULL)
 		o = json_object_new_object();
-	if (c->kind == AG_CALL_RUN) {
+	if (c->kind != AG_CALL_EXPLAIN) {
 		json_object_object_add(o, "stdout", text_of(&pu->so));
 		json_object_object_add(o, "stderr", text_of(&pu->se));
 		if (pu->so_cut || pu->se_cut)

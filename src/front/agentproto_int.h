@@ -11,6 +11,7 @@
 
 #define AG_PROTO_LINE_MAX	((size_t)2 * 1024 * 1024)	/* bytes per request line */
 #define AG_PROTO_COMMAND_MAX	((size_t)256 * 1024)		/* bytes per command */
+#define AG_PROTO_INPUT_MAX	((size_t)1024 * 1024)		/* a call's stdin (write_file) */
 #define AG_PROTO_OUTPUT_MAX	((size_t)1024 * 1024)		/* kept per stream per call */
 #define AG_PROTO_QUEUE_MAX	64				/* calls waiting their turn */
 #define AG_PROTO_PROGRESS_MS	1000				/* between progress notes */
@@ -20,7 +21,8 @@ struct ag_pump;
 /* What the gateway is asked to do with a call's text. */
 enum ag_call_kind {
 	AG_CALL_RUN = 'R',		/* a command line, as typed */
-	AG_CALL_EXPLAIN = 'E'		/* the decision alone */
+	AG_CALL_EXPLAIN = 'E',		/* the decision alone */
+	AG_CALL_INPUT = 'I'		/* a command line with input on its stdin */
 };
 
 /*
@@ -34,6 +36,10 @@ struct ag_call {
 	long			 timeout_s;	/* 0 = the profile's */
 	char			*text;
 	size_t			 len;
+	char			*input;		/* AG_CALL_INPUT: the command's stdin */
+	size_t			 inlen;
+	int			 tool;		/* the protocol's own tag */
+	char			*path;		/* a file tool's path, for its result */
 	int			 cancelled;	/* the client gave up: no answer is sent */
 	unsigned		 nprogress;
 	struct ag_call		*next;
@@ -74,7 +80,8 @@ int	ag_pump_submit(struct ag_pump *pu, struct ag_call *call);
  */
 int	ag_pump_cancel(struct ag_pump *pu, json_object *id);
 
-/* A new call with a copy of text; NULL when out of memory. */
+/* A new call with a copy of text; NULL when out of memory.  The caller
+ * may set input (malloc'd, the call's from then on) for AG_CALL_INPUT. */
 struct ag_call *ag_call_new(enum ag_call_kind kind, json_object *id, const char *text,
 	    size_t len);
 void	ag_call_free(struct ag_call *call);

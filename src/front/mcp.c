@@ -16,6 +16,7 @@
 
 #include <json-c/json.h>
 
+#include "common/strbuf.h"
 #include "front/agentproto_int.h"
 
 /* JSON-RPC 2.0 error codes */
@@ -106,6 +107,43 @@ static const char explain_output[] =
     "\"allowed_here\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}},"
     "\"required\":[\"decision\",\"reason\",\"commands\",\"allowed_here\"]}";
 
+static const char path_input[] =
+    "{\"type\":\"object\",\"properties\":{"
+    "\"path\":{\"type\":\"string\",\"description\":\"Absolute, relative to the session's "
+    "working directory, or ~/...\"}},"
+    "\"required\":[\"path\"],\"additionalProperties\":false}";
+
+static const char write_input[] =
+    "{\"type\":\"object\",\"properties\":{"
+    "\"path\":{\"type\":\"string\",\"description\":\"Absolute, relative to the session's "
+    "working directory, or ~/...\"},"
+    "\"content\":{\"type\":\"string\",\"description\":\"The whole new content (UTF-8, at "
+    "most 1 MiB)\"}},"
+    "\"required\":[\"path\",\"content\"],\"additionalProperties\":false}";
+
+#define FILE_COMMON \
+    "\"path\":{\"type\":\"string\"},\"decision\":{\"type\":\"string\"}," \
+    "\"reason\":{\"type\":\"string\"},\"rule\":{\"type\":\"string\"}," \
+    "\"exit_code\":{\"type\":\"integer\"},\"stderr\":{\"type\":\"string\"}," \
+    "\"truncated\":{\"type\":\"boolean\"},\"cwd\":{\"type\":\"string\"}"
+
+static const char read_output[] =
+    "{\"type\":\"object\",\"properties\":{" FILE_COMMON ","
+    "\"content\":{\"type\":\"string\"}},"
+    "\"required\":[\"path\",\"decision\",\"reason\",\"exit_code\",\"content\"]}";
+
+static const char write_output[] =
+    "{\"type\":\"object\",\"properties\":{" FILE_COMMON ","
+    "\"bytes\":{\"type\":\"integer\"}},"
+    "\"required\":[\"path\",\"decision\",\"reason\",\"exit_code\",\"bytes\"]}";
+
+static const char list_output[] =
+    "{\"type\":\"object\",\"properties\":{" FILE_COMMON ","
+    "\"entries\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"
+    "\"name\":{\"type\":\"string\"},\"type\":{\"type\":\"string\",\"enum\":[\"file\","
+    "\"directory\",\"symlink\",\"fifo\",\"socket\",\"executable\"]}}}}},"
+    "\"required\":[\"path\",\"decision\",\"reason\",\"exit_code\",\"entries\"]}";
+
 static json_object *
 tool(const char *name, const char *title, const char *desc, const char *in, const char *out,
     int readonly)
@@ -138,6 +176,19 @@ tools_list(void)
 	json_object_array_add(a, tool("explain", "Explain a decision",
 	    "What the policy would decide for a command line in the current directory, "
 	    "without running it.", explain_input, explain_output, 1));
+	json_object_array_add(a, tool("read_file", "Read a file",
+	    "A file's content, read as `cat -- PATH` would be: under the same policy, sandbox "
+	    "and audit as that command (so the profile must allow cat).  Text; bytes that "
+	    "are not UTF-8 show as U+FFFD; at most 1 MiB.", path_input, read_output, 1));
+	json_object_array_add(a, tool("write_file", "Write a file",
+	    "Replace a file's content (creating it), as `cat > PATH` would with the content "
+	    "on its stdin: only where the profile lets commands write, never a protected "
+	    "file; the content is not part of the audit record.", write_input, write_output,
+	    0));
+	json_object_array_add(a, tool("list_dir", "List a directory",
+	    "A directory's entries (names and types), as `ls -1AF -- PATH` would list them, "
+	    "under the same policy and sandbox (so the profile must allow ls).", path_input,
+	    list_output, 1));
 	json_object_object_add(r, "tools", a);
 	return r;
 }
@@ -164,13 +215,110 @@ tool_error(struct ag_pump *pu, json_object *id, const char *msg)
 	send_result(pu, id, r);
 }
 
+enum tool { TOOL_RUN, TOOL_EXPLAIN, TOOL_READ, TOOL_WRITE, TOOL_LIST };
+
+static const struct {
+	const char	*name;
+	enum tool	 tool;
+	const char	*keys[3];	/* the arguments it takes; the first is required */
+} tool_table[] = {
+	{ "run", TOOL_RUN, { "command", "timeout_s" } },
+	{ "explain", TOOL_EXPLAIN, { "command" } },
+	{ "read_file", TOOL_READ, { "path" } },
+	{ "write_file", TOOL_WRITE, { "path", "content" } },
+	{ "list_dir", TOOL_LIST, { "path" } },
+};
+
+/* A string argument: NULL (and an error sent) when absent, not a string or
+ * holding a NUL; *len its length. */
+static const char *
+string_arg(struct ag_pump *pu, json_object *id, json_object *args, const char *key,
+    size_t max, size_t *len)
+{
+	json_object *v;
+
+	if (!json_object_object_get_ex(args, key, &v) || !json_object_is_type(v, json_type_string)) {
+		send_error(pu, id, RPC_INVALID_PARAMS, "arguments: a string is required for each "
+		    "of the tool's required keys (see its inputSchema)");
+		return NULL;
+	}
+	*len = (size_t)json_object_get_string_len(v);
+	if (*len > max || strlen(json_object_get_string(v)) != *len) {
+		tool_error(pu, id, "agentgate: argument too long or holding a NUL byte");
+		return NULL;
+	}
+	return json_object_get_string(v);
+}
+
+/*
+ * A path as one shell word that means exactly that path: single-quoted,
+ * with a leading ~/ left outside the quotes so that it names the home.
+ */
+static int
+quote_path(struct ag_strbuf *sb, const char *p)
+{
+	if (strncmp(p, "~/", 2) == 0) {
+		if (ag_strbuf_addstr(sb, "~/") < 0)
+			return -1;
+		p += 2;
+	}
+	if (ag_strbuf_addch(sb, '\'') < 0)
+		return -1;
+	for (; *p; p++)
+		if ((*p == '\'' ? ag_strbuf_addstr(sb, "'\\''") : ag_strbuf_addch(sb, *p)) < 0)
+			return -1;
+	return ag_strbuf_addch(sb, '\'');
+}
+
+/*
+ * The file tools are the commands an agent would type for them, so they
+ * are judged, sandboxed and audited as exactly those: `cat -- PATH`,
+ * `cat > PATH` with the content on its stdin (the content is never part of
+ * the command, nor of its audit record), `ls -1AF --quoting-style=c -- PATH`.
+ */
+static struct ag_call *
+file_call(struct ag_pump *pu, json_object *id, enum tool t, json_object *args)
+{
+	struct ag_strbuf sb;
+	struct ag_call *c = NULL;
+	const char *path, *content = NULL;
+	size_t plen, clen = 0;
+
+	if ((path = string_arg(pu, id, args, "path", 4096, &plen)) == NULL)
+		return NULL;
+	if (plen == 0) {
+		tool_error(pu, id, "agentgate: path is empty");
+		return NULL;
+	}
+	if (t == TOOL_WRITE &&
+	    (content = string_arg(pu, id, args, "content", AG_PROTO_INPUT_MAX, &clen)) == NULL)
+		return NULL;
+	ag_strbuf_init(&sb, 16384);
+	if (ag_strbuf_addstr(&sb, t == TOOL_READ ? "cat -- " : t == TOOL_WRITE ? "cat > " :
+	    "ls -1AF --quoting-style=c -- ") < 0 || quote_path(&sb, path) < 0 ||
+	    (c = ag_call_new(t == TOOL_WRITE ? AG_CALL_INPUT : AG_CALL_RUN, id, sb.data,
+	    sb.len)) == NULL || (c->path = strdup(path)) == NULL ||
+	    (t == TOOL_WRITE && (c->input = malloc(clen + 1)) == NULL)) {
+		ag_strbuf_free(&sb);
+		ag_call_free(c);
+		send_error(pu, id, RPC_INTERNAL_ERROR, "out of memory");
+		return NULL;
+	}
+	ag_strbuf_free(&sb);
+	if (t == TOOL_WRITE) {
+		memcpy(c->input, content, clen);
+		c->inlen = clen;
+	}
+	return c;
+}
+
 static void
 tools_call(struct ag_pump *pu, json_object *id, json_object *params)
 {
-	json_object *name, *args, *cmd, *tmo, *meta, *tok;
-	enum ag_call_kind kind;
+	json_object *name, *args, *tmo, *meta, *tok;
 	struct ag_call *c;
 	const char *n;
+	size_t i, k, len;
 
 	if (!json_object_object_get_ex(params, "name", &name) ||
 	    !json_object_is_type(name, json_type_string)) {
@@ -178,45 +326,40 @@ tools_call(struct ag_pump *pu, json_object *id, json_object *params)
 		return;
 	}
 	n = json_object_get_string(name);
-	if (strcmp(n, "run") == 0)
-		kind = AG_CALL_RUN;
-	else if (strcmp(n, "explain") == 0)
-		kind = AG_CALL_EXPLAIN;
-	else {
+	for (i = 0; i < sizeof(tool_table) / sizeof(tool_table[0]) && strcmp(n, tool_table[i].name) != 0; i++)
+		;
+	if (i == sizeof(tool_table) / sizeof(tool_table[0])) {
 		send_error(pu, id, RPC_INVALID_PARAMS, "unknown tool (tools/list says which "
 		    "there are)");
 		return;
 	}
 	if (!json_object_object_get_ex(params, "arguments", &args) ||
-	    !json_object_is_type(args, json_type_object) ||
-	    !json_object_object_get_ex(args, "command", &cmd) ||
-	    !json_object_is_type(cmd, json_type_string)) {
-		send_error(pu, id, RPC_INVALID_PARAMS, "arguments: \"command\" (a string) is "
-		    "required");
+	    !json_object_is_type(args, json_type_object)) {
+		send_error(pu, id, RPC_INVALID_PARAMS, "tools/call needs arguments (an object)");
 		return;
 	}
 	json_object_object_foreach(args, key, val) {
 		(void)val;
-		if (strcmp(key, "command") != 0 &&
-		    !(kind == AG_CALL_RUN && strcmp(key, "timeout_s") == 0)) {
+		for (k = 0; k < 3 && tool_table[i].keys[k] != NULL && strcmp(key, tool_table[i].keys[k]); k++)
+			;
+		if (k == 3 || tool_table[i].keys[k] == NULL) {
 			send_error(pu, id, RPC_INVALID_PARAMS, "arguments: unknown key");
 			return;
 		}
 	}
-	if ((size_t)json_object_get_string_len(cmd) > AG_PROTO_COMMAND_MAX) {
-		tool_error(pu, id, "agentgate: command too long (at most 262144 bytes)");
+	if (tool_table[i].tool == TOOL_RUN || tool_table[i].tool == TOOL_EXPLAIN) {
+		const char *cmd = string_arg(pu, id, args, "command", AG_PROTO_COMMAND_MAX, &len);
+
+		if (cmd == NULL)
+			return;
+		if ((c = ag_call_new(tool_table[i].tool == TOOL_RUN ? AG_CALL_RUN : AG_CALL_EXPLAIN, id,
+		    cmd, len)) == NULL) {
+			send_error(pu, id, RPC_INTERNAL_ERROR, "out of memory");
+			return;
+		}
+	} else if ((c = file_call(pu, id, tool_table[i].tool, args)) == NULL)
 		return;
-	}
-	if (strlen(json_object_get_string(cmd)) != (size_t)json_object_get_string_len(cmd)) {
-		tool_error(pu, id, "agentgate: a command cannot hold a NUL byte");
-		return;
-	}
-	c = ag_call_new(kind, id, json_object_get_string(cmd),
-	    (size_t)json_object_get_string_len(cmd));
-	if (c == NULL) {
-		send_error(pu, id, RPC_INTERNAL_ERROR, "out of memory");
-		return;
-	}
+	c->tool = (int)tool_table[i].tool;
 	if (json_object_object_get_ex(args, "timeout_s", &tmo)) {
 		int64_t t = json_object_get_int64(tmo);
 
@@ -236,6 +379,92 @@ tools_call(struct ag_pump *pu, json_object *id, json_object *params)
 		send_error(pu, id, RPC_INTERNAL_ERROR, "too many calls waiting; try again");
 }
 
+/* One name of `ls --quoting-style=c` output ("name" and its -F mark). */
+static json_object *
+ls_entry(const char *p, size_t n)
+{
+	struct ag_strbuf name;
+	json_object *e;
+	const char *type = "file";
+	size_t i = 1;
+
+	if (n < 2 || p[0] != '"')
+		return NULL;
+	ag_strbuf_init(&name, 8192);
+	for (; i < n && p[i] != '"'; i++) {
+		char ch = p[i];
+
+		if (ch == '\\' && i + 1 < n) {
+			ch = p[++i];
+			if (ch >= '0' && ch <= '7') {
+				int v = 0, d;
+
+				for (d = 0; d < 3 && i < n && p[i] >= '0' && p[i] <= '7'; d++, i++)
+					v = v * 8 + (p[i] - '0');
+				i--;
+				ch = (char)v;
+			} else
+				ch = ch == 'n' ? '\n' : ch == 't' ? '\t' : ch == 'r' ? '\r' :
+				    ch == 'a' ? '\a' : ch == 'b' ? '\b' : ch == 'f' ? '\f' :
+				    ch == 'v' ? '\v' : ch == 'e' ? '\033' : ch;
+		}
+		(void)ag_strbuf_addch(&name, ch);
+	}
+	if (i + 1 < n)
+		switch (p[i + 1]) {
+		case '/': type = "directory"; break;
+		case '@': type = "symlink"; break;
+		case '|': type = "fifo"; break;
+		case '=': type = "socket"; break;
+		case '*': type = "executable"; break;
+		default: break;
+		}
+	e = json_object_new_object();
+	(void)ag_strbuf_append(&name, "", 0);
+	json_object_object_add(e, "name", json_object_new_string_len(name.data, (int)name.len));
+	json_object_object_add(e, "type", json_object_new_string(type));
+	ag_strbuf_free(&name);
+	return e;
+}
+
+/*
+ * A file tool's result out of its command's: what the tool promises
+ * (content, entries, bytes written) and the decision, reason and exit.
+ */
+static json_object *
+file_result(const struct ag_call *call, json_object *res)
+{
+	json_object *o = json_object_new_object(), *v, *out = NULL;
+	static const char *const keep[] = { "decision", "reason", "rule", "exit_code",
+	    "stderr", "truncated", "cwd" };
+	size_t i;
+
+	json_object_object_add(o, "path", json_object_new_string(call->path));
+	for (i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
+		if (json_object_object_get_ex(res, keep[i], &v))
+			json_object_object_add(o, keep[i], json_object_get(v));
+	(void)json_object_object_get_ex(res, "stdout", &out);
+	if (call->tool == TOOL_READ)
+		json_object_object_add(o, "content", json_object_get(out));
+	else if (call->tool == TOOL_WRITE)
+		json_object_object_add(o, "bytes", json_object_new_int64((int64_t)call->inlen));
+	else {
+		json_object *a = json_object_new_array();
+		const char *p = out != NULL ? json_object_get_string(out) : "", *nl;
+
+		for (; *p; p = nl + 1) {
+			json_object *e;
+
+			if ((nl = strchr(p, '\n')) == NULL)
+				nl = p + strlen(p) - 1;
+			if ((e = ls_entry(p, (size_t)(nl - p) + (*nl != '\n'))) != NULL)
+				json_object_array_add(a, e);
+		}
+		json_object_object_add(o, "entries", a);
+	}
+	return o;
+}
+
 /* The gateway's answer, as the tool's result. */
 static void
 mcp_done(struct ag_pump *pu, struct ag_call *call, json_object *res)
@@ -244,11 +473,24 @@ mcp_done(struct ag_pump *pu, struct ag_call *call, json_object *res)
 	const char *decision = "";
 	int is_error;
 
+	if (call->tool == TOOL_READ || call->tool == TOOL_WRITE || call->tool == TOOL_LIST) {
+		json_object *fr = file_result(call, res), *ec;
+
+		/* a file tool that did not do its job is an error, whatever the cause */
+		is_error = !json_object_object_get_ex(fr, "exit_code", &ec) ||
+		    json_object_get_int(ec) != 0;
+		json_object_object_add(r, "content", text_content(json_object_to_json_string_ext(fr,
+		    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)));
+		json_object_object_add(r, "structuredContent", fr);
+		json_object_object_add(r, "isError", json_object_new_boolean(is_error));
+		send_result(pu, call->id, r);
+		return;
+	}
 	if (json_object_object_get_ex(res, "decision", &d))
 		decision = json_object_get_string(d);
 	/* refused, or ended by the gateway (timeout, cancel): the model should
 	 * not read it as the command's own answer */
-	is_error = (call->kind == AG_CALL_RUN &&
+	is_error = (call->tool == TOOL_RUN &&
 	    ((json_object_object_get_ex(res, "ran", &ran) && !json_object_get_boolean(ran) &&
 	    strncmp(decision, "allow", 5) != 0) || strcmp(decision, "deny") == 0 ||
 	    strcmp(decision, "ask-deny") == 0 ||

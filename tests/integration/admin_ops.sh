@@ -130,7 +130,9 @@ ag_ok "termination_audited_with_who_and_which" ag_audit_query \
     "any(x['event'] == 'session_terminate' and x.get('identity') == 'alice' and (x.get('request') or '').startswith('$sid') and 'agentgate terminate' in x.get('reason', '') for x in r)"
 ag_ok "the_session_recorded_its_end" ag_audit_query \
     "any(x['event'] == 'session_end' and x['session'].startswith('$sid') for x in r)"
-ag_is "$("$AG_DIR/agentgate" sessions)" "no live sessions" "terminated_session_no_longer_listed"
+# (other tests' sessions may be live on the machine: only this account's count)
+ag_is "$("$AG_DIR/agentgate" sessions | awk -v u="$AG_USER" '$3 == u' | wc -l)" 0 \
+    "terminated_session_no_longer_listed" "$("$AG_DIR/agentgate" sessions)"
 
 # a REPL session, ended by its id
 mkfifo "$AG_DIR/repl.in"

@@ -37,8 +37,11 @@ q() { "$AG_PYTHON" -c 'import json, sys; j = json.loads(sys.argv[1]); print(eval
 FIFO=$AG_DIR/cancel.fifo
 mkfifo -m 0666 "$FIFO"
 chmod 0666 "$FIFO"
+FILES=/tmp/agt-mcp-$$
+install -d -o "$AG_USER" -m 0755 "$FILES"
+trap 'rm -rf "$FILES"; ag_cleanup' EXIT
 mcp_session() {
-	r=$(timeout 240 node "$CLIENT" "$SDK" "$FIFO" "$@" 2>"$AG_DIR/node.err")
+	r=$(timeout 240 node "$CLIENT" "$SDK" "$FIFO" "$FILES" "$@" 2>"$AG_DIR/node.err")
 	[ -n "$r" ] || r='{"failure": "no report"}'
 	printf '# client: %.300s\n' "$r"
 }
@@ -47,7 +50,7 @@ check_session() {	# check_session LABEL
 	local l=$1
 	ag_is "$(q "$r" 'j.get("failure", "none")')" none "${l}_client_completes"
 	ag_is "$(q "$r" 'j["server"]["name"]')" agentgate "${l}_initialize_names_the_server"
-	ag_is "$(q "$r" '" ".join(j["tools"])')" "explain run" "${l}_tools_listed"
+	ag_is "$(q "$r" '" ".join(j["tools"])')" "explain list_dir read_file run write_file" "${l}_tools_listed"
 	ag_is "$(q "$r" 'j["toolsHaveSchemas"]')" True "${l}_tools_have_input_and_output_schemas"
 	ag_is "$(q "$r" 'j["allowed"]["s"]["stdout"]')" hello-mcp "${l}_run_returns_stdout"
 	ag_is "$(q "$r" 'j["allowed"]["s"]["stderr"]')" to-stderr "${l}_run_keeps_stderr_apart"
@@ -69,6 +72,20 @@ check_session() {	# check_session LABEL
 	ag_is "$(q "$r" '(j["explain"]["s"]["decision"], [c["verdict"] for c in j["explain"]["s"]["commands"]])')" \
 	    "('deny', ['allow', 'deny'])" "${l}_explain_decides_without_running"
 	ag_is "$(q "$r" 'j["unknown_tool"]')" -32602 "${l}_unknown_tool_is_a_protocol_error"
+	ag_is "$(q "$r" '(j["write"]["isError"], j["write"]["s"]["bytes"], j["write"]["s"]["decision"])')" \
+	    "(False, 31, 'allow')" "${l}_write_file_inside_paths_write"
+	ag_is "$(q "$r" 'j["readBack"]')" True "${l}_read_file_returns_what_was_written"
+	ag_is "$(q "$r" '[e["type"] for e in j["list"]["s"]["entries"] if e["name"] == "it'"'"'s here.txt"]')" \
+	    "['file']" "${l}_list_dir_lists_the_file"
+	ag_is "$(q "$r" '(j["writeOutside"]["isError"], j["writeOutside"]["s"]["decision"])')" \
+	    "(True, 'deny')" "${l}_write_file_outside_paths_write_refused"
+	ag_like "$(q "$r" 'j["writeOutside"]["s"]["reason"]')" "/var/tmp" "${l}_write_file_refusal_names_the_path"
+	ag_is "$(q "$r" '(j["writeProtected"]["isError"], j["writeProtected"]["s"]["decision"])')" \
+	    "(True, 'deny')" "${l}_write_file_to_a_protected_file_refused"
+	ag_is "$(q "$r" '(j["readMissing"]["isError"], j["readMissing"]["s"]["exit_code"])')" \
+	    "(True, 1)" "${l}_read_file_of_a_missing_file_is_an_error"
+	ag_ok "${l}_nothing_written_outside" test ! -e /var/tmp/agentgate-mcp-outside
+	ag_ok "${l}_bashrc_untouched" sh -c "! grep -qs pwned ~$AG_USER/.bashrc"
 }
 
 # ---- through the real sshd -------------------------------------------------------
@@ -82,6 +99,9 @@ ag_is "$(ag_audit_query '[(x["decision"], x.get("exit")) for x in r if x.get("ev
     "[('deny', None)]" "refusal_over_mcp_audited"
 ag_like "$(ag_audit_query '[x.get("signal") for x in r if x.get("event") == "command" and "cat '"$FIFO"'" in x["command"]]')" \
     "TERM|KILL|15|9" "cancelled_command_audited_with_its_signal"
+ag_is "$(ag_audit_query '[x["decision"] for x in r if x.get("event") == "command" and x["command"].startswith("cat > ")]')" \
+    "['allow', 'deny', 'deny']" "file_tools_audited_as_their_commands"
+ag_ok "written_content_not_in_the_audit" sh -c "! grep -q 'second, ' '$AG_AUDIT'"
 
 # ---- JSON-RPC edge cases, by hand --------------------------------------------------
 # requests that need no command are answered in order, so the answers line

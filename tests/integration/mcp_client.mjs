@@ -4,13 +4,14 @@
 // carried between calls, a timeout, a cancellation, explain.  It decides
 // nothing: it prints one JSON object of what it saw, which mcp.sh checks.
 //
-//   node mcp_client.mjs SDK_DIR FIFO SSH-ARGV...
+//   node mcp_client.mjs SDK_DIR FIFO DIR SSH-ARGV...
 // FIFO: the cancellation step's command waits on it; the step cancels once
 // the server's first progress notification for that call has arrived.
+// DIR: a directory the profile lets commands write, for the file tools.
 import { createRequire } from "node:module";
 import path from "node:path";
 
-const [sdkDir, fifo, ...sshArgv] = process.argv.slice(2);
+const [sdkDir, fifo, dir, ...sshArgv] = process.argv.slice(2);
 const require = createRequire(path.join(sdkDir, "package.json"));
 const { Client } = require("@modelcontextprotocol/sdk/client/index.js");
 const { StdioClientTransport } = require("@modelcontextprotocol/sdk/client/stdio.js");
@@ -69,6 +70,20 @@ try {
   } catch (e) {
     seen.unknown_tool = String(e?.code ?? e);
   }
+  // file tools: inside and outside what the profile lets commands touch
+  const tool = async (name, args) => {
+    const r = await client.callTool({ name, arguments: args });
+    return { isError: !!r.isError, s: r.structuredContent };
+  };
+  const text = "first line\nsecond, ünïcödé\n";
+  seen.write = await tool("write_file", { path: `${dir}/it's here.txt`, content: text });
+  seen.read = await tool("read_file", { path: `${dir}/it's here.txt` });
+  seen.readBack = seen.read.s?.content === text;
+  seen.list = await tool("list_dir", { path: dir });
+  seen.writeOutside = await tool("write_file", { path: "/var/tmp/agentgate-mcp-outside",
+    content: "x" });
+  seen.writeProtected = await tool("write_file", { path: "~/.bashrc", content: "touch /tmp/pwned\n" });
+  seen.readMissing = await tool("read_file", { path: `${dir}/no-such-file` });
   seen.ping = await client.ping();
 } catch (e) {
   seen.failure = String(e?.stack ?? e);
