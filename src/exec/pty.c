@@ -20,8 +20,10 @@
 
 #include "common/log.h"
 #include "common/misc.h"
+#include "common/strbuf.h"
 #include "exec/procwatch.h"
 #include "exec/pty.h"
+#include "exec/redact.h"
 #include "exec/sigpipe.h"
 #include "record/recording.h"
 
@@ -294,6 +296,10 @@ struct relay {
 	long long			 hold_until;	/* ms: do not read the client before */
 	char				 left[AG_PTY_UNREAD_MAX];	/* see take_typeahead */
 	size_t				 leftlen;
+	struct ag_redact		*rd;		/* output.redact, or NULL: */
+	char				*raw;		/* what was read goes here, */
+	struct ag_strbuf		 red;		/* what may be shown here, */
+	size_t				 redoff;	/* and on into out */
 };
 
 static void
@@ -365,9 +371,62 @@ group_stopped(pid_t pgid)
 	return found;
 }
 
+static int
+red_emit(void *ctx, const char *p, size_t n)
+{
+	struct relay *x = ctx;
+
+	return ag_strbuf_append(&x->red, p, n);
+}
+
+/* What the redactor let through, into the output buffer (and the recording). */
+static void
+fill_from_red(struct relay *x)
+{
+	size_t n = x->red.len - x->redoff, room;
+	struct ag_err e;
+
+	if (x->rd == NULL || n == 0)
+		return;
+	if (x->outoff > 0) {
+		memmove(x->out, x->out + x->outoff, x->outlen - x->outoff);
+		x->outlen -= x->outoff;
+		x->outoff = 0;
+	}
+	room = OUT_BUF + OUT_SPARE - x->outlen;
+	if (n > room)
+		n = room;
+	memcpy(x->out + x->outlen, x->red.data + x->redoff, n);
+	ag_err_clear(&e);
+	if (x->rec != NULL && n > 0 && ag_rec_output(x->rec, x->out + x->outlen, n, &e) < 0)
+		rec_failed(x, &e);
+	x->outlen += n;
+	x->redoff += n;
+	if (x->redoff == x->red.len) {
+		ag_strbuf_reset(&x->red);
+		x->redoff = 0;
+	}
+}
+
+/* The redactor's verdict on n raw bytes (how 0), on a pause (1) or on the
+ * end (2); if it cannot keep up, the output is cut: nothing unjudged shows. */
+static void
+redact_step(struct relay *x, int how, const char *p, size_t n)
+{
+	int rc = how == 0 ? ag_redact_feed(x->rd, p, n, red_emit, x) :
+	    how == 1 ? ag_redact_pause(x->rd, red_emit, x) : ag_redact_end(x->rd, red_emit, x);
+
+	if (rc < 0 && !x->cut) {
+		x->cut = 1;
+		x->r->truncated = 1;
+	}
+	fill_from_red(x);
+}
+
 /*
- * Append what the command wrote to the output buffer.  Returns the bytes
- * read, 0 when there was nothing (or at EOF, or no room).
+ * Append what the command wrote to the output buffer (through the
+ * redactor when there is one).  Returns the bytes read, 0 when there was
+ * nothing (or at EOF, or no room).
  */
 static size_t
 read_master(struct relay *x)
@@ -383,15 +442,21 @@ read_master(struct relay *x)
 		x->outlen -= x->outoff;
 		x->outoff = 0;
 	}
-	if (x->outlen >= OUT_BUF)
+	if (x->outlen >= OUT_BUF || (x->rd != NULL && x->red.len > x->redoff))
 		return 0;
-	dst = x->out + x->outlen;
-	n = read(x->p->master, dst, OUT_BUF - x->outlen);
+	dst = x->rd != NULL ? x->raw : x->out + x->outlen;
+	n = read(x->p->master, dst, x->rd != NULL ? OUT_BUF : OUT_BUF - x->outlen);
 
-	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+	if (n < 0 && (errno == EINTR || errno == EAGAIN)) {
+		/* the program paused: a held partial line (a prompt) goes now */
+		if (errno == EAGAIN && x->rd != NULL && !x->cut)
+			redact_step(x, 1, NULL, 0);
 		return 0;
+	}
 	if (n <= 0) {		/* EIO: every slave fd is closed */
 		x->master_eof = 1;
+		if (x->rd != NULL && !x->cut)
+			redact_step(x, 2, NULL, 0);
 		return 0;
 	}
 	x->r->bytes_out += (unsigned long long)n;
@@ -411,6 +476,11 @@ read_master(struct relay *x)
 			keep += (size_t)m < OUT_SPARE ? (size_t)m : OUT_SPARE - 1;
 	}
 	x->shown += keep;
+	if (x->rd != NULL) {
+		if (keep > 0)
+			redact_step(x, 0, dst, keep);
+		return (size_t)n;
+	}
 	x->outlen += keep;
 	ag_err_clear(&e);
 	if (x->rec != NULL && keep > 0 && ag_rec_output(x->rec, dst, keep, &e) < 0)
@@ -541,6 +611,14 @@ ag_pty_relay(struct ag_pty *p, const struct ag_pty_relay_opts *o, struct ag_pty_
 		return ag_err_set(err, "pty relay: nothing to relay");
 	if ((x.out = malloc(OUT_BUF + OUT_SPARE)) == NULL)
 		return ag_err_set(err, "out of memory");
+	/* no redactor, no output: a secret must not pass because one failed */
+	ag_strbuf_init(&x.red, 16 * OUT_BUF);
+	if (o->redact != NULL && ((x.rd = ag_redact_new(o->redact, err)) == NULL ||
+	    (x.raw = malloc(OUT_BUF + OUT_SPARE)) == NULL)) {
+		ag_redact_free(x.rd);
+		free(x.out);
+		return err->msg[0] ? -1 : ag_err_set(err, "out of memory");
+	}
 	if ((fl = fcntl(p->master, F_GETFL)) < 0 ||
 	    fcntl(p->master, F_SETFL, fl | O_NONBLOCK) < 0) {
 		free(x.out);
@@ -572,6 +650,8 @@ ag_pty_relay(struct ag_pty *p, const struct ag_pty_relay_opts *o, struct ag_pty_
 		struct pollfd pf[7];
 		int npf = 0, i_m = -1, i_in = -1, i_out = -1, i_sp = -1, i_x = -1,
 		    i_wake = -1, i_pid = -1;
+
+		fill_from_red(&x);	/* what the redactor let through, as room allows */
 		long long t = ag_now_ms(), tmo;
 		long rt;
 		siginfo_t si;
@@ -732,6 +812,9 @@ ag_pty_relay(struct ag_pty *p, const struct ag_pty_relay_opts *o, struct ag_pty_
 		r->unread_len += n;
 	}
 	ag_procwatch_close(&pw);
+	ag_redact_free(x.rd);
+	free(x.raw);
+	ag_strbuf_free(&x.red);
 	(void)fcntl(p->master, F_SETFL, fl);
 	r->wstatus = pw.wstatus;
 	r->timed_out = pw.timed_out;

@@ -60,6 +60,7 @@
 
 #include "common/err.h"
 
+struct ag_profile;
 struct ag_rec;
 
 #define AG_PTY_DRAIN_MS		2000	/* output still read after the command ended */
@@ -109,6 +110,8 @@ struct ag_pty_relay_opts {
 	long long	 max_output;	/* bytes; 0 = unlimited */
 	struct ag_rec	*rec;		/* recording, or NULL */
 	int		 rec_required;	/* recording failure ends the command */
+	/* the profile whose output.redact applies (redact.h), or NULL */
+	const struct ag_profile *redact;
 	/*
 	 * An extra fd the relay drains while it runs (the runner's env-capture
 	 * pipe): on POLLIN/HUP, extra_cb is called; it returns -1 once the fd

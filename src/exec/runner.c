@@ -680,6 +680,7 @@ run_in_pty(const struct ag_run_opts *o, struct ag_run_result *r, struct ag_pty *
 	ro.max_output = o->max_output;
 	ro.rec = o->rec;
 	ro.rec_required = o->rec_required;
+	ro.redact = o->redact != NULL && o->redact->redact ? o->redact : NULL;
 	ro.extra_fd = *capfd;
 	ro.extra_cb = pty_capture;
 	ro.extra_arg = &c;

@@ -76,7 +76,7 @@ struct ag_run_opts {
 	void		*exec_judge_ctx;
 	/*
 	 * The profile whose output.redact applies to stdout and stderr
-	 * (redact.h), or NULL.  Not on the PTY path.
+	 * (redact.h) or to the PTY's one stream, or NULL.
 	 */
 	const struct ag_profile *redact;
 	int		 no_capture;	/* the command cannot change state

@@ -38,13 +38,14 @@ users:
   @USER@: test
 profiles:
   test:
-    allow: [echo, stty, sleep, seq, kill, trap, "true", cat, tty, exit]
+    allow: [echo, stty, sleep, seq, kill, trap, "true", cat, tty, exit, printf]
     paths:
       read: ["/"]
       write: ["/tmp", "~"]
     limits:
       timeout: 300
       idle_timeout: 600
+    output: { redact: true }
     unknown: deny
   short:
     allow: [echo, stty, sleep, seq, kill, trap, "true", cat, tty, exit]
@@ -116,6 +117,17 @@ timeout 60 sh -c 'echo released > "$1"' _ "$AG_DIR/ta.fifo"
 ag_ok "typeahead_command_ends" wait_for repl '^ta-done'
 ag_ok "typeahead_runs_at_the_next_prompt" wait_for repl '^typed-42'
 
+# output.redact in a terminal: the token is put together by the command
+# (the typed line shows only its pieces), the screen shows the mark
+tm send-keys -t repl "printf 'tok=%s%s\\n' ghp_0123456789abcdefghij ABCDEFGHIJ012345" Enter
+ag_ok "pty_output_redacted" wait_for repl '^tok=\[REDACTED\]'
+ag_ok "pty_token_never_on_screen" sh -c "! tmux -f '$AG_DIR/tmux.conf' -S '$TMUX_SOCK' capture-pane -p -J -t repl -S -200 | grep -q ghp_0123456789abcdefghijABCDEFGHIJ012345"
+# a prompt without a newline still shows while the program waits
+tm send-keys -t repl "printf 'name? '; cat $AG_DIR/ta.fifo; echo" Enter
+ag_ok "pty_partial_line_shown_while_waiting" wait_for repl '^name\? *$'
+timeout 60 sh -c 'echo answered > "$1"' _ "$AG_DIR/ta.fifo"
+ag_ok "pty_prompted_command_ends" wait_for repl '^name\? answered'
+
 # ^C goes to the command, the REPL lives on (the command would run 100 s,
 # against a 300 s limit: only the ^C ends it)
 tm send-keys -t repl 'sleep 100' Enter
@@ -162,6 +174,8 @@ ag_wait_until 30 ended
 rec=$(ls "$AG_DIR"/rec/*.cast 2>/dev/null | head -n 1)
 ag_ok "recording_file_exists" test -n "$rec"
 ag_is "$(stat -c %a "$rec" 2>/dev/null)" 600 "recording_mode_0600"
+ag_ok "recording_holds_the_mark_not_the_token" sh -c \
+    "grep -q 'REDACTED' '$rec' && ! grep -q ghp_0123456789abcdefghijABCDEFGHIJ012345 '$rec'"
 verdict=$("$AG_PYTHON" - "$rec" <<'EOF'
 import json, sys
 lines = open(sys.argv[1], encoding="utf-8").read().splitlines()
