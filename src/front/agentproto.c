@@ -31,6 +31,7 @@
 
 #include "common/log.h"
 #include "common/misc.h"
+#include "common/privsep.h"
 #include "common/strbuf.h"
 #include "common/utf8.h"
 #include "core/core.h"
@@ -695,6 +696,11 @@ ag_proto_serve(struct ag_core *core, enum ag_proto p)
 		 * ends, and nothing of the gateway's (audit, policy, helpers) */
 		int keep[] = { sv[1], po[0], pe[0] }, i;
 
+		/* not the gateway's group, nor its private files (audit, recording):
+		 * the pump needs no privilege.  First: those fds are numbered as
+		 * the gateway opened them. */
+		if (ag_privsep_child() < 0)
+			_exit(1);
 		/* out of the way first, so that no dup2 below lands on another */
 		for (i = 0; i < 3; i++)
 			if ((keep[i] = fcntl(keep[i], F_DUPFD_CLOEXEC, 64)) < 0)

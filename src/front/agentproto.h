@@ -15,7 +15,8 @@
  *                       takes one request at a time from a control socket,
  *                       runs it through ag_core_command() and answers with
  *                       the outcome (core.h) as a JSON object
- *   the pump (child)    owns the channel: reads requests line by line,
+ *   the pump (child)    owns the channel, without the gateway's group or
+ *                       any of its files: reads requests line by line,
  *                       answers what needs no command (initialize, ping,
  *                       tools/list), queues the rest, collects each
  *                       command's stdout and stderr from the pipes, sends

@@ -162,6 +162,32 @@ live_session() {	# live_session NAME SSH-ARGV...: while the account's `sleep` ru
 }
 live_session sshd "${AG_SSH[@]}"
 
+# ---- an agent protocol session: the pump that owns the channel lacks the group --
+mkfifo -m 0600 "$AG_DIR/json.in"
+"${AG_SSH[@]:0:${#AG_SSH[@]}-1}" -s "${AG_SSH[-1]}" agentgate-json < "$AG_DIR/json.in" \
+    > "$AG_DIR/json.out" 2>&1 &
+jpid=$!
+exec 7>"$AG_DIR/json.in"
+printf '%s\n' '{"id": 1, "command": "sleep 1000"}' >&7
+ag_wait_until 120 sleeping
+pump=
+for pid in $(pgrep -u "$AG_USER" -x agentgate); do
+	pp=$(awk '{print $4}' "/proc/$pid/stat" 2>/dev/null)
+	[ "$(cat "/proc/$pp/comm" 2>/dev/null)" = agentgate ] && pump=$pid
+done
+ag_like "$pump" '^[0-9]+$' json_session_has_a_pump "$(ps -u "$AG_USER" -o pid,ppid,egid,comm 2>&1)"
+ag_unlike "$(awk '/^Gid:/ {print " "$2" "$3" "$4" "$5" "}' "/proc/$pump/status" 2>/dev/null)" " $GID " \
+    json_pump_lacks_the_group
+ag_ok json_pump_unreachable_through_proc sh -c "! runuser -u '$AG_USER' -- ls '/proc/$pump/fd' >/dev/null 2>&1"
+pkill -KILL -u "$AG_USER" -x sleep
+printf '%s\n' '{"id": 2, "command": "id -G"}' >&7
+exec 7>&-
+wait "$jpid"
+ag_unlike " $(sed -n 2p "$AG_DIR/json.out" | "$AG_PYTHON" -c 'import json, sys; print(json.load(sys.stdin)["stdout"].strip())') " \
+    " $GID " json_command_lacks_the_group "$(cat "$AG_DIR/json.out")"
+ag_ok json_session_audited_through_the_group ag_audit_query \
+    "any(x['event'] == 'command' and x.get('mode') == 'json' and x['command'] == 'id -G' for x in r)"
+
 # ---- a PTY session's recording --------------------------------------------------
 ag_ssh -tt "echo recorded-$$" </dev/null >/dev/null 2>&1
 rec=$(grep -l "recorded-$$" "$AG_DIR"/log/recordings/*.cast 2>/dev/null | head -n1)
