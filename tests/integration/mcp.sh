@@ -175,6 +175,9 @@ SECRETS=(AKIAIOSFODNN7EXAMPLE ghp_0123456789abcdefghijABCDEFGHIJ012345
     sk-proj-abcdefghijklmnopqrstuvwxyz0123456789
     sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789-_AA
     eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U
+    github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRS
+    AIzaSyA-abcdefghijklmnopqrstuvwxyz01234
+    https://hooks.slack.com/services/T0000/B0000/XXXXXXXXXXXXXXXX
     corp-deadbeef)
 PEMBODY=b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW
 leak_cmd=""
