@@ -214,11 +214,14 @@ ns_init(int ctl, int alive, int readyfd)
 		/* kill(-1) from init reaches every other process of the namespace;
 		 * until none is left, reap what was reparented here */
 		for (i = 0; i < 100000; i++) {
-			int r = kill(-1, SIGKILL);
+			/* kill's errno, before waitpid sets its own (ECHILD): with
+			 * waitpid's, "none left" was never seen and every sweep
+			 * spun all its rounds, half a second per command */
+			int r = kill(-1, SIGKILL), e = errno;
 
 			while (waitpid(-1, NULL, WNOHANG) > 0)
 				;
-			if (r < 0 && errno == ESRCH)
+			if (r < 0 && e == ESRCH)
 				break;
 			if (waitpid(-1, NULL, 0) < 0 && errno == ECHILD)
 				sched_yield();	/* dying, but not ours to reap yet */
