@@ -46,7 +46,7 @@ struct ag_redact {
 	char		*hold;		/* the partial line, AG_REDACT_LINE_MAX */
 	size_t		 held;
 	int		 in_pem;	/* inside a private key's block */
-	struct ag_strbuf out;		/* a line, redacted */
+	struct ag_strbuf out;		/* judged lines not yet emitted */
 };
 
 static int
@@ -74,7 +74,7 @@ redact_alloc(void)
 		free(r);
 		return NULL;
 	}
-	ag_strbuf_init(&r->out, 4 * AG_REDACT_LINE_MAX);
+	ag_strbuf_init(&r->out, 0);
 	return r;
 }
 
@@ -177,8 +177,15 @@ segment(struct ag_redact *r, const char *p, size_t n)
 	size_t i;
 	int rc = 0, any = 0;
 
-	ag_strbuf_init(&a, 4 * AG_REDACT_LINE_MAX);
-	ag_strbuf_init(&b, 4 * AG_REDACT_LINE_MAX);
+	/* most lines hold no anchor and there are no patterns of one's own:
+	 * passed on without a copy */
+	for (i = 0; r->nown == 0 && i < NSHAPES && !anchored(&shapes[i], p, n); i++)
+		;
+	if (i == NSHAPES)
+		return ag_strbuf_append(&r->out, p, n);
+	/* a mark is longer than what it may replace: no bound but the default */
+	ag_strbuf_init(&a, 0);
+	ag_strbuf_init(&b, 0);
 	if (ag_strbuf_append(&a, p, n) < 0 || ag_strbuf_append(&a, "", 0) < 0)
 		rc = -1;
 	for (i = 0; rc == 0 && i < NSHAPES + r->nown; i++) {
@@ -224,7 +231,17 @@ pem_line(const char *p, size_t n, const char *which)
 	return b;
 }
 
-/* One line (its newline included when it has one), redacted, to emit. */
+/* What was judged goes out in one piece (one write, not one a line). */
+static int
+flush(struct ag_redact *r, ag_redact_emit emit, void *ctx)
+{
+	int rc = r->out.len > 0 ? emit(ctx, r->out.data, r->out.len) : 0;
+
+	ag_strbuf_reset(&r->out);
+	return rc;
+}
+
+/* One line (its newline included when it has one), redacted, onto r->out. */
 static int
 line(struct ag_redact *r, const char *p, size_t n, ag_redact_emit emit, void *ctx)
 {
@@ -232,7 +249,9 @@ line(struct ag_redact *r, const char *p, size_t n, ag_redact_emit emit, void *ct
 	const char *b, *end = p + n;
 	size_t i, s;
 
-	ag_strbuf_reset(&r->out);
+	/* a long run of short lines goes on in pieces of a bounded size */
+	if (r->out.len >= AG_REDACT_LINE_MAX && flush(r, emit, ctx) < 0)
+		return -1;
 	if (r->in_pem) {
 		/* hidden up to and including the END line */
 		if (pem_line(p, n, "-----END ") != NULL)
@@ -256,7 +275,7 @@ line(struct ag_redact *r, const char *p, size_t n, ag_redact_emit emit, void *ct
 	if (r->in_pem && ag_strbuf_printf(&r->out, "[REDACTED PRIVATE KEY]%s",
 	    nl ? "\n" : "") < 0)
 		return -1;
-	return r->out.len > 0 ? emit(ctx, r->out.data, r->out.len) : 0;
+	return 0;
 }
 
 /* ---- streams ---------------------------------------------------------------- */
@@ -283,7 +302,7 @@ ag_redact_feed(struct ag_redact *r, const char *p, size_t n, ag_redact_emit emit
 				return -1;
 		}
 	}
-	return 0;
+	return flush(r, emit, ctx);
 }
 
 int
@@ -292,7 +311,9 @@ ag_redact_pause(struct ag_redact *r, ag_redact_emit emit, void *ctx)
 	size_t h = r->held;
 
 	r->held = 0;
-	return h > 0 ? line(r, r->hold, h, emit, ctx) : 0;
+	if (h > 0 && line(r, r->hold, h, emit, ctx) < 0)
+		return -1;
+	return flush(r, emit, ctx);
 }
 
 int
