@@ -347,6 +347,12 @@ resolve_refs(struct ctx *c)
 				rc = unknown_profile(c, r, who);
 			cfg->users[r->idx].profile = p;
 			break;
+		case REF_UPSTREAM:
+			snprintf(who, sizeof(who), "upstream '%s'", cfg->upstreams[r->idx].name);
+			if (p == NULL)
+				rc = unknown_profile(c, r, who);
+			cfg->upstreams[r->idx].profile = p;
+			break;
 		}
 	}
 	free(idx);
@@ -1408,6 +1414,15 @@ static const struct cf_field validator_fields[] = {
 	CF_END
 };
 
+static int
+check_target_name(struct ctx *c, const struct ynode *it, const char *key)
+{
+	if (!cf_name_ok(it->s, ""))
+		return cf_err_node(c, it, "'%s' in '%s' is not an upstream name (letters, "
+		    "digits, '_', '-' and '.')", cf_quote(c, it->s), key);
+	return 0;
+}
+
 /* "in profiles.NAME.KEY", for the messages of a section of a profile */
 static const char *
 section_what(char *buf, size_t len, const struct ag_profile *p, const char *key)
@@ -1586,6 +1601,7 @@ static const struct cf_field profile_fields[] = {
 	CF_ENUM_OF("unknown", struct ag_profile, unknown, unknown_names),
 	CF_READ("validator", profile_validator),
 	CF_ENUM_OF("tier", struct ag_profile, tier, tier_names),
+	CF_LIST("targets", struct ag_profile, targets, check_target_name, 0),
 	CF_END
 };
 
@@ -1650,6 +1666,203 @@ load_profiles(struct ctx *c, const struct ynode *v)
 }
 
 /* ------------------------------------------------------------------ */
+/* upstreams                                                           */
+
+static int
+upstream_profile(struct ctx *c, const char *key, const struct ynode *k,
+    const struct ynode *v, void *arg)
+{
+	struct ag_upstream *u = arg;
+
+	(void)k;
+	return get_profile_ref(c, v, key, REF_UPSTREAM, (size_t)(u - c->cfg->upstreams),
+	    &u->profile_name);
+}
+
+static int
+upstream_algos(struct ctx *c, const char *key, const struct ynode *k,
+    const struct ynode *v, void *arg)
+{
+	(void)k;
+	return get_algos(c, v, key, &((struct ag_upstream *)arg)->hostkey_algorithms);
+}
+
+static int
+upstream_port(struct ctx *c, const char *key, const struct ynode *k,
+    const struct ynode *v, void *arg)
+{
+	struct ag_upstream *u = arg;
+
+	(void)k;
+	if (cf_get_count(c, v, key, 65535, &u->port) == -1)
+		return -1;
+	if (u->port == 0)
+		return cf_err_node(c, v, "'port' must be 1 to 65535");
+	return 0;
+}
+
+static int
+upstream_env_key(struct ctx *c, const char *key, const struct ynode *k,
+    const struct ynode *v, void *arg)
+{
+	struct ag_upstream *u = arg;
+	size_t n = u->env_keys.n;
+
+	if (!cf_env_name_ok(key))
+		return cf_err_node(c, k, "'%s' in 'env' is not a valid environment "
+		    "variable name", cf_quote(c, key));
+	if (v->type != Y_SCALAR || cf_scalar_has_nul(v))
+		return cf_err_node(c, v, "expected a string without NUL for 'env.%s'",
+		    cf_quote(c, key));
+	if ((u->env_keys.v[n] = strdup(key)) == NULL)
+		return cf_oom(c, k);
+	u->env_keys.n++;
+	if ((u->env_vals.v[n] = strdup(cf_is_null(v) ? "" : v->s)) == NULL)
+		return cf_oom(c, v);
+	u->env_vals.n++;
+	return 0;
+}
+
+static int
+upstream_env(struct ctx *c, const char *key, const struct ynode *k,
+    const struct ynode *v, void *arg)
+{
+	struct ag_upstream *u = arg;
+
+	(void)k;
+	if (v->type != Y_MAP)
+		return cf_err_node(c, v, "expected a mapping of NAME: value for '%s', got %s",
+		    key, cf_kind_of(v));
+	if ((u->env_keys.v = calloc(v->n / 2 + 1, sizeof(char *))) == NULL ||
+	    (u->env_vals.v = calloc(v->n / 2 + 1, sizeof(char *))) == NULL)
+		return cf_oom(c, v);
+	return cf_walk_map(c, v, key, "in env", "variable", NULL, upstream_env_key, u);
+}
+
+static int
+upstream_user(struct ctx *c, const char *key, const struct ynode *k,
+    const struct ynode *v, void *arg)
+{
+	(void)k;
+	if (cf_want_scalar(c, v, key, "a user name") == -1 || check_user_name(c, v, key) == -1)
+		return -1;
+	return cf_dupstr(c, v, &((struct ag_upstream *)arg)->user);
+}
+
+static const struct cf_field upstream_fields[] = {
+	CF_FIELD("host", CF_STRING, struct ag_upstream, host),
+	CF_READ("port", upstream_port),
+	CF_READ("user", upstream_user),
+	CF_FIELD("key", CF_ABS_PATH, struct ag_upstream, key),
+	CF_FIELD("known_hosts", CF_ABS_PATH, struct ag_upstream, known_hosts),
+	CF_READ("hostkey_algorithms", upstream_algos),
+	CF_FIELD("connect_timeout", CF_DURATION, struct ag_upstream, connect_timeout),
+	CF_READ("profile", upstream_profile),
+	CF_READ("env", upstream_env),
+	CF_END
+};
+
+static int
+upstream_entry(struct ctx *c, const char *key, const struct ynode *k,
+    const struct ynode *v, void *arg)
+{
+	struct ag_config *cfg = c->cfg;
+	struct ag_upstream *u = &cfg->upstreams[cfg->nupstreams];
+	char what[MAX_NAME + 40];
+	const char *need = NULL;
+	const char *p;
+
+	(void)arg;
+	if (!cf_name_ok(key, "") || strcmp(key, AG_TARGET_LOCAL) == 0)
+		return cf_err_node(c, k, "upstream name '%s' may contain only letters, "
+		    "digits, '_', '-' and '.' (at most %d), and is not '%s'", cf_quote(c, key),
+		    MAX_NAME, AG_TARGET_LOCAL);
+	cfg->nupstreams++;
+	u->pos.line = k->line;
+	u->pos.col = k->col;
+	u->port = 22;
+	u->connect_timeout = 10;
+	if ((u->name = strdup(key)) == NULL)
+		return cf_oom(c, k);
+	snprintf(what, sizeof(what), "in upstream '%s'", key);
+	if (cf_walk_fields(c, v, key, what, upstream_fields, u, u) == -1)
+		return -1;
+	if (u->host == NULL)
+		need = "host";
+	else if (u->user == NULL)
+		need = "user";
+	else if (u->key == NULL)
+		need = "key";
+	else if (u->known_hosts == NULL)
+		need = "known_hosts (the upstream's pinned host keys: there is no trust on first use)";
+	else if (u->profile_name == NULL)
+		need = "profile (what commands are judged against there)";
+	if (need != NULL)
+		return cf_err_node(c, v, "upstream '%s' has no '%s'", key, need);
+	/* the host goes to libssh as it is: no options, no user@, no spaces */
+	for (p = u->host; *p != '\0'; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		    (*p >= '0' && *p <= '9') || *p == '.' || *p == '-' || *p == ':' || *p == '_'))
+			return cf_err_node(c, cf_map_get(v, "host"), "'host' of upstream '%s' "
+			    "must be a host name or address, got '%s'", key, cf_quote(c, u->host));
+	if (u->host[0] == '-')
+		return cf_err_node(c, cf_map_get(v, "host"), "'host' may not start with '-'");
+	return 0;
+}
+
+static int
+load_upstreams(struct ctx *c, const struct ynode *v)
+{
+	if (v->type != Y_MAP)
+		return cf_err_node(c, v, "expected a mapping of NAME: upstream for "
+		    "'upstreams', got %s", cf_kind_of(v));
+	if (v->n > 0 && (c->cfg->upstreams = calloc(v->n / 2,
+	    sizeof(*c->cfg->upstreams))) == NULL)
+		return cf_oom(c, v);
+	return cf_walk_map(c, v, "upstreams", "in upstreams", "upstream", NULL,
+	    upstream_entry, NULL);
+}
+
+/*
+ * After every profile and upstream is known: targets name upstreams, and
+ * a profile commands are judged against on another host is one the
+ * gateway can apply there -- strict, since the developer tier's bound is
+ * this host's kernel, which does not reach the upstream.
+ */
+static int
+check_targets(struct ctx *c)
+{
+	struct ag_config *cfg = c->cfg;
+	size_t i, j;
+
+	for (i = 0; i < cfg->nprofiles; i++) {
+		const struct ag_profile *p = &cfg->profiles[i];
+
+		for (j = 0; j < p->targets.n; j++)
+			if (strcmp(p->targets.v[j], AG_TARGET_LOCAL) != 0 &&
+			    ag_config_upstream(cfg, p->targets.v[j]) == NULL)
+				return cf_err_at(c, p->pos.line, p->pos.col, "profile '%s' has "
+				    "target '%s', which is neither 'local' nor an upstream",
+				    p->name, cf_quote(c, p->targets.v[j]));
+	}
+	for (i = 0; i < cfg->nupstreams; i++) {
+		struct ag_profile *p;
+
+		if (cfg->upstreams[i].profile == NULL)
+			continue;
+		p = &cfg->profiles[cfg->upstreams[i].profile - cfg->profiles];
+		if (p->tier != AG_TIER_STRICT)
+			return cf_err_at(c, cfg->upstreams[i].pos.line, cfg->upstreams[i].pos.col,
+			    "upstream '%s' uses profile '%s', which is tier developer: the "
+			    "developer tier's boundary is this host's kernel, which does not "
+			    "reach an upstream; give it a strict profile", cfg->upstreams[i].name,
+			    p->name);
+		p->is_target = 1;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
 /* top level                                                           */
 
 static int
@@ -1707,8 +1920,19 @@ top_profiles(struct ctx *c, const char *key, const struct ynode *k,
 	return load_profiles(c, v);
 }
 
+static int
+top_upstreams(struct ctx *c, const char *key, const struct ynode *k,
+    const struct ynode *v, void *arg)
+{
+	(void)key;
+	(void)k;
+	(void)arg;
+	return load_upstreams(c, v);
+}
+
 static const struct cf_field top_fields[] = {
 	CF_READ("version", top_version),
+	CF_READ("upstreams", top_upstreams),
 	CF_READ("gateway", top_gateway),
 	CF_READ("identities", top_identities),
 	CF_READ("users", top_users),
@@ -1727,6 +1951,7 @@ static const struct {
 	{ "features", feature_fields }, { "paths", paths_fields }, { "network", network_fields },
 	{ "file_transfer", transfer_fields }, { "env", env_fields }, { "limits", limits_fields },
 	{ "validator", validator_fields }, { "output", output_fields },
+	{ "upstreams.NAME", upstream_fields },
 };
 
 /* The enums the tables store as an int. */
@@ -1804,7 +2029,7 @@ ag_config_parse(const char *buf, size_t len, const char *name, struct ag_err *er
 		    "profile");
 		goto fail;
 	}
-	if (resolve_refs(&c) == -1)
+	if (resolve_refs(&c) == -1 || check_targets(&c) == -1)
 		goto fail;
 	cf_ynode_free(root);
 	free(c.refs);
@@ -1945,6 +2170,7 @@ profile_free(struct ag_profile *p)
 	cf_strlist_free(&p->paths_protect);
 	cf_strlist_free(&p->paths_exec);
 	cf_strlist_free(&p->redact_patterns);
+	cf_strlist_free(&p->targets);
 	free(p->net_connect);
 	free(p->net_bind);
 	cf_strlist_free(&p->env_deny);
@@ -2008,7 +2234,40 @@ ag_config_free(struct ag_config *cfg)
 	for (i = 0; i < cfg->nprofiles; i++)
 		profile_free(&cfg->profiles[i]);
 	free(cfg->profiles);
+	for (i = 0; i < cfg->nupstreams; i++) {
+		struct ag_upstream *u = &cfg->upstreams[i];
+
+		free(u->name);
+		free(u->host);
+		free(u->user);
+		free(u->key);
+		free(u->known_hosts);
+		free(u->hostkey_algorithms);
+		free(u->profile_name);
+		cf_strlist_free(&u->env_keys);
+		cf_strlist_free(&u->env_vals);
+	}
+	free(cfg->upstreams);
 	free(cfg);
+}
+
+const struct ag_upstream *
+ag_config_upstream(const struct ag_config *cfg, const char *name)
+{
+	size_t i;
+
+	for (i = 0; cfg != NULL && i < cfg->nupstreams; i++)
+		if (strcmp(cfg->upstreams[i].name, name) == 0)
+			return &cfg->upstreams[i];
+	return NULL;
+}
+
+int
+ag_profile_may_target(const struct ag_profile *p, const char *target)
+{
+	if (p->targets.n == 0)
+		return strcmp(target, AG_TARGET_LOCAL) == 0;
+	return ag_strlist_contains(&p->targets, target);
 }
 
 const struct ag_profile *

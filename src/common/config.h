@@ -156,6 +156,10 @@ struct ag_profile {
 	struct ag_limits	 limits;
 	enum ag_unknown		 unknown;	/* default deny */
 	struct ag_validator	*validator;	/* NULL when absent */
+	struct ag_strlist	 targets;	/* upstreams this profile's callers may
+						 * reach, and "local"; empty = local only */
+	int			 is_target;	/* an upstream's profile: judged by name
+						 * and as written (upstream/upstream.h) */
 	struct ag_pos		 pos;
 };
 
@@ -256,6 +260,28 @@ struct ag_gateway {
 	struct ag_server_conf	 server;	/* gateway.server */
 };
 
+/*
+ * A host behind the gateway (bastion mode, upstream/upstream.h): where it
+ * is, which account and key the gateway logs in with, the only host keys
+ * it accepts, and the profile commands are judged against there.
+ */
+#define AG_TARGET_LOCAL	"local"
+struct ag_upstream {
+	char			*name;
+	char			*host;
+	long			 port;		/* default 22 */
+	char			*user;
+	char			*key;		/* private key file, the gateway group's */
+	char			*known_hosts;	/* pinned host keys; nothing else is trusted */
+	char			*hostkey_algorithms;	/* NULL: libssh's defaults */
+	long			 connect_timeout;	/* seconds, default 10 */
+	char			*profile_name;
+	const struct ag_profile	*profile;	/* resolved at load time */
+	struct ag_strlist	 env_keys;	/* env: exported for every command there */
+	struct ag_strlist	 env_vals;
+	struct ag_pos		 pos;
+};
+
 struct ag_config {
 	char			*path;
 	int			 version;	/* must be 1 */
@@ -266,6 +292,8 @@ struct ag_config {
 	size_t			 nusers;
 	struct ag_profile	*profiles;
 	size_t			 nprofiles;
+	struct ag_upstream	*upstreams;
+	size_t			 nupstreams;
 };
 
 /* Flags for ag_config_load(). */
@@ -287,6 +315,9 @@ void	ag_config_free(struct ag_config *cfg);
 
 const struct ag_profile *ag_config_profile(const struct ag_config *cfg, const char *name);
 const struct ag_identity *ag_config_identity(const struct ag_config *cfg, const char *name);
+const struct ag_upstream *ag_config_upstream(const struct ag_config *cfg, const char *name);
+/* 1 when profile p lets its callers reach target (an upstream's name or "local"). */
+int	ag_profile_may_target(const struct ag_profile *p, const char *target);
 
 /* Glob match as used for args, paths and env names (fnmatch(3) semantics, no FNM_PATHNAME). */
 int	ag_glob_match(const char *pattern, const char *s);

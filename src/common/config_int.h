@@ -31,7 +31,7 @@ struct ynode {
 };
 
 /* Deferred profile reference, resolved when all profiles are known. */
-enum refkind { REF_DEFAULT, REF_IDENTITY, REF_USER };
+enum refkind { REF_DEFAULT, REF_IDENTITY, REF_USER, REF_UPSTREAM };
 
 struct pref {
 	enum refkind	 kind;

@@ -18,6 +18,7 @@
 
 #include "common/log.h"
 #include "core/core.h"
+#include "core/target.h"
 #include "record/live.h"
 #include "core/terminal.h"
 #include "exec/redact.h"
@@ -53,6 +54,8 @@ struct cmd {
 	int			 status;	/* $? the line ends with */
 	int			 end_session;
 	int			 timed_out, cancelled;	/* apply: how the run ended */
+	struct ag_target	*t;		/* target: the upstream it is for, or NULL */
+	struct ag_audit_target	 trec;		/* ... as the audit records it */
 	char			 why[sizeof(((struct ag_decision *)0)->reason) + 2 * AG_ERR_MSG_MAX];
 						/* a refusal's reason */
 };
@@ -84,6 +87,84 @@ policy_ctx(const struct ag_core *core, struct ag_policy_ctx *ctx)
 	ctx->home = core->sess.home;
 	ctx->user = core->sess.user;
 	ctx->env = core->sess.env;
+}
+
+/* ---- target ----------------------------------------------------------------- */
+
+static void
+target_record(struct cmd *c, const struct ag_target *t, const struct ag_upstream *u)
+{
+	c->trec.name = u->name;
+	c->trec.host = u->host;
+	c->trec.port = (int)u->port;
+	c->trec.user = u->user;
+	if (t != NULL) {
+		c->trec.hostkey_sha256 = t->info.hostkey[0] ? t->info.hostkey : NULL;
+		c->trec.key_sha256 = t->info.key[0] ? t->info.key : NULL;
+	}
+	c->rec.target = &c->trec;
+}
+
+/*
+ * Which host the line is for: a leading @NAME word names it for this line
+ * (or, alone, for the session), else the session's.  STOP with the record
+ * filled for a refusal or a switch.
+ */
+static enum next
+stage_target(struct ag_core *core, struct cmd *c)
+{
+	char name[80];
+	size_t rest;
+	struct ag_err err;
+	struct ag_target *t;
+	int k, refused;
+
+	c->t = core->at;
+	if (core->cfg == NULL || (k = ag_target_word(c->line, c->len, name, sizeof(name),
+	    &rest)) == 0) {
+		if (c->t != NULL)
+			target_record(c, c->t, c->t->up);
+		return NEXT;
+	}
+	if (k < 0) {
+		snprintf(c->why, sizeof(c->why), "a leading '@' word names a target, and this "
+		    "one is not a valid name");
+		return refuse(c, "deny", c->why, "targets");
+	}
+	ag_err_clear(&err);
+	t = ag_target_get(core, name, &refused, &err);
+	if (refused) {
+		const struct ag_upstream *u = ag_config_upstream(core->cfg, name);
+
+		/* who was offered what host key is what an admin needs to see */
+		if (u != NULL && ag_profile_may_target(core->caller, name)) {
+			const struct ag_target *ft = core->targets != NULL ?
+			    &core->targets[u - core->cfg->upstreams] : NULL;
+
+			target_record(c, ft, u);
+			snprintf(c->why, sizeof(c->why), "%s", err.msg);
+			c->trec.error = c->why;
+			return refuse(c, "deny", c->why, "target:connect");
+		}
+		snprintf(c->why, sizeof(c->why), "%s", err.msg);
+		return refuse(c, "deny", c->why, "targets");
+	}
+	if (t != NULL)
+		target_record(c, t, t->up);
+	if (c->line[rest + strspn(c->line + rest, " \t\n")] == '\0') {
+		core->at = t;
+		c->status = 0;
+		snprintf(c->why, sizeof(c->why), "the session's commands now run on %s",
+		    t != NULL ? name : "this host");
+		c->rec.decision = "allow";
+		c->rec.reason = c->why;
+		c->rec.rule = "targets";
+		return STOP;
+	}
+	c->t = t;
+	c->line += rest;
+	c->len -= rest;
+	return NEXT;
 }
 
 /* ---- parse ------------------------------------------------------------------ */
@@ -215,6 +296,7 @@ stage_ask(struct ag_core *core, struct cmd *c)
 	}
 	v = ag_ask_conf(core->ask);
 	ask_who(core, &who);
+	who.target = c->t != NULL ? c->t->up->name : NULL;
 	(void)ag_ask(core->ask, c->line, c->len, core->sess.cwd, &c->d, &who, &c->ask);
 	ask_record(core, c);
 	snprintf(c->ask_rule, sizeof(c->ask_rule), "validator:%s", v->name);
@@ -394,6 +476,33 @@ grant_asked(struct ag_core *core, struct cmd *c, struct ag_err *err)
 	return ag_sandbox_grant_once(core->sandbox, progs, n, err);
 }
 
+/*
+ * On an upstream: the same bytes, the same runner script, over the
+ * target's connection (core/target.h).
+ */
+static enum next
+run_upstream(struct ag_core *core, struct cmd *c)
+{
+	struct ag_err err;
+
+	if (c->xfer.kind != AG_XFER_NONE) {
+		snprintf(c->why, sizeof(c->why), "file transfers go to this host only; "
+		    "'@%s' cannot take one", c->t->up->name);
+		return refuse(c, "deny", c->why, "targets");
+	}
+	if (core->pty)
+		ag_core_term_echo(core, c->line, c->len);
+	ag_err_clear(&err);
+	if (ag_target_run(core, c->t, c->line, c->len, ag_session_needs_capture(c->tree),
+	    &c->res, &c->trec.pty_cols, &c->trec.pty_rows, &err) < 0) {
+		snprintf(c->why, sizeof(c->why), "%s", err.msg);
+		c->trec.error = c->why;
+		return refuse(c, "allow", c->why, c->rec.rule);
+	}
+	c->ran_runner = 1;
+	return NEXT;
+}
+
 static enum next
 stage_run(struct ag_core *core, struct cmd *c)
 {
@@ -403,6 +512,14 @@ stage_run(struct ag_core *core, struct cmd *c)
 	enum next r;
 
 	c->rec.ran = 1;
+	if (c->t != NULL) {
+		if (c->xfer.kind == AG_XFER_NONE &&
+		    ag_session_is_bare_exit(s, c->tree, &c->status)) {
+			c->end_session = 1;
+			return NEXT;
+		}
+		return run_upstream(core, c);
+	}
 	if (c->xfer.kind == AG_XFER_NONE) {
 		/* what the gateway does itself: a bare exit, a lone cd/pushd/popd/dirs */
 		if (ag_session_is_bare_exit(s, c->tree, &c->status)) {
@@ -527,17 +644,17 @@ int
 ag_core_command(struct ag_core *core, const char *line, size_t len, int flags,
     int *end_session)
 {
-	struct ag_session *s = &core->sess;
+	struct ag_session *s;
+	struct ag_target_saved saved;
 	struct cmd c;
-	char *cwd_before, *recorded;
+	char *cwd_before = NULL, *recorded;
 	size_t reclen;
+	int entered = 0;
 
 	*end_session = 0;
 	memset(&c, 0, sizeof(c));
 	/* what the record keeps: no secret a variable's name or shape betrays */
-	if ((cwd_before = strdup(s->cwd)) == NULL ||
-	    (recorded = ag_redact_command(line, len, &reclen)) == NULL) {
-		free(cwd_before);
+	if ((recorded = ag_redact_command(line, len, &reclen)) == NULL) {
 		fprintf(stderr, "agentgate: out of memory\n");
 		return AG_STATUS_DENIED;
 	}
@@ -549,10 +666,29 @@ ag_core_command(struct ag_core *core, const char *line, size_t len, int flags,
 	c.rec.command_len = reclen;
 	if (reclen > 0 && recorded[reclen - 1] == '\n')	/* a REPL line's own newline */
 		c.rec.command_len--;
-	c.rec.cwd = cwd_before;
-
 	if (core->outcome != NULL)
 		memset(core->outcome, 0, sizeof(*core->outcome));
+	c.rec.cwd = core->sess.cwd;
+	if (stage_target(core, &c) == STOP) {
+		core->ncommands++;
+		stage_record(core, &c);
+		if (core->outcome != NULL)
+			stage_outcome(&c, core->outcome);
+		free(recorded);
+		return c.status;
+	}
+	if (c.t != NULL) {
+		/* the line is judged, run and tracked as the target's */
+		ag_target_enter(core, c.t, &saved);
+		entered = 1;
+	}
+	s = &core->sess;
+	if ((cwd_before = strdup(s->cwd)) == NULL) {
+		fprintf(stderr, "agentgate: out of memory\n");
+		goto out;
+	}
+	c.rec.cwd = cwd_before;
+
 	if (stage_parse(core, &c) == STOP)
 		goto out;		/* not a command: no record */
 	core->ncommands++;
@@ -576,6 +712,8 @@ ag_core_command(struct ag_core *core, const char *line, size_t len, int flags,
 		s->last_status = c.status;
 	*end_session = c.end_session;
 out:
+	if (entered)
+		ag_target_leave(core, c.t, &saved);
 	ag_decision_free(&c.d);
 	ag_sh_free(c.tree);
 	free(cwd_before);

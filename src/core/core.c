@@ -9,6 +9,7 @@
 
 #include "common/log.h"
 #include "core/core.h"
+#include "core/target.h"
 #include "core/terminal.h"
 #include "exec/runner.h"
 #include "exec/sandbox.h"
@@ -85,6 +86,7 @@ ag_core_begin(struct ag_core *core, const struct ag_core_params *p, struct ag_er
 	memset(core, 0, sizeof(*core));
 	core->cfg = p->cfg;
 	core->profile = p->profile;
+	core->caller = p->profile;
 	core->audit = p->audit;
 	core->tty = p->tty;
 	core->cmd_in = STDIN_FILENO;
@@ -110,6 +112,7 @@ void
 ag_core_end(struct ag_core *core)
 {
 	ag_core_term_end(core);
+	ag_targets_end(core);
 	ag_sandbox_free(core->sandbox);
 	core->sandbox = NULL;
 	ag_ask_free(core->ask);
@@ -121,6 +124,8 @@ ag_core_end(struct ag_core *core)
 int
 ag_core_serve(struct ag_core *core, const char *req)
 {
+	char name[80];
+	size_t rest;
 	int status = 1, end;
 
 	core->cmd_in = STDIN_FILENO;
@@ -132,6 +137,15 @@ ag_core_serve(struct ag_core *core, const char *req)
 	core->pty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
 	if (core->pty && ag_core_term_start(core) < 0)
 		goto out;
+	if (req != NULL && ag_target_word(req, strlen(req), name, sizeof(name), &rest) == 1 &&
+	    req[rest + strspn(req + rest, " \t\n")] == '\0') {
+		/* `ssh -t agent@gw @web1`: a session there */
+		status = ag_core_command(core, req, strlen(req), 0, &end);
+		if (status != 0 || end)
+			goto out;
+		req = NULL;
+		core->tty = core->pty;	/* with a terminal, the prompt's */
+	}
 	if (req != NULL)
 		status = ag_core_command(core, req, strlen(req), AG_CORE_REQUEST, &end);
 	else {

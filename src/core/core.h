@@ -44,6 +44,7 @@
 struct ag_ask;
 struct ag_rec;
 struct ag_sandbox;
+struct ag_target;
 
 /* The status of a command that was not run: refused by the policy, a file
  * transfer that could not start, or an audit record that could not be
@@ -91,6 +92,15 @@ struct ag_core {
 	struct ag_core_outcome	*outcome;	/* filled by each line, or NULL */
 	long			 timeout;	/* seconds for the next lines, below the
 						 * profile's limit; 0 = the profile's */
+	/*
+	 * Bastion mode (core/target.h): profile, sess and ask above are the
+	 * context of the host the current line is for; the caller's own
+	 * profile decides which hosts those may be.
+	 */
+	const struct ag_profile	*caller;
+	struct ag_target	*targets;	/* one per upstream, opened on first use */
+	size_t			 ntargets;
+	struct ag_target	*at;		/* the session's target; NULL: this host */
 };
 
 /* What a front end knows about the session it starts. */

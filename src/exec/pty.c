@@ -122,6 +122,26 @@ ag_pty_init(struct ag_err *err)
 	return 0;
 }
 
+int
+ag_pty_take_winch(void)
+{
+	int w = got_winch != 0;
+
+	got_winch = 0;
+	return w;
+}
+
+void
+ag_pty_client_size(int fd, struct winsize *ws)
+{
+	memset(ws, 0, sizeof(*ws));
+	if (fd < 0 || ioctl(fd, TIOCGWINSZ, ws) < 0 || ws->ws_col == 0 || ws->ws_row == 0) {
+		memset(ws, 0, sizeof(*ws));
+		ws->ws_col = AG_PTY_DEFAULT_COLS;
+		ws->ws_row = AG_PTY_DEFAULT_ROWS;
+	}
+}
+
 /* ---- opening ------------------------------------------------------------- */
 
 /* The slave of master m, by the master itself where the kernel can (no path race). */
@@ -276,6 +296,12 @@ enter_raw(int in_fd, int out_fd)
 		saved_out_fd = out_fd;
 		(void)fcntl(out_fd, F_SETFL, out_fl | O_NONBLOCK);
 	}
+}
+
+void
+ag_pty_enter_raw(int in_fd, int out_fd)
+{
+	enter_raw(in_fd, out_fd);
 }
 
 struct relay {

@@ -97,6 +97,16 @@ int	ag_pty_open(struct ag_pty *p, int term_fd, struct ag_err *err);
  */
 int	ag_pty_child_setup(const struct ag_pty *p);
 
+/*
+ * For a relay whose far end is not a local PTY (an upstream's, upstream/):
+ * the client's terminal raw and non-blocking as ag_pty_relay() makes it,
+ * put back by ag_pty_restore_terminal(); its size (80x24 when it has
+ * none); whether SIGWINCH came since the last look (clears it).
+ */
+void	ag_pty_enter_raw(int in_fd, int out_fd);
+void	ag_pty_client_size(int fd, struct winsize *ws);
+int	ag_pty_take_winch(void);
+
 /* In the parent after fork(): close our copy of the slave. */
 void	ag_pty_close_slave(struct ag_pty *p);
 /* Close both ends and restore the terminal (also when the relay never ran). */

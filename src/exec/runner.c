@@ -94,6 +94,12 @@ ag_runner_terminating(void)
 	return got_term != 0;
 }
 
+int
+ag_runner_cancel_requested(void)
+{
+	return got_cancel != 0;
+}
+
 void
 ag_runner_cancel_reset(void)
 {
@@ -341,6 +347,35 @@ build_script(const struct ag_run_opts *o)
 fail:
 	ag_strbuf_free(&sb);
 	return NULL;
+}
+
+char *
+ag_runner_script(const char *cmd, size_t len, int last_status, int capture)
+{
+	struct ag_run_opts o;
+
+	if (len > AG_RUN_ARGV_MAX)
+		return NULL;
+	memset(&o, 0, sizeof(o));
+	o.cmd = cmd;
+	o.cmdlen = len;
+	o.last_status = last_status;
+	o.no_capture = !capture;
+	return build_script(&o);
+}
+
+int
+ag_runner_capture_records(const char *d, size_t len, size_t *off, size_t *rlen)
+{
+	size_t cstart = capture_start(d, len);
+
+	/* the trap's records, then its "=\0" end marker: complete, or nothing */
+	if (cstart == 0 || len - cstart < 2 || d[len - 1] != '\0' || d[len - 2] != '=' ||
+	    (len - cstart > 2 && d[len - 3] != '\0'))
+		return 0;
+	*off = cstart;
+	*rlen = len - cstart - 2;
+	return 1;
 }
 
 /*
@@ -719,7 +754,7 @@ ag_run(const struct ag_run_opts *o, struct ag_run_result *r, struct ag_err *err)
 	long long start = ag_now_ms(), give_up_at = 0;
 	int capfd, overflow = 0, wstatus = 0, textfd = -1;
 	struct ag_procwatch pw = { .pidfd = -1 };
-	size_t cstart;
+	size_t cstart, clen;
 	pid_t pid, me = getpid();
 	struct ag_pty pt = { .master = -1, .slave = -1, .peer = -1 };
 	struct ag_execguard *guard = NULL;
@@ -923,12 +958,10 @@ done:
 	if (overflow)
 		ag_log(LOG_WARNING, "environment capture larger than %zu bytes; ignored",
 		    cap.limit);
-	if (!overflow && !r->timed_out && (cstart = capture_start(cap.data, cap.len)) > 0 &&
-	    cap.len - cstart >= 2 &&
-	    cap.data[cap.len - 1] == '\0' && cap.data[cap.len - 2] == '=' &&
-	    (cap.len - cstart == 2 || cap.data[cap.len - 3] == '\0')) {
+	if (!overflow && !r->timed_out && ag_runner_capture_records(cap.data, cap.len, &cstart,
+	    &clen)) {
 		r->capture_ok = 1;
-		r->capture_len = cap.len - cstart - 2;
+		r->capture_len = clen;
 		memmove(cap.data, cap.data + cstart, r->capture_len);
 		cap.data[r->capture_len] = '\0';
 		r->capture = ag_strbuf_detach(&cap, NULL);

@@ -123,6 +123,8 @@ int	ag_runner_terminating(void);
  * end that takes requests clears it when it takes one (agentproto.h).
  */
 void	ag_runner_cancel_reset(void);
+/* 1 once SIGUSR1 asked to cancel the command that runs (a relay of its own). */
+int	ag_runner_cancel_requested(void);
 /* 1 if SIGALRM fired since the last call (clears it). */
 int	ag_runner_take_alarm(void);
 /* The self-pipe's read end, for a front end's poll loop; drained by it. */
@@ -143,5 +145,18 @@ void	ag_runner_keep_child(pid_t pid, int keep);
  * /proc/PID/task/PID/children), at most max of them.
  */
 size_t	ag_runner_children(pid_t of, pid_t *out, size_t max);
+
+/*
+ * The script a runner shell is given for cmd (see above: with capture,
+ * the EXIT trap's records on fd AG_RUN_CAPTURE_FD; $?; the command on its
+ * own line), without a sandbox guard, for a runner on another host
+ * (core/target.c).  len at most AG_RUN_ARGV_MAX.  malloc'd, or NULL.
+ */
+char	*ag_runner_script(const char *cmd, size_t len, int last_status, int capture);
+/*
+ * In what fd 3 received, the trap's records: 1 with *off and *rlen (the
+ * end marker left out) when they are complete, 0 when there are none.
+ */
+int	ag_runner_capture_records(const char *d, size_t len, size_t *off, size_t *rlen);
 
 #endif

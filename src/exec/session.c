@@ -246,6 +246,53 @@ ag_session_free(struct ag_session *s)
 	memset(s, 0, sizeof(*s));
 }
 
+int
+ag_session_init_remote(struct ag_session *s, const struct ag_profile *profile,
+    const char *user, const char *host, const char *buf, size_t len, struct ag_err *err)
+{
+	const char *home, *pwd;
+	size_t off = 0;
+
+	memset(s, 0, sizeof(*s));
+	s->profile = profile;
+	s->remote = 1;
+	while (off < len) {
+		const char *rec = buf + off, *end = memchr(rec, '\0', len - off), *eq;
+		char name[256];
+		size_t nl;
+
+		if (end == NULL)
+			break;
+		off += (size_t)(end - rec) + 1;
+		if ((eq = memchr(rec, '=', (size_t)(end - rec))) == NULL ||
+		    !ag_sh_is_name(rec, (nl = (size_t)(eq - rec))) || nl >= sizeof(name) ||
+		    (nl == 5 && strncmp(rec, "SHLVL", 5) == 0) || (nl == 1 && rec[0] == '_'))
+			continue;
+		memcpy(name, rec, nl);
+		name[nl] = '\0';
+		if (env_set(&s->env, &s->nenv, name, eq + 1) < 0 && s->nenv < AG_SESSION_MAX_ENV)
+			goto nomem;
+	}
+	if (s->env == NULL && (s->env = calloc(1, sizeof(*s->env))) == NULL)
+		goto nomem;
+	home = ag_session_getenv(s, "HOME");
+	pwd = ag_session_getenv(s, "PWD");
+	s->user = strdup(user);
+	s->host = strdup(host);
+	s->shell = strdup("/bin/bash");
+	s->home = canon_path(NULL, home != NULL && home[0] == '/' ? home : "/");
+	if (s->user == NULL || s->host == NULL || s->shell == NULL || s->home == NULL)
+		goto nomem;
+	s->cwd = canon_path(NULL, pwd != NULL && pwd[0] == '/' ? pwd : s->home);
+	if (s->cwd == NULL || ag_session_setenv(s, "PWD", s->cwd) < 0 ||
+	    apply_env_set(&s->env, &s->nenv, profile) < 0)
+		goto nomem;
+	return 0;
+nomem:
+	ag_session_free(s);
+	return ag_err_set(err, "out of memory setting up the session on %s", host);
+}
+
 /* ---- capture ----------------------------------------------------------- */
 
 int
@@ -320,7 +367,7 @@ ag_session_apply_capture(struct ag_session *s, const char *buf, size_t len,
 	 * session may change (export GIT_AUTHOR_NAME=...) */
 
 	if (pwd != NULL && pwd[0] == '/') {
-		if ((e = dir_usable(pwd)) == 0) {
+		if ((e = s->remote ? 0 : dir_usable(pwd)) == 0) {
 			char *c = canon_path(NULL, pwd);
 
 			if (c == NULL)

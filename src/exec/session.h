@@ -39,6 +39,8 @@ struct ag_session {
 	char			**env;		/* "KEY=VALUE", NULL-terminated; exported vars */
 	size_t			 nenv;
 	int			 last_status;	/* $? for the next command */
+	int			 remote;	/* another host's (a bastion target):
+						 * its directories are not looked at here */
 };
 
 /* What sshd handed us that the starting environment may carry over. */
@@ -62,6 +64,17 @@ struct ag_session_origin {
 int	ag_session_init(struct ag_session *s, const struct ag_profile *profile,
 	    const struct ag_session_origin *origin, struct ag_err *err);
 void	ag_session_free(struct ag_session *s);
+
+/*
+ * The starting state of a session on another host (a bastion target),
+ * from a runner capture taken there (NUL-delimited KEY=VALUE, as
+ * ag_session_apply_capture() reads): its environment as that host's sshd
+ * gives it, HOME and PWD as its home and cwd; then the profile's env.set.
+ * host names the target in the prompt.  0, or -1 with err.
+ */
+int	ag_session_init_remote(struct ag_session *s, const struct ag_profile *profile,
+	    const char *user, const char *host, const char *buf, size_t len,
+	    struct ag_err *err);
 
 /* Environment access.  getenv returns a pointer into the vector or NULL. */
 const char *ag_session_getenv(const struct ag_session *s, const char *name);

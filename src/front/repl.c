@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "core/core.h"
+#include "core/target.h"
 #include "exec/runner.h"
 #include "front/repl.h"
 #include "parse/shparse.h"
@@ -172,6 +173,7 @@ static char *
 prompt_fn(EditLine *el)
 {
 	struct tty_state *ts = NULL;
+	const struct ag_session *s;
 	char cwd[4096 + 2];
 
 	el_get(el, EL_CLIENTDATA, &ts);
@@ -179,10 +181,11 @@ prompt_fn(EditLine *el)
 		return (char *)(uintptr_t)"$ ";
 	if (ts->continuation)
 		snprintf(ts->prompt, sizeof(ts->prompt), "> ");
-	else
-		snprintf(ts->prompt, sizeof(ts->prompt), "%s@%s:%s$ ", ts->core->sess.user,
-		    ts->core->sess.host, ag_session_tilde(&ts->core->sess, ts->core->sess.cwd, cwd,
-		    sizeof(cwd)));
+	else {
+		s = ag_target_session(ts->core);
+		snprintf(ts->prompt, sizeof(ts->prompt), "%s@%s:%s$ ", s->user, s->host,
+		    ag_session_tilde(s, s->cwd, cwd, sizeof(cwd)));
+	}
 	return ts->prompt;
 }
 

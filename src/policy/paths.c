@@ -37,7 +37,7 @@ resolve_session_cwd(const char *cwd, char *out, size_t outsz)
 {
 	struct stat st, st2;
 
-	if (stat(cwd, &st) < 0 || !S_ISDIR(st.st_mode))
+	if (ag_path_lexical() || stat(cwd, &st) < 0 || !S_ISDIR(st.st_mode))
 		return ag_path_resolve(cwd, out, outsz);
 	if (cwdcache.valid && strcmp(cwdcache.cwd, cwd) == 0 &&
 	    cwdcache.dev == st.st_dev && cwdcache.ino == st.st_ino &&

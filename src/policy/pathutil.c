@@ -145,6 +145,23 @@ ag_path_absolute(const char *p, const char *cwd, const char *home, char *out,
  * holds olen bytes of an already resolved directory ("/" to start from the
  * root).
  */
+static __thread int lexical;
+
+int
+ag_path_set_lexical(int on)
+{
+	int was = lexical;
+
+	lexical = on;
+	return was;
+}
+
+int
+ag_path_lexical(void)
+{
+	return lexical;
+}
+
 static int
 resolve_walk(const char *path, char *out, size_t olen, size_t outsz)
 {
@@ -170,7 +187,7 @@ resolve_walk(const char *path, char *out, size_t olen, size_t outsz)
 
 		if (k < 0)
 			return -1;
-		if (k == 0 || missing)
+		if (k == 0 || missing || lexical)
 			continue;
 		if (lstat(out, &st) < 0) {
 			/* ENOENT, ENOTDIR, EACCES: judge the rest lexically;
@@ -402,6 +419,8 @@ ag_path_is_exec_file(const char *path)
 {
 	struct stat st;
 
+	if (lexical)
+		return 1;
 	return stat(path, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111) != 0;
 }
 

@@ -43,6 +43,17 @@ int	ag_path_resolve(const char *abs, char *out, size_t outsz);
 int	ag_path_resolve_under(const char *base, const char *rel, char *out,
 	    size_t outsz);
 
+/*
+ * The filesystem a decision is about may not be this host's (a bastion's
+ * upstream, upstream/upstream.h): then it cannot be looked at, and every
+ * path is judged as written.  With lexical on (per thread, for the length
+ * of one decision), ag_path_resolve() only normalises, no component is a
+ * symlink, every "DIR/name" is an executable file, and the session's cwd
+ * is taken as given.  Returns the previous setting.
+ */
+int	ag_path_set_lexical(int on);
+int	ag_path_lexical(void);
+
 /* 1 when path is a regular file with an execute bit (stat, so followed). */
 int	ag_path_is_exec_file(const char *path);
 

@@ -1012,7 +1012,12 @@ decide(const struct ag_policy_ctx *ctx, const struct ag_sh_node *tree,
 	w.cwd = &w.cwd0;
 
 	w.root = tree;
-	walk_node(&w, tree);
+	{
+		int was = ag_path_set_lexical(ctx->remote);
+
+		walk_node(&w, tree);
+		ag_path_set_lexical(was);
+	}
 	finish(&w, out);
 
 	if (w.cmds != NULL) {

@@ -26,6 +26,8 @@ struct ag_policy_ctx {
 	const char		*user;
 	char *const		*env;		/* tracked environment, "KEY=VALUE", NULL-terminated;
 						 * PATH from here resolves command names */
+	int			 remote;	/* the files are another host's: judged
+						 * as written (ag_path_set_lexical()) */
 };
 
 /* The verdict for one simple command found anywhere in the tree. */

@@ -112,6 +112,12 @@ lookup_uncached(const char *pathenv, const char *name, char *real, size_t realsz
 	char buf[PATH_MAX], rp[PATH_MAX];
 	int r;
 
+	if (ag_path_lexical()) {
+		/* another host's files: the first PATH entry holds every name */
+		if (pathenv != NULL && (r = ag_path_search(pathenv, name, buf, sizeof(buf))) < 0)
+			return r;
+		return ag_path_normalize(pathenv != NULL ? buf : name, real, realsz) < 0 ? -1 : 0;
+	}
 	if (pathenv == NULL) {
 		if (!ag_path_is_exec_file(name) || realpath(name, rp) == NULL)
 			return -1;
@@ -141,6 +147,8 @@ ag_walk_lookup(const char *pathenv, const char *name, char *real, size_t realsz)
 	long long now = now_ms();
 	int r, k;
 
+	if (ag_path_lexical())
+		return lookup_uncached(pathenv, name, real, realsz);
 	for (k = 0; k < 2; k++) {
 		ce = cand[k];
 		if (ce->name != NULL && ce->key == key && ce->expires > now &&
@@ -212,6 +220,9 @@ ag_walk_cached_resolve(const char *abs, char *out, size_t outsz)
 {
 	struct rcache_ent *ce = &rcache[ag_walk_hash(1469598103934665603ULL, abs) % RCACHE_SIZE];
 	long long now = now_ms();
+
+	if (ag_path_lexical())
+		return ag_path_resolve(abs, out, outsz);
 
 	if (ce->key != NULL && ce->expires > now && strcmp(ce->key, abs) == 0 &&
 	    strlen(ce->val) < outsz) {

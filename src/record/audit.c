@@ -402,6 +402,30 @@ command_record(struct ag_audit *a, const char *event, const struct ag_audit_cmd 
 	add_str(o, "rule", c->rule);
 	if (c->ask != NULL)
 		json_object_object_add(o, "validator", ask_object(c->ask));
+	if (c->target != NULL) {
+		const struct ag_audit_target *t = c->target;
+		json_object *v = json_object_new_object();
+
+		if (v != NULL) {
+			add_str(v, "name", t->name);
+			add_str(v, "host", t->host);
+			add_int(v, "port", t->port);
+			add_str(v, "user", t->user);
+			if (t->hostkey_sha256 != NULL)
+				add_str(v, "hostkey", t->hostkey_sha256);
+			if (t->key_sha256 != NULL)
+				add_str(v, "key", t->key_sha256);
+			if (t->pty_cols > 0) {
+				char sz[32];
+
+				snprintf(sz, sizeof(sz), "%dx%d", t->pty_cols, t->pty_rows);
+				add_str(v, "pty", sz);
+			}
+			if (t->error != NULL)
+				add_str(v, "error", t->error);
+			json_object_object_add(o, "target", v);
+		}
+	}
 	return o;
 }
 

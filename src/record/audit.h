@@ -67,6 +67,18 @@ struct ag_audit_ask {
 	const struct ag_ask_result	*answer;
 };
 
+/* Where an upstream command went (bastion mode): the record's "target". */
+struct ag_audit_target {
+	const char		*name;		/* the upstream's name in the policy */
+	const char		*host;
+	int			 port;
+	const char		*user;
+	const char		*hostkey_sha256;	/* "SHA256:...", the key it offered */
+	const char		*key_sha256;	/* the gateway's key it logged in with */
+	int			 pty_cols, pty_rows;	/* 0: no PTY upstream */
+	const char		*error;		/* why it could not be reached, or NULL */
+};
+
 struct ag_audit_cmd {
 	unsigned long		 seq;		/* set by ag_audit_command_start */
 	const char		*command;	/* as given */
@@ -76,6 +88,7 @@ struct ag_audit_cmd {
 	const char		*reason;
 	const char		*rule;
 	const struct ag_audit_ask *ask;		/* the validator's answer, or NULL */
+	const struct ag_audit_target *target;	/* an upstream's, or NULL: this host */
 	int			 ran;		/* the fields below are meaningful */
 	int			 exit_status;
 	int			 signal;	/* 0 = none */

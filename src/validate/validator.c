@@ -338,6 +338,7 @@ ag_ask_request_doc(const struct ag_ask *a, const char *line, size_t len, const c
 		add_s(o, "identity", who->identity);
 		add_s(o, "session", who->session);
 		add_s(o, "client", who->client);
+		add_s(o, "target", who->target != NULL ? who->target : AG_TARGET_LOCAL);
 	}
 	for (i = 0, n = 0; d != NULL && i < d->ncmds && n < DOC_CMDS_MAX; i++) {
 		const struct ag_policy_cmd *pc = &d->cmds[i];

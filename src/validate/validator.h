@@ -58,6 +58,7 @@ struct ag_ask_who {
 	const char	*identity;
 	const char	*session;
 	const char	*client;
+	const char	*target;	/* the upstream the command is for; NULL: this host */
 	/* told when a webhook hands the command to a person (approval), before
 	 * the wait; NULL: nobody to tell */
 	void		(*waiting)(void *ctx, const char *reason, long seconds);

@@ -1,0 +1,263 @@
+/*
+ * connect.c - one locked-down libssh client connection to an upstream
+ * (upstream.h): options, the pinned host key, the key login, and the
+ * small helper that runs a command for its output.
+ */
+#include "agconfig.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <libssh/libssh.h>
+
+#include "common/strbuf.h"
+#include "upstream/upstream.h"
+#include "upstream/upstream_int.h"
+
+#define CAPTURE_CHUNK	16384
+
+/* "SHA256:..." of key, as ssh-keygen -l and OpenSSH's logs print it. */
+static void
+fingerprint(ssh_key key, char *out, size_t outlen)
+{
+	unsigned char *hash = NULL;
+	size_t hlen = 0;
+	char *fp;
+
+	out[0] = '\0';
+	if (key == NULL || ssh_get_publickey_hash(key, SSH_PUBLICKEY_HASH_SHA256, &hash,
+	    &hlen) < 0)
+		return;
+	if ((fp = ssh_get_fingerprint_hash(SSH_PUBLICKEY_HASH_SHA256, hash, hlen)) != NULL) {
+		snprintf(out, outlen, "%s", fp);
+		ssh_string_free_char(fp);
+	}
+	ssh_clean_pubkey_hash(&hash);
+}
+
+/*
+ * The key must be the gateway's alone: root's, a regular file, nobody
+ * else may read or change it.  Checked on the open file, then handed to
+ * libssh by /proc/self/fd so the name cannot be swapped in between.
+ */
+static int
+load_key(const struct ag_upstream *u, ssh_key *key, char *fp, size_t fplen,
+    struct ag_err *err)
+{
+	char path[64];
+	struct stat st;
+	ssh_key pub = NULL;
+	int fd, rc;
+
+	if ((fd = open(u->key, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY)) < 0)
+		return ag_err_set(err, "upstream '%s': cannot read its key %s: %s", u->name,
+		    u->key, strerror(errno));
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != 0 ||
+	    (st.st_mode & 0027) != 0) {
+		close(fd);
+		return ag_err_set(err, "upstream '%s': its key %s must be a regular file owned "
+		    "by root, readable by the gateway's group at most (mode 0640 or tighter); "
+		    "it is not used", u->name, u->key);
+	}
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	rc = ssh_pki_import_privkey_file(path, NULL, NULL, NULL, key);
+	close(fd);
+	if (rc != SSH_OK)
+		return ag_err_set(err, "upstream '%s': %s is not a private key libssh can use "
+		    "(an OpenSSH key without a passphrase)", u->name, u->key);
+	if (ssh_pki_export_privkey_to_pubkey(*key, &pub) == SSH_OK) {
+		fingerprint(pub, fp, fplen);
+		ssh_key_free(pub);
+	}
+	return 0;
+}
+
+static int
+set_options(ssh_session s, const struct ag_upstream *u, struct ag_err *err)
+{
+	bool no = false;
+	unsigned int port = (unsigned int)u->port;
+	long timeout = u->connect_timeout > 0 ? u->connect_timeout : 10;
+	int fail = 0;
+
+	/* first: nothing of ~/.ssh/config or /etc/ssh/ssh_config applies */
+	fail |= ssh_options_set(s, SSH_OPTIONS_PROCESS_CONFIG, &no) < 0;
+	fail |= ssh_options_set(s, SSH_OPTIONS_HOST, u->host) < 0;
+	fail |= ssh_options_set(s, SSH_OPTIONS_PORT, &port) < 0;
+	fail |= ssh_options_set(s, SSH_OPTIONS_USER, u->user) < 0;
+	fail |= ssh_options_set(s, SSH_OPTIONS_KNOWNHOSTS, u->known_hosts) < 0;
+	fail |= ssh_options_set(s, SSH_OPTIONS_GLOBAL_KNOWNHOSTS, u->known_hosts) < 0;
+	fail |= ssh_options_set(s, SSH_OPTIONS_TIMEOUT, &timeout) < 0;
+	fail |= ssh_options_set(s, SSH_OPTIONS_GSSAPI_DELEGATE_CREDENTIALS, &no) < 0;
+	if (u->hostkey_algorithms != NULL)
+		fail |= ssh_options_set(s, SSH_OPTIONS_HOSTKEYS, u->hostkey_algorithms) < 0;
+	if (fail)
+		return ag_err_set(err, "upstream '%s': cannot set the client's options: %s",
+		    u->name, ssh_get_error(s));
+	return 0;
+}
+
+/* The host key against the pinned file only. */
+static int
+check_hostkey(ssh_session s, const struct ag_upstream *u, struct ag_upconn_info *info,
+    struct ag_err *err)
+{
+	ssh_key srv = NULL;
+
+	if (ssh_get_server_publickey(s, &srv) == SSH_OK) {
+		fingerprint(srv, info->hostkey, sizeof(info->hostkey));
+		ssh_key_free(srv);
+	}
+	switch (ssh_session_is_known_server(s)) {
+	case SSH_KNOWN_HOSTS_OK:
+		return 0;
+	case SSH_KNOWN_HOSTS_CHANGED:
+		return ag_err_set(err, "upstream '%s' (%s:%ld) offered host key %s, which is not "
+		    "the key pinned in %s: refused (the key changed, or this is not that host)",
+		    u->name, u->host, u->port, info->hostkey, u->known_hosts);
+	case SSH_KNOWN_HOSTS_OTHER:
+		return ag_err_set(err, "upstream '%s' (%s:%ld) offered host key %s, of a type "
+		    "other than the one pinned in %s: refused", u->name, u->host, u->port,
+		    info->hostkey, u->known_hosts);
+	case SSH_KNOWN_HOSTS_UNKNOWN:
+	case SSH_KNOWN_HOSTS_NOT_FOUND:
+		return ag_err_set(err, "upstream '%s' (%s:%ld) offered host key %s, which %s "
+		    "does not pin: refused (no trust on first use; pin it with ssh-keyscan and "
+		    "check the fingerprint)", u->name, u->host, u->port, info->hostkey,
+		    u->known_hosts);
+	default:
+		return ag_err_set(err, "upstream '%s': cannot check its host key against %s: %s",
+		    u->name, u->known_hosts, ssh_get_error(s));
+	}
+}
+
+struct ag_upconn *
+ag_upconn_open(const struct ag_upstream *u, struct ag_upconn_info *info, struct ag_err *err)
+{
+	struct ag_upconn *c;
+	ssh_key key = NULL;
+
+	memset(info, 0, sizeof(*info));
+	if ((c = calloc(1, sizeof(*c))) == NULL) {
+		ag_err_set(err, "out of memory");
+		return NULL;
+	}
+	c->up = u;
+	if ((c->s = ssh_new()) == NULL) {
+		ag_err_set(err, "upstream '%s': cannot make an SSH session", u->name);
+		goto fail;
+	}
+	if (set_options(c->s, u, err) < 0)
+		goto fail;
+	if (ssh_connect(c->s) != SSH_OK) {
+		ag_err_set(err, "upstream '%s': cannot connect to %s:%ld: %s", u->name, u->host,
+		    u->port, ssh_get_error(c->s));
+		goto fail;
+	}
+	if (check_hostkey(c->s, u, info, err) < 0)
+		goto fail;
+	/* the key is read only now, and only by a gateway that got this far */
+	if (load_key(u, &key, info->key, sizeof(info->key), err) < 0)
+		goto fail;
+	if (ssh_userauth_publickey(c->s, NULL, key) != SSH_AUTH_SUCCESS) {
+		ag_err_set(err, "upstream '%s': %s@%s:%ld did not accept the gateway's key %s: %s",
+		    u->name, u->user, u->host, u->port, info->key, ssh_get_error(c->s));
+		goto fail;
+	}
+	ssh_key_free(key);
+	return c;
+fail:
+	ssh_key_free(key);
+	ag_upconn_close(c);
+	return NULL;
+}
+
+void
+ag_upconn_close(struct ag_upconn *c)
+{
+	if (c == NULL)
+		return;
+	if (c->s != NULL) {
+		ssh_disconnect(c->s);
+		ssh_free(c->s);
+	}
+	free(c);
+}
+
+int
+ag_upconn_capture(struct ag_upconn *c, const char *req, size_t max, char **out,
+    size_t *outlen, int *status, struct ag_err *err)
+{
+	struct ag_strbuf sb;
+	ssh_channel ch;
+	char buf[CAPTURE_CHUNK];
+	int n;
+
+	*out = NULL;
+	*outlen = 0;
+	*status = -1;
+	if ((ch = ag_upconn_channel(c, req, 0, NULL, 0, 0, err)) == NULL)
+		return -1;
+	ag_strbuf_init(&sb, max);
+	ssh_channel_send_eof(ch);
+	while ((n = ssh_channel_read(ch, buf, sizeof(buf), 0)) > 0)
+		if (ag_strbuf_append(&sb, buf, (size_t)n) < 0) {
+			ag_err_set(err, "upstream '%s': more than %zu bytes of state", c->up->name,
+			    max);
+			goto fail;
+		}
+	if (n == SSH_ERROR) {
+		ag_err_set(err, "upstream '%s': %s", c->up->name, ssh_get_error(c->s));
+		goto fail;
+	}
+	*status = ssh_channel_get_exit_status(ch);
+	ssh_channel_close(ch);
+	ssh_channel_free(ch);
+	if (ag_strbuf_addch(&sb, '\0') < 0) {
+		ag_err_set(err, "out of memory");
+		ag_strbuf_free(&sb);
+		return -1;
+	}
+	*out = ag_strbuf_detach(&sb, outlen);
+	(*outlen)--;
+	return 0;
+fail:
+	ssh_channel_close(ch);
+	ssh_channel_free(ch);
+	ag_strbuf_free(&sb);
+	return -1;
+}
+
+ssh_channel
+ag_upconn_channel(struct ag_upconn *c, const char *req, int pty, const char *term, int cols,
+    int rows, struct ag_err *err)
+{
+	ssh_channel ch;
+
+	if ((ch = ssh_channel_new(c->s)) == NULL || ssh_channel_open_session(ch) != SSH_OK) {
+		ag_err_set(err, "upstream '%s': cannot open a channel: %s", c->up->name,
+		    ssh_get_error(c->s));
+		goto fail;
+	}
+	if (pty && ssh_channel_request_pty_size(ch, term, cols, rows) != SSH_OK) {
+		ag_err_set(err, "upstream '%s': the host refused a terminal: %s", c->up->name,
+		    ssh_get_error(c->s));
+		goto fail;
+	}
+	if (ssh_channel_request_exec(ch, req) != SSH_OK) {
+		ag_err_set(err, "upstream '%s': the host refused the command: %s", c->up->name,
+		    ssh_get_error(c->s));
+		goto fail;
+	}
+	return ch;
+fail:
+	if (ch != NULL)
+		ssh_channel_free(ch);
+	return NULL;
+}

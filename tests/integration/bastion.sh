@@ -1,0 +1,301 @@
+#!/bin/bash
+# bastion.sh - bastion mode with two real OpenSSH sshd's on loopback: the
+# gateway (sshd with agentgate as ForceCommand, installed set-group-ID as
+# make install leaves it) and an upstream with its own host key whose
+# authorized_keys holds only the gateway's key, restricted to the loopback
+# address.  Commands go there as `@web1 CMD` or after `@web1`: judged at
+# the gateway against the upstream's profile, run there, their output,
+# status and tracked state coming back; a refused one never reaches it
+# (its sshd log and a canary file say so).  The client is locked down: no
+# trust on first use, a changed host key refused with the fingerprint in
+# the audit record, the agent's ~/.ssh/config never read, the key out of
+# the agent's reach.  With a terminal (tmux, ssh -t) the upstream command
+# gets a PTY of the client's size, resizes reach it, ^C stops it.  50 MB go
+# through a client that reads slowly without the gateway growing.  Port
+# forwarding through the gateway (-W, -J, -L) is refused.
+. "$(dirname "$0")/lib.sh"
+if ! command -v tmux >/dev/null; then
+	echo "SKIP: tmux not installed"
+	exit 77
+fi
+ag_setup
+ag_setgid_gateway
+ag_write_pam use_key allow_unidentified
+
+# ---- the upstream: an account, an sshd, the gateway's key -------------------
+UP_USER=agu$$
+UP=$AG_DIR/up
+mkdir -p "$UP/keys"
+flock /run/agentgate-test.lock useradd -m -d "/home/$UP_USER" -s /bin/sh "$UP_USER" || exit 99
+flock /run/agentgate-test.lock usermod -p '*' "$UP_USER" || exit 99
+up_cleanup() {
+	[ -n "${UP_PID:-}" ] && kill "$UP_PID" 2>/dev/null
+	tmux -S "$AG_DIR/tmux.sock" kill-server >/dev/null 2>&1
+	pkill -KILL -u "$UP_USER" 2>/dev/null
+	ag_wait_until 30 ag_userdel "$UP_USER"
+	ag_cleanup
+}
+trap up_cleanup EXIT
+
+ssh-keygen -q -t ed25519 -N '' -f "$UP/hostkey" -C upstream-host || exit 99
+ssh-keygen -q -t ed25519 -N '' -f "$UP/other_hostkey" -C not-the-upstream || exit 99
+ssh-keygen -q -t ed25519 -N '' -f "$UP/gwkey" -C agentgate-gateway || exit 99
+chown root:"$G" "$UP/gwkey"
+chmod 0640 "$UP/gwkey"
+printf 'restrict,pty,from="127.0.0.1" %s\n' "$(cat "$UP/gwkey.pub")" > "$UP/keys/$UP_USER"
+chmod 0644 "$UP/keys/$UP_USER"
+
+UP_PORT=
+for _ in 1 2 3 4 5; do
+	UP_PORT=$(ag_free_port)
+	cat > "$UP/sshd_config" <<EOF
+ListenAddress 127.0.0.1
+Port $UP_PORT
+HostKey $UP/hostkey
+PidFile none
+AuthorizedKeysFile $UP/keys/%u
+StrictModes no
+UsePAM no
+PubkeyAuthentication yes
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+PermitRootLogin no
+AllowUsers $UP_USER
+LogLevel VERBOSE
+EOF
+	"$SSHD" -D -e -f "$UP/sshd_config" 2>>"$UP/sshd.log" &
+	UP_PID=$!
+	ag_wait_until 60 ag_listening "$UP_PID" "$UP_PORT"
+	ag_up "$UP_PID" "$UP_PORT" && break
+	kill "$UP_PID" 2>/dev/null; wait "$UP_PID" 2>/dev/null; UP_PID=
+done
+[ -n "$UP_PID" ] || { echo "cannot start the upstream sshd" >&2; cat "$UP/sshd.log" >&2; exit 99; }
+
+# the pinned keys: the right one, a wrong one, none
+printf '[127.0.0.1]:%s %s\n' "$UP_PORT" "$(cut -d' ' -f1,2 "$UP/hostkey.pub")" > "$UP/known_hosts"
+printf '[127.0.0.1]:%s %s\n' "$UP_PORT" "$(cut -d' ' -f1,2 "$UP/other_hostkey.pub")" > "$UP/wrong_hosts"
+: > "$UP/empty_hosts"
+chmod 0644 "$UP/known_hosts" "$UP/wrong_hosts" "$UP/empty_hosts"
+UP_FP=$(ssh-keygen -lf "$UP/hostkey.pub" | cut -d' ' -f2)
+GW_FP=$(ssh-keygen -lf "$UP/gwkey.pub" | cut -d' ' -f2)
+
+install -d -o root -g "$G" -m 2770 "$AG_DIR/log/recordings"
+sed -e "s|@UPPORT@|$UP_PORT|g" -e "s|@UPUSER@|$UP_USER|g" <<'EOF' | ag_write_policy "$AG_DIR/policy.yaml"
+version: 1
+gateway:
+  runner: /bin/bash
+  sandbox: "off"
+  audit:
+    file: @AUDIT@
+    required: true
+  recordings: @DIR@/log/recordings
+users:
+  @USER@: ops
+upstreams:
+  web1:
+    host: 127.0.0.1
+    port: @UPPORT@
+    user: @UPUSER@
+    key: @DIR@/up/gwkey
+    known_hosts: @DIR@/up/known_hosts
+    connect_timeout: 60
+    profile: web
+    env: { DEPLOY_ENV: staging }
+  swapped:
+    host: 127.0.0.1
+    port: @UPPORT@
+    user: @UPUSER@
+    key: @DIR@/up/gwkey
+    known_hosts: @DIR@/up/wrong_hosts
+    profile: web
+  unpinned:
+    host: 127.0.0.1
+    port: @UPPORT@
+    user: @UPUSER@
+    key: @DIR@/up/gwkey
+    known_hosts: @DIR@/up/empty_hosts
+    profile: web
+  db1:
+    host: 127.0.0.1
+    port: @UPPORT@
+    user: @UPUSER@
+    key: @DIR@/up/gwkey
+    known_hosts: @DIR@/up/known_hosts
+    profile: web
+profiles:
+  ops:
+    targets: [local, web1, swapped, unpinned]
+    allow: [echo, cat, pwd, id, "true", ls]
+    paths: { read: ["/"], write: ["/tmp", "~"] }
+    limits: { timeout: 300 }
+    unknown: deny
+  web:
+    allow: [echo, printf, pwd, id, cd, export, "true", "false", test, sleep, stty, head,
+            cat, uptime, python3, exit, env]
+    paths: { read: ["/"], write: ["/tmp"] }
+    limits: { timeout: 300, max_output: 100000000 }
+    unknown: deny
+EOF
+
+sessions_started() { grep -c 'Starting session' "$UP/sshd.log"; }
+
+# ---- exec: output and status come back --------------------------------------
+ag_run a "@web1 echo hello from \$(id -un)"
+ag_is "$a_out/$a_rc" "hello from $UP_USER/0" exec_runs_on_the_upstream_as_its_account "$a_err"
+ag_run b "@web1 test 1 = 2 || exit 7"
+ag_is "$b_rc" 7 exec_status_comes_back "$b_err"
+ag_run c "@web1 echo \$DEPLOY_ENV"
+ag_is "$c_out" staging upstream_fixed_env_is_sent "$c_err"
+ag_run a2 "@web1
+echo second line"
+ag_is "$a2_out/$a2_rc" "second line/0" lines_after_a_target_word_run_there "$a2_err"
+ag_run d "echo here; id -un"
+ag_is "$d_out" "$(printf 'here\n%s' "$AG_USER")" local_commands_still_run_here "$d_err"
+
+# ---- a refused command never reaches the upstream --------------------------------
+# a session that only connects, and one that also has a command refused:
+# the upstream sees the same sessions for both (the connection's own two)
+before=$(sessions_started)
+printf '%s\n' '@web1' | ag_ssh >/dev/null 2>&1
+mid=$(sessions_started)
+e_err=$(printf '%s\n' '@web1' "touch /tmp/canary-$$" | ag_ssh 2>&1 >/dev/null)
+after=$(sessions_started)
+ag_like "$e_err" "agentgate: .*touch" refusal_names_the_program "$e_err"
+ag_ok refused_command_left_no_canary test ! -e "/tmp/canary-$$"
+ag_is "$((after - mid))" "$((mid - before))" refused_command_opened_no_upstream_session
+ag_run e "@web1 touch /tmp/canary-$$"
+ag_is "$e_rc/$(test -e /tmp/canary-$$ && echo made)" "126/" refused_upstream_command_is_126 "$e_err"
+ag_run e2 "@web1 echo ok > /etc/agentgate-canary-$$"
+ag_is "$e2_rc/$(test -e /etc/agentgate-canary-$$ && echo made)" "126/" redirection_outside_target_paths_refused "$e2_err"
+
+# ---- targets the caller may not reach ----------------------------------------------
+ag_run f "@db1 true"
+ag_is "$f_rc" 126 target_not_in_profile_refused "$f_err"
+ag_like "$f_err" "may not reach upstream 'db1'" refusal_says_not_in_targets
+ag_run g "@nosuch true"
+ag_like "$g_rc $g_err" "^126 .*no such target" unknown_target_refused
+ag_is "$(ag_audit_query "any(x.get('command')=='@db1 true' and x.get('decision')=='deny' and x.get('rule')=='targets' for x in r)")" yes \
+    refused_target_is_audited
+
+# ---- host keys: pinned only ------------------------------------------------------------
+ag_run h "@swapped true"
+ag_is "$h_rc" 126 changed_host_key_refused "$h_err"
+ag_like "$h_err" "$UP_FP" changed_host_key_message_has_the_offered_fingerprint
+ag_is "$(ag_audit_query "[x['target']['hostkey'] for x in r if x.get('command')=='@swapped true'][-1]")" "$UP_FP" \
+    changed_host_key_fingerprint_in_audit
+ag_run i "@unpinned true"
+ag_like "$i_rc $i_err" "^126 .*no trust on first use" unpinned_host_refused
+
+# ---- the agent's ssh_config is never read ----------------------------------------------
+AHOME=$(getent passwd "$AG_USER" | cut -d: -f6)
+install -d -o "$AG_USER" -m 0700 "$AHOME/.ssh"
+printf 'Host *\n  ProxyCommand touch /tmp/proxy-canary-%s\n  Hostname 192.0.2.1\n' "$$" > "$AHOME/.ssh/config"
+chown "$AG_USER" "$AHOME/.ssh/config"
+ag_run j "@web1 echo through"
+ag_is "$j_out/$j_rc" "through/0" planted_ssh_config_ignored_connection_works "$j_err"
+ag_ok planted_proxycommand_never_ran test ! -e "/tmp/proxy-canary-$$"
+rm -rf "$AHOME/.ssh"
+
+# ---- the key is out of the agent's reach -------------------------------------------------
+ag_run k "cat $UP/gwkey"
+ag_unlike "$k_out" "PRIVATE KEY" agent_cannot_cat_the_upstream_key_through_the_gateway
+ag_ok agent_cannot_read_the_key_outside_the_gateway \
+    bash -c "! runuser -u '$AG_USER' -- cat '$UP/gwkey' >/dev/null 2>&1"
+ag_run k2 "@web1 env"
+ag_unlike "$k2_out" "PRIVATE|gwkey" key_not_in_upstream_command_env
+
+# ---- audit: one record per upstream command, with where it went --------------------------
+q="[x for x in r if x.get('event')=='command' and x.get('command','').startswith('@web1 echo hello')][-1]"
+ag_is "$(ag_audit_query "$q['target']['name'], $q['target']['user'], $q['target']['hostkey'], $q['target']['key'], $q['exit']")" \
+    "('web1', '$UP_USER', '$UP_FP', '$GW_FP', 0)" audit_record_names_target_user_and_both_keys
+
+# ---- the REPL: a session on the upstream, state tracked there ------------------------------
+out=$(printf '%s\n' '@web1' 'cd /tmp' 'export GREETING=hi' 'pwd' 'echo "$GREETING" $?' \
+    'false' 'echo $?' '@local' 'pwd' '@web1' 'pwd' 'echo "$GREETING"' | ag_ssh 2>&1)
+ag_is "$out" "$(printf '/tmp\nhi 0\n1\n%s\n/tmp\nhi' "$AHOME")" repl_tracks_cwd_env_and_status_per_target "$out"
+ag_ok one_handshake_per_session_and_upstream \
+    test "$(ag_audit_query "len([x for x in r if x.get('event')=='command' and x.get('target',{}).get('name')=='web1'])")" -gt 5
+
+# ---- 50 MB through a client that reads slowly ------------------------------------------------
+cat > "$AG_DIR/slow.py" <<'EOF'
+import os, sys, time
+# reads 50 MB in small bites; halfway, looks at how much memory the
+# gateway (argv[1]: a file with its pid) has ever held
+got, peak = 0, None
+while True:
+    b = sys.stdin.buffer.read1(16384)
+    if not b:
+        break
+    got += len(b)
+    time.sleep(0.0005)
+    if peak is None and got > 25_000_000:
+        pid = open(sys.argv[1]).read().split()[0]
+        for l in open("/proc/%s/status" % pid):
+            if l.startswith("VmHWM:"):
+                peak = int(l.split()[1])
+print(got, peak)
+EOF
+"${AG_SSH[@]}" "@web1 head -c 50000000 /dev/zero" 2>"$AG_DIR/slow.err" | {
+	ag_wait_until 60 test -n "$(ag_gateway_pids)"
+	ag_gateway_pids > "$AG_DIR/gw.pid"
+	"$AG_PYTHON" "$AG_DIR/slow.py" "$AG_DIR/gw.pid"
+} > "$AG_DIR/slow.out"
+read -r got peak < "$AG_DIR/slow.out"
+ag_is "$got" 50000000 fifty_mb_arrive_through_a_slow_reader "$(cat "$AG_DIR/slow.err")"
+ag_ok gateway_memory_stays_bounded_under_a_slow_reader test "${peak:-999999}" -lt 65536
+
+# ---- no forwarding through the gateway ----------------------------------------------------
+ag_ok dash_W_refused bash -c "! ${AG_SSH[*]:0:${#AG_SSH[@]}-1} -W 127.0.0.1:$UP_PORT $AG_USER@127.0.0.1 </dev/null >/dev/null 2>&1"
+# -L: the client listens; what connects there must not reach the upstream
+LP=$(ag_free_port)
+"${AG_SSH[@]:0:${#AG_SSH[@]}-1}" -N -L "$LP:127.0.0.1:$UP_PORT" "$AG_USER@127.0.0.1" </dev/null 2>/dev/null &
+LPID=$!
+ag_wait_until 60 ag_listening "$LPID" "$LP"
+ag_ok dash_L_client_listens ag_up "$LPID" "$LP"
+banner=$("$AG_PYTHON" -c '
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+got = b""
+while b"\n" not in got:
+    b = s.recv(256)
+    if not b:
+        break
+    got += b
+print(got.decode(errors="replace").strip())' "$LP" 2>&1)
+kill "$LPID" 2>/dev/null; wait "$LPID" 2>/dev/null
+ag_unlike "$banner" "SSH-2.0" dash_L_forward_never_reaches_the_upstream "$banner"
+ag_ok dash_J_refused bash -c "! ssh -F /dev/null -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR -o IdentitiesOnly=yes -i $AG_DIR/client -o ConnectTimeout=60 -J $AG_USER@127.0.0.1:$AG_PORT -p $UP_PORT $UP_USER@127.0.0.1 true </dev/null >/dev/null 2>&1"
+
+# ---- a terminal: PTY upstream, resize, ^C ----------------------------------------------------
+printf 'set-option -g remain-on-exit on\n' > "$AG_DIR/tmux.conf"
+tm() { tmux -f "$AG_DIR/tmux.conf" -S "$AG_DIR/tmux.sock" "$@"; }
+screen() { tm capture-pane -p -J -t "$1" -S -200 2>/dev/null; }
+pane_matches() { screen "$1" | grep -Eq -- "$2"; }
+wait_for() { ag_wait_until "${3:-30}" pane_matches "$1" "$2"; }
+tm new-session -d -s t -x 100 -y 30 "${AG_SSH[*]:0:${#AG_SSH[@]}-1} -t $AG_USER@127.0.0.1 @web1"
+wait_for t "$UP_USER@web1:~\\$ " || ag_fail pty_prompt_names_the_target "$(screen t)"
+tm send-keys -t t 'stty size' Enter
+wait_for t '^30 100' && ag_pass upstream_pty_has_the_client_size || ag_fail upstream_pty_has_the_client_size "$(screen t)"
+tm send-keys -t t "python3 -c 'import signal,os; signal.signal(signal.SIGWINCH, lambda *a: (print(\"NOW\", os.get_terminal_size().columns, os.get_terminal_size().lines, flush=True), os._exit(0))); print(\"READY\", flush=True); signal.pause()'" Enter
+wait_for t '^READY'
+tm resize-window -t t -x 120 -y 40
+wait_for t '^NOW 120 40' && ag_pass resize_reaches_the_running_upstream_command ||
+    ag_fail resize_reaches_the_running_upstream_command "$(screen t)"
+tm send-keys -t t 'stty size' Enter
+wait_for t '^40 120' && ag_pass next_upstream_command_has_the_new_size || ag_fail next_upstream_command_has_the_new_size "$(screen t)"
+tm send-keys -t t 'sleep 1000' Enter
+ag_wait_until 60 pgrep -u "$UP_USER" -x sleep >/dev/null
+tm send-keys -t t C-c
+ag_wait_until 60 bash -c "! pgrep -u '$UP_USER' -x sleep >/dev/null" && ag_pass ctrl_c_stops_the_upstream_sleep ||
+    ag_fail ctrl_c_stops_the_upstream_sleep "$(screen t)"
+tm send-keys -t t 'echo after-interrupt' Enter
+wait_for t '^after-interrupt' && ag_pass session_goes_on_after_ctrl_c || ag_fail session_goes_on_after_ctrl_c "$(screen t)"
+tm send-keys -t t 'exit' Enter
+pane_dead() { tm list-panes -t t -F '#{pane_dead}' 2>/dev/null | grep -q 1; }
+ag_wait_until 60 pane_dead
+rec=$(ls -t "$AG_DIR/log/recordings"/* 2>/dev/null | head -1)
+ag_like "$(cat "$rec" 2>/dev/null)" 'after-interrupt' upstream_pty_session_is_recorded
+ag_is "$(ag_audit_query "[x['target'].get('pty') for x in r if x.get('event')=='command' and x.get('command')=='stty size'][0]")" \
+    "100x30" audit_record_has_the_pty_size
+
+ag_done
