@@ -105,6 +105,17 @@ target_record(struct cmd *c, const struct ag_target *t, const struct ag_upstream
 	c->rec.target = &c->trec;
 }
 
+/* Nothing to run: blanks, or a comment. */
+static int
+blank_line(const char *p, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n && (p[i] == ' ' || p[i] == '\t' || p[i] == '\n'))
+		i++;
+	return i == n || p[i] == '#';
+}
+
 /*
  * Which host the line is for: a leading @NAME word names it for this line
  * (or, alone, for the session), else the session's.  STOP with the record
@@ -124,6 +135,14 @@ stage_target(struct ag_core *core, struct cmd *c)
 	    &rest)) == 0) {
 		if (c->t != NULL)
 			target_record(c, c->t, c->t->up);
+		else if (!ag_profile_may_target(core->caller, AG_TARGET_LOCAL) &&
+		    !blank_line(c->line, c->len)) {
+			/* a bastion-only profile: this host is not one of its targets */
+			snprintf(c->why, sizeof(c->why), "profile '%s' runs commands only on its "
+			    "targets, not on this host: begin the line with @NAME, or give "
+			    "@NAME alone to make it the session's target", core->caller->name);
+			return refuse(c, "deny", c->why, "targets");
+		}
 		return NEXT;
 	}
 	if (k < 0) {
@@ -151,7 +170,10 @@ stage_target(struct ag_core *core, struct cmd *c)
 	}
 	if (t != NULL)
 		target_record(c, t, t->up);
-	if (c->line[rest + strspn(c->line + rest, " \t\n")] == '\0') {
+	while (rest < c->len && (c->line[rest] == '\n' || c->line[rest] == ' ' ||
+	    c->line[rest] == '\t'))
+		rest++;
+	if (rest >= c->len) {
 		core->at = t;
 		c->status = 0;
 		snprintf(c->why, sizeof(c->why), "the session's commands now run on %s",
@@ -486,8 +508,9 @@ run_upstream(struct ag_core *core, struct cmd *c)
 	struct ag_err err;
 
 	if (c->xfer.kind != AG_XFER_NONE) {
-		snprintf(c->why, sizeof(c->why), "file transfers go to this host only; "
-		    "'@%s' cannot take one", c->t->up->name);
+		snprintf(c->why, sizeof(c->why), "file transfers (scp, sftp, rsync) are not "
+		    "relayed to an upstream; '%s' cannot take one through the gateway",
+		    c->t->up->name);
 		return refuse(c, "deny", c->why, "targets");
 	}
 	if (core->pty)

@@ -239,11 +239,27 @@ set_user(struct conn *c, const char *user)
 {
 	struct passwd *pw;
 
+	char name[sizeof(c->user)];
+	const char *colon;
+
 	if (user == NULL || *user == '\0' || strlen(user) >= sizeof(c->user))
 		return -1;
+	/* "agent:web1" (Warpgate's form): the account, and the session's target */
+	snprintf(name, sizeof(name), "%s", user);
+	if ((colon = strchr(user, ':')) != NULL) {
+		name[colon - user] = '\0';
+		if (strlen(colon + 1) >= sizeof(c->target) || colon[1] == '\0' ||
+		    strspn(colon + 1, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+		    "0123456789_-.") != strlen(colon + 1))
+			return -1;
+	}
 	if (c->have_user)
-		return strcmp(c->user, user) == 0 ? 0 : -1;
-	snprintf(c->user, sizeof(c->user), "%s", user);
+		return strcmp(c->user, name) == 0 && (colon == NULL ? c->target[0] == '\0' :
+		    strcmp(c->target, colon + 1) == 0) ? 0 : -1;
+	snprintf(c->user, sizeof(c->user), "%s", name);
+	if (colon != NULL)
+		snprintf(c->target, sizeof(c->target), "%s", colon + 1);
+	user = c->user;
 	c->have_user = 1;
 	errno = 0;
 	if ((pw = getpwnam(user)) == NULL)

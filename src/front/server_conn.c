@@ -250,6 +250,7 @@ env_value(const struct chan *ch, const char *name)
 static int
 session_main(struct conn *c, struct chan *ch, const char *cmd, int st_fd)
 {
+	char *tcmd = NULL;
 	struct ag_core_params cp;
 	struct ag_core core;
 	struct ag_err err;
@@ -284,7 +285,21 @@ session_main(struct conn *c, struct chan *ch, const char *cmd, int st_fd)
 			(void)ag_session_setenv(&core.sess, ch->env_names[i], ch->env_vals[i]);
 	/* the same session core as under sshd: a PTY per command, the
 	 * recording, file transfer, the REPL */
+	if (c->target[0] != '\0' && ag_proto_of(cmd) == AG_PROTO_NONE) {
+		/* `ssh agent:web1@gw [CMD]`: the session (or CMD) is web1's */
+		size_t n = strlen(c->target) + (cmd != NULL ? strlen(cmd) : 0) + 3;
+
+		if ((tcmd = malloc(n)) == NULL) {
+			fprintf(stderr, "agentgate: out of memory\n");
+			ag_core_end(&core);
+			return 1;
+		}
+		snprintf(tcmd, n, "@%s%s%s", c->target, cmd != NULL ? " " : "",
+		    cmd != NULL ? cmd : "");
+		cmd = tcmd;
+	}
 	status = ag_core_serve(&core, cmd);
+	free(tcmd);
 	fflush(stdout);
 	fflush(stderr);
 	{

@@ -83,6 +83,7 @@ struct conn {
 	char				 client[CLIENT_MAX];
 	/* authentication */
 	char				 user[64];
+	char				 target[72];	/* "user:TARGET" named it (bastion), or "" */
 	int				 have_user, user_ok;
 	uid_t				 uid;
 	gid_t				 gid;

@@ -180,7 +180,8 @@ ag_is "$(ag_audit_query "any(x.get('command')=='@db1 true' and x.get('decision')
 # ---- host keys: pinned only ------------------------------------------------------------
 ag_run h "@swapped true"
 ag_is "$h_rc" 126 changed_host_key_refused "$h_err"
-ag_like "$h_err" "$UP_FP" changed_host_key_message_has_the_offered_fingerprint
+has() { [[ "$1" == *"$2"* ]]; }
+ag_ok changed_host_key_message_has_the_offered_fingerprint has "$h_err" "$UP_FP"
 ag_is "$(ag_audit_query "[x['target']['hostkey'] for x in r if x.get('command')=='@swapped true'][-1]")" "$UP_FP" \
     changed_host_key_fingerprint_in_audit
 ag_run i "@unpinned true"
@@ -297,5 +298,23 @@ rec=$(ls -t "$AG_DIR/log/recordings"/* 2>/dev/null | head -1)
 ag_like "$(cat "$rec" 2>/dev/null)" 'after-interrupt' upstream_pty_session_is_recorded
 ag_is "$(ag_audit_query "[x['target'].get('pty') for x in r if x.get('event')=='command' and x.get('command')=='stty size'][0]")" \
     "100x30" audit_record_has_the_pty_size
+
+# ---- serve: the user name names the target (agent:web1@gw) -------------------------------
+sed -e 's|^gateway:$|gateway:\n  server: { host_keys: [@DIR@/hostkey], allow_users: [@USER@] }|' \
+    "$AG_DIR/policy.yaml" | ag_write_policy "$AG_DIR/serve.yaml"
+if ag_start_serve "$AG_DIR/serve.yaml"; then
+	SRV=("${SRV_SSH[@]:0:${#SRV_SSH[@]}-1}")
+	out=$("${SRV[@]}" "$AG_USER:web1@127.0.0.1" 'id -un; echo $DEPLOY_ENV' 2>&1)
+	ag_is "$out" "$(printf '%s\nstaging' "$UP_USER")" serve_user_colon_target_runs_there
+	out=$(printf 'pwd\ncd /tmp\npwd\n' | "${SRV[@]}" "$AG_USER:web1@127.0.0.1" 2>&1)
+	ag_is "$out" "$(printf '/home/%s\n/tmp' "$UP_USER")" serve_user_colon_target_session_is_there
+	out=$("${SRV[@]}" "$AG_USER:db1@127.0.0.1" true 2>&1)
+	ag_like "$? $out" "^126 .*may not reach" serve_target_not_in_profile_refused
+	out=$("${SRV[@]}" "$AG_USER@127.0.0.1" '@web1 echo $((6*7))' 2>&1)
+	ag_is "$out" 42 serve_at_target_word_runs_there
+	kill "$SRV_PID" 2>/dev/null
+else
+	ag_fail serve_starts "$(tail -5 "$AG_DIR/serve.log")"
+fi
 
 ag_done
