@@ -1694,11 +1694,7 @@ upstream_port(struct ctx *c, const char *key, const struct ynode *k,
 	struct ag_upstream *u = arg;
 
 	(void)k;
-	if (cf_get_count(c, v, key, 65535, &u->port) == -1)
-		return -1;
-	if (u->port == 0)
-		return cf_err_node(c, v, "'port' must be 1 to 65535");
-	return 0;
+	return cf_get_count(c, v, key, 65535, &u->port);
 }
 
 static int

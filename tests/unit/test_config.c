@@ -390,6 +390,24 @@ static const struct errcase errcases[] = {
 	  "'(open' in 'redact_patterns' is not a POSIX extended regular expression" },
 	{ "redact_not_bool", BASE "    output: { redact: yes please }\n", 5, 23,
 	  "expected true or false for 'redact'" },
+	/* upstreams (bastion mode) */
+	{ "upstream_no_known_hosts", "version: 1\nupstreams:\n  web1:\n    host: h\n"
+	  "    user: u\n    key: /k\n    profile: r\nprofiles:\n  r: {allow: [ls]}\n", 4, 5,
+	  "upstream 'web1' has no 'known_hosts" },
+	{ "upstream_unknown_profile", "version: 1\nupstreams:\n  web1:\n    host: 10.0.0.5\n    user: deploy\n    key: /k\n    known_hosts: /kh\n    profile: nosuch\n"
+	  "profiles:\n  r: {allow: [ls]}\n", 8, 14, "upstream 'web1' refers to unknown profile 'nosuch'" },
+	{ "upstream_developer_profile", "version: 1\nupstreams:\n  web1:\n    host: 10.0.0.5\n    user: deploy\n    key: /k\n    known_hosts: /kh\n    profile: d\n"
+	  "profiles:\n  d: {allow: [ls], tier: developer}\n", 3, 3, "which is tier developer" },
+	{ "upstream_named_local", "version: 1\nupstreams:\n  local: {host: h}\n"
+	  "profiles:\n  r: {allow: [ls]}\n", 3, 3, "is not 'local'" },
+	{ "upstream_host_option", "version: 1\nupstreams:\n  w: {host: \"-oProxyCommand=x\", "
+	  "user: u, key: /k, known_hosts: /kh, profile: r}\nprofiles:\n  r: {allow: [ls]}\n", 3, 13,
+	  "must be a host name or address" },
+	{ "target_unknown", "version: 1\nupstreams:\n  web1:\n    host: 10.0.0.5\n    user: deploy\n    key: /k\n    known_hosts: /kh\n    profile: r\n"
+	  "profiles:\n  r: {allow: [ls], targets: [web2]}\n", 10, 3,
+	  "target 'web2', which is neither 'local' nor an upstream" },
+	{ "upstream_port_zero", "version: 1\nupstreams:\n  w: {host: h, port: 0}\n"
+	  "profiles:\n  r: {allow: [ls]}\n", 3, 22, "'port' must be between 1 and 65535" },
 };
 
 static void
@@ -1197,6 +1215,61 @@ load_refuses_oversized_file(void **state)
 	assert_int_equal(err.line, 4);
 }
 
+/* upstreams and targets: every field, defaults, the profile marked a target's. */
+static void
+loads_upstreams(void **state)
+{
+	static const char yaml[] =
+	    "version: 1\n"
+	    "upstreams:\n"
+	    "  web1:\n"
+	    "    host: 10.0.0.5\n"
+	    "    port: 2200\n"
+	    "    user: deploy\n"
+	    "    key: /etc/agentgate/upstream/web1\n"
+	    "    known_hosts: /etc/agentgate/upstream/known_hosts\n"
+	    "    hostkey_algorithms: ssh-ed25519\n"
+	    "    connect_timeout: 5s\n"
+	    "    profile: web\n"
+	    "    env: { DEPLOY_ENV: staging }\n"
+	    "  db1: {host: db, user: u, key: /k, known_hosts: /kh, profile: web}\n"
+	    "profiles:\n"
+	    "  ops: {allow: [ls], targets: [local, web1]}\n"
+	    "  web: {allow: [uptime]}\n";
+	const struct ag_upstream *u;
+	struct ag_config *cfg;
+	struct ag_err err;
+
+	(void)state;
+	cfg = ag_config_parse(yaml, strlen(yaml), "t.yaml", &err);
+	if (cfg == NULL)
+		fail_msg("%s", err.msg);
+	assert_int_equal(cfg->nupstreams, 2);
+	u = ag_config_upstream(cfg, "web1");
+	assert_non_null(u);
+	assert_string_equal(u->host, "10.0.0.5");
+	assert_int_equal(u->port, 2200);
+	assert_string_equal(u->user, "deploy");
+	assert_string_equal(u->known_hosts, "/etc/agentgate/upstream/known_hosts");
+	assert_string_equal(u->hostkey_algorithms, "ssh-ed25519");
+	assert_int_equal(u->connect_timeout, 5);
+	assert_ptr_equal(u->profile, ag_config_profile(cfg, "web"));
+	assert_true(u->profile->is_target);
+	assert_int_equal(u->env_keys.n, 1);
+	assert_string_equal(u->env_vals.v[0], "staging");
+	u = ag_config_upstream(cfg, "db1");
+	assert_int_equal(u->port, 22);
+	assert_int_equal(u->connect_timeout, 10);
+	assert_true(ag_profile_may_target(ag_config_profile(cfg, "ops"), "web1"));
+	assert_true(ag_profile_may_target(ag_config_profile(cfg, "ops"), "local"));
+	assert_false(ag_profile_may_target(ag_config_profile(cfg, "ops"), "db1"));
+	/* no targets: this host only */
+	assert_true(ag_profile_may_target(ag_config_profile(cfg, "web"), "local"));
+	assert_false(ag_profile_may_target(ag_config_profile(cfg, "web"), "web1"));
+	assert_false(ag_config_profile(cfg, "ops")->is_target);
+	ag_config_free(cfg);
+}
+
 /* gateway.server: every field, chains in order, and absence = defaults. */
 static void
 loads_server_block(void **state)
@@ -1338,6 +1411,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(loads_server_block),
+		cmocka_unit_test(loads_upstreams),
 		cmocka_unit_test(refuses_with_position),
 		cmocka_unit_test(formats_unknown_key_like_a_compiler),
 		cmocka_unit_test(refuses_nul_in_string),
