@@ -1762,6 +1762,93 @@ envsan_sets(void **state)
 		free(env[i]);
 }
 
+/*
+ * A bastion target's profile is judged against another host's files
+ * (ctx.remote): nothing here is looked at.  This host's symlinks do not
+ * move a path, a program need not exist here, and a path to a program is
+ * not the name the profile allows.
+ */
+static void
+remote_is_judged_as_written(void **state)
+{
+	static const char y[] =
+	    "version: 1\n"
+	    "profiles:\n"
+	    "  web:\n"
+	    "    allow: [echo, cd, deploy-tool, cat]\n"
+	    "    deny: [{ command: cat, args: [\"/etc/shadow*\"] }]\n"
+	    "    paths: { read: [\"/\"], write: [\"/srv/app\"] }\n";
+	static const struct { const char *cmd; int allow; } cases[] = {
+		{ "deploy-tool --now", 1 },		/* not a program here */
+		{ "/opt/bin/deploy-tool", 0 },		/* a path is not the name */
+		{ "echo hi > /srv/app/x", 1 },
+		{ "echo hi > /srv/app/../../etc/x", 0 },
+		{ "echo hi > /etc/motd", 0 },
+		{ "cd /srv/app && echo ok > rel", 1 },
+		{ "cat /etc/shadow", 0 },
+		{ "uptime", 0 },
+		{ "echo hi > @T/passwd-link", 0 },	/* lexically outside /srv/app, /tmp */
+	};
+	struct ag_config *c;
+	struct ag_policy_ctx ctx;
+	struct ag_err err;
+	char *env[] = { (char *)"PATH=/usr/local/bin:/usr/bin", NULL };
+	size_t i;
+
+	(void)state;
+	c = ag_config_parse(y, sizeof(y) - 1, "remote.yaml", &err);
+	assert_non_null(c);
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.profile = ag_config_profile(c, "web");
+	ctx.cwd = "/srv/app";
+	ctx.home = "/home/deploy";
+	ctx.user = "deploy";
+	ctx.env = env;
+	ctx.remote = 1;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct ag_decision d;
+		char line[1024];
+
+		subst(cases[i].cmd, line, sizeof(line));
+		assert_int_equal(ag_policy_check(&ctx, line, strlen(line), &d), 0);
+		if ((d.verdict == AG_ALLOW) != cases[i].allow)
+			fail_msg("remote: %s: %s (%s)", line, ag_verdict_name(d.verdict), d.reason);
+		ag_decision_free(&d);
+	}
+	/* a symlink here that leads out: remote, only the written path counts */
+	{
+		struct ag_decision d;
+		char line[1024];
+
+		xsystem("mkdir -p %s/srvlink && ln -sfn /etc %s/srvlink/app", tdir, tdir);
+		/* allowed: srvlink; the line writes through its link app -> /etc */
+		snprintf(line, sizeof(line), "echo x > %s/srvlink/app/motd", tdir);
+		ctx.profile = ag_config_profile(c, "web");
+		ag_config_free(c);
+		{
+			char y2[512];
+
+			snprintf(y2, sizeof(y2), "version: 1\nprofiles:\n  web:\n    allow: [echo]\n"
+			    "    paths: { read: [\"/\"], write: [\"%s/srvlink\"] }\n", tdir);
+			c = ag_config_parse(y2, strlen(y2), "remote2.yaml", &err);
+			assert_non_null(c);
+		}
+		ctx.profile = ag_config_profile(c, "web");
+		assert_int_equal(ag_policy_check(&ctx, line, strlen(line), &d), 0);
+		assert_int_equal(d.verdict, AG_ALLOW);
+		ag_decision_free(&d);
+		/* the same line judged on this host follows the link to /etc */
+		ctx.remote = 0;
+		ctx.cwd = "/";
+		assert_int_equal(ag_policy_check(&ctx, line, strlen(line), &d), 0);
+		assert_int_not_equal(d.verdict, AG_ALLOW);
+		ag_decision_free(&d);
+		/* and the lexical view ends with the decision */
+		assert_int_equal(ag_path_lexical(), 0);
+	}
+	ag_config_free(c);
+}
+
 static void
 pathutil_basics(void **state)
 {
@@ -1837,6 +1924,7 @@ main(void)
 		cmocka_unit_test(every_builtin_is_one),
 		cmocka_unit_test(envsan_sets),
 		cmocka_unit_test(pathutil_basics),
+		cmocka_unit_test(remote_is_judged_as_written),
 	};
 
 	return cmocka_run_group_tests_name("policy", tests, setup, teardown);
