@@ -456,6 +456,9 @@ ag_upconn_run(struct ag_upconn *c, const struct ag_uprun_opts *o, struct ag_upru
 		r->status = 124;
 	else if (r->cancelled)
 		r->status = 130;
+	/* libssh keeps a channel the far end has not closed yet past
+	 * ssh_channel_free(): our callbacks, on this stack, must go first */
+	ssh_remove_channel_callbacks(x.ch, &cb);
 	ssh_channel_close(x.ch);
 	ssh_channel_free(x.ch);
 	if (out_fl >= 0)

@@ -592,6 +592,70 @@ ag_start_serve() {
 	return 0
 }
 
+# ag_start_upstream: a host behind the gateway, for bastion mode: an
+# account ($UP_USER, login shell /bin/sh), a second real sshd on 127.0.0.1
+# ($UP_PORT, its own host key, LogLevel VERBOSE into $UP/sshd.log) whose
+# authorized_keys holds only the gateway's key ($UP/gwkey, root:$G 0640
+# as an admin installs it; restricted to the loopback address), and pinned
+# host key files: $UP/known_hosts (right), $UP/wrong_hosts (another key),
+# $UP/empty_hosts.  Sets UP, UP_USER, UP_PORT, UP_PID, UP_FP and GW_FP
+# (SHA256 fingerprints of the host key and the gateway key).  Needs G
+# (ag_setgid_gateway).  ag_stop_upstream undoes it.
+ag_start_upstream() {
+	UP_USER=agu$$
+	UP=$AG_DIR/up
+	mkdir -p "$UP/keys"
+	flock /run/agentgate-test.lock useradd -m -d "/home/$UP_USER" -s /bin/sh "$UP_USER" || return 1
+	flock /run/agentgate-test.lock usermod -p '*' "$UP_USER" || return 1
+	ssh-keygen -q -t ed25519 -N '' -f "$UP/hostkey" -C upstream-host || return 1
+	ssh-keygen -q -t ed25519 -N '' -f "$UP/other_hostkey" -C not-the-upstream || return 1
+	ssh-keygen -q -t ed25519 -N '' -f "$UP/gwkey" -C agentgate-gateway || return 1
+	chown root:"$G" "$UP/gwkey"
+	chmod 0640 "$UP/gwkey"
+	printf 'restrict,pty,from="127.0.0.1" %s\n' "$(cat "$UP/gwkey.pub")" > "$UP/keys/$UP_USER"
+	chmod 0644 "$UP/keys/$UP_USER"
+	UP_PID=
+	for _ in 1 2 3 4 5; do
+		UP_PORT=$(ag_free_port)
+		cat > "$UP/sshd_config" <<EOF
+ListenAddress 127.0.0.1
+Port $UP_PORT
+HostKey $UP/hostkey
+PidFile none
+AuthorizedKeysFile $UP/keys/%u
+StrictModes no
+UsePAM no
+PubkeyAuthentication yes
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+PermitRootLogin no
+AllowUsers $UP_USER
+MaxStartups 200
+MaxSessions 200
+LogLevel VERBOSE
+EOF
+		"$SSHD" -D -e -f "$UP/sshd_config" 2>>"$UP/sshd.log" &
+		UP_PID=$!
+		ag_wait_until 60 ag_listening "$UP_PID" "$UP_PORT"
+		ag_up "$UP_PID" "$UP_PORT" && break
+		kill "$UP_PID" 2>/dev/null; wait "$UP_PID" 2>/dev/null; UP_PID=
+	done
+	[ -n "$UP_PID" ] || { echo "cannot start the upstream sshd" >&2; cat "$UP/sshd.log" >&2; return 1; }
+	printf '[127.0.0.1]:%s %s\n' "$UP_PORT" "$(cut -d' ' -f1,2 "$UP/hostkey.pub")" > "$UP/known_hosts"
+	printf '[127.0.0.1]:%s %s\n' "$UP_PORT" "$(cut -d' ' -f1,2 "$UP/other_hostkey.pub")" > "$UP/wrong_hosts"
+	: > "$UP/empty_hosts"
+	chmod 0644 "$UP/known_hosts" "$UP/wrong_hosts" "$UP/empty_hosts"
+	UP_FP=$(ssh-keygen -lf "$UP/hostkey.pub" | cut -d' ' -f2)
+	GW_FP=$(ssh-keygen -lf "$UP/gwkey.pub" | cut -d' ' -f2)
+}
+ag_stop_upstream() {
+	[ -n "${UP_PID:-}" ] && kill "$UP_PID" 2>/dev/null
+	if [ -n "${UP_USER:-}" ] && id "$UP_USER" >/dev/null 2>&1; then
+		pkill -KILL -u "$UP_USER" 2>/dev/null
+		ag_wait_until 30 ag_userdel "$UP_USER"
+	fi
+}
+
 # ag_mcp_sdk: the directory where the official MCP TypeScript SDK
 # (@modelcontextprotocol/sdk, from the npm registry) is installed, once per
 # machine, for node to load; 1 (and why, on stderr) when node or the
