@@ -195,31 +195,40 @@ ag_is "$(($(logins) - before))" 1 one_login_per_session_and_upstream
 
 # ---- 50 MB through a client that reads slowly ------------------------------------------------
 cat > "$AG_DIR/slow.py" <<'EOF'
-import os, sys, time
-# reads 50 MB in small bites; halfway, looks at how much memory the
-# gateway (argv[1]: a file with its pid) has ever held
-got, peak = 0, None
+import sys, time
+# reads 50 MB in small bites and looks at the most memory the gateway
+# (argv[1]: a file with its pid) has held, after 5 MB and after 45 MB: a
+# gateway that buffered what the client had not read yet would grow by
+# tens of MB in between
+def hwm():
+    pid = open(sys.argv[1]).read().split()[0]
+    for l in open("/proc/%s/status" % pid):
+        if l.startswith("VmHWM:"):
+            return int(l.split()[1])
+got, at5, at45 = 0, None, None
 while True:
     b = sys.stdin.buffer.read1(16384)
     if not b:
         break
     got += len(b)
     time.sleep(0.0005)
-    if peak is None and got > 25_000_000:
-        pid = open(sys.argv[1]).read().split()[0]
-        for l in open("/proc/%s/status" % pid):
-            if l.startswith("VmHWM:"):
-                peak = int(l.split()[1])
-print(got, peak)
+    if at5 is None and got > 5_000_000:
+        at5 = hwm()
+    if at45 is None and got > 45_000_000:
+        at45 = hwm()
+print(got, (at45 or 0) - (at5 or 0) if at5 and at45 else "none")
 EOF
 "${AG_SSH[@]}" "@web1 head -c 50000000 /dev/zero" 2>"$AG_DIR/slow.err" | {
 	ag_wait_until 60 test -n "$(ag_gateway_pids)"
 	ag_gateway_pids > "$AG_DIR/gw.pid"
 	"$AG_PYTHON" "$AG_DIR/slow.py" "$AG_DIR/gw.pid"
 } > "$AG_DIR/slow.out"
-read -r got peak < "$AG_DIR/slow.out"
+read -r got grew < "$AG_DIR/slow.out"
 ag_is "$got" 50000000 fifty_mb_arrive_through_a_slow_reader "$(cat "$AG_DIR/slow.err")"
-ag_ok gateway_memory_stays_bounded_under_a_slow_reader test "${peak:-999999}" -lt 65536
+# (AddressSanitizer's quarantine keeps freed memory: measured in plain builds)
+if ! ldd "$AGENTGATE" 2>/dev/null | grep -q libasan; then
+	ag_ok gateway_memory_stays_bounded_under_a_slow_reader test "$grew" -lt 16384
+fi
 
 # ---- no forwarding through the gateway ----------------------------------------------------
 ag_ok dash_W_refused bash -c "! ${AG_SSH[*]:0:${#AG_SSH[@]}-1} -W 127.0.0.1:$UP_PORT $AG_USER@127.0.0.1 </dev/null >/dev/null 2>&1"
