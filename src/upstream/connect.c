@@ -11,6 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -162,6 +165,14 @@ ag_upconn_open(const struct ag_upstream *u, struct ag_upconn_info *info, struct 
 	}
 	if (check_hostkey(c->s, u, info, err) < 0)
 		goto fail;
+	{
+		int one = 1, fd = ssh_get_fd(c->s);
+
+		/* requests and replies are small: Nagle and delayed ACKs would add
+		 * tens of ms to each; and no command of the agent's inherits it */
+		(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		(void)fcntl(fd, F_SETFD, FD_CLOEXEC);
+	}
 	/* the key is read only now, and only by a gateway that got this far */
 	if (load_key(u, &key, info->key, sizeof(info->key), err) < 0)
 		goto fail;
