@@ -748,10 +748,49 @@ int
 ag_core_decide(const struct ag_core *core, const char *line, size_t len,
     struct ag_decision *d)
 {
+	static char default_path[] = "PATH=" AG_SESSION_DEFAULT_PATH;
+	static char *const no_env[] = { default_path, NULL };
+	const struct ag_upstream *u;
 	struct ag_policy_ctx ctx;
+	char name[80];
+	size_t rest;
+	int k;
 
 	policy_ctx(core, &ctx);
-	return ag_policy_check(&ctx, line, len, d);
+	if (core->cfg == NULL || (k = ag_target_word(line, len, name, sizeof(name), &rest)) == 0)
+		return ag_policy_check(&ctx, line, len, d);
+	/* explain of an @NAME line: as that target would judge it, in its
+	 * state when the session has one, else from its root */
+	memset(d, 0, sizeof(*d));
+	d->verdict = AG_DENY;
+	snprintf(d->rule, sizeof(d->rule), "targets");
+	if (k < 0 || !ag_profile_may_target(core->caller, name)) {
+		snprintf(d->reason, sizeof(d->reason), "'@%s' is not a target profile '%s' may "
+		    "reach", k < 0 ? "?" : name, core->caller->name);
+		return 0;
+	}
+	if (strcmp(name, AG_TARGET_LOCAL) == 0)
+		return ag_policy_check(&ctx, line + rest, len - rest, d);
+	if ((u = ag_config_upstream(core->cfg, name)) == NULL || u->profile == NULL) {
+		snprintf(d->reason, sizeof(d->reason), "'@%s': no such upstream", name);
+		return 0;
+	}
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.profile = u->profile;
+	ctx.remote = 1;
+	ctx.user = u->user;
+	if (core->targets != NULL && core->targets[u - core->cfg->upstreams].opened) {
+		const struct ag_session *ts = &core->targets[u - core->cfg->upstreams].sess;
+
+		ctx.cwd = ts->cwd;
+		ctx.home = ts->home;
+		ctx.env = ts->env;
+	} else {
+		ctx.cwd = "/";
+		ctx.home = "/";
+		ctx.env = no_env;
+	}
+	return ag_policy_check(&ctx, line + rest, len - rest, d);
 }
 
 int
