@@ -840,6 +840,24 @@ check_layout(struct doctor *d, const struct ag_config *cfg, const struct who *w,
 		    line, "chown root:%s %s; chmod 0640 %s", AG_GROUP, v->api_key_file,
 		    v->api_key_file);
 	}
+	/* bastion mode: the keys the gateway logs in to upstreams with, and the
+	 * host keys it trusts there */
+	for (i = 0; i < cfg->nupstreams; i++) {
+		const struct ag_upstream *u = &cfg->upstreams[i];
+
+		snprintf(line, sizeof(line), "upstream %s: key %s is root:%s, mode 0640, "
+		    "unreadable by %s", u->name, u->key, AG_GROUP, user);
+		check(d, stat(u->key, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == 0 &&
+		    st.st_gid == g && !(st.st_mode & 0027) && !can_read(w, &st), line,
+		    "chown root:%s %s; chmod 0640 %s", AG_GROUP, u->key, u->key);
+		snprintf(line, sizeof(line), "upstream %s: pinned host keys %s exist, root's, "
+		    "not writable by %s", u->name, u->known_hosts, user);
+		check(d, stat(u->known_hosts, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+		    st.st_uid == 0 && !(st.st_mode & 0022) && !can_write(w, &st), line,
+		    "ssh-keyscan -p %ld %s > %s (then check the fingerprints); chown root %s; "
+		    "chmod 0644 %s", u->port, u->host, u->known_hosts, u->known_hosts,
+		    u->known_hosts);
+	}
 }
 
 /* 1 when the account can make a user namespace (the sandbox's, below). */

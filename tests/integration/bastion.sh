@@ -302,4 +302,18 @@ else
 	ag_fail serve_starts "$(tail -5 "$AG_DIR/serve.log")"
 fi
 
+# ---- explain and doctor know the upstreams ---------------------------------------------
+ex=$("$AG_DIR/agentgate" explain --config "$AG_DIR/policy.yaml" --profile ops '@web1 touch /tmp/x' 2>&1)
+ag_like "$ex" "decision: deny" explain_judges_a_target_line_by_its_profile "$ex"
+ex=$("$AG_DIR/agentgate" explain --config "$AG_DIR/policy.yaml" --profile ops '@web1 uptime' 2>&1)
+ag_like "$ex" "decision: allow" explain_allows_what_the_target_profile_allows "$ex"
+doc() { "$AG_DIR/agentgate" doctor --user "$AG_USER" --config "$AG_DIR/policy.yaml" \
+    --sshd "$SSHD" --sshd-config "$AG_DIR/sshd_config" 2>&1 | grep "upstream web1: key"; }
+ag_like "$(doc)" "^PASS  upstream web1: key" doctor_accepts_the_installed_upstream_key "$(doc)"
+chmod 0644 "$UP/gwkey"
+ag_like "$(doc)" "^FAIL  expected: upstream web1: key" doctor_flags_an_upstream_key_others_can_read "$(doc)"
+ag_run v "@web1 true"
+ag_like "$v_rc $v_err" "^126 .*must be a regular file owned by root" gateway_refuses_a_key_others_can_read
+chmod 0640 "$UP/gwkey"
+
 ag_done
