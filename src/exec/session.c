@@ -275,6 +275,29 @@ ag_session_init_remote(struct ag_session *s, const struct ag_profile *profile,
 	}
 	if (s->env == NULL && (s->env = calloc(1, sizeof(*s->env))) == NULL)
 		goto nomem;
+	{
+		/* what that sshd gave, as far as a command could not have set it:
+		 * the login's own PATH, HOME, SHELL and PWD stay, a BASH_ENV or an
+		 * LD_PRELOAD from the host's ~/.ssh/environment does not */
+		static const char *const keep[] = { "PATH", "HOME", "SHELL", "PWD", NULL };
+		char *kept[4] = { NULL, NULL, NULL, NULL };
+		size_t i;
+		int bad = 0;
+
+		for (i = 0; keep[i] != NULL; i++)
+			if ((home = ag_session_getenv(s, keep[i])) != NULL &&
+			    (kept[i] = strdup(home)) == NULL)
+				bad = 1;
+		ag_envsan_filter(s->env, profile);
+		s->nenv = ag_envv_count(s->env);
+		for (i = 0; keep[i] != NULL; i++) {
+			if (!bad && kept[i] != NULL && env_set(&s->env, &s->nenv, keep[i], kept[i]) < 0)
+				bad = 1;
+			free(kept[i]);
+		}
+		if (bad)
+			goto nomem;
+	}
 	home = ag_session_getenv(s, "HOME");
 	pwd = ag_session_getenv(s, "PWD");
 	s->user = strdup(user);

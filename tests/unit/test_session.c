@@ -76,6 +76,48 @@ starting_state_is_minimal(void **state)
 	ag_session_free(&s);
 }
 
+/*
+ * A bastion target's state: from what that host's sshd gave (less what
+ * could run code before the command), its PWD taken as it is, since it is
+ * not this host's directory.
+ */
+static void
+remote_state_from_a_capture(void **state)
+{
+	static const char cap[] =
+	    "PATH=/usr/local/bin:/usr/bin\0HOME=/home/deploy\0PWD=/home/deploy\0"
+	    "SHELL=/bin/sh\0LD_PRELOAD=/tmp/evil.so\0BASH_ENV=/tmp/rc\0"
+	    "DEPLOY=yes\0SHLVL=3\0_=/usr/bin/env\0";
+	static const char later[] = "PWD=/srv/not-here-at-all\0DEPLOY=no\0"
+	    "LD_PRELOAD=/tmp/x.so\0PATH=/tmp\0";
+	struct ag_session s;
+	struct ag_err err;
+
+	(void)state;
+	make_profile();
+	assert_int_equal(ag_session_init_remote(&s, &profile, "deploy", "web1", cap,
+	    sizeof(cap) - 1, &err), 0);
+	assert_true(s.remote);
+	assert_string_equal(s.user, "deploy");
+	assert_string_equal(s.host, "web1");
+	assert_string_equal(s.home, "/home/deploy");
+	assert_string_equal(s.cwd, "/home/deploy");
+	assert_string_equal(ag_session_getenv(&s, "DEPLOY"), "yes");
+	assert_string_equal(ag_session_getenv(&s, "SHELL"), "/bin/sh");
+	assert_null(ag_session_getenv(&s, "LD_PRELOAD"));
+	assert_null(ag_session_getenv(&s, "BASH_ENV"));
+	assert_null(ag_session_getenv(&s, "SHLVL"));
+	/* the profile's env.set wins, as locally */
+	assert_string_equal(ag_session_getenv(&s, "PATH"), "/opt/safe/bin:/usr/bin");
+	/* a later capture: PWD taken as it is, dangerous names keep their values */
+	assert_int_equal(ag_session_apply_capture(&s, later, sizeof(later) - 1, &err), 0);
+	assert_string_equal(s.cwd, "/srv/not-here-at-all");
+	assert_string_equal(ag_session_getenv(&s, "DEPLOY"), "no");
+	assert_null(ag_session_getenv(&s, "LD_PRELOAD"));
+	assert_string_equal(ag_session_getenv(&s, "PATH"), "/opt/safe/bin:/usr/bin");
+	ag_session_free(&s);
+}
+
 static void
 capture_is_filtered_and_profile_wins(void **state)
 {
@@ -217,6 +259,7 @@ main(void)
 		cmocka_unit_test(starting_state_is_minimal),
 		cmocka_unit_test(capture_is_filtered_and_profile_wins),
 		cmocka_unit_test(pwd_must_be_a_directory),
+		cmocka_unit_test(remote_state_from_a_capture),
 		cmocka_unit_test(env_vector_operations),
 		cmocka_unit_test(knows_which_commands_cannot_change_state),
 	};
