@@ -101,6 +101,8 @@ ag_run a "@web1 echo hello from \$(id -un)"
 ag_is "$a_out/$a_rc" "hello from $UP_USER/0" exec_runs_on_the_upstream_as_its_account "$a_err"
 ag_run b "@web1 test 1 = 2 || exit 7"
 ag_is "$b_rc" 7 exec_status_comes_back "$b_err"
+ag_run b2 "@web1 python3 -c 'import os; os.kill(os.getpid(), 9)'"
+ag_is "$b2_rc" 137 exec_killed_by_a_signal_upstream_is_128_plus_n "$b2_err"
 ag_run c "@web1 echo \$DEPLOY_ENV"
 ag_is "$c_out" staging upstream_fixed_env_is_sent "$c_err"
 ag_run a2 "@web1
@@ -297,6 +299,16 @@ if ag_start_serve "$AG_DIR/serve.yaml"; then
 	ag_like "$? $out" "^126 .*may not reach" serve_target_not_in_profile_refused
 	out=$("${SRV[@]}" "$AG_USER@127.0.0.1" '@web1 echo $((6*7))' 2>&1)
 	ag_is "$out" 42 serve_at_target_word_runs_there
+	# a terminal under serve: the window-change request reaches the upstream PTY
+	tm new-session -d -s s -x 90 -y 25 "${SRV[*]} -t $AG_USER:web1@127.0.0.1"
+	wait_for s "$UP_USER@web1:~\\$ " || ag_fail serve_pty_prompt "$(screen s)"
+	tm send-keys -t s 'stty size' Enter
+	wait_for s '^25 90' && ag_pass serve_upstream_pty_has_the_client_size ||
+	    ag_fail serve_upstream_pty_has_the_client_size "$(screen s)"
+	tm resize-window -t s -x 110 -y 35
+	tm send-keys -t s 'stty size' Enter
+	wait_for s '^35 110' && ag_pass serve_window_change_reaches_the_upstream ||
+	    ag_fail serve_window_change_reaches_the_upstream "$(screen s)"
 	kill "$SRV_PID" 2>/dev/null
 else
 	ag_fail serve_starts "$(tail -5 "$AG_DIR/serve.log")"
