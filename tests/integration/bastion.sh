@@ -26,7 +26,19 @@ trap 'tmux -S "$AG_DIR/tmux.sock" kill-server >/dev/null 2>&1; ag_stop_upstream;
 ag_start_upstream || exit 99
 
 install -d -o root -g "$G" -m 2770 "$AG_DIR/log/recordings"
-sed -e "s|@UPPORT@|$UP_PORT|g" -e "s|@UPUSER@|$UP_USER|g" <<'EOF' | ag_write_policy "$AG_DIR/policy.yaml"
+# a host that accepts TCP and never says a word: only the connect timeout ends the wait
+SILENT_PORT=$(ag_free_port)
+"$AG_PYTHON" -c '
+import socket, sys, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(8)
+held = []
+while True:
+    c, _ = s.accept(); held.append(c)' "$SILENT_PORT" &
+SILENT_PID=$!
+trap 'kill $SILENT_PID 2>/dev/null; tmux -S "$AG_DIR/tmux.sock" kill-server >/dev/null 2>&1; ag_stop_upstream; ag_cleanup' EXIT
+ag_wait_until 60 ag_listening "$SILENT_PID" "$SILENT_PORT"
+sed -e "s|@UPPORT@|$UP_PORT|g" -e "s|@UPUSER@|$UP_USER|g" -e "s|@SILENTPORT@|$SILENT_PORT|g" <<'EOF' | ag_write_policy "$AG_DIR/policy.yaml"
 version: 1
 gateway:
   runner: /bin/bash
@@ -68,6 +80,22 @@ upstreams:
     key: @DIR@/up/gwkey
     known_hosts: @DIR@/up/known_hosts
     profile: brief
+  ecdsaonly:
+    host: 127.0.0.1
+    port: @UPPORT@
+    user: @UPUSER@
+    key: @DIR@/up/gwkey
+    known_hosts: @DIR@/up/known_hosts
+    hostkey_algorithms: ecdsa-sha2-nistp256
+    profile: web
+  silent:
+    host: 127.0.0.1
+    port: @SILENTPORT@
+    user: @UPUSER@
+    key: @DIR@/up/gwkey
+    known_hosts: @DIR@/up/known_hosts
+    connect_timeout: 2
+    profile: web
   db1:
     host: 127.0.0.1
     port: @UPPORT@
@@ -77,7 +105,7 @@ upstreams:
     profile: web
 profiles:
   ops:
-    targets: [local, web1, swapped, unpinned, brief]
+    targets: [local, web1, swapped, unpinned, brief, ecdsaonly, silent]
     allow: [echo, cat, pwd, id, "true", ls]
     paths: { read: ["/"], write: ["/tmp", "~"] }
     limits: { timeout: 300 }
@@ -163,6 +191,13 @@ ag_is "$(ag_audit_query "[x['target']['hostkey'] for x in r if x.get('command')=
     changed_host_key_fingerprint_in_audit
 ag_run i "@unpinned true"
 ag_like "$i_rc $i_err" "^126 .*no trust on first use" unpinned_host_refused
+
+ag_run i2 "@ecdsaonly true"
+ag_like "$i2_rc $i2_err" "^126 .*cannot connect" host_key_algorithms_restrict_what_is_accepted "$i2_err"
+ag_run i3 "@silent true"
+ag_like "$i3_rc $i3_err" "^126 .*upstream 'silent': cannot connect" silent_host_refused_after_connect_timeout "$i3_err"
+ag_run i4 "@web1 bash -i"
+ag_like "$i4_rc $i4_err" "^126 .*bash" no_shell_upstream_unless_its_profile_allows_one "$i4_err"
 
 # ---- the agent's ssh_config is never read ----------------------------------------------
 AHOME=$(getent passwd "$AG_USER" | cut -d: -f6)

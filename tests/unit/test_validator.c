@@ -174,8 +174,12 @@ request_document_is_exact_data(void **state)
 		assert_memory_equal(json_object_get_string(cmd), lines[i], strlen(lines[i]));
 		assert_true(json_object_object_get_ex(o, "identity", &cmd));
 		assert_string_equal(json_object_get_string(cmd), "alice");
+		/* which host it would run on: this one, or a bastion target */
+		assert_true(json_object_object_get_ex(o, "target", &cmd));
+		assert_string_equal(json_object_get_string(cmd), who.target ? "web1" : "local");
 		json_object_put(o);
 		free(doc);
+		who.target = "web1";
 	}
 	/* not UTF-8: not shown to a validator at all */
 	assert_null(ag_ask_request_doc(a, "uname \xff", 7, "/", &d, &who, &err));
