@@ -55,6 +55,7 @@ struct cmd {
 	int			 end_session;
 	int			 timed_out, cancelled;	/* apply: how the run ended */
 	struct ag_target	*t;		/* target: the upstream it is for, or NULL */
+	int			 switched;	/* the line made a target the session's */
 	struct ag_audit_target	 trec;		/* ... as the audit records it */
 	char			 why[sizeof(((struct ag_decision *)0)->reason) + 2 * AG_ERR_MSG_MAX];
 						/* a refusal's reason */
@@ -175,6 +176,7 @@ stage_target(struct ag_core *core, struct cmd *c)
 		rest++;
 	if (rest >= c->len) {
 		core->at = t;
+		c->switched = 1;
 		c->status = 0;
 		snprintf(c->why, sizeof(c->why), "the session's commands now run on %s",
 		    t != NULL ? name : "this host");
@@ -644,11 +646,16 @@ stage_record(struct ag_core *core, struct cmd *c)
 		ag_log(LOG_ERR, "%s", err.msg);
 }
 
-/* What the front end reports of the line (core.h). */
+/* What the front end reports of the line (core.h), in the line's context. */
 static void
-stage_outcome(const struct cmd *c, struct ag_core_outcome *o)
+stage_outcome(const struct ag_core *core, const struct cmd *c, struct ag_core_outcome *o)
 {
+	/* a switch reports where the session is now; a line, where it ran */
+	const struct ag_session *s = c->switched ? ag_target_session(core) : &core->sess;
+
 	memset(o, 0, sizeof(*o));
+	snprintf(o->cwd, sizeof(o->cwd), "%s", s->cwd);
+	o->profile = c->switched && core->at != NULL ? core->at->up->profile : core->profile;
 	snprintf(o->decision, sizeof(o->decision), "%s", c->rec.decision ? c->rec.decision : "");
 	snprintf(o->reason, sizeof(o->reason), "%s", c->rec.reason ? c->rec.reason : "");
 	snprintf(o->rule, sizeof(o->rule), "%s", c->rec.rule ? c->rec.rule : "");
@@ -696,7 +703,7 @@ ag_core_command(struct ag_core *core, const char *line, size_t len, int flags,
 		core->ncommands++;
 		stage_record(core, &c);
 		if (core->outcome != NULL)
-			stage_outcome(&c, core->outcome);
+			stage_outcome(core, &c, core->outcome);
 		free(recorded);
 		return c.status;
 	}
@@ -725,7 +732,7 @@ ag_core_command(struct ag_core *core, const char *line, size_t len, int flags,
 	}
 	stage_record(core, &c);
 	if (core->outcome != NULL)
-		stage_outcome(&c, core->outcome);
+		stage_outcome(core, &c, core->outcome);
 	if (c.ran_runner && c.res.rec_failed && core->rec != NULL)
 		ag_core_term_failed(core, c.res.rec_error, &c.end_session);
 	if (c.ran_runner)
@@ -757,8 +764,14 @@ ag_core_decide(const struct ag_core *core, const char *line, size_t len,
 	int k;
 
 	policy_ctx(core, &ctx);
-	if (core->cfg == NULL || (k = ag_target_word(line, len, name, sizeof(name), &rest)) == 0)
-		return ag_policy_check(&ctx, line, len, d);
+	if (core->cfg == NULL || (k = ag_target_word(line, len, name, sizeof(name), &rest)) == 0) {
+		if (core->at == NULL)
+			return ag_policy_check(&ctx, line, len, d);
+		/* the session's target judges what names none */
+		snprintf(name, sizeof(name), "%s", core->at->up->name);
+		k = 1;
+		rest = 0;
+	}
 	/* explain of an @NAME line: as that target would judge it, in its
 	 * state when the session has one, else from its root */
 	memset(d, 0, sizeof(*d));

@@ -71,6 +71,9 @@ struct ag_core_outcome {
 	int		cancelled;	/* ended by ag_runner's SIGUSR1 */
 	int		truncated;
 	long long	duration_ms;
+	/* where the line ran: this host's or a target's (core/target.h) */
+	char		cwd[4096];	/* its working directory after the line */
+	const struct ag_profile *profile;	/* the profile that judged it */
 };
 
 struct ag_core {

@@ -148,13 +148,22 @@ ag_target_get(struct ag_core *core, const char *name, int *refused, struct ag_er
 		if (strcmp(name, AG_TARGET_LOCAL) == 0)
 			ag_err_set(err, "profile '%s' may not run commands on this host (its "
 			    "targets do not list 'local')", core->caller->name);
-		else if (ag_config_upstream(core->cfg, name) == NULL)
-			ag_err_set(err, "'@%s': no such target; profile '%s' may reach: %s", name,
-			    core->caller->name, core->caller->targets.n ? "see `agentgate explain`"
-			    : "only this host");
-		else
-			ag_err_set(err, "'@%s': profile '%s' may not reach upstream '%s' (it is "
-			    "not in its targets)", name, core->caller->name, name);
+		else {
+			char list[512];
+			size_t i, used = 0;
+
+			list[0] = '\0';
+			for (i = 0; i < core->caller->targets.n && used < sizeof(list); i++)
+				used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s",
+				    i ? ", " : "", core->caller->targets.v[i]);
+			if (ag_config_upstream(core->cfg, name) == NULL)
+				ag_err_set(err, "'@%s': no such target; profile '%s' may reach: %s",
+				    name, core->caller->name, list[0] ? list : "this host only");
+			else
+				ag_err_set(err, "'@%s': profile '%s' may not reach upstream '%s' "
+				    "(its targets: %s)", name, core->caller->name, name,
+				    list[0] ? list : "this host only");
+		}
 		return NULL;
 	}
 	if (strcmp(name, AG_TARGET_LOCAL) == 0)

@@ -168,8 +168,10 @@ run_outcome(struct ag_core *core, const struct ag_core_outcome *oc)
 	json_object_object_add(o, "cancelled", json_object_new_boolean(oc->cancelled));
 	json_object_object_add(o, "truncated", json_object_new_boolean(oc->truncated));
 	json_object_object_add(o, "duration_ms", json_object_new_int64(oc->duration_ms));
-	json_object_object_add(o, "cwd", json_object_new_string(core->sess.cwd));
-	json_object_object_add(o, "allowed_here", allowed_here(core->profile));
+	json_object_object_add(o, "cwd", json_object_new_string(oc->cwd[0] ? oc->cwd :
+	    core->sess.cwd));
+	json_object_object_add(o, "allowed_here", allowed_here(oc->profile != NULL ?
+	    oc->profile : core->profile));
 	return o;
 }
 

@@ -156,6 +156,13 @@ out=$(printf '%s\n' '{"id":1,"command":"@web1 id -un"}' |
     "${AG_SSH[@]:0:${#AG_SSH[@]}-1}" -s "${AG_SSH[-1]}" agentgate-json 2>&1)
 ag_is "$("$AG_PYTHON" -c 'import json,sys; j=json.loads(sys.argv[1]); print(j["stdout"].strip(), j["exit_code"])' "$out" 2>&1)" \
     "$UP_USER 0" json_lines_run_on_the_upstream "$out"
+out=$(printf '%s\n' '{"id":1,"command":"@web1"}' '{"id":2,"command":"cd /tmp"}' \
+    '{"id":3,"explain":"uptime"}' '{"id":4,"command":"@local"}' '{"id":5,"explain":"uptime"}' |
+    "${AG_SSH[@]:0:${#AG_SSH[@]}-1}" -s "${AG_SSH[-1]}" agentgate-json 2>&1)
+ag_is "$("$AG_PYTHON" -c 'import json,sys
+r = {j["id"]: j for j in map(json.loads, sys.argv[1].splitlines())}
+print(r[2]["cwd"], r[3]["decision"], r[4]["cwd"] != "/tmp", r[5]["decision"])' "$out" 2>&1)" \
+    "/tmp allow True deny" json_lines_session_target_cwd_and_explain_follow_it "$out"
 
 # ---- a refused command never reaches the upstream --------------------------------
 # a session that only connects, and one that also has a command refused:
