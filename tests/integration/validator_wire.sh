@@ -118,7 +118,7 @@ ag_is "$(req '[m["role"] for m in r["body"]["messages"]]')" "['system', 'user']"
 ag_is "$(req 'json.loads(r["body"]["messages"][1]["content"])["command"]')" 'wc -l "a b.txt"' \
     "openai: the user message is the request document, the command exact"
 ag_is "$(req 'sorted(json.loads(r["body"]["messages"][1]["content"]).keys())')" \
-    "['command', 'commands', 'cwd', 'profile', 'tier', 'user']" \
+    "['command', 'commands', 'cwd', 'profile', 'target', 'tier', 'user']" \
     "openai: the request document's fields (explain has no session or client)"
 ag_is "$(req 'json.loads(r["body"]["messages"][1]["content"])["commands"][0]["path"]')" \
     "$(command -v wc | xargs readlink -f)" "openai: each simple command with the program it resolves to"
