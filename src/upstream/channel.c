@@ -327,7 +327,9 @@ relay_loop(struct relay *x, int sock)
 			pf[np].events = POLLOUT;
 			ierr = np++;
 		}
-		if (in_open && ssh_channel_window_size(x->ch) > 0) {
+		/* once the command's output has ended, what the client types is
+		 * for the next prompt: it stays unread in our terminal */
+		if (in_open && !x->out.eof && ssh_channel_window_size(x->ch) > 0) {
 			pf[np].fd = o->in_fd;
 			pf[np].events = POLLIN;
 			iin = np++;

@@ -318,6 +318,9 @@ ag_wait_until 60 pgrep -u "$UP_USER" -x sleep >/dev/null
 tm send-keys -t t C-c
 ag_wait_until 60 bash -c "! pgrep -u '$UP_USER' -x sleep >/dev/null" && ag_pass ctrl_c_stops_the_upstream_sleep ||
     ag_fail ctrl_c_stops_the_upstream_sleep "$(screen t)"
+# the next prompt, then the next line
+at_prompt() { screen t | sed '/^$/d' | tail -1 | grep -Eq "^$UP_USER@web1:~\\$ \$"; }
+ag_ok prompt_returns_after_ctrl_c ag_wait_until 60 at_prompt
 tm send-keys -t t 'echo after-interrupt' Enter
 wait_for t '^after-interrupt' && ag_pass session_goes_on_after_ctrl_c || ag_fail session_goes_on_after_ctrl_c "$(screen t)"
 tm send-keys -t t 'exit' Enter
