@@ -1755,6 +1755,7 @@ static const struct cf_field upstream_fields[] = {
 	CF_FIELD("connect_timeout", CF_DURATION, struct ag_upstream, connect_timeout),
 	CF_READ("profile", upstream_profile),
 	CF_READ("env", upstream_env),
+	CF_FIELD("verbatim", CF_BOOL, struct ag_upstream, verbatim),
 	CF_END
 };
 
@@ -1795,6 +1796,9 @@ upstream_entry(struct ctx *c, const char *key, const struct ynode *k,
 		need = "profile (what commands are judged against there)";
 	if (need != NULL)
 		return cf_err_node(c, v, "upstream '%s' has no '%s'", key, need);
+	if (u->verbatim && u->env_keys.n > 0)
+		return cf_err_node(c, cf_map_get(v, "env"), "upstream '%s': 'env' needs the "
+		    "runner script, which 'verbatim: true' does not send", key);
 	/* the host goes to libssh as it is: no options, no user@, no spaces */
 	for (p = u->host; *p != '\0'; p++)
 		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||

@@ -277,6 +277,9 @@ struct ag_upstream {
 	long			 connect_timeout;	/* seconds, default 10 */
 	char			*profile_name;
 	const struct ag_profile	*profile;	/* resolved at load time */
+	int			 verbatim;	/* each line alone as the exec request: no
+						 * runner script, no tracked state (an upstream
+						 * whose key runs agentgate as its command=) */
 	struct ag_strlist	 env_keys;	/* env: exported for every command there */
 	struct ag_strlist	 env_vals;
 	struct ag_pos		 pos;

@@ -26,6 +26,33 @@ trap 'tmux -S "$AG_DIR/tmux.sock" kill-server >/dev/null 2>&1; ag_stop_upstream;
 ag_start_upstream || exit 99
 
 install -d -o root -g "$G" -m 2770 "$AG_DIR/log/recordings"
+# defence in depth: a second gateway key, which the upstream ties to its own
+# agentgate (command= in authorized_keys), with a policy of its own
+ssh-keygen -q -t ed25519 -N '' -f "$UP/gwkey2" -C agentgate-gateway-guarded || exit 99
+chown root:"$G" "$UP/gwkey2"
+chmod 0640 "$UP/gwkey2"
+cp "$AGENTGATE" "$UP/agentgate"
+chmod 0755 "$UP/agentgate"
+mkdir -p "$UP/pam.d" "$UP/log"
+chown "$UP_USER" "$UP/log"
+printf '%s\n' 'auth required pam_permit.so' 'account required pam_permit.so' \
+    'session required pam_permit.so' > "$UP/pam.d/agentgate"
+cat > "$UP/policy.yaml" <<EOF
+version: 1
+gateway:
+  pam_confdir: $UP/pam.d
+  runner: /bin/bash
+  sandbox: "off"
+  audit: { file: $UP/log/audit.jsonl, required: true }
+users:
+  $UP_USER: guarded
+profiles:
+  guarded:
+    allow: [echo, id, pwd]
+EOF
+chmod 0644 "$UP/policy.yaml" "$UP/pam.d/agentgate"
+printf 'command="%s --config %s",restrict,pty,from="127.0.0.1" %s\n' "$UP/agentgate" \
+    "$UP/policy.yaml" "$(cat "$UP/gwkey2.pub")" >> "$UP/keys/$UP_USER"
 # a host that accepts TCP and never says a word: only the connect timeout ends the wait
 SILENT_PORT=$(ag_free_port)
 "$AG_PYTHON" -c '
@@ -80,6 +107,14 @@ upstreams:
     key: @DIR@/up/gwkey
     known_hosts: @DIR@/up/known_hosts
     profile: brief
+  guarded:
+    host: 127.0.0.1
+    port: @UPPORT@
+    user: @UPUSER@
+    key: @DIR@/up/gwkey2
+    known_hosts: @DIR@/up/known_hosts
+    verbatim: true
+    profile: web
   ecdsaonly:
     host: 127.0.0.1
     port: @UPPORT@
@@ -105,7 +140,7 @@ upstreams:
     profile: web
 profiles:
   ops:
-    targets: [local, web1, swapped, unpinned, brief, ecdsaonly, silent]
+    targets: [local, web1, swapped, unpinned, brief, ecdsaonly, silent, guarded]
     allow: [echo, cat, pwd, id, "true", ls]
     paths: { read: ["/"], write: ["/tmp", "~"] }
     limits: { timeout: 300 }
@@ -205,6 +240,15 @@ ag_run i3 "@silent true"
 ag_like "$i3_rc $i3_err" "^126 .*upstream 'silent': cannot connect" silent_host_refused_after_connect_timeout "$i3_err"
 ag_run i4 "@web1 bash -i"
 ag_like "$i4_rc $i4_err" "^126 .*bash" no_shell_upstream_unless_its_profile_allows_one "$i4_err"
+
+# ---- defence in depth: the upstream's own agentgate judges again ------------------------
+ag_run w "@guarded echo judged twice; id -un"
+ag_is "$w_out/$w_rc" "$(printf 'judged twice\n%s' "$UP_USER")/0" verbatim_line_runs_under_the_upstreams_agentgate "$w_err"
+ag_run w2 "@guarded uptime"
+ag_like "$w2_rc $w2_err" "^126 agentgate: .*'uptime' is not allowed in profile 'guarded'" \
+    upstream_agentgate_refuses_what_the_gateway_allowed "$w2_err"
+ag_is "$(grep '"event":"command"' "$UP/log/audit.jsonl" | grep -c '"command":"echo judged twice; id -un"')" 1 \
+    upstream_agentgate_saw_the_exact_line
 
 # ---- the agent's ssh_config is never read ----------------------------------------------
 AHOME=$(getent passwd "$AG_USER" | cut -d: -f6)

@@ -406,6 +406,9 @@ static const struct errcase errcases[] = {
 	{ "target_unknown", "version: 1\nupstreams:\n  web1:\n    host: 10.0.0.5\n    user: deploy\n    key: /k\n    known_hosts: /kh\n    profile: r\n"
 	  "profiles:\n  r: {allow: [ls], targets: [web2]}\n", 10, 3,
 	  "target 'web2', which is neither 'local' nor an upstream" },
+	{ "upstream_verbatim_env", "version: 1\nupstreams:\n  w: {host: h, user: u, key: /k, "
+	  "known_hosts: /kh, profile: r, verbatim: true, env: {A: b}}\nprofiles:\n  r: {allow: [ls]}\n",
+	  3, 85, "'env' needs the runner script" },
 	{ "upstream_port_zero", "version: 1\nupstreams:\n  w: {host: h, port: 0}\n"
 	  "profiles:\n  r: {allow: [ls]}\n", 3, 22, "'port' must be between 1 and 65535" },
 };
