@@ -102,8 +102,11 @@ ag_cmd_check(int argc, char **argv)
 		return 1;
 	}
 	if (!quiet)
-		printf("OK: %zu profiles, %zu identities\n", cfg->nprofiles,
-		    cfg->nidentities);
+		printf("OK: %zu profiles, %zu identities", cfg->nprofiles, cfg->nidentities);
+	if (!quiet && cfg->nupstreams > 0)
+		printf(", %zu upstream%s", cfg->nupstreams, cfg->nupstreams == 1 ? "" : "s");
+	if (!quiet)
+		printf("\n");
 	ag_config_free(cfg);
 	if (fflush(stdout) == EOF || ferror(stdout)) {
 		fprintf(stderr, "agentgate: check: cannot write to standard "
