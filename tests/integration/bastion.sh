@@ -258,6 +258,11 @@ chown "$AG_USER" "$AHOME/.ssh/config"
 ag_run j "@web1 echo through"
 ag_is "$j_out/$j_rc" "through/0" planted_ssh_config_ignored_connection_works "$j_err"
 ag_ok planted_proxycommand_never_ran test ! -e "/tmp/proxy-canary-$$"
+# the agent's own known_hosts pins nothing for the gateway
+cp "$UP/known_hosts" "$AHOME/.ssh/known_hosts"
+chown "$AG_USER" "$AHOME/.ssh/known_hosts"
+ag_run j2 "@unpinned true"
+ag_like "$j2_rc $j2_err" "^126 .*no trust on first use" agents_known_hosts_is_not_trusted
 rm -rf "$AHOME/.ssh"
 
 # ---- the key is out of the agent's reach -------------------------------------------------
