@@ -65,6 +65,10 @@ struct ag_proto_ops {
 extern const struct ag_proto_ops ag_mcp_ops;
 extern const struct ag_proto_ops ag_jsonl_ops;
 
+/* The caller's upstreams (bastion mode), "web1, db1", or "" for none: set
+ * before the pump starts, for a protocol that describes its tools. */
+extern char ag_proto_targets[512];
+
 /* One message to the client: its JSON on one line. */
 void	ag_pump_send(struct ag_pump *pu, json_object *msg);
 

@@ -167,12 +167,18 @@ tools_list(void)
 {
 	json_object *r = json_object_new_object(), *a = json_object_new_array();
 
-	json_object_array_add(a, tool("run", "Run a command",
-	    "Run one bash command line on the host, as the account's shell would, after "
-	    "agentgate's policy has allowed it; inside a kernel sandbox, audited.  The "
-	    "working directory and exported environment persist between calls.  A refused "
-	    "command is an error result that says why and what is allowed instead.",
-	    run_input, run_output, 0));
+	char run_desc[1024];
+
+	snprintf(run_desc, sizeof(run_desc), "Run one bash command line on the host, as the "
+	    "account's shell would, after agentgate's policy has allowed it; inside a kernel "
+	    "sandbox, audited.  The working directory and exported environment persist "
+	    "between calls.  A refused command is an error result that says why and what is "
+	    "allowed instead.%s%s%s", ag_proto_targets[0] ? "  Other hosts reachable through "
+	    "this gateway: " : "", ag_proto_targets, ag_proto_targets[0] ? ".  Begin the "
+	    "command with @HOST to run it there, or send @HOST alone to make it the host of "
+	    "every later call (and of the file tools); @local comes back." : "");
+	json_object_array_add(a, tool("run", "Run a command", run_desc, run_input, run_output,
+	    0));
 	json_object_array_add(a, tool("explain", "Explain a decision",
 	    "What the policy would decide for a command line in the current directory, "
 	    "without running it.", explain_input, explain_output, 1));

@@ -201,6 +201,7 @@ print(r[2]["cwd"], r[3]["decision"], r[4]["cwd"] != "/tmp", r[5]["decision"])' "
 # MCP's file tools are commands too: after @web1 they read and write there
 init='{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}'
 out=$(printf '%s\n' "$init" '{"jsonrpc":"2.0","method":"notifications/initialized"}' \
+    '{"jsonrpc":"2.0","id":9,"method":"tools/list"}' \
     '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"run","arguments":{"command":"@web1"}}}' \
     '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"write_file","arguments":{"path":"/tmp/mcp-'$$'.txt","content":"hello upstream\n"}}}' \
     '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"/tmp/mcp-'$$'.txt"}}}' |
@@ -209,6 +210,10 @@ ag_is "$("$AG_PYTHON" -c 'import json,sys
 r = {j.get("id"): j for j in map(json.loads, sys.argv[1].splitlines())}
 print(r[3]["result"]["structuredContent"]["content"].strip())' "$out" 2>&1)/$(stat -c %U "/tmp/mcp-$$.txt" 2>&1)" \
     "hello upstream/$UP_USER" mcp_file_tools_work_on_the_session_target "$out"
+ag_like "$("$AG_PYTHON" -c 'import json,sys
+r = {j.get("id"): j for j in map(json.loads, sys.argv[1].splitlines())}
+print([t["description"] for t in r[9]["result"]["tools"] if t["name"] == "run"][0])' "$out" 2>&1)" \
+    "reachable through this gateway: web1, swapped, .*@HOST" mcp_run_tool_names_the_callers_hosts
 rm -f "/tmp/mcp-$$.txt"
 
 # ---- a refused command never reaches the upstream --------------------------------
