@@ -2262,6 +2262,29 @@ ag_config_upstream(const struct ag_config *cfg, const char *name)
 	return NULL;
 }
 
+const char *
+ag_profile_targets_text(const struct ag_profile *p, int with_local, char *buf, size_t len)
+{
+	size_t i, used = 0;
+
+	if (len == 0)
+		return buf;
+	buf[0] = '\0';
+	for (i = 0; p != NULL && i < p->targets.n; i++) {
+		int n;
+
+		if (!with_local && strcmp(p->targets.v[i], AG_TARGET_LOCAL) == 0)
+			continue;
+		n = snprintf(buf + used, len - used, "%s%s", used ? ", " : "", p->targets.v[i]);
+		if (n < 0 || (size_t)n >= len - used) {
+			buf[used] = '\0';
+			break;
+		}
+		used += (size_t)n;
+	}
+	return buf;
+}
+
 int
 ag_profile_may_target(const struct ag_profile *p, const char *target)
 {

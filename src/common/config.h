@@ -321,6 +321,10 @@ const struct ag_identity *ag_config_identity(const struct ag_config *cfg, const 
 const struct ag_upstream *ag_config_upstream(const struct ag_config *cfg, const char *name);
 /* 1 when profile p lets its callers reach target (an upstream's name or "local"). */
 int	ag_profile_may_target(const struct ag_profile *p, const char *target);
+/* p's targets as "local, web1, db1" (without "local" unless with_local) into
+ * buf, cut at a whole name; "" for none.  Returns buf. */
+const char *ag_profile_targets_text(const struct ag_profile *p, int with_local, char *buf,
+	    size_t len);
 
 /* Glob match as used for args, paths and env names (fnmatch(3) semantics, no FNM_PATHNAME). */
 int	ag_glob_match(const char *pattern, const char *s);

@@ -176,12 +176,8 @@ ag_target_get(struct ag_core *core, const char *name, int *refused, struct ag_er
 			    "targets do not list 'local')", core->caller->name);
 		else {
 			char list[512];
-			size_t i, used = 0;
 
-			list[0] = '\0';
-			for (i = 0; i < core->caller->targets.n && used < sizeof(list); i++)
-				used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s",
-				    i ? ", " : "", core->caller->targets.v[i]);
+			ag_profile_targets_text(core->caller, 1, list, sizeof(list));
 			if (ag_config_upstream(core->cfg, name) == NULL)
 				ag_err_set(err, "'@%s': no such target; profile '%s' may reach: %s",
 				    name, core->caller->name, list[0] ? list : "this host only");

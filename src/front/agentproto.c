@@ -674,28 +674,6 @@ pump_main(const struct ag_proto_ops *ops, int ctl, int po, int pe, pid_t gateway
 
 char ag_proto_targets[512];
 
-static void
-note_targets(const struct ag_core *core)
-{
-	size_t i, used = 0;
-
-	ag_proto_targets[0] = '\0';
-	for (i = 0; core->caller != NULL && i < core->caller->targets.n; i++) {
-		const char *t = core->caller->targets.v[i];
-		int n;
-
-		if (strcmp(t, AG_TARGET_LOCAL) == 0)
-			continue;
-		n = snprintf(ag_proto_targets + used, sizeof(ag_proto_targets) - used, "%s%s",
-		    used ? ", " : "", t);
-		if (n < 0 || (size_t)n >= sizeof(ag_proto_targets) - used) {
-			ag_proto_targets[used] = '\0';
-			break;
-		}
-		used += (size_t)n;
-	}
-}
-
 int
 ag_proto_serve(struct ag_core *core, enum ag_proto p)
 {
@@ -704,7 +682,7 @@ ag_proto_serve(struct ag_core *core, enum ag_proto p)
 	int status = 1, wst;
 	pid_t gw = getpid(), pid;
 
-	note_targets(core);
+	(void)ag_profile_targets_text(core->caller, 0, ag_proto_targets, sizeof(ag_proto_targets));
 	fflush(stdout);
 	fflush(stderr);
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0 ||
