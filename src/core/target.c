@@ -68,7 +68,7 @@ squote_str(struct ag_strbuf *sb, const char *s)
  * it (so the same reader takes it).
  */
 static int
-open_state(struct ag_core *core, struct ag_target *t, struct ag_err *err)
+open_state(struct ag_target *t, struct ag_err *err)
 {
 	struct ag_strbuf req;
 	char *script, *out = NULL, *nl;
@@ -89,8 +89,9 @@ open_state(struct ag_core *core, struct ag_target *t, struct ag_err *err)
 	if (status != 0 || (nl = memchr(out, '\n', outlen)) == NULL || out[0] != '/' ||
 	    !ag_runner_capture_records(nl + 1, outlen - (size_t)(nl + 1 - out), &off, &rlen)) {
 		ag_err_set(err, "upstream '%s': the first command there (mktemp, printf, %s) "
-		    "failed (status %d): the account needs a POSIX shell and bash", t->up->name,
-		    "/bin/bash", status);
+		    "failed (status %d): the account needs a POSIX shell and bash (a key "
+		    "whose authorized_keys line runs a command= of its own needs "
+		    "'verbatim: true')", t->up->name, "/bin/bash", status);
 		goto out;
 	}
 	*nl = '\0';
@@ -114,7 +115,6 @@ open_state(struct ag_core *core, struct ag_target *t, struct ag_err *err)
 	}
 	t->sess.last_status = 0;
 	t->opened = 1;
-	(void)core;
 	rc = 0;
 out:
 	free(script);
@@ -145,7 +145,7 @@ verbatim_state(struct ag_target *t, struct ag_err *err)
 }
 
 static int
-connect_target(struct ag_core *core, struct ag_target *t, struct ag_err *err)
+connect_target(struct ag_target *t, struct ag_err *err)
 {
 	if ((t->conn = ag_upconn_open(t->up, &t->info, err)) == NULL)
 		return -1;
@@ -154,7 +154,7 @@ connect_target(struct ag_core *core, struct ag_target *t, struct ag_err *err)
 		t->conn = NULL;
 		return -1;
 	}
-	if (!t->opened && open_state(core, t, err) < 0) {
+	if (!t->opened && open_state(t, err) < 0) {
 		ag_upconn_close(t->conn);
 		t->conn = NULL;
 		return -1;
@@ -205,7 +205,7 @@ ag_target_get(struct ag_core *core, const char *name, int *refused, struct ag_er
 	}
 	t = &core->targets[u - core->cfg->upstreams];
 	t->up = u;
-	if (t->conn == NULL && connect_target(core, t, err) < 0) {
+	if (t->conn == NULL && connect_target(t, err) < 0) {
 		*refused = 1;
 		return NULL;
 	}
@@ -379,7 +379,7 @@ ag_target_run(struct ag_core *core, struct ag_target *t, const char *line, size_
 		ag_err_clear(&again);
 		ag_upconn_close(t->conn);
 		t->conn = NULL;
-		if (connect_target(core, t, &again) == 0) {
+		if (connect_target(t, &again) == 0) {
 			ag_err_clear(err);
 			rc = ag_upconn_run(t->conn, &o, &ur, err);
 		} else
@@ -395,7 +395,9 @@ ag_target_run(struct ag_core *core, struct ag_target *t, const char *line, size_
 	r->truncated = ur.truncated;
 	r->client_gone = ur.client_gone;
 	r->terminated = ur.terminated;
-	r->rec_failed = ur.rec_failed;
+	if ((r->rec_failed = ur.rec_failed) != 0)
+		snprintf(r->rec_error, sizeof(r->rec_error), "the session's recording could not "
+		    "be written");
 	r->bytes_out = ur.bytes_out;
 	r->duration_ms = ur.duration_ms;
 	*cols = ur.cols;
