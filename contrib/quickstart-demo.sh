@@ -53,7 +53,11 @@ bash "$repo/contrib/deps.sh"
 
 echo "== building in $BUILD"
 if [ ! -x "$repo/configure" ]; then
-	(cd "$repo" && autoreconf -fi)
+	# libtoolize and automake narrate every file they copy: shown only if it fails
+	if ! out=$(cd "$repo" && autoreconf -fi 2>&1); then
+		printf '%s\n' "$out" >&2
+		exit 1
+	fi
 fi
 mkdir -p "$BUILD"
 if [ ! -f "$BUILD/Makefile" ]; then
