@@ -516,9 +516,14 @@ http_close(struct ag_sink *s)
 {
 	struct http_sink *a = (struct http_sink *)s;
 
-	/* the last session out sends what is still waiting, however briefly
-	 * each session before it could drain under load */
-	if (a->spoolfd >= 0 && a->http_state >= 0 && !backing_off(a) && spool_pending(a))
+	/*
+	 * The last session out sends what is still waiting, however briefly
+	 * each session before it could drain under load -- also one whose
+	 * last post failed: one that timed out on a loaded collector must not
+	 * leave the records for a session that may never come.  A collector
+	 * that is really down refuses the first batch, which ends the drain.
+	 */
+	if (a->spoolfd >= 0 && spool_pending(a))
 		drain(a, AG_AUDIT_LOCK_WAIT_MS, AG_AUDIT_CLOSE_DRAIN_MS);
 
 	(void)ag_privsep_close(&a->lockfd);
