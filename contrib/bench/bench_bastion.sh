@@ -27,7 +27,7 @@ export AGENTGATE PAM_MODULE
 
 ag_setup
 ag_setgid_gateway
-trap 'kill ${JUMP_PID:-} 2>/dev/null; ssh -O exit -S "$AG_DIR/cm" x 2>/dev/null; ag_stop_upstream; ag_cleanup' EXIT
+trap 'ag_stop_upstream; ag_cleanup' EXIT
 ag_start_upstream || exit 1
 sed -e "s|@UPPORT@|$UP_PORT|g" -e "s|@UPUSER@|$UP_USER|g" <<'EOF' | ag_write_policy "$AG_DIR/policy.yaml"
 version: 1
@@ -56,17 +56,9 @@ profiles:
 EOF
 
 # the jump host: the gateway's sshd config, forwarding allowed, no ForceCommand
-sed -e "/^ForceCommand/d" -e "/^DisableForwarding/d" "$AG_DIR/sshd_config" > "$AG_DIR/jump_config"
-for _ in 1 2 3 4 5; do
-	JP=$(ag_free_port)
-	sed -i "s/^Port .*/Port $JP/" "$AG_DIR/jump_config"
-	"$AG_SSHD_BIN" -D -e -f "$AG_DIR/jump_config" 2>>"$AG_DIR/sshd.log" &
-	JUMP_PID=$!
-	ag_wait_until 60 ag_listening "$JUMP_PID" "$JP"
-	ag_up "$JUMP_PID" "$JP" && break
-	kill "$JUMP_PID" 2>/dev/null; JUMP_PID=
-done
-[ -n "${JUMP_PID:-}" ] || { echo "cannot start the jump sshd" >&2; exit 1; }
+ag_start_baseline_sshd "/^DisableForwarding/d" || exit 1
+JP=$PLAIN_PORT
+trap 'kill $AG_PLAIN_PID 2>/dev/null; ssh -O exit -S "$AG_DIR/cm" x 2>/dev/null; ag_stop_upstream; ag_cleanup' EXIT
 
 # the baseline logs in with the same key (ssh wants it 0600, the gateway 0640 group)
 install -m 0600 "$UP/gwkey" "$AG_DIR/basekey"

@@ -450,9 +450,7 @@ run_command(struct ag_core *core, struct cmd *c, struct ag_run_opts *o)
 	/* on a terminal (REPL, or exec with ssh -t) the command gets the
 	 * foreground, or reading it would stop the command with SIGTTIN */
 	o->tty_fd = isatty(core->cmd_in) ? core->cmd_in : -1;
-	o->timeout = core->profile->limits.timeout;
-	if (core->timeout > 0 && (o->timeout <= 0 || core->timeout < o->timeout))
-		o->timeout = core->timeout;
+	o->timeout = ag_core_line_timeout(core);
 	o->max_output = core->profile->limits.max_output;
 	if (core->pty) {
 		/* a terminal of its own (pty.h); ours only relays */

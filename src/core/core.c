@@ -174,6 +174,16 @@ out:
 	return status;
 }
 
+long
+ag_core_line_timeout(const struct ag_core *core)
+{
+	long t = core->profile->limits.timeout;
+
+	if (core->timeout > 0 && (t <= 0 || core->timeout < t))
+		t = core->timeout;
+	return t;
+}
+
 int
 ag_core_sandbox(struct ag_core *core, struct ag_err *err)
 {

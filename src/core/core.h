@@ -179,6 +179,10 @@ struct ag_ask_result;
 int	ag_core_ask(struct ag_core *core, const char *line, size_t len,
 	    const struct ag_decision *d, struct ag_ask_result *r);
 
+/* Seconds the next command may run: the profile's limit, or the front
+ * end's shorter core->timeout; 0 = none. */
+long	ag_core_line_timeout(const struct ag_core *core);
+
 /*
  * Make core->sandbox fit the session's current profile, home, cwd and PATH
  * (prepared again only when they changed); audits a best_effort note once

@@ -347,7 +347,6 @@ ag_target_run(struct ag_core *core, struct ag_target *t, const char *line, size_
     int capture, struct ag_run_result *r, int *cols, int *rows, struct ag_err *err)
 {
 	struct ag_uprun_opts o;
-	struct ag_uprun_result ur;
 	char *req;
 	int rc;
 
@@ -363,47 +362,32 @@ ag_target_run(struct ag_core *core, struct ag_target *t, const char *line, size_
 	o.term = ag_session_getenv(&core->sess, "TERM");
 	if (o.term == NULL)
 		o.term = getenv("TERM");
-	o.timeout = core->profile->limits.timeout;
-	if (core->timeout > 0 && (o.timeout <= 0 || core->timeout < o.timeout))
-		o.timeout = core->timeout;
+	o.timeout = ag_core_line_timeout(core);
 	o.max_output = core->profile->limits.max_output;
 	o.rec = core->pty ? core->rec : NULL;
 	o.redact = core->profile->redact ? core->profile : NULL;
 	fflush(stdout);
 	fflush(stderr);
-	rc = ag_upconn_run(t->conn, &o, &ur, err);
+	rc = ag_upconn_run(t->conn, &o, r, cols, rows, err);
 	if (rc < 0 && t->conn != NULL) {
 		struct ag_err again;
 
-		/* the connection may have died since the last line: once more, anew */
+		/* the connection may have died since the last line: once more, anew
+		 * (the command did not start: no channel took it) */
 		ag_err_clear(&again);
 		ag_upconn_close(t->conn);
 		t->conn = NULL;
 		if (connect_target(t, &again) == 0) {
 			ag_err_clear(err);
-			rc = ag_upconn_run(t->conn, &o, &ur, err);
+			rc = ag_upconn_run(t->conn, &o, r, cols, rows, err);
 		} else
 			*err = again;
 	}
 	free(req);
 	if (rc < 0)
 		return -1;
-	r->status = ur.status;
-	r->signal = ur.signal;
-	r->timed_out = ur.timed_out;
-	r->cancelled = ur.cancelled;
-	r->truncated = ur.truncated;
-	r->client_gone = ur.client_gone;
-	r->terminated = ur.terminated;
-	if ((r->rec_failed = ur.rec_failed) != 0)
-		snprintf(r->rec_error, sizeof(r->rec_error), "the session's recording could not "
-		    "be written");
-	r->bytes_out = ur.bytes_out;
-	r->duration_ms = ur.duration_ms;
-	*cols = ur.cols;
-	*rows = ur.rows;
-	if (capture && !t->up->verbatim && !ur.timed_out && !ur.cancelled && !ur.terminated &&
-	    !ur.client_gone)
+	if (capture && !t->up->verbatim && !r->timed_out && !r->cancelled && !r->terminated &&
+	    !r->client_gone)
 		read_state(t, r);
 	return 0;
 }

@@ -52,7 +52,7 @@ struct stream {
 
 struct relay {
 	const struct ag_uprun_opts	*o;
-	struct ag_uprun_result		*r;
+	struct ag_run_result		*r;
 	ssh_channel			 ch;
 	struct stream			 out, err;
 	int				 exit_signal;
@@ -276,7 +276,7 @@ static void
 relay_loop(struct relay *x, int sock)
 {
 	const struct ag_uprun_opts *o = x->o;
-	struct ag_uprun_result *r = x->r;
+	struct ag_run_result *r = x->r;
 	long long deadline = o->timeout > 0 ? now_ms() + o->timeout * 1000 : 0, kill_at = 0;
 	int in_open = o->in_fd >= 0, sigfd = ag_sigpipe_fd();
 	char *buf = malloc(CHUNK);
@@ -383,8 +383,8 @@ out:
 }
 
 int
-ag_upconn_run(struct ag_upconn *c, const struct ag_uprun_opts *o, struct ag_uprun_result *r,
-    struct ag_err *err)
+ag_upconn_run(struct ag_upconn *c, const struct ag_uprun_opts *o, struct ag_run_result *r,
+    int *cols, int *rows, struct ag_err *err)
 {
 	struct ssh_channel_callbacks_struct cb;
 	struct relay x;
@@ -393,18 +393,19 @@ ag_upconn_run(struct ag_upconn *c, const struct ag_uprun_opts *o, struct ag_upru
 	int out_fl = -1, err_fl = -1, st;
 
 	memset(r, 0, sizeof(*r));
+	*cols = *rows = 0;
 	memset(&x, 0, sizeof(x));
 	x.o = o;
 	x.r = r;
 	if (o->pty) {
 		ag_pty_client_size(o->in_fd, &ws);
-		r->cols = ws.ws_col;
-		r->rows = ws.ws_row;
+		*cols = ws.ws_col;
+		*rows = ws.ws_row;
 		/* ^C typed as it starts must reach it as a byte */
 		ag_pty_enter_raw(o->in_fd, o->out_fd);
 		(void)ag_pty_take_winch();
 	}
-	if ((x.ch = ag_upconn_channel(c, o->req, o->pty, term_of(o->term), r->cols, r->rows,
+	if ((x.ch = ag_upconn_channel(c, o->req, o->pty, term_of(o->term), *cols, *rows,
 	    err)) == NULL) {
 		if (o->pty)
 			ag_pty_restore_terminal();
@@ -473,6 +474,9 @@ ag_upconn_run(struct ag_upconn *c, const struct ag_uprun_opts *o, struct ag_upru
 	ag_redact_free(x.err.redact);
 	ag_strbuf_free(&x.out.pend);
 	ag_strbuf_free(&x.err.pend);
+	if (r->rec_failed)
+		snprintf(r->rec_error, sizeof(r->rec_error), "the session's recording could not "
+		    "be written");
 	r->duration_ms = now_ms() - t0;
 	return 0;
 }

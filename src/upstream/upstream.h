@@ -27,6 +27,7 @@
 
 #include "common/config.h"
 #include "common/err.h"
+#include "exec/runner.h"
 
 struct ag_rec;
 struct ag_upconn;
@@ -73,22 +74,11 @@ struct ag_uprun_opts {
 	const struct ag_profile *redact;	/* its output.redact applies, or NULL */
 };
 
-struct ag_uprun_result {
-	int			status;		/* exit code, 128+N for a signal, 124 timeout */
-	int			signal;		/* the exit-signal upstream, or 0 */
-	int			timed_out;
-	int			cancelled;	/* SIGUSR1 (runner.h) */
-	int			truncated;
-	int			client_gone;	/* our stdout went away */
-	int			terminated;	/* the gateway got SIGHUP/SIGTERM */
-	int			rec_failed;
-	unsigned long long	bytes_out;
-	long long		duration_ms;
-	int			cols, rows;	/* the PTY's size at the start, or 0 */
-};
 
 /*
- * Run one command on a new channel and relay it: the client's stdin to
+ * Run one command on a new channel and relay it, r filled as ag_run()
+ * fills it (status as $?: 128+N for an exit signal, 124 after the timeout)
+ * and *cols, *rows the PTY's size (0 without one): the client's stdin to
  * the channel as the upstream's window allows, its stdout and stderr to
  * out_fd and err_fd (non-blocking; the channel is not read while a write
  * waits, so a slow client holds the upstream back instead of filling the
@@ -97,6 +87,6 @@ struct ag_uprun_result {
  * channel.  0 when the command was started (r filled), -1 with err.
  */
 int	ag_upconn_run(struct ag_upconn *c, const struct ag_uprun_opts *o,
-	    struct ag_uprun_result *r, struct ag_err *err);
+	    struct ag_run_result *r, int *cols, int *rows, struct ag_err *err);
 
 #endif

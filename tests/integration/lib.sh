@@ -373,12 +373,14 @@ EOF
 	return 1
 }
 
-# ag_start_baseline_sshd: for benchmarks, a second sshd with the same
-# config but no ForceCommand (the baseline).  Sets PLAIN_PORT and PLAIN_SSH
+# ag_start_baseline_sshd [SED-EXPR...]: for benchmarks, a second sshd with
+# the same config but no ForceCommand (the baseline), edited further by the
+# sed expressions given.  Sets PLAIN_PORT, AG_PLAIN_PID and PLAIN_SSH
 # (AG_SSH pointed at it) and stops it on exit.
 ag_start_baseline_sshd() {
-	local p
-	sed -e "/^ForceCommand/d" "$AG_DIR/sshd_config" > "$AG_DIR/plain_config"
+	local p e edits=(-e "/^ForceCommand/d")
+	for e in "$@"; do edits+=(-e "$e"); done
+	sed "${edits[@]}" "$AG_DIR/sshd_config" > "$AG_DIR/plain_config"
 	PLAIN_PORT=
 	for _ in 1 2 3 4 5; do
 		p=$(ag_free_port)
