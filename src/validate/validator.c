@@ -902,32 +902,42 @@ isolated_exchange(struct ag_ask *a, const char *get, const char *body, size_t bl
 		return AG_HTTP_TRANSPORT;
 	}
 	q.len = blen;
-	/* a helper found gone (killed, crashed) is started once more */
+	/*
+	 * A helper found gone (killed, crashed) is started once more.  One
+	 * killed an instant ago may still take the request into its socket and
+	 * only then close it: a helper that was already running and ends
+	 * without a word is also replaced once.  A fresh one that does the
+	 * same is an answer (a failure), never retried.
+	 */
 	for (rc = 0; ; rc++) {
-		if (a->helper_fd < 0 && helper_start(a, r->error, sizeof(r->error)) < 0)
+		int fresh = a->helper_fd < 0, got;
+
+		if (fresh && helper_start(a, r->error, sizeof(r->error)) < 0)
 			return AG_HTTP_TRANSPORT;
 		q.budget_ms = a->conf->timeout_ms - (long)(ag_now_ms() - start);
 		if (q.budget_ms < 1)
 			q.budget_ms = 1;
 		if (write_all(a->helper_fd, &q, sizeof(q)) == 0 &&
-		    write_all(a->helper_fd, body, blen) == 0)
-			break;
+		    write_all(a->helper_fd, body, blen) == 0) {
+			memset(&h, 0, sizeof(h));
+			if ((got = read_by(a->helper_fd, &h, sizeof(h), deadline)) == 0)
+				break;
+			if (got == -1 || fresh || rc == 1) {
+				if (got == -1)
+					snprintf(r->error, sizeof(r->error), "no answer within %ld ms",
+					    a->conf->timeout_ms);
+				else
+					snprintf(r->error, sizeof(r->error), "the process that asks "
+					    "ended without a word");
+				helper_stop(a);
+				return got == -1 ? AG_HTTP_TIMEOUT : AG_HTTP_TRANSPORT;
+			}
+		}
 		helper_stop(a);
 		if (rc == 1) {
 			snprintf(r->error, sizeof(r->error), "the process that asks is gone");
 			return AG_HTTP_TRANSPORT;
 		}
-	}
-	memset(&h, 0, sizeof(h));
-	if ((rc = read_by(a->helper_fd, &h, sizeof(h), deadline)) < 0) {
-		if (rc == -1)
-			snprintf(r->error, sizeof(r->error), "no answer within %ld ms",
-			    a->conf->timeout_ms);
-		else
-			snprintf(r->error, sizeof(r->error), "the process that asks ended "
-			    "without a word");
-		helper_stop(a);
-		return rc == -1 ? AG_HTTP_TIMEOUT : AG_HTTP_TRANSPORT;
 	}
 	h.why[sizeof(h.why) - 1] = '\0';
 	r->retried = h.retried;
