@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Install, from Debian's packages, whatever agentgate needs to build, test
-# and run its demo and is not yet on this machine.  Idempotent and quiet
-# when nothing is missing.  Needs root (or sudo).
+# Install, from Debian's packages, whatever agentgate needs to build and
+# run its demo (and with --tests, its whole suite) and is not yet on this
+# machine.  Idempotent and quiet when nothing is missing.  Needs root (or
+# sudo).
 set -euo pipefail
 
 pkgs=(
@@ -13,6 +14,11 @@ pkgs=(
 	openssh-server openssh-client tmux pamtester libpam-wrapper
 	bash coreutils procps python3 git man-db
 )
+# only the suite's: the Debian package is built and checked (dpkg-buildpackage,
+# lintian), recordings played by asciinema, audit forwarded by rsyslog
+if [ "${1:-}" = --tests ]; then
+	pkgs+=(debhelper dpkg-dev fakeroot lintian asciinema rsyslog logrotate bash-completion)
+fi
 
 missing=()
 for p in "${pkgs[@]}"; do

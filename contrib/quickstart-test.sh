@@ -33,7 +33,7 @@ failed=0
 
 say() { printf '\n=== %s\n' "$*"; }
 
-bash contrib/deps.sh || { echo "agentgate: installing dependencies failed" >&2; exit 1; }
+bash contrib/deps.sh --tests || { echo "agentgate: installing dependencies failed" >&2; exit 1; }
 
 if [ ! -x configure ] || [ configure.ac -nt configure ]; then
 	say "autoreconf"

@@ -28,6 +28,7 @@ struct file_sink {
 	struct ag_sink	 base;
 	int		 fd;		/* -1 when unusable: error says why */
 	char		*file;
+	char		*group;		/* audit.group, or NULL */
 	char		 file_error[PATH_MAX + 128];
 };
 
@@ -38,18 +39,18 @@ add_str(json_object *o, const char *key, const char *v)
 }
 
 static int
-open_file(struct file_sink *a, const struct ag_audit_conf *conf)
+open_file(struct file_sink *a)
 {
 	char dir[PATH_MAX], why[96], *slash;
 	struct stat st;
-	mode_t mode = conf->group != NULL ? 0640 : 0600;
+	mode_t mode = a->group != NULL ? 0640 : 0600;
 	int fd, created = 0;
 
-	if (conf->file[0] != '/') {
+	if (a->file[0] != '/') {
 		snprintf(a->file_error, sizeof(a->file_error), "not an absolute path");
 		return -1;
 	}
-	snprintf(dir, sizeof(dir), "%s", conf->file);
+	snprintf(dir, sizeof(dir), "%s", a->file);
 	if ((slash = strrchr(dir, '/')) == dir)
 		dir[1] = '\0';
 	else if (slash != NULL)
@@ -65,13 +66,13 @@ open_file(struct file_sink *a, const struct ag_audit_conf *conf)
 		return -1;
 	}
 	/* read too: each record links to the file's last line (chain.h) */
-	fd = open(conf->file, O_RDWR | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+	fd = open(a->file, O_RDWR | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
 	if (fd < 0 && errno == ENOENT) {
-		fd = open(conf->file, O_RDWR | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC |
+		fd = open(a->file, O_RDWR | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC |
 		    O_NOFOLLOW | O_NOCTTY, mode);
 		created = fd >= 0;
 		if (fd < 0 && errno == EEXIST)	/* another session created it first */
-			fd = open(conf->file, O_RDWR | O_APPEND | O_CLOEXEC | O_NOFOLLOW |
+			fd = open(a->file, O_RDWR | O_APPEND | O_CLOEXEC | O_NOFOLLOW |
 			    O_NOCTTY);
 	}
 	if (fd < 0) {
@@ -91,16 +92,37 @@ open_file(struct file_sink *a, const struct ag_audit_conf *conf)
 		(void)fchmod(fd, ag_privsep_shared_mode(fd, 0600));
 	} else if (created) {
 		(void)fchmod(fd, mode);		/* the umask must not decide */
-		if (conf->group != NULL) {
-			struct group *gr = getgrnam(conf->group);
+		if (a->group != NULL) {
+			struct group *gr = getgrnam(a->group);
 
 			if (gr == NULL || fchown(fd, (uid_t)-1, gr->gr_gid) < 0)
 				ag_log(LOG_WARNING, "audit log %s: cannot give it to group %s",
-				    conf->file, conf->group);
+				    a->file, a->group);
 		}
 	}
 	a->fd = ag_privsep_private_fd(fd);
 	return 0;
+}
+
+/*
+ * logrotate (and an admin's mv) renames the log and creates a new one: a
+ * gateway that goes on appending to the file it opened writes where no one
+ * reads.  Before each record, a path that names another file, or none,
+ * is opened (created) again.  A file we could not open stays failed.
+ */
+static void
+follow_rotation(struct file_sink *a)
+{
+	struct stat now, ours;
+
+	if (a->fd < 0 || fstat(a->fd, &ours) < 0)
+		return;
+	if (stat(a->file, &now) == 0 && now.st_dev == ours.st_dev && now.st_ino == ours.st_ino)
+		return;
+	(void)ag_privsep_close(&a->fd);
+	if (open_file(a) < 0)
+		ag_log(LOG_ERR, "audit log %s (reopened after rotation): %s", a->file,
+		    a->file_error);
 }
 
 /*
@@ -121,6 +143,7 @@ file_emit(struct ag_sink *s, struct ag_audit_rec *r, int sync, struct ag_err *wh
 	struct stat st;
 	ssize_t w;
 
+	follow_rotation(a);
 	if (a->fd < 0)
 		return ag_err_set(why, "audit log %s: %s", a->file, a->file_error);
 	locked = flock(a->fd, LOCK_EX) == 0;
@@ -165,13 +188,11 @@ static int
 file_ready(const struct ag_sink *s, struct ag_err *why)
 {
 	const struct file_sink *a = (const struct file_sink *)s;
-	struct stat st;
 
+	/* a log renamed or removed under us is opened again at the next
+	 * record (follow_rotation); that open failing fails the record */
 	if (a->fd < 0)
 		return ag_err_set(why, "audit log %s: %s", a->file, a->file_error);
-	/* a log that was deleted under us records nothing anyone will read */
-	if (fstat(a->fd, &st) < 0 || st.st_nlink == 0)
-		return ag_err_set(why, "audit log %s: removed while in use", a->file);
 	return 0;
 }
 
@@ -182,6 +203,7 @@ file_close(struct ag_sink *s)
 
 	(void)ag_privsep_close(&a->fd);
 	free(a->file);
+	free(a->group);
 	free(a);
 }
 
@@ -195,13 +217,16 @@ ag_sink_file_open(const struct ag_audit_conf *conf)
 {
 	struct file_sink *a = calloc(1, sizeof(*a));
 
-	if (a == NULL || (a->file = strdup(conf->file)) == NULL) {
+	if (a == NULL || (a->file = strdup(conf->file)) == NULL ||
+	    (conf->group != NULL && (a->group = strdup(conf->group)) == NULL)) {
+		if (a != NULL)
+			free(a->file);
 		free(a);
 		return NULL;
 	}
 	a->base.ops = &file_ops;
 	a->fd = -1;
-	if (open_file(a, conf) < 0)
+	if (open_file(a) < 0)
 		ag_log(LOG_ERR, "audit log %s: %s", conf->file, a->file_error);
 	return &a->base;
 }

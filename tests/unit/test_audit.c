@@ -273,19 +273,69 @@ admin_group_gets_read_access(void **state)
 	unlink(path);
 }
 
-static void
-removed_log_is_not_ready(void **state)
+static size_t
+lines_of(const char *file, const char *needle)
 {
+	FILE *f = fopen(file, "r");
+	char line[16384];
+	size_t n = 0;
+
+	if (f == NULL)
+		return 0;
+	while (fgets(line, sizeof(line), f) != NULL)
+		n += needle == NULL || strstr(line, needle) != NULL;
+	fclose(f);
+	return n;
+}
+
+/*
+ * logrotate renames the log (and creates a new one, or not): the next
+ * record goes to the file the path names now, starting a chain of its
+ * own; a symlink planted there instead is refused, its target untouched.
+ */
+static void
+rotated_or_removed_log_is_opened_again(void **state)
+{
+	struct ag_audit_cmd c = { .command = "ls", .command_len = 2, .cwd = "/",
+	    .decision = "allow", .rule = "profiles.readonly.allow[0]", .ran = 1 };
+	char old[sizeof(path) + 4], decoy[sizeof(path) + 8];
 	struct ag_audit *a;
 	struct ag_err err;
+	int fd;
 
 	(void)state;
 	unlink(path);
+	snprintf(old, sizeof(old), "%s.1", path);
+	snprintf(decoy, sizeof(decoy), "%s.decoy", path);
 	a = open_sink(1);
+	assert_non_null(a);
+	assert_int_equal(ag_audit_session_start(a, &err), 0);
+	assert_int_equal(rename(path, old), 0);
 	assert_int_equal(ag_audit_ready(a, &err), 0);
-	unlink(path);
-	assert_int_equal(ag_audit_ready(a, &err), -1);
+	assert_int_equal(ag_audit_command(a, &c, &err), 0);
+	assert_int_equal(lines_of(old, NULL), 1);
+	assert_int_equal(lines_of(path, NULL), 1);
+	assert_int_equal(lines_of(path, "\"seed\":"), 1);
+	assert_int_equal(lines_of(path, "\"event\":\"command\""), 1);
+
+	/* removed outright: created again */
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(ag_audit_command(a, &c, &err), 0);
+	assert_int_equal(lines_of(path, NULL), 1);
+
+	/* a symlink in its place is not followed, and the record fails */
+	assert_int_equal(unlink(path), 0);
+	fd = open(decoy, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(symlink(decoy, path), 0);
+	assert_int_equal(ag_audit_command(a, &c, &err), -1);
+	assert_non_null(strstr(err.msg, path));
+	assert_int_equal(lines_of(decoy, NULL), 0);
 	ag_audit_close(a);
+	unlink(path);
+	unlink(old);
+	unlink(decoy);
 }
 
 static void
@@ -644,7 +694,7 @@ main(void)
 		cmocka_unit_test(invalid_utf8_is_replaced),
 		cmocka_unit_test(unsafe_directory_or_file_is_refused),
 		cmocka_unit_test(admin_group_gets_read_access),
-		cmocka_unit_test(removed_log_is_not_ready),
+		cmocka_unit_test(rotated_or_removed_log_is_opened_again),
 		cmocka_unit_test(concurrent_writers_never_interleave),
 		cmocka_unit_test(refused_record_waits_in_the_spool),
 		cmocka_unit_test(full_spool_refuses_with_a_message),
