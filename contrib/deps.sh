@@ -17,7 +17,7 @@ pkgs=(
 # only the suite's: the Debian package is built and checked (dpkg-buildpackage,
 # lintian), recordings played by asciinema, audit forwarded by rsyslog
 if [ "${1:-}" = --tests ]; then
-	pkgs+=(debhelper dpkg-dev fakeroot lintian asciinema rsyslog logrotate bash-completion)
+	pkgs+=(debhelper dpkg-dev fakeroot lintian asciinema rsyslog rsyslog-relp logrotate bash-completion)
 fi
 
 missing=()
