@@ -1,0 +1,209 @@
+#!/bin/bash
+# The Debian package, as an admin meets it: dpkg-buildpackage builds it
+# from this tree, lintian finds no error, it installs; the admin follows
+# README.Debian (an account, a key in the policy, the sshd drop-in linked,
+# the PAM bind line) and `agentgate doctor` passes; a session through a
+# real sshd uses only installed files (binary, PAM module, policy, PAM
+# service, drop-in, log directories); logrotate rotates the audit log under
+# an open session; completion works; remove keeps the configuration, the
+# logs and the group, purge takes away what the package made.
+. "$(dirname "$0")/lib.sh"
+ag_require_root
+for t in dpkg-buildpackage lintian dh asciinema logrotate; do
+	command -v "$t" >/dev/null ||
+	    { echo "$t not installed (contrib/deps.sh --tests installs it)" >&2; exit 99; }
+done
+# one package on the machine at a time, and never over a real one
+exec 7>/run/agentgate-debian-package.lock
+flock 7
+if dpkg-query -W -f='${Status}' agentgate 2>/dev/null | grep -q 'ok installed'; then
+	if [ ! -e /var/lib/agentgate/installed-by-test ]; then
+		echo "SKIP: the agentgate package is installed on this host; not touching it"
+		exit 77
+	fi
+	dpkg -P agentgate libpam-agentgate >/dev/null 2>&1
+fi
+
+G=agentgate
+AG_DIR=$(mktemp -d /run/agentgate-test.XXXXXX) || exit 99
+BUILD=$(mktemp -d /var/tmp/agentgate-deb.XXXXXX) || exit 99
+chmod 0755 "$AG_DIR"
+U=agp$$
+SSHD_PID=
+SERVICE=
+installed=0
+pkg_cleanup() {
+	set +e
+	[ -n "$SSHD_PID" ] && { kill "$SSHD_PID"; wait "$SSHD_PID"; } 2>/dev/null
+	if [ "$installed" = 1 ]; then
+		rm -f /etc/ssh/sshd_config.d/agentgate.conf
+		dpkg -P agentgate libpam-agentgate >/dev/null 2>&1
+	fi
+	[ -n "$SERVICE" ] && rm -f "/etc/pam.d/$SERVICE"
+	pkill -KILL -u "$U" 2>/dev/null
+	id "$U" >/dev/null 2>&1 && ag_wait_until 30 ag_userdel "$U"
+	rm -rf -- "$AG_DIR" "$BUILD"
+}
+trap pkg_cleanup EXIT
+trap 'exit 1' INT TERM HUP
+
+# ---- build -----------------------------------------------------------------
+# the tree as it is (committed or not), without build directories
+mkdir "$BUILD/agentgate"
+(cd "$top_srcdir" && git ls-files -co --exclude-standard -z | tar --null -T - -cf -) |
+    tar -xf - -C "$BUILD/agentgate" || exit 99
+(cd "$BUILD/agentgate" && DEB_BUILD_OPTIONS="parallel=$(nproc) noautodbgsym" \
+    dpkg-buildpackage -us -uc -b) >"$BUILD/build.log" 2>&1
+rc=$?
+ag_is "$rc" 0 "dpkg-buildpackage builds the packages" "$(tail -n 15 "$BUILD/build.log")"
+DEB=$(ls "$BUILD"/agentgate_*.deb 2>/dev/null)
+PAMDEB=$(ls "$BUILD"/libpam-agentgate_*.deb 2>/dev/null)
+[ -f "$DEB" ] && [ -f "$PAMDEB" ] || { echo "no packages built"; ag_done; }
+lint=$(cd "$BUILD" && lintian --fail-on error ./*.changes 2>&1)
+rc=$?
+ag_is "$rc" 0 "lintian reports no errors" "$lint"
+ag_like "$(dpkg-deb -c "$DEB")" '\./etc/logrotate\.d/agentgate' "the package has the logrotate file"
+ag_like "$(dpkg-deb -c "$DEB")" 'bash-completion/completions/agentgate' "and the bash completion"
+ag_like "$(dpkg-deb -c "$DEB")" 'lib/systemd/system/agentgate\.service' "and the unit for serve"
+ag_like "$(dpkg-deb -c "$PAMDEB")" '\./lib/[a-z0-9_-]+/security/pam_agentgate\.so' \
+    "libpam-agentgate has the module where PAM looks"
+
+# ---- install ---------------------------------------------------------------
+# the gateway's group as the suite's other tests make it (lib.sh): a group
+# that was there before the package stays after its purge
+flock /run/agentgate-test.lock sh -c "getent group $G >/dev/null || groupadd --system $G" || exit 99
+getent passwd agentgate >/dev/null && had_user=1 || had_user=0
+out=$(DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+    "$DEB" "$PAMDEB" 2>&1)
+rc=$?
+installed=1
+mkdir -p /var/lib/agentgate && touch /var/lib/agentgate/installed-by-test
+ag_is "$rc" 0 "the packages install" "$(printf '%s\n' "$out" | tail -n 10)"
+ag_is "$(stat -c '%U:%G %a' /usr/bin/agentgate)" "root:$G 2755" "the gateway is set-group-ID $G"
+ag_is "$(stat -c '%U:%G %a' /var/log/agentgate /var/log/agentgate/recordings | tr '\n' ' ')" \
+    "root:$G 2770 root:$G 2770 " "the log directories are the group's alone"
+ag_ok "the system user for sshd's AuthorizedKeysCommand exists" getent passwd agentgate
+ag_like "$(cat /var/lib/dpkg/info/agentgate.conffiles)" '/etc/agentgate/agentgate.yaml' \
+    "the example policy is a conffile"
+ag_ok "the sshd drop-in is installed inert" test -f /usr/share/agentgate/sshd_config.d/agentgate.conf \
+    -a ! -e /etc/ssh/sshd_config.d/agentgate.conf
+ag_ok "the installed policy checks" agentgate check --config /etc/agentgate/agentgate.yaml -q
+ag_is "$(stat -c '%U:%G %a' /etc/agentgate/agentgate.yaml)" "root:$G 640" \
+    "the policy is not readable by agents (it holds their keys)"
+
+# ---- an admin follows README.Debian ----------------------------------------
+flock /run/agentgate-test.lock useradd -m -d "/home/$U" -s /bin/bash "$U" || exit 99
+flock /run/agentgate-test.lock usermod -p '*' "$U" || exit 99
+chown -R root:root "/home/$U" && chmod 0755 "/home/$U"
+install -d -o "$U" -g "$U" "/home/$U/work"
+ssh-keygen -q -t ed25519 -N '' -f "$AG_DIR/client" -C pkgtest || exit 99
+ssh-keygen -q -t ed25519 -N '' -f "$AG_DIR/hostkey" || exit 99
+# the agent's key replaces the example's under the identity ci-bot
+key=$(cut -d' ' -f1-2 "$AG_DIR/client.pub")
+sed -i "s|keys: \[\"ssh-ed25519 [^\"]*\"\]|keys: [\"$key\"]|" /etc/agentgate/agentgate.yaml
+ag_ok "the edited policy checks" agentgate check -q
+# the drop-in names the account "agent": this test's account is another
+sed "s/^Match User agent\$/Match User $U/" /usr/share/agentgate/sshd_config.d/agentgate.conf \
+    > /etc/ssh/sshd_config.d/agentgate.conf
+PORT=$(ag_free_port)
+cat > "$AG_DIR/sshd_config" <<CONF
+Port $PORT
+ListenAddress 127.0.0.1
+HostKey $AG_DIR/hostkey
+PidFile none
+LogLevel VERBOSE
+KbdInteractiveAuthentication no
+PasswordAuthentication no
+Include /etc/ssh/sshd_config.d/agentgate.conf
+CONF
+# sshd's own PAM service, with the bind line README.Debian adds to
+# /etc/pam.d/sshd (sshd names its service after the name it runs by)
+SERVICE=sshd-agpkg$$
+ln -sf "$SSHD" "$AG_DIR/$SERVICE"
+{ cat /etc/pam.d/sshd; echo 'session optional pam_agentgate.so bind'; } > "/etc/pam.d/$SERVICE"
+ag_ok "sshd accepts the drop-in" "$SSHD" -t -f "$AG_DIR/sshd_config"
+doc=$(agentgate doctor --user "$U" --sshd "$AG_DIR/$SERVICE" --sshd-config "$AG_DIR/sshd_config" 2>&1)
+ag_unlike "$doc" '(^|[^A-Z])FAIL' "agentgate doctor finds nothing wrong" "$doc"
+"$AG_DIR/$SERVICE" -D -e -f "$AG_DIR/sshd_config" 2>"$AG_DIR/sshd.log" &
+SSHD_PID=$!
+ag_wait_until 30 ag_listening "$SSHD_PID" "$PORT"
+ag_ok "sshd is up" ag_up "$SSHD_PID" "$PORT"
+SSH=(ssh -q -i "$AG_DIR/client" -p "$PORT" -o IdentitiesOnly=yes -o BatchMode=yes
+    -o UserKnownHostsFile=/dev/null -o StrictHostKeyChecking=no "$U@127.0.0.1")
+
+# ---- sessions through the installed gateway ---------------------------------
+out=$("${SSH[@]}" 'ls /usr/share/agentgate/sshd_config.d' 2>&1)
+ag_is "$out" agentgate.conf "an allowed command runs" "$(tail -n 5 "$AG_DIR/sshd.log")"
+out=$("${SSH[@]}" 'rm -f /etc/hostname' 2>&1)
+rc=$?
+ag_is "$rc" 126 "a refused command is refused" "$out"
+ag_ok "it did not run" test -f /etc/hostname
+AUD=/var/log/agentgate/audit.jsonl
+ag_like "$(grep '"event":"command"' "$AUD" | head -1)" '"identity":"ci-bot"' \
+    "the audit log names the identity the key belongs to"
+ag_like "$(grep '"event":"command"' "$AUD" | tail -1)" '"rule":"[^"]+' "and the rule that refused"
+ag_is "$(stat -c '%G' "$AUD")" "$G" "the audit log is the gateway group's"
+# a terminal session, recorded; asciinema plays the recording
+printf 'echo from a terminal\nexit\n' | "${SSH[@]}" -tt >/dev/null 2>&1
+cast=$(ls -t /var/log/agentgate/recordings/*.cast 2>/dev/null | head -1)
+ag_ok "a terminal session is recorded" test -f "$cast"
+# (asciinema wants a terminal even to cat: script(1) gives it one)
+ag_like "$(script -qec "asciinema cat $cast" /dev/null 2>&1)" 'from a terminal' \
+    "asciinema cats the recording" \
+    "$(head -c 600 "$cast")"
+
+# ---- logrotate, under an open session -----------------------------------------
+mkfifo "$AG_DIR/in"
+"${SSH[@]}" < "$AG_DIR/in" > "$AG_DIR/out" 2>&1 &
+spid=$!
+exec 9>"$AG_DIR/in"
+echo 'echo before-rotation' >&9
+ag_wait_until 30 grep -q before-rotation "$AG_DIR/out"
+lr=$(logrotate -f -s "$AG_DIR/logrotate.state" /etc/logrotate.d/agentgate 2>&1)
+ag_is "$?" 0 "logrotate rotates the audit log" "$lr"
+echo 'echo after-rotation' >&9
+echo 'exit' >&9
+exec 9>&-
+wait "$spid"
+ag_like "$(grep -c 'echo before-rotation' "$AUD.1")" '^[1-9]' "the rotated file has the records before"
+ag_like "$(grep -c 'echo after-rotation' "$AUD")" '^[1-9]' \
+    "the open session's next record is in the new file" "$(cut -c1-200 "$AUD")"
+ag_is "$(grep -c 'after-rotation' "$AUD.1")" 0 "and not in the rotated one"
+ag_ok "the rotated file verifies" agentgate audit verify "$AUD.1"
+ag_ok "the new file verifies" agentgate audit verify "$AUD"
+ag_is "$(stat -c '%U:%G %a' "$AUD")" "root:$G 660" "the new file is the group's (logrotate's create)"
+
+# ---- completion ----------------------------------------------------------------
+comp() {	# comp WORD...: what bash completes for the last word
+	bash -c '. /usr/share/bash-completion/bash_completion
+		. /usr/share/bash-completion/completions/agentgate
+		COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1))
+		COMP_LINE="$*"; COMP_POINT=${#COMP_LINE}
+		_agentgate agentgate "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD - 1]}"
+		printf "%s\n" "${COMPREPLY[@]}" | sort | tr "\n" " "' comp "$@"
+}
+ag_is "$(comp agentgate ex)" "explain " "completion: subcommands"
+ag_is "$(comp agentgate explain --profile '')" "developer readonly " "completion: the policy's profiles"
+ag_is "$(comp agentgate doctor --s)" "--sshd --sshd-config " "completion: a subcommand's options"
+
+# ---- remove, purge -------------------------------------------------------------
+kill "$SSHD_PID"; wait "$SSHD_PID" 2>/dev/null; SSHD_PID=
+rm -f /etc/ssh/sshd_config.d/agentgate.conf
+out=$(dpkg -r agentgate libpam-agentgate 2>&1)
+ag_is "$?" 0 "the packages remove" "$out"
+ag_ok "the gateway is gone" test ! -e /usr/bin/agentgate
+ag_ok "the policy (edited) stays" grep -q "$key" /etc/agentgate/agentgate.yaml
+ag_ok "the audit log and recordings stay" test -f "$AUD" -a -d /var/log/agentgate/recordings
+ag_ok "the group and user stay" getent passwd agentgate
+out=$(dpkg -P agentgate libpam-agentgate 2>&1)
+ag_is "$?" 0 "the packages purge" "$out"
+installed=0
+ag_ok "purge removes the configuration and the logs" test ! -e /etc/agentgate -a ! -e /var/log/agentgate
+ag_is "$(dpkg-statoverride --list /usr/bin/agentgate /etc/agentgate/agentgate.yaml)" "" \
+    "and the stat overrides"
+if [ "$had_user" = 0 ]; then
+	ag_ok "and the user the package created" sh -c '! getent passwd agentgate'
+fi
+ag_ok "a group that was there before stays" getent group "$G"
+ag_ok "no file of the package is left" sh -c '! dpkg -S pam_agentgate.so agentgate.yaml.5 2>/dev/null'
+ag_done
