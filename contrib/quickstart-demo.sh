@@ -40,6 +40,11 @@ stop() {
 	fi
 	# sshd's PAM service for the demo's sshd (lib.sh, ag_sshd_pam)
 	rm -f /etc/pam.d/sshd-agentgate-demo
+	# the link to the demo's policy at the build's default path
+	if [ -f "$DEMO/policy.link" ]; then
+		link=$(cat "$DEMO/policy.link")
+		[ "$(readlink "$link")" = "$DEMO/agentgate.yaml" ] && rm -f "$link"
+	fi
 	rm -rf -- "$DEMO"
 }
 
@@ -81,31 +86,59 @@ AG_USER_NAME=agent
 ag_create_user || { echo "cannot create the demo account 'agent'" >&2; exit 1; }
 ag_make_world "$DEMO" || { echo "cannot set up $DEMO" >&2; exit 1; }
 
-# the example policy, with only its log locations moved into the demo dir
-# and its PAM service (pam_agentgate.so, callers without a registered key
-# fall through to users:) in the demo dir rather than /etc/pam.d
+# the example policy, with only its log locations moved into the demo dir,
+# its PAM service (pam_agentgate.so, callers without a registered key fall
+# through to users:) in the demo dir rather than /etc/pam.d, and the demo's
+# client key as an identity with the demo's profile
+client_key=$(cut -d' ' -f1-2 "$DEMO/client.pub")
 sed -e "s|/var/log/agentgate/audit.jsonl|$DEMO/log/audit.jsonl|" \
     -e "s|/var/log/agentgate/recordings|$DEMO/log/recordings|" \
     -e "s|^  agent: readonly|  agent: $PROFILE|" \
     -e "/^gateway:[[:space:]]*\$/a\\  pam_confdir: $DEMO/pam.d" \
+    -e "/^identities:/a\\  - { name: demo, keys: [\"$client_key\"], profile: $PROFILE }" \
     "$repo/etc/agentgate.yaml" > "$DEMO/agentgate.yaml"
-chmod 0644 "$DEMO/agentgate.yaml"
 # the privilege separation `make install` sets up (agentgate(8), SECURITY):
 # the gateway set-group-ID to its group, which alone writes the audit log
-# and the recordings (ssh -t); the account cannot touch either
+# and the recordings (ssh -t) and reads the policy (it holds the
+# identities' keys); the account can do none of it.  The system user of the
+# same name asks the policy for the account's keys (AuthorizedKeysCommand).
 group=$(sed -n 's/^#define AG_GROUP "\(.*\)"$/\1/p' "$BUILD/agconfig.h")
 getent group "$group" >/dev/null || groupadd --system "$group" || exit 1
+getent passwd "$group" >/dev/null || useradd --system --no-create-home \
+    --home-dir /nonexistent --shell /usr/sbin/nologin -g "$group" "$group" || exit 1
+# The policy is read with the gateway's group only at the build's default
+# path (a file named by --config is read as its caller, who could name any
+# file): the demo links its policy there unless something else is there.
+default=$("$AGENTGATE" --help | sed -n 's/.*policy file (default \(.*\)).*/\1/p' | head -1)
+if [ -n "$default" ] && { [ ! -e "$default" ] || [ "$(readlink "$default")" = "$DEMO/agentgate.yaml" ]; }; then
+	mkdir -p "$(dirname "$default")"
+	ln -sfn "$DEMO/agentgate.yaml" "$default"
+	echo "$default" > "$DEMO/policy.link"
+	chown root:"$group" "$DEMO/agentgate.yaml" && chmod 0640 "$DEMO/agentgate.yaml"
+	config_arg=
+else
+	echo "== $default exists: the demo names its policy with --config, which the agent must be able to read" >&2
+	config_arg="--config $DEMO/agentgate.yaml"
+fi
 chown root:"$group" "$DEMO/agentgate" && chmod 2755 "$DEMO/agentgate"
 install -d -o root -g "$group" -m 2770 "$DEMO/log" "$DEMO/log/recordings"
 chown root:"$group" "$DEMO/log" && chmod 2770 "$DEMO/log"
-# the developer tier works in ~/work, the one thing an admin creates
+# what sshd and bash read before the gateway runs (the home, its dotfiles)
+# is root's; the developer tier works in ~/work, the account's
 home=$(getent passwd "$AG_USER" | cut -d: -f6)
+chown root:root "$home" && chmod 0755 "$home"
+find "$home" -mindepth 1 -maxdepth 1 ! -name work -exec chown -h root:root {} + || exit 1
+find "$home" -mindepth 1 -maxdepth 1 ! -name work ! -type l -exec chmod go-w {} + || exit 1
 install -d -o "$AG_USER" -g "$(id -g "$AG_USER")" -m 0755 "$home/work"
 "$AGENTGATE" check --config "$DEMO/agentgate.yaml" >/dev/null || exit 1
 
+# sshd as the drop-in sets it up: the policy is its only source of keys
+AG_SSHD_AUTHKEYS_FILE=none
+AG_SSHD_EXTRA="AuthorizedKeysCommand $DEMO/agentgate authorized-keys${config_arg:+ $config_arg} %u
+AuthorizedKeysCommandUser $group"
 AG_PORT=$PORT
 AG_SSHD_DETACH=1
-AG_FORCE_COMMAND="$DEMO/agentgate --config $DEMO/agentgate.yaml"
+AG_FORCE_COMMAND="$DEMO/agentgate${config_arg:+ $config_arg}"
 if ! ag_start_sshd; then
 	echo "could not start sshd on 127.0.0.1:$PORT (in use? set DEMO_PORT)" >&2
 	exit 1
@@ -124,5 +157,6 @@ agentgate demo is running; the account 'agent' has profile '$PROFILE'.
 Try it:   ssh -i $DEMO/client -p $PORT -o IdentitiesOnly=yes -o UserKnownHostsFile=/dev/null -o StrictHostKeyChecking=no agent@127.0.0.1
           (add a command to run just that one; -t for a terminal)
 Developer tier instead:  DEMO_PROFILE=developer bash contrib/quickstart-demo.sh
+Check it: $DEMO/agentgate doctor --user agent --sshd $AG_SSHD_BIN --sshd-config $DEMO/sshd_config
 Stop it:  bash contrib/quickstart-demo.sh stop
 EOF

@@ -28,6 +28,7 @@ usage(FILE *fp)
 	    "       agentgate serve [--config FILE] [--listen ADDR:PORT ...] [--foreground] [-e]\n"
 	    "       agentgate serve --generate-host-key FILE\n"
 	    "       agentgate audit verify FILE\n"
+	    "       agentgate replay [--speed N] [--idle-limit SECONDS] [--transcript] FILE\n"
 	    "       agentgate authorized-keys [--config FILE] USER\n"
 	    "       agentgate edit [--config FILE]\n"
 	    "       agentgate token new NAME\n"
@@ -102,6 +103,8 @@ main(int argc, char **argv)
 			return unprivileged(ag_cmd_doctor, argc - 1, argv + 1);
 		if (strcmp(a, "audit") == 0)
 			return unprivileged(ag_cmd_audit, argc - 1, argv + 1);
+		if (strcmp(a, "replay") == 0)
+			return unprivileged(ag_cmd_replay, argc - 1, argv + 1);
 		if (strcmp(a, "token") == 0)
 			return unprivileged(ag_cmd_token, argc - 1, argv + 1);
 		/* keeps the group to read the policy only for sshd's callers */

@@ -10,6 +10,7 @@ int	ag_cmd_explain(int argc, char **argv);	/* agentgate explain (cmd_explain.c) 
 int	ag_cmd_doctor(int argc, char **argv);	/* agentgate doctor  (cmd_doctor.c) */
 int	ag_cmd_serve(int argc, char **argv);	/* agentgate serve   (cmd_serve.c) */
 int	ag_cmd_audit(int argc, char **argv);	/* agentgate audit   (cmd_audit.c) */
+int	ag_cmd_replay(int argc, char **argv);	/* agentgate replay  (cmd_replay.c) */
 /* agentgate authorized-keys, sshd's AuthorizedKeysCommand (cmd_authkeys.c) */
 int	ag_cmd_authkeys(int argc, char **argv);
 int	ag_cmd_edit(int argc, char **argv);	/* agentgate edit    (cmd_edit.c) */

@@ -56,6 +56,7 @@ struct cmd {
 	int			 timed_out, cancelled;	/* apply: how the run ended */
 	struct ag_target	*t;		/* target: the upstream it is for, or NULL */
 	int			 switched;	/* the line made a target the session's */
+	int			 echoed;	/* the line is in the recording */
 	struct ag_audit_target	 trec;		/* ... as the audit records it */
 	char			 why[sizeof(((struct ag_decision *)0)->reason) + 2 * AG_ERR_MSG_MAX];
 						/* a refusal's reason */
@@ -76,6 +77,29 @@ refuse(struct cmd *c, const char *decision, const char *reason, const char *rule
 	c->rec.ran = 0;
 	c->status = AG_STATUS_DENIED;
 	return STOP;
+}
+
+/*
+ * Into the recording of a terminal session (core/terminal.h): the line as
+ * the prompt showed it, once, before its output; and after a refusal its
+ * message, so a replay shows what the caller saw.
+ */
+static void
+term_echo(struct ag_core *core, struct cmd *c)
+{
+	if (core->pty && !c->echoed)
+		ag_core_term_echo(core, c->line, c->len);
+	c->echoed = 1;
+}
+
+static void
+term_outcome(struct ag_core *core, struct cmd *c)
+{
+	if (!core->pty)
+		return;
+	term_echo(core, c);
+	if (!c->rec.ran && c->status == AG_STATUS_DENIED && c->rec.reason != NULL)
+		ag_core_term_refusal(core, c->rec.reason);
 }
 
 /* What the decision knows of the session: the same for a command and explain. */
@@ -459,7 +483,7 @@ run_command(struct ag_core *core, struct cmd *c, struct ag_run_opts *o)
 		o->in_fd = STDIN_FILENO;
 		o->rec = core->rec;
 		o->rec_required = core->audit != NULL && ag_audit_required(core->audit);
-		ag_core_term_echo(core, c->line, c->len);
+		term_echo(core, c);
 	}
 	o->no_capture = !ag_session_needs_capture(c->tree);
 	o->redact = core->profile->redact ? core->profile : NULL;
@@ -513,8 +537,7 @@ run_upstream(struct ag_core *core, struct cmd *c)
 		    c->t->up->name);
 		return refuse(c, "deny", c->why, "targets");
 	}
-	if (core->pty)
-		ag_core_term_echo(core, c->line, c->len);
+	term_echo(core, c);
 	ag_err_clear(&err);
 	if (ag_target_run(core, c->t, c->line, c->len, ag_session_needs_capture(c->tree),
 	    &c->res, &c->trec.pty_cols, &c->trec.pty_rows, &err) < 0) {
@@ -700,6 +723,7 @@ ag_core_command(struct ag_core *core, const char *line, size_t len, int flags,
 	if (stage_target(core, &c) == STOP) {
 		core->ncommands++;
 		stage_record(core, &c);
+		term_outcome(core, &c);
 		if (core->outcome != NULL)
 			stage_outcome(core, &c, core->outcome);
 		free(recorded);
@@ -729,6 +753,7 @@ ag_core_command(struct ag_core *core, const char *line, size_t len, int flags,
 		ag_live_command(NULL, 0);
 	}
 	stage_record(core, &c);
+	term_outcome(core, &c);
 	if (core->outcome != NULL)
 		stage_outcome(core, &c, core->outcome);
 	if (c.ran_runner && c.res.rec_failed && core->rec != NULL)

@@ -64,34 +64,74 @@ ag_core_term_start(struct ag_core *core)
 	return 0;
 }
 
+/* A line of the gateway's into the recording: shown, and marked. */
+static void
+term_write(struct ag_core *core, const struct ag_strbuf *shown, const char *mark, size_t marklen)
+{
+	struct ag_err err;
+
+	ag_err_clear(&err);
+	if (ag_rec_output(core->rec, shown->data, shown->len, &err) < 0 ||
+	    ag_rec_marker(core->rec, mark, marklen, &err) < 0)
+		ag_log(LOG_ERR, "%s", err.msg);	/* the relay finds it dead and reports */
+}
+
 void
 ag_core_term_echo(struct ag_core *core, const char *line, size_t len)
 {
 	struct ag_session *s = &core->sess;
 	struct ag_strbuf sb;
-	struct ag_err err;
 	char cwd[PATH_MAX + 2];
-	size_t i;
+	size_t i, plen;
 
 	if (core->rec == NULL || !core->tty)
 		return;
-	ag_strbuf_init(&sb, AG_CORE_MAX_COMMAND * 2 + sizeof(cwd) + 512);
+	ag_strbuf_init(&sb, AG_CORE_MAX_COMMAND * 3 + sizeof(cwd) + 512);
 	if (ag_strbuf_printf(&sb, "%s@%s:%s$ ", s->user, s->host,
 	    ag_session_tilde(s, s->cwd, cwd, sizeof(cwd))) < 0)
 		goto out;
+	plen = sb.len;
+	/* as the line editor showed it: a control character as ^X, never
+	 * the character itself for the player's terminal to act on */
 	for (i = 0; i < len; i++) {
-		int rc = line[i] != '\n' ? ag_strbuf_addch(&sb, line[i]) :
-		    ag_strbuf_addstr(&sb, i + 1 < len ? "\r\n> " : "\r\n");
+		unsigned char ch = (unsigned char)line[i];
+		int rc;
 
+		if (ch == '\n')
+			rc = ag_strbuf_addstr(&sb, i + 1 < len ? "\r\n> " : "\r\n");
+		else if (ch < 0x20 || ch == 0x7f)
+			rc = ag_strbuf_printf(&sb, "^%c", ch == 0x7f ? '?' : ch + '@');
+		else
+			rc = ag_strbuf_addch(&sb, line[i]);
 		if (rc < 0)
 			goto out;
 	}
 	if ((len == 0 || line[len - 1] != '\n') && ag_strbuf_addstr(&sb, "\r\n") < 0)
 		goto out;
-	ag_err_clear(&err);
-	if (ag_rec_output(core->rec, sb.data, sb.len, &err) < 0)
-		ag_log(LOG_ERR, "%s", err.msg);	/* the relay finds it dead and reports */
+	{
+		/* the marker: the prompt and the line exactly as received */
+		struct ag_strbuf m;
+
+		ag_strbuf_init(&m, AG_CORE_MAX_COMMAND + sizeof(cwd) + 512);
+		if (ag_strbuf_append(&m, sb.data, plen) == 0 &&
+		    ag_strbuf_append(&m, line, len > 0 && line[len - 1] == '\n' ? len - 1 : len) == 0)
+			term_write(core, &sb, m.data, m.len);
+		ag_strbuf_free(&m);
+	}
 out:
+	ag_strbuf_free(&sb);
+}
+
+void
+ag_core_term_refusal(struct ag_core *core, const char *reason)
+{
+	struct ag_strbuf sb;
+
+	if (core->rec == NULL || !core->tty)
+		return;
+	ag_strbuf_init(&sb, 2 * AG_ERR_MSG_MAX + 4096);
+	if (ag_strbuf_printf(&sb, "agentgate: %s\r\n", reason) == 0)
+		term_write(core, &sb, sb.data, sb.len - 2);
 	ag_strbuf_free(&sb);
 }
 

@@ -23,8 +23,15 @@
  */
 int	ag_core_term_start(struct ag_core *core);
 
-/* The prompt and command line as the terminal showed them, into the recording. */
+/*
+ * The prompt and command line as the terminal showed them, into the
+ * recording, and the same as a marker (recording.h) that output cannot
+ * forge or erase.
+ */
 void	ag_core_term_echo(struct ag_core *core, const char *line, size_t len);
+
+/* A refusal's message, as the caller saw it on stderr, and as a marker. */
+void	ag_core_term_refusal(struct ag_core *core, const char *reason);
 
 /* The recording failed during a command: close it; end the session if required. */
 void	ag_core_term_failed(struct ag_core *core, const char *why, int *end_session);

@@ -239,6 +239,18 @@ ag_rec_input(struct ag_rec *r, const void *buf, size_t len, struct ag_err *err)
 }
 
 int
+ag_rec_marker(struct ag_rec *r, const char *label, size_t len, struct ag_err *err)
+{
+	/* room for every byte escaped (\xff), and the "..." */
+	char shown[AG_REC_MARKER_MAX * 4 + 8];
+
+	if (r->fd < 0)
+		return dead(r, err);
+	ag_utf8_visible(label, len, AG_REC_MARKER_MAX, shown, sizeof(shown));
+	return event(r, "m", shown, strlen(shown), err);
+}
+
+int
 ag_rec_resize(struct ag_rec *r, unsigned cols, unsigned rows, struct ag_err *err)
 {
 	char sz[32];

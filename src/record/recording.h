@@ -8,7 +8,10 @@
  *    "env":{"TERM":..,"SHELL":..},"agentgate_session":ID}
  * then one event per line, [seconds-since-open, code, data]:
  *   "o" output, "r" resize ("COLSxROWS"), "i" input (only when asked to:
- *   keystrokes carry passwords and tokens).
+ *   keystrokes carry passwords and tokens), "m" a marker: the gateway's
+ *   own lines (the command it ran, a refusal), which a command's output,
+ *   being "o" alone, can neither write nor erase (agentgate replay shows
+ *   them apart).
  * Strings are encoded by json-c; output that is not UTF-8 becomes U+FFFD,
  * and a multibyte character split across two reads is kept whole.
  *
@@ -28,6 +31,7 @@
 #define AG_REC_BUF		(64 * 1024)	/* buffered bytes before a write */
 #define AG_REC_FLUSH_MS		1000		/* at most this long in memory */
 #define AG_REC_SUFFIX		".cast"
+#define AG_REC_MARKER_MAX	4096		/* bytes of a marker's label shown */
 
 struct ag_rec;
 
@@ -47,6 +51,8 @@ struct ag_rec *ag_rec_open(const struct ag_rec_info *info, struct ag_err *err);
 int	ag_rec_output(struct ag_rec *r, const void *buf, size_t len, struct ag_err *err);
 /* A no-op returning 0 unless info->input was set. */
 int	ag_rec_input(struct ag_rec *r, const void *buf, size_t len, struct ag_err *err);
+/* An "m" event: len bytes of label, shown safe (utf8.h), cut at AG_REC_MARKER_MAX. */
+int	ag_rec_marker(struct ag_rec *r, const char *label, size_t len, struct ag_err *err);
 /* An "r" event, unless the size is the one last recorded. */
 int	ag_rec_resize(struct ag_rec *r, unsigned cols, unsigned rows, struct ag_err *err);
 /* Write what is buffered if the oldest of it is AG_REC_FLUSH_MS old. */

@@ -296,9 +296,11 @@ ag_sshd_pam() {
 		    "SSHD_PAM_MODULE to a plain build's pam_agentgate.so" >&2
 		exit 99
 	fi
-	cp "$mod" "$AG_DIR/pam_agentgate_sshd.so.new" &&
-	    mv -f "$AG_DIR/pam_agentgate_sshd.so.new" "$AG_DIR/pam_agentgate_sshd.so" || exit 99
-	chmod 0644 "$AG_DIR/pam_agentgate_sshd.so"
+	# named as installed, so that doctor finds it in the service
+	mkdir -p "$AG_DIR/sshd-pam" || exit 99
+	cp "$mod" "$AG_DIR/sshd-pam/pam_agentgate.so.new" &&
+	    mv -f "$AG_DIR/sshd-pam/pam_agentgate.so.new" "$AG_DIR/sshd-pam/pam_agentgate.so" || exit 99
+	chmod 0644 "$AG_DIR/sshd-pam/pam_agentgate.so"
 	AG_SSHD_SERVICE=sshd-$(basename "$AG_DIR" | tr 'A-Z' 'a-z' | tr -c 'a-z0-9\n' -)
 	AG_SSHD_BIN=$AG_DIR/$AG_SSHD_SERVICE
 	ln -sfn "$SSHD" "$AG_SSHD_BIN"
@@ -307,7 +309,7 @@ ag_sshd_pam() {
 auth     required  pam_deny.so
 account  required  pam_permit.so
 ${AG_SSHD_PAM_EXTRA:-}
-session  required  $AG_DIR/pam_agentgate_sshd.so bind
+session  required  $AG_DIR/sshd-pam/pam_agentgate.so bind
 EOF
 	mv -f "/etc/pam.d/$AG_SSHD_SERVICE.new" "/etc/pam.d/$AG_SSHD_SERVICE"
 }

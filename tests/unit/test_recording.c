@@ -21,6 +21,8 @@
 #include <cmocka.h>
 
 #include "record/recording.h"
+#include "record/termfilter.h"
+#include "common/strbuf.h"
 
 #define ID "0123456789abcdef0123456789abcdef"
 
@@ -70,6 +72,89 @@ open_rec(int input, struct ag_err *err)
 }
 
 /* Every line of the file, parsed strictly (valid UTF-8 required); returns the count. */
+static size_t read_lines(json_object **out, size_t max);
+static void put_all(json_object **v, size_t n);
+static const char *ev_code(json_object *ev);
+static const char *ev_data(json_object *ev, size_t *len);
+
+/* The gateway's lines are "m" events, their text shown safe: no control
+ * character of a command line reaches a player as is. */
+static void
+markers_are_m_events_shown_safe(void **state)
+{
+	static const char line[] = "agt@vm:~$ echo \033]52;c;eA==\007 \xff\n";
+	struct ag_err err;
+	struct ag_rec *r;
+	json_object *v[8];
+	const char *d;
+	size_t len;
+
+	(void)state;
+	assert_non_null(r = open_rec(0, &err));
+	assert_int_equal(ag_rec_output(r, "out\r\n", 5, &err), 0);
+	assert_int_equal(ag_rec_marker(r, line, sizeof(line) - 1, &err), 0);
+	assert_int_equal(ag_rec_close(r, &err), 0);
+	assert_int_equal(read_lines(v, 8), 3);
+	assert_string_equal(ev_code(v[1]), "o");
+	assert_string_equal(ev_code(v[2]), "m");
+	d = ev_data(v[2], &len);
+	assert_string_equal(d, "agt@vm:~$ echo \\x1b]52;c;eA==\\x07 \\xff\\n");
+	assert_null(memchr(d, 0x1b, len));
+	put_all(v, 3);
+}
+
+static char *
+filtered(int mode, const char *const *writes)
+{
+	struct ag_termfilter f;
+	struct ag_strbuf out;
+	size_t i;
+
+	ag_termfilter_init(&f, mode);
+	ag_strbuf_init(&out, 1 << 20);
+	for (i = 0; writes[i] != NULL; i++)
+		assert_int_equal(ag_termfilter_feed(&f, writes[i], strlen(writes[i]), &out), 0);
+	assert_int_equal(ag_strbuf_addch(&out, '\0'), 0);
+	return ag_strbuf_detach(&out, NULL);
+}
+
+/* What reaches beyond the screen is dropped, also when a write cuts it;
+ * what draws the screen passes. */
+static void
+replay_filter_drops_what_reaches_beyond_the_screen(void **state)
+{
+	static const char *const osc[] = {
+		"a\033]52;c;ZXZpbA==\007b\033]0;title\033\\c",
+		"\033]8;;http://x\033\\link\033]8;;\033\\d",
+		"\033P1$qm\033\\e\033_apc\033\\f\033^pm\033\\g",
+		"\033]5", "2;c;c3BsaXQ=\007h", NULL };
+	static const char *const c1[] = { "i\xc2\x9b" "6nj\xc2\x9d" "0;t\xc2\x9c" "k", "\xe2\x80\xaeR\x07\x0e", NULL };
+	static const char *const queries[] = {
+		"\033[6n\033[c\033[>c\033[21t\033[8;1;1t\033[2$p\033[5i\033c", "l", NULL };
+	static const char *const draw[] = {
+		"\033[1;31mred\033[0m\r\n\033[2J\033[H\033[?1049h\033[?1049l\033[1A\033[2K",
+		"\033", "[3", "2mx\t\by\0337\0338\033(0q\033(B\033[2 q", NULL };
+	static const char *const utf8[] = { "caf\xc3", "\xa9 \xe2\x82", "\xac \xff.", NULL };
+	char *o;
+
+	(void)state;
+	assert_string_equal(o = filtered(AG_TERMFILTER_DISPLAY, osc), "abclinkdefgh");
+	free(o);
+	assert_string_equal(o = filtered(AG_TERMFILTER_DISPLAY, c1), "i6nj0;tkR");
+	free(o);
+	assert_string_equal(o = filtered(AG_TERMFILTER_DISPLAY, queries), "l");
+	free(o);
+	assert_string_equal(o = filtered(AG_TERMFILTER_DISPLAY, draw),
+	    "\033[1;31mred\033[0m\r\n\033[2J\033[H\033[?1049h\033[?1049l\033[1A\033[2K"
+	    "\033[32mx\t\by\0337\0338\033(0q\033(B\033[2 q");
+	free(o);
+	assert_string_equal(o = filtered(AG_TERMFILTER_DISPLAY, utf8), "caf\xc3\xa9 \xe2\x82\xac \xef\xbf\xbd.");
+	free(o);
+	/* a transcript keeps only the text */
+	assert_string_equal(o = filtered(AG_TERMFILTER_PLAIN, draw), "red\nx\tyq");
+	free(o);
+}
+
 static size_t
 read_lines(json_object **out, size_t max)
 {
@@ -502,6 +587,8 @@ main(void)
 		cmocka_unit_test_setup(output_events_have_relative_increasing_times, each_setup),
 		cmocka_unit_test_setup(binary_and_split_utf8_output_stays_valid_json, each_setup),
 		cmocka_unit_test_setup(resize_events_are_cols_x_rows_and_not_repeated, each_setup),
+		cmocka_unit_test_setup(markers_are_m_events_shown_safe, each_setup),
+		cmocka_unit_test(replay_filter_drops_what_reaches_beyond_the_screen),
 		cmocka_unit_test_setup(input_is_recorded_only_when_enabled, each_setup),
 		cmocka_unit_test_setup(events_are_buffered_and_flushed_within_a_second, each_setup),
 		cmocka_unit_test_setup(symlink_or_existing_file_is_refused, each_setup),

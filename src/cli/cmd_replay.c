@@ -1,0 +1,331 @@
+/*
+ * cmd_replay.c - agentgate replay: play a session recording (asciicast v2)
+ * on this terminal with what could reach beyond the screen taken out
+ * (record/termfilter.h), or print it as a transcript in which the
+ * gateway's own lines cannot be imitated by what the agent's programs
+ * printed.
+ */
+#include "agconfig.h"
+
+#include <errno.h>
+#include <json-c/json.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/commands.h"
+#include "common/strbuf.h"
+#include "record/termfilter.h"
+
+#define LINE_MAX_BYTES	(8 * 1024 * 1024)	/* one event; the gateway's are far smaller */
+#define OUT_MAX		(32 * 1024 * 1024)
+
+struct player {
+	const char		*file;
+	unsigned long		 line;
+	double			 speed, idle_limit;	/* idle_limit < 0: none */
+	int			 transcript;	/* --transcript */
+	double			 last;			/* the previous event's time */
+	struct ag_termfilter	 tf;
+	struct ag_strbuf	 out;
+	char			*held;			/* display: an "o" not yet shown */
+	size_t			 heldlen;
+	int			 at_bol;		/* transcript: at a line's start */
+};
+
+static void
+usage(FILE *fp)
+{
+	fprintf(fp, "Usage: agentgate replay [--speed N] [--idle-limit SECONDS] [--transcript] FILE\n"
+	    "\n"
+	    "Play a session recording (asciicast v2, gateway.recordings) on this\n"
+	    "terminal.  What the recorded programs printed is shown without the\n"
+	    "controls that reach beyond the screen: clipboard writes (OSC 52), window\n"
+	    "titles, hyperlinks, DCS/APC strings, C1 controls, and queries that make\n"
+	    "the terminal answer into its input.  The gateway's own lines (each\n"
+	    "command it ran, each refusal) are shown in reverse video.\n"
+	    "\n"
+	    "  --speed N             play N times as fast (default 1)\n"
+	    "  --idle-limit SECONDS  shorten every pause to at most this (default 2;\n"
+	    "                        0: no pauses)\n"
+	    "  --transcript          no timing, no escape sequences: every line the\n"
+	    "                        gateway wrote as \"[SECONDS] LINE\", every line of\n"
+	    "                        output indented under \"| \", so that output cannot\n"
+	    "                        pass for the gateway's lines\n");
+}
+
+static int
+flush_out(struct player *p)
+{
+	size_t off = 0;
+
+	while (off < p->out.len) {
+		ssize_t w = write(STDOUT_FILENO, p->out.data + off, p->out.len - off);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			fprintf(stderr, "agentgate: replay: write: %s\n", strerror(errno));
+			return -1;
+		}
+		off += (size_t)w;
+	}
+	ag_strbuf_reset(&p->out);
+	return 0;
+}
+
+static void
+pause_for(struct player *p, double t)
+{
+	double d = t - p->last;
+	struct timespec ts;
+
+	p->last = t;
+	if (p->transcript || !(d > 0))
+		return;
+	if (p->idle_limit >= 0 && d > p->idle_limit)
+		d = p->idle_limit;
+	d /= p->speed;
+	ts.tv_sec = (time_t)d;
+	ts.tv_nsec = (long)((d - (double)ts.tv_sec) * 1e9);
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+/* Transcript: text (already plain) under "| ", line by line. */
+static int
+transcript_text(struct player *p, const char *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (p->at_bol && ag_strbuf_addstr(&p->out, "           | ") < 0)
+			return -1;
+		p->at_bol = s[i] == '\n';
+		if (ag_strbuf_addch(&p->out, s[i]) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int
+show_output(struct player *p, const char *s, size_t n)
+{
+	struct ag_strbuf clean;
+	int rc;
+
+	if (!p->transcript)
+		return ag_termfilter_feed(&p->tf, s, n, &p->out);
+	ag_strbuf_init(&clean, OUT_MAX);
+	rc = ag_termfilter_feed(&p->tf, s, n, &clean);
+	if (rc == 0)
+		rc = transcript_text(p, clean.data != NULL ? clean.data : "", clean.len);
+	ag_strbuf_free(&clean);
+	return rc;
+}
+
+/* A marker: one of the gateway's lines, which output cannot write. */
+static int
+show_marker(struct player *p, double t, const char *s, size_t n)
+{
+	struct ag_termfilter plain;
+	struct ag_strbuf label;
+	int rc;
+
+	/* written by the gateway already safe; a file from elsewhere may not be */
+	ag_termfilter_init(&plain, AG_TERMFILTER_PLAIN);
+	ag_strbuf_init(&label, OUT_MAX);
+	rc = ag_termfilter_feed(&plain, s, n, &label);
+	if (rc == 0 && p->transcript) {
+		if (!p->at_bol)
+			rc = ag_strbuf_addch(&p->out, '\n');
+		if (rc == 0)
+			rc = ag_strbuf_printf(&p->out, "[%8.2f] %.*s\n", t, (int)label.len,
+			    label.data != NULL ? label.data : "");
+		p->at_bol = 1;
+	} else if (rc == 0)
+		rc = ag_strbuf_printf(&p->out, "\033[0m\033[7m %.*s \033[0m\r\n", (int)label.len,
+		    label.data != NULL ? label.data : "");
+	ag_strbuf_free(&label);
+	return rc;
+}
+
+/*
+ * The gateway writes each of its lines twice: as output, for players that
+ * ignore markers, and right after as a marker.  An "o" directly followed
+ * by an "m" is that copy (output is never followed by a marker directly):
+ * the line is shown once, as the marker.
+ */
+static int
+event(struct player *p, double t, const char *code, const char *data, size_t len)
+{
+	int rc = 0;
+
+	if (strcmp(code, "m") == 0) {
+		free(p->held);
+		p->held = NULL;
+		p->heldlen = 0;
+		pause_for(p, t);
+		return show_marker(p, t, data, len);
+	}
+	if (p->held != NULL) {
+		rc = show_output(p, p->held, p->heldlen);
+		free(p->held);
+		p->held = NULL;
+		p->heldlen = 0;
+		if (rc < 0 || flush_out(p) < 0)
+			return -1;
+	}
+	if (strcmp(code, "o") != 0)
+		return 0;	/* input and resizes are not played */
+	pause_for(p, t);
+	if ((p->held = malloc(len + 1)) == NULL)
+		return -1;
+	memcpy(p->held, data, len);
+	p->heldlen = len;
+	return 0;
+}
+
+static int
+bad(struct player *p, const char *what)
+{
+	fprintf(stderr, "agentgate: replay: %s:%lu: %s\n", p->file, p->line, what);
+	return 1;
+}
+
+static int
+play(struct player *p, FILE *fp)
+{
+	char *buf = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	int rc = 0;
+
+	while ((n = getline(&buf, &cap, fp)) >= 0) {
+		json_object *o, *v;
+
+		p->line++;
+		if (n > LINE_MAX_BYTES) {
+			rc = bad(p, "a line over 8 MiB: not a recording of agentgate's");
+			break;
+		}
+		if (n <= 1 && (n == 0 || buf[0] == '\n'))
+			continue;
+		if ((o = json_tokener_parse(buf)) == NULL) {
+			rc = bad(p, "not JSON");
+			break;
+		}
+		if (p->line == 1) {
+			if (!json_object_is_type(o, json_type_object) ||
+			    !json_object_object_get_ex(o, "version", &v) ||
+			    json_object_get_int(v) != 2) {
+				json_object_put(o);
+				rc = bad(p, "not an asciicast v2 header");
+				break;
+			}
+			json_object_put(o);
+			continue;
+		}
+		if (!json_object_is_type(o, json_type_array) || json_object_array_length(o) != 3 ||
+		    !json_object_is_type(json_object_array_get_idx(o, 1), json_type_string) ||
+		    !json_object_is_type(json_object_array_get_idx(o, 2), json_type_string) ||
+		    (!json_object_is_type(json_object_array_get_idx(o, 0), json_type_double) &&
+		     !json_object_is_type(json_object_array_get_idx(o, 0), json_type_int)) ||
+		    !isfinite(json_object_get_double(json_object_array_get_idx(o, 0)))) {
+			json_object_put(o);
+			rc = bad(p, "not an event [time, code, data]");
+			break;
+		}
+		v = json_object_array_get_idx(o, 2);
+		if (event(p, json_object_get_double(json_object_array_get_idx(o, 0)),
+		    json_object_get_string(json_object_array_get_idx(o, 1)),
+		    json_object_get_string(v), (size_t)json_object_get_string_len(v)) < 0 ||
+		    (p->held == NULL && flush_out(p) < 0)) {
+			json_object_put(o);
+			rc = bad(p, "out of memory, or the output failed");
+			break;
+		}
+		json_object_put(o);
+	}
+	if (rc == 0 && p->line == 0)
+		rc = bad(p, "empty: not a recording");
+	if (p->held != NULL) {
+		(void)show_output(p, p->held, p->heldlen);
+		free(p->held);
+		p->held = NULL;
+	}
+	if (!p->transcript)
+		(void)ag_strbuf_addstr(&p->out, ag_termfilter_reset);
+	else if (!p->at_bol)
+		(void)ag_strbuf_addch(&p->out, '\n');
+	(void)flush_out(p);
+	free(buf);
+	return rc;
+}
+
+static int
+number(const char *s, double *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtod(s, &end);
+	return errno == 0 && end != s && *end == '\0' && isfinite(*v) && *v >= 0 ? 0 : -1;
+}
+
+int
+ag_cmd_replay(int argc, char **argv)
+{
+	struct player p;
+	FILE *fp;
+	int i, rc;
+
+	memset(&p, 0, sizeof(p));
+	p.speed = 1;
+	p.idle_limit = 2;
+	p.at_bol = 1;
+	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
+		const char *a = argv[i];
+
+		if (strcmp(a, "--") == 0) {
+			i++;
+			break;
+		} else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+			usage(stdout);
+			return 0;
+		} else if (strcmp(a, "--transcript") == 0)
+			p.transcript = 1;
+		else if (strcmp(a, "--speed") == 0 && i + 1 < argc) {
+			if (number(argv[++i], &p.speed) < 0 || p.speed <= 0) {
+				fprintf(stderr, "agentgate: replay: --speed takes a number above 0\n");
+				return 2;
+			}
+		} else if (strcmp(a, "--idle-limit") == 0 && i + 1 < argc) {
+			if (number(argv[++i], &p.idle_limit) < 0) {
+				fprintf(stderr, "agentgate: replay: --idle-limit takes seconds, 0 or more\n");
+				return 2;
+			}
+		} else {
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (i != argc - 1) {
+		usage(stderr);
+		return 2;
+	}
+	p.file = argv[i];
+	if ((fp = fopen(p.file, "re")) == NULL) {
+		fprintf(stderr, "agentgate: replay: %s: %s\n", p.file, strerror(errno));
+		return 2;
+	}
+	ag_termfilter_init(&p.tf, p.transcript ? AG_TERMFILTER_PLAIN : AG_TERMFILTER_DISPLAY);
+	ag_strbuf_init(&p.out, OUT_MAX);
+	rc = play(&p, fp);
+	fclose(fp);
+	ag_strbuf_free(&p.out);
+	return rc;
+}

@@ -1,0 +1,197 @@
+/* termfilter.c - a recording's output made safe to replay; see termfilter.h */
+#include "agconfig.h"
+
+#include <string.h>
+
+#include "common/utf8.h"
+#include "record/termfilter.h"
+
+enum { GROUND, ESC, CSI, CSI_SKIP, STR, STR_ESC, CHARSET, SKIP_ONE };
+
+const char ag_termfilter_reset[] = "\033[0m\033[?25h\033[?1000l\033[?1002l\033[?1003l"
+    "\033[?1006l\033[?2004l\033[?1049l\r\n";
+
+/* CSI finals that only draw: cursor, erase, insert/delete, scroll, SGR,
+ * modes, margins, save/restore.  Not n (DSR), c (DA), t (window ops and
+ * title reports), i (printer), x (DECREQTPARM), p (DECRQM with $): each
+ * makes the terminal act beyond the screen or answer into its input. */
+static const char draw_finals[] = "@ABCDEFGHIJKLMPSTXZ`abdefghlmrsu";
+
+void
+ag_termfilter_init(struct ag_termfilter *f, int mode)
+{
+	memset(f, 0, sizeof(*f));
+	f->mode = mode;
+	f->state = GROUND;
+}
+
+static int
+put(struct ag_strbuf *out, const void *p, size_t n)
+{
+	return ag_strbuf_append(out, p, n);
+}
+
+/* A complete CSI sequence in f->seq: passed on when it only draws. */
+static int
+csi_done(struct ag_termfilter *f, struct ag_strbuf *out)
+{
+	char final = f->seq[f->seqlen - 1];
+	char inter = f->seqlen >= 2 ? f->seq[f->seqlen - 2] : 0;
+
+	if (f->mode == AG_TERMFILTER_PLAIN)
+		return 0;
+	if (inter >= 0x20 && inter <= 0x2f) {
+		/* an intermediate: only DECSCUSR (cursor shape), "CSI n SP q" */
+		if (!(inter == ' ' && final == 'q'))
+			return 0;
+	} else if (strchr(draw_finals, final) == NULL)
+		return 0;
+	return put(out, f->seq, f->seqlen);
+}
+
+/* One code point (its UTF-8 bytes at p, len of them). */
+static int
+step(struct ag_termfilter *f, unsigned cp, const char *p, size_t len, struct ag_strbuf *out)
+{
+	switch (f->state) {
+	case ESC:
+		f->state = GROUND;
+		switch (cp) {
+		case '[':
+			memcpy(f->seq, "\033[", 2);
+			f->seqlen = 2;
+			f->state = CSI;
+			return 0;
+		case ']': case 'P': case '_': case '^': case 'X':
+			f->state = STR;		/* OSC, DCS, APC, PM, SOS: all dropped */
+			return 0;
+		case '(': case ')': case '*': case '+':
+			f->seq[0] = (char)cp;
+			f->state = CHARSET;
+			return 0;
+		case '#': case '%': case ' ':
+			f->state = SKIP_ONE;	/* DEC screen tests, charset modes */
+			return 0;
+		case '7': case '8': case 'M': case 'D': case 'E': case '=': case '>':
+			if (f->mode == AG_TERMFILTER_PLAIN)
+				return 0;
+			return put(out, (char[]){ '\033', (char)cp }, 2);
+		default:
+			return 0;	/* RIS and the rest: not the terminal's business */
+		}
+	case CHARSET:
+		f->state = GROUND;
+		/* ASCII and line drawing, which full-screen programs use */
+		if (f->mode == AG_TERMFILTER_PLAIN || (cp != 'B' && cp != '0'))
+			return 0;
+		return put(out, (char[]){ '\033', f->seq[0], (char)cp }, 3);
+	case SKIP_ONE:
+		f->state = GROUND;
+		return 0;
+	case STR:
+		if (cp == 0x07)
+			f->state = GROUND;
+		else if (cp == 0x1b)
+			f->state = STR_ESC;
+		return 0;
+	case STR_ESC:
+		/* ST ends the string; any other ESC ends it too and starts anew */
+		f->state = GROUND;
+		if (cp == '\\')
+			return 0;
+		f->state = ESC;
+		return step(f, cp, p, len, out);
+	case CSI:
+	case CSI_SKIP:
+		if (cp >= 0x20 && cp <= 0x3f) {
+			if (f->state == CSI && f->seqlen + 1 < sizeof(f->seq))
+				f->seq[f->seqlen++] = (char)cp;
+			else
+				f->state = CSI_SKIP;	/* too long to be drawing */
+			return 0;
+		}
+		if (cp >= 0x40 && cp <= 0x7e) {
+			int rc = 0;
+
+			if (f->state == CSI) {
+				f->seq[f->seqlen++] = (char)cp;
+				rc = csi_done(f, out);
+			}
+			f->state = GROUND;
+			return rc;
+		}
+		/* anything else breaks the sequence off; the character counts */
+		f->state = GROUND;
+		return step(f, cp, p, len, out);
+	}
+	/* GROUND */
+	if (cp == 0x1b) {
+		f->state = ESC;
+		return 0;
+	}
+	if (cp == '\n' || cp == '\t')
+		return put(out, p, len);
+	if (cp == '\r' || cp == '\b')
+		return f->mode == AG_TERMFILTER_PLAIN ? 0 : put(out, p, len);
+	if (ag_utf8_unsafe(cp))
+		return 0;	/* other C0, DEL, C1 (CSI as U+009B too), bidi controls */
+	return put(out, p, len);
+}
+
+/* Bytes a UTF-8 sequence starting with b needs (0: b starts none). */
+static size_t
+seq_need(unsigned char b)
+{
+	return b >= 0xc2 && b <= 0xdf ? 2 : b >= 0xe0 && b <= 0xef ? 3 :
+	    b >= 0xf0 && b <= 0xf4 ? 4 : 0;
+}
+
+int
+ag_termfilter_feed(struct ag_termfilter *f, const char *s, size_t n, struct ag_strbuf *out)
+{
+	unsigned char buf[4096];
+	const unsigned char *u;
+	size_t i = 0, len;
+	int rc = 0;
+
+	/* a character the last write cut, then this write */
+	while (f->ncarry > 0 || n > 0) {
+		size_t take = n < sizeof(buf) - f->ncarry ? n : sizeof(buf) - f->ncarry;
+
+		memcpy(buf, f->carry, f->ncarry);
+		memcpy(buf + f->ncarry, s, take);
+		len = f->ncarry + take;
+		f->ncarry = 0;
+		s += take;
+		n -= take;
+		u = buf;
+		for (i = 0; i < len && rc == 0; ) {
+			unsigned cp;
+			size_t k = ag_utf8_seq(u + i, len - i, &cp), need = seq_need(u[i]), j;
+
+			if (k == 0 && need > len - i) {
+				/* cut short by the end of what we have: carried on */
+				for (j = i + 1; j < len && (u[j] & 0xc0) == 0x80; j++)
+					;
+				if (j == len) {
+					memcpy(f->carry, u + i, len - i);
+					f->ncarry = len - i;
+					break;
+				}
+			}
+			if (k == 0) {
+				if (f->state == GROUND)
+					rc = put(out, "\xef\xbf\xbd", 3);	/* U+FFFD */
+				i++;
+				continue;
+			}
+			rc = step(f, cp, (const char *)u + i, k, out);
+			i += k;
+		}
+		if (rc < 0)
+			return -1;
+		if (n == 0)
+			break;		/* a carried prefix waits for the next write */
+	}
+	return 0;
+}
