@@ -266,6 +266,21 @@ ag_privsep_serve_session(const char *user, uid_t uid, gid_t gid, struct ag_err *
 	return 0;
 }
 
+/*
+ * The group whose members may write the gateway's records: the one held,
+ * or for root that was not given it (serve under systemd's
+ * NoNewPrivileges, which ignores the set-group-ID bit) the configured one.
+ */
+static int
+gateway_gid(gid_t g)
+{
+	struct group *gr;
+
+	if (holding)
+		return g == priv_gid;
+	return geteuid() == 0 && (gr = getgrnam(AG_GROUP)) != NULL && g == gr->gr_gid;
+}
+
 int
 ag_privsep_dir_ok(const struct stat *st, char *why, size_t len)
 {
@@ -273,7 +288,7 @@ ag_privsep_dir_ok(const struct stat *st, char *why, size_t len)
 		snprintf(why, len, "not a directory");
 	else if (st->st_mode & S_IWOTH)
 		snprintf(why, len, "writable by others");
-	else if ((st->st_mode & S_IWGRP) && !(holding && st->st_gid == priv_gid))
+	else if ((st->st_mode & S_IWGRP) && !gateway_gid(st->st_gid))
 		snprintf(why, len, "writable by group %lu", (unsigned long)st->st_gid);
 	else if (holding && st->st_uid != 0)
 		snprintf(why, len, "owned by uid %lu, not by root", (unsigned long)st->st_uid);
@@ -291,7 +306,7 @@ ag_privsep_file_ok(const struct stat *st)
 {
 	if (!S_ISREG(st->st_mode) || (st->st_mode & S_IWOTH))
 		return -1;
-	if ((st->st_mode & S_IWGRP) && !(holding && st->st_gid == priv_gid))
+	if ((st->st_mode & S_IWGRP) && !gateway_gid(st->st_gid))
 		return -1;
 	return 0;
 }
@@ -305,6 +320,12 @@ ag_privsep_shared_mode(int fd, mode_t mode)
 	if (fchown(fd, (uid_t)-1, priv_gid) < 0)
 		return mode;
 	return (mode_t)(mode | ((mode & 0600) >> 3));
+}
+
+int
+ag_privsep_group_dir(const struct stat *st)
+{
+	return (st->st_mode & S_ISGID) && gateway_gid(st->st_gid);
 }
 
 int

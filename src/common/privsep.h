@@ -106,6 +106,13 @@ int	ag_privsep_file_ok(const struct stat *st);
 mode_t	ag_privsep_shared_mode(int fd, mode_t mode);
 
 /*
+ * 1 when the directory is the gateway group's (set-group-ID, that group):
+ * a file created in it takes the group, and must be the group's to write
+ * too, whoever creates it (serve's root process, before it drops to the
+ * user, or a gateway), or the other kind could not append to it.
+ */
+int	ag_privsep_group_dir(const struct stat *st);
+/*
  * 1 when the real uid is root or the account named like the group
  * (AG_GROUP, created by make install for sshd's AuthorizedKeysCommandUser):
  * the callers `agentgate authorized-keys` reads the policy for.

@@ -92,6 +92,20 @@ term_echo(struct ag_core *core, struct cmd *c)
 	c->echoed = 1;
 }
 
+/*
+ * sshd hands a subsystem's stderr to clients that do not show it (modern
+ * scp says only "Connection closed"): a refused transfer's reason also
+ * goes where sshd logs, besides the audit record.
+ */
+static void
+log_refused_transfer(const struct ag_core *core, const struct cmd *c)
+{
+	if (c->xfer.kind != AG_XFER_NONE && !c->rec.ran && c->rec.reason != NULL)
+		ag_log(LOG_NOTICE, "refused %s for user=%s profile=%s: %s",
+		    ag_xfer_name(c->xfer.kind), core->sess.user, core->profile->name,
+		    c->rec.reason);
+}
+
 static void
 term_outcome(struct ag_core *core, struct cmd *c)
 {
@@ -754,6 +768,7 @@ ag_core_command(struct ag_core *core, const char *line, size_t len, int flags,
 	}
 	stage_record(core, &c);
 	term_outcome(core, &c);
+	log_refused_transfer(core, &c);
 	if (core->outcome != NULL)
 		stage_outcome(core, &c, core->outcome);
 	if (c.ran_runner && c.res.rec_failed && core->rec != NULL)

@@ -44,7 +44,7 @@ open_file(struct file_sink *a)
 	char dir[PATH_MAX], why[96], *slash;
 	struct stat st;
 	mode_t mode = a->group != NULL ? 0640 : 0600;
-	int fd, created = 0;
+	int fd, created = 0, group_dir;
 
 	if (a->file[0] != '/') {
 		snprintf(a->file_error, sizeof(a->file_error), "not an absolute path");
@@ -65,6 +65,7 @@ open_file(struct file_sink *a)
 		snprintf(a->file_error, sizeof(a->file_error), "directory %s: %s", dir, why);
 		return -1;
 	}
+	group_dir = ag_privsep_group_dir(&st);
 	/* read too: each record links to the file's last line (chain.h) */
 	fd = open(a->file, O_RDWR | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
 	if (fd < 0 && errno == ENOENT) {
@@ -90,6 +91,11 @@ open_file(struct file_sink *a)
 		/* audit.group would take the file from the group every gateway
 		 * writes it through: readers get an ACL instead (agentgate(8)) */
 		(void)fchmod(fd, ag_privsep_shared_mode(fd, 0600));
+	} else if (created && group_dir) {
+		/* root (serve, before the drop to the user) in the gateway
+		 * group's directory: the file has the group; give it the right
+		 * to append too, or no agent account's gateway could */
+		(void)fchmod(fd, 0660);
 	} else if (created) {
 		(void)fchmod(fd, mode);		/* the umask must not decide */
 		if (a->group != NULL) {

@@ -573,6 +573,8 @@ ag_shipped_policy() {
 # port of 127.0.0.1, the client key in the account's authorized_keys.  Sets
 # SRV_PID, SRV_PORT and SRV_SSH (AG_SSH pointed at it); returns 1, with the
 # server's log on stderr, if it never listens.
+# AG_SERVE_PREFIX: a command (one word, or words split on spaces) to start
+# it through, for example "setpriv --no-new-privs" as systemd's unit does.
 ag_start_serve() {
 	local h i
 	h=$(getent passwd "$AG_USER" | cut -d: -f6)
@@ -581,8 +583,8 @@ ag_start_serve() {
 	SRV_PID=
 	for _ in 1 2 3 4 5; do
 		SRV_PORT=$(ag_free_port)
-		"$AG_DIR/agentgate" serve --config "$1" --listen "127.0.0.1:$SRV_PORT" \
-		    --foreground -e 2>>"$AG_DIR/serve.log" &
+		${AG_SERVE_PREFIX:+$AG_SERVE_PREFIX} "$AG_DIR/agentgate" serve --config "$1" \
+		    --listen "127.0.0.1:$SRV_PORT" --foreground -e 2>>"$AG_DIR/serve.log" &
 		SRV_PID=$!
 		ag_wait_until 60 ag_listening "$SRV_PID" "$SRV_PORT"
 		ag_up "$SRV_PID" "$SRV_PORT" && break

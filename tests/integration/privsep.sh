@@ -260,6 +260,27 @@ if ag_start_serve "$AG_DIR/serve.yaml"; then
 else
 	ag_fail serve_started "$(cat "$AG_DIR/serve.log")"
 fi
+
+# ---- serve as its systemd unit runs it: NoNewPrivileges ignores the
+# set-group-ID bit, so serve is root without the group.  It and the
+# ForceCommand gateways still share one audit log, whoever made it.
+mv "$AG_AUDIT" "$AG_AUDIT.before-nnp"
+AG_SERVE_PREFIX="setpriv --no-new-privs"
+if ag_start_serve "$AG_DIR/serve.yaml"; then
+	out=$("${SRV_SSH[@]}" "echo nnp-serve" 2>&1)
+	ag_is "$out" nnp-serve serve_without_the_bit_runs "$(tail -n 5 "$AG_DIR/serve.log")"
+	ag_is "$(stat -c '%G %a' "$AG_AUDIT" 2>&1)" "$G 660" serve_made_the_log_the_groups
+	ag_run f "echo forcecommand-after-serve"
+	ag_is "$f_out" forcecommand-after-serve forcecommand_appends_to_the_log_serve_made "$f_err"
+	out=$("${SRV_SSH[@]}" "echo nnp-serve-2" 2>&1)
+	ag_is "$out" nnp-serve-2 serve_appends_after_a_gateway "$(tail -n 5 "$AG_DIR/serve.log")"
+	ag_is "$(grep -c '"command":"echo \(forcecommand-after-serve\|nnp-serve-2\)"' "$AG_AUDIT")" 4 \
+	    both_kinds_in_one_log
+	kill "$SRV_PID"; wait "$SRV_PID" 2>/dev/null
+else
+	ag_fail serve_nnp_started "$(cat "$AG_DIR/serve.log")"
+fi
+AG_SERVE_PREFIX=
 ag_ok audit_chain_verifies_at_the_end "$AGENTGATE" audit verify "$AG_AUDIT"
 
 ag_done
