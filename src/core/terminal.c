@@ -76,62 +76,73 @@ term_write(struct ag_core *core, const struct ag_strbuf *shown, const char *mark
 		ag_log(LOG_ERR, "%s", err.msg);	/* the relay finds it dead and reports */
 }
 
+/*
+ * As the line editor shows it: a control character as ^X, never the
+ * character itself for a player's terminal to act on; a newline of a
+ * continued line as the continuation prompt.
+ */
+static int
+add_shown(struct ag_strbuf *sb, const char *s, size_t n, int last)
+{
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < n && rc == 0; i++) {
+		unsigned char ch = (unsigned char)s[i];
+
+		if (ch == '\n')
+			rc = ag_strbuf_addstr(sb, last && i + 1 == n ? "\r\n" : "\r\n> ");
+		else if (ch < 0x20 || ch == 0x7f)
+			rc = ag_strbuf_printf(sb, "^%c", ch == 0x7f ? '?' : ch + '@');
+		else
+			rc = ag_strbuf_addch(sb, s[i]);
+	}
+	return rc;
+}
+
 void
 ag_core_term_echo(struct ag_core *core, const char *line, size_t len)
 {
 	struct ag_session *s = &core->sess;
-	struct ag_strbuf sb;
+	struct ag_strbuf sb, prompt, m;
 	char cwd[PATH_MAX + 2];
-	size_t i, plen;
+	size_t body = len > 0 && line[len - 1] == '\n' ? len - 1 : len;
 
 	if (core->rec == NULL || !core->tty)
 		return;
-	ag_strbuf_init(&sb, AG_CORE_MAX_COMMAND * 3 + sizeof(cwd) + 512);
-	if (ag_strbuf_printf(&sb, "%s@%s:%s$ ", s->user, s->host,
-	    ag_session_tilde(s, s->cwd, cwd, sizeof(cwd))) < 0)
-		goto out;
-	plen = sb.len;
-	/* as the line editor showed it: a control character as ^X, never
-	 * the character itself for the player's terminal to act on */
-	for (i = 0; i < len; i++) {
-		unsigned char ch = (unsigned char)line[i];
-		int rc;
-
-		if (ch == '\n')
-			rc = ag_strbuf_addstr(&sb, i + 1 < len ? "\r\n> " : "\r\n");
-		else if (ch < 0x20 || ch == 0x7f)
-			rc = ag_strbuf_printf(&sb, "^%c", ch == 0x7f ? '?' : ch + '@');
-		else
-			rc = ag_strbuf_addch(&sb, line[i]);
-		if (rc < 0)
-			goto out;
-	}
-	if ((len == 0 || line[len - 1] != '\n') && ag_strbuf_addstr(&sb, "\r\n") < 0)
-		goto out;
-	{
-		/* the marker: the prompt and the line exactly as received */
-		struct ag_strbuf m;
-
-		ag_strbuf_init(&m, AG_CORE_MAX_COMMAND + sizeof(cwd) + 512);
-		if (ag_strbuf_append(&m, sb.data, plen) == 0 &&
-		    ag_strbuf_append(&m, line, len > 0 && line[len - 1] == '\n' ? len - 1 : len) == 0)
-			term_write(core, &sb, m.data, m.len);
-		ag_strbuf_free(&m);
-	}
-out:
+	ag_strbuf_init(&sb, AG_CORE_MAX_COMMAND * 3 + sizeof(cwd) * 3 + 512);
+	ag_strbuf_init(&prompt, sizeof(cwd) + 512);
+	ag_strbuf_init(&m, AG_CORE_MAX_COMMAND + sizeof(cwd) + 512);
+	/* the directory's name is the agent's to choose, control characters too */
+	if (ag_strbuf_printf(&prompt, "%s@%s:%s$ ", s->user, s->host,
+	    ag_session_tilde(s, s->cwd, cwd, sizeof(cwd))) == 0 &&
+	    add_shown(&sb, prompt.data, prompt.len, 0) == 0 &&
+	    add_shown(&sb, line, len, 1) == 0 &&
+	    (body < len || ag_strbuf_addstr(&sb, "\r\n") == 0) &&
+	    /* the marker: the prompt and the line exactly as received (the
+	     * recording shows a marker safe) */
+	    ag_strbuf_append(&m, prompt.data, prompt.len) == 0 &&
+	    ag_strbuf_append(&m, line, body) == 0)
+		term_write(core, &sb, m.data, m.len);
+	ag_strbuf_free(&m);
+	ag_strbuf_free(&prompt);
 	ag_strbuf_free(&sb);
 }
 
 void
 ag_core_term_refusal(struct ag_core *core, const char *reason)
 {
-	struct ag_strbuf sb;
+	struct ag_strbuf sb, m;
 
 	if (core->rec == NULL || !core->tty)
 		return;
-	ag_strbuf_init(&sb, 2 * AG_ERR_MSG_MAX + 4096);
-	if (ag_strbuf_printf(&sb, "agentgate: %s\r\n", reason) == 0)
-		term_write(core, &sb, sb.data, sb.len - 2);
+	ag_strbuf_init(&sb, 6 * AG_ERR_MSG_MAX + 4096);
+	ag_strbuf_init(&m, 2 * AG_ERR_MSG_MAX + 4096);
+	/* a reason quotes the command's words, whatever bytes they are */
+	if (ag_strbuf_printf(&m, "agentgate: %s", reason) == 0 &&
+	    add_shown(&sb, m.data, m.len, 0) == 0 && ag_strbuf_addstr(&sb, "\r\n") == 0)
+		term_write(core, &sb, m.data, m.len);
+	ag_strbuf_free(&m);
 	ag_strbuf_free(&sb);
 }
 

@@ -49,6 +49,13 @@ csi_done(struct ag_termfilter *f, struct ag_strbuf *out)
 	return put(out, f->seq, f->seqlen);
 }
 
+static int
+str_end(struct ag_termfilter *f, struct ag_strbuf *out)
+{
+	f->state = GROUND;
+	return f->mode == AG_TERMFILTER_PLAIN ? put(out, ">", 1) : 0;
+}
+
 /* One code point (its UTF-8 bytes at p, len of them). */
 static int
 step(struct ag_termfilter *f, unsigned cp, const char *p, size_t len, struct ag_strbuf *out)
@@ -63,8 +70,11 @@ step(struct ag_termfilter *f, unsigned cp, const char *p, size_t len, struct ag_
 			f->state = CSI;
 			return 0;
 		case ']': case 'P': case '_': case '^': case 'X':
-			f->state = STR;		/* OSC, DCS, APC, PM, SOS: all dropped */
-			return 0;
+			/* OSC, DCS, APC, PM, SOS: dropped (in a transcript, shown) */
+			f->state = STR;
+			f->strn = 0;
+			return f->mode == AG_TERMFILTER_PLAIN ?
+			    put(out, (char[]){ '<', 'E', 'S', 'C', (char)cp }, 5) : 0;
 		case '(': case ')': case '*': case '+':
 			f->seq[0] = (char)cp;
 			f->state = CHARSET;
@@ -89,14 +99,34 @@ step(struct ag_termfilter *f, unsigned cp, const char *p, size_t len, struct ag_
 		f->state = GROUND;
 		return 0;
 	case STR:
-		if (cp == 0x07)
-			f->state = GROUND;
-		else if (cp == 0x1b)
+		/* BEL and ST (C1 too) end it, CAN and SUB abort it */
+		if (cp == 0x07 || cp == 0x9c || cp == 0x18 || cp == 0x1a)
+			return str_end(f, out);
+		if (cp == 0x1b) {
 			f->state = STR_ESC;
-		return 0;
+			return 0;
+		}
+		if (++f->strn > AG_TERMFILTER_STR_MAX) {
+			/* never ended: what follows is shown, not swallowed */
+			if (str_end(f, out) < 0)
+				return -1;
+			return step(f, cp, p, len, out);
+		}
+		if (f->mode != AG_TERMFILTER_PLAIN || f->strn > AG_TERMFILTER_STR_SHOWN + 1)
+			return 0;
+		if (f->strn == AG_TERMFILTER_STR_SHOWN + 1)
+			return put(out, "...", 3);
+		if (ag_utf8_unsafe(cp)) {
+			char hex[12];
+			int k = snprintf(hex, sizeof(hex), cp < 0x100 ? "\\x%02x" : "\\u%04x", cp);
+
+			return put(out, hex, (size_t)k);
+		}
+		return put(out, p, len);
 	case STR_ESC:
 		/* ST ends the string; any other ESC ends it too and starts anew */
-		f->state = GROUND;
+		if (str_end(f, out) < 0)
+			return -1;
 		if (cp == '\\')
 			return 0;
 		f->state = ESC;

@@ -11,8 +11,13 @@
  * CR/LF/TAB/BS, cursor movement, erasing, SGR, modes) and drops the rest;
  * a sequence split between two writes is followed across them.
  *
+ * A string never terminated would hide everything after it from the
+ * replay: one is given up after AG_TERMFILTER_STR_MAX characters.
+ *
  * AG_TERMFILTER_PLAIN drops every escape sequence, CR and BS too: the text
- * alone, for a transcript.
+ * alone, for a transcript; the strings (OSC, DCS, ...) are shown there as
+ * <ESC]...> with their controls as \xNN, so an admin reading it sees what
+ * a program tried to send the terminal.
  */
 #ifndef AG_TERMFILTER_H
 #define AG_TERMFILTER_H
@@ -23,12 +28,15 @@
 
 #define AG_TERMFILTER_DISPLAY	0
 #define AG_TERMFILTER_PLAIN	1
+#define AG_TERMFILTER_STR_MAX	4096	/* characters of an OSC/DCS/... string */
+#define AG_TERMFILTER_STR_SHOWN	256	/* ... of them a transcript shows */
 
 struct ag_termfilter {
 	int		mode;
 	int		state;
 	char		seq[40];	/* the CSI sequence so far */
 	size_t		seqlen;
+	size_t		strn;		/* characters of the string so far */
 	unsigned char	carry[4];	/* a UTF-8 sequence cut by the write */
 	size_t		ncarry;
 };

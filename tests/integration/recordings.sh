@@ -31,7 +31,7 @@ users:
   @USER@: test
 profiles:
   test:
-    allow: [echo, printf, "true", exit]
+    allow: [echo, printf, "true", exit, mkdir, cd]
     paths:
       read: ["/"]
       write: ["/tmp", "~"]
@@ -57,6 +57,8 @@ ag_ok "the allowed command ran" wait_for 'click done-1'
 tm send-keys -t rec 'rm -rf /tmp/nothing-here' Enter
 ag_ok "the refusal is on the terminal" wait_for '^agentgate: .*rm'
 tm send-keys -t rec "printf 'agt@host:~\$ forged command\\n\\033[1A\\033[2K'" Enter
+# a directory whose name is a clipboard write: the prompt shows it
+tm send-keys -t rec "mkdir -p \$'/tmp/rec-$$-\\e]52;c;ZGlyLW5hbWU=\\a' && cd \$'/tmp/rec-$$-\\e]52;c;ZGlyLW5hbWU=\\a'" Enter
 tm send-keys -t rec 'echo done-2' Enter
 ag_ok "the last command ran" wait_for '^done-2'
 tm send-keys -t rec 'exit' Enter
@@ -79,6 +81,9 @@ ag_like "$marks" '\$ echo done-2' "and each command that ran"
 ag_unlike "$marks" '^agt@host' "output never becomes a marker"
 ag_like "$(grep -c '"o", ".*agentgate: ' "$cast")" '^[1-9]' "the refusal is in the output too (for players without markers)"
 ag_like "$(grep -c '52;c;cGF5bG9hZA' "$cast")" '^[1-9]' "the recording keeps what the command printed"
+ag_like "$(grep -c 'rec-[0-9]*-^\[\]52;c;ZGlyLW5hbWU=^G' "$cast")" '^[1-9]' \
+    "a prompt's directory name is recorded with its controls as ^X"
+ag_is "$(grep -c '\\u001b\]52;c;ZGlyLW5hbWU' "$cast")" 0 "and never as the controls themselves"
 
 # the real asciinema (it wants a terminal even to cat: script(1) gives one)
 acat=$(script -qec "asciinema cat $cast" /dev/null 2>&1)
@@ -103,4 +108,5 @@ ag_like "$tr" '^  +\| agt@host:~\$ forged command' "the forged prompt is output,
 ag_unlike "$tr" '^\[ *[0-9.]+\] agt@host' "and nothing output printed looks like the gateway's"
 ag_is "$("$AG_DIR/agentgate" replay --transcript /etc/hostname 2>&1; echo "rc=$?")" \
     "agentgate: replay: /etc/hostname:1: not JSON"$'\n'"rc=1" "a file that is not a recording is said to be one"
+rm -rf /tmp/rec-$$-*
 ag_done

@@ -35,7 +35,7 @@ trap rsyslog_cleanup EXIT
 
 # the collector, as the drop-in's comment shows it
 cat > "$R/central.conf" <<CONF
-global(workDirectory="$R/central" maxMessageSize="256k")
+global(workDirectory="$R/central" maxMessageSize="8m")
 module(load="imrelp")
 input(type="imrelp" address="127.0.0.1" port="$CPORT" ruleset="agentgate")
 template(name="agentgate-line" type="string" string="%msg%\n")
@@ -89,6 +89,10 @@ ag_is "$d_out" "while down 5" "sessions go on while the collector is down" "$d_e
 long=$(printf 'x%.0s' $(seq 1 9000))
 ag_run l "echo $long"
 ag_is "${#l_out}" 9000 "a 9000-byte command runs" "$l_err"
+# and a REPL line past 256 KiB (exec requests stop at the kernel's 128 KiB
+# for one argument; a REPL line may be 1 MiB)
+huge=$(head -c 300000 /dev/zero | tr '\0' y)
+printf 'echo %s\n' "$huge" | ag_ssh >/dev/null 2>&1
 ag_is "$(wc -l < "$CENTRAL_OUT")" "$first" "nothing reached the stopped collector"
 
 ag_ok "the central rsyslogd is back" start_central
@@ -100,6 +104,8 @@ ag_ok "each record arrived byte for byte, in order" cmp -s "$AG_AUDIT" "$CENTRAL
 ag_ok "the chain verifies at the collector" "$AG_DIR/agentgate" audit verify "$CENTRAL_OUT"
 ag_like "$(grep -c "\"command\":\"echo $long\"" "$CENTRAL_OUT")" '^2$' \
     "the long command's records arrived whole"
+printf '"command":"echo %s"\n' "$huge" > "$R/huge.pattern"
+ag_like "$(grep -c -F -f "$R/huge.pattern" "$CENTRAL_OUT")" '^2$' "and the 300 KB line's"
 # (the local one does say that the collector went away and came back)
 ag_unlike "$(cat "$R/local.log" "$R/central.log")" 'oversize|truncat|discard|drop|error during parsing' \
     "rsyslogd cut or dropped nothing" "$(cut -c1-300 "$R/local.log" "$R/central.log")"

@@ -150,9 +150,35 @@ replay_filter_drops_what_reaches_beyond_the_screen(void **state)
 	free(o);
 	assert_string_equal(o = filtered(AG_TERMFILTER_DISPLAY, utf8), "caf\xc3\xa9 \xe2\x82\xac \xef\xbf\xbd.");
 	free(o);
-	/* a transcript keeps only the text */
+	/* a transcript keeps only the text, and shows the strings */
 	assert_string_equal(o = filtered(AG_TERMFILTER_PLAIN, draw), "red\nx\tyq");
 	free(o);
+	assert_string_equal(o = filtered(AG_TERMFILTER_PLAIN, osc),
+	    "a<ESC]52;c;ZXZpbA==>b<ESC]0;title>c<ESC]8;;http://x>link<ESC]8;;>d"
+	    "<ESCP1$qm>e<ESC_apc>f<ESC^pm>g<ESC]52;c;c3BsaXQ=>h");
+	free(o);
+	{
+		/* ST as a C1 control ends a string; CAN aborts one; a string
+		 * never ended stops hiding what follows */
+		static const char *const c1st[] = { "\033]0;t\xc2\x9c" "a\033]0;u\x18" "b", NULL };
+		static char big[AG_TERMFILTER_STR_MAX + 64];
+		const char *const longstr[] = { big, NULL };
+
+		assert_string_equal(o = filtered(AG_TERMFILTER_DISPLAY, c1st), "ab");
+		free(o);
+		memset(big, 'x', sizeof(big) - 1);
+		memcpy(big, "\033]2;", 4);
+		memcpy(big + sizeof(big) - 8, "VISIBLE", 7);
+		o = filtered(AG_TERMFILTER_DISPLAY, longstr);
+		assert_non_null(strstr(o, "VISIBLE"));
+		free(o);
+		o = filtered(AG_TERMFILTER_PLAIN, longstr);
+		assert_non_null(strstr(o, "<ESC]2;xxx"));
+		assert_non_null(strstr(o, "...>"));
+		assert_non_null(strstr(o, "VISIBLE"));
+		assert_true(strlen(o) < 400);
+		free(o);
+	}
 }
 
 static size_t
