@@ -7,7 +7,7 @@
 # on; every record arrives, once, in order, and the chain verifies there.
 . "$(dirname "$0")/lib.sh"
 RSYSLOGD=$(command -v rsyslogd || echo /usr/sbin/rsyslogd)
-if [ ! -x "$RSYSLOGD" ] || ! ls /usr/lib/*/rsyslog/omrelp.so >/dev/null 2>&1; then
+if [ ! -x "$RSYSLOGD" ] || [ ! -f /etc/rsyslog.conf ] || ! ls /usr/lib/*/rsyslog/omrelp.so >/dev/null 2>&1; then
 	echo "rsyslogd or rsyslog-relp not installed (contrib/deps.sh --tests installs them)" >&2
 	exit 99
 fi
@@ -43,14 +43,22 @@ ruleset(name="agentgate") {
     action(type="omfile" file="$CENTRAL_OUT" template="agentgate-line")
 }
 CONF
-# the gateway host's: the shipped drop-in, with only the collector's
-# address and the audit log's path put in, as an admin edits it
-{
-	printf 'global(workDirectory="%s")\n' "$R/local"
-	sed -e "s|target=\"logs.example.org\" port=\"2514\"|target=\"127.0.0.1\" port=\"$CPORT\"|" \
-	    -e "s|File=\"/var/log/agentgate/audit.jsonl\"|File=\"$AG_AUDIT\"|" "$DROPIN"
-} > "$R/local.conf"
-ag_is "$(grep -c "127.0.0.1\" port=\"$CPORT\"\|File=\"$AG_AUDIT\"" "$R/local.conf")" 2 \
+# the gateway host's: Debian's own /etc/rsyslog.conf, with only its paths
+# moved into the test (and no /dev/log or kernel log, which are the
+# host's), including the shipped drop-in, in which an admin puts the
+# collector's address (and here the audit log's path)
+mkdir -p "$R/local.d" "$R/local/log"
+sed -e 's|^module(load="imuxsock").*|module(load="imuxsock" SysSock.Use="off")|' \
+    -e '/^module(load="imklog")/d' -e '/omusrmsg/d' \
+    -e "s|^\\\$WorkDirectory .*|\\\$WorkDirectory $R/local|" \
+    -e "s|^\\\$IncludeConfig .*|\\\$IncludeConfig $R/local.d/*.conf|" \
+    -e "s|/var/log/|$R/local/log/|g" /etc/rsyslog.conf > "$R/local.conf"
+sed -e "s|target=\"logs.example.org\" port=\"2514\"|target=\"127.0.0.1\" port=\"$CPORT\"|" \
+    -e "s|File=\"/var/log/agentgate/audit.jsonl\"|File=\"$AG_AUDIT\"|" "$DROPIN" \
+    > "$R/local.d/60-agentgate.conf"
+ag_is "$(grep -c "^\\\$WorkDirectory $R/local\$\|^\\\$IncludeConfig $R/local.d/\*.conf\$" "$R/local.conf")" 2 \
+    "Debian's rsyslog.conf, its paths moved"
+ag_is "$(grep -c "127.0.0.1\" port=\"$CPORT\"\|File=\"$AG_AUDIT\"" "$R/local.d/60-agentgate.conf")" 2 \
     "the drop-in names the collector and the audit log in one place each"
 
 start_central() {
