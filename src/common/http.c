@@ -5,7 +5,9 @@
 
 #include <curl/curl.h>
 #include <ctype.h>
+#include <dlfcn.h>
 #include <limits.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +15,75 @@
 #include <strings.h>
 
 #include "common/http.h"
+
+/*
+ * libcurl, and what it pulls in (TLS, HTTP/2, IDN, LDAP, Kerberos...), is
+ * most of the gateway's shared libraries, and most sessions never make an
+ * HTTP request: it is loaded the first time one is made, never before.
+ * Set-group-ID, the loader looks only in the system's directories.
+ */
+#define CURL_SONAME	"libcurl.so.4"
+
+static struct {
+	int				 tried, ok;
+	char				 why[192];
+	__typeof__(curl_global_init)	*global_init;
+	__typeof__(curl_easy_init)	*easy_init;
+	__typeof__(curl_easy_setopt)	*easy_setopt;
+	__typeof__(curl_easy_perform)	*easy_perform;
+	__typeof__(curl_easy_getinfo)	*easy_getinfo;
+	__typeof__(curl_easy_cleanup)	*easy_cleanup;
+	__typeof__(curl_easy_strerror)	*easy_strerror;
+	__typeof__(curl_free)		*free_;
+	__typeof__(curl_slist_append)	*slist_append;
+	__typeof__(curl_slist_free_all)	*slist_free_all;
+	__typeof__(curl_url)		*url;
+	__typeof__(curl_url_cleanup)	*url_cleanup;
+	__typeof__(curl_url_get)	*url_get;
+	__typeof__(curl_url_set)	*url_set;
+} lc;
+
+/* 0 once libcurl is there; -1 with lc.why when it cannot be. */
+static int
+curl_load(void)
+{
+	static const struct { const char *name; size_t off; } sym[] = {
+#define SYM(f, m)	{ #f, offsetof(__typeof__(lc), m) }
+		SYM(curl_global_init, global_init), SYM(curl_easy_init, easy_init),
+		SYM(curl_easy_setopt, easy_setopt), SYM(curl_easy_perform, easy_perform),
+		SYM(curl_easy_getinfo, easy_getinfo), SYM(curl_easy_cleanup, easy_cleanup),
+		SYM(curl_easy_strerror, easy_strerror), SYM(curl_free, free_),
+		SYM(curl_slist_append, slist_append), SYM(curl_slist_free_all, slist_free_all),
+		SYM(curl_url, url), SYM(curl_url_cleanup, url_cleanup),
+		SYM(curl_url_get, url_get), SYM(curl_url_set, url_set),
+#undef SYM
+	};
+	void *dl;
+	size_t i;
+
+	if (lc.tried)
+		return lc.ok ? 0 : -1;
+	lc.tried = 1;
+	if ((dl = dlopen(CURL_SONAME, RTLD_NOW | RTLD_LOCAL)) == NULL) {
+		snprintf(lc.why, sizeof(lc.why), "cannot load %s: %s", CURL_SONAME, dlerror());
+		return -1;
+	}
+	for (i = 0; i < sizeof(sym) / sizeof(sym[0]); i++) {
+		void *f = dlsym(dl, sym[i].name);
+
+		if (f == NULL) {
+			snprintf(lc.why, sizeof(lc.why), "%s has no %s", CURL_SONAME, sym[i].name);
+			return -1;	/* dl stays: a half-loaded library is never used */
+		}
+		memcpy((char *)&lc + sym[i].off, &f, sizeof(f));
+	}
+	if (lc.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+		snprintf(lc.why, sizeof(lc.why), "cannot initialise libcurl");
+		return -1;
+	}
+	lc.ok = 1;
+	return 0;
+}
 
 struct ag_http {
 	CURL			*curl;
@@ -26,101 +97,103 @@ int
 ag_http_same_origin(const char *base, const char *url)
 {
 	static const CURLUPart parts[] = { CURLUPART_SCHEME, CURLUPART_HOST, CURLUPART_PORT };
-	CURLU *a = curl_url(), *b = curl_url();
+	CURLU *a, *b;
 	size_t i;
-	int same = a != NULL && b != NULL &&
-	    curl_url_set(a, CURLUPART_URL, base, 0) == CURLUE_OK &&
-	    curl_url_set(b, CURLUPART_URL, url, 0) == CURLUE_OK;
+	int same;
+
+	if (curl_load() < 0)
+		return 0;	/* not known to be the same: fails closed */
+	a = lc.url();
+	b = lc.url();
+	same = a != NULL && b != NULL &&
+	    lc.url_set(a, CURLUPART_URL, base, 0) == CURLUE_OK &&
+	    lc.url_set(b, CURLUPART_URL, url, 0) == CURLUE_OK;
 
 	for (i = 0; same && i < sizeof(parts) / sizeof(parts[0]); i++) {
 		char *x = NULL, *y = NULL;
 
 		/* the port as the scheme implies it when not written */
-		same = curl_url_get(a, parts[i], &x, CURLU_DEFAULT_PORT) == CURLUE_OK &&
-		    curl_url_get(b, parts[i], &y, CURLU_DEFAULT_PORT) == CURLUE_OK &&
+		same = lc.url_get(a, parts[i], &x, CURLU_DEFAULT_PORT) == CURLUE_OK &&
+		    lc.url_get(b, parts[i], &y, CURLU_DEFAULT_PORT) == CURLUE_OK &&
 		    strcasecmp(x, y) == 0;
-		curl_free(x);
-		curl_free(y);
+		lc.free_(x);
+		lc.free_(y);
 	}
-	curl_url_cleanup(a);
-	curl_url_cleanup(b);
+	lc.url_cleanup(a);
+	lc.url_cleanup(b);
 	return same;
 }
 
 void
 ag_http_shown_url(const char *url, char *out, size_t len)
 {
-	CURLU *h = curl_url();
+	CURLU *h;
 	char *scheme = NULL, *host = NULL, *port = NULL, *path = NULL;
 
 	snprintf(out, len, "(the server)");
-	if (h == NULL)
+	if (curl_load() < 0 || (h = lc.url()) == NULL)
 		return;
-	if (curl_url_set(h, CURLUPART_URL, url, 0) == CURLUE_OK &&
-	    curl_url_get(h, CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK &&
-	    curl_url_get(h, CURLUPART_HOST, &host, 0) == CURLUE_OK) {
-		(void)curl_url_get(h, CURLUPART_PORT, &port, 0);
-		(void)curl_url_get(h, CURLUPART_PATH, &path, 0);
+	if (lc.url_set(h, CURLUPART_URL, url, 0) == CURLUE_OK &&
+	    lc.url_get(h, CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK &&
+	    lc.url_get(h, CURLUPART_HOST, &host, 0) == CURLUE_OK) {
+		(void)lc.url_get(h, CURLUPART_PORT, &port, 0);
+		(void)lc.url_get(h, CURLUPART_PATH, &path, 0);
 		snprintf(out, len, "%s://%s%s%s%s", scheme, host, port != NULL ? ":" : "",
 		    port != NULL ? port : "", path != NULL ? path : "");
 	}
-	curl_free(scheme);
-	curl_free(host);
-	curl_free(port);
-	curl_free(path);
-	curl_url_cleanup(h);
+	lc.free_(scheme);
+	lc.free_(host);
+	lc.free_(port);
+	lc.free_(path);
+	lc.url_cleanup(h);
 }
 
 struct ag_http *
 ag_http_new(const char *url, const char *content_type, long connect_ms, long total_ms,
     char *why, size_t whylen)
 {
-	static int global_done;
-	struct ag_http *h;
+	struct ag_http *h = NULL;
 	struct curl_slist *l;
 	char ct[128];
 
-	if (!global_done) {
-		if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-			snprintf(why, whylen, "cannot initialise libcurl");
-			return NULL;
-		}
-		global_done = 1;
+	if (curl_load() < 0) {
+		snprintf(why, whylen, "%s", lc.why);
+		return NULL;
 	}
-	if ((h = calloc(1, sizeof(*h))) == NULL || (h->curl = curl_easy_init()) == NULL)
+	if ((h = calloc(1, sizeof(*h))) == NULL || (h->curl = lc.easy_init()) == NULL)
 		goto oom;
 	h->connect_ms = connect_ms;
 	h->total_ms = total_ms;
 	if ((h->url = strdup(url)) == NULL)
 		goto oom;
 	snprintf(ct, sizeof(ct), "Content-Type: %s", content_type);
-	if ((l = curl_slist_append(NULL, ct)) == NULL)
+	if ((l = lc.slist_append(NULL, ct)) == NULL)
 		goto oom;
 	h->headers = l;
 	/* "Expect:" stops libcurl waiting a second for 100-continue on big bodies */
-	if ((l = curl_slist_append(h->headers, "Expect:")) == NULL)
+	if ((l = lc.slist_append(h->headers, "Expect:")) == NULL)
 		goto oom;
 	h->headers = l;
-	if (curl_easy_setopt(h->curl, CURLOPT_URL, url) != CURLE_OK ||
+	if (lc.easy_setopt(h->curl, CURLOPT_URL, url) != CURLE_OK ||
 #if LIBCURL_VERSION_NUM >= 0x075500
-	    curl_easy_setopt(h->curl, CURLOPT_PROTOCOLS_STR, "http,https") != CURLE_OK ||
+	    lc.easy_setopt(h->curl, CURLOPT_PROTOCOLS_STR, "http,https") != CURLE_OK ||
 #else
-	    curl_easy_setopt(h->curl, CURLOPT_PROTOCOLS,
+	    lc.easy_setopt(h->curl, CURLOPT_PROTOCOLS,
 		(long)(CURLPROTO_HTTP | CURLPROTO_HTTPS)) != CURLE_OK ||
 #endif
-	    curl_easy_setopt(h->curl, CURLOPT_FOLLOWLOCATION, 0L) != CURLE_OK ||
-	    curl_easy_setopt(h->curl, CURLOPT_SSL_VERIFYPEER, 1L) != CURLE_OK ||
-	    curl_easy_setopt(h->curl, CURLOPT_SSL_VERIFYHOST, 2L) != CURLE_OK ||
-	    curl_easy_setopt(h->curl, CURLOPT_CONNECTTIMEOUT_MS, connect_ms) != CURLE_OK ||
-	    curl_easy_setopt(h->curl, CURLOPT_TIMEOUT_MS, total_ms) != CURLE_OK ||
+	    lc.easy_setopt(h->curl, CURLOPT_FOLLOWLOCATION, 0L) != CURLE_OK ||
+	    lc.easy_setopt(h->curl, CURLOPT_SSL_VERIFYPEER, 1L) != CURLE_OK ||
+	    lc.easy_setopt(h->curl, CURLOPT_SSL_VERIFYHOST, 2L) != CURLE_OK ||
+	    lc.easy_setopt(h->curl, CURLOPT_CONNECTTIMEOUT_MS, connect_ms) != CURLE_OK ||
+	    lc.easy_setopt(h->curl, CURLOPT_TIMEOUT_MS, total_ms) != CURLE_OK ||
 	    /* no SIGALRM games under the session's own handlers */
-	    curl_easy_setopt(h->curl, CURLOPT_NOSIGNAL, 1L) != CURLE_OK ||
+	    lc.easy_setopt(h->curl, CURLOPT_NOSIGNAL, 1L) != CURLE_OK ||
 	    /* the session's environment (http_proxy, ...) must not reroute us */
-	    curl_easy_setopt(h->curl, CURLOPT_PROXY, "") != CURLE_OK ||
-	    curl_easy_setopt(h->curl, CURLOPT_HTTPHEADER, h->headers) != CURLE_OK ||
-	    curl_easy_setopt(h->curl, CURLOPT_USERAGENT, PACKAGE_NAME "/" PACKAGE_VERSION) !=
+	    lc.easy_setopt(h->curl, CURLOPT_PROXY, "") != CURLE_OK ||
+	    lc.easy_setopt(h->curl, CURLOPT_HTTPHEADER, h->headers) != CURLE_OK ||
+	    lc.easy_setopt(h->curl, CURLOPT_USERAGENT, PACKAGE_NAME "/" PACKAGE_VERSION) !=
 	    CURLE_OK ||
-	    curl_easy_setopt(h->curl, CURLOPT_POST, 1L) != CURLE_OK) {
+	    lc.easy_setopt(h->curl, CURLOPT_POST, 1L) != CURLE_OK) {
 		snprintf(why, whylen, "libcurl refused an option");
 		ag_http_free(h);
 		return NULL;
@@ -267,31 +340,31 @@ perform(struct ag_http *h, const char *get_url, const char *const *headers, cons
 	k.retry_after_ms = -1;
 	ebuf[0] = '\0';
 	for (t = h->headers; t != NULL; t = t->next)
-		if ((l = curl_slist_append(l, t->data)) == NULL)
+		if ((l = lc.slist_append(l, t->data)) == NULL)
 			goto oom;
 	for (i = 0; headers != NULL && headers[i] != NULL; i++)
-		if ((t = curl_slist_append(l, headers[i])) == NULL)
+		if ((t = lc.slist_append(l, headers[i])) == NULL)
 			goto oom;
 		else
 			l = t;
 	if (total_ms < 1)
 		total_ms = 1;
-	if (curl_easy_setopt(h->curl, CURLOPT_ERRORBUFFER, ebuf) != CURLE_OK ||
-	    curl_easy_setopt(h->curl, CURLOPT_HTTPHEADER, l) != CURLE_OK ||
-	    curl_easy_setopt(h->curl, CURLOPT_TIMEOUT_MS, total_ms) != CURLE_OK ||
-	    curl_easy_setopt(h->curl, CURLOPT_CONNECTTIMEOUT_MS,
+	if (lc.easy_setopt(h->curl, CURLOPT_ERRORBUFFER, ebuf) != CURLE_OK ||
+	    lc.easy_setopt(h->curl, CURLOPT_HTTPHEADER, l) != CURLE_OK ||
+	    lc.easy_setopt(h->curl, CURLOPT_TIMEOUT_MS, total_ms) != CURLE_OK ||
+	    lc.easy_setopt(h->curl, CURLOPT_CONNECTTIMEOUT_MS,
 		h->connect_ms < total_ms ? h->connect_ms : total_ms) != CURLE_OK ||
-	    curl_easy_setopt(h->curl, CURLOPT_WRITEFUNCTION, keep) != CURLE_OK ||
-	    curl_easy_setopt(h->curl, CURLOPT_WRITEDATA, &k) != CURLE_OK ||
-	    curl_easy_setopt(h->curl, CURLOPT_HEADERFUNCTION, header) != CURLE_OK ||
-	    curl_easy_setopt(h->curl, CURLOPT_HEADERDATA, &k) != CURLE_OK ||
+	    lc.easy_setopt(h->curl, CURLOPT_WRITEFUNCTION, keep) != CURLE_OK ||
+	    lc.easy_setopt(h->curl, CURLOPT_WRITEDATA, &k) != CURLE_OK ||
+	    lc.easy_setopt(h->curl, CURLOPT_HEADERFUNCTION, header) != CURLE_OK ||
+	    lc.easy_setopt(h->curl, CURLOPT_HEADERDATA, &k) != CURLE_OK ||
 	    (get_url != NULL ?
-	    curl_easy_setopt(h->curl, CURLOPT_URL, get_url) != CURLE_OK ||
-	    curl_easy_setopt(h->curl, CURLOPT_HTTPGET, 1L) != CURLE_OK :
-	    curl_easy_setopt(h->curl, CURLOPT_URL, h->url) != CURLE_OK ||
-	    curl_easy_setopt(h->curl, CURLOPT_POST, 1L) != CURLE_OK ||
-	    curl_easy_setopt(h->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)n) != CURLE_OK ||
-	    curl_easy_setopt(h->curl, CURLOPT_POSTFIELDS, body) != CURLE_OK)) {
+	    lc.easy_setopt(h->curl, CURLOPT_URL, get_url) != CURLE_OK ||
+	    lc.easy_setopt(h->curl, CURLOPT_HTTPGET, 1L) != CURLE_OK :
+	    lc.easy_setopt(h->curl, CURLOPT_URL, h->url) != CURLE_OK ||
+	    lc.easy_setopt(h->curl, CURLOPT_POST, 1L) != CURLE_OK ||
+	    lc.easy_setopt(h->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)n) != CURLE_OK ||
+	    lc.easy_setopt(h->curl, CURLOPT_POSTFIELDS, body) != CURLE_OK)) {
 		snprintf(why, whylen, "libcurl refused an option");
 		f = AG_HTTP_TRANSPORT;
 		goto out;
@@ -301,9 +374,9 @@ perform(struct ag_http *h, const char *get_url, const char *const *headers, cons
 	ign.sa_handler = SIG_IGN;
 	sigemptyset(&ign.sa_mask);
 	(void)sigaction(SIGPIPE, &ign, &old);
-	rc = curl_easy_perform(h->curl);
+	rc = lc.easy_perform(h->curl);
 	(void)sigaction(SIGPIPE, &old, NULL);
-	(void)curl_easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, &code);
+	(void)lc.easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, &code);
 	r->status = code;
 	r->retry_after_ms = k.retry_after_ms;
 	if (rc != CURLE_OK) {
@@ -311,7 +384,7 @@ perform(struct ag_http *h, const char *get_url, const char *const *headers, cons
 		if (f == AG_HTTP_TOO_BIG)
 			snprintf(why, whylen, "the answer is longer than %zu bytes", cap);
 		else
-			snprintf(why, whylen, "%s", ebuf[0] != '\0' ? ebuf : curl_easy_strerror(rc));
+			snprintf(why, whylen, "%s", ebuf[0] != '\0' ? ebuf : lc.easy_strerror(rc));
 		goto out;
 	}
 	if (code < 200 || code > 299) {
@@ -323,17 +396,17 @@ out:
 	r->len = k.len;
 	k.buf = NULL;
 	/* the list may hold a key: nothing of it outlives the request */
-	(void)curl_easy_setopt(h->curl, CURLOPT_HTTPHEADER, h->headers);
-	(void)curl_easy_setopt(h->curl, CURLOPT_ERRORBUFFER, NULL);
+	(void)lc.easy_setopt(h->curl, CURLOPT_HTTPHEADER, h->headers);
+	(void)lc.easy_setopt(h->curl, CURLOPT_ERRORBUFFER, NULL);
 	for (t = l; t != NULL; t = t->next)
 		explicit_bzero(t->data, strlen(t->data));
-	curl_slist_free_all(l);
+	lc.slist_free_all(l);
 	return f;
 oom:
 	snprintf(why, whylen, "out of memory");
 	for (t = l; t != NULL; t = t->next)
 		explicit_bzero(t->data, strlen(t->data));
-	curl_slist_free_all(l);
+	lc.slist_free_all(l);
 	return AG_HTTP_TRANSPORT;
 }
 
@@ -364,8 +437,8 @@ ag_http_free(struct ag_http *h)
 	if (h == NULL)
 		return;
 	if (h->curl != NULL)
-		curl_easy_cleanup(h->curl);
-	curl_slist_free_all(h->headers);
+		lc.easy_cleanup(h->curl);
+	lc.slist_free_all(h->headers);
 	free(h->url);
 	free(h);
 }

@@ -87,4 +87,10 @@ ag_is "$w_out" "" "config_error_runs_nothing"
 ag_is "$w_err" "agentgate: policy unavailable; the administrator has been told" \
     "config_error_tells_the_client_one_line_not_the_detail"
 
+# start-up maps only what every session needs: libcurl (and the TLS, HTTP/2,
+# LDAP and Kerberos libraries behind it) is loaded at the first HTTP
+# request, which the validator and audit tests make
+ag_is "$(ldd "$AG_DIR/agentgate" | grep -c 'libcurl\|libnghttp2\|libgnutls\|libldap')" 0 \
+    "startup_maps_no_http_libraries"
+
 ag_done
