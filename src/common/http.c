@@ -5,7 +5,6 @@
 
 #include <curl/curl.h>
 #include <ctype.h>
-#include <dlfcn.h>
 #include <limits.h>
 #include <stddef.h>
 #include <signal.h>
@@ -15,12 +14,12 @@
 #include <strings.h>
 
 #include "common/http.h"
+#include "common/lazylib.h"
 
 /*
  * libcurl, and what it pulls in (TLS, HTTP/2, IDN, LDAP, Kerberos...), is
  * most of the gateway's shared libraries, and most sessions never make an
- * HTTP request: it is loaded the first time one is made, never before.
- * Set-group-ID, the loader looks only in the system's directories.
+ * HTTP request: it is loaded the first time one is made (lazylib.h).
  */
 #define CURL_SONAME	"libcurl.so.4"
 
@@ -47,8 +46,8 @@ static struct {
 static int
 curl_load(void)
 {
-	static const struct { const char *name; size_t off; } sym[] = {
-#define SYM(f, m)	{ #f, offsetof(__typeof__(lc), m) }
+#define SYM(f, m)	AG_LAZYSYM(__typeof__(lc), f, m)
+	static const struct ag_lazysym sym[] = {
 		SYM(curl_global_init, global_init), SYM(curl_easy_init, easy_init),
 		SYM(curl_easy_setopt, easy_setopt), SYM(curl_easy_perform, easy_perform),
 		SYM(curl_easy_getinfo, easy_getinfo), SYM(curl_easy_cleanup, easy_cleanup),
@@ -56,27 +55,15 @@ curl_load(void)
 		SYM(curl_slist_append, slist_append), SYM(curl_slist_free_all, slist_free_all),
 		SYM(curl_url, url), SYM(curl_url_cleanup, url_cleanup),
 		SYM(curl_url_get, url_get), SYM(curl_url_set, url_set),
-#undef SYM
 	};
-	void *dl;
-	size_t i;
+#undef SYM
 
 	if (lc.tried)
 		return lc.ok ? 0 : -1;
 	lc.tried = 1;
-	if ((dl = dlopen(CURL_SONAME, RTLD_NOW | RTLD_LOCAL)) == NULL) {
-		snprintf(lc.why, sizeof(lc.why), "cannot load %s: %s", CURL_SONAME, dlerror());
+	if (ag_lazylib_load(CURL_SONAME, sym, sizeof(sym) / sizeof(sym[0]), &lc, lc.why,
+	    sizeof(lc.why)) < 0)
 		return -1;
-	}
-	for (i = 0; i < sizeof(sym) / sizeof(sym[0]); i++) {
-		void *f = dlsym(dl, sym[i].name);
-
-		if (f == NULL) {
-			snprintf(lc.why, sizeof(lc.why), "%s has no %s", CURL_SONAME, sym[i].name);
-			return -1;	/* dl stays: a half-loaded library is never used */
-		}
-		memcpy((char *)&lc + sym[i].off, &f, sizeof(f));
-	}
 	if (lc.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
 		snprintf(lc.why, sizeof(lc.why), "cannot initialise libcurl");
 		return -1;

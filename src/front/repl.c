@@ -15,6 +15,8 @@
 #include "exec/runner.h"
 #include "front/repl.h"
 #include "parse/shparse.h"
+#include "common/lazylib.h"
+#include "common/log.h"
 #include "common/strbuf.h"
 
 #define REPL_HISTORY_SIZE	1000
@@ -169,6 +171,48 @@ struct tty_state {
 	char		 prompt[4096 + 512];
 };
 
+/*
+ * libedit (and the terminfo, libbsd and libmd behind it) serves only a
+ * REPL on a terminal: it is loaded then (lazylib.h), and a REPL on a
+ * terminal without it reads plain lines.
+ */
+#define EDIT_SONAME	"libedit.so.2"
+
+static struct {
+	__typeof__(el_init)		*init;
+	__typeof__(el_end)		*end;
+	__typeof__(el_set)		*set;
+	__typeof__(el_get)		*get;
+	__typeof__(el_gets)		*gets;
+	__typeof__(el_push)		*push;
+	__typeof__(history_init)	*h_init;
+	__typeof__(history_end)		*h_end;
+	__typeof__(history)		*history;
+} le;
+
+static int
+edit_load(void)
+{
+#define SYM(f, m)	AG_LAZYSYM(__typeof__(le), f, m)
+	static const struct ag_lazysym sym[] = {
+		SYM(el_init, init), SYM(el_end, end), SYM(el_set, set), SYM(el_get, get),
+		SYM(el_gets, gets), SYM(el_push, push), SYM(history_init, h_init),
+		SYM(history_end, h_end), SYM(history, history),
+	};
+#undef SYM
+	static int tried, ok;
+	char why[256];
+
+	if (!tried) {
+		tried = 1;
+		ok = ag_lazylib_load(EDIT_SONAME, sym, sizeof(sym) / sizeof(sym[0]), &le, why,
+		    sizeof(why)) == 0;
+		if (!ok)
+			ag_log(LOG_WARNING, "line editing off: %s", why);
+	}
+	return ok ? 0 : -1;
+}
+
 static char *
 prompt_fn(EditLine *el)
 {
@@ -176,7 +220,7 @@ prompt_fn(EditLine *el)
 	const struct ag_session *s;
 	char cwd[4096 + 2];
 
-	el_get(el, EL_CLIENTDATA, &ts);
+	le.get(el, EL_CLIENTDATA, &ts);
 	if (ts == NULL)
 		return (char *)(uintptr_t)"$ ";
 	if (ts->continuation)
@@ -202,19 +246,21 @@ loop_tty(struct ag_core *core)
 
 	memset(&ts, 0, sizeof(ts));
 	ts.core = core;
-	/* no el_source(): nothing is read from the agent's ~/.editrc */
-	if ((el = el_init("agentgate", stdin, stdout, stderr)) == NULL)
+	if (edit_load() < 0)
 		return loop_plain(core);
-	if ((hist = history_init()) == NULL) {
-		el_end(el);
+	/* no el_source(): nothing is read from the agent's ~/.editrc */
+	if ((el = le.init("agentgate", stdin, stdout, stderr)) == NULL)
+		return loop_plain(core);
+	if ((hist = le.h_init()) == NULL) {
+		le.end(el);
 		return loop_plain(core);
 	}
-	history(hist, &ev, H_SETSIZE, REPL_HISTORY_SIZE);	/* in memory only, never saved */
-	el_set(el, EL_CLIENTDATA, &ts);
-	el_set(el, EL_PROMPT, prompt_fn);
-	el_set(el, EL_EDITOR, "emacs");
-	el_set(el, EL_HIST, history, hist);
-	el_set(el, EL_SIGNAL, 1);
+	le.history(hist, &ev, H_SETSIZE, REPL_HISTORY_SIZE);	/* in memory only, never saved */
+	le.set(el, EL_CLIENTDATA, &ts);
+	le.set(el, EL_PROMPT, prompt_fn);
+	le.set(el, EL_EDITOR, "emacs");
+	le.set(el, EL_HIST, le.history, hist);
+	le.set(el, EL_SIGNAL, 1);
 	ag_strbuf_init(&acc, AG_CORE_MAX_COMMAND);
 
 	while (!end && !ag_runner_terminating()) {
@@ -232,13 +278,13 @@ loop_tty(struct ag_core *core)
 			memcpy(keys, core->unread, core->unread_len);
 			keys[core->unread_len] = '\0';
 			core->unread_len = 0;
-			el_push(el, keys);
+			le.push(el, keys);
 		}
 		if (idle > 0)
 			alarm((unsigned)idle);
 		(void)ag_runner_take_alarm();
 		errno = 0;
-		line = el_gets(el, &count);
+		line = le.gets(el, &count);
 		alarm(0);
 		if (ag_runner_take_alarm()) {
 			fprintf(stderr, "\nagentgate: no input for %ld s; closing the session\n",
@@ -281,7 +327,7 @@ loop_tty(struct ag_core *core)
 			while (hl > 0 && acc.data[hl - 1] == '\n')
 				hl--;
 			if (hl > 0 && (h = strndup(acc.data, hl)) != NULL) {
-				history(hist, &ev, H_ENTER, h);
+				le.history(hist, &ev, H_ENTER, h);
 				free(h);
 			}
 		}
@@ -289,8 +335,8 @@ loop_tty(struct ag_core *core)
 		ag_strbuf_reset(&acc);
 	}
 	ag_strbuf_free(&acc);
-	history_end(hist);
-	el_end(el);
+	le.h_end(hist);
+	le.end(el);
 	return core->sess.last_status;
 }
 
