@@ -21,11 +21,10 @@
  * most of the gateway's shared libraries, and most sessions never make an
  * HTTP request: it is loaded the first time one is made (lazylib.h).
  */
-#define CURL_SONAME	"libcurl.so.4"
+static struct ag_lazylib curl_lib = { "libcurl.so.4", 0, "" };
+static int curl_ready;		/* 1 initialised, -1 failed, 0 not yet */
 
 static struct {
-	int				 tried, ok;
-	char				 why[192];
 	__typeof__(curl_global_init)	*global_init;
 	__typeof__(curl_easy_init)	*easy_init;
 	__typeof__(curl_easy_setopt)	*easy_setopt;
@@ -42,7 +41,7 @@ static struct {
 	__typeof__(curl_url_set)	*url_set;
 } lc;
 
-/* 0 once libcurl is there; -1 with lc.why when it cannot be. */
+/* 0 once libcurl is there and initialised; -1 with curl_lib.why when not. */
 static int
 curl_load(void)
 {
@@ -58,18 +57,17 @@ curl_load(void)
 	};
 #undef SYM
 
-	if (lc.tried)
-		return lc.ok ? 0 : -1;
-	lc.tried = 1;
-	if (ag_lazylib_load(CURL_SONAME, sym, sizeof(sym) / sizeof(sym[0]), &lc, lc.why,
-	    sizeof(lc.why)) < 0)
-		return -1;
-	if (lc.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-		snprintf(lc.why, sizeof(lc.why), "cannot initialise libcurl");
-		return -1;
+	if (curl_ready == 0) {
+		curl_ready = -1;
+		if (ag_lazylib_load(&curl_lib, sym, sizeof(sym) / sizeof(sym[0]), &lc) < 0)
+			return -1;
+		if (lc.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+			snprintf(curl_lib.why, sizeof(curl_lib.why), "cannot initialise libcurl");
+			return -1;
+		}
+		curl_ready = 1;
 	}
-	lc.ok = 1;
-	return 0;
+	return curl_ready > 0 ? 0 : -1;
 }
 
 struct ag_http {
@@ -144,7 +142,7 @@ ag_http_new(const char *url, const char *content_type, long connect_ms, long tot
 	char ct[128];
 
 	if (curl_load() < 0) {
-		snprintf(why, whylen, "%s", lc.why);
+		snprintf(why, whylen, "%s", curl_lib.why);
 		return NULL;
 	}
 	if ((h = calloc(1, sizeof(*h))) == NULL || (h->curl = lc.easy_init()) == NULL)

@@ -8,14 +8,16 @@
 #include "common/lazylib.h"
 
 int
-ag_lazylib_load(const char *soname, const struct ag_lazysym *syms, size_t n, void *table,
-    char *why, size_t whylen)
+ag_lazylib_load(struct ag_lazylib *lib, const struct ag_lazysym *syms, size_t n, void *table)
 {
 	void *dl;
 	size_t i;
 
-	if ((dl = dlopen(soname, RTLD_NOW | RTLD_LOCAL)) == NULL) {
-		snprintf(why, whylen, "cannot load %s: %s", soname, dlerror());
+	if (lib->state != 0)
+		return lib->state > 0 ? 0 : -1;
+	lib->state = -1;
+	if ((dl = dlopen(lib->soname, RTLD_NOW | RTLD_LOCAL)) == NULL) {
+		snprintf(lib->why, sizeof(lib->why), "cannot load %s: %s", lib->soname, dlerror());
 		return -1;
 	}
 	for (i = 0; i < n; i++) {
@@ -25,10 +27,12 @@ ag_lazylib_load(const char *soname, const struct ag_lazysym *syms, size_t n, voi
 			/* the handle stays open: nothing of a half-resolved
 			 * table is ever called, and closing could unmap what a
 			 * constructor registered */
-			snprintf(why, whylen, "%s has no %s", soname, syms[i].name);
+			snprintf(lib->why, sizeof(lib->why), "%s has no %s", lib->soname,
+			    syms[i].name);
 			return -1;
 		}
 		memcpy((char *)table + syms[i].off, &f, sizeof(f));
 	}
+	lib->state = 1;
 	return 0;
 }

@@ -274,11 +274,9 @@ ag_privsep_serve_session(const char *user, uid_t uid, gid_t gid, struct ag_err *
 static int
 gateway_gid(gid_t g)
 {
-	struct group *gr;
+	gid_t ours = ag_privsep_serve_gid();
 
-	if (holding)
-		return g == priv_gid;
-	return geteuid() == 0 && (gr = getgrnam(AG_GROUP)) != NULL && g == gr->gr_gid;
+	return ours != (gid_t)-1 && g == ours;
 }
 
 int
@@ -314,10 +312,12 @@ ag_privsep_file_ok(const struct stat *st)
 mode_t
 ag_privsep_shared_mode(int fd, mode_t mode)
 {
-	if (!holding)
+	gid_t g = ag_privsep_serve_gid();	/* held, or root's configured one */
+
+	if (g == (gid_t)-1)
 		return mode;
 	/* every agent account's gateway appends to it, through the group */
-	if (fchown(fd, (uid_t)-1, priv_gid) < 0)
+	if (fchown(fd, (uid_t)-1, g) < 0)
 		return mode;
 	return (mode_t)(mode | ((mode & 0600) >> 3));
 }

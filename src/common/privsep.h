@@ -73,9 +73,11 @@ void	ag_privsep_as_caller(void);
 void	ag_privsep_as_gateway(void);
 
 /*
- * serve: the group its session processes keep (effective and saved) after
- * dropping to the user, so they write the audit like the gateway under
- * sshd; (gid_t)-1 when there is none (no such group, or not root).
+ * The gateway's group for this process: the one held, or for root (serve,
+ * also under NoNewPrivileges, which ignores the set-group-ID bit) the
+ * configured one, which its session processes keep (effective and saved)
+ * after dropping to the user so that they write the audit like the gateway
+ * under sshd; (gid_t)-1 when there is none (no such group, or neither).
  */
 gid_t	ag_privsep_serve_gid(void);
 
@@ -100,8 +102,9 @@ int	ag_privsep_file_ok(const struct stat *st);
 
 /*
  * A file every agent account's gateway shares (the audit log), just
- * created as fd with mode: set-group-ID, given to our group with the
- * owner's rights also for the group; the mode to fchmod it to.
+ * created as fd with mode, by a gateway holding the group or by root in
+ * the group's directory (ag_privsep_group_dir): given to the group with
+ * the owner's rights also for the group; the mode to fchmod it to.
  */
 mode_t	ag_privsep_shared_mode(int fd, mode_t mode);
 

@@ -47,6 +47,23 @@ ag_utf8_seq(const unsigned char *p, size_t n, unsigned *cp)
 	return len;
 }
 
+size_t
+ag_utf8_cut(const unsigned char *p, size_t n)
+{
+	size_t back, need;
+
+	for (back = 1; back <= 3 && back <= n; back++) {
+		unsigned char b = p[n - back];
+
+		if ((b & 0xc0) == 0x80)
+			continue;	/* a continuation byte: the lead is further back */
+		need = b >= 0xc2 && b <= 0xdf ? 2 : b >= 0xe0 && b <= 0xef ? 3 :
+		    b >= 0xf0 && b <= 0xf4 ? 4 : 0;
+		return need > back ? back : 0;
+	}
+	return 0;
+}
+
 int
 ag_utf8_valid(const char *s, size_t n)
 {

@@ -15,6 +15,12 @@
  * point in *cp; 0 when the bytes there are not UTF-8. */
 size_t	ag_utf8_seq(const unsigned char *p, size_t n, unsigned *cp);
 
+/*
+ * How many bytes at the end of p[0..n) begin a character that the end cut
+ * short (0 to 3): a lead byte and only continuation bytes after it, fewer
+ * than it needs.  A stream read in pieces carries them to the next piece.
+ */
+size_t	ag_utf8_cut(const unsigned char *p, size_t n);
 /* 1 when all n bytes at s are UTF-8. */
 int	ag_utf8_valid(const char *s, size_t n);
 

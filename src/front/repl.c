@@ -176,7 +176,7 @@ struct tty_state {
  * REPL on a terminal: it is loaded then (lazylib.h), and a REPL on a
  * terminal without it reads plain lines.
  */
-#define EDIT_SONAME	"libedit.so.2"
+static struct ag_lazylib edit_lib = { "libedit.so.2", 0, "" };
 
 static struct {
 	__typeof__(el_init)		*init;
@@ -200,17 +200,11 @@ edit_load(void)
 		SYM(history_end, h_end), SYM(history, history),
 	};
 #undef SYM
-	static int tried, ok;
-	char why[256];
 
-	if (!tried) {
-		tried = 1;
-		ok = ag_lazylib_load(EDIT_SONAME, sym, sizeof(sym) / sizeof(sym[0]), &le, why,
-		    sizeof(why)) == 0;
-		if (!ok)
-			ag_log(LOG_WARNING, "line editing off: %s", why);
-	}
-	return ok ? 0 : -1;
+	if (ag_lazylib_load(&edit_lib, sym, sizeof(sym) / sizeof(sym[0]), &le) == 0)
+		return 0;
+	ag_log(LOG_WARNING, "line editing off: %s", edit_lib.why);
+	return -1;
 }
 
 static char *

@@ -122,48 +122,12 @@ event(struct ag_rec *r, const char *code, const char *data, size_t len, struct a
 	return rc;
 }
 
-/* Bytes a UTF-8 sequence starting with lead b has, 0 if b cannot start one. */
-static size_t
-utf8_len(unsigned char b)
-{
-	if (b < 0x80)
-		return 1;
-	if (b >= 0xc2 && b <= 0xdf)
-		return 2;
-	if (b >= 0xe0 && b <= 0xef)
-		return 3;
-	if (b >= 0xf0 && b <= 0xf4)
-		return 4;
-	return 0;
-}
-
-/* Whether p[0..n) (n == utf8_len(p[0])) is one valid character (common/utf8.h). */
-static int
-utf8_valid(const unsigned char *p, size_t n)
-{
-	unsigned cp;
-
-	return ag_utf8_seq(p, n, &cp) == n;
-}
-
-/* Whether p[0..n) could still become a valid character with more bytes. */
-static int
-utf8_prefix(const unsigned char *p, size_t n)
-{
-	size_t i;
-
-	for (i = 1; i < n; i++)
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-	return 1;
-}
-
 int
 ag_rec_output(struct ag_rec *r, const void *buf, size_t len, struct ag_err *err)
 {
-	const unsigned char *in = buf;
-	unsigned char *src = NULL, *out = NULL;
-	size_t n, i = 0, o = 0;
+	unsigned char *src;
+	char *out;
+	size_t n, o, cut;
 	int rc;
 
 	if (r->fd < 0)
@@ -172,34 +136,19 @@ ag_rec_output(struct ag_rec *r, const void *buf, size_t len, struct ag_err *err)
 		return 0;
 	/* the carried bytes and this read, as one run */
 	n = r->ncarry + len;
-	if (len > (SIZE_MAX - 8) / 4 || (src = malloc(n)) == NULL ||
-	    (out = malloc(n * 3 + 1)) == NULL) {
+	if (len > SIZE_MAX - sizeof(r->carry) || (src = malloc(n)) == NULL)
+		return ag_err_set(err, "recording: out of memory");
+	memcpy(src, r->carry, r->ncarry);
+	memcpy(src + r->ncarry, buf, len);
+	/* a character cut by the read is finished with the next output */
+	cut = ag_utf8_cut(src, n);
+	memcpy(r->carry, src + n - cut, cut);
+	r->ncarry = cut;
+	if ((out = ag_utf8_repair((const char *)src, n - cut, &o)) == NULL) {
 		free(src);
 		return ag_err_set(err, "recording: out of memory");
 	}
-	memcpy(src, r->carry, r->ncarry);
-	memcpy(src + r->ncarry, in, len);
-	r->ncarry = 0;
-	while (i < n) {
-		size_t k = utf8_len(src[i]);
-
-		if (k != 0 && i + k > n && utf8_prefix(src + i, n - i)) {
-			/* cut by the read: finish it with the next output */
-			memcpy(r->carry, src + i, n - i);
-			r->ncarry = n - i;
-			break;
-		}
-		if (k != 0 && i + k <= n && utf8_valid(src + i, k)) {
-			memcpy(out + o, src + i, k);
-			o += k;
-			i += k;
-		} else {
-			memcpy(out + o, "\xef\xbf\xbd", 3);	/* U+FFFD */
-			o += 3;
-			i++;
-		}
-	}
-	rc = o > 0 ? event(r, "o", (const char *)out, o, err) : 0;
+	rc = o > 0 ? event(r, "o", out, o, err) : 0;
 	free(src);
 	free(out);
 	return rc;
@@ -208,9 +157,8 @@ ag_rec_output(struct ag_rec *r, const void *buf, size_t len, struct ag_err *err)
 int
 ag_rec_input(struct ag_rec *r, const void *buf, size_t len, struct ag_err *err)
 {
-	const unsigned char *p = buf;
 	char *txt;
-	size_t i, o = 0;
+	size_t o;
 	int rc;
 
 	if (!r->input || len == 0)
@@ -218,21 +166,8 @@ ag_rec_input(struct ag_rec *r, const void *buf, size_t len, struct ag_err *err)
 	if (r->fd < 0)
 		return dead(r, err);
 	/* keystrokes arrive whole; anything not UTF-8 is replaced rather than carried */
-	if (len > (SIZE_MAX - 1) / 3 || (txt = malloc(len * 3 + 1)) == NULL)
+	if ((txt = ag_utf8_repair(buf, len, &o)) == NULL)
 		return ag_err_set(err, "recording: out of memory");
-	for (i = 0; i < len; ) {
-		size_t k = utf8_len(p[i]);
-
-		if (k != 0 && i + k <= len && utf8_valid(p + i, k)) {
-			memcpy(txt + o, p + i, k);
-			o += k;
-			i += k;
-		} else {
-			memcpy(txt + o, "\xef\xbf\xbd", 3);
-			o += 3;
-			i++;
-		}
-	}
 	rc = event(r, "i", txt, o, err);
 	free(txt);
 	return rc;

@@ -87,15 +87,12 @@ open_file(struct file_sink *a)
 		close(fd);
 		return -1;
 	}
-	if (created && ag_privsep_holding()) {
+	if (created && (ag_privsep_holding() || group_dir)) {
 		/* audit.group would take the file from the group every gateway
-		 * writes it through: readers get an ACL instead (agentgate(8)) */
+		 * writes it through: readers get an ACL instead (agentgate(8)).
+		 * Root (serve, before the drop to the user) in the group's
+		 * directory shares it the same way, or no gateway could append */
 		(void)fchmod(fd, ag_privsep_shared_mode(fd, 0600));
-	} else if (created && group_dir) {
-		/* root (serve, before the drop to the user) in the gateway
-		 * group's directory: the file has the group; give it the right
-		 * to append too, or no agent account's gateway could */
-		(void)fchmod(fd, 0660);
 	} else if (created) {
 		(void)fchmod(fd, mode);		/* the umask must not decide */
 		if (a->group != NULL) {

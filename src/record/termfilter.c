@@ -168,60 +168,39 @@ step(struct ag_termfilter *f, unsigned cp, const char *p, size_t len, struct ag_
 	return put(out, p, len);
 }
 
-/* Bytes a UTF-8 sequence starting with b needs (0: b starts none). */
-static size_t
-seq_need(unsigned char b)
-{
-	return b >= 0xc2 && b <= 0xdf ? 2 : b >= 0xe0 && b <= 0xef ? 3 :
-	    b >= 0xf0 && b <= 0xf4 ? 4 : 0;
-}
-
 int
 ag_termfilter_feed(struct ag_termfilter *f, const char *s, size_t n, struct ag_strbuf *out)
 {
 	unsigned char buf[4096];
-	const unsigned char *u;
-	size_t i = 0, len;
-	int rc = 0;
+	size_t len, i, cut;
 
-	/* a character the last write cut, then this write */
+	/* a character the last write cut, then this write, a buffer at a time */
 	while (f->ncarry > 0 || n > 0) {
 		size_t take = n < sizeof(buf) - f->ncarry ? n : sizeof(buf) - f->ncarry;
 
 		memcpy(buf, f->carry, f->ncarry);
 		memcpy(buf + f->ncarry, s, take);
 		len = f->ncarry + take;
-		f->ncarry = 0;
 		s += take;
 		n -= take;
-		u = buf;
-		for (i = 0; i < len && rc == 0; ) {
+		cut = ag_utf8_cut(buf, len);	/* goes on with the next buffer or write */
+		for (i = 0; i < len - cut; ) {
 			unsigned cp;
-			size_t k = ag_utf8_seq(u + i, len - i, &cp), need = seq_need(u[i]), j;
+			size_t k = ag_utf8_seq(buf + i, len - cut - i, &cp);
 
-			if (k == 0 && need > len - i) {
-				/* cut short by the end of what we have: carried on */
-				for (j = i + 1; j < len && (u[j] & 0xc0) == 0x80; j++)
-					;
-				if (j == len) {
-					memcpy(f->carry, u + i, len - i);
-					f->ncarry = len - i;
-					break;
-				}
-			}
 			if (k == 0) {
-				if (f->state == GROUND)
-					rc = put(out, "\xef\xbf\xbd", 3);	/* U+FFFD */
+				if (f->state == GROUND && put(out, "\xef\xbf\xbd", 3) < 0)
+					return -1;	/* U+FFFD */
 				i++;
-				continue;
-			}
-			rc = step(f, cp, (const char *)u + i, k, out);
-			i += k;
+			} else if (step(f, cp, (const char *)buf + i, k, out) < 0)
+				return -1;
+			else
+				i += k;
 		}
-		if (rc < 0)
-			return -1;
+		memcpy(f->carry, buf + len - cut, cut);
+		f->ncarry = cut;
 		if (n == 0)
-			break;		/* a carried prefix waits for the next write */
+			break;
 	}
 	return 0;
 }

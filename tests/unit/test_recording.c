@@ -158,6 +158,18 @@ replay_filter_drops_what_reaches_beyond_the_screen(void **state)
 	    "<ESCP1$qm>e<ESC_apc>f<ESC^pm>g<ESC]52;c;c3BsaXQ=>h");
 	free(o);
 	{
+		/* a character across the filter's own 4 KiB buffers stays whole */
+		static char edge[4096 + 8];
+		const char *const edges[] = { edge, NULL };
+
+		memset(edge, 'a', 4095);
+		memcpy(edge + 4095, "\xc3\xa9z", 3);
+		o = filtered(AG_TERMFILTER_DISPLAY, edges);
+		assert_int_equal(strlen(o), 4098);
+		assert_string_equal(o + 4095, "\xc3\xa9z");
+		free(o);
+	}
+	{
 		/* ST as a C1 control ends a string; CAN aborts one; a string
 		 * never ended stops hiding what follows */
 		static const char *const c1st[] = { "\033]0;t\xc2\x9c" "a\033]0;u\x18" "b", NULL };

@@ -85,6 +85,23 @@ json_keeps_the_string_and_escapes_the_controls(void **state)
 	free(out);
 }
 
+/* What a read cut short at its end: only a lead byte and fewer
+ * continuation bytes than it needs, never a whole or an invalid one. */
+static void
+cut_counts_only_a_character_begun(void **state)
+{
+	(void)state;
+	assert_int_equal(ag_utf8_cut((const unsigned char *)"ab", 2), 0);
+	assert_int_equal(ag_utf8_cut((const unsigned char *)"a\xc3", 2), 1);
+	assert_int_equal(ag_utf8_cut((const unsigned char *)"a\xc3\xa9", 3), 0);
+	assert_int_equal(ag_utf8_cut((const unsigned char *)"\xe2\x82", 2), 2);
+	assert_int_equal(ag_utf8_cut((const unsigned char *)"\xf0\x9f\x98", 3), 3);
+	assert_int_equal(ag_utf8_cut((const unsigned char *)"\xf0\x9f\x98\x80", 4), 0);
+	assert_int_equal(ag_utf8_cut((const unsigned char *)"a\xff", 2), 0);
+	assert_int_equal(ag_utf8_cut((const unsigned char *)"\x80\x80\x80", 3), 0);
+	assert_int_equal(ag_utf8_cut((const unsigned char *)"", 0), 0);
+}
+
 int
 main(void)
 {
@@ -94,6 +111,7 @@ main(void)
 		cmocka_unit_test(safe_text_passes_untouched),
 		cmocka_unit_test(cut_never_inside_a_sequence_or_escape),
 		cmocka_unit_test(json_keeps_the_string_and_escapes_the_controls),
+		cmocka_unit_test(cut_counts_only_a_character_begun),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
