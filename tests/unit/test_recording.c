@@ -118,6 +118,15 @@ filtered(int mode, const char *const *writes)
 	return ag_strbuf_detach(&out, NULL);
 }
 
+static void
+expect(int mode, const char *const *writes, const char *want)
+{
+	char *o = filtered(mode, writes);
+
+	assert_string_equal(o, want);
+	free(o);
+}
+
 /* What reaches beyond the screen is dropped, also when a write cuts it;
  * what draws the screen passes. */
 static void
@@ -138,25 +147,18 @@ replay_filter_drops_what_reaches_beyond_the_screen(void **state)
 	char *o;
 
 	(void)state;
-	assert_string_equal(o = filtered(AG_TERMFILTER_DISPLAY, osc), "abclinkdefgh");
-	free(o);
-	assert_string_equal(o = filtered(AG_TERMFILTER_DISPLAY, c1), "i6nj0;tkR");
-	free(o);
-	assert_string_equal(o = filtered(AG_TERMFILTER_DISPLAY, queries), "l");
-	free(o);
-	assert_string_equal(o = filtered(AG_TERMFILTER_DISPLAY, draw),
+	expect(AG_TERMFILTER_DISPLAY, osc, "abclinkdefgh");
+	expect(AG_TERMFILTER_DISPLAY, c1, "i6nj0;tkR");
+	expect(AG_TERMFILTER_DISPLAY, queries, "l");
+	expect(AG_TERMFILTER_DISPLAY, draw,
 	    "\033[1;31mred\033[0m\r\n\033[2J\033[H\033[?1049h\033[?1049l\033[1A\033[2K"
 	    "\033[32mx\t\by\0337\0338\033(0q\033(B\033[2 q");
-	free(o);
-	assert_string_equal(o = filtered(AG_TERMFILTER_DISPLAY, utf8), "caf\xc3\xa9 \xe2\x82\xac \xef\xbf\xbd.");
-	free(o);
+	expect(AG_TERMFILTER_DISPLAY, utf8, "caf\xc3\xa9 \xe2\x82\xac \xef\xbf\xbd.");
 	/* a transcript keeps only the text, and shows the strings */
-	assert_string_equal(o = filtered(AG_TERMFILTER_PLAIN, draw), "red\nx\tyq");
-	free(o);
-	assert_string_equal(o = filtered(AG_TERMFILTER_PLAIN, osc),
+	expect(AG_TERMFILTER_PLAIN, draw, "red\nx\tyq");
+	expect(AG_TERMFILTER_PLAIN, osc,
 	    "a<ESC]52;c;ZXZpbA==>b<ESC]0;title>c<ESC]8;;http://x>link<ESC]8;;>d"
 	    "<ESCP1$qm>e<ESC_apc>f<ESC^pm>g<ESC]52;c;c3BsaXQ=>h");
-	free(o);
 	{
 		/* a character across the filter's own 4 KiB buffers stays whole */
 		static char edge[4096 + 8];
@@ -176,8 +178,7 @@ replay_filter_drops_what_reaches_beyond_the_screen(void **state)
 		static char big[AG_TERMFILTER_STR_MAX + 64];
 		const char *const longstr[] = { big, NULL };
 
-		assert_string_equal(o = filtered(AG_TERMFILTER_DISPLAY, c1st), "ab");
-		free(o);
+		expect(AG_TERMFILTER_DISPLAY, c1st, "ab");
 		memset(big, 'x', sizeof(big) - 1);
 		memcpy(big, "\033]2;", 4);
 		memcpy(big + sizeof(big) - 8, "VISIBLE", 7);

@@ -20,6 +20,7 @@
 #include <json-c/json.h>
 
 #include "common/config.h"
+#include "common/lazylib.h"
 #include "policy/policy.h"
 #include "validate/validator.h"
 
@@ -186,6 +187,34 @@ request_document_is_exact_data(void **state)
 	ag_ask_free(a);
 }
 
+/*
+ * A library the gateway loads when first needed (libcurl for the
+ * validator): one that is missing, or lacks a symbol, is a failure with
+ * its reason, the same on every later call, and leaves the table unused.
+ */
+static void
+lazy_library_fails_closed(void **state)
+{
+	static const struct ag_lazysym sym[] = { { "strlen", 0 } };
+	static const struct ag_lazysym nosym[] = { { "ag_no_such_symbol_here", 0 } };
+	struct ag_lazylib missing = { "libagentgate-no-such-library.so.9", 0, "" };
+	struct ag_lazylib libc = { "libc.so.6", 0, "" }, libc2 = { "libc.so.6", 0, "" };
+	void *table[1] = { NULL };
+
+	(void)state;
+	assert_int_equal(ag_lazylib_load(&missing, sym, 1, table), -1);
+	assert_non_null(strstr(missing.why, "cannot load libagentgate-no-such-library.so.9"));
+	assert_null(table[0]);
+	missing.why[0] = '\0';
+	assert_int_equal(ag_lazylib_load(&missing, sym, 1, table), -1);	/* not tried again */
+	assert_string_equal(missing.why, "");
+	assert_int_equal(ag_lazylib_load(&libc2, nosym, 1, table), -1);
+	assert_non_null(strstr(libc2.why, "has no ag_no_such_symbol_here"));
+	assert_int_equal(ag_lazylib_load(&libc, sym, 1, table), 0);
+	assert_non_null(table[0]);
+	assert_int_equal(((size_t (*)(const char *))table[0])("four"), 4);
+}
+
 int
 main(void)
 {
@@ -197,6 +226,7 @@ main(void)
 		cmocka_unit_test(min_confidence),
 		cmocka_unit_test(reason_is_printable_and_capped),
 		cmocka_unit_test(request_document_is_exact_data),
+		cmocka_unit_test(lazy_library_fails_closed),
 	};
 
 	V.name = vname;
