@@ -675,7 +675,7 @@ ag_pty_relay(struct ag_pty *p, const struct ag_pty_relay_opts *o, struct ag_pty_
 	for (;;) {
 		struct pollfd pf[7];
 		int npf = 0, i_m = -1, i_in = -1, i_out = -1, i_sp = -1, i_x = -1,
-		    i_wake = -1, i_pid = -1;
+		    i_wake = -1, i_pid = -1, wr;
 
 		fill_from_red(&x);	/* what the redactor let through, as room allows */
 		long long t = ag_now_ms(), tmo;
@@ -711,11 +711,17 @@ ag_pty_relay(struct ag_pty *p, const struct ag_pty_relay_opts *o, struct ag_pty_
 		if (pw.exited && t >= drain_until + AG_PTY_DRAIN_MS)
 			break;	/* a client that takes nothing more: give up on it */
 
-		/* the command may write on while the client takes what is pending */
-		if (!x.master_eof && (x.outlen - x.outoff < OUT_GATHER || x.inlen > 0)) {
+		/*
+		 * The command may write on while the client takes what is
+		 * pending.  Keystrokes not yet written when it ended stay ours:
+		 * written now they would land behind the typeahead already taken
+		 * and die with the PTY, so they go back to the prompt instead.
+		 */
+		wr = x.inlen > 0 && !pw.exited;
+		if (!x.master_eof && (x.outlen - x.outoff < OUT_GATHER || wr)) {
 			pf[npf] = (struct pollfd){ .fd = p->master,
 			    .events = (short)((x.outlen - x.outoff < OUT_GATHER ? POLLIN : 0) |
-			    (x.inlen > 0 ? POLLOUT : 0)) };
+			    (wr ? POLLOUT : 0)) };
 			i_m = npf++;
 		}
 		if (o->in_fd >= 0 && !x.in_eof && x.inlen == 0 && !pw.exited && t >= x.hold_until) {
@@ -781,7 +787,7 @@ ag_pty_relay(struct ag_pty *p, const struct ag_pty_relay_opts *o, struct ag_pty_
 			susp_left = SUSP_CHECKS;
 			susp_at = ag_now_ms() + 50;
 		}
-		if (i_m >= 0 && (pf[i_m].revents & POLLOUT))
+		if (i_m >= 0 && (pf[i_m].revents & POLLOUT) && !pw.exited)
 			write_master(&x);
 		if (i_out >= 0 && (pf[i_out].revents & (POLLOUT | POLLHUP | POLLERR)))
 			write_client(&x);

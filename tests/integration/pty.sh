@@ -116,6 +116,11 @@ wait_for repl '^echo typed-\$\(\(6\*7\)\)'
 timeout 60 sh -c 'echo released > "$1"' _ "$AG_DIR/ta.fifo"
 ag_ok "typeahead_command_ends" wait_for repl '^ta-done'
 ag_ok "typeahead_runs_at_the_next_prompt" wait_for repl '^typed-42'
+# lines typed in quick succession: each arrives while the one before it
+# runs or ends, and none is lost between a command's end and the prompt
+for i in $(seq 1 20); do tm send-keys -t repl "echo b''urst-$i" Enter; done
+ag_ok "typeahead_burst_last_line_runs" wait_for repl '^burst-20\s*$'
+ag_is "$(count repl '^burst-([1-9]|1[0-9]|20)\s*$')" 20 "typeahead_burst_every_line_runs_once"
 
 # output.redact in a terminal: the token is put together by the command
 # (the typed line shows only its pieces), the screen shows the mark
