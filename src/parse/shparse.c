@@ -25,6 +25,7 @@
 
 #include <limits.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +53,7 @@ struct parser {
 	int		 status;	/* 0 until the first failure */
 	int		 in_heredoc;	/* parsing a here-document body */
 	struct ag_err	*err;
+	struct ag_sh_arena *ar;		/* where the tree lives */
 	struct hdoc	*hd;		/* pending here-documents, in order */
 	size_t		 nhd;
 	size_t		 hdfloor;	/* entries below belong to an outer $(...) */
@@ -105,7 +107,6 @@ static struct ag_sh_node *parse_command(struct parser *);
 static struct ag_sh_node *parse_compound(struct parser *);
 static int scan(struct parser *, struct wbuild *, enum wmode, int);
 static int dq_string(struct parser *, struct wbuild *, size_t);
-static void word_free(struct ag_sh_word *);
 static struct ag_sh_node *subparse(struct parser *, const char *, size_t,
     size_t, int);
 
@@ -141,9 +142,160 @@ nomem(struct parser *p)
 }
 
 /*
+ * The tree's memory.  A tree is thousands of small pieces; allocated one
+ * by one, a 1 MiB command spent most of its parse in malloc and free, and
+ * time grew faster than the input.  Every piece of one parse (nodes,
+ * words, parts, strings, arrays) comes from one arena that ag_sh_free()
+ * releases whole, so nothing in the tree is freed on its own and an error
+ * path only stops building.  Under AddressSanitizer each piece is a chunk
+ * of its own, so a read or write past one is still caught.
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define ARENA_EXACT	1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ARENA_EXACT	1
+#endif
+#endif
+#ifndef ARENA_EXACT
+#define ARENA_EXACT	0
+#endif
+
+#define ARENA_CHUNK	(32 * 1024)	/* the first chunk for small pieces */
+#define ARENA_CHUNK_MAX	(1024 * 1024)	/* later ones double up to this */
+#define ARENA_BIG	(64 * 1024)	/* a piece this big has a chunk of its own */
+/* No input may make the tree grow without bound: a 1 MiB command of the
+ * densest shape (a million unclosed `[`) needs about 150 MiB. */
+#define ARENA_LIMIT	((size_t)256 * 1024 * 1024)
+
+struct arena_chunk {
+	struct arena_chunk	*next, *prev;
+	size_t			 size, used;
+	max_align_t		 data[];
+};
+
+struct ag_sh_arena {
+	struct arena_chunk	*all;		/* every chunk */
+	struct arena_chunk	*cur;		/* where small pieces go */
+	size_t			 total;		/* bytes of all chunks */
+};
+
+static void
+arena_free(struct ag_sh_arena *a)
+{
+	struct arena_chunk *c, *next;
+
+	if (a == NULL)
+		return;
+	for (c = a->all; c != NULL; c = next) {
+		next = c->next;
+		free(c);
+	}
+	free(a);
+}
+
+static size_t
+arena_round(size_t sz)
+{
+	const size_t align = _Alignof(max_align_t);
+
+	if (sz == 0)
+		return align;
+	return sz > SIZE_MAX - align ? SIZE_MAX : (sz + align - 1) & ~(align - 1);
+}
+
+static struct arena_chunk *
+chunk_new(struct ag_sh_arena *a, size_t size)
+{
+	struct arena_chunk *c;
+
+	if (size > ARENA_LIMIT || a->total > ARENA_LIMIT - size ||
+	    (c = malloc(sizeof(*c) + size)) == NULL)
+		return NULL;
+	c->size = size;
+	c->used = 0;
+	c->prev = NULL;
+	if ((c->next = a->all) != NULL)
+		c->next->prev = c;
+	a->all = c;
+	a->total += size;
+	return c;
+}
+
+/* sz bytes, zeroed and aligned for any type; NULL when out of memory. */
+static void *
+arena_alloc(struct ag_sh_arena *a, size_t sz)
+{
+	struct arena_chunk *c;
+	size_t need = arena_round(sz), size;
+	void *q;
+
+	if (ARENA_EXACT || need >= ARENA_BIG) {
+		if ((c = chunk_new(a, need)) == NULL)
+			return NULL;
+		c->used = need;
+		q = c->data;
+	} else {
+		if ((c = a->cur) == NULL || c->size - c->used < need) {
+			size = c == NULL ? ARENA_CHUNK : c->size * 2;
+			if ((c = chunk_new(a, size > ARENA_CHUNK_MAX ? ARENA_CHUNK_MAX : size)) == NULL)
+				return NULL;
+			a->cur = c;
+		}
+		q = (char *)c->data + c->used;
+		c->used += need;
+	}
+	memset(q, 0, sz);
+	return q;
+}
+
+/*
+ * Make the piece q, which has a chunk of its own, sz bytes (more than
+ * now), in place where the allocator can: the parts of a long word or the
+ * kids of a long list are one array that would otherwise be copied at
+ * every doubling and leave each old copy behind.
+ */
+static void *
+arena_resize(struct ag_sh_arena *a, void *q, size_t sz)
+{
+	struct arena_chunk *c = (struct arena_chunk *)(void *)((char *)q -
+	    offsetof(struct arena_chunk, data)), *n;
+	size_t need = arena_round(sz), old = c->size;
+
+	/* a stack (open braces) shrinks and grows again: it may have the room */
+	if (need <= old)
+		return q;
+	if (need > ARENA_LIMIT || a->total - old > ARENA_LIMIT - need ||
+	    (n = realloc(c, sizeof(*n) + need)) == NULL)
+		return NULL;
+	memset((char *)n->data + old, 0, need - old);
+	n->size = n->used = need;
+	a->total = a->total - old + need;
+	if (n->prev != NULL)
+		n->prev->next = n;
+	else
+		a->all = n;
+	if (n->next != NULL)
+		n->next->prev = n;
+	return n->data;
+}
+
+static void *
+zalloc(struct parser *p, size_t sz)
+{
+	void *q = arena_alloc(p->ar, sz);
+
+	if (q == NULL)
+		nomem(p);
+	return q;
+}
+
+/*
  * Make room for element n of a growing array.  The capacity is implicit:
- * the array is reallocated when n is 0 or a power of two, so appends stay
- * linear without storing a capacity in the public structures.
+ * the array is given twice the room when n is 0 or a power of two, so
+ * appends stay linear without storing a capacity in the public structures.
+ * A small array moves (the old copy stays in the arena: at most as much
+ * again); one of ARENA_BIG or more is resized where it is.
  */
 static int
 grow(struct parser *p, void *arrp, size_t n, size_t sz)
@@ -157,34 +309,38 @@ grow(struct parser *p, void *arrp, size_t n, size_t sz)
 	ncap = n ? n * 2 : 1;
 	if (ncap > SIZE_MAX / sz)
 		return nomem(p);
-	if ((q = realloc(*arr, ncap * sz)) == NULL)
-		return nomem(p);
+	if (n > 0 && (ARENA_EXACT || arena_round(n * sz) >= ARENA_BIG)) {
+		if ((q = arena_resize(p->ar, *arr, ncap * sz)) == NULL)
+			return nomem(p);
+	} else {
+		if ((q = zalloc(p, ncap * sz)) == NULL)
+			return -1;
+		if (n > 0)
+			memcpy(q, *arr, n * sz);
+	}
 	*arr = q;
 	return 0;
-}
-
-static void *
-zalloc(struct parser *p, size_t sz)
-{
-	void *q = calloc(1, sz);
-
-	if (q == NULL)
-		nomem(p);
-	return q;
 }
 
 static char *
 dupmem(struct parser *p, const char *s, size_t n)
 {
-	char *q = malloc(n + 1);
+	char *q = n < SIZE_MAX ? zalloc(p, n + 1) : NULL;
 
-	if (q == NULL) {
-		nomem(p);
-		return NULL;
-	}
-	if (n > 0)
+	if (q != NULL && n > 0)
 		memcpy(q, s, n);
-	q[n] = '\0';
+	return q;
+}
+
+/* The text built in sb, moved into the tree ("" when empty); sb is freed. */
+static char *
+sb_keep(struct parser *p, struct ag_strbuf *sb, size_t *lenp)
+{
+	char *q = dupmem(p, sb->data != NULL ? sb->data : "", sb->len);
+
+	if (lenp != NULL)
+		*lenp = sb->len;
+	ag_strbuf_free(sb);
 	return q;
 }
 
@@ -507,7 +663,6 @@ static int
 add_kid(struct parser *p, struct ag_sh_node *n, struct ag_sh_node *kid)
 {
 	if (grow(p, &n->kids, n->nkids, sizeof(*n->kids)) == -1) {
-		ag_sh_free(kid);
 		return -1;
 	}
 	n->kids[n->nkids++] = kid;
@@ -518,37 +673,10 @@ static int
 add_word(struct parser *p, struct ag_sh_node *n, struct ag_sh_word *w)
 {
 	if (grow(p, &n->words, n->nwords, sizeof(*n->words)) == -1) {
-		word_free(w);
 		return -1;
 	}
 	n->words[n->nwords++] = w;
 	return 0;
-}
-
-static void
-part_clear(struct ag_sh_part *pt)
-{
-	free(pt->text);
-	free(pt->op);
-	word_free(pt->subscript);
-	word_free(pt->operand);
-	word_free(pt->operand2);
-	word_free(pt->expr);
-	ag_sh_free(pt->body);
-}
-
-static void
-word_free(struct ag_sh_word *w)
-{
-	size_t i;
-
-	if (w == NULL)
-		return;
-	for (i = 0; i < w->nparts; i++)
-		part_clear(&w->parts[i]);
-	free(w->parts);
-	free(w->raw);
-	free(w);
 }
 
 static int
@@ -566,9 +694,6 @@ static void
 wb_discard(struct wbuild *b)
 {
 	ag_strbuf_free(&b->lit);
-	free(b->br);
-	free(b->lbr);
-	word_free(b->w);
 	b->w = NULL;
 }
 
@@ -580,7 +705,6 @@ static int
 wb_flush(struct parser *p, struct wbuild *b)
 {
 	struct ag_sh_part pt;
-	size_t n;
 
 	if (!b->haslit)
 		return 0;
@@ -590,10 +714,9 @@ wb_flush(struct parser *p, struct wbuild *b)
 	pt.quote = b->litq;
 	pt.off = p->base + b->litoff;
 	pt.end = p->base + b->litend;
-	if ((pt.text = ag_strbuf_detach(&b->lit, &n)) == NULL &&
-	    (pt.text = strdup("")) == NULL)
-		return nomem(p);
-	pt.len = n;
+	if ((pt.text = dupmem(p, b->lit.data != NULL ? b->lit.data : "", b->lit.len)) == NULL)
+		return -1;
+	pt.len = b->lit.len;
 	return wb_part(p, b, &pt) < 0 ? -1 : 0;
 }
 
@@ -603,11 +726,9 @@ wb_part(struct parser *p, struct wbuild *b, struct ag_sh_part *pt)
 	struct ag_sh_word *w = b->w;
 
 	if (b->haslit && wb_flush(p, b) == -1) {
-		part_clear(pt);
 		return -1;
 	}
 	if (grow(p, &w->parts, w->nparts, sizeof(*w->parts)) == -1) {
-		part_clear(pt);
 		return -1;
 	}
 	w->parts[w->nparts] = *pt;
@@ -645,9 +766,9 @@ wb_single(struct parser *p, struct wbuild *b, const char *text, size_t off,
 	pt.type = AG_SH_P_LIT;
 	pt.off = p->base + off;
 	pt.end = p->base + end;
-	if ((pt.text = strdup(text)) == NULL)
-		return nomem(p);
 	pt.len = strlen(text);
+	if ((pt.text = dupmem(p, text, pt.len)) == NULL)
+		return -1;
 	return wb_part(p, b, &pt);
 }
 
@@ -666,7 +787,6 @@ wb_finish(struct parser *p, struct wbuild *b, size_t off, size_t end)
 	w->off = p->base + off;
 	w->end = p->base + end;
 	if ((w->raw = dupmem(p, p->s + off, end - off)) == NULL) {
-		word_free(w);
 		return NULL;
 	}
 	return w;
@@ -896,13 +1016,11 @@ paren_body(struct parser *p, size_t open)
 			    "unexpected end of file while looking for matching `)'");
 		else
 			unexpected(p);
-		ag_sh_free(body);
 		body = NULL;
 	}
 	if (body != NULL && p->nhd > p->hdfloor) {
 		fail(p, AG_SH_ERROR, p->pos,
 		    "here-document inside $(...) or <(...) must end before the `)'");
-		ag_sh_free(body);
 		body = NULL;
 	}
 	p->hdfloor = floor;
@@ -975,7 +1093,6 @@ procsub(struct parser *p, struct wbuild *b)
 	if ((pt.body = paren_body(p, off)) == NULL)
 		return -1;
 	if (dparen && !parens_balanced(p, start, p->pos - 1)) {
-		ag_sh_free(pt.body);
 		return fail(p, AG_SH_ERROR, off,
 		    "unbalanced parentheses inside <((...)): write <( ( ... ) )");
 	}
@@ -1000,13 +1117,11 @@ arith_part(struct parser *p, struct ag_sh_part *pt, enum wmode m, size_t off)
 	if (pt->expr == NULL)
 		return -1;
 	if ((pt->text = dupmem(p, p->s + start, p->pos - start)) == NULL) {
-		part_clear(pt);
 		return -1;
 	}
 	pt->len = p->pos - start;
 	if (strstr(pt->text, "<<") != NULL && strchr(pt->text, '\n') != NULL) {
 		/* bash's reader takes such a << for a here-document */
-		part_clear(pt);
 		return fail(p, AG_SH_ERROR, off,
 		    "`<<' in an arithmetic expression that spans lines is not "
 		    "supported");
@@ -1043,13 +1158,11 @@ arith_dollar(struct parser *p, struct wbuild *b, enum ag_sh_quote q)
 		return -1;
 	if (bracket) {
 		if (cur(p) != ']') {
-			part_clear(&pt);
 			return fail(p, AG_SH_INCOMPLETE, off,
 			    "unexpected end of file while looking for matching `]'");
 		}
 		adv(p, 1);
 	} else if (expect_dparen(p, off, "$((") == -1) {
-		part_clear(&pt);
 		return -1;
 	}
 	pt.quote = q;
@@ -1183,10 +1296,8 @@ param_braced(struct parser *p, struct wbuild *b, enum ag_sh_quote q, int dq)
 		fail(p, AG_SH_ERROR, off, "bad substitution");
 		goto out;
 	}
-	if ((pt.text = ag_strbuf_detach(&name, &n)) == NULL) {
-		nomem(p);
+	if ((pt.text = sb_keep(p, &name, &n)) == NULL)
 		goto out;
-	}
 	pt.len = n;
 
 	if (cur(p) == '[' && is_name_start((unsigned char)pt.text[0])) {
@@ -1289,15 +1400,11 @@ param_braced(struct parser *p, struct wbuild *b, enum ag_sh_quote q, int dq)
 			goto out;
 	}
 setop:
-	if ((pt.op = strdup(op)) == NULL) {
-		nomem(p);
+	if ((pt.op = dupmem(p, op, strlen(op))) == NULL)
 		goto out;
-	}
 close:
-	if (pt.op == NULL && (pt.op = strdup("")) == NULL) {
-		nomem(p);
+	if (pt.op == NULL && (pt.op = dupmem(p, "", 0)) == NULL)
 		goto out;
-	}
 	if (cur(p) != '}') {
 		fail(p, AG_SH_INCOMPLETE, off,
 		    "unexpected end of file while looking for matching `}'");
@@ -1313,7 +1420,6 @@ toolong:
 	fail(p, AG_SH_ERROR, off, "parameter name too long");
 out:
 	ag_strbuf_free(&name);
-	part_clear(&pt);
 	return -1;
 }
 
@@ -1390,11 +1496,9 @@ dollar(struct parser *p, struct wbuild *b, enum ag_sh_quote q, int dq)
 			ag_strbuf_addch(&name, (char)c1);
 			adv(p, 1);
 		}
-		if ((pt.text = ag_strbuf_detach(&name, &n)) == NULL ||
-		    (pt.op = strdup("")) == NULL) {
-			free(pt.text);
-			return nomem(p);
-		}
+		if ((pt.text = sb_keep(p, &name, &n)) == NULL ||
+		    (pt.op = dupmem(p, "", 0)) == NULL)
+			return -1;
 		pt.len = n;
 		pt.off = p->base + off;
 		pt.end = p->base + p->pos;
@@ -1473,15 +1577,12 @@ tilde(struct parser *p, struct wbuild *b, enum wmode m, int *done)
 				ag_strbuf_free(&u);
 				return nomem(p);
 			}
-		if ((pt.text = ag_strbuf_detach(&u, &n)) == NULL &&
-		    (pt.text = strdup("")) == NULL)
-			return nomem(p);
+		if ((pt.text = sb_keep(p, &u, &n)) == NULL)
+			return -1;
 		pt.len = n;
 	}
-	if (!p->in_heredoc && utf8_bad(pt.text, pt.len) < pt.len) {
-		free(pt.text);
+	if (!p->in_heredoc && utf8_bad(pt.text, pt.len) < pt.len)
 		return fail(p, AG_SH_ERROR, off, "word is not valid UTF-8");
-	}
 	p->pos = i;
 	pt.off = p->base + off;
 	pt.end = p->base + i;
@@ -1541,8 +1642,8 @@ extglob(struct parser *p, struct wbuild *b, int regex)
 
 	memset(&pt, 0, sizeof(pt));
 	pt.type = AG_SH_P_GLOB;
-	if ((pt.text = strdup("")) == NULL)
-		return nomem(p);
+	if ((pt.text = dupmem(p, "", 0)) == NULL)
+		return -1;
 	if ((idx = wb_part(p, b, &pt)) < 0)
 		return -1;
 	adv(p, regex ? 1 : 2);
@@ -1555,7 +1656,6 @@ extglob(struct parser *p, struct wbuild *b, int regex)
 	adv(p, 1);
 	if (wb_flush(p, b) == -1)
 		return -1;
-	free(b->w->parts[idx].text);
 	if ((b->w->parts[idx].text = dupmem(p, p->s + off, p->pos - off)) == NULL)
 		return -1;
 	b->w->parts[idx].len = p->pos - off;
@@ -1868,7 +1968,6 @@ scan(struct parser *p, struct wbuild *b, enum wmode m, int at_start)
 						return -1;
 					pt = &b->w->parts[br->part];
 					pt->type = AG_SH_P_BRACE;
-					free(pt->text);
 					if ((pt->text = dupmem(p, p->s + br->off,
 					    p->pos - br->off)) == NULL)
 						return -1;
@@ -1956,7 +2055,6 @@ wb_subscript(struct parser *p, struct wbuild *b, size_t open)
 	adv(p, 1);
 	rc = wb_lit(p, b, AG_SH_Q_NONE, "]", 1, p->pos - 1, p->pos);
 out:
-	word_free(sub);
 	return rc;
 }
 
@@ -1995,10 +2093,8 @@ parse_word_subscript(struct parser *p)
 
 		memset(&pt, 0, sizeof(pt));
 		pt.type = AG_SH_P_GLOB;
-		if ((pt.text = strdup("[")) == NULL) {
-			nomem(p);
+		if ((pt.text = dupmem(p, "[", 1)) == NULL)
 			goto bad;
-		}
 		pt.len = 1;
 		pt.off = p->base + p->pos;
 		adv(p, 1);
@@ -2073,10 +2169,7 @@ heredoc_delim(struct parser *p, const struct ag_sh_word *w, char **out,
 			goto oom;
 		i++;
 	}
-	*out = ag_strbuf_detach(&sb, outlen);
-	if (*out == NULL && (*out = strdup("")) == NULL)
-		return nomem(p);
-	return 0;
+	return (*out = sb_keep(p, &sb, outlen)) == NULL ? -1 : 0;
 oom:
 	ag_strbuf_free(&sb);
 	return nomem(p);
@@ -2170,10 +2263,8 @@ read_heredocs(struct parser *p)
 			if ((pt.text = dupmem(p, w->raw, body.len)) == NULL)
 				goto out;
 			pt.len = body.len;
-			if ((w->parts = malloc(sizeof(*w->parts))) == NULL) {
-				free(pt.text);
-				goto oom;
-			}
+			if ((w->parts = zalloc(p, sizeof(*w->parts))) == NULL)
+				goto out;
 			w->parts[0] = pt;
 			w->nparts = 1;
 		} else {
@@ -2187,16 +2278,15 @@ read_heredocs(struct parser *p)
 			q.base = p->base + start;
 			q.depth = p->depth;
 			q.err = p->err;
+			q.ar = p->ar;
 			q.in_heredoc = 1;
 			if (wb_init(&q, &b, 0) == -1 || scan(&q, &b, M_HEREDOC, 0) == -1) {
 				if (b.w != NULL)
 					wb_discard(&b);
-				free(q.hd);
 				p->status = AG_SH_ERROR;
 				goto out;
 			}
 			bw = wb_finish(&q, &b, 0, q.len);
-			free(q.hd);
 			if (bw == NULL) {
 				p->status = AG_SH_ERROR;
 				goto out;
@@ -2205,7 +2295,6 @@ read_heredocs(struct parser *p)
 			w->nparts = bw->nparts;
 			bw->parts = NULL;
 			bw->nparts = 0;
-			word_free(bw);
 		}
 	}
 	p->nhd = p->hdfloor;
@@ -2290,9 +2379,8 @@ parse_redir(struct parser *p, struct ag_sh_node *n)
 				adv(p, 1);
 			}
 			adv(p, 1);
-			r.fdvar = ag_strbuf_detach(&sb, NULL);
-			if (r.fdvar == NULL)
-				return nomem(p);
+			if ((r.fdvar = sb_keep(p, &sb, NULL)) == NULL)
+				return -1;
 		} else {
 			r.fd = (int)fd;
 			p->pos = end;
@@ -2351,26 +2439,22 @@ parse_redir(struct parser *p, struct ag_sh_node *n)
 		off = p->pos;
 		adv(p, 1);
 		if (wb_init(p, &b, off) == -1) {
-			free(r.fdvar);
 			return -1;
 		}
 		if (wb_lit(p, &b, AG_SH_Q_NONE, "-", 1, off, p->pos) == -1 ||
 		    (w = wb_finish(p, &b, off, p->pos)) == NULL) {
 			wb_discard(&b);
-			free(r.fdvar);
 			return -1;
 		}
 		goto have_target;
 	}
 	if (peek(p) != T_WORD) {
-		free(r.fdvar);
 		if (peek(p) == T_EOF)
 			return fail(p, AG_SH_ERROR, p->pos,
 			    "syntax error near unexpected token `newline'");
 		return unexpected(p);
 	}
 	if ((w = parse_word(p, M_NORMAL)) == NULL) {
-		free(r.fdvar);
 		return -1;
 	}
 have_target:
@@ -2379,16 +2463,10 @@ have_target:
 
 		memset(&h, 0, sizeof(h));
 		if (heredoc_delim(p, w, &r.delim, &h.dlen, &r.heredoc_quoted) == -1) {
-			word_free(w);
-			free(r.fdvar);
 			return -1;
 		}
-		word_free(w);
 		if ((w = zalloc(p, sizeof(*w))) == NULL ||
 		    grow(p, &p->hd, p->nhd, sizeof(*p->hd)) == -1) {
-			free(w);
-			free(r.fdvar);
-			free(r.delim);
 			return -1;
 		}
 		h.body = w;
@@ -2410,10 +2488,6 @@ have_target:
 	}
 	r.target = w;
 	if (grow(p, &n->redirs, n->nredirs, sizeof(*n->redirs)) == -1) {
-		/* a pending here-doc still points at w: keep it in the tree */
-		if (r.op != AG_SH_R_HEREDOC && r.op != AG_SH_R_HEREDOC_STRIP)
-			word_free(w);
-		free(r.fdvar);
 		return -1;
 	}
 	n->redirs[n->nredirs++] = r;
@@ -2434,19 +2508,6 @@ trailing_redirs(struct parser *p, struct ag_sh_node *n)
 }
 
 /* ---- simple commands and assignments ------------------------------------ */
-
-static void
-assign_clear(struct ag_sh_assign *a)
-{
-	size_t i;
-
-	free(a->name);
-	word_free(a->subscript);
-	word_free(a->value);
-	for (i = 0; i < a->nelems; i++)
-		word_free(a->elems[i]);
-	free(a->elems);
-}
 
 /* An element of a=( ... ): [key]=value is read with matched brackets. */
 static struct ag_sh_word *
@@ -2502,7 +2563,6 @@ array_elems(struct parser *p, struct ag_sh_word ***elemsp, size_t *np,
 		if ((w = array_elem(p)) == NULL)
 			return -1;
 		if (grow(p, elemsp, *np, sizeof(**elemsp)) == -1) {
-			word_free(w);
 			return -1;
 		}
 		(*elemsp)[(*np)++] = w;
@@ -2577,8 +2637,6 @@ decl_array_word(struct parser *p, int *tried)
 	ok = 0;
 out:
 	for (k = 0; k < nelems; k++)
-		word_free(elems[k]);
-	free(elems);
 	if (ok == -1) {
 		wb_discard(&b);
 		return NULL;
@@ -2623,25 +2681,22 @@ try_assign(struct parser *p, struct ag_sh_node *n, int *got)
 		}
 		adv(p, 1);
 	}
-	if ((a.name = ag_strbuf_detach(&name, NULL)) == NULL)
-		return nomem(p);
+	if ((a.name = sb_keep(p, &name, NULL)) == NULL)
+		return -1;
 	if (cur(p) == '[') {
 		size_t nhd = p->nhd;
 
 		adv(p, 1);
 		if ((a.subscript = subword(p, M_SUBSCR, 0, 0)) == NULL) {
-			assign_clear(&a);
 			return -1;
 		}
 		if (cur(p) != ']') {
-			assign_clear(&a);
 			return fail(p, AG_SH_INCOMPLETE, off,
 			    "unexpected end of file while looking for matching `]'");
 		}
 		adv(p, 1);
 		if (!(cur(p) == '=' || (cur(p) == '+' && la(p, 1) == '='))) {
 			/* not an assignment: a word (glob) after all */
-			assign_clear(&a);
 			p->pos = save;
 			p->nhd = nhd;
 			return 0;
@@ -2654,13 +2709,11 @@ try_assign(struct parser *p, struct ag_sh_node *n, int *got)
 	adv(p, 1);	/* = */
 	if (cur(p) == '(' ) {
 		if (a.subscript != NULL) {
-			assign_clear(&a);
 			return fail(p, AG_SH_ERROR, p->pos,
 			    "syntax error near unexpected token `('");
 		}
 		a.is_array = 1;
 		if (array_elems(p, &a.elems, &a.nelems, off) == -1) {
-			assign_clear(&a);
 			return -1;
 		}
 	} else {
@@ -2668,23 +2721,19 @@ try_assign(struct parser *p, struct ag_sh_node *n, int *got)
 		size_t voff = p->pos;
 
 		if (wb_init(p, &b, voff) == -1) {
-			assign_clear(&a);
 			return -1;
 		}
 		b.assign = 1;
 		b.assign_like = 1;
 		if (scan(p, &b, M_NORMAL, 1) == -1) {
 			wb_discard(&b);
-			assign_clear(&a);
 			return -1;
 		}
 		if ((a.value = wb_finish(p, &b, voff, p->pos)) == NULL) {
-			assign_clear(&a);
 			return -1;
 		}
 	}
 	if (grow(p, &n->assigns, n->nassigns, sizeof(*n->assigns)) == -1) {
-		assign_clear(&a);
 		return -1;
 	}
 	n->assigns[n->nassigns++] = a;
@@ -2727,15 +2776,13 @@ is_compound_start(struct parser *p)
  * make of a quoted name is not worth modelling).  NULL if not.
  */
 static char *
-func_name(const struct ag_sh_word *w)
+func_name(struct parser *p, const struct ag_sh_word *w)
 {
-	char *name = ag_sh_word_literal(w, NULL);
+	char *lit = ag_sh_word_literal(w, NULL);
+	int plain = lit != NULL && lit[0] != '\0' && strcmp(lit, w->raw) == 0;
 
-	if (name != NULL && (strcmp(name, w->raw) != 0 || name[0] == '\0')) {
-		free(name);
-		name = NULL;
-	}
-	return name;
+	free(lit);
+	return plain ? dupmem(p, w->raw, strlen(w->raw)) : NULL;
 }
 
 static struct ag_sh_node *
@@ -2744,26 +2791,20 @@ funcdef(struct parser *p, char *name, size_t off)
 	struct ag_sh_node *n, *body;
 
 	if (skip_nl(p) == -1) {
-		free(name);
 		return NULL;
 	}
 	if (!is_compound_start(p)) {
-		free(name);
 		unexpected(p);
 		return NULL;
 	}
 	if ((body = parse_compound(p)) == NULL) {
-		free(name);
 		return NULL;
 	}
 	if ((n = node_new(p, AG_SH_FUNCDEF, off)) == NULL) {
-		free(name);
-		ag_sh_free(body);
 		return NULL;
 	}
 	n->name = name;
 	if (add_kid(p, n, body) == -1) {
-		ag_sh_free(n);
 		return NULL;
 	}
 	n->end = end_off(p);
@@ -2794,7 +2835,7 @@ parse_simple(struct parser *p)
 		if (t == T_LP && n->nwords == 1 && n->nassigns == 0 &&
 		    n->nredirs == 0) {
 			/* NAME () compound-command */
-			char *name = func_name(n->words[0]);
+			char *name = func_name(p, n->words[0]);
 
 			if (name == NULL) {
 				fail(p, AG_SH_ERROR, off,
@@ -2805,12 +2846,10 @@ parse_simple(struct parser *p)
 			adv(p, 1);
 			skip_ws(p);
 			if (peek(p) != T_RP) {
-				free(name);
 				unexpected(p);
 				goto bad;
 			}
 			adv(p, 1);
-			ag_sh_free(n);
 			return funcdef(p, name, off);
 		}
 		if (t != T_WORD)
@@ -2845,7 +2884,6 @@ parse_simple(struct parser *p)
 	n->end = end_off(p);
 	return n;
 bad:
-	ag_sh_free(n);
 	return NULL;
 }
 
@@ -2873,7 +2911,6 @@ clist(struct parser *p)
 
 	if (n != NULL && n->nkids == 0) {
 		unexpected(p);
-		ag_sh_free(n);
 		return NULL;
 	}
 	return n;
@@ -2898,11 +2935,9 @@ wrap1(struct parser *p, enum ag_sh_node_type type, size_t off,
 	if (kid == NULL)
 		return NULL;
 	if ((n = node_new(p, type, off)) == NULL) {
-		ag_sh_free(kid);
 		return NULL;
 	}
 	if (add_kid(p, n, kid) == -1) {
-		ag_sh_free(n);
 		return NULL;
 	}
 	return n;
@@ -2947,7 +2982,6 @@ parse_if(struct parser *p, size_t off)
 		return n;
 	}
 bad:
-	ag_sh_free(n);
 	return NULL;
 }
 
@@ -2961,7 +2995,6 @@ parse_while(struct parser *p, size_t off, int until)
 	kw_eat(p, until ? "until" : "while");
 	if (add_clist(p, n) == -1 || expect_kw(p, "do") == -1 ||
 	    add_clist(p, n) == -1 || expect_kw(p, "done") == -1) {
-		ag_sh_free(n);
 		return NULL;
 	}
 	return n;
@@ -3010,13 +3043,11 @@ parse_arith_for(struct parser *p, size_t off)
 		if (ag_sh_word_has(pt.expr, AG_SH_P_CMDSUB) ||
 		    ag_sh_word_has(pt.expr, AG_SH_P_PROCSUB)) {
 			/* bash splits the text at ; itself; do not model it */
-			part_clear(&pt);
 			fail(p, AG_SH_ERROR, eoff,
 			    "command substitution inside for ((...)) is not supported");
 			goto bad;
 		}
 		if (wb_init(p, &b, eoff) == -1) {
-			part_clear(&pt);
 			goto bad;
 		}
 		if (wb_part(p, &b, &pt) < 0 ||
@@ -3048,7 +3079,6 @@ parse_arith_for(struct parser *p, size_t off)
 		goto bad;
 	return n;
 bad:
-	ag_sh_free(n);
 	return NULL;
 }
 
@@ -3074,12 +3104,10 @@ parse_for(struct parser *p, size_t off, int select)
 	if (!ag_sh_is_name(w->raw, strlen(w->raw))) {
 		fail(p, AG_SH_ERROR, w->off - p->base,
 		    "`%s': not a valid identifier", w->raw);
-		word_free(w);
 		goto bad;
 	}
 	n->name = w->raw;
 	w->raw = NULL;
-	word_free(w);
 	skip_ws(p);
 	t = peek(p);
 	if (t == T_SEMI) {
@@ -3089,10 +3117,9 @@ parse_for(struct parser *p, size_t off, int select)
 			goto bad;
 		if (kw_at(p, "in")) {
 			kw_eat(p, "in");
-			if ((n->words = malloc(sizeof(*n->words))) == NULL) {
-				nomem(p);
+			/* "in" with no words: an empty list, not "$@" */
+			if ((n->words = zalloc(p, sizeof(*n->words))) == NULL)
 				goto bad;
-			}
 			for (;;) {
 				skip_ws(p);
 				t = peek(p);
@@ -3117,22 +3144,7 @@ parse_for(struct parser *p, size_t off, int select)
 		goto bad;
 	return n;
 bad:
-	ag_sh_free(n);
 	return NULL;
-}
-
-static void
-items_free(struct ag_sh_case_item *items, size_t n)
-{
-	size_t i, k;
-
-	for (i = 0; i < n; i++) {
-		for (k = 0; k < items[i].npatterns; k++)
-			word_free(items[i].patterns[k]);
-		free(items[i].patterns);
-		ag_sh_free(items[i].body);
-	}
-	free(items);
 }
 
 static struct ag_sh_node *
@@ -3179,7 +3191,6 @@ parse_case(struct parser *p, size_t off)
 				goto bad;
 			if (grow(p, &it->patterns, it->npatterns,
 			    sizeof(*it->patterns)) == -1) {
-				word_free(w);
 				goto bad;
 			}
 			it->patterns[it->npatterns++] = w;
@@ -3199,7 +3210,6 @@ parse_case(struct parser *p, size_t off)
 		if ((it->body = parse_list(p)) == NULL)
 			goto bad;
 		if (it->body->nkids == 0) {
-			ag_sh_free(it->body);
 			it->body = NULL;
 		}
 		skip_ws(p);
@@ -3219,7 +3229,6 @@ parse_case(struct parser *p, size_t off)
 	}
 	return n;
 bad:
-	ag_sh_free(n);
 	return NULL;
 }
 
@@ -3488,7 +3497,6 @@ parse_dbracket(struct parser *p, size_t off)
 	kw_eat(p, "]]");
 	return n;
 bad:
-	ag_sh_free(n);
 	return NULL;
 }
 
@@ -3506,12 +3514,10 @@ parse_arith_cmd(struct parser *p, size_t off)
 	if (arith_part(p, &pt, M_ARITH, off) == -1)
 		goto bad;
 	if (expect_dparen(p, off, "((") == -1) {
-		part_clear(&pt);
 		goto bad;
 	}
 	pt.end = p->base + p->pos;
 	if (wb_init(p, &b, off) == -1) {
-		part_clear(&pt);
 		goto bad;
 	}
 	if (wb_part(p, &b, &pt) < 0 ||
@@ -3523,7 +3529,6 @@ parse_arith_cmd(struct parser *p, size_t off)
 		goto bad;
 	return n;
 bad:
-	ag_sh_free(n);
 	return NULL;
 }
 
@@ -3546,7 +3551,6 @@ parse_compound(struct parser *p)
 			n = wrap1(p, AG_SH_SUBSHELL, off, clist(p));
 			if (n != NULL && peek(p) != T_RP) {
 				unexpected(p);
-				ag_sh_free(n);
 				n = NULL;
 			}
 			if (n != NULL)
@@ -3556,7 +3560,6 @@ parse_compound(struct parser *p)
 		kw_eat(p, "{");
 		n = wrap1(p, AG_SH_GROUP, off, clist(p));
 		if (n != NULL && expect_kw(p, "}") == -1) {
-			ag_sh_free(n);
 			n = NULL;
 		}
 	} else if (kw_at(p, "if"))
@@ -3576,7 +3579,6 @@ parse_compound(struct parser *p)
 	else
 		unexpected(p);
 	if (n != NULL && trailing_redirs(p, n) == -1) {
-		ag_sh_free(n);
 		n = NULL;
 	}
 	if (n != NULL)
@@ -3599,20 +3601,17 @@ parse_function(struct parser *p, size_t off)
 	}
 	if ((w = parse_word(p, M_NORMAL)) == NULL)
 		return NULL;
-	name = func_name(w);
+	name = func_name(p, w);
 	if (name == NULL) {
 		fail(p, AG_SH_ERROR, w->off - p->base,
 		    "`%s': not a valid function name", w->raw);
-		word_free(w);
 		return NULL;
 	}
-	word_free(w);
 	skip_ws(p);
 	if (peek(p) == T_LP) {
 		adv(p, 1);
 		skip_ws(p);
 		if (peek(p) != T_RP) {
-			free(name);
 			unexpected(p);
 			return NULL;
 		}
@@ -3675,11 +3674,8 @@ parse_coproc(struct parser *p, size_t off)
 			}
 			skip_ws(p);
 			if (is_compound_start(p)) {
-				name = ag_strbuf_detach(&sb, NULL);
-				if (name == NULL) {
-					nomem(p);
+				if ((name = sb_keep(p, &sb, NULL)) == NULL)
 					return NULL;
-				}
 			} else {
 				ag_strbuf_free(&sb);
 				p->pos = save;
@@ -3691,7 +3687,6 @@ parse_coproc(struct parser *p, size_t off)
 	else
 		kid = parse_simple(p);
 	if ((n = wrap1(p, AG_SH_COPROC, off, kid)) == NULL) {
-		free(name);
 		return NULL;
 	}
 	n->name = name;
@@ -3784,11 +3779,8 @@ parse_pipeline(struct parser *p)
 		n->timed = timed;
 		if ((cmd = node_new(p, AG_SH_SIMPLE, p->pos)) == NULL ||
 		    add_kid(p, n, cmd) == -1 ||
-		    (n->pipe_stderr = calloc(1, 1)) == NULL) {
-			ag_sh_free(n);
-			nomem(p);
+		    (n->pipe_stderr = zalloc(p, 1)) == NULL)
 			return NULL;
-		}
 		return n;
 	}
 	if ((cmd = parse_command(p)) == NULL)
@@ -3798,14 +3790,12 @@ parse_pipeline(struct parser *p)
 	if (t != T_PIPE && t != T_PIPEAMP && !negated && !timed)
 		return cmd;
 	if ((n = node_new(p, AG_SH_PIPELINE, off)) == NULL) {
-		ag_sh_free(cmd);
 		return NULL;
 	}
 	n->negated = negated;
 	n->timed = timed;
 	for (;;) {
 		if (grow(p, &n->pipe_stderr, n->nkids, 1) == -1) {
-			ag_sh_free(cmd);
 			goto bad;
 		}
 		n->pipe_stderr[n->nkids] = 0;
@@ -3825,7 +3815,6 @@ parse_pipeline(struct parser *p)
 	n->end = end_off(p);
 	return n;
 bad:
-	ag_sh_free(n);
 	return NULL;
 }
 
@@ -3852,19 +3841,12 @@ parse_and_or(struct parser *p)
 		/* each && or || nests the tree one level deeper */
 		if (depth_in(p) == -1 || skip_nl(p) == -1 ||
 		    (right = parse_pipeline(p)) == NULL) {
-			ag_sh_free(left);
 			return NULL;
 		}
 		if ((n = node_new(p, t == T_AND ? AG_SH_AND : AG_SH_OR, off)) == NULL ||
-		    add_kid(p, n, left) == -1) {
-			if (n == NULL)
-				ag_sh_free(left);
-			ag_sh_free(n);
-			ag_sh_free(right);
+		    add_kid(p, n, left) == -1)
 			return NULL;
-		}
 		if (add_kid(p, n, right) == -1) {
-			ag_sh_free(n);
 			return NULL;
 		}
 		n->end = end_off(p);
@@ -3904,7 +3886,6 @@ parse_list(struct parser *p)
 		if ((kid = parse_and_or(p)) == NULL)
 			goto bad;
 		if (grow(p, &n->background, n->nkids, 1) == -1) {
-			ag_sh_free(kid);
 			goto bad;
 		}
 		n->background[n->nkids] = 0;
@@ -3924,7 +3905,6 @@ parse_list(struct parser *p)
 	n->end = end_off(p);
 	return n;
 bad:
-	ag_sh_free(n);
 	return NULL;
 }
 
@@ -3939,19 +3919,16 @@ parse_program(struct parser *p)
 	skip_ws(p);
 	if (peek(p) != T_EOF) {
 		unexpected(p);
-		ag_sh_free(n);
 		return NULL;
 	}
 	if (p->tail_cont) {
 		/* "cmd \" + newline: the line goes on in the next one */
 		fail(p, AG_SH_INCOMPLETE, p->len, "line continuation at the end");
-		ag_sh_free(n);
 		return NULL;
 	}
 	if (p->nhd > 0) {
 		fail(p, AG_SH_INCOMPLETE, p->pos,
 		    "here-document not terminated (wanted `%s')", p->hd[0].delim);
-		ag_sh_free(n);
 		return NULL;
 	}
 	return n;
@@ -3971,6 +3948,7 @@ subparse(struct parser *p, const char *s, size_t len, size_t base,
 	q.base = base;
 	q.depth = p->depth + 1;
 	q.err = p->err;
+	q.ar = p->ar;
 	q.in_heredoc = in_heredoc;
 	if (q.depth > AG_SH_MAX_DEPTH) {
 		fail(p, AG_SH_ERROR, p->pos, "nesting too deep (limit %d)",
@@ -3978,7 +3956,6 @@ subparse(struct parser *p, const char *s, size_t len, size_t base,
 		return NULL;
 	}
 	n = parse_program(&q);
-	free(q.hd);
 	if (n == NULL && p->status == 0) {
 		/* the backquotes are closed: nothing more can complete it */
 		p->status = AG_SH_ERROR;
@@ -4019,13 +3996,18 @@ ag_sh_parse(const char *src, size_t len, struct ag_sh_node **out,
 	p.s = src ? src : "";
 	p.len = len;
 	p.err = err;
+	if ((p.ar = calloc(1, sizeof(*p.ar))) == NULL) {
+		ag_err_off(err, 0, "out of memory");
+		return AG_SH_ERROR;
+	}
 	n = parse_program(&p);
-	free(p.hd);
 	if (n == NULL) {
+		arena_free(p.ar);
 		if (p.status == 0)
 			ag_err_off(err, (long)p.pos, "parse failed");
 		return p.status == AG_SH_INCOMPLETE ? AG_SH_INCOMPLETE : AG_SH_ERROR;
 	}
+	n->arena = p.ar;
 	*out = n;
 	return AG_SH_OK;
 }
@@ -4033,30 +4015,8 @@ ag_sh_parse(const char *src, size_t len, struct ag_sh_node **out,
 void
 ag_sh_free(struct ag_sh_node *n)
 {
-	size_t i;
-
-	if (n == NULL)
-		return;
-	for (i = 0; i < n->nkids; i++)
-		ag_sh_free(n->kids[i]);
-	free(n->kids);
-	for (i = 0; i < n->nwords; i++)
-		word_free(n->words[i]);
-	free(n->words);
-	for (i = 0; i < n->nassigns; i++)
-		assign_clear(&n->assigns[i]);
-	free(n->assigns);
-	for (i = 0; i < n->nredirs; i++) {
-		free(n->redirs[i].fdvar);
-		word_free(n->redirs[i].target);
-		free(n->redirs[i].delim);
-	}
-	free(n->redirs);
-	free(n->name);
-	free(n->background);
-	free(n->pipe_stderr);
-	items_free(n->items, n->nitems);
-	free(n);
+	if (n != NULL)
+		arena_free(n->arena);
 }
 
 char *

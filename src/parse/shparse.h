@@ -21,6 +21,7 @@
 #define AG_SH_MAX_INPUT		(1024 * 1024 + 1)	/* bytes */
 #define AG_SH_MAX_DEPTH		200			/* nesting of any kind */
 
+struct ag_sh_arena;
 struct ag_sh_node;
 struct ag_sh_word;
 
@@ -201,6 +202,9 @@ struct ag_sh_node {
 
 	struct ag_sh_case_item	 *items;	/* CASE */
 	size_t			  nitems;
+
+	struct ag_sh_arena	 *arena;	/* the root's: the memory of the whole
+						 * tree (NULL in every other node) */
 };
 
 /* ---- parsing ---------------------------------------------------------- */
@@ -219,7 +223,8 @@ enum ag_sh_status {
  */
 enum ag_sh_status ag_sh_parse(const char *src, size_t len, struct ag_sh_node **out,
     struct ag_err *err);
-void	ag_sh_free(struct ag_sh_node *node);
+/* Free a tree ag_sh_parse returned, whole: its nodes are not freed one by one. */
+void	ag_sh_free(struct ag_sh_node *root);
 
 /* Debug/explain: print the tree as an indented outline. */
 void	ag_sh_dump(const struct ag_sh_node *node, FILE *fp);
