@@ -336,12 +336,18 @@ build_script(const struct ag_run_opts *o)
 	if (st == 0 && o->sandbox != NULL && *ag_sandbox_script_guard(o->sandbox) != '\0' &&
 	    ag_strbuf_addstr(&sb, " :") < 0)
 		goto fail;
-	/* the command on its own line: a trailing comment cannot hide anything */
+	/*
+	 * The command on its own line: a trailing comment cannot hide
+	 * anything.  One newline after it, not two: bash runs the last
+	 * command of `-c` in its own process (exec, no fork) only when
+	 * nothing, not even an empty line, follows it.
+	 */
 	if (o->cmdlen > AG_RUN_ARGV_MAX) {
 		if (ag_strbuf_addstr(&sb, "\neval \"$__ag_c\"\n") < 0)
 			goto fail;
 	} else if (ag_strbuf_addch(&sb, '\n') < 0 ||
-	    ag_strbuf_append(&sb, o->cmd, o->cmdlen) < 0 || ag_strbuf_addch(&sb, '\n') < 0)
+	    ag_strbuf_append(&sb, o->cmd, o->cmdlen) < 0 ||
+	    ((o->cmdlen == 0 || o->cmd[o->cmdlen - 1] != '\n') && ag_strbuf_addch(&sb, '\n') < 0))
 		goto fail;
 	return ag_strbuf_detach(&sb, NULL);
 fail:

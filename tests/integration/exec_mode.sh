@@ -78,6 +78,18 @@ ag_like "$u_err" "rsync file transfer" "rsync_server_refused"
 v_out=$(printf 'piped\n' | ag_ssh 'cat')
 ag_is "$v_out" "piped" "exec_stdin_reaches_command"
 
+# a single program is the runner itself (bash execs it: no second process
+# waiting for it), as with plain `ssh host cmd`; a REPL line too, though it
+# ends in its own newline
+printf 'sleep 60\n' | ag_ssh >/dev/null 2>&1 &
+ssh_pid=$!
+ag_wait_until 30 pgrep -u "$AG_USER" -x sleep >/dev/null
+sl=$(pgrep -u "$AG_USER" -x sleep | head -n 1)
+ag_is "$(cat "/proc/$(ps -o ppid= -p "$sl" | tr -d ' ')/comm" 2>/dev/null)" agentgate \
+    "single_command_runs_in_the_runner_process"
+kill "$sl" 2>/dev/null
+wait "$ssh_pid" 2>/dev/null
+
 # a broken policy: the gateway fails closed with status 1
 printf 'version: 1\ngateway: [\n' > "$AG_DIR/policy.yaml.tmp"; chmod 644 "$AG_DIR/policy.yaml.tmp"
 mv "$AG_DIR/policy.yaml.tmp" "$AG_DIR/policy.yaml"
