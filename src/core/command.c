@@ -410,18 +410,44 @@ stage_admit(struct ag_core *core, struct cmd *c)
 		c->rec.reason = c->d.reason[0] ? c->d.reason : "allowed";
 		c->rec.rule = c->d.rule[0] ? c->d.rule : NULL;
 	}
-	/* write-ahead: the decision is on the disk before anything runs, so a
-	 * gateway killed mid-command still leaves its trace */
-	if (core->audit != NULL && ag_audit_command_start(core->audit, &c->rec, &err) < 0) {
-		if (ag_audit_required(core->audit)) {
-			snprintf(c->why, sizeof(c->why), "%s; the audit log is required, so the "
-			    "command was not run", err.msg);
-			c->rec.seq = 0;
-			return refuse(c, "deny", c->why, "audit:required");
-		}
-		ag_log(LOG_WARNING, "%s", err.msg);
-	}
 	return NEXT;
+}
+
+/*
+ * Write-ahead: the decision is on the disk before anything runs, so a
+ * gateway killed mid-command still leaves its trace.  A command the
+ * runner starts writes it while the runner starts (ag_run_opts.admit:
+ * the runner waits for it); what the gateway does itself writes it first.
+ * -1: the audit log is required and the record could not be written
+ * (c->why says so); nothing may run.
+ */
+static int
+start_record(struct ag_core *core, struct cmd *c, struct ag_err *err)
+{
+	if (core->audit == NULL || ag_audit_command_start(core->audit, &c->rec, err) == 0)
+		return 0;
+	if (ag_audit_required(core->audit)) {
+		snprintf(c->why, sizeof(c->why), "%s; the audit log is required, so the "
+		    "command was not run", err->msg);
+		c->rec.seq = 0;
+		return -1;
+	}
+	ag_log(LOG_WARNING, "%s", err->msg);
+	ag_err_clear(err);
+	return 0;
+}
+
+struct admit_ctx {
+	struct ag_core	*core;
+	struct cmd	*c;
+};
+
+static int
+admit_runner(void *arg, struct ag_err *err)
+{
+	struct admit_ctx *a = arg;
+
+	return start_record(a->core, a->c, err);
 }
 
 /* ---- run -------------------------------------------------------------------- */
@@ -463,6 +489,8 @@ run_transfer(struct ag_core *core, struct cmd *c, struct ag_run_opts *o)
 	o->no_capture = 1;
 	if (ag_run(o, &c->res, &err) < 0) {
 		free(script);
+		if (c->res.not_admitted)
+			return refuse(c, "deny", c->why, "audit:required");
 		snprintf(c->why, sizeof(c->why), "cannot start %s: %s",
 		    c->xfer.kind == AG_XFER_SFTP ? "sftp-server" : ag_xfer_name(c->xfer.kind),
 		    err.msg);
@@ -511,6 +539,8 @@ run_command(struct ag_core *core, struct cmd *c, struct ag_run_opts *o)
 		o->exec_judge_ctx = &ep;
 	}
 	if (ag_run(o, &c->res, &err) < 0) {
+		if (c->res.not_admitted)
+			return refuse(c, "deny", c->why, "audit:required");
 		snprintf(c->why, sizeof(c->why), "cannot start the command: %s", err.msg);
 		return refuse(c, "allow", c->why, c->rec.rule);
 	}
@@ -567,11 +597,18 @@ static enum next
 stage_run(struct ag_core *core, struct cmd *c)
 {
 	struct ag_session *s = &core->sess;
+	struct admit_ctx ac = { .core = core, .c = c };
 	struct ag_run_opts o;
 	struct ag_err err;
 	enum next r;
 
 	c->rec.ran = 1;
+	/* what runs without the runner: its record first (admit_runner) */
+	ag_err_clear(&err);
+	if ((c->t != NULL || (c->xfer.kind == AG_XFER_NONE &&
+	    (ag_session_is_bare_exit(s, c->tree, &c->status) ||
+	    ag_session_is_builtin(s, c->tree)))) && start_record(core, c, &err) < 0)
+		return refuse(c, "deny", c->why, "audit:required");
 	if (c->t != NULL) {
 		if (c->xfer.kind == AG_XFER_NONE &&
 		    ag_session_is_bare_exit(s, c->tree, &c->status)) {
@@ -596,6 +633,8 @@ stage_run(struct ag_core *core, struct cmd *c)
 		return refuse(c, "deny", c->why, "sandbox");
 	}
 	run_opts(core, &o);
+	o.admit = admit_runner;
+	o.admit_arg = &ac;
 	r = c->xfer.kind != AG_XFER_NONE ? run_transfer(core, c, &o) : run_command(core, c, &o);
 	ag_sandbox_grant_end(core->sandbox);
 	return r;

@@ -318,7 +318,13 @@ build_script(const struct ag_run_opts *o)
 	int st = o->last_status & 0xff;
 
 	ag_strbuf_init(&sb, o->cmdlen + sizeof(prelude_head) + 256);
-	/* first: a runner the sandbox library did not confine exits 126 */
+	/* before anything: the gateway's word that the command may run (its
+	 * write-ahead record is on the disk); none, or any other, is 126 */
+	if (o->admit != NULL && ag_strbuf_printf(&sb, "read -r -n 1 -u %d __ag_g; "
+	    "[ \"$__ag_g\" = g ] || exit 126; exec %d<&-; unset __ag_g; ",
+	    AG_RUN_GATE_FD, AG_RUN_GATE_FD) < 0)
+		goto fail;
+	/* then: a runner the sandbox library did not confine exits 126 */
 	if (o->sandbox != NULL && ag_strbuf_addstr(&sb, ag_sandbox_script_guard(o->sandbox)) < 0)
 		goto fail;
 	if (!o->no_capture && ag_strbuf_addstr(&sb, prelude_head) < 0)
@@ -474,7 +480,7 @@ wait_outside(int errfd)
 
 static void __attribute__((noreturn))
 child(const struct ag_run_opts *o, char *script, char *const *env, int outw, int errw, int capw,
-    int textfd, const struct ag_execguard *guard, pid_t parent, const struct ag_pty *pt)
+    int textfd, int gater, const struct ag_execguard *guard, pid_t parent, const struct ag_pty *pt)
 {
 	static const int reset[] = { SIGCHLD, SIGHUP, SIGTERM, SIGINT, SIGQUIT, SIGALRM,
 	    SIGPIPE, SIGTTOU, SIGTTIN, SIGTSTP };
@@ -535,18 +541,24 @@ child(const struct ag_run_opts *o, char *script, char *const *env, int outw, int
 		    (capw >= 0 && dup2(capw, AG_RUN_CAPTURE_FD) < 0))
 			_exit(126);
 	}
-	if (textfd >= 0 && ((textfd = fcntl(textfd, F_DUPFD, 10)) < 0 ||
-	    dup2(textfd, AG_RUN_SCRIPT_FD) < 0))
+	if ((textfd >= 0 && ((textfd = fcntl(textfd, F_DUPFD, 10)) < 0 ||
+	    dup2(textfd, AG_RUN_SCRIPT_FD) < 0)) ||
+	    (gater >= 0 && ((gater = fcntl(gater, F_DUPFD, 10)) < 0 ||
+	    dup2(gater, AG_RUN_GATE_FD) < 0)))
 		_exit(126);
 	first = capw >= 0 ? AG_RUN_CAPTURE_FD + 1 : AG_RUN_CAPTURE_FD;
+	/* kept: the script at AG_RUN_SCRIPT_FD, the gate just above it */
 	if (o->sandbox != NULL) {
 		/* keeps the inner ruleset at AG_SANDBOX_FD for agsandbox.so */
-		if (ag_sandbox_child_fds(o->sandbox, first, textfd >= 0) < 0)
+		if (ag_sandbox_child_fds(o->sandbox, first, gater >= 0 ? 2 : textfd >= 0) < 0)
 			_exit(126);
 	} else {
 		ag_close_range((unsigned)first, AG_RUN_SCRIPT_FD - 1);
-		ag_close_range(textfd >= 0 ? AG_RUN_SCRIPT_FD + 1 : AG_RUN_SCRIPT_FD, ~0U);
+		ag_close_range(gater >= 0 ? AG_RUN_GATE_FD + 1 : textfd >= 0 ?
+		    AG_RUN_SCRIPT_FD + 1 : AG_RUN_SCRIPT_FD, ~0U);
 	}
+	if (gater >= 0 && textfd < 0)
+		close(AG_RUN_SCRIPT_FD);	/* whatever the gateway had there */
 	if (chdir(o->cwd) < 0) {
 		char msg[PATH_MAX + 128];
 		int n = snprintf(msg, sizeof(msg), "agentgate: cannot enter %s: %s\n",
@@ -758,7 +770,7 @@ ag_run(const struct ag_run_opts *o, struct ag_run_result *r, struct ag_err *err)
 	struct ag_strbuf cap;
 	char *script = NULL, *buf = NULL, **senv = NULL;
 	long long start = ag_now_ms(), give_up_at = 0;
-	int capfd, overflow = 0, wstatus = 0, textfd = -1;
+	int capfd, overflow = 0, wstatus = 0, textfd = -1, gate[2] = { -1, -1 };
 	struct ag_procwatch pw = { .pidfd = -1 };
 	size_t cstart, clen;
 	pid_t pid, me = getpid();
@@ -792,7 +804,8 @@ ag_run(const struct ag_run_opts *o, struct ag_run_result *r, struct ag_err *err)
 	    ag_sandbox_allow_terminal(o->sandbox, pt.slave, err) < 0))
 		goto fail;
 	if ((!o->pty && (pipe2(outp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0)) ||
-	    (!o->no_capture && pipe2(capp, O_CLOEXEC) < 0)) {
+	    (!o->no_capture && pipe2(capp, O_CLOEXEC) < 0) ||
+	    (o->admit != NULL && pipe2(gate, O_CLOEXEC) < 0)) {
 		ag_err_set(err, "pipe: %s", strerror(errno));
 		goto fail;
 	}
@@ -807,10 +820,28 @@ ag_run(const struct ag_run_opts *o, struct ag_run_result *r, struct ag_err *err)
 	}
 	if (pid == 0)
 		child(o, script, senv != NULL ? senv : o->env, outp[1], errp[1], capp[1], textfd,
-		    guard, me, o->pty ? &pt : NULL);
+		    gate[0], guard, me, o->pty ? &pt : NULL);
 	if (textfd >= 0)
 		close(textfd);
 	textfd = -1;
+	if (gate[0] >= 0)
+		close(gate[0]);
+	gate[0] = -1;
+	/* the runner starts while the command is admitted (its record written) */
+	if (o->admit != NULL) {
+		int ok = o->admit(o->admit_arg, err) == 0 && write(gate[1], "g", 1) == 1;
+
+		close(gate[1]);
+		gate[1] = -1;
+		if (!ok) {
+			if (err->msg[0] == '\0')
+				ag_err_set(err, "cannot start the command: %s", strerror(errno));
+			r->not_admitted = 1;
+			kill(pid, SIGKILL);
+			(void)waitpid(pid, NULL, 0);
+			goto fail;
+		}
+	}
 	/* the tree's first exec (the runner itself) waits for this answer */
 	if (guard != NULL && ag_execguard_started(guard, err) < 0) {
 		kill(pid, SIGKILL);
@@ -990,6 +1021,10 @@ fail:
 	}
 	if (textfd >= 0)
 		close(textfd);
+	if (gate[0] >= 0)
+		close(gate[0]);
+	if (gate[1] >= 0)
+		close(gate[1]);
 	ag_redact_free(rd_out);
 	ag_redact_free(rd_err);
 	ag_pty_close(&pt);

@@ -44,6 +44,8 @@ struct ag_rec;
  */
 #define AG_RUN_ARGV_MAX		((size_t)96 * 1024)
 #define AG_RUN_SCRIPT_FD	5
+/* the runner's gate (admit, below): one byte "g" lets the command run */
+#define AG_RUN_GATE_FD		6
 
 struct ag_run_opts {
 	const char	*runner;	/* absolute path of bash */
@@ -79,6 +81,16 @@ struct ag_run_opts {
 	 * (redact.h) or to the PTY's one stream, or NULL.
 	 */
 	const struct ag_profile *redact;
+	/*
+	 * Called once the runner is starting, before it may run the command
+	 * (the runner's first act is to wait for it): 0 lets it run; -1 (err
+	 * set) ends it with nothing run, and ag_run fails with
+	 * res->not_admitted.  The write-ahead audit record goes here, so that
+	 * writing it overlaps the runner's start instead of preceding it.
+	 * NULL: the runner does not wait.
+	 */
+	int		(*admit)(void *arg, struct ag_err *err);
+	void		*admit_arg;
 	int		 no_capture;	/* the command cannot change state
 					 * (ag_session_needs_capture): no trap, no fd 3,
 					 * and bash may exec a lone program directly */
@@ -86,6 +98,7 @@ struct ag_run_opts {
 
 struct ag_run_result {
 	int			 status;	/* shell-style: exit code, 128+N for a signal, 124 timeout */
+	int			 not_admitted;	/* admit refused: nothing ran */
 	int			 signal;	/* signal that killed the runner, or 0 */
 	int			 timed_out;
 	int			 truncated;	/* some output was cut at max_output */

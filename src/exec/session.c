@@ -950,43 +950,80 @@ static const struct {
 	{ "pushd", do_pushd },
 };
 
-int
-ag_session_try_builtin(struct ag_session *s, const struct ag_sh_node *tree,
-    FILE *out, FILE *errf, int *status)
+/*
+ * The argv of the builtin the gateway would run itself for tree (its
+ * entry in *bp, the count in *argcp), or NULL when tree is not one: not a
+ * single simple command of those names, or a word the gateway cannot
+ * expand (the runner does it then).
+ */
+static char **
+builtin_argv(const struct ag_session *s, const struct ag_sh_node *tree, size_t *bp,
+    size_t *argcp)
 {
 	const struct ag_sh_node *n = single_simple(tree);
 	char *name, **argv;
 	size_t i, b;
-	int handled = 0, st = 0;
 
 	if (n == NULL || (name = ag_sh_word_literal(n->words[0], NULL)) == NULL)
-		return 0;
+		return NULL;
 	for (b = 0; b < sizeof(gateway_builtins) / sizeof(gateway_builtins[0]); b++)
 		if (strcmp(name, gateway_builtins[b].name) == 0)
 			break;
-	if (b == sizeof(gateway_builtins) / sizeof(gateway_builtins[0])) {
+	if (b == sizeof(gateway_builtins) / sizeof(gateway_builtins[0]) ||
+	    (argv = calloc(n->nwords + 1, sizeof(*argv))) == NULL) {
 		free(name);
-		return 0;
-	}
-	if ((argv = calloc(n->nwords + 1, sizeof(*argv))) == NULL) {
-		free(name);
-		return 0;
+		return NULL;
 	}
 	argv[0] = name;
 	for (i = 1; i < n->nwords; i++)
-		if ((argv[i] = expand_word(s, n->words[i])) == NULL)
-			goto done;	/* not ours: the runner will do it */
-	handled = 1;
-	st = gateway_builtins[b].run(s, n->nwords, argv, out, errf);
+		if ((argv[i] = expand_word(s, n->words[i])) == NULL) {
+			while (i-- > 0)
+				free(argv[i]);
+			free(argv);
+			return NULL;
+		}
+	*bp = b;
+	*argcp = n->nwords;
+	return argv;
+}
+
+static void
+argv_free(char **argv, size_t argc)
+{
+	size_t i;
+
+	for (i = 0; argv != NULL && i < argc; i++)
+		free(argv[i]);
+	free(argv);
+}
+
+int
+ag_session_is_builtin(const struct ag_session *s, const struct ag_sh_node *tree)
+{
+	size_t b, argc = 0;
+	char **argv = builtin_argv(s, tree, &b, &argc);
+
+	argv_free(argv, argc);
+	return argv != NULL;
+}
+
+int
+ag_session_try_builtin(struct ag_session *s, const struct ag_sh_node *tree,
+    FILE *out, FILE *errf, int *status)
+{
+	size_t b, argc = 0;
+	char **argv = builtin_argv(s, tree, &b, &argc);
+	int st;
+
+	if (argv == NULL)
+		return 0;
+	st = gateway_builtins[b].run(s, argc, argv, out, errf);
 	fflush(out);
 	fflush(errf);
 	*status = st;
 	s->last_status = st;
-done:
-	for (i = 0; i < n->nwords; i++)
-		free(argv[i]);
-	free(argv);
-	return handled;
+	argv_free(argv, argc);
+	return 1;
 }
 
 int

@@ -95,9 +95,11 @@ int	ag_session_apply_capture(struct ag_session *s, const char *buf, size_t len,
  * If tree is exactly one cd/pushd/popd/dirs call the gateway can run
  * itself, run it (messages and status as bash gives them, on out/errf),
  * set *status and return 1.  Return 0 (nothing done) otherwise.
+ * ag_session_is_builtin: the same question, nothing run.
  */
 int	ag_session_try_builtin(struct ag_session *s, const struct ag_sh_node *tree,
 	    FILE *out, FILE *errf, int *status);
+int	ag_session_is_builtin(const struct ag_session *s, const struct ag_sh_node *tree);
 
 /*
  * If tree is exactly a bare `exit [N]`, return 1 and set *status to N

@@ -90,6 +90,11 @@ ag_is "$(cat "/proc/$(ps -o ppid= -p "$sl" | tr -d ' ')/comm" 2>/dev/null)" agen
 kill "$sl" 2>/dev/null
 wait "$ssh_pid" 2>/dev/null
 
+# the command holds its stdio and nothing of the gateway's (the runner's
+# gate, the script's fd): ls sees only those and its own directory
+ag_run g 'ls /proc/self/fd'
+ag_is "$(printf '%s' "$g_out" | tr '\n' ' ')" "0 1 2 3" "command_inherits_only_stdio"
+
 # a broken policy: the gateway fails closed with status 1
 printf 'version: 1\ngateway: [\n' > "$AG_DIR/policy.yaml.tmp"; chmod 644 "$AG_DIR/policy.yaml.tmp"
 mv "$AG_DIR/policy.yaml.tmp" "$AG_DIR/policy.yaml"

@@ -405,23 +405,41 @@ ag_start_baseline_sshd() {
 # ag_bench_per_command N COMMAND...: for benchmarks, the cost of each
 # COMMAND inside one REPL session through the gateway against the same
 # account running `bash -c COMMAND` N times, as a table with the ratio.
+# A session's own start-up (an empty session, measured in the same round)
+# is subtracted.  BENCH_ROUNDS (default 5) interleaved rounds per command;
+# the table shows the median round, since one busy moment on a shared
+# machine moves a single round by a third.
 ag_bench_per_command() {
-	local n=$1 cmd t0 t1 empty script gw bl
+	local n=$1 cmd script r rounds=${BENCH_ROUNDS:-5} rows
 	shift
-	printf '  %-14s %12s %12s %8s\n' command "gateway ms" "bash -c ms" ratio
+	printf '  %-14s %12s %12s %8s   (median of %d rounds; all ratios)\n' command \
+	    "gateway ms" "bash -c ms" ratio "$rounds"
 	for cmd in "$@"; do
-		# the session's own start-up is measured separately and subtracted
-		t0=$(date +%s.%N); printf '' | ag_ssh >/dev/null; t1=$(date +%s.%N)
-		empty=$("$AG_PYTHON" -c "print($t1 - $t0)")
 		script=$(for _ in $(seq 1 "$n"); do printf '%s\n' "$cmd"; done)
-		t0=$(date +%s.%N); printf '%s\n' "$script" | ag_ssh >/dev/null; t1=$(date +%s.%N)
-		gw=$("$AG_PYTHON" -c "print(($t1 - $t0 - $empty) / $n * 1000)")
-		t0=$(date +%s.%N)
-		runuser -u "$AG_USER" -- bash -c 'for i in $(seq 1 '"$n"'); do bash -c "$1" >/dev/null; done' _ "$cmd"
-		t1=$(date +%s.%N)
-		bl=$("$AG_PYTHON" -c "print(($t1 - $t0) / $n * 1000)")
-		printf '  %-14s %12.3f %12.3f %7.2fx\n' "$cmd" "$gw" "$bl" \
-		    "$("$AG_PYTHON" -c "print($gw / $bl)")"
+		rows=
+		for r in $(seq 1 "$rounds"); do
+			local t0 t1 t2 t3 t4
+			t0=$(date +%s.%N); printf '' | ag_ssh >/dev/null
+			t1=$(date +%s.%N); printf '%s\n' "$script" | ag_ssh >/dev/null
+			t2=$(date +%s.%N)
+			runuser -u "$AG_USER" -- bash -c 'for i in $(seq 1 '"$n"'); do bash -c "$1" >/dev/null; done' _ "$cmd"
+			t3=$(date +%s.%N)
+			rows="$rows$t0 $t1 $t2 $t3
+"
+		done
+		printf '%s' "$rows" | "$AG_PYTHON" -c '
+import sys
+n, cmd = int(sys.argv[1]), sys.argv[2]
+r = []
+for line in sys.stdin:
+    t0, t1, t2, t3 = map(float, line.split())
+    gw = (t2 - t1 - (t1 - t0)) / n * 1000
+    bl = (t3 - t2) / n * 1000
+    r.append((gw / bl, gw, bl))
+r.sort()
+m = r[len(r) // 2]
+print("  %-14s %12.3f %12.3f %7.2fx   (%s)" % (cmd, m[1], m[2], m[0],
+    " ".join("%.2f" % x[0] for x in r)))' "$n" "$cmd"
 	done
 }
 
