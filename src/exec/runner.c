@@ -829,18 +829,19 @@ ag_run(const struct ag_run_opts *o, struct ag_run_result *r, struct ag_err *err)
 	gate[0] = -1;
 	/* the runner starts while the command is admitted (its record written) */
 	if (o->admit != NULL) {
-		int ok = o->admit(o->admit_arg, err) == 0 && write(gate[1], "g", 1) == 1;
-
-		close(gate[1]);
-		gate[1] = -1;
-		if (!ok) {
-			if (err->msg[0] == '\0')
-				ag_err_set(err, "cannot start the command: %s", strerror(errno));
+		if (o->admit(o->admit_arg, err) < 0) {
+			close(gate[1]);
+			gate[1] = -1;
 			r->not_admitted = 1;
 			kill(pid, SIGKILL);
 			(void)waitpid(pid, NULL, 0);
 			goto fail;
 		}
+		/* a runner that ended already (no such directory...) says why
+		 * itself below; the write fails then (SIGPIPE is ignored) */
+		(void)!write(gate[1], "g", 1);
+		close(gate[1]);
+		gate[1] = -1;
 	}
 	/* the tree's first exec (the runner itself) waits for this answer */
 	if (guard != NULL && ag_execguard_started(guard, err) < 0) {

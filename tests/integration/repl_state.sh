@@ -62,4 +62,19 @@ ag_like "$(cat "$AG_DIR/e")" "^agentgate: command longer than" "repl_overlong_li
 out=$(printf '' | ag_ssh 2>&1)
 ag_is "$out" "" "repl_silent_without_tty"
 
+# the directory the session is in disappears between two lines: the next
+# command says so, nothing else breaks, and the session goes on
+mkfifo -m 0666 "$AG_DIR/gone.fifo"
+gone=/tmp/agentgate-gone-$$
+printf 'mkdir %s && cd %s\ncat %s\necho after\ncd /\necho alive\n' "$gone" "$gone" \
+    "$AG_DIR/gone.fifo" | ag_ssh >"$AG_DIR/gone.out" 2>"$AG_DIR/gone.err" &
+gone_pid=$!
+ag_wait_until 30 pgrep -u "$AG_USER" -x cat >/dev/null
+rmdir "$gone"
+echo released > "$AG_DIR/gone.fifo"
+wait "$gone_pid"
+ag_like "$(cat "$AG_DIR/gone.err")" "cannot enter $gone" "repl_vanished_cwd_is_said"
+ag_is "$(cat "$AG_DIR/gone.out")" "released
+alive" "repl_goes_on_after_vanished_cwd"
+
 ag_done
