@@ -588,6 +588,7 @@ struct stream {
 	const char	*name;
 	unsigned long long seen;
 	int		 cut;
+	int		 nosplice;	/* dst takes no splice(2): copy */
 	struct ag_redact *rd;		/* output.redact, or NULL */
 };
 
@@ -623,12 +624,57 @@ relay_end(struct stream *s)
 	}
 }
 
+/*
+ * What no redactor has to see moves from the command's pipe to ours in the
+ * kernel (splice), up to the output cap; reaching the cap, a redactor, or a
+ * destination splice refuses takes the copying path below.  1: done (*rc
+ * is pump's result); 0: copy instead.
+ */
+static int
+pump_splice(struct stream *s, const struct ag_run_opts *o, struct ag_run_result *r, int *rc)
+{
+	size_t want = RELAY_BUF;
+	ssize_t n;
+
+	if (s->nosplice || s->rd != NULL || s->cut)
+		return 0;
+	if (o->max_output > 0) {
+		if (s->seen >= (unsigned long long)o->max_output)
+			return 0;
+		if ((unsigned long long)o->max_output - s->seen < want)
+			want = (size_t)((unsigned long long)o->max_output - s->seen);
+	}
+	*rc = 0;
+	if ((n = splice(s->fd, NULL, s->dst, NULL, want, SPLICE_F_MOVE)) > 0) {
+		r->bytes_out += (unsigned long long)n;
+		s->seen += (unsigned long long)n;
+		return 1;
+	}
+	if (n == 0) {
+		close(s->fd);
+		s->fd = -1;
+		*rc = relay_end(s);
+		return 1;
+	}
+	if (errno == EINTR || errno == EAGAIN)
+		return 1;
+	if (errno == EINVAL || errno == ENOSYS) {
+		s->nosplice = 1;
+		return 0;
+	}
+	*rc = -1;		/* the client is gone */
+	return 1;
+}
+
 static int
 pump(struct stream *s, const struct ag_run_opts *o, struct ag_run_result *r, char *buf)
 {
-	ssize_t n = read(s->fd, buf, RELAY_BUF);
+	ssize_t n;
+	int rc;
 
-	if (n < 0) {
+	if (pump_splice(s, o, r, &rc))
+		return rc;
+	if ((n = read(s->fd, buf, RELAY_BUF)) < 0) {
 		if (errno == EINTR || errno == EAGAIN)
 			return 0;
 		n = 0;

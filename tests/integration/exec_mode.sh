@@ -95,6 +95,13 @@ wait "$ssh_pid" 2>/dev/null
 ag_run g 'ls /proc/self/fd'
 ag_is "$(printf '%s' "$g_out" | tr '\n' ' ')" "0 1 2 3" "command_inherits_only_stdio"
 
+# output arrives byte for byte (the relay moves it in the kernel), up to
+# the cap (this profile's max_output, 100000) and past a pipe's 64 KiB
+head -c 99999 /dev/urandom > "$AG_DIR/big.bin"
+chmod 0644 "$AG_DIR/big.bin"
+ag_is "$(ag_ssh "cat $AG_DIR/big.bin" | sha256sum)" "$(sha256sum < "$AG_DIR/big.bin")" \
+    "large_output_byte_for_byte"
+
 # a broken policy: the gateway fails closed with status 1
 printf 'version: 1\ngateway: [\n' > "$AG_DIR/policy.yaml.tmp"; chmod 644 "$AG_DIR/policy.yaml.tmp"
 mv "$AG_DIR/policy.yaml.tmp" "$AG_DIR/policy.yaml"
