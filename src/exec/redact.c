@@ -37,8 +37,13 @@ static const struct shape shapes[] = {
 };
 #define NSHAPES	(sizeof(shapes) / sizeof(shapes[0]))
 
+/*
+ * Compiled the first time a line holds one of the shape's anchors: most
+ * sessions never meet a secret, and compiling every shape (glibc's regcomp
+ * builds an automaton per pattern) cost about a millisecond per connection.
+ */
 static regex_t builtin_re[NSHAPES];
-static int builtin_ready;	/* 1 compiled, -1 failed */
+static signed char builtin_ready[NSHAPES];	/* 1 compiled, -1 failed */
 
 struct ag_redact {
 	regex_t		*own;		/* the profile's patterns */
@@ -49,18 +54,13 @@ struct ag_redact {
 	struct ag_strbuf out;		/* judged lines not yet emitted */
 };
 
-static int
-builtins(void)
+/* Shape i's expression, or NULL: it does not compile (nothing passes then). */
+static const regex_t *
+builtin(size_t i)
 {
-	size_t i;
-
-	if (builtin_ready == 0) {
-		builtin_ready = 1;
-		for (i = 0; i < NSHAPES; i++)
-			if (regcomp(&builtin_re[i], shapes[i].re, REG_EXTENDED) != 0)
-				builtin_ready = -1;
-	}
-	return builtin_ready == 1 ? 0 : -1;
+	if (builtin_ready[i] == 0)
+		builtin_ready[i] = regcomp(&builtin_re[i], shapes[i].re, REG_EXTENDED) == 0 ? 1 : -1;
+	return builtin_ready[i] == 1 ? &builtin_re[i] : NULL;
 }
 
 static struct ag_redact *
@@ -68,7 +68,7 @@ redact_alloc(void)
 {
 	struct ag_redact *r;
 
-	if (builtins() < 0 || (r = calloc(1, sizeof(*r))) == NULL)
+	if ((r = calloc(1, sizeof(*r))) == NULL)
 		return NULL;
 	if ((r->hold = malloc(AG_REDACT_LINE_MAX)) == NULL) {
 		free(r);
@@ -189,12 +189,14 @@ segment(struct ag_redact *r, const char *p, size_t n)
 	if (ag_strbuf_append(&a, p, n) < 0 || ag_strbuf_append(&a, "", 0) < 0)
 		rc = -1;
 	for (i = 0; rc == 0 && i < NSHAPES + r->nown; i++) {
-		const regex_t *re = i < NSHAPES ? &builtin_re[i] : &r->own[i - NSHAPES];
+		const regex_t *re;
 
 		if (i < NSHAPES && !anchored(&shapes[i], a.data, a.len))
 			continue;
+		re = i < NSHAPES ? builtin(i) : &r->own[i - NSHAPES];
 		ag_strbuf_reset(&b);
-		if (replace_all(re, a.data, a.len, &b) < 0 || ag_strbuf_append(&b, "", 0) < 0) {
+		if (re == NULL || replace_all(re, a.data, a.len, &b) < 0 ||
+		    ag_strbuf_append(&b, "", 0) < 0) {
 			rc = -1;
 			break;
 		}
