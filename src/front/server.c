@@ -26,9 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <libssh/callbacks.h>
-#include <libssh/libssh.h>
-#include <libssh/server.h>
+#include "common/sshlib.h"
 
 #include "record/audit.h"
 #include "common/rundir.h"
@@ -160,19 +158,21 @@ ag_server_generate_host_key(const char *path, struct ag_err *err)
 
 	if (snprintf(pub, sizeof(pub), "%s.pub", path) >= (int)sizeof(pub))
 		return ag_err_set(err, "%s: path too long", path);
+	if (ag_sshlib_load(err) < 0)
+		return -1;
 	/* claim the name first: never overwrite a key, never race a symlink */
 	if ((fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0)
 		return ag_err_set(err, "cannot create %s: %s", path, strerror(errno));
 	close(fd);
-	if (ssh_pki_generate(SSH_KEYTYPE_ED25519, 0, &key) != SSH_OK) {
+	if (ag_ssh.ssh_pki_generate(SSH_KEYTYPE_ED25519, 0, &key) != SSH_OK) {
 		ag_err_set(err, "cannot generate an ed25519 key");
 		goto out;
 	}
-	if (ssh_pki_export_privkey_file(key, NULL, NULL, NULL, path) != SSH_OK) {
+	if (ag_ssh.ssh_pki_export_privkey_file(key, NULL, NULL, NULL, path) != SSH_OK) {
 		ag_err_set(err, "cannot write %s", path);
 		goto out;
 	}
-	if (chmod(path, 0600) < 0 || ssh_pki_export_pubkey_base64(key, &b64) != SSH_OK) {
+	if (chmod(path, 0600) < 0 || ag_ssh.ssh_pki_export_pubkey_base64(key, &b64) != SSH_OK) {
 		ag_err_set(err, "cannot finish %s", path);
 		goto out;
 	}
@@ -183,7 +183,7 @@ ag_server_generate_host_key(const char *path, struct ag_err *err)
 			close(fd);
 		goto out;
 	}
-	fprintf(fp, "%s %s agentgate-host-key\n", ssh_key_type_to_char(ssh_key_type(key)), b64);
+	fprintf(fp, "%s %s agentgate-host-key\n", ag_ssh.ssh_key_type_to_char(ag_ssh.ssh_key_type(key)), b64);
 	if (fclose(fp) != 0) {
 		ag_err_set(err, "cannot write %s", pub);
 		goto out;
@@ -192,8 +192,8 @@ ag_server_generate_host_key(const char *path, struct ag_err *err)
 out:
 	if (rc < 0)
 		(void)unlink(path);
-	ssh_string_free_char(b64);
-	ssh_key_free(key);
+	ag_ssh.ssh_string_free_char(b64);
+	ag_ssh.ssh_key_free(key);
 	return rc;
 }
 
@@ -220,24 +220,24 @@ load_host_keys(const struct ag_server_conf *sc, ssh_bind bind, struct ag_err *er
 
 		if (ag_server_check_key_file(paths[i], err) < 0)
 			return -1;
-		if (ssh_pki_import_privkey_file(paths[i], NULL, NULL, NULL, &key) != SSH_OK)
+		if (ag_ssh.ssh_pki_import_privkey_file(paths[i], NULL, NULL, NULL, &key) != SSH_OK)
 			return ag_err_set(err, "host key %s: cannot read the private key "
 			    "(an unencrypted OpenSSH key is expected)", paths[i]);
-		t = ssh_key_type(key);
+		t = ag_ssh.ssh_key_type(key);
 		if ((t == SSH_KEYTYPE_ED25519 && have_ed) || (t == SSH_KEYTYPE_RSA && have_rsa)) {
-			ssh_key_free(key);
+			ag_ssh.ssh_key_free(key);
 			return ag_err_set(err, "host key %s: a second %s key (one of each "
-			    "type)", paths[i], ssh_key_type_to_char(t));
+			    "type)", paths[i], ag_ssh.ssh_key_type_to_char(t));
 		}
 		if (t != SSH_KEYTYPE_ED25519 && t != SSH_KEYTYPE_RSA) {
-			ssh_key_free(key);
+			ag_ssh.ssh_key_free(key);
 			return ag_err_set(err, "host key %s: type %s is not supported (use "
-			    "ed25519, optionally also RSA)", paths[i], ssh_key_type_to_char(t));
+			    "ed25519, optionally also RSA)", paths[i], ag_ssh.ssh_key_type_to_char(t));
 		}
 		/* the bind takes ownership of the key */
-		if (ssh_bind_options_set(bind, SSH_BIND_OPTIONS_IMPORT_KEY, key) != SSH_OK) {
-			ssh_key_free(key);
-			return ag_err_set(err, "host key %s: %s", paths[i], ssh_get_error(bind));
+		if (ag_ssh.ssh_bind_options_set(bind, SSH_BIND_OPTIONS_IMPORT_KEY, key) != SSH_OK) {
+			ag_ssh.ssh_key_free(key);
+			return ag_err_set(err, "host key %s: %s", paths[i], ag_ssh.ssh_get_error(bind));
 		}
 		have_ed |= t == SSH_KEYTYPE_ED25519;
 		have_rsa |= t == SSH_KEYTYPE_RSA;
@@ -269,12 +269,12 @@ setup_bind(const struct ag_server_conf *sc, ssh_bind bind, struct ag_err *err)
 	size_t i;
 
 	/* only what agentgate.yaml says: no /etc/libssh/libssh_server.config */
-	if (ssh_bind_options_set(bind, SSH_BIND_OPTIONS_PROCESS_CONFIG, &no) != SSH_OK)
-		return ag_err_set(err, "libssh: %s", ssh_get_error(bind));
+	if (ag_ssh.ssh_bind_options_set(bind, SSH_BIND_OPTIONS_PROCESS_CONFIG, &no) != SSH_OK)
+		return ag_err_set(err, "libssh: %s", ag_ssh.ssh_get_error(bind));
 	for (i = 0; i < sizeof(algos) / sizeof(algos[0]); i++)
-		if (ssh_bind_options_set(bind, algos[i].opt, algos[i].val) != SSH_OK)
+		if (ag_ssh.ssh_bind_options_set(bind, algos[i].opt, algos[i].val) != SSH_OK)
 			return ag_err_set(err, "gateway.server.%s: libssh refuses '%s': %s",
-			    algos[i].name, algos[i].val, ssh_get_error(bind));
+			    algos[i].name, algos[i].val, ag_ssh.ssh_get_error(bind));
 	return load_host_keys(sc, bind, err);
 }
 
@@ -567,9 +567,11 @@ ag_server_run(const struct ag_config *cfg, const struct ag_server_opts *o,
 	}
 	if (nlisten > AG_SERVER_MAX_LISTEN)
 		return ag_err_set(err, "at most %d listen addresses", AG_SERVER_MAX_LISTEN);
-	if (ssh_init() != SSH_OK)
+	if (ag_sshlib_load(err) < 0)
+		return -1;
+	if (ag_ssh.ssh_init() != SSH_OK)
 		return ag_err_set(err, "libssh initialisation failed");
-	if ((bind = ssh_bind_new()) == NULL) {
+	if ((bind = ag_ssh.ssh_bind_new()) == NULL) {
 		ag_err_set(err, "out of memory");
 		goto out;
 	}
@@ -658,8 +660,8 @@ out:
 	free(slots);
 	free(pf);
 	if (bind != NULL)
-		ssh_bind_free(bind);
+		ag_ssh.ssh_bind_free(bind);
 	ag_config_free(owned);
-	ssh_finalize();
+	ag_ssh.ssh_finalize();
 	return rc;
 }

@@ -26,9 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <libssh/callbacks.h>
-#include <libssh/libssh.h>
-#include <libssh/server.h>
+#include "common/sshlib.h"
 
 #include "record/audit.h"
 #include "common/config.h"
@@ -164,7 +162,7 @@ key_authorized(struct conn *c, ssh_key key)
 		b64 = strtok_r(NULL, " \t\r", &sp);
 		if (type == NULL)
 			continue;
-		t = ssh_key_type_from_name(type);
+		t = ag_ssh.ssh_key_type_from_name(type);
 		if (t == SSH_KEYTYPE_UNKNOWN || b64 == NULL) {
 			/*
 			 * Options (from=, command=, restrict, ...) change what a key
@@ -175,11 +173,11 @@ key_authorized(struct conn *c, ssh_key key)
 			    "ignored", path, lineno);
 			continue;
 		}
-		if (ssh_pki_import_pubkey_base64(b64, t, &k) != SSH_OK)
+		if (ag_ssh.ssh_pki_import_pubkey_base64(b64, t, &k) != SSH_OK)
 			continue;
-		if (ssh_key_cmp(k, key, SSH_KEY_CMP_PUBLIC) == 0)
+		if (ag_ssh.ssh_key_cmp(k, key, SSH_KEY_CMP_PUBLIC) == 0)
 			found = 1;
-		ssh_key_free(k);
+		ag_ssh.ssh_key_free(k);
 	}
 	explicit_bzero(buf, len);
 	free(buf);
@@ -300,19 +298,19 @@ resolve_profile(struct conn *c, struct ag_err *err)
 static ssh_key
 msg_pubkey(ssh_message m)
 {
-	return ssh_message_auth_pubkey(m);
+	return ag_ssh.ssh_message_auth_pubkey(m);
 }
 
 static enum ssh_publickey_state_e
 msg_pubkey_state(ssh_message m)
 {
-	return ssh_message_auth_publickey_state(m);
+	return ag_ssh.ssh_message_auth_publickey_state(m);
 }
 
 static const char *
 msg_password(ssh_message m)
 {
-	return ssh_message_auth_password(m);
+	return ag_ssh.ssh_message_auth_password(m);
 }
 #pragma GCC diagnostic pop
 
@@ -396,32 +394,32 @@ kbd_conv(void *arg, size_t n, const struct ag_pamauth_prompt *p, char **answers)
 	if (np == 0)
 		return 0;	/* a message alone: shown with the next prompt, if any */
 	if (c->kbd_msg == NULL ||
-	    ssh_message_auth_interactive_request(c->kbd_msg, "", instruction,
+	    ag_ssh.ssh_message_auth_interactive_request(c->kbd_msg, "", instruction,
 	    (unsigned)np, prompts, echo) != SSH_OK)
 		return -1;
-	ssh_message_free(c->kbd_msg);
+	ag_ssh.ssh_message_free(c->kbd_msg);
 	c->kbd_msg = NULL;
 	for (;;) {
-		if ((m = ssh_message_get(c->s)) == NULL)
+		if ((m = ag_ssh.ssh_message_get(c->s)) == NULL)
 			return -1;
-		if (ssh_message_type(m) == SSH_REQUEST_AUTH &&
-		    ssh_message_subtype(m) == SSH_AUTH_METHOD_INTERACTIVE &&
-		    ssh_message_auth_kbdint_is_response(m))
+		if (ag_ssh.ssh_message_type(m) == SSH_REQUEST_AUTH &&
+		    ag_ssh.ssh_message_subtype(m) == SSH_AUTH_METHOD_INTERACTIVE &&
+		    ag_ssh.ssh_message_auth_kbdint_is_response(m))
 			break;
 		/* anything else in the middle of a conversation ends it */
-		ssh_message_reply_default(m);
-		ssh_message_free(m);
+		ag_ssh.ssh_message_reply_default(m);
+		ag_ssh.ssh_message_free(m);
 		return -1;
 	}
 	c->kbd_msg = m;
-	if ((size_t)ssh_userauth_kbdint_getnanswers(c->s) != np)
+	if ((size_t)ag_ssh.ssh_userauth_kbdint_getnanswers(c->s) != np)
 		return -1;
 	for (i = 0, k = 0; i < n; i++) {
 		const char *a;
 
 		if (p[i].style == AG_PAMAUTH_INFO || p[i].style == AG_PAMAUTH_ERROR)
 			continue;
-		a = ssh_userauth_kbdint_getanswer(c->s, (unsigned)k++);
+		a = ag_ssh.ssh_userauth_kbdint_getanswer(c->s, (unsigned)k++);
 		if (a == NULL || strlen(a) > AG_PAMAUTH_MAX_RESPONSE ||
 		    (answers[i] = strdup(a)) == NULL)
 			return -1;
@@ -501,12 +499,12 @@ auth_fail(struct conn *c, ssh_message m, const char *method, const char *reason,
 		    "too many authentication failures: disconnected");
 		ag_log(LOG_NOTICE, "too many authentication failures for %s from %s",
 		    c->have_user ? c->user : "(none)", c->client);
-		ssh_disconnect(c->s);
+		ag_ssh.ssh_disconnect(c->s);
 		return AUTH_FATAL;
 	}
 	if (m != NULL) {
-		ssh_message_auth_set_methods(m, libssh_methods(next_methods(c, &complete)));
-		ssh_message_reply_default(m);
+		ag_ssh.ssh_message_auth_set_methods(m, libssh_methods(next_methods(c, &complete)));
+		ag_ssh.ssh_message_reply_default(m);
 	}
 	return AUTH_AGAIN;
 }
@@ -541,8 +539,8 @@ step_done(struct conn *c, ssh_message m, int method)
 		c->done[c->ndone++] = method;
 	next = next_methods(c, &complete);
 	if (next != 0) {
-		ssh_message_auth_set_methods(m, libssh_methods(next));
-		ssh_message_auth_reply_success(m, 1);
+		ag_ssh.ssh_message_auth_set_methods(m, libssh_methods(next));
+		ag_ssh.ssh_message_auth_reply_success(m, 1);
 		ag_log(LOG_INFO, "partial success (%s) for %s from %s", method_name(method),
 		    c->user, c->client);
 		return AUTH_AGAIN;
@@ -559,7 +557,7 @@ step_done(struct conn *c, ssh_message m, int method)
 	if (ag_pamauth_identity(c->pam) != NULL &&
 	    (c->identity = strdup(ag_pamauth_identity(c->pam))) == NULL)
 		return AUTH_FATAL;
-	ssh_message_auth_reply_success(m, 0);
+	ag_ssh.ssh_message_auth_reply_success(m, 0);
 	return AUTH_DONE;
 }
 
@@ -569,23 +567,23 @@ handle_auth(struct conn *c, ssh_message *mp)
 	ssh_message m = *mp;
 	int method, next, complete, bit;
 
-	if (set_user(c, ssh_message_auth_user(m)) < 0) {
+	if (set_user(c, ag_ssh.ssh_message_auth_user(m)) < 0) {
 		ag_log(LOG_NOTICE, "client %s changed the user name during "
 		    "authentication: disconnected", c->client);
 		srv_audit_event(c, "auth_failure", "user", "deny", "user name changed");
-		ssh_disconnect(c->s);
+		ag_ssh.ssh_disconnect(c->s);
 		return AUTH_FATAL;
 	}
 	next = next_methods(c, &complete);
-	method = ssh_message_subtype(m);
+	method = ag_ssh.ssh_message_subtype(m);
 	bit = method == SSH_AUTH_METHOD_PUBLICKEY ? AG_AUTH_PUBLICKEY :
 	    method == SSH_AUTH_METHOD_INTERACTIVE ? AG_AUTH_KBDINT :
 	    method == SSH_AUTH_METHOD_PASSWORD ? AG_AUTH_PASSWORD : 0;
 	if (method == SSH_AUTH_METHOD_NONE || bit == 0 || !(next & bit)) {
 		/* "none" is how a client asks for the list: not a failure */
 		if (method == SSH_AUTH_METHOD_NONE) {
-			ssh_message_auth_set_methods(m, libssh_methods(next));
-			ssh_message_reply_default(m);
+			ag_ssh.ssh_message_auth_set_methods(m, libssh_methods(next));
+			ag_ssh.ssh_message_reply_default(m);
 			return AUTH_AGAIN;
 		}
 		return auth_fail(c, m, bit ? method_name(bit) : "unsupported",
@@ -601,7 +599,7 @@ handle_auth(struct conn *c, ssh_message *mp)
 			    "key not in the authorized keys file" :
 			    "unknown or not allowed user", 0);
 		if (st == SSH_PUBLICKEY_STATE_NONE) {
-			ssh_message_auth_reply_pk_ok_simple(m);
+			ag_ssh.ssh_message_auth_reply_pk_ok_simple(m);
 			return AUTH_AGAIN;
 		}
 		if (st != SSH_PUBLICKEY_STATE_VALID)
@@ -610,17 +608,17 @@ handle_auth(struct conn *c, ssh_message *mp)
 			char *b64 = NULL;
 			size_t n;
 
-			if (ssh_pki_export_pubkey_base64(key, &b64) != SSH_OK)
+			if (ag_ssh.ssh_pki_export_pubkey_base64(key, &b64) != SSH_OK)
 				return AUTH_FATAL;
 			n = strlen(b64) + 64;
 			if ((c->auth_info = malloc(n)) == NULL) {
-				ssh_string_free_char(b64);
+				ag_ssh.ssh_string_free_char(b64);
 				return AUTH_FATAL;
 			}
 			/* what sshd's ExposeAuthInfo writes, for pam_agentgate */
 			snprintf(c->auth_info, n, "publickey %s %s\n",
-			    ssh_key_type_to_char(ssh_key_type(key)), b64);
-			ssh_string_free_char(b64);
+			    ag_ssh.ssh_key_type_to_char(ag_ssh.ssh_key_type(key)), b64);
+			ag_ssh.ssh_string_free_char(b64);
 		}
 		return step_done(c, m, AG_AUTH_PUBLICKEY);
 	}
@@ -637,7 +635,7 @@ handle_auth(struct conn *c, ssh_message *mp)
 		return r;
 	}
 	/* keyboard-interactive */
-	if (ssh_message_auth_kbdint_is_response(m))
+	if (ag_ssh.ssh_message_auth_kbdint_is_response(m))
 		return auth_fail(c, m, "keyboard-interactive", "unexpected response", 0);
 	c->kbd_msg = m;
 	*mp = NULL;	/* the conversation owns it now */
@@ -645,7 +643,7 @@ handle_auth(struct conn *c, ssh_message *mp)
 		int r = step_done(c, m, AG_AUTH_KBDINT);
 
 		if (c->kbd_msg != NULL) {
-			ssh_message_free(c->kbd_msg);
+			ag_ssh.ssh_message_free(c->kbd_msg);
 			c->kbd_msg = NULL;
 		}
 		return r;
@@ -657,21 +655,21 @@ srv_auth_phase(struct conn *c)
 {
 	int complete;
 
-	ssh_set_auth_methods(c->s, libssh_methods(next_methods(c, &complete)));
+	ag_ssh.ssh_set_auth_methods(c->s, libssh_methods(next_methods(c, &complete)));
 	for (;;) {
-		ssh_message m = ssh_message_get(c->s);
+		ssh_message m = ag_ssh.ssh_message_get(c->s);
 		int r;
 
 		if (m == NULL)
 			return -1;
-		if (ssh_message_type(m) != SSH_REQUEST_AUTH) {
-			ssh_message_reply_default(m);	/* service requests: accept */
-			ssh_message_free(m);
+		if (ag_ssh.ssh_message_type(m) != SSH_REQUEST_AUTH) {
+			ag_ssh.ssh_message_reply_default(m);	/* service requests: accept */
+			ag_ssh.ssh_message_free(m);
 			continue;
 		}
 		r = handle_auth(c, &m);
 		if (m != NULL)
-			ssh_message_free(m);
+			ag_ssh.ssh_message_free(m);
 		if (r == AUTH_DONE)
 			return 0;
 		if (r == AUTH_FATAL)

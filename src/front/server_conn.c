@@ -26,9 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <libssh/callbacks.h>
-#include <libssh/libssh.h>
-#include <libssh/server.h>
+#include "common/sshlib.h"
 
 #include "record/audit.h"
 #include "record/live.h"
@@ -102,7 +100,7 @@ chan_say(struct chan *ch, const char *msg)
 	int n = snprintf(line, sizeof(line), "agentgate: %s\r\n", msg);
 
 	if (n > 0)
-		(void)ssh_channel_write_stderr(ch->ch, line, (uint32_t)strlen(line));
+		(void)ag_ssh.ssh_channel_write_stderr(ch->ch, line, (uint32_t)strlen(line));
 }
 
 /* A new PTY pair for the channel, with the requested size. */
@@ -598,7 +596,7 @@ on_channel_open(ssh_session s, void *ud)
 	ch->ref_out.ch = ch;
 	ch->ref_err.ch = ch;
 	ch->ref_err.err = 1;
-	if ((ch->ch = ssh_channel_new(s)) == NULL) {
+	if ((ch->ch = ag_ssh.ssh_channel_new(s)) == NULL) {
 		ch->used = 0;
 		return NULL;
 	}
@@ -614,7 +612,7 @@ on_channel_open(ssh_session s, void *ud)
 	ch->cb.channel_exec_request_function = on_exec_request;
 	ch->cb.channel_env_request_function = on_env_request;
 	ch->cb.channel_subsystem_request_function = on_subsystem_request;
-	ssh_set_channel_callbacks(ch->ch, &ch->cb);
+	ag_ssh.ssh_set_channel_callbacks(ch->ch, &ch->cb);
 	return ch->ch;
 }
 
@@ -626,9 +624,9 @@ on_message(ssh_session s, ssh_message m, void *ud)
 	const char *what = "request", *why = "forwarding is not available through agentgate";
 
 	(void)s;
-	switch (ssh_message_type(m)) {
+	switch (ag_ssh.ssh_message_type(m)) {
 	case SSH_REQUEST_CHANNEL_OPEN:
-		switch (ssh_message_subtype(m)) {
+		switch (ag_ssh.ssh_message_subtype(m)) {
 		case SSH_CHANNEL_DIRECT_TCPIP: what = "direct-tcpip"; break;
 		case SSH_CHANNEL_FORWARDED_TCPIP: what = "forwarded-tcpip"; break;
 		case SSH_CHANNEL_X11: what = "x11"; break;
@@ -637,7 +635,7 @@ on_message(ssh_session s, ssh_message m, void *ud)
 		}
 		break;
 	case SSH_REQUEST_GLOBAL:
-		switch (ssh_message_subtype(m)) {
+		switch (ag_ssh.ssh_message_subtype(m)) {
 		case SSH_GLOBAL_REQUEST_TCPIP_FORWARD: what = "tcpip-forward"; break;
 		case SSH_GLOBAL_REQUEST_CANCEL_TCPIP_FORWARD: what = "cancel-tcpip-forward"; break;
 		case SSH_GLOBAL_REQUEST_KEEPALIVE: return 1;	/* just answered */
@@ -645,7 +643,7 @@ on_message(ssh_session s, ssh_message m, void *ud)
 		}
 		break;
 	case SSH_REQUEST_CHANNEL:
-		switch (ssh_message_subtype(m)) {
+		switch (ag_ssh.ssh_message_subtype(m)) {
 		case SSH_CHANNEL_REQUEST_X11: what = "x11-req"; break;
 		default: what = "channel-request"; why = "not supported by agentgate"; break;
 		}
@@ -673,7 +671,7 @@ on_child_output(socket_t fd, int revents, void *ud)
 	if ((is_err ? ch->err_eof : ch->out_eof) || ch->client_closed)
 		return 0;
 	/* read only what the client's window can take: no unbounded buffering */
-	if ((win = ssh_channel_window_size(ch->ch)) == 0)
+	if ((win = ag_ssh.ssh_channel_window_size(ch->ch)) == 0)
 		return 0;
 	n = read(fd, buf, win < sizeof(buf) ? win : sizeof(buf));
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
@@ -685,8 +683,8 @@ on_child_output(socket_t fd, int revents, void *ud)
 			ch->out_eof = 1;
 		return 0;
 	}
-	if ((is_err ? ssh_channel_write_stderr(ch->ch, buf, (uint32_t)n) :
-	    ssh_channel_write(ch->ch, buf, (uint32_t)n)) < 0) {
+	if ((is_err ? ag_ssh.ssh_channel_write_stderr(ch->ch, buf, (uint32_t)n) :
+	    ag_ssh.ssh_channel_write(ch->ch, buf, (uint32_t)n)) < 0) {
 		ch->out_eof = ch->err_eof = 1;
 		ch->client_closed = 1;
 	}
@@ -698,24 +696,24 @@ static void
 update_fds(struct conn *c, struct chan *ch)
 {
 	int want_out = ch->out_fd >= 0 && !ch->out_eof && !ch->client_closed &&
-	    ssh_channel_window_size(ch->ch) > 0;
+	    ag_ssh.ssh_channel_window_size(ch->ch) > 0;
 	int want_err = ch->err_fd >= 0 && !ch->err_eof && !ch->client_closed &&
-	    ssh_channel_window_size(ch->ch) > 0;
+	    ag_ssh.ssh_channel_window_size(ch->ch) > 0;
 
 	if (want_out && !ch->out_reg) {
-		if (ssh_event_add_fd(c->ev, ch->out_fd, POLLIN, on_child_output,
+		if (ag_ssh.ssh_event_add_fd(c->ev, ch->out_fd, POLLIN, on_child_output,
 		    &ch->ref_out) == SSH_OK)
 			ch->out_reg = 1;
 	} else if (!want_out && ch->out_reg) {
-		ssh_event_remove_fd(c->ev, ch->out_fd);
+		ag_ssh.ssh_event_remove_fd(c->ev, ch->out_fd);
 		ch->out_reg = 0;
 	}
 	if (want_err && !ch->err_reg) {
-		if (ssh_event_add_fd(c->ev, ch->err_fd, POLLIN, on_child_output,
+		if (ag_ssh.ssh_event_add_fd(c->ev, ch->err_fd, POLLIN, on_child_output,
 		    &ch->ref_err) == SSH_OK)
 			ch->err_reg = 1;
 	} else if (!want_err && ch->err_reg) {
-		ssh_event_remove_fd(c->ev, ch->err_fd);
+		ag_ssh.ssh_event_remove_fd(c->ev, ch->err_fd);
 		ch->err_reg = 0;
 	}
 	if (ch->err_eof && !ch->pty)
@@ -747,7 +745,7 @@ pump_input(struct chan *ch)
 		ch->inlen -= (size_t)w;
 	}
 	if (ch->stalled) {
-		int r = ssh_channel_read_nonblocking(ch->ch, ch->inbuf,
+		int r = ag_ssh.ssh_channel_read_nonblocking(ch->ch, ch->inbuf,
 		    (uint32_t)(INBUF_MAX - ch->inlen), 0);
 
 		if (r > 0)
@@ -780,18 +778,18 @@ finish_chan(struct conn *c, struct chan *ch)
 			for (i = 0; i < sizeof(signals) / sizeof(signals[0]); i++)
 				if (signals[i].sig == WTERMSIG(ch->wstatus))
 					name = signals[i].name;
-			(void)ssh_channel_request_send_exit_signal(ch->ch, name,
+			(void)ag_ssh.ssh_channel_request_send_exit_signal(ch->ch, name,
 			    WCOREDUMP(ch->wstatus) ? 1 : 0, "", "");
 		} else
-			(void)ssh_channel_request_send_exit_status(ch->ch,
+			(void)ag_ssh.ssh_channel_request_send_exit_status(ch->ch,
 			    WEXITSTATUS(ch->wstatus));
-		(void)ssh_channel_send_eof(ch->ch);
-		(void)ssh_channel_close(ch->ch);
+		(void)ag_ssh.ssh_channel_send_eof(ch->ch);
+		(void)ag_ssh.ssh_channel_close(ch->ch);
 	}
 	if (ch->out_reg)
-		ssh_event_remove_fd(c->ev, ch->out_fd);
+		ag_ssh.ssh_event_remove_fd(c->ev, ch->out_fd);
 	if (ch->err_reg)
-		ssh_event_remove_fd(c->ev, ch->err_fd);
+		ag_ssh.ssh_event_remove_fd(c->ev, ch->err_fd);
 	if (ch->in_fd != ch->out_fd)
 		close_fd(&ch->in_fd);
 	close_fd(&ch->out_fd);
@@ -805,7 +803,7 @@ finish_chan(struct conn *c, struct chan *ch)
 		free(ch->env_names[i]);
 		free(ch->env_vals[i]);
 	}
-	ssh_channel_free(ch->ch);
+	ag_ssh.ssh_channel_free(ch->ch);
 	ch->finished = 1;
 	ch->used = 0;
 }
@@ -844,16 +842,16 @@ serve_channels(struct conn *c)
 
 	c->nchans = (size_t)srv_conf_long(c->sc->max_sessions, AG_SERVER_DEFAULT_MAX_SESSIONS);
 	if ((c->chans = calloc(c->nchans, sizeof(*c->chans))) == NULL ||
-	    (c->ev = ssh_event_new()) == NULL)
+	    (c->ev = ag_ssh.ssh_event_new()) == NULL)
 		return;
 	ssh_callbacks_init(&c->scb);
 	c->scb.userdata = c;
 	c->scb.channel_open_request_session_function = on_channel_open;
-	ssh_set_server_callbacks(c->s, &c->scb);
-	ssh_set_message_callback(c->s, on_message, c);
-	ssh_set_blocking(c->s, 0);
-	if (ssh_event_add_session(c->ev, c->s) != SSH_OK ||
-	    ssh_event_add_fd(c->ev, ag_sigpipe_fd(), POLLIN, on_sig_fd, c) != SSH_OK)
+	ag_ssh.ssh_set_server_callbacks(c->s, &c->scb);
+	ag_ssh.ssh_set_message_callback(c->s, on_message, c);
+	ag_ssh.ssh_set_blocking(c->s, 0);
+	if (ag_ssh.ssh_event_add_session(c->ev, c->s) != SSH_OK ||
+	    ag_ssh.ssh_event_add_fd(c->ev, ag_sigpipe_fd(), POLLIN, on_sig_fd, c) != SSH_OK)
 		return;
 	for (;;) {
 		int busy = 0, running, rc;
@@ -868,7 +866,7 @@ serve_channels(struct conn *c)
 				busy = 1;
 			update_fds(c, ch);
 		}
-		rc = ssh_event_dopoll(c->ev, busy ? 20 : 1000);
+		rc = ag_ssh.ssh_event_dopoll(c->ev, busy ? 20 : 1000);
 		if (srv_got_stop) {
 			for (i = 0; i < c->nchans; i++)
 				if (c->chans[i].used && c->chans[i].pid > 0 && !c->chans[i].exited)
@@ -886,7 +884,7 @@ serve_channels(struct conn *c)
 			else if (ch->used && ch->client_closed && ch->pid <= 0)
 				finish_chan(c, ch);
 		}
-		if (rc == SSH_ERROR || !ssh_is_connected(c->s)) {
+		if (rc == SSH_ERROR || !ag_ssh.ssh_is_connected(c->s)) {
 			/* the client is gone: end the sessions (SIGHUP, as a hangup
 			 * would), and do not wait for ever on one that ignores it */
 			if (gone_at == 0)
@@ -911,7 +909,7 @@ serve_channels(struct conn *c)
 			continue;
 		}
 		if (ka > 0 && time(NULL) - last_keepalive >= ka) {
-			(void)ssh_send_keepalive(c->s);
+			(void)ag_ssh.ssh_send_keepalive(c->s);
 			last_keepalive = time(NULL);
 		}
 	}
@@ -953,15 +951,15 @@ srv_connection_main(const struct ag_config *cfg, ssh_bind bind, int fd,
 	signal(SIGALRM, SIG_DFL);
 	alarm((unsigned)srv_conf_long(c.sc->login_grace_time, AG_SERVER_DEFAULT_LOGIN_GRACE));
 
-	if ((c.s = ssh_new()) == NULL)
+	if ((c.s = ag_ssh.ssh_new()) == NULL)
 		return 1;
-	if (ssh_bind_accept_fd(bind, c.s, fd) != SSH_OK) {
-		ag_log(LOG_ERR, "connection from %s: %s", c.client, ssh_get_error(bind));
+	if (ag_ssh.ssh_bind_accept_fd(bind, c.s, fd) != SSH_OK) {
+		ag_log(LOG_ERR, "connection from %s: %s", c.client, ag_ssh.ssh_get_error(bind));
 		goto out;
 	}
-	if (ssh_handle_key_exchange(c.s) != SSH_OK) {
+	if (ag_ssh.ssh_handle_key_exchange(c.s) != SSH_OK) {
 		ag_log(LOG_INFO, "connection from %s: key exchange failed: %s", c.client,
-		    ssh_get_error(c.s));
+		    ag_ssh.ssh_get_error(c.s));
 		goto out;
 	}
 	if (srv_auth_phase(&c) < 0)
@@ -1031,10 +1029,10 @@ srv_connection_main(const struct ag_config *cfg, ssh_bind bind, int fd,
 out:
 	ag_live_end();
 	if (c.s != NULL) {
-		ssh_disconnect(c.s);
+		ag_ssh.ssh_disconnect(c.s);
 		if (c.ev != NULL)
-			ssh_event_free(c.ev);
-		ssh_free(c.s);
+			ag_ssh.ssh_event_free(c.ev);
+		ag_ssh.ssh_free(c.s);
 	}
 	free(c.chans);
 	ag_audit_close(c.preaudit);

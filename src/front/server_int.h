@@ -15,9 +15,7 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
-#include <libssh/callbacks.h>
-#include <libssh/libssh.h>
-#include <libssh/server.h>
+#include "common/sshlib.h"
 
 #include "auth/pamauth.h"
 #include "common/config.h"

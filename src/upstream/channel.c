@@ -21,8 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <libssh/callbacks.h>
-#include <libssh/libssh.h>
+#include "common/sshlib.h"
 
 #include "common/log.h"
 #include "common/strbuf.h"
@@ -181,13 +180,13 @@ pull(struct relay *x, struct stream *s, char *buf)
 
 	if (s->eof || pending(s) || pending(&x->err))
 		return 0;
-	n = ssh_channel_read_nonblocking(x->ch, buf, CHUNK, s->is_stderr);
+	n = ag_ssh.ssh_channel_read_nonblocking(x->ch, buf, CHUNK, s->is_stderr);
 	if (n > 0) {
 		take(x, s, buf, (size_t)n);
 		return 1;
 	}
-	if (n == SSH_EOF || n == SSH_ERROR || ssh_channel_is_eof(x->ch) ||
-	    ssh_channel_is_closed(x->ch)) {
+	if (n == SSH_EOF || n == SSH_ERROR || ag_ssh.ssh_channel_is_eof(x->ch) ||
+	    ag_ssh.ssh_channel_is_closed(x->ch)) {
 		s->eof = 1;
 		if (s->redact != NULL && !s->cut)
 			(void)ag_redact_end(s->redact, emit, s);
@@ -203,7 +202,7 @@ pull(struct relay *x, struct stream *s, char *buf)
 static int
 push_stdin(struct relay *x, int *in_open, char *buf)
 {
-	uint32_t win = ssh_channel_window_size(x->ch);
+	uint32_t win = ag_ssh.ssh_channel_window_size(x->ch);
 	struct ag_err e;
 	ssize_t n;
 
@@ -215,13 +214,13 @@ push_stdin(struct relay *x, int *in_open, char *buf)
 	if (n == 0) {
 		*in_open = 0;
 		if (!x->o->pty)		/* a terminal's end is the client's ^D, a byte */
-			ssh_channel_send_eof(x->ch);
+			ag_ssh.ssh_channel_send_eof(x->ch);
 		return 0;
 	}
 	if (x->o->rec != NULL && ag_rec_input_enabled(x->o->rec) &&
 	    ag_rec_input(x->o->rec, buf, (size_t)n, &e) < 0)
 		x->r->rec_failed = 1;
-	if (ssh_channel_write(x->ch, buf, (uint32_t)n) != n)
+	if (ag_ssh.ssh_channel_write(x->ch, buf, (uint32_t)n) != n)
 		return -1;
 	return 0;
 }
@@ -233,7 +232,7 @@ resize(struct relay *x)
 	struct ag_err e;
 
 	ag_pty_client_size(x->o->in_fd, &ws);
-	(void)ssh_channel_change_pty_size(x->ch, ws.ws_col, ws.ws_row);
+	(void)ag_ssh.ssh_channel_change_pty_size(x->ch, ws.ws_col, ws.ws_row);
 	if (x->o->rec != NULL && ag_rec_resize(x->o->rec, ws.ws_col, ws.ws_row, &e) < 0)
 		x->r->rec_failed = 1;
 }
@@ -244,7 +243,7 @@ stop(struct relay *x, long long *kill_at)
 {
 	if (*kill_at != 0)
 		return;
-	(void)ssh_channel_request_send_signal(x->ch, "TERM");
+	(void)ag_ssh.ssh_channel_request_send_signal(x->ch, "TERM");
 	*kill_at = now_ms() + GRACE_MS;
 }
 
@@ -329,7 +328,7 @@ relay_loop(struct relay *x, int sock)
 		}
 		/* once the command's output has ended, what the client types is
 		 * for the next prompt: it stays unread in our terminal */
-		if (in_open && !x->out.eof && ssh_channel_window_size(x->ch) > 0) {
+		if (in_open && !x->out.eof && ag_ssh.ssh_channel_window_size(x->ch) > 0) {
 			pf[np].fd = o->in_fd;
 			pf[np].events = POLLIN;
 			iin = np++;
@@ -368,7 +367,7 @@ relay_loop(struct relay *x, int sock)
 		    push_stdin(x, &in_open, buf) < 0) {
 			in_open = 0;
 			if (!o->pty)
-				ssh_channel_send_eof(x->ch);
+				ag_ssh.ssh_channel_send_eof(x->ch);
 		}
 		if ((iout >= 0 && (pf[iout].revents & (POLLERR | POLLHUP))) ||
 		    (ierr >= 0 && (pf[ierr].revents & (POLLERR | POLLHUP)))) {
@@ -415,7 +414,7 @@ ag_upconn_run(struct ag_upconn *c, const struct ag_uprun_opts *o, struct ag_run_
 	cb.userdata = &x;
 	cb.channel_exit_signal_function = on_exit_signal;
 	ssh_callbacks_init(&cb);
-	ssh_set_channel_callbacks(x.ch, &cb);
+	ag_ssh.ssh_set_channel_callbacks(x.ch, &cb);
 	x.out = (struct stream){ .name = "stdout", .fd = o->out_fd };
 	x.err = (struct stream){ .name = "stderr", .fd = o->err_fd, .is_stderr = 1 };
 	ag_strbuf_init(&x.out.pend, PENDING_MAX);
@@ -432,7 +431,7 @@ ag_upconn_run(struct ag_upconn *c, const struct ag_uprun_opts *o, struct ag_run_
 	if (o->err_fd != o->out_fd || o->pty)
 		set_nonblock(o->err_fd, &err_fl);
 	if (o->in_fd < 0)
-		ssh_channel_send_eof(x.ch);
+		ag_ssh.ssh_channel_send_eof(x.ch);
 	if (o->rec != NULL && o->pty) {
 		struct ag_err e;
 
@@ -440,16 +439,16 @@ ag_upconn_run(struct ag_upconn *c, const struct ag_uprun_opts *o, struct ag_run_
 			r->rec_failed = 1;
 	}
 
-	relay_loop(&x, ssh_get_fd(c->s));
+	relay_loop(&x, ag_ssh.ssh_get_fd(c->s));
 
 	/* the client may be gone: what is queued for it is dropped */
 	(void)flush(&x.out);
 	(void)flush(&x.err);
-	if (!ssh_channel_is_closed(x.ch) && (r->timed_out || r->cancelled || r->terminated ||
+	if (!ag_ssh.ssh_channel_is_closed(x.ch) && (r->timed_out || r->cancelled || r->terminated ||
 	    r->client_gone))
-		ssh_channel_close(x.ch);
+		ag_ssh.ssh_channel_close(x.ch);
 	st = r->timed_out || r->cancelled || r->terminated || r->client_gone ? -1 :
-	    ssh_channel_get_exit_status(x.ch);
+	    ag_ssh.ssh_channel_get_exit_status(x.ch);
 	if (x.exit_signal != 0) {
 		r->signal = x.exit_signal;
 		r->status = 128 + x.exit_signal;
@@ -461,9 +460,9 @@ ag_upconn_run(struct ag_upconn *c, const struct ag_uprun_opts *o, struct ag_run_
 		r->status = 130;
 	/* libssh keeps a channel the far end has not closed yet past
 	 * ssh_channel_free(): our callbacks, on this stack, must go first */
-	ssh_remove_channel_callbacks(x.ch, &cb);
-	ssh_channel_close(x.ch);
-	ssh_channel_free(x.ch);
+	ag_ssh.ssh_remove_channel_callbacks(x.ch, &cb);
+	ag_ssh.ssh_channel_close(x.ch);
+	ag_ssh.ssh_channel_free(x.ch);
 	if (out_fl >= 0)
 		(void)fcntl(o->out_fd, F_SETFL, out_fl);
 	if (err_fl >= 0)

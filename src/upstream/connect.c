@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <libssh/libssh.h>
+#include "common/sshlib.h"
 
 #include "common/strbuf.h"
 #include "upstream/upstream.h"
@@ -34,14 +34,14 @@ fingerprint(ssh_key key, char *out, size_t outlen)
 	char *fp;
 
 	out[0] = '\0';
-	if (key == NULL || ssh_get_publickey_hash(key, SSH_PUBLICKEY_HASH_SHA256, &hash,
+	if (key == NULL || ag_ssh.ssh_get_publickey_hash(key, SSH_PUBLICKEY_HASH_SHA256, &hash,
 	    &hlen) < 0)
 		return;
-	if ((fp = ssh_get_fingerprint_hash(SSH_PUBLICKEY_HASH_SHA256, hash, hlen)) != NULL) {
+	if ((fp = ag_ssh.ssh_get_fingerprint_hash(SSH_PUBLICKEY_HASH_SHA256, hash, hlen)) != NULL) {
 		snprintf(out, outlen, "%s", fp);
-		ssh_string_free_char(fp);
+		ag_ssh.ssh_string_free_char(fp);
 	}
-	ssh_clean_pubkey_hash(&hash);
+	ag_ssh.ssh_clean_pubkey_hash(&hash);
 }
 
 /*
@@ -69,14 +69,14 @@ load_key(const struct ag_upstream *u, ssh_key *key, char *fp, size_t fplen,
 		    "it is not used", u->name, u->key);
 	}
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	rc = ssh_pki_import_privkey_file(path, NULL, NULL, NULL, key);
+	rc = ag_ssh.ssh_pki_import_privkey_file(path, NULL, NULL, NULL, key);
 	close(fd);
 	if (rc != SSH_OK)
 		return ag_err_set(err, "upstream '%s': %s is not a private key libssh can use "
 		    "(an OpenSSH key without a passphrase)", u->name, u->key);
-	if (ssh_pki_export_privkey_to_pubkey(*key, &pub) == SSH_OK) {
+	if (ag_ssh.ssh_pki_export_privkey_to_pubkey(*key, &pub) == SSH_OK) {
 		fingerprint(pub, fp, fplen);
-		ssh_key_free(pub);
+		ag_ssh.ssh_key_free(pub);
 	}
 	return 0;
 }
@@ -90,19 +90,19 @@ set_options(ssh_session s, const struct ag_upstream *u, struct ag_err *err)
 	int fail = 0;
 
 	/* first: nothing of ~/.ssh/config or /etc/ssh/ssh_config applies */
-	fail |= ssh_options_set(s, SSH_OPTIONS_PROCESS_CONFIG, &no) < 0;
-	fail |= ssh_options_set(s, SSH_OPTIONS_HOST, u->host) < 0;
-	fail |= ssh_options_set(s, SSH_OPTIONS_PORT, &port) < 0;
-	fail |= ssh_options_set(s, SSH_OPTIONS_USER, u->user) < 0;
-	fail |= ssh_options_set(s, SSH_OPTIONS_KNOWNHOSTS, u->known_hosts) < 0;
-	fail |= ssh_options_set(s, SSH_OPTIONS_GLOBAL_KNOWNHOSTS, u->known_hosts) < 0;
-	fail |= ssh_options_set(s, SSH_OPTIONS_TIMEOUT, &timeout) < 0;
-	fail |= ssh_options_set(s, SSH_OPTIONS_GSSAPI_DELEGATE_CREDENTIALS, &no) < 0;
+	fail |= ag_ssh.ssh_options_set(s, SSH_OPTIONS_PROCESS_CONFIG, &no) < 0;
+	fail |= ag_ssh.ssh_options_set(s, SSH_OPTIONS_HOST, u->host) < 0;
+	fail |= ag_ssh.ssh_options_set(s, SSH_OPTIONS_PORT, &port) < 0;
+	fail |= ag_ssh.ssh_options_set(s, SSH_OPTIONS_USER, u->user) < 0;
+	fail |= ag_ssh.ssh_options_set(s, SSH_OPTIONS_KNOWNHOSTS, u->known_hosts) < 0;
+	fail |= ag_ssh.ssh_options_set(s, SSH_OPTIONS_GLOBAL_KNOWNHOSTS, u->known_hosts) < 0;
+	fail |= ag_ssh.ssh_options_set(s, SSH_OPTIONS_TIMEOUT, &timeout) < 0;
+	fail |= ag_ssh.ssh_options_set(s, SSH_OPTIONS_GSSAPI_DELEGATE_CREDENTIALS, &no) < 0;
 	if (u->hostkey_algorithms != NULL)
-		fail |= ssh_options_set(s, SSH_OPTIONS_HOSTKEYS, u->hostkey_algorithms) < 0;
+		fail |= ag_ssh.ssh_options_set(s, SSH_OPTIONS_HOSTKEYS, u->hostkey_algorithms) < 0;
 	if (fail)
 		return ag_err_set(err, "upstream '%s': cannot set the client's options: %s",
-		    u->name, ssh_get_error(s));
+		    u->name, ag_ssh.ssh_get_error(s));
 	return 0;
 }
 
@@ -113,11 +113,11 @@ check_hostkey(ssh_session s, const struct ag_upstream *u, struct ag_upconn_info 
 {
 	ssh_key srv = NULL;
 
-	if (ssh_get_server_publickey(s, &srv) == SSH_OK) {
+	if (ag_ssh.ssh_get_server_publickey(s, &srv) == SSH_OK) {
 		fingerprint(srv, info->hostkey, sizeof(info->hostkey));
-		ssh_key_free(srv);
+		ag_ssh.ssh_key_free(srv);
 	}
-	switch (ssh_session_is_known_server(s)) {
+	switch (ag_ssh.ssh_session_is_known_server(s)) {
 	case SSH_KNOWN_HOSTS_OK:
 		return 0;
 	case SSH_KNOWN_HOSTS_CHANGED:
@@ -136,7 +136,7 @@ check_hostkey(ssh_session s, const struct ag_upstream *u, struct ag_upconn_info 
 		    u->known_hosts);
 	default:
 		return ag_err_set(err, "upstream '%s': cannot check its host key against %s: %s",
-		    u->name, u->known_hosts, ssh_get_error(s));
+		    u->name, u->known_hosts, ag_ssh.ssh_get_error(s));
 	}
 }
 
@@ -145,28 +145,33 @@ ag_upconn_open(const struct ag_upstream *u, struct ag_upconn_info *info, struct 
 {
 	struct ag_upconn *c;
 	ssh_key key = NULL;
+	struct ag_err e;
 
 	memset(info, 0, sizeof(*info));
+	if (ag_sshlib_load(&e) < 0) {
+		ag_err_set(err, "upstream '%s': %s", u->name, e.msg);
+		return NULL;
+	}
 	if ((c = calloc(1, sizeof(*c))) == NULL) {
 		ag_err_set(err, "out of memory");
 		return NULL;
 	}
 	c->up = u;
-	if ((c->s = ssh_new()) == NULL) {
+	if ((c->s = ag_ssh.ssh_new()) == NULL) {
 		ag_err_set(err, "upstream '%s': cannot make an SSH session", u->name);
 		goto fail;
 	}
 	if (set_options(c->s, u, err) < 0)
 		goto fail;
-	if (ssh_connect(c->s) != SSH_OK) {
+	if (ag_ssh.ssh_connect(c->s) != SSH_OK) {
 		ag_err_set(err, "upstream '%s': cannot connect to %s:%ld: %s", u->name, u->host,
-		    u->port, ssh_get_error(c->s));
+		    u->port, ag_ssh.ssh_get_error(c->s));
 		goto fail;
 	}
 	if (check_hostkey(c->s, u, info, err) < 0)
 		goto fail;
 	{
-		int one = 1, fd = ssh_get_fd(c->s);
+		int one = 1, fd = ag_ssh.ssh_get_fd(c->s);
 
 		/* requests and replies are small: Nagle and delayed ACKs would add
 		 * tens of ms to each; and no command of the agent's inherits it */
@@ -176,15 +181,15 @@ ag_upconn_open(const struct ag_upstream *u, struct ag_upconn_info *info, struct 
 	/* the key is read only now, and only by a gateway that got this far */
 	if (load_key(u, &key, info->key, sizeof(info->key), err) < 0)
 		goto fail;
-	if (ssh_userauth_publickey(c->s, NULL, key) != SSH_AUTH_SUCCESS) {
+	if (ag_ssh.ssh_userauth_publickey(c->s, NULL, key) != SSH_AUTH_SUCCESS) {
 		ag_err_set(err, "upstream '%s': %s@%s:%ld did not accept the gateway's key %s: %s",
-		    u->name, u->user, u->host, u->port, info->key, ssh_get_error(c->s));
+		    u->name, u->user, u->host, u->port, info->key, ag_ssh.ssh_get_error(c->s));
 		goto fail;
 	}
-	ssh_key_free(key);
+	ag_ssh.ssh_key_free(key);
 	return c;
 fail:
-	ssh_key_free(key);
+	ag_ssh.ssh_key_free(key);
 	ag_upconn_close(c);
 	return NULL;
 }
@@ -195,8 +200,8 @@ ag_upconn_close(struct ag_upconn *c)
 	if (c == NULL)
 		return;
 	if (c->s != NULL) {
-		ssh_disconnect(c->s);
-		ssh_free(c->s);
+		ag_ssh.ssh_disconnect(c->s);
+		ag_ssh.ssh_free(c->s);
 	}
 	free(c);
 }
@@ -216,20 +221,20 @@ ag_upconn_capture(struct ag_upconn *c, const char *req, size_t max, char **out,
 	if ((ch = ag_upconn_channel(c, req, 0, NULL, 0, 0, err)) == NULL)
 		return -1;
 	ag_strbuf_init(&sb, max);
-	ssh_channel_send_eof(ch);
-	while ((n = ssh_channel_read(ch, buf, sizeof(buf), 0)) > 0)
+	ag_ssh.ssh_channel_send_eof(ch);
+	while ((n = ag_ssh.ssh_channel_read(ch, buf, sizeof(buf), 0)) > 0)
 		if (ag_strbuf_append(&sb, buf, (size_t)n) < 0) {
 			ag_err_set(err, "upstream '%s': more than %zu bytes of state", c->up->name,
 			    max);
 			goto fail;
 		}
 	if (n == SSH_ERROR) {
-		ag_err_set(err, "upstream '%s': %s", c->up->name, ssh_get_error(c->s));
+		ag_err_set(err, "upstream '%s': %s", c->up->name, ag_ssh.ssh_get_error(c->s));
 		goto fail;
 	}
-	*status = ssh_channel_get_exit_status(ch);
-	ssh_channel_close(ch);
-	ssh_channel_free(ch);
+	*status = ag_ssh.ssh_channel_get_exit_status(ch);
+	ag_ssh.ssh_channel_close(ch);
+	ag_ssh.ssh_channel_free(ch);
 	if (ag_strbuf_addch(&sb, '\0') < 0) {
 		ag_err_set(err, "out of memory");
 		ag_strbuf_free(&sb);
@@ -239,8 +244,8 @@ ag_upconn_capture(struct ag_upconn *c, const char *req, size_t max, char **out,
 	(*outlen)--;
 	return 0;
 fail:
-	ssh_channel_close(ch);
-	ssh_channel_free(ch);
+	ag_ssh.ssh_channel_close(ch);
+	ag_ssh.ssh_channel_free(ch);
 	ag_strbuf_free(&sb);
 	return -1;
 }
@@ -251,24 +256,24 @@ ag_upconn_channel(struct ag_upconn *c, const char *req, int pty, const char *ter
 {
 	ssh_channel ch;
 
-	if ((ch = ssh_channel_new(c->s)) == NULL || ssh_channel_open_session(ch) != SSH_OK) {
+	if ((ch = ag_ssh.ssh_channel_new(c->s)) == NULL || ag_ssh.ssh_channel_open_session(ch) != SSH_OK) {
 		ag_err_set(err, "upstream '%s': cannot open a channel: %s", c->up->name,
-		    ssh_get_error(c->s));
+		    ag_ssh.ssh_get_error(c->s));
 		goto fail;
 	}
-	if (pty && ssh_channel_request_pty_size(ch, term, cols, rows) != SSH_OK) {
+	if (pty && ag_ssh.ssh_channel_request_pty_size(ch, term, cols, rows) != SSH_OK) {
 		ag_err_set(err, "upstream '%s': the host refused a terminal: %s", c->up->name,
-		    ssh_get_error(c->s));
+		    ag_ssh.ssh_get_error(c->s));
 		goto fail;
 	}
-	if (ssh_channel_request_exec(ch, req) != SSH_OK) {
+	if (ag_ssh.ssh_channel_request_exec(ch, req) != SSH_OK) {
 		ag_err_set(err, "upstream '%s': the host refused the command: %s", c->up->name,
-		    ssh_get_error(c->s));
+		    ag_ssh.ssh_get_error(c->s));
 		goto fail;
 	}
 	return ch;
 fail:
 	if (ch != NULL)
-		ssh_channel_free(ch);
+		ag_ssh.ssh_channel_free(ch);
 	return NULL;
 }

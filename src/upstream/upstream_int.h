@@ -2,7 +2,7 @@
 #ifndef AG_UPSTREAM_INT_H
 #define AG_UPSTREAM_INT_H
 
-#include <libssh/libssh.h>
+#include "common/sshlib.h"
 
 #include "common/config.h"
 #include "common/err.h"

@@ -113,9 +113,10 @@ ag_is "$w_err" "agentgate: policy unavailable; the administrator has been told" 
 
 # start-up maps only what every session needs: libcurl (and the TLS, HTTP/2,
 # LDAP and Kerberos libraries behind it) is loaded at the first HTTP
-# request, which the validator and audit tests make, and libedit when a
-# REPL on a terminal starts (repl_tty.sh, pty.sh)
-ag_is "$(ldd "$AG_DIR/agentgate" | grep -c 'libcurl\|libnghttp2\|libgnutls\|libldap\|libedit')" 0 \
-    "startup_maps_no_http_or_line_editing_libraries"
+# request, which the validator and audit tests make, libedit when a REPL on
+# a terminal starts (repl_tty.sh, pty.sh), and libssh (with GSSAPI and
+# Kerberos) for serve and upstreams (server.sh, bastion.sh)
+ag_is "$(ldd "$AG_DIR/agentgate" | grep -c 'libcurl\|libnghttp2\|libgnutls\|libldap\|libedit\|libssh\|libgssapi\|libkrb5')" 0 \
+    "startup_maps_no_http_ssh_or_line_editing_libraries"
 
 ag_done
