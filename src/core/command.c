@@ -601,31 +601,27 @@ stage_run(struct ag_core *core, struct cmd *c)
 	struct ag_run_opts o;
 	struct ag_err err;
 	enum next r;
+	int bare_exit, builtin;
 
 	c->rec.ran = 1;
-	/* what runs without the runner: its record first (admit_runner) */
+	/* what the gateway does itself (a bare exit, a lone cd/pushd/popd/dirs)
+	 * or sends upstream has no runner to wait for it: its record first */
+	bare_exit = c->xfer.kind == AG_XFER_NONE && ag_session_is_bare_exit(s, c->tree, &c->status);
+	builtin = !bare_exit && c->t == NULL && c->xfer.kind == AG_XFER_NONE &&
+	    ag_session_is_builtin(s, c->tree);
 	ag_err_clear(&err);
-	if ((c->t != NULL || (c->xfer.kind == AG_XFER_NONE &&
-	    (ag_session_is_bare_exit(s, c->tree, &c->status) ||
-	    ag_session_is_builtin(s, c->tree)))) && start_record(core, c, &err) < 0)
+	if ((c->t != NULL || bare_exit || builtin) && start_record(core, c, &err) < 0)
 		return refuse(c, "deny", c->why, "audit:required");
-	if (c->t != NULL) {
-		if (c->xfer.kind == AG_XFER_NONE &&
-		    ag_session_is_bare_exit(s, c->tree, &c->status)) {
-			c->end_session = 1;
-			return NEXT;
-		}
-		return run_upstream(core, c);
+	if (bare_exit) {
+		c->end_session = 1;
+		return NEXT;
 	}
-	if (c->xfer.kind == AG_XFER_NONE) {
-		/* what the gateway does itself: a bare exit, a lone cd/pushd/popd/dirs */
-		if (ag_session_is_bare_exit(s, c->tree, &c->status)) {
-			c->end_session = 1;
-			return NEXT;
-		}
+	if (c->t != NULL)
+		return run_upstream(core, c);
+	if (builtin) {
 		fflush(stdout);
-		if (ag_session_try_builtin(s, c->tree, stdout, stderr, &c->status))
-			return NEXT;
+		(void)ag_session_try_builtin(s, c->tree, stdout, stderr, &c->status);
+		return NEXT;
 	}
 	ag_err_clear(&err);
 	if (ag_core_sandbox(core, &err) < 0 || (c->asked && grant_asked(core, c, &err) < 0)) {

@@ -627,8 +627,8 @@ relay_end(struct stream *s)
 /*
  * What no redactor has to see moves from the command's pipe to ours in the
  * kernel (splice), up to the output cap; reaching the cap, a redactor, or a
- * destination splice refuses takes the copying path below.  1: done (*rc
- * is pump's result); 0: copy instead.
+ * destination splice refuses, and the end of the stream, take the copying
+ * path below.  1: done (*rc is pump's result); 0: copy instead.
  */
 static int
 pump_splice(struct stream *s, const struct ag_run_opts *o, struct ag_run_result *r, int *rc)
@@ -650,12 +650,8 @@ pump_splice(struct stream *s, const struct ag_run_opts *o, struct ag_run_result 
 		s->seen += (unsigned long long)n;
 		return 1;
 	}
-	if (n == 0) {
-		close(s->fd);
-		s->fd = -1;
-		*rc = relay_end(s);
-		return 1;
-	}
+	if (n == 0)
+		return 0;	/* the end: the copying path sees it too */
 	if (errno == EINTR || errno == EAGAIN)
 		return 1;
 	if (errno == EINVAL || errno == ENOSYS) {

@@ -81,14 +81,16 @@ ag_is "$v_out" "piped" "exec_stdin_reaches_command"
 # a single program is the runner itself (bash execs it: no second process
 # waiting for it), as with plain `ssh host cmd`; a REPL line too, though it
 # ends in its own newline
-printf 'sleep 60\n' | ag_ssh >/dev/null 2>&1 &
+# (cat waits on a fifo the test opens once it has looked)
+mkfifo -m 0666 "$AG_DIR/one.fifo"
+printf 'cat %s\n' "$AG_DIR/one.fifo" | ag_ssh >/dev/null 2>&1 &
 ssh_pid=$!
-ag_wait_until 30 pgrep -u "$AG_USER" -x sleep >/dev/null
-sl=$(pgrep -u "$AG_USER" -x sleep | head -n 1)
-ag_is "$(cat "/proc/$(ps -o ppid= -p "$sl" | tr -d ' ')/comm" 2>/dev/null)" agentgate \
+ag_wait_until 30 pgrep -u "$AG_USER" -x cat >/dev/null
+one=$(pgrep -u "$AG_USER" -x cat | head -n 1)
+ag_is "$(cat "/proc/$(ps -o ppid= -p "$one" | tr -d ' ')/comm" 2>/dev/null)" agentgate \
     "single_command_runs_in_the_runner_process"
-kill "$sl" 2>/dev/null
-wait "$ssh_pid" 2>/dev/null
+echo released > "$AG_DIR/one.fifo"
+wait "$ssh_pid"
 
 # the command holds its stdio and nothing of the gateway's (the runner's
 # gate, the script's fd): ls sees only those and its own directory
