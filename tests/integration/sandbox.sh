@@ -306,6 +306,34 @@ ag_like "$(ag_audit_query 'r[-2].get("reason")')" "sftp is off for profile esc" 
     "sftp off: refused with a message"
 ag_is "$(ag_audit_query 'r[-2].get("rule") == "file_transfer" and r[-2].get("decision") == "deny"')" yes \
     "sftp off: audited"
+# ... and in syslog, where sshd logs too.  Only where the machine has no
+# syslog daemon of its own (CI's): a listener on /dev/log for this check.
+if [ ! -e /dev/log ]; then
+	"$AG_PYTHON" - "$AG_DIR/syslog" <<'EOF' &
+import os, socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind("/dev/log")
+os.chmod("/dev/log", 0o666)
+out = open(sys.argv[1] + ".tmp", "ab", buffering=0)
+os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+while True:
+    out.write(s.recv(65536) + b"\n")
+EOF
+	SYSLOG_PID=$!
+	trap 'kill $LISTENER $SYSLOG_PID 2>/dev/null; rm -f /dev/log; ag_cleanup' EXIT
+	ag_wait_until 30 test -e "$AG_DIR/syslog"
+	ag_run t -s sftp < /dev/null
+	ag_wait_until 30 grep -q 'refused sftp for' "$AG_DIR/syslog"
+	# <85>: facility authpriv (10), severity notice (5)
+	ag_like "$(grep -a 'refused sftp for' "$AG_DIR/syslog")" \
+	    "^<85>.*refused sftp for user=$AG_USER profile=esc: sftp is off for profile esc" \
+	    "sftp off: the reason is in syslog, facility authpriv"
+	kill "$SYSLOG_PID" 2>/dev/null
+	rm -f /dev/log
+	SYSLOG_PID=
+else
+	echo "# /dev/log belongs to this machine's syslog daemon: its log is not read here"
+fi
 
 # ---- kernel without Landlock (simulated) ---------------------------------------------
 policy required '["/"]' '"off"'
