@@ -79,6 +79,9 @@ ag_like "$(dpkg-deb -c "$PAMDEB")" '\./lib/[a-z0-9_-]+/security/pam_agentgate\.s
 # that was there before the package stays after its purge
 flock /run/agentgate-test.lock sh -c "getent group $G >/dev/null || groupadd --system $G" || exit 99
 getent passwd agentgate >/dev/null && had_user=1 || had_user=0
+# a log directory left by an earlier install or an admin's mkdir, which the
+# gateway could not write
+mkdir -p /var/log/agentgate && chown root:root /var/log/agentgate && chmod 0755 /var/log/agentgate
 out=$(DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
     "$DEB" "$PAMDEB" 2>&1)
 rc=$?
@@ -87,7 +90,7 @@ mkdir -p /var/lib/agentgate && touch /var/lib/agentgate/installed-by-test
 ag_is "$rc" 0 "the packages install" "$(printf '%s\n' "$out" | tail -n 10)"
 ag_is "$(stat -c '%U:%G %a' /usr/bin/agentgate)" "root:$G 2755" "the gateway is set-group-ID $G"
 ag_is "$(stat -c '%U:%G %a' /var/log/agentgate /var/log/agentgate/recordings | tr '\n' ' ')" \
-    "root:$G 2770 root:$G 2770 " "the log directories are the group's alone"
+    "root:$G 2770 root:$G 2770 " "the log directories are the group's alone (one that was there too)"
 ag_ok "the system user for sshd's AuthorizedKeysCommand exists" getent passwd agentgate
 ag_like "$(cat /var/lib/dpkg/info/agentgate.conffiles)" '/etc/agentgate/agentgate.yaml' \
     "the example policy is a conffile"
