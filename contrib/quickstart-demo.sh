@@ -148,7 +148,13 @@ ag_ssh_argv
 echo "== sshd is listening on 127.0.0.1:$PORT; ForceCommand: $AG_FORCE_COMMAND"
 
 session_args=("$AG_AUDIT")
-[ "$PROFILE" = developer ] && session_args=(--developer "$AG_AUDIT")
+if [ "$PROFILE" = developer ]; then
+	session_args=(--developer "$AG_AUDIT")
+	# the scripted session's project starts from an empty directory at
+	# every run (a second git init would meet the kernel's hold on
+	# .git/config); the rest of ~/work is the user's
+	rm -rf -- "$home/work/hello"
+fi
 bash "$repo/contrib/demo/agent-session.sh" "${session_args[@]}" "${AG_SSH[@]}"
 
 cat <<EOF

@@ -75,4 +75,19 @@ bash "$top_srcdir/contrib/quickstart-demo.sh" stop >/dev/null 2>&1
 ag_ok "stop removes the demo" test ! -e "$DEMO"
 ag_ok "and the link to its policy" sh -c "! ls -l /usr/local/etc/agentgate/agentgate.yaml 2>/dev/null | grep -q agentgate-demo"
 ag_ok "and its sshd is gone" sh -c "! (exec 3<>/dev/tcp/127.0.0.1/$PORT) 2>/dev/null"
+
+# the developer tier's demo, twice as a user trying it again would: its
+# project starts from nothing each time, and every step does what it says
+for run in first second; do
+	out=$(AGENTGATE_BUILD=$top_builddir DEMO_PORT=$PORT DEMO_PROFILE=developer \
+	    bash "$top_srcdir/contrib/quickstart-demo.sh" 2>&1)
+	ag_is "$?" 0 "the developer demo runs ($run time)" "$(printf '%s\n' "$out" | tail -n 15)"
+	ag_like "$(printf '%s\n' "$out" | grep -cx 'initialised\|all tests passed')" '^2$' \
+	    "its project is initialised, built and tested ($run time)" \
+	    "$(printf '%s\n' "$out" | sed -n '/== 1/,/== 2/p')"
+	ag_unlike "$out" '(^|\n)(error|fatal):' "no step fails ($run time)" \
+	    "$(printf '%s\n' "$out" | grep -E '^(error|fatal):')"
+	ag_like "$out" "'git push' is denied" "and the push is refused ($run time)"
+done
+bash "$top_srcdir/contrib/quickstart-demo.sh" stop >/dev/null 2>&1
 ag_done
