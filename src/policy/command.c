@@ -226,7 +226,14 @@ no_rule(struct ag_walker *w, const struct ag_prog *p, const char *name, const ch
 		    w->prof->name ? w->prof->name : "?");
 		ag_walk_allow_as(w, rid2, "allowed: '%s' will lie beneath paths.exec",
 		    ag_walk_excerpt(name, ex, sizeof(ex)));
-	} else if (rc != 0)
+	} else if (rc != 0 && name[0] != '/' && strchr(name, '/') != NULL &&
+	    w->prof->tier == AG_TIER_DEVELOPER && !w->cwd->unknown && w->cwd->n > 1)
+		/* `cd d; cc -o t t.c && ./t`: the shell may still be where it
+		 * was if cd failed, and that is not beneath paths.exec */
+		ag_walk_refuse_unknown(w, name, " (no such program yet, and after a 'cd' "
+		    "joined by ';' or '||' it may be run from the directory before the "
+		    "'cd', outside paths.exec: join them with '&&')");
+	else if (rc != 0)
 		ag_walk_refuse_unknown(w, name, strchr(name, '/') ? " (no such program)"
 		    : " (and not found in PATH)");
 	else if (strchr(name, '/') != NULL && w->prof->nallow > 0) {

@@ -1496,6 +1496,32 @@ unknown_reason_names_allowed(void **state)
 	ag_decision_free(&d);
 }
 
+/* `cd d; cc -o t t.c && ./t`: the refusal says why, and what to write */
+static void
+unbuilt_after_cd_reason(void **state)
+{
+	struct ag_decision d;
+
+	(void)state;
+	decide_in("tier", "cd /; ./not-built-yet", work, envv, &d);
+	assert_int_equal(d.verdict, AG_DENY);
+	assert_string_equal(d.rule, "unknown");
+	assert_non_null(strstr(d.reason, "no such program yet"));
+	assert_non_null(strstr(d.reason, "join them with '&&'"));
+	ag_decision_free(&d);
+
+	/* only one directory it can be run from, outside paths.exec */
+	decide_in("tier", "cd / && ./not-built-yet", work, envv, &d);
+	assert_int_equal(d.verdict, AG_DENY);
+	assert_non_null(strstr(d.reason, "(no such program);"));
+	ag_decision_free(&d);
+
+	/* both directories beneath paths.exec: it runs */
+	decide_in("tier", "cd sub; ./not-built-yet", work, envv, &d);
+	assert_int_equal(d.verdict, AG_ALLOW);
+	ag_decision_free(&d);
+}
+
 static void
 write_reason_names_paths(void **state)
 {
@@ -1920,6 +1946,7 @@ main(void)
 		cmocka_unit_test(decide_on_tree_without_source),
 		cmocka_unit_test(nul_byte_refused),
 		cmocka_unit_test(wrappers_listed),
+		cmocka_unit_test(unbuilt_after_cd_reason),
 		cmocka_unit_test(registry_is_sound),
 		cmocka_unit_test(every_builtin_is_one),
 		cmocka_unit_test(envsan_sets),
