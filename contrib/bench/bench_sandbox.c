@@ -71,7 +71,7 @@ one(const struct ag_sandbox *sb, char **cenv, int exec_bash)
 	    (char[]){ "-c" }, script, NULL };
 	double t0 = now_us();
 	pid_t pid;
-	int st;
+	int st, inner;
 
 	snprintf(script, sizeof(script), "%s:\n", ag_sandbox_script_guard(sb));
 	if ((pid = fork()) < 0) {
@@ -79,11 +79,11 @@ one(const struct ag_sandbox *sb, char **cenv, int exec_bash)
 		exit(1);
 	}
 	if (pid == 0) {
-		if (ag_sandbox_child(sb) < 0)
+		if (ag_sandbox_child(sb, &inner) < 0)
 			_exit(125);
 		if (!exec_bash)
 			_exit(0);
-		if (ag_sandbox_child_fds(sb, 3, 0) < 0)
+		if (ag_sandbox_child_fds(sb, inner, 3, 0) < 0)
 			_exit(125);
 		execve(AG_BASH, argv, cenv);
 		_exit(127);

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "common/log.h"
@@ -131,12 +132,61 @@ ag_privsep_scrub_env(struct ag_err *err)
 	return 0;
 }
 
+/*
+ * Real, effective and saved gid back to the caller's, and checked: a
+ * silent failure would hand the agent the audit log.
+ */
+static int
+give_up_group(int (*setres)(gid_t, gid_t, gid_t))
+{
+	gid_t r, e, s;
+
+	if (!holding)
+		return 0;
+	if (setres(caller_gid, caller_gid, caller_gid) < 0)
+		return -1;
+	if (getresgid(&r, &e, &s) < 0 || r != caller_gid || e != caller_gid || s != caller_gid ||
+	    (geteuid() != 0 && setres((gid_t)-1, priv_gid, (gid_t)-1) == 0)) {
+		errno = EPERM;
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The system call itself, not glibc's wrapper: setresgid(3) in a process
+ * that once had threads (the exec supervisor's) signals them all through
+ * shared state, and a child may share the gateway's memory until it
+ * execs.  A child has one thread, so the call covers all of it.
+ */
+static int
+sys_setresgid(gid_t r, gid_t e, gid_t s)
+{
+	return (int)syscall(SYS_setresgid, r, e, s);
+}
+
+/* The gateway's own fds, closed (and forgotten, when the memory is ours). */
+static void
+close_private(int forget)
+{
+	size_t i;
+
+	for (i = 0; i < PRIVATE_FDS; i++)
+		if (private_fds[i] >= 0) {
+			close(private_fds[i]);
+			if (forget)
+				private_fds[i] = -1;
+		}
+}
+
 int
 ag_privsep_drop(struct ag_err *err)
 {
 	if (!holding)
 		return 0;
-	if (ag_privsep_child() < 0)
+	close_private(1);
+	/* the whole process, whatever threads it has: glibc's call */
+	if (give_up_group(setresgid) < 0)
 		return ag_err_set(err, "cannot give up group %lu: %s", (unsigned long)priv_gid,
 		    strerror(errno));
 	holding = 0;
@@ -173,27 +223,17 @@ ag_privsep_close(int *fd)
 }
 
 int
+ag_privsep_child_exec(void)
+{
+	close_private(0);
+	return give_up_group(sys_setresgid);
+}
+
+int
 ag_privsep_child(void)
 {
-	gid_t r, e, s;
-	size_t i;
-
-	for (i = 0; i < PRIVATE_FDS; i++)
-		if (private_fds[i] >= 0) {
-			close(private_fds[i]);
-			private_fds[i] = -1;
-		}
-	if (!holding)
-		return 0;
-	if (setresgid(caller_gid, caller_gid, caller_gid) < 0)
-		return -1;
-	/* a silent failure would hand the agent the audit log */
-	if (getresgid(&r, &e, &s) < 0 || r != caller_gid || e != caller_gid || s != caller_gid ||
-	    (geteuid() != 0 && setegid(priv_gid) == 0)) {
-		errno = EPERM;
-		return -1;
-	}
-	return 0;
+	close_private(1);
+	return give_up_group(sys_setresgid);
 }
 
 /* Switching between the two gids we hold cannot fail; if it did, going on

@@ -53,6 +53,11 @@ int	ag_privsep_drop(struct ag_err *err);
  * errno on failure (the child must then _exit).
  */
 int	ag_privsep_child(void);
+/*
+ * The same for a child that execs next and may share the gateway's memory
+ * until then (vfork-like): it writes to no memory of the gateway's.
+ */
+int	ag_privsep_child_exec(void);
 
 /*
  * The gateway's own fds (audit log, its lock and spool, the recording):

@@ -1307,7 +1307,6 @@ ag_sandbox_exec_path(const struct ag_sandbox *sb, size_t i)
 
 /* the inner ruleset's fd in the child, moved out of the way of the caller's
  * fd shuffle (fork gives each child its own copy of this variable) */
-static int child_inner_fd = -1;
 
 int
 ag_sandbox_child_enter(const struct ag_sandbox *sb)
@@ -1316,7 +1315,6 @@ ag_sandbox_child_enter(const struct ag_sandbox *sb)
 	    RLIMIT_AS, RLIMIT_DATA };
 	int i;
 
-	child_inner_fd = -1;
 	if (sb == NULL)
 		return 0;
 	for (i = 0; i < RL_COUNT; i++)
@@ -1326,7 +1324,7 @@ ag_sandbox_child_enter(const struct ag_sandbox *sb)
 		return 0;
 	if (sb->nnp && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return -1;
-	if (sb->ns_user_fd < 0)
+	if (!ag_sandbox_child_joins(sb))
 		return 0;
 	/* the user namespace first: it grants what joining the others needs */
 	if (setns(sb->ns_user_fd, CLONE_NEWUSER) < 0 || setns(sb->ns_mnt_fd, CLONE_NEWNS) < 0 ||
@@ -1334,6 +1332,12 @@ ag_sandbox_child_enter(const struct ag_sandbox *sb)
 	    (sb->ns_net_fd >= 0 && setns(sb->ns_net_fd, CLONE_NEWNET) < 0))
 		return -1;
 	return 1;
+}
+
+int
+ag_sandbox_child_joins(const struct ag_sandbox *sb)
+{
+	return sb != NULL && sb->mode != AG_SANDBOX_OFF && sb->ns_user_fd >= 0;
 }
 
 int
@@ -1419,17 +1423,18 @@ ag_sandbox_grant_end(struct ag_sandbox *sb)
 }
 
 int
-ag_sandbox_child(const struct ag_sandbox *sb)
+ag_sandbox_child(const struct ag_sandbox *sb, int *inner)
 {
-	return ag_sandbox_child_enter(sb) < 0 ? -1 : ag_sandbox_child_confine(sb);
+	*inner = -1;
+	return ag_sandbox_child_enter(sb) < 0 ? -1 : ag_sandbox_child_confine(sb, inner);
 }
 
 int
-ag_sandbox_child_confine(const struct ag_sandbox *sb)
+ag_sandbox_child_confine(const struct ag_sandbox *sb, int *inner_out)
 {
 	int inner;
 
-	child_inner_fd = -1;
+	*inner_out = -1;
 	if (sb == NULL || sb->mode == AG_SANDBOX_OFF)
 		return 0;
 	if (sb->seccomp && prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &sb->fprog, 0, 0) < 0)
@@ -1441,29 +1446,28 @@ ag_sandbox_child_confine(const struct ag_sandbox *sb)
 		return 0;
 	if (sb->inner_in_child)
 		return syscall(SYS_landlock_restrict_self, inner, 0) < 0 ? -1 : 0;
-	if ((child_inner_fd = fcntl(inner, F_DUPFD_CLOEXEC, 64)) < 0)
+	if ((*inner_out = fcntl(inner, F_DUPFD_CLOEXEC, 64)) < 0)
 		return -1;
 	return 0;
 }
 
 int
-ag_sandbox_child_fds(const struct ag_sandbox *sb, int first, int nkeep)
+ag_sandbox_child_fds(const struct ag_sandbox *sb, int inner, int first, int nkeep)
 {
 	(void)sb;
 	if (first > AG_SANDBOX_FD || nkeep < 0) {
 		errno = EINVAL;
 		return -1;
 	}
-	if (child_inner_fd < 0) {
+	if (inner < 0) {
 		ag_close_range((unsigned)first, AG_SANDBOX_FD);
 		ag_close_range(AG_SANDBOX_FD + 1 + (unsigned)nkeep, ~0U);
 		return 0;
 	}
-	if (dup2(child_inner_fd, AG_SANDBOX_FD) < 0)
+	if (dup2(inner, AG_SANDBOX_FD) < 0)
 		return -1;
 	ag_close_range((unsigned)first, AG_SANDBOX_FD - 1);
 	ag_close_range(AG_SANDBOX_FD + 1 + (unsigned)nkeep, ~0U);
-	child_inner_fd = -1;
 	return 0;
 }
 

@@ -135,21 +135,27 @@ const char *ag_sandbox_script_guard(const struct ag_sandbox *sb);
  * is none.
  *
  * ag_sandbox_child_confine: seccomp, the outer ruleset (after which the
- * process can no longer mount); the inner ruleset's fd is kept aside for
- * the next step.  ag_sandbox_child does both steps in one.
+ * process can no longer mount); the inner ruleset's fd is kept aside in
+ * *inner (-1 when there is none) for the next step.  ag_sandbox_child
+ * does both steps in one.
  *
  * ag_sandbox_child_fds: once fds 0 .. first-1 are in place (first <=
  * AG_SANDBOX_FD), and the caller's nkeep fds right above AG_SANDBOX_FD,
- * puts the inner ruleset at AG_SANDBOX_FD and closes every other fd from
- * first up; replaces the caller's own close loop.
+ * puts the inner ruleset (inner, from the step before) at AG_SANDBOX_FD
+ * and closes every other fd from first up; replaces the caller's own
+ * close loop.
  *
  * Both return 0, or -1 with errno set: the caller must then _exit without
- * running anything.
+ * running anything.  None of them writes to memory but its own stack, so
+ * a child that shares the gateway's memory until it execs (runner.c) may
+ * call them.  ag_sandbox_child_joins says whether ag_sandbox_child_enter
+ * would join namespaces (and the child must fork once more).
  */
 int	ag_sandbox_child_enter(const struct ag_sandbox *sb);
-int	ag_sandbox_child_confine(const struct ag_sandbox *sb);
-int	ag_sandbox_child(const struct ag_sandbox *sb);
-int	ag_sandbox_child_fds(const struct ag_sandbox *sb, int first, int nkeep);
+int	ag_sandbox_child_joins(const struct ag_sandbox *sb);
+int	ag_sandbox_child_confine(const struct ag_sandbox *sb, int *inner);
+int	ag_sandbox_child(const struct ag_sandbox *sb, int *inner);
+int	ag_sandbox_child_fds(const struct ag_sandbox *sb, int inner, int first, int nkeep);
 
 /*
  * After each command: every process the command left in the session's PID

@@ -128,7 +128,7 @@ run_in(const struct ag_sandbox *sb, const char *script, int as_nobody, int drop_
 	if (pid == 0) {
 		char *argv[] = { (char[]){ "bash" }, (char[]){ "--noprofile" }, (char[]){ "--norc" },
 		    (char[]){ "-c" }, full, NULL };
-		int fd = open("/dev/null", O_RDONLY);
+		int fd = open("/dev/null", O_RDONLY), inner;
 
 		if (fd < 0 || dup2(fd, 0) < 0)
 			_exit(125);
@@ -136,9 +136,9 @@ run_in(const struct ag_sandbox *sb, const char *script, int as_nobody, int drop_
 		if (as_nobody && getuid() == 0 && (setgroups(0, NULL) < 0 || setgid(65534) < 0 ||
 		    setuid(65534) < 0 || prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0))
 			_exit(125);
-		if (ag_sandbox_child(sb) < 0)
+		if (ag_sandbox_child(sb, &inner) < 0)
 			_exit(125);
-		if (ag_sandbox_child_fds(sb, 3, 0) < 0)
+		if (ag_sandbox_child_fds(sb, inner, 3, 0) < 0)
 			_exit(125);
 		execve(AG_BASH, argv, env);
 		_exit(127);
