@@ -664,7 +664,10 @@ child_entry(void *arg)
  * the gateway's must not run in the child (which resets them all before
  * it unblocks).  A child that must fork again (into the session's PID
  * namespace), start the exec supervisor's thread side, or take a
- * terminal gets a copy of its own, as before.
+ * terminal gets a copy of its own, as before.  A child that stalls before
+ * its exec (a working directory on a file system that hangs) holds the
+ * gateway with it, where a forked one would have been timed out; the
+ * second step of agentgate terminate (SIGKILL) still ends both.
  */
 static pid_t
 spawn_runner(struct child_args *ca)
