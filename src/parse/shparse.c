@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "parse/shparse.h"
 #include "common/utf8.h"
@@ -162,7 +163,15 @@ nomem(struct parser *p)
 #endif
 
 #define ARENA_CHUNK	(32 * 1024)	/* the first chunk for small pieces */
-#define ARENA_CHUNK_MAX	(1024 * 1024)	/* later ones double up to this */
+#define ARENA_CHUNK_MAX	(4 * 1024 * 1024)	/* later ones double up to this */
+/*
+ * A chunk this big is aligned for, and asks for, transparent huge pages:
+ * a big tree is new memory at every parse, and taking it a 4 KiB page
+ * fault at a time cost more than building the tree (a 1 MiB command: 13,000
+ * faults for 52 MiB).  With THP off (or unavailable) the request is only
+ * ignored.
+ */
+#define ARENA_HUGE	(2 * 1024 * 1024)
 #define ARENA_BIG	(64 * 1024)	/* a piece this big has a chunk of its own */
 /* No input may make the tree grow without bound: a 1 MiB command of the
  * densest shape (a million unclosed `[`) needs about 150 MiB. */
@@ -209,8 +218,18 @@ chunk_new(struct ag_sh_arena *a, size_t size)
 {
 	struct arena_chunk *c;
 
-	if (size > ARENA_LIMIT || a->total > ARENA_LIMIT - size ||
-	    (c = malloc(sizeof(*c) + size)) == NULL)
+	if (size > ARENA_LIMIT || a->total > ARENA_LIMIT - size)
+		return NULL;
+	if (size >= ARENA_HUGE) {
+		void *q;
+
+		if (posix_memalign(&q, ARENA_HUGE, sizeof(*c) + size) != 0)
+			return NULL;
+		c = q;
+#ifdef MADV_HUGEPAGE
+		(void)madvise(c, (sizeof(*c) + size) & ~(size_t)(ARENA_HUGE - 1), MADV_HUGEPAGE);
+#endif
+	} else if ((c = malloc(sizeof(*c) + size)) == NULL)
 		return NULL;
 	c->size = size;
 	c->used = 0;
