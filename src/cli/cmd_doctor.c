@@ -352,6 +352,37 @@ check_forcecommand(struct doctor *d, const struct sshd_conf *c, const struct who
 	    "the agent can change %s: chown root:root and chmod 755 it", prog);
 }
 
+/*
+ * Agents' MCP clients and scripts open subsystems of their own (agentgate(8),
+ * AGENT PROTOCOLS), and sshd refuses a subsystem it has no line for,
+ * ForceCommand or not.  They are optional: a missing one is a NOTE.
+ */
+static void
+check_subsystems(struct doctor *d, const struct sshd_conf *c)
+{
+	static const char *const names[] = { "mcp", "agentgate-json" };
+	int have[2] = { 0, 0 }, k;
+	const char *v;
+	size_t i, n;
+
+	for (k = 0; (v = sshd_get_nth(c, "subsystem", k)) != NULL; k++)
+		for (i = 0; i < 2; i++) {
+			n = strlen(names[i]);
+			if (strncmp(v, names[i], n) == 0 && (v[n] == ' ' || v[n] == '\t'))
+				have[i] = 1;
+		}
+	if (have[0] && have[1]) {
+		check(d, 1, "Subsystem mcp and agentgate-json are set (ssh -s HOST mcp reaches "
+		    "the gateway)", "%s", "");
+		return;
+	}
+	for (i = 0; i < 2; i++)
+		if (!have[i])
+			printf("NOTE  no 'Subsystem %s' line: sshd refuses 'ssh -s HOST %s' "
+			    "(add it outside any Match block, as etc/sshd_config.d/agentgate.conf "
+			    "does)\n", names[i], names[i]);
+}
+
 static void
 check_forwarding(struct doctor *d, const struct sshd_conf *c)
 {
@@ -1014,6 +1045,7 @@ ag_cmd_doctor(int argc, char **argv)
 		    sshd_config ? " -f " : "", sshd_config ? sshd_config : "");
 	} else {
 		check_forcecommand(&d, &sc, &w, user, prog, sizeof(prog));
+		check_subsystems(&d, &sc);
 		check_forwarding(&d, &sc);
 		check_sshd_simple(&d, &sc, "permituserrc", "PermitUserRC", "no",
 		    "~/.ssh/rc would run before the gateway");

@@ -93,7 +93,7 @@ else
 	ag_fail hardened_dropin_passes "exit $rc" "$out"
 fi
 missing=
-for want in 'ForceCommand runs' 'forwarding is disabled' 'PermitUserRC no' 'UsePAM yes' \
+for want in 'ForceCommand runs' 'Subsystem mcp and agentgate-json are set' 'forwarding is disabled' 'PermitUserRC no' 'UsePAM yes' \
 	"/etc/pam.d/sshd-$U records which key each connection used" \
 	'sshd takes the account.s keys from the policy' 'sshd reads no authorized_keys file' \
 	'PermitUserEnvironment no' 'AcceptEnv admits no' "the account's shell /bin/bash" \
@@ -106,12 +106,21 @@ for want in 'ForceCommand runs' 'forwarding is disabled' 'PermitUserRC no' 'UseP
 done
 # and, per profile, what the sandbox guarantees on this kernel
 if [ -z "$missing" ] && [ "$(grep -c '^PASS' <<<"$out" | head -n1)" -eq \
-    "$((19 + $(grep -c '^PASS  profile ' <<<"$out")))" ] &&
+    "$((20 + $(grep -c '^PASS  profile ' <<<"$out")))" ] &&
     grep -q '^PASS  profile .*: writes only beneath paths.write (Landlock)' <<<"$out"; then
 	ag_pass every_check_reported
 else
 	ag_fail every_check_reported "missing:$missing" "$out"
 fi
+
+# without the agent protocols' Subsystem lines: a note for each, not a failure
+grep -v '^Subsystem' "$D/dropin.conf" >"$D/nosub-dropin.conf"
+printf 'HostKey %s\nInclude %s\n' "$D/hostkey" "$D/nosub-dropin.conf" >"$D/nosub.conf"
+out=$("$AGENTGATE" doctor --user "$U" --config "$D/etc/agentgate.yaml" \
+	--sshd "$SSHD" --sshd-config "$D/nosub.conf" 2>&1)
+rc=$?
+ag_is "$rc $(grep -c "^NOTE  no 'Subsystem \(mcp\|agentgate-json\)' line: sshd refuses" <<<"$out")" "0 2" \
+    missing_subsystems_are_noted_not_failed "$out"
 
 # --- the same host, one weakness at a time ------------------------------------
 expect_fail() {	# NAME PATTERN ARGS...: doctor exits 1 and prints a FAIL line matching PATTERN
