@@ -6,6 +6,7 @@
  * login shell, REPL) is ag_cmd_session().
  */
 #include "agconfig.h"
+#include "common/compat.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -54,7 +55,7 @@ usage(FILE *fp)
 	    PACKAGE_BUGREPORT);
 }
 
-#if defined(__SANITIZE_ADDRESS__)
+#if AG_ASAN
 /*
  * Sanitizer builds only: LeakSanitizer stops the world with ptrace, which
  * the kernel refuses a set-group-ID process (its gids differ), and would

@@ -361,22 +361,23 @@ static void
 check_subsystems(struct doctor *d, const struct sshd_conf *c)
 {
 	static const char *const names[] = { "mcp", "agentgate-json" };
-	int have[2] = { 0, 0 }, k;
+	enum { NNAMES = sizeof(names) / sizeof(names[0]) };
+	int have[NNAMES] = { 0 }, k;
 	const char *v;
 	size_t i, n;
 
 	for (k = 0; (v = sshd_get_nth(c, "subsystem", k)) != NULL; k++)
-		for (i = 0; i < 2; i++) {
+		for (i = 0; i < NNAMES; i++) {
 			n = strlen(names[i]);
 			if (strncmp(v, names[i], n) == 0 && (v[n] == ' ' || v[n] == '\t'))
 				have[i] = 1;
 		}
 	if (have[0] && have[1]) {
 		check(d, 1, "Subsystem mcp and agentgate-json are set (ssh -s HOST mcp reaches "
-		    "the gateway)", "%s", "");
+		    "the gateway)", "-");
 		return;
 	}
-	for (i = 0; i < 2; i++)
+	for (i = 0; i < NNAMES; i++)
 		if (!have[i])
 			printf("NOTE  no 'Subsystem %s' line: sshd refuses 'ssh -s HOST %s' "
 			    "(add it outside any Match block, as etc/sshd_config.d/agentgate.conf "

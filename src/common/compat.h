@@ -24,4 +24,20 @@ explicit_bzero(void *p, size_t n)
 #define MFD_NOEXEC_SEAL		0x0008U
 #endif
 
+/*
+ * AG_ASAN: 1 in a build with AddressSanitizer (gcc's -fsanitize=address or
+ * clang's, the fuzzing build), where a few mechanisms take the plain path
+ * the sanitizer can follow.
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define AG_ASAN		1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define AG_ASAN		1
+#endif
+#endif
+#ifndef AG_ASAN
+#define AG_ASAN		0
+#endif
+
 #endif

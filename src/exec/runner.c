@@ -636,22 +636,6 @@ child_entry(void *arg)
 
 #define SHARED_STACK	(128 * 1024)
 
-/*
- * AddressSanitizer keeps the bounds of the gateway's stack and its own
- * state in memory the child would share: on another stack it reports
- * false errors and then corrupts that state.  Under it the runner is
- * forked (the plain build's tests run the shared path).
- */
-#if defined(__SANITIZE_ADDRESS__)
-#define SHARED_SPAWN	0
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SHARED_SPAWN	0
-#endif
-#endif
-#ifndef SHARED_SPAWN
-#define SHARED_SPAWN	1
-#endif
 
 /*
  * Start the runner's process.  Copying the gateway for it (fork: its page
@@ -678,7 +662,11 @@ spawn_runner(struct child_args *ca)
 	int e;
 
 	ca->shared = 0;
-	if (!SHARED_SPAWN || ca->guard != NULL || ca->pt != NULL ||
+	/* AddressSanitizer keeps the bounds of the gateway's stack and its
+	 * own state in memory the child would share: on another stack it
+	 * reports false errors, then corrupts that state.  It gets a fork
+	 * (the plain build's tests run the shared path). */
+	if (AG_ASAN || ca->guard != NULL || ca->pt != NULL ||
 	    ag_sandbox_child_joins(ca->o->sandbox)) {
 		if ((pid = fork()) == 0)
 			child(ca);

@@ -22,6 +22,7 @@
  * input.  Recursion is bounded by AG_SH_MAX_DEPTH.
  */
 #include "agconfig.h"
+#include "common/compat.h"
 
 #include <limits.h>
 #include <stdarg.h>
@@ -151,16 +152,7 @@ nomem(struct parser *p)
  * path only stops building.  Under AddressSanitizer each piece is a chunk
  * of its own, so a read or write past one is still caught.
  */
-#if defined(__SANITIZE_ADDRESS__)
-#define ARENA_EXACT	1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define ARENA_EXACT	1
-#endif
-#endif
-#ifndef ARENA_EXACT
-#define ARENA_EXACT	0
-#endif
+#define ARENA_EXACT	AG_ASAN
 
 #define ARENA_CHUNK	(32 * 1024)	/* the first chunk for small pieces */
 #define ARENA_CHUNK_MAX	(4 * 1024 * 1024)	/* later ones double up to this */
