@@ -1,7 +1,6 @@
 /* procwatch.c - timeout, grace, kill and exit of a command's group; see procwatch.h */
 #include "agconfig.h"
 
-#include <fcntl.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -14,11 +13,8 @@ static int
 open_pidfd(pid_t pid)
 {
 #ifdef SYS_pidfd_open
-	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
-
-	if (fd >= 0)
-		(void)fcntl(fd, F_SETFD, FD_CLOEXEC);
-	return fd;
+	/* a pidfd is always close-on-exec (pidfd_open(2)) */
+	return (int)syscall(SYS_pidfd_open, pid, 0);
 #else
 	(void)pid;
 	return -1;

@@ -133,8 +133,12 @@ ag_runner_drain_signal_fd(void)
 static void
 arm_timer(long long ms)
 {
+	static int armed;
 	struct itimerval it;
 
+	if (ms <= 0 && !armed)
+		return;		/* the common case: a command without a timeout */
+	armed = ms > 0;
 	memset(&it, 0, sizeof(it));
 	if (ms > 0) {
 		it.it_value.tv_sec = ms / 1000;
@@ -249,12 +253,20 @@ ag_runner_children(pid_t of, pid_t *out, size_t max)
 void
 ag_runner_reap_all(pid_t spare)
 {
-	pid_t kids[256];
+	pid_t kids[256], me = getpid();
+	siginfo_t si;
 	int round;
 
+	/*
+	 * No child at all, living or dead, is the usual end of a command.
+	 * __WALL: a child with another exit signal counts too (one that is
+	 * reparented to us, the subreaper, gets SIGCHLD anyway).
+	 */
+	if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT | __WALL) < 0 && errno == ECHILD)
+		return;
 	/* each round kills our children; their children then become ours */
 	for (round = 0; round < 200; round++) {
-		size_t n = ag_runner_children(getpid(), kids, sizeof(kids) / sizeof(kids[0])), i, others = 0;
+		size_t n = ag_runner_children(me, kids, sizeof(kids) / sizeof(kids[0])), i, others = 0;
 		int any = 0;
 
 		for (i = 0; i < n; i++) {

@@ -27,9 +27,18 @@
 struct file_sink {
 	struct ag_sink	 base;
 	int		 fd;		/* -1 when unusable: error says why */
+	dev_t		 fd_dev;	/* the file fd is open on */
+	ino_t		 fd_ino;
 	char		*file;
 	char		*group;		/* audit.group, or NULL */
 	char		 file_error[PATH_MAX + 128];
+	/*
+	 * The hash of the line this sink wrote last, and where the file
+	 * ended after it: while the file is that long, nobody else has
+	 * appended, and the next record links to it without reading it back.
+	 */
+	char		 tail[AG_CHAIN_HEX];
+	off_t		 tail_end;	/* -1: unknown (or another file), read it */
 };
 
 static void
@@ -103,6 +112,9 @@ open_file(struct file_sink *a)
 				    a->file, a->group);
 		}
 	}
+	a->fd_dev = st.st_dev;
+	a->fd_ino = st.st_ino;
+	a->tail_end = -1;
 	a->fd = ag_privsep_private_fd(fd);
 	return 0;
 }
@@ -116,11 +128,11 @@ open_file(struct file_sink *a)
 static void
 follow_rotation(struct file_sink *a)
 {
-	struct stat now, ours;
+	struct stat now;
 
-	if (a->fd < 0 || fstat(a->fd, &ours) < 0)
+	if (a->fd < 0)
 		return;
-	if (stat(a->file, &now) == 0 && now.st_dev == ours.st_dev && now.st_ino == ours.st_ino)
+	if (stat(a->file, &now) == 0 && now.st_dev == a->fd_dev && now.st_ino == a->fd_ino)
 		return;
 	(void)ag_privsep_close(&a->fd);
 	if (open_file(a) < 0)
@@ -129,10 +141,26 @@ follow_rotation(struct file_sink *a)
 }
 
 /*
+ * The link to the file's last line: the one we remember when the file is
+ * still as we left it (st is its fstat under the lock), else read back.
+ */
+static int
+chain_prev(struct file_sink *a, const struct stat *st, char prev[AG_CHAIN_HEX], int *empty)
+{
+	if (a->tail_end > 0 && st->st_size == a->tail_end) {
+		*empty = 0;
+		memcpy(prev, a->tail, AG_CHAIN_HEX);
+		return 0;
+	}
+	return ag_chain_tail(a->fd, prev, empty);
+}
+
+/*
  * The file sink's part: under the file's lock (other sessions append to
- * it too), link the record to the file's last line (chain.h), write it in
- * one write(2) and, for a write-ahead record, push it to the disk before
- * the command starts.  The line it writes is the one every other sink gets.
+ * it too), link the record to the file's last line (chain.h) and write it
+ * in one write(2); then, for a write-ahead record, push it to the disk
+ * before the command starts (outside the lock: other sessions need not
+ * wait for our disk).  The line it writes is the one every other sink gets.
  */
 static int
 file_emit(struct ag_sink *s, struct ag_audit_rec *r, int sync, struct ag_err *why)
@@ -150,7 +178,7 @@ file_emit(struct ag_sink *s, struct ag_audit_rec *r, int sync, struct ag_err *wh
 	if (a->fd < 0)
 		return ag_err_set(why, "audit log %s: %s", a->file, a->file_error);
 	locked = flock(a->fd, LOCK_EX) == 0;
-	if (!locked || ag_chain_tail(a->fd, prev, &empty) < 0 ||
+	if (!locked || fstat(a->fd, &st) < 0 || chain_prev(a, &st, prev, &empty) < 0 ||
 	    (empty && (ag_chain_seed(seed) < 0 || ag_chain_hash(seed, strlen(seed), prev) < 0))) {
 		snprintf(a->file_error, sizeof(a->file_error), "cannot read the chain: %s",
 		    strerror(errno));
@@ -164,24 +192,29 @@ file_emit(struct ag_sink *s, struct ag_audit_rec *r, int sync, struct ag_err *wh
 		goto fail;
 	}
 	/* one write per record: O_APPEND makes it land whole */
-	if (fstat(a->fd, &st) < 0)
-		st.st_size = -1;
 	do
 		w = write(a->fd, line, *len);
 	while (w < 0 && errno == EINTR);
-	if (w != (ssize_t)*len || (sync && fdatasync(a->fd) < 0)) {
+	if (w != (ssize_t)*len) {
 		snprintf(a->file_error, sizeof(a->file_error), "%s",
-		    w < 0 || w == (ssize_t)*len ? strerror(errno) :
-		    "short write (no space left?)");
+		    w < 0 ? strerror(errno) : "short write (no space left?)");
 		/* a torn record (a full disk) is taken back: the file ends with
 		 * the last whole record, and the chain still holds */
-		if (w > 0 && w < (ssize_t)*len && st.st_size >= 0)
+		if (w > 0)
 			(void)!ftruncate(a->fd, st.st_size);
 		goto fail;
 	}
+	/* the line without its newline is what the next record links to */
+	a->tail_end = ag_chain_hash(line, *len - 1, a->tail) == 0 ?
+	    st.st_size + (off_t)*len : -1;
 	(void)flock(a->fd, LOCK_UN);
+	if (sync && fdatasync(a->fd) < 0) {
+		snprintf(a->file_error, sizeof(a->file_error), "%s", strerror(errno));
+		goto fail;
+	}
 	return 0;
 fail:
+	a->tail_end = -1;
 	/* a torn record would corrupt the next one: stop using the file */
 	(void)ag_privsep_close(&a->fd);
 	return ag_err_set(why, "audit log %s: %s", a->file, a->file_error);
@@ -229,6 +262,7 @@ ag_sink_file_open(const struct ag_audit_conf *conf)
 	}
 	a->base.ops = &file_ops;
 	a->fd = -1;
+	a->tail_end = -1;
 	if (open_file(a) < 0)
 		ag_log(LOG_ERR, "audit log %s: %s", conf->file, a->file_error);
 	return &a->base;

@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "record/audit.h"
+#include "record/chain.h"
 
 static char dir[] = "/tmp/ag-audit-test.XXXXXX";
 static char path[256];
@@ -336,6 +337,95 @@ rotated_or_removed_log_is_opened_again(void **state)
 	unlink(path);
 	unlink(old);
 	unlink(decoy);
+}
+
+/*
+ * A session remembers the hash of the line it wrote last and links its
+ * next record to it without reading the file back.  It must not when
+ * someone else wrote in between: another session, or a line appended
+ * from outside; the chain then links to their line.  Altering a line a
+ * session remembers is caught at the record after it, as before.
+ */
+static void
+chain_links_to_what_others_appended(void **state)
+{
+	struct ag_audit_cmd c = { .command = "ls", .command_len = 2, .cwd = "/",
+	    .decision = "allow", .rule = "profiles.readonly.allow[0]", .ran = 1 };
+	struct ag_chain_result res;
+	struct ag_audit *a, *b;
+	struct ag_err err;
+	char line[1024], hash[AG_CHAIN_HEX], want[AG_CHAIN_HEX + 16];
+	FILE *fp;
+	int fd;
+
+	(void)state;
+	unlink(path);
+	a = open_sink(1);
+	b = open_sink(1);
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_int_equal(ag_audit_session_start(a, &err), 0);
+	assert_int_equal(ag_audit_command(a, &c, &err), 0);
+	assert_int_equal(ag_audit_command(b, &c, &err), 0);	/* after a's */
+	assert_int_equal(ag_audit_command(a, &c, &err), 0);	/* after b's */
+	assert_int_equal(ag_audit_command_start(a, &c, &err), 0);
+
+	/* a record written from outside, linked as a session would: a must
+	 * link to it in turn */
+	fd = open(path, O_RDWR | O_APPEND);
+	assert_true(fd >= 0);
+	{
+		int empty;
+
+		assert_int_equal(ag_chain_tail(fd, hash, &empty), 0);
+		assert_int_equal(empty, 0);
+	}
+	snprintf(line, sizeof(line), "{\"event\":\"outside\",\"pad\":\"%0400d\",\"prev\":\"%s\"}",
+	    0, hash);
+	assert_int_equal(write(fd, line, strlen(line)), (ssize_t)strlen(line));
+	assert_int_equal(write(fd, "\n", 1), 1);
+	close(fd);
+	assert_int_equal(ag_audit_command(a, &c, &err), 0);
+	assert_int_equal(ag_chain_hash(line, strlen(line), hash), 0);
+	snprintf(want, sizeof(want), "\"prev\":\"%s\"", hash);
+	assert_int_equal(lines_of(path, want), 1);
+
+	fp = fopen(path, "r");
+	assert_non_null(fp);
+	assert_int_equal(ag_chain_verify(fp, &res), 0);
+	fclose(fp);
+	assert_int_equal(res.records, 7);
+
+	/* the last line altered in place, same length: the next record still
+	 * links to what was written, and verify says where it broke */
+	fd = open(path, O_RDWR);
+	assert_true(fd >= 0);
+	{
+		struct stat st;
+		char *buf, *ls;
+
+		assert_int_equal(fstat(fd, &st), 0);
+		buf = malloc((size_t)st.st_size + 1);
+		assert_non_null(buf);
+		assert_int_equal(pread(fd, buf, (size_t)st.st_size, 0), (ssize_t)st.st_size);
+		buf[st.st_size] = '\0';
+		/* "command":"ls" becomes "lx" in the last record */
+		buf[st.st_size - 1] = '\0';	/* the last line starts after the newline before it */
+		ls = strstr(strrchr(buf, '\n') + 1, "\"command\":\"ls\"");
+		assert_non_null(ls);
+		assert_int_equal(pwrite(fd, "x", 1, ls - buf + 12), 1);
+		free(buf);
+	}
+	close(fd);
+	assert_int_equal(ag_audit_command(a, &c, &err), 0);
+	fp = fopen(path, "r");
+	assert_non_null(fp);
+	assert_int_equal(ag_chain_verify(fp, &res), 1);
+	fclose(fp);
+	assert_int_equal(res.line, 8);
+	ag_audit_close(a);
+	ag_audit_close(b);
+	unlink(path);
 }
 
 static void
@@ -695,6 +785,7 @@ main(void)
 		cmocka_unit_test(unsafe_directory_or_file_is_refused),
 		cmocka_unit_test(admin_group_gets_read_access),
 		cmocka_unit_test(rotated_or_removed_log_is_opened_again),
+		cmocka_unit_test(chain_links_to_what_others_appended),
 		cmocka_unit_test(concurrent_writers_never_interleave),
 		cmocka_unit_test(refused_record_waits_in_the_spool),
 		cmocka_unit_test(full_spool_refuses_with_a_message),
