@@ -39,7 +39,7 @@ users:
 profiles:
   dev:
     tier: developer
-    allow: [ls, echo, "true", make, cc, rm]
+    allow: [ls, echo, "true", make, cc, rm, env]
     deny:
       - { command: git, subcommands: [push] }
     paths: { read: ["/"], write: ["~/work"], exec: ["~/work"] }

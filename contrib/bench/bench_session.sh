@@ -30,7 +30,7 @@ users:
   @USER@: bench
 profiles:
   bench:
-    allow: [ls, echo, "true", head, cat]
+    allow: [ls, echo, "true", head, cat, env]
     paths: { read: ["/"], write: ["/tmp"] }
     env:
       set: { PATH: "/usr/local/bin:/usr/bin:/bin" }
