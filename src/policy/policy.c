@@ -983,7 +983,7 @@ decide(const struct ag_policy_ctx *ctx, const struct ag_sh_node *tree,
 	struct ag_walker w;
 	size_t i;
 
-	memset(&w, 0, sizeof(w));
+	memset(&w, 0, AG_WALKER_ZERO);
 	w.ctx = ctx;
 	w.prof = ctx ? ctx->profile : NULL;
 	if (ctx == NULL || w.prof == NULL || ctx->cwd == NULL || ctx->cwd[0] != '/') {
