@@ -253,7 +253,7 @@ ag_runner_children(pid_t of, pid_t *out, size_t max)
 void
 ag_runner_reap_all(pid_t spare)
 {
-	pid_t kids[256], me = getpid();
+	pid_t kids[256], me;
 	siginfo_t si;
 	int round;
 
@@ -264,6 +264,7 @@ ag_runner_reap_all(pid_t spare)
 	 */
 	if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT | __WALL) < 0 && errno == ECHILD)
 		return;
+	me = getpid();
 	/* each round kills our children; their children then become ours */
 	for (round = 0; round < 200; round++) {
 		size_t n = ag_runner_children(me, kids, sizeof(kids) / sizeof(kids[0])), i, others = 0;
@@ -647,7 +648,6 @@ child_entry(void *arg)
 }
 
 #define SHARED_STACK	(128 * 1024)
-
 
 /*
  * Start the runner's process.  Copying the gateway for it (fork: its page

@@ -417,7 +417,8 @@ ag_bench_per_command() {
 	shift
 	mapfile -d '' cenv < <(printf 'env -0\n' | ag_ssh 2>/dev/null)
 	if [ "${#cenv[@]}" -eq 0 ]; then
-		echo "  cannot read the command's environment through the gateway" >&2
+		echo "  cannot read the command's environment through the gateway" \
+		    "(the benchmark's profile must allow env)" >&2
 		return 1
 	fi
 	printf '  %-14s %12s %12s %8s   (median of %d rounds; all ratios)\n' command \
