@@ -1187,6 +1187,12 @@ load_rules(struct ctx *c, struct pctx *pc, const struct ynode *v, const char *ke
 		if (r->command == NULL)
 			return cf_err_node(c, it, "rule %s has no 'command'", id);
 	}
+	/* every decision compares it with each rule's; taken once here */
+	for (i = 0; i < *nout; i++) {
+		const char *sl = strrchr((*out)[i].command, '/');
+
+		(*out)[i].base = sl != NULL ? sl + 1 : (*out)[i].command;
+	}
 	return 0;
 }
 

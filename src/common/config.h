@@ -56,6 +56,7 @@ struct ag_pos {
  */
 struct ag_rule {
 	char			*command;	/* bare name or absolute path */
+	const char		*base;		/* its last component, in command */
 	struct ag_strlist	 subcommands;
 	struct ag_strlist	 args;
 	struct ag_strlist	 deny_args;

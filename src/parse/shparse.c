@@ -26,6 +26,7 @@
 
 #include <limits.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -90,7 +91,9 @@ struct brace {
 /* A word being built. */
 struct wbuild {
 	struct ag_sh_word	*w;
-	struct ag_strbuf	 lit;		/* pending literal text */
+	struct ag_strbuf	 lit;		/* pending literal text, or: */
+	const char		*slice;		/* it, still in the input (lit unused) */
+	size_t			 slicelen;
 	enum ag_sh_quote	 litq;
 	size_t			 litoff, litend;
 	int			 haslit;
@@ -181,16 +184,26 @@ struct ag_sh_arena {
 	size_t			 total;		/* bytes of all chunks */
 };
 
+/*
+ * One first chunk is kept for the next parse: the gateway parses every
+ * line it is sent, and a 32 KiB malloc and free around each cost as much
+ * as a short line's whole tree.  Any thread may take or give it back.
+ */
+static _Atomic(struct arena_chunk *) spare_chunk;
+
 static void
 arena_free(struct ag_sh_arena *a)
 {
-	struct arena_chunk *c, *next;
+	struct arena_chunk *c, *next, *none;
 
 	if (a == NULL)
 		return;
 	for (c = a->all; c != NULL; c = next) {
 		next = c->next;
-		free(c);
+		none = NULL;
+		if (ARENA_EXACT || c->size != ARENA_CHUNK ||
+		    !atomic_compare_exchange_strong(&spare_chunk, &none, c))
+			free(c);
 	}
 	free(a);
 }
@@ -221,7 +234,9 @@ chunk_new(struct ag_sh_arena *a, size_t size)
 #ifdef MADV_HUGEPAGE
 		(void)madvise(c, (sizeof(*c) + size) & ~(size_t)(ARENA_HUGE - 1), MADV_HUGEPAGE);
 #endif
-	} else if ((c = malloc(sizeof(*c) + size)) == NULL)
+	} else if ((ARENA_EXACT || size != ARENA_CHUNK ||
+	    (c = atomic_exchange(&spare_chunk, NULL)) == NULL) &&
+	    (c = malloc(sizeof(*c) + size)) == NULL)
 		return NULL;
 	c->size = size;
 	c->used = 0;
@@ -371,6 +386,9 @@ cur(struct parser *p)
 {
 	size_t was = p->pos;
 
+	if (was < p->len && p->s[was] != '\\')	/* no continuation here */
+		return (unsigned char)p->s[was];
+
 	p->pos = skipc(p, p->pos);
 	if (p->pos == p->len && was < p->len)
 		p->tail_cont = 1;
@@ -503,8 +521,13 @@ end_off(const struct parser *p)
 static int
 kw_at(struct parser *p, const char *kw)
 {
-	size_t i = skipc(p, p->pos);
+	size_t i;
 	int c;
+
+	/* asked of every command word; its first byte rules most out */
+	if (p->pos < p->len && p->s[p->pos] != kw[0] && p->s[p->pos] != '\\')
+		return 0;
+	i = skipc(p, p->pos);
 
 	for (; *kw != '\0'; kw++) {
 		if (i >= p->len || p->s[i] != *kw)
@@ -712,10 +735,40 @@ wb_discard(struct wbuild *b)
 static long
 wb_part(struct parser *p, struct wbuild *b, struct ag_sh_part *pt);
 
+/* The pending literal (b->haslit). */
+static const char *
+lit_text(const struct wbuild *b, size_t *lenp)
+{
+	if (b->slice != NULL) {
+		*lenp = b->slicelen;
+		return b->slice;
+	}
+	*lenp = b->lit.len;
+	return b->lit.data != NULL ? b->lit.data : "";
+}
+
+static int
+lit_is_name(const struct wbuild *b)
+{
+	size_t n;
+	const char *t = lit_text(b, &n);
+
+	return ag_sh_is_name(t, n);
+}
+
+static int
+in_input(const struct parser *p, const char *s, size_t n)
+{
+	uintptr_t a = (uintptr_t)s, lo = (uintptr_t)p->s;
+
+	return a >= lo && a - lo <= p->len && n <= p->len - (a - lo);
+}
+
 static int
 wb_flush(struct parser *p, struct wbuild *b)
 {
 	struct ag_sh_part pt;
+	const char *text;
 
 	if (!b->haslit)
 		return 0;
@@ -725,9 +778,10 @@ wb_flush(struct parser *p, struct wbuild *b)
 	pt.quote = b->litq;
 	pt.off = p->base + b->litoff;
 	pt.end = p->base + b->litend;
-	if ((pt.text = dupmem(p, b->lit.data != NULL ? b->lit.data : "", b->lit.len)) == NULL)
+	text = lit_text(b, &pt.len);
+	b->slice = NULL;
+	if ((pt.text = dupmem(p, text, pt.len)) == NULL)
 		return -1;
-	pt.len = b->lit.len;
 	return wb_part(p, b, &pt) < 0 ? -1 : 0;
 }
 
@@ -759,6 +813,27 @@ wb_lit(struct parser *p, struct wbuild *b, enum ag_sh_quote q,
 		b->litq = q;
 		b->litoff = off;
 		ag_strbuf_reset(&b->lit);
+		b->slice = NULL;
+		/*
+		 * Most literals are one run of the input (a command name, a
+		 * plain argument): kept as a pointer there, copied once into
+		 * the tree by wb_flush, they cost no buffer of their own.
+		 */
+		if (in_input(p, s, n)) {
+			b->slice = s;
+			b->slicelen = n;
+			b->litend = end;
+			return 0;
+		}
+	} else if (b->slice != NULL) {
+		if (s == b->slice + b->slicelen && in_input(p, s, n)) {
+			b->slicelen += n;	/* the input's next bytes */
+			b->litend = end;
+			return 0;
+		}
+		if (ag_strbuf_append(&b->lit, b->slice, b->slicelen) == -1)
+			return nomem(p);
+		b->slice = NULL;
 	}
 	b->litend = end;
 	if (ag_strbuf_append(&b->lit, s, n) == -1)
@@ -1991,7 +2066,7 @@ scan(struct parser *p, struct wbuild *b, enum wmode m, int at_start)
 		}
 		if (c == '=' && (m == M_NORMAL) && !b->assign_like &&
 		    b->w->nparts == 0 && b->haslit && b->litq == AG_SH_Q_NONE &&
-		    ag_sh_is_name(b->lit.data, b->lit.len)) {
+		    lit_is_name(b)) {
 			/* NAME=value as an argument: bash expands ~ after = and : */
 			b->assign_like = 1;
 			adv(p, 1);

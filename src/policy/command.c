@@ -241,8 +241,7 @@ no_rule(struct ag_walker *w, const struct ag_prog *p, const char *name, const ch
 		int same_name = 0;
 
 		for (i = 0; i < w->prof->nallow; i++)
-			if (w->prof->allow[i].command &&
-			    strcmp(ag_walk_base_name(w->prof->allow[i].command), base) == 0)
+			if (w->prof->allow[i].command && strcmp(w->prof->allow[i].base, base) == 0)
 				same_name = 1;
 		if (same_name)
 			ag_walk_refuse(w, AG_DENY, "path",

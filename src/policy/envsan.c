@@ -68,11 +68,34 @@ static const char *const shell_state[] = {
 	"PATH", "HOME", "PWD", "OLDPWD", "SHLVL", NULL
 };
 
+/*
+ * fnmatch(pat, name, 0), with the two shapes the sets hold (a name, a
+ * NAME_* prefix) decided without it: every variable a command sets or
+ * captures is looked up in a few hundred patterns, and fnmatch costs a
+ * hundred times a strcmp.  Without FNM_PATHNAME or FNM_PERIOD a trailing
+ * '*' is any suffix, so the prefix test is the same answer.
+ */
+static int
+name_matches(const char *pat, const char *name)
+{
+	size_t n;
+
+	if (pat[0] != name[0] && pat[0] != '*' && pat[0] != '?' && pat[0] != '[' &&
+	    pat[0] != '\\')
+		return 0;
+	n = strcspn(pat, "*?[\\");
+	if (pat[n] == '\0')
+		return strcmp(pat, name) == 0;
+	if (pat[n] == '*' && pat[n + 1] == '\0')
+		return strncmp(pat, name, n) == 0;
+	return fnmatch(pat, name, 0) == 0;
+}
+
 static int
 in_set(const char *const *set, const char *name)
 {
 	for (; *set; set++)
-		if (fnmatch(*set, name, 0) == 0)
+		if (name_matches(*set, name))
 			return 1;
 	return 0;
 }
@@ -102,7 +125,7 @@ strlist_globmatch(const struct ag_strlist *l, const char *s)
 	size_t i;
 
 	for (i = 0; i < l->n; i++)
-		if (l->v[i] != NULL && fnmatch(l->v[i], s, 0) == 0)
+		if (l->v[i] != NULL && name_matches(l->v[i], s))
 			return 1;
 	return 0;
 }

@@ -25,15 +25,14 @@ base_of(const char *p)
 static int
 named_by_deny(const struct ag_profile *p, const char *path, const char *argv0)
 {
+	const char *pb = base_of(path), *ab = argv0 != NULL ? base_of(argv0) : NULL;
 	size_t i;
 
 	for (i = 0; i < p->ndeny; i++) {
-		const char *c = p->deny[i].command;
-
-		if (c == NULL)
+		if (p->deny[i].command == NULL)
 			continue;
-		if (strcmp(base_of(c), base_of(path)) == 0 ||
-		    (argv0 != NULL && strcmp(base_of(c), base_of(argv0)) == 0))
+		if (strcmp(p->deny[i].base, pb) == 0 ||
+		    (ab != NULL && strcmp(p->deny[i].base, ab) == 0))
 			return 1;
 	}
 	return 0;

@@ -168,9 +168,7 @@ ag_prog_allowed(const struct ag_prog *p, const struct ag_profile *prof)
 	if (prof == NULL)
 		return 1;
 	for (i = 0; i < prof->nallow; i++) {
-		const char *c = prof->allow[i].command;
-
-		if (c != NULL && ag_walk_in_list(p->names, ag_walk_base_name(c)))
+		if (prof->allow[i].command != NULL && ag_walk_in_list(p->names, prof->allow[i].base))
 			return 1;
 	}
 	return 0;

@@ -173,11 +173,10 @@ int
 ag_walk_rule_matches(struct ag_walker *w, const struct ag_rule *r, const char *name,
     const char *real, int by_name_only)
 {
+	const char *base = ag_walk_base_name(name);
 	char rr[PATH_MAX];
 
-	if (r->command == NULL)
-		return 0;
-	if (strcmp(ag_walk_base_name(r->command), ag_walk_base_name(name)) != 0)
+	if (r->command == NULL || r->base[0] != base[0] || strcmp(r->base, base) != 0)
 		return 0;
 	if (by_name_only)
 		return 1;
@@ -448,7 +447,7 @@ ag_walk_deny_hit(struct ag_walker *w, const char *base, struct ag_arg *a, size_t
 		int hit = 0;
 		size_t j;
 
-		if (d->command == NULL || strcmp(ag_walk_base_name(d->command), base) != 0)
+		if (d->command == NULL || d->base[0] != base[0] || strcmp(d->base, base) != 0)
 			continue;
 		rid = ag_walk_rule_id(w, d, 1, i, ridbuf, sizeof(ridbuf));
 		if (!rule_has_constraints(d))

@@ -65,7 +65,7 @@ static const char yaml[] =
     "      - { command: git, subcommands: [push] }\n"
     "    features: { functions: allow, background: allow }\n"
     "    paths: { read: [\"/\"], write: [\"~/work\"], protect: [\"~/work/secret/**\"] }\n"
-    "    env: { allow: [EDITOR], deny: [\"AWS_*\"] }\n"
+    "    env: { allow: [EDITOR], deny: [\"AWS_*\", \"TOK?N\", \"[XY]_KEY\", \"*_PASSWORD\"] }\n"
     "    unknown: ask\n"
     "    validator: { url: \"http://127.0.0.1:9/v1/chat/completions\", model: m }\n"
     "  strict:\n"
@@ -1772,6 +1772,21 @@ envsan_sets(void **state)
 	assert_true(ag_envsan_is_dangerous("EDITOR", NULL));
 	assert_true(ag_envsan_is_dangerous("AWS_X", dev));	/* env.deny */
 	assert_false(ag_envsan_is_dangerous("AWS_X", NULL));
+	/* names and NAME_* prefixes are matched without fnmatch: the edges */
+	assert_true(ag_envsan_is_dangerous("LD_", NULL));
+	assert_false(ag_envsan_is_dangerous("LD", NULL));
+	assert_false(ag_envsan_is_dangerous("LDX", NULL));
+	assert_false(ag_envsan_is_dangerous("PS1X", NULL));
+	assert_false(ag_envsan_is_dangerous("XPS1", NULL));
+	assert_true(ag_envsan_is_dangerous("AWS_", dev));
+	assert_false(ag_envsan_is_dangerous("AWS", dev));
+	/* and the other globs a profile may write, through fnmatch */
+	assert_true(ag_envsan_is_dangerous("TOKEN", dev));
+	assert_false(ag_envsan_is_dangerous("TOKENS", dev));
+	assert_true(ag_envsan_is_dangerous("Y_KEY", dev));
+	assert_false(ag_envsan_is_dangerous("Z_KEY", dev));
+	assert_true(ag_envsan_is_dangerous("DB_PASSWORD", dev));
+	assert_false(ag_envsan_is_dangerous("DB_PASSWORDS", dev));
 
 	env[0] = strdup("LANG=C");
 	env[1] = strdup("LD_PRELOAD=/x.so");
