@@ -1001,6 +1001,16 @@ ag_run(const struct ag_run_opts *o, struct ag_run_result *r, struct ag_err *err)
 	if (gate[0] >= 0)
 		close(gate[0]);
 	gate[0] = -1;
+	/*
+	 * The tree's first exec (the runner itself) waits for the exec
+	 * supervisor: started before the admission, so the shell starts while
+	 * the record is made durable; it runs nothing before the gate opens.
+	 */
+	if (guard != NULL && ag_execguard_started(guard, err) < 0) {
+		kill(pid, SIGKILL);
+		(void)waitpid(pid, NULL, 0);
+		goto fail;
+	}
 	/* the runner starts while the command is admitted (its record written) */
 	if (o->admit != NULL) {
 		if (o->admit(o->admit_arg, err) < 0) {
@@ -1016,12 +1026,6 @@ ag_run(const struct ag_run_opts *o, struct ag_run_result *r, struct ag_err *err)
 		(void)!write(gate[1], "g", 1);
 		close(gate[1]);
 		gate[1] = -1;
-	}
-	/* the tree's first exec (the runner itself) waits for this answer */
-	if (guard != NULL && ag_execguard_started(guard, err) < 0) {
-		kill(pid, SIGKILL);
-		(void)waitpid(pid, NULL, 0);
-		goto fail;
 	}
 	ag_sandbox_env_free(senv);
 	senv = NULL;

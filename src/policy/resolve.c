@@ -35,7 +35,13 @@ struct pcache_ent {
 	long long	 expires;
 };
 
-static __thread struct pcache_ent pcache[PCACHE_SIZE];
+/*
+ * On the heap, not in the thread's static TLS: every new thread (the exec
+ * supervisor's, one per command) would clear 40 KiB of TLS, and while the
+ * command's forked runner shares the gateway's pages each of those is a
+ * copy-on-write fault.
+ */
+static __thread struct pcache_ent *pcache;
 
 /*
  * The caches are per thread (the exec supervisor judges execs in a thread
@@ -51,12 +57,13 @@ cache_free(void *unused)
 	size_t i;
 
 	(void)unused;
-	for (i = 0; i < PCACHE_SIZE; i++) {
+	for (i = 0; pcache != NULL && i < PCACHE_SIZE; i++) {
 		free(pcache[i].pathenv);
 		free(pcache[i].name);
 		free(pcache[i].real);
-		memset(&pcache[i], 0, sizeof(pcache[i]));
 	}
+	free(pcache);
+	pcache = NULL;
 	rcache_free();
 }
 
@@ -138,17 +145,21 @@ int
 ag_walk_lookup(const char *pathenv, const char *name, char *real, size_t realsz)
 {
 	uint64_t key = ag_walk_hash(ag_walk_hash(1469598103934665603ULL, pathenv ? pathenv : ""), name);
-	/* two-way: a name has two possible slots, so two hot names that
-	 * hash alike do not evict each other on every line */
-	struct pcache_ent *cand[2] = {
-		&pcache[key % PCACHE_SIZE], &pcache[(key >> 32) % PCACHE_SIZE]
-	};
-	struct pcache_ent *ce;
+	struct pcache_ent *cand[2], *ce;
 	long long now = now_ms();
 	int r, k;
 
 	if (ag_path_lexical())
 		return lookup_uncached(pathenv, name, real, realsz);
+	if (pcache == NULL) {
+		if ((pcache = calloc(PCACHE_SIZE, sizeof(*pcache))) == NULL)
+			return lookup_uncached(pathenv, name, real, realsz);
+		cache_in_use();
+	}
+	/* two-way: a name has two possible slots, so two hot names that
+	 * hash alike do not evict each other on every line */
+	cand[0] = &pcache[key % PCACHE_SIZE];
+	cand[1] = &pcache[(key >> 32) % PCACHE_SIZE];
 	for (k = 0; k < 2; k++) {
 		ce = cand[k];
 		if (ce->name != NULL && ce->key == key && ce->expires > now &&
