@@ -24,7 +24,9 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/misc.h"
@@ -536,43 +538,159 @@ protect_repo(struct ag_sandbox *sb, const char *gitdir)
 }
 
 /*
- * Find git directories beneath dir (canonical), bounded in depth and work:
- * a directory holding HEAD, objects/ and refs/ is one whatever its name - a
- * checkout's .git, a bare repository (a push to it runs its hooks), a
- * --separate-git-dir, a submodule's .git/modules/NAME.  Inside one only
- * modules/ is searched further.
+ * The scan runs before every command, and a write root can hold a large
+ * tree (several checkouts, a build directory): reading every directory
+ * again cost milliseconds per command.  So what each directory held is
+ * kept (struct scan_dir) and read again only when the directory may have
+ * changed: another inode at that name, or its ctime moved.  Creating,
+ * removing or renaming an entry moves a directory's ctime, and nothing
+ * but the clock sets it (utimensat moves it too).  The clock is coarse
+ * (a tick): a change in the same tick as the one before it would leave
+ * ctime as it was, so a listing read less than SCAN_RACY_NS after the
+ * directory's ctime is not trusted (git's "racily clean" index entries).
+ * That reasoning needs the directory's ctime to come from this kernel's
+ * clock: on a network file system (the server's clock) or an overlay,
+ * every scan reads every directory, as before.  What is visited, and in
+ * what order, is what a full scan would visit.
  */
+#define SCAN_RACY_NS	1000000000LL
+
+/* File systems whose ctimes this kernel stamps from its own clock. */
 static int
-scan_repos(struct ag_sandbox *sb, const char *dir, int depth, size_t *budget)
+local_clock_fs(int fd)
 {
-	struct plist subs;
-	DIR *d;
-	struct dirent *de;
-	int fd, rc = 0, head = 0, objects = 0, refs = 0;
+	static const unsigned long local[] = {
+		0xEF53,		/* ext2/3/4 */
+		0x58465342,	/* xfs */
+		0x9123683E,	/* btrfs */
+		0x01021994,	/* tmpfs */
+		0xF2F52010,	/* f2fs */
+	};
+	struct statfs sf;
 	size_t i;
 
-	if (depth > SCAN_DEPTH)
+	if (fstatfs(fd, &sf) < 0)
 		return 0;
-	if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
-		return 0;
-	if ((d = fdopendir(fd)) == NULL) {
-		close(fd);
-		return 0;
-	}
-	memset(&subs, 0, sizeof(subs));
-	while (rc == 0 && *budget > 0 && (de = readdir(d)) != NULL) {
-		struct stat st;
-		unsigned char type;
+	for (i = 0; i < sizeof(local) / sizeof(local[0]); i++)
+		if ((unsigned long)sf.f_type == local[i])
+			return 1;
+	return 0;
+}
 
+static void
+scan_dir_clear(struct scan_dir *d)
+{
+	size_t i;
+
+	for (i = 0; i < d->nsub; i++) {
+		scan_dir_clear(d->sub[i]);
+		free(d->sub[i]->name);
+		free(d->sub[i]);
+	}
+	free(d->sub);
+	d->sub = NULL;
+	d->nsub = 0;
+	d->valid = 0;
+}
+
+void
+sb_scan_free(struct ag_sandbox *sb)
+{
+	size_t i;
+
+	for (i = 0; i < sb->nscan; i++)
+		scan_dir_clear(&sb->scan[i]);
+	free(sb->scan);
+	sb->scan = NULL;
+	sb->nscan = 0;
+}
+
+static long long
+ts_ns(const struct timespec *t)
+{
+	return (long long)t->tv_sec * 1000000000LL + t->tv_nsec;
+}
+
+static int
+listing_holds(const struct scan_dir *d, const struct stat *st)
+{
+	return d->valid && d->dev == st->st_dev && d->ino == st->st_ino &&
+	    d->ctime.tv_sec == st->st_ctim.tv_sec && d->ctime.tv_nsec == st->st_ctim.tv_nsec &&
+	    ts_ns(&d->read_at) - ts_ns(&d->ctime) > SCAN_RACY_NS;
+}
+
+/* The child of d called name from the last listing (readdir keeps its
+ * order for entries that stay), or a new one; NULL when out of memory. */
+static struct scan_dir *
+take_sub(struct scan_dir **old, size_t nold, size_t *cursor, const char *name)
+{
+	struct scan_dir *c;
+	size_t k;
+
+	for (k = *cursor; k < nold && k < *cursor + 8; k++)
+		if (old[k] != NULL && strcmp(old[k]->name, name) == 0) {
+			c = old[k];
+			old[k] = NULL;
+			*cursor = k + 1;
+			return c;
+		}
+	if ((c = calloc(1, sizeof(*c))) == NULL || (c->name = strdup(name)) == NULL) {
+		free(c);
+		return NULL;
+	}
+	return c;
+}
+
+/*
+ * Read dir's entries into d, budget permitting: 0, -1 out of memory, 1
+ * when dir cannot be read (then d is empty).  A listing cut short by the
+ * budget serves this scan only.
+ */
+static int
+read_listing(const char *dir, size_t *budget, struct scan_dir *d)
+{
+	struct scan_dir **old = d->sub, **sub = NULL;
+	size_t nold = d->nsub, nsub = 0, cap = 0, cursor = 0, k;
+	struct timespec now;
+	struct stat st;
+	struct dirent *de;
+	DIR *dp;
+	int fd, rc = 0, head = 0, objects = 0, refs = 0, complete = 0;
+
+	d->sub = NULL;
+	d->nsub = 0;
+	d->valid = 0;
+	d->nentries = 0;
+	d->repo = 0;
+	clock_gettime(CLOCK_REALTIME, &now);
+	if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
+	    fstat(fd, &st) < 0 || (dp = fdopendir(fd)) == NULL) {
+		if (fd >= 0)
+			close(fd);
+		rc = 1;
+		goto out;
+	}
+	for (;;) {
+		struct stat es;
+		unsigned char type;
+		struct scan_dir *c;
+
+		if (*budget == 0)
+			break;
+		if ((de = readdir(dp)) == NULL) {
+			complete = 1;
+			break;
+		}
 		(*budget)--;
+		d->nentries++;
 		if (de->d_name[0] == '.' && (de->d_name[1] == '\0' ||
 		    (de->d_name[1] == '.' && de->d_name[2] == '\0')))
 			continue;
 		/* the entry's type from readdir; a stat only where it says nothing */
 		if (de->d_type == DT_UNKNOWN) {
-			if (fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			if (fstatat(fd, de->d_name, &es, AT_SYMLINK_NOFOLLOW) < 0)
 				continue;
-			type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : DT_LNK;
+			type = S_ISDIR(es.st_mode) ? DT_DIR : S_ISREG(es.st_mode) ? DT_REG : DT_LNK;
 		} else
 			type = de->d_type;
 		head |= type == DT_REG && strcmp(de->d_name, "HEAD") == 0;
@@ -580,23 +698,81 @@ scan_repos(struct ag_sandbox *sb, const char *dir, int depth, size_t *budget)
 			continue;
 		objects |= strcmp(de->d_name, "objects") == 0;
 		refs |= strcmp(de->d_name, "refs") == 0;
-		if (sb_plist_add(&subs, de->d_name) < 0)
+		if (nsub == cap) {
+			size_t nc = cap ? cap * 2 : 8;
+			struct scan_dir **n = realloc(sub, nc * sizeof(*n));
+
+			if (n == NULL) {
+				rc = -1;
+				break;
+			}
+			sub = n;
+			cap = nc;
+		}
+		if ((c = take_sub(old, nold, &cursor, de->d_name)) == NULL) {
 			rc = -1;
+			break;
+		}
+		sub[nsub++] = c;
 	}
-	closedir(d);
-	if (rc == 0 && head && objects && refs)
-		rc = protect_repo(sb, dir);
-	for (i = 0; rc == 0 && i < subs.n; i++) {
+	d->valid = complete && rc == 0 && local_clock_fs(fd);
+	closedir(dp);
+	d->dev = st.st_dev;
+	d->ino = st.st_ino;
+	d->ctime = st.st_ctim;
+	d->read_at = now;
+	d->repo = head && objects && refs;
+out:
+	d->sub = sub;
+	d->nsub = nsub;
+	for (k = 0; k < nold; k++)
+		if (old[k] != NULL) {
+			scan_dir_clear(old[k]);
+			free(old[k]->name);
+			free(old[k]);
+		}
+	free(old);
+	return rc;
+}
+
+/*
+ * Find git directories beneath dir (canonical), bounded in depth and work:
+ * a directory holding HEAD, objects/ and refs/ is one whatever its name - a
+ * checkout's .git, a bare repository (a push to it runs its hooks), a
+ * --separate-git-dir, a submodule's .git/modules/NAME.  Inside one only
+ * modules/ is searched further.  d: what the last scan read there.
+ */
+static int
+scan_repos(struct ag_sandbox *sb, const char *dir, int depth, size_t *budget,
+    struct scan_dir *d)
+{
+	struct stat st;
+	size_t i;
+	int rc;
+
+	if (depth > SCAN_DEPTH)
+		return 0;
+	if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		scan_dir_clear(d);
+		return 0;
+	}
+	if (listing_holds(d, &st) && *budget >= d->nentries)
+		*budget -= d->nentries;
+	else if ((rc = read_listing(dir, budget, d)) != 0)
+		return rc < 0 ? -1 : 0;
+	if (d->repo && (rc = protect_repo(sb, dir)) < 0)
+		return rc;
+	for (i = 0; i < d->nsub; i++) {
 		char child[PATH_MAX];
 
-		if (head && objects && refs && strcmp(subs.v[i], "modules") != 0)
+		if (d->repo && strcmp(d->sub[i]->name, "modules") != 0)
 			continue;
 		if ((size_t)snprintf(child, sizeof(child), "%s/%s", strcmp(dir, "/") ? dir : "",
-		    subs.v[i]) < sizeof(child))
-			rc = scan_repos(sb, child, depth + 1, budget);
+		    d->sub[i]->name) < sizeof(child) &&
+		    (rc = scan_repos(sb, child, depth + 1, budget, d->sub[i])) < 0)
+			return rc;
 	}
-	sb_plist_free(&subs);
-	return rc;
+	return 0;
 }
 
 static int
@@ -604,8 +780,14 @@ scan_write_roots(struct ag_sandbox *sb)
 {
 	size_t i, budget = SCAN_ENTRIES;
 
+	if (sb->nscan != sb->writes.n) {
+		sb_scan_free(sb);
+		if ((sb->scan = calloc(sb->writes.n, sizeof(*sb->scan))) == NULL)
+			return -1;
+		sb->nscan = sb->writes.n;
+	}
 	for (i = 0; i < sb->writes.n; i++) {
-		int rc = scan_repos(sb, sb->writes.v[i], 0, &budget);
+		int rc = scan_repos(sb, sb->writes.v[i], 0, &budget, &sb->scan[i]);
 
 		if (rc < 0)
 			return rc;

@@ -1239,6 +1239,7 @@ ag_sandbox_free(struct ag_sandbox *sb)
 	sb_plist_free(&sb->kept_reads);
 	sb_ns_free(sb);
 	sb_plist_free(&sb->exec);
+	sb_scan_free(sb);
 	sb_plist_free(&sb->writes);
 	sb_plist_free(&sb->repos);
 	for (i = 0; i < sb->nops; i++)

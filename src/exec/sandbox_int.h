@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <sys/resource.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "common/config.h"
 #include "common/err.h"
@@ -42,6 +43,24 @@ struct nsop {
 
 enum { RL_NPROC, RL_NOFILE, RL_FSIZE, RL_CPU, RL_AS, RL_DATA, RL_COUNT };
 
+/*
+ * What the repository scan read in one directory, kept for the next scan
+ * (namespace.c, scan_repos): while the directory's identity and ctime are
+ * what they were, its entries are too, and it is not read again.
+ */
+struct scan_dir {
+	char		 *name;		/* in the parent; NULL for a write root */
+	dev_t		  dev;
+	ino_t		  ino;
+	struct timespec	  ctime;
+	struct timespec	  read_at;	/* when the entries were read */
+	size_t		  nentries;	/* what readdir returned, for the budget */
+	int		  valid;	/* the fields below may be used */
+	int		  repo;		/* it holds HEAD, objects/ and refs/ */
+	struct scan_dir	**sub;		/* its directories, in readdir order */
+	size_t		  nsub;
+};
+
 struct ag_sandbox {
 	enum ag_sandbox_mode	 mode;
 	int			 abi;
@@ -69,6 +88,8 @@ struct ag_sandbox {
 	int			  tmp_fd;	/* its root (O_PATH), for Landlock: a rule
 						 * on the mount point does not cover it */
 	struct plist		  writes;	/* write roots, for refresh scans */
+	struct scan_dir		 *scan;		/* one per write root: the last scan */
+	size_t			  nscan;
 	struct plist		  repos;	/* .git directories already pinned */
 	char			  bad_link[PATH_MAX];	/* a hard-linked protected file */
 	int			  ns_user_fd;	/* the namespace, built once; -1 none */
@@ -135,5 +156,7 @@ int	sb_note_add(struct ag_sandbox *sb, const char *what);
 int	sb_ns_make(struct ag_sandbox *sb, struct build *b);
 /* Ends the PID namespace (and whatever runs in it) and closes the fds. */
 void	sb_ns_free(struct ag_sandbox *sb);
+/* Forgets what the repository scans read (sb->scan). */
+void	sb_scan_free(struct ag_sandbox *sb);
 
 #endif

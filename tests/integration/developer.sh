@@ -264,6 +264,28 @@ for gd in remote.git sepgit; do
 	ag_like "$x_out" "rc=[1-9]" "config_of_${gd%.git}_read_only"
 done
 
+# In one REPL session the scan before each command keeps what it read in
+# a directory whose ctime has been still for over a second, and reads it
+# again when that moves.  A tree that has been still (the first line waits
+# for it, in the session), a repository made deep inside it by the third
+# line, moved in beside it from /tmp by the fourth: from the next line on
+# both are protected.
+install -d -o "$AG_USER" -g "$AG_USER" "$W/still" "$W/still/a" "$W/still/a/b" "$W/still/a/b/c"
+still_script=$(printf '%s\n' \
+    "python3 -c 'import os, time; p = \"$W/still/a/b/c\"; [time.sleep(0.05) for _ in iter(lambda: time.time_ns() - os.lstat(p).st_ctime_ns < 1500000000, False)]; print(\"waited-until-still\")'" \
+    'true' \
+    "cd $W/still/a/b/c && git init -q deep && echo made-deep" \
+    "cd /tmp && git init -q moved && mv moved $W/still/a/b/ && echo made-moved" \
+    "python3 -c 'open(\"$W/still/a/b/c/deep/.git/config\", \"a\").write(\"[core]\\n\\thooksPath = /tmp\\n\")'; echo deep=\$?" \
+    "python3 -c 'open(\"$W/still/a/b/moved/.git/hooks/post-checkout\", \"w\").write(\"#!/bin/sh\\ntouch $PWN\\n\")'; echo moved=\$?")
+still_out=$(printf '%s\n' "$still_script" | ag_ssh 2>&1)
+ag_like "$still_out" "waited-until-still" "scan_memory_tree_was_still" "$still_out"
+ag_like "$still_out" "made-deep" "scan_memory_deep_repository_made" "$still_out"
+ag_like "$still_out" "made-moved" "scan_memory_moved_repository_made" "$still_out"
+ag_like "$still_out" "deep=[1-9]" "scan_memory_sees_a_repository_made_in_a_still_tree" "$still_out"
+ag_like "$still_out" "moved=[1-9]" "scan_memory_sees_a_repository_moved_into_a_still_tree" "$still_out"
+ag_ok "scan_memory_config_unchanged" sh -c "! grep -q hooksPath '$W/still/a/b/c/deep/.git/config'"
+
 # the same writes from allowed programs that can write files on their own
 x "awk 'BEGIN { print \"[core]\\n\\thooksPath = /tmp\" >> \"$W/hello/.git/config\"; exit 0 }'; echo awk=\$?"
 ag_like "$x_out$x_err" "awk=[1-9]|denied|Read-only" "awk_cannot_write_git_config"
