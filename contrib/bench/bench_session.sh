@@ -123,7 +123,11 @@ echo
 SO=$(dirname "$AGENTGATE")/agsandbox.so
 if [ -f "$SO" ]; then
 	install -m 0644 "$SO" "$AG_DIR/agsandbox.so"
-	sed -i 's/^  sandbox: "off"$/  sandbox: required/' "$AG_DIR/policy.yaml"
+	# an empty write root of its own: the repository scan before each
+	# command reads it, and /tmp holds whatever this machine left there
+	install -d -o "$AG_USER" -g "$AG_USER" "$AG_DIR/work"
+	sed -i -e 's/^  sandbox: "off"$/  sandbox: required/' \
+	    -e "s|write: \\[\"/tmp\"\\]|write: [\"$AG_DIR/work\"]|" "$AG_DIR/policy.yaml"
 	echo "(5) per-command cost as in (1), kernel sandbox on (sandbox: required, the example policy's)"
 	ag_bench_per_command "$N" 'true' 'echo hello' 'ls /'
 	echo "  (no goal in issue 20's table; see contrib/bench/README.md)"
