@@ -3,8 +3,8 @@
  * baseline measured in the same run (not a pass/fail test).
  *
  *  1. decisions per second (parse + decide) over a corpus of typical agent
- *     command lines, on one core; and parse-only per second, to show what
- *     the decision itself costs;
+ *     command lines, on one core, the best of three trials; and parse-only
+ *     per second, to show what the decision itself costs;
  *  2. baseline: the cost of copying and scanning the same bytes
  *     (memcpy + strlen), so the decision rate reads as "N times a copy";
  *  3. parse time for 1 KiB ... 1 MiB inputs, as ns per byte and the ratio
@@ -45,6 +45,8 @@ static const char yaml[] =
     "      - { command: cat, args: [\"/etc/shadow*\"] }\n"
     "    paths: { read: [\"/\"], write: [\"/tmp\", \"~/work\"] }\n"
     "    unknown: deny\n";
+
+#define TRIALS	3	/* decision-rate trials; the best is reported */
 
 struct corpus {
 	char	**line;
@@ -320,7 +322,8 @@ main(int argc, char **argv)
 	char *env[] = { pathenv, NULL };
 	volatile size_t sink = 0;
 	size_t counts[3] = { 0, 0, 0 };
-	double base, pr, dr;
+	double base, pr, dr, trial[TRIALS];
+	int k;
 
 	if (secs <= 0)
 		secs = 1.0;
@@ -347,15 +350,33 @@ main(int argc, char **argv)
 		printf("parse + decide: %.0f decisions/s\n", dr);
 		return 0;
 	}
-	base = baseline_rate(&c, secs, &sink);
-	pr = parse_rate(&c, secs);
-	dr = decide_rate(&ctx, &c, secs, counts);
+	/*
+	 * The best of TRIALS, each trial the three measurements in turn: on a
+	 * shared VM a trial only ever loses time to what else runs (one
+	 * trial moved by a third from run to run on the second development
+	 * VM), as with the relay benchmarks' best of 3.  Every trial's
+	 * decision rate is printed.
+	 */
+	base = pr = dr = 0;
+	for (k = 0; k < TRIALS; k++) {
+		double b = baseline_rate(&c, secs, &sink), pk = parse_rate(&c, secs);
+		size_t none[3] = { 0, 0, 0 };
+
+		trial[k] = decide_rate(&ctx, &c, secs, k == 0 ? counts : none);
+		base = b > base ? b : base;
+		pr = pk > pr ? pk : pr;
+		dr = trial[k] > dr ? trial[k] : dr;
+	}
 	printf("verdicts: %zu allow, %zu deny, %zu ask\n", counts[0], counts[1], counts[2]);
 	printf("baseline (memcpy+strlen): %12.0f lines/s\n", base);
 	printf("parse only:               %12.0f lines/s  (%.1fx the baseline's time)\n",
 	    pr, base / pr);
 	printf("parse + decide:           %12.0f decisions/s on one core  (%.1fx the baseline's time; goal 300000)\n",
 	    dr, base / dr);
+	printf("  (best of %d trials of %.0f s each:", TRIALS, secs);
+	for (k = 0; k < TRIALS; k++)
+		printf(" %.0f", trial[k]);
+	printf(")\n");
 	printf("decide share:             %11.0f%% of parse+decide\n", 100.0 * (1.0 - dr / pr));
 	linearity();
 	shapes();

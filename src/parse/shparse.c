@@ -1778,6 +1778,20 @@ plain_dq(int c)
 	return c != '"' && c != '\\' && c != '$' && c != '`';
 }
 
+/* In an unquoted here-document body a double quote is text too. */
+static int
+plain_heredoc(int c)
+{
+	return c == '"' || plain_dq(c);
+}
+
+static int
+plain_in(enum wmode m, int c)
+{
+	return m == M_NORMAL ? plain_normal(c) : m == M_DQ ? plain_dq(c) :
+	    m == M_HEREDOC ? plain_heredoc(c) : 0;
+}
+
 /*
  * The heart of the lexer: read characters into the word being built until
  * the mode's terminator (not consumed).  at_start: the word starts here
@@ -1795,13 +1809,11 @@ scan(struct parser *p, struct wbuild *b, enum wmode m, int at_start)
 	for (;;) {
 		c = cur(p);
 		off = p->pos;
-		if ((m == M_NORMAL && plain_normal(c)) || (m == M_DQ && plain_dq(c))) {
+		if (c >= 0 && plain_in(m, c)) {
 			/* fast path: a run of characters that mean nothing here */
 			size_t i = off + 1;
 
-			while (i < p->len && (m == M_NORMAL ?
-			    plain_normal((unsigned char)p->s[i]) :
-			    plain_dq((unsigned char)p->s[i])))
+			while (i < p->len && plain_in(m, (unsigned char)p->s[i]))
 				i++;
 			p->pos = i;
 			at_start = 0;
