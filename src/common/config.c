@@ -36,6 +36,7 @@
 #include <yaml.h>
 
 #include "common/config.h"
+#include "common/misc.h"
 #include "common/safepath.h"
 #include "common/sshkey.h"
 #include "common/strbuf.h"
@@ -1188,11 +1189,8 @@ load_rules(struct ctx *c, struct pctx *pc, const struct ynode *v, const char *ke
 			return cf_err_node(c, it, "rule %s has no 'command'", id);
 	}
 	/* every decision compares it with each rule's; taken once here */
-	for (i = 0; i < *nout; i++) {
-		const char *sl = strrchr((*out)[i].command, '/');
-
-		(*out)[i].base = sl != NULL ? sl + 1 : (*out)[i].command;
-	}
+	for (i = 0; i < *nout; i++)
+		(*out)[i].base = ag_base_name((*out)[i].command);
 	return 0;
 }
 
@@ -2326,11 +2324,27 @@ ag_config_identity(const struct ag_config *cfg, const char *name)
 	return NULL;
 }
 
+/*
+ * fnmatch(pattern, s, 0), with the two shapes most patterns have (a name,
+ * a NAME_* prefix) decided without it: every variable a command sets or
+ * captures is looked up in a few hundred patterns (envsan.c), and fnmatch
+ * costs a hundred times a strcmp.  Without FNM_PATHNAME or FNM_PERIOD a
+ * trailing '*' is any suffix, so the prefix test gives the same answer.
+ */
 int
 ag_glob_match(const char *pattern, const char *s)
 {
+	size_t n;
+
 	if (pattern == NULL || s == NULL)
 		return 0;
+	if (pattern[0] != s[0] && strchr("*?[\\", pattern[0]) == NULL)
+		return 0;
+	n = strcspn(pattern, "*?[\\");
+	if (pattern[n] == '\0')
+		return strcmp(pattern, s) == 0;
+	if (pattern[n] == '*' && pattern[n + 1] == '\0')
+		return strncmp(pattern, s, n) == 0;
 	return fnmatch(pattern, s, 0) == 0;
 }
 

@@ -16,6 +16,14 @@
 #include "common/log.h"
 #include "common/misc.h"
 
+const char *
+ag_base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s != NULL ? s + 1 : path;
+}
+
 long long
 ag_now_ms(void)
 {

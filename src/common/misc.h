@@ -1,6 +1,6 @@
 /*
- * misc.h - small mechanisms every part needs, one copy each: the monotonic
- * clock, writing a whole buffer, non-blocking fds, closing every fd above
+ * misc.h - small mechanisms every part needs, one copy each: a path's last
+ * component, the monotonic clock, writing a whole buffer, non-blocking fds, closing every fd above
  * a bound.  Safe to call in a child between fork and exec where noted.
  */
 #ifndef AG_MISC_H
@@ -8,6 +8,9 @@
 
 #include <stddef.h>
 #include <sys/types.h>
+
+/* The last component of a path: what follows its last '/' (all of it when none). */
+const char *ag_base_name(const char *path);
 
 /* Milliseconds on CLOCK_MONOTONIC: for deadlines and durations, never dates. */
 long long ag_now_ms(void);

@@ -577,20 +577,27 @@ local_clock_fs(int fd)
 	return 0;
 }
 
+static void scan_dir_free(struct scan_dir *d);
+
 static void
 scan_dir_clear(struct scan_dir *d)
 {
 	size_t i;
 
-	for (i = 0; i < d->nsub; i++) {
-		scan_dir_clear(d->sub[i]);
-		free(d->sub[i]->name);
-		free(d->sub[i]);
-	}
+	for (i = 0; i < d->nsub; i++)
+		scan_dir_free(d->sub[i]);
 	free(d->sub);
 	d->sub = NULL;
 	d->nsub = 0;
 	d->valid = 0;
+}
+
+static void
+scan_dir_free(struct scan_dir *d)
+{
+	scan_dir_clear(d);
+	free(d->name);
+	free(d);
 }
 
 void
@@ -726,11 +733,8 @@ out:
 	d->sub = sub;
 	d->nsub = nsub;
 	for (k = 0; k < nold; k++)
-		if (old[k] != NULL) {
-			scan_dir_clear(old[k]);
-			free(old[k]->name);
-			free(old[k]);
-		}
+		if (old[k] != NULL)
+			scan_dir_free(old[k]);
 	free(old);
 	return rc;
 }

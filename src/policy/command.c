@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/misc.h"
 #include "policy/walker.h"
 
 #define MAX_WRAP	16	/* wrappers inside wrappers */
@@ -29,7 +30,7 @@
 static int
 exec_target_ok(struct ag_walker *w, const char *name)
 {
-	const char *last = ag_walk_base_name(name);
+	const char *last = ag_base_name(name);
 	int i, n = name[0] == '/' ? 1 : w->cwd->n;
 
 	if ((name[0] != '/' && w->cwd->unknown) || strcmp(last, "..") == 0 ||
@@ -311,7 +312,7 @@ ag_walk_command(struct ag_walker *w, struct ag_arg *a, size_t na, int flags)
 		ag_walk_refuse(w, AG_DENY, "literal", "an empty command name is not allowed");
 		return;
 	}
-	base = ag_walk_base_name(name);
+	base = ag_base_name(name);
 	p = ag_prog_lookup(base);
 	if (flags & AG_CF_NAME_ONLY) {
 		/* a busybox applet: judged by its name alone */

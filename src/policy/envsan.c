@@ -18,7 +18,6 @@
  */
 #include "agconfig.h"
 
-#include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -68,34 +67,11 @@ static const char *const shell_state[] = {
 	"PATH", "HOME", "PWD", "OLDPWD", "SHLVL", NULL
 };
 
-/*
- * fnmatch(pat, name, 0), with the two shapes the sets hold (a name, a
- * NAME_* prefix) decided without it: every variable a command sets or
- * captures is looked up in a few hundred patterns, and fnmatch costs a
- * hundred times a strcmp.  Without FNM_PATHNAME or FNM_PERIOD a trailing
- * '*' is any suffix, so the prefix test is the same answer.
- */
-static int
-name_matches(const char *pat, const char *name)
-{
-	size_t n;
-
-	if (pat[0] != name[0] && pat[0] != '*' && pat[0] != '?' && pat[0] != '[' &&
-	    pat[0] != '\\')
-		return 0;
-	n = strcspn(pat, "*?[\\");
-	if (pat[n] == '\0')
-		return strcmp(pat, name) == 0;
-	if (pat[n] == '*' && pat[n + 1] == '\0')
-		return strncmp(pat, name, n) == 0;
-	return fnmatch(pat, name, 0) == 0;
-}
-
 static int
 in_set(const char *const *set, const char *name)
 {
 	for (; *set; set++)
-		if (name_matches(*set, name))
+		if (ag_glob_match(*set, name))
 			return 1;
 	return 0;
 }
@@ -119,17 +95,6 @@ prog_sets(int which, const char *name)
 	return 0;
 }
 
-static int
-strlist_globmatch(const struct ag_strlist *l, const char *s)
-{
-	size_t i;
-
-	for (i = 0; i < l->n; i++)
-		if (l->v[i] != NULL && name_matches(l->v[i], s))
-			return 1;
-	return 0;
-}
-
 int
 ag_envsan_is_dangerous(const char *name, const struct ag_profile *profile)
 {
@@ -137,7 +102,7 @@ ag_envsan_is_dangerous(const char *name, const struct ag_profile *profile)
 		return 1;
 	if (in_set(hard_set, name))
 		return 1;
-	if (profile != NULL && strlist_globmatch(&profile->env_allow, name))
+	if (profile != NULL && ag_strlist_match(&profile->env_allow, name))
 		return 0;
 	/* inside the sets below, names that only label what a program does
 	 * (a commit's author), and in the developer tier what test runners
@@ -146,10 +111,10 @@ ag_envsan_is_dangerous(const char *name, const struct ag_profile *profile)
 	if (prog_sets(PROG_HARMLESS, name) ||
 	    (profile != NULL && profile->tier == AG_TIER_DEVELOPER &&
 	    prog_sets(PROG_DEVELOPER, name)))
-		return profile != NULL && strlist_globmatch(&profile->env_deny, name);
+		return profile != NULL && ag_strlist_match(&profile->env_deny, name);
 	if (in_set(builtin_set, name) || prog_sets(PROG_FILTER, name))
 		return 1;
-	if (profile != NULL && strlist_globmatch(&profile->env_deny, name))
+	if (profile != NULL && ag_strlist_match(&profile->env_deny, name))
 		return 1;
 	return 0;
 }

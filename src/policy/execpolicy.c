@@ -8,24 +8,17 @@
 #include <string.h>
 
 #include "policy/execpolicy.h"
+#include "common/misc.h"
 #include "common/utf8.h"
 #include "policy/policy.h"
 #include "common/strbuf.h"
-
-static const char *
-base_of(const char *p)
-{
-	const char *s = strrchr(p, '/');
-
-	return s ? s + 1 : p;
-}
 
 /* Does any deny rule name this program?  The common case (cc1, as, ld,
  * sh) answers here, without building or parsing a line. */
 static int
 named_by_deny(const struct ag_profile *p, const char *path, const char *argv0)
 {
-	const char *pb = base_of(path), *ab = argv0 != NULL ? base_of(argv0) : NULL;
+	const char *pb = ag_base_name(path), *ab = argv0 != NULL ? ag_base_name(argv0) : NULL;
 	size_t i;
 
 	for (i = 0; i < p->ndeny; i++) {
@@ -46,7 +39,7 @@ show_argv(const char *path, char *const *argv, size_t argc, char *out, size_t ou
 	char raw[512];
 	size_t len, i;
 
-	snprintf(raw, sizeof(raw), "%s", base_of(path));
+	snprintf(raw, sizeof(raw), "%s", ag_base_name(path));
 	for (i = 1; i < argc && (len = strlen(raw)) + 2 < sizeof(raw); i++)
 		snprintf(raw + len, sizeof(raw) - len, " %s", argv[i]);
 	ag_utf8_visible(raw, strlen(raw), outsz, out, outsz);
@@ -84,7 +77,7 @@ loader_operand(const char *path, char *const *argv, size_t argc)
 	static const char *const with_value[] = { "--library-path", "--preload", "--audit",
 	    "--argv0", "--inhibit-rpath", "--glibc-hwcaps-prepend", "--glibc-hwcaps-mask",
 	    NULL };
-	const char *b = base_of(path);
+	const char *b = ag_base_name(path);
 	size_t i, k;
 
 	if (strncmp(b, "ld-", 3) != 0 && strncmp(b, "ld.so", 5) != 0 &&
@@ -191,7 +184,7 @@ judge_exec(const struct ag_execpolicy *ep, const char *path, char *const *argv,
 	if (!ok) {
 		ag_strbuf_free(&sb);
 		snprintf(reason, reasonsz, "denied: the exec of '%s' is too long to check "
-		    "against the deny rules", base_of(path));
+		    "against the deny rules", ag_base_name(path));
 		snprintf(rule, rulesz, "exec:too-long");
 		return 0;
 	}
@@ -204,7 +197,7 @@ judge_exec(const struct ag_execpolicy *ep, const char *path, char *const *argv,
 		ag_strbuf_free(&sb);
 		ag_decision_free(&d);
 		snprintf(reason, reasonsz, "denied: the exec of '%s' could not be checked",
-		    base_of(path));
+		    ag_base_name(path));
 		snprintf(rule, rulesz, "exec:error");
 		return 0;
 	}

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/misc.h"
 #include "common/strbuf.h"
 #include "policy/walker.h"
 
@@ -143,14 +144,6 @@ ag_walk_refuse_unknown(struct ag_walker *w, const char *name, const char *why)
 	    why ? why : "", (int)cut, list, n);
 }
 
-const char *
-ag_walk_base_name(const char *p)
-{
-	const char *s = strrchr(p, '/');
-
-	return s ? s + 1 : p;
-}
-
 int
 ag_walk_has_nonlit(const struct ag_arg *a, size_t na)
 {
@@ -173,7 +166,7 @@ int
 ag_walk_rule_matches(struct ag_walker *w, const struct ag_rule *r, const char *name,
     const char *real, int by_name_only)
 {
-	const char *base = ag_walk_base_name(name);
+	const char *base = ag_base_name(name);
 	char rr[PATH_MAX];
 
 	if (r->command == NULL || r->base[0] != base[0] || strcmp(r->base, base) != 0)

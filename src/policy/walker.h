@@ -187,7 +187,6 @@ void	ag_walk_builtin(struct ag_walker *w, const char *name, struct ag_arg *a, si
 
 /* ---- rules.c ------------------------------------------------------------ */
 
-const char *ag_walk_base_name(const char *p);
 int	ag_walk_has_nonlit(const struct ag_arg *a, size_t na);
 const char *ag_walk_rule_id(const struct ag_walker *w, const struct ag_rule *r, int deny,
 	    size_t i, char *buf, size_t bufsz);

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/misc.h"
 #include "policy/prog.h"
 #include "policy/walker.h"
 
@@ -160,7 +161,7 @@ check_cpmv(struct ag_walker *w, const struct ag_progcall *c)
 	if (!o.no_target_dir) {
 		for (i = 0; i < nsrc; i++) {
 			char p[PATH_MAX];
-			const char *bn = ag_walk_base_name(o.ops.v[i]);
+			const char *bn = ag_base_name(o.ops.v[i]);
 			int r;
 
 			if (*bn == '\0')
