@@ -277,14 +277,23 @@ still_script=$(printf '%s\n' \
     "cd $W/still/a/b/c && git init -q deep && echo made-deep" \
     "cd /tmp && git init -q moved && mv moved $W/still/a/b/ && echo made-moved" \
     "python3 -c 'open(\"$W/still/a/b/c/deep/.git/config\", \"a\").write(\"[core]\\n\\thooksPath = /tmp\\n\")'; echo deep=\$?" \
-    "python3 -c 'open(\"$W/still/a/b/moved/.git/hooks/post-checkout\", \"w\").write(\"#!/bin/sh\\ntouch $PWN\\n\")'; echo moved=\$?")
+    "python3 -c 'open(\"$W/still/a/b/moved/.git/hooks/post-checkout\", \"w\").write(\"#!/bin/sh\\ntouch $PWN\\n\")'; echo moved=\$?" \
+    "awk 'BEGIN { print \"[core]\\n\\thooksPath = /tmp\" >> \"$W/still/a/b/moved/.git/config\"; exit 0 }'; echo awk=\$?" \
+    "cd $W/still && printf 'all:\\n\\tprintf x >> a/b/c/deep/.git/hooks/pre-commit; echo recipe=\$\$?\\n' > still.mk && make -s -f still.mk" \
+    "cd $W/still && printf '%s\\n' '#include <stdio.h>' 'int main(void) { FILE *f = fopen(\"a/b/c/deep/.git/config\", \"a\"); printf(\"built=%d\\n\", f == NULL); return 0; }' > w.c && cc -o w w.c && ./w" \
+    "cd $W/still/a/b/c/deep && echo x > f && git add f && git commit -qm one && echo committed")
 still_out=$(printf '%s\n' "$still_script" | ag_ssh 2>&1)
 ag_like "$still_out" "waited-until-still" "scan_memory_tree_was_still" "$still_out"
 ag_like "$still_out" "made-deep" "scan_memory_deep_repository_made" "$still_out"
 ag_like "$still_out" "made-moved" "scan_memory_moved_repository_made" "$still_out"
 ag_like "$still_out" "deep=[1-9]" "scan_memory_sees_a_repository_made_in_a_still_tree" "$still_out"
 ag_like "$still_out" "moved=[1-9]" "scan_memory_sees_a_repository_moved_into_a_still_tree" "$still_out"
-ag_ok "scan_memory_config_unchanged" sh -c "! grep -q hooksPath '$W/still/a/b/c/deep/.git/config'"
+ag_like "$still_out" "awk=[1-9]" "scan_memory_awk_cannot_write_the_moved_config" "$still_out"
+ag_like "$still_out" "recipe=[1-9]" "scan_memory_recipe_cannot_plant_a_hook" "$still_out"
+ag_like "$still_out" "built=1" "scan_memory_built_binary_cannot_open_the_config" "$still_out"
+ag_like "$still_out" "committed" "scan_memory_benign_commit_in_the_new_repository_runs" "$still_out"
+ag_ok "scan_memory_config_unchanged" sh -c "! grep -q hooksPath '$W/still/a/b/c/deep/.git/config' '$W/still/a/b/moved/.git/config'"
+ag_ok "scan_memory_no_hook_planted" sh -c "! test -s '$W/still/a/b/c/deep/.git/hooks/pre-commit' && ! test -e '$W/still/a/b/moved/.git/hooks/post-checkout'"
 
 # the same writes from allowed programs that can write files on their own
 x "awk 'BEGIN { print \"[core]\\n\\thooksPath = /tmp\" >> \"$W/hello/.git/config\"; exit 0 }'; echo awk=\$?"
