@@ -26,15 +26,14 @@
 
 #include <limits.h>
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "parse/shparse.h"
+#include "common/arena.h"
 #include "common/utf8.h"
 #include "common/strbuf.h"
 
@@ -56,7 +55,7 @@ struct parser {
 	int		 status;	/* 0 until the first failure */
 	int		 in_heredoc;	/* parsing a here-document body */
 	struct ag_err	*err;
-	struct ag_sh_arena *ar;		/* where the tree lives */
+	struct ag_arena *ar;		/* where the tree lives */
 	struct hdoc	*hd;		/* pending here-documents, in order */
 	size_t		 nhd;
 	size_t		 hdfloor;	/* entries below belong to an outer $(...) */
@@ -147,169 +146,17 @@ nomem(struct parser *p)
 }
 
 /*
- * The tree's memory.  A tree is thousands of small pieces; allocated one
- * by one, a 1 MiB command spent most of its parse in malloc and free, and
- * time grew faster than the input.  Every piece of one parse (nodes,
- * words, parts, strings, arrays) comes from one arena that ag_sh_free()
- * releases whole, so nothing in the tree is freed on its own and an error
- * path only stops building.  Under AddressSanitizer each piece is a chunk
- * of its own, so a read or write past one is still caught.
+ * Every piece of one parse (nodes, words, parts, strings, arrays) comes
+ * from one arena that ag_sh_free() releases whole.  No input may make the
+ * tree grow without bound: a 1 MiB command of the densest shape (a million
+ * unclosed `[`) needs about 150 MiB.
  */
-#define ARENA_EXACT	AG_ASAN
-
-#define ARENA_CHUNK	(32 * 1024)	/* the first chunk for small pieces */
-#define ARENA_CHUNK_MAX	(4 * 1024 * 1024)	/* later ones double up to this */
-/*
- * A chunk this big is aligned for, and asks for, transparent huge pages:
- * a big tree is new memory at every parse, and taking it a 4 KiB page
- * fault at a time cost more than building the tree (a 1 MiB command: 13,000
- * faults for 52 MiB).  With THP off (or unavailable) the request is only
- * ignored.
- */
-#define ARENA_HUGE	(2 * 1024 * 1024)
-#define ARENA_BIG	(64 * 1024)	/* a piece this big has a chunk of its own */
-/* No input may make the tree grow without bound: a 1 MiB command of the
- * densest shape (a million unclosed `[`) needs about 150 MiB. */
-#define ARENA_LIMIT	((size_t)256 * 1024 * 1024)
-
-struct arena_chunk {
-	struct arena_chunk	*next, *prev;
-	size_t			 size, used;
-	max_align_t		 data[];
-};
-
-struct ag_sh_arena {
-	struct arena_chunk	*all;		/* every chunk */
-	struct arena_chunk	*cur;		/* where small pieces go */
-	size_t			 total;		/* bytes of all chunks */
-};
-
-/*
- * One first chunk is kept for the next parse: the gateway parses every
- * line it is sent, and a 32 KiB malloc and free around each cost as much
- * as a short line's whole tree.  Any thread may take or give it back.
- */
-static _Atomic(struct arena_chunk *) spare_chunk;
-
-static void
-arena_free(struct ag_sh_arena *a)
-{
-	struct arena_chunk *c, *next, *none;
-
-	if (a == NULL)
-		return;
-	for (c = a->all; c != NULL; c = next) {
-		next = c->next;
-		none = NULL;
-		if (ARENA_EXACT || c->size != ARENA_CHUNK ||
-		    !atomic_compare_exchange_strong(&spare_chunk, &none, c))
-			free(c);
-	}
-	free(a);
-}
-
-static size_t
-arena_round(size_t sz)
-{
-	const size_t align = _Alignof(max_align_t);
-
-	if (sz == 0)
-		return align;
-	return sz > SIZE_MAX - align ? SIZE_MAX : (sz + align - 1) & ~(align - 1);
-}
-
-static struct arena_chunk *
-chunk_new(struct ag_sh_arena *a, size_t size)
-{
-	struct arena_chunk *c;
-
-	if (size > ARENA_LIMIT || a->total > ARENA_LIMIT - size)
-		return NULL;
-	if (size >= ARENA_HUGE) {
-		void *q;
-
-		if (posix_memalign(&q, ARENA_HUGE, sizeof(*c) + size) != 0)
-			return NULL;
-		c = q;
-#ifdef MADV_HUGEPAGE
-		(void)madvise(c, (sizeof(*c) + size) & ~(size_t)(ARENA_HUGE - 1), MADV_HUGEPAGE);
-#endif
-	} else if ((ARENA_EXACT || size != ARENA_CHUNK ||
-	    (c = atomic_exchange(&spare_chunk, NULL)) == NULL) &&
-	    (c = malloc(sizeof(*c) + size)) == NULL)
-		return NULL;
-	c->size = size;
-	c->used = 0;
-	c->prev = NULL;
-	if ((c->next = a->all) != NULL)
-		c->next->prev = c;
-	a->all = c;
-	a->total += size;
-	return c;
-}
-
-/* sz bytes, zeroed and aligned for any type; NULL when out of memory. */
-static void *
-arena_alloc(struct ag_sh_arena *a, size_t sz)
-{
-	struct arena_chunk *c;
-	size_t need = arena_round(sz), size;
-	void *q;
-
-	if (ARENA_EXACT || need >= ARENA_BIG) {
-		if ((c = chunk_new(a, need)) == NULL)
-			return NULL;
-		c->used = need;
-		q = c->data;
-	} else {
-		if ((c = a->cur) == NULL || c->size - c->used < need) {
-			size = c == NULL ? ARENA_CHUNK : c->size * 2;
-			if ((c = chunk_new(a, size > ARENA_CHUNK_MAX ? ARENA_CHUNK_MAX : size)) == NULL)
-				return NULL;
-			a->cur = c;
-		}
-		q = (char *)c->data + c->used;
-		c->used += need;
-	}
-	memset(q, 0, sz);
-	return q;
-}
-
-/*
- * Make the piece q, which has a chunk of its own, sz bytes (more than
- * now), in place where the allocator can: the parts of a long word or the
- * kids of a long list are one array that would otherwise be copied at
- * every doubling and leave each old copy behind.
- */
-static void *
-arena_resize(struct ag_sh_arena *a, void *q, size_t sz)
-{
-	struct arena_chunk *c = (struct arena_chunk *)(void *)((char *)q -
-	    offsetof(struct arena_chunk, data)), *n;
-	size_t need = arena_round(sz), old = c->size;
-
-	/* a stack (open braces) shrinks and grows again: it may have the room */
-	if (need <= old)
-		return q;
-	if (need > ARENA_LIMIT || a->total - old > ARENA_LIMIT - need ||
-	    (n = realloc(c, sizeof(*n) + need)) == NULL)
-		return NULL;
-	memset((char *)n->data + old, 0, need - old);
-	n->size = n->used = need;
-	a->total = a->total - old + need;
-	if (n->prev != NULL)
-		n->prev->next = n;
-	else
-		a->all = n;
-	if (n->next != NULL)
-		n->next->prev = n;
-	return n->data;
-}
+#define TREE_LIMIT	((size_t)256 * 1024 * 1024)
 
 static void *
 zalloc(struct parser *p, size_t sz)
 {
-	void *q = arena_alloc(p->ar, sz);
+	void *q = ag_arena_alloc(p->ar, sz);
 
 	if (q == NULL)
 		nomem(p);
@@ -320,8 +167,6 @@ zalloc(struct parser *p, size_t sz)
  * Make room for element n of a growing array.  The capacity is implicit:
  * the array is given twice the room when n is 0 or a power of two, so
  * appends stay linear without storing a capacity in the public structures.
- * A small array moves (the old copy stays in the arena: at most as much
- * again); one of ARENA_BIG or more is resized where it is.
  */
 static int
 grow(struct parser *p, void *arrp, size_t n, size_t sz)
@@ -335,15 +180,8 @@ grow(struct parser *p, void *arrp, size_t n, size_t sz)
 	ncap = n ? n * 2 : 1;
 	if (ncap > SIZE_MAX / sz)
 		return nomem(p);
-	if (n > 0 && (ARENA_EXACT || arena_round(n * sz) >= ARENA_BIG)) {
-		if ((q = arena_resize(p->ar, *arr, ncap * sz)) == NULL)
-			return nomem(p);
-	} else {
-		if ((q = zalloc(p, ncap * sz)) == NULL)
-			return -1;
-		if (n > 0)
-			memcpy(q, *arr, n * sz);
-	}
+	if ((q = ag_arena_grow(p->ar, n ? *arr : NULL, n * sz, ncap * sz)) == NULL)
+		return nomem(p);
 	*arr = q;
 	return 0;
 }
@@ -1785,11 +1623,32 @@ plain_heredoc(int c)
 	return c == '"' || plain_dq(c);
 }
 
-static int
-plain_in(enum wmode m, int c)
+/*
+ * The three sets above as bits of one table, filled once at load: the
+ * lexer asks for every character of every word, and a load and a mask
+ * cost less than the tests.
+ */
+#define PLAIN_NORMAL	1u
+#define PLAIN_DQ	2u
+#define PLAIN_HEREDOC	4u
+static unsigned char plain_tab[256];
+
+__attribute__((constructor)) static void
+plain_tab_init(void)
 {
-	return m == M_NORMAL ? plain_normal(c) : m == M_DQ ? plain_dq(c) :
-	    m == M_HEREDOC ? plain_heredoc(c) : 0;
+	int c;
+
+	for (c = 0; c < 256; c++)
+		plain_tab[c] = (unsigned char)((plain_normal(c) ? PLAIN_NORMAL : 0) |
+		    (plain_dq(c) ? PLAIN_DQ : 0) | (plain_heredoc(c) ? PLAIN_HEREDOC : 0));
+}
+
+/* The bit of plain_tab for mode m; 0: no run is plain there. */
+static unsigned
+plain_bit(enum wmode m)
+{
+	return m == M_NORMAL ? PLAIN_NORMAL : m == M_DQ ? PLAIN_DQ :
+	    m == M_HEREDOC ? PLAIN_HEREDOC : 0;
 }
 
 /*
@@ -1802,6 +1661,7 @@ scan(struct parser *p, struct wbuild *b, enum wmode m, int at_start)
 {
 	enum ag_sh_quote q = m == M_DQ ? AG_SH_Q_DOUBLE : AG_SH_Q_NONE;
 	int depth = 0, c, n, done, dq = is_dqlike(m, b);
+	unsigned pbit = plain_bit(m);
 	size_t off;
 
 	if (m == M_HEREDOC)
@@ -1809,11 +1669,11 @@ scan(struct parser *p, struct wbuild *b, enum wmode m, int at_start)
 	for (;;) {
 		c = cur(p);
 		off = p->pos;
-		if (c >= 0 && plain_in(m, c)) {
+		if (c >= 0 && c < 256 && (plain_tab[c] & pbit)) {
 			/* fast path: a run of characters that mean nothing here */
 			size_t i = off + 1;
 
-			while (i < p->len && plain_in(m, (unsigned char)p->s[i]))
+			while (i < p->len && (plain_tab[(unsigned char)p->s[i]] & pbit))
 				i++;
 			p->pos = i;
 			at_start = 0;
@@ -2848,7 +2708,7 @@ is_decl_builtin(const struct ag_sh_word *w)
 	size_t i;
 
 	for (i = 0; names[i] != NULL; i++)
-		if (strcmp(w->raw, names[i]) == 0)
+		if (w->raw[0] == names[i][0] && strcmp(w->raw, names[i]) == 0)
 			return 1;
 	return 0;
 }
@@ -4094,13 +3954,13 @@ ag_sh_parse(const char *src, size_t len, struct ag_sh_node **out,
 	p.s = src ? src : "";
 	p.len = len;
 	p.err = err;
-	if ((p.ar = calloc(1, sizeof(*p.ar))) == NULL) {
+	if ((p.ar = ag_arena_new(TREE_LIMIT)) == NULL) {
 		ag_err_off(err, 0, "out of memory");
 		return AG_SH_ERROR;
 	}
 	n = parse_program(&p);
 	if (n == NULL) {
-		arena_free(p.ar);
+		ag_arena_free(p.ar);
 		if (p.status == 0)
 			ag_err_off(err, (long)p.pos, "parse failed");
 		return p.status == AG_SH_INCOMPLETE ? AG_SH_INCOMPLETE : AG_SH_ERROR;
@@ -4114,7 +3974,7 @@ void
 ag_sh_free(struct ag_sh_node *n)
 {
 	if (n != NULL)
-		arena_free(n->arena);
+		ag_arena_free(n->arena);
 }
 
 char *

@@ -21,7 +21,7 @@
 #define AG_SH_MAX_INPUT		(1024 * 1024 + 1)	/* bytes */
 #define AG_SH_MAX_DEPTH		200			/* nesting of any kind */
 
-struct ag_sh_arena;
+struct ag_arena;
 struct ag_sh_node;
 struct ag_sh_word;
 
@@ -203,7 +203,7 @@ struct ag_sh_node {
 	struct ag_sh_case_item	 *items;	/* CASE */
 	size_t			  nitems;
 
-	struct ag_sh_arena	 *arena;	/* the root's: the memory of the whole
+	struct ag_arena	 *arena;	/* the root's: the memory of the whole
 						 * tree (NULL in every other node) */
 };
 

@@ -42,6 +42,7 @@ find_builtin_rule(struct ag_walker *w, const char *name, size_t *idx)
 
 	for (i = 0; i < w->prof->nallow; i++)
 		if (w->prof->allow[i].command != NULL &&
+		    w->prof->allow[i].command[0] == name[0] &&
 		    strcmp(w->prof->allow[i].command, name) == 0) {
 			*idx = i;
 			return &w->prof->allow[i];
@@ -354,8 +355,10 @@ check_cd(struct ag_walker *w, const struct builtin *b, struct ag_arg *a, size_t 
 
 			if (p == NULL)
 				known = 0;
-			else
-				t = ag_walk_own(w, p);
+			else {
+				t = ag_walk_strdup(w, p);
+				free(p);
+			}
 			break;
 		}
 		if (strcmp(o, "--") == 0) {
@@ -552,7 +555,12 @@ static const struct builtin builtins[] = {
 static int
 cmp_builtin(const void *k, const void *e)
 {
-	return strcmp((const char *)k, ((const struct builtin *)e)->name);
+	const char *a = k, *b = ((const struct builtin *)e)->name;
+
+	/* most probes differ in the first byte: no call for those */
+	if (*a != *b)
+		return (unsigned char)*a - (unsigned char)*b;
+	return strcmp(a, b);
 }
 
 static const struct builtin *

@@ -284,9 +284,8 @@ with_rule(struct ag_walker *w, const struct ag_prog *p, const struct ag_rule *r,
 		}
 	}
 	/* say which rule let it through (kept if something refuses later) */
-	if (w->cur >= 0 && w->cmds[w->cur].rule == NULL &&
-	    (w->cmds[w->cur].rule = strdup(rid)) == NULL)
-		w->oom = 1;
+	if (w->cur >= 0 && w->cmds[w->cur].rule == NULL)
+		w->cmds[w->cur].rule = ag_walk_strdup(w, rid);
 	prog_check(w, p, base, a, na, cdir, flags);
 	if (p != NULL && (p->flags & (AG_PROG_WRAPPER_SAFE | AG_PROG_WRAPPER_RISKY)))
 		ag_walk_inner(w, p, base, a, na, flags);

@@ -101,6 +101,21 @@ ag_walk_resolve_in(struct ag_walker *w, const char *dir, const char *p, char *ab
 	return ag_path_resolve(raw, res, ressz);
 }
 
+/* Whether p has a ".." component, which logical and physical walks take
+ * differently. */
+static int
+has_dotdot(const char *p)
+{
+	const char *q = p;
+
+	while ((q = strstr(q, "..")) != NULL) {
+		if ((q == p || q[-1] == '/') && (q[2] == '\0' || q[2] == '/'))
+			return 1;
+		q += 2;
+	}
+	return 0;
+}
+
 /* Add (d, l) to ns unless there; 0 ok, -1 when the set is full (unknown). */
 static int
 cwd_add(struct ag_cwdset *ns, const char *d, const char *l)
@@ -128,7 +143,7 @@ ag_walk_cwd_union(struct ag_walker *w, const struct ag_cwdset *a, const struct a
 
 	if (a == b)
 		return a;
-	if ((ns = ag_walk_own(w, calloc(1, sizeof(*ns)))) == NULL)
+	if ((ns = ag_walk_alloc(w, sizeof(*ns))) == NULL)
 		return b;
 	*ns = *a;
 	for (i = 0; !ns->unknown && i < b->n; i++)
@@ -156,7 +171,7 @@ ag_walk_cd(struct ag_walker *w, const char *target, int physical)
 	int i;
 
 	w->cd_ok = NULL;
-	ns = ag_walk_own(w, calloc(1, sizeof(*ns)));
+	ns = ag_walk_alloc(w, sizeof(*ns));
 	if (ns == NULL)
 		return;
 	if (target == NULL || os->unknown) {
@@ -171,16 +186,25 @@ ag_walk_cd(struct ag_walker *w, const char *target, int physical)
 
 		if (ag_walk_resolve_in(w, os->d[i], target, abs, sizeof(abs), res, sizeof(res)) < 0)
 			goto unknown;
-		if ((d = ag_walk_own(w, strdup(res))) == NULL)
+		if ((d = ag_walk_strdup(w, res)) == NULL)
 			return;
 		if (!physical) {
-			if (ag_path_absolute(target, os->l[i], w->home, abs, sizeof(abs)) < 0 ||
-			    ag_path_resolve(abs, lres, sizeof(lres)) < 0)
+			/* Where the logical and physical names are one and the
+			 * target has no "..", both resolve the same components:
+			 * res is lres, without walking from / again. */
+			if (ag_path_absolute(target, os->l[i], w->home, abs, sizeof(abs)) < 0)
 				goto unknown;
-			if ((l = ag_walk_own(w, strdup(abs))) == NULL)
+			if (target[0] != '~' && strcmp(os->l[i], os->d[i]) == 0 &&
+			    !has_dotdot(target)) {
+				if (strlen(res) >= sizeof(lres))
+					goto unknown;
+				strcpy(lres, res);
+			} else if (ag_path_resolve(abs, lres, sizeof(lres)) < 0)
+				goto unknown;
+			if ((l = ag_walk_strdup(w, abs)) == NULL)
 				return;
 			if (strcmp(lres, res) != 0) {
-				char *ld = ag_walk_own(w, strdup(lres));
+				char *ld = ag_walk_strdup(w, lres);
 
 				if (ld == NULL)
 					return;

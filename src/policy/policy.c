@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/arena.h"
 #include "common/strbuf.h"
 #include "policy/envsan.h"
 #include "policy/pathutil.h"
@@ -37,6 +38,9 @@
 
 #define DEFAULT_PATH	"/usr/local/bin:/usr/bin:/bin"
 #define MAX_ARGS_STACK	32
+/* A decision's strings (each command's text, name, path, reason) are
+ * bounded by the line, which the parser bounds; this only fails closed. */
+#define DECISION_LIMIT	((size_t)256 * 1024 * 1024)
 
 static void walk_node(struct ag_walker *w, const struct ag_sh_node *n);
 static void walk_param(struct ag_walker *w, const struct ag_sh_part *p, int arith);
@@ -70,29 +74,35 @@ ag_walk_in_list(const char *const *l, const char *s)
 	return 0;
 }
 
+/*
+ * What a walk keeps (directory sets, names, copies of strings) lives in
+ * the decision's arena: nothing of it is freed on its own.  NULL (and the
+ * decision is out of memory) when there is no room.
+ */
 void *
-ag_walk_own(struct ag_walker *w, void *p)
+ag_walk_alloc(struct ag_walker *w, size_t sz)
 {
-	void **n;
+	void *p = ag_arena_alloc(w->strs, sz);
 
-	if (p == NULL) {
+	if (p == NULL)
 		w->oom = 1;
-		return NULL;
-	}
-	if (w->nowned == w->capowned) {
-		size_t cap = w->capowned ? w->capowned * 2 : 16;
-
-		n = realloc(w->owned, cap * sizeof(*n));
-		if (n == NULL) {
-			free(p);
-			w->oom = 1;
-			return NULL;
-		}
-		w->owned = n;
-		w->capowned = cap;
-	}
-	w->owned[w->nowned++] = p;
 	return p;
+}
+
+char *
+ag_walk_strndup(struct ag_walker *w, const char *s, size_t n)
+{
+	char *d = ag_arena_strndup(w->strs, s, n);
+
+	if (d == NULL)
+		w->oom = 1;
+	return d;
+}
+
+char *
+ag_walk_strdup(struct ag_walker *w, const char *s)
+{
+	return ag_walk_strndup(w, s, strlen(s));
 }
 
 int
@@ -147,20 +157,20 @@ cmd_new(struct ag_walker *w, const char *name, const char *path, size_t off, siz
 	memset(c, 0, sizeof(*c));
 	c->verdict = AG_ALLOW;
 	c->off = off;
-	if (name != NULL && (c->name = strdup(name)) == NULL)
-		w->oom = 1;
-	if (path != NULL && (c->path = strdup(path)) == NULL)
-		w->oom = 1;
+	if (name != NULL)
+		c->name = ag_walk_strdup(w, name);
+	if (path != NULL)
+		c->path = ag_walk_strdup(w, path);
 	if (w->src != NULL && end <= w->srclen) {
 		while (end > off && (w->src[end - 1] == ' ' || w->src[end - 1] == '\t' ||
 		    w->src[end - 1] == '\n'))
 			end--;
-		c->text = strndup(w->src + off, end > off ? end - off : 0);
+		if ((c->text = ag_arena_strndup(w->strs, w->src + off,
+		    end > off ? end - off : 0)) == NULL)
+			w->oom = 1;
 	}
 	if (c->text == NULL)
-		c->text = strdup(name ? name : "");
-	if (c->text == NULL)
-		w->oom = 1;
+		c->text = ag_walk_strdup(w, name ? name : "");
 	return (long)w->ncmds++;
 }
 
@@ -172,10 +182,7 @@ ag_walk_set_path(struct ag_walker *w, long idx, const char *path)
 	if (idx < 0 || (size_t)idx >= w->ncmds)
 		return;
 	c = &w->cmds[idx];
-	free(c->path);
-	c->path = path ? strdup(path) : NULL;
-	if (path && c->path == NULL)
-		w->oom = 1;
+	c->path = path ? ag_walk_strdup(w, path) : NULL;
 }
 
 void
@@ -199,13 +206,9 @@ ag_walk_refuse(struct ag_walker *w, enum ag_verdict v, const char *rule, const c
 	va_start(ap, fmt);
 	vsnprintf(buf + r, sizeof(buf) - (size_t)r, fmt, ap);
 	va_end(ap);
-	free(c->reason);
-	free(c->rule);
 	c->verdict = v;
-	c->reason = strdup(buf);
-	c->rule = strdup(rule);
-	if (c->reason == NULL || c->rule == NULL)
-		w->oom = 1;
+	c->reason = ag_walk_strdup(w, buf);
+	c->rule = ag_walk_strdup(w, rule);
 }
 
 /* The current command is allowed by something other than an allow rule:
@@ -225,10 +228,8 @@ ag_walk_allow_as(struct ag_walker *w, const char *rule, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	c->rule = strdup(rule);
-	c->reason = strdup(buf);
-	if (c->rule == NULL || c->reason == NULL)
-		w->oom = 1;
+	c->rule = ag_walk_strdup(w, rule);
+	c->reason = ag_walk_strdup(w, buf);
 }
 
 /* Short, printable excerpt of source text for messages. */
@@ -615,10 +616,7 @@ decide_simple(struct ag_walker *w, const struct ag_sh_node *n)
 	if (n->nwords == 0) {
 		struct ag_policy_cmd *c = &w->cmds[w->cur];
 
-		free(c->path);
-		c->path = strdup(n->nassigns ? "assignment" : "redirection");
-		if (c->path == NULL)
-			w->oom = 1;
+		c->path = ag_walk_strdup(w, n->nassigns ? "assignment" : "redirection");
 		w->cur = saved;
 		return;
 	}
@@ -643,9 +641,7 @@ decide_simple(struct ag_walker *w, const struct ag_sh_node *n)
 	} else {
 		struct ag_policy_cmd *c = &w->cmds[w->cur];
 
-		c->name = strdup(a[0].lit);
-		if (c->name == NULL)
-			w->oom = 1;
+		c->name = ag_walk_strdup(w, a[0].lit);
 		/* what the program reads through `<` meets its deny rules too */
 		w->redirs = n->redirs;
 		w->nredirs = n->nredirs;
@@ -947,11 +943,11 @@ finish(struct ag_walker *w, struct ag_decision *out)
 	for (i = 0; i < out->ncmds; i++) {
 		struct ag_policy_cmd *c = &out->cmds[i];
 
-		if (c->reason == NULL && (c->reason = strdup("allowed")) == NULL)
-			w->oom = 1;
-		if (c->rule == NULL && (c->rule = strdup(c->path &&
-		    strcmp(c->path, "builtin") == 0 ? "builtin" : "allow")) == NULL)
-			w->oom = 1;
+		if (c->reason == NULL)
+			c->reason = ag_walk_strdup(w, "allowed");
+		if (c->rule == NULL)
+			c->rule = ag_walk_strdup(w, c->path &&
+			    strcmp(c->path, "builtin") == 0 ? "builtin" : "allow");
 		if (sev(c->verdict) > worst) {
 			worst = sev(c->verdict);
 			first = c;
@@ -993,6 +989,12 @@ decide(const struct ag_policy_ctx *ctx, const struct ag_sh_node *tree,
 		snprintf(out->rule, sizeof(out->rule), "internal");
 		return -1;
 	}
+	if ((w.strs = ag_arena_new(DECISION_LIMIT)) == NULL) {
+		out->verdict = AG_DENY;
+		snprintf(out->reason, sizeof(out->reason), "denied: out of memory while deciding");
+		snprintf(out->rule, sizeof(out->rule), "internal");
+		return -1;
+	}
 	w.tree = tree;
 	w.src = src;
 	w.srclen = srclen;
@@ -1019,20 +1021,9 @@ decide(const struct ag_policy_ctx *ctx, const struct ag_sh_node *tree,
 		ag_path_set_lexical(was);
 	}
 	finish(&w, out);
+	out->strings = w.strs;	/* the cmds' strings, with them */
 
-	if (w.cmds != NULL) {
-		for (i = 0; i < w.ncmds; i++) {
-			free(w.cmds[i].name);
-			free(w.cmds[i].path);
-			free(w.cmds[i].text);
-			free(w.cmds[i].reason);
-			free(w.cmds[i].rule);
-		}
-		free(w.cmds);
-	}
-	for (i = 0; i < w.nowned; i++)
-		free(w.owned[i]);
-	free(w.owned);
+	free(w.cmds);
 	for (i = 0; i < w.npend; i++)
 		free(w.pend[i].name);
 	free(w.pend);
@@ -1089,18 +1080,11 @@ ag_policy_check(const struct ag_policy_ctx *ctx, const char *line, size_t len,
 void
 ag_decision_free(struct ag_decision *d)
 {
-	size_t i;
-
 	if (d == NULL)
 		return;
-	for (i = 0; i < d->ncmds; i++) {
-		free(d->cmds[i].name);
-		free(d->cmds[i].path);
-		free(d->cmds[i].text);
-		free(d->cmds[i].reason);
-		free(d->cmds[i].rule);
-	}
 	free(d->cmds);
+	ag_arena_free(d->strings);
 	d->cmds = NULL;
 	d->ncmds = 0;
+	d->strings = NULL;
 }

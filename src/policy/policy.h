@@ -30,7 +30,10 @@ struct ag_policy_ctx {
 						 * as written (ag_path_set_lexical()) */
 };
 
-/* The verdict for one simple command found anywhere in the tree. */
+struct ag_arena;
+
+/* The verdict for one simple command found anywhere in the tree.  Its
+ * strings belong to the decision (ag_decision_free). */
 struct ag_policy_cmd {
 	char		*name;		/* argv[0] after quote removal; NULL if not a literal */
 	char		*path;		/* resolved program, "builtin", "keyword", or NULL */
@@ -50,6 +53,7 @@ struct ag_decision {
 						 * "feature:background", "parse" */
 	struct ag_policy_cmd	*cmds;
 	size_t			 ncmds;
+	struct ag_arena		*strings;	/* every string of cmds[] */
 };
 
 /* Decide on an already-parsed tree. 0 ok (out filled), -1 internal error (out = DENY). */

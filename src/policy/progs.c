@@ -73,7 +73,12 @@ static pthread_once_t reg_once = PTHREAD_ONCE_INIT;
 static int
 cmp_ent(const void *a, const void *b)
 {
-	return strcmp(((const struct ent *)a)->name, ((const struct ent *)b)->name);
+	const char *x = ((const struct ent *)a)->name, *y = ((const struct ent *)b)->name;
+
+	/* most probes differ in the first byte: no call for those */
+	if (*x != *y)
+		return (unsigned char)*x - (unsigned char)*y;
+	return strcmp(x, y);
 }
 
 static void

@@ -43,6 +43,11 @@ struct pcache_ent {
  */
 static __thread struct pcache_ent *pcache;
 
+/* The last PATH hashed, and its hash: a session's lines nearly all use one
+ * PATH, and comparing it costs a fraction of hashing it again. */
+static __thread char *hpath;
+static __thread uint64_t hpath_hash;
+
 /*
  * The caches are per thread (the exec supervisor judges execs in a thread
  * of its own): what a thread cached is freed when it ends.
@@ -64,6 +69,8 @@ cache_free(void *unused)
 	}
 	free(pcache);
 	pcache = NULL;
+	free(hpath);
+	hpath = NULL;
 	rcache_free();
 }
 
@@ -141,12 +148,27 @@ lookup_uncached(const char *pathenv, const char *name, char *real, size_t realsz
 	return 0;
 }
 
+static uint64_t
+path_hash(const char *pathenv)
+{
+	char *copy;
+
+	if (hpath != NULL && strcmp(hpath, pathenv) == 0)
+		return hpath_hash;
+	if ((copy = strdup(pathenv)) == NULL)
+		return ag_walk_hash(1469598103934665603ULL, pathenv);
+	free(hpath);
+	hpath = copy;
+	hpath_hash = ag_walk_hash(1469598103934665603ULL, pathenv);
+	return hpath_hash;
+}
+
 int
 ag_walk_lookup(const char *pathenv, const char *name, char *real, size_t realsz)
 {
-	uint64_t key = ag_walk_hash(ag_walk_hash(1469598103934665603ULL, pathenv ? pathenv : ""), name);
 	struct pcache_ent *cand[2], *ce;
-	long long now = now_ms();
+	uint64_t key;
+	long long now;
 	int r, k;
 
 	if (ag_path_lexical())
@@ -156,6 +178,8 @@ ag_walk_lookup(const char *pathenv, const char *name, char *real, size_t realsz)
 			return lookup_uncached(pathenv, name, real, realsz);
 		cache_in_use();
 	}
+	key = ag_walk_hash(path_hash(pathenv ? pathenv : ""), name);
+	now = now_ms();
 	/* two-way: a name has two possible slots, so two hot names that
 	 * hash alike do not evict each other on every line */
 	cand[0] = &pcache[key % PCACHE_SIZE];

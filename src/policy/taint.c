@@ -114,7 +114,7 @@ known_int(const struct ag_walker *w, const char *name)
 void
 ag_walk_mark_int(struct ag_walker *w, const char *name, size_t n)
 {
-	char *c = ag_walk_own(w, strndup(name, n));
+	char *c = ag_walk_strndup(w, name, n);
 
 	if (c != NULL)
 		ag_walk_push(w, &w->ints, &w->nints, &w->capints, c);
@@ -234,7 +234,7 @@ static void taint_node(struct taint *t, const struct ag_sh_node *n);
 static void
 taint_add(struct taint *t, const char *name, size_t len)
 {
-	char *c = ag_walk_own(t->w, strndup(name, len));
+	char *c = ag_walk_strndup(t->w, name, len);
 
 	if (c != NULL)
 		ag_walk_push(t->w, &t->v, &t->n, &t->cap, c);

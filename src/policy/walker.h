@@ -75,6 +75,8 @@ struct ag_walker {
 
 	struct ag_policy_cmd		*cmds;
 	size_t				 ncmds, capcmds;
+	struct ag_arena			*strs;		/* the decision's: the cmds' strings
+							 * and what the walk keeps */
 	long				 cur;		/* entry refusals attach to */
 	const char			*cname;		/* construct name for a lazy entry */
 	size_t				 coff;
@@ -87,8 +89,6 @@ struct ag_walker {
 	int				 errexit;	/* `set -e` seen in the line's top list */
 	const struct ag_cwdset		*cd_ok;		/* where the last cd goes when it
 							 * succeeds; NULL: cannot tell */
-	void				**owned;	/* freed at the end */
-	size_t				 nowned, capowned;
 
 	const char			**ints;		/* names assigned a literal integer */
 	size_t				 nints, capints;
@@ -145,8 +145,11 @@ void	ag_walk_allow_as(struct ag_walker *w, const char *rule, const char *fmt, ..
 void	ag_walk_set_path(struct ag_walker *w, long idx, const char *path);
 /* Short, printable excerpt of s for messages, in buf. */
 const char *ag_walk_excerpt(const char *s, char *buf, size_t bufsz);
-/* p, freed with the walker; NULL (w->oom set) when p is NULL. */
-void	*ag_walk_own(struct ag_walker *w, void *p);
+/* Zeroed memory and copies of strings that live as long as the decision;
+ * NULL (w->oom set) when out of memory. */
+void	*ag_walk_alloc(struct ag_walker *w, size_t sz);
+char	*ag_walk_strndup(struct ag_walker *w, const char *s, size_t n);
+char	*ag_walk_strdup(struct ag_walker *w, const char *s);
 int	ag_walk_push(struct ag_walker *w, const char ***v, size_t *n, size_t *cap,
 	    const char *s);
 const char *ag_walk_env(const struct ag_walker *w, const char *name);

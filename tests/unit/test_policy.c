@@ -1344,6 +1344,15 @@ static const struct tcase tiers[] = {
 	{ "ro", "cd -P ../wl/.. && printf x > f", A, NULL },
 	{ "ro", "cd -P ../wl && cd -L .. && printf x > f", A, NULL },
 	{ "ro", "cd ../wl && cd .. && printf x > f", D, "path:write" },
+	/* a symlink taken from the session's own directory (whose logical and
+	 * physical names are one): evsub is @T/evil/sub, so ".." after it is
+	 * work/ for bash's $PWD and @T/evil for the kernel */
+	{ "ro", "cd evsub && cd .. && printf x > f", D, "path:write" },
+	{ "ro", "cd -P evsub && cd -L .. && printf x > f", D, "path:write" },
+	{ "ro", "cd evsub && printf x > ../f", D, "path:write" },
+	{ "ro", "cd evsub && printf x > f", D, "path:write" },
+	{ "ro", "cd sub && cd .. && printf x > f", A, NULL },
+	{ "ro", "cd ./sub/ && cd .. && printf x > f", A, NULL },
 	{ "ro", "cd -Q / && printf x > f", D, "path:cwd" },
 	/* an absolute target is resolved as open(2) does: sshdir is ../.ssh */
 	{ "ro", "printf x > ~/work/sshdir/../.bashrc", D, "path:protect" },
