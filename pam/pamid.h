@@ -48,9 +48,6 @@ enum ag_pamid_match ag_pamid_by_key(const struct ag_config *cfg, const char *inf
 enum ag_pamid_match ag_pamid_by_token(const struct ag_config *cfg, const char *token,
 	    size_t len, const struct ag_identity **idp);
 
-/* SHA-256 of buf into out[32]; 0 ok, -1 when the library fails. */
-int	ag_pamid_sha256(const void *buf, size_t len, unsigned char out[32]);
-
 /* Keys are decoded by common/sshkey.h (ag_sshkey_decode). */
 
 enum ag_pamid_acct {

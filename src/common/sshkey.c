@@ -10,6 +10,7 @@
 
 #include <openssl/evp.h>
 
+#include "common/sha256.h"
 #include "common/sshkey.h"
 
 #define CERT_SUFFIX "-cert-v01@openssh.com"
@@ -230,9 +231,8 @@ int
 ag_sshkey_fingerprint(const char *auth_info, char *out, size_t outlen)
 {
 	const char *p = auth_info;
-	unsigned char md[EVP_MAX_MD_SIZE], *blob = NULL;
-	unsigned char b64[4 * ((EVP_MAX_MD_SIZE + 2) / 3) + 1];
-	unsigned int mdlen = 0;
+	unsigned char md[AG_SHA256_LEN], *blob = NULL;
+	unsigned char b64[4 * ((AG_SHA256_LEN + 2) / 3) + 1];
 	size_t bloblen = 0;
 	int n;
 
@@ -255,11 +255,9 @@ ag_sshkey_fingerprint(const char *auth_info, char *out, size_t outlen)
 		bl = strcspn(b, " \n");
 		if (ag_sshkey_decode(type, tl, b, bl, &blob, &bloblen, NULL, NULL, NULL) < 0)
 			continue;
-		n = EVP_Digest(blob, bloblen, md, &mdlen, EVP_sha256(), NULL);
+		ag_sha256(blob, bloblen, md);
 		free(blob);
-		if (n != 1)
-			return -1;
-		n = EVP_EncodeBlock(b64, md, (int)mdlen);
+		n = EVP_EncodeBlock(b64, md, (int)sizeof(md));
 		while (n > 0 && b64[n - 1] == '=')
 			b64[--n] = '\0';
 		if (snprintf(out, outlen, "SHA256:%s", (char *)b64) >= (int)outlen) {

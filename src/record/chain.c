@@ -13,9 +13,9 @@
 #include <unistd.h>
 
 #include <json-c/json.h>
-#include <openssl/evp.h>
 
 #include "common/err.h"
+#include "common/sha256.h"
 #include "record/chain.h"
 
 static void
@@ -31,30 +31,12 @@ to_hex(const unsigned char *md, size_t n, char out[AG_CHAIN_HEX])
 	out[2 * i] = '\0';
 }
 
-/*
- * SHA-256, fetched from the provider once: EVP_sha256() makes every digest
- * look the algorithm up again, about half the cost of hashing a record
- * (perf, issue 20).
- * Kept for the life of the process.
- */
-static const EVP_MD *
-sha256(void)
-{
-	static EVP_MD *md;
-
-	if (md == NULL)
-		md = EVP_MD_fetch(NULL, "SHA256", NULL);
-	return md != NULL ? md : EVP_sha256();
-}
-
 int
 ag_chain_hash(const void *p, size_t n, char out[AG_CHAIN_HEX])
 {
-	unsigned char md[32];
-	unsigned int len = 0;
+	unsigned char md[AG_SHA256_LEN];
 
-	if (EVP_Digest(p, n, md, &len, sha256(), NULL) != 1 || len != sizeof(md))
-		return -1;
+	ag_sha256(p, n, md);
 	to_hex(md, sizeof(md), out);
 	return 0;
 }
@@ -73,12 +55,10 @@ ag_chain_seed(char out[AG_CHAIN_HEX])
 int
 ag_chain_tail(int fd, char out[AG_CHAIN_HEX], int *empty)
 {
-	unsigned char buf[8192], md[32];
-	unsigned int len = 0;
+	unsigned char buf[8192], md[AG_SHA256_LEN];
 	struct stat st;
 	off_t end, start, pos;
-	EVP_MD_CTX *ctx;
-	int rc = -1;
+	struct ag_sha256 h;
 
 	*empty = 0;
 	if (fstat(fd, &st) < 0)
@@ -110,26 +90,21 @@ ag_chain_tail(int fd, char out[AG_CHAIN_HEX], int *empty)
 			}
 		pos -= (off_t)n;
 	}
-	if ((ctx = EVP_MD_CTX_new()) == NULL)
-		return -1;
-	if (EVP_DigestInit_ex(ctx, sha256(), NULL) != 1)
-		goto out;
+	ag_sha256_init(&h);
 	for (pos = start; pos < end; ) {
 		size_t n = end - pos >= (off_t)sizeof(buf) ? sizeof(buf) : (size_t)(end - pos);
 
-		if (pread(fd, buf, n, pos) != (ssize_t)n || EVP_DigestUpdate(ctx, buf, n) != 1)
-			goto out;
+		if (pread(fd, buf, n, pos) != (ssize_t)n) {
+			if (errno == 0)
+				errno = EIO;
+			return -1;
+		}
+		ag_sha256_update(&h, buf, n);
 		pos += (off_t)n;
 	}
-	if (EVP_DigestFinal_ex(ctx, md, &len) != 1 || len != sizeof(md))
-		goto out;
+	ag_sha256_final(&h, md);
 	to_hex(md, sizeof(md), out);
-	rc = 0;
-out:
-	EVP_MD_CTX_free(ctx);
-	if (rc < 0 && errno == 0)
-		errno = EIO;
-	return rc;
+	return 0;
 }
 
 static int AG_PRINTF(3, 4)

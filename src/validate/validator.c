@@ -23,12 +23,12 @@
 #include <unistd.h>
 
 #include <json-c/json.h>
-#include <openssl/evp.h>
 
 #include "common/config.h"
 #include "common/http.h"
 #include "common/log.h"
 #include "common/privsep.h"
+#include "common/sha256.h"
 #include "common/misc.h"
 #include "common/utf8.h"
 #include "exec/runner.h"
@@ -564,34 +564,29 @@ static int
 cache_key(const struct ag_ask *a, const char *line, size_t len, const char *cwd,
     const struct ag_decision *d, unsigned char out[32])
 {
-	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-	unsigned int n = 32;
+	struct ag_sha256 h;
+	const char *model = a->conf->model ? a->conf->model : "";
 	char scope[160];
 	size_t i;
-	int ok;
 
-	if (ctx == NULL)
-		return -1;
 	/* an answer stands for this validator and prompt only */
 	snprintf(scope, sizeof(scope), "%d %d %.6f %s", (int)a->conf->kind,
 	    a->conf->has_min_confidence, a->conf->min_confidence, a->prompt_sha);
-	ok = EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) == 1 &&
-	    EVP_DigestUpdate(ctx, scope, strlen(scope) + 1) == 1 &&
-	    EVP_DigestUpdate(ctx, a->conf->url, strlen(a->conf->url) + 1) == 1 &&
-	    EVP_DigestUpdate(ctx, a->conf->model ? a->conf->model : "",
-		strlen(a->conf->model ? a->conf->model : "") + 1) == 1 &&
-	    EVP_DigestUpdate(ctx, a->profile->name, strlen(a->profile->name) + 1) == 1 &&
-	    EVP_DigestUpdate(ctx, cwd, strlen(cwd) + 1) == 1 &&
-	    EVP_DigestUpdate(ctx, &len, sizeof(len)) == 1 &&
-	    EVP_DigestUpdate(ctx, line, len) == 1;
-	for (i = 0; ok && d != NULL && i < d->ncmds; i++) {
+	ag_sha256_init(&h);
+	ag_sha256_update(&h, scope, strlen(scope) + 1);
+	ag_sha256_update(&h, a->conf->url, strlen(a->conf->url) + 1);
+	ag_sha256_update(&h, model, strlen(model) + 1);
+	ag_sha256_update(&h, a->profile->name, strlen(a->profile->name) + 1);
+	ag_sha256_update(&h, cwd, strlen(cwd) + 1);
+	ag_sha256_update(&h, &len, sizeof(len));
+	ag_sha256_update(&h, line, len);
+	for (i = 0; d != NULL && i < d->ncmds; i++) {
 		const char *p = d->cmds[i].path != NULL ? d->cmds[i].path : "";
 
-		ok = EVP_DigestUpdate(ctx, p, strlen(p) + 1) == 1;
+		ag_sha256_update(&h, p, strlen(p) + 1);
 	}
-	ok = ok && EVP_DigestFinal_ex(ctx, out, &n) == 1;
-	EVP_MD_CTX_free(ctx);
-	return ok ? 0 : -1;
+	ag_sha256_final(&h, out);
+	return 0;
 }
 
 static const struct cache_ent *

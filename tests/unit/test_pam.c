@@ -16,6 +16,7 @@
 
 #include "common/config.h"
 #include "pamid.h"
+#include "common/sha256.h"
 #include "common/sshkey.h"
 
 /* ssh-keygen -t ed25519 (k1, k2); k1-cert signed by a CA with ssh-keygen -s. */
@@ -208,9 +209,27 @@ sha256_known_answer(void **state)
 		0x5d, 0xae, 0x22, 0x23, 0xb0, 0x03, 0x61, 0xa3, 0x96, 0x17, 0x7a, 0x9c,
 		0xb4, 0x10, 0xff, 0x61, 0xf2, 0x00, 0x15, 0xad };
 
+	/* FIPS 180-2, two blocks */
+	static const char two[] = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+	static const unsigned char want2[32] = {
+		0x24, 0x8d, 0x6a, 0x61, 0xd2, 0x06, 0x38, 0xb8, 0xe5, 0xc0, 0x26, 0x93,
+		0x0c, 0x3e, 0x60, 0x39, 0xa3, 0x3c, 0xe4, 0x59, 0x64, 0xff, 0x21, 0x67,
+		0xf6, 0xec, 0xed, 0xd4, 0x19, 0xdb, 0x06, 0xc1 };
+	struct ag_sha256 h;
+	size_t i;
+
 	(void)state;
-	assert_int_equal(ag_pamid_sha256("abc", 3, md), 0);
+	ag_sha256("abc", 3, md);
 	assert_memory_equal(md, want, 32);
+	ag_sha256(two, sizeof(two) - 1, md);
+	assert_memory_equal(md, want2, 32);
+	/* the same message fed a byte, then odd pieces, at a time */
+	ag_sha256_init(&h);
+	for (i = 0; i < sizeof(two) - 1; i += i % 3 + 1)
+		ag_sha256_update(&h, two + i, i + i % 3 + 1 <= sizeof(two) - 1 ?
+		    i % 3 + 1 : sizeof(two) - 1 - i);
+	ag_sha256_final(&h, md);
+	assert_memory_equal(md, want2, 32);
 }
 
 static const struct fromcase {
