@@ -165,9 +165,7 @@ cmd_new(struct ag_walker *w, const char *name, const char *path, size_t off, siz
 		while (end > off && (w->src[end - 1] == ' ' || w->src[end - 1] == '\t' ||
 		    w->src[end - 1] == '\n'))
 			end--;
-		if ((c->text = ag_arena_strndup(w->strs, w->src + off,
-		    end > off ? end - off : 0)) == NULL)
-			w->oom = 1;
+		c->text = ag_walk_strndup(w, w->src + off, end > off ? end - off : 0);
 	}
 	if (c->text == NULL)
 		c->text = ag_walk_strdup(w, name ? name : "");
