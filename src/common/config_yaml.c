@@ -25,6 +25,7 @@
 #include <yaml.h>
 
 #include "common/config.h"
+#include "common/misc.h"
 #include "common/safepath.h"
 #include "common/sshkey.h"
 #include "common/strbuf.h"
@@ -957,15 +958,14 @@ cf_get_ports(struct ctx *c, const struct ynode *v, const char *key, int **out,
 int
 cf_check_policy_path(struct ctx *c, const struct ynode *it, const char *key)
 {
-	const char *s = it->s, *p;
+	const char *s = it->s;
 
 	if (!(s[0] == '/' || strcmp(s, "~") == 0 || strncmp(s, "~/", 2) == 0))
 		return cf_err_node(c, it, "path '%s' in '%s' must be absolute or start "
 		    "with '~/'", cf_quote(c, s), key);
-	for (p = s; (p = strstr(p, "..")) != NULL; p += 2)
-		if ((p == s || p[-1] == '/') && (p[2] == '\0' || p[2] == '/'))
-			return cf_err_node(c, it, "path '%s' in '%s' must not contain "
-			    "'..'", cf_quote(c, s), key);
+	if (ag_path_has_dotdot(s))
+		return cf_err_node(c, it, "path '%s' in '%s' must not contain "
+		    "'..'", cf_quote(c, s), key);
 	return 0;
 }
 

@@ -24,6 +24,17 @@ ag_base_name(const char *path)
 	return s != NULL ? s + 1 : path;
 }
 
+int
+ag_path_has_dotdot(const char *path)
+{
+	const char *p;
+
+	for (p = path; (p = strstr(p, "..")) != NULL; p += 2)
+		if ((p == path || p[-1] == '/') && (p[2] == '\0' || p[2] == '/'))
+			return 1;
+	return 0;
+}
+
 long long
 ag_now_ms(void)
 {

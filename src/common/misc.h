@@ -1,16 +1,33 @@
 /*
  * misc.h - small mechanisms every part needs, one copy each: a path's last
- * component, the monotonic clock, writing a whole buffer, non-blocking fds, closing every fd above
+ * component and its ".." components, a quick string compare, the monotonic
+ * clock, writing a whole buffer, non-blocking fds, closing every fd above
  * a bound.  Safe to call in a child between fork and exec where noted.
  */
 #ifndef AG_MISC_H
 #define AG_MISC_H
 
 #include <stddef.h>
+#include <string.h>
 #include <sys/types.h>
 
 /* The last component of a path: what follows its last '/' (all of it when none). */
 const char *ag_base_name(const char *path);
+/* Whether a path has a ".." component. */
+int	ag_path_has_dotdot(const char *path);
+
+/*
+ * strcmp(a, b), answered from the first byte when that differs: the
+ * program, builtin and rule tables are searched for every command of
+ * every line, and most of the names compared differ there.
+ */
+static inline int
+ag_strcmp(const char *a, const char *b)
+{
+	if (*a != *b)
+		return (unsigned char)*a - (unsigned char)*b;
+	return strcmp(a, b);
+}
 
 /* Milliseconds on CLOCK_MONOTONIC: for deadlines and durations, never dates. */
 long long ag_now_ms(void);

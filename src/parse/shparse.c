@@ -34,6 +34,7 @@
 
 #include "parse/shparse.h"
 #include "common/arena.h"
+#include "common/misc.h"
 #include "common/utf8.h"
 #include "common/strbuf.h"
 
@@ -2708,7 +2709,7 @@ is_decl_builtin(const struct ag_sh_word *w)
 	size_t i;
 
 	for (i = 0; names[i] != NULL; i++)
-		if (w->raw[0] == names[i][0] && strcmp(w->raw, names[i]) == 0)
+		if (ag_strcmp(w->raw, names[i]) == 0)
 			return 1;
 	return 0;
 }

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/misc.h"
 #include "policy/prog.h"
 #include "policy/walker.h"
 
@@ -42,8 +43,7 @@ find_builtin_rule(struct ag_walker *w, const char *name, size_t *idx)
 
 	for (i = 0; i < w->prof->nallow; i++)
 		if (w->prof->allow[i].command != NULL &&
-		    w->prof->allow[i].command[0] == name[0] &&
-		    strcmp(w->prof->allow[i].command, name) == 0) {
+		    ag_strcmp(w->prof->allow[i].command, name) == 0) {
 			*idx = i;
 			return &w->prof->allow[i];
 		}
@@ -555,12 +555,7 @@ static const struct builtin builtins[] = {
 static int
 cmp_builtin(const void *k, const void *e)
 {
-	const char *a = k, *b = ((const struct builtin *)e)->name;
-
-	/* most probes differ in the first byte: no call for those */
-	if (*a != *b)
-		return (unsigned char)*a - (unsigned char)*b;
-	return strcmp(a, b);
+	return ag_strcmp((const char *)k, ((const struct builtin *)e)->name);
 }
 
 static const struct builtin *

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/misc.h"
 #include "common/strbuf.h"
 #include "policy/pathutil.h"
 #include "policy/walker.h"
@@ -101,21 +102,6 @@ ag_walk_resolve_in(struct ag_walker *w, const char *dir, const char *p, char *ab
 	return ag_path_resolve(raw, res, ressz);
 }
 
-/* Whether p has a ".." component, which logical and physical walks take
- * differently. */
-static int
-has_dotdot(const char *p)
-{
-	const char *q = p;
-
-	while ((q = strstr(q, "..")) != NULL) {
-		if ((q == p || q[-1] == '/') && (q[2] == '\0' || q[2] == '/'))
-			return 1;
-		q += 2;
-	}
-	return 0;
-}
-
 /* Add (d, l) to ns unless there; 0 ok, -1 when the set is full (unknown). */
 static int
 cwd_add(struct ag_cwdset *ns, const char *d, const char *l)
@@ -195,7 +181,7 @@ ag_walk_cd(struct ag_walker *w, const char *target, int physical)
 			if (ag_path_absolute(target, os->l[i], w->home, abs, sizeof(abs)) < 0)
 				goto unknown;
 			if (target[0] != '~' && strcmp(os->l[i], os->d[i]) == 0 &&
-			    !has_dotdot(target)) {
+			    !ag_path_has_dotdot(target)) {
 				if (strlen(res) >= sizeof(lres))
 					goto unknown;
 				strcpy(lres, res);

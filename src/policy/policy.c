@@ -102,7 +102,11 @@ ag_walk_strndup(struct ag_walker *w, const char *s, size_t n)
 char *
 ag_walk_strdup(struct ag_walker *w, const char *s)
 {
-	return ag_walk_strndup(w, s, strlen(s));
+	char *d = ag_arena_strdup(w->strs, s);
+
+	if (d == NULL)
+		w->oom = 1;
+	return d;
 }
 
 int
@@ -927,6 +931,15 @@ allowed_by(struct ag_decision *out)
 		snprintf(out->rule, sizeof(out->rule), "allow");
 }
 
+/* The gateway itself could not decide: deny, and say so. */
+static void
+deny_internal(struct ag_decision *out, const char *why)
+{
+	out->verdict = AG_DENY;
+	snprintf(out->reason, sizeof(out->reason), "denied: %s", why);
+	snprintf(out->rule, sizeof(out->rule), "internal");
+}
+
 static void
 finish(struct ag_walker *w, struct ag_decision *out)
 {
@@ -952,9 +965,7 @@ finish(struct ag_walker *w, struct ag_decision *out)
 		}
 	}
 	if (w->oom) {
-		out->verdict = AG_DENY;
-		snprintf(out->reason, sizeof(out->reason), "denied: out of memory while deciding");
-		snprintf(out->rule, sizeof(out->rule), "internal");
+		deny_internal(out, "out of memory while deciding");
 		return;
 	}
 	if (first == NULL) {
@@ -981,16 +992,11 @@ decide(const struct ag_policy_ctx *ctx, const struct ag_sh_node *tree,
 	w.ctx = ctx;
 	w.prof = ctx ? ctx->profile : NULL;
 	if (ctx == NULL || w.prof == NULL || ctx->cwd == NULL || ctx->cwd[0] != '/') {
-		out->verdict = AG_DENY;
-		snprintf(out->reason, sizeof(out->reason),
-		    "denied: no profile or working directory to decide with");
-		snprintf(out->rule, sizeof(out->rule), "internal");
+		deny_internal(out, "no profile or working directory to decide with");
 		return -1;
 	}
 	if ((w.strs = ag_arena_new(DECISION_LIMIT)) == NULL) {
-		out->verdict = AG_DENY;
-		snprintf(out->reason, sizeof(out->reason), "denied: out of memory while deciding");
-		snprintf(out->rule, sizeof(out->rule), "internal");
+		deny_internal(out, "out of memory while deciding");
 		return -1;
 	}
 	w.tree = tree;

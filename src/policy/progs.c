@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/misc.h"
 #include "policy/prog.h"
 #include "policy/walker.h"
 
@@ -73,12 +74,7 @@ static pthread_once_t reg_once = PTHREAD_ONCE_INIT;
 static int
 cmp_ent(const void *a, const void *b)
 {
-	const char *x = ((const struct ent *)a)->name, *y = ((const struct ent *)b)->name;
-
-	/* most probes differ in the first byte: no call for those */
-	if (*x != *y)
-		return (unsigned char)*x - (unsigned char)*y;
-	return strcmp(x, y);
+	return ag_strcmp(((const struct ent *)a)->name, ((const struct ent *)b)->name);
 }
 
 static void

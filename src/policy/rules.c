@@ -169,7 +169,7 @@ ag_walk_rule_matches(struct ag_walker *w, const struct ag_rule *r, const char *n
 	const char *base = ag_base_name(name);
 	char rr[PATH_MAX];
 
-	if (r->command == NULL || r->base[0] != base[0] || strcmp(r->base, base) != 0)
+	if (r->command == NULL || ag_strcmp(r->base, base) != 0)
 		return 0;
 	if (by_name_only)
 		return 1;

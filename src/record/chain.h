@@ -15,8 +15,8 @@
 
 #define AG_CHAIN_HEX	65	/* 64 hex digits and a NUL */
 
-/* Hex SHA-256 of n bytes at p.  0, or -1 when the library fails. */
-int	ag_chain_hash(const void *p, size_t n, char out[AG_CHAIN_HEX]);
+/* Hex SHA-256 of n bytes at p. */
+void	ag_chain_hash(const void *p, size_t n, char out[AG_CHAIN_HEX]);
 
 /*
  * The hash of the last line of the file behind fd (which the caller has

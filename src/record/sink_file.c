@@ -179,13 +179,15 @@ file_emit(struct ag_sink *s, struct ag_audit_rec *r, int sync, struct ag_err *wh
 		return ag_err_set(why, "audit log %s: %s", a->file, a->file_error);
 	locked = flock(a->fd, LOCK_EX) == 0;
 	if (!locked || fstat(a->fd, &st) < 0 || chain_prev(a, &st, prev, &empty) < 0 ||
-	    (empty && (ag_chain_seed(seed) < 0 || ag_chain_hash(seed, strlen(seed), prev) < 0))) {
+	    (empty && ag_chain_seed(seed) < 0)) {
 		snprintf(a->file_error, sizeof(a->file_error), "cannot read the chain: %s",
 		    strerror(errno));
 		goto fail;
 	}
-	if (empty)
+	if (empty) {
+		ag_chain_hash(seed, strlen(seed), prev);
 		add_str(o, "seed", seed);
+	}
 	add_str(o, "prev", prev);
 	if ((line = ag_audit_rec_text(r, len)) == NULL) {
 		snprintf(a->file_error, sizeof(a->file_error), "out of memory");
@@ -205,8 +207,8 @@ file_emit(struct ag_sink *s, struct ag_audit_rec *r, int sync, struct ag_err *wh
 		goto fail;
 	}
 	/* the line without its newline is what the next record links to */
-	a->tail_end = ag_chain_hash(line, *len - 1, a->tail) == 0 ?
-	    st.st_size + (off_t)*len : -1;
+	ag_chain_hash(line, *len - 1, a->tail);
+	a->tail_end = st.st_size + (off_t)*len;
 	(void)flock(a->fd, LOCK_UN);
 	if (sync && fdatasync(a->fd) < 0) {
 		snprintf(a->file_error, sizeof(a->file_error), "%s", strerror(errno));

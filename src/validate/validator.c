@@ -233,8 +233,7 @@ load_prompt(struct ag_ask *a, int as_caller)
 		    "is not UTF-8 text");
 		return 0;
 	}
-	if (ag_chain_hash(a->prompt, len, a->prompt_sha) < 0)
-		return -1;
+	ag_chain_hash(a->prompt, len, a->prompt_sha);
 	return 0;
 }
 
@@ -560,7 +559,7 @@ deny_with(struct ag_ask_result *r, const char *cls, const char *msg)
  * directory, the line, and the programs its words resolve to (after
  * `export PATH=...` the same line may run another program).
  */
-static int
+static void
 cache_key(const struct ag_ask *a, const char *line, size_t len, const char *cwd,
     const struct ag_decision *d, unsigned char out[32])
 {
@@ -586,7 +585,6 @@ cache_key(const struct ag_ask *a, const char *line, size_t len, const char *cwd,
 		ag_sha256_update(&h, p, strlen(p) + 1);
 	}
 	ag_sha256_final(&h, out);
-	return 0;
 }
 
 static const struct cache_ent *
@@ -1051,10 +1049,7 @@ ag_ask(struct ag_ask *a, const char *line, size_t len, const char *cwd,
 		deny_with(r, "encoding", err.msg);
 		goto out;
 	}
-	if (cache_key(a, line, len, cwd, d, key) < 0) {
-		deny_with(r, "transport", "out of memory");
-		goto out;
-	}
+	cache_key(a, line, len, cwd, d, key);
 	if ((hit = cache_find(a, key)) != NULL) {
 		r->allow = hit->allow;
 		r->has_confidence = hit->has_confidence;

@@ -386,7 +386,7 @@ chain_links_to_what_others_appended(void **state)
 	assert_int_equal(write(fd, "\n", 1), 1);
 	close(fd);
 	assert_int_equal(ag_audit_command(a, &c, &err), 0);
-	assert_int_equal(ag_chain_hash(line, strlen(line), hash), 0);
+	ag_chain_hash(line, strlen(line), hash);
 	snprintf(want, sizeof(want), "\"prev\":\"%s\"", hash);
 	assert_int_equal(lines_of(path, want), 1);
 
