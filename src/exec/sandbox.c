@@ -362,6 +362,27 @@ has_hole_within(const struct build *b, const char *dir)
 	return 0;
 }
 
+/*
+ * The holes directly inside dir (canonical), as names into b->holes (room
+ * for all of them).  A split directory's entries are tested against these
+ * names rather than each entry's path being built and looked up in the
+ * whole list.
+ */
+static size_t
+holes_in(const struct build *b, const char *dir, const char **names)
+{
+	size_t i, k = 0, dl = strcmp(dir, "/") == 0 ? 0 : strlen(dir);
+
+	for (i = 0; i < b->holes.n; i++) {
+		const char *h = b->holes.v[i];
+
+		if (strncmp(h, dir, dl) == 0 && h[dl] == '/' && h[dl + 1] != '\0' &&
+		    strchr(h + dl + 1, '/') == NULL)
+			names[k++] = h + dl + 1;
+	}
+	return k;
+}
+
 /* Grant reading of root (canonical) except the holes beneath it. */
 static int
 add_read_split(struct build *b, const char *root, int depth)
@@ -369,6 +390,8 @@ add_read_split(struct build *b, const char *root, int depth)
 	struct stat st;
 	DIR *d;
 	struct dirent *de;
+	const char **here;
+	size_t nhere, i;
 	int fd, rc = 0, isprog;
 
 	if (lstat(root, &st) < 0 || S_ISLNK(st.st_mode))
@@ -382,38 +405,65 @@ add_read_split(struct build *b, const char *root, int depth)
 		return add_path_rule(b, b->rs_inner, AT_FDCWD, root, b->rd_dir);
 	if (depth > MAX_DEPTH)
 		return 0;
-	/* listing stays possible; entries are granted one by one */
-	if (add_path_rule(b, b->rs_inner, AT_FDCWD, root, LANDLOCK_ACCESS_FS_READ_DIR) < 0)
-		return -1;
-	isprog = sb_plist_has(&b->progdirs, root);
-	if ((fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+	if ((fd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
 		return 0;
+	/* listing stays possible; entries are granted one by one */
+	if (add_fd_rule(b, b->rs_inner, fd, LANDLOCK_ACCESS_FS_READ_DIR) < 0) {
+		close(fd);
+		return -1;
+	}
+	if ((here = calloc(b->holes.n + 1, sizeof(*here))) == NULL) {
+		close(fd);
+		return ag_err_set(b->err, "out of memory");
+	}
 	if ((d = fdopendir(fd)) == NULL) {
 		close(fd);
+		free(here);
 		return 0;
 	}
+	isprog = sb_plist_has(&b->progdirs, root);
+	nhere = holes_in(b, root, here);
+	/*
+	 * A split directory is often a program directory of a thousand
+	 * files (/usr/bin, for a developer profile's deny list), so each
+	 * file is opened beside the listing, by name, and its rule takes
+	 * the file rights without a stat: readdir said what it is.
+	 */
 	while (rc == 0 && (de = readdir(d)) != NULL) {
-		char child[PATH_MAX];
 		unsigned char type = de->d_type;
+		int efd;
 
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
-		if (snprintf(child, sizeof(child), "%s%s%s", root,
-		    strcmp(root, "/") == 0 ? "" : "/", de->d_name) >= (int)sizeof(child))
-			continue;
 		if (type == DT_UNKNOWN) {
-			if (lstat(child, &st) < 0)
+			if (fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 				continue;
 			type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISLNK(st.st_mode) ? DT_LNK : DT_REG;
 		}
 		if (type == DT_LNK)
 			continue;	/* its target is granted (or not) where it lives */
-		if (type == DT_DIR)
-			rc = add_read_split(b, child, depth + 1);
-		else if (!isprog && !is_hole(b, child))
-			rc = add_path_rule(b, b->rs_inner, AT_FDCWD, child, b->rd_file);
+		if (type == DT_DIR) {
+			char child[PATH_MAX];
+
+			if (snprintf(child, sizeof(child), "%s%s%s", root,
+			    strcmp(root, "/") == 0 ? "" : "/", de->d_name) < (int)sizeof(child))
+				rc = add_read_split(b, child, depth + 1);
+			continue;
+		}
+		if (isprog)
+			continue;
+		for (i = 0; i < nhere && strcmp(here[i], de->d_name) != 0; i++)
+			;
+		if (i < nhere)
+			continue;
+		/* not followed: a name swapped for a link grants the link, not its target */
+		if ((efd = openat(fd, de->d_name, O_PATH | O_NOFOLLOW | O_CLOEXEC)) < 0)
+			continue;
+		rc = add_fd_rule(b, b->rs_inner, efd, b->rd_file & FS_FILE_ONLY);
+		close(efd);
 	}
 	closedir(d);
+	free(here);
 	return rc;
 }
 
@@ -610,6 +660,26 @@ static const char *const dev_writes[] = {
 };
 
 /*
+ * The canonical name of dir_real/name (dir_real canonical), or NULL when
+ * it does not exist.  One lstat where the entry is no link: realpath()
+ * would read every component again, for each of a profile's programs.
+ */
+static char *
+realpath_in(const char *dir_real, const char *name, char *out)
+{
+	char cand[PATH_MAX];
+	struct stat st;
+
+	if ((size_t)snprintf(cand, sizeof(cand), "%s/%s", strcmp(dir_real, "/") ? dir_real : "",
+	    name) >= sizeof(cand) || lstat(cand, &st) < 0)
+		return NULL;
+	if (S_ISLNK(st.st_mode))
+		return realpath(cand, out);
+	memcpy(out, cand, strlen(cand) + 1);
+	return out;
+}
+
+/*
  * Per program from exec.v[from] on: the directory of each loader (the
  * multiarch library directory) and the usual data and library trees named
  * after it (/usr/lib/python3.11, /usr/share/git-core, ...).
@@ -617,27 +687,32 @@ static const char *const dev_writes[] = {
 static int
 add_prog_reads(struct build *b, size_t from)
 {
-	size_t i, nexec = b->sb->exec.n;
+	static const char *const roots[] = { "/usr/lib", "/usr/share", "/usr/libexec" };
+	static const struct { int root; const char *suffix; } fmts[] = {
+		{ 0, "" }, { 1, "" }, { 0, "-core" }, { 1, "-core" }, { 2, "" } };
+	char root_real[sizeof(roots) / sizeof(roots[0])][PATH_MAX];
+	size_t i, k, nexec = b->sb->exec.n;
 
+	for (k = 0; k < sizeof(roots) / sizeof(roots[0]); k++)
+		if (realpath(roots[k], root_real[k]) == NULL)
+			root_real[k][0] = '\0';
 	for (i = from; i < nexec; i++) {
-		static const char *const fmts[][2] = { { "/usr/lib/", "" }, { "/usr/share/", "" },
-		    { "/usr/lib/", "-core" }, { "/usr/share/", "-core" }, { "/usr/libexec/", "" },
-		    { NULL, NULL } };
 		const char *e = b->sb->exec.v[i], *base = strrchr(e, '/') + 1;
-		char cand[PATH_MAX], real[PATH_MAX];
-		size_t k;
+		char name[NAME_MAX + 8], real[PATH_MAX];
 
 		if (strncmp(base, "ld-", 3) == 0 || strstr(base, ".so") != NULL) {
-			parent_of(e, cand, sizeof(cand));
-			if (!sb_plist_has(&b->reads, cand) && sb_plist_add(&b->reads, cand) < 0)
+			parent_of(e, real, sizeof(real));
+			if (!sb_plist_has(&b->reads, real) && sb_plist_add(&b->reads, real) < 0)
 				return ag_err_set(b->err, "out of memory");
 			continue;
 		}
-		for (k = 0; fmts[k][0] != NULL; k++) {
-			if ((size_t)snprintf(cand, sizeof(cand), "%s%s%s", fmts[k][0], base,
-			    fmts[k][1]) >= sizeof(cand))
+		for (k = 0; k < sizeof(fmts) / sizeof(fmts[0]); k++) {
+			const char *r = root_real[fmts[k].root];
+
+			if (r[0] == '\0' || (size_t)snprintf(name, sizeof(name), "%s%s", base,
+			    fmts[k].suffix) >= sizeof(name))
 				continue;
-			if (realpath(cand, real) != NULL && !sb_plist_has(&b->reads, real) &&
+			if (realpath_in(r, name, real) != NULL && !sb_plist_has(&b->reads, real) &&
 			    sb_plist_add(&b->reads, real) < 0)
 				return ag_err_set(b->err, "out of memory");
 		}
