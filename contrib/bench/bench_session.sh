@@ -10,6 +10,10 @@
 #   (5) (1) again with the kernel sandbox on (sandbox: required, the shipped
 #       default): not in issue 20's table, which is measured with it off,
 #       but what a session with the example policy pays per command
+#   (6) ssh host true with the sandbox on and a work tree beneath the write
+#       root (checkouts, a node_modules): the repository scan's listings
+#       kept between connections vs read afresh at each (as before the
+#       cache), the gateway installed set-group-ID as make install does
 #
 #   AGENTGATE=build/src/agentgate bash contrib/bench/bench_session.sh [N]
 # N: commands per REPL measurement (default 300).  Not part of `make check`.
@@ -133,4 +137,46 @@ if [ -f "$SO" ]; then
 	echo "  (no goal in issue 20's table; see contrib/bench/README.md)"
 else
 	echo "(5) skipped: no agsandbox.so next to $AGENTGATE"
+fi
+
+# ---- (6) the repository scan, kept between connections ---------------------
+echo
+if [ -f "$SO" ]; then
+	ag_setgid_gateway
+	# the account's work tree: three checkouts, one with a Python virtual
+	# environment of 1,500 packages (node_modules is not searched at all)
+	"$AG_PYTHON" - "$AG_DIR/work" <<'PY'
+import os, sys
+w = sys.argv[1]
+for r in ("api", "web", "tools"):
+    for d in (".git/objects/pack", ".git/refs/heads", "src/lib", "tests"):
+        os.makedirs(os.path.join(w, r, d), exist_ok=True)
+    open(os.path.join(w, r, ".git/HEAD"), "w").write("ref: refs/heads/main\n")
+    for i in range(40):
+        open(os.path.join(w, r, "src/lib", "m%d.c" % i), "w").close()
+for i in range(1500):
+    p = os.path.join(w, "web/.venv/lib/python3.11/site-packages/pkg%d" % i)
+    os.makedirs(os.path.join(p, "sub"))
+    for f in ("__init__.py", "core.py"):
+        open(os.path.join(p, f), "w").close()
+PY
+	chown -R "$AG_USER" "$AG_DIR/work"
+	SCANS=$AG_RUNDIR/scans
+	UIDN=$(id -u "$AG_USER")
+	M6=${BENCH_CONNECTIONS:-20}
+	echo "(6) 'ssh host true', sandbox on, $(find "$AG_DIR/work" | wc -l) entries beneath the write root: scan kept vs read afresh ($M6 each, interleaved)"
+	ag_ssh true; ag_ssh true	# the cache is written, and settles
+	kept=0 fresh=0
+	for _ in $(seq 1 "$M6"); do
+		t0=$(now); ag_ssh true; t1=$(now)
+		rm -f "$SCANS/$UIDN"-*
+		t2=$(now); ag_ssh true; t3=$(now)
+		kept=$(calc "$kept + $t1 - $t0")
+		fresh=$(calc "$fresh + $t3 - $t2")
+	done
+	rm -f "$SCANS/$UIDN"-*
+	printf '  kept %.1f ms, read afresh %.1f ms per connection: %.3fx\n' \
+	    "$(calc "$kept / $M6 * 1000")" "$(calc "$fresh / $M6 * 1000")" "$(calc "$kept / $fresh")"
+else
+	echo "(6) skipped: no agsandbox.so next to $AGENTGATE"
 fi

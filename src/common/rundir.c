@@ -58,7 +58,8 @@ ag_rundir_make(struct ag_err *err)
 		return ag_err_set(err, "no group %s: no registry of live sessions, no limit "
 		    "on token guessing", AG_GROUP);
 	if (group_dir(AG_RUNDIR_SESSIONS, gr->gr_gid, err) < 0 ||
-	    group_dir(AG_RUNDIR_FAILURES, gr->gr_gid, err) < 0)
+	    group_dir(AG_RUNDIR_FAILURES, gr->gr_gid, err) < 0 ||
+	    group_dir(AG_RUNDIR_SCANS, gr->gr_gid, err) < 0)
 		return -1;
 	return 0;
 }

@@ -7,6 +7,8 @@
  *   AG_RUNDIR/sshd            root 0755          connection records (auth/sshbind.h)
  *   AG_RUNDIR/sessions        root:group 3770    live sessions (record/live.h)
  *   AG_RUNDIR/failures        root:group 3770    failed token attempts (auth/ratelimit.h)
+ *   AG_RUNDIR/scans           root:group 3770    the sandbox's repository scans
+ *                                                (exec/scancache.c)
  *
  * The group directories are the gateway's to write and not the agent's;
  * sticky, so a gateway removes only its own account's files.
@@ -19,9 +21,10 @@
 #define AG_RUNDIR_SSHD		AG_RUNDIR "/sshd"
 #define AG_RUNDIR_SESSIONS	AG_RUNDIR "/sessions"
 #define AG_RUNDIR_FAILURES	AG_RUNDIR "/failures"
+#define AG_RUNDIR_SCANS		AG_RUNDIR "/scans"
 
 /* Make them all (root only); 0, or -1 with err for the first that failed.
- * Without the group the two group directories are not made. */
+ * Without the group the group directories are not made. */
 int	ag_rundir_make(struct ag_err *err);
 
 /* 0 when path is a directory of root's that only root can write. */

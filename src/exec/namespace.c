@@ -762,8 +762,11 @@ scan_repos(struct ag_sandbox *sb, const char *dir, int depth, size_t *budget,
 	}
 	if (listing_holds(d, &st) && *budget >= d->nentries)
 		*budget -= d->nentries;
-	else if ((rc = read_listing(dir, budget, d)) != 0)
-		return rc < 0 ? -1 : 0;
+	else {
+		sb->scan_read = 1;
+		if ((rc = read_listing(dir, budget, d)) != 0)
+			return rc < 0 ? -1 : 0;
+	}
 	if (d->repo && (rc = protect_repo(sb, dir)) < 0)
 		return rc;
 	for (i = 0; i < d->nsub; i++) {
@@ -789,12 +792,19 @@ scan_write_roots(struct ag_sandbox *sb)
 		if ((sb->scan = calloc(sb->writes.n, sizeof(*sb->scan))) == NULL)
 			return -1;
 		sb->nscan = sb->writes.n;
+		/* what this account's last session read, checked like our own */
+		if (sb_scan_load(sb) < 0)
+			return -1;
 	}
 	for (i = 0; i < sb->writes.n; i++) {
 		int rc = scan_repos(sb, sb->writes.v[i], 0, &budget, &sb->scan[i]);
 
 		if (rc < 0)
 			return rc;
+	}
+	if (sb->scan_read) {
+		sb->scan_read = 0;
+		sb_scan_save(sb);
 	}
 	return 0;
 }

@@ -90,6 +90,7 @@ struct ag_sandbox {
 	struct plist		  writes;	/* write roots, for refresh scans */
 	struct scan_dir		 *scan;		/* one per write root: the last scan */
 	size_t			  nscan;
+	int			  scan_read;	/* a directory was read since the last save */
 	struct plist		  repos;	/* .git directories already pinned */
 	char			  bad_link[PATH_MAX];	/* a hard-linked protected file */
 	int			  ns_user_fd;	/* the namespace, built once; -1 none */
@@ -154,6 +155,11 @@ int	sb_note_add(struct ag_sandbox *sb, const char *what);
  * with b->err (only when the sandbox is required and cannot be had).
  */
 int	sb_ns_make(struct ag_sandbox *sb, struct build *b);
+/* scancache.c: the scans' listings kept between sessions of one account
+ * (sb->scan, one per write root, freshly allocated).  Load: 0, or -1 out
+ * of memory; a missing or unusable cache leaves the scans empty. */
+int	sb_scan_load(struct ag_sandbox *sb);
+void	sb_scan_save(const struct ag_sandbox *sb);
 /* Ends the PID namespace (and whatever runs in it) and closes the fds. */
 void	sb_ns_free(struct ag_sandbox *sb);
 /* Forgets what the repository scans read (sb->scan). */

@@ -179,6 +179,8 @@ ag_cleanup() {
 		# whatever the test account still runs is ours to end
 		pids=$(pgrep -u "$AG_USER")
 		[ -n "$pids" ] && kill -KILL $pids 2>/dev/null
+		# its sandbox scans, kept by a set-group-ID gateway (the uid is reused)
+		rm -f "$AG_RUNDIR/scans/$(id -u "$AG_USER")-"* 2>/dev/null
 		# (userdel refuses until the killed processes are gone)
 		[ "$AG_USER_CREATED" -eq 1 ] && ag_wait_until 30 ag_userdel "$AG_USER"
 	fi
