@@ -35,6 +35,7 @@
 #define STOP_SCAN_MS	1000		/* looks for a stopped process in the group */
 #define BURST		64		/* master reads per poll when the client keeps up */
 #define OUT_GATHER	32768		/* see the relay loop */
+#define OUT_READ_MIN	16384		/* room worth a read from the master (compact()) */
 
 /* ---- process-wide state (read by signal handlers) ----------------------- */
 
@@ -405,6 +406,21 @@ red_emit(void *ctx, const char *p, size_t n)
 	return ag_strbuf_append(&x->red, p, n);
 }
 
+/*
+ * What the client took makes room at the front, moved there only when the
+ * room behind is short of want: while the client lags, the pending bytes
+ * would otherwise be moved again for every few KiB the command writes.
+ */
+static void
+compact(struct relay *x, size_t want)
+{
+	if (x->outoff == 0 || (x->outlen < OUT_BUF && OUT_BUF - x->outlen >= want))
+		return;
+	memmove(x->out, x->out + x->outoff, x->outlen - x->outoff);
+	x->outlen -= x->outoff;
+	x->outoff = 0;
+}
+
 /* What the redactor let through, into the output buffer (and the recording). */
 static void
 fill_from_red(struct relay *x)
@@ -414,11 +430,7 @@ fill_from_red(struct relay *x)
 
 	if (x->rd == NULL || n == 0)
 		return;
-	if (x->outoff > 0) {
-		memmove(x->out, x->out + x->outoff, x->outlen - x->outoff);
-		x->outlen -= x->outoff;
-		x->outoff = 0;
-	}
+	compact(x, n);
 	room = OUT_BUF + OUT_SPARE - x->outlen;
 	if (n > room)
 		n = room;
@@ -463,11 +475,8 @@ read_master(struct relay *x)
 	size_t keep;
 	struct ag_err e;
 
-	if (x->outoff > 0) {	/* what the client took makes room at the front */
-		memmove(x->out, x->out + x->outoff, x->outlen - x->outoff);
-		x->outlen -= x->outoff;
-		x->outoff = 0;
-	}
+	if (x->rd == NULL)
+		compact(x, OUT_READ_MIN);
 	if (x->outlen >= OUT_BUF || (x->rd != NULL && x->red.len > x->redoff))
 		return 0;
 	dst = x->rd != NULL ? x->raw : x->out + x->outlen;
