@@ -9,7 +9,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include <openssl/crypto.h>
+#include <nettle/memops.h>
 
 #include "pamid.h"
 #include "common/sha256.h"
@@ -160,7 +160,7 @@ ag_pamid_by_token(const struct ag_config *cfg, const char *token, size_t len,
 	/* Every identity is compared, so timing says nothing about which. */
 	for (i = 0; i < cfg->nidentities; i++) {
 		const struct ag_identity *id = &cfg->identities[i];
-		int eq = CRYPTO_memcmp(md, id->token_sha256, sizeof(md)) == 0;
+		int eq = memeql_sec(md, id->token_sha256, sizeof(md));
 
 		if (eq && id->has_token) {
 			if (found != NULL)
@@ -169,7 +169,7 @@ ag_pamid_by_token(const struct ag_config *cfg, const char *token, size_t len,
 				found = id;
 		}
 	}
-	OPENSSL_cleanse(md, sizeof(md));
+	explicit_bzero(md, sizeof(md));
 	if (ambiguous)
 		return AG_PAMID_AMBIGUOUS;
 	if (found == NULL)

@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <openssl/crypto.h>
 
 #include "cli/commands.h"
 #include "common/err.h"
@@ -55,6 +54,6 @@ ag_cmd_token(int argc, char **argv)
 	printf("token for %s (give it to the agent; it is not kept anywhere):\n  %s\n"
 	    "in identity %s of the policy (agentgate edit), in place of any token line:\n"
 	    "  token_hash: \"%s\"\n", argv[2], token, argv[2], hash);
-	OPENSSL_cleanse(token, sizeof(token));
+	explicit_bzero(token, sizeof(token));
 	return fflush(stdout) == 0 ? 0 : 1;
 }

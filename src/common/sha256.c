@@ -1,59 +1,56 @@
 /*
- * sha256.c - SHA-256 (see sha256.h).
+ * sha256.c - SHA-256 (see sha256.h), on nettle.
  *
- * Why libcrypto's SHA256_* functions and not EVP: the first EVP digest of
- * a process loads the OpenSSL configuration, starts the default provider
- * and builds its table of algorithm names, then frees it all at exit:
- * about 2 ms, a fifth of the gateway's CPU for one `ssh host cmd`, spent
- * on the audit chain's first record (perf, issue 20).  These functions
- * hash in place, with nothing to set up.  OpenSSL 3 marks them deprecated
- * (for EVP's sake, not their own); OPENSSL_API_COMPAT declares the 1.1.1
- * interface they belong to, in this file only.
+ * Why nettle and not libcrypto: libcrypto is 4 MiB of code with tens of
+ * thousands of relocations and its own constructors, and the gateway
+ * started from sshd for one command spent about a millisecond of its CPU
+ * mapping it for this one hash (issue 20); nettle's costs a tenth of
+ * that.  (Before, EVP's first digest also loaded the OpenSSL
+ * configuration and a provider: 2 ms more.)  libcrypto is still what
+ * derives token hashes (scrypt, tokenhash.c), loaded when one is needed.
  */
 #include "agconfig.h"
 
 #include <stdalign.h>
 #include <string.h>
 
-#define OPENSSL_API_COMPAT 10101
-
-#include <openssl/sha.h>
+#include <nettle/sha2.h>
 
 #include "common/sha256.h"
 
-_Static_assert(sizeof(SHA256_CTX) <= sizeof(struct ag_sha256),
-    "struct ag_sha256 must hold a SHA256_CTX");
-_Static_assert(alignof(SHA256_CTX) <= alignof(struct ag_sha256),
-    "struct ag_sha256 must be aligned for a SHA256_CTX");
+_Static_assert(sizeof(struct sha256_ctx) <= sizeof(struct ag_sha256),
+    "struct ag_sha256 must hold a struct sha256_ctx");
+_Static_assert(alignof(struct sha256_ctx) <= alignof(struct ag_sha256),
+    "struct ag_sha256 must be aligned for a struct sha256_ctx");
 
 /* The context is copied in and out, not cast: struct ag_sha256 is
  * another type, and the compiler may assume the two never alias. */
 void
 ag_sha256_init(struct ag_sha256 *h)
 {
-	SHA256_CTX c;
+	struct sha256_ctx c;
 
-	(void)SHA256_Init(&c);
+	sha256_init(&c);
 	memcpy(h, &c, sizeof(c));
 }
 
 void
 ag_sha256_update(struct ag_sha256 *h, const void *p, size_t n)
 {
-	SHA256_CTX c;
+	struct sha256_ctx c;
 
 	memcpy(&c, h, sizeof(c));
-	(void)SHA256_Update(&c, p, n);
+	sha256_update(&c, n, p);
 	memcpy(h, &c, sizeof(c));
 }
 
 void
 ag_sha256_final(struct ag_sha256 *h, unsigned char out[AG_SHA256_LEN])
 {
-	SHA256_CTX c;
+	struct sha256_ctx c;
 
 	memcpy(&c, h, sizeof(c));
-	(void)SHA256_Final(out, &c);
+	sha256_digest(&c, AG_SHA256_LEN, out);
 	explicit_bzero(&c, sizeof(c));
 	explicit_bzero(h, sizeof(*h));
 }

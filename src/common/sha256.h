@@ -9,7 +9,7 @@
 
 #define AG_SHA256_LEN	32
 
-/* Room for libcrypto's context; sha256.c checks that it fits. */
+/* Room for nettle's context; sha256.c checks that it fits. */
 struct ag_sha256 {
 	unsigned long long	opaque[16];
 };

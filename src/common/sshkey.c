@@ -8,8 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <openssl/evp.h>
-
+#include "common/base64.h"
 #include "common/sha256.h"
 #include "common/sshkey.h"
 
@@ -66,41 +65,21 @@ ag_sshkey_policy_type(const char *type, size_t len)
 	return 0;
 }
 
-static int
-b64_char(unsigned char c)
-{
-	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-	    (c >= '0' && c <= '9') || c == '+' || c == '/';
-}
-
-/*
- * Strict base64 (no whitespace, padding only at the end) through
- * libcrypto's decoder, which is lenient about both; the strictness is ours.
- */
+/* A key as authorized_keys writes it: padded base64, nothing else. */
 static unsigned char *
 b64_decode(const char *s, size_t len, size_t *outlen)
 {
-	size_t i, pad = 0;
 	unsigned char *out;
-	int n;
+	ssize_t n;
 
-	if (len == 0 || len % 4 != 0 || len > AG_SSHKEY_MAX_B64)
+	if (len == 0 || len % 4 != 0 || len > AG_SSHKEY_MAX_B64 ||
+	    (out = malloc(len / 4 * 3 + 1)) == NULL)
 		return NULL;
-	if (s[len - 1] == '=')
-		pad++;
-	if (s[len - 2] == '=')
-		pad++;
-	for (i = 0; i < len - pad; i++)
-		if (!b64_char((unsigned char)s[i]))
-			return NULL;
-	if ((out = malloc(len / 4 * 3 + 1)) == NULL)
-		return NULL;
-	n = EVP_DecodeBlock(out, (const unsigned char *)s, (int)len);
-	if (n < 0 || (size_t)n < pad) {
+	if ((n = ag_base64_decode(s, len, out, len / 4 * 3)) < 0) {
 		free(out);
 		return NULL;
 	}
-	*outlen = (size_t)n - pad;
+	*outlen = (size_t)n;
 	return out;
 }
 
@@ -232,9 +211,8 @@ ag_sshkey_fingerprint(const char *auth_info, char *out, size_t outlen)
 {
 	const char *p = auth_info;
 	unsigned char md[AG_SHA256_LEN], *blob = NULL;
-	unsigned char b64[4 * ((AG_SHA256_LEN + 2) / 3) + 1];
+	char b64[AG_BASE64_LEN(AG_SHA256_LEN) + 1];
 	size_t bloblen = 0;
-	int n;
 
 	if (outlen > 0)
 		out[0] = '\0';
@@ -257,10 +235,8 @@ ag_sshkey_fingerprint(const char *auth_info, char *out, size_t outlen)
 			continue;
 		ag_sha256(blob, bloblen, md);
 		free(blob);
-		n = EVP_EncodeBlock(b64, md, (int)sizeof(md));
-		while (n > 0 && b64[n - 1] == '=')
-			b64[--n] = '\0';
-		if (snprintf(out, outlen, "SHA256:%s", (char *)b64) >= (int)outlen) {
+		(void)ag_base64_encode(md, sizeof(md), b64, sizeof(b64));
+		if (snprintf(out, outlen, "SHA256:%s", b64) >= (int)outlen) {
 			out[0] = '\0';
 			return -1;
 		}

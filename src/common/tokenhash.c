@@ -8,9 +8,11 @@
 #include <string.h>
 #include <sys/random.h>
 
-#include <openssl/crypto.h>
+#include <nettle/memops.h>
 #include <openssl/evp.h>
 
+#include "common/base64.h"
+#include "common/lazylib.h"
 #include "common/tokenhash.h"
 
 /* N = 2^14, r = 8: 16 MiB and some tens of milliseconds a derivation */
@@ -20,50 +22,52 @@
 #define MAX_LN		20	/* 1 GiB at r=8: a hash that asks more is refused */
 #define SECRET_BYTES	32
 
+/*
+ * scrypt is libcrypto's, which is loaded only to derive a key: the
+ * gateway parses token hashes at every start (the policy) but derives
+ * only in the PAM module, inside sshd, which has libcrypto mapped already,
+ * and in `agentgate token new` (issue 20: libcrypto cost a millisecond of
+ * every connection's start).
+ */
+static struct ag_lazylib crypto_lib = { "libcrypto.so.3", 0, "" };
+static struct {
+	__typeof__(EVP_PBE_scrypt)	*pbe_scrypt;
+} lcrypto;
+
 static int
 derive(const struct ag_token_hash *h, const char *token, size_t len,
     unsigned char out[AG_TOKEN_KEY])
 {
+	static const struct ag_lazysym sym[] = {
+		AG_LAZYSYM(__typeof__(lcrypto), EVP_PBE_scrypt, pbe_scrypt),
+	};
 	uint64_t n = (uint64_t)1 << h->ln;
 	/* scrypt needs 128 * r * N bytes, plus slack */
 	uint64_t maxmem = 128ULL * h->r * n + (1u << 20);
 
-	return EVP_PBE_scrypt(token, len, h->salt, sizeof(h->salt), n, h->r, h->p, maxmem,
+	if (ag_lazylib_load(&crypto_lib, sym, sizeof(sym) / sizeof(sym[0]), &lcrypto) < 0)
+		return -1;
+	return lcrypto.pbe_scrypt(token, len, h->salt, sizeof(h->salt), n, h->r, h->p, maxmem,
 	    out, AG_TOKEN_KEY) == 1 ? 0 : -1;
-}
-
-/* Unpadded base64 of n bytes into out; returns out. */
-static char *
-b64(const unsigned char *in, size_t n, char *out)
-{
-	int k = EVP_EncodeBlock((unsigned char *)out, in, (int)n);
-
-	while (k > 0 && out[k - 1] == '=')
-		out[--k] = '\0';
-	return out;
 }
 
 /* Decode unpadded base64 of exactly want bytes. */
 static int
 unb64(const char *s, size_t len, unsigned char *out, size_t want)
 {
-	unsigned char buf[128];
-	char tmp[128];
-	size_t pad = (4 - len % 4) % 4;
-	int n;
+	unsigned char buf[96];
+	ssize_t n;
 
-	if (len == 0 || len + pad >= sizeof(tmp) || pad == 3)
+	/* the text form has no padding (ag_token_new writes none) */
+	if (len == 0 || memchr(s, '=', len) != NULL)
 		return -1;
-	memcpy(tmp, s, len);
-	memset(tmp + len, '=', pad);
-	tmp[len + pad] = '\0';
-	if ((n = EVP_DecodeBlock(buf, (unsigned char *)tmp, (int)(len + pad))) < 0)
+	n = ag_base64_decode(s, len, buf, sizeof(buf));
+	if (n != (ssize_t)want) {
+		explicit_bzero(buf, sizeof(buf));
 		return -1;
-	n -= (int)pad;
-	if (n != (int)want)
-		return -1;
+	}
 	memcpy(out, buf, want);
-	OPENSSL_cleanse(buf, sizeof(buf));
+	explicit_bzero(buf, sizeof(buf));
 	return 0;
 }
 
@@ -98,8 +102,8 @@ ag_token_hash_verify(const struct ag_token_hash *h, const char *token, size_t le
 
 	if (derive(h, token, len, k) < 0)
 		return 0;
-	ok = CRYPTO_memcmp(k, h->key, sizeof(k)) == 0;
-	OPENSSL_cleanse(k, sizeof(k));
+	ok = memeql_sec(k, h->key, sizeof(k));
+	explicit_bzero(k, sizeof(k));
 	return ok;
 }
 
@@ -129,7 +133,7 @@ ag_token_new(const char *name, char *out_token, size_t toklen, char *out_hash,
 {
 	unsigned char secret[SECRET_BYTES];
 	struct ag_token_hash h;
-	char s64[64], k64[64];
+	char s64[AG_BASE64_LEN(AG_TOKEN_SALT) + 1], k64[AG_BASE64_LEN(AG_TOKEN_KEY) + 1];
 	size_t i, n;
 
 	memset(&h, 0, sizeof(h));
@@ -141,18 +145,23 @@ ag_token_new(const char *name, char *out_token, size_t toklen, char *out_hash,
 		return ag_err_set(err, "no randomness from the kernel");
 	n = (size_t)snprintf(out_token, toklen, AG_TOKEN_PREFIX "%s_", name);
 	if (n + 2 * sizeof(secret) + 1 > toklen) {
-		OPENSSL_cleanse(secret, sizeof(secret));
+		explicit_bzero(secret, sizeof(secret));
 		return ag_err_set(err, "identity name too long");
 	}
 	for (i = 0; i < sizeof(secret); i++)
 		snprintf(out_token + n + 2 * i, 3, "%02x", secret[i]);
-	OPENSSL_cleanse(secret, sizeof(secret));
+	explicit_bzero(secret, sizeof(secret));
 	if (derive(&h, out_token, strlen(out_token), h.key) < 0) {
-		OPENSSL_cleanse(out_token, toklen);
-		return ag_err_set(err, "scrypt failed");
+		explicit_bzero(out_token, toklen);
+		explicit_bzero(&h, sizeof(h));
+		return crypto_lib.state < 0 ? ag_err_set(err, "scrypt: %s", crypto_lib.why) :
+		    ag_err_set(err, "scrypt failed");
 	}
+	(void)ag_base64_encode(h.salt, sizeof(h.salt), s64, sizeof(s64));
+	(void)ag_base64_encode(h.key, sizeof(h.key), k64, sizeof(k64));
 	snprintf(out_hash, AG_TOKEN_HASH_MAX, "$scrypt$ln=%u,r=%u,p=%u$%s$%s", h.ln, h.r, h.p,
-	    b64(h.salt, sizeof(h.salt), s64), b64(h.key, sizeof(h.key), k64));
-	OPENSSL_cleanse(&h, sizeof(h));
+	    s64, k64);
+	explicit_bzero(k64, sizeof(k64));
+	explicit_bzero(&h, sizeof(h));
 	return 0;
 }

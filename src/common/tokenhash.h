@@ -1,7 +1,8 @@
 /*
  * tokenhash.h - agent tokens and how the policy keeps them: salted scrypt
- * (OpenSSL), so a policy that leaks does not give away a token, and each
- * guess costs the guesser what it costs the gateway.
+ * (libcrypto's, loaded when a key is derived), so a policy that leaks does
+ * not give away a token, and each guess costs the guesser what it costs
+ * the gateway.
  *
  *   token       agt_NAME_<64 hex digits>   (256 random bits; NAME is the
  *               identity's, so the gateway derives once, not per identity)

@@ -116,9 +116,10 @@ ag_is "$w_err" "agentgate: policy unavailable; the administrator has been told" 
 # start-up maps only what every session needs: libcurl (and the TLS, HTTP/2,
 # LDAP and Kerberos libraries behind it) is loaded at the first HTTP
 # request, which the validator and audit tests make, libedit when a REPL on
-# a terminal starts (repl_tty.sh, pty.sh), and libssh (with GSSAPI and
-# Kerberos) for serve and upstreams (server.sh, bastion.sh)
-ag_is "$(ldd "$AG_DIR/agentgate" | grep -c 'libcurl\|libnghttp2\|libgnutls\|libldap\|libedit\|libssh\|libgssapi\|libkrb5')" 0 \
-    "startup_maps_no_http_ssh_or_line_editing_libraries"
+# a terminal starts (repl_tty.sh, pty.sh), libssh (with GSSAPI and
+# Kerberos) for serve and upstreams (server.sh, bastion.sh), and libcrypto
+# to derive a token hash (pam_module.sh: `agentgate token new`)
+ag_is "$(ldd "$AG_DIR/agentgate" | grep -c 'libcurl\|libnghttp2\|libgnutls\|libldap\|libedit\|libssh\|libgssapi\|libkrb5\|libcrypto')" 0 \
+    "startup_maps_no_http_ssh_line_editing_or_openssl_libraries"
 
 ag_done
