@@ -197,6 +197,42 @@ for how in garbage truncated count; do
 	rewritten "cache_${how}_is_replaced"
 done
 
+# ---- the developer tier: a repository the agent makes in one connection -------
+# and a build recipe in the next (the kernel is the boundary there)
+ag_write_policy "$AG_DIR/policy.yaml" <<'EOF2'
+version: 1
+gateway:
+  runner: /bin/bash
+  sandbox: required
+  audit:
+    file: @AUDIT@
+    required: true
+users:
+  @USER@: dev
+profiles:
+  dev:
+    tier: developer
+    allow: [git, make, sh, mkdir, echo, cat, python3, "true"]
+    paths: { read: ["/"], write: ["~/work"] }
+    limits: { timeout: 120 }
+    unknown: deny
+EOF2
+rm -f "$SCANS/$UID_"-*
+ag_run v1 "mkdir -p $W/dev && cd $W/dev && git init -q app && echo made"
+ag_is "$v1_out/$v1_rc" "made/0" developer_git_init_through_the_gateway "$v1_err"
+ag_is "$(cache | grep -c .)" 1 developer_tier_keeps_a_cache_too "$(ls -la "$SCANS")"
+dcfg=$W/dev/app/.git/config
+sum=$(md5sum < "$dcfg")
+printf 'all:\n\techo "[core]" >> .git/config; echo "\\thooksPath = /tmp" >> .git/config\n' \
+    > "$AG_DIR/Makefile.pwn"
+install -o "$AG_USER" -m 0644 "$AG_DIR/Makefile.pwn" "$W/dev/app/Makefile"
+ag_run v2 "cd $W/dev/app && make; echo make=\$?; sh -c 'echo x >> .git/config'; echo sh=\$?"
+ag_is "$(md5sum < "$dcfg")" "$sum" developer_recipe_cannot_write_config_next_connection \
+    "$v2_out" "$v2_err"
+ag_like "$v2_out$v2_err" "Read-only file system" developer_make_recipe_refused_by_the_kernel "$v2_out" "$v2_err"
+ag_run v3 "cd $W/dev/app && echo 'int x;' > x.c && cat x.c"
+ag_is "$v3_out/$v3_rc" "int x;/0" developer_work_tree_stays_writable "$v3_err"
+
 # ---- no group, no cache: a gateway not installed set-group-ID keeps none --------
 rm -f "$SCANS/$UID_"-*
 chmod 0755 "$AG_DIR/agentgate"
