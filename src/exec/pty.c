@@ -475,8 +475,7 @@ read_master(struct relay *x)
 	size_t keep;
 	struct ag_err e;
 
-	if (x->rd == NULL)
-		compact(x, OUT_READ_MIN);
+	compact(x, OUT_READ_MIN);
 	if (x->outlen >= OUT_BUF || (x->rd != NULL && x->red.len > x->redoff))
 		return 0;
 	dst = x->rd != NULL ? x->raw : x->out + x->outlen;

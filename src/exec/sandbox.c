@@ -405,9 +405,10 @@ add_read_split(struct build *b, const char *root, int depth)
 		return add_path_rule(b, b->rs_inner, AT_FDCWD, root, b->rd_dir);
 	if (depth > MAX_DEPTH)
 		return 0;
+	/* listing stays possible; entries are granted one by one (a directory
+	 * the gateway cannot list gets the right all the same) */
 	if ((fd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
-		return 0;
-	/* listing stays possible; entries are granted one by one */
+		return add_path_rule(b, b->rs_inner, AT_FDCWD, root, LANDLOCK_ACCESS_FS_READ_DIR);
 	if (add_fd_rule(b, b->rs_inner, fd, LANDLOCK_ACCESS_FS_READ_DIR) < 0) {
 		close(fd);
 		return -1;
