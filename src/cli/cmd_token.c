@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <string.h>
 
-
 #include "cli/commands.h"
 #include "common/err.h"
 #include "common/tokenhash.h"

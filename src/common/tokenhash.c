@@ -13,6 +13,7 @@
 
 #include "common/base64.h"
 #include "common/lazylib.h"
+#include "common/log.h"
 #include "common/tokenhash.h"
 
 /* N = 2^14, r = 8: 16 MiB and some tens of milliseconds a derivation */
@@ -45,10 +46,20 @@ derive(const struct ag_token_hash *h, const char *token, size_t len,
 	/* scrypt needs 128 * r * N bytes, plus slack */
 	uint64_t maxmem = 128ULL * h->r * n + (1u << 20);
 
-	if (ag_lazylib_load(&crypto_lib, sym, sizeof(sym) / sizeof(sym[0]), &lcrypto) < 0)
+	/* a token refused for want of libcrypto must not look like a wrong one */
+	if (ag_lazylib_load(&crypto_lib, sym, sizeof(sym) / sizeof(sym[0]), &lcrypto) < 0) {
+		static int told;
+
+		if (!told++)
+			ag_log(LOG_ERR, "token hashes cannot be checked or made: %s", crypto_lib.why);
 		return -1;
-	return lcrypto.pbe_scrypt(token, len, h->salt, sizeof(h->salt), n, h->r, h->p, maxmem,
-	    out, AG_TOKEN_KEY) == 1 ? 0 : -1;
+	}
+	if (lcrypto.pbe_scrypt(token, len, h->salt, sizeof(h->salt), n, h->r, h->p, maxmem,
+	    out, AG_TOKEN_KEY) != 1) {
+		ag_log(LOG_ERR, "scrypt (ln=%u, r=%u, p=%u) failed", h->ln, h->r, h->p);
+		return -1;
+	}
+	return 0;
 }
 
 /* Decode unpadded base64 of exactly want bytes. */

@@ -19,6 +19,10 @@ ag_setup
 ag_need_sandbox_lib
 # The shipped policy, the account mapped to the developer profile.
 ag_shipped_policy developer
+# installed as make install and the Debian package install it: set-group-ID
+# to its group, so the sandbox's repository search is kept between the
+# connections below (src/exec/scancache.c), as on a real host
+ag_setgid_gateway
 "$AGENTGATE" check --config "$AG_DIR/policy.yaml" >/dev/null ||
     { echo "the shipped policy does not check" >&2; exit 99; }
 

@@ -547,7 +547,8 @@ ag_gateway_pids() {
 
 # ag_setgid_gateway: the world's gateway and log directory as make install
 # leaves them: set-group-ID to $AG_GROUP (created if missing, and left in
-# place: other tests may use it), the log directory root:$AG_GROUP 2770.
+# place: other tests may use it), the log directory (and recordings, if
+# made already) root:$AG_GROUP 2770.
 # Sets G.
 ag_setgid_gateway() {
 	G=${AG_GROUP:-agentgate}
@@ -556,6 +557,11 @@ ag_setgid_gateway() {
 	chown root:"$G" "$AG_DIR/agentgate" "$AG_DIR/log"
 	chmod 2755 "$AG_DIR/agentgate"
 	chmod 2770 "$AG_DIR/log"
+	# ag_shipped_policy's recordings directory, as make install makes it
+	if [ -d "$AG_DIR/log/recordings" ]; then
+		chown root:"$G" "$AG_DIR/log/recordings"
+		chmod 2770 "$AG_DIR/log/recordings"
+	fi
 }
 
 # ag_default_policy_path: the build's default policy path (DEFAULT) made a

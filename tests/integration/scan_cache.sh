@@ -11,7 +11,8 @@ ag_setup
 ag_need_sandbox_lib
 ag_setgid_gateway
 
-ag_write_policy "$AG_DIR/policy.yaml" <<'EOF'
+policy() {	# policy TIER ALLOW: sandbox required, ~/work the write root
+	sed -e "s|@TIER@|$1|" -e "s|@ALLOW@|$2|" <<'EOF' | ag_write_policy "$AG_DIR/policy.yaml"
 version: 1
 gateway:
   runner: /bin/bash
@@ -23,11 +24,14 @@ users:
   @USER@: test
 profiles:
   test:
-    allow: [awk, python3, cat, "true", echo]
+    tier: @TIER@
+    allow: [@ALLOW@]
     paths: { read: ["/"], write: ["~/work"] }
     limits: { timeout: 120 }
     unknown: deny
 EOF
+}
+policy strict 'awk, python3, cat, "true", echo'
 
 H=/home/$AG_USER
 W=$H/work
@@ -199,24 +203,7 @@ done
 
 # ---- the developer tier: a repository the agent makes in one connection -------
 # and a build recipe in the next (the kernel is the boundary there)
-ag_write_policy "$AG_DIR/policy.yaml" <<'EOF2'
-version: 1
-gateway:
-  runner: /bin/bash
-  sandbox: required
-  audit:
-    file: @AUDIT@
-    required: true
-users:
-  @USER@: dev
-profiles:
-  dev:
-    tier: developer
-    allow: [git, make, sh, mkdir, echo, cat, python3, "true"]
-    paths: { read: ["/"], write: ["~/work"] }
-    limits: { timeout: 120 }
-    unknown: deny
-EOF2
+policy developer 'git, make, sh, mkdir, echo, cat, python3, "true"'
 rm -f "$SCANS/$UID_"-*
 ag_run v1 "mkdir -p $W/dev && cd $W/dev && git init -q app && echo made"
 ag_is "$v1_out/$v1_rc" "made/0" developer_git_init_through_the_gateway "$v1_err"
