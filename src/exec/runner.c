@@ -36,6 +36,16 @@
 #include "common/strbuf.h"
 
 #define RELAY_BUF	65536
+/*
+ * The command's stdout pipe, as big as an unprivileged process may make
+ * one (fs.pipe-max-size's default): a command writing in 4 KiB pieces
+ * then blocks, and wakes the relay, far less often while sshd drains.
+ * 256 MiB from `head` through the gateway: 2 to 6% more throughput in
+ * three runs (23 of 30 interleaved pairs faster).  The kernel refuses the size when it would
+ * take the account past fs.pipe-user-pages-soft; the pipe then stays at
+ * 64 KiB.
+ */
+#define CMD_PIPE_SZ	(1024 * 1024)
 
 /* ---- signals ----------------------------------------------------------- */
 
@@ -983,6 +993,8 @@ ag_run(const struct ag_run_opts *o, struct ag_run_result *r, struct ag_err *err)
 		ag_err_set(err, "pipe: %s", strerror(errno));
 		goto fail;
 	}
+	if (!o->pty)
+		(void)fcntl(outp[0], F_SETPIPE_SZ, CMD_PIPE_SZ);
 	if (o->exec_judge != NULL &&
 	    (guard = ag_execguard_new(o->exec_judge, o->exec_judge_ctx, err)) == NULL)
 		goto fail;

@@ -92,6 +92,24 @@ ag_is "$(cat "/proc/$(ps -o ppid= -p "$one" | tr -d ' ')/comm" 2>/dev/null)" age
 echo released > "$AG_DIR/one.fifo"
 wait "$ssh_pid"
 
+# the command's stdout is a 1 MiB pipe (runner.c, CMD_PIPE_SZ), so a
+# command writing in small pieces wakes the relay less often; its stderr
+# keeps the default
+mkfifo -m 0666 "$AG_DIR/two.fifo"
+ag_ssh "cat $AG_DIR/two.fifo" >/dev/null 2>&1 &
+ssh_pid=$!
+ag_wait_until 30 pgrep -u "$AG_USER" -x cat >/dev/null
+two=$(pgrep -u "$AG_USER" -x cat | head -n 1)
+pipe_sz() {
+	"$AG_PYTHON" -c 'import fcntl, os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_NONBLOCK)
+print(fcntl.fcntl(fd, 1032))' "/proc/$two/fd/$1"	# F_GETPIPE_SZ
+}
+ag_is "$(pipe_sz 1)" 1048576 "command_stdout_pipe_is_1_MiB"
+ag_is "$(pipe_sz 2)" 65536 "command_stderr_pipe_keeps_the_default"
+echo released > "$AG_DIR/two.fifo"
+wait "$ssh_pid"
+
 # the command holds its stdio and nothing of the gateway's (the runner's
 # gate, the script's fd): ls sees only those and its own directory
 ag_run g 'ls /proc/self/fd'
