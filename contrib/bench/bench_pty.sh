@@ -84,31 +84,16 @@ EOF
 
 echo
 echo "(1) throughput of $((SIZE / 1048576)) MiB through a PTY: gateway relay vs sshd's PTY alone ($PAIRS interleaved pairs)"
-ratios=()
-best_gw=0
-best_pl=0
+runs=()
 for _ in $(seq "$PAIRS"); do
 	read -r n_gw t_gw < <(through "${AG_SSH[@]}" -tt "cat $FILE")
 	read -r n_pl t_pl < <(through "${PLAIN_SSH[@]}" -tt "cat $FILE")
-	gw=$("$AG_PYTHON" -c "print($n_gw / $t_gw / 1048576)")
-	pl=$("$AG_PYTHON" -c "print($n_pl / $t_pl / 1048576)")
-	ratios+=("$("$AG_PYTHON" -c "print($gw / $pl)")")
-	best_gw=$("$AG_PYTHON" -c "print(max($best_gw, $gw))")
-	best_pl=$("$AG_PYTHON" -c "print(max($best_pl, $pl))")
+	runs+=("$("$AG_PYTHON" -c "print($n_gw / $t_gw / 1048576)")" \
+	    "$("$AG_PYTHON" -c "print($n_pl / $t_pl / 1048576)")")
 done
 # \r\n: both paths turn each \n into \r\n, so both deliver more than SIZE
 printf '  bytes received: gateway %s, plain %s (file %s)\n' "$n_gw" "$n_pl" "$SIZE"
-# the goal is judged on the median of the pairs' ratios: each pair runs
-# back to back, so a slow spell of the machine weighs on both sides of one
-# pair instead of deciding a best-of on one side alone
-"$AG_PYTHON" - "$best_gw" "$best_pl" "${ratios[@]}" <<'EOF'
-import statistics, sys
-gw, pl = float(sys.argv[1]), float(sys.argv[2])
-r = sorted(float(x) for x in sys.argv[3:])
-print("  pairs (gateway/plain): " + ", ".join("%.3f" % x for x in r))
-print("  best: gateway %.0f MiB/s, plain %.0f MiB/s (%.3fx)" % (gw, pl, gw / pl))
-print("  median of pairs: %.3fx of plain (goal >= 0.90x)" % statistics.median(r))
-EOF
+ag_bench_pairs ">= 0.90x" "${runs[@]}"
 
 # ---- (2) keystroke echo ---------------------------------------------------------
 # The driver is the user's terminal: ssh -tt runs on a pty it owns, `cat`

@@ -74,7 +74,7 @@ for _ in $(seq 1 "$M"); do
 	pl_total=$(calc "$pl_total + $t2 - $t1")
 	ratios="$ratios $(calc "($t1 - $t0) / ($t2 - $t1)")"
 done
-median=$(printf '%s\n' $ratios | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
+median=$(ag_median $ratios)
 printf '  gateway %.1f ms, plain %.1f ms per connection: %.3fx; median of the pairs %.3fx (goal <= 1.05x)\n' \
     "$(calc "$gw_total / $M * 1000")" "$(calc "$pl_total / $M * 1000")" "$(calc "$gw_total / $pl_total")" \
     "$median"
@@ -112,26 +112,13 @@ wait "${pids[@]}" 2>/dev/null
 echo
 SIZE=$((256 * 1024 * 1024))
 echo "(4) throughput of $((SIZE / 1048576)) MiB of output through the gateway vs plain sshd ($PAIRS interleaved pairs)"
-ratios=() best_gw=0 best_pl=0
+runs=()
 for _ in $(seq "$PAIRS"); do
 	t0=$(now); ag_ssh "head -c $SIZE /dev/zero" | cat >/dev/null; t1=$(now)
 	"${PLAIN_SSH[@]}" "head -c $SIZE /dev/zero" | cat >/dev/null; t2=$(now)
-	gw=$(calc "$SIZE / 1048576 / ($t1 - $t0)")
-	pl=$(calc "$SIZE / 1048576 / ($t2 - $t1)")
-	ratios+=("$(calc "$gw / $pl")")
-	best_gw=$(calc "max($best_gw, $gw)")
-	best_pl=$(calc "max($best_pl, $pl)")
+	runs+=("$(calc "$SIZE / 1048576 / ($t1 - $t0)")" "$(calc "$SIZE / 1048576 / ($t2 - $t1)")")
 done
-# judged on the median of the pairs' ratios, as (2): a slow spell of the
-# machine weighs on both sides of one pair, not on a best-of of one side
-"$AG_PYTHON" - "$best_gw" "$best_pl" "${ratios[@]}" <<'PY'
-import statistics, sys
-gw, pl = float(sys.argv[1]), float(sys.argv[2])
-r = sorted(float(x) for x in sys.argv[3:])
-print("  pairs (gateway/plain): " + ", ".join("%.3f" % x for x in r))
-print("  best: gateway %.0f MiB/s, plain %.0f MiB/s (%.3fx)" % (gw, pl, gw / pl))
-print("  median of pairs: %.3fx of plain (goal >= 0.95x)" % statistics.median(r))
-PY
+ag_bench_pairs ">= 0.95x" "${runs[@]}"
 
 # ---- (5) per-command cost with the kernel sandbox on -----------------------
 echo

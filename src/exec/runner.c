@@ -41,9 +41,9 @@
  * one (fs.pipe-max-size's default): a command writing in 4 KiB pieces
  * then blocks, and wakes the relay, far less often while sshd drains.
  * 256 MiB from `head` through the gateway: 2 to 6% more throughput in
- * three runs (23 of 30 interleaved pairs faster).  The kernel refuses the size when it would
- * take the account past fs.pipe-user-pages-soft; the pipe then stays at
- * 64 KiB.
+ * three runs (23 of 30 interleaved pairs faster).  The kernel refuses the
+ * size when it would take the account past fs.pipe-user-pages-soft; the
+ * pipe then stays at 64 KiB.
  */
 #define CMD_PIPE_SZ	(1024 * 1024)
 

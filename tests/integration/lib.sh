@@ -455,6 +455,30 @@ print("  %-14s %12.3f %12.3f %7.2fx   (%s)" % (cmd, m[1], m[2], m[0],
 	done
 }
 
+# ag_median X...: the median of the numbers.
+ag_median() {
+	"$AG_PYTHON" -c 'import statistics, sys; print(statistics.median(map(float, sys.argv[1:])))' "$@"
+}
+
+# ag_bench_pairs GOAL GW PL [GW PL...]: the throughput rows' report, from
+# interleaved gateway/plain pairs (MiB/s each): every pair's ratio, the
+# best run of each side, and the median of the pairs' ratios, on which
+# GOAL (">= 0.95x") is judged: a slow spell of the machine weighs on both
+# sides of one pair instead of deciding a best-of on one side alone.
+ag_bench_pairs() {
+	local goal=$1
+	shift
+	"$AG_PYTHON" - "$goal" "$@" <<'EOF'
+import statistics, sys
+goal, v = sys.argv[1], [float(x) for x in sys.argv[2:]]
+gw, pl = v[0::2], v[1::2]
+r = sorted(g / p for g, p in zip(gw, pl))
+print("  pairs (gateway/plain): " + ", ".join("%.3f" % x for x in r))
+print("  best: gateway %.0f MiB/s, plain %.0f MiB/s (%.3fx)" % (max(gw), max(pl), max(gw) / max(pl)))
+print("  median of pairs: %.3fx of plain (goal %s)" % (statistics.median(r), goal))
+EOF
+}
+
 # ag_make_world [DIR]: the work directory (DIR, else a fresh one under
 # /run), a copy of the gateway, host and client keys, the audit directory.
 ag_make_world() {
