@@ -766,6 +766,19 @@ gateway_server(struct ctx *c, const char *key, const struct ynode *k,
 	    &gw->server);
 }
 
+static int
+gateway_egress(struct ctx *c, const char *key, const struct ynode *k,
+    const struct ynode *v, void *arg)
+{
+	struct ag_gateway *gw = arg;
+
+	(void)k;
+	if (cf_is_null(v))
+		return 0;
+	return cf_walk_fields(c, v, key, "in gateway.egress", cf_egress_fields, &gw->egress,
+	    &gw->egress);
+}
+
 static const struct cf_field gateway_fields[] = {
 	CF_FIELD("runner", CF_ABS_PATH, struct ag_gateway, runner),
 	CF_READ("pam_service", gateway_pam_service),
@@ -776,6 +789,7 @@ static const struct cf_field gateway_fields[] = {
 	CF_FIELD("recordings", CF_ABS_PATH, struct ag_gateway, recordings),
 	CF_FIELD("recordings_input", CF_BOOL, struct ag_gateway, recordings_input),
 	CF_READ("server", gateway_server),
+	CF_READ("egress", gateway_egress),
 	CF_END
 };
 
@@ -1214,32 +1228,6 @@ static const struct cf_field paths_fields[] = {
 	CF_END
 };
 
-static int
-network_connect(struct ctx *c, const char *key, const struct ynode *k,
-    const struct ynode *v, void *arg)
-{
-	struct ag_profile *p = arg;
-
-	(void)k;
-	return cf_get_ports(c, v, key, &p->net_connect, &p->nnet_connect);
-}
-
-static int
-network_bind(struct ctx *c, const char *key, const struct ynode *k,
-    const struct ynode *v, void *arg)
-{
-	struct ag_profile *p = arg;
-
-	(void)k;
-	return cf_get_ports(c, v, key, &p->net_bind, &p->nnet_bind);
-}
-
-static const struct cf_field network_fields[] = {
-	CF_READ("connect", network_connect),
-	CF_READ("bind", network_bind),
-	CF_END
-};
-
 static const struct cf_field transfer_fields[] = {
 	CF_ENUM_OF("sftp", struct ag_profile, sftp, transfer_names),
 	CF_FIELD("scp", CF_BOOL, struct ag_profile, scp_legacy),
@@ -1490,8 +1478,10 @@ profile_network(struct ctx *c, const char *key, const struct ynode *k,
 
 	(void)k;
 	p->has_network = 1;
-	return cf_walk_fields(c, v, key, section_what(what, sizeof(what), p, key),
-	    network_fields, p, p);
+	if (cf_walk_fields(c, v, key, section_what(what, sizeof(what), p, key),
+	    cf_network_fields, p, p) == -1)
+		return -1;
+	return cf_network_finish(c, p, v);
 }
 
 static int
@@ -1952,7 +1942,8 @@ static const struct {
 	{ "", top_fields }, { "gateway", gateway_fields }, { "gateway.audit", audit_fields },
 	{ "gateway.server", server_fields }, { "identities[]", identity_fields },
 	{ "profiles.NAME", profile_fields }, { "rule", rule_fields },
-	{ "features", feature_fields }, { "paths", paths_fields }, { "network", network_fields },
+	{ "features", feature_fields }, { "paths", paths_fields }, { "network", cf_network_fields },
+	{ "gateway.egress", cf_egress_fields },
 	{ "file_transfer", transfer_fields }, { "env", env_fields }, { "limits", limits_fields },
 	{ "validator", validator_fields }, { "output", output_fields },
 	{ "upstreams.NAME", upstream_fields },
@@ -2175,8 +2166,7 @@ profile_free(struct ag_profile *p)
 	cf_strlist_free(&p->paths_exec);
 	cf_strlist_free(&p->redact_patterns);
 	cf_strlist_free(&p->targets);
-	free(p->net_connect);
-	free(p->net_bind);
+	cf_network_free(p);
 	cf_strlist_free(&p->env_deny);
 	cf_strlist_free(&p->env_allow);
 	/* env.set arrays may be allocated with no entries yet. */
@@ -2209,6 +2199,7 @@ ag_config_free(struct ag_config *cfg)
 	free(cfg->gw.audit.http_url);
 	free(cfg->gw.audit.spool);
 	free(cfg->gw.recordings);
+	cf_egress_free(&cfg->gw.egress);
 	cf_strlist_free(&cfg->gw.server.listen);
 	cf_strlist_free(&cfg->gw.server.host_keys);
 	cf_strlist_free(&cfg->gw.server.allow_users);

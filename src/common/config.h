@@ -120,6 +120,47 @@ struct ag_validator {
 /* "openai", "anthropic", "opa", "webhook" */
 const char *ag_validator_kind_name(enum ag_validator_kind k);
 
+/*
+ * One host rule of network.allow (policy/netrules.h judges a connection
+ * against them; the egress proxy enforces them).  "HOST[:PORT]",
+ * "*.DOMAIN[:PORT]", "*[:PORT]", an address literal "ADDR[:PORT]" or
+ * "[V6]:PORT", or "METHOD[,METHOD...] HOST[:PORT][/PATH-GLOB]" for plain
+ * HTTP.  No port: 443, or 80 for a method rule.
+ */
+#define AG_NET_M_GET	0x01
+#define AG_NET_M_HEAD	0x02
+#define AG_NET_M_POST	0x04
+#define AG_NET_M_PUT	0x08
+#define AG_NET_M_DELETE	0x10
+#define AG_NET_M_PATCH	0x20
+#define AG_NET_M_OPTIONS 0x40
+struct ag_net_rule {
+	char			*text;		/* as written: the audit's and messages' rule */
+	char			*host;		/* lower case; "*", "*.domain", a name or an address */
+	int			 is_addr;	/* host is an address literal */
+	unsigned char		 addr[16];	/* it, network order */
+	int			 family;	/* AF_INET, AF_INET6 when is_addr */
+	int			 port;		/* 1..65535; 0: any (legacy "*:PORT" has one) */
+	unsigned		 methods;	/* AG_NET_M_*: plain HTTP only; 0: any tunnel */
+	char			*path;		/* glob for the request path, or NULL */
+	const char		*preset;	/* the preset it came from, or NULL */
+	struct ag_pos		 pos;
+};
+
+/* One gateway.egress.resolve entry: HOST[:PORT] -> ADDR[:PORT]. */
+struct ag_egress_map {
+	char			*host;		/* lower case */
+	int			 port;		/* 0: any */
+	char			*addr;		/* numeric */
+	int			 to_port;	/* 0: the requested one */
+};
+
+struct ag_egress_conf {
+	struct ag_egress_map	*resolve;
+	size_t			 nresolve;
+	long			 connect_timeout;	/* seconds; default 10 */
+};
+
 struct ag_profile {
 	char			*name;
 	/*
@@ -140,11 +181,14 @@ struct ag_profile {
 	struct ag_strlist	 paths_write;
 	struct ag_strlist	 paths_protect;	/* added to the built-in list */
 	struct ag_strlist	 paths_exec;	/* developer tier: files beneath may run */
-	int			 has_network;	/* 0: key absent → no connect, no bind */
-	int			*net_connect;	/* TCP ports */
+	int			 has_network;	/* 0: key absent → no network at all */
+	int			*net_connect;	/* legacy TCP ports: "*:PORT" rules below */
 	size_t			 nnet_connect;
 	int			*net_bind;
 	size_t			 nnet_bind;
+	struct ag_net_rule	*net_allow;	/* network.allow, then the presets' */
+	size_t			 nnet_allow;
+	struct ag_strlist	 net_presets;	/* network.presets, as written */
 	enum ag_transfer	 sftp;		/* file_transfer.sftp */
 	int			 scp_legacy;	/* file_transfer.scp: true */
 	int			 rsync;		/* file_transfer.rsync: true */
@@ -259,6 +303,7 @@ struct ag_gateway {
 	char			*recordings;	/* NULL = off */
 	int			 recordings_input;
 	struct ag_server_conf	 server;	/* gateway.server */
+	struct ag_egress_conf	 egress;	/* gateway.egress */
 };
 
 /*
@@ -326,6 +371,20 @@ int	ag_profile_may_target(const struct ag_profile *p, const char *target);
  * buf, cut at a whole name; "" for none.  Returns buf. */
 const char *ag_profile_targets_text(const struct ag_profile *p, int with_local, char *buf,
 	    size_t len);
+
+/*
+ * Network rules (config_net.c).  The rules a preset stands for (NULL for
+ * an unknown name), every preset's name as "npm, pypi, ...", the
+ * AG_NET_M_* bit of an HTTP method (0: not one a rule can name).
+ * ag_net_split_hostport: "HOST[:PORT]", "[V6]:PORT" or a bare IPv6
+ * address into host (brackets removed) and *port (0: none); 0, or -1 with
+ * *why.
+ */
+const char *const *ag_net_preset_rules(const char *name);
+const char *ag_net_preset_names(void);
+unsigned ag_net_method_bit(const char *m, size_t n);
+int	ag_net_split_hostport(const char *s, char *host, size_t hostsz, int *port,
+	    const char **why);
 
 /* Glob match as used for args, paths and env names (fnmatch(3) semantics, no FNM_PATHNAME). */
 int	ag_glob_match(const char *pattern, const char *s);

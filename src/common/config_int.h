@@ -102,6 +102,13 @@ struct cf_field {
 int	cf_walk_fields(struct ctx *c, const struct ynode *m, const char *key,
 	    const char *what, const struct cf_field *fields, void *base, void *arg);
 
+/* config_net.c: a profile's `network`, gateway.egress */
+extern const struct cf_field cf_network_fields[];
+extern const struct cf_field cf_egress_fields[];
+int	cf_network_finish(struct ctx *c, struct ag_profile *p, const struct ynode *at);
+void	cf_network_free(struct ag_profile *p);
+void	cf_egress_free(struct ag_egress_conf *e);
+
 int	cf_build_tree(struct ctx *c, const char *buf, size_t len, struct ynode **rootp);
 int	cf_check_abs_path(struct ctx *c, const struct ynode *v, const char *key);
 int	cf_check_env_glob(struct ctx *c, const struct ynode *it, const char *key);

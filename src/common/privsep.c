@@ -222,6 +222,34 @@ ag_privsep_close(int *fd)
 	return rc;
 }
 
+void
+ag_privsep_close_others(const int *keep, size_t nkeep)
+{
+	int fds[PRIVATE_FDS + 16], n = 0, i, j, t;
+	unsigned next = 3;
+	size_t k;
+
+	for (k = 0; k < PRIVATE_FDS; k++)
+		if (private_fds[k] >= 3)
+			fds[n++] = private_fds[k];
+	for (k = 0; k < nkeep && n < (int)(sizeof(fds) / sizeof(fds[0])); k++)
+		if (keep[k] >= 3)
+			fds[n++] = keep[k];
+	for (i = 1; i < n; i++)		/* a handful: insertion sort */
+		for (j = i; j > 0 && fds[j - 1] > fds[j]; j--) {
+			t = fds[j];
+			fds[j] = fds[j - 1];
+			fds[j - 1] = t;
+		}
+	for (i = 0; i < n; i++) {
+		if ((unsigned)fds[i] > next)
+			ag_close_range(next, (unsigned)fds[i] - 1);
+		if ((unsigned)fds[i] + 1 > next)
+			next = (unsigned)fds[i] + 1;
+	}
+	ag_close_range(next, ~0U);
+}
+
 int
 ag_privsep_child_exec(void)
 {

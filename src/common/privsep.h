@@ -68,6 +68,11 @@ int	ag_privsep_child_exec(void);
  */
 int	ag_privsep_private_fd(int fd);
 int	ag_privsep_close(int *fd);
+/*
+ * A helper of the gateway's own that runs nothing of the agent's (the
+ * egress proxy): every fd from 3 up closed but those above and keep[].
+ */
+void	ag_privsep_close_others(const int *keep, size_t nkeep);
 
 /*
  * Bracket the opening of a file the caller named: between these two the

@@ -21,6 +21,7 @@
 #include "core/target.h"
 #include "record/live.h"
 #include "core/terminal.h"
+#include "egress/egress.h"
 #include "exec/redact.h"
 #include "exec/runner.h"
 #include "exec/sandbox.h"
@@ -447,7 +448,11 @@ admit_runner(void *arg, struct ag_err *err)
 {
 	struct admit_ctx *a = arg;
 
-	return start_record(a->core, a->c, err);
+	if (start_record(a->core, a->c, err) < 0)
+		return -1;
+	/* the proxy attributes what it sees from now on to this line */
+	ag_egress_set_seq(a->core->egress, a->c->rec.seq);
+	return 0;
 }
 
 /* ---- run -------------------------------------------------------------------- */
@@ -661,6 +666,25 @@ exec_denials(struct ag_core *core, struct cmd *c)
 	fflush(stderr);
 }
 
+/*
+ * Connections the egress proxy refused while the line ran: a line each,
+ * once per host, since a client's own message ("403", "could not
+ * resolve") does not say what is allowed.  The records are the proxy's.
+ */
+static void
+egress_refusals(struct ag_core *core, struct cmd *c)
+{
+	char buf[4096];
+
+	if (core->egress == NULL)
+		return;
+	if (ag_egress_refusals(core->egress, c->rec.seq, buf, sizeof(buf)) > 0) {
+		fputs(buf, stderr);
+		fflush(stderr);
+	}
+	ag_egress_set_seq(core->egress, 0);
+}
+
 static void
 stage_apply(struct ag_core *core, struct cmd *c)
 {
@@ -684,6 +708,7 @@ stage_apply(struct ag_core *core, struct cmd *c)
 	else if (!res->capture_ok && ag_session_needs_capture(c->tree))
 		ag_log(LOG_DEBUG, "no complete environment capture; state unchanged");
 	exec_denials(core, c);
+	egress_refusals(core, c);
 	c->rec.truncated = res->truncated;
 	c->timed_out = res->timed_out;
 	c->cancelled = res->cancelled;

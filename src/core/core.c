@@ -11,6 +11,7 @@
 #include "core/core.h"
 #include "core/target.h"
 #include "core/terminal.h"
+#include "egress/egress.h"
 #include "exec/runner.h"
 #include "exec/sandbox.h"
 #include "front/agentproto.h"
@@ -108,13 +109,14 @@ ag_core_begin(struct ag_core *core, const struct ag_core_params *p, struct ag_er
 	return 0;
 }
 
+static void core_sandbox_free(struct ag_core *core);
+
 void
 ag_core_end(struct ag_core *core)
 {
 	ag_core_term_end(core);
 	ag_targets_end(core);
-	ag_sandbox_free(core->sandbox);
-	core->sandbox = NULL;
+	core_sandbox_free(core);
 	ag_ask_free(core->ask);
 	core->ask = NULL;
 	ag_runner_reap_all(0);
@@ -184,6 +186,38 @@ ag_core_line_timeout(const struct ag_core *core)
 	return t;
 }
 
+/* The sandbox and its proxy go together. */
+static void
+core_sandbox_free(struct ag_core *core)
+{
+	if (core->egress != NULL) {
+		ag_runner_keep_child(ag_egress_pid(core->egress), 0);
+		ag_egress_stop(core->egress);
+		core->egress = NULL;
+	}
+	ag_sandbox_free(core->sandbox);
+	core->sandbox = NULL;
+}
+
+/*
+ * A profile with network.allow: the proxy on the listeners the sandbox
+ * made in the session's network namespace.  Without it the commands would
+ * have no way out at all, so a proxy that cannot start refuses them.
+ */
+static int
+start_egress(struct ag_core *core, struct ag_err *err)
+{
+	int lfd[2], n = ag_sandbox_egress_fds(core->sandbox, lfd);
+
+	if (n <= 0)
+		return 0;
+	if ((core->egress = ag_egress_start(core->cfg, core->profile, core->audit, lfd, n,
+	    err)) == NULL)
+		return -1;
+	ag_runner_keep_child(ag_egress_pid(core->egress), 1);
+	return 0;
+}
+
 int
 ag_core_sandbox(struct ag_core *core, struct ag_err *err)
 {
@@ -195,10 +229,14 @@ ag_core_sandbox(struct ag_core *core, struct ag_err *err)
 	if (core->sandbox != NULL &&
 	    ag_sandbox_matches(core->sandbox, core->profile, s->home, s->cwd, s->env))
 		return ag_sandbox_refresh(core->sandbox, err);
-	ag_sandbox_free(core->sandbox);
+	core_sandbox_free(core);
 	if ((core->sandbox = ag_sandbox_prepare(core->cfg, core->profile, s->home, s->cwd,
 	    s->env, err)) == NULL)
 		return -1;
+	if (start_egress(core, err) < 0) {
+		core_sandbox_free(core);
+		return -1;
+	}
 	if ((note = ag_sandbox_note(core->sandbox)) != NULL && !core->sandbox_noted) {
 		struct ag_err e;
 

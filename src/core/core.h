@@ -42,6 +42,7 @@
 #include "record/audit.h"
 
 struct ag_ask;
+struct ag_egress;
 struct ag_rec;
 struct ag_sandbox;
 struct ag_target;
@@ -86,6 +87,7 @@ struct ag_core {
 	int			 pty;		/* stdin is a terminal: each command in a PTY */
 	unsigned long		 ncommands;	/* decisions made */
 	struct ag_sandbox	*sandbox;	/* prepared on first use */
+	struct ag_egress	*egress;	/* the sandbox's proxy, or NULL */
 	struct ag_ask		*ask;		/* the profile's validator, or NULL */
 	int			 sandbox_noted;	/* best_effort note audited */
 	struct ag_rec		*rec;		/* the session's recording, or NULL */

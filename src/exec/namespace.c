@@ -19,6 +19,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -239,7 +242,110 @@ static const char *const keeper_steps[] = {
 	"writing uid_map failed", "writing setgroups or gid_map failed",
 	"making mounts private failed", "a planned mount failed",
 	"forking the namespace's init failed", "init did not start",
+	"the network namespace's loopback or the egress listener failed",
 };
+
+/* The namespace's loopback up: its own 127.0.0.1 and ::1, nothing else. */
+static int
+loopback_up(void)
+{
+	struct ifreq ifr;
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), rc = -1;
+
+	if (s < 0)
+		return -1;
+	memset(&ifr, 0, sizeof(ifr));
+	memcpy(ifr.ifr_name, "lo", 3);
+	if (ioctl(s, SIOCGIFFLAGS, &ifr) == 0) {
+		ifr.ifr_flags |= IFF_UP;
+		rc = ioctl(s, SIOCSIFFLAGS, &ifr);
+	}
+	close(s);
+	return rc;
+}
+
+/*
+ * The egress proxy's listeners, made here, inside the network namespace,
+ * and handed to the gateway: a socket stays in the namespace it was made
+ * in, so the proxy (egress/) accepts the session's connections from
+ * outside it.  IPv6 only where the namespace has ::1.
+ */
+static int
+egress_listeners(int *fds)
+{
+	struct sockaddr_in a4 = { .sin_family = AF_INET, .sin_port = htons(AG_EGRESS_PORT),
+	    .sin_addr = { htonl(INADDR_LOOPBACK) } };
+	struct sockaddr_in6 a6 = { .sin6_family = AF_INET6, .sin6_port = htons(AG_EGRESS_PORT),
+	    .sin6_addr = IN6ADDR_LOOPBACK_INIT };
+	int one = 1, n = 0;
+
+	if ((fds[0] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0 ||
+	    setsockopt(fds[0], SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+	    bind(fds[0], (struct sockaddr *)&a4, sizeof(a4)) < 0 || listen(fds[0], 128) < 0)
+		return -1;
+	n = 1;
+	if ((fds[1] = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0)) >= 0) {
+		if (setsockopt(fds[1], IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one)) == 0 &&
+		    bind(fds[1], (struct sockaddr *)&a6, sizeof(a6)) == 0 &&
+		    listen(fds[1], 128) == 0)
+			n = 2;
+		else {
+			close(fds[1]);
+			fds[1] = -1;
+		}
+	}
+	return n;
+}
+
+/* n fds over a socket, with one byte of data. */
+static int
+send_fds(int sock, const int *fds, int n)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * 2)];
+		struct cmsghdr align;
+	} u;
+	char c = 'L';
+	struct iovec iov = { .iov_base = &c, .iov_len = 1 };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct cmsghdr *cm;
+
+	memset(&u, 0, sizeof(u));
+	m.msg_control = u.buf;
+	m.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)n);
+	cm = CMSG_FIRSTHDR(&m);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)n);
+	memcpy(CMSG_DATA(cm), fds, sizeof(int) * (size_t)n);
+	return sendmsg(sock, &m, MSG_NOSIGNAL) == 1 ? 0 : -1;
+}
+
+static int
+recv_fds(int sock, int *fds, int max)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * 2)];
+		struct cmsghdr align;
+	} u;
+	char c;
+	struct iovec iov = { .iov_base = &c, .iov_len = 1 };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+	    .msg_controllen = sizeof(u.buf) };
+	struct cmsghdr *cm;
+	int n = 0;
+
+	if (recvmsg(sock, &m, MSG_CMSG_CLOEXEC) != 1 || c != 'L')
+		return -1;
+	for (cm = CMSG_FIRSTHDR(&m); cm != NULL; cm = CMSG_NXTHDR(&m, cm))
+		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
+			n = (int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+			if (n > max)
+				n = max;
+			memcpy(fds, CMSG_DATA(cm), sizeof(int) * (size_t)n);
+		}
+	return n;
+}
 
 /*
  * Runs in a child the gateway keeps for the session: makes the user, mount
@@ -257,7 +363,7 @@ ns_keeper(const struct ag_sandbox *sb, int readyfd, int ctl, pid_t gateway)
 	size_t n;
 	uid_t uid;
 	gid_t gid;
-	int alive[2], initready[2];
+	int alive[2], initready[2], lfd[2] = { -1, -1 }, nl = 0;
 	pid_t init;
 	char c;
 
@@ -290,6 +396,10 @@ ns_keeper(const struct ag_sandbox *sb, int readyfd, int ctl, pid_t gateway)
 		_exit(3);
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 		_exit(4);
+	if (sb->private_net && loopback_up() < 0)
+		_exit(8);
+	if (sb->egress && (nl = egress_listeners(lfd)) < 0)
+		_exit(8);
 	if (ns_apply(sb, 0, sb->nops) < 0)
 		_exit(5);
 	if (pipe2(alive, O_CLOEXEC) < 0 || pipe2(initready, O_CLOEXEC) < 0 ||
@@ -299,6 +409,10 @@ ns_keeper(const struct ag_sandbox *sb, int readyfd, int ctl, pid_t gateway)
 		close(alive[1]);
 		close(initready[0]);
 		close(readyfd);
+		if (lfd[0] >= 0)
+			close(lfd[0]);
+		if (lfd[1] >= 0)
+			close(lfd[1]);
 		ns_init(ctl, alive[0], initready[1]);
 	}
 	close(alive[0]);
@@ -309,6 +423,12 @@ ns_keeper(const struct ag_sandbox *sb, int readyfd, int ctl, pid_t gateway)
 	if (write(readyfd, &init, sizeof(init)) != (ssize_t)sizeof(init) ||
 	    read(initready[0], &c, 1) != 1 || write(readyfd, &c, 1) != 1)
 		_exit(7);
+	if (nl > 0 && send_fds(readyfd, lfd, nl) < 0)
+		_exit(8);
+	if (lfd[0] >= 0)
+		close(lfd[0]);
+	if (lfd[1] >= 0)
+		close(lfd[1]);
 	close(initready[0]);
 	close(readyfd);
 	ag_close_range(0, (unsigned)alive[1] - 1);
@@ -341,7 +461,8 @@ make_ns(struct ag_sandbox *sb)
 	pid_t pid, init = 0, me = getpid();
 	char c = 0;
 
-	if (pipe2(ready, O_CLOEXEC) < 0)
+	/* a socket, not a pipe: the egress listeners come back over it */
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ready) < 0)
 		return -1;
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ctl) < 0) {
 		close(ready[0]);
@@ -373,6 +494,11 @@ make_ns(struct ag_sandbox *sb)
 		if (rc == 0 && sb->private_tmp &&
 		    (sb->tmp_fd = open_ns(pid, "root/tmp", O_PATH | O_DIRECTORY)) < 0)
 			rc = -1;
+		if (rc == 0 && sb->egress &&
+		    (sb->negress = recv_fds(ready[0], sb->egress_fd, 2)) <= 0) {
+			sb->negress = 0;
+			rc = -1;
+		}
 	}
 	close(ready[0]);
 	if (rc < 0) {
@@ -399,7 +525,7 @@ void
 sb_ns_free(struct ag_sandbox *sb)
 {
 	int *fds[] = { &sb->ns_user_fd, &sb->ns_mnt_fd, &sb->ns_pid_fd, &sb->ns_net_fd, &sb->proc_fd,
-	    &sb->tmp_fd, &sb->ctl_fd };
+	    &sb->tmp_fd, &sb->ctl_fd, &sb->egress_fd[0], &sb->egress_fd[1] };
 	size_t i;
 
 	/* init sees its control socket close and takes the namespace with it */
@@ -414,6 +540,7 @@ sb_ns_free(struct ag_sandbox *sb)
 			;
 	}
 	sb->keeper = 0;
+	sb->negress = 0;
 }
 
 /* Apply the operations added since the namespace was made, inside it. */
@@ -977,4 +1104,14 @@ pid_t
 ag_sandbox_keeper(const struct ag_sandbox *sb)
 {
 	return sb != NULL ? sb->keeper : 0;
+}
+
+int
+ag_sandbox_egress_fds(const struct ag_sandbox *sb, int fds[2])
+{
+	if (sb == NULL || sb->negress <= 0)
+		return 0;
+	fds[0] = sb->egress_fd[0];
+	fds[1] = sb->egress_fd[1];
+	return sb->negress;
 }

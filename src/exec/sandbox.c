@@ -68,6 +68,7 @@
 #include <linux/seccomp.h>
 
 #include "common/log.h"
+#include "policy/netrules.h"
 #include "policy/pathutil.h"
 #include "policy/policy.h"
 #include "policy/prog.h"
@@ -769,24 +770,6 @@ create_ruleset(struct build *b, uint64_t fs, uint64_t net, uint64_t scoped)
 	return (int)fd;
 }
 
-static int
-add_port_rules(struct build *b, const int *ports, size_t n, uint64_t access)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		struct ag_ll_net_port np;
-
-		np.allowed_access = access;
-		np.port = (uint64_t)ports[i];
-		if (syscall(SYS_landlock_add_rule, b->sb->outer_fd, AG_LL_RULE_NET_PORT, &np, 0) < 0)
-			return ag_err_set(b->err, "landlock_add_rule (port %d): %s", ports[i],
-			    strerror(errno));
-		b->sb->nrules++;
-	}
-	return 0;
-}
-
 /* The execute/read ruleset from sb->exec and b's reads and holes; its fd or -1. */
 static int
 build_inner(struct build *b)
@@ -842,7 +825,13 @@ build_rulesets(struct build *b)
 		b->h_outer |= LANDLOCK_ACCESS_FS_REFER;
 	if (sb->abi >= 3)
 		b->h_outer |= LANDLOCK_ACCESS_FS_TRUNCATE;
-	b->h_net = sb->abi >= 4 ? AG_LL_NET_BIND_TCP | AG_LL_NET_CONNECT_TCP : 0;
+	/*
+	 * In the session's network namespace a command reaches its own
+	 * loopback and, through the proxy, the hosts the profile names: no port
+	 * rules are needed there.  Without that namespace nothing would keep
+	 * TCP in, so Landlock refuses every TCP connect and bind.
+	 */
+	b->h_net = sb->abi >= 4 && sb->ns_net_fd < 0 ? AG_LL_NET_BIND_TCP | AG_LL_NET_CONNECT_TCP : 0;
 	b->scoped = sb->abi >= 6 ? AG_LL_SCOPE_ABSTRACT_UNIX | AG_LL_SCOPE_SIGNAL : 0;
 	b->h_inner = inner_handled(sb);
 
@@ -860,10 +849,6 @@ build_rulesets(struct build *b)
 		if (add_path_rule(b, sb->outer_fd, AT_FDCWD, dev_writes[i],
 		    b->h_outer & (LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_TRUNCATE)) < 0)
 			return -1;
-	if (b->h_net && b->p->has_network &&
-	    (add_port_rules(b, b->p->net_connect, b->p->nnet_connect, AG_LL_NET_CONNECT_TCP) < 0 ||
-	    add_port_rules(b, b->p->net_bind, b->p->nnet_bind, AG_LL_NET_BIND_TCP) < 0))
-		return -1;
 
 	if ((fd = build_inner(b)) < 0)
 		return -1;
@@ -872,17 +857,24 @@ build_rulesets(struct build *b)
 }
 
 /*
- * Besides memfd (see the top of the file): Landlock's network rules cover
- * TCP only, so IPv4/IPv6 sockets are limited to TCP streams, plus UDP when
- * the profile lets DNS through (connect: [53]).  SCTP, MPTCP, raw and the
- * rest would otherwise be an open door past the port rules.
+ * Besides memfd (see the top of the file), sockets:
+ *  - io_uring is refused outright (ENOSYS, so programs fall back to plain
+ *    system calls): a socket made through it is never seen by this filter;
+ *  - a socket family must be one the network namespace holds: UNIX,
+ *    IPv4, IPv6 and netlink (getaddrinfo, ip).  VSOCK reaches the
+ *    hypervisor whatever the namespace; packet, Bluetooth, CAN, XDP, TIPC,
+ *    RDS, ALG and the rest are attack surface no command needs;
+ *  - without the session's network namespace (best_effort where user
+ *    namespaces are missing) nothing keeps IPv4 and IPv6 in: neither is
+ *    allowed at all.
  */
 static int
-build_seccomp(struct ag_sandbox *sb, int udp_ok)
+build_seccomp(struct ag_sandbox *sb)
 {
 #ifdef AG_AUDIT_ARCH
-	enum { NEXT = AG_BPF_NEXT, ALLOW, DENY, NOSYS, MEMFD, SOCKET, INET, STREAM, IOCTL };
+	enum { NEXT = AG_BPF_NEXT, ALLOW, DENY, NOSYS, MEMFD, SOCKET, IOCTL };
 	struct ag_bpf *b = &sb->filt;
+	int inet = sb->ns_net_fd >= 0;
 
 	ag_bpf_init(b);
 	ag_bpf_ld(b, AG_BPF_ARCH);
@@ -896,6 +888,9 @@ build_seccomp(struct ag_sandbox *sb, int udp_ok)
 	 * truncated (ftruncate needs an fd Landlock let be opened for writing) */
 	if (sb->abi < 3)
 		ag_bpf_jeq(b, SYS_truncate, DENY, NEXT);
+	ag_bpf_jeq(b, SYS_io_uring_setup, NOSYS, NEXT);
+	ag_bpf_jeq(b, SYS_io_uring_enter, NOSYS, NEXT);
+	ag_bpf_jeq(b, SYS_io_uring_register, NOSYS, NEXT);
 	ag_bpf_jeq(b, SYS_ioctl, IOCTL, NEXT);
 	ag_bpf_jeq(b, SYS_socket, SOCKET, ALLOW);
 
@@ -914,20 +909,13 @@ build_seccomp(struct ag_sandbox *sb, int udp_ok)
 	ag_bpf_ld(b, AG_BPF_ARG(1));
 	ag_bpf_jset(b, MFD_NOEXEC_SEAL, ALLOW, DENY);
 
-	/* socket(domain, type, protocol): IPv4 and IPv6 only as TCP (or UDP) */
+	/* socket(domain, type, protocol): the families the namespace holds */
 	ag_bpf_label(b, SOCKET);
 	ag_bpf_ld(b, AG_BPF_ARG(0));
-	ag_bpf_jeq(b, AF_INET, INET, NEXT);
-	ag_bpf_jeq(b, AF_INET6, INET, ALLOW);
-	ag_bpf_label(b, INET);
-	ag_bpf_ld(b, AG_BPF_ARG(1));
-	ag_bpf_and(b, 0xf);			/* drop SOCK_NONBLOCK, SOCK_CLOEXEC */
-	ag_bpf_jeq(b, SOCK_STREAM, STREAM, NEXT);
-	ag_bpf_jeq(b, SOCK_DGRAM, udp_ok ? ALLOW : DENY, DENY);
-	ag_bpf_label(b, STREAM);
-	ag_bpf_ld(b, AG_BPF_ARG(2));
-	ag_bpf_jeq(b, 0, ALLOW, NEXT);
-	ag_bpf_jeq(b, IPPROTO_TCP, ALLOW, DENY);
+	ag_bpf_jeq(b, AF_UNIX, ALLOW, NEXT);
+	ag_bpf_jeq(b, AF_NETLINK, ALLOW, NEXT);
+	ag_bpf_jeq(b, AF_INET, inet ? ALLOW : DENY, NEXT);
+	ag_bpf_jeq(b, AF_INET6, inet ? ALLOW : DENY, DENY);
 
 	ag_bpf_label(b, ALLOW);
 	ag_bpf_ret(b, SECCOMP_RET_ALLOW);
@@ -940,7 +928,6 @@ build_seccomp(struct ag_sandbox *sb, int udp_ok)
 	sb->seccomp = 1;
 #else
 	(void)sb;
-	(void)udp_ok;
 #endif
 	return 0;
 }
@@ -1044,11 +1031,11 @@ ag_sandbox_sftp_server(void)
 
 /* ---- what holds on this kernel ------------------------------------------- */
 
-/* A profile that may open no TCP connection and bind no port. */
+/* A profile that reaches no host. */
 static int
 no_network(const struct ag_profile *p)
 {
-	return !p->has_network || (p->nnet_connect == 0 && p->nnet_bind == 0);
+	return !ag_net_has_egress(p);
 }
 
 size_t
@@ -1071,20 +1058,19 @@ ag_sandbox_guarantees(const struct ag_profile *p, int abi, struct ag_guarantee *
 		{ "protected paths are read-only for every program",
 		    "read-only binds in a mount namespace", NULL, 1 },
 		no_network(p) ?
-		    (struct ag_guarantee){ "no network: no TCP, UDP or abstract UNIX socket",
-		    abi >= 4 ? "network namespace without interfaces, Landlock ABI 4" :
-		    "network namespace without interfaces", NULL, 1 } :
-		    (struct ag_guarantee){ "TCP only to network.connect and network.bind",
-		    abi >= 4 ? "Landlock ABI 4" : NULL,
-		    "Landlock ABI 4 (Linux 6.7), or a profile without `network`", 1 },
-		{ "no other socket family; UDP only for DNS", "seccomp", NULL, 1 },
+		    (struct ag_guarantee){ "no network: only the session's own loopback",
+		    "network namespace", "user namespaces", 1 } :
+		    (struct ag_guarantee){ "network only to network.allow's hosts, through the "
+		    "gateway's egress proxy, each connection audited",
+		    "network namespace with only its loopback, egress proxy outside it",
+		    "user namespaces", 1 },
+		{ "no VSOCK, packet or other socket family; no io_uring", "seccomp", NULL, 1 },
 		{ "signals only to the command's own processes",
 		    abi >= 6 ? "PID namespace, Landlock ABI 6" : "PID namespace", NULL, 1 },
 		{ "no process outlives the command", "PID namespace", NULL, 1 },
 		/* not a profile key: a note where it does not hold */
 		{ "abstract UNIX sockets only within the session",
-		    abi >= 6 ? "Landlock ABI 6" : no_network(p) ? "network namespace" : NULL,
-		    "Landlock ABI 6 (Linux 6.12), or a profile without network", 0 },
+		    abi >= 6 ? "Landlock ABI 6, network namespace" : "network namespace", NULL, 0 },
 	};
 	size_t i, n = sizeof(all) / sizeof(all[0]);
 
@@ -1119,6 +1105,31 @@ check_guarantees(struct ag_sandbox *sb, const struct ag_profile *p, struct ag_er
 	return 0;
 }
 
+/*
+ * After the namespaces: the network the session got, and the seccomp
+ * filter that follows from it.  Without a network namespace a profile
+ * with network has none at all (build_seccomp, build_rulesets): `required`
+ * refuses, best_effort says so.
+ */
+static int
+net_check(struct ag_sandbox *sb, struct build *b)
+{
+	if (sb->ns_net_fd < 0) {
+		sb->egress = 0;
+		if (!no_network(b->p) && sb->mode == AG_SANDBOX_REQUIRED)
+			return ag_err_set(b->err, "kernel sandbox: profile '%s' reaches hosts "
+			    "through the egress proxy, which needs the session's network "
+			    "namespace (user namespaces), and gateway.sandbox is required: "
+			    "commands are refused", b->p->name ? b->p->name : "?");
+		if (!no_network(b->p) && sb_note_add(sb, "no network namespace: network.allow "
+		    "cannot be reached (no IPv4 or IPv6 at all)") < 0)
+			return ag_err_set(b->err, "out of memory");
+	}
+	if (build_seccomp(sb) < 0)
+		return ag_err_set(b->err, "sandbox: the seccomp filter does not assemble");
+	return 0;
+}
+
 /* ---- public -------------------------------------------------------------- */
 
 struct ag_sandbox *
@@ -1144,6 +1155,7 @@ ag_sandbox_prepare(const struct ag_config *cfg, const struct ag_profile *p, cons
 	b.err = err;
 	sb->outer_fd = sb->inner_fd = sb->once_fd = -1;
 	sb->ns_user_fd = sb->ns_mnt_fd = sb->ns_pid_fd = sb->ns_net_fd = sb->proc_fd = -1;
+	sb->egress_fd[0] = sb->egress_fd[1] = -1;
 	sb->ctl_fd = -1;
 	sb->tmp_fd = -1;
 	sb->mode = cfg->gw.sandbox;
@@ -1165,22 +1177,13 @@ ag_sandbox_prepare(const struct ag_config *cfg, const struct ag_profile *p, cons
 
 	sb->nnp = 1;
 	sb->abi = ag_sandbox_abi();
-	sb->private_net = no_network(p);
-	{
-		int udp_ok = 0;
-
-		for (i = 0; p->has_network && i < p->nnet_connect; i++)
-			udp_ok |= p->net_connect[i] == 53;
-		if (build_seccomp(sb, udp_ok) < 0) {
-			ag_err_set(err, "sandbox: the seccomp filter does not assemble");
-			goto fail;
-		}
-	}
+	sb->private_net = 1;
+	sb->egress = !no_network(p);
 	if (check_guarantees(sb, p, err) < 0)
 		goto fail;
 	/* no Landlock: the namespaces still hold the tree and the mounts */
 	if (sb->abi == 0) {
-		if (collect_reads(&b) < 0 || sb_ns_make(sb, &b) < 0)
+		if (collect_reads(&b) < 0 || sb_ns_make(sb, &b) < 0 || net_check(sb, &b) < 0)
 			goto fail;
 		goto done;
 	}
@@ -1255,7 +1258,7 @@ ag_sandbox_prepare(const struct ag_config *cfg, const struct ag_profile *p, cons
 		goto fail;
 	if (collect_reads(&b) < 0 ||
 	    (sb->developer && expand_paths(&b, &p->paths_exec, &b.execs) < 0) ||
-	    sb_ns_make(sb, &b) < 0 || build_rulesets(&b) < 0)
+	    sb_ns_make(sb, &b) < 0 || net_check(sb, &b) < 0 || build_rulesets(&b) < 0)
 		goto fail;
 	for (i = 0; !sb->developer && i < sb->exec.n; i++) {
 		size_t k;
@@ -1630,6 +1633,34 @@ ag_sandbox_env_free(char **env)
 	ag_envv_free(env);
 }
 
+/*
+ * The proxy for every client that reads the usual variables (curl, git,
+ * pip, npm, cargo, go, wget, Python's and Node's own where they honour
+ * them): set on every command, so unsetting them in one changes nothing
+ * but that client's failure.  HTTP and SOCKS5 share the one port.
+ */
+static int
+egress_env(char ***envp)
+{
+	static const char *const http[] = { "HTTP_PROXY", "HTTPS_PROXY", "http_proxy",
+	    "https_proxy", NULL };
+	static const char *const socks[] = { "ALL_PROXY", "all_proxy", NULL };
+	static const char *const none[] = { "NO_PROXY", "no_proxy", NULL };
+	size_t i;
+
+	for (i = 0; http[i] != NULL; i++)
+		if (ag_envv_putf(envp, "%s=http://127.0.0.1:%d", http[i], AG_EGRESS_PORT) < 0)
+			return -1;
+	for (i = 0; socks[i] != NULL; i++)
+		if (ag_envv_putf(envp, "%s=socks5h://127.0.0.1:%d", socks[i], AG_EGRESS_PORT) < 0)
+			return -1;
+	for (i = 0; none[i] != NULL; i++)
+		if (ag_envv_putf(envp, "%s=localhost,127.0.0.1,::1", none[i]) < 0)
+			return -1;
+	/* Node 24 and later read the variables only when asked */
+	return ag_envv_putf(envp, "NODE_USE_ENV_PROXY=1");
+}
+
 char **
 ag_sandbox_env(const struct ag_sandbox *sb, char *const *env)
 {
@@ -1663,6 +1694,8 @@ ag_sandbox_env(const struct ag_sandbox *sb, char *const *env)
 		}
 		out[j] = NULL;
 	}
+	if (sb->negress > 0 && egress_env(&out) < 0)
+		goto fail;
 	if (ag_sandbox_active(sb) && !sb->inner_in_child &&
 	    (ag_envv_putf(&out, "LD_PRELOAD=%s", sb->preload) < 0 ||
 	    ag_envv_putf(&out, "%s=%d", AG_SANDBOX_FD_ENV, AG_SANDBOX_FD) < 0))

@@ -168,6 +168,20 @@ int	ag_sandbox_sweep(const struct ag_sandbox *sb);
  * that ag_runner_reap_all() must spare.  0 when there is none. */
 pid_t	ag_sandbox_keeper(const struct ag_sandbox *sb);
 
+/*
+ * Where the session's egress proxy listens inside its network namespace
+ * (127.0.0.1 and ::1); the sandbox puts HTTP_PROXY, HTTPS_PROXY, ALL_PROXY
+ * and NO_PROXY in every command's environment for it.
+ */
+#define AG_EGRESS_PORT	3128
+
+/*
+ * The listeners made inside the namespace for a profile with network.allow
+ * (egress/egress.h accepts on them): up to two fds into fds, their number
+ * returned; 0 when the session has none.  The sandbox keeps them open.
+ */
+int	ag_sandbox_egress_fds(const struct ag_sandbox *sb, int fds[2]);
+
 /* The system's sftp-server program, or NULL (file_transfer.sftp runs it). */
 const char *ag_sandbox_sftp_server(void);
 

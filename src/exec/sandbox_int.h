@@ -96,8 +96,11 @@ struct ag_sandbox {
 	int			  ns_user_fd;	/* the namespace, built once; -1 none */
 	int			  ns_mnt_fd;
 	int			  ns_pid_fd;	/* the session's PID namespace; -1 none */
-	int			  private_net;	/* a network namespace with no interfaces */
+	int			  private_net;	/* a network namespace: its loopback only */
 	int			  ns_net_fd;	/* it; -1 none */
+	int			  egress;	/* the profile reaches hosts through the proxy */
+	int			  egress_fd[2];	/* its listeners inside the namespace; -1 none */
+	int			  negress;
 	int			  ns_step;	/* the keeper's failed step (exit status) */
 	int			  proc_fd;	/* its /proc (O_PATH), for Landlock; -1 none */
 	int			  ctl_fd;	/* to that namespace's init (sweep) */

@@ -554,6 +554,39 @@ ag_audit_exec_denied(struct ag_audit *a, const char *command, size_t command_len
 }
 
 int
+ag_audit_net(struct ag_audit *a, const struct ag_audit_net *n, struct ag_err *err)
+{
+	json_object *o = record(a, "net"), *d;
+
+	if (o == NULL)
+		return ag_err_set(err, "audit: out of memory");
+	if (n->seq > 0)
+		add_int(o, "seq", (long long)n->seq);
+	add_str(o, "proto", n->proto);
+	/* where it was going: "host" is already this machine's */
+	if ((d = json_object_new_object()) != NULL) {
+		if (n->host != NULL)
+			json_object_object_add(d, "host", jstr(n->host, strlen(n->host)));
+		if (n->port > 0)
+			add_int(d, "port", n->port);
+		add_str(d, "address", n->address);
+		json_object_object_add(o, "dest", d);
+	}
+	add_str(o, "method", n->method);
+	if (n->path != NULL)
+		json_object_object_add(o, "path", jstr(n->path, strlen(n->path)));
+	add_str(o, "decision", n->decision);
+	if (n->reason != NULL)
+		json_object_object_add(o, "reason", jstr(n->reason, strlen(n->reason)));
+	add_str(o, "rule", n->rule);
+	add_str(o, "error", n->error);
+	add_int(o, "bytes_up", (long long)n->bytes_up);
+	add_int(o, "bytes_down", (long long)n->bytes_down);
+	add_int(o, "duration_ms", n->duration_ms);
+	return emit(a, o, err);
+}
+
+int
 ag_audit_event(struct ag_audit *a, const char *event, const char *request,
     const char *decision, const char *reason, struct ag_err *err)
 {

@@ -176,6 +176,29 @@ int	ag_audit_exec_denied(struct ag_audit *a, const char *command, size_t command
 	    const char *rule, struct ag_err *err);
 
 /*
+ * A connection through the session's egress proxy (egress/egress.h):
+ * event "net", with the seq of the command line that opened it, what it
+ * asked for, the address the proxy resolved it to, the verdict and the
+ * rule, and the bytes each way.  NULL fields are left out.
+ */
+struct ag_audit_net {
+	unsigned long		 seq;
+	const char		*proto;		/* connect, http, socks5 */
+	const char		*host;
+	int			 port;
+	const char		*address;	/* "ADDR:PORT" it went to, or was refused */
+	const char		*method;	/* plain HTTP */
+	const char		*path;		/* plain HTTP, as requested */
+	const char		*decision;	/* allow, deny */
+	const char		*reason;
+	const char		*rule;
+	const char		*error;		/* allowed, but it could not be reached */
+	unsigned long long	 bytes_up, bytes_down;
+	long long		 duration_ms;
+};
+int	ag_audit_net(struct ag_audit *a, const struct ag_audit_net *n, struct ag_err *err);
+
+/*
  * The policy could not be loaded, so no sink is known: the record goes to
  * syslog (authpriv).  message is the loader's error.
  */

@@ -1,0 +1,829 @@
+/*
+ * conn.c - one connection through the egress proxy (conn.h).
+ *
+ * What is judged is what the proxy itself will do: the host and port it
+ * connects to, after reading the request whole, and the address it
+ * resolved that host to.  A plain HTTP request is forwarded as one request
+ * ("Connection: close", its body by Content-Length and no further bytes),
+ * so a second request pipelined behind it cannot reach a path no rule
+ * allows; its Host header must name the host it is sent to.
+ */
+#include "agconfig.h"
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "egress/conn.h"
+#include "policy/netrules.h"
+
+#define HEAD_MAX	(16 * 1024)	/* an HTTP request's head */
+#define REQ_TIMEOUT_MS	30000		/* for the client to say what it wants */
+#define RELAY_BUF	(128 * 1024)
+
+enum proto { P_CONNECT, P_HTTP, P_SOCKS };
+static const char *const proto_names[] = { "connect", "http", "socks5" };
+
+struct conn {
+	const struct egress_ctx	*ctx;
+	int			 cfd, ufd;
+	unsigned long		 seq;
+	enum proto		 proto;
+	char			 host[256];	/* lower case, no brackets */
+	int			 port;
+	char			 method[16];
+	char			 path[2048];	/* plain HTTP: the request's path, no query */
+	char			 address[INET6_ADDRSTRLEN + 8];
+	struct ag_net_verdict	 v;
+	const char		*decision;
+	char			 reason[512];
+	char			 error[512];
+	unsigned long long	 up, down;	/* bytes to the host, from it */
+	struct timespec		 start;
+	/* plain HTTP */
+	char			 head[HEAD_MAX + 1];
+	size_t			 headlen;	/* the head, "\r\n\r\n" included */
+	size_t			 got;		/* bytes read into head[] */
+	long long		 body;		/* Content-Length; -1 none */
+};
+
+/* ---- reading the request -------------------------------------------------- */
+
+/* Read at least 1 byte into buf within ms; bytes read, 0 on EOF, -1 else. */
+static ssize_t
+read_within(int fd, void *buf, size_t n, int ms)
+{
+	struct pollfd pf = { .fd = fd, .events = POLLIN };
+	ssize_t r;
+
+	for (;;) {
+		int pr = poll(&pf, 1, ms);
+
+		if (pr < 0 && errno == EINTR)
+			continue;
+		if (pr <= 0)
+			return -1;
+		if ((r = read(fd, buf, n)) < 0 && errno == EINTR)
+			continue;
+		return r;
+	}
+}
+
+static int
+read_exact(int fd, void *buf, size_t n)
+{
+	size_t got = 0;
+
+	while (got < n) {
+		ssize_t r = read_within(fd, (char *)buf + got, n - got, REQ_TIMEOUT_MS);
+
+		if (r <= 0)
+			return -1;
+		got += (size_t)r;
+	}
+	return 0;
+}
+
+static int
+write_all(int fd, const void *buf, size_t n)
+{
+	size_t off = 0;
+
+	while (off < n) {
+		ssize_t w = send(fd, (const char *)buf + off, n - off, MSG_NOSIGNAL);
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN) {
+				struct pollfd pf = { .fd = fd, .events = POLLOUT };
+
+				(void)poll(&pf, 1, REQ_TIMEOUT_MS);
+				continue;
+			}
+			return -1;
+		}
+		off += (size_t)w;
+	}
+	return 0;
+}
+
+static void
+lower_copy(char *dst, size_t dstsz, const char *src, size_t n)
+{
+	size_t i;
+
+	if (n >= dstsz)
+		n = dstsz - 1;
+	for (i = 0; i < n; i++)
+		dst[i] = (char)tolower((unsigned char)src[i]);
+	dst[n] = '\0';
+}
+
+/* "host:port" or "[v6]:port" (port required when need_port) into c. */
+static int
+set_authority(struct conn *c, const char *s, size_t n, int need_port, int dflt)
+{
+	char tmp[300], host[260];
+	const char *why;
+	int port;
+
+	if (n == 0 || n >= sizeof(tmp) || memchr(s, '@', n) != NULL)
+		return -1;
+	memcpy(tmp, s, n);
+	tmp[n] = '\0';
+	if (ag_net_split_hostport(tmp, host, sizeof(host), &port, &why) < 0)
+		return -1;
+	if (port == 0) {
+		if (need_port)
+			return -1;
+		port = dflt;
+	}
+	lower_copy(c->host, sizeof(c->host), host, strlen(host));
+	c->port = port;
+	return 0;
+}
+
+/* The value of header name in the head, or NULL; *len its length. */
+static const char *
+header(const struct conn *c, const char *name, size_t *len)
+{
+	const char *p = memchr(c->head, '\n', c->headlen), *end = c->head + c->headlen;
+	size_t nl = strlen(name);
+
+	while (p != NULL && ++p < end) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p)), *v;
+
+		if (eol == NULL)
+			break;
+		if ((size_t)(eol - p) > nl && strncasecmp(p, name, nl) == 0 && p[nl] == ':') {
+			v = p + nl + 1;
+			while (v < eol && (*v == ' ' || *v == '\t'))
+				v++;
+			*len = (size_t)(eol - v);
+			while (*len > 0 && (v[*len - 1] == '\r' || v[*len - 1] == ' '))
+				(*len)--;
+			return v;
+		}
+		p = eol;
+	}
+	return NULL;
+}
+
+/*
+ * Read and parse an HTTP request head.  0 ok; -1 with c->reason set and
+ * *status the answer to give (400, 431, 501).
+ */
+static int
+read_http(struct conn *c, int *status)
+{
+	char *eoh = NULL, *sp1, *sp2, *eol;
+	const char *h;
+	size_t hl;
+
+	*status = 400;
+	while (eoh == NULL) {
+		ssize_t r;
+
+		if (c->got >= HEAD_MAX) {
+			*status = 431;
+			snprintf(c->reason, sizeof(c->reason), "request head longer than %d bytes",
+			    HEAD_MAX);
+			return -1;
+		}
+		if ((r = read_within(c->cfd, c->head + c->got, HEAD_MAX - c->got,
+		    REQ_TIMEOUT_MS)) <= 0) {
+			snprintf(c->reason, sizeof(c->reason), "no complete request");
+			return -1;
+		}
+		c->got += (size_t)r;
+		c->head[c->got] = '\0';
+		if (memchr(c->head, '\0', c->got) != NULL) {
+			snprintf(c->reason, sizeof(c->reason), "a NUL byte in the request head");
+			return -1;
+		}
+		eoh = strstr(c->head, "\r\n\r\n");
+	}
+	c->headlen = (size_t)(eoh - c->head) + 4;
+	eol = strstr(c->head, "\r\n");
+	if ((sp1 = memchr(c->head, ' ', (size_t)(eol - c->head))) == NULL ||
+	    (sp2 = memchr(sp1 + 1, ' ', (size_t)(eol - sp1 - 1))) == NULL ||
+	    (size_t)(sp1 - c->head) >= sizeof(c->method) ||
+	    strncmp(sp2 + 1, "HTTP/1.", 7) != 0) {
+		snprintf(c->reason, sizeof(c->reason), "not an HTTP/1 request line");
+		return -1;
+	}
+	memcpy(c->method, c->head, (size_t)(sp1 - c->head));
+	c->method[sp1 - c->head] = '\0';
+	if (strcmp(c->method, "CONNECT") == 0) {
+		c->proto = P_CONNECT;
+		if (set_authority(c, sp1 + 1, (size_t)(sp2 - sp1 - 1), 1, 0) < 0) {
+			snprintf(c->reason, sizeof(c->reason), "CONNECT needs HOST:PORT");
+			return -1;
+		}
+		return 0;
+	}
+	c->proto = P_HTTP;
+	{
+		const char *t = sp1 + 1, *a, *slash;
+		size_t tl = (size_t)(sp2 - t), pl;
+
+		if (tl < 8 || strncasecmp(t, "http://", 7) != 0) {
+			snprintf(c->reason, sizeof(c->reason), tl >= 8 &&
+			    strncasecmp(t, "https://", 8) == 0 ? "https:// goes through CONNECT" :
+			    "a proxy request names the whole URL (http://HOST/PATH)");
+			return -1;
+		}
+		a = t + 7;
+		slash = a;
+		while (slash < sp2 && *slash != '/' && *slash != '?' && *slash != '#')
+			slash++;
+		if (set_authority(c, a, (size_t)(slash - a), 0, 80) < 0) {
+			snprintf(c->reason, sizeof(c->reason), "no host in the request's URL");
+			return -1;
+		}
+		pl = (size_t)(sp2 - slash);
+		if (pl == 0)
+			snprintf(c->path, sizeof(c->path), "/");
+		else if (*slash != '/' || pl >= sizeof(c->path)) {
+			snprintf(c->reason, sizeof(c->reason), "the request's path is not usable");
+			return -1;
+		} else {
+			memcpy(c->path, slash, pl);
+			c->path[pl] = '\0';
+		}
+	}
+	/* the Host header names the host the request goes to, or is absent */
+	if ((h = header(c, "Host", &hl)) != NULL) {
+		struct conn hc;
+
+		memset(&hc, 0, sizeof(hc));
+		if (set_authority(&hc, h, hl, 0, 80) < 0 || strcmp(hc.host, c->host) != 0 ||
+		    hc.port != c->port) {
+			snprintf(c->reason, sizeof(c->reason), "the Host header (%.*s) names another "
+			    "host than the request (%s:%d)", (int)(hl > 100 ? 100 : hl), h, c->host,
+			    c->port);
+			return -1;
+		}
+	}
+	if (header(c, "Transfer-Encoding", &hl) != NULL) {
+		*status = 411;
+		snprintf(c->reason, sizeof(c->reason), "a request body must have a Content-Length");
+		return -1;
+	}
+	c->body = 0;
+	if ((h = header(c, "Content-Length", &hl)) != NULL) {
+		char num[24], *e;
+
+		if (hl == 0 || hl >= sizeof(num)) {
+			snprintf(c->reason, sizeof(c->reason), "a bad Content-Length");
+			return -1;
+		}
+		memcpy(num, h, hl);
+		num[hl] = '\0';
+		c->body = strtoll(num, &e, 10);
+		if (*e != '\0' || c->body < 0) {
+			snprintf(c->reason, sizeof(c->reason), "a bad Content-Length");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* SOCKS5 (RFC 1928), no authentication.  0 ok; -1 with *rep the reply code. */
+static int
+read_socks(struct conn *c, int *rep)
+{
+	unsigned char b[262];
+	char host[256];
+
+	*rep = 1;
+	c->proto = P_SOCKS;
+	snprintf(c->method, sizeof(c->method), "CONNECT");
+	if (read_exact(c->cfd, b, 2) < 0 || b[1] == 0 || read_exact(c->cfd, b + 2, b[1]) < 0 ||
+	    memchr(b + 2, 0x00, b[1]) == NULL) {
+		(void)write_all(c->cfd, "\x05\xff", 2);
+		snprintf(c->reason, sizeof(c->reason), "SOCKS5 without the no-authentication "
+		    "method");
+		*rep = -1;
+		return -1;
+	}
+	if (write_all(c->cfd, "\x05\x00", 2) < 0 || read_exact(c->cfd, b, 4) < 0 || b[0] != 5) {
+		snprintf(c->reason, sizeof(c->reason), "no complete SOCKS5 request");
+		*rep = -1;
+		return -1;
+	}
+	switch (b[3]) {
+	case 1:
+		if (read_exact(c->cfd, b + 4, 4) < 0 ||
+		    inet_ntop(AF_INET, b + 4, host, sizeof(host)) == NULL)
+			return -1;
+		break;
+	case 4:
+		if (read_exact(c->cfd, b + 4, 16) < 0 ||
+		    inet_ntop(AF_INET6, b + 4, host, sizeof(host)) == NULL)
+			return -1;
+		break;
+	case 3:
+		if (read_exact(c->cfd, b + 4, 1) < 0 || b[4] == 0 ||
+		    read_exact(c->cfd, host, b[4]) < 0)
+			return -1;
+		host[b[4]] = '\0';
+		if (strlen(host) != b[4] || strchr(host, ':') != NULL)
+			return -1;
+		break;
+	default:
+		*rep = 8;
+		snprintf(c->reason, sizeof(c->reason), "unknown SOCKS5 address type");
+		return -1;
+	}
+	if (read_exact(c->cfd, b + 250, 2) < 0)
+		return -1;
+	lower_copy(c->host, sizeof(c->host), host, strlen(host));
+	c->port = (b[250] << 8) | b[251];
+	if (b[1] != 1) {
+		*rep = 7;
+		snprintf(c->reason, sizeof(c->reason), "SOCKS5 %s is not offered: only CONNECT",
+		    b[1] == 2 ? "BIND" : b[1] == 3 ? "UDP ASSOCIATE" : "command");
+		return -1;
+	}
+	if (c->port == 0)
+		return -1;
+	return 0;
+}
+
+/* ---- answers -------------------------------------------------------------- */
+
+static void
+answer_http(struct conn *c, int status, const char *text)
+{
+	char buf[1024];
+	const char *what = status == 403 ? "Forbidden" : status == 502 ? "Bad Gateway" :
+	    status == 504 ? "Gateway Timeout" : status == 411 ? "Length Required" :
+	    status == 431 ? "Request Header Fields Too Large" : "Bad Request";
+	int n = snprintf(buf, sizeof(buf), "HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\n"
+	    "Connection: close\r\nContent-Length: %zu\r\n\r\n%s\n", status, what,
+	    strlen(text) + 1, text);
+
+	if (n > 0)
+		(void)write_all(c->cfd, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
+}
+
+static void
+answer_socks(struct conn *c, int rep)
+{
+	unsigned char r[10] = { 5, (unsigned char)rep, 0, 1, 0, 0, 0, 0, 0, 0 };
+
+	if (rep >= 0)
+		(void)write_all(c->cfd, r, sizeof(r));
+}
+
+/* ---- the record and the report -------------------------------------------- */
+
+static void
+record(struct conn *c)
+{
+	struct ag_audit_net n;
+	struct timespec now;
+	struct ag_err err;
+
+	if (c->ctx->audit == NULL)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	memset(&n, 0, sizeof(n));
+	n.seq = c->seq;
+	n.proto = proto_names[c->proto];
+	n.host = c->host[0] ? c->host : NULL;
+	n.port = c->port;
+	n.address = c->address[0] ? c->address : NULL;
+	n.method = c->proto == P_HTTP ? c->method : NULL;
+	n.path = c->proto == P_HTTP && c->path[0] ? c->path : NULL;
+	n.decision = c->decision;
+	n.reason = c->reason[0] ? c->reason : NULL;
+	n.rule = c->v.rule != NULL ? c->v.rule->text : NULL;
+	n.error = c->error[0] ? c->error : NULL;
+	n.bytes_up = c->up;
+	n.bytes_down = c->down;
+	n.duration_ms = (long long)(now.tv_sec - c->start.tv_sec) * 1000 +
+	    (now.tv_nsec - c->start.tv_nsec) / 1000000;
+	ag_err_clear(&err);
+	if (ag_audit_net(c->ctx->audit, &n, &err) < 0)
+		ag_log(LOG_ERR, "%s", err.msg);
+}
+
+/* The refusal for the agent, through the gateway, and the record: both
+ * before the client hears it, so the command cannot end first. */
+static void
+refuse(struct conn *c, const char *line)
+{
+	char buf[1024];
+	int n;
+
+	c->decision = "deny";
+	record(c);
+	n = snprintf(buf, sizeof(buf), "%lu\t%s\n", c->seq, line);
+	if (n > 0 && (size_t)n < sizeof(buf))
+		(void)!write(c->ctx->report_fd, buf, (size_t)n);	/* full: the audit has it */
+}
+
+static void
+refuse_host(struct conn *c)
+{
+	char allowed[400], line[1200];
+
+	ag_net_allowed_text(c->ctx->p, allowed, sizeof(allowed));
+	/* what is wrong, when it is not the host itself */
+	snprintf(line, sizeof(line), "agentgate: blocked connection to %s%s%s:%d%s%s (allowed "
+	    "here: %s)", strchr(c->host, ':') ? "[" : "", c->host, strchr(c->host, ':') ? "]" : "",
+	    c->port, c->v.host_listed ? ": " : "", c->v.host_listed ? c->v.reason : "", allowed);
+	snprintf(c->reason, sizeof(c->reason), "%s", c->v.reason);
+	refuse(c, line);
+}
+
+/* ---- where to connect ----------------------------------------------------- */
+
+static int
+connect_within(const struct sockaddr *sa, socklen_t len, long timeout_s, char *err,
+    size_t errsz)
+{
+	int fd = socket(sa->sa_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0), e = 0;
+	socklen_t el = sizeof(e);
+	struct pollfd pf;
+
+	if (fd < 0) {
+		snprintf(err, errsz, "socket: %s", strerror(errno));
+		return -1;
+	}
+	if (connect(fd, sa, len) < 0 && errno != EINPROGRESS) {
+		snprintf(err, errsz, "connect: %s", strerror(errno));
+		close(fd);
+		return -1;
+	}
+	pf.fd = fd;
+	pf.events = POLLOUT;
+	if (poll(&pf, 1, (int)(timeout_s * 1000)) <= 0) {
+		snprintf(err, errsz, "connect: timed out after %lds", timeout_s);
+		close(fd);
+		return -1;
+	}
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &el) < 0 || e != 0) {
+		snprintf(err, errsz, "connect: %s", strerror(e ? e : errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static void
+name_addr(struct conn *c, const struct sockaddr *sa)
+{
+	char a[INET6_ADDRSTRLEN];
+	const void *p = sa->sa_family == AF_INET ?
+	    (const void *)&((const struct sockaddr_in *)sa)->sin_addr :
+	    (const void *)&((const struct sockaddr_in6 *)sa)->sin6_addr;
+
+	if (inet_ntop(sa->sa_family, p, a, sizeof(a)) != NULL)
+		snprintf(c->address, sizeof(c->address), sa->sa_family == AF_INET6 ? "[%s]:%d" :
+		    "%s:%d", a, ntohs(((const struct sockaddr_in *)sa)->sin_port));
+}
+
+/*
+ * Resolve and connect: the admin's gateway.egress.resolve first (believed
+ * as written), else the system's resolver, each address checked
+ * (ag_net_addr_check).  c->ufd on success; on failure -1 with c->error,
+ * or -2 when every address was refused (c->reason says why).
+ */
+static int
+open_upstream(struct conn *c)
+{
+	const struct ag_egress_conf *ec = &c->ctx->cfg->gw.egress;
+	long timeout = ec->connect_timeout > 0 ? ec->connect_timeout : 10;
+	struct addrinfo hints, *res = NULL, *ai;
+	const char *host = c->host, *refused = NULL;
+	char port[8];
+	int trusted = 0, rc;
+	size_t i;
+
+	snprintf(port, sizeof(port), "%d", c->port);
+	for (i = 0; i < ec->nresolve; i++) {
+		const struct ag_egress_map *m = &ec->resolve[i];
+
+		if (strcmp(m->host, c->host) == 0 && (m->port == 0 || m->port == c->port)) {
+			host = m->addr;
+			if (m->to_port != 0)
+				snprintf(port, sizeof(port), "%d", m->to_port);
+			trusted = 1;
+			break;
+		}
+	}
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_NUMERICSERV | (trusted ? AI_NUMERICHOST : 0);
+	if ((rc = getaddrinfo(host, port, &hints, &res)) != 0) {
+		snprintf(c->error, sizeof(c->error), "cannot resolve %s: %s", c->host,
+		    gai_strerror(rc));
+		return -1;
+	}
+	for (ai = res; ai != NULL; ai = ai->ai_next) {
+		const char *cls;
+
+		if (ai->ai_family != AF_INET && ai->ai_family != AF_INET6)
+			continue;
+		if (!trusted && (cls = ag_net_addr_check(c->ctx->p, ai->ai_addr, c->port)) != NULL) {
+			if (refused == NULL) {
+				refused = cls;
+				name_addr(c, ai->ai_addr);
+			}
+			continue;
+		}
+		name_addr(c, ai->ai_addr);
+		if ((c->ufd = connect_within(ai->ai_addr, ai->ai_addrlen, timeout, c->error,
+		    sizeof(c->error))) >= 0) {
+			c->error[0] = '\0';
+			freeaddrinfo(res);
+			return 0;
+		}
+	}
+	freeaddrinfo(res);
+	if (c->error[0] == '\0' && refused != NULL) {
+		snprintf(c->reason, sizeof(c->reason), "%s is %s%s%s, inside this host; only a "
+		    "network.allow rule naming that address reaches it", c->host, refused,
+		    c->address[0] ? " " : "", c->address);
+		return -2;
+	}
+	if (c->error[0] == '\0')
+		snprintf(c->error, sizeof(c->error), "%s has no IPv4 or IPv6 address", c->host);
+	return -1;
+}
+
+/* ---- the relay ------------------------------------------------------------ */
+
+struct half {
+	int		 from, to;
+	char		*buf;
+	size_t		 off, len;
+	long long	 left;		/* bytes this direction may still carry; -1 any */
+	int		 eof;		/* from said EOF (or may say nothing more) */
+	unsigned long long *count;
+};
+
+/*
+ * Move bytes both ways until both directions are done.  A plain HTTP
+ * request's client side carries only its body (left), then nothing.
+ */
+static void
+relay(struct conn *c, long long client_left)
+{
+	struct half h[2] = {
+		{ c->cfd, c->ufd, NULL, 0, 0, client_left, client_left == 0, &c->up },
+		{ c->ufd, c->cfd, NULL, 0, 0, -1, 0, &c->down },
+	};
+	int i, done[2] = { 0, 0 };
+
+	if ((h[0].buf = malloc(RELAY_BUF)) == NULL || (h[1].buf = malloc(RELAY_BUF)) == NULL) {
+		snprintf(c->error, sizeof(c->error), "out of memory");
+		goto out;
+	}
+	(void)fcntl(c->cfd, F_SETFL, fcntl(c->cfd, F_GETFL) | O_NONBLOCK);
+	(void)fcntl(c->ufd, F_SETFL, fcntl(c->ufd, F_GETFL) | O_NONBLOCK);
+	while (!done[0] || !done[1]) {
+		struct pollfd pf[2];
+		int n;
+
+		memset(pf, 0, sizeof(pf));
+		pf[0].fd = c->cfd;
+		pf[1].fd = c->ufd;
+		for (i = 0; i < 2; i++) {
+			int fi = h[i].from == c->cfd ? 0 : 1, ti = 1 - fi;
+
+			if (done[i])
+				continue;
+			if (h[i].len > 0)
+				pf[ti].events |= POLLOUT;
+			else if (!h[i].eof)
+				pf[fi].events |= POLLIN;
+		}
+		if ((n = poll(pf, 2, -1)) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		for (i = 0; i < 2; i++) {
+			struct half *x = &h[i];
+			int fi = x->from == c->cfd ? 0 : 1, ti = 1 - fi;
+
+			if (done[i])
+				continue;
+			if (x->len == 0 && !x->eof && (pf[fi].revents & (POLLIN | POLLHUP | POLLERR))) {
+				size_t want = RELAY_BUF;
+				ssize_t r;
+
+				if (x->left >= 0 && (unsigned long long)x->left < want)
+					want = (size_t)x->left;
+				r = read(x->from, x->buf, want);
+				if (r > 0) {
+					x->off = 0;
+					x->len = (size_t)r;
+					if (x->left > 0)
+						x->left -= r;
+				} else if (r == 0 || (errno != EAGAIN && errno != EINTR))
+					x->eof = 1;
+			}
+			if (x->len > 0 && (pf[ti].revents & (POLLOUT | POLLERR | POLLHUP))) {
+				ssize_t w = send(x->to, x->buf + x->off, x->len, MSG_NOSIGNAL);
+
+				if (w > 0) {
+					x->off += (size_t)w;
+					x->len -= (size_t)w;
+					*x->count += (unsigned long long)w;
+				} else if (w < 0 && errno != EAGAIN && errno != EINTR) {
+					/* the reader is gone: nothing more goes either way */
+					done[0] = done[1] = 1;
+					break;
+				}
+			}
+			if (x->left == 0)
+				x->eof = 1;
+			if (x->eof && x->len == 0 && !done[i]) {
+				done[i] = 1;
+				/* a plain request's client is not half-closed: it waits
+				 * for the answer with its side open */
+				if (i == 1 || client_left < 0)
+					(void)shutdown(x->to, SHUT_WR);
+			}
+		}
+		/* the host answered in full: the request's connection is over */
+		if (done[1] && client_left >= 0)
+			break;
+	}
+out:
+	free(h[0].buf);
+	free(h[1].buf);
+}
+
+/* The head forwarded for a plain HTTP request: origin-form, one request. */
+static int
+forward_head(struct conn *c)
+{
+	char out[HEAD_MAX + 256];
+	size_t o;
+	const char *p = strstr(c->head, "\r\n") + 2, *end = c->head + c->headlen - 2;
+	int n = snprintf(out, sizeof(out), "%s %s HTTP/1.1\r\n", c->method, c->path);
+
+	if (n < 0 || (size_t)n >= sizeof(out))
+		return -1;
+	o = (size_t)n;
+	while (p < end) {
+		const char *eol = strstr(p, "\r\n");
+		size_t ll;
+
+		if (eol == NULL || eol > end)
+			break;
+		ll = (size_t)(eol - p) + 2;
+		if (strncasecmp(p, "Proxy-", 6) != 0 && strncasecmp(p, "Connection:", 11) != 0 &&
+		    strncasecmp(p, "Keep-Alive:", 11) != 0) {
+			if (o + ll >= sizeof(out))
+				return -1;
+			memcpy(out + o, p, ll);
+			o += ll;
+		}
+		p = eol + 2;
+	}
+	n = snprintf(out + o, sizeof(out) - o, "Connection: close\r\n\r\n");
+	if (n < 0 || (size_t)n >= sizeof(out) - o)
+		return -1;
+	o += (size_t)n;
+	if (write_all(c->ufd, out, o) < 0)
+		return -1;
+	c->up += o;
+	return 0;
+}
+
+/* ---- one connection ------------------------------------------------------- */
+
+void
+ag_egress_conn(const struct egress_ctx *ctx, int fd, unsigned long seq)
+{
+	struct conn *c = calloc(1, sizeof(*c));
+	unsigned char first;
+	int status = 400, rep = 1, rc;
+	ssize_t r;
+
+	if (c == NULL) {
+		close(fd);
+		return;
+	}
+	c->ctx = ctx;
+	c->cfd = fd;
+	c->ufd = -1;
+	c->seq = seq;
+	c->body = -1;
+	clock_gettime(CLOCK_MONOTONIC, &c->start);
+	if ((r = read_within(fd, &first, 0, REQ_TIMEOUT_MS)) < 0 ||
+	    recv(fd, &first, 1, MSG_PEEK) != 1)
+		goto out;
+	if (first == 0x05) {
+		if (read_socks(c, &rep) < 0) {
+			if (c->reason[0] == '\0')
+				snprintf(c->reason, sizeof(c->reason), "a malformed SOCKS5 request");
+			answer_socks(c, rep);
+			c->decision = "deny";
+			record(c);
+			goto out;
+		}
+	} else if (read_http(c, &status) < 0) {
+		char line[1000];
+
+		snprintf(line, sizeof(line), "agentgate: refused a proxy request%s%s: %s",
+		    c->host[0] ? " to " : "", c->host, c->reason);
+		refuse(c, line);
+		answer_http(c, status, line);
+		goto out;
+	}
+	if (!ag_net_judge(ctx->p, c->host, c->port, c->proto == P_HTTP ? c->method : NULL,
+	    c->proto == P_HTTP ? c->path : NULL, &c->v)) {
+		char allowed[400], text[1400];
+
+		refuse_host(c);
+		ag_net_allowed_text(ctx->p, allowed, sizeof(allowed));
+		snprintf(text, sizeof(text), "agentgate: blocked connection to %s:%d: %s "
+		    "(allowed here: %s)", c->host, c->port, c->v.reason, allowed);
+		if (c->proto == P_SOCKS)
+			answer_socks(c, 2);
+		else
+			answer_http(c, 403, text);
+		goto out;
+	}
+	snprintf(c->reason, sizeof(c->reason), "%s", c->v.reason);
+	if ((rc = open_upstream(c)) == -2) {
+		char line[1200];
+
+		snprintf(line, sizeof(line), "agentgate: blocked connection to %s:%d: %s", c->host,
+		    c->port, c->reason);
+		refuse(c, line);
+		if (c->proto == P_SOCKS)
+			answer_socks(c, 2);
+		else
+			answer_http(c, 403, line);
+		goto out;
+	}
+	c->decision = "allow";
+	if (rc < 0) {
+		char line[1000];
+
+		snprintf(line, sizeof(line), "agentgate: %s:%d: %s", c->host, c->port, c->error);
+		if (c->proto == P_SOCKS)
+			answer_socks(c, strncmp(c->error, "cannot resolve", 14) == 0 ? 4 : 5);
+		else
+			answer_http(c, strstr(c->error, "timed out") ? 504 : 502, line);
+		record(c);
+		goto out;
+	}
+	if (c->proto == P_SOCKS)
+		answer_socks(c, 0);
+	else if (c->proto == P_CONNECT) {
+		static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
+
+		(void)write_all(c->cfd, ok, sizeof(ok) - 1);
+	}
+	if (c->proto == P_HTTP) {
+		size_t extra = c->got - c->headlen;
+		long long left = c->body;
+
+		if (forward_head(c) < 0)
+			goto done;
+		if ((long long)extra > left)
+			extra = (size_t)left;	/* a second request behind it: dropped */
+		if (extra > 0 && write_all(c->ufd, c->head + c->headlen, extra) < 0)
+			goto done;
+		c->up += extra;
+		relay(c, left - (long long)extra);
+	} else {
+		/* bytes sent right behind CONNECT (a TLS hello) go through */
+		if (c->got > c->headlen && write_all(c->ufd, c->head + c->headlen,
+		    c->got - c->headlen) < 0)
+			goto done;
+		c->up += c->got > c->headlen ? c->got - c->headlen : 0;
+		relay(c, -1);
+	}
+done:
+	record(c);
+out:
+	if (c->ufd >= 0)
+		close(c->ufd);
+	close(c->cfd);
+	free(c);
+}

@@ -1,0 +1,24 @@
+/*
+ * conn.h - one connection through the egress proxy (egress.h), in a
+ * process of its own: what the client asks for (HTTP CONNECT, a plain
+ * http:// request, SOCKS5), the verdict, the name resolved by the proxy,
+ * the relay, and the "net" audit record when it ends.  Internal to
+ * egress/.
+ */
+#ifndef AG_EGRESS_CONN_H
+#define AG_EGRESS_CONN_H
+
+#include "common/config.h"
+#include "record/audit.h"
+
+struct egress_ctx {
+	const struct ag_config	*cfg;
+	const struct ag_profile	*p;
+	struct ag_audit		*audit;		/* NULL: no records */
+	int			 report_fd;	/* refusals for the gateway */
+};
+
+/* Serve the accepted connection fd, opened while line seq ran; closes it. */
+void	ag_egress_conn(const struct egress_ctx *ctx, int fd, unsigned long seq);
+
+#endif
