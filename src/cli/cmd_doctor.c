@@ -40,6 +40,7 @@
 #include "common/strbuf.h"
 #include "common/misc.h"
 #include "exec/sandbox.h"
+#include "policy/netrules.h"
 
 #ifndef AG_SSHD
 #define AG_SSHD "/usr/sbin/sshd"
@@ -912,6 +913,27 @@ userns_ok(const struct who *w)
 	return WIFEXITED(st) && WEXITSTATUS(st) == 0;
 }
 
+/* What a profile's commands may reach, in the words `explain --host` uses. */
+static void
+describe_network(const struct ag_profile *p)
+{
+	char allowed[1024];
+	size_t i;
+
+	if (!ag_net_has_egress(p)) {
+		printf("      profile %s: network: none (the session's own loopback only)\n",
+		    p->name);
+		return;
+	}
+	printf("      profile %s: network: through the egress proxy to %s\n", p->name,
+	    ag_net_allowed_text(p, allowed, sizeof(allowed)));
+	for (i = 0; i < p->nnet_allow; i++)
+		if (strcmp(p->net_allow[i].host, "*") == 0)
+			printf("WARN  profile %s: network rule '%s' reaches any host name on port %d: "
+			    "name the hosts (network.allow, network.presets) instead\n", p->name,
+			    p->net_allow[i].text, p->net_allow[i].port);
+}
+
 /*
  * What the sandbox guarantees for each profile on this kernel, and by what;
  * a guarantee a profile states and nothing here enforces is a failure
@@ -957,6 +979,7 @@ check_sandbox(struct doctor *d, const struct ag_config *cfg, const struct who *w
 			check(d, g[i].how != NULL, what, "needs %s; until then every command of "
 			    "this profile is refused (gateway.sandbox: required)", g[i].needs);
 		}
+		describe_network(p);
 	}
 }
 

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include <json-c/json.h>
@@ -29,6 +30,7 @@
 #include "parse/shparse.h"
 #include "common/strbuf.h"
 #include "core/core.h"
+#include "policy/netrules.h"
 #include "validate/validator.h"
 
 #define EX_ALLOW	0
@@ -43,6 +45,8 @@ explain_usage(FILE *fp)
 	fprintf(fp,
 	    "Usage: agentgate explain [--config FILE] [--profile NAME] [--user NAME]\n"
 	    "                         [--json] [--cwd DIR] [--ask] -- COMMAND...|-\n"
+	    "       agentgate explain [--config FILE] [--profile NAME] [--user NAME]\n"
+	    "                         [--json] --host HOST[:PORT]\n"
 	    "\n"
 	    "Show how the gateway would judge COMMAND under a profile, without\n"
 	    "running it: one line per simple command with the program it resolves\n"
@@ -58,6 +62,9 @@ explain_usage(FILE *fp)
 	    "  -j, --json          print one JSON object instead of text\n"
 	    "  -C, --cwd DIR       working directory to decide in (default: current)\n"
 	    "  -a, --ask           when the decision is ask, ask the profile's validator\n"
+	    "  -H, --host HOST[:PORT]  instead of a command: may the profile's commands\n"
+	    "                      reach HOST (port 443 unless given) through the\n"
+	    "                      gateway's egress proxy, and by which rule\n"
 	    "                      now and show its answer (exit 0 allow, 1 deny)\n"
 	    "  -h, --help          show this help and exit\n"
 	    "\n"
@@ -177,6 +184,73 @@ print_text_field(const char *s, size_t max)
 	fputs(ag_utf8_visible(s, s != NULL ? strlen(s) : 0, max, buf, sizeof(buf)), stdout);
 }
 
+/*
+ * --host: the egress proxy's verdict on a tunnel to HOST[:PORT], before
+ * any name is resolved (the proxy resolves; what it resolves to is judged
+ * again when a connection is made: see agentgate.yaml(5)).
+ */
+static int
+explain_host(const struct ag_config *cfg, const struct ag_profile *prof, const char *arg,
+    int json)
+{
+	struct ag_net_verdict v;
+	char host[300], allowed[2048];
+	const char *why, *mapped = NULL;
+	int port;
+	size_t i;
+
+	if (ag_net_split_hostport(arg, host, sizeof(host), &port, &why) < 0) {
+		fprintf(stderr, "agentgate: explain: --host %s: %s\n", arg, why);
+		return EX_USAGE;
+	}
+	if (port == 0)
+		port = 443;
+	ag_net_judge(prof, host, port, NULL, NULL, &v);
+	for (i = 0; i < cfg->gw.egress.nresolve; i++) {
+		const struct ag_egress_map *m = &cfg->gw.egress.resolve[i];
+
+		if (strcasecmp(m->host, host) == 0 && (m->port == 0 || m->port == port))
+			mapped = m->addr;
+	}
+	ag_net_allowed_text(prof, allowed, sizeof(allowed));
+	if (json) {
+		json_object *o = json_object_new_object();
+
+		if (o == NULL)
+			return EX_USAGE;
+		json_object_object_add(o, "profile", json_object_new_string(prof->name));
+		json_object_object_add(o, "host", json_object_new_string(host));
+		json_object_object_add(o, "port", json_object_new_int(port));
+		json_object_object_add(o, "decision", json_object_new_string(v.allow ? "allow" :
+		    "deny"));
+		json_object_object_add(o, "reason", json_object_new_string(v.reason));
+		if (v.rule != NULL)
+			json_object_object_add(o, "rule", json_object_new_string(v.rule->text));
+		if (mapped != NULL)
+			json_object_object_add(o, "resolve", json_object_new_string(mapped));
+		puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+		json_object_put(o);
+	} else {
+		printf("profile: %s\nhost: ", prof->name);
+		print_text_field(host, 255);
+		printf(":%d\ndecision: %s\nreason: ", port, v.allow ? "allow" : "deny");
+		print_text_field(v.reason, 400);
+		printf("\nrule: %s\n", v.rule != NULL ? v.rule->text : "");
+		if (mapped != NULL)
+			printf("resolved by: gateway.egress.resolve, to %s\n", mapped);
+		else if (v.allow)
+			printf("resolved by: the proxy, at connect time; an address inside this host "
+			    "(loopback, link-local, the metadata service, its own) is refused unless "
+			    "a rule names it\n");
+		printf("allowed here: %s\n", allowed);
+		if (!ag_net_has_egress(prof) || cfg->gw.sandbox == AG_SANDBOX_OFF)
+			printf("note: %s\n", cfg->gw.sandbox == AG_SANDBOX_OFF ?
+			    "gateway.sandbox is off: nothing confines the network, there is no proxy" :
+			    "the profile has no network: its commands reach no host at all");
+	}
+	return v.allow ? EX_ALLOW : EX_DENY;
+}
+
 static void
 print_text(const struct ag_decision *d, const char *profile, const struct ag_validator *v,
     const struct ag_ask_result *r)
@@ -227,10 +301,12 @@ ag_cmd_explain(int argc, char **argv)
 		{ "cwd", required_argument, NULL, 'C' },
 		{ "user", required_argument, NULL, 'u' },
 		{ "ask", no_argument, NULL, 'a' },
+		{ "host", required_argument, NULL, 'H' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *path = AG_DEFAULT_CONFIG, *pname = NULL, *cwdopt = NULL, *uname = NULL;
+	const char *host = NULL;
 	const struct ag_profile *prof;
 	struct ag_core_params cp;
 	struct ag_core core;
@@ -248,7 +324,7 @@ ag_cmd_explain(int argc, char **argv)
 	optind = 1;
 	opterr = 0;
 	/* '+': stop at the command, whose words may look like options */
-	while ((ch = getopt_long(argc, argv, "+:f:p:jC:u:ah", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "+:f:p:jC:u:aH:h", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'f':
 			path = optarg;
@@ -268,6 +344,9 @@ ag_cmd_explain(int argc, char **argv)
 		case 'a':
 			ask = 1;
 			break;
+		case 'H':
+			host = optarg;
+			break;
 		case 'h':
 			explain_usage(stdout);
 			return 0;
@@ -281,11 +360,17 @@ ag_cmd_explain(int argc, char **argv)
 			return EX_USAGE;
 		}
 	}
-	if (optind >= argc) {
+	if (host != NULL && optind < argc) {
+		fprintf(stderr, "agentgate: explain: --host takes no command\n");
+		return EX_USAGE;
+	}
+	if (host == NULL && optind >= argc) {
 		fprintf(stderr, "agentgate: explain: no command given (use -- COMMAND, or - for stdin)\n");
 		return EX_USAGE;
 	}
-	if (optind == argc - 1 && strcmp(argv[optind], "-") == 0) {
+	if (host != NULL)
+		;
+	else if (optind == argc - 1 && strcmp(argv[optind], "-") == 0) {
 		line = read_stdin(&len);
 		if (line == NULL)
 			return EX_USAGE;
@@ -347,6 +432,10 @@ ag_cmd_explain(int argc, char **argv)
 			    path);
 			goto out;
 		}
+	}
+	if (host != NULL) {
+		rc = explain_host(cfg, prof, host, json);
+		goto out;
 	}
 	if (cwdopt != NULL) {
 		if (realpath(cwdopt, cwd) == NULL) {

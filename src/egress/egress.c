@@ -93,6 +93,7 @@ proxy_main(const struct egress_ctx *ctx, const int *lfd, int nl, struct shared *
 				for (k = 0; k < nl; k++)
 					close(lfd[k]);
 				(void)signal(SIGCHLD, SIG_DFL);
+				ag_audit_forked(ctx->audit);
 				ag_egress_conn(ctx, c, seq);
 				_exit(0);
 			}

@@ -553,6 +553,16 @@ ag_audit_exec_denied(struct ag_audit *a, const char *command, size_t command_len
 	return emit(a, o, err);
 }
 
+void
+ag_audit_forked(struct ag_audit *a)
+{
+	struct ag_sink *s;
+
+	for (s = a != NULL ? a->sinks : NULL; s != NULL; s = s->next)
+		if (s->ops->forked != NULL)
+			s->ops->forked(s);
+}
+
 int
 ag_audit_net(struct ag_audit *a, const struct ag_audit_net *n, struct ag_err *err)
 {

@@ -124,6 +124,13 @@ const char *ag_audit_memory(const struct ag_audit *a);
  * saying what failed otherwise.
  */
 int	ag_audit_ready(const struct ag_audit *a, struct ag_err *err);
+/*
+ * In a child that writes records of its own beside the parent (the egress
+ * proxy's connections): the sinks' own files and connections, so that
+ * the file's lock and the chain hold between them.
+ */
+void	ag_audit_forked(struct ag_audit *a);
+
 /* Whether conf says a record that cannot be written stops the command. */
 int	ag_audit_required(const struct ag_audit *a);
 const char *ag_audit_session_id(const struct ag_audit *a);

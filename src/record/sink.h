@@ -42,6 +42,10 @@ struct ag_sink_ops {
 	/* could it take a record now?  0, or -1 and why */
 	int		(*ready)(const struct ag_sink *s, struct ag_err *why);
 	void		(*close)(struct ag_sink *s);
+	/* in a child that goes on writing beside its parent: locks held by an
+	 * open file (flock) and a collector's connection are the parent's, so
+	 * open its own; NULL when nothing is shared */
+	void		(*forked)(struct ag_sink *s);
 };
 
 /* Each sink's own struct starts with this. */

@@ -245,9 +245,27 @@ file_close(struct ag_sink *s)
 	free(a);
 }
 
+/*
+ * flock(2) belongs to the open file, which a child shares with its parent
+ * and its siblings: without a file of its own, two of them would each
+ * "hold" the lock at once and link their records to the same line.
+ */
+static void
+file_forked(struct ag_sink *s)
+{
+	struct file_sink *a = (struct file_sink *)s;
+
+	if (a->fd < 0)
+		return;
+	(void)ag_privsep_close(&a->fd);
+	a->tail_end = -1;
+	if (open_file(a) < 0)
+		ag_log(LOG_ERR, "audit log %s (reopened in a child): %s", a->file, a->file_error);
+}
+
 static const struct ag_sink_ops file_ops = {
 	.name = "file", .durable = 1,
-	.emit = file_emit, .ready = file_ready, .close = file_close,
+	.emit = file_emit, .ready = file_ready, .close = file_close, .forked = file_forked,
 };
 
 struct ag_sink *

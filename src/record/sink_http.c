@@ -534,9 +534,28 @@ http_close(struct ag_sink *s)
 	free(a);
 }
 
+/*
+ * The parent's connection to the collector is not ours to use or to close
+ * (closing a TLS session writes to it): left as it is, a new one is made
+ * at the next record.  The spool's files are opened again, for locks of
+ * our own.
+ */
+static void
+http_forked(struct ag_sink *s)
+{
+	struct http_sink *a = (struct http_sink *)s;
+
+	a->http = NULL;
+	a->http_state = 0;
+	(void)ag_privsep_close(&a->lockfd);
+	(void)ag_privsep_close(&a->spoolfd);
+	if (a->spool_dir != NULL && open_spool(a, a->spool_dir) < 0)
+		ag_log(LOG_ERR, "audit spool: %s", a->spool_error);
+}
+
 static const struct ag_sink_ops http_ops = {
 	.name = "http", .durable = 1,
-	.emit = http_emit, .ready = http_ready, .close = http_close,
+	.emit = http_emit, .ready = http_ready, .close = http_close, .forked = http_forked,
 };
 
 struct ag_sink *

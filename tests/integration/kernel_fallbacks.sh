@@ -8,7 +8,8 @@
 #   a profile without network: TCP, abstract UNIX sockets (network
 #     namespace), truncate(2) outside the write roots (seccomp below ABI 3),
 #     signals to processes outside (PID namespace), writes outside;
-#   a profile with TCP ports: needs Landlock ABI 4, refused below it.
+#   a profile with network.allow: nothing straight out, the named address
+#     through the egress proxy, at every ABI (the network namespace holds).
 . "$(dirname "$0")/lib.sh"
 ag_setup
 ag_need_sandbox_lib
@@ -77,7 +78,7 @@ profiles:
   net:
     allow: [touch, python3, kill, echo, cat]
     paths: { read: ["/"], write: ["$W"] }
-    network: { connect: [$P_OK] }
+    network: { allow: ["127.0.0.1:$P_OK"] }
     env: { set: { PATH: "/usr/bin:/bin", LANG: C.UTF-8 } }
     limits: { timeout: 300 }
 EOF
@@ -90,6 +91,20 @@ try:
     print('tcp=' + s.recv(64).decode().strip())
 except OSError as e:
     print('tcp=refused', e.errno)"
+PY_VIA="import socket, sys
+s = socket.create_connection(('127.0.0.1', 3128), timeout=30)
+s.sendall(('CONNECT 127.0.0.1:%s HTTP/1.1\\r\\n\\r\\n' % sys.argv[1]).encode())
+r = b''
+while b'\\r\\n\\r\\n' not in r:
+    d = s.recv(4096)
+    if not d:
+        break
+    r += d
+head, _, rest = r.partition(b'\\r\\n\\r\\n')
+if b' 200 ' in head.split(b'\\r\\n')[0]:
+    print('proxy=' + (rest or s.recv(64)).decode().strip())
+else:
+    print('proxy=refused')"
 PY_UNIX="import socket, sys
 try:
     s = socket.socket(socket.AF_UNIX)
@@ -124,29 +139,27 @@ for abi in 1 2 3 4 5 6; do
 	ag_run a "kill -0 $OUTSIDE_PID; echo rc=\$?"
 	ag_like "$a_out" "rc=[1-9]" "ABI $abi, no network: no signal to a process outside"
 
+	# the network namespace holds at every ABI: straight out nothing, through
+	# the proxy what network.allow names
 	policy net
 	ag_run a "python3 -c \"$PY_TCP\" $P_OK"
-	if [ "$abi" -lt 4 ]; then
-		ag_is "$a_rc" 126 "ABI $abi, TCP ports: refused under required"
-		ag_like "$a_err" "network\\.connect.*Landlock ABI 4" \
-		    "ABI $abi, TCP ports: the refusal names the key and the kernel feature"
-		ag_unlike "$a_out" "tcp=" "ABI $abi, TCP ports: nothing ran"
-	else
-		ag_is "$a_out" "tcp=connected" "ABI $abi, TCP ports: a listed port connects"
-		ag_run a "python3 -c \"$PY_TCP\" $P_BAD"
-		ag_like "$a_out" "^tcp=refused" "ABI $abi, TCP ports: an unlisted port does not"
-	fi
+	ag_like "$a_out" "^tcp=refused" "ABI $abi, network.allow: nothing straight to the host"
+	ag_run a "python3 -c \"$PY_VIA\" $P_OK"
+	ag_is "$a_out" "proxy=connected" "ABI $abi, network.allow: the named address through the proxy"
+	ag_run a "python3 -c \"$PY_VIA\" $P_BAD"
+	ag_is "$a_out" "proxy=refused" "ABI $abi, network.allow: nothing else through it"
 done
 
 # doctor says the same, profile by profile
 out=$("$AGENTGATE" doctor --config "$AG_DIR/policy.yaml" --user "$AG_USER" \
     --sshd-config "$AG_DIR/sshd_config" --test-landlock-abi 2 2>&1)
-ag_like "$out" "PASS  profile nonet: no network: no TCP, UDP or abstract UNIX socket \\(network namespace" \
-    "doctor: the fallback that holds is named"
+ag_like "$out" "PASS  profile nonet: no network: only the session's own loopback \\(network namespace" \
+    "doctor: the mechanism that holds is named"
 ag_like "$out" "PASS  profile nonet: no truncation outside paths.write \\(seccomp" \
     "doctor: truncate by seccomp below ABI 3"
-ag_like "$out" "FAIL  expected: profile net: TCP only to network.connect and network.bind \\(not enforced here\\); fix: needs Landlock ABI 4" \
-    "doctor: what cannot hold fails, with what would provide it"
+ag_like "$out" "PASS  profile net: network only to network.allow's hosts, through the gateway's egress proxy" \
+    "doctor: the proxy holds at every ABI"
+ag_unlike "$out" "FAIL  (expected: )?profile" "doctor: nothing fails at ABI 2"
 out=$("$AGENTGATE" doctor --config "$AG_DIR/policy.yaml" --user "$AG_USER" \
     --sshd-config "$AG_DIR/sshd_config" --test-landlock-abi 6 2>&1)
 ag_unlike "$out" "FAIL  (expected: )?profile" "doctor: nothing fails at ABI 6"

@@ -64,7 +64,7 @@ policy() {	# policy MODE READ-LIST SFTP
     paths:
       read: $2
       write: ["@DIR@/w"]
-    network: { connect: [$P_OK], bind: [] }
+    network: { allow: ["127.0.0.1:$P_OK"] }
     file_transfer: { sftp: $3, scp: true }
     env:
       set: { PATH: "/usr/bin:/bin", LANG: C.UTF-8, HOME: "@DIR@/w" }
@@ -235,14 +235,37 @@ ag_run w "python3 -c 'import os; os.unlink(\"$AG_DIR/outside\")'"
 ag_ok "nothing outside paths.write can be removed" test "$w_rc" -ne 0 -a -e "$AG_DIR/outside"
 
 # ---- network -----------------------------------------------------------------
+# The session's network namespace has only its own loopback; the one way out
+# is the egress proxy on 127.0.0.1:3128, which allows what network.allow names
+# (here one address and port of the host) and nothing else.
+PY_VIA="import socket, sys
+s = socket.create_connection(('127.0.0.1', 3128), timeout=30)
+s.sendall(('CONNECT 127.0.0.1:%s HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n' % sys.argv[1]).encode())
+r = b''
+while b'\\r\\n\\r\\n' not in r:
+    d = s.recv(4096)
+    if not d:
+        break
+    r += d
+print('proxy=' + r.split(b'\\r\\n')[0].decode())"
+ag_run n "python3 -c \"$PY_VIA\" $P_OK"
+ag_like "$n_out" "^proxy=HTTP/1.1 200" "the proxy reaches what network.allow names" "$n_out" "$n_err"
+ag_run n "python3 -c \"$PY_VIA\" $P_BAD"
+ag_like "$n_out" "^proxy=HTTP/1.1 403" "the proxy refuses what it does not name" "$n_out"
+ag_like "$n_err" "agentgate: blocked connection to 127\\.0\\.0\\.1:$P_BAD" \
+    "the refusal is told after the command" "$n_err"
+ag_is "$(ag_audit_query "[x['decision'] for x in r if x['event'] == 'net' and x['dest']['port'] == $P_BAD]")" \
+    "['deny']" "the refused connection is audited"
 ag_run n "python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", $P_OK), timeout=5)'"
-ag_is "$n_rc" 0 "TCP connect to a listed port works"
+ag_unlike "$n_rc" '^0$' "TCP straight to the host fails, even to the listed port"
 ag_run n "python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", $P_BAD), timeout=5)'"
 ag_unlike "$n_rc" '^0$' "TCP connect to an unlisted port fails"
-ag_run n "python3 -c 'import socket; s = socket.socket(); s.bind((\"127.0.0.1\", 0)); s.listen()'"
-ag_unlike "$n_rc" '^0$' "bind fails (bind shell)"
-ag_run n "python3 -c 'import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b\"x\", (\"127.0.0.1\", $P_BAD))'"
-ag_unlike "$n_rc" '^0$' "UDP is refused"
+ag_run n "python3 -c 'import socket; socket.socket(socket.AF_VSOCK, socket.SOCK_STREAM)'"
+ag_like "$n_err" "PermissionError" "no VSOCK socket (it would reach the hypervisor)"
+ag_run n "python3 -c 'import socket; socket.socket(socket.AF_PACKET, socket.SOCK_RAW)'"
+ag_like "$n_err" "PermissionError" "no packet socket"
+ag_run n "python3 -c 'import ctypes, os; r = ctypes.CDLL(None, use_errno=True).syscall(425, 8, ctypes.create_string_buffer(120)); print(r, ctypes.get_errno())'"
+ag_is "$n_out" "-1 38" "io_uring_setup is refused (ENOSYS)"
 
 # ---- fork bomb -------------------------------------------------------------------
 # (in the "bomb" profile: its 6 s timeout ends the bomb, as nothing else would;

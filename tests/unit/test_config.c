@@ -234,6 +234,23 @@ static const struct errcase errcases[] = {
 	  "invalid port '0' in 'connect'" },
 	{ "port_too_big", BASE "    network: {bind: [65536]}\n", 5, 22,
 	  "invalid port '65536' in 'bind': expected a number from 1 to 65535" },
+	{ "net_rule_bad_host", BASE "    network: {allow: [\"exa mple\"]}\n", 5, 23,
+	  "network rule 'exa mple': 'exa' is not an HTTP method" },
+	{ "net_rule_wild_middle", BASE "    network: {allow: [\"a.*.org\"]}\n", 5, 23,
+	  "'a.*.org' is not a host name, '*.domain', '*' or an address" },
+	{ "net_rule_path_no_method", BASE "    network: {allow: [\"deb.debian.org/debian\"]}\n",
+	  5, 23, "a path needs a method rule" },
+	{ "net_rule_port", BASE "    network: {allow: [\"github.com:99999\"]}\n", 5, 23,
+	  "a port that is not a number from 1 to 65535" },
+	{ "net_rule_method", BASE "    network: {allow: [\"FETCH x.org/\"]}\n", 5, 23,
+	  "'FETCH' is not an HTTP method" },
+	{ "net_preset_unknown", BASE "    network: {presets: [npm, cpan]}\n", 5, 30,
+	  "unknown network preset 'cpan' (the presets are: npm, pypi, crates, go, github, debian)" },
+	{ "egress_resolve_not_addr", "version: 1\ngateway:\n  egress:\n    resolve: {a.org: b.org}\n"
+	  "profiles:\n  r:\n    allow: [ls]\n", 4, 22, "'b.org' in 'resolve' is not an IPv4 or IPv6 "
+	  "address" },
+	{ "egress_unknown_key", "version: 1\ngateway:\n  egress:\n    resolv: {}\n"
+	  "profiles:\n  r:\n    allow: [ls]\n", 4, 5, "unknown key 'resolv'" },
 	{ "port_name", BASE "    network: {connect: [https]}\n", 5, 25,
 	  "invalid port 'https'" },
 

@@ -1,0 +1,243 @@
+/*
+ * test_netrules.c - network.allow judged for one connection (policy/
+ * netrules.h), as the egress proxy and `explain --host` ask: names and
+ * patterns, ports, address rules, method and path rules for plain HTTP,
+ * what a tunnel cannot be allowed by, and the addresses inside the host a
+ * name must not lead to.
+ */
+#include "agconfig.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <cmocka.h>
+
+#include "common/config.h"
+#include "policy/netrules.h"
+
+static const char policy[] =
+    "version: 1\n"
+    "profiles:\n"
+    "  dev:\n"
+    "    allow: [ls]\n"
+    "    network:\n"
+    "      presets: [npm]\n"
+    "      allow:\n"
+    "        - \"*.pypi.org\"\n"
+    "        - GitHub.com\n"
+    "        - files.pythonhosted.org:8443\n"
+    "        - \"GET,HEAD deb.debian.org/debian/**\"\n"
+    "        - \"10.1.2.3:8080\"\n"
+    "        - \"[fd00::5]:9000\"\n"
+    "        - \"127.0.0.1:5000\"\n"
+    "  legacy:\n"
+    "    allow: [ls]\n"
+    "    network: { connect: [443] }\n"
+    "  none:\n"
+    "    allow: [ls]\n";
+
+struct jcase {
+	const char	*name;
+	const char	*profile;
+	const char	*host;
+	int		 port;
+	const char	*method, *path;
+	int		 allow;
+	const char	*rule;		/* that allowed it, or a substring of the reason */
+};
+
+static const struct jcase jcases[] = {
+	{ "exact_name", "dev", "github.com", 443, NULL, NULL, 1, "GitHub.com" },
+	{ "name_any_case", "dev", "GITHUB.COM", 443, NULL, NULL, 1, "GitHub.com" },
+	{ "name_default_port_only", "dev", "github.com", 22, NULL, NULL, 0,
+	  "allows port 22 of github.com" },
+	{ "subdomain_pattern", "dev", "upload.pypi.org", 443, NULL, NULL, 1, "*.pypi.org" },
+	{ "deep_subdomain", "dev", "a.b.pypi.org", 443, NULL, NULL, 1, "*.pypi.org" },
+	{ "pattern_not_the_domain", "dev", "pypi.org", 443, NULL, NULL, 0,
+	  "pypi.org is not in network.allow" },
+	{ "pattern_not_a_suffix", "dev", "evilpypi.org", 443, NULL, NULL, 0, "not in" },
+	{ "preset_rule", "dev", "registry.npmjs.org", 443, NULL, NULL, 1, "registry.npmjs.org" },
+	{ "explicit_port", "dev", "files.pythonhosted.org", 8443, NULL, NULL, 1,
+	  "files.pythonhosted.org:8443" },
+	{ "explicit_port_only", "dev", "files.pythonhosted.org", 443, NULL, NULL, 0, "port 443" },
+	{ "method_rule_plain_http", "dev", "deb.debian.org", 80, "GET",
+	  "/debian/dists/bookworm/Release", 1, "GET,HEAD deb.debian.org/debian/**" },
+	{ "method_rule_query_ignored", "dev", "deb.debian.org", 80, "HEAD", "/debian/x?y=/etc", 1,
+	  "GET,HEAD deb.debian.org/debian/**" },
+	{ "method_rule_wrong_method", "dev", "deb.debian.org", 80, "POST", "/debian/x", 0,
+	  "allows POST deb.debian.org:80/debian/x" },
+	{ "method_rule_wrong_path", "dev", "deb.debian.org", 80, "GET", "/other", 0, "allows GET" },
+	{ "method_rule_dot_segments", "dev", "deb.debian.org", 80, "GET", "/debian/../etc", 0,
+	  "allows GET" },
+	{ "method_rule_encoded_dots", "dev", "deb.debian.org", 80, "GET", "/debian/%2e%2e/etc", 0,
+	  "allows GET" },
+	{ "method_rule_encoded_slash", "dev", "deb.debian.org", 80, "GET", "/debian%2f..%2fetc",
+	  0, "allows GET" },
+	{ "method_rule_no_tunnel", "dev", "deb.debian.org", 80, NULL, NULL, 0,
+	  "a tunnel (CONNECT, SOCKS) hides them" },
+	{ "address_rule", "dev", "10.1.2.3", 8080, NULL, NULL, 1, "10.1.2.3:8080" },
+	{ "address_rule_port", "dev", "10.1.2.3", 80, NULL, NULL, 0, "port 80" },
+	{ "v6_address_rule", "dev", "fd00::5", 9000, NULL, NULL, 1, "[fd00::5]:9000" },
+	{ "v6_address_other_form", "dev", "fd00:0::0:5", 9000, NULL, NULL, 1, "[fd00::5]:9000" },
+	{ "address_not_by_name_rule", "dev", "140.82.112.3", 443, NULL, NULL, 0, "not in" },
+	{ "legacy_port_any_name", "legacy", "example.org", 443, NULL, NULL, 1, "*:443" },
+	{ "legacy_port_not_addresses", "legacy", "93.184.216.34", 443, NULL, NULL, 0, "not in" },
+	{ "legacy_other_port", "legacy", "example.org", 80, NULL, NULL, 0, "port 80" },
+	{ "no_network", "none", "github.com", 443, NULL, NULL, 0, "has no network" },
+};
+
+static struct ag_config *
+load(void)
+{
+	struct ag_err err;
+	struct ag_config *cfg = ag_config_parse(policy, sizeof(policy) - 1, "t.yaml", &err);
+
+	if (cfg == NULL)
+		fail_msg("%s", err.msg);
+	return cfg;
+}
+
+static void
+judges(void **state)
+{
+	struct ag_config *cfg = load();
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(jcases) / sizeof(jcases[0]); i++) {
+		const struct jcase *c = &jcases[i];
+		struct ag_net_verdict v;
+		int got = ag_net_judge(ag_config_profile(cfg, c->profile), c->host, c->port,
+		    c->method, c->path, &v);
+
+		if (got != c->allow)
+			fail_msg("%s: allow %d, wanted %d (%s)", c->name, got, c->allow, v.reason);
+		if (c->allow && (v.rule == NULL || strcmp(v.rule->text, c->rule) != 0))
+			fail_msg("%s: rule %s, wanted %s", c->name, v.rule ? v.rule->text : "none",
+			    c->rule);
+		if (!c->allow && (v.rule != NULL || strstr(v.reason, c->rule) == NULL))
+			fail_msg("%s: reason '%s' lacks '%s'", c->name, v.reason, c->rule);
+	}
+	ag_config_free(cfg);
+}
+
+static const char *
+check4(const struct ag_profile *p, const char *a, int port)
+{
+	struct sockaddr_in s;
+
+	memset(&s, 0, sizeof(s));
+	s.sin_family = AF_INET;
+	assert_int_equal(inet_pton(AF_INET, a, &s.sin_addr), 1);
+	return ag_net_addr_check(p, (struct sockaddr *)&s, port);
+}
+
+static const char *
+check6(const struct ag_profile *p, const char *a, int port)
+{
+	struct sockaddr_in6 s;
+
+	memset(&s, 0, sizeof(s));
+	s.sin6_family = AF_INET6;
+	assert_int_equal(inet_pton(AF_INET6, a, &s.sin6_addr), 1);
+	return ag_net_addr_check(p, (struct sockaddr *)&s, port);
+}
+
+/* A name an agent chose must not lead the proxy back into the host. */
+static void
+addresses_inside_the_host(void **state)
+{
+	struct ag_config *cfg = load();
+	const struct ag_profile *p = ag_config_profile(cfg, "dev");
+
+	(void)state;
+	assert_non_null(strstr(check4(p, "127.0.0.1", 443), "loopback"));
+	assert_non_null(strstr(check4(p, "127.1.2.3", 443), "loopback"));
+	assert_non_null(strstr(check4(p, "169.254.169.254", 80), "metadata"));
+	assert_non_null(strstr(check4(p, "169.254.1.1", 80), "link-local"));
+	assert_non_null(strstr(check4(p, "0.0.0.0", 80), "unspecified"));
+	assert_non_null(strstr(check4(p, "224.0.0.1", 80), "multicast"));
+	assert_non_null(strstr(check6(p, "::1", 443), "loopback"));
+	assert_non_null(strstr(check6(p, "::ffff:127.0.0.1", 443), "loopback"));
+	assert_non_null(strstr(check6(p, "::ffff:169.254.169.254", 443), "metadata"));
+	assert_non_null(strstr(check6(p, "64:ff9b::7f00:1", 443), "loopback"));
+	assert_non_null(strstr(check6(p, "fe80::1", 443), "link-local"));
+	assert_non_null(strstr(check6(p, "fd00:ec2::254", 80), "metadata"));
+	assert_non_null(strstr(check6(p, "::", 80), "unspecified"));
+	/* what the internet is */
+	assert_null(check4(p, "140.82.112.3", 443));
+	assert_null(check6(p, "2606:4700::1111", 443));
+	/* a rule that names the address, on its port, lets it through */
+	assert_null(check4(p, "127.0.0.1", 5000));
+	assert_non_null(check4(p, "127.0.0.1", 5001));
+	ag_config_free(cfg);
+}
+
+/* This host's own addresses are inside it too. */
+static void
+own_addresses(void **state)
+{
+	struct ag_config *cfg = load();
+
+	(void)state;
+	assert_int_equal(ag_net_load_own_addrs(), 0);
+	/* loopback is one of them whatever the machine */
+	assert_non_null(check4(ag_config_profile(cfg, "none"), "127.0.0.1", 1));
+	ag_config_free(cfg);
+}
+
+static void
+allowed_text(void **state)
+{
+	struct ag_config *cfg = load();
+	char buf[512], small[40];
+
+	(void)state;
+	ag_net_allowed_text(ag_config_profile(cfg, "dev"), buf, sizeof(buf));
+	assert_string_equal(buf, "*.pypi.org, github.com, files.pythonhosted.org:8443, "
+	    "deb.debian.org:80, 10.1.2.3:8080, [fd00::5]:9000, 127.0.0.1:5000, "
+	    "registry.npmjs.org, registry.yarnpkg.com");
+	ag_net_allowed_text(ag_config_profile(cfg, "dev"), small, sizeof(small));
+	assert_string_equal(small, "*.pypi.org, github.com, ...");
+	ag_net_allowed_text(ag_config_profile(cfg, "none"), buf, sizeof(buf));
+	assert_string_equal(buf, "nothing");
+	assert_true(ag_net_has_egress(ag_config_profile(cfg, "legacy")));
+	assert_false(ag_net_has_egress(ag_config_profile(cfg, "none")));
+	ag_config_free(cfg);
+}
+
+static void
+presets_expand(void **state)
+{
+	const char *const *r = ag_net_preset_rules("github");
+	size_t n = 0;
+
+	(void)state;
+	assert_non_null(r);
+	while (r[n] != NULL)
+		n++;
+	assert_true(n >= 2);
+	assert_string_equal(r[0], "github.com");
+	assert_null(ag_net_preset_rules("cpan"));
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(judges),
+		cmocka_unit_test(addresses_inside_the_host),
+		cmocka_unit_test(own_addresses),
+		cmocka_unit_test(allowed_text),
+		cmocka_unit_test(presets_expand),
+	};
+
+	return cmocka_run_group_tests_name("netrules", tests, NULL, NULL);
+}
