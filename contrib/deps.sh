@@ -13,6 +13,8 @@ pkgs=(
 	libcmocka-dev clang libclang-rt-14-dev valgrind
 	openssh-server openssh-client tmux pamtester libpam-wrapper
 	bash coreutils procps python3 git man-db
+	# egress.sh: TLS registries on loopback and the clients that use them
+	curl openssl python3-venv
 )
 # only the suite's: the Debian package is built and checked (dpkg-buildpackage,
 # lintian), recordings played by asciinema, audit forwarded by rsyslog

@@ -190,13 +190,14 @@ ag_core_line_timeout(const struct ag_core *core)
 static void
 core_sandbox_free(struct ag_core *core)
 {
+	/* the namespace first: what was connected through the proxy ends */
+	ag_sandbox_free(core->sandbox);
+	core->sandbox = NULL;
 	if (core->egress != NULL) {
 		ag_runner_keep_child(ag_egress_pid(core->egress), 0);
 		ag_egress_stop(core->egress);
 		core->egress = NULL;
 	}
-	ag_sandbox_free(core->sandbox);
-	core->sandbox = NULL;
 }
 
 /*

@@ -17,6 +17,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +60,16 @@ struct conn {
 	long long		 body;		/* Content-Length; -1 none */
 };
 
+/* SIGTERM: the proxy is stopping; the relay ends and the record is written */
+static volatile sig_atomic_t stopping;
+
+static void
+on_term(int sig)
+{
+	(void)sig;
+	stopping = 1;
+}
+
 /* ---- reading the request -------------------------------------------------- */
 
 /* Read at least 1 byte into buf within ms; bytes read, 0 on EOF, -1 else. */
@@ -71,7 +82,7 @@ read_within(int fd, void *buf, size_t n, int ms)
 	for (;;) {
 		int pr = poll(&pf, 1, ms);
 
-		if (pr < 0 && errno == EINTR)
+		if (pr < 0 && errno == EINTR && !stopping)
 			continue;
 		if (pr <= 0)
 			return -1;
@@ -183,6 +194,66 @@ header(const struct conn *c, const char *name, size_t *len)
 }
 
 /*
+ * The headers of a plain request, as strictly as the host behind the
+ * proxy may read them leniently: each "Name: value" with a token name,
+ * no folded lines, and Host and Content-Length at most once -- two
+ * lengths, or a length the host reads otherwise than the proxy, would let
+ * bytes the proxy sends as a body be read as a second request.
+ */
+static int
+headers_plain(struct conn *c)
+{
+	const char *p = strstr(c->head, "\r\n") + 2, *end = c->head + c->headlen - 2;
+	int nhost = 0, nlen = 0;
+
+	while (p < end) {
+		const char *eol = strstr(p, "\r\n"), *q;
+
+		if (eol == NULL || eol > end)
+			break;
+		for (q = p; q < eol && *q != ':'; q++)
+			if (!isalnum((unsigned char)*q) && strchr("!#$%&'*+-.^_`|~", *q) == NULL)
+				break;
+		if (q == p || q == eol || *q != ':') {
+			snprintf(c->reason, sizeof(c->reason), "a header line that is not "
+			    "'Name: value'");
+			return -1;
+		}
+		if ((size_t)(q - p) == 4 && strncasecmp(p, "Host", 4) == 0)
+			nhost++;
+		if ((size_t)(q - p) == 14 && strncasecmp(p, "Content-Length", 14) == 0) {
+			const char *v = q + 1;
+
+			while (v < eol && (*v == ' ' || *v == '\t'))
+				v++;
+			for (; v < eol && *v != ' ' && *v != '\t'; v++)
+				if (!isdigit((unsigned char)*v))
+					break;
+			while (v < eol && (*v == ' ' || *v == '\t'))
+				v++;
+			if (v != eol) {
+				snprintf(c->reason, sizeof(c->reason), "a Content-Length that is not "
+				    "one number");
+				return -1;
+			}
+			nlen++;
+		}
+		if (eol[-1] == '\r' || memchr(p, '\n', (size_t)(eol - p)) != NULL ||
+		    memchr(p, '\r', (size_t)(eol - p)) != NULL) {
+			snprintf(c->reason, sizeof(c->reason), "a bare CR or LF in a header");
+			return -1;
+		}
+		p = eol + 2;
+	}
+	if (nhost > 1 || nlen > 1) {
+		snprintf(c->reason, sizeof(c->reason), "%s more than once", nhost > 1 ? "Host" :
+		    "Content-Length");
+		return -1;
+	}
+	return 0;
+}
+
+/*
  * Read and parse an HTTP request head.  0 ok; -1 with c->reason set and
  * *status the answer to give (400, 431, 501).
  */
@@ -265,6 +336,8 @@ read_http(struct conn *c, int *status)
 			c->path[pl] = '\0';
 		}
 	}
+	if (headers_plain(c) < 0)
+		return -1;
 	/* the Host header names the host the request goes to, or is absent */
 	if ((h = header(c, "Host", &hl)) != NULL) {
 		struct conn hc;
@@ -362,6 +435,41 @@ read_socks(struct conn *c, int *rep)
 	if (c->port == 0)
 		return -1;
 	return 0;
+}
+
+/*
+ * A host is a name of letters, digits, '-', '_' and dots, or an address
+ * in its standard form.  The resolver also takes "2130706433", "0x7f.1"
+ * or "127.1" as addresses: judged as names, they would pass a "*" rule as
+ * a name and reach the address they spell.
+ */
+static int
+host_plain(struct conn *c)
+{
+	struct in_addr a4;
+	unsigned char a6[16];
+	size_t i;
+
+	if (c->host[0] == '\0')
+		return 0;
+	if (inet_pton(AF_INET, c->host, &a4) == 1 || inet_pton(AF_INET6, c->host, a6) == 1)
+		return 1;
+	for (i = 0; c->host[i] != '\0'; i++) {
+		char ch = c->host[i];
+
+		if (ch == '.')
+			continue;
+		if (!isalnum((unsigned char)ch) && ch != '-' && ch != '_') {
+			snprintf(c->reason, sizeof(c->reason), "'%.100s' is not a host name", c->host);
+			return 0;
+		}
+	}
+	if (inet_aton(c->host, &a4) != 0) {
+		snprintf(c->reason, sizeof(c->reason), "'%.100s' is an IPv4 address in a "
+		    "form the proxy does not take: write it as a.b.c.d", c->host);
+		return 0;
+	}
+	return 1;
 }
 
 /* ---- answers -------------------------------------------------------------- */
@@ -616,6 +724,8 @@ relay(struct conn *c, long long client_left)
 			else if (!h[i].eof)
 				pf[fi].events |= POLLIN;
 		}
+		if (stopping)
+			break;
 		if ((n = poll(pf, 2, -1)) < 0) {
 			if (errno == EINTR)
 				continue;
@@ -715,6 +825,25 @@ forward_head(struct conn *c)
 /* ---- one connection ------------------------------------------------------- */
 
 void
+ag_egress_conn_busy(const struct egress_ctx *ctx, int fd, unsigned long seq, int max)
+{
+	struct conn c;
+	char line[600];
+
+	memset(&c, 0, sizeof(c));
+	c.ctx = ctx;
+	c.seq = seq;
+	c.cfd = fd;
+	c.ufd = -1;
+	clock_gettime(CLOCK_MONOTONIC, &c.start);
+	snprintf(c.reason, sizeof(c.reason), "%d connections through the proxy are open "
+	    "already", max);
+	snprintf(line, sizeof(line), "agentgate: refused a connection: %s", c.reason);
+	refuse(&c, line);
+	close(fd);
+}
+
+void
 ag_egress_conn(const struct egress_ctx *ctx, int fd, unsigned long seq)
 {
 	struct conn *c = calloc(1, sizeof(*c));
@@ -722,10 +851,15 @@ ag_egress_conn(const struct egress_ctx *ctx, int fd, unsigned long seq)
 	int status = 400, rep = 1, rc;
 	ssize_t r;
 
+	struct sigaction sa;
+
 	if (c == NULL) {
 		close(fd);
 		return;
 	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_term;
+	(void)sigaction(SIGTERM, &sa, NULL);
 	c->ctx = ctx;
 	c->cfd = fd;
 	c->ufd = -1;
@@ -751,6 +885,17 @@ ag_egress_conn(const struct egress_ctx *ctx, int fd, unsigned long seq)
 		    c->host[0] ? " to " : "", c->host, c->reason);
 		refuse(c, line);
 		answer_http(c, status, line);
+		goto out;
+	}
+	if (!host_plain(c)) {
+		char line[700];
+
+		snprintf(line, sizeof(line), "agentgate: refused a proxy request: %s", c->reason);
+		refuse(c, line);
+		if (c->proto == P_SOCKS)
+			answer_socks(c, 2);
+		else
+			answer_http(c, 400, line);
 		goto out;
 	}
 	if (!ag_net_judge(ctx->p, c->host, c->port, c->proto == P_HTTP ? c->method : NULL,

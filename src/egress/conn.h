@@ -18,7 +18,14 @@ struct egress_ctx {
 	int			 report_fd;	/* refusals for the gateway */
 };
 
-/* Serve the accepted connection fd, opened while line seq ran; closes it. */
+/* Connections one session may have open through the proxy at once. */
+#define AG_EGRESS_MAX_CONN	256
+
+/* Serve the accepted connection fd, opened while line seq ran; closes it.
+ * SIGTERM ends it early, its record written. */
 void	ag_egress_conn(const struct egress_ctx *ctx, int fd, unsigned long seq);
+
+/* Refuse fd at once: max connections are open already (recorded). */
+void	ag_egress_conn_busy(const struct egress_ctx *ctx, int fd, unsigned long seq, int max);
 
 #endif

@@ -17,6 +17,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/log.h"
@@ -27,30 +28,54 @@
 #include "policy/netrules.h"
 
 #define REPORTS_MAX	(64 * 1024)	/* refusals kept for the running line */
+#define STOP_GRACE_MS	3000		/* for open connections to write their records */
 
 struct shared {
 	volatile unsigned long	seq;
+	int			live;	/* connections being served (atomic) */
 };
 
 struct ag_egress {
 	pid_t		 pid;
+	int		 alive_fd;	/* closed: stop (the proxy sees it hang up) */
 	int		 report_fd;	/* read end: "SEQ\tLINE\n" per refusal */
 	struct shared	*sh;
 	char		 pending[REPORTS_MAX];	/* read, not yet asked for */
 	size_t		 npending;
 };
 
+/*
+ * The gateway let go: no new connection; each open one ends now and
+ * writes its record (conn.c stops on SIGTERM); then the proxy goes.
+ * With SIGCHLD ignored, wait() returns once every child is gone.
+ */
+static void __attribute__((noreturn))
+proxy_stop(const int *lfd, int nl)
+{
+	int i;
+
+	for (i = 0; i < nl; i++)
+		close(lfd[i]);
+	(void)signal(SIGTERM, SIG_IGN);
+	(void)kill(0, SIGTERM);
+	while (wait(NULL) >= 0 || errno == EINTR)
+		;
+	_exit(0);
+}
+
 /* The proxy process's whole life. */
 static void __attribute__((noreturn))
 proxy_main(const struct egress_ctx *ctx, const int *lfd, int nl, struct shared *sh,
-    pid_t gateway)
+    pid_t gateway, int alive)
 {
-	struct pollfd pf[2];
+	struct pollfd pf[3];
 	int i;
 
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != gateway)
 		_exit(1);
 	(void)prctl(PR_SET_NAME, "agentgate-proxy", 0, 0, 0);
+	/* a group of its own: the stop reaches its connections, not the gateway */
+	(void)setpgid(0, 0);
 	/* the gateway's handlers write to its self-pipe: not ours */
 	for (i = 1; i < NSIG; i++)
 		if (i != SIGKILL && i != SIGSTOP)
@@ -64,18 +89,24 @@ proxy_main(const struct egress_ctx *ctx, const int *lfd, int nl, struct shared *
 		(void)sigprocmask(SIG_SETMASK, &none, NULL);
 	}
 	(void)ag_net_load_own_addrs();
+	/* our own audit file: its lock is then not the gateway's (audit.h) */
+	ag_audit_forked(ctx->audit);
 	for (i = 0; i < nl; i++) {
 		pf[i].fd = lfd[i];
 		pf[i].events = POLLIN;
 	}
+	pf[nl].fd = alive;
+	pf[nl].events = POLLIN;
 	for (;;) {
-		int n = poll(pf, (nfds_t)nl, -1);
+		int n = poll(pf, (nfds_t)nl + 1, -1);
 
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			_exit(2);
 		}
+		if (pf[nl].revents != 0)
+			proxy_stop(lfd, nl);
 		for (i = 0; i < nl; i++) {
 			unsigned long seq;
 			pid_t pid;
@@ -87,16 +118,25 @@ proxy_main(const struct egress_ctx *ctx, const int *lfd, int nl, struct shared *
 				continue;
 			/* read before the fork: the line running when it was opened */
 			seq = sh->seq;
+			if (__atomic_load_n(&sh->live, __ATOMIC_SEQ_CST) >= AG_EGRESS_MAX_CONN) {
+				ag_egress_conn_busy(ctx, c, seq, AG_EGRESS_MAX_CONN);
+				continue;
+			}
+			__atomic_add_fetch(&sh->live, 1, __ATOMIC_SEQ_CST);
 			if ((pid = fork()) == 0) {
 				int k;
 
 				for (k = 0; k < nl; k++)
 					close(lfd[k]);
+				close(alive);
 				(void)signal(SIGCHLD, SIG_DFL);
 				ag_audit_forked(ctx->audit);
 				ag_egress_conn(ctx, c, seq);
+				__atomic_sub_fetch(&sh->live, 1, __ATOMIC_SEQ_CST);
 				_exit(0);
 			}
+			if (pid < 0)
+				__atomic_sub_fetch(&sh->live, 1, __ATOMIC_SEQ_CST);
 			close(c);
 		}
 	}
@@ -129,14 +169,14 @@ ag_egress_start(const struct ag_config *cfg, const struct ag_profile *p,
 {
 	struct ag_egress *e = calloc(1, sizeof(*e));
 	struct egress_ctx ctx;
-	int rep[2] = { -1, -1 };
+	int rep[2] = { -1, -1 }, alive[2] = { -1, -1 };
 	pid_t me = getpid();
 
 	if (e == NULL) {
 		ag_err_set(err, "out of memory");
 		return NULL;
 	}
-	e->report_fd = -1;
+	e->report_fd = e->alive_fd = -1;
 	if (nl <= 0 || nl > 2 ||
 	    (e->sh = mmap(NULL, sizeof(*e->sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
 	    -1, 0)) == MAP_FAILED) {
@@ -144,7 +184,8 @@ ag_egress_start(const struct ag_config *cfg, const struct ag_profile *p,
 		ag_err_set(err, "egress proxy: %s", nl <= 0 ? "no listener" : strerror(errno));
 		goto fail;
 	}
-	if (pipe2(rep, O_CLOEXEC) < 0 || fcntl(rep[0], F_SETFL, O_NONBLOCK) < 0 ||
+	if (pipe2(rep, O_CLOEXEC) < 0 || pipe2(alive, O_CLOEXEC) < 0 ||
+	    fcntl(rep[0], F_SETFL, O_NONBLOCK) < 0 ||
 	    fcntl(rep[1], F_SETFL, O_NONBLOCK) < 0) {
 		ag_err_set(err, "egress proxy: pipe: %s", strerror(errno));
 		goto fail;
@@ -159,20 +200,26 @@ ag_egress_start(const struct ag_config *cfg, const struct ag_profile *p,
 		goto fail;
 	}
 	if (e->pid == 0) {
-		int keep[3] = { lfd[0], nl > 1 ? lfd[1] : lfd[0], rep[1] };
+		int keep[4] = { lfd[0], nl > 1 ? lfd[1] : lfd[0], rep[1], alive[0] };
 
-		if (keep_only(keep, 3) < 0)
+		if (keep_only(keep, 4) < 0)
 			_exit(1);
-		proxy_main(&ctx, lfd, nl, e->sh, me);
+		proxy_main(&ctx, lfd, nl, e->sh, me, alive[0]);
 	}
 	close(rep[1]);
+	close(alive[0]);
 	e->report_fd = rep[0];
+	e->alive_fd = alive[1];
 	return e;
 fail:
 	if (rep[0] >= 0)
 		close(rep[0]);
 	if (rep[1] >= 0)
 		close(rep[1]);
+	if (alive[0] >= 0)
+		close(alive[0]);
+	if (alive[1] >= 0)
+		close(alive[1]);
 	if (e->sh != NULL)
 		munmap(e->sh, sizeof(*e->sh));
 	free(e);
@@ -251,9 +298,26 @@ ag_egress_refusals(struct ag_egress *e, unsigned long seq, char *buf, size_t len
 void
 ag_egress_stop(struct ag_egress *e)
 {
+	int waited = 0;
+
 	if (e == NULL)
 		return;
+	if (e->alive_fd >= 0)
+		close(e->alive_fd);
+	/* its connections write their records; a bounded wait, then the group */
+	while (e->pid > 0 && waited < STOP_GRACE_MS) {
+		struct timespec ts = { 0, 5 * 1000 * 1000 };
+		pid_t r = waitpid(e->pid, NULL, WNOHANG);
+
+		if (r == e->pid || (r < 0 && errno != EINTR)) {
+			e->pid = 0;
+			break;
+		}
+		nanosleep(&ts, NULL);
+		waited += 5;
+	}
 	if (e->pid > 0) {
+		kill(-e->pid, SIGKILL);
 		kill(e->pid, SIGKILL);
 		while (waitpid(e->pid, NULL, 0) < 0 && errno == EINTR)
 			;
