@@ -50,6 +50,7 @@ struct cmd {
 	int			 asked;		/* ask and ask_rec are filled */
 	char			 ask_rule[160];	/* "validator:NAME" */
 	struct ag_audit_cmd	 rec;		/* what record writes */
+	char			**progs;	/* rec.programs, when the mask changed the line */
 	struct ag_run_result	 res;		/* run */
 	int			 ran_runner;	/* res is filled */
 	int			 status;	/* $? the line ends with */
@@ -422,9 +423,48 @@ stage_admit(struct ag_core *core, struct cmd *c)
  * -1: the audit log is required and the record could not be written
  * (c->why says so); nothing may run.
  */
+/*
+ * What the line runs, as its parse says, each name masked alone: for a
+ * record whose command text a mask changed (audit.h), so that no mask
+ * can hide a program.  Once per line; nothing when the text is unchanged.
+ */
+static void
+record_programs(struct cmd *c)
+{
+	size_t i, n = 0, l;
+
+	if (c->progs != NULL || c->rec.line == NULL ||
+	    (c->rec.line_len == c->rec.command_len &&
+	    memcmp(c->rec.line, c->rec.command, c->rec.line_len) == 0) ||
+	    (c->progs = calloc(c->d.ncmds + 1, sizeof(*c->progs))) == NULL)
+		return;
+	for (i = 0; i < c->d.ncmds; i++) {
+		const struct ag_policy_cmd *pc = &c->d.cmds[i];
+		const char *nm = pc->path != NULL && pc->path[0] == '/' ? pc->path :
+		    pc->name != NULL ? pc->name : "(not a literal word)";
+		char *m = ag_redact_command(nm, strlen(nm), &l);
+
+		if (m != NULL)
+			c->progs[n++] = m;
+	}
+	c->rec.programs = c->progs;
+	c->rec.nprograms = n;
+}
+
+static void
+free_programs(struct cmd *c)
+{
+	size_t i;
+
+	for (i = 0; c->progs != NULL && c->progs[i] != NULL; i++)
+		free(c->progs[i]);
+	free(c->progs);
+}
+
 static int
 start_record(struct ag_core *core, struct cmd *c, struct ag_err *err)
 {
+	record_programs(c);
 	if (core->audit == NULL || ag_audit_command_start(core->audit, &c->rec, err) == 0)
 		return 0;
 	if (ag_audit_required(core->audit)) {
@@ -730,6 +770,7 @@ stage_record(struct ag_core *core, struct cmd *c)
 {
 	struct ag_err err;
 
+	record_programs(c);
 	if (c->rec.ran) {
 		c->rec.exit_status = c->status;
 		c->rec.cwd_after = core->sess.cwd;
@@ -791,6 +832,8 @@ ag_core_command(struct ag_core *core, const char *line, size_t len, int flags,
 	c.rec.command_len = reclen;
 	if (reclen > 0 && recorded[reclen - 1] == '\n')	/* a REPL line's own newline */
 		c.rec.command_len--;
+	c.rec.line = line;
+	c.rec.line_len = len > 0 && line[len - 1] == '\n' ? len - 1 : len;
 	if (core->outcome != NULL)
 		memset(core->outcome, 0, sizeof(*core->outcome));
 	c.rec.cwd = core->sess.cwd;
@@ -800,6 +843,7 @@ ag_core_command(struct ag_core *core, const char *line, size_t len, int flags,
 		term_outcome(core, &c);
 		if (core->outcome != NULL)
 			stage_outcome(core, &c, core->outcome);
+		free_programs(&c);
 		free(recorded);
 		return c.status;
 	}
@@ -844,6 +888,7 @@ out:
 		ag_target_leave(core, c.t, &saved);
 	ag_decision_free(&c.d);
 	ag_sh_free(c.tree);
+	free_programs(&c);
 	free(cwd_before);
 	free(recorded);
 	return c.status;

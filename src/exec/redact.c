@@ -33,7 +33,11 @@ static const struct shape shapes[] = {
 	{ { "eyJ" }, "eyJ[A-Za-z0-9_-]{8,}\\.eyJ[A-Za-z0-9_-]{8,}\\.[A-Za-z0-9_-]{8,}" },
 	/* a whole key on one line (escaped newlines, as in JSON) */
 	{ { "PRIVATE KEY-----" },
-	    "-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*-----END [A-Z0-9 ]*PRIVATE KEY-----" },
+	    /* between the two, only what a key is made of (also with \\n escapes,
+	     * as in JSON): never a `;`, a quote or a pipe, so a line shaped like a
+	     * key cannot hide what else it runs */
+	    "-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[A-Za-z0-9+/= \t\\\\]*"
+	    "-----END [A-Z0-9 ]*PRIVATE KEY-----" },
 };
 #define NSHAPES	(sizeof(shapes) / sizeof(shapes[0]))
 
@@ -51,6 +55,8 @@ struct ag_redact {
 	char		*hold;		/* the partial line, AG_REDACT_LINE_MAX */
 	size_t		 held;
 	int		 in_pem;	/* inside a private key's block */
+	int		 command;	/* a command line: only key lines are hidden */
+	int		 masked_run;	/* the last line was a hidden key line */
 	struct ag_strbuf out;		/* judged lines not yet emitted */
 };
 
@@ -243,17 +249,79 @@ flush(struct ag_redact *r, ag_redact_emit emit, void *ctx)
 	return rc;
 }
 
+/* p[0..n) judged piece by piece between NUL bytes, which stay. */
+static int
+segments(struct ag_redact *r, const char *p, size_t n)
+{
+	size_t i, s;
+
+	for (s = i = 0; i <= n; i++)
+		if (i == n || p[i] == '\0') {
+			if (segment(r, p + s, i - s) < 0)
+				return -1;
+			if (i < n && ag_strbuf_append(&r->out, "", 1) < 0)
+				return -1;
+			s = i + 1;
+		}
+	return 0;
+}
+
+/* A line of base64 (and nothing else): what a key's body is made of. */
+static int
+key_material(const char *p, size_t n)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < n; i++) {
+		if ((p[i] == '\n' || p[i] == '\r') && i + 2 >= n)
+			continue;
+		if (!isalnum((unsigned char)p[i]) && p[i] != '+' && p[i] != '/' && p[i] != '=')
+			return 0;
+		k++;
+	}
+	return k > 0;
+}
+
+/*
+ * A command line's line: inside a private key's block only the lines that
+ * can be key material are hidden (one marker for a run of them); anything
+ * else -- a line that runs something -- stays, as does the block's BEGIN
+ * and END, so a mask can never hide what the line does (issue 33).
+ */
+static int
+command_line(struct ag_redact *r, const char *p, size_t n)
+{
+	int nl = n > 0 && p[n - 1] == '\n';
+	const char *b;
+
+	if (r->in_pem && key_material(p, n)) {
+		if (!r->masked_run && ag_strbuf_printf(&r->out, "[REDACTED PRIVATE KEY]%s",
+		    nl ? "\n" : "") < 0)
+			return -1;
+		r->masked_run = 1;
+		return 0;
+	}
+	r->masked_run = 0;
+	if (r->in_pem && pem_line(p, n, "-----END ") != NULL)
+		r->in_pem = 0;
+	else if ((b = pem_line(p, n, "-----BEGIN ")) != NULL &&
+	    pem_line(b, n - (size_t)(b - p), "-----END ") == NULL)
+		r->in_pem = 1;
+	return segments(r, p, n);
+}
+
 /* One line (its newline included when it has one), redacted, onto r->out. */
 static int
 line(struct ag_redact *r, const char *p, size_t n, ag_redact_emit emit, void *ctx)
 {
 	int nl = n > 0 && p[n - 1] == '\n';
 	const char *b, *end = p + n;
-	size_t i, s;
 
 	/* a long run of short lines goes on in pieces of a bounded size */
 	if (r->out.len >= AG_REDACT_LINE_MAX && flush(r, emit, ctx) < 0)
 		return -1;
+	if (r->command)
+		return command_line(r, p, n);
 	if (r->in_pem) {
 		/* hidden up to and including the END line */
 		if (pem_line(p, n, "-----END ") != NULL)
@@ -266,14 +334,8 @@ line(struct ag_redact *r, const char *p, size_t n, ag_redact_emit emit, void *ct
 		r->in_pem = 1;
 		end = b;
 	}
-	for (s = i = 0; i <= (size_t)(end - p); i++)
-		if (i == (size_t)(end - p) || p[i] == '\0') {
-			if (segment(r, p + s, i - s) < 0)
-				return -1;
-			if (i < (size_t)(end - p) && ag_strbuf_append(&r->out, "", 1) < 0)
-				return -1;
-			s = i + 1;
-		}
+	if (segments(r, p, (size_t)(end - p)) < 0)
+		return -1;
 	if (r->in_pem && ag_strbuf_printf(&r->out, "[REDACTED PRIVATE KEY]%s",
 	    nl ? "\n" : "") < 0)
 		return -1;
@@ -418,6 +480,7 @@ ag_redact_command(const char *s, size_t len, size_t *outlen)
 	/* and whatever has a secret's shape */
 	ag_strbuf_init(&out, 0);
 	if (ok && (r = redact_alloc()) != NULL) {
+		r->command = 1;
 		ok &= ag_redact_feed(r, masked.data ? masked.data : "", masked.len, to_strbuf,
 		    &out) == 0 && ag_redact_end(r, to_strbuf, &out) == 0 &&
 		    ag_strbuf_append(&out, "", 0) == 0;

@@ -19,6 +19,7 @@
 #include "common/log.h"
 #include "common/strbuf.h"
 #include "common/utf8.h"
+#include "common/sha256.h"
 #include "record/audit.h"
 #include "validate/validator.h"
 #include "record/sink.h"
@@ -396,6 +397,22 @@ command_record(struct ag_audit *a, const char *event, const struct ag_audit_cmd 
 		add_int(o, "seq", (long long)c->seq);
 	if (c->command != NULL)
 		json_object_object_add(o, "command", jstr(c->command, c->command_len));
+	if (c->line != NULL && c->command != NULL && (c->line_len != c->command_len ||
+	    memcmp(c->line, c->command, c->line_len) != 0)) {
+		unsigned char h[AG_SHA256_LEN];
+		char hex[2 * AG_SHA256_LEN + 1];
+		json_object *pr = json_object_new_array();
+		size_t i;
+
+		ag_sha256(c->line, c->line_len, h);
+		for (i = 0; i < AG_SHA256_LEN; i++)
+			snprintf(hex + 2 * i, 3, "%02x", h[i]);
+		add_str(o, "command_sha256", hex);
+		for (i = 0; pr != NULL && i < c->nprograms; i++)
+			json_object_array_add(pr, jstr(c->programs[i], strlen(c->programs[i])));
+		if (pr != NULL)
+			json_object_object_add(o, "programs", pr);
+	}
 	add_str(o, "cwd", c->cwd);
 	add_str(o, "decision", c->decision);
 	add_str(o, "reason", c->reason);

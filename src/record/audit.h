@@ -81,8 +81,17 @@ struct ag_audit_target {
 
 struct ag_audit_cmd {
 	unsigned long		 seq;		/* set by ag_audit_command_start */
-	const char		*command;	/* as given */
+	const char		*command;	/* as given, secrets masked (redact.h) */
 	size_t			 command_len;
+	/*
+	 * When masking changed the line: the exact line, whose SHA-256 is
+	 * recorded ("command_sha256"), and what it runs as its parse says
+	 * ("programs", each masked alone), so that no mask can hide a program.
+	 */
+	const char		*line;
+	size_t			 line_len;
+	char *const		*programs;
+	size_t			 nprograms;
 	const char		*cwd;
 	const char		*decision;	/* allow, deny, ask-allow, ask-deny */
 	const char		*reason;

@@ -364,6 +364,23 @@ rm -f "$W/linked/.git/alias"
 x 'echo works-again'
 ag_is "$x_out" "works-again" "commands_run_again_once_the_link_is_gone"
 
+# a line shaped like a private key cannot hide what it runs from the audit
+# (issue 33): the key's lines are masked, never a line that runs something,
+# and a masked line's record names its programs and the exact line's digest
+PEM_LINE="echo '-----BEGIN RSA PRIVATE KEY-----'; touch ~/work/pem-ran; echo '-----END RSA PRIVATE KEY-----'"
+x "$PEM_LINE"
+ag_ok "pem_shaped_line_ran" test -e "$W/pem-ran"
+ag_like "$(ag_audit_query "[x['command'] for x in r if x['event'] == 'command' and 'pem-ran' in x.get('command', '')]")" \
+    "touch ~/work/pem-ran" "pem_shaped_line_shows_its_programs_in_the_audit"
+x "$(printf 'cat > ~/work/k.pem <<EOF\n-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\n-----END RSA PRIVATE KEY-----\nEOF\ntouch ~/work/pem-ran2')"
+ag_ok "pem_heredoc_line_ran" test -e "$W/pem-ran2"
+rec=$(ag_audit_query "[x for x in r if x['event'] == 'command' and 'pem-ran2' in x.get('command', '')][-1]")
+ag_unlike "$rec" "MIIEpAIBAAKCAQEA" "pem_key_material_is_not_in_the_audit" "$rec"
+ag_like "$rec" "'programs': \\['cat', '/usr/bin/touch'\\]|'programs': \\['/usr/bin/cat', '/usr/bin/touch'\\]" \
+    "pem_masked_record_names_its_programs" "$rec"
+ag_like "$rec" "'command_sha256': '$(printf '%s' "$(printf 'cat > ~/work/k.pem <<EOF\n-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\n-----END RSA PRIVATE KEY-----\nEOF\ntouch ~/work/pem-ran2')" | sha256sum | cut -d' ' -f1)'" \
+    "pem_masked_record_has_the_exact_lines_digest" "$rec"
+
 # sftp-server runs in the same namespace: with uploads allowed it still
 # cannot plant a hook, a git config or a startup file
 sed -i 's/^    tier: developer$/    tier: developer\n    file_transfer: { sftp: write }/' "$AG_DIR/policy.yaml"

@@ -776,11 +776,55 @@ teardown(void **state)
 	return 0;
 }
 
+/*
+ * A line the mask changed keeps what it runs and a digest of the exact
+ * text (issue 33): the mask may hide a secret's bytes, never a program.
+ */
+static void
+masked_line_keeps_programs_and_digest(void **state)
+{
+	struct ag_audit_info info = { .user = "u", .mode = "exec" };
+	struct ag_audit_cmd c;
+	struct ag_err err;
+	struct ag_audit *a;
+	static char rm[] = "/usr/bin/rm", echo[] = "echo";
+	char *progs[] = { echo, rm, echo, NULL };
+	const char *line = "echo '-----BEGIN RSA PRIVATE KEY-----'\nrm -rf x";
+
+	(void)state;
+	a = ag_audit_open_memory(NULL, &info, &err);
+	assert_non_null(a);
+	memset(&c, 0, sizeof(c));
+	c.command = "echo [REDACTED]";
+	c.command_len = strlen(c.command);
+	c.line = line;
+	c.line_len = strlen(line);
+	c.programs = progs;
+	c.nprograms = 3;
+	c.decision = "allow";
+	assert_int_equal(ag_audit_command(a, &c, &err), 0);
+	assert_non_null(strstr(ag_audit_memory(a),
+	    "\"programs\":[\"echo\",\"/usr/bin/rm\",\"echo\"]"));
+	/* sha256 of the exact line, as `printf '%s' LINE | sha256sum` says */
+	assert_non_null(strstr(ag_audit_memory(a), "\"command_sha256\":\""
+	    "cb6d19251de796349685373caae07af7cba693c8e3fbcaabfb33756de30f9167\""));
+	ag_audit_close(a);
+	/* unchanged text: neither field */
+	a = ag_audit_open_memory(NULL, &info, &err);
+	c.command = line;
+	c.command_len = strlen(line);
+	assert_int_equal(ag_audit_command(a, &c, &err), 0);
+	assert_null(strstr(ag_audit_memory(a), "command_sha256"));
+	assert_null(strstr(ag_audit_memory(a), "\"programs\""));
+	ag_audit_close(a);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(records_have_the_design_fields),
+		cmocka_unit_test(masked_line_keeps_programs_and_digest),
 		cmocka_unit_test(invalid_utf8_is_replaced),
 		cmocka_unit_test(unsafe_directory_or_file_is_refused),
 		cmocka_unit_test(admin_group_gets_read_access),

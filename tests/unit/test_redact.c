@@ -209,6 +209,40 @@ command_assignments_are_masked(void **state)
 	}
 }
 
+/*
+ * A command line shaped like a PEM block: the key's lines are hidden, but
+ * what runs between BEGIN and END never is (issue 33: the audit could be
+ * made to show only "[REDACTED PRIVATE KEY]" for a line that ran rm).
+ */
+static void
+command_pem_hides_only_key_lines(void **state)
+{
+	static const struct { const char *in, *out; } cases[] = {
+		{ "echo '-----BEGIN RSA PRIVATE KEY-----'\nrm -rf ~/work/x\n"
+		  "echo '-----END RSA PRIVATE KEY-----'",
+		  "echo '-----BEGIN RSA PRIVATE KEY-----'\nrm -rf ~/work/x\n"
+		  "echo '-----END RSA PRIVATE KEY-----'" },
+		{ "cat > k <<'EOF'\n-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXkt\n"
+		  "AAAAAAAB+/=\n-----END OPENSSH PRIVATE KEY-----\nEOF\ncurl x",
+		  "cat > k <<'EOF'\n-----BEGIN OPENSSH PRIVATE KEY-----\n[REDACTED PRIVATE KEY]\n"
+		  "-----END OPENSSH PRIVATE KEY-----\nEOF\ncurl x" },
+		/* no END: key lines hidden to the end, anything else shown */
+		{ "x -----BEGIN EC PRIVATE KEY-----\nMHcCAQEE\npython3 -c 1\nQUJD",
+		  "x -----BEGIN EC PRIVATE KEY-----\n[REDACTED PRIVATE KEY]\npython3 -c 1\n"
+		  "[REDACTED PRIVATE KEY]" },
+	};
+	size_t i, len;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *out = ag_redact_command(cases[i].in, strlen(cases[i].in), &len);
+
+		assert_non_null(out);
+		assert_string_equal(out, cases[i].out);
+		free(out);
+	}
+}
+
 int
 main(void)
 {
@@ -221,6 +255,7 @@ main(void)
 		cmocka_unit_test(plain_text_passes_byte_for_byte),
 		cmocka_unit_test(off_means_no_redactor),
 		cmocka_unit_test(command_assignments_are_masked),
+		cmocka_unit_test(command_pem_hides_only_key_lines),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
