@@ -1332,6 +1332,7 @@ static const struct cf_field limits_fields[] = {
 	CF_FIELD("cpu", CF_DURATION, struct ag_limits, cpu),
 	CF_FIELD("address_space", CF_SIZE, struct ag_limits, address_space),
 	CF_READ("memory", limits_memory),
+	CF_FIELD("tmp_size", CF_SIZE, struct ag_limits, tmp_size),
 	CF_END
 };
 

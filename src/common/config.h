@@ -84,6 +84,7 @@ struct ag_limits {			/* 0 = not set (no limit / built-in default) */
 	long		cpu;		/* RLIMIT_CPU, seconds */
 	long long	address_space;	/* RLIMIT_AS, bytes */
 	long long	memory;		/* RLIMIT_DATA, bytes; -1 "unlimited" */
+	long long	tmp_size;	/* developer tier: the private /tmp's size */
 };
 
 /*

@@ -93,6 +93,7 @@ ops_add(struct ag_sandbox *sb, enum nsop_kind kind, const char *path, unsigned l
 		return -1;
 	sb->ops[sb->nops].kind = kind;
 	sb->ops[sb->nops].flags = flags;
+	sb->ops[sb->nops].size = 0;
 	sb->nops++;
 	return 0;
 }
@@ -103,9 +104,28 @@ ops_add(struct ag_sandbox *sb, enum nsop_kind kind, const char *path, unsigned l
  * the whole namespace, since what it promises would not hold.
  * Async-signal-safe: runs in forked children.
  */
+/* "mode=0700,size=N" into buf, without stdio (ns_apply's callers fork). */
+static const char *
+tmpfs_opts(char buf[64], long long size)
+{
+	static const char pre[] = "mode=0700,size=";
+	char digits[24];
+	size_t n = 0, i;
+
+	do
+		digits[n++] = (char)('0' + size % 10);
+	while ((size /= 10) > 0 && n < sizeof(digits));
+	memcpy(buf, pre, sizeof(pre) - 1);
+	for (i = 0; i < n; i++)
+		buf[sizeof(pre) - 1 + i] = digits[n - 1 - i];
+	buf[sizeof(pre) - 1 + n] = '\0';
+	return buf;
+}
+
 static int
 ns_apply(const struct ag_sandbox *sb, size_t from, size_t to)
 {
+	char opts[64];
 	size_t i;
 
 	for (i = from; i < to; i++) {
@@ -114,7 +134,8 @@ ns_apply(const struct ag_sandbox *sb, size_t from, size_t to)
 
 		switch (o->kind) {
 		case NSOP_TMPFS:
-			rc = mount("tmpfs", o->path, "tmpfs", o->flags, "mode=0700");
+			rc = mount("tmpfs", o->path, "tmpfs", o->flags, o->size > 0 ?
+			    tmpfs_opts(opts, o->size) : "mode=0700,size=1m");
 			break;
 		case NSOP_PIN:
 			rc = mount(o->path, o->path, NULL, MS_BIND, NULL);
@@ -970,6 +991,9 @@ plan_ns(struct build *b)
 		if (ops_add(sb, NSOP_TMPFS, "/tmp", MS_NOSUID | MS_NODEV |
 		    (beneath_any(&b->execs, "/tmp") ? 0 : MS_NOEXEC)) < 0)
 			return -1;
+		/* bounded: a tmpfs is memory, and by default half of the host's */
+		sb->ops[sb->nops - 1].size = b->p->limits.tmp_size > 0 ? b->p->limits.tmp_size :
+		    AG_TMP_SIZE_DEFAULT;
 		sb->private_tmp = 1;
 		/*
 		 * The account's runtime directory holds sockets that start
@@ -981,7 +1005,7 @@ plan_ns(struct build *b)
 		snprintf(rt, sizeof(rt), "/run/user/%lu", (unsigned long)geteuid());
 		if (stat(rt, &st) == 0 && S_ISDIR(st.st_mode) &&
 		    ops_add(sb, NSOP_TMPFS, rt, MS_NOSUID | MS_NODEV | MS_NOEXEC) < 0)
-			return -1;
+			return -1;		/* empty, read by no one: 1 MiB */
 	}
 	for (k = 0; k < 2; k++) {
 		const struct ag_strlist *l = &b->p->paths_protect;

@@ -35,7 +35,11 @@ struct nsop {
 	enum nsop_kind	 kind;
 	char		*path;
 	unsigned long	 flags;
+	long long	 size;		/* NSOP_TMPFS: its size in bytes */
 };
+
+/* The private /tmp of a developer-tier session without limits.tmp_size. */
+#define AG_TMP_SIZE_DEFAULT	(512LL << 20)
 
 #define MAX_REPOS	256	/* git repositories pinned per session */
 #define SCAN_DEPTH	6	/* how deep write roots are searched for .git */

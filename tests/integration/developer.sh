@@ -364,6 +364,16 @@ rm -f "$W/linked/.git/alias"
 x 'echo works-again'
 ag_is "$x_out" "works-again" "commands_run_again_once_the_link_is_gone"
 
+# the private /tmp is bounded (limits.tmp_size, default 512M): a session
+# cannot fill the host's memory through it (issue 33, 4)
+x 'df -k /tmp | tail -n 1'
+ag_like "$x_out" "^tmpfs +524288 " "private_tmp_is_512m_by_default" "$x_out"
+sed -i 's/^      processes: 512$/      processes: 512\n      tmp_size: 4M/' "$AG_DIR/policy.yaml"
+x 'head -c 8388608 /dev/zero > /tmp/big; echo rc=$?; du -k /tmp/big | cut -f1'
+ag_like "$x_out" "rc=1" "a_write_past_tmp_size_fails" "$x_out"
+ag_like "$x_out" "^4096$" "tmp_size_bounds_what_lands" "$x_out"
+sed -i '/^      tmp_size: 4M$/d' "$AG_DIR/policy.yaml"
+
 # a line shaped like a private key cannot hide what it runs from the audit
 # (issue 33): the key's lines are masked, never a line that runs something,
 # and a masked line's record names its programs and the exact line's digest
