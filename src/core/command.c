@@ -718,6 +718,8 @@ egress_refusals(struct ag_core *core, struct cmd *c)
 
 	if (core->egress == NULL)
 		return;
+	if (ag_egress_line_end(core->egress) < 0)
+		ag_log(LOG_ERR, "egress proxy: gone");
 	if (ag_egress_refusals(core->egress, c->rec.seq, buf, sizeof(buf)) > 0) {
 		fputs(buf, stderr);
 		fflush(stderr);

@@ -17,7 +17,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
-#include <signal.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,14 +60,29 @@ struct conn {
 	long long		 body;		/* Content-Length; -1 none */
 };
 
-/* SIGTERM: the proxy is stopping; the relay ends and the record is written */
-static volatile sig_atomic_t stopping;
+/*
+ * The connections being served, each by a thread of the proxy: stopping
+ * shuts their sockets down, so every relay and read ends at once and
+ * writes its record.  One lock for the table, one for the audit (its file
+ * sink keeps the chain's tail; one writer at a time in this process).
+ */
+static pthread_mutex_t table_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t audit_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct conn *table[AG_EGRESS_MAX_CONN];
+static volatile int stopping;
 
 static void
-on_term(int sig)
+table_put(struct conn *c, int on)
 {
-	(void)sig;
-	stopping = 1;
+	size_t i;
+
+	pthread_mutex_lock(&table_mu);
+	for (i = 0; i < AG_EGRESS_MAX_CONN; i++)
+		if (on ? table[i] == NULL : table[i] == c) {
+			table[i] = on ? c : NULL;
+			break;
+		}
+	pthread_mutex_unlock(&table_mu);
 }
 
 /* ---- reading the request -------------------------------------------------- */
@@ -82,7 +97,7 @@ read_within(int fd, void *buf, size_t n, int ms)
 	for (;;) {
 		int pr = poll(&pf, 1, ms);
 
-		if (pr < 0 && errno == EINTR && !stopping)
+		if (pr < 0 && errno == EINTR)
 			continue;
 		if (pr <= 0)
 			return -1;
@@ -298,6 +313,30 @@ read_http(struct conn *c, int *status)
 	}
 	memcpy(c->method, c->head, (size_t)(sp1 - c->head));
 	c->method[sp1 - c->head] = '\0';
+	/* no control character or space in the method or the target: a bare
+	 * LF or a tab there would split one request line into two requests
+	 * for a host that reads them leniently */
+	{
+		const char *q;
+
+		for (q = c->head; q < sp2; q++)
+			if ((unsigned char)*q < 0x21 && q != sp1) {
+				snprintf(c->reason, sizeof(c->reason), "a control character in the "
+				    "request line");
+				return -1;
+			}
+			else if ((unsigned char)*q == 0x7f) {
+				snprintf(c->reason, sizeof(c->reason), "a control character in the "
+				    "request line");
+				return -1;
+			}
+		for (q = sp2; q < eol; q++)
+			if ((unsigned char)*q < 0x20 || (unsigned char)*q == 0x7f) {
+				snprintf(c->reason, sizeof(c->reason), "a control character in the "
+				    "request line");
+				return -1;
+			}
+	}
 	if (strcmp(c->method, "CONNECT") == 0) {
 		c->proto = P_CONNECT;
 		if (set_authority(c, sp1 + 1, (size_t)(sp2 - sp1 - 1), 1, 0) < 0) {
@@ -315,6 +354,11 @@ read_http(struct conn *c, int *status)
 			snprintf(c->reason, sizeof(c->reason), tl >= 8 &&
 			    strncasecmp(t, "https://", 8) == 0 ? "https:// goes through CONNECT" :
 			    "a proxy request names the whole URL (http://HOST/PATH)");
+			return -1;
+		}
+		/* a fragment is the client's own; in a request it hides a path */
+		if (memchr(t, '#', tl) != NULL) {
+			snprintf(c->reason, sizeof(c->reason), "a '#' in the request's URL");
 			return -1;
 		}
 		a = t + 7;
@@ -366,8 +410,9 @@ read_http(struct conn *c, int *status)
 		}
 		memcpy(num, h, hl);
 		num[hl] = '\0';
+		errno = 0;
 		c->body = strtoll(num, &e, 10);
-		if (*e != '\0' || c->body < 0) {
+		if (*e != '\0' || c->body < 0 || errno == ERANGE || c->body > (1LL << 50)) {
 			snprintf(c->reason, sizeof(c->reason), "a bad Content-Length");
 			return -1;
 		}
@@ -527,8 +572,10 @@ record(struct conn *c)
 	n.duration_ms = (long long)(now.tv_sec - c->start.tv_sec) * 1000 +
 	    (now.tv_nsec - c->start.tv_nsec) / 1000000;
 	ag_err_clear(&err);
+	pthread_mutex_lock(&audit_mu);
 	if (ag_audit_net(c->ctx->audit, &n, &err) < 0)
 		ag_log(LOG_ERR, "%s", err.msg);
+	pthread_mutex_unlock(&audit_mu);
 }
 
 /* The refusal for the agent, through the gateway, and the record: both
@@ -541,9 +588,19 @@ refuse(struct conn *c, const char *line)
 
 	c->decision = "deny";
 	record(c);
-	n = snprintf(buf, sizeof(buf), "%lu\t%s\n", c->seq, line);
-	if (n > 0 && (size_t)n < sizeof(buf))
+	n = snprintf(buf, sizeof(buf), "%lu\t%s", c->seq, line);
+	if (n > 0 && (size_t)n < sizeof(buf) - 1) {
+		int i;
+
+		/* one line for the agent, whatever the request held */
+		for (i = 0; i < n; i++)
+			if ((unsigned char)buf[i] < 0x20 && buf[i] != '\t')
+				buf[i] = '?';
+			else if ((unsigned char)buf[i] == 0x7f)
+				buf[i] = '?';
+		buf[n++] = '\n';
 		(void)!write(c->ctx->report_fd, buf, (size_t)n);	/* full: the audit has it */
+	}
 }
 
 static void
@@ -650,7 +707,8 @@ open_upstream(struct conn *c)
 
 		if (ai->ai_family != AF_INET && ai->ai_family != AF_INET6)
 			continue;
-		if (!trusted && (cls = ag_net_addr_check(c->ctx->p, ai->ai_addr, c->port)) != NULL) {
+		if (!trusted && (cls = ag_net_addr_check(c->ctx->p, ai->ai_addr, c->port,
+		    c->v.rule)) != NULL) {
 			if (refused == NULL) {
 				refused = cls;
 				name_addr(c, ai->ai_addr);
@@ -825,7 +883,8 @@ forward_head(struct conn *c)
 /* ---- one connection ------------------------------------------------------- */
 
 void
-ag_egress_conn_busy(const struct egress_ctx *ctx, int fd, unsigned long seq, int max)
+ag_egress_conn_busy(const struct egress_ctx *ctx, int fd, unsigned long seq, int max,
+    unsigned long quiet)
 {
 	struct conn c;
 	char line[600];
@@ -837,7 +896,7 @@ ag_egress_conn_busy(const struct egress_ctx *ctx, int fd, unsigned long seq, int
 	c.ufd = -1;
 	clock_gettime(CLOCK_MONOTONIC, &c.start);
 	snprintf(c.reason, sizeof(c.reason), "%d connections through the proxy are open "
-	    "already", max);
+	    "already (%lu more refused since the last such record)", max, quiet);
 	snprintf(line, sizeof(line), "agentgate: refused a connection: %s", c.reason);
 	refuse(&c, line);
 	close(fd);
@@ -851,21 +910,19 @@ ag_egress_conn(const struct egress_ctx *ctx, int fd, unsigned long seq)
 	int status = 400, rep = 1, rc;
 	ssize_t r;
 
-	struct sigaction sa;
-
 	if (c == NULL) {
 		close(fd);
 		return;
 	}
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_term;
-	(void)sigaction(SIGTERM, &sa, NULL);
 	c->ctx = ctx;
 	c->cfd = fd;
 	c->ufd = -1;
 	c->seq = seq;
 	c->body = -1;
 	clock_gettime(CLOCK_MONOTONIC, &c->start);
+	table_put(c, 1);
+	if (stopping)
+		(void)shutdown(fd, SHUT_RDWR);
 	if ((r = read_within(fd, &first, 0, REQ_TIMEOUT_MS)) < 0 ||
 	    recv(fd, &first, 1, MSG_PEEK) != 1)
 		goto out;
@@ -967,8 +1024,25 @@ ag_egress_conn(const struct egress_ctx *ctx, int fd, unsigned long seq)
 done:
 	record(c);
 out:
+	table_put(c, 0);
 	if (c->ufd >= 0)
 		close(c->ufd);
 	close(c->cfd);
 	free(c);
+}
+
+void
+ag_egress_conn_stop_all(void)
+{
+	size_t i;
+
+	pthread_mutex_lock(&table_mu);
+	stopping = 1;
+	for (i = 0; i < AG_EGRESS_MAX_CONN; i++)
+		if (table[i] != NULL) {
+			(void)shutdown(table[i]->cfd, SHUT_RDWR);
+			if (table[i]->ufd >= 0)
+				(void)shutdown(table[i]->ufd, SHUT_RDWR);
+		}
+	pthread_mutex_unlock(&table_mu);
 }

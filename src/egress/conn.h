@@ -22,10 +22,16 @@ struct egress_ctx {
 #define AG_EGRESS_MAX_CONN	256
 
 /* Serve the accepted connection fd, opened while line seq ran; closes it.
- * SIGTERM ends it early, its record written. */
+ * Runs in a thread of the proxy's. */
 void	ag_egress_conn(const struct egress_ctx *ctx, int fd, unsigned long seq);
 
-/* Refuse fd at once: max connections are open already (recorded). */
-void	ag_egress_conn_busy(const struct egress_ctx *ctx, int fd, unsigned long seq, int max);
+/* The proxy is stopping: every connection being served ends now and
+ * writes its record; none starts. */
+void	ag_egress_conn_stop_all(void);
+
+/* Refuse fd at once: max connections are open already (recorded, with the
+ * number of refusals since the last such record). */
+void	ag_egress_conn_busy(const struct egress_ctx *ctx, int fd, unsigned long seq, int max,
+	    unsigned long quiet);
 
 #endif

@@ -17,6 +17,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <pthread.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -32,22 +33,88 @@
 
 struct shared {
 	volatile unsigned long	seq;
-	int			live;	/* connections being served (atomic) */
 };
 
 struct ag_egress {
 	pid_t		 pid;
-	int		 alive_fd;	/* closed: stop (the proxy sees it hang up) */
+	int		 ctl_fd;	/* 'E' a line ended; closed: stop */
 	int		 report_fd;	/* read end: "SEQ\tLINE\n" per refusal */
 	struct shared	*sh;
 	char		 pending[REPORTS_MAX];	/* read, not yet asked for */
 	size_t		 npending;
 };
 
+/* Connections being served; at most AG_EGRESS_MAX_CONN (conn.h). */
+static int live;
+
+struct job {
+	const struct egress_ctx	*ctx;
+	int			 fd;
+	unsigned long		 seq;
+};
+
+static void *
+conn_thread(void *arg)
+{
+	struct job j = *(struct job *)arg;
+
+	free(arg);
+	ag_egress_conn(j.ctx, j.fd, j.seq);
+	__atomic_sub_fetch(&live, 1, __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+/*
+ * One thread per connection: a fork each cost milliseconds (copy-on-write
+ * faults on the gateway's memory), a thread tens of microseconds.  Small
+ * stacks: a connection needs little beyond its heap buffers.
+ */
+static void
+serve(const struct egress_ctx *ctx, int fd, unsigned long seq)
+{
+	static time_t last_busy;
+	static unsigned long busy_quiet;
+	pthread_attr_t attr;
+	pthread_t t;
+	struct job *j;
+
+	if (__atomic_load_n(&live, __ATOMIC_SEQ_CST) >= AG_EGRESS_MAX_CONN) {
+		/* a flood of refusals is one record a second, with its count */
+		time_t now = time(NULL);
+
+		if (now != last_busy) {
+			last_busy = now;
+			ag_egress_conn_busy(ctx, fd, seq, AG_EGRESS_MAX_CONN, busy_quiet);
+			busy_quiet = 0;
+		} else {
+			busy_quiet++;
+			close(fd);
+		}
+		return;
+	}
+	if ((j = malloc(sizeof(*j))) == NULL) {
+		close(fd);
+		return;
+	}
+	j->ctx = ctx;
+	j->fd = fd;
+	j->seq = seq;
+	__atomic_add_fetch(&live, 1, __ATOMIC_SEQ_CST);
+	if (pthread_attr_init(&attr) != 0 ||
+	    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED) != 0 ||
+	    pthread_attr_setstacksize(&attr, 256 * 1024) != 0 ||
+	    pthread_create(&t, &attr, conn_thread, j) != 0) {
+		__atomic_sub_fetch(&live, 1, __ATOMIC_SEQ_CST);
+		free(j);
+		close(fd);
+	}
+	pthread_attr_destroy(&attr);
+}
+
 /*
  * The gateway let go: no new connection; each open one ends now and
- * writes its record (conn.c stops on SIGTERM); then the proxy goes.
- * With SIGCHLD ignored, wait() returns once every child is gone.
+ * writes its record; then the proxy goes (the gateway kills it after a
+ * bounded wait in any case).
  */
 static void __attribute__((noreturn))
 proxy_stop(const int *lfd, int nl)
@@ -56,17 +123,34 @@ proxy_stop(const int *lfd, int nl)
 
 	for (i = 0; i < nl; i++)
 		close(lfd[i]);
-	(void)signal(SIGTERM, SIG_IGN);
-	(void)kill(0, SIGTERM);
-	while (wait(NULL) >= 0 || errno == EINTR)
-		;
+	ag_egress_conn_stop_all();
+	for (i = 0; i < STOP_GRACE_MS / 5 && __atomic_load_n(&live, __ATOMIC_SEQ_CST) > 0; i++) {
+		struct timespec ts = { 0, 5 * 1000 * 1000 };
+
+		nanosleep(&ts, NULL);
+	}
 	_exit(0);
+}
+
+/*
+ * A line ended: what its processes left in the listeners' queues was
+ * opened while it ran, so it is accepted now, under its seq, before the
+ * next line starts (the gateway waits for the answer).
+ */
+static void
+drain_queue(const struct egress_ctx *ctx, const int *lfd, int nl, unsigned long seq)
+{
+	int i, c;
+
+	for (i = 0; i < nl; i++)
+		while ((c = accept4(lfd[i], NULL, NULL, SOCK_CLOEXEC)) >= 0)
+			serve(ctx, c, seq);
 }
 
 /* The proxy process's whole life. */
 static void __attribute__((noreturn))
 proxy_main(const struct egress_ctx *ctx, const int *lfd, int nl, struct shared *sh,
-    pid_t gateway, int alive)
+    pid_t gateway, int ctl)
 {
 	struct pollfd pf[3];
 	int i;
@@ -74,14 +158,11 @@ proxy_main(const struct egress_ctx *ctx, const int *lfd, int nl, struct shared *
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != gateway)
 		_exit(1);
 	(void)prctl(PR_SET_NAME, "agentgate-proxy", 0, 0, 0);
-	/* a group of its own: the stop reaches its connections, not the gateway */
-	(void)setpgid(0, 0);
 	/* the gateway's handlers write to its self-pipe: not ours */
 	for (i = 1; i < NSIG; i++)
 		if (i != SIGKILL && i != SIGSTOP)
 			(void)signal(i, SIG_DFL);
 	(void)signal(SIGPIPE, SIG_IGN);
-	(void)signal(SIGCHLD, SIG_IGN);		/* connections reap themselves */
 	{
 		sigset_t none;
 
@@ -92,10 +173,12 @@ proxy_main(const struct egress_ctx *ctx, const int *lfd, int nl, struct shared *
 	/* our own audit file: its lock is then not the gateway's (audit.h) */
 	ag_audit_forked(ctx->audit);
 	for (i = 0; i < nl; i++) {
+		/* a drain takes what is queued and no more */
+		(void)fcntl(lfd[i], F_SETFL, fcntl(lfd[i], F_GETFL) | O_NONBLOCK);
 		pf[i].fd = lfd[i];
 		pf[i].events = POLLIN;
 	}
-	pf[nl].fd = alive;
+	pf[nl].fd = ctl;
 	pf[nl].events = POLLIN;
 	for (;;) {
 		int n = poll(pf, (nfds_t)nl + 1, -1);
@@ -105,39 +188,29 @@ proxy_main(const struct egress_ctx *ctx, const int *lfd, int nl, struct shared *
 				continue;
 			_exit(2);
 		}
-		if (pf[nl].revents != 0)
-			proxy_stop(lfd, nl);
+		if (pf[nl].revents != 0) {
+			char m;
+
+			/* 'E': the line ended, its queue is drained and answered;
+			 * the gateway gone (EOF): stop */
+			if (read(ctl, &m, 1) != 1)
+				proxy_stop(lfd, nl);
+			if (m == 'E') {
+				drain_queue(ctx, lfd, nl, sh->seq);
+				if (write(ctl, "e", 1) != 1)
+					proxy_stop(lfd, nl);
+			}
+			continue;
+		}
 		for (i = 0; i < nl; i++) {
-			unsigned long seq;
-			pid_t pid;
 			int c;
 
 			if (!(pf[i].revents & POLLIN))
 				continue;
 			if ((c = accept4(pf[i].fd, NULL, NULL, SOCK_CLOEXEC)) < 0)
 				continue;
-			/* read before the fork: the line running when it was opened */
-			seq = sh->seq;
-			if (__atomic_load_n(&sh->live, __ATOMIC_SEQ_CST) >= AG_EGRESS_MAX_CONN) {
-				ag_egress_conn_busy(ctx, c, seq, AG_EGRESS_MAX_CONN);
-				continue;
-			}
-			__atomic_add_fetch(&sh->live, 1, __ATOMIC_SEQ_CST);
-			if ((pid = fork()) == 0) {
-				int k;
-
-				for (k = 0; k < nl; k++)
-					close(lfd[k]);
-				close(alive);
-				(void)signal(SIGCHLD, SIG_DFL);
-				ag_audit_forked(ctx->audit);
-				ag_egress_conn(ctx, c, seq);
-				__atomic_sub_fetch(&sh->live, 1, __ATOMIC_SEQ_CST);
-				_exit(0);
-			}
-			if (pid < 0)
-				__atomic_sub_fetch(&sh->live, 1, __ATOMIC_SEQ_CST);
-			close(c);
+			/* the line running when it was opened */
+			serve(ctx, c, sh->seq);
 		}
 	}
 }
@@ -169,14 +242,14 @@ ag_egress_start(const struct ag_config *cfg, const struct ag_profile *p,
 {
 	struct ag_egress *e = calloc(1, sizeof(*e));
 	struct egress_ctx ctx;
-	int rep[2] = { -1, -1 }, alive[2] = { -1, -1 };
+	int rep[2] = { -1, -1 }, ctl[2] = { -1, -1 };
 	pid_t me = getpid();
 
 	if (e == NULL) {
 		ag_err_set(err, "out of memory");
 		return NULL;
 	}
-	e->report_fd = e->alive_fd = -1;
+	e->report_fd = e->ctl_fd = -1;
 	if (nl <= 0 || nl > 2 ||
 	    (e->sh = mmap(NULL, sizeof(*e->sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
 	    -1, 0)) == MAP_FAILED) {
@@ -184,7 +257,8 @@ ag_egress_start(const struct ag_config *cfg, const struct ag_profile *p,
 		ag_err_set(err, "egress proxy: %s", nl <= 0 ? "no listener" : strerror(errno));
 		goto fail;
 	}
-	if (pipe2(rep, O_CLOEXEC) < 0 || pipe2(alive, O_CLOEXEC) < 0 ||
+	if (pipe2(rep, O_CLOEXEC) < 0 ||
+	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ctl) < 0 ||
 	    fcntl(rep[0], F_SETFL, O_NONBLOCK) < 0 ||
 	    fcntl(rep[1], F_SETFL, O_NONBLOCK) < 0) {
 		ag_err_set(err, "egress proxy: pipe: %s", strerror(errno));
@@ -200,26 +274,26 @@ ag_egress_start(const struct ag_config *cfg, const struct ag_profile *p,
 		goto fail;
 	}
 	if (e->pid == 0) {
-		int keep[4] = { lfd[0], nl > 1 ? lfd[1] : lfd[0], rep[1], alive[0] };
+		int keep[4] = { lfd[0], nl > 1 ? lfd[1] : lfd[0], rep[1], ctl[1] };
 
 		if (keep_only(keep, 4) < 0)
 			_exit(1);
-		proxy_main(&ctx, lfd, nl, e->sh, me, alive[0]);
+		proxy_main(&ctx, lfd, nl, e->sh, me, ctl[1]);
 	}
 	close(rep[1]);
-	close(alive[0]);
+	close(ctl[1]);
 	e->report_fd = rep[0];
-	e->alive_fd = alive[1];
+	e->ctl_fd = ctl[0];
 	return e;
 fail:
 	if (rep[0] >= 0)
 		close(rep[0]);
 	if (rep[1] >= 0)
 		close(rep[1]);
-	if (alive[0] >= 0)
-		close(alive[0]);
-	if (alive[1] >= 0)
-		close(alive[1]);
+	if (ctl[0] >= 0)
+		close(ctl[0]);
+	if (ctl[1] >= 0)
+		close(ctl[1]);
 	if (e->sh != NULL)
 		munmap(e->sh, sizeof(*e->sh));
 	free(e);
@@ -237,6 +311,21 @@ ag_egress_set_seq(struct ag_egress *e, unsigned long seq)
 {
 	if (e != NULL)
 		e->sh->seq = seq;
+}
+
+int
+ag_egress_line_end(struct ag_egress *e)
+{
+	char a;
+
+	if (e == NULL || e->ctl_fd < 0)
+		return 0;
+	if (write(e->ctl_fd, "E", 1) != 1)
+		return -1;
+	while (read(e->ctl_fd, &a, 1) < 0)
+		if (errno != EINTR)
+			return -1;
+	return 0;
 }
 
 /* What the proxy reported since the last call, appended to pending. */
@@ -302,9 +391,9 @@ ag_egress_stop(struct ag_egress *e)
 
 	if (e == NULL)
 		return;
-	if (e->alive_fd >= 0)
-		close(e->alive_fd);
-	/* its connections write their records; a bounded wait, then the group */
+	if (e->ctl_fd >= 0)
+		close(e->ctl_fd);
+	/* its connections write their records; a bounded wait, then it goes */
 	while (e->pid > 0 && waited < STOP_GRACE_MS) {
 		struct timespec ts = { 0, 5 * 1000 * 1000 };
 		pid_t r = waitpid(e->pid, NULL, WNOHANG);
@@ -317,7 +406,6 @@ ag_egress_stop(struct ag_egress *e)
 		waited += 5;
 	}
 	if (e->pid > 0) {
-		kill(-e->pid, SIGKILL);
 		kill(e->pid, SIGKILL);
 		while (waitpid(e->pid, NULL, 0) < 0 && errno == EINTR)
 			;

@@ -15,7 +15,7 @@
  * command is the one whose process tree opened it.
  *
  * The proxy is a child of the gateway; each connection is handled by a
- * child of its own, which writes the record when the connection ends.
+ * thread of its own, which writes the record when the connection ends.
  */
 #ifndef AG_EGRESS_H
 #define AG_EGRESS_H
@@ -42,6 +42,14 @@ pid_t	ag_egress_pid(const struct ag_egress *e);
 
 /* The command line now running (its audit seq); 0 between lines. */
 void	ag_egress_set_seq(struct ag_egress *e, unsigned long seq);
+
+/*
+ * The line's processes are gone (after the sandbox's sweep): what they
+ * left waiting in the listeners' queues is accepted now, as theirs, before
+ * this returns, so no connection of one line is taken for the next one's.
+ * 0, or -1 when the proxy is gone.
+ */
+int	ag_egress_line_end(struct ag_egress *e);
 
 /*
  * After the line with seq: each refused connection it made, once per

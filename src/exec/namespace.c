@@ -985,9 +985,6 @@ plan_ns(struct build *b)
 			return -1;
 	}
 	if (sb->developer) {
-		char rt[64];
-		struct stat st;
-
 		if (ops_add(sb, NSOP_TMPFS, "/tmp", MS_NOSUID | MS_NODEV |
 		    (beneath_any(&b->execs, "/tmp") ? 0 : MS_NOEXEC)) < 0)
 			return -1;
@@ -995,17 +992,6 @@ plan_ns(struct build *b)
 		sb->ops[sb->nops - 1].size = b->p->limits.tmp_size > 0 ? b->p->limits.tmp_size :
 		    AG_TMP_SIZE_DEFAULT;
 		sb->private_tmp = 1;
-		/*
-		 * The account's runtime directory holds sockets that start
-		 * programs outside the sandbox (the systemd user manager's bus:
-		 * `systemd-run --user`); Landlock does not mediate connecting to
-		 * a pathname socket, so the directory is hidden under an empty
-		 * tmpfs.
-		 */
-		snprintf(rt, sizeof(rt), "/run/user/%lu", (unsigned long)geteuid());
-		if (stat(rt, &st) == 0 && S_ISDIR(st.st_mode) &&
-		    ops_add(sb, NSOP_TMPFS, rt, MS_NOSUID | MS_NODEV | MS_NOEXEC) < 0)
-			return -1;		/* empty, read by no one: 1 MiB */
 	}
 	for (k = 0; k < 2; k++) {
 		const struct ag_strlist *l = &b->p->paths_protect;
@@ -1058,12 +1044,43 @@ hardlink_err(const struct ag_sandbox *sb, struct ag_err *err)
 	    "are refused until then", sb->bad_link);
 }
 
+/*
+ * Landlock does not mediate connecting to a pathname socket, and the
+ * network namespace does not hold one: directories whose sockets start
+ * programs outside the sandbox (the systemd user manager's bus:
+ * `systemd-run --user`; the system bus) or resolve names for it (systemd-
+ * resolved's varlink, nscd) are hidden under an empty tmpfs in every
+ * tier.  What other daemons listen on pathname sockets elsewhere stays
+ * reachable as the account (doc/sandbox.md, "Limits").
+ */
+static int
+hide_socket_dirs(struct ag_sandbox *sb)
+{
+	static const char *const dirs[] = { "/run/dbus", "/run/systemd", "/run/nscd",
+	    "/run/containerd", "/run/docker", "/run/podman", NULL };
+	char rt[64];
+	struct stat st;
+	size_t i;
+
+	snprintf(rt, sizeof(rt), "/run/user/%lu", (unsigned long)geteuid());
+	if (lstat(rt, &st) == 0 && S_ISDIR(st.st_mode) &&
+	    ops_add(sb, NSOP_TMPFS, rt, MS_NOSUID | MS_NODEV | MS_NOEXEC) < 0)
+		return -1;		/* empty, read by no one: 1 MiB */
+	for (i = 0; dirs[i] != NULL; i++)
+		if (lstat(dirs[i], &st) == 0 && S_ISDIR(st.st_mode) &&
+		    ops_add(sb, NSOP_TMPFS, dirs[i], MS_NOSUID | MS_NODEV | MS_NOEXEC) < 0)
+			return -1;
+	return 0;
+}
+
 int
 sb_ns_make(struct ag_sandbox *sb, struct build *b)
 {
 	size_t i;
 	int rc;
 
+	if (hide_socket_dirs(sb) < 0)
+		return ag_err_set(b->err, "out of memory");
 	for (i = 0; i < b->writes.n; i++) {
 		unsigned long f = remount_flags(b->writes.v[i], MS_NOEXEC);
 

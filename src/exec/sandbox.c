@@ -857,7 +857,8 @@ build_rulesets(struct build *b)
 }
 
 /*
- * Besides memfd (see the top of the file), sockets:
+ * Besides memfd (see the top of the file), no new user namespace (below),
+ * and sockets:
  *  - io_uring is refused outright (ENOSYS, so programs fall back to plain
  *    system calls): a socket made through it is never seen by this filter;
  *  - a socket family must be one the network namespace holds: UNIX,
@@ -872,7 +873,7 @@ static int
 build_seccomp(struct ag_sandbox *sb)
 {
 #ifdef AG_AUDIT_ARCH
-	enum { NEXT = AG_BPF_NEXT, ALLOW, DENY, NOSYS, MEMFD, SOCKET, IOCTL };
+	enum { NEXT = AG_BPF_NEXT, ALLOW, DENY, NOSYS, MEMFD, SOCKET, IOCTL, NEWUSER };
 	struct ag_bpf *b = &sb->filt;
 	int inet = sb->ns_net_fd >= 0;
 
@@ -891,6 +892,13 @@ build_seccomp(struct ag_sandbox *sb)
 	ag_bpf_jeq(b, SYS_io_uring_setup, NOSYS, NEXT);
 	ag_bpf_jeq(b, SYS_io_uring_enter, NOSYS, NEXT);
 	ag_bpf_jeq(b, SYS_io_uring_register, NOSYS, NEXT);
+	/* no user namespace of its own: inside one a command would hold every
+	 * capability, and with them nf_tables and the rest of the kernel's
+	 * namespaced attack surface (clone3's flags are in memory: ENOSYS, and
+	 * the C library falls back to clone) */
+	ag_bpf_jeq(b, SYS_clone3, NOSYS, NEXT);
+	ag_bpf_jeq(b, SYS_unshare, NEWUSER, NEXT);
+	ag_bpf_jeq(b, SYS_clone, NEWUSER, NEXT);
 	ag_bpf_jeq(b, SYS_ioctl, IOCTL, NEXT);
 	ag_bpf_jeq(b, SYS_socket, SOCKET, ALLOW);
 
@@ -903,6 +911,11 @@ build_seccomp(struct ag_sandbox *sb)
 	ag_bpf_ld(b, AG_BPF_ARG(1));
 	ag_bpf_jeq(b, TIOCSTI, DENY, NEXT);
 	ag_bpf_jeq(b, TIOCLINUX, DENY, ALLOW);
+
+	/* unshare(flags), clone(flags, ...) */
+	ag_bpf_label(b, NEWUSER);
+	ag_bpf_ld(b, AG_BPF_ARG(0));
+	ag_bpf_jset(b, CLONE_NEWUSER, DENY, ALLOW);
 
 	/* memfd_create(name, flags): only sealed non-executable */
 	ag_bpf_label(b, MEMFD);

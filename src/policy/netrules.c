@@ -69,7 +69,9 @@ path_plain(const char *path)
 
 	if (path[0] != '/')
 		return 0;
-	for (s = path; *s != '\0' && *s != '?' && *s != '#'; s++) {
+	for (s = path; *s != '\0' && *s != '?'; s++) {
+		if (*s == '#')
+			return 0;
 		if (*s == '%' && s[1] != '\0' && s[2] != '\0') {
 			char h[3] = { s[1], s[2], '\0' };
 			unsigned long c = strtoul(h, NULL, 16);
@@ -79,9 +81,10 @@ path_plain(const char *path)
 		}
 		if (*s == '\\')
 			return 0;
+		/* dot segments, also with a ";parameter" that some servers drop */
 		if (s[0] == '/' && s[1] == '.' &&
-		    (s[2] == '/' || s[2] == '\0' || s[2] == '?' ||
-		    (s[2] == '.' && (s[3] == '/' || s[3] == '\0' || s[3] == '?'))))
+		    (s[2] == '/' || s[2] == '\0' || s[2] == '?' || s[2] == ';' ||
+		    (s[2] == '.' && (s[3] == '/' || s[3] == '\0' || s[3] == '?' || s[3] == ';'))))
 			return 0;
 	}
 	return 1;
@@ -91,7 +94,7 @@ static int
 path_matches(const char *glob, const char *path)
 {
 	char p[4096];
-	size_t n = strcspn(path, "?#");
+	size_t n = strcspn(path, "?");
 
 	if (n >= sizeof(p))
 		return 0;
@@ -235,8 +238,27 @@ v6_class(const unsigned char *a)
 	return NULL;
 }
 
+/* A private network's address (not the internet), or NULL. */
+static const char *
+private_class(int family, const unsigned char *a)
+{
+	if (family == AF_INET6) {
+		if ((a[0] & 0xfe) == 0xfc)
+			return "a private (unique local) address";
+		return NULL;
+	}
+	if (a[0] == 10 || (a[0] == 172 && (a[1] & 0xf0) == 16) || (a[0] == 192 && a[1] == 168))
+		return "a private network's address";
+	if (a[0] == 100 && (a[1] & 0xc0) == 64)
+		return "a carrier-grade NAT address";
+	if (a[0] == 198 && (a[1] & 0xfe) == 18)
+		return "a benchmarking network's address";
+	return NULL;
+}
+
 const char *
-ag_net_addr_check(const struct ag_profile *p, const struct sockaddr *sa, int port)
+ag_net_addr_check(const struct ag_profile *p, const struct sockaddr *sa, int port,
+    const struct ag_net_rule *rule)
 {
 	const unsigned char *a;
 	const char *cls;
@@ -256,6 +278,10 @@ ag_net_addr_check(const struct ag_profile *p, const struct sockaddr *sa, int por
 	for (i = 0; cls == NULL && i < nown; i++)
 		if (own[i].family == family && memcmp(own[i].addr, a, len) == 0)
 			cls = "this host's own address";
+	if (cls == NULL && (rule == NULL || rule->host[0] == '*'))
+		cls = private_class(family, a) != NULL ? private_class(family, a) :
+		    family == AF_INET6 && memcmp(a, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12) == 0 ?
+		    private_class(AF_INET, a + 12) : NULL;
 	if (cls == NULL)
 		return NULL;
 	for (i = 0; p->has_network && i < p->nnet_allow; i++) {

@@ -44,12 +44,17 @@ int	ag_net_judge(const struct ag_profile *p, const char *host, int port, const c
 int	ag_net_load_own_addrs(void);
 
 /*
- * May the proxy connect to sa, which a name resolved to?  NULL when it may
- * (not inside the host, or an address rule of p names it on port); else
- * what the address is ("loopback", "link-local", "the cloud metadata
- * service", "this host's own address", ...).
+ * May the proxy connect to sa, which a name resolved to under rule (the
+ * one that allowed the name)?  NULL when it may; else what the address is
+ * ("a loopback address", "the cloud metadata service", "this host's own
+ * address", ...).  Inside the host: refused unless an address rule of p
+ * names it on port.  A private network (RFC 1918, CGNAT, benchmarking,
+ * IPv6 unique local): refused when rule is a pattern ("*", "*.domain"),
+ * which a name an agent controls could satisfy, and allowed when it names
+ * the host exactly.
  */
-const char *ag_net_addr_check(const struct ag_profile *p, const struct sockaddr *sa, int port);
+const char *ag_net_addr_check(const struct ag_profile *p, const struct sockaddr *sa, int port,
+	    const struct ag_net_rule *rule);
 
 /*
  * The profile's rules as the agent is told them: "registry.npmjs.org,

@@ -78,6 +78,8 @@ static const struct jcase jcases[] = {
 	  "allows GET" },
 	{ "method_rule_encoded_dots", "dev", "deb.debian.org", 80, "GET", "/debian/%2e%2e/etc", 0,
 	  "allows GET" },
+	{ "method_rule_dot_dot_param", "dev", "deb.debian.org", 80, "GET", "/debian/..;/etc", 0,
+	  "allows GET" },
 	{ "method_rule_encoded_slash", "dev", "deb.debian.org", 80, "GET", "/debian%2f..%2fetc",
 	  0, "allows GET" },
 	{ "method_rule_no_tunnel", "dev", "deb.debian.org", 80, NULL, NULL, 0,
@@ -136,7 +138,7 @@ check4(const struct ag_profile *p, const char *a, int port)
 	memset(&s, 0, sizeof(s));
 	s.sin_family = AF_INET;
 	assert_int_equal(inet_pton(AF_INET, a, &s.sin_addr), 1);
-	return ag_net_addr_check(p, (struct sockaddr *)&s, port);
+	return ag_net_addr_check(p, (struct sockaddr *)&s, port, NULL);
 }
 
 static const char *
@@ -147,7 +149,7 @@ check6(const struct ag_profile *p, const char *a, int port)
 	memset(&s, 0, sizeof(s));
 	s.sin6_family = AF_INET6;
 	assert_int_equal(inet_pton(AF_INET6, a, &s.sin6_addr), 1);
-	return ag_net_addr_check(p, (struct sockaddr *)&s, port);
+	return ag_net_addr_check(p, (struct sockaddr *)&s, port, NULL);
 }
 
 /* A name an agent chose must not lead the proxy back into the host. */
@@ -171,6 +173,36 @@ addresses_inside_the_host(void **state)
 	assert_non_null(strstr(check6(p, "fe80::1", 443), "link-local"));
 	assert_non_null(strstr(check6(p, "fd00:ec2::254", 80), "metadata"));
 	assert_non_null(strstr(check6(p, "::", 80), "unspecified"));
+	/* a private network, reached by a pattern (here: no rule at all) */
+	assert_non_null(strstr(check4(p, "10.0.0.5", 443), "private"));
+	assert_non_null(strstr(check4(p, "172.17.0.2", 443), "private"));
+	assert_non_null(strstr(check4(p, "192.168.1.1", 443), "private"));
+	assert_non_null(strstr(check4(p, "100.64.0.1", 443), "carrier-grade"));
+	assert_non_null(strstr(check6(p, "fd12::1", 443), "private"));
+	assert_non_null(check6(p, "::ffff:10.0.0.5", 443));
+	/* ... and by a rule naming the host exactly: allowed */
+	{
+		struct sockaddr_in s4;
+		const struct ag_net_rule *exact = NULL, *wild = NULL;
+		size_t i;
+
+		for (i = 0; i < p->nnet_allow; i++) {
+			if (strcmp(p->net_allow[i].host, "github.com") == 0)
+				exact = &p->net_allow[i];
+			if (strcmp(p->net_allow[i].host, "*.pypi.org") == 0)
+				wild = &p->net_allow[i];
+		}
+		assert_non_null(exact);
+		assert_non_null(wild);
+		memset(&s4, 0, sizeof(s4));
+		s4.sin_family = AF_INET;
+		inet_pton(AF_INET, "10.0.0.5", &s4.sin_addr);
+		assert_null(ag_net_addr_check(p, (struct sockaddr *)&s4, 443, exact));
+		assert_non_null(ag_net_addr_check(p, (struct sockaddr *)&s4, 443, wild));
+		/* loopback stays refused whatever the rule */
+		inet_pton(AF_INET, "127.0.0.1", &s4.sin_addr);
+		assert_non_null(ag_net_addr_check(p, (struct sockaddr *)&s4, 443, exact));
+	}
 	/* what the internet is */
 	assert_null(check4(p, "140.82.112.3", 443));
 	assert_null(check6(p, "2606:4700::1111", 443));

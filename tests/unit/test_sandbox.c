@@ -559,6 +559,14 @@ network_is_the_namespaces_own(void **state)
 	assert_int_equal(sh("python3 -c 'import ctypes\nr = ctypes.CDLL(None, use_errno=True)"
 	    ".syscall(425, 8, ctypes.create_string_buffer(120))\n"
 	    "raise SystemExit(38 if r == -1 and ctypes.get_errno() == 38 else 1)'"), 38);
+	/* no user namespace of its own (nf_tables and the rest would follow):
+	 * unshare refused, clone3 ENOSYS; a plain fork still works */
+	assert_int_equal(sh("python3 -c 'import ctypes, os\nl = ctypes.CDLL(None, use_errno=True)\n"
+	    "r = l.unshare(0x10000000)\ne = ctypes.get_errno()\n"
+	    "r3 = l.syscall(435, None, 0)\ne3 = ctypes.get_errno()\n"
+	    "p = os.fork()\nos._exit(0) if p == 0 else os.waitpid(p, 0)\n"
+	    "raise SystemExit(42 if (r, e, r3, e3) == (-1, 13, -1, 38) else 1)'"), 42);
+	assert_int_not_equal(sh("unshare -U true 2>/dev/null"), 0);
 	/* the proxy's listener: a connection made inside waits on the fd the
 	 * gateway holds */
 	n = ag_sandbox_egress_fds(g_sb, fds);
