@@ -148,25 +148,25 @@ ag_net_judge(const struct ag_profile *p, const char *host, int port, const char 
 		}
 		v->allow = 1;
 		v->rule = r;
-		snprintf(v->reason, sizeof(v->reason), "network.allow '%s'%s%s%s", r->text,
+		snprintf(v->reason, sizeof(v->reason), "network.allow '%.200s'%s%s%s", r->text,
 		    r->preset ? " (preset " : "", r->preset ? r->preset : "",
 		    r->preset ? ")" : "");
 		return 1;
 	}
 	v->host_listed = saw_host;
 	if (saw_tunnel_only)
-		snprintf(v->reason, sizeof(v->reason), "%s:%d is allowed only for plain HTTP "
+		snprintf(v->reason, sizeof(v->reason), "%.150s:%d is allowed only for plain HTTP "
 		    "requests a rule's method and path match; a tunnel (CONNECT, SOCKS) hides "
 		    "them", h, port);
 	else if (method != NULL && saw_host)
 		snprintf(v->reason, sizeof(v->reason), "no network.allow rule of profile '%s' "
-		    "allows %s %s:%d%s", p->name ? p->name : "?", method, h, port,
+		    "allows %.10s %.100s:%d%.100s", p->name ? p->name : "?", method, h, port,
 		    path != NULL ? path : "");
 	else if (saw_host)
 		snprintf(v->reason, sizeof(v->reason), "no network.allow rule of profile '%s' "
-		    "allows port %d of %s", p->name ? p->name : "?", port, h);
+		    "allows port %d of %.150s", p->name ? p->name : "?", port, h);
 	else
-		snprintf(v->reason, sizeof(v->reason), "%s is not in network.allow of profile "
+		snprintf(v->reason, sizeof(v->reason), "%.150s is not in network.allow of profile "
 		    "'%s'", h, p->name ? p->name : "?");
 	return 0;
 }
