@@ -11,6 +11,7 @@
 #include "common/misc.h"
 #include "common/utf8.h"
 #include "policy/policy.h"
+#include "policy/prog.h"
 #include "common/strbuf.h"
 
 /* Does any deny rule name this program?  The common case (cc1, as, ld,
@@ -174,11 +175,23 @@ judge_exec(const struct ag_execpolicy *ep, const char *path, char *const *argv,
 	size_t i;
 	int ok;
 
-	if (!named_by_deny(ep->profile, path, argc > 0 ? argv[0] : NULL))
+	const struct ag_prog *dp = NULL;
+	const char *dsub = NULL;
+
+	/*
+	 * A program that dispatches on its name (/usr/lib/git-core/git-push,
+	 * git run with argv[0] "git-push") is judged as the command it is:
+	 * "git push ...", whatever path or argv[0] spelled it.
+	 */
+	if (ag_prog_dashed(path, argc > 0 ? argv[0] : NULL, &dp, &dsub) &&
+	    !named_by_deny(ep->profile, dp->names[0], NULL))
+		return 1;
+	if (dp == NULL && !named_by_deny(ep->profile, path, argc > 0 ? argv[0] : NULL))
 		return 1;
 	/* the program as the path the kernel is asked to run, then the arguments */
 	ag_strbuf_init(&sb, AG_EXECPOLICY_MAX);
-	ok = add_quoted(&sb, path) == 0;
+	ok = dp != NULL ? add_quoted(&sb, dp->names[0]) == 0 && ag_strbuf_addch(&sb, ' ') == 0 &&
+	    add_quoted(&sb, dsub) == 0 : add_quoted(&sb, path) == 0;
 	for (i = 1; ok && i < argc; i++)
 		ok = ag_strbuf_addch(&sb, ' ') == 0 && add_quoted(&sb, argv[i]) == 0;
 	if (!ok) {

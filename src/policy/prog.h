@@ -127,7 +127,31 @@ struct ag_prog {
 	 * sets ("NAME=VALUE") to defuse the program (exec/sandbox.c) */
 	const char *const	*env_drop;
 	const char *const	*env_set;
+
+	/*
+	 * How the program dispatches on its own name: run as "git-push" (the
+	 * helper directory's program, a link, or the main binary with that
+	 * argv[0]) git does what `git push` does.  The prefix, or NULL.
+	 */
+	const char		*dashed;
+	/* subcommands that do what another one does, as pairs ("send-pack",
+	 * "push"), NULL-terminated: a deny rule naming the action refuses
+	 * every spelling of it */
+	const char *const	*same_as;
 };
+
+/* The subcommand sub of p as the action it performs ("send-pack" ->
+ * "push"); sub itself when it is no other's. */
+const char *ag_prog_action(const struct ag_prog *p, const char *sub);
+
+/*
+ * An exec of a program that dispatches on its name (path's last component
+ * or argv[0]'s, "git-push"): the registry's program (*p) and the
+ * subcommand the name runs (*sub, pointing into path or argv0).  0 when
+ * the exec is no such thing.
+ */
+int	ag_prog_dashed(const char *path, const char *argv0, const struct ag_prog **p,
+	    const char **sub);
 
 /* The descriptor for a program name (no directory), or NULL. */
 const struct ag_prog *ag_prog_lookup(const char *name);

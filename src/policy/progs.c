@@ -123,6 +123,49 @@ reg_init(void)
 	(void)pthread_once(&reg_once, reg_build);
 }
 
+const char *
+ag_prog_action(const struct ag_prog *p, const char *sub)
+{
+	size_t i;
+
+	for (i = 0; p != NULL && p->same_as != NULL && p->same_as[i] != NULL; i += 2)
+		if (strcmp(p->same_as[i], sub) == 0)
+			return p->same_as[i + 1];
+	return sub;
+}
+
+int
+ag_prog_dashed(const char *path, const char *argv0, const struct ag_prog **p,
+    const char **sub)
+{
+	const char *pb = strrchr(path, '/'), *ab = argv0 != NULL ? strrchr(argv0, '/') : NULL;
+	size_t i, n;
+
+	pb = pb != NULL ? pb + 1 : path;
+	ab = argv0 == NULL ? NULL : ab != NULL ? ab + 1 : argv0;
+	for (i = 0; ag_progs[i] != NULL; i++) {
+		const char *d = ag_progs[i]->dashed;
+
+		if (d == NULL)
+			continue;
+		n = strlen(d);
+		/* the helper directory's git-push, or a link named so */
+		if (strncmp(pb, d, n) == 0 && pb[n] != '\0') {
+			*p = ag_progs[i];
+			*sub = pb + n;
+			return 1;
+		}
+		/* git itself, told by argv[0] which command it is */
+		if (ab != NULL && ag_prog_lookup(pb) == ag_progs[i] && strncmp(ab, d, n) == 0 &&
+		    ab[n] != '\0') {
+			*p = ag_progs[i];
+			*sub = ab + n;
+			return 1;
+		}
+	}
+	return 0;
+}
+
 const struct ag_prog *
 ag_prog_lookup(const char *name)
 {

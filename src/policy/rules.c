@@ -336,6 +336,14 @@ ag_walk_subcommand(struct ag_walker *w, const struct ag_rule *r, const char *rid
  * install`, `npm --prefix x publish`), so that word and the one after
  * it are both taken as the subcommand.
  */
+/* The rule lists s, or the action s performs (git send-pack is a push). */
+static int
+sub_listed(const struct ag_rule *d, const struct ag_prog *p, const char *s)
+{
+	return ag_strlist_contains(&d->subcommands, s) ||
+	    ag_strlist_contains(&d->subcommands, ag_prog_action(p, s));
+}
+
 static int
 deny_subcommand(const struct ag_rule *d, const char *base, struct ag_arg *a, size_t na,
     int flags)
@@ -356,10 +364,10 @@ deny_subcommand(const struct ag_rule *d, const char *base, struct ag_arg *a, siz
 				break;
 			if (a[i + 1].lit == NULL)
 				return -1;
-			return ag_strlist_contains(&d->subcommands, a[i + 1].lit) ? 1 : 0;
+			return sub_listed(d, p, a[i + 1].lit) ? 1 : 0;
 		}
 		if (s[0] != '-' || s[1] == '\0') {
-			if (ag_strlist_contains(&d->subcommands, s))
+			if (sub_listed(d, p, s))
 				return 1;
 			if (maybe_value) {	/* perhaps the value: look on */
 				maybe_value = 0;

@@ -219,7 +219,7 @@ ag_ok "refusal_is_short" test "${#x_err}" -lt 200
 # ---- the adversarial side ------------------------------------------------------
 # A Makefile whose recipes try every way around; each step prints its status.
 cat > "$AG_DIR/evil.mk" <<EOF
-all: hook cfg bashrc profile authkeys outside port push su
+all: hook cfg bashrc profile authkeys outside port push pushargv0 pushhelper sendpack su
 hook:
 	-printf '#!/bin/sh\ntouch $PWN\n' > hello/.git/hooks/post-checkout; chmod +x hello/.git/hooks/post-checkout; echo "hook=\$\$?"
 cfg:
@@ -236,6 +236,12 @@ port:
 	-bash -c 'exec 3<>/dev/tcp/127.0.0.1/$PORT && cat <&3'; echo "port=\$\$?"
 push:
 	-git -C hello push -q ../remote.git HEAD:refs/heads/main; echo "push=\$\$?"
+pushargv0:
+	-cd hello && python3 -c 'import os; os.execv("/usr/bin/git", ["git-push", "-q", "../remote.git", "HEAD:refs/heads/main"])'; echo "pushargv0=\$\$?"
+pushhelper:
+	-cd hello && \$\$(git --exec-path)/git-push -q ../remote.git HEAD:refs/heads/main; echo "pushhelper=\$\$?"
+sendpack:
+	-cd hello && git send-pack ../remote.git HEAD:refs/heads/main >/dev/null; echo "sendpack=\$\$?"
 su:
 	-su -c true </dev/null; echo "su=\$\$?"
 EOF
@@ -245,7 +251,7 @@ cat > evil.mk <<'EOF'
 $(cat "$AG_DIR/evil.mk")
 EOF
 make -s -f evil.mk 2>/dev/null"
-for t in hook cfg bashrc profile authkeys outside port push; do
+for t in hook cfg bashrc profile authkeys outside port push pushargv0 pushhelper sendpack; do
 	ag_like "$x_out" "(^|$(printf '\n'))$t=[1-9]" "make_recipe_cannot_$t"
 done
 # su is denied outright: the kernel refuses to execute it (126), rather

@@ -91,6 +91,23 @@ denied_subcommand_refused_however_it_is_spelled(void **state)
 	assert_int_equal(judge("/usr/bin/git", "make", "push", NULL), 0);
 	/* another file with a denied name */
 	assert_int_equal(judge("/tmp/bin/git", "git", "push", NULL), 0);
+	/* git's own dispatch (issue 33, 2): argv[0] "git-push" of git itself,
+	 * the helper directory's program, a link so named, and the plumbing
+	 * that does what push does */
+	assert_int_equal(judge("/usr/bin/git", "git-push", "origin", NULL), 0);
+	assert_int_equal(judge("/usr/lib/git-core/git-push", "git-push", "origin", NULL), 0);
+	assert_int_equal(judge("/usr/lib/git-core/git-push", "anything", NULL), 0);
+	assert_int_equal(judge("/home/a/work/bin/git-push", "x", NULL), 0);
+	assert_int_equal(judge("/usr/bin/git", "git", "send-pack", "--all", "r", NULL), 0);
+	assert_int_equal(judge("/usr/lib/git-core/git-send-pack", "git-send-pack", "r", NULL), 0);
+	assert_int_equal(judge("/usr/bin/git", "git", "-C", "x", "http-push", "u", NULL), 0);
+	assert_int_equal(judge("/usr/lib/git-core/git-http-push", "x", "u", NULL), 0);
+	/* ... while the other dashed helpers still run */
+	assert_int_equal(judge("/usr/lib/git-core/git-remote-https", "git-remote-https", "o",
+	    "https://h/r", NULL), 1);
+	assert_int_equal(judge("/usr/bin/git", "git-status", NULL), 1);
+	assert_int_equal(judge("/usr/lib/git-core/git-upload-pack", "git-upload-pack", "r",
+	    NULL), 1);
 }
 
 /* the loader runs its operand without an exec of its own */

@@ -143,6 +143,12 @@ static const char *const git_set[] = {
 };
 
 static const char *const git_names[] = { "git", NULL };
+/* plumbing that does what porcelain does: a rule against `push` is against
+ * every way of pushing (send-pack over any transport, http-push for DAV) */
+static const char *const git_same_as[] = {
+	"send-pack", "push", "http-push", "push", NULL
+};
+
 const struct ag_prog ag_prog_git = {
 	.names = git_names,
 	.flags = AG_PROG_DEFUSE_IF_ALLOWED,
@@ -153,4 +159,6 @@ const struct ag_prog ag_prog_git = {
 	.env_harmless = git_env_harmless,
 	.env_drop = git_drop,
 	.env_set = git_set,
+	.dashed = "git-",
+	.same_as = git_same_as,
 };
