@@ -44,14 +44,7 @@ for t in curl openssl; do
 	command -v "$t" >/dev/null || { echo "$t is needed (apt-get install $t)" >&2; exit 99; }
 done
 
-SERVER_PIDS=()
-stop_servers() {
-	local p
-	for p in "${SERVER_PIDS[@]}"; do kill "$p" 2>/dev/null; done
-	for p in "${SERVER_PIDS[@]}"; do wait "$p" 2>/dev/null; done
-	SERVER_PIDS=()
-}
-trap 'stop_servers; ag_cleanup' EXIT
+trap 'ag_stop_servers; ag_cleanup' EXIT
 
 # ---- the servers ----------------------------------------------------------------
 # One process per port, on 127.0.0.1.  A path with "/big" in it is answered
@@ -271,7 +264,7 @@ start_server() {
 	"$AG_PYTHON" "$AG_DIR/bench_server.py" "$1" "$pf" "$BIG" "$AG_DIR/tls.pem" "$AG_DIR/tls.key" \
 	    2>>"$AG_DIR/server.$1.err" &
 	pid=$!
-	SERVER_PIDS+=("$pid")
+	AG_SERVER_PIDS+=("$pid")
 	ag_wait_until 30 sh -c "test -s '$pf' || ! kill -0 $pid 2>/dev/null"
 	[ -s "$pf" ] || { echo "the $1 server did not start:" >&2; cat "$AG_DIR/server.$1.err" >&2; exit 99; }
 	PORT=$(cat "$pf")

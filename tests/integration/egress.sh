@@ -32,14 +32,7 @@ done
 /usr/bin/python3 -c 'import ensurepip, venv' 2>/dev/null ||
     { echo "python3 -m venv is needed (apt-get install python3-venv)" >&2; exit 99; }
 
-SERVER_PIDS=()
-stop_servers() {
-	local p
-	for p in "${SERVER_PIDS[@]}"; do kill "$p" 2>/dev/null; done
-	for p in "${SERVER_PIDS[@]}"; do wait "$p" 2>/dev/null; done
-	SERVER_PIDS=()
-}
-trap 'stop_servers; ag_cleanup' EXIT
+trap 'ag_stop_servers; ag_cleanup' EXIT
 
 # ---- the CA and the servers' certificates ----------------------------------------
 CA=$AG_DIR/ca/ca.pem
@@ -72,7 +65,7 @@ start_server() {
 	"$AG_PYTHON" "$FIX/server.py" "$2" "$3" "$AG_DIR/ca/$n.pem" "$AG_DIR/ca/$n.key" \
 	    "$pf" "$AG_DIR/$n.log" 2>>"$AG_DIR/$n.err" &
 	pid=$!
-	SERVER_PIDS+=("$pid")
+	AG_SERVER_PIDS+=("$pid")
 	ag_wait_until 60 sh -c "test -s '$pf' || ! kill -0 $pid 2>/dev/null"
 	[ -s "$pf" ] || { echo "the server for $n did not start:" >&2; cat "$AG_DIR/$n.err" >&2; exit 99; }
 	printf -v "PORT_${n//./_}" '%s' "$(cat "$pf")"
@@ -200,7 +193,7 @@ EOF
 	pid=$!
 	ag_wait_until 60 ag_listening "$pid" "$p"
 	if ag_up "$pid" "$p"; then
-		SERVER_PIDS+=("$pid")
+		AG_SERVER_PIDS+=("$pid")
 		PORT_registry_npmjs_org=$p
 		break
 	fi

@@ -91,20 +91,6 @@ try:
     print('tcp=' + s.recv(64).decode().strip())
 except OSError as e:
     print('tcp=refused', e.errno)"
-PY_VIA="import socket, sys
-s = socket.create_connection(('127.0.0.1', 3128), timeout=30)
-s.sendall(('CONNECT 127.0.0.1:%s HTTP/1.1\\r\\n\\r\\n' % sys.argv[1]).encode())
-r = b''
-while b'\\r\\n\\r\\n' not in r:
-    d = s.recv(4096)
-    if not d:
-        break
-    r += d
-head, _, rest = r.partition(b'\\r\\n\\r\\n')
-if b' 200 ' in head.split(b'\\r\\n')[0]:
-    print('proxy=' + (rest or s.recv(64)).decode().strip())
-else:
-    print('proxy=refused')"
 PY_UNIX="import socket, sys
 try:
     s = socket.socket(socket.AF_UNIX)
@@ -144,10 +130,10 @@ for abi in 1 2 3 4 5 6; do
 	policy net
 	ag_run a "python3 -c \"$PY_TCP\" $P_OK"
 	ag_like "$a_out" "^tcp=refused" "ABI $abi, network.allow: nothing straight to the host"
-	ag_run a "python3 -c \"$PY_VIA\" $P_OK"
-	ag_is "$a_out" "proxy=connected" "ABI $abi, network.allow: the named address through the proxy"
-	ag_run a "python3 -c \"$PY_VIA\" $P_BAD"
-	ag_is "$a_out" "proxy=refused" "ABI $abi, network.allow: nothing else through it"
+	ag_run a "python3 -c \"$AG_PY_VIA\" $P_OK"
+	ag_like "$a_out" "payload=connected" "ABI $abi, network.allow: the named address through the proxy"
+	ag_run a "python3 -c \"$AG_PY_VIA\" $P_BAD"
+	ag_like "$a_out" "^proxy=HTTP/1.1 403" "ABI $abi, network.allow: nothing else through it"
 done
 
 # doctor says the same, profile by profile

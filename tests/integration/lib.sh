@@ -770,6 +770,39 @@ ag_run() {
 	rm -f "$errf"
 }
 
+# Servers a test starts in the background: their pids in AG_SERVER_PIDS;
+# ag_stop_servers (in the test's EXIT trap, before ag_cleanup) stops and
+# reaps them.
+AG_SERVER_PIDS=()
+ag_stop_servers() {
+	local p
+	for p in "${AG_SERVER_PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	for p in "${AG_SERVER_PIDS[@]}"; do wait "$p" 2>/dev/null; done
+	AG_SERVER_PIDS=()
+}
+
+# AG_PY_VIA: python3 code that asks the session's egress proxy (127.0.0.1:
+# 3128) for a tunnel to 127.0.0.1:PORT (its argument) and prints the
+# answer's status line as "proxy=LINE" and, when the tunnel opened, the
+# first line the far end sent as "payload=LINE".
+AG_PY_VIA="import socket, sys
+s = socket.create_connection(('127.0.0.1', 3128), timeout=30)
+s.sendall(('CONNECT 127.0.0.1:%s HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n' % sys.argv[1]).encode())
+r = b''
+while b'\\r\\n\\r\\n' not in r:
+    d = s.recv(4096)
+    if not d:
+        break
+    r += d
+head, _, rest = r.partition(b'\\r\\n\\r\\n')
+print('proxy=' + head.split(b'\\r\\n')[0].decode())
+if b' 200 ' in head.split(b'\\r\\n')[0]:
+    s.settimeout(3)
+    try:
+        print('payload=' + (rest or s.recv(64)).decode().strip())
+    except OSError:
+        print('payload=')"
+
 # ag_audit_query PYTHON-EXPR: evaluate an expression over the parsed audit
 # records (a list named r); every line must be valid JSON or this fails.
 ag_audit_query() {

@@ -238,19 +238,9 @@ ag_ok "nothing outside paths.write can be removed" test "$w_rc" -ne 0 -a -e "$AG
 # The session's network namespace has only its own loopback; the one way out
 # is the egress proxy on 127.0.0.1:3128, which allows what network.allow names
 # (here one address and port of the host) and nothing else.
-PY_VIA="import socket, sys
-s = socket.create_connection(('127.0.0.1', 3128), timeout=30)
-s.sendall(('CONNECT 127.0.0.1:%s HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n' % sys.argv[1]).encode())
-r = b''
-while b'\\r\\n\\r\\n' not in r:
-    d = s.recv(4096)
-    if not d:
-        break
-    r += d
-print('proxy=' + r.split(b'\\r\\n')[0].decode())"
-ag_run n "python3 -c \"$PY_VIA\" $P_OK"
+ag_run n "python3 -c \"$AG_PY_VIA\" $P_OK"
 ag_like "$n_out" "^proxy=HTTP/1.1 200" "the proxy reaches what network.allow names" "$n_out" "$n_err"
-ag_run n "python3 -c \"$PY_VIA\" $P_BAD"
+ag_run n "python3 -c \"$AG_PY_VIA\" $P_BAD"
 ag_like "$n_out" "^proxy=HTTP/1.1 403" "the proxy refuses what it does not name" "$n_out"
 ag_like "$n_err" "agentgate: blocked connection to 127\\.0\\.0\\.1:$P_BAD" \
     "the refusal is told after the command" "$n_err"
