@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "common/utf8.h"
 #include "common/config.h"
 #include "common/err.h"
 #include "common/misc.h"
@@ -40,17 +41,41 @@ need_root(const char *what)
 	return -1;
 }
 
+/*
+ * What an agent chose (its command line; what sshd and PAM recorded from
+ * the client), as root's terminal may show it: escapes, not obeyed (an OSC
+ * 52 clipboard write, a title, line erases).  The registry's fields are
+ * bounded, so are these.
+ */
+struct shown {
+	char	identity[4 * 128], user[4 * 64], client[4 * 160];
+	char	command[4 * (AG_LIVE_MAX_CMD + 1)];
+};
+
+static void
+show_entry(const struct ag_live_entry *e, struct shown *s)
+{
+	ag_utf8_visible(e->identity[0] ? e->identity : "-", e->identity[0] ? strlen(e->identity) :
+	    1, sizeof(e->identity), s->identity, sizeof(s->identity));
+	ag_utf8_visible(e->user, strlen(e->user), sizeof(e->user), s->user, sizeof(s->user));
+	ag_utf8_visible(e->client[0] ? e->client : "-", e->client[0] ? strlen(e->client) : 1,
+	    sizeof(e->client), s->client, sizeof(s->client));
+	ag_utf8_visible(e->command[0] ? e->command : "(idle)", e->command[0] ?
+	    strlen(e->command) : 6, sizeof(e->command), s->command, sizeof(s->command));
+}
+
 static int
 print_entry(const struct ag_live_entry *e, void *arg)
 {
+	static struct shown s;
 	int *n = arg;
 
 	if ((*n)++ == 0)
 		printf("%-8s  %-16s  %-12s  %-22s  %-20s  %7s  %s\n", "SESSION", "IDENTITY",
 		    "USER", "CLIENT", "SINCE", "PID", "COMMAND");
-	printf("%-8.8s  %-16s  %-12s  %-22s  %-20s  %7ld  %s\n", e->session,
-	    e->identity[0] ? e->identity : "-", e->user, e->client[0] ? e->client : "-",
-	    e->since, (long)e->pid, e->command[0] ? e->command : "(idle)");
+	show_entry(e, &s);
+	printf("%-8.8s  %-16s  %-12s  %-22s  %-20s  %7ld  %s\n", e->session, s.identity, s.user,
+	    s.client, e->since, (long)e->pid, s.command);
 	return 0;
 }
 
@@ -159,10 +184,12 @@ static int
 end_one(const struct ag_live_entry *e, void *arg)
 {
 	struct target *t = arg;
+	static struct shown s;
 	long long deadline;
 
 	if (!matches(t, e))
 		return 0;
+	show_entry(e, &s);
 	t->found++;
 	audit_termination(t, e);
 	if (kill(e->pid, SIGTERM) < 0 && errno != ESRCH) {
@@ -180,10 +207,10 @@ end_one(const struct ag_live_entry *e, void *arg)
 	if (!gone(e->pid, e->start)) {
 		(void)kill(e->pid, SIGKILL);
 		printf("session %.8s (%s@%s, pid %ld) killed: it did not end on SIGTERM\n",
-		    e->session, e->identity[0] ? e->identity : "-", e->user, (long)e->pid);
+		    e->session, s.identity, s.user, (long)e->pid);
 	} else
-		printf("session %.8s (%s@%s, pid %ld) ended\n", e->session,
-		    e->identity[0] ? e->identity : "-", e->user, (long)e->pid);
+		printf("session %.8s (%s@%s, pid %ld) ended\n", e->session, s.identity, s.user,
+		    (long)e->pid);
 	t->ended++;
 	return 0;
 }

@@ -134,6 +134,19 @@ ag_ok "the_session_recorded_its_end" ag_audit_query \
 ag_is "$("$AG_DIR/agentgate" sessions | awk -v u="$AG_USER" '$3 == u' | wc -l)" 0 \
     "terminated_session_no_longer_listed" "$("$AG_DIR/agentgate" sessions)"
 
+# what an agent chose never reaches root's terminal raw (issue 34): an OSC 52
+# clipboard write, a title and a line erase in the command line are shown
+# as escapes by sessions and terminate
+ag_as alice "$T" "sleep 2718 # $(printf '\033]52;c;cm0gLXJmIH4=\a\033]0;pwned\a\033[2K')" >/dev/null 2>&1 &
+client=$!
+ag_wait_until 60 sh -c "'$AG_DIR/agentgate' sessions | grep -q 'sleep 2718'"
+out=$("$AG_DIR/agentgate" sessions 2>&1)
+ag_unlike "$out" "$(printf '\033')" "sessions_shows_no_raw_escape" "$(printf '%s' "$out" | od -c | head -5)"
+ag_like "$out" 'sleep 2718 # \\x1b]52;c;' "sessions_shows_the_escape_as_text" "$out"
+out=$("$AG_DIR/agentgate" terminate --wait 600 --identity alice 2>&1)
+ag_unlike "$out" "$(printf '\033')" "terminate_shows_no_raw_escape" "$out"
+wait "$client"
+
 # a REPL session, ended by its id
 mkfifo "$AG_DIR/repl.in"
 ag_as bob "$T" < "$AG_DIR/repl.in" > "$AG_DIR/repl.out" 2>&1 &
