@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/log.h"
@@ -156,6 +157,36 @@ chain_prev(struct file_sink *a, const struct stat *st, char prev[AG_CHAIN_HEX], 
 }
 
 /*
+ * Every gateway appending to the file takes its lock for one record; one
+ * stopped while holding it (SIGSTOP by its own account, a debugger) must
+ * not freeze every other session: the wait is bounded, and a record that
+ * cannot be written in time fails closed like any other (a required
+ * audit refuses the command, and says why).
+ */
+#define LOCK_WAIT_MS	5000L
+
+static int
+lock_bounded(int fd)
+{
+	struct timespec t0, now, nap = { 0, 5 * 1000 * 1000 };
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+			return 0;
+		if (errno != EWOULDBLOCK && errno != EINTR)
+			return -1;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if ((now.tv_sec - t0.tv_sec) * 1000L + (now.tv_nsec - t0.tv_nsec) / 1000000L >=
+		    LOCK_WAIT_MS) {
+			errno = ETIMEDOUT;
+			return -1;
+		}
+		nanosleep(&nap, NULL);
+	}
+}
+
+/*
  * The file sink's part: under the file's lock (other sessions append to
  * it too), link the record to the file's last line (chain.h) and write it
  * in one write(2); then, for a write-ahead record, push it to the disk
@@ -177,7 +208,13 @@ file_emit(struct ag_sink *s, struct ag_audit_rec *r, int sync, struct ag_err *wh
 	follow_rotation(a);
 	if (a->fd < 0)
 		return ag_err_set(why, "audit log %s: %s", a->file, a->file_error);
-	locked = flock(a->fd, LOCK_EX) == 0;
+	locked = lock_bounded(a->fd) == 0;
+	if (!locked && errno == ETIMEDOUT) {
+		/* not the file's fault: keep it for the next record */
+		return ag_err_set(why, "audit log %s: another session has held its lock for %ld s "
+		    "(a gateway stopped while writing?); the record was not written", a->file,
+		    LOCK_WAIT_MS / 1000);
+	}
 	if (!locked || fstat(a->fd, &st) < 0 || chain_prev(a, &st, prev, &empty) < 0 ||
 	    (empty && ag_chain_seed(seed) < 0)) {
 		snprintf(a->file_error, sizeof(a->file_error), "cannot read the chain: %s",

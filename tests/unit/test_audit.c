@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -777,6 +778,51 @@ teardown(void **state)
 }
 
 /*
+ * A session stopped while it holds the log's lock cannot freeze the others
+ * (issue 34): the wait is bounded, the record fails closed with a message
+ * that says why, and the next record, once the lock is free, is written
+ * and chained.
+ */
+static void
+held_lock_fails_closed_in_bounded_time(void **state)
+{
+	struct ag_audit_conf conf;
+	struct ag_audit_cmd c = { .command = "ls", .command_len = 2, .cwd = "/",
+	    .decision = "allow" };
+	struct ag_audit *a;
+	struct ag_err err;
+	int holder;
+
+	(void)state;
+	unlink(path);
+	memset(&conf, 0, sizeof(conf));
+	conf.file = path;
+	conf.required = 1;
+	a = ag_audit_open(&conf, &info, &err);
+	assert_non_null(a);
+	assert_int_equal(ag_audit_session_start(a, &err), 0);
+	/* another session's open file, holding the lock as a stopped one would */
+	holder = open(path, O_RDWR | O_CLOEXEC);
+	assert_true(holder >= 0);
+	assert_int_equal(flock(holder, LOCK_EX), 0);
+	ag_err_clear(&err);
+	assert_int_equal(ag_audit_command(a, &c, &err), -1);
+	assert_non_null(strstr(err.msg, "has held its lock"));
+	close(holder);
+	assert_int_equal(ag_audit_command(a, &c, &err), 0);
+	ag_audit_close(a);
+	{
+		json_object *r[4];
+		size_t n = read_records(r, 4), i;
+
+		assert_int_equal(n, 2);
+		for (i = 0; i < n; i++)
+			json_object_put(r[i]);
+	}
+	unlink(path);
+}
+
+/*
  * A line the mask changed keeps what it runs and a digest of the exact
  * text (issue 33): the mask may hide a secret's bytes, never a program.
  */
@@ -825,6 +871,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(records_have_the_design_fields),
 		cmocka_unit_test(masked_line_keeps_programs_and_digest),
+		cmocka_unit_test(held_lock_fails_closed_in_bounded_time),
 		cmocka_unit_test(invalid_utf8_is_replaced),
 		cmocka_unit_test(unsafe_directory_or_file_is_refused),
 		cmocka_unit_test(admin_group_gets_read_access),
