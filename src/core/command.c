@@ -697,8 +697,11 @@ exec_denials(struct ag_core *core, struct cmd *c)
 	for (i = 0; i < c->res.ndenials; i++) {
 		const struct ag_exec_denial *d = &c->res.denials[i];
 
-		fprintf(stderr, "agentgate: %s (an exec inside the command: %s)\n",
-		    d->reason ? d->reason : "denied", d->path ? d->path : "?");
+		if (d->path != NULL && d->path[0] != '\0')
+			fprintf(stderr, "agentgate: %s (an exec inside the command: %s)\n",
+			    d->reason ? d->reason : "denied", d->path);
+		else
+			fprintf(stderr, "agentgate: %s\n", d->reason ? d->reason : "denied");
 		if (core->audit != NULL && ag_audit_exec_denied(core->audit, c->rec.command,
 		    c->rec.command_len, d->path, d->argv, d->argc, d->reason, d->rule, &err) < 0)
 			ag_log(LOG_ERR, "%s", err.msg);

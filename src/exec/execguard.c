@@ -46,6 +46,7 @@ struct ag_execguard {
 	pthread_t		 th;
 	struct ag_exec_denial	*denials;
 	size_t			 ndenials;
+	unsigned long		 ndropped;	/* refused past the list's room */
 };
 
 /* ---- child side ----------------------------------------------------------- */
@@ -277,9 +278,9 @@ keep_denial(struct ag_execguard *g, const struct ag_exec_req *req, const char *r
 		if (k == req->argc)
 			return;
 	}
-	if (g->ndenials >= AG_EXECGUARD_MAX_DENIALS) {
-		ag_log(LOG_WARNING, "exec refused (not audited, more than %d this command): %s",
-		    AG_EXECGUARD_MAX_DENIALS, req->path ? req->path : "?");
+	/* the last place is for how many more there were (finish) */
+	if (g->ndenials >= AG_EXECGUARD_MAX_DENIALS - 1) {
+		g->ndropped++;
 		return;
 	}
 	if (g->denials == NULL &&
@@ -471,6 +472,22 @@ ag_execguard_finish(struct ag_execguard *g, struct ag_exec_denial **denials, siz
 	close(g->sock);
 	close(g->stop[0]);
 	close(g->stop[1]);
+	/* refusals past the room: one more entry that says how many, so the
+	 * audit counts every refused exec */
+	if (g->ndropped > 0 && g->denials != NULL) {
+		struct ag_exec_denial *d = &g->denials[g->ndenials];
+		char why[160];
+
+		memset(d, 0, sizeof(*d));
+		snprintf(why, sizeof(why), "denied: %lu more execs in this command were refused "
+		    "(only the first %d are listed one by one)", g->ndropped,
+		    AG_EXECGUARD_MAX_DENIALS - 1);
+		d->path = strdup("");
+		d->reason = strdup(why);
+		d->rule = strdup("exec:more");
+		d->argv = calloc(1, sizeof(*d->argv));
+		g->ndenials++;
+	}
 	*denials = g->denials;
 	*n = g->ndenials;
 	free(g);

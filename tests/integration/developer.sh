@@ -370,6 +370,16 @@ rm -f "$W/linked/.git/alias"
 x 'echo works-again'
 ag_is "$x_out" "works-again" "commands_run_again_once_the_link_is_gone"
 
+# every refused exec is counted in the audit, past the 63 listed one by one
+# (issue 33, 5): 100 pushes from one command
+x "cd ~/work && bash -c 'i=0; while [ \$i -lt 100 ]; do git -C hello push -q ../remote.git HEAD:refs/heads/x\$i 2>/dev/null; i=\$((i + 1)); done; echo loop-done'"
+ag_like "$x_out" "loop-done" "hundred_pushes_ran_their_course"
+ag_like "$x_err" "37 more execs in this command were refused" "the_agent_is_told_how_many_more" "$(printf '%s' "$x_err" | tail -n 2)"
+ag_is "$(ag_audit_query "sum(1 for x in r if x['event'] == 'exec_denied' and 'refs/heads/x' in (x.get('command') or ''))")" \
+    "64" "sixty_three_listed_and_one_count_record"
+ag_like "$(ag_audit_query "[x['reason'] for x in r if x['event'] == 'exec_denied' and x.get('rule') == 'exec:more']")" \
+    "37 more execs" "the_count_record_says_how_many"
+
 # the private /tmp is bounded (limits.tmp_size, default 512M): a session
 # cannot fill the host's memory through it (issue 33, 4)
 x 'df -k /tmp | tail -n 1'
