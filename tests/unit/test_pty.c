@@ -502,8 +502,11 @@ resize_while_running_reaches_the_command_and_is_recorded(void **state)
 {
 	char dir[] = "/tmp/ag-pty-rec.XXXXXX", path[256], cmd[300];
 	struct spec sp = {
-		.script = "trap 'stty size; exit 7' WINCH; echo ready; "
-		    "for i in $(seq 6000); do sleep 0.05; done; exit 1",	/* 5 min: only if the resize never comes */
+		/* the bound's list is made before "ready": a WINCH that came while
+		 * bash parsed a $(...) left its parser in that word (a trap error,
+		 * and no "40 120") */
+		.script = "set -- $(seq 6000); trap 'stty size; exit 7' WINCH; echo ready; "
+		    "for i; do sleep 0.05; done; exit 1",	/* 5 min: only if the resize never comes */
 	};
 	struct gateway g;
 	struct outcome out;
