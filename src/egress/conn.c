@@ -296,11 +296,12 @@ read_http(struct conn *c, int *status)
 		}
 		c->got += (size_t)r;
 		c->head[c->got] = '\0';
-		if (memchr(c->head, '\0', c->got) != NULL) {
+		eoh = memmem(c->head, c->got, "\r\n\r\n", 4);
+		/* a NUL in the head (not in a body or a TLS hello behind it) */
+		if (memchr(c->head, '\0', eoh != NULL ? (size_t)(eoh - c->head) : c->got) != NULL) {
 			snprintf(c->reason, sizeof(c->reason), "a NUL byte in the request head");
 			return -1;
 		}
-		eoh = strstr(c->head, "\r\n\r\n");
 	}
 	c->headlen = (size_t)(eoh - c->head) + 4;
 	eol = strstr(c->head, "\r\n");
@@ -522,7 +523,7 @@ host_plain(struct conn *c)
 static void
 answer_http(struct conn *c, int status, const char *text)
 {
-	char buf[1024];
+	char buf[2048];
 	const char *what = status == 403 ? "Forbidden" : status == 502 ? "Bad Gateway" :
 	    status == 504 ? "Gateway Timeout" : status == 411 ? "Length Required" :
 	    status == 431 ? "Request Header Fields Too Large" : "Bad Request";
@@ -530,8 +531,10 @@ answer_http(struct conn *c, int status, const char *text)
 	    "Connection: close\r\nContent-Length: %zu\r\n\r\n%s\n", status, what,
 	    strlen(text) + 1, text);
 
-	if (n > 0)
-		(void)write_all(c->cfd, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
+	/* the text is at most ~1400 bytes: the whole answer fits, as its
+	 * Content-Length says */
+	if (n > 0 && (size_t)n < sizeof(buf))
+		(void)write_all(c->cfd, buf, (size_t)n);
 }
 
 static void
@@ -583,7 +586,7 @@ record(struct conn *c)
 static void
 refuse(struct conn *c, const char *line)
 {
-	char buf[1024];
+	char buf[2048];
 	int n;
 
 	c->decision = "deny";
@@ -800,6 +803,12 @@ relay(struct conn *c, long long client_left)
 				continue;
 			break;
 		}
+		/* a side we wait on for nothing hung up or failed: what is left
+		 * can reach no one (poll reports it whatever events asked for,
+		 * so without this the loop would spin) */
+		if ((pf[0].events == 0 && (pf[0].revents & (POLLHUP | POLLERR | POLLNVAL))) ||
+		    (pf[1].events == 0 && (pf[1].revents & (POLLHUP | POLLERR | POLLNVAL))))
+			break;
 		for (i = 0; i < 2; i++) {
 			struct half *x = &h[i];
 			int fi = x->from == c->cfd ? 0 : 1, ti = 1 - fi;

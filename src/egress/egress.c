@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <pthread.h>
@@ -170,6 +171,17 @@ proxy_main(const struct egress_ctx *ctx, const int *lfd, int nl, struct shared *
 		(void)sigprocmask(SIG_SETMASK, &none, NULL);
 	}
 	(void)ag_net_load_own_addrs();
+	/* a relayed connection holds six fds (two sockets, two pipes): room
+	 * for AG_EGRESS_MAX_CONN of them, as far as the hard limit lets */
+	{
+		struct rlimit rl;
+
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 8 * AG_EGRESS_MAX_CONN) {
+			rl.rlim_cur = rl.rlim_max < 8 * AG_EGRESS_MAX_CONN ? rl.rlim_max :
+			    8 * AG_EGRESS_MAX_CONN;
+			(void)setrlimit(RLIMIT_NOFILE, &rl);
+		}
+	}
 	/* our own audit file: its lock is then not the gateway's (audit.h) */
 	ag_audit_forked(ctx->audit);
 	for (i = 0; i < nl; i++) {
@@ -207,8 +219,16 @@ proxy_main(const struct egress_ctx *ctx, const int *lfd, int nl, struct shared *
 
 			if (!(pf[i].revents & POLLIN))
 				continue;
-			if ((c = accept4(pf[i].fd, NULL, NULL, SOCK_CLOEXEC)) < 0)
+			if ((c = accept4(pf[i].fd, NULL, NULL, SOCK_CLOEXEC)) < 0) {
+				/* out of fds: the queue waits rather than the loop
+				 * spinning on it */
+				if (errno == EMFILE || errno == ENFILE) {
+					struct timespec ts = { 0, 20 * 1000 * 1000 };
+
+					nanosleep(&ts, NULL);
+				}
 				continue;
+			}
 			/* the line running when it was opened */
 			serve(ctx, c, sh->seq);
 		}
