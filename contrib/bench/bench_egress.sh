@@ -275,12 +275,13 @@ start_server tls; TLS_PORT=$PORT
 # ---- the policy: the shipped developer profile, one plain-HTTP rule, the names mapped
 ag_shipped_policy developer
 ag_setgid_gateway
-"$AG_PYTHON" - "$AG_DIR/policy.yaml" \
+ag_egress_resolve "$AG_DIR/policy.yaml" \
     "deb.debian.org:80=127.0.0.1:$PLAIN_PORT" \
     "github.com:443=127.0.0.1:$PLAIN_PORT" \
-    "registry.npmjs.org:443=127.0.0.1:$TLS_PORT" <<'EOF' || exit 99
+    "registry.npmjs.org:443=127.0.0.1:$TLS_PORT" || exit 99
+"$AG_PYTHON" - "$AG_DIR/policy.yaml" <<'EOF' || exit 99
 import re, sys
-path, maps = sys.argv[1], sys.argv[2:]
+path = sys.argv[1]
 lines = open(path, encoding="utf-8").read().split("\n")
 
 def find(pattern, start=0, stop=None):
@@ -289,14 +290,6 @@ def find(pattern, start=0, stop=None):
             return i
     return None
 
-resolve = ["    resolve:"] + ['      "%s": "%s"' % tuple(m.split("=", 1)) for m in maps]
-g = find(r"gateway:\s*$")
-g_end = find(r"\S", g + 1) or len(lines)
-e = find(r"  egress:\s*$", g + 1, g_end)
-if e is None:
-    lines[g + 1:g + 1] = ["  egress:"] + resolve
-else:
-    lines[e + 1:e + 1] = resolve
 # the developer profile's network: its presets, and plain HTTP to one host
 d = find(r"  developer:\s*$")
 d_end = find(r"  \S", d + 1) or len(lines)

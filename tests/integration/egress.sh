@@ -228,33 +228,22 @@ ag_like "$out" "\"tarball\": ?\"https://registry.npmjs.org/$PKG/-/$PKG-1.0.0.tgz
 # ---- the policy: the shipped developer profile, the names mapped, the CA -----------
 ag_shipped_policy developer
 ag_setgid_gateway
-"$AG_PYTHON" - "$AG_DIR/policy.yaml" "$CA" "/home/$AG_USER" \
+ag_egress_resolve "$AG_DIR/policy.yaml" \
     "registry.npmjs.org:443=127.0.0.1:$PORT_registry_npmjs_org" \
     "pypi.org:443=127.0.0.1:$PORT_pypi_org" \
     "files.pythonhosted.org:443=127.0.0.1:$PORT_files_pythonhosted_org" \
     "github.com:443=127.0.0.1:$PORT_github_com" \
-    "example.org:443=127.0.0.1:$PORT_example_org" <<'EOF' || exit 99
+    "example.org:443=127.0.0.1:$PORT_example_org" || exit 99
+"$AG_PYTHON" - "$AG_DIR/policy.yaml" "$CA" "/home/$AG_USER" <<'EOF' || exit 99
 import re, sys
-path, ca, home, maps = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+path, ca, home = sys.argv[1], sys.argv[2], sys.argv[3]
 lines = open(path, encoding="utf-8").read().split("\n")
-resolve = ["    resolve:"] + ['      "%s": "%s"' % tuple(m.split("=", 1)) for m in maps]
 
 def find(pattern, start=0, stop=None):
     for i in range(start, len(lines) if stop is None else stop):
         if re.match(pattern, lines[i]):
             return i
     return None
-
-# gateway.egress.resolve: into the shipped egress: section, or a new one
-g = find(r"gateway:\s*$")
-g_end = find(r"\S", g + 1) or len(lines)
-e = find(r"  egress:\s*$", g + 1, g_end)
-if e is None:
-    lines[g + 1:g + 1] = ["  egress:"] + resolve
-else:
-    if find(r"    resolve:", e + 1, find(r"  \S", e + 1, g_end) or g_end) is not None:
-        sys.exit("the shipped policy has gateway.egress.resolve already")
-    lines[e + 1:e + 1] = resolve
 
 # the developer profile's env.set: the clients trust the test CA
 d = find(r"  developer:\s*$")

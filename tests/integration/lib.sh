@@ -781,6 +781,28 @@ ag_stop_servers() {
 	AG_SERVER_PIDS=()
 }
 
+# ag_egress_resolve POLICY HOST:PORT=ADDR:PORT...: gateway.egress.resolve
+# in POLICY maps each name for the proxy only (the machine's resolver is
+# left alone), as the tests' local registries need.
+ag_egress_resolve() {
+	"$AG_PYTHON" - "$@" <<'EOF'
+import re, sys
+path, maps = sys.argv[1], sys.argv[2:]
+lines = open(path, encoding="utf-8").read().split("\n")
+resolve = ["    resolve:"] + ['      "%s": "%s"' % tuple(m.split("=", 1)) for m in maps]
+g = next(i for i, l in enumerate(lines) if re.match(r"gateway:\s*$", l))
+e = next((i for i in range(g + 1, len(lines)) if re.match(r"\S", lines[i])), len(lines))
+k = next((i for i in range(g + 1, e) if re.match(r"  egress:\s*$", lines[i])), None)
+if k is None:
+    lines[g + 1:g + 1] = ["  egress:"] + resolve
+elif any(re.match(r"    resolve:", l) for l in lines[k + 1:e]):
+    sys.exit("the policy has gateway.egress.resolve already")
+else:
+    lines[k + 1:k + 1] = resolve
+open(path, "w", encoding="utf-8").write("\n".join(lines))
+EOF
+}
+
 # AG_PY_VIA: python3 code that asks the session's egress proxy (127.0.0.1:
 # 3128) for a tunnel to 127.0.0.1:PORT (its argument) and prints the
 # answer's status line as "proxy=LINE" and, when the tunnel opened, the
