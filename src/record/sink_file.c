@@ -161,24 +161,39 @@ chain_prev(struct file_sink *a, const struct stat *st, char prev[AG_CHAIN_HEX], 
  * stopped while holding it (SIGSTOP by its own account, a debugger) must
  * not freeze every other session: the wait is bounded, and a record that
  * cannot be written in time fails closed like any other (a required
- * audit refuses the command, and says why).
+ * audit refuses the command, and says why).  What is bounded is a wait in
+ * which nobody writes: many sessions taking turns (a busy host, a slow
+ * sanitizer build) make the file grow, and while it grows the holder is
+ * not stuck, so the wait goes on.
  */
 #define LOCK_WAIT_MS	5000L
+
+static long
+ms_since(const struct timespec *t0)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (now.tv_sec - t0->tv_sec) * 1000L + (now.tv_nsec - t0->tv_nsec) / 1000000L;
+}
 
 static int
 lock_bounded(int fd)
 {
-	struct timespec t0, now, nap = { 0, 5 * 1000 * 1000 };
+	struct timespec since, nap = { 0, 2 * 1000 * 1000 };
+	struct stat st;
+	off_t seen = -1;
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	clock_gettime(CLOCK_MONOTONIC, &since);
 	for (;;) {
 		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
 			return 0;
 		if (errno != EWOULDBLOCK && errno != EINTR)
 			return -1;
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		if ((now.tv_sec - t0.tv_sec) * 1000L + (now.tv_nsec - t0.tv_nsec) / 1000000L >=
-		    LOCK_WAIT_MS) {
+		if (fstat(fd, &st) == 0 && st.st_size != seen) {
+			seen = st.st_size;
+			clock_gettime(CLOCK_MONOTONIC, &since);
+		} else if (ms_since(&since) >= LOCK_WAIT_MS) {
 			errno = ETIMEDOUT;
 			return -1;
 		}
@@ -212,7 +227,7 @@ file_emit(struct ag_sink *s, struct ag_audit_rec *r, int sync, struct ag_err *wh
 	if (!locked && errno == ETIMEDOUT) {
 		/* not the file's fault: keep it for the next record */
 		return ag_err_set(why, "audit log %s: another session has held its lock for %ld s "
-		    "(a gateway stopped while writing?); the record was not written", a->file,
+		    "without writing (a gateway stopped while writing?); the record was not written", a->file,
 		    LOCK_WAIT_MS / 1000);
 	}
 	if (!locked || fstat(a->fd, &st) < 0 || chain_prev(a, &st, prev, &empty) < 0 ||
