@@ -591,31 +591,36 @@ check_acceptenv(struct doctor *d, const struct sshd_conf *c)
 
 /* ---- the account ------------------------------------------------------ */
 
+/*
+ * The gateway must be the account's login shell: sshd then executes it
+ * directly from its session process, which is not dumpable, and no shell
+ * of the account's ever holds a connection (or AGENTGATE_TOKEN) in which
+ * another process of the account could attach or read; the gateway
+ * refuses identities otherwise (agentgate(8) SECURITY).
+ */
 static void
-check_shell(struct doctor *d, const struct passwd *pw)
+check_shell(struct doctor *d, const struct passwd *pw, const char *prog)
 {
-	const char *sh = pw->pw_shell, *base;
-	char what[PATH_MAX + 64];
-	struct stat st;
-	int listed = 0;
-	char *s;
+	const char *sh = pw->pw_shell != NULL && *pw->pw_shell != '\0' ? pw->pw_shell : "/bin/sh";
+	char self[PATH_MAX], what[2 * PATH_MAX + 64];
+	struct stat st, gw;
 
-	base = sh != NULL && strrchr(sh, '/') != NULL ? strrchr(sh, '/') + 1 : "";
-	if (sh == NULL || sh[0] != '/' || stat(sh, &st) < 0 || !S_ISREG(st.st_mode) ||
-	    !(st.st_mode & S_IXOTH) || strcmp(base, "nologin") == 0 ||
-	    strcmp(base, "false") == 0) {
-		fail(d, "the account's shell cannot run ForceCommand",
-		    "sshd runs ForceCommand through the login shell: usermod -s /bin/bash %s "
-		    "(now '%s')", pw->pw_name, sh != NULL ? sh : "");
+	if (prog == NULL) {
+		ssize_t r = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+		self[r > 0 ? r : 0] = '\0';
+		prog = self[0] != '\0' ? self : "/usr/bin/agentgate";
+	}
+	if (stat(sh, &st) == 0 && stat(prog, &gw) == 0 && st.st_dev == gw.st_dev &&
+	    st.st_ino == gw.st_ino) {
+		snprintf(what, sizeof(what), "the account's login shell is the gateway (%s)", sh);
+		check(d, 1, what, "-");
 		return;
 	}
-	setusershell();
-	while ((s = getusershell()) != NULL)
-		if (strcmp(s, sh) == 0)
-			listed = 1;
-	endusershell();
-	snprintf(what, sizeof(what), "the account's shell %s is a real shell", sh);
-	check(d, listed, what, "list %s in /etc/shells or choose a shell that is", sh);
+	fail(d, "the account's login shell is not the gateway",
+	    "usermod -s %s %s (now '%s'): with another shell, a process of the account can "
+	    "take over another identity's session as it starts, and the gateway refuses "
+	    "identities", prog, pw->pw_name, sh);
 }
 
 static void
@@ -1080,7 +1085,7 @@ ag_cmd_doctor(int argc, char **argv)
 	}
 	/* getpwnam again: the pointer may have been overwritten meanwhile. */
 	if ((pw = getpwnam(user)) != NULL) {
-		check_shell(&d, pw);
+		check_shell(&d, pw, prog[0] != '\0' ? prog : NULL);
 		check_dotfiles(&d, pw, &w);
 	}
 	cfg = check_policy(&d, config, &w);

@@ -1416,6 +1416,17 @@ check_target_name(struct ctx *c, const struct ynode *it, const char *key)
 	return 0;
 }
 
+static int
+check_selector(struct ctx *c, const struct ynode *it, const char *key)
+{
+	const char *n = it->s[0] == '%' ? it->s + 1 : it->s;
+
+	if (!cf_name_ok(n, ""))
+		return cf_err_node(c, it, "'%s' in '%s' is not an identity, account or "
+		    "%%group name", cf_quote(c, it->s), key);
+	return 0;
+}
+
 /* "in profiles.NAME.KEY", for the messages of a section of a profile */
 static const char *
 section_what(char *buf, size_t len, const struct ag_profile *p, const char *key)
@@ -1597,6 +1608,7 @@ static const struct cf_field profile_fields[] = {
 	CF_READ("validator", profile_validator),
 	CF_ENUM_OF("tier", struct ag_profile, tier, tier_names),
 	CF_LIST("targets", struct ag_profile, targets, check_target_name, 0),
+	CF_LIST("selectable_by", struct ag_profile, selectable_by, check_selector, 0),
 	CF_END
 };
 
@@ -2167,6 +2179,7 @@ profile_free(struct ag_profile *p)
 	cf_strlist_free(&p->paths_exec);
 	cf_strlist_free(&p->redact_patterns);
 	cf_strlist_free(&p->targets);
+	cf_strlist_free(&p->selectable_by);
 	cf_network_free(p);
 	cf_strlist_free(&p->env_deny);
 	cf_strlist_free(&p->env_allow);

@@ -206,6 +206,8 @@ struct ag_profile {
 						 * reach, and "local"; empty = local only */
 	int			 is_target;	/* an upstream's profile: judged by name
 						 * and as written (upstream/upstream.h) */
+	struct ag_strlist	 selectable_by;	/* who `--profile NAME` may give it to:
+						 * identities, accounts, "%group" */
 	struct ag_pos		 pos;
 };
 

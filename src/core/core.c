@@ -20,21 +20,34 @@
 
 #define MAX_GROUPS	1024
 
-const struct ag_profile *
-ag_core_profile(const struct ag_config *cfg, const char *forced, const char *pam_identity,
-    const char *pam_profile, const struct passwd *pw, struct ag_err *err)
+/* Is the account pw in the group named? */
+static int
+in_group(const struct passwd *pw, const char *name)
 {
 	gid_t groups[MAX_GROUPS];
-	int ngroups = MAX_GROUPS;
+	int ngroups = MAX_GROUPS, j;
+	struct group *gr;
+
+	if ((gr = getgrnam(name)) == NULL)
+		return 0;
+	/* more than MAX_GROUPS: only the primary group is known */
+	if (getgrouplist(pw->pw_name, pw->pw_gid, groups, &ngroups) < 0) {
+		groups[0] = pw->pw_gid;
+		ngroups = 1;
+	}
+	for (j = 0; j < ngroups; j++)
+		if (groups[j] == gr->gr_gid)
+			return 1;
+	return 0;
+}
+
+/* The profile the policy gives this caller, with no word from its command line. */
+static const struct ag_profile *
+own_profile(const struct ag_config *cfg, const char *pam_identity, const char *pam_profile,
+    const struct passwd *pw, struct ag_err *err)
+{
 	size_t i;
 
-	if (forced != NULL) {
-		const struct ag_profile *p = ag_config_profile(cfg, forced);
-
-		if (p == NULL)
-			ag_err_set(err, "--profile %s: no such profile in %s", forced, cfg->path);
-		return p;
-	}
 	if (pam_identity != NULL) {
 		const struct ag_identity *id = ag_config_identity(cfg, pam_identity);
 
@@ -60,22 +73,62 @@ ag_core_profile(const struct ag_config *cfg, const char *forced, const char *pam
 	for (i = 0; i < cfg->nusers; i++)
 		if (!cfg->users[i].is_group && strcmp(cfg->users[i].name, pw->pw_name) == 0)
 			return cfg->users[i].profile;
-	if (getgrouplist(pw->pw_name, pw->pw_gid, groups, &ngroups) < 0)
-		ngroups = 0;	/* more than MAX_GROUPS: only the user map and default apply */
-	for (i = 0; i < cfg->nusers; i++) {
-		struct group *gr;
-		int j;
-
-		if (!cfg->users[i].is_group || (gr = getgrnam(cfg->users[i].name)) == NULL)
-			continue;
-		for (j = 0; j < ngroups; j++)
-			if (groups[j] == gr->gr_gid)
-				return cfg->users[i].profile;
-	}
+	for (i = 0; i < cfg->nusers; i++)
+		if (cfg->users[i].is_group && in_group(pw, cfg->users[i].name))
+			return cfg->users[i].profile;
 	if (cfg->gw.default_profile != NULL)
 		return cfg->gw.default_profile;
 	ag_err_set(err, "no profile for user %s: not in `users:` and no "
 	    "gateway.default_profile in %s", pw->pw_name, cfg->path);
+	return NULL;
+}
+
+/* Does p's selectable_by name this caller (its identity, account or a group of it)? */
+static int
+selectable(const struct ag_profile *p, const char *identity, const struct passwd *pw)
+{
+	size_t i;
+
+	for (i = 0; i < p->selectable_by.n; i++) {
+		const char *w = p->selectable_by.v[i];
+
+		if (w[0] == '%' ? in_group(pw, w + 1) :
+		    (identity != NULL && strcmp(w, identity) == 0) || strcmp(w, pw->pw_name) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+const struct ag_profile *
+ag_core_profile(const struct ag_config *cfg, const char *forced, const char *pam_identity,
+    const char *pam_profile, const struct passwd *pw, struct ag_err *err)
+{
+	const struct ag_profile *own, *p;
+	struct ag_err why;
+
+	ag_err_clear(&why);
+	own = own_profile(cfg, pam_identity, pam_profile, pw, &why);
+	if (forced == NULL) {
+		if (own == NULL)
+			*err = why;
+		return own;
+	}
+	/*
+	 * --profile is on the command line of whoever started the gateway:
+	 * sshd's ForceCommand, or the agent itself (a gateway it runs outside
+	 * the sandbox).  It may name the caller's own profile, or one whose
+	 * selectable_by names the caller; never widen what the policy gives.
+	 */
+	if ((p = ag_config_profile(cfg, forced)) == NULL) {
+		ag_err_set(err, "--profile %s: no such profile in %s", forced, cfg->path);
+		return NULL;
+	}
+	if (p == own || selectable(p, pam_identity, pw))
+		return p;
+	ag_err_set(err, "--profile %s: profile '%s' does not list %s%s%s (account %s) in "
+	    "selectable_by, so it cannot be chosen on the gateway's command line (%s)",
+	    forced, forced, pam_identity ? "identity '" : "this caller",
+	    pam_identity ? pam_identity : "", pam_identity ? "'" : "", pw->pw_name, cfg->path);
 	return NULL;
 }
 

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "auth/pamauth.h"
@@ -212,6 +213,74 @@ parse_args(int argc, char **argv, struct args *a)
 	return 0;
 }
 
+/*
+ * sshd runs the ForceCommand through the account's login shell; with the
+ * gateway as that shell (agentgate(8) SECURITY) that is `agentgate -c
+ * 'agentgate --config FILE'`.  A -c whose first word is the gateway is its
+ * own invocation: the words after it are the gateway's options, and the
+ * client's command is SSH_ORIGINAL_COMMAND (none: the REPL).  Only plain
+ * words: there is no shell here to give quotes or '$' a meaning.
+ * 1: it was (a updated), 0: it was not, -1: a usage error.
+ */
+static int
+own_invocation(struct args *a)
+{
+	static char buf[4096];
+	static char *words[32];
+	const char *w = a->cmd + strspn(a->cmd, " \t"), *base;
+	struct args inner;
+	size_t n = 0, wl = strcspn(w, " \t");
+	char *p;
+
+	for (base = w + wl; base > w && base[-1] != '/'; base--)
+		;
+	if ((size_t)(w + wl - base) != strlen("agentgate") || strncmp(base, "agentgate", 9) != 0 ||
+	    ag_proto_of(a->cmd) != AG_PROTO_NONE)
+		return 0;
+	if (strlen(a->cmd) >= sizeof(buf) || strpbrk(a->cmd, "'\"\\$`;|&<>(){}*?[]~\n") != NULL) {
+		usage_error("-c: the gateway's own command line must be plain words "
+		    "(no quotes, '$' or other shell syntax: no shell reads it)");
+		return -1;
+	}
+	strcpy(buf, a->cmd);
+	for (p = strtok(buf, " \t"); p != NULL; p = strtok(NULL, " \t")) {
+		if (n + 1 >= sizeof(words) / sizeof(words[0])) {
+			usage_error("-c: too many words");
+			return -1;
+		}
+		words[n++] = p;
+	}
+	words[n] = NULL;
+	if (parse_args((int)n, words, &inner) != 0)
+		return -1;
+	if (inner.cmd != NULL) {
+		usage_error("-c: the gateway's own command line has a -c of its own");
+		return -1;
+	}
+	inner.cmd = NULL;
+	*a = inner;
+	return 1;
+}
+
+/*
+ * Is the account's login shell this very gateway?  Then sshd's session
+ * process, which is not dumpable, executes the set-group-ID gateway
+ * directly, and no process of the account (ptrace, /proc/PID/environ)
+ * ever holds the connection before the gateway does.  With another shell
+ * (bash -c agentgate) there is a moment when an ordinary process of the
+ * account has it: another identity's process could take it over, or read
+ * its AGENTGATE_TOKEN.
+ */
+static int
+shell_is_gateway(const struct passwd *pw)
+{
+	const char *sh = pw->pw_shell != NULL && *pw->pw_shell != '\0' ? pw->pw_shell : "/bin/sh";
+	struct stat st, self;
+
+	return stat(sh, &st) == 0 && stat("/proc/self/exe", &self) == 0 &&
+	    st.st_dev == self.st_dev && st.st_ino == self.st_ino;
+}
+
 /* The session's audit info and the core's origin, from what sshd handed us. */
 static void
 session_origin(struct ag_core_params *cp, struct ag_audit_info *info, const struct passwd *pw,
@@ -251,7 +320,8 @@ ag_cmd_session(int argc, char **argv)
 	struct ag_pamauth *pam = NULL;
 	struct ag_err err;
 	struct passwd *pw;
-	char client[160], keyfp[128], rhost[80], *auth_info = NULL;
+	char client[160], keyfp[128], rhost[80], *auth_info = NULL, *tok;
+	enum ag_sshbind_result bound;
 	const char *cmd;
 	int status = 1, began = 0;
 
@@ -259,6 +329,8 @@ ag_cmd_session(int argc, char **argv)
 	argv = ag_proctitle_init(argc, argv);
 	if ((status = parse_args(argc, argv, &a)) != 0)
 		return status;
+	if (a.cmd != NULL && own_invocation(&a) < 0)
+		return 2;
 	status = 1;
 	ag_log_open("agentgate", a.log_stderr, LOG_AUTHPRIV);
 	/*
@@ -306,7 +378,7 @@ ag_cmd_session(int argc, char **argv)
 	/* Which key sshd accepted: only from the record sshd's own PAM stack
 	 * made for this connection, never the ExposeAuthInfo file (SSH_USER_AUTH),
 	 * which the agent can rewrite between two sessions of a connection. */
-	switch (ag_sshbind_read(pw->pw_name, &auth_info, rhost, sizeof(rhost), &err)) {
+	switch ((bound = ag_sshbind_read(pw->pw_name, &auth_info, rhost, sizeof(rhost), &err))) {
 	case AG_SSHBIND_FOUND:
 		if (ag_sshkey_fingerprint(auth_info, keyfp, sizeof(keyfp)) == 0)
 			info.key = keyfp;
@@ -319,6 +391,27 @@ ag_cmd_session(int argc, char **argv)
 		fprintf(stderr, "agentgate: authentication failed: cannot use what sshd "
 		    "recorded about this login\n");
 		audit_auth_failure(cfg, &info, "auth_info", err.msg);
+		goto out;
+	}
+	if (cfg->nidentities > 0 && (bound == AG_SSHBIND_FOUND || getenv("AGENTGATE_TOKEN")) &&
+	    !shell_is_gateway(pw)) {
+		char why[512 + PATH_MAX], self[PATH_MAX];
+		ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+		self[n > 0 ? n : 0] = '\0';
+		snprintf(why, sizeof(why), "account %s has identities but its login shell is "
+		    "%s, not the gateway: another process of the account could take over "
+		    "a session before the gateway starts (chsh -s %s %s; agentgate(8) "
+		    "SECURITY)", pw->pw_name, *pw->pw_shell ? pw->pw_shell : "/bin/sh",
+		    n > 0 ? self : "/usr/bin/agentgate", pw->pw_name);
+		fprintf(stderr, "agentgate: refused: this account is not set up for "
+		    "identities; the administrator has been told\n");
+		ag_log(LOG_ERR, "session refused: %s", why);
+		if ((tok = getenv("AGENTGATE_TOKEN")) != NULL) {
+			explicit_bzero(tok, strlen(tok));
+			unsetenv("AGENTGATE_TOKEN");
+		}
+		audit_auth_failure(cfg, &info, "login_shell", why);
 		goto out;
 	}
 	/* the address `from` and the token limit judge: sshd's, from the

@@ -103,6 +103,9 @@ ag_is "$(stat -c '%U:%G %a' /etc/agentgate/agentgate.yaml)" "root:$G 640" \
 # ---- an admin follows README.Debian ----------------------------------------
 flock /run/agentgate-test.lock useradd -m -d "/home/$U" -s /bin/bash "$U" || exit 99
 flock /run/agentgate-test.lock usermod -p '*' "$U" || exit 99
+# README.Debian: the gateway is the account's login shell
+flock /run/agentgate-test.lock usermod -s /usr/bin/agentgate "$U" || exit 99
+ag_ok "the gateway is listed in /etc/shells" grep -qx /usr/bin/agentgate /etc/shells
 chown -R root:root "/home/$U" && chmod 0755 "/home/$U"
 install -d -o "$U" -g "$U" "/home/$U/work"
 ssh-keygen -q -t ed25519 -N '' -f "$AG_DIR/client" -C pkgtest || exit 99
@@ -197,10 +200,19 @@ ag_is "$(comp agentgate doctor --s)" "--sshd --sshd-config " "completion: a subc
 
 # ---- remove, purge -------------------------------------------------------------
 kill "$SSHD_PID"; wait "$SSHD_PID" 2>/dev/null; SSHD_PID=
-rm -f /etc/ssh/sshd_config.d/agentgate.conf
+# the drop-in linked from /usr/share, as an older README.Debian said: the
+# removal must not leave sshd a configuration it refuses (no SSH at the
+# next restart)
+ln -sfn /usr/share/agentgate/sshd_config.d/agentgate.conf /etc/ssh/sshd_config.d/agentgate.conf
 out=$(dpkg -r agentgate libpam-agentgate 2>&1)
 ag_is "$?" 0 "the packages remove" "$out"
 ag_ok "the gateway is gone" test ! -e /usr/bin/agentgate
+ag_ok "a linked drop-in is left a file, not a dangling link" \
+    test -f /etc/ssh/sshd_config.d/agentgate.conf -a ! -L /etc/ssh/sshd_config.d/agentgate.conf
+ag_ok "sshd still accepts its configuration after the removal" "$SSHD" -t -f "$AG_DIR/sshd_config"
+ag_like "$out" "still names the gateway" "the removal says what the admin should still remove" "$out"
+ag_ok "the gateway is no longer in /etc/shells" sh -c '! grep -qx /usr/bin/agentgate /etc/shells'
+rm -f /etc/ssh/sshd_config.d/agentgate.conf
 ag_ok "the policy (edited) stays" grep -q "$key" /etc/agentgate/agentgate.yaml
 ag_ok "the audit log and recordings stay" test -f "$AUD" -a -d /var/log/agentgate/recordings
 ag_ok "the group and user stay" getent passwd agentgate

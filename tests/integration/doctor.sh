@@ -58,6 +58,8 @@ flock /run/agentgate-test.lock sh -c "getent group '$G' >/dev/null || groupadd -
 install -d -o root -g "$G" -m 2770 "$D/audit"
 install -d -m 755 "$D/bin"
 install -o root -g "$G" -m 2755 "$AGENTGATE" "$D/bin/agentgate"
+# the gateway is the account's login shell (agentgate(8) SECURITY)
+usermod -s "$D/bin/agentgate" "$U" || exit 99
 cp "$top_srcdir/etc/pam.d/agentgate" "$D/etc/pam.d/agentgate-doctor"
 chmod 644 "$D/etc/pam.d/agentgate-doctor"
 cat >"$D/etc/agentgate.yaml" <<EOF
@@ -96,7 +98,7 @@ missing=
 for want in 'ForceCommand runs' 'Subsystem mcp and agentgate-json are set' 'forwarding is disabled' 'PermitUserRC no' 'UsePAM yes' \
 	"/etc/pam.d/sshd-$U records which key each connection used" \
 	'sshd takes the account.s keys from the policy' 'sshd reads no authorized_keys file' \
-	'PermitUserEnvironment no' 'AcceptEnv admits no' "the account's shell /bin/bash" \
+	'PermitUserEnvironment no' 'AcceptEnv admits no' "the account's login shell is the gateway" \
 	'the agent cannot change its home' 'policy .* is safe' 'PAM service .* is present' \
 	"policy .* is readable by group $G, not by the agent" \
 	'every pam_agentgate.so option in .* is known' \
@@ -206,8 +208,11 @@ groupadd "g$U" && usermod -a -G "g$U" "$U" && chgrp "g$U" "$D/home/.bashrc" && c
 expect_fail group_writable_bashrc 'can change files.*\.bashrc' "${base[@]}" --sshd-config "$D/hardened.conf"
 chgrp root "$D/home/.bashrc"; chmod 644 "$D/home/.bashrc"
 usermod -s "$(command -v nologin || echo /usr/sbin/nologin)" "$U"
-expect_fail nologin_shell "shell cannot run ForceCommand" "${base[@]}" --sshd-config "$D/hardened.conf"
+expect_fail nologin_shell "login shell is not the gateway" "${base[@]}" --sshd-config "$D/hardened.conf"
 usermod -s /bin/bash "$U"
+expect_fail bash_login_shell "login shell is not the gateway.*usermod -s $D/bin/agentgate" \
+	"${base[@]}" --sshd-config "$D/hardened.conf"
+usermod -s "$D/bin/agentgate" "$U"
 
 # --- policy, PAM service, audit ------------------------------------------------
 chmod 664 "$D/etc/agentgate.yaml"

@@ -491,6 +491,10 @@ ag_make_world() {
 	chmod 0755 "$AG_DIR"
 	cp "$AGENTGATE" "$AG_DIR/agentgate.new" && mv -f "$AG_DIR/agentgate.new" "$AG_DIR/agentgate"
 	chmod 0755 "$AG_DIR/agentgate"
+	# the gateway is the account's login shell, as agentgate(8) SECURITY
+	# has it: sshd executes it directly, and no shell of the account's
+	# ever holds a connection before it does
+	flock /run/agentgate-test.lock usermod -s "$AG_DIR/agentgate" "$AG_USER" || return 1
 	if [ -z "${PAM_MODULE:-}" ] || [ ! -f "$PAM_MODULE" ]; then
 		echo "PAM_MODULE is not set to the built pam_agentgate.so" >&2
 		return 1
