@@ -98,30 +98,96 @@ ops_add(struct ag_sandbox *sb, enum nsop_kind kind, const char *path, unsigned l
 	return 0;
 }
 
+/* pre followed by v in decimal, into buf (at least 64 bytes), without stdio:
+ * ns_apply's callers fork. */
+static const char *
+str_num(char buf[64], const char *pre, unsigned long long v)
+{
+	char digits[24];
+	size_t n = 0, i, pl = strlen(pre);
+
+	do
+		digits[n++] = (char)('0' + v % 10);
+	while ((v /= 10) > 0 && n < sizeof(digits));
+	memcpy(buf, pre, pl);
+	for (i = 0; i < n; i++)
+		buf[pl + i] = digits[n - 1 - i];
+	buf[pl + n] = '\0';
+	return buf;
+}
+
+/* mkdir every directory above path (beneath /run), as a mount point's. */
+static void
+make_parents(const char *path)
+{
+	char buf[PATH_MAX];
+	size_t i, n = strlen(path);
+
+	if (n >= sizeof(buf))
+		return;
+	memcpy(buf, path, n + 1);
+	for (i = strlen("/run/"); i < n; i++)
+		if (buf[i] == '/') {
+			buf[i] = '\0';
+			(void)mkdir(buf, 0755);
+			buf[i] = '/';
+		}
+}
+
+/*
+ * ops[at] is NSOP_RUN, followed by its NSOP_KEEP paths: open each while
+ * /run is still the host's, cover /run with an empty tmpfs, bind each back
+ * from its fd onto a mount point made for it, and make the tmpfs read-only.
+ * Returns the index of the last op handled, or -1.
+ */
+static ssize_t
+hide_run(const struct ag_sandbox *sb, size_t at, size_t to)
+{
+	int fds[MAX_RUN_KEEP];
+	char src[64];
+	size_t j, n = 0;
+	struct stat st;
+	ssize_t rc = -1;
+
+	for (j = at + 1; j < to && sb->ops[j].kind == NSOP_KEEP && n < MAX_RUN_KEEP; j++)
+		fds[n++] = open(sb->ops[j].path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (mount("tmpfs", "/run", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+	    "mode=0755,size=1m") < 0)
+		goto out;
+	for (j = 0; j < n; j++) {
+		const struct nsop *o = &sb->ops[at + 1 + j];
+		int t;
+
+		/* gone since it was planned, or a link swapped in: not bound */
+		if (fds[j] < 0 || fstat(fds[j], &st) < 0 || S_ISLNK(st.st_mode))
+			continue;
+		make_parents(o->path);
+		if (S_ISDIR(st.st_mode))
+			(void)mkdir(o->path, 0755);
+		else if ((t = open(o->path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
+		    0644)) >= 0)
+			close(t);
+		if (mount(str_num(src, "/proc/self/fd/", (unsigned)fds[j]), o->path, NULL, MS_BIND | MS_REC, NULL) < 0 ||
+		    (o->flags != 0 && mount(NULL, o->path, NULL, o->flags, NULL) < 0))
+			goto out;
+	}
+	if (mount(NULL, "/run", NULL, MS_REMOUNT | MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY,
+	    "mode=0755,size=1m") < 0)
+		goto out;
+	rc = (ssize_t)(at + n);
+out:
+	for (j = 0; j < n; j++)
+		if (fds[j] >= 0)
+			close(fds[j]);
+	return rc;
+}
+
 /*
  * Apply ops[from .. to) in the current (namespace-owning) process.  A path
  * that vanished since it was listed is skipped; any other failure fails
  * the whole namespace, since what it promises would not hold.
  * Async-signal-safe: runs in forked children.
  */
-/* "mode=0700,size=N" into buf, without stdio (ns_apply's callers fork). */
-static const char *
-tmpfs_opts(char buf[64], long long size)
-{
-	static const char pre[] = "mode=0700,size=";
-	char digits[24];
-	size_t n = 0, i;
-
-	do
-		digits[n++] = (char)('0' + size % 10);
-	while ((size /= 10) > 0 && n < sizeof(digits));
-	memcpy(buf, pre, sizeof(pre) - 1);
-	for (i = 0; i < n; i++)
-		buf[sizeof(pre) - 1 + i] = digits[n - 1 - i];
-	buf[sizeof(pre) - 1 + n] = '\0';
-	return buf;
-}
-
 static int
 ns_apply(const struct ag_sandbox *sb, size_t from, size_t to)
 {
@@ -130,12 +196,20 @@ ns_apply(const struct ag_sandbox *sb, size_t from, size_t to)
 
 	for (i = from; i < to; i++) {
 		const struct nsop *o = &sb->ops[i];
+		ssize_t last;
 		int rc;
 
 		switch (o->kind) {
+		case NSOP_RUN:
+			if ((last = hide_run(sb, i, to)) < 0)
+				return -1;
+			i = (size_t)last;
+			continue;
+		case NSOP_KEEP:
+			continue;	/* hide_run's */
 		case NSOP_TMPFS:
 			rc = mount("tmpfs", o->path, "tmpfs", o->flags, o->size > 0 ?
-			    tmpfs_opts(opts, o->size) : "mode=0700,size=1m");
+			    str_num(opts, "mode=0700,size=", (unsigned long long)o->size) : "mode=0700,size=1m");
 			break;
 		case NSOP_PIN:
 			rc = mount(o->path, o->path, NULL, MS_BIND, NULL);
@@ -958,6 +1032,31 @@ scan_write_roots(struct ag_sandbox *sb)
 }
 
 /*
+ * /tmp is the session's own tmpfs in both tiers: what other sessions and
+ * the account's other programs left there (a tmux server's socket, an
+ * ssh-agent's, X11's) is not reachable, and the session's files are not
+ * theirs.  Writable where the profile writes /tmp (always in the
+ * developer tier, whose tools expect it); bounded, since a tmpfs is
+ * memory and by default half of the host's.
+ */
+static int
+plan_tmp(struct build *b)
+{
+	struct ag_sandbox *sb = b->sb;
+
+	if (sb->private_tmp)
+		return 0;
+	if (ops_add(sb, NSOP_TMPFS, "/tmp", MS_NOSUID | MS_NODEV |
+	    (beneath_any(&b->execs, "/tmp") ? 0 : MS_NOEXEC)) < 0)
+		return -1;
+	sb->ops[sb->nops - 1].size = b->p->limits.tmp_size > 0 ? b->p->limits.tmp_size :
+	    AG_TMP_SIZE_DEFAULT;
+	sb->private_tmp = 1;
+	sb->tmp_writable = sb->developer || beneath_any(&b->writes, "/tmp");
+	return 0;
+}
+
+/*
  * The namespace plan beyond the noexec write roots.  Both tiers: the
  * protected paths beneath the write roots are bound read-only, for every
  * program (an allowed awk or sftp-server as much as a recipe).  The
@@ -984,15 +1083,8 @@ plan_ns(struct build *b)
 		    ops_add(sb, NSOP_REMOUNT, b->execs.v[i], f & ~(unsigned long)MS_NOEXEC) < 0)
 			return -1;
 	}
-	if (sb->developer) {
-		if (ops_add(sb, NSOP_TMPFS, "/tmp", MS_NOSUID | MS_NODEV |
-		    (beneath_any(&b->execs, "/tmp") ? 0 : MS_NOEXEC)) < 0)
-			return -1;
-		/* bounded: a tmpfs is memory, and by default half of the host's */
-		sb->ops[sb->nops - 1].size = b->p->limits.tmp_size > 0 ? b->p->limits.tmp_size :
-		    AG_TMP_SIZE_DEFAULT;
-		sb->private_tmp = 1;
-	}
+	if (plan_tmp(b) < 0)
+		return -1;
 	for (k = 0; k < 2; k++) {
 		const struct ag_strlist *l = &b->p->paths_protect;
 		size_t n = k == 0 ? SIZE_MAX : l->n;
@@ -1046,30 +1138,72 @@ hardlink_err(const struct ag_sandbox *sb, struct ag_err *err)
 
 /*
  * Landlock does not mediate connecting to a pathname socket, and the
- * network namespace does not hold one: directories whose sockets start
- * programs outside the sandbox (the systemd user manager's bus:
- * `systemd-run --user`; the system bus) or resolve names for it (systemd-
- * resolved's varlink, nscd) are hidden under an empty tmpfs in every
- * tier.  What other daemons listen on pathname sockets elsewhere stays
- * reachable as the account (doc/sandbox.md, "Limits").
+ * network namespace does not hold one; /run is where daemons keep theirs
+ * (the systemd user manager's bus, which starts programs outside the
+ * sandbox; the system bus; resolved and nscd, which resolve names for it;
+ * docker, containerd, podman, databases).  So /run is an empty read-only
+ * tmpfs in every sandboxed session, and only what the session needs is
+ * bound back: the profile's paths beneath it (read-only unless a write
+ * root), the programs it allows and the preload there, and /run/utmp
+ * (who, uptime).  A profile that reads "/" does not get /run with it.
  */
 static int
-hide_socket_dirs(struct ag_sandbox *sb)
+keep_cmp(const void *a, const void *b)
 {
-	static const char *const dirs[] = { "/run/dbus", "/run/systemd", "/run/nscd",
-	    "/run/containerd", "/run/docker", "/run/podman", NULL };
-	char rt[64];
-	struct stat st;
-	size_t i;
+	return strcmp(((const struct nsop *)a)->path, ((const struct nsop *)b)->path);
+}
 
-	snprintf(rt, sizeof(rt), "/run/user/%lu", (unsigned long)geteuid());
-	if (lstat(rt, &st) == 0 && S_ISDIR(st.st_mode) &&
-	    ops_add(sb, NSOP_TMPFS, rt, MS_NOSUID | MS_NODEV | MS_NOEXEC) < 0)
-		return -1;		/* empty, read by no one: 1 MiB */
-	for (i = 0; dirs[i] != NULL; i++)
-		if (lstat(dirs[i], &st) == 0 && S_ISDIR(st.st_mode) &&
-		    ops_add(sb, NSOP_TMPFS, dirs[i], MS_NOSUID | MS_NODEV | MS_NOEXEC) < 0)
+static int
+keep_add(struct build *b, const char *path, int writable)
+{
+	struct ag_sandbox *sb = b->sb;
+	size_t i, first;
+	unsigned long f;
+
+	if (strncmp(path, "/run/", 5) != 0 || path[5] == '\0')
+		return 0;
+	for (first = 0; first < sb->nops && sb->ops[first].kind != NSOP_RUN; first++)
+		;
+	for (i = first + 1; i < sb->nops; i++)
+		if (strcmp(sb->ops[i].path, path) == 0) {
+			if (writable)	/* a write root wins over a read of it */
+				sb->ops[i].flags = remount_flags(path, 0);
+			return 0;
+		}
+	if (sb->nops - first > MAX_RUN_KEEP)
+		return ag_err_set(b->err, "kernel sandbox: the profile names more than %d paths "
+		    "beneath /run (%s ...); name their common directory", MAX_RUN_KEEP, path);
+	f = remount_flags(path, writable ? 0 : MS_RDONLY);
+	if (ops_add(sb, NSOP_KEEP, path, f) < 0)
+		return ag_err_set(b->err, "out of memory");
+	return 0;
+}
+
+static int
+plan_run(struct build *b)
+{
+	struct ag_sandbox *sb = b->sb;
+	const struct plist *ro[] = { &b->reads, &b->execs, &sb->exec };
+	size_t i, k, first = sb->nops;
+	struct stat st;
+
+	if (lstat("/run", &st) < 0 || !S_ISDIR(st.st_mode))
+		return 0;
+	if (ops_add(sb, NSOP_RUN, "/run", 0) < 0)
+		return ag_err_set(b->err, "out of memory");
+	for (i = 0; i < b->writes.n; i++)
+		if (keep_add(b, b->writes.v[i], 1) < 0)
 			return -1;
+	for (k = 0; k < sizeof(ro) / sizeof(ro[0]); k++)
+		for (i = 0; i < ro[k]->n; i++)
+			if (keep_add(b, ro[k]->v[i], 0) < 0)
+				return -1;
+	if ((sb->preload != NULL && keep_add(b, sb->preload, 0) < 0) ||
+	    (lstat("/run/utmp", &st) == 0 && S_ISREG(st.st_mode) &&
+	    keep_add(b, "/run/utmp", 0) < 0))
+		return -1;
+	/* a directory before what is beneath it: its mount must not cover theirs */
+	qsort(sb->ops + first + 1, sb->nops - first - 1, sizeof(*sb->ops), keep_cmp);
 	return 0;
 }
 
@@ -1079,8 +1213,8 @@ sb_ns_make(struct ag_sandbox *sb, struct build *b)
 	size_t i;
 	int rc;
 
-	if (hide_socket_dirs(sb) < 0)
-		return ag_err_set(b->err, "out of memory");
+	if (plan_run(b) < 0)
+		return -1;
 	for (i = 0; i < b->writes.n; i++) {
 		unsigned long f = remount_flags(b->writes.v[i], MS_NOEXEC);
 
@@ -1091,11 +1225,13 @@ sb_ns_make(struct ag_sandbox *sb, struct build *b)
 	}
 	if (b->writes.n > 0 && (rc = plan_ns(b)) < 0)
 		return rc == -2 ? hardlink_err(sb, b->err) : ag_err_set(b->err, "out of memory");
+	if (b->writes.n == 0 && plan_tmp(b) < 0)
+		return ag_err_set(b->err, "out of memory");
 	/* a fork or a namespace can fail for want of a resource another
 	 * session is about to free: one more try before refusing */
 	if (make_ns(sb) == 0 || make_ns(sb) == 0)
 		return 0;
-	sb->private_tmp = 0;
+	sb->private_tmp = sb->tmp_writable = 0;
 	if (sb->mode == AG_SANDBOX_REQUIRED)
 		return ag_err_set(b->err, "kernel sandbox: commands need a user, mount and PID "
 		    "namespace of their own (%s), and gateway.sandbox is required: commands are "

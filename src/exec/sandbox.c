@@ -843,7 +843,7 @@ build_rulesets(struct build *b)
 			return -1;
 	/* the session's own tmpfs, mounted over /tmp in its namespace: a rule
 	 * on the mount point covers what is mounted there */
-	if (sb->private_tmp && add_fd_rule(b, sb->outer_fd, sb->tmp_fd, b->h_outer) < 0)
+	if (sb->tmp_writable && add_fd_rule(b, sb->outer_fd, sb->tmp_fd, b->h_outer) < 0)
 		return -1;
 	for (i = 0; dev_writes[i] != NULL; i++)
 		if (add_path_rule(b, sb->outer_fd, AT_FDCWD, dev_writes[i],

@@ -29,6 +29,9 @@ enum nsop_kind {
 	NSOP_PIN,	/* bind onto itself only: a mount point cannot be renamed
 			 * or removed, so a .git directory stays where it is */
 	NSOP_TMPFS,	/* a fresh tmpfs on path, with flags */
+	NSOP_RUN,	/* /run: a fresh read-only tmpfs, with the NSOP_KEEP
+			 * paths that follow it bound back */
+	NSOP_KEEP,	/* a path beneath /run, bound back; then flags */
 };
 
 struct nsop {
@@ -44,6 +47,7 @@ struct nsop {
 #define MAX_REPOS	256	/* git repositories pinned per session */
 #define SCAN_DEPTH	6	/* how deep write roots are searched for .git */
 #define SCAN_ENTRIES	50000	/* directory entries looked at per scan */
+#define MAX_RUN_KEEP	32	/* paths beneath /run a profile may name */
 
 enum { RL_NPROC, RL_NOFILE, RL_FSIZE, RL_CPU, RL_AS, RL_DATA, RL_COUNT };
 
@@ -89,6 +93,7 @@ struct ag_sandbox {
 	size_t			  nops_done;	/* applied in the namespace */
 	int			  developer;	/* profile tier: developer */
 	int			  private_tmp;	/* /tmp is the session's own tmpfs */
+	int			  tmp_writable;	/* and commands may write there */
 	int			  tmp_fd;	/* its root (O_PATH), for Landlock: a rule
 						 * on the mount point does not cover it */
 	struct plist		  writes;	/* write roots, for refresh scans */

@@ -31,7 +31,7 @@ if dpkg-query -W -f='${Status}' agentgate 2>/dev/null | grep -q 'ok installed'; 
 fi
 
 G=agentgate
-AG_DIR=$(mktemp -d /run/agentgate-test.XXXXXX) || exit 99
+AG_DIR=$(mktemp -d /var/lib/agentgate-test.XXXXXX) || exit 99
 BUILD=$(mktemp -d /var/tmp/agentgate-deb.XXXXXX) || exit 99
 chmod 0755 "$AG_DIR"
 U=agp$$

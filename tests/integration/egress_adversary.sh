@@ -72,7 +72,12 @@ RT_MADE=
 if [ ! -d "$RTDIR" ]; then
 	install -d -o "$AG_USER" -m 0700 "$RTDIR" && RT_MADE=$RTDIR
 fi
-UNIXPATH=$RTDIR/agentgate-outside.sock
+# and where other daemons keep theirs, by construction rather than by a
+# list: a directory of /run no list names (a database's), and /tmp (a tmux
+# server's, an ssh-agent's), both open to every uid
+DAEMONDIR=/run/agentgate-egress-$$
+install -d -m 0755 "$DAEMONDIR"
+UNIXPATH=$RTDIR/agentgate-outside.sock,$DAEMONDIR/daemon.sock,/tmp/agentgate-egress-$$.sock
 : > "$OUT/hits"
 "$AG_PYTHON" - "$OUT" "$ABSTRACT" "$UNIXPATH" <<'OUTSIDE' &
 # hits: whatever reaches the outside listeners, one line each.
@@ -222,11 +227,12 @@ ua = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 ua.bind("\0" + abstract)
 ua.listen(8)
 serve(ua, outside("unix-abstract"))
-up = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-up.bind(upath)
-os.chmod(upath, 0o777)
-up.listen(8)
-serve(up, outside("unix-path"))
+for p in upath.split(","):
+    up = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    up.bind(p)
+    os.chmod(p, 0o777)
+    up.listen(8)
+    serve(up, outside("unix-path"))
 al = socket.socket()
 al.bind(("127.0.0.1", 0))
 al.listen(64)
@@ -241,7 +247,7 @@ os.rename(os.path.join(d, "ports.tmp"), os.path.join(d, "ports"))
 threading.Event().wait()
 OUTSIDE
 OUTSIDE_PID=$!
-trap 'kill $OUTSIDE_PID 2>/dev/null; wait $OUTSIDE_PID 2>/dev/null; rm -f "$UNIXPATH"; [ -n "$RT_MADE" ] && rm -rf "$RT_MADE"; ag_cleanup' EXIT
+trap 'kill $OUTSIDE_PID 2>/dev/null; wait $OUTSIDE_PID 2>/dev/null; rm -f ${UNIXPATH//,/ }; rm -rf "$DAEMONDIR"; [ -n "$RT_MADE" ] && rm -rf "$RT_MADE"; ag_cleanup' EXIT
 ag_wait_until 30 test -s "$OUT/ports" || { echo "the outside listeners did not start" >&2; exit 99; }
 read -r P U LP HP < "$OUT/ports"
 
@@ -403,7 +409,7 @@ eg_present() {
 
 CORE="tcp_lo4 tcp_lo6 tfo_sendto_lo4 tfo_sendmsg_lo4 tfo_sendto_lo6 tfo_sendmsg_lo6
     udp_lo4 udp_lo6 mptcp_lo4 uring_setup raw_icmp_lo4 raw_udp_lo4 packet_lo4
-    vsock_stream vsock_dgram unix_abstract unix_path dns_udp_127_0_0_53 dns_tcp_127_0_0_53
+    vsock_stream vsock_dgram unix_abstract unix_path unix_path_2 unix_path_3 dns_udp_127_0_0_53 dns_tcp_127_0_0_53
     http_connect_lo4 http_connect_localhost http_connect_allowed http_get_allowed
     http_host_header_differs socks_connect_lo4 socks_connect_localhost socks_bind
     socks_udp_associate socks_connect_allowed"

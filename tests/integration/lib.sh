@@ -486,7 +486,9 @@ ag_make_world() {
 		AG_DIR=$1
 		mkdir -p "$AG_DIR" || return 1
 	else
-		AG_DIR=$(mktemp -d /run/agentgate-test.XXXXXX) || return 1
+		# not /run or /tmp: a sandboxed session sees its own of each,
+		# and commands read the world's files
+		AG_DIR=$(mktemp -d /var/lib/agentgate-test.XXXXXX) || return 1
 	fi
 	chmod 0755 "$AG_DIR"
 	cp "$AGENTGATE" "$AG_DIR/agentgate.new" && mv -f "$AG_DIR/agentgate.new" "$AG_DIR/agentgate"

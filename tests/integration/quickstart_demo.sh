@@ -24,7 +24,7 @@ flock 8
 exec 7>/run/agentgate-debian-package.lock
 flock 7
 
-AG_DIR=$(mktemp -d /run/agentgate-test.XXXXXX) || exit 99
+AG_DIR=$(mktemp -d /var/lib/agentgate-test.XXXXXX) || exit 99
 TMUX_SOCK=$AG_DIR/tmux.sock
 tm() { tmux -S "$TMUX_SOCK" "$@"; }
 demo_cleanup() {

@@ -27,7 +27,7 @@
  *   vsock_cid=N vsock_port=N   connect there (without: socket(2) only;
  *                 CID 2 is the hypervisor, which on a VM is not ours to poke)
  *   abstract=NAME an abstract Unix socket listening outside
- *   unixpath=PATH a Unix socket listening outside, by path
+ *   unixpath=PATH[,PATH...] Unix sockets listening outside, by path
  *   wildnames=N,N names for the wild group (only names /etc/hosts resolves:
  *                 any other would make the proxy ask DNS)
  *   netns=INODE   the inode of /proc/self/ns/net outside
@@ -1038,17 +1038,24 @@ probe_unixpath(void)
 		"/var/run/nscd/socket", "/run/dbus/system_bus_socket", NULL,
 	};
 	struct sockaddr_un s = { .sun_family = AF_UNIX };
+	const char *p;
 	int fd, e, i;
 
-	if (O.unixpath != NULL) {
-		snprintf(s.sun_path, sizeof(s.sun_path), "%s", O.unixpath);
+	/* unixpath=P1,P2,...: unix_path, unix_path_2, ... */
+	for (p = O.unixpath, i = 1; p != NULL && *p != '\0'; i++) {
+		size_t n = strcspn(p, ",");
+		char name[32];
+
+		snprintf(name, sizeof(name), i == 1 ? "unix_path" : "unix_path_%d", i);
+		snprintf(s.sun_path, sizeof(s.sun_path), "%.*s", (int)n, p);
+		p += n + (p[n] == ',');
 		if ((fd = socket(AF_UNIX, SOCK_STREAM, 0)) < 0) {
-			report("unix_path", "refused:socket:%s", ename(errno));
+			report(name, "refused:socket:%s", ename(errno));
 		} else {
 			if ((e = tconnect(fd, (struct sockaddr *)&s, sizeof(s))) != 0)
-				report("unix_path", "refused:%s", ename(e));
+				report(name, "refused:%s", ename(e));
 			else
-				report_connected("unix_path", fd);
+				report_connected(name, fd);
 			close(fd);
 		}
 	}

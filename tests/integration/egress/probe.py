@@ -266,8 +266,10 @@ def vsock():
 
 
 def unix():
-    for name, path in (("unix_abstract", "\0" + O["abstract"] if O["abstract"] else ""),
-                       ("unix_path", O["unixpath"])):
+    paths = [p for p in O["unixpath"].split(",") if p]
+    for name, path in ([("unix_abstract", "\0" + O["abstract"] if O["abstract"] else "")] +
+                       [("unix_path" + ("_%d" % (i + 1) if i else ""), p)
+                        for i, p in enumerate(paths)]):
         if not path:
             continue
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
