@@ -15,6 +15,8 @@ pkgs=(
 	bash coreutils procps python3 git man-db
 	# egress.sh: TLS registries on loopback and the clients that use them
 	curl openssl python3-venv
+	# transfer_rules.sh: the real rsync client and server
+	rsync
 )
 # only the suite's: the Debian package is built and checked (dpkg-buildpackage,
 # lintian), recordings played by asciinema, audit forwarded by rsyslog

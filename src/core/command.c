@@ -239,10 +239,14 @@ stage_parse(struct ag_core *core, struct cmd *c)
 {
 	struct ag_err err;
 
-	if ((c->flags & AG_CORE_REQUEST) && ag_policy_transfer(core->profile, c->line, c->len,
-	    &c->xfer, &c->d)) {
-		c->decided = 1;		/* not a line of bash */
-		return NEXT;
+	if (c->flags & AG_CORE_REQUEST) {
+		struct ag_policy_ctx ctx;
+
+		policy_ctx(core, &ctx);
+		if (ag_policy_transfer(&ctx, c->line, c->len, &c->xfer, &c->d)) {
+			c->decided = 1;		/* not a line of bash */
+			return NEXT;
+		}
 	}
 	ag_err_clear(&err);
 	if (ag_sh_parse(c->line, c->len, &c->tree, &err) != AG_SH_OK) {
@@ -907,11 +911,15 @@ ag_core_decide(const struct ag_core *core, const char *line, size_t len,
 	static char *const no_env[] = { default_path, NULL };
 	const struct ag_upstream *u;
 	struct ag_policy_ctx ctx;
+	struct ag_xfer xfer;
 	char name[80];
 	size_t rest;
 	int k;
 
 	policy_ctx(core, &ctx);
+	/* what a channel's request would be, judged as the gateway judges it */
+	if (core->at == NULL && ag_policy_transfer(&ctx, line, len, &xfer, d))
+		return 0;
 	if (core->cfg == NULL || (k = ag_target_word(line, len, name, sizeof(name), &rest)) == 0) {
 		if (core->at == NULL)
 			return ag_policy_check(&ctx, line, len, d);

@@ -79,10 +79,77 @@ plain_words(const char *s, size_t len)
 	return 1;
 }
 
+/*
+ * A deny always wins, for a transfer as for any line: the request judged
+ * as the command it is by a view of the profile that allows the transfer's
+ * own program (file_transfer said it may run) and keeps every deny rule,
+ * so `deny: [{command: rsync, args: ["--sender"]}]` refuses a pull.  sftp
+ * is no command line: a deny rule naming sftp-server (or internal-sftp)
+ * refuses it whole.  1 when a deny rule refused (d filled), else 0.
+ */
+static int
+denied_by_rule(const struct ag_policy_ctx *ctx, enum ag_xfer_kind k, const char *req,
+    size_t len, struct ag_decision *d)
+{
+	const struct ag_profile *p = ctx->profile;
+	struct ag_profile view;
+	struct ag_policy_ctx vctx;
+	struct ag_decision vd;
+	struct ag_rule allow;
+	char prog[8];
+	size_t i;
+
+	if (k == AG_XFER_SFTP) {
+		for (i = 0; i < p->ndeny; i++) {
+			const struct ag_rule *r = &p->deny[i];
+
+			if (r->base != NULL && (strcmp(r->base, "sftp-server") == 0 ||
+			    strcmp(r->base, "internal-sftp") == 0) && r->args.n == 0 &&
+			    r->deny_args.n == 0 && r->subcommands.n == 0) {
+				if (r->id != NULL)
+					snprintf(d->rule, sizeof(d->rule), "%s", r->id);
+				else
+					snprintf(d->rule, sizeof(d->rule), "profiles.%s.deny[%zu]",
+					    p->name, i);
+				snprintf(d->reason, sizeof(d->reason), "sftp is denied by %s",
+				    d->rule);
+				d->verdict = AG_DENY;
+				return 1;
+			}
+		}
+		return 0;
+	}
+	if (p->ndeny == 0)
+		return 0;
+	memset(&allow, 0, sizeof(allow));
+	snprintf(prog, sizeof(prog), "%s", k == AG_XFER_SCP ? "scp" : "rsync");
+	allow.command = prog;
+	allow.base = allow.command;
+	view = *p;
+	view.allow = &allow;
+	view.nallow = 1;
+	view.unknown = AG_UNKNOWN_DENY;
+	view.validator = NULL;
+	vctx = *ctx;
+	vctx.profile = &view;
+	memset(&vd, 0, sizeof(vd));
+	if (ag_policy_check(&vctx, req, len, &vd) < 0 || vd.verdict != AG_ALLOW) {
+		d->verdict = AG_DENY;
+		snprintf(d->rule, sizeof(d->rule), "%s", vd.rule[0] ? vd.rule : "file_transfer");
+		snprintf(d->reason, sizeof(d->reason), "%s", vd.reason[0] ? vd.reason :
+		    "refused by the profile's deny rules");
+		ag_decision_free(&vd);
+		return 1;
+	}
+	ag_decision_free(&vd);
+	return 0;
+}
+
 int
-ag_policy_transfer(const struct ag_profile *p, const char *req, size_t len,
+ag_policy_transfer(const struct ag_policy_ctx *ctx, const char *req, size_t len,
     struct ag_xfer *x, struct ag_decision *d)
 {
+	const struct ag_profile *p = ctx->profile;
 	enum ag_xfer_kind k = kind_of(req, len);
 	const char *name = ag_xfer_name(k);
 
@@ -100,6 +167,8 @@ ag_policy_transfer(const struct ag_profile *p, const char *req, size_t len,
 			return 1;
 		}
 		x->readonly = p->sftp == AG_TRANSFER_READ;
+		if (denied_by_rule(ctx, k, req, len, d))
+			return 1;
 		snprintf(d->reason, sizeof(d->reason), "%s", x->readonly ?
 		    "sftp read-only, confined" : "sftp, confined");
 		d->verdict = AG_ALLOW;
@@ -116,6 +185,8 @@ ag_policy_transfer(const struct ag_profile *p, const char *req, size_t len,
 		    "are accepted (no quotes, variables or operators)", name);
 		return 1;
 	}
+	if (denied_by_rule(ctx, k, req, len, d))
+		return 1;
 	snprintf(d->reason, sizeof(d->reason), "file transfer, confined");
 	d->verdict = AG_ALLOW;
 	return 1;
