@@ -393,6 +393,18 @@ ag_cmd_session(int argc, char **argv)
 		audit_auth_failure(cfg, &info, "auth_info", err.msg);
 		goto out;
 	}
+	/*
+	 * Where the client is: SSH_CONNECTION is sshd's only when sshd started
+	 * us directly (the gateway as login shell, with a record of the
+	 * connection); otherwise a shell in between, or the agent starting a
+	 * gateway itself, could have set it.  Then the record's address, or
+	 * "local" when there is no record.
+	 */
+	if (bound != AG_SSHBIND_FOUND)
+		snprintf(client, sizeof(client), "local");
+	else if (!shell_is_gateway(pw))
+		snprintf(client, sizeof(client), "%s", rhost[0] ? rhost : "local");
+	info.client = client;
 	if (cfg->nidentities > 0 && (bound == AG_SSHBIND_FOUND || getenv("AGENTGATE_TOKEN")) &&
 	    !shell_is_gateway(pw)) {
 		char why[512 + PATH_MAX], self[PATH_MAX];

@@ -175,4 +175,12 @@ ag_unlike "$out" "^$AG_USER\$" "own_invocation_profile_does_not_widen" "$out"
 out=$(runuser -u "$AG_USER" -- env AGENTGATE_TOKEN="$TOK_EVE" SSH_ORIGINAL_COMMAND='echo via-original' \
     "$AG_DIR/agentgate" -c "$AG_DIR/agentgate --config $AG_DIR/policy.yaml" 2>&1)
 ag_is "$out" "via-original" "own_invocation_runs_ssh_original_command"
+
+# ---- where the client is ------------------------------------------------------
+client_of() { ag_audit_query "[x.get('client') for x in r if x.get('event') == 'command' and '$1' in str(x.get('command', ''))][-1]"; }
+runuser -u "$AG_USER" -- env AGENTGATE_TOKEN="$TOK_EVE" SSH_CONNECTION='10.9.9.9 4444 127.0.0.1 22' \
+    "$AG_DIR/agentgate" --config "$AG_DIR/policy.yaml" -c 'echo forged-conn' >/dev/null 2>&1
+ag_is "$(client_of forged-conn)" "local" "self_started_gateway_client_is_local_not_ssh_connection"
+ag_as bob "$T" 'echo real-conn' >/dev/null 2>&1
+ag_like "$(client_of real-conn)" "^127\.0\.0\.1:[0-9]+$" "sshd_started_gateway_client_is_sshds"
 ag_done
