@@ -16,7 +16,10 @@
 #include "agconfig.h"
 #include "common/compat.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
+#include <limits.h>
 #include <pwd.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -24,6 +27,8 @@
 #include <string.h>
 #include <syslog.h>
 #include <time.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define PAM_SM_AUTH
 #define PAM_SM_ACCOUNT
@@ -574,6 +579,40 @@ log_session(pam_handle_t *pamh, const char *what)
  * connection.  Keep it where the gateway of each session finds it and the
  * agent cannot write (sshbind.h).
  */
+/*
+ * pam_env with user_readenv=1 (Debian's /etc/pam.d/sshd has it) reads
+ * ~/.pam_environment as root and may set any PAM variable, SSH_AUTH_INFO_0
+ * too, before a bind line below it: a key the connection never used.
+ * What sshd set is all bind may record, so a user file that could set it
+ * (one that names it, or one that cannot be read to tell) means no record:
+ * the gateway then knows no key, and the log says why.
+ */
+static int
+user_env_may_forge(const char *user)
+{
+	char path[PATH_MAX], buf[16384];
+	struct passwd *pw;
+	struct stat st;
+	ssize_t n;
+	int fd, bad;
+
+	if (user == NULL || (pw = getpwnam(user)) == NULL || pw->pw_dir == NULL)
+		return 0;
+	if ((size_t)snprintf(path, sizeof(path), "%s/.pam_environment", pw->pw_dir) >=
+	    sizeof(path))
+		return 1;
+	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)) < 0)
+		return errno != ENOENT && errno != ENOTDIR;
+	bad = fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size >= (off_t)sizeof(buf);
+	if (!bad) {
+		n = read(fd, buf, sizeof(buf) - 1);
+		buf[n > 0 ? n : 0] = '\0';
+		bad = n < 0 || memmem(buf, (size_t)(n > 0 ? n : 0), "SSH_AUTH_INFO", 13) != NULL;
+	}
+	close(fd);
+	return bad;
+}
+
 static int
 bind_open(pam_handle_t *pamh, const struct options *o)
 {
@@ -581,6 +620,12 @@ bind_open(pam_handle_t *pamh, const struct options *o)
 	struct ag_err err;
 
 	ag_err_clear(&err);
+	if (user_env_may_forge(user)) {
+		pam_syslog(pamh, LOG_ERR, "not recording the connection of user=%s: "
+		    "~/.pam_environment could set SSH_AUTH_INFO_0 (pam_env user_readenv); no key "
+		    "identity is recognised for it", user ? user : "?");
+		return PAM_SUCCESS;
+	}
 	if (ag_sshbind_write(user, item_str(pamh, PAM_RHOST), pam_getenv(pamh, "SSH_AUTH_INFO_0"),
 	    &err) < 0) {
 		pam_syslog(pamh, LOG_ERR, "cannot record the connection of user=%s: %s",

@@ -40,6 +40,9 @@ AG_SSHD_AUTHKEYS_FILE=none
 AG_SSHD_EXTRA="AcceptEnv AGENTGATE_TOKEN
 AuthorizedKeysCommand $AG_DIR/agentgate authorized-keys --config $AG_DIR/policy.yaml %u
 AuthorizedKeysCommandUser root"
+# Debian's sshd stack: pam_env reads the user's ~/.pam_environment, as
+# root, before a bind line added at the end
+AG_SSHD_PAM_EXTRA="session required pam_env.so user_readenv=1"
 ag_start_sshd || exit 99
 T="$AG_USER@127.0.0.1"
 
@@ -175,6 +178,18 @@ ag_unlike "$out" "^$AG_USER\$" "own_invocation_profile_does_not_widen" "$out"
 out=$(runuser -u "$AG_USER" -- env AGENTGATE_TOKEN="$TOK_EVE" SSH_ORIGINAL_COMMAND='echo via-original' \
     "$AG_DIR/agentgate" -c "$AG_DIR/agentgate --config $AG_DIR/policy.yaml" 2>&1)
 ag_is "$out" "via-original" "own_invocation_runs_ssh_original_command"
+
+# ---- ~/.pam_environment cannot name another key -------------------------------
+home=$(getent passwd "$AG_USER" | cut -d: -f6)
+printf 'SSH_AUTH_INFO_0 DEFAULT="publickey %s"\n' "$(ag_key bob)" > "$home/.pam_environment"
+chown "$AG_USER" "$home/.pam_environment"
+out=$(ag_as alice "$T" 'echo pamenv-$$; id -un' 2>&1)
+ag_unlike "$out" "^$AG_USER\$" "pam_environment_naming_bobs_key_does_not_make_alice_bob" "$out"
+ag_is "$(ag_audit_query "[x.get('identity') for x in r if 'pamenv-$$' in str(x.get('command', '')) and x.get('decision') == 'allow']")" \
+    "[]" "pam_environment_forgery_runs_nothing_as_bob"
+rm -f "$home/.pam_environment"
+out=$(ag_as alice "$T" 'echo alice-again' 2>&1)
+ag_is "$out" "alice-again" "without_the_file_alice_is_alice_again"
 
 # ---- where the client is ------------------------------------------------------
 client_of() { ag_audit_query "[x.get('client') for x in r if x.get('event') == 'command' and '$1' in str(x.get('command', ''))][-1]"; }
