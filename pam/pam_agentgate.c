@@ -581,53 +581,108 @@ log_session(pam_handle_t *pamh, const char *what)
  */
 /*
  * pam_env with user_readenv=1 (Debian's /etc/pam.d/sshd has it) reads
- * ~/.pam_environment as root and may set any PAM variable, SSH_AUTH_INFO_0
- * too, before a bind line below it: a key the connection never used.
- * What sshd set is all bind may record, so a user file that could set it
- * (one that names it, or one that cannot be read to tell) means no record:
- * the gateway then knows no key, and the log says why.
+ * ~/.pam_environment as root and may set any variable, and sshd copies the
+ * PAM environment into the session's: SSH_ORIGINAL_COMMAND (for a session
+ * that sent no command), AGENTGATE_TOKEN (in place of the one the client
+ * sent), SSH_AUTH_INFO_0 (before a bind line below it: a key the connection
+ * never used).  sshd itself puts nothing there but SSH_AUTH_INFO_0, so:
+ *  - what another module set under SSH_* or AGENTGATE_* is removed here;
+ *  - a user file that names such a variable (or cannot be read to tell)
+ *    could set it again after us, or did before: the record then says so,
+ *    and the gateway refuses the connection (sshbind.h).
+ * Returns a reason for refusing, or NULL.
  */
 static int
+trusted_name(const char *v, size_t n)
+{
+	return (n > 4 && strncmp(v, "SSH_", 4) == 0) || (n > 10 && strncmp(v, "AGENTGATE_", 10) == 0);
+}
+
+static const char *
 user_env_may_forge(const char *user)
 {
 	char path[PATH_MAX], buf[16384];
 	struct passwd *pw;
 	struct stat st;
+	const char *p;
 	ssize_t n;
 	int fd, bad;
 
 	if (user == NULL || (pw = getpwnam(user)) == NULL || pw->pw_dir == NULL)
-		return 0;
+		return NULL;
 	if ((size_t)snprintf(path, sizeof(path), "%s/.pam_environment", pw->pw_dir) >=
 	    sizeof(path))
-		return 1;
+		return "the home directory's path is too long to look for ~/.pam_environment";
 	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)) < 0)
-		return errno != ENOENT && errno != ENOTDIR;
+		return errno == ENOENT || errno == ENOTDIR ? NULL :
+		    "~/.pam_environment cannot be read to tell what it sets";
 	bad = fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size >= (off_t)sizeof(buf);
-	if (!bad) {
-		n = read(fd, buf, sizeof(buf) - 1);
-		buf[n > 0 ? n : 0] = '\0';
-		bad = n < 0 || memmem(buf, (size_t)(n > 0 ? n : 0), "SSH_AUTH_INFO", 13) != NULL;
-	}
+	n = bad ? -1 : read(fd, buf, sizeof(buf) - 1);
 	close(fd);
-	return bad;
+	if (n < 0)
+		return "~/.pam_environment cannot be read to tell what it sets";
+	buf[n] = '\0';
+	/* each line's first word is the variable (pam_env(8)); `export` too */
+	for (p = buf; p != NULL && *p != '\0'; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		p += strspn(p, " \t");
+		if (strncmp(p, "export", 6) == 0 && (p[6] == ' ' || p[6] == '\t'))
+			p += 6 + strspn(p + 6, " \t");
+		if (trusted_name(p, strcspn(p, " \t=\n")))
+			return "~/.pam_environment sets SSH_* or AGENTGATE_* variables, which the "
+			    "gateway trusts (pam_env user_readenv)";
+	}
+	return NULL;
+}
+
+/* Remove what another module put under SSH_* and AGENTGATE_* (see above). */
+static void
+scrub_env(pam_handle_t *pamh, const char *user)
+{
+	char **env = pam_getenvlist(pamh), gone[256] = "";
+	size_t i, used = 0;
+
+	for (i = 0; env != NULL && env[i] != NULL; i++) {
+		size_t n = strcspn(env[i], "=");
+		char name[128];
+
+		if (!trusted_name(env[i], n) || (n == 15 && strncmp(env[i], "SSH_AUTH_INFO_0", 15) == 0) ||
+		    n >= sizeof(name))
+			continue;
+		memcpy(name, env[i], n);
+		name[n] = '\0';
+		(void)pam_putenv(pamh, name);	/* no '=': removes it */
+		if (used + n + 2 < sizeof(gone))
+			used += (size_t)snprintf(gone + used, sizeof(gone) - used, " %s", name);
+	}
+	for (i = 0; env != NULL && env[i] != NULL; i++) {
+		explicit_bzero(env[i], strlen(env[i]));
+		free(env[i]);
+	}
+	free(env);
+	if (used > 0)
+		pam_syslog(pamh, LOG_ERR, "removed from the session environment of user=%s, set by "
+		    "a module before bind (pam_env user_readenv?):%s", user ? user : "?", gone);
 }
 
 static int
 bind_open(pam_handle_t *pamh, const struct options *o)
 {
-	const char *user = item_str(pamh, PAM_USER);
+	const char *user = item_str(pamh, PAM_USER), *why;
+	char refuse[256];
 	struct ag_err err;
+	int rc;
 
 	ag_err_clear(&err);
-	if (user_env_may_forge(user)) {
-		pam_syslog(pamh, LOG_ERR, "not recording the connection of user=%s: "
-		    "~/.pam_environment could set SSH_AUTH_INFO_0 (pam_env user_readenv); no key "
-		    "identity is recognised for it", user ? user : "?");
-		return PAM_SUCCESS;
-	}
-	if (ag_sshbind_write(user, item_str(pamh, PAM_RHOST), pam_getenv(pamh, "SSH_AUTH_INFO_0"),
-	    &err) < 0) {
+	scrub_env(pamh, user);
+	if ((why = user_env_may_forge(user)) != NULL) {
+		pam_syslog(pamh, LOG_ERR, "connection of user=%s refused to the gateway: %s",
+		    user ? user : "?", why);
+		snprintf(refuse, sizeof(refuse), AG_SSHBIND_REFUSE "%s", why);
+		rc = ag_sshbind_write(user, item_str(pamh, PAM_RHOST), refuse, &err);
+	} else
+		rc = ag_sshbind_write(user, item_str(pamh, PAM_RHOST),
+		    pam_getenv(pamh, "SSH_AUTH_INFO_0"), &err);
+	if (rc < 0) {
 		pam_syslog(pamh, LOG_ERR, "cannot record the connection of user=%s: %s",
 		    user ? user : "?", err.msg);
 		return PAM_SESSION_ERR;

@@ -289,6 +289,12 @@ ag_sshbind_read(const char *user, char **infop, char *rhost, size_t rhostlen,
 		return AG_SSHBIND_BAD;
 	}
 	info = buf + hl;
+	if (strncmp(info, AG_SSHBIND_REFUSE, strlen(AG_SSHBIND_REFUSE)) == 0) {
+		ag_err_set(err, "sshd's PAM stack refused this connection to the gateway: %.300s",
+		    info + strlen(AG_SSHBIND_REFUSE));
+		free(buf);
+		return AG_SSHBIND_BAD;
+	}
 	memmove(buf, info, len - (size_t)hl + 1);
 	*infop = buf;
 	return AG_SSHBIND_FOUND;

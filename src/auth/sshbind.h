@@ -33,6 +33,10 @@
 
 #define AG_SSHBIND_DIR		AG_RUNDIR_SSHD
 #define AG_SSHBIND_MAX_INFO	(64 * 1024)	/* a longer SSH_AUTH_INFO_0 is refused */
+/* A record whose auth info starts so: sshd's stack found the session's
+ * environment open to the account (pam_agentgate.c, bind); the gateway
+ * refuses the connection with the reason that follows. */
+#define AG_SSHBIND_REFUSE	"agentgate-refuse: "
 
 /*
  * sshd's side (the PAM module, as root, in the monitor): record auth_info

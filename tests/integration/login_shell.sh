@@ -179,14 +179,34 @@ out=$(runuser -u "$AG_USER" -- env AGENTGATE_TOKEN="$TOK_EVE" SSH_ORIGINAL_COMMA
     "$AG_DIR/agentgate" -c "$AG_DIR/agentgate --config $AG_DIR/policy.yaml" 2>&1)
 ag_is "$out" "via-original" "own_invocation_runs_ssh_original_command"
 
-# ---- ~/.pam_environment cannot name another key -------------------------------
+# ---- ~/.pam_environment (read by pam_env, as root) steers no session ----------
+# A home the account can write is a setup doctor fails; the gateway still
+# holds: whatever the file names under SSH_* or AGENTGATE_*, sshd's stack
+# records a refusal and no session runs anything it chose.
 home=$(getent passwd "$AG_USER" | cut -d: -f6)
-printf 'SSH_AUTH_INFO_0 DEFAULT="publickey %s"\n' "$(ag_key bob)" > "$home/.pam_environment"
-chown "$AG_USER" "$home/.pam_environment"
+pamenv() {	# pamenv LINE: the file as the account writes it
+	printf '%s\n' "$1" > "$home/.pam_environment"
+	chown "$AG_USER" "$home/.pam_environment"
+}
+pamenv "SSH_AUTH_INFO_0 DEFAULT=\"publickey $(ag_key bob)\""
 out=$(ag_as alice "$T" 'echo pamenv-$$; id -un' 2>&1)
 ag_unlike "$out" "^$AG_USER\$" "pam_environment_naming_bobs_key_does_not_make_alice_bob" "$out"
 ag_is "$(ag_audit_query "[x.get('identity') for x in r if 'pamenv-$$' in str(x.get('command', '')) and x.get('decision') == 'allow']")" \
     "[]" "pam_environment_forgery_runs_nothing_as_bob"
+# the command of a session that sent none (bob's REPL)
+pamenv "SSH_ORIGINAL_COMMAND DEFAULT=\"id > $AG_DIR/pwned\""
+printf 'echo bob-typed\n' | ag_as bob "$T" > "$AG_DIR/repl.out" 2>&1
+ag_ok "pam_environment_command_does_not_run_in_bobs_session" test ! -e "$AG_DIR/pwned"
+ag_like "$(cat "$AG_DIR/repl.out")" "authentication failed" "bobs_session_is_refused_with_a_reason" \
+    "$(cat "$AG_DIR/repl.out")"
+ag_like "$(ag_audit_query "[x.get('reason') for x in r if x.get('event') == 'auth_failure'][-1]")" \
+    "pam_environment sets SSH_\\* or AGENTGATE_\\*" "the_audit_says_why"
+# another identity's token in place of the one the client sent
+pamenv "AGENTGATE_TOKEN DEFAULT=$TOK_EVE"
+out=$(AGENTGATE_TOKEN=$TOK_BOB ag_as bob -o SendEnv=AGENTGATE_TOKEN "$T" 'echo tok-swap; id -un' 2>&1)
+ag_unlike "$out" "tok-swap" "pam_environment_token_swap_runs_nothing" "$out"
+ag_is "$(ag_audit_query "[x.get('identity') for x in r if 'tok-swap' in str(x.get('command', ''))]")" \
+    "[]" "pam_environment_token_swap_is_nobodys_session"
 rm -f "$home/.pam_environment"
 out=$(ag_as alice "$T" 'echo alice-again' 2>&1)
 ag_is "$out" "alice-again" "without_the_file_alice_is_alice_again"
