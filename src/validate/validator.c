@@ -425,13 +425,14 @@ ag_ask_judge_answer(const struct ag_validator *v, const char *text, size_t len,
 {
 	json_object *o, *dec = NULL, *reason = NULL, *conf = NULL, *poll = NULL, *approver = NULL;
 	int people = v->kind == AG_VK_WEBHOOK || v->kind == AG_VK_OPA;
-	const char *ds;
+	const char *ds, *cls;
+	char why[AG_ERR_MSG_MAX];
 	int allow;
 
 	r->allow = 0;
 	r->reason[0] = '\0';
-	if ((o = ag_wire_parse(text, len)) == NULL)
-		return bad_answer(r, "not-json", "the answer is not a JSON document");
+	if ((o = ag_wire_parse(text, len, &cls, why, sizeof(why))) == NULL)
+		return bad_answer(r, cls, "%s", why);
 	if (!json_object_is_type(o, json_type_object)) {
 		json_object_put(o);
 		return bad_answer(r, "schema", "the answer is not a JSON object");

@@ -19,7 +19,8 @@
  *
  * The answer: {"decision": "allow" | "deny", "reason": STRING} and an
  * optional "confidence" from 0 to 1 (a webhook's or OPA's also "approver",
- * who decided); any other key, value or type is a deny.  OPA's
+ * who decided); any other key, value or type, or a key twice (anywhere in
+ * the answer or its envelope), is a deny.  OPA's
  * {"result": ...} holds that document or a boolean; no result (an
  * undefined decision) is a deny.  A webhook with approval_timeout may
  * answer {"decision": "pending", "reason": ..., "poll": URL on its own

@@ -23,6 +23,7 @@
 #include "common/lazylib.h"
 #include "policy/policy.h"
 #include "validate/validator.h"
+#include "validate/wire.h"
 
 static struct ag_validator V;
 
@@ -50,10 +51,32 @@ valid_answers(void **state)
 	    1);
 }
 
+/* An answer that must be a deny: its class (NULL: any) and message (NULL: any). */
+struct bad_answer {
+	const char *text, *cls, *why;
+};
+
+static void
+all_denied(const struct bad_answer *bad, size_t n)
+{
+	struct ag_ask_result r;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (judge(bad[i].text, &r) != 0)
+			fail_msg("allowed: %s", bad[i].text);
+		assert_non_null(r.error_class);
+		if (bad[i].cls != NULL && strcmp(r.error_class, bad[i].cls) != 0)
+			fail_msg("%s: class %s, expected %s", bad[i].text, r.error_class, bad[i].cls);
+		if (bad[i].why != NULL && strcmp(r.error, bad[i].why) != 0)
+			fail_msg("%s: '%s', expected '%s'", bad[i].text, r.error, bad[i].why);
+	}
+}
+
 static void
 anything_else_is_a_deny(void **state)
 {
-	static const struct { const char *text, *cls; } bad[] = {
+	static const struct bad_answer bad[] = {
 		{ "{\"decision\":\"warn\",\"reason\":\"x\"}", "schema" },
 		{ "{\"decision\":\"Allow\",\"reason\":\"x\"}", "schema" },
 		{ "{\"decision\":\"allow \",\"reason\":\"x\"}", "schema" },
@@ -75,17 +98,120 @@ anything_else_is_a_deny(void **state)
 		{ "{\"decision\":\"allow\",\"reason\":\"x\"", "not-json" },
 		{ "{'decision':'allow','reason':'x'}", "not-json" },
 	};
+
+	(void)state;
+	all_denied(bad, sizeof(bad) / sizeof(bad[0]));
+}
+
+/*
+ * json-c keeps the last of two equal keys: an answer saying "deny" and then
+ * "allow" would run the command.  A key twice anywhere in what a validator
+ * answers is a refusal naming the key (issue 34), for every kind: the
+ * webhook's body, the decision an LLM writes, and the OPA, OpenAI and
+ * Anthropic envelopes around it.
+ */
+static void
+duplicate_key_is_refused(void **state)
+{
+	static const struct bad_answer bad[] = {
+		{ "{\"decision\":\"deny\",\"decision\":\"allow\",\"reason\":\"x\"}", "schema",
+		  "the answer has the key 'decision' twice" },
+		{ "{\"decision\":\"allow\",\"reason\":\"no\",\"reason\":\"ok\"}", "schema",
+		  "the answer has the key 'reason' twice" },
+		/* equal once decoded, as json-c compares them */
+		{ "{\"decision\":\"deny\",\"\\u0064ecision\":\"allow\",\"reason\":\"x\"}",
+		  "schema", "the answer has the key 'decision' twice" },
+		{ "{\"decision\":\"allow\",\"reason\":\"x\",\"confidence\":0,\"confidence\":1}",
+		  "schema", "the answer has the key 'confidence' twice" },
+		/* json-c's strict mode takes a single-quoted key: not JSON */
+		{ "{'decision':\"allow\",\"reason\":\"x\"}", "not-json", NULL },
+	};
+
+	(void)state;
+	all_denied(bad, sizeof(bad) / sizeof(bad[0]));
+}
+
+/* The envelope around the decision, unwrapped and then judged as ag_ask does. */
+static int
+unwrap_judge(enum ag_validator_kind kind, const char *body, const char **cls,
+    struct ag_ask_result *r)
+{
+	struct ag_validator v = V;
+	char *doc = NULL, why[256];
+	int rc;
+
+	v.kind = kind;
+	memset(r, 0, sizeof(*r));
+	*cls = NULL;
+	if (ag_wire_unwrap(&v, body, strlen(body), &doc, cls, why, sizeof(why)) < 0) {
+		assert_null(doc);
+		assert_non_null(*cls);
+		return -1;
+	}
+	rc = ag_ask_judge_answer(&v, doc, strlen(doc), r);
+	free(doc);
+	return rc;
+}
+
+static void
+duplicate_key_in_an_envelope_is_refused(void **state)
+{
+	static const struct { enum ag_validator_kind kind; const char *body; } bad[] = {
+		{ AG_VK_OPA, "{\"result\":{\"decision\":\"deny\",\"decision\":\"allow\","
+		  "\"reason\":\"x\"}}" },
+		{ AG_VK_OPA, "{\"result\":false,\"result\":true}" },
+		{ AG_VK_OPENAI, "{\"choices\":[{\"message\":{\"content\":"
+		  "\"{\\\"decision\\\":\\\"deny\\\",\\\"reason\\\":\\\"x\\\"}\",\"content\":"
+		  "\"{\\\"decision\\\":\\\"allow\\\",\\\"reason\\\":\\\"x\\\"}\"},"
+		  "\"finish_reason\":\"stop\"}]}" },
+		{ AG_VK_ANTHROPIC, "{\"stop_reason\":\"tool_use\",\"content\":[{\"type\":"
+		  "\"tool_use\",\"name\":\"decide\",\"input\":{\"decision\":\"deny\","
+		  "\"reason\":\"x\",\"decision\":\"allow\"}}]}" },
+	};
+	const char *cls;
 	struct ag_ask_result r;
 	size_t i;
 
 	(void)state;
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		if (judge(bad[i].text, &r) != 0)
-			fail_msg("allowed: %s", bad[i].text);
-		assert_non_null(r.error_class);
-		if (bad[i].cls != NULL && strcmp(r.error_class, bad[i].cls) != 0)
-			fail_msg("%s: class %s, expected %s", bad[i].text, r.error_class, bad[i].cls);
+		if (unwrap_judge(bad[i].kind, bad[i].body, &cls, &r) != -1)
+			fail_msg("unwrapped: %s", bad[i].body);
+		assert_string_equal(cls, "schema");
 	}
+	/* the decision an LLM writes is read as strictly as a webhook's */
+	assert_int_equal(unwrap_judge(AG_VK_OPENAI, "{\"choices\":[{\"message\":{\"content\":"
+	    "\"{\\\"decision\\\":\\\"deny\\\",\\\"decision\\\":\\\"allow\\\",\\\"reason\\\":"
+	    "\\\"x\\\"}\",\"refusal\":null},\"finish_reason\":\"stop\"}]}", &cls, &r), 0);
+	assert_string_equal(r.error_class, "schema");
+	assert_string_equal(r.error, "the answer has the key 'decision' twice");
+}
+
+/*
+ * The same key in different objects, and keys, quotes and braces inside
+ * strings, are not duplicates.
+ */
+static void
+same_key_in_different_objects_is_fine(void **state)
+{
+	const char *cls;
+	struct ag_ask_result r;
+
+	(void)state;
+	assert_int_equal(unwrap_judge(AG_VK_ANTHROPIC, "{\"stop_reason\":\"tool_use\","
+	    "\"content\":[{\"type\":\"text\",\"text\":\"{\\\"decision\\\":1,'a':}\"},"
+	    "{\"type\":\"tool_use\",\"name\":\"decide\",\"input\":{\"decision\":\"allow\","
+	    "\"reason\":\"\\\"decision\\\",\\\"decision\\\" [{'x'}]\"}}],"
+	    "\"usage\":{\"input_tokens\":1,\"output_tokens\":1}}", &cls, &r), 1);
+	assert_null(r.error_class);
+	assert_string_equal(r.reason, "\"decision\",\"decision\" [{'x'}]");
+	assert_int_equal(unwrap_judge(AG_VK_OPA, "{\"result\":{\"decision\":\"allow\","
+	    "\"reason\":\"x\"},\"decision_id\":\"d\",\"metrics\":{\"result\":1}}", &cls, &r), 1);
+	assert_int_equal(unwrap_judge(AG_VK_OPENAI, "{\"choices\":[{\"index\":0,\"message\":"
+	    "{\"role\":\"assistant\",\"content\":\"{\\\"decision\\\":\\\"allow\\\","
+	    "\\\"reason\\\":\\\"ok\\\"}\"},\"finish_reason\":\"stop\"},{\"index\":1,"
+	    "\"message\":{\"role\":\"assistant\",\"content\":\"\"},\"finish_reason\":\"stop\"}]}",
+	    &cls, &r), 1);
+	assert_string_equal(r.reason, "ok");
 }
 
 static void
@@ -223,6 +349,9 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(valid_answers),
 		cmocka_unit_test(anything_else_is_a_deny),
+		cmocka_unit_test(duplicate_key_is_refused),
+		cmocka_unit_test(duplicate_key_in_an_envelope_is_refused),
+		cmocka_unit_test(same_key_in_different_objects_is_fine),
 		cmocka_unit_test(min_confidence),
 		cmocka_unit_test(reason_is_printable_and_capped),
 		cmocka_unit_test(request_document_is_exact_data),
