@@ -9,12 +9,19 @@
  */
 #include "agconfig.h"
 
+#include <netinet/in.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 #include <json-c/json.h>
@@ -313,6 +320,166 @@ request_document_is_exact_data(void **state)
 	ag_ask_free(a);
 }
 
+/* ---- a validator on 127.0.0.1 that allows everything ---------------------- */
+
+/* Serve one kept-alive connection: each request answered with an allow. */
+static void
+allow_everything(int c)
+{
+	static const char answer[] = "{\"decision\":\"allow\",\"reason\":\"fine\"}";
+	char buf[65536];
+	size_t have = 0;
+
+	for (;;) {
+		char *end, *cl, head[256];
+		size_t need;
+		ssize_t k;
+
+		buf[have] = '\0';
+		if ((end = strstr(buf, "\r\n\r\n")) == NULL) {
+			if (have + 1 >= sizeof(buf) ||
+			    (k = read(c, buf + have, sizeof(buf) - 1 - have)) <= 0)
+				return;
+			have += (size_t)k;
+			continue;
+		}
+		*end = '\0';
+		for (cl = buf; *cl != '\0' && strncasecmp(cl, "\r\ncontent-length:", 17) != 0; cl++)
+			;
+		need = (size_t)(end + 4 - buf) + (*cl != '\0' ? strtoul(cl + 17, NULL, 10) : 0);
+		*end = '\r';
+		while (have < need) {
+			if (need >= sizeof(buf) || (k = read(c, buf + have, need - have)) <= 0)
+				return;
+			have += (size_t)k;
+		}
+		memmove(buf, buf + need, have - need);
+		have -= need;
+		snprintf(head, sizeof(head), "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+		    "Content-Length: %zu\r\n\r\n", sizeof(answer) - 1);
+		if (write(c, head, strlen(head)) < 0 || write(c, answer, sizeof(answer) - 1) < 0)
+			return;
+	}
+}
+
+/* A webhook validator's URL into url; the server's pid. */
+static pid_t
+allowing_validator(char *url, size_t urlsz)
+{
+	struct sockaddr_in sa;
+	socklen_t sl = sizeof(sa);
+	pid_t pid;
+	int s, c;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_true((s = socket(AF_INET, SOCK_STREAM, 0)) >= 0);
+	assert_int_equal(bind(s, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(s, 4), 0);
+	assert_int_equal(getsockname(s, (struct sockaddr *)&sa, &sl), 0);
+	snprintf(url, urlsz, "http://127.0.0.1:%u/ask", ntohs(sa.sin_port));
+	assert_true((pid = fork()) >= 0);
+	if (pid == 0) {
+		while ((c = accept(s, NULL, NULL)) >= 0) {
+			allow_everything(c);
+			close(c);
+		}
+		_exit(0);
+	}
+	close(s);
+	return pid;
+}
+
+/* A decision of n simple commands, each left to the validator. */
+static void
+decision_of(struct ag_decision *d, struct ag_policy_cmd *cmds, size_t n)
+{
+	static char name[] = "frob", path[] = "/usr/bin/frob", text[] = "frob", why[] = "unknown";
+	size_t i;
+
+	memset(d, 0, sizeof(*d));
+	d->verdict = AG_ASK;
+	d->cmds = cmds;
+	d->ncmds = n;
+	for (i = 0; i < n; i++) {
+		memset(&cmds[i], 0, sizeof(cmds[i]));
+		cmds[i].name = name;
+		cmds[i].path = path;
+		cmds[i].text = text;
+		cmds[i].verdict = AG_ASK;
+		cmds[i].reason = why;
+	}
+}
+
+/*
+ * The request document describes at most AG_ASK_DOC_CMDS_MAX commands.  A
+ * line with more says so (commands_truncated, commands_total), and the
+ * validator's allow of what it was shown never runs it (issue 34); a line
+ * within the limit is described whole and allowed as before.
+ */
+static void
+cut_command_list_is_said_and_never_allowed(void **state)
+{
+	struct ag_policy_cmd cmds[AG_ASK_DOC_CMDS_MAX + 6];
+	struct ag_validator v = V;
+	struct ag_profile p;
+	struct ag_decision d;
+	struct ag_ask_result r;
+	struct ag_ask *a;
+	struct ag_err err;
+	json_object *o, *m;
+	char url[64], name[] = "developer", *doc;
+	pid_t srv;
+
+	(void)state;
+	srv = allowing_validator(url, sizeof(url));
+	v.kind = AG_VK_WEBHOOK;
+	v.url = url;
+	memset(&p, 0, sizeof(p));
+	p.name = name;
+	ag_err_clear(&err);
+	assert_non_null(a = ag_ask_new(&v, &p, 0, &err));
+
+	/* within the limit: all of it shown, nothing said, the allow stands */
+	decision_of(&d, cmds, AG_ASK_DOC_CMDS_MAX);
+	assert_non_null(doc = ag_ask_request_doc(a, "frob", 4, "/", &d, NULL, &err));
+	assert_non_null(o = json_tokener_parse(doc));
+	assert_true(json_object_object_get_ex(o, "commands", &m));
+	assert_int_equal(json_object_array_length(m), AG_ASK_DOC_CMDS_MAX);
+	assert_false(json_object_object_get_ex(o, "commands_truncated", NULL));
+	assert_false(json_object_object_get_ex(o, "commands_total", NULL));
+	json_object_put(o);
+	free(doc);
+	assert_int_equal(ag_ask(a, "frob", 4, "/", &d, NULL, &r), 1);
+	assert_null(r.error_class);
+	assert_string_equal(r.reason, "fine");
+
+	/* past it: the document says so, and the same allow is a deny */
+	decision_of(&d, cmds, AG_ASK_DOC_CMDS_MAX + 6);
+	assert_non_null(doc = ag_ask_request_doc(a, "frob; frob", 10, "/", &d, NULL, &err));
+	assert_non_null(o = json_tokener_parse(doc));
+	assert_true(json_object_object_get_ex(o, "commands", &m));
+	assert_int_equal(json_object_array_length(m), AG_ASK_DOC_CMDS_MAX);
+	assert_true(json_object_object_get_ex(o, "commands_truncated", &m));
+	assert_true(json_object_get_boolean(m));
+	assert_true(json_object_object_get_ex(o, "commands_total", &m));
+	assert_int_equal(json_object_get_int64(m), AG_ASK_DOC_CMDS_MAX + 6);
+	json_object_put(o);
+	free(doc);
+	assert_int_equal(ag_ask(a, "frob; frob", 10, "/", &d, NULL, &r), 0);
+	assert_string_equal(r.error_class, "too-many-commands");
+	assert_non_null(strstr(r.error, "70 simple commands, more than the 64"));
+	/* asked again, the answer comes from the cache: still a deny */
+	assert_int_equal(ag_ask(a, "frob; frob", 10, "/", &d, NULL, &r), 0);
+	assert_true(r.cache_hit);
+	assert_string_equal(r.error_class, "too-many-commands");
+
+	ag_ask_free(a);
+	kill(srv, SIGKILL);
+	assert_int_equal(waitpid(srv, NULL, 0), srv);
+}
+
 /*
  * A library the gateway loads when first needed (libcurl for the
  * validator): one that is missing, or lacks a symbol, is a failure with
@@ -355,6 +522,7 @@ main(void)
 		cmocka_unit_test(min_confidence),
 		cmocka_unit_test(reason_is_printable_and_capped),
 		cmocka_unit_test(request_document_is_exact_data),
+		cmocka_unit_test(cut_command_list_is_said_and_never_allowed),
 		cmocka_unit_test(lazy_library_fails_closed),
 	};
 
