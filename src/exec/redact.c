@@ -31,6 +31,9 @@ static const struct shape shapes[] = {
 	{ { "sk-" }, "sk-(proj-|ant-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}" },
 	{ { "AIza" }, "AIza[0-9A-Za-z_-]{35}" },
 	{ { "eyJ" }, "eyJ[A-Za-z0-9_-]{8,}\\.eyJ[A-Za-z0-9_-]{8,}\\.[A-Za-z0-9_-]{8,}" },
+	/* agentgate's own identity tokens, as ag_token_new() makes them:
+	 * agt_NAME_ and 64 lower-case hex digits, NAME an identity's name */
+	{ { "agt_" }, "agt_[A-Za-z0-9._@-]+_[0-9a-f]{64}" },
 	/* a whole key on one line (escaped newlines, as in JSON) */
 	{ { "PRIVATE KEY-----" },
 	    /* between the two, only what a key is made of (also with \\n escapes,

@@ -7,7 +7,8 @@
  * until its newline, its end, or AG_REDACT_LINE_MAX bytes.  On a line, each
  * match of the built-in shapes (AWS access key ids, GitHub and GitLab
  * tokens, Slack tokens and webhooks, OpenAI and Anthropic `sk-` keys,
- * Google API keys, JWTs) and of the profile's own patterns becomes
+ * Google API keys, JWTs, agentgate's own `agt_` identity tokens) and of
+ * the profile's own patterns becomes
  * "[REDACTED]"; a PEM private key is replaced whole, from its BEGIN line
  * through its END line (or the end of the stream), by one line saying so.
  *

@@ -18,6 +18,7 @@
 
 #include "common/config.h"
 #include "common/strbuf.h"
+#include "common/tokenhash.h"
 #include "exec/redact.h"
 
 static int
@@ -61,6 +62,7 @@ static const char *const secrets[] = {
 	"sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789-_AA",
 	"AIzaSyA-abcdefghijklmnopqrstuvwxyz01234",
 	"eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+	"agt_ci.bot_7@x-y_0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
 };
 
 static void
@@ -81,6 +83,46 @@ every_shape_is_hidden_at_every_split(void **state)
 			assert_string_equal(out, "before " AG_REDACT_MARK " after\nnext line\n");
 			free(out);
 		}
+	}
+}
+
+/*
+ * agentgate's own identity tokens (issue 34): one made as `agentgate token
+ * new` makes it is hidden in output and in a command line's record; text
+ * that only starts like one is not.
+ */
+static void
+agentgate_tokens_are_hidden(void **state)
+{
+	static const char *const plain[] = {
+		"see agt_NAME_ and 64 hex digits\n",
+		"agt_alice_0123456789abcdef\n",		/* too short */
+		"agt__0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\n",
+		"agt_alice_0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef\n",
+	};
+	char tok[256], hash[AG_TOKEN_HASH_MAX], text[512], want[512], *out;
+	struct ag_err err;
+	size_t i, len;
+
+	(void)state;
+	ag_err_clear(&err);
+	if (ag_token_new("ci.bot_7@corp-x", tok, sizeof(tok), hash, &err) < 0)
+		fail_msg("ag_token_new: %s", err.msg);
+	snprintf(text, sizeof(text), "export AGENTGATE_TOKEN=%s # was %s\n", tok, tok);
+	snprintf(want, sizeof(want), "export AGENTGATE_TOKEN=%s # was %s\n", AG_REDACT_MARK,
+	    AG_REDACT_MARK);
+	out = run(&on, text, strlen(text), 7, &len);
+	assert_string_equal(out, want);
+	free(out);
+	snprintf(text, sizeof(text), "ssh -o SetEnv=T=%s gw true", tok);
+	assert_non_null(out = ag_redact_command(text, strlen(text), &len));
+	assert_string_equal(out, "ssh -o SetEnv=T=" AG_REDACT_MARK " gw true");
+	free(out);
+	explicit_bzero(tok, sizeof(tok));
+	for (i = 0; i < sizeof(plain) / sizeof(plain[0]); i++) {
+		out = run(&on, plain[i], strlen(plain[i]), 5, &len);
+		assert_string_equal(out, plain[i]);
+		free(out);
 	}
 }
 
@@ -248,6 +290,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(every_shape_is_hidden_at_every_split),
+		cmocka_unit_test(agentgate_tokens_are_hidden),
 		cmocka_unit_test(private_key_goes_whole),
 		cmocka_unit_test(private_key_without_end_hides_the_rest),
 		cmocka_unit_test(private_key_on_one_line),
