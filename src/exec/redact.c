@@ -31,6 +31,9 @@ static const struct shape shapes[] = {
 	{ { "sk-" }, "sk-(proj-|ant-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}" },
 	{ { "AIza" }, "AIza[0-9A-Za-z_-]{35}" },
 	{ { "eyJ" }, "eyJ[A-Za-z0-9_-]{8,}\\.eyJ[A-Za-z0-9_-]{8,}\\.[A-Za-z0-9_-]{8,}" },
+	/* agentgate's own identity tokens, as ag_token_new() makes them:
+	 * agt_NAME_ and 64 lower-case hex digits, NAME an identity's name */
+	{ { "agt_" }, "agt_[A-Za-z0-9._@-]+_[0-9a-f]{64}" },
 	/* a whole key on one line (escaped newlines, as in JSON) */
 	{ { "PRIVATE KEY-----" },
 	    /* between the two, only what a key is made of (also with \\n escapes,
@@ -344,6 +347,89 @@ line(struct ag_redact *r, const char *p, size_t n, ag_redact_emit emit, void *ct
 
 /* ---- streams ---------------------------------------------------------------- */
 
+/*
+ * A private key's BEGIN or END marker: not a secret, but a cut through one
+ * would hide the key's start or its end from line().
+ */
+static const regex_t *
+pem_marker(void)
+{
+	static regex_t re;
+	static signed char ready;	/* 1 compiled, -1 failed */
+
+	if (ready == 0)
+		ready = regcomp(&re, "-----(BEGIN|END) [A-Z0-9 ]*PRIVATE KEY-----",
+		    REG_EXTENDED) == 0 ? 1 : -1;
+	return ready == 1 ? &re : NULL;
+}
+
+/*
+ * Where a full hold p[0..n) (n == AG_REDACT_LINE_MAX, no newline) is cut
+ * for judging, into *cut; the rest is held and begins the next piece.
+ * Cutting at n would split a secret that straddles the boundary into two
+ * harmless-looking halves (issue 34).  So the piece ends AG_REDACT_CARRY
+ * bytes earlier, and earlier still at the start of any match of a shape,
+ * a profile's pattern or a key's marker that reaches across that point:
+ * the next piece then holds the whole match, and more after it.  The
+ * patterns themselves decide, so a profile's own are covered as the
+ * built-in ones are.  *cut is 0 when a match runs from the start of the
+ * hold across the point (a secret near 64 KiB long): then the whole hold
+ * is judged, as before.  0, or -1 when out of memory (or a built-in shape
+ * does not compile, which segment() would fail on too).
+ */
+static int
+cut_point(struct ag_redact *r, const char *p, size_t n, size_t *cut)
+{
+	size_t c = n - AG_REDACT_CARRY, s, e, i;
+	struct ag_strbuf a;
+	int moved, rc = 0;
+
+	/* no match crosses a NUL: only the segment around the point matters */
+	for (s = c; s > 0 && p[s - 1] != '\0'; s--)
+		;
+	for (e = c; e < n && p[e] != '\0'; e++)
+		;
+	ag_strbuf_init(&a, 0);
+	if (ag_strbuf_append(&a, p + s, e - s) < 0 || ag_strbuf_append(&a, "", 0) < 0)
+		rc = -1;
+	/* moving the point back may put it inside another pattern's match */
+	do {
+		moved = 0;
+		for (i = 0; rc == 0 && !moved && i < NSHAPES + 1 + r->nown; i++) {
+			const regex_t *re;
+			regmatch_t m;
+			size_t off = 0;
+
+			if (i < NSHAPES && !anchored(&shapes[i], a.data, a.len))
+				continue;
+			if (i == NSHAPES && find(a.data, a.len, "PRIVATE KEY-----") == NULL)
+				continue;
+			re = i < NSHAPES ? builtin(i) : i == NSHAPES ? pem_marker() :
+			    &r->own[i - NSHAPES - 1];
+			if (re == NULL) {
+				rc = -1;
+				break;
+			}
+			while (off <= a.len && s + off < c && regexec(re, a.data + off, 1, &m,
+			    off > 0 ? REG_NOTBOL : 0) == 0) {
+				size_t so = off + (size_t)m.rm_so, eo = off + (size_t)m.rm_eo;
+
+				if (s + so >= c)
+					break;
+				if (s + eo > c) {
+					c = s + so;
+					moved = 1;
+					break;
+				}
+				off = eo > so ? eo : so + 1;
+			}
+		}
+	} while (rc == 0 && moved && c > s);
+	ag_strbuf_free(&a);
+	*cut = c;
+	return rc;
+}
+
 int
 ag_redact_feed(struct ag_redact *r, const char *p, size_t n, ag_redact_emit emit, void *ctx)
 {
@@ -359,11 +445,18 @@ ag_redact_feed(struct ag_redact *r, const char *p, size_t n, ag_redact_emit emit
 		n -= take;
 		/* a whole line, or as much of one as is held */
 		if (r->hold[r->held - 1] == '\n' || r->held == AG_REDACT_LINE_MAX) {
-			size_t h = r->held;
+			size_t h = r->held, c = h;
 
-			r->held = 0;
-			if (line(r, r->hold, h, emit, ctx) < 0)
+			if (r->hold[h - 1] != '\n') {
+				if (cut_point(r, r->hold, h, &c) < 0)
+					return -1;
+				if (c == 0)
+					c = h;
+			}
+			if (line(r, r->hold, c, emit, ctx) < 0)
 				return -1;
+			memmove(r->hold, r->hold + c, h - c);
+			r->held = h - c;
 		}
 	}
 	return flush(r, emit, ctx);

@@ -4,10 +4,15 @@
  *
  * Output is judged a line at a time, so a secret that arrives in two reads
  * is still one line when it is judged: a stream's partial line is held
- * until its newline, its end, or AG_REDACT_LINE_MAX bytes.  On a line, each
+ * until its newline, its end, or AG_REDACT_LINE_MAX bytes.  A line that
+ * long is judged in pieces, each ending AG_REDACT_CARRY bytes before what
+ * is held (earlier if a match reaches across that point): the rest begins
+ * the next piece, so a secret shorter than AG_REDACT_CARRY is judged whole
+ * wherever it falls in a long line.  On a line, each
  * match of the built-in shapes (AWS access key ids, GitHub and GitLab
  * tokens, Slack tokens and webhooks, OpenAI and Anthropic `sk-` keys,
- * Google API keys, JWTs) and of the profile's own patterns becomes
+ * Google API keys, JWTs, agentgate's own `agt_` identity tokens) and of
+ * the profile's own patterns becomes
  * "[REDACTED]"; a PEM private key is replaced whole, from its BEGIN line
  * through its END line (or the end of the stream), by one line saying so.
  *
@@ -25,6 +30,9 @@
 struct ag_profile;
 
 #define AG_REDACT_LINE_MAX	((size_t)64 * 1024)
+/* The tail of a full hold judged again with the next piece: longer than
+ * any built-in shape's match (a 4096-bit RSA key on one JSON line is 3.3 KiB) */
+#define AG_REDACT_CARRY		((size_t)8 * 1024)
 #define AG_REDACT_MARK		"[REDACTED]"
 
 /* What a stream's redactor writes: 0, or -1 to stop (the client is gone). */

@@ -39,7 +39,6 @@
 #define KEY_MAX		4096		/* bytes of an API key */
 #define PROMPT_MAX	(64 * 1024)	/* bytes of a prompt file */
 #define CACHE_SLOTS	256
-#define DOC_CMDS_MAX	64		/* simple commands described per request */
 #define RETRY_WAIT_MS	250		/* before the one retry, unless Retry-After says */
 #define RETRY_MIN_MS	100		/* a retry with less time left than this is not tried */
 #define HELPER_GRACE_MS	1000		/* past the budget, for the helper's answer to arrive */
@@ -307,15 +306,20 @@ add_s(json_object *o, const char *k, const char *v)
 		json_object_object_add(o, k, json_object_new_string(v));
 }
 
-char *
-ag_ask_request_doc(const struct ag_ask *a, const char *line, size_t len, const char *cwd,
-    const struct ag_decision *d, const struct ag_ask_who *who, struct ag_err *err)
+/*
+ * The request document (see ag_ask_request_doc); *cut set when it does not
+ * describe every simple command of d, which it then says.
+ */
+static char *
+request_doc(const struct ag_ask *a, const char *line, size_t len, const char *cwd,
+    const struct ag_decision *d, const struct ag_ask_who *who, int *cut, struct ag_err *err)
 {
 	json_object *o, *cmds;
 	const char *text;
 	char *out = NULL;
 	size_t i, n;
 
+	*cut = 0;
 	if (len > 0 && line[len - 1] == '\n')
 		len--;		/* a REPL line's own newline */
 	if (!ag_utf8_valid(line, len) || (cwd != NULL && !ag_utf8_valid(cwd, strlen(cwd)))) {
@@ -339,14 +343,19 @@ ag_ask_request_doc(const struct ag_ask *a, const char *line, size_t len, const c
 		add_s(o, "client", who->client);
 		add_s(o, "target", who->target != NULL ? who->target : AG_TARGET_LOCAL);
 	}
-	for (i = 0, n = 0; d != NULL && i < d->ncmds && n < DOC_CMDS_MAX; i++) {
+	for (i = 0, n = 0; d != NULL && i < d->ncmds && n < AG_ASK_DOC_CMDS_MAX; i++) {
 		const struct ag_policy_cmd *pc = &d->cmds[i];
 		json_object *c;
 
 		if (pc->text != NULL && !ag_utf8_valid(pc->text, strlen(pc->text)))
 			continue;	/* within a UTF-8 line, always is */
-		if ((c = json_object_new_object()) == NULL)
-			break;
+		if ((c = json_object_new_object()) == NULL) {
+			/* a list cut short without a word would be a lie */
+			json_object_put(cmds);
+			json_object_put(o);
+			ag_err_set(err, "out of memory");
+			return NULL;
+		}
 		add_s(c, "name", pc->name);
 		add_s(c, "path", pc->path);
 		add_s(c, "text", pc->text);
@@ -356,6 +365,16 @@ ag_ask_request_doc(const struct ag_ask *a, const char *line, size_t len, const c
 		n++;
 	}
 	json_object_object_add(o, "commands", cmds);
+	/*
+	 * A validator shown part of a line must know it (issue 34); ag_ask
+	 * never lets such a line run on its allow either.
+	 */
+	if (d != NULL && n < d->ncmds) {
+		*cut = 1;
+		json_object_object_add(o, "commands_truncated", json_object_new_boolean(1));
+		json_object_object_add(o, "commands_total", json_object_new_int64(
+		    (int64_t)d->ncmds));
+	}
 	text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
 	    JSON_C_TO_STRING_NOSLASHESCAPE);
 	if (text != NULL) {
@@ -368,6 +387,15 @@ ag_ask_request_doc(const struct ag_ask *a, const char *line, size_t len, const c
 	if (out == NULL)
 		ag_err_set(err, "out of memory");
 	return out;
+}
+
+char *
+ag_ask_request_doc(const struct ag_ask *a, const char *line, size_t len, const char *cwd,
+    const struct ag_decision *d, const struct ag_ask_who *who, struct ag_err *err)
+{
+	int cut;
+
+	return request_doc(a, line, len, cwd, d, who, &cut, err);
 }
 
 /* ---- the answer ---------------------------------------------------------- */
@@ -425,13 +453,14 @@ ag_ask_judge_answer(const struct ag_validator *v, const char *text, size_t len,
 {
 	json_object *o, *dec = NULL, *reason = NULL, *conf = NULL, *poll = NULL, *approver = NULL;
 	int people = v->kind == AG_VK_WEBHOOK || v->kind == AG_VK_OPA;
-	const char *ds;
+	const char *ds, *cls;
+	char why[AG_ERR_MSG_MAX];
 	int allow;
 
 	r->allow = 0;
 	r->reason[0] = '\0';
-	if ((o = ag_wire_parse(text, len)) == NULL)
-		return bad_answer(r, "not-json", "the answer is not a JSON document");
+	if ((o = ag_wire_parse(text, len, &cls, why, sizeof(why))) == NULL)
+		return bad_answer(r, cls, "%s", why);
 	if (!json_object_is_type(o, json_type_object)) {
 		json_object_put(o);
 		return bad_answer(r, "schema", "the answer is not a JSON object");
@@ -1029,6 +1058,7 @@ ag_ask(struct ag_ask *a, const char *line, size_t len, const char *cwd,
 	char *doc = NULL, *body = NULL, *answer = NULL, why[256];
 	size_t blen = 0;
 	enum ag_http_fail f;
+	int cut = 0;
 
 	memset(r, 0, sizeof(*r));
 	memset(&rep, 0, sizeof(rep));
@@ -1045,7 +1075,7 @@ ag_ask(struct ag_ask *a, const char *line, size_t len, const char *cwd,
 		goto out;
 	}
 	ag_err_clear(&err);
-	if ((doc = ag_ask_request_doc(a, line, len, cwd, d, who, &err)) == NULL) {
+	if ((doc = request_doc(a, line, len, cwd, d, who, &cut, &err)) == NULL) {
 		deny_with(r, "encoding", err.msg);
 		goto out;
 	}
@@ -1097,6 +1127,19 @@ ag_ask(struct ag_ask *a, const char *line, size_t len, const char *cwd,
 	if (r->error_class == NULL)
 		cache_put(a, key, r);
 out:
+	/*
+	 * An allow of a document that did not show every command is not an
+	 * allow of the line: what was left out was never judged (issue 34).
+	 * Here, after the cache and a person's approval too, so no path
+	 * around it lets such a line run.
+	 */
+	if (cut && r->allow) {
+		r->allow = 0;
+		r->error_class = "too-many-commands";
+		snprintf(r->error, sizeof(r->error), "the line has %zu simple commands, more "
+		    "than the %d the validator is shown, so its allow was not for all of them",
+		    d->ncmds, AG_ASK_DOC_CMDS_MAX);
+	}
 	r->latency_ms = (long)(ag_now_ms() - start);
 	ag_http_reply_free(&rep);
 	free(answer);

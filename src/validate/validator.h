@@ -14,12 +14,15 @@
  * The request document (JSON): command, cwd, profile, tier, user,
  * identity, session, client, and "commands": each simple command the
  * parser found with the program it resolves to, its verdict and why the
- * rules did not allow it.  For the LLM kinds that document, JSON-encoded,
- * is the whole user message, and the system prompt says it is data.
+ * rules did not allow it (at most AG_ASK_DOC_CMDS_MAX; a line with more has
+ * "commands_truncated": true and "commands_total", and is never allowed).
+ * For the LLM kinds that document, JSON-encoded, is the whole user
+ * message, and the system prompt says it is data.
  *
  * The answer: {"decision": "allow" | "deny", "reason": STRING} and an
  * optional "confidence" from 0 to 1 (a webhook's or OPA's also "approver",
- * who decided); any other key, value or type is a deny.  OPA's
+ * who decided); any other key, value or type, or a key twice (anywhere in
+ * the answer or its envelope), is a deny.  OPA's
  * {"result": ...} holds that document or a boolean; no result (an
  * undefined decision) is a deny.  A webhook with approval_timeout may
  * answer {"decision": "pending", "reason": ..., "poll": URL on its own
@@ -51,6 +54,12 @@ struct ag_ask;
 
 /* The longest reason from a validator that is shown or recorded. */
 #define AG_ASK_REASON_MAX	300
+/*
+ * The simple commands a request document describes at most; past them it
+ * says "commands_truncated": true and "commands_total", and an allow is a
+ * deny ("too-many-commands").
+ */
+#define AG_ASK_DOC_CMDS_MAX	64
 
 /* Who asks, for the request document; NULL fields are left out. */
 struct ag_ask_who {

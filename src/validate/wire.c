@@ -54,7 +54,8 @@ char *
 ag_wire_body(const struct ag_validator *v, const char *prompt, const char *doc, size_t *len)
 {
 	json_object *o = NULL, *msgs, *in, *rf, *js, *tool, *tools, *choice;
-	const char *text;
+	const char *text, *cls;
+	char why[128];
 	char *out = NULL;
 
 	switch (v->kind) {
@@ -63,7 +64,7 @@ ag_wire_body(const struct ag_validator *v, const char *prompt, const char *doc, 
 			*len = strlen(out);
 		return out;
 	case AG_VK_OPA:
-		if ((in = ag_wire_parse(doc, strlen(doc))) == NULL)
+		if ((in = ag_wire_parse(doc, strlen(doc), &cls, why, sizeof(why))) == NULL)
 			return NULL;
 		o = json_object_new_object();
 		json_object_object_add(o, "input", in);
@@ -153,30 +154,167 @@ ag_wire_headers_free(char *hdr[4])
 	}
 }
 
+static int
+fail(const char **cls, const char *c, char *why, size_t whylen, const char *msg)
+{
+	*cls = c;
+	snprintf(why, whylen, "%s", msg);
+	return -1;
+}
+
+/* As much of a key as a message shows: printable ASCII, the rest '?'. */
+static void
+shown_key(const char *k, char *out, size_t outsz)
+{
+	size_t i;
+
+	for (i = 0; k[i] != '\0' && i + 1 < outsz; i++)
+		out[i] = k[i] >= 0x20 && k[i] < 0x7f ? k[i] : '?';
+	out[i] = '\0';
+}
+
+#define WIRE_DEPTH	32	/* json-c's nesting limit below, and ours */
+
+/*
+ * 0 when no object in text (which json-c's strict parser has just
+ * accepted) has a key twice; -1 with why when one does, or when something
+ * in it is not JSON as RFC 8259 writes it.  json-c keeps the last of two
+ * equal keys without a word, so {"decision":"deny","decision":"allow"}
+ * would read as an allow; an answer that says two things is refused
+ * instead (issue 34).
+ *
+ * json-c has no flag for this and no way to see keys while it parses, so
+ * the text is walked once more.  The walk only has to find the structure
+ * (strings, braces, brackets, commas) of text already known to be valid;
+ * each key is decoded by json-c itself and looked up in a json-c object,
+ * so two keys are "equal" exactly when json-c would have merged them:
+ * "\u0064ecision" is "decision", and a key is cut at a \u0000 as json-c
+ * cuts it.  Comparing raw text instead would miss both.  A single quote
+ * outside a string, which json-c's strict mode takes around a key, is
+ * refused: it is not JSON, and a key this walk cannot see is not checked.
+ */
+static int
+unique_keys(const char *text, size_t len, const char **cls, char *why, size_t whylen)
+{
+	json_object *keys[WIRE_DEPTH];	/* per open level; NULL for an array */
+	json_tokener *tok;
+	size_t i, j, depth = 0;
+	int want_key = 0, rc = -1;
+
+	if ((tok = json_tokener_new_ex(2)) == NULL)
+		return fail(cls, "transport", why, whylen, "out of memory");
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+	for (i = 0; i < len; i++) {
+		switch (text[i]) {
+		case '"':
+			for (j = i + 1; j < len && text[j] != '"'; j++)
+				if (text[j] == '\\')
+					j++;
+			if (j >= len)
+				goto notjson;
+			if (want_key && depth > 0 && keys[depth - 1] != NULL) {
+				json_object *k;
+				const char *name;
+
+				json_tokener_reset(tok);
+				k = json_tokener_parse_ex(tok, text + i, (int)(j + 1 - i));
+				if (k == NULL || !json_object_is_type(k, json_type_string)) {
+					json_object_put(k);
+					goto notjson;
+				}
+				name = json_object_get_string(k);
+				if (json_object_object_get_ex(keys[depth - 1], name, NULL)) {
+					char shown[48];
+
+					shown_key(name, shown, sizeof(shown));
+					*cls = "schema";
+					snprintf(why, whylen, "the answer has the key '%s' twice",
+					    shown);
+					json_object_put(k);
+					goto out;
+				}
+				if (json_object_object_add(keys[depth - 1], name, NULL) != 0) {
+					json_object_put(k);
+					fail(cls, "transport", why, whylen, "out of memory");
+					goto out;
+				}
+				json_object_put(k);
+				want_key = 0;
+			}
+			i = j;
+			break;
+		case '{':
+		case '[':
+			if (depth == WIRE_DEPTH)
+				goto notjson;
+			keys[depth] = NULL;
+			if (text[i] == '{' && (keys[depth] = json_object_new_object()) == NULL) {
+				fail(cls, "transport", why, whylen, "out of memory");
+				goto out;
+			}
+			depth++;
+			want_key = text[i] == '{';
+			break;
+		case '}':
+		case ']':
+			if (depth == 0)
+				goto notjson;
+			json_object_put(keys[--depth]);
+			want_key = 0;
+			break;
+		case ',':
+			want_key = depth > 0 && keys[depth - 1] != NULL;
+			break;
+		case '\'':
+			goto notjson;
+		default:
+			break;
+		}
+	}
+	if (depth == 0) {
+		rc = 0;
+		goto out;
+	}
+notjson:
+	fail(cls, "not-json", why, whylen, "the answer is not a JSON document");
+out:
+	while (depth > 0)
+		json_object_put(keys[--depth]);
+	json_tokener_free(tok);
+	return rc;
+}
+
 json_object *
-ag_wire_parse(const char *text, size_t len)
+ag_wire_parse(const char *text, size_t len, const char **cls, char *why, size_t whylen)
 {
 	json_tokener *tok;
 	json_object *o;
 	size_t end;
 
-	if (len > (size_t)INT32_MAX || (tok = json_tokener_new_ex(32)) == NULL)
-		return NULL;
+	if (len > (size_t)INT32_MAX || (tok = json_tokener_new_ex(WIRE_DEPTH)) == NULL)
+		goto notjson;
 	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
 	o = json_tokener_parse_ex(tok, text, (int)len);
 	if (o == NULL || json_tokener_get_error(tok) != json_tokener_success) {
 		json_object_put(o);
 		json_tokener_free(tok);
-		return NULL;
+		goto notjson;
 	}
 	end = json_tokener_get_parse_end(tok);
 	json_tokener_free(tok);
 	for (; end < len; end++)
 		if (strchr(" \t\r\n", text[end]) == NULL || text[end] == '\0') {
 			json_object_put(o);
-			return NULL;
+			goto notjson;
 		}
+	if (unique_keys(text, len, cls, why, whylen) < 0) {
+		json_object_put(o);
+		return NULL;
+	}
 	return o;
+notjson:
+	fail(cls, "not-json", why, whylen, "the answer is not a JSON document");
+	return NULL;
 }
 
 static char *
@@ -186,14 +324,6 @@ dup_json(json_object *o)
 	    JSON_C_TO_STRING_NOSLASHESCAPE);
 
 	return t != NULL ? strdup(t) : NULL;
-}
-
-static int
-fail(const char **cls, const char *c, char *why, size_t whylen, const char *msg)
-{
-	*cls = c;
-	snprintf(why, whylen, "%s", msg);
-	return -1;
 }
 
 /* A member of the kind given, or NULL. */
@@ -306,8 +436,8 @@ ag_wire_unwrap(const struct ag_validator *v, const char *body, size_t len, char 
 		(*doc)[len] = '\0';
 		return 0;
 	}
-	if ((o = ag_wire_parse(body, len)) == NULL)
-		return fail(cls, "not-json", why, whylen, "the answer is not JSON");
+	if ((o = ag_wire_parse(body, len, cls, why, whylen)) == NULL)
+		return -1;
 	switch (v->kind) {
 	case AG_VK_OPENAI:
 		rc = unwrap_openai(o, doc, cls, why, whylen);

@@ -50,8 +50,13 @@ void	ag_wire_headers_free(char *hdr[4]);
 int	ag_wire_unwrap(const struct ag_validator *v, const char *body, size_t len, char **doc,
 	    const char **cls, char *why, size_t whylen);
 
-/* JSON text → object with json-c's strict parser, nothing but white space
- * after it; NULL when it is not that. */
-struct json_object *ag_wire_parse(const char *text, size_t len);
+/*
+ * JSON text → object with json-c's strict parser, nothing but white space
+ * after it, no object in it with a key twice.  NULL when it is not that,
+ * with *cls "not-json", "schema" (a key twice, which why names) or
+ * "transport" (out of memory).
+ */
+struct json_object *ag_wire_parse(const char *text, size_t len, const char **cls, char *why,
+	    size_t whylen);
 
 #endif
