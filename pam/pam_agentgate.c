@@ -371,8 +371,6 @@ authenticate(pam_handle_t *pamh, int argc, const char **argv, const char *envtok
 		how = "token";
 		if (offered && m != AG_PAMID_FOUND)
 			ag_ratelimit_failed(rhost);
-		else if (m == AG_PAMID_FOUND)
-			ag_ratelimit_passed(rhost);
 	}
 	if (m == AG_PAMID_AMBIGUOUS) {
 		pam_syslog(pamh, LOG_ERR, "refusing user=%s rhost=%s: credentials match "

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "auth/ratelimit.h"
+#include "common/misc.h"
 
 /* The address as a file name: it is numeric (PAM_RHOST from sshd), but
  * nothing that could name another path gets through. */
@@ -29,7 +30,8 @@ path_for(const char *source, char *buf, size_t len)
 	return snprintf(buf, len, "%s/%s", AG_RATELIMIT_DIR, s) < (int)len ? 0 : -1;
 }
 
-/* Open and lock the source's file; -1 when there is no limiter here. */
+/* Open and lock the source's file; -1 when there is no limiter here, -2
+ * when its lock cannot be had. */
 static int
 open_locked(const char *source, int create)
 {
@@ -41,11 +43,12 @@ open_locked(const char *source, int create)
 	fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC | (create ? O_CREAT : 0), 0660);
 	if (fd < 0)
 		return -1;
-	while (flock(fd, LOCK_EX) < 0)
-		if (errno != EINTR) {
-			close(fd);
-			return -1;
-		}
+	/* bounded: a session of the account stopped while holding it must not
+	 * hold up every token login from the address */
+	if (ag_flock_bounded(fd, AG_RATELIMIT_LOCK_MS) < 0) {
+		close(fd);
+		return -2;
+	}
 	return fd;
 }
 
@@ -90,6 +93,10 @@ ag_ratelimit_wait(const char *source)
 	long long last;
 	int fd = open_locked(source, 0);
 
+	/* a lock held and not let go: the attempt waits, rather than
+	 * guessing freely while a stopped process holds the count */
+	if (fd == -2)
+		return AG_RATELIMIT_LOCK_MS / 1000;
 	if (fd < 0)
 		return 0;
 	get(fd, &count, &last);
@@ -113,13 +120,4 @@ ag_ratelimit_failed(const char *source)
 	if (ftruncate(fd, 0) == 0)
 		(void)!pwrite(fd, buf, (size_t)n, 0);
 	close(fd);
-}
-
-void
-ag_ratelimit_passed(const char *source)
-{
-	char path[PATH_MAX];
-
-	if (path_for(source, path, sizeof(path)) == 0)
-		(void)unlink(path);
 }

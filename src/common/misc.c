@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -162,4 +164,28 @@ ag_proc_stat(pid_t pid, pid_t *ppid, unsigned long long *start)
 			return -1;
 	}
 	return 0;
+}
+
+int
+ag_flock_bounded(int fd, long ms)
+{
+	struct timespec nap = { 0, 2 * 1000 * 1000 };
+	long long since = ag_now_ms();
+	struct stat st;
+	off_t seen = -1;
+
+	for (;;) {
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+			return 0;
+		if (errno != EWOULDBLOCK && errno != EINTR)
+			return -1;
+		if (fstat(fd, &st) == 0 && st.st_size != seen) {
+			seen = st.st_size;
+			since = ag_now_ms();
+		} else if (ag_now_ms() - since >= ms) {
+			errno = ETIMEDOUT;
+			return -1;
+		}
+		nanosleep(&nap, NULL);
+	}
 }

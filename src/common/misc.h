@@ -57,6 +57,14 @@ int	ag_poll(struct pollfd *pf, size_t n, long long tmo_ms);
 void	ag_close_range(unsigned first, unsigned last);
 
 /*
+ * flock(fd, LOCK_EX), waiting while whoever holds the lock makes progress
+ * (the file's size changes: many sessions taking turns) and giving up
+ * after ms milliseconds without any (a holder stopped with SIGSTOP, or
+ * by a debugger): 0, or -1 with errno ETIMEDOUT or flock's.
+ */
+int	ag_flock_bounded(int fd, long ms);
+
+/*
  * Parent pid and start time (clock ticks since boot, /proc/PID/stat field
  * 22) of pid: with the pid, the start time names one process for good,
  * where a pid alone may be reused.  0, or -1 when pid is gone.

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "common/misc.h"
 #include "common/privsep.h"
 #include "record/chain.h"
 #include "record/sink.h"
@@ -168,39 +169,6 @@ chain_prev(struct file_sink *a, const struct stat *st, char prev[AG_CHAIN_HEX], 
  */
 #define LOCK_WAIT_MS	5000L
 
-static long
-ms_since(const struct timespec *t0)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (now.tv_sec - t0->tv_sec) * 1000L + (now.tv_nsec - t0->tv_nsec) / 1000000L;
-}
-
-static int
-lock_bounded(int fd)
-{
-	struct timespec since, nap = { 0, 2 * 1000 * 1000 };
-	struct stat st;
-	off_t seen = -1;
-
-	clock_gettime(CLOCK_MONOTONIC, &since);
-	for (;;) {
-		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
-			return 0;
-		if (errno != EWOULDBLOCK && errno != EINTR)
-			return -1;
-		if (fstat(fd, &st) == 0 && st.st_size != seen) {
-			seen = st.st_size;
-			clock_gettime(CLOCK_MONOTONIC, &since);
-		} else if (ms_since(&since) >= LOCK_WAIT_MS) {
-			errno = ETIMEDOUT;
-			return -1;
-		}
-		nanosleep(&nap, NULL);
-	}
-}
-
 /*
  * The file sink's part: under the file's lock (other sessions append to
  * it too), link the record to the file's last line (chain.h) and write it
@@ -223,7 +191,7 @@ file_emit(struct ag_sink *s, struct ag_audit_rec *r, int sync, struct ag_err *wh
 	follow_rotation(a);
 	if (a->fd < 0)
 		return ag_err_set(why, "audit log %s: %s", a->file, a->file_error);
-	locked = lock_bounded(a->fd) == 0;
+	locked = ag_flock_bounded(a->fd, LOCK_WAIT_MS) == 0;
 	if (!locked && errno == ETIMEDOUT) {
 		/* not the file's fault: keep it for the next record */
 		return ag_err_set(why, "audit log %s: another session has held its lock for %ld s "

@@ -75,6 +75,13 @@ out=$(tok "tok-$$" 'echo token-in' 2>&1)
 ag_is "$out" token-in "token_identity_logs_in_over_the_transport_key" "$out"
 out=$(ag_as transport "$T" 'echo in' 2>&1); rc=$?
 ag_like "$rc/$out" "^1/" "transport_key_without_token_is_refused" "$out"
+# a guesser's own valid token between its guesses forgives none of them
+for i in 1 2 3 4; do tok "wrong-a$i" true >/dev/null 2>&1; done
+out=$(tok "tok-$$" 'echo own-token' 2>&1)
+ag_is "$out" own-token "own_token_still_logs_in_below_the_limit" "$out"
+ag_like "$(cat "$AG_RUNDIR/failures/$SRC" 2>&1)" "^4 [0-9]+$" \
+    "a_valid_token_does_not_reset_the_failures" "$(cat "$AG_RUNDIR/failures/$SRC" 2>&1)"
+rm -f "$AG_RUNDIR/failures/$SRC"
 # sixteen: the wait is then the longest (15 minutes), so no machine is slow
 # enough for the right token to arrive after it
 for i in $(seq 1 16); do tok "wrong-$i" true >/dev/null 2>&1; done

@@ -429,7 +429,7 @@ static const struct errcase errcases[] = {
 	{ "upstream_port_zero", "version: 1\nupstreams:\n  w: {host: h, port: 0}\n"
 	  "profiles:\n  r: {allow: [ls]}\n", 3, 22, "'port' must be between 1 and 65535" },
 	{ "selectable_by_bad_name", "version: 1\nprofiles:\n  r: {allow: [ls], "
-	  "selectable_by: [ok, \"a b\"]}\n", 3, 38, "is not an identity, account or %group name" },
+	  "selectable_by: [ok, \"a b\"]}\n", 3, 40, "is not an identity, account or %group name" },
 };
 
 static void
