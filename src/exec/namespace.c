@@ -1207,6 +1207,30 @@ plan_run(struct build *b)
 	return 0;
 }
 
+/*
+ * Landlock mediates writing files but not changing their metadata: a
+ * command could chmod, chown or utime what the account owns outside the
+ * write roots (make ~/.bashrc world-writable, backdate a file).  The
+ * account's files are in its home, so the home is bound read-only, with
+ * the write roots beneath it bound back read-write after it (their own
+ * NSOP_REMOUNT, which follows).  A home that is a write root, or beneath
+ * one, stays as it is.
+ */
+static int
+plan_home(struct build *b)
+{
+	char real[PATH_MAX];
+	unsigned long f;
+	struct stat st;
+
+	if (realpath(b->home, real) == NULL || strcmp(real, "/") == 0 ||
+	    stat(real, &st) < 0 || !S_ISDIR(st.st_mode) || beneath_any(&b->writes, real))
+		return 0;
+	if ((f = remount_flags(real, MS_RDONLY)) == 0)
+		return 0;
+	return ops_add(b->sb, NSOP_REMOUNT, real, f);
+}
+
 int
 sb_ns_make(struct ag_sandbox *sb, struct build *b)
 {
@@ -1215,6 +1239,8 @@ sb_ns_make(struct ag_sandbox *sb, struct build *b)
 
 	if (plan_run(b) < 0)
 		return -1;
+	if (plan_home(b) < 0)
+		return ag_err_set(b->err, "out of memory");
 	for (i = 0; i < b->writes.n; i++) {
 		unsigned long f = remount_flags(b->writes.v[i], MS_NOEXEC);
 
