@@ -18,14 +18,7 @@ for f in .bashrc notes; do
 	chmod 0644 "$HOME_DIR/$f"
 	touch -d '2020-01-01 00:00:00' "$HOME_DIR/$f"
 done
-ag_write_policy "$AG_DIR/policy.yaml" <<POLICY
-version: 1
-gateway:
-  sandbox: required
-  audit: { file: @AUDIT@, required: true }
-users:
-  $AG_USER: dev
-profiles:
+ag_sandboxed_policy dev <<POLICY
   dev:
     tier: developer
     allow: [python3, cc, make, chmod, sh, cat, echo, ls, stat]

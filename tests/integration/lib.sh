@@ -212,6 +212,18 @@ ag_write_policy() {
 	mv -f "$1.tmp" "$1"
 }
 
+# ag_sandboxed_policy PROFILE: the world's policy with the sandbox required,
+# a required audit log and the account mapped to PROFILE, whose definition
+# (indented as under profiles:, starting with "  PROFILE:") is stdin.
+ag_sandboxed_policy() {
+	{
+		printf 'version: 1\ngateway:\n  sandbox: required\n'
+		printf '  audit: { file: @AUDIT@, required: true }\n'
+		printf 'users:\n  %s: %s\nprofiles:\n' "$AG_USER" "$1"
+		cat
+	} | ag_write_policy "$AG_DIR/policy.yaml"
+}
+
 # ag_write_pam [MODULE-ARGS...]: the PAM service "agentgate" in
 # $AG_DIR/pam.d, built on a copy of the built pam_agentgate.so (the agent
 # account may not reach the build tree).  Default: identities from keys and

@@ -41,14 +41,7 @@ DAEMONS=$!
 trap 'kill $DAEMONS 2>/dev/null; rm -rf "$KEEP" "$OTHER" "$HOSTTMP".*; ag_cleanup' EXIT
 ag_wait_until 60 test -e "$AG_DIR/daemons.up" || { echo "daemons did not start" >&2; exit 99; }
 
-ag_write_policy "$AG_DIR/policy.yaml" <<POLICY
-version: 1
-gateway:
-  sandbox: required
-  audit: { file: @AUDIT@, required: true }
-users:
-  $AG_USER: strict
-profiles:
+ag_sandboxed_policy strict <<POLICY
   strict:
     allow: [ls, cat, echo, python3, sh, test]
     paths: { read: ["/", "$KEEP"], write: ["~", "/tmp"] }

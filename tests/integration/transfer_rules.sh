@@ -16,14 +16,7 @@ chown "$AG_USER" "$W/held"
 echo pushed > "$AG_DIR/local"
 
 policy() {	# policy DENY-LIST
-	ag_write_policy "$AG_DIR/policy.yaml" <<POLICY
-version: 1
-gateway:
-  sandbox: required
-  audit: { file: @AUDIT@, required: true }
-users:
-  $AG_USER: backup
-profiles:
+	ag_sandboxed_policy backup <<POLICY
   backup:
     allow: [ls]
     deny: $1
