@@ -32,6 +32,8 @@ next_word(const char **p, const char *end, const char **word)
 	return (size_t)(s - *word);
 }
 
+#define AG_XFER_REQ_MAX	8192	/* an scp request, unbundled, to judge */
+
 static int
 word_is(const char *w, size_t n, const char *lit)
 {
@@ -80,6 +82,64 @@ plain_words(const char *s, size_t len)
 }
 
 /*
+ * scp's remote end takes its options bundled (`scp -pf FILE` is a
+ * download): a deny rule names `-f`, so each bundle is judged as the
+ * separate options scp's getopt reads.  Options that take an argument end
+ * a bundle (the rest is the argument).  0, or -1 when out is too small.
+ */
+static int
+unbundle_scp(const char *req, size_t len, char *out, size_t outsz)
+{
+	const char *p = req, *end = req + len, *w;
+	size_t n, o = 0, i;
+	int first = 1;
+
+	while ((n = next_word(&p, end, &w)) > 0) {
+		if (first || n < 3 || w[0] != '-' || w[1] == '-') {
+			if (o + n + 2 > outsz)
+				return -1;
+			if (o > 0)
+				out[o++] = ' ';
+			memcpy(out + o, w, n);
+			o += n;
+			first = 0;
+			continue;
+		}
+		for (i = 1; i < n; i++) {
+			if (o + 4 > outsz)
+				return -1;
+			out[o++] = ' ';
+			out[o++] = '-';
+			out[o++] = w[i];
+			if (strchr("lciPSoFJ", w[i]) != NULL && i + 1 < n) {
+				if (o + (n - i - 1) + 2 > outsz)
+					return -1;
+				out[o++] = ' ';
+				memcpy(out + o, w + i + 1, n - i - 1);
+				o += n - i - 1;
+				break;
+			}
+		}
+	}
+	out[o] = '\0';
+	return 0;
+}
+
+/* rsync's daemon mode over ssh: what it sends is chosen inside its own
+ * protocol (and --config names its rules), where no deny rule sees it. */
+static int
+rsync_daemon(const char *req, size_t len)
+{
+	const char *p = req, *end = req + len, *w;
+	size_t n;
+
+	while ((n = next_word(&p, end, &w)) > 0)
+		if (word_is(w, n, "--daemon") || (n >= 8 && memcmp(w, "--config", 8) == 0))
+			return 1;
+	return 0;
+}
+
+/*
  * A deny always wins, for a transfer as for any line: the request judged
  * as the command it is by a view of the profile that allows the transfer's
  * own program (file_transfer said it may run) and keeps every deny rule,
@@ -96,7 +156,7 @@ denied_by_rule(const struct ag_policy_ctx *ctx, enum ag_xfer_kind k, const char 
 	struct ag_policy_ctx vctx;
 	struct ag_decision vd;
 	struct ag_rule allow;
-	char prog[8];
+	char prog[8], flat[AG_XFER_REQ_MAX];
 	size_t i;
 
 	if (k == AG_XFER_SFTP) {
@@ -119,8 +179,26 @@ denied_by_rule(const struct ag_policy_ctx *ctx, enum ag_xfer_kind k, const char 
 		}
 		return 0;
 	}
+	if (k == AG_XFER_RSYNC && rsync_daemon(req, len)) {
+		snprintf(d->rule, sizeof(d->rule), "file_transfer");
+		snprintf(d->reason, sizeof(d->reason), "rsync's daemon mode over ssh is refused: "
+		    "what it transfers is chosen inside its protocol, where the profile's rules "
+		    "cannot see it; use rsync without '::'");
+		d->verdict = AG_DENY;
+		return 1;
+	}
 	if (p->ndeny == 0)
 		return 0;
+	if (k == AG_XFER_SCP) {
+		if (unbundle_scp(req, len, flat, sizeof(flat)) < 0) {
+			snprintf(d->rule, sizeof(d->rule), "file_transfer");
+			snprintf(d->reason, sizeof(d->reason), "scp request too long to judge");
+			d->verdict = AG_DENY;
+			return 1;
+		}
+		req = flat;
+		len = strlen(flat);
+	}
 	memset(&allow, 0, sizeof(allow));
 	snprintf(prog, sizeof(prog), "%s", k == AG_XFER_SCP ? "scp" : "rsync");
 	allow.command = prog;

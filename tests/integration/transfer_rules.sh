@@ -45,6 +45,19 @@ ag_like "$out" "deny\[0\]" "explain_names_the_same_rule" "$out"
 out=$("$AG_DIR/agentgate" explain --config "$AG_DIR/policy.yaml" --profile backup -- "$REQ_PUSH" 2>&1)
 ag_like "$out" "allow" "explain_says_the_push_runs" "$out"
 
+# rsync's daemon mode over ssh (host::module): the pull happens inside its
+# protocol, so it is refused whole, with or without a config of the agent's
+printf '[m]\npath = %s\nread only = yes\nuse chroot = no\n' "$W" > "$W/rsyncd.conf"
+chown "$AG_USER" "$W/rsyncd.conf"
+out=$(rsync -e "$SSHCMD" --rsync-path="rsync --config=$W/rsyncd.conf" \
+    "$AG_USER@127.0.0.1::m/held" "$AG_DIR/daemon-pulled" 2>&1)
+ag_ok "rsync_daemon_mode_pull_is_refused" test ! -e "$AG_DIR/daemon-pulled"
+ag_like "$(ag_audit_query "[x.get('reason') for x in r if x.get('event') == 'command'][-1]")" \
+    "daemon mode" "rsync_daemon_mode_refusal_says_why"
+out=$("$AG_DIR/agentgate" explain --config "$AG_DIR/policy.yaml" --profile backup -- \
+    "rsync --server --daemon ." 2>&1)
+ag_like "$out" "deny" "explain_refuses_rsync_daemon_mode" "$out"
+
 # ---- legacy scp (-O): a download is `scp -f` -----------------------------------------
 SCP=(scp -F /dev/null -O -i "$AG_DIR/client" -P "$AG_PORT" -o StrictHostKeyChecking=no
     -o UserKnownHostsFile=/dev/null -o BatchMode=yes -o LogLevel=ERROR)
@@ -53,6 +66,15 @@ ag_is "$(cat "$W/scp-pushed" 2>/dev/null)" "pushed" "scp_upload_runs"
 "${SCP[@]}" "$AG_USER@127.0.0.1:$W/held" "$AG_DIR/scp-pulled" >/dev/null 2>&1
 ag_ok "scp_download_is_refused" test ! -e "$AG_DIR/scp-pulled"
 ag_is "$(last_rule)" "profiles.backup.deny[1]" "scp_download_audited_with_the_rule"
+# the same download with its options bundled, as scp's getopt reads them
+for req in "scp -pf $W/held" "scp -rf $W/held" "scp -fd $W/held" "scp -v -pf $W/held"; do
+	out=$("${AG_SSH[@]}" "$req" </dev/null 2>&1 | head -c 200)
+	ag_unlike "$out" "secret-on-host" "scp_bundled_download_refused: $req" "$out"
+	out=$("$AG_DIR/agentgate" explain --config "$AG_DIR/policy.yaml" --profile backup -- "$req" 2>&1)
+	ag_like "$out" "deny" "explain_refuses: $req" "$out"
+done
+out=$("$AG_DIR/agentgate" explain --config "$AG_DIR/policy.yaml" --profile backup -- "scp -pt $W/in" 2>&1)
+ag_like "$out" "allow" "explain_allows_a_bundled_upload" "$out"
 
 # ---- sftp: a deny rule on the server refuses it whole ----------------------------------
 SFTP=(sftp -F /dev/null -i "$AG_DIR/client" -P "$AG_PORT" -o StrictHostKeyChecking=no
