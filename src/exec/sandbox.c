@@ -640,6 +640,73 @@ expand_paths(struct build *b, const struct ag_strlist *l, struct plist *out)
 	return 0;
 }
 
+/*
+ * The profile's paths are granted (and bound back into /run) as their
+ * real paths; a symbolic link on the way that lies beneath a write root is
+ * one a command could have made, pointing the grant anywhere
+ * (~/work/build -> /run/user/UID).  So a path that passes through such a
+ * link is refused, not followed.  0, or -1 with b->err set.
+ */
+static int
+agent_link(struct build *b, const char *what, const char *entry, const char *abs)
+{
+	char pre[PATH_MAX], dir[PATH_MAX], target[PATH_MAX];
+	struct stat st;
+	size_t i, k, n = strlen(abs);
+
+	if (n >= sizeof(pre))
+		return 0;
+	for (i = 1; i <= n; i++) {
+		if (i < n && abs[i] != '/')
+			continue;
+		memcpy(pre, abs, i);
+		pre[i] = '\0';
+		if (lstat(pre, &st) < 0)
+			return 0;		/* the rest does not exist: nothing granted */
+		if (!S_ISLNK(st.st_mode))
+			continue;
+		/* the directory holding the link, as it really is */
+		memcpy(dir, pre, i);
+		dir[i] = '\0';
+		*strrchr(dir, '/') = '\0';
+		if (realpath(dir[0] != '\0' ? dir : "/", target) == NULL)
+			return 0;
+		for (k = 0; k < b->writes.n; k++)
+			if (sb_path_within(target, b->writes.v[k])) {
+				ssize_t r = readlink(pre, target, sizeof(target) - 1);
+
+				target[r > 0 ? r : 0] = '\0';
+				return ag_err_set(b->err, "kernel sandbox: %s entry '%s' passes through "
+				    "the symbolic link %s -> %s, beneath the write root %s, which a "
+				    "command could have made: it is not followed, and commands are "
+				    "refused until it is a directory again", what, entry, pre, target,
+				    b->writes.v[k]);
+			}
+	}
+	return 0;
+}
+
+static int
+check_links(struct build *b)
+{
+	const struct ag_strlist *lists[] = { &b->p->paths_read, &b->p->paths_write,
+	    &b->p->paths_exec };
+	static const char *const names[] = { "paths.read", "paths.write", "paths.exec" };
+	size_t i, k;
+
+	for (k = 0; k < 3; k++)
+		for (i = 0; i < lists[k]->n; i++) {
+			char abs[PATH_MAX];
+
+			if (ag_path_has_glob(lists[k]->v[i]) ||
+			    ag_path_absolute(lists[k]->v[i], b->cwd, b->home, abs, sizeof(abs)) < 0)
+				continue;
+			if (agent_link(b, names[k], lists[k]->v[i], abs) < 0)
+				return -1;
+		}
+	return 0;
+}
+
 /* What a dynamically linked program and the runner need to start. */
 static const char *const sys_reads[] = {
 	"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime",
@@ -1196,7 +1263,8 @@ ag_sandbox_prepare(const struct ag_config *cfg, const struct ag_profile *p, cons
 		goto fail;
 	/* no Landlock: the namespaces still hold the tree and the mounts */
 	if (sb->abi == 0) {
-		if (collect_reads(&b) < 0 || sb_ns_make(sb, &b) < 0 || net_check(sb, &b) < 0)
+		if (collect_reads(&b) < 0 || check_links(&b) < 0 || sb_ns_make(sb, &b) < 0 ||
+		    net_check(sb, &b) < 0)
 			goto fail;
 		goto done;
 	}
@@ -1271,7 +1339,7 @@ ag_sandbox_prepare(const struct ag_config *cfg, const struct ag_profile *p, cons
 		goto fail;
 	if (collect_reads(&b) < 0 ||
 	    (sb->developer && expand_paths(&b, &p->paths_exec, &b.execs) < 0) ||
-	    sb_ns_make(sb, &b) < 0 || net_check(sb, &b) < 0 || build_rulesets(&b) < 0)
+	    check_links(&b) < 0 || sb_ns_make(sb, &b) < 0 || net_check(sb, &b) < 0 || build_rulesets(&b) < 0)
 		goto fail;
 	for (i = 0; !sb->developer && i < sb->exec.n; i++) {
 		size_t k;

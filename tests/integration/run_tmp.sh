@@ -70,6 +70,20 @@ fi
 out=$(ag_ssh "echo preload-ok" 2>&1)
 ag_is "$out" "preload-ok" "commands_still_run_with_the_preload_kept"
 
+# ---- a profile path through a link a command made --------------------------------
+# ~/work/data is named in paths.read; the agent (home is a write root) makes
+# it a link to a /run directory it was not given: the grant and the bind
+# are not pointed there, the session is refused and says why
+sed -i "s|read: \[\"/\", \"$KEEP\"\]|read: [\"/\", \"$KEEP\", \"~/work/data\"]|" "$AG_DIR/policy.yaml"
+out=$(ag_ssh "python3 -c 'import os; os.makedirs(os.path.expanduser(\"~/work\"), exist_ok=True); os.symlink(\"$OTHER\", os.path.expanduser(\"~/work/data\"))'; echo made" 2>&1)
+ag_like "$out" "made" "the_agent_made_the_link" "$out"
+out=$(ag_ssh "$(connect "$OTHER/other.sock")" 2>&1)
+ag_unlike "$out" "daemon-reached" "a_link_beneath_a_write_root_binds_nothing_back" "$out"
+ag_like "$out" "symbolic link .*work/data" "the_refusal_names_the_link" "$out"
+rm -f "$(getent passwd "$AG_USER" | cut -d: -f6)/work/data"
+out=$(ag_ssh "echo back" 2>&1)
+ag_is "$out" "back" "without_the_link_sessions_run_again"
+
 # ---- /tmp, strict tier --------------------------------------------------------
 out=$(ag_ssh "$(connect "$HOSTTMP.sock")" 2>&1)
 ag_like "$out" "^refused 2$" "socket_in_host_tmp_is_not_there" "$out"
