@@ -1179,6 +1179,33 @@ keep_add(struct build *b, const char *path, int writable)
 	return 0;
 }
 
+/*
+ * The other places every uid may leave a socket: /dev/shm and /var/tmp
+ * are empty tmpfs too, unless the profile names a path in them.
+ */
+static int
+plan_shared_tmp(struct build *b)
+{
+	static const char *const dirs[] = { "/dev/shm", "/var/tmp" };
+	const struct plist *named[] = { &b->reads, &b->writes };
+	struct stat st;
+	size_t i, k, j;
+
+	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		int keep = 0;
+
+		if (lstat(dirs[i], &st) < 0 || !S_ISDIR(st.st_mode))
+			continue;
+		for (k = 0; k < 2 && !keep; k++)
+			for (j = 0; j < named[k]->n && !keep; j++)
+				keep = sb_path_within(named[k]->v[j], dirs[i]);
+		if (!keep && ops_add(b->sb, NSOP_TMPFS, dirs[i], MS_NOSUID | MS_NODEV |
+		    MS_NOEXEC) < 0)
+			return ag_err_set(b->err, "out of memory");
+	}
+	return 0;
+}
+
 static int
 plan_run(struct build *b)
 {
@@ -1204,7 +1231,7 @@ plan_run(struct build *b)
 		return -1;
 	/* a directory before what is beneath it: its mount must not cover theirs */
 	qsort(sb->ops + first + 1, sb->nops - first - 1, sizeof(*sb->ops), keep_cmp);
-	return 0;
+	return plan_shared_tmp(b);
 }
 
 /*

@@ -21,24 +21,27 @@ chmod 0644 "$HOSTTMP.file"
 # three daemons of the account's or anyone's, each a listening socket open
 # to every uid: one in a directory the profile names, one in a directory it
 # does not, one in /tmp
-"$AG_PYTHON" - "$KEEP/kept.sock" "$OTHER/other.sock" "$HOSTTMP.sock" "$AG_DIR/daemons.up" <<'PY' &
+SHM=/dev/shm/agentgate-$$.sock
+VARTMP=/var/tmp/agentgate-$$.sock
+"$AG_PYTHON" - "$KEEP/kept.sock" "$OTHER/other.sock" "$HOSTTMP.sock" "$SHM" "$VARTMP" \
+    "$AG_DIR/daemons.up" <<'PY' &
 import os, socket, sys, threading
 def serve(s):
     while True:
         c, _ = s.accept()
         c.sendall(b"daemon-reached\n")
         c.close()
-for p in sys.argv[1:4]:
+for p in sys.argv[1:-1]:
     s = socket.socket(socket.AF_UNIX)
     s.bind(p)
     os.chmod(p, 0o777)
     s.listen(8)
     threading.Thread(target=serve, args=(s,), daemon=True).start()
-open(sys.argv[4], "w").close()
+open(sys.argv[-1], "w").close()
 threading.Event().wait()
 PY
 DAEMONS=$!
-trap 'kill $DAEMONS 2>/dev/null; rm -rf "$KEEP" "$OTHER" "$HOSTTMP".*; ag_cleanup' EXIT
+trap 'kill $DAEMONS 2>/dev/null; rm -rf "$KEEP" "$OTHER" "$HOSTTMP".* "$SHM" "$VARTMP"; ag_cleanup' EXIT
 ag_wait_until 60 test -e "$AG_DIR/daemons.up" || { echo "daemons did not start" >&2; exit 99; }
 
 ag_sandboxed_policy strict <<POLICY
@@ -87,6 +90,10 @@ ag_is "$out" "back" "without_the_link_sessions_run_again"
 # ---- /tmp, strict tier --------------------------------------------------------
 out=$(ag_ssh "$(connect "$HOSTTMP.sock")" 2>&1)
 ag_like "$out" "^refused 2$" "socket_in_host_tmp_is_not_there" "$out"
+for sock in "$SHM" "$VARTMP"; do
+	out=$(ag_ssh "$(connect "$sock")" 2>&1)
+	ag_like "$out" "^refused 2$" "socket_in_${sock%/*}_is_not_there" "$out"
+done
 out=$(ag_ssh "cat $HOSTTMP.file && echo visible; ls /tmp" 2>/dev/null)
 ag_unlike "$out" "^visible$|^agentgate-host" "host_tmp_files_are_not_visible" "$out"
 printf 'echo kept > /tmp/mine\ncat /tmp/mine\n' | ag_ssh > "$AG_DIR/tmp.out" 2>&1
