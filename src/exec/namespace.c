@@ -1044,8 +1044,18 @@ plan_tmp(struct build *b)
 {
 	struct ag_sandbox *sb = b->sb;
 
+	const struct plist *named[] = { &b->reads, &b->writes };
+	size_t k, j;
+
 	if (sb->private_tmp)
 		return 0;
+	/* a strict-tier profile that names a path beneath /tmp (a CI job's
+	 * /tmp/build) shares the host's, as it asked */
+	for (k = 0; !sb->developer && k < 2; k++)
+		for (j = 0; j < named[k]->n; j++)
+			if (strcmp(named[k]->v[j], "/tmp") != 0 &&
+			    sb_path_within(named[k]->v[j], "/tmp"))
+				return 0;
 	if (ops_add(sb, NSOP_TMPFS, "/tmp", MS_NOSUID | MS_NODEV |
 	    (beneath_any(&b->execs, "/tmp") ? 0 : MS_NOEXEC)) < 0)
 		return -1;

@@ -37,7 +37,8 @@ q() { "$AG_PYTHON" -c 'import json, sys; j = json.loads(sys.argv[1]); print(eval
 FIFO=$AG_DIR/cancel.fifo
 mkfifo -m 0666 "$FIFO"
 chmod 0666 "$FIFO"
-FILES=/tmp/agt-mcp-$$
+# in the home (a write root): /tmp is the session's own
+FILES=$(getent passwd "$AG_USER" | cut -d: -f6)/agt-mcp-$$
 install -d -o "$AG_USER" -m 0755 "$FILES"
 trap 'rm -rf "$FILES"; ag_cleanup' EXIT
 mcp_session() {
