@@ -257,7 +257,6 @@ own_invocation(struct args *a)
 		usage_error("-c: the gateway's own command line has a -c of its own");
 		return -1;
 	}
-	inner.cmd = NULL;
 	*a = inner;
 	return 1;
 }
@@ -323,7 +322,7 @@ ag_cmd_session(int argc, char **argv)
 	char client[160], keyfp[128], rhost[80], *auth_info = NULL, *tok;
 	enum ag_sshbind_result bound;
 	const char *cmd;
-	int status = 1, began = 0;
+	int status = 1, began = 0, direct;
 
 	ag_err_clear(&err);
 	argv = ag_proctitle_init(argc, argv);
@@ -400,13 +399,14 @@ ag_cmd_session(int argc, char **argv)
 	 * gateway itself, could have set it.  Then the record's address, or
 	 * "local" when there is no record.
 	 */
+	direct = shell_is_gateway(pw);
 	if (bound != AG_SSHBIND_FOUND)
 		snprintf(client, sizeof(client), "local");
-	else if (!shell_is_gateway(pw))
+	else if (!direct)
 		snprintf(client, sizeof(client), "%s", rhost[0] ? rhost : "local");
 	info.client = client;
 	if (cfg->nidentities > 0 && (bound == AG_SSHBIND_FOUND || getenv("AGENTGATE_TOKEN")) &&
-	    !shell_is_gateway(pw)) {
+	    !direct) {
 		char why[512 + PATH_MAX], self[PATH_MAX];
 		ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 
