@@ -34,7 +34,11 @@ usage(FILE *fp)
 	    "       agentgate edit [--config FILE]\n"
 	    "       agentgate token new NAME\n"
 	    "       agentgate sessions\n"
-	    "       agentgate terminate [--config FILE] [--wait SECONDS] SESSION | --identity NAME\n"
+	    "       agentgate terminate [--config FILE] [--wait SECONDS] [--reason TEXT]\n"
+	    "                           SESSION | --identity NAME\n"
+	    "       agentgate lock [--config FILE] [--reason TEXT] IDENTITY | @ACCOUNT\n"
+	    "       agentgate lock --list\n"
+	    "       agentgate unlock IDENTITY | @ACCOUNT\n"
 	    "\n"
 	    "Without a subcommand agentgate is the gateway: sshd runs it as the\n"
 	    "ForceCommand (or login shell) of an agent account; it validates each\n"
@@ -119,6 +123,10 @@ main(int argc, char **argv)
 		/* keeps the group: it writes the audit record of what it did */
 		if (strcmp(a, "terminate") == 0)
 			return ag_cmd_terminate(argc - 1, argv + 1);
+		if (strcmp(a, "lock") == 0)
+			return ag_cmd_lock(argc - 1, argv + 1);
+		if (strcmp(a, "unlock") == 0)
+			return unprivileged(ag_cmd_unlock, argc - 1, argv + 1);
 		/* root's, for its session processes (front/server_auth.c) */
 		if (strcmp(a, "serve") == 0) {
 			if (getuid() != 0 && ag_privsep_drop(&err) < 0) {

@@ -24,6 +24,8 @@
 #include "common/config.h"
 #include "common/err.h"
 #include "common/misc.h"
+#include "core/standing.h"
+#include "record/live.h"
 
 static void
 edit_usage(FILE *fp)
@@ -108,6 +110,21 @@ same_content(int a, int b)
 	}
 }
 
+/* The sessions a new policy revokes (core/standing.h), judged against
+ * their identities as the old policy had them. */
+struct revoked {
+	const struct ag_config	*was, *now;
+};
+
+static int
+revoked_match(const struct ag_live_entry *e, void *arg, char *why, size_t whylen)
+{
+	const struct revoked *r = arg;
+
+	return ag_standing_judge(ag_config_identity(r->was, e->identity), r->now, e->identity,
+	    e->key, e->profile, why, whylen);
+}
+
 /* Ask at the terminal whether to edit again; no terminal: no. */
 static int
 again(void)
@@ -133,7 +150,8 @@ ag_cmd_edit(int argc, char **argv)
 	};
 	const char *path = AG_DEFAULT_CONFIG;
 	char tmp[PATH_MAX], real[PATH_MAX], *slash;
-	struct ag_config *cfg;
+	struct ag_config *cfg = NULL, *old = NULL;
+	struct revoked rv;
 	struct ag_err err;
 	struct stat st;
 	int ch, fd = -1, tfd = -1, status = 1;
@@ -192,6 +210,9 @@ ag_cmd_edit(int argc, char **argv)
 		fprintf(stderr, "agentgate: edit: cannot copy %s: %s\n", real, strerror(errno));
 		goto out_tmp;
 	}
+	/* who holds sessions now, as the policy being replaced says */
+	ag_err_clear(&err);
+	old = ag_config_load(real, 0, &err);
 	for (;;) {
 		if (run_editor(tmp) < 0) {
 			fprintf(stderr, "agentgate: edit: the editor failed; %s is unchanged\n",
@@ -230,17 +251,23 @@ ag_cmd_edit(int argc, char **argv)
 		if (fchmod(tfd, 0600) < 0)
 			goto out_tmp;
 	}
-	ag_config_free(cfg);
 	if (fsync(tfd) < 0 || rename(tmp, real) < 0) {
 		fprintf(stderr, "agentgate: edit: cannot install %s: %s\n", real, strerror(errno));
 		goto out_tmp;
 	}
 	printf("agentgate: edit: %s installed; new sessions use it (serve: after SIGHUP)\n", real);
+	rv.was = old;
+	rv.now = cfg;
+	if (ag_sessions_end(revoked_match, &rv, real, "agentgate edit", 10, NULL) > 0)
+		printf("agentgate: edit: the sessions above were ended: the new policy revokes "
+		    "them\n");
 	status = 0;
 	goto out;
 out_tmp:
 	(void)unlink(tmp);
 out:
+	ag_config_free(cfg);
+	ag_config_free(old);
 	if (tfd >= 0)
 		close(tfd);
 	if (fd >= 0)

@@ -28,6 +28,7 @@
 #include "common/misc.h"
 #include "record/audit.h"
 #include "record/live.h"
+#include "core/standing.h"
 
 #define TERM_GRACE_S	10	/* SIGTERM, then this long (--wait), then SIGKILL */
 
@@ -107,10 +108,13 @@ ag_cmd_sessions(int argc, char **argv)
 	return 0;
 }
 
-struct target {
-	const char	*session;	/* prefix of the id; NULL = by identity */
-	const char	*identity;
+/* One run of ending sessions: who decides which, and the policy whose
+ * audit records who ended them. */
+struct ending {
+	int		(*match)(const struct ag_live_entry *, void *, char *, size_t);
+	void		*arg;
 	const char	*config;
+	const char	*by;		/* "agentgate terminate", "agentgate edit", ... */
 	long		 wait_s;
 	struct ag_config *cfg;
 	int		 cfg_tried;
@@ -127,13 +131,13 @@ gone(pid_t pid, unsigned long long start)
 }
 
 static void
-audit_termination(struct target *t, const struct ag_live_entry *e)
+audit_termination(struct ending *t, const struct ag_live_entry *e, const char *reason)
 {
 	struct ag_audit_info info;
 	struct ag_audit *a;
 	struct ag_err err;
 	struct passwd *pw = getpwuid(getuid());
-	char why[256];
+	char why[512];
 
 	if (!t->cfg_tried) {
 		t->cfg_tried = 1;
@@ -142,8 +146,8 @@ audit_termination(struct target *t, const struct ag_live_entry *e)
 		 * its own end), only who ended them is not recorded */
 		if ((t->cfg = ag_config_load(t->config, 0, &err)) == NULL) {
 			ag_err_print(stderr, &err);
-			fprintf(stderr, "agentgate: terminate: going on without an audit "
-			    "record of who ended the sessions\n");
+			fprintf(stderr, "agentgate: going on without an audit record of who "
+			    "ended the sessions\n");
 		}
 	}
 	if (t->cfg == NULL)
@@ -155,14 +159,87 @@ audit_termination(struct target *t, const struct ag_live_entry *e)
 	info.client = e->client[0] ? e->client : NULL;
 	info.key = e->key[0] ? e->key : NULL;
 	info.mode = "admin";
-	snprintf(why, sizeof(why), "ended by %s with agentgate terminate",
-	    pw != NULL ? pw->pw_name : "root");
+	snprintf(why, sizeof(why), "ended by %s with %s%s%s", pw != NULL ? pw->pw_name : "root",
+	    t->by, *reason ? ": " : "", reason);
 	ag_err_clear(&err);
 	if ((a = ag_audit_open(&t->cfg->gw.audit, &info, &err)) == NULL ||
 	    ag_audit_event(a, "session_terminate", e->session, "deny", why, &err) < 0)
-		fprintf(stderr, "agentgate: terminate: not audited: %s\n", err.msg);
+		fprintf(stderr, "agentgate: not audited: %s\n", err.msg);
 	ag_audit_close(a);
 }
+
+static int
+end_one(const struct ag_live_entry *e, void *arg)
+{
+	struct ending *t = arg;
+	static struct shown s;
+	char reason[AG_LOCK_REASON_MAX + 256] = "";
+	struct ag_err err;
+	long long deadline;
+
+	if (!t->match(e, t->arg, reason, sizeof(reason)))
+		return 0;
+	show_entry(e, &s);
+	t->found++;
+	audit_termination(t, e, reason);
+	/* what its client is told; without the note it still ends */
+	ag_err_clear(&err);
+	if (ag_live_note_end(e->session, *reason ? reason : "ended by the administrator",
+	    &err) < 0)
+		fprintf(stderr, "agentgate: %s\n", err.msg);
+	if (kill(e->pid, SIGTERM) < 0 && errno != ESRCH) {
+		fprintf(stderr, "agentgate: %.8s (pid %ld): %s\n", e->session, (long)e->pid,
+		    strerror(errno));
+		ag_live_note_clear(e->session);
+		t->failed++;
+		return 0;
+	}
+	deadline = ag_now_ms() + t->wait_s * 1000;
+	while (!gone(e->pid, e->start) && ag_now_ms() < deadline) {
+		struct timespec ts = { 0, 20 * 1000 * 1000 };
+
+		nanosleep(&ts, NULL);
+	}
+	if (!gone(e->pid, e->start)) {
+		(void)kill(e->pid, SIGKILL);
+		printf("session %.8s (%s@%s, pid %ld) killed: it did not end on SIGTERM\n",
+		    e->session, s.identity, s.user, (long)e->pid);
+	} else
+		printf("session %.8s (%s@%s, pid %ld) ended%s%s\n", e->session, s.identity,
+		    s.user, (long)e->pid, *reason ? ": " : "", reason);
+	ag_live_note_clear(e->session);
+	t->ended++;
+	return 0;
+}
+
+int
+ag_sessions_end(int (*match)(const struct ag_live_entry *, void *, char *, size_t),
+    void *arg, const char *config, const char *by, long wait_s, int *failed)
+{
+	struct ending t;
+	struct ag_err err;
+
+	memset(&t, 0, sizeof(t));
+	t.match = match;
+	t.arg = arg;
+	t.config = config;
+	t.by = by;
+	t.wait_s = wait_s;
+	ag_err_clear(&err);
+	if (ag_live_list(end_one, &t, &err) < 0)
+		ag_err_print(stderr, &err);
+	ag_config_free(t.cfg);
+	if (failed != NULL)
+		*failed = t.failed;
+	return t.found;
+}
+
+struct target {
+	const char	*session;	/* prefix of the id; NULL = by identity */
+	const char	*identity;
+	const char	*reason;
+	int		 found;
+};
 
 static int
 matches(const struct target *t, const struct ag_live_entry *e)
@@ -181,39 +258,18 @@ count_one(const struct ag_live_entry *e, void *arg)
 }
 
 static int
-end_one(const struct ag_live_entry *e, void *arg)
+terminate_match(const struct ag_live_entry *e, void *arg, char *why, size_t whylen)
 {
 	struct target *t = arg;
-	static struct shown s;
-	long long deadline;
 
 	if (!matches(t, e))
 		return 0;
-	show_entry(e, &s);
-	t->found++;
-	audit_termination(t, e);
-	if (kill(e->pid, SIGTERM) < 0 && errno != ESRCH) {
-		fprintf(stderr, "agentgate: terminate: %.8s (pid %ld): %s\n", e->session,
-		    (long)e->pid, strerror(errno));
-		t->failed++;
-		return 0;
-	}
-	deadline = ag_now_ms() + t->wait_s * 1000;
-	while (!gone(e->pid, e->start) && ag_now_ms() < deadline) {
-		struct timespec ts = { 0, 20 * 1000 * 1000 };
-
-		nanosleep(&ts, NULL);
-	}
-	if (!gone(e->pid, e->start)) {
-		(void)kill(e->pid, SIGKILL);
-		printf("session %.8s (%s@%s, pid %ld) killed: it did not end on SIGTERM\n",
-		    e->session, s.identity, s.user, (long)e->pid);
-	} else
-		printf("session %.8s (%s@%s, pid %ld) ended\n", e->session, s.identity, s.user,
-		    (long)e->pid);
-	t->ended++;
-	return 0;
+	snprintf(why, whylen, "%s", t->reason != NULL ? t->reason : "");
+	return 1;
 }
+
+#define TERMINATE_USAGE "usage: agentgate terminate [--config FILE] [--wait SECONDS] " \
+	"[--reason TEXT] SESSION | --identity NAME\n"
 
 int
 ag_cmd_terminate(int argc, char **argv)
@@ -222,53 +278,56 @@ ag_cmd_terminate(int argc, char **argv)
 		{ "identity", required_argument, NULL, 'i' },
 		{ "config", required_argument, NULL, 'f' },
 		{ "wait", required_argument, NULL, 'w' },
+		{ "reason", required_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
+	const char *config = AG_DEFAULT_CONFIG;
 	struct target t;
 	char *end;
 	struct ag_err err;
-	int ch;
+	long wait_s = TERM_GRACE_S;
+	int ch, failed, found;
 
 	memset(&t, 0, sizeof(t));
-	t.config = AG_DEFAULT_CONFIG;
-	t.wait_s = TERM_GRACE_S;
 	optind = 1;
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":i:f:w:h", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, ":i:f:w:r:h", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'i':
 			t.identity = optarg;
 			break;
 		case 'f':
-			t.config = optarg;
+			config = optarg;
 			break;
 		case 'w':
-			t.wait_s = strtol(optarg, &end, 10);
-			if (*optarg == '\0' || *end != '\0' || t.wait_s < 0 || t.wait_s > 3600) {
+			wait_s = strtol(optarg, &end, 10);
+			if (*optarg == '\0' || *end != '\0' || wait_s < 0 || wait_s > 3600) {
 				fprintf(stderr, "agentgate: terminate: --wait takes 0..3600 "
 				    "seconds\n");
 				return 2;
 			}
 			break;
+		case 'r':
+			t.reason = optarg;
+			break;
 		case 'h':
 			printf("Usage: agentgate terminate [--config FILE] [--wait SECONDS] "
-			    "SESSION | --identity NAME\n"
+			    "[--reason TEXT]\n                           SESSION | --identity NAME\n"
 			    "\nEnd a live session (SESSION: its id or a unique prefix, as "
 			    "agentgate\nsessions shows it), or every session of an identity.  The "
-			    "gateway\nends the running command and closes the session; the audit "
-			    "log\nrecords who ended it.  A gateway still there after --wait "
-			    "seconds\n(default %d) is killed.  Root only.\n", TERM_GRACE_S);
+			    "gateway\nends the running command and closes the session; its client "
+			    "is told\nthe administrator ended it (and --reason), and the audit log "
+			    "records\nwho ended it.  A gateway still there after --wait seconds\n"
+			    "(default %d) is killed.  Root only.\n", TERM_GRACE_S);
 			return 0;
 		default:
-			fprintf(stderr, "usage: agentgate terminate [--config FILE] [--wait "
-			    "SECONDS] SESSION | --identity NAME\n");
+			fputs(TERMINATE_USAGE, stderr);
 			return 2;
 		}
 	}
 	if (optind != argc - (t.identity == NULL ? 1 : 0)) {
-		fprintf(stderr, "usage: agentgate terminate [--config FILE] SESSION | "
-		    "--identity NAME\n");
+		fputs(TERMINATE_USAGE, stderr);
 		return 2;
 	}
 	if (t.identity == NULL) {
@@ -289,14 +348,12 @@ ag_cmd_terminate(int argc, char **argv)
 		    "the id\n", t.session, t.found);
 		return 2;
 	}
-	t.found = 0;
-	if (ag_live_list(end_one, &t, &err) < 0)
-		ag_err_print(stderr, &err);
-	ag_config_free(t.cfg);
-	if (t.found == 0) {
+	found = ag_sessions_end(terminate_match, &t, config, "agentgate terminate", wait_s,
+	    &failed);
+	if (found == 0) {
 		fprintf(stderr, "agentgate: terminate: no live session %s%s\n",
 		    t.session ? "" : "of identity ", t.session ? t.session : t.identity);
 		return 1;
 	}
-	return t.failed == 0 ? 0 : 1;
+	return failed == 0 ? 0 : 1;
 }

@@ -18,6 +18,18 @@ int	ag_cmd_token(int argc, char **argv);	/* agentgate token   (cmd_token.c) */
 /* agentgate sessions, agentgate terminate (cmd_sessions.c) */
 int	ag_cmd_sessions(int argc, char **argv);
 int	ag_cmd_terminate(int argc, char **argv);
+/* agentgate lock, agentgate unlock (cmd_lock.c) */
+int	ag_cmd_lock(int argc, char **argv);
+int	ag_cmd_unlock(int argc, char **argv);
+
+/*
+ * End each live session match() picks (1, with the reason its client is
+ * told in why): audited as ended by `by`, signalled, killed after wait_s
+ * seconds.  The number matched; *failed, those that could not be signalled.
+ */
+struct ag_live_entry;
+int	ag_sessions_end(int (*match)(const struct ag_live_entry *, void *, char *, size_t),
+	    void *arg, const char *config, const char *by, long wait_s, int *failed);
 /* The gateway itself: ForceCommand, -c, login shell, REPL (front/forcecommand.c). */
 int	ag_cmd_session(int argc, char **argv);
 

@@ -18,6 +18,7 @@
 
 #include "common/log.h"
 #include "core/core.h"
+#include "core/standing.h"
 #include "core/target.h"
 #include "record/live.h"
 #include "core/terminal.h"
@@ -395,9 +396,13 @@ static enum next
 stage_admit(struct ag_core *core, struct cmd *c)
 {
 	struct ag_err err;
+	int st;
 
 	ag_err_clear(&err);
+	/* leaving is never refused, whatever the audit's state (its
+	 * session_end record, when it can be written, says how it ended) */
 	if (core->audit != NULL && ag_audit_required(core->audit) &&
+	    !(c->xfer.kind == AG_XFER_NONE && ag_session_is_bare_exit(&core->sess, c->tree, &st)) &&
 	    ag_audit_ready(core->audit, &err) < 0) {
 		if (c->xfer.kind != AG_XFER_NONE)
 			snprintf(c->why, sizeof(c->why), "%s; the audit log is required, so %s "
@@ -659,7 +664,8 @@ stage_run(struct ag_core *core, struct cmd *c)
 	builtin = !bare_exit && c->t == NULL && c->xfer.kind == AG_XFER_NONE &&
 	    ag_session_is_builtin(s, c->tree);
 	ag_err_clear(&err);
-	if ((c->t != NULL || bare_exit || builtin) && start_record(core, c, &err) < 0)
+	if ((c->t != NULL || bare_exit || builtin) && start_record(core, c, &err) < 0 &&
+	    !bare_exit)
 		return refuse(c, "deny", c->why, "audit:required");
 	if (bare_exit) {
 		c->end_session = 1;
@@ -815,6 +821,30 @@ stage_outcome(const struct ag_core *core, const struct cmd *c, struct ag_core_ou
 
 /* ---- the line --------------------------------------------------------------- */
 
+/*
+ * The caller may have lost its right to be here since the session began
+ * (core/standing.h): then no line of it runs, the client is told why once,
+ * and the audit says so.
+ */
+static int
+revoked(struct ag_core *core)
+{
+	char why[1024];
+	struct ag_err err;
+
+	if (core->standing == NULL || ag_standing_check(core->standing, why, sizeof(why)) == 0)
+		return 0;
+	core->ended = 1;
+	fprintf(stderr, "agentgate: this session has been ended: %s\n", why);
+	fflush(stderr);
+	ag_log(LOG_NOTICE, "session ended: %s", why);
+	ag_err_clear(&err);
+	if (core->audit != NULL && ag_audit_event(core->audit, "session_revoked", NULL, "deny",
+	    why, &err) < 0)
+		ag_log(LOG_ERR, "%s", err.msg);
+	return 1;
+}
+
 int
 ag_core_command(struct ag_core *core, const char *line, size_t len, int flags,
     int *end_session)
@@ -827,6 +857,10 @@ ag_core_command(struct ag_core *core, const char *line, size_t len, int flags,
 	int entered = 0;
 
 	*end_session = 0;
+	if (core->ended || revoked(core)) {
+		*end_session = 1;
+		return AG_STATUS_ENDED;
+	}
 	memset(&c, 0, sizeof(c));
 	/* what the record keeps: no secret a variable's name or shape betrays */
 	if ((recorded = ag_redact_command(line, len, &reclen)) == NULL) {

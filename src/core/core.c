@@ -144,6 +144,7 @@ ag_core_begin(struct ag_core *core, const struct ag_core_params *p, struct ag_er
 	core->audit = p->audit;
 	core->tty = p->tty;
 	core->cmd_in = STDIN_FILENO;
+	core->standing = p->standing;
 	origin.pw = p->pw;
 	if (ag_session_init(&core->sess, p->profile, &origin, err) < 0)
 		return -1;

@@ -45,12 +45,16 @@ struct ag_ask;
 struct ag_egress;
 struct ag_rec;
 struct ag_sandbox;
+struct ag_standing;
 struct ag_target;
 
 /* The status of a command that was not run: refused by the policy, a file
  * transfer that could not start, or an audit record that could not be
  * written. */
 #define AG_STATUS_DENIED	126
+/* The administrator ended the session (terminate, lock, a revocation, the
+ * gateway removed): the reason was printed. */
+#define AG_STATUS_ENDED		253
 #define AG_CORE_MAX_COMMAND	(1024 * 1024)	/* bytes per command, continuations included */
 
 /* ag_core_command() flags */
@@ -106,6 +110,8 @@ struct ag_core {
 	struct ag_target	*targets;	/* one per upstream, opened on first use */
 	size_t			 ntargets;
 	struct ag_target	*at;		/* the session's target; NULL: this host */
+	struct ag_standing	*standing;	/* looked at before each line; NULL: never */
+	int			 ended;		/* the standing check ended the session */
 };
 
 /* What a front end knows about the session it starts. */
@@ -119,6 +125,7 @@ struct ag_core_params {
 	int			 decide_only;	/* explain: no runner, nothing runs */
 	int			 ask;		/* decide_only: still make the validator
 						 * (explain --ask) */
+	struct ag_standing	*standing;	/* the caller's, checked before each line */
 	int			 config_from_caller;	/* the policy is the caller's
 						 * --config: its secrets are read as the caller */
 };

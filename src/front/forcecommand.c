@@ -29,6 +29,8 @@
 #include "common/privsep.h"
 #include "common/proctitle.h"
 #include "core/core.h"
+#include "core/standing.h"
+#include "exec/runner.h"
 #include "front/agentproto.h"
 #include "exec/sandbox.h"
 #include "record/audit.h"
@@ -319,7 +321,8 @@ ag_cmd_session(int argc, char **argv)
 	struct ag_pamauth *pam = NULL;
 	struct ag_err err;
 	struct passwd *pw;
-	char client[160], keyfp[128], rhost[80], *auth_info = NULL, *tok;
+	char client[160], keyfp[128], rhost[80], *auth_info = NULL, *tok, ended[1024];
+	struct ag_standing standing;
 	enum ag_sshbind_result bound;
 	const char *cmd;
 	int status = 1, began = 0, direct;
@@ -442,7 +445,17 @@ ag_cmd_session(int argc, char **argv)
 		goto out;
 	}
 	info.profile = profile->name;
+	/* a lock, or a policy changed since PAM judged the caller */
+	ag_standing_begin(&standing, cfg, info.identity, pw->pw_name, info.key, profile->name);
+	if (ag_standing_check(&standing, ended, sizeof(ended))) {
+		fprintf(stderr, "agentgate: refused: %s\n", ended);
+		ag_log(LOG_WARNING, "session refused: %s", ended);
+		audit_auth_failure(cfg, &info, "locked", ended);
+		goto out;
+	}
 	cp.cfg = cfg;
+	standing.as_caller = strcmp(a.config_path, AG_DEFAULT_CONFIG) != 0;
+	cp.standing = &standing;
 	cp.profile = profile;
 	cp.config_from_caller = strcmp(a.config_path, AG_DEFAULT_CONFIG) != 0;
 	if ((audit = ag_audit_open(&cfg->gw.audit, &info, &err)) == NULL) {
@@ -466,6 +479,14 @@ ag_cmd_session(int argc, char **argv)
 	ag_live_begin(ag_audit_session_id(audit), &info);
 
 	status = ag_core_serve(&core, cmd);
+	if (core.ended)
+		status = AG_STATUS_ENDED;
+	else if (ag_runner_terminating() && ag_live_ended_by(ended, sizeof(ended))) {
+		/* at a prompt, on a line of its own */
+		fprintf(stderr, "%sagentgate: the administrator ended this session: %s\n",
+		    isatty(STDERR_FILENO) ? "\n" : "", ended);
+		status = AG_STATUS_ENDED;
+	}
 	(void)ag_audit_session_end(audit, status, core.ncommands, &err);
 out:
 	ag_live_end();

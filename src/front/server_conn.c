@@ -32,6 +32,7 @@
 #include "record/live.h"
 #include "common/config.h"
 #include "core/core.h"
+#include "core/standing.h"
 #include "policy/envsan.h"
 #include "common/log.h"
 #include "common/proctitle.h"
@@ -251,6 +252,7 @@ session_main(struct conn *c, struct chan *ch, const char *cmd, int st_fd)
 	char *tcmd = NULL;
 	struct ag_core_params cp;
 	struct ag_core core;
+	struct ag_standing standing;
 	struct ag_err err;
 	char conn_s[2 * ADDR_MAX + 32], client_s[ADDR_MAX + 32];
 	int status;
@@ -272,6 +274,10 @@ session_main(struct conn *c, struct chan *ch, const char *cmd, int st_fd)
 	cp.origin.term = ch->pty ? ch->term : NULL;
 	cp.origin.lang = env_value(ch, "LANG");
 	cp.origin.tty = ch->pty;
+	/* a lock ends it at the next line; a changed policy, where the user
+	 * can read it (serve's session runs as the user, without the group) */
+	ag_standing_begin(&standing, c->cfg, c->identity, c->user, NULL, c->profile->name);
+	cp.standing = &standing;
 	if (ag_core_begin(&core, &cp, &err) < 0) {
 		ag_err_print(stderr, &err);
 		return 1;

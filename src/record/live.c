@@ -122,6 +122,69 @@ ag_live_end(void)
 }
 
 static void
+note_path(char *path, size_t len, const char *session)
+{
+	snprintf(path, len, "%s/.%s.end", AG_LIVE_DIR, session);
+}
+
+int
+ag_live_note_end(const char *session, const char *reason, struct ag_err *err)
+{
+	char path[PATH_MAX];
+	FILE *fp;
+	int fd;
+
+	note_path(path, sizeof(path), session);
+	(void)unlink(path);
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644)) < 0)
+		return ag_err_set(err, "%s: %s", path, strerror(errno));
+	if ((fp = fdopen(fd, "w")) == NULL) {
+		close(fd);
+		return ag_err_set(err, "%s: %s", path, strerror(errno));
+	}
+	put(fp, "reason", reason);
+	if (fclose(fp) != 0)
+		return ag_err_set(err, "%s: %s", path, strerror(errno));
+	return 0;
+}
+
+void
+ag_live_note_clear(const char *session)
+{
+	char path[PATH_MAX];
+
+	note_path(path, sizeof(path), session);
+	(void)unlink(path);
+}
+
+int
+ag_live_ended_by(char *why, size_t whylen)
+{
+	char path[PATH_MAX], line[512];
+	struct stat st;
+	FILE *fp;
+	int fd, found = 0;
+
+	if (self.session[0] == '\0')
+		return 0;
+	note_path(path, sizeof(path), self.session);
+	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)) < 0)
+		return 0;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != 0 ||
+	    (fp = fdopen(fd, "r")) == NULL) {
+		close(fd);
+		return 0;
+	}
+	if (fgets(line, sizeof(line), fp) != NULL && strncmp(line, "reason ", 7) == 0) {
+		line[strcspn(line, "\n")] = '\0';
+		snprintf(why, whylen, "%s", line + 7);
+		found = 1;
+	}
+	fclose(fp);
+	return found;
+}
+
+static void
 field(struct ag_live_entry *e, const char *key, const char *v)
 {
 	static const struct {

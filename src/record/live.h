@@ -28,6 +28,16 @@ void	ag_live_begin(const char *session, const struct ag_audit_info *info);
 void	ag_live_command(const char *command, size_t len);
 void	ag_live_end(void);
 
+/*
+ * Why the administrator ends a session (`agentgate terminate --reason`, a
+ * revocation): root leaves it beside the entry before the signal, and the
+ * gateway tells its client.  Only a note of root's is believed.
+ */
+int	ag_live_note_end(const char *session, const char *reason, struct ag_err *err);
+void	ag_live_note_clear(const char *session);
+/* This gateway's note: 1 with the reason, 0 when there is none. */
+int	ag_live_ended_by(char *why, size_t whylen);
+
 struct ag_live_entry {
 	char			 session[40];
 	pid_t			 pid;

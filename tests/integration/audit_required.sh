@@ -33,6 +33,10 @@ ag_ok "required_unwritable_command_did_not_run" test ! -e /tmp/agentgate-require
 out=$(printf 'echo one\necho two\n' | ag_ssh 2>"$AG_DIR/e")
 ag_is "$out" "" "required_unwritable_refuses_repl_commands"
 ag_is "$(grep -c 'was not run' "$AG_DIR/e")" 2 "required_unwritable_each_command_told"
+# leaving is never refused: a bare exit ends the session, with its status
+out=$(printf 'echo one\nexit 3\necho two\n' | ag_ssh 2>"$AG_DIR/e"); rc=$?
+ag_is "$rc" 3 "required_unwritable_bare_exit_still_ends" "$(cat "$AG_DIR/e")"
+ag_is "$(grep -c 'was not run' "$AG_DIR/e")" 1 "required_unwritable_nothing_after_exit" "$(cat "$AG_DIR/e")"
 
 # a group/world-writable directory is not trusted for the log either
 mkdir -p "$AG_DIR/wlog"

@@ -845,6 +845,8 @@ if b' 200 ' in head.split(b'\\r\\n')[0]:
 
 # ag_audit_query PYTHON-EXPR: evaluate an expression over the parsed audit
 # records (a list named r); every line must be valid JSON or this fails.
+# A boolean prints yes or no and is also the exit status (ag_ok NAME
+# ag_audit_query EXPR asserts it).
 ag_audit_query() {
 	"$AG_PYTHON" - "$AG_AUDIT" "$1" <<'EOF'
 import json, sys
@@ -858,5 +860,6 @@ with open(sys.argv[1], encoding="utf-8") as f:
             sys.exit(2)
 v = eval(sys.argv[2])
 print(v if not isinstance(v, bool) else ("yes" if v else "no"))
+sys.exit(1 if v is False else 0)
 EOF
 }

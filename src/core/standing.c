@@ -1,0 +1,321 @@
+/*
+ * standing.c - whether a live session's caller may still be here
+ * (standing.h).
+ */
+#include "agconfig.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "common/misc.h"
+#include "common/privsep.h"
+#include "common/rundir.h"
+#include "common/sshkey.h"
+#include "core/standing.h"
+
+static void
+stamp(struct ag_standing *s, const struct stat *st)
+{
+	s->dev = st->st_dev;
+	s->ino = st->st_ino;
+	s->mtime = st->st_mtim;
+	s->size = st->st_size;
+}
+
+void
+ag_standing_begin(struct ag_standing *s, const struct ag_config *cfg, const char *identity,
+    const char *user, const char *key, const char *profile)
+{
+	struct stat st;
+
+	memset(s, 0, sizeof(*s));
+	s->cfg = cfg;
+	snprintf(s->identity, sizeof(s->identity), "%s", identity ? identity : "");
+	snprintf(s->user, sizeof(s->user), "%s", user ? user : "");
+	snprintf(s->key, sizeof(s->key), "%s", key ? key : "");
+	snprintf(s->profile, sizeof(s->profile), "%s", profile ? profile : "");
+	if (cfg != NULL && cfg->path != NULL && stat(cfg->path, &st) == 0) {
+		s->path = cfg->path;
+		stamp(s, &st);
+	}
+}
+
+/* 1 when one of the identity's keys has this fingerprint. */
+static int
+has_key(const struct ag_identity *id, const char *fp)
+{
+	char info[AG_SSHKEY_MAX_B64 + 256], f[128];
+	size_t i;
+
+	for (i = 0; i < id->keys.n; i++) {
+		if (snprintf(info, sizeof(info), "publickey %s\n", id->keys.v[i]) >=
+		    (int)sizeof(info))
+			continue;
+		if (ag_sshkey_fingerprint(info, f, sizeof(f)) == 0 && strcmp(f, fp) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* 1 when a key of was is not among now's. */
+static int
+lost_a_key(const struct ag_identity *was, const struct ag_identity *now)
+{
+	size_t i, j;
+
+	for (i = 0; i < was->keys.n; i++) {
+		for (j = 0; j < now->keys.n; j++)
+			if (strcmp(was->keys.v[i], now->keys.v[j]) == 0)
+				break;
+		if (j == now->keys.n)
+			return 1;
+	}
+	return 0;
+}
+
+static int
+token_replaced(const struct ag_identity *was, const struct ag_identity *now)
+{
+	return was->has_token != now->has_token || was->has_token_hash != now->has_token_hash ||
+	    (was->has_token && memcmp(was->token_sha256, now->token_sha256,
+	    sizeof(was->token_sha256)) != 0) ||
+	    (was->has_token_hash && memcmp(&was->token_hash, &now->token_hash,
+	    sizeof(was->token_hash)) != 0);
+}
+
+int
+ag_standing_judge(const struct ag_identity *was, const struct ag_config *now_cfg,
+    const char *identity, const char *key, const char *profile, char *why, size_t whylen)
+{
+	const struct ag_identity *now;
+
+	if (identity == NULL || *identity == '\0')
+		return 0;	/* an account's session: only a lock ends it */
+	if ((now = ag_config_identity(now_cfg, identity)) == NULL) {
+		snprintf(why, whylen, "identity %s was removed from the policy", identity);
+		return 1;
+	}
+	if (now->disabled) {
+		snprintf(why, whylen, "identity %s was disabled", identity);
+		return 1;
+	}
+	if (now->has_expires && time(NULL) >= now->expires) {
+		snprintf(why, whylen, "identity %s has expired", identity);
+		return 1;
+	}
+	if (profile != NULL && *profile != '\0' && now->profile != NULL &&
+	    strcmp(now->profile->name, profile) != 0) {
+		snprintf(why, whylen, "identity %s was moved to profile %s", identity,
+		    now->profile->name);
+		return 1;
+	}
+	if (key != NULL && *key != '\0') {
+		/*
+		 * A certificate's fingerprint is no key's in the policy: then
+		 * any key the identity lost may have been the one it certifies.
+		 */
+		if (!has_key(now, key) && (was == NULL || has_key(was, key) ||
+		    lost_a_key(was, now))) {
+			snprintf(why, whylen, "the key this session logged in with (%s) was "
+			    "removed from identity %s", key, identity);
+			return 1;
+		}
+	} else if (was != NULL && token_replaced(was, now)) {
+		snprintf(why, whylen, "the token of identity %s was replaced", identity);
+		return 1;
+	}
+	return 0;
+}
+
+/* A lock's name: what an identity or account may be called, nothing that
+ * walks the directory. */
+static int
+lock_name_ok(const char *name)
+{
+	size_t n = strlen(name);
+
+	return n > 0 && n < 128 && name[0] != '.' &&
+	    strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	    "0123456789._-@") == n && strchr(name + 1, '@') == NULL;
+}
+
+/* The lock file name's reason; 1 locked, 0 not. */
+static int
+lock_read(const char *name, char *why, size_t whylen)
+{
+	char path[PATH_MAX], buf[AG_LOCK_REASON_MAX];
+	struct stat st;
+	ssize_t n;
+	int fd;
+
+	if (!lock_name_ok(name))
+		return 0;
+	snprintf(path, sizeof(path), "%s/%s", AG_LOCKDIR, name);
+	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)) < 0)
+		return errno == ENOENT ? 0 : (snprintf(why, whylen, "lock %s cannot be read: %s",
+		    name, strerror(errno)), 1);
+	/* a lock only root can have made; anything else there still locks */
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != 0 ||
+	    (st.st_mode & 022) != 0) {
+		close(fd);
+		snprintf(why, whylen, "lock %s is not root's alone", name);
+		return 1;
+	}
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	snprintf(why, whylen, "%s", buf[0] ? buf : "locked by the administrator");
+	return 1;
+}
+
+int
+ag_lock_held(const char *identity, const char *user, char *why, size_t whylen)
+{
+	char acct[130], reason[AG_LOCK_REASON_MAX];
+	struct ag_err err;
+	struct stat st;
+
+	if (lstat(AG_LOCKDIR, &st) < 0)
+		return 0;
+	/* a directory the agent could write is one it could empty */
+	ag_err_clear(&err);
+	if (ag_rundir_root_only(AG_LOCKDIR, &err) < 0) {
+		snprintf(why, whylen, "every identity is locked: %s", err.msg);
+		return 1;
+	}
+	if (identity != NULL && *identity != '\0' && lock_read(identity, reason,
+	    sizeof(reason))) {
+		snprintf(why, whylen, "identity %s is locked: %s", identity, reason);
+		return 1;
+	}
+	snprintf(acct, sizeof(acct), "@%s", user != NULL ? user : "");
+	if (user != NULL && *user != '\0' && lock_read(acct, reason, sizeof(reason))) {
+		snprintf(why, whylen, "account %s is locked: %s", user, reason);
+		return 1;
+	}
+	return 0;
+}
+
+/* The gateway's own program was replaced or removed since it started. */
+static int
+exe_gone(void)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	static const char deleted[] = " (deleted)";
+
+	if (n <= 0)
+		return 0;
+	self[n] = '\0';
+	return (size_t)n > sizeof(deleted) - 1 &&
+	    strcmp(self + n - (sizeof(deleted) - 1), deleted) == 0;
+}
+
+int
+ag_standing_check(struct ag_standing *s, char *why, size_t whylen)
+{
+	struct ag_config *now;
+	struct ag_err err;
+	struct stat st;
+	int r;
+
+	if (exe_gone()) {
+		snprintf(why, whylen, "the gateway was removed or upgraded on this host since "
+		    "the session began; log in again");
+		return 1;
+	}
+	if (ag_lock_held(s->identity, s->user, why, whylen))
+		return 1;
+	if (s->path == NULL || stat(s->path, &st) < 0 || (st.st_dev == s->dev &&
+	    st.st_ino == s->ino && st.st_size == s->size &&
+	    st.st_mtim.tv_sec == s->mtime.tv_sec && st.st_mtim.tv_nsec == s->mtime.tv_nsec))
+		return 0;
+	stamp(s, &st);
+	ag_err_clear(&err);
+	if (s->as_caller)
+		ag_privsep_as_caller();
+	now = ag_config_load(s->path, 0, &err);
+	if (s->as_caller)
+		ag_privsep_as_gateway();
+	if (now == NULL) {
+		/* not a revocation: the next login reports it (config_error) */
+		ag_log(LOG_WARNING, "policy changed but does not load; this session keeps "
+		    "the one it began with: %s", err.msg);
+		return 0;
+	}
+	r = ag_standing_judge(s->identity[0] ? ag_config_identity(s->cfg, s->identity) : NULL,
+	    now, s->identity, s->key, s->profile, why, whylen);
+	ag_config_free(now);
+	return r;
+}
+
+int
+ag_lock_set(const char *name, const char *reason, struct ag_err *err)
+{
+	char path[PATH_MAX], tmp[PATH_MAX];
+	int fd;
+
+	if (!lock_name_ok(name))
+		return ag_err_set(err, "'%s' is not an identity or @account name", name);
+	if (mkdir(AG_LOCKDIR, 0755) < 0 && errno != EEXIST)
+		return ag_err_set(err, "cannot create %s: %s", AG_LOCKDIR, strerror(errno));
+	if (ag_rundir_root_only(AG_LOCKDIR, err) < 0)
+		return -1;
+	snprintf(path, sizeof(path), "%s/%s", AG_LOCKDIR, name);
+	snprintf(tmp, sizeof(tmp), "%s/.%s.new", AG_LOCKDIR, name);
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644)) < 0)
+		return ag_err_set(err, "%s: %s", tmp, strerror(errno));
+	if (fchmod(fd, 0644) < 0 || ag_write_all(fd, reason, strlen(reason), NULL) < 0 ||
+	    ag_write_all(fd, "\n", 1, NULL) < 0 || fsync(fd) < 0 || close(fd) < 0 ||
+	    rename(tmp, path) < 0) {
+		ag_err_set(err, "%s: %s", path, strerror(errno));
+		(void)unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
+int
+ag_lock_clear(const char *name, struct ag_err *err)
+{
+	char path[PATH_MAX];
+
+	if (!lock_name_ok(name))
+		return ag_err_set(err, "'%s' is not an identity or @account name", name);
+	snprintf(path, sizeof(path), "%s/%s", AG_LOCKDIR, name);
+	if (unlink(path) < 0)
+		return ag_err_set(err, "%s: %s", errno == ENOENT ? name : path,
+		    errno == ENOENT ? "not locked" : strerror(errno));
+	return 0;
+}
+
+int
+ag_lock_list(void (*fn)(const char *name, const char *reason, void *arg), void *arg,
+    struct ag_err *err)
+{
+	char reason[AG_LOCK_REASON_MAX];
+	struct dirent *de;
+	DIR *d;
+	int n = 0;
+
+	if ((d = opendir(AG_LOCKDIR)) == NULL)
+		return errno == ENOENT ? 0 : ag_err_set(err, "%s: %s", AG_LOCKDIR,
+		    strerror(errno));
+	while ((de = readdir(d)) != NULL) {
+		if (!lock_name_ok(de->d_name) || !lock_read(de->d_name, reason, sizeof(reason)))
+			continue;
+		fn(de->d_name, reason, arg);
+		n++;
+	}
+	closedir(d);
+	return n;
+}

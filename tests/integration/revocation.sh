@@ -1,0 +1,176 @@
+#!/bin/bash
+# Revocation reaches live sessions (issue 35): an identity the policy no
+# longer admits loses the sessions it holds, and a locked one cannot log in.
+#   - agentgate terminate --reason: the client is told the administrator
+#     ended it, and why, and exits 253
+#   - agentgate edit that disables an identity ends its sessions and says
+#     which; an edit that leaves an identity alone leaves its session alone
+#   - a policy written by config management (not edit) that drops an
+#     identity or its key: the session ends at its next line, audited
+#   - agentgate lock: live sessions end, new logins are refused (audited),
+#     unlock lets it back; a lock directory others can write locks everyone
+#   - a gateway whose program was replaced (upgrade, removal) ends its
+#     session at the next line with a message instead of failing oddly
+. "$(dirname "$0")/lib.sh"
+ag_world_identities alice bob carol dave spare
+ag_setgid_gateway
+
+policy() {	# policy [IDENTITY-LINES...]: the identities given, or all four
+	local ids=("$@")
+	[ ${#ids[@]} -gt 0 ] || ids=(
+	    "{ name: alice, keys: [\"$(ag_key alice)\"], profile: dev }"
+	    "{ name: bob, keys: [\"$(ag_key bob)\"], profile: dev }"
+	    "{ name: carol, keys: [\"$(ag_key carol)\"], profile: dev }"
+	    "{ name: dave, keys: [\"$(ag_key dave)\"], profile: dev }")
+	{
+		printf 'version: 1\ngateway:\n  sandbox: "off"\n'
+		printf '  audit: { file: @AUDIT@, required: true }\nidentities:\n'
+		printf '  - %s\n' "${ids[@]}"
+		printf 'profiles:\n  dev:\n    allow: [echo, sleep, "true"]\n'
+		printf '    paths: { read: ["/"], write: ["/tmp"] }\n'
+	} | ag_write_policy "$AG_DIR/policy.yaml"
+}
+policy
+# sshd takes the identities' keys from the policy
+: > "$AG_DIR/no_keys"
+AG_SSHD_AUTHKEYS_FILE=$AG_DIR/no_keys
+AG_SSHD_EXTRA="AuthorizedKeysCommand $AG_DIR/agentgate authorized-keys --config $AG_DIR/policy.yaml %u
+AuthorizedKeysCommandUser root"
+ag_start_sshd || exit 99
+T="$AG_USER@127.0.0.1"
+LOCKS=$("$AG_DIR/agentgate" lock --help | sed -n 's/.*Locks are files in \(.*\)\.$/\1/p')
+trap 'rm -f "$LOCKS/dave"; ag_cleanup' EXIT
+
+# repl NAME KEY: a REPL session fed from a fifo (fd 7.. by caller), its output in NAME.out
+repl_start() {
+	local name=$1 key=$2
+	rm -f "$AG_DIR/$name.in"
+	mkfifo "$AG_DIR/$name.in"
+	(ag_as "$key" "$T" < "$AG_DIR/$name.in" > "$AG_DIR/$name.out" 2>&1; \
+	    echo "rc=$?" >> "$AG_DIR/$name.out") &
+}
+
+# ---- terminate --reason -----------------------------------------------------------
+repl_start a alice
+exec 7>"$AG_DIR/a.in"
+echo "echo alice-ready" >&7
+ag_wait_until 60 grep -q alice-ready "$AG_DIR/a.out"
+sid=$("$AG_DIR/agentgate" sessions | awk '$2 == "alice" {print $1}')
+out=$("$AG_DIR/agentgate" terminate --config "$AG_DIR/policy.yaml" --wait 600 --reason "host maintenance at noon" "$sid" 2>&1)
+ag_like "$out" "session $sid \(alice@$AG_USER, pid [0-9]+\) ended: host maintenance at noon" \
+    "terminate_reports_the_reason" "$out"
+ag_wait_until 60 grep -q '^rc=' "$AG_DIR/a.out"
+exec 7>&-
+ag_ok "client_told_the_administrator_ended_it" grep -q \
+    'agentgate: the administrator ended this session: host maintenance at noon' "$AG_DIR/a.out"
+ag_is "$(grep '^rc=' "$AG_DIR/a.out")" "rc=253" "terminated_session_exits_253" "$(cat "$AG_DIR/a.out")"
+ag_ok "terminate_reason_audited" ag_audit_query \
+    "any(x['event'] == 'session_terminate' and x.get('identity') == 'alice' and 'host maintenance at noon' in x.get('reason', '') for x in r)"
+ag_ok "terminated_session_end_status_253" ag_audit_query \
+    "any(x['event'] == 'session_end' and x.get('identity') == 'alice' and x.get('exit') == 253 for x in r)"
+
+# ---- agentgate edit disables bob: bob's session ends, carol's goes on ----------------
+repl_start b bob
+exec 7>"$AG_DIR/b.in"
+repl_start c carol
+exec 8>"$AG_DIR/c.in"
+echo "echo bob-ready" >&7
+echo "echo carol-ready" >&8
+ag_wait_until 60 grep -q bob-ready "$AG_DIR/b.out"
+ag_wait_until 60 grep -q carol-ready "$AG_DIR/c.out"
+cat > "$AG_DIR/disable-bob" <<'ED'
+#!/bin/sh
+sed -i 's/{ name: bob, \(.*\) }$/{ name: bob, \1, disabled: true }/' "$1"
+ED
+chmod +x "$AG_DIR/disable-bob"
+out=$(EDITOR="$AG_DIR/disable-bob" VISUAL= "$AG_DIR/agentgate" edit --config "$AG_DIR/policy.yaml" </dev/null 2>&1)
+ag_like "$out" "session [0-9a-f]{8} \(bob@$AG_USER, pid [0-9]+\) ended: identity bob was disabled" \
+    "edit_ends_the_sessions_it_revokes" "$out"
+ag_unlike "$out" "carol@" "edit_leaves_other_identities_alone" "$out"
+ag_wait_until 60 grep -q '^rc=' "$AG_DIR/b.out"
+exec 7>&-
+ag_ok "revoked_client_told_why" grep -q \
+    'agentgate: the administrator ended this session: identity bob was disabled' "$AG_DIR/b.out"
+ag_is "$(grep '^rc=' "$AG_DIR/b.out")" "rc=253" "revoked_session_exits_253" "$(cat "$AG_DIR/b.out")"
+out=$(ag_as bob "$T" 'echo bob-again' 2>&1)
+ag_unlike "$out" "bob-again" "disabled_identity_cannot_log_in_again" "$out"
+echo "echo carol-still-here" >&8
+ag_wait_until 60 grep -q carol-still-here "$AG_DIR/c.out"
+ag_pass "unrevoked_session_goes_on_after_the_edit"
+
+# ---- config management drops carol's key (not through edit) ----------------------
+policy "{ name: alice, keys: [\"$(ag_key alice)\"], profile: dev }" \
+    "{ name: carol, keys: [\"$(ag_key spare)\"], profile: dev }" \
+    "{ name: dave, keys: [\"$(ag_key dave)\"], profile: dev }"
+echo "echo carol-after-rewrite" >&8
+ag_wait_until 60 grep -q '^rc=' "$AG_DIR/c.out"
+exec 8>&-
+ag_unlike "$(cat "$AG_DIR/c.out")" "carol-after-rewrite" "line_after_revocation_does_not_run" "$(cat "$AG_DIR/c.out")"
+ag_ok "client_told_its_key_was_removed" grep -q \
+    "agentgate: this session has been ended: the key this session logged in with (SHA256:.*) was removed from identity carol" "$AG_DIR/c.out"
+ag_is "$(grep '^rc=' "$AG_DIR/c.out")" "rc=253" "config_management_revocation_exits_253" "$(cat "$AG_DIR/c.out")"
+ag_ok "revocation_audited" ag_audit_query \
+    "any(x['event'] == 'session_revoked' and x.get('identity') == 'carol' and 'was removed from identity carol' in x.get('reason', '') for x in r)"
+
+# ---- lock and unlock ----------------------------------------------------------------
+policy
+repl_start d dave
+exec 7>"$AG_DIR/d.in"
+echo "echo dave-ready" >&7
+ag_wait_until 60 grep -q dave-ready "$AG_DIR/d.out"
+out=$("$AG_DIR/agentgate" lock --config "$AG_DIR/policy.yaml" --reason "incident 42" dave 2>&1); rc=$?
+ag_like "$rc/$(tr '\n' ' ' <<<"$out")" "^0/dave locked: new sessions are refused session [0-9a-f]{8} \(dave@$AG_USER, pid [0-9]+\) ended: identity dave is locked: incident 42" \
+    "lock_ends_live_sessions" "$out"
+ag_wait_until 60 grep -q '^rc=' "$AG_DIR/d.out"
+exec 7>&-
+ag_ok "locked_client_told_why" grep -q 'identity dave is locked: incident 42' "$AG_DIR/d.out"
+out=$(ag_as dave "$T" 'echo dave-again' 2>&1); rc=$?
+ag_like "$rc/$out" "^1/agentgate: refused: identity dave is locked: incident 42" \
+    "locked_identity_refused_at_login" "$out"
+ag_ok "locked_login_audited" ag_audit_query \
+    "any(x['event'] == 'auth_failure' and x.get('identity') == 'dave' and x.get('request') == 'locked' for x in r)"
+out=$("$AG_DIR/agentgate" lock --list 2>&1)
+ag_like "$out" "^dave +incident 42$" "lock_list_shows_it" "$out"
+out=$(ag_as alice "$T" 'echo alice-unlocked' 2>&1)
+ag_is "$out" alice-unlocked "other_identities_unaffected_by_a_lock" "$out"
+out=$(runuser -u "$AG_USER" -- "$AG_DIR/agentgate" unlock dave 2>&1); rc=$?
+ag_is "$rc" 1 "unlock_is_roots" "$out"
+out=$("$AG_DIR/agentgate" unlock dave 2>&1)
+ag_is "$out" "dave unlocked" "unlock" "$out"
+out=$(ag_as dave "$T" 'echo dave-back' 2>&1)
+ag_is "$out" dave-back "unlocked_identity_logs_in" "$out"
+# a lock racing a login: the session that got past the check ends at its next line
+repl_start d2 dave
+exec 7>"$AG_DIR/d2.in"
+echo "echo dave2-ready" >&7
+ag_wait_until 60 grep -q dave2-ready "$AG_DIR/d2.out"
+printf 'racing login\n' > "$LOCKS/dave"	# as config management or a lock made elsewhere
+echo "echo dave2-after-lock" >&7
+ag_wait_until 60 grep -q '^rc=' "$AG_DIR/d2.out"
+exec 7>&-
+ag_unlike "$(cat "$AG_DIR/d2.out")" "dave2-after-lock" "lock_file_ends_session_at_next_line" "$(cat "$AG_DIR/d2.out")"
+rm -f "$LOCKS/dave"
+# a lock directory the agent could write is one it could empty: everyone is locked
+chmod o+w "$LOCKS"
+out=$(ag_as alice "$T" 'echo in' 2>&1); rc=$?
+chmod o-w "$LOCKS"
+ag_like "$rc/$out" "^1/agentgate: refused: every identity is locked: .*only root" \
+    "lock_directory_writable_by_others_locks_everyone" "$out"
+out=$("$AG_DIR/agentgate" lock '../etc' 2>&1); rc=$?
+ag_like "$rc/$out" "^1/.*not an identity" "lock_name_cannot_walk" "$out"
+
+# ---- the gateway's program replaced under a live session ----------------------------
+repl_start e alice
+exec 7>"$AG_DIR/e.in"
+echo "echo e-ready" >&7
+ag_wait_until 60 grep -q e-ready "$AG_DIR/e.out"
+cp -p "$AG_DIR/agentgate" "$AG_DIR/agentgate.new"
+mv -f "$AG_DIR/agentgate.new" "$AG_DIR/agentgate"	# as dpkg installs a new version
+echo "echo e-after-upgrade" >&7
+ag_wait_until 60 grep -q '^rc=' "$AG_DIR/e.out"
+exec 7>&-
+ag_unlike "$(cat "$AG_DIR/e.out")" "e-after-upgrade" "replaced_gateway_runs_nothing_more" "$(cat "$AG_DIR/e.out")"
+ag_ok "replaced_gateway_says_so" grep -q 'the gateway was removed or upgraded on this host' "$AG_DIR/e.out"
+out=$(ag_as alice "$T" 'echo new-gateway' 2>&1)
+ag_is "$out" new-gateway "new_sessions_use_the_new_gateway" "$out"
+ag_done
