@@ -189,8 +189,12 @@ ag_cleanup() {
 		[ "$AG_USER_CREATED" -eq 1 ] && ag_wait_until 30 ag_userdel "$AG_USER"
 	fi
 	[ -n "$AG_SSHD_SERVICE" ] && rm -f "/etc/pam.d/$AG_SSHD_SERVICE"
-	# the copies root kept of the world's policy as the last good one
-	[ -n "$AG_DIR" ] && rm -f "$(ag_last_good "$AG_DIR/policy.yaml")"
+	# the copies root kept of the world's policies as the last good ones
+	if [ -n "$AG_DIR" ] && [ -d "$AG_DIR" ]; then
+		find "$AG_DIR" -name '*.yaml' -print 2>/dev/null | while read -r f; do
+			rm -f "$(ag_last_good "$f")"
+		done
+	fi
 	[ -n "$AG_DEFAULT_LINK" ] && rm -f "$(ag_last_good "$AG_DEFAULT_LINK")"
 	[ -n "$AG_DEFAULT_LINK" ] && [ -L "$AG_DEFAULT_LINK" ] && rm -f "$AG_DEFAULT_LINK"
 	[ -n "$AG_DIR" ] && [ -d "$AG_DIR" ] && rm -rf -- "$AG_DIR"
