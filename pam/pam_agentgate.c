@@ -41,6 +41,8 @@
 #include "auth/sshbind.h"
 #include "common/config.h"
 #include "common/err.h"
+#include "common/lastgood.h"
+#include "record/audit.h"
 #include "pamid.h"
 
 #define DATA_NAME	"pam_agentgate_state"
@@ -161,22 +163,6 @@ state_cleanup(pam_handle_t *pamh, void *data, int error_status)
 	free(st);
 }
 
-static struct ag_config *
-load_config(pam_handle_t *pamh, const struct options *o)
-{
-	struct ag_err err;
-	struct ag_config *cfg;
-	char buf[AG_ERR_MSG_MAX + 300];
-
-	ag_err_clear(&err);
-	/* ag_config_load runs ag_config_check_perms first: a policy file an
-	 * unprivileged user could have written names no identity. */
-	if ((cfg = ag_config_load(o->config, 0, &err)) == NULL)
-		pam_syslog(pamh, LOG_ERR, "cannot use policy: %s",
-		    ag_err_format(&err, buf, sizeof(buf)));
-	return cfg;
-}
-
 static const char *
 item_str(pam_handle_t *pamh, int item)
 {
@@ -185,6 +171,56 @@ item_str(pam_handle_t *pamh, int item)
 	if (pam_get_item(pamh, item, &v) != PAM_SUCCESS || v == NULL)
 		return NULL;
 	return v;
+}
+
+/*
+ * The policy does not load: the caller is refused (PAM_AUTHINFO_UNAVAIL),
+ * told so in one line where the application shows messages (sshd's
+ * keyboard-interactive; not its publickey path, which has no way to),
+ * and the audit the admin watches gets a config_error record at the
+ * last good policy's destinations (lastgood.h).
+ */
+static void
+config_error(pam_handle_t *pamh, const struct options *o, int flags, const char *msg)
+{
+	struct ag_audit_info info;
+	struct ag_config *last;
+	struct ag_err lerr;
+
+	memset(&info, 0, sizeof(info));
+	info.user = item_str(pamh, PAM_USER);
+	info.client = item_str(pamh, PAM_RHOST);
+	if ((last = ag_lastgood_load(o->config, &lerr)) == NULL && o->debug)
+		pam_syslog(pamh, LOG_DEBUG, "config_error to syslog only: %s", lerr.msg);
+	(void)ag_audit_config_error(&info, "pam", last != NULL ? &last->gw.audit : NULL,
+	    o->config, msg);
+	ag_config_free(last);
+	if (!(flags & PAM_SILENT))
+		(void)pam_error(pamh, "agentgate: policy unavailable; the administrator has "
+		    "been told");
+}
+
+static struct ag_config *
+load_config(pam_handle_t *pamh, const struct options *o, int flags)
+{
+	struct ag_err err;
+	struct ag_config *cfg;
+	char buf[AG_ERR_MSG_MAX + 300];
+
+	ag_err_clear(&err);
+	/* ag_config_load runs ag_config_check_perms first: a policy file an
+	 * unprivileged user could have written names no identity. */
+	if ((cfg = ag_config_load(o->config, 0, &err)) == NULL) {
+		ag_err_format(&err, buf, sizeof(buf));
+		pam_syslog(pamh, LOG_ERR, "cannot use policy: %s", buf);
+		config_error(pamh, o, flags, buf);
+		return NULL;
+	}
+	/* in sshd's stack (root): a policy that loads is the last good one */
+	if (ag_lastgood_save(o->config, &err) < 0)
+		pam_syslog(pamh, LOG_WARNING, "cannot keep the policy as the last good one: %s",
+		    err.msg);
+	return cfg;
 }
 
 static void
@@ -289,7 +325,7 @@ identify_by_token(pam_handle_t *pamh, const struct options *o, const struct ag_c
 	return m;
 }
 
-static int authenticate(pam_handle_t *pamh, int argc, const char **argv,
+static int authenticate(pam_handle_t *pamh, int flags, int argc, const char **argv,
     const char *envtok);
 
 PAM_EXTERN int
@@ -299,7 +335,6 @@ pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc, const char **argv)
 	char *envtok = NULL;
 	int rc;
 
-	(void)flags;
 	/* Out of the PAM environment at once, used or not: nothing later (the
 	 * session's environment, sshd) should ever see it. */
 	if (env != NULL) {
@@ -308,7 +343,7 @@ pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc, const char **argv)
 		if (envtok == NULL)
 			return PAM_BUF_ERR;
 	}
-	rc = authenticate(pamh, argc, argv, envtok);
+	rc = authenticate(pamh, flags, argc, argv, envtok);
 	if (envtok != NULL) {
 		explicit_bzero(envtok, strlen(envtok));
 		free(envtok);
@@ -317,7 +352,7 @@ pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc, const char **argv)
 }
 
 static int
-authenticate(pam_handle_t *pamh, int argc, const char **argv, const char *envtok)
+authenticate(pam_handle_t *pamh, int flags, int argc, const char **argv, const char *envtok)
 {
 	struct options o;
 	struct state *st;
@@ -338,7 +373,7 @@ authenticate(pam_handle_t *pamh, int argc, const char **argv, const char *envtok
 	 * handle decided survives a new attempt. */
 	clear_env(pamh);
 	(void)pam_set_data(pamh, DATA_NAME, NULL, NULL);
-	if ((cfg = load_config(pamh, &o)) == NULL)
+	if ((cfg = load_config(pamh, &o, flags)) == NULL)
 		return PAM_AUTHINFO_UNAVAIL;
 
 	ag_err_clear(&err);
@@ -442,7 +477,7 @@ pam_sm_setcred(pam_handle_t *pamh, int flags, int argc, const char **argv)
  * identity of the key.  NULL on failure, *rc set.
  */
 static struct state *
-account_state(pam_handle_t *pamh, const struct options *o, int *rc)
+account_state(pam_handle_t *pamh, const struct options *o, int flags, int *rc)
 {
 	const void *data = NULL;
 	struct state *st;
@@ -456,7 +491,7 @@ account_state(pam_handle_t *pamh, const struct options *o, int *rc)
 		*rc = PAM_BUF_ERR;
 		return NULL;
 	}
-	if ((st->cfg = load_config(pamh, o)) == NULL) {
+	if ((st->cfg = load_config(pamh, o, flags)) == NULL) {
 		free(st);
 		*rc = PAM_AUTHINFO_UNAVAIL;
 		return NULL;
@@ -506,7 +541,7 @@ pam_sm_acct_mgmt(pam_handle_t *pamh, int flags, int argc, const char **argv)
 		return PAM_SERVICE_ERR;
 	if (o.bind)
 		return PAM_IGNORE;
-	if ((st = account_state(pamh, &o, &rc)) == NULL)
+	if ((st = account_state(pamh, &o, flags, &rc)) == NULL)
 		return rc;
 	if (st->id == NULL) {
 		if (o.allow_unidentified)

@@ -23,7 +23,9 @@
 #include "cli/commands.h"
 #include "common/config.h"
 #include "common/err.h"
+#include "common/lastgood.h"
 #include "common/privsep.h"
+#include "record/audit.h"
 
 static void
 authkeys_usage(FILE *fp)
@@ -80,6 +82,29 @@ print_expiry(const struct ag_identity *id)
 	printf(",expiry-time=\"%s\"", buf);
 }
 
+/*
+ * No key at all for anyone: the agent sees only sshd's "Permission
+ * denied", so the audit the admin watches says why, at the last good
+ * policy's destinations (lastgood.h).
+ */
+static void
+config_error(const char *path, const char *user, const struct ag_err *err)
+{
+	struct ag_audit_info info;
+	struct ag_config *last;
+	struct ag_err lerr;
+	char msg[AG_ERR_MSG_MAX + 512];
+
+	memset(&info, 0, sizeof(info));
+	info.user = user;
+	ag_err_format(err, msg, sizeof(msg));
+	if ((last = ag_lastgood_load(path, &lerr)) == NULL)
+		fprintf(stderr, "agentgate: config_error to syslog only: %s\n", lerr.msg);
+	(void)ag_audit_config_error(&info, "authorized-keys",
+	    last != NULL ? &last->gw.audit : NULL, path, msg);
+	ag_config_free(last);
+}
+
 int
 ag_cmd_authkeys(int argc, char **argv)
 {
@@ -125,8 +150,12 @@ ag_cmd_authkeys(int argc, char **argv)
 	}
 	if ((cfg = ag_config_load(path, 0, &err)) == NULL) {
 		ag_err_print(stderr, &err);
+		config_error(path, argv[optind], &err);
 		return 1;
 	}
+	/* sshd may run us as root: then this is a policy that loads */
+	if (ag_lastgood_save(path, &err) < 0)
+		ag_err_print(stderr, &err);
 	for (i = 0; i < cfg->nidentities; i++) {
 		const struct ag_identity *id = &cfg->identities[i];
 

@@ -14,6 +14,7 @@
 
 #include "cli/commands.h"
 #include "common/config.h"
+#include "common/lastgood.h"
 #include "common/err.h"
 
 static void
@@ -101,6 +102,11 @@ ag_cmd_check(int argc, char **argv)
 		ag_config_free(cfg);
 		return 1;
 	}
+	/* as root: where a policy broken later still has its config_error
+	 * recorded (lastgood.h) */
+	if (ag_lastgood_save(path, &err) < 0)
+		fprintf(stderr, "agentgate: check: not kept as the last good policy: %s\n",
+		    err.msg);
 	if (!quiet)
 		printf("OK: %zu profiles, %zu identities", cfg->nprofiles, cfg->nidentities);
 	if (!quiet && cfg->nupstreams > 0)

@@ -36,6 +36,8 @@
 #include "auth/pamopts.h"
 #include "cli/commands.h"
 #include "common/config.h"
+#include "common/http.h"
+#include "common/lastgood.h"
 #include "common/err.h"
 #include "common/strbuf.h"
 #include "common/misc.h"
@@ -667,6 +669,37 @@ check_dotfiles(struct doctor *d, const struct passwd *pw, const struct who *w)
 
 /* ---- policy, PAM, audit ----------------------------------------------- */
 
+/*
+ * The policy does not load: where its config_error records go (lastgood.h),
+ * and what the last policy that loaded said of the sandbox, which is not
+ * what this one says (no session starts until it loads).
+ */
+static void
+describe_last_good(const char *path)
+{
+	static const char *const modes[] = { "required", "best_effort", "off" };
+	struct ag_config *last;
+	struct ag_err err;
+	const struct ag_audit_conf *a;
+	char url[512];
+
+	if ((last = ag_lastgood_load(path, &err)) == NULL) {
+		printf("WARN  sessions are refused and their config_error records go to syslog "
+		    "only: %s\n", err.msg);
+		return;
+	}
+	a = &last->gw.audit;
+	url[0] = '\0';
+	if (a->http_url != NULL)
+		ag_http_shown_url(a->http_url, url, sizeof(url));
+	printf("      sessions are refused; config_error records go to the last good "
+	    "policy's audit destinations: %s%s%s%ssyslog\n", a->file ? a->file : "",
+	    a->file ? ", " : "", url, url[0] ? ", " : "");
+	printf("      (the last good policy had gateway.sandbox: %s)\n",
+	    modes[last->gw.sandbox]);
+	ag_config_free(last);
+}
+
 static struct ag_config *
 check_policy(struct doctor *d, const char *path, const struct who *w)
 {
@@ -693,10 +726,14 @@ check_policy(struct doctor *d, const char *path, const struct who *w)
 		fail(d, "the policy file does not load",
 		    "%s (run 'agentgate check --config %s')",
 		    ag_err_format(&err, buf, sizeof(buf)), path);
+		describe_last_good(path);
 		return NULL;
 	}
 	snprintf(what, sizeof(what), "policy %s is safe and valid", path);
 	check(d, 1, what, "-");
+	if (ag_lastgood_save(path, &err) < 0)
+		printf("WARN  not kept as the last good policy (a config_error would go to "
+		    "syslog only): %s\n", err.msg);
 	if (stat(path, &st) < 0)
 		return cfg;
 	/*
@@ -954,7 +991,12 @@ check_sandbox(struct doctor *d, const struct ag_config *cfg, const struct who *w
 	int abi = ag_sandbox_abi(), ns;
 	size_t i, k, n;
 
-	if (cfg == NULL || cfg->gw.sandbox == AG_SANDBOX_OFF) {
+	if (cfg == NULL) {
+		/* not "off": the file may well say required */
+		printf("      sandbox: unknown, the policy did not load (gateway.sandbox not read)\n");
+		return;
+	}
+	if (cfg->gw.sandbox == AG_SANDBOX_OFF) {
 		printf("      sandbox: off (gateway.sandbox), nothing below is enforced\n");
 		return;
 	}

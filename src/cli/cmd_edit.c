@@ -22,6 +22,7 @@
 
 #include "cli/commands.h"
 #include "common/config.h"
+#include "common/lastgood.h"
 #include "common/err.h"
 #include "common/misc.h"
 #include "core/standing.h"
@@ -256,6 +257,9 @@ ag_cmd_edit(int argc, char **argv)
 		goto out_tmp;
 	}
 	printf("agentgate: edit: %s installed; new sessions use it (serve: after SIGHUP)\n", real);
+	if (ag_lastgood_save(path, &err) < 0)
+		fprintf(stderr, "agentgate: edit: not kept as the last good policy: %s\n",
+		    err.msg);
 	rv.was = old;
 	rv.now = cfg;
 	if (ag_sessions_end(revoked_match, &rv, real, "agentgate edit", 10, NULL) > 0)

@@ -12,6 +12,7 @@
 
 #include "cli/commands.h"
 #include "common/config.h"
+#include "common/lastgood.h"
 #include "common/proctitle.h"
 #include "common/log.h"
 #include "front/server.h"
@@ -94,6 +95,8 @@ ag_cmd_serve(int argc, char **argv)
 		ag_log(LOG_ERR, "policy not loaded: %s", ag_err_format(&err, msg, sizeof(msg)));
 		return 1;
 	}
+	if (ag_lastgood_save(config_path, &err) < 0)
+		ag_log(LOG_WARNING, "not kept as the last good policy: %s", err.msg);
 	rc = ag_server_run(cfg, &o, &err);
 	if (rc < 0) {
 		ag_err_print(stderr, &err);

@@ -2079,8 +2079,11 @@ ag_config_check_perms(const char *path, struct ag_err *err)
 	return rc;
 }
 
-struct ag_config *
-ag_config_load(const char *path, unsigned flags, struct ag_err *err)
+/* ag_config_load(), leaving what it read in *sb (the caller's to free)
+ * and the file's stat in *stp. */
+static struct ag_config *
+load(const char *path, unsigned flags, struct ag_strbuf *sb_out, struct stat *stp,
+    struct ag_err *err)
 {
 	struct stat checked, st;
 	struct ag_config *cfg = NULL;
@@ -2091,9 +2094,10 @@ ag_config_load(const char *path, unsigned flags, struct ag_err *err)
 
 	ag_err_clear(err);
 	ag_strbuf_init(&sb, AG_CONFIG_MAX_BYTES);
+	memset(&st, 0, sizeof(st));
 	if (!(flags & AG_CONFIG_NO_PERMCHECK) &&
 	    check_perms_internal(path, err, &checked, &real) == -1)
-		return NULL;
+		goto out;
 	/* O_NONBLOCK: a FIFO swapped in must not hang us; regular files ignore it. */
 	fd = open(real ? real : path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd == -1) {
@@ -2143,9 +2147,27 @@ ag_config_load(const char *path, unsigned flags, struct ag_err *err)
 out:
 	if (fd != -1)
 		close(fd);
-	ag_strbuf_free(&sb);
+	if (stp != NULL)
+		*stp = st;
+	if (sb_out != NULL)
+		*sb_out = sb;
+	else
+		ag_strbuf_free(&sb);
 	free(real);
 	return cfg;
+}
+
+struct ag_config *
+ag_config_load(const char *path, unsigned flags, struct ag_err *err)
+{
+	return load(path, flags, NULL, NULL, err);
+}
+
+struct ag_config *
+ag_config_load_text(const char *path, struct ag_strbuf *text, struct stat *st,
+    struct ag_err *err)
+{
+	return load(path, 0, text, st, err);
 }
 
 /* ------------------------------------------------------------------ */

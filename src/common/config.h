@@ -358,6 +358,15 @@ struct ag_config {
  * Returns NULL with err filled ("FILE:LINE:COL: message").
  */
 struct ag_config *ag_config_load(const char *path, unsigned flags, struct ag_err *err);
+/*
+ * The same, also handing back what was read (text, initialized here, the
+ * caller's to ag_strbuf_free also on failure) and the file's stat: for a
+ * copy of exactly the bytes that loaded (lastgood.h).
+ */
+struct ag_strbuf;
+struct stat;
+struct ag_config *ag_config_load_text(const char *path, struct ag_strbuf *text,
+    struct stat *st, struct ag_err *err);
 /* Parse a buffer; name is used in messages.  No permission checks. */
 struct ag_config *ag_config_parse(const char *buf, size_t len, const char *name,
     struct ag_err *err);

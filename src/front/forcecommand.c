@@ -24,6 +24,7 @@
 #include "auth/sshbind.h"
 #include "cli/commands.h"
 #include "common/config.h"
+#include "common/lastgood.h"
 #include "common/log.h"
 #include "common/sshkey.h"
 #include "common/privsep.h"
@@ -364,19 +365,29 @@ ag_cmd_session(int argc, char **argv)
 	if (strcmp(a.config_path, AG_DEFAULT_CONFIG) != 0)
 		ag_privsep_as_caller();
 	cfg = ag_config_load(a.config_path, 0, &err);
-	ag_privsep_as_gateway();
 	if (cfg == NULL) {
+		struct ag_config *last;
+		struct ag_err lerr;
 		char msg[AG_ERR_MSG_MAX + 512];
 
+		/* the destinations of the last policy that loaded, read as the
+		 * policy itself was (lastgood.h) */
+		last = ag_lastgood_load(a.config_path, &lerr);
+		ag_privsep_as_gateway();
 		/* the detail (paths, lines, profile names) is the admin's: the
 		 * client learns only that it is not its fault */
 		fprintf(stderr, "agentgate: policy unavailable; the administrator has been "
 		    "told\n");
 		ag_err_format(&err, msg, sizeof(msg));
 		ag_log(LOG_ERR, "policy not loaded: %s", msg);
-		ag_audit_config_error(&info, a.config_path, msg);
+		if (last == NULL)
+			ag_log(LOG_WARNING, "config_error to syslog only: %s", lerr.msg);
+		(void)ag_audit_config_error(&info, NULL, last != NULL ? &last->gw.audit : NULL,
+		    a.config_path, msg);
+		ag_config_free(last);
 		return 1;
 	}
+	ag_privsep_as_gateway();
 	/* Which key sshd accepted: only from the record sshd's own PAM stack
 	 * made for this connection, never the ExposeAuthInfo file (SSH_USER_AUTH),
 	 * which the agent can rewrite between two sessions of a connection. */

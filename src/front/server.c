@@ -31,6 +31,7 @@
 #include "record/audit.h"
 #include "common/rundir.h"
 #include "common/config.h"
+#include "common/lastgood.h"
 #include "core/core.h"
 #include "policy/envsan.h"
 #include "common/log.h"
@@ -534,6 +535,8 @@ reload(const struct ag_server_opts *o, const struct ag_config **cfg,
 		    ag_err_format(&err, msg, sizeof(msg)));
 		return;
 	}
+	if (ag_lastgood_save(o->config_path, &err) < 0)
+		ag_log(LOG_WARNING, "SIGHUP: not kept as the last good policy: %s", err.msg);
 	ag_config_free(*owned);
 	*owned = n;
 	*cfg = n;

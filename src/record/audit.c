@@ -520,28 +520,41 @@ ag_audit_set_mode(struct ag_audit *a, const char *mode)
 	return 0;
 }
 
-void
-ag_audit_config_error(const struct ag_audit_info *info, const char *path,
-    const char *message)
+int
+ag_audit_config_error(const struct ag_audit_info *info, const char *request,
+    const struct ag_audit_conf *last_good, const char *path, const char *message)
 {
 	struct ag_audit_conf conf;
 	struct ag_audit *a;
+	struct ag_err err;
+	json_object *o;
+	int rc = -1;
 
 	memset(&conf, 0, sizeof(conf));
-	conf.has_syslog = 1;
-	conf.syslog_facility = LOG_AUTHPRIV;
+	if (last_good != NULL)
+		conf = *last_good;
+	/* syslog always: the one place known without any policy */
+	if (!conf.has_syslog) {
+		conf.has_syslog = 1;
+		conf.syslog_facility = LOG_AUTHPRIV;
+	}
 	if ((a = ag_audit_open(&conf, info, NULL)) == NULL)
-		return;
-	{
-		json_object *o = record(a, "config_error");
-
-		if (o != NULL) {
-			add_str(o, "config", path);
-			add_str(o, "reason", message);
-			(void)emit(a, o, NULL);
-		}
+		return -1;
+	if ((o = record(a, "config_error")) != NULL) {
+		add_str(o, "request", request);
+		add_str(o, "config", path);
+		add_str(o, "decision", "deny");
+		add_str(o, "reason", message);
+		ag_err_clear(&err);
+		/* a durable sink: the file or the collector took it */
+		if (emit(a, o, &err) == 0 && (conf.file != NULL || conf.http_url != NULL))
+			rc = 0;
+		else if (conf.file != NULL || conf.http_url != NULL)
+			ag_log(LOG_ERR, "config_error record not written to the last good policy's "
+			    "audit destinations: %s", err.msg);
 	}
 	ag_audit_close(a);
+	return rc;
 }
 
 int

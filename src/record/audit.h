@@ -215,10 +215,16 @@ struct ag_audit_net {
 int	ag_audit_net(struct ag_audit *a, const struct ag_audit_net *n, struct ag_err *err);
 
 /*
- * The policy could not be loaded, so no sink is known: the record goes to
- * syslog (authpriv).  message is the loader's error.
+ * The policy at path could not be loaded (message: the loader's error) by
+ * the gateway (request NULL), sshd's key lookup ("authorized-keys") or the
+ * PAM module ("pam"): event "config_error", decision "deny", with
+ * "config" the policy's path, to the audit destinations of the
+ * last policy that loaded (last_good: common/lastgood.h; NULL when none
+ * is kept), the hash-chained file included, and to syslog (last_good's
+ * facility, else authpriv).  0 when the file or the collector took it,
+ * -1 when only syslog could have.
  */
-void	ag_audit_config_error(const struct ag_audit_info *info, const char *path,
-	    const char *message);
+int	ag_audit_config_error(const struct ag_audit_info *info, const char *request,
+	    const struct ag_audit_conf *last_good, const char *path, const char *message);
 
 #endif

@@ -31,6 +31,8 @@ cleanup() {
 	userdel "$U" >/dev/null 2>&1
 	groupdel "g$U" >/dev/null 2>&1
 	rm -f "/etc/pam.d/sshd-$U"
+	# the doctor, as root, kept the world's policy as the last good one
+	rm -f "$(ag_last_good "$D/etc/agentgate.yaml")"
 	rm -rf "$D"
 }
 trap cleanup EXIT

@@ -34,6 +34,10 @@ SSHD=${SSHD:-/usr/sbin/sshd}
 AG_RUNDIR=$(sed -n 's/^#define AG_RUNDIR "\(.*\)"$/\1/p' \
     "$(dirname "${AGENTGATE:-/nonexistent}")/../agconfig.h" 2>/dev/null)
 AG_RUNDIR=${AG_RUNDIR:-/run/agentgate}
+# and its state directory, where root keeps the last policy that loaded
+AG_STATEDIR=$(sed -n 's/^#define AG_STATEDIR "\(.*\)"$/\1/p' \
+    "$(dirname "${AGENTGATE:-/nonexistent}")/../agconfig.h" 2>/dev/null)
+AG_STATEDIR=${AG_STATEDIR:-/var/lib/agentgate}
 AG_PYTHON=${AG_PYTHON:-$(command -v /usr/bin/python3 || command -v python3)}
 
 ag_require_root() {
@@ -185,8 +189,21 @@ ag_cleanup() {
 		[ "$AG_USER_CREATED" -eq 1 ] && ag_wait_until 30 ag_userdel "$AG_USER"
 	fi
 	[ -n "$AG_SSHD_SERVICE" ] && rm -f "/etc/pam.d/$AG_SSHD_SERVICE"
+	# the copies root kept of the world's policies as the last good ones
+	if [ -n "$AG_DIR" ] && [ -d "$AG_DIR" ]; then
+		find "$AG_DIR" -name '*.yaml' -print 2>/dev/null | while read -r f; do
+			rm -f "$(ag_last_good "$f")"
+		done
+	fi
+	[ -n "$AG_DEFAULT_LINK" ] && rm -f "$(ag_last_good "$AG_DEFAULT_LINK")"
 	[ -n "$AG_DEFAULT_LINK" ] && [ -L "$AG_DEFAULT_LINK" ] && rm -f "$AG_DEFAULT_LINK"
 	[ -n "$AG_DIR" ] && [ -d "$AG_DIR" ] && rm -rf -- "$AG_DIR"
+}
+
+# ag_last_good POLICY-PATH: where root keeps the last good copy of that
+# policy (common/lastgood.h)
+ag_last_good() {
+	echo "$AG_STATEDIR/last-good/$(printf '%s' "$1" | sha256sum | cut -d' ' -f1).yaml"
 }
 
 ag_userdel() {	# ag_userdel USER: the account and its home are gone
