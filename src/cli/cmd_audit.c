@@ -76,6 +76,14 @@ gz_cookie_read(void *c, char *buf, size_t n)
 		errno = EIO;
 		return -1;
 	}
+	/* gzread ends a stream cut short like a whole one: only gzerror
+	 * tells them apart */
+	if (got == 0 && (zl.error(g->gz, &zerr), zerr == Z_BUF_ERROR)) {
+		snprintf(g->why, g->whylen, "the compressed file is cut short (unexpected end "
+		    "of file)");
+		errno = EIO;
+		return -1;
+	}
 	return got;
 }
 
@@ -287,8 +295,9 @@ verify(char **names, int n, int from_start)
 			fclose(fp);
 			return 2;
 		}
-		if (fclose(fp) == EOF && rc == 0 && why[0] != '\0') {
-			fprintf(stderr, "agentgate: audit verify: %s: %s\n", name, why);
+		if (fclose(fp) == EOF && rc == 0) {
+			fprintf(stderr, "agentgate: audit verify: %s: %s\n", name,
+			    why[0] != '\0' ? why : "cannot read it to the end");
 			return 2;
 		}
 		if (rc == 0 && res.mid_chain && from_start)

@@ -43,6 +43,19 @@ open_sink(int required)
 	return ag_audit_open(&conf, &info, &err);
 }
 
+/* ag_chain_verify on the file name, one of a series (last). */
+static int
+verify_file(const char *name, char last[AG_CHAIN_HEX], struct ag_chain_result *res)
+{
+	FILE *fp = fopen(name, "r");
+	int rc;
+
+	assert_non_null(fp);
+	rc = ag_chain_verify(fp, last, res);
+	fclose(fp);
+	return rc;
+}
+
 /* The log never was: its chain starts anew. */
 static void
 unlink_state(void)
@@ -337,23 +350,13 @@ rotated_or_removed_log_is_opened_again(void **state)
 	{
 		char last[AG_CHAIN_HEX] = "";
 		struct ag_chain_result res;
-		FILE *fp;
 
-		fp = fopen(old, "r");
-		assert_non_null(fp);
-		assert_int_equal(ag_chain_verify(fp, last, &res), 0);
+		assert_int_equal(verify_file(old, last, &res), 0);
 		assert_int_equal(res.mid_chain, 0);
-		fclose(fp);
-		fp = fopen(path, "r");
-		assert_non_null(fp);
-		assert_int_equal(ag_chain_verify(fp, last, &res), 0);
-		fclose(fp);
+		assert_int_equal(verify_file(path, last, &res), 0);
 		last[0] = '\0';
-		fp = fopen(path, "r");
-		assert_non_null(fp);
-		assert_int_equal(ag_chain_verify(fp, last, &res), 0);
+		assert_int_equal(verify_file(path, last, &res), 0);
 		assert_int_equal(res.mid_chain, 1);
-		fclose(fp);
 	}
 
 	/* rotated while no session runs: a new one goes on from it too */
@@ -361,7 +364,6 @@ rotated_or_removed_log_is_opened_again(void **state)
 		struct ag_audit *b;
 		char older[sizeof(path) + 4], last[AG_CHAIN_HEX] = "";
 		struct ag_chain_result res;
-		FILE *fp;
 
 		ag_audit_close(a);
 		snprintf(older, sizeof(older), "%s.2", path);
@@ -371,30 +373,15 @@ rotated_or_removed_log_is_opened_again(void **state)
 		assert_non_null(b);
 		assert_int_equal(ag_audit_session_start(b, &err), 0);
 		ag_audit_close(b);
-		fp = fopen(older, "r");
-		assert_non_null(fp);
-		assert_int_equal(ag_chain_verify(fp, last, &res), 0);
-		fclose(fp);
-		fp = fopen(old, "r");
-		assert_non_null(fp);
-		assert_int_equal(ag_chain_verify(fp, last, &res), 0);
-		fclose(fp);
-		fp = fopen(path, "r");
-		assert_non_null(fp);
-		assert_int_equal(ag_chain_verify(fp, last, &res), 0);
+		assert_int_equal(verify_file(older, last, &res), 0);
+		assert_int_equal(verify_file(old, last, &res), 0);
+		assert_int_equal(verify_file(path, last, &res), 0);
 		assert_int_equal(res.records, 1);
-		fclose(fp);
 		/* out of order, the break is at the first record of the file */
 		last[0] = '\0';
-		fp = fopen(older, "r");
-		assert_non_null(fp);
-		assert_int_equal(ag_chain_verify(fp, last, &res), 0);
-		fclose(fp);
-		fp = fopen(path, "r");
-		assert_non_null(fp);
-		assert_int_equal(ag_chain_verify(fp, last, &res), 1);
+		assert_int_equal(verify_file(older, last, &res), 0);
+		assert_int_equal(verify_file(path, last, &res), 1);
 		assert_int_equal(res.line, 1);
-		fclose(fp);
 		unlink(older);
 		a = open_sink(1);
 		assert_non_null(a);
