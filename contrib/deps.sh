@@ -8,7 +8,7 @@ set -euo pipefail
 pkgs=(
 	# build
 	build-essential autoconf automake libtool pkg-config
-	libyaml-dev libcurl4-openssl-dev libssh-dev libpam0g-dev libjson-c-dev libedit-dev libssl-dev nettle-dev
+	libyaml-dev libcurl4-openssl-dev libssh-dev libpam0g-dev libjson-c-dev libedit-dev libssl-dev nettle-dev zlib1g-dev
 	# tests
 	libcmocka-dev clang libclang-rt-14-dev valgrind
 	openssh-server openssh-client tmux pamtester libpam-wrapper

@@ -28,7 +28,7 @@ usage(FILE *fp)
 	    "       agentgate doctor [--config FILE] [--user USER] [--sshd PATH] [--sshd-config FILE]\n"
 	    "       agentgate serve [--config FILE] [--listen ADDR:PORT ...] [--foreground] [-e]\n"
 	    "       agentgate serve --generate-host-key FILE\n"
-	    "       agentgate audit verify FILE\n"
+	    "       agentgate audit verify [--config FILE] [--from-start] [FILE...]\n"
 	    "       agentgate replay [--speed N] [--idle-limit SECONDS] [--transcript] FILE\n"
 	    "       agentgate authorized-keys [--config FILE] USER\n"
 	    "       agentgate edit [--config FILE]\n"

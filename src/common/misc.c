@@ -172,6 +172,7 @@ ag_flock_bounded(int fd, long ms)
 	struct timespec nap = { 0, 2 * 1000 * 1000 };
 	long long since = ag_now_ms();
 	struct stat st;
+	struct timespec seen_mtime = { 0, 0 };
 	off_t seen = -1;
 
 	for (;;) {
@@ -179,8 +180,11 @@ ag_flock_bounded(int fd, long ms)
 			return 0;
 		if (errno != EWOULDBLOCK && errno != EINTR)
 			return -1;
-		if (fstat(fd, &st) == 0 && st.st_size != seen) {
+		if (fstat(fd, &st) == 0 && (st.st_size != seen ||
+		    st.st_mtim.tv_sec != seen_mtime.tv_sec ||
+		    st.st_mtim.tv_nsec != seen_mtime.tv_nsec)) {
 			seen = st.st_size;
+			seen_mtime = st.st_mtim;
 			since = ag_now_ms();
 		} else if (ag_now_ms() - since >= ms) {
 			errno = ETIMEDOUT;

@@ -58,7 +58,8 @@ void	ag_close_range(unsigned first, unsigned last);
 
 /*
  * flock(fd, LOCK_EX), waiting while whoever holds the lock makes progress
- * (the file's size changes: many sessions taking turns) and giving up
+ * (the file's size or its time of change moves: many sessions taking
+ * turns, at the end of a log or rewriting a state file) and giving up
  * after ms milliseconds without any (a holder stopped with SIGSTOP, or
  * by a debugger): 0, or -1 with errno ETIMEDOUT or flock's.
  */

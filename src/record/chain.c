@@ -106,6 +106,17 @@ ag_chain_tail(int fd, char out[AG_CHAIN_HEX], int *empty)
 	return 0;
 }
 
+int
+ag_chain_state_path(const char *log, char *out, size_t n)
+{
+	const char *slash = strrchr(log, '/');
+	int dirlen = slash == NULL ? 0 : (int)(slash - log + 1);
+	int w;
+
+	w = snprintf(out, n, "%.*s.%s.chain", dirlen, log, log + dirlen);
+	return w < 0 || (size_t)w >= n ? -1 : 0;
+}
+
 static int AG_PRINTF(3, 4)
 broken(struct ag_chain_result *res, unsigned long line, const char *fmt, ...)
 {
@@ -131,13 +142,13 @@ field(json_object *o, const char *key)
 }
 
 int
-ag_chain_verify(FILE *fp, struct ag_chain_result *res)
+ag_chain_verify(FILE *fp, char last[AG_CHAIN_HEX], struct ag_chain_result *res)
 {
-	char last[AG_CHAIN_HEX], want[AG_CHAIN_HEX];
+	char want[AG_CHAIN_HEX];
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t n;
-	int rc = 0;
+	int rc = 0, after = last[0] != '\0';
 
 	memset(res, 0, sizeof(*res));
 	errno = 0;
@@ -173,7 +184,7 @@ ag_chain_verify(FILE *fp, struct ag_chain_result *res)
 		json_tokener_free(tok);
 		prev = field(o, "prev");
 		seed = field(o, "seed");
-		if (k == 1 && seed != NULL)
+		if (seed != NULL)
 			ag_chain_hash(seed, strlen(seed), want);
 		if (prev == NULL)
 			rc = broken(res, k, "no chain field (prev): not written by the gateway, or "
@@ -181,11 +192,22 @@ ag_chain_verify(FILE *fp, struct ag_chain_result *res)
 		else if (seed != NULL && k > 1)
 			rc = broken(res, k, "a second start of the chain (seed): the records "
 			    "before it were cut off, or another file was joined to this one");
-		else if (seed == NULL && k == 1)
-			rc = broken(res, k, "no seed: the file does not begin with its first "
-			    "record (the start was removed)");
-		else if (strcmp(prev, k == 1 ? want : last) != 0)
-			rc = k == 1 ? broken(res, k, "altered (its prev does not match its seed)") :
+		else if (seed != NULL && after)
+			rc = broken(res, k, "starts a chain of its own (seed) instead of going on "
+			    "from the file before it: that file's last records were removed, or "
+			    "the files are not one series in this order");
+		else if (seed != NULL && strcmp(prev, want) != 0)
+			rc = broken(res, k, "altered (its prev does not match its seed)");
+		else if (seed == NULL && k == 1 && !after) {
+			/* the first file given: the chain began in a file before it
+			 * (rotation, a collector's own file), or its start was cut
+			 * off; nothing here tells which, and the caller says so */
+			res->mid_chain = 1;
+			snprintf(res->from, sizeof(res->from), "%.64s", prev);
+		} else if (seed == NULL && strcmp(prev, last) != 0)
+			rc = k == 1 ? broken(res, k, "the chain breaks between the file before this "
+			    "one and this one: records at the end of that one or the start of this "
+			    "one were removed, or the files are not one series in this order") :
 			    broken(res, k, "the chain breaks here: line %lu was altered, or records "
 			    "between it and this one were removed or reordered", k - 1);
 		json_object_put(o);

@@ -1,11 +1,17 @@
 /*
- * chain.h - the audit file's hash chain.  Every record of a file carries
- * "prev", the SHA-256 (hex) of the line before it, exactly as written and
- * without its newline; the first record of a file carries a random "seed"
- * and, as prev, the hash of that seed.  Altering, removing or reordering a
- * record then breaks the chain at the next one, which `agentgate audit
- * verify` reports; removing whole records from the end is not detectable
- * from the file alone (a collector or syslog copy is the witness).
+ * chain.h - the audit file's hash chain.  Every record carries "prev",
+ * the SHA-256 (hex) of the record before it, exactly as written and
+ * without its newline.  The chain's first record carries a random "seed"
+ * and, as prev, the hash of that seed.  It goes on across rotation: the
+ * first record of the file that replaces a rotated one names the last
+ * record of the rotated file (sink_file.c keeps that hash beside the log),
+ * and a collector's copy, whichever way it is cut into files, is the same
+ * chain.  Altering, removing or reordering a record then breaks the chain
+ * at the next one, within a file or from one file of a series into the
+ * next, which `agentgate audit verify` reports.  Removing whole records
+ * from the end of the last file, or from the start of the first one
+ * verified, is not detectable from those files alone (the next file, a
+ * collector or a syslog copy is the witness).
  */
 #ifndef AG_CHAIN_H
 #define AG_CHAIN_H
@@ -35,14 +41,29 @@ struct ag_chain_result {
 	unsigned long	 records;	/* lines read */
 	unsigned long	 line;		/* the first bad one; 0 when none */
 	char		 what[256];	/* what is wrong there */
+	int		 mid_chain;	/* the first record has no seed: it */
+	char		 from[AG_CHAIN_HEX];	/* continues from this hash */
 };
 
 /*
- * Check a whole audit file, read from fp: 0 when the chain holds from the
- * seed to the last line; 1 when it breaks (res says at which line and
- * how: a record altered, removed or reordered, the start cut off, the
- * last record torn, a line that is no record); -1 on a read error (errno).
+ * Check one file of a series, read from fp.  last is "" for the first file
+ * (whose first record starts the chain with its seed, or continues one that
+ * began in a file not given: res->mid_chain), else the hash of the previous
+ * file's last record, which this file's first record must name; on return
+ * it is the hash of this file's last record (unchanged when it has none).
+ * 0 when the chain holds; 1 when it breaks (res says at which line and
+ * how: a record altered, removed or reordered, the start cut off, the last
+ * record torn, a line that is no record, a second seed); -1 on a read
+ * error (errno).
  */
-int	ag_chain_verify(FILE *fp, struct ag_chain_result *res);
+int	ag_chain_verify(FILE *fp, char last[AG_CHAIN_HEX], struct ag_chain_result *res);
+
+/*
+ * The state file beside the audit log that keeps the hash of the last
+ * record written, so that the log's next file continues the chain after
+ * rotation: "DIR/.BASE.chain" for "DIR/BASE", into out (size n).  0, or -1
+ * when it does not fit.
+ */
+int	ag_chain_state_path(const char *log, char *out, size_t n);
 
 #endif

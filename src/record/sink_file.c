@@ -1,7 +1,9 @@
 /*
  * sink_file.c - the audit file: one JSON object per line, appended with
  * O_APPEND in a single write(2) under the file's lock, each record linked
- * to the line before it (chain.h).  A write-ahead record is on the disk
+ * to the line before it (chain.h), also across rotation: the hash of the
+ * last record written is kept in a state file beside the log, whose lock
+ * every writer takes first.  A write-ahead record is on the disk
  * (fdatasync) before the command starts.  See audit.h for the rules on
  * the file and its directory, and agentgate(8), SECURITY, for who may
  * write there.
@@ -41,6 +43,20 @@ struct file_sink {
 	 */
 	char		 tail[AG_CHAIN_HEX];
 	off_t		 tail_end;	/* -1: unknown (or another file), read it */
+	/*
+	 * The chain's state file (ag_chain_state_path): the hash of the last
+	 * record written to any file of the log, for the first record of the
+	 * next one after rotation, and the lock every writer takes before
+	 * the log's own: under it, the log a writer finds the path naming is
+	 * the one everyone writes to.  -1: none could be opened; a new file
+	 * then starts a chain of its own, as before the state file was.
+	 */
+	int		 cfd;
+	dev_t		 cfd_dev;
+	ino_t		 cfd_ino;
+	char		*cfile;
+	char		 cfile_error[PATH_MAX + 128];
+	int		 cfile_warned;	/* once per session */
 };
 
 static void
@@ -49,51 +65,52 @@ add_str(json_object *o, const char *key, const char *v)
 	json_object_object_add(o, key, json_object_new_string(v));
 }
 
+/*
+ * Open (create) one of the sink's files, path, with flags beside
+ * O_RDWR: the directory and the file as safe as audit.h says.  The fd,
+ * or -1 with why; st is the file's.
+ */
 static int
-open_file(struct file_sink *a)
+open_record_file(const char *path, const char *group, int flags, struct stat *st,
+    char *why, size_t whylen)
 {
-	char dir[PATH_MAX], why[96], *slash;
-	struct stat st;
-	mode_t mode = a->group != NULL ? 0640 : 0600;
+	char dir[PATH_MAX], dwhy[96], *slash;
+	mode_t mode = group != NULL ? 0640 : 0600;
 	int fd, created = 0, group_dir;
 
-	if (a->file[0] != '/') {
-		snprintf(a->file_error, sizeof(a->file_error), "not an absolute path");
+	flags |= O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY;
+	if (path[0] != '/') {
+		snprintf(why, whylen, "not an absolute path");
 		return -1;
 	}
-	snprintf(dir, sizeof(dir), "%s", a->file);
+	snprintf(dir, sizeof(dir), "%s", path);
 	if ((slash = strrchr(dir, '/')) == dir)
 		dir[1] = '\0';
 	else if (slash != NULL)
 		*slash = '\0';
-	if (stat(dir, &st) < 0) {
-		snprintf(a->file_error, sizeof(a->file_error), "directory %s: %s", dir,
-		    strerror(errno));
+	if (stat(dir, st) < 0) {
+		snprintf(why, whylen, "directory %s: %s", dir, strerror(errno));
 		return -1;
 	}
 	/* anyone else who can write there could swap the log for their own */
-	if (ag_privsep_dir_ok(&st, why, sizeof(why)) < 0) {
-		snprintf(a->file_error, sizeof(a->file_error), "directory %s: %s", dir, why);
+	if (ag_privsep_dir_ok(st, dwhy, sizeof(dwhy)) < 0) {
+		snprintf(why, whylen, "directory %s: %s", dir, dwhy);
 		return -1;
 	}
-	group_dir = ag_privsep_group_dir(&st);
-	/* read too: each record links to the file's last line (chain.h) */
-	fd = open(a->file, O_RDWR | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+	group_dir = ag_privsep_group_dir(st);
+	fd = open(path, flags);
 	if (fd < 0 && errno == ENOENT) {
-		fd = open(a->file, O_RDWR | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC |
-		    O_NOFOLLOW | O_NOCTTY, mode);
+		fd = open(path, flags | O_CREAT | O_EXCL, mode);
 		created = fd >= 0;
 		if (fd < 0 && errno == EEXIST)	/* another session created it first */
-			fd = open(a->file, O_RDWR | O_APPEND | O_CLOEXEC | O_NOFOLLOW |
-			    O_NOCTTY);
+			fd = open(path, flags);
 	}
 	if (fd < 0) {
-		snprintf(a->file_error, sizeof(a->file_error), "%s", strerror(errno));
+		snprintf(why, whylen, "%s", strerror(errno));
 		return -1;
 	}
-	if (fstat(fd, &st) < 0 || ag_privsep_file_ok(&st) < 0) {
-		snprintf(a->file_error, sizeof(a->file_error),
-		    "not a regular file, or writable by others than its owner%s",
+	if (fstat(fd, st) < 0 || ag_privsep_file_ok(st) < 0) {
+		snprintf(why, whylen, "not a regular file, or writable by others than its owner%s",
 		    ag_privsep_holding() ? " and the gateway's group" : "");
 		close(fd);
 		return -1;
@@ -106,19 +123,54 @@ open_file(struct file_sink *a)
 		(void)fchmod(fd, ag_privsep_shared_mode(fd, 0600));
 	} else if (created) {
 		(void)fchmod(fd, mode);		/* the umask must not decide */
-		if (a->group != NULL) {
-			struct group *gr = getgrnam(a->group);
+		if (group != NULL) {
+			struct group *gr = getgrnam(group);
 
 			if (gr == NULL || fchown(fd, (uid_t)-1, gr->gr_gid) < 0)
 				ag_log(LOG_WARNING, "audit log %s: cannot give it to group %s",
-				    a->file, a->group);
+				    path, group);
 		}
 	}
+	return ag_privsep_private_fd(fd);
+}
+
+static int
+open_file(struct file_sink *a)
+{
+	struct stat st;
+	int fd;
+
+	/* read too: each record links to the file's last line (chain.h) */
+	fd = open_record_file(a->file, a->group, O_APPEND, &st, a->file_error,
+	    sizeof(a->file_error));
+	if (fd < 0)
+		return -1;
 	a->fd_dev = st.st_dev;
 	a->fd_ino = st.st_ino;
 	a->tail_end = -1;
-	a->fd = ag_privsep_private_fd(fd);
+	a->fd = fd;
 	return 0;
+}
+
+/* The chain's state file; without it the sink works as before it was. */
+static void
+open_state(struct file_sink *a)
+{
+	struct stat st;
+
+	(void)ag_privsep_close(&a->cfd);
+	if (a->cfile == NULL)
+		return;
+	a->cfd = open_record_file(a->cfile, a->group, 0, &st, a->cfile_error,
+	    sizeof(a->cfile_error));
+	if (a->cfd < 0) {
+		if (a->cfile_warned++ == 0)
+			ag_log(LOG_WARNING, "audit log %s: its chain state %s: %s (after rotation the "
+			    "next file starts a chain of its own)", a->file, a->cfile, a->cfile_error);
+		return;
+	}
+	a->cfd_dev = st.st_dev;
+	a->cfd_ino = st.st_ino;
 }
 
 /*
@@ -127,34 +179,23 @@ open_file(struct file_sink *a)
  * reads.  Before each record, a path that names another file, or none,
  * is opened (created) again.  A file we could not open stays failed.
  */
-static void
-follow_rotation(struct file_sink *a)
+static int
+still_named(const char *path, dev_t dev, ino_t ino)
 {
 	struct stat now;
 
-	if (a->fd < 0)
-		return;
-	if (stat(a->file, &now) == 0 && now.st_dev == a->fd_dev && now.st_ino == a->fd_ino)
+	return stat(path, &now) == 0 && now.st_dev == dev && now.st_ino == ino;
+}
+
+static void
+follow_rotation(struct file_sink *a)
+{
+	if (a->fd < 0 || still_named(a->file, a->fd_dev, a->fd_ino))
 		return;
 	(void)ag_privsep_close(&a->fd);
 	if (open_file(a) < 0)
 		ag_log(LOG_ERR, "audit log %s (reopened after rotation): %s", a->file,
 		    a->file_error);
-}
-
-/*
- * The link to the file's last line: the one we remember when the file is
- * still as we left it (st is its fstat under the lock), else read back.
- */
-static int
-chain_prev(struct file_sink *a, const struct stat *st, char prev[AG_CHAIN_HEX], int *empty)
-{
-	if (a->tail_end > 0 && st->st_size == a->tail_end) {
-		*empty = 0;
-		memcpy(prev, a->tail, AG_CHAIN_HEX);
-		return 0;
-	}
-	return ag_chain_tail(a->fd, prev, empty);
 }
 
 /*
@@ -168,6 +209,91 @@ chain_prev(struct file_sink *a, const struct stat *st, char prev[AG_CHAIN_HEX], 
  * not stuck, so the wait goes on.
  */
 #define LOCK_WAIT_MS	5000L
+
+/*
+ * The link to the file's last line: the one we remember when the file is
+ * still as we left it (st is its fstat under the lock), else read back.
+ */
+static int
+chain_prev(struct file_sink *a, const struct stat *st, char prev[AG_CHAIN_HEX], int *empty)
+{
+	char buf[AG_CHAIN_HEX];
+	size_t i;
+
+	if (a->tail_end > 0 && st->st_size == a->tail_end) {
+		*empty = 0;
+		memcpy(prev, a->tail, AG_CHAIN_HEX);
+		return 0;
+	}
+	if (ag_chain_tail(a->fd, prev, empty) < 0)
+		return -1;
+	/* a new file (rotation): go on from the last record of the one before */
+	if (!*empty || a->cfd < 0 || pread(a->cfd, buf, AG_CHAIN_HEX, 0) != AG_CHAIN_HEX ||
+	    buf[AG_CHAIN_HEX - 1] != '\n')
+		return 0;
+	for (i = 0; i < AG_CHAIN_HEX - 1; i++)
+		if (strchr("0123456789abcdef", buf[i]) == NULL || buf[i] == '\0')
+			return 0;
+	memcpy(prev, buf, AG_CHAIN_HEX - 1);
+	prev[AG_CHAIN_HEX - 1] = '\0';
+	*empty = 0;
+	return 0;
+}
+
+/* What the next file of the log goes on from, after rotation. */
+static void
+save_state(struct file_sink *a)
+{
+	char buf[AG_CHAIN_HEX];
+
+	if (a->cfd < 0)
+		return;
+	memcpy(buf, a->tail, AG_CHAIN_HEX - 1);
+	buf[AG_CHAIN_HEX - 1] = '\n';
+	if (pwrite(a->cfd, buf, sizeof(buf), 0) != (ssize_t)sizeof(buf))
+		ag_log(LOG_WARNING, "audit log %s: cannot keep the chain's state in %s: %s",
+		    a->file, a->cfile, strerror(errno));
+}
+
+/*
+ * The state file's lock, first: under it the path names the log everyone
+ * writes to (a rename since is seen here), so no record goes into a
+ * rotated file after the next file's first one went on from it.  0 (also
+ * without a state file), or -1 and errno.
+ */
+static int
+lock_state(struct file_sink *a)
+{
+	if (a->cfile != NULL && (a->cfd < 0 || !still_named(a->cfile, a->cfd_dev, a->cfd_ino)))
+		open_state(a);
+	if (a->cfd < 0)
+		return 0;
+	if (ag_flock_bounded(a->cfd, LOCK_WAIT_MS) < 0)
+		return -1;
+	follow_rotation(a);
+	return 0;
+}
+
+
+static void
+unlock_state(struct file_sink *a)
+{
+	if (a->cfd >= 0)
+		(void)flock(a->cfd, LOCK_UN);
+}
+
+/* A lock nobody released in time: not the file's fault, keep it for the
+ * next record. */
+static int
+held(struct file_sink *a, struct ag_err *why)
+{
+	if (errno != ETIMEDOUT)
+		return ag_err_set(why, "audit log %s: cannot lock it: %s", a->file,
+		    strerror(errno));
+	return ag_err_set(why, "audit log %s: another session has held its lock for %ld s "
+	    "without writing (a gateway stopped while writing?); the record was not written",
+	    a->file, LOCK_WAIT_MS / 1000);
+}
 
 /*
  * The file sink's part: under the file's lock (other sessions append to
@@ -191,12 +317,16 @@ file_emit(struct ag_sink *s, struct ag_audit_rec *r, int sync, struct ag_err *wh
 	follow_rotation(a);
 	if (a->fd < 0)
 		return ag_err_set(why, "audit log %s: %s", a->file, a->file_error);
+	if (lock_state(a) < 0)
+		return held(a, why);
+	if (a->fd < 0) {
+		unlock_state(a);
+		return ag_err_set(why, "audit log %s: %s", a->file, a->file_error);
+	}
 	locked = ag_flock_bounded(a->fd, LOCK_WAIT_MS) == 0;
 	if (!locked && errno == ETIMEDOUT) {
-		/* not the file's fault: keep it for the next record */
-		return ag_err_set(why, "audit log %s: another session has held its lock for %ld s "
-		    "without writing (a gateway stopped while writing?); the record was not written", a->file,
-		    LOCK_WAIT_MS / 1000);
+		unlock_state(a);
+		return held(a, why);
 	}
 	if (!locked || fstat(a->fd, &st) < 0 || chain_prev(a, &st, prev, &empty) < 0 ||
 	    (empty && ag_chain_seed(seed) < 0)) {
@@ -229,13 +359,16 @@ file_emit(struct ag_sink *s, struct ag_audit_rec *r, int sync, struct ag_err *wh
 	/* the line without its newline is what the next record links to */
 	ag_chain_hash(line, *len - 1, a->tail);
 	a->tail_end = st.st_size + (off_t)*len;
+	save_state(a);
 	(void)flock(a->fd, LOCK_UN);
+	unlock_state(a);
 	if (sync && fdatasync(a->fd) < 0) {
 		snprintf(a->file_error, sizeof(a->file_error), "%s", strerror(errno));
 		goto fail;
 	}
 	return 0;
 fail:
+	unlock_state(a);
 	a->tail_end = -1;
 	/* a torn record would corrupt the next one: stop using the file */
 	(void)ag_privsep_close(&a->fd);
@@ -260,7 +393,9 @@ file_close(struct ag_sink *s)
 	struct file_sink *a = (struct file_sink *)s;
 
 	(void)ag_privsep_close(&a->fd);
+	(void)ag_privsep_close(&a->cfd);
 	free(a->file);
+	free(a->cfile);
 	free(a->group);
 	free(a);
 }
@@ -275,6 +410,8 @@ file_forked(struct ag_sink *s)
 {
 	struct file_sink *a = (struct file_sink *)s;
 
+	if (a->cfd >= 0)
+		open_state(a);
 	if (a->fd < 0)
 		return;
 	(void)ag_privsep_close(&a->fd);
@@ -302,8 +439,17 @@ ag_sink_file_open(const struct ag_audit_conf *conf)
 	}
 	a->base.ops = &file_ops;
 	a->fd = -1;
+	a->cfd = -1;
 	a->tail_end = -1;
+	{
+		char st[PATH_MAX];
+
+		if (ag_chain_state_path(a->file, st, sizeof(st)) == 0)
+			a->cfile = strdup(st);
+	}
 	if (open_file(a) < 0)
 		ag_log(LOG_ERR, "audit log %s: %s", conf->file, a->file_error);
+	else
+		open_state(a);
 	return &a->base;
 }

@@ -2,9 +2,9 @@
 # audit_chain.sh - the audit file is tamper-evident (issue 14): every record
 # carries the hash of the line before it, the first a seed, and `agentgate
 # audit verify` finds the first record that was altered, removed or
-# reordered, a cut-off start and a torn end.  The account owns its audit
-# file today (no privilege separation yet), so each tampering below is what
-# it could do with a shell outside the gateway.
+# reordered and a torn end, and says when the start is not there.  The
+# account owns its audit file today (no privilege separation yet), so each
+# tampering below is what it could do with a shell outside the gateway.
 . "$(dirname "$0")/lib.sh"
 ag_setup
 
@@ -38,9 +38,17 @@ tampered removed 3 "the chain breaks here: line 2 was altered, or records"
 # two records swapped
 awk 'NR == 3 { held = $0; next } { print } NR == 4 { print held }' "$AG_AUDIT" > "$T"
 tampered reordered 3 "the chain breaks here"
-# the start cut off
+# the start cut off: alone, the file is one that goes on from records in
+# a file not given (a rotated one, a collector's), and verify says so;
+# --from-start, for a file that must hold the whole chain, refuses it
 sed '1,2d' "$AG_AUDIT" > "$T"
-tampered start_removed 1 "no seed"
+out=$(verify "$T"); rc=$?
+ag_is "$rc" 0 "start_removed: verifies as a chain that starts mid-way" "$out"
+ag_like "$out" "^$T: $((N - 2)) records, the chain is intact; it starts mid-chain, going on from the record whose hash is [0-9a-f]{64} \\(the file before it was not given\\)" \
+    "start_removed: verify says it starts mid-chain"
+out=$("$AGENTGATE" audit verify --from-start "$T" 2>&1); rc=$?
+ag_is "$rc" 1 "start_removed: --from-start fails"
+ag_like "$out" "^$T: line 1: no seed" "start_removed: --from-start says the start is missing"
 # the end torn (a record half written, or cut)
 head -c -5 "$AG_AUDIT" > "$T"
 tampered torn "$N" "truncated"
@@ -61,6 +69,6 @@ tampered garbage 2 "not a JSON record"
 "$AGENTGATE" audit verify "$AG_DIR/none" >/dev/null 2>&1
 ag_is "$?" 2 "a missing file is a read error (2)"
 "$AGENTGATE" audit >/dev/null 2>&1
-ag_is "$?" 2 "audit without verify FILE is a usage error (2)"
+ag_is "$?" 2 "audit without verify is a usage error (2)"
 
 ag_done

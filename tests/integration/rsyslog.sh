@@ -4,7 +4,8 @@
 # rsyslogd on loopback, the gateway host's (imfile on the audit log,
 # omrelp with a disk-assisted queue) and a central one (imrelp into a
 # file).  The central one is stopped and started again while sessions go
-# on; every record arrives, once, in order, and the chain verifies there.
+# on; every record arrives, once, in order, and the chain verifies there,
+# also across the rotation of the gateway's log and the collector's file.
 . "$(dirname "$0")/lib.sh"
 RSYSLOGD=$(command -v rsyslogd || echo /usr/sbin/rsyslogd)
 if [ ! -x "$RSYSLOGD" ] || [ ! -f /etc/rsyslog.conf ] || ! ls /usr/lib/*/rsyslog/omrelp.so >/dev/null 2>&1; then
@@ -115,6 +116,32 @@ ag_like "$(grep -c "\"command\":\"echo $long\"" "$CENTRAL_OUT")" '^2$' \
 printf '"command":"echo %s"\n' "$huge" > "$R/huge.pattern"
 ag_like "$(grep -c -F -f "$R/huge.pattern" "$CENTRAL_OUT")" '^2$' "and the 300 KB line's"
 # (the local one does say that the collector went away and came back)
+
+# rotation at both ends (issue 35): the gateway's log renamed (the gateway
+# goes on in a new file, its chain going on from the rotated one), the
+# collector's moved and rsyslogd HUPed to reopen it.  Both series verify
+# as one chain, and the collector's new file alone as one that starts
+# mid-way, though no record was lost.
+mv "$AG_AUDIT" "$AG_AUDIT.1"
+mv "$CENTRAL_OUT" "$CENTRAL_OUT.1"
+kill -HUP "$CENTRAL_PID"
+ag_ssh 'echo after rotation' >/dev/null 2>&1
+rotated_arrived() {	# each new record at the collector, some in its new file
+	ag_ssh 'echo one more' >/dev/null 2>&1
+	[ -s "$CENTRAL_OUT" ] && [ "$(cat "$CENTRAL_OUT.1" "$CENTRAL_OUT" | wc -l)" -ge \
+	    "$(cat "$AG_AUDIT.1" "$AG_AUDIT" | wc -l)" ]
+}
+ag_ok "records after rotation arrive in the collector's new file" ag_wait_until 120 rotated_arrived
+ag_ok "both ends hold the same records, in order" \
+    cmp -s <(cat "$AG_AUDIT.1" "$AG_AUDIT") <(cat "$CENTRAL_OUT.1" "$CENTRAL_OUT")
+ag_ok "the gateway's rotated series verifies as one chain" \
+    "$AG_DIR/agentgate" audit verify "$AG_AUDIT.1" "$AG_AUDIT"
+ag_ok "the collector's rotated series verifies as one chain" \
+    "$AG_DIR/agentgate" audit verify "$CENTRAL_OUT.1" "$CENTRAL_OUT"
+out=$("$AG_DIR/agentgate" audit verify "$CENTRAL_OUT" 2>&1)
+ag_is "$?" 0 "the collector's new file alone verifies" "$out"
+ag_like "$out" "it starts mid-chain" "and says it starts mid-chain"
+
 ag_unlike "$(cat "$R/local.log" "$R/central.log")" 'oversize|truncat|discard|drop|error during parsing' \
     "rsyslogd cut or dropped nothing" "$(cut -c1-300 "$R/local.log" "$R/central.log")"
 ag_done

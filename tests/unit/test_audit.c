@@ -43,6 +43,29 @@ open_sink(int required)
 	return ag_audit_open(&conf, &info, &err);
 }
 
+/* ag_chain_verify on the file name, one of a series (last). */
+static int
+verify_file(const char *name, char last[AG_CHAIN_HEX], struct ag_chain_result *res)
+{
+	FILE *fp = fopen(name, "r");
+	int rc;
+
+	assert_non_null(fp);
+	rc = ag_chain_verify(fp, last, res);
+	fclose(fp);
+	return rc;
+}
+
+/* The log never was: its chain starts anew. */
+static void
+unlink_state(void)
+{
+	char st[300];
+
+	if (ag_chain_state_path(path, st, sizeof(st)) == 0)
+		unlink(st);
+}
+
 /*
  * Every sink gets the line the file got, chain fields included, so a
  * collector or syslog can verify the same chain; without a file there are
@@ -62,6 +85,7 @@ every_sink_gets_the_files_line(void **state)
 
 	(void)state;
 	unlink(path);
+	unlink_state();
 	memset(&conf, 0, sizeof(conf));
 	conf.file = path;
 	conf.required = 1;
@@ -292,8 +316,11 @@ lines_of(const char *file, const char *needle)
 
 /*
  * logrotate renames the log (and creates a new one, or not): the next
- * record goes to the file the path names now, starting a chain of its
- * own; a symlink planted there instead is refused, its target untouched.
+ * record goes to the file the path names now, and its chain goes on from
+ * the rotated file's last record, also for a session that never saw the
+ * rotated file; the two verify as one series, and the new one alone as a
+ * chain that starts mid-way.  A symlink planted there instead is refused,
+ * its target untouched.
  */
 static void
 rotated_or_removed_log_is_opened_again(void **state)
@@ -307,6 +334,7 @@ rotated_or_removed_log_is_opened_again(void **state)
 
 	(void)state;
 	unlink(path);
+	unlink_state();
 	snprintf(old, sizeof(old), "%s.1", path);
 	snprintf(decoy, sizeof(decoy), "%s.decoy", path);
 	a = open_sink(1);
@@ -317,8 +345,47 @@ rotated_or_removed_log_is_opened_again(void **state)
 	assert_int_equal(ag_audit_command(a, &c, &err), 0);
 	assert_int_equal(lines_of(old, NULL), 1);
 	assert_int_equal(lines_of(path, NULL), 1);
-	assert_int_equal(lines_of(path, "\"seed\":"), 1);
+	assert_int_equal(lines_of(path, "\"seed\":"), 0);
 	assert_int_equal(lines_of(path, "\"event\":\"command\""), 1);
+	{
+		char last[AG_CHAIN_HEX] = "";
+		struct ag_chain_result res;
+
+		assert_int_equal(verify_file(old, last, &res), 0);
+		assert_int_equal(res.mid_chain, 0);
+		assert_int_equal(verify_file(path, last, &res), 0);
+		last[0] = '\0';
+		assert_int_equal(verify_file(path, last, &res), 0);
+		assert_int_equal(res.mid_chain, 1);
+	}
+
+	/* rotated while no session runs: a new one goes on from it too */
+	{
+		struct ag_audit *b;
+		char older[sizeof(path) + 4], last[AG_CHAIN_HEX] = "";
+		struct ag_chain_result res;
+
+		ag_audit_close(a);
+		snprintf(older, sizeof(older), "%s.2", path);
+		assert_int_equal(rename(old, older), 0);
+		assert_int_equal(rename(path, old), 0);
+		b = open_sink(1);
+		assert_non_null(b);
+		assert_int_equal(ag_audit_session_start(b, &err), 0);
+		ag_audit_close(b);
+		assert_int_equal(verify_file(older, last, &res), 0);
+		assert_int_equal(verify_file(old, last, &res), 0);
+		assert_int_equal(verify_file(path, last, &res), 0);
+		assert_int_equal(res.records, 1);
+		/* out of order, the break is at the first record of the file */
+		last[0] = '\0';
+		assert_int_equal(verify_file(older, last, &res), 0);
+		assert_int_equal(verify_file(path, last, &res), 1);
+		assert_int_equal(res.line, 1);
+		unlink(older);
+		a = open_sink(1);
+		assert_non_null(a);
+	}
 
 	/* removed outright: created again */
 	assert_int_equal(unlink(path), 0);
@@ -355,7 +422,7 @@ chain_links_to_what_others_appended(void **state)
 	struct ag_chain_result res;
 	struct ag_audit *a, *b;
 	struct ag_err err;
-	char line[1024], hash[AG_CHAIN_HEX], want[AG_CHAIN_HEX + 16];
+	char line[1024], hash[AG_CHAIN_HEX], want[AG_CHAIN_HEX + 16], last[AG_CHAIN_HEX];
 	FILE *fp;
 	int fd;
 
@@ -393,7 +460,8 @@ chain_links_to_what_others_appended(void **state)
 
 	fp = fopen(path, "r");
 	assert_non_null(fp);
-	assert_int_equal(ag_chain_verify(fp, &res), 0);
+	last[0] = '\0';
+	assert_int_equal(ag_chain_verify(fp, last, &res), 0);
 	fclose(fp);
 	assert_int_equal(res.records, 7);
 
@@ -421,7 +489,8 @@ chain_links_to_what_others_appended(void **state)
 	assert_int_equal(ag_audit_command(a, &c, &err), 0);
 	fp = fopen(path, "r");
 	assert_non_null(fp);
-	assert_int_equal(ag_chain_verify(fp, &res), 1);
+	last[0] = '\0';
+	assert_int_equal(ag_chain_verify(fp, last, &res), 1);
 	fclose(fp);
 	assert_int_equal(res.line, 8);
 	ag_audit_close(a);
@@ -773,6 +842,7 @@ teardown(void **state)
 {
 	(void)state;
 	spool_cleanup();
+	unlink_state();
 	rmdir(dir);
 	return 0;
 }
