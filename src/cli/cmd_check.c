@@ -16,6 +16,7 @@
 #include "common/config.h"
 #include "common/lastgood.h"
 #include "common/err.h"
+#include "policy/setid.h"
 
 static void
 check_usage(FILE *fp)
@@ -33,6 +34,13 @@ check_usage(FILE *fp)
 	    "  -h, --help         show this help and exit\n"
 	    "\n"
 	    "See agentgate.yaml(5).\n", AG_DEFAULT_CONFIG);
+}
+
+static void
+warn_setid(const struct ag_rule *r, const char *why, void *arg)
+{
+	fprintf(stderr, "agentgate: %s:%d:%d: warning: %s allows %s, but %s\n",
+	    *(const char **)arg, r->pos.line, r->pos.col, r->id, r->command, why);
 }
 
 int
@@ -102,6 +110,9 @@ ag_cmd_check(int argc, char **argv)
 		ag_config_free(cfg);
 		return 1;
 	}
+	/* loads, but a rule allows what cannot work: said, not refused */
+	for (i = 0; i < cfg->nprofiles; i++)
+		(void)ag_setid_rules(cfg, &cfg->profiles[i], warn_setid, &path);
 	/* as root: where a policy broken later still has its config_error
 	 * recorded (lastgood.h) */
 	if (ag_lastgood_save(path, &err) < 0)

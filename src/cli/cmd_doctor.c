@@ -39,6 +39,7 @@
 #include "common/http.h"
 #include "common/lastgood.h"
 #include "common/err.h"
+#include "policy/setid.h"
 #include "common/strbuf.h"
 #include "common/misc.h"
 #include "exec/sandbox.h"
@@ -976,6 +977,13 @@ describe_network(const struct ag_profile *p)
 			    p->net_allow[i].text, p->net_allow[i].port);
 }
 
+static void
+warn_setid(const struct ag_rule *r, const char *why, void *arg)
+{
+	(void)arg;
+	printf("WARN  %s allows %s, but %s\n", r->id, r->command, why);
+}
+
 /*
  * What the sandbox guarantees for each profile on this kernel, and by what;
  * a guarantee a profile states and nothing here enforces is a failure
@@ -1027,6 +1035,7 @@ check_sandbox(struct doctor *d, const struct ag_config *cfg, const struct who *w
 			    "this profile is refused (gateway.sandbox: required)", g[i].needs);
 		}
 		describe_network(p);
+		(void)ag_setid_rules(cfg, p, warn_setid, NULL);
 	}
 }
 

@@ -26,6 +26,7 @@
 #include "common/utf8.h"
 #include "common/config.h"
 #include "common/err.h"
+#include "policy/setid.h"
 #include "policy/policy.h"
 #include "parse/shparse.h"
 #include "common/strbuf.h"
@@ -130,11 +131,12 @@ ask_json(const struct ag_validator *v, const struct ag_ask_result *r)
 }
 
 static int
-print_json(const struct ag_decision *d, const struct ag_validator *v,
+print_json(const struct ag_config *cfg, const struct ag_decision *d, const struct ag_validator *v,
     const struct ag_ask_result *answer)
 {
 	json_object *o = json_object_new_object(), *cmds = json_object_new_array();
 	const struct ag_ask_result *ar = answer;
+	char why[PATH_MAX + 512];
 	size_t i;
 	int r = 0;
 
@@ -163,6 +165,9 @@ print_json(const struct ag_decision *d, const struct ag_validator *v,
 		json_object_object_add(jc, "reason", json_object_new_string(c->reason ? c->reason : ""));
 		json_object_object_add(jc, "rule", json_object_new_string(c->rule ? c->rule : ""));
 		json_object_object_add(jc, "offset", json_object_new_int64((int64_t)c->off));
+		if (c->verdict != AG_DENY && ag_setid_disarmed(cfg, c->name, c->path, why,
+		    sizeof(why)))
+			json_object_object_add(jc, "note", json_object_new_string(why));
 		json_object_array_add(cmds, jc);
 	}
 	json_object_object_add(o, "commands", cmds);
@@ -252,9 +257,10 @@ explain_host(const struct ag_config *cfg, const struct ag_profile *prof, const c
 }
 
 static void
-print_text(const struct ag_decision *d, const char *profile, const struct ag_validator *v,
-    const struct ag_ask_result *r)
+print_text(const struct ag_config *cfg, const struct ag_decision *d, const char *profile,
+    const struct ag_validator *v, const struct ag_ask_result *r)
 {
+	char why[PATH_MAX + 512];
 	size_t i;
 
 	printf("profile: %s\n", profile);
@@ -265,6 +271,9 @@ print_text(const struct ag_decision *d, const char *profile, const struct ag_val
 		print_text_field(c->text && *c->text ? c->text : (c->name ? c->name : ""), 60);
 		printf("\n      program: %s\n", c->path ? c->path : "(not found)");
 		printf("      %s [%s]\n", c->reason ? c->reason : "", c->rule ? c->rule : "");
+		if (c->verdict != AG_DENY && ag_setid_disarmed(cfg, c->name, c->path, why,
+		    sizeof(why)))
+			printf("      note: %s\n", why);
 	}
 	printf("decision: %s\n", ag_verdict_name(d->verdict));
 	printf("reason: %s\n", d->reason);
@@ -471,13 +480,13 @@ ag_cmd_explain(int argc, char **argv)
 	    &ans) == 0)
 		answer = &ans;
 	if (json) {
-		if (print_json(&d, v, answer) < 0) {
+		if (print_json(cfg, &d, v, answer) < 0) {
 			fprintf(stderr, "agentgate: explain: out of memory\n");
 			ag_decision_free(&d);
 			goto out;
 		}
 	} else
-		print_text(&d, prof->name ? prof->name : "?", v, answer);
+		print_text(cfg, &d, prof->name ? prof->name : "?", v, answer);
 	rc = d.parse_error ? EX_PARSE : d.verdict == AG_ALLOW ? EX_ALLOW :
 	    d.verdict == AG_ASK ? EX_ASK : EX_DENY;
 	if (answer != NULL)
