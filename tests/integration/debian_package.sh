@@ -5,8 +5,11 @@
 # the PAM bind line) and `agentgate doctor` passes; a session through a
 # real sshd uses only installed files (binary, PAM module, policy, PAM
 # service, drop-in, log directories); logrotate rotates the audit log under
-# an open session; completion works; remove keeps the configuration, the
-# logs and the group, purge takes away what the package made.
+# an open session; completion works; an upgrade whose example policy
+# changed asks nothing and keeps the admin's policy, and lists the session
+# it leaves running; remove keeps the configuration, the logs and the
+# group; purge takes away what is the package's alone and keeps the audit
+# trail and the keys, unless debconf was told to remove them.
 . "$(dirname "$0")/lib.sh"
 ag_require_root
 # the package is dpkg-buildpackage's build of the tree, whatever build runs
@@ -19,6 +22,15 @@ for t in dpkg-buildpackage lintian dh asciinema logrotate; do
 	command -v "$t" >/dev/null ||
 	    { echo "$t not installed (contrib/deps.sh --tests installs it)" >&2; exit 99; }
 done
+# the package is built from the files git lists (committed or not, never a
+# build's leftovers): a tree that is not a git checkout cannot say which
+# they are
+top=$(git -C "$top_srcdir" rev-parse --show-toplevel 2>/dev/null)
+if [ -z "$top" ] || [ "$(cd "$top" && pwd -P)" != "$(cd "$top_srcdir" && pwd -P)" ]; then
+	echo "debian_package.sh: $top_srcdir is not a git checkout: the package is" \
+	    "built from the files git lists there; run this test from a clone" >&2
+	exit 99
+fi
 # one package on the machine at a time, and never over a real one
 exec 7>/run/agentgate-debian-package.lock
 flock 7
@@ -38,13 +50,21 @@ U=agp$$
 SSHD_PID=
 SERVICE=
 installed=0
+kept_trail=0
+SPID=
+PURGE_Q=agentgate/purge_trail_and_keys
 pkg_cleanup() {
 	set +e
+	exec 9>&-
+	[ -n "$SPID" ] && { kill "$SPID"; wait "$SPID"; } 2>/dev/null
 	[ -n "$SSHD_PID" ] && { kill "$SSHD_PID"; wait "$SSHD_PID"; } 2>/dev/null
 	if [ "$installed" = 1 ]; then
 		rm -f /etc/ssh/sshd_config.d/agentgate.conf
-		dpkg -P agentgate libpam-agentgate >/dev/null 2>&1
+		echo "agentgate $PURGE_Q boolean true" | debconf-set-selections
+		DEBIAN_FRONTEND=noninteractive dpkg -P agentgate libpam-agentgate >/dev/null 2>&1
 	fi
+	# what a purge kept for the test
+	[ "$kept_trail" = 1 ] && rm -rf /var/log/agentgate /etc/agentgate
 	[ -n "$SERVICE" ] && rm -f "/etc/pam.d/$SERVICE"
 	pkill -KILL -u "$U" 2>/dev/null
 	id "$U" >/dev/null 2>&1 && ag_wait_until 30 ag_userdel "$U"
@@ -56,8 +76,8 @@ trap 'exit 1' INT TERM HUP
 # ---- build -----------------------------------------------------------------
 # the tree as it is (committed or not), without build directories
 mkdir "$BUILD/agentgate"
-(cd "$top_srcdir" && git ls-files -co --exclude-standard -z | tar --null -T - -cf -) |
-    tar -xf - -C "$BUILD/agentgate" || exit 99
+git -C "$top_srcdir" ls-files -co --exclude-standard -z >"$BUILD/files" || exit 99
+(cd "$top_srcdir" && tar --null -T "$BUILD/files" -cf -) | tar -xf - -C "$BUILD/agentgate" || exit 99
 (cd "$BUILD/agentgate" && DEB_BUILD_OPTIONS="parallel=$(nproc) noautodbgsym" \
     dpkg-buildpackage -us -uc -b) >"$BUILD/build.log" 2>&1
 rc=$?
@@ -88,12 +108,16 @@ rc=$?
 installed=1
 mkdir -p /var/lib/agentgate && touch /var/lib/agentgate/installed-by-test
 ag_is "$rc" 0 "the packages install" "$(printf '%s\n' "$out" | tail -n 10)"
+ag_like "$out" 'agentgate: .*/usr/share/doc/agentgate/README\.Debian' \
+    "the first install points to README.Debian" "$out"
 ag_is "$(stat -c '%U:%G %a' /usr/bin/agentgate)" "root:$G 2755" "the gateway is set-group-ID $G"
 ag_is "$(stat -c '%U:%G %a' /var/log/agentgate /var/log/agentgate/recordings | tr '\n' ' ')" \
     "root:$G 2770 root:$G 2770 " "the log directories are the group's alone (one that was there too)"
 ag_ok "the system user for sshd's AuthorizedKeysCommand exists" getent passwd agentgate
-ag_like "$(cat /var/lib/dpkg/info/agentgate.conffiles)" '/etc/agentgate/agentgate.yaml' \
-    "the example policy is a conffile"
+ag_unlike "$(dpkg-query -W -f='${Conffiles}' agentgate)" 'agentgate\.yaml' \
+    "the policy is not a conffile (no upgrade stops at dpkg's prompt over it)"
+ag_ok "it is made from the example" cmp /usr/share/agentgate/agentgate.yaml /etc/agentgate/agentgate.yaml
+ag_ok "which is among the examples too" test -f /usr/share/doc/agentgate/examples/agentgate.yaml
 ag_ok "the sshd drop-in is installed inert" test -f /usr/share/agentgate/sshd_config.d/agentgate.conf \
     -a ! -e /etc/ssh/sshd_config.d/agentgate.conf
 ag_ok "the installed policy checks" agentgate check --config /etc/agentgate/agentgate.yaml -q
@@ -198,7 +222,52 @@ ag_is "$(comp agentgate ex)" "explain " "completion: subcommands"
 ag_is "$(comp agentgate explain --profile '')" "developer readonly " "completion: the policy's profiles"
 ag_is "$(comp agentgate doctor --s)" "--sshd --sshd-config " "completion: a subcommand's options"
 
+# ---- upgrade: the next version's example changed -------------------------------
+# The package built, as another version with a change made by CMD in its
+# tree ($1): the maintainer scripts are what dpkg runs either way.
+repack() {	# repack NAME VERSION CMD...: $BUILD/NAME.deb
+	local name=$1 ver=$2
+	shift 2
+	rm -rf "$BUILD/$name"
+	dpkg-deb -R "$DEB" "$BUILD/$name" || exit 99
+	sed -i "s/^Version: .*/Version: $ver/" "$BUILD/$name/DEBIAN/control"
+	"$@" "$BUILD/$name" || exit 99
+	(cd "$BUILD/$name" && find . -path ./DEBIAN -prune -o -type f -printf '%P\0' |
+	    xargs -0 md5sum > DEBIAN/md5sums) || exit 99
+	dpkg-deb -b "$BUILD/$name" "$BUILD/$name.deb" >/dev/null || exit 99
+}
+next_example() { printf '# (the next version\047s example)\n' >> "$1/usr/share/agentgate/agentgate.yaml"; }
+VER=$(dpkg-deb -f "$DEB" Version)
+repack next "$VER+next1" next_example
+cp -p /etc/agentgate/agentgate.yaml "$AG_DIR/policy.before"
+# a session open across the upgrade
+"${SSH[@]}" < "$AG_DIR/in" > "$AG_DIR/out" 2>&1 &
+SPID=$!
+exec 9>"$AG_DIR/in"
+echo 'echo before-upgrade' >&9
+ag_wait_until 30 grep -q before-upgrade "$AG_DIR/out"
+# no terminal, no answers, no --force-conf*: a prompt would fail it
+out=$(env -u DEBIAN_FRONTEND dpkg -i "$BUILD/next.deb" </dev/null 2>&1)
+ag_is "$?" 0 "an upgrade whose example changed completes with nothing to answer" "$out"
+ag_unlike "$out" 'Configuration file|conffile' "and no conffile prompt" "$out"
+ag_is "$(dpkg-query -W -f='${Version}' agentgate)" "$VER+next1" "the new version is installed"
+ag_ok "the admin's policy is untouched" cmp "$AG_DIR/policy.before" /etc/agentgate/agentgate.yaml
+ag_is "$(stat -c '%U:%G %a' /etc/agentgate/agentgate.yaml)" "root:$G 640" "and keeps its owner and mode"
+ag_like "$(tail -n 1 /usr/share/agentgate/agentgate.yaml)" "next version" \
+    "the new example is there to compare with"
+ag_like "$out" 'left running' "the upgrade lists the sessions it leaves running" "$out"
+ag_like "$out" "ci-bot +$U " "with their identity and account" "$out"
+echo 'echo after-upgrade' >&9
+ag_wait_until 30 grep -q after-upgrade "$AG_DIR/out"
+ag_ok "the session goes on after the upgrade" grep -q after-upgrade "$AG_DIR/out"
+echo 'exit' >&9
+exec 9>&-
+wait "$SPID"; SPID=
+
 # ---- remove, purge -------------------------------------------------------------
+# the connections' sshd processes are gone (PAM closed their sessions, which
+# touches /run/agentgate) before the package is
+ag_wait_until 30 sh -c "! pgrep -P $SSHD_PID >/dev/null"
 kill "$SSHD_PID"; wait "$SSHD_PID" 2>/dev/null; SSHD_PID=
 # the drop-in linked from /usr/share, as an older README.Debian said: the
 # removal must not leave sshd a configuration it refuses (no SSH at the
@@ -216,15 +285,78 @@ rm -f /etc/ssh/sshd_config.d/agentgate.conf
 ag_ok "the policy (edited) stays" grep -q "$key" /etc/agentgate/agentgate.yaml
 ag_ok "the audit log and recordings stay" test -f "$AUD" -a -d /var/log/agentgate/recordings
 ag_ok "the group and user stay" getent passwd agentgate
-out=$(dpkg -P agentgate libpam-agentgate 2>&1)
+# keys an admin put beside the policy (README.md, bastion)
+install -d -m 0750 -g "$G" /etc/agentgate/upstream
+ssh-keygen -q -t ed25519 -N '' -f /etc/agentgate/upstream/web1_ed25519 || exit 99
+rec=$(ls /var/log/agentgate/recordings/*.cast | head -1)
+# the default answer, as a noninteractive install leaves it
+kept_trail=1
+out=$(DEBIAN_FRONTEND=noninteractive dpkg -P agentgate libpam-agentgate 2>&1)
 ag_is "$?" 0 "the packages purge" "$out"
 installed=0
-ag_ok "purge removes the configuration and the logs" test ! -e /etc/agentgate -a ! -e /var/log/agentgate
+ag_ok "purge keeps the audit log, its rotation and the recordings" \
+    test -f "$AUD" -a -f "$AUD.1" -a -f "$rec"
+ag_ok "and the edited policy and the keys" \
+    sh -c "grep -q '$key' /etc/agentgate/agentgate.yaml && test -f /etc/agentgate/upstream/web1_ed25519"
+ag_like "$out" 'kept the audit trail and the keys: /var/log/agentgate /etc/agentgate\. .*rm -rf /var/log/agentgate /etc/agentgate' \
+    "and says where they are and how to remove them" "$out"
+ag_is "$(ls -d /var/lib/agentgate /run/agentgate 2>&1 | grep -v 'No such')" "" \
+    "it removes the package's state and run-time directories" \
+    "$(ls -laR /var/lib/agentgate /run/agentgate 2>&1 | head -n 30)"
 ag_is "$(dpkg-statoverride --list /usr/bin/agentgate /etc/agentgate/agentgate.yaml)" "" \
     "and the stat overrides"
 if [ "$had_user" = 0 ]; then
 	ag_ok "and the user the package created" sh -c '! getent passwd agentgate'
 fi
-ag_ok "a group that was there before stays" getent group "$G"
 ag_ok "no file of the package is left" sh -c '! dpkg -S pam_agentgate.so agentgate.yaml.5 2>/dev/null'
+
+# ---- purge, told to remove the trail -------------------------------------------
+echo "agentgate $PURGE_Q boolean true" | debconf-set-selections
+out=$(DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+    "$DEB" "$PAMDEB" 2>&1)
+ag_is "$?" 0 "the packages install again" "$(printf '%s\n' "$out" | tail -n 10)"
+installed=1
+ag_ok "over the policy kept, which stays the admin's" grep -q "$key" /etc/agentgate/agentgate.yaml
+ag_ok "and the audit log kept, which the group can write again" \
+    sh -c "test \"\$(stat -c '%G %a' /var/log/agentgate)\" = '$G 2770'"
+out=$(DEBIAN_FRONTEND=noninteractive dpkg -P agentgate libpam-agentgate 2>&1)
+ag_is "$?" 0 "the packages purge" "$out"
+installed=0
+ag_ok "purge, told to, removes the audit trail, the policy and the keys" \
+    test ! -e /etc/agentgate -a ! -e /var/log/agentgate
+ag_unlike "$out" 'kept' "and says nothing was kept" "$out"
+ag_ok "and forgets the answer" sh -c "! debconf-show agentgate 2>/dev/null | grep -q '$PURGE_Q'"
+ag_ok "a group that was there before stays" getent group "$G"
+
+# ---- purge of an install that recorded nothing ---------------------------------
+out=$(DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$DEB" 2>&1)
+ag_is "$?" 0 "a fresh install" "$(printf '%s\n' "$out" | tail -n 10)"
+installed=1
+out=$(DEBIAN_FRONTEND=noninteractive dpkg -P agentgate 2>&1)
+ag_is "$?" 0 "purges with the default answer" "$out"
+installed=0
+ag_ok "and leaves nothing: the policy was the example, the trail empty" \
+    test ! -e /etc/agentgate -a ! -e /var/log/agentgate
+
+# ---- an upgrade from 0.1.0, whose policy was a conffile -------------------------
+old_conffile() {
+	install -D -m 0644 "$1/usr/share/agentgate/agentgate.yaml" "$1/etc/agentgate/agentgate.yaml"
+	echo /etc/agentgate/agentgate.yaml >> "$1/DEBIAN/conffiles"
+}
+repack old 0.0.9 old_conffile
+out=$(DEBIAN_FRONTEND=noninteractive dpkg -i "$BUILD/old.deb" 2>&1)
+ag_is "$?" 0 "a version whose policy is a conffile installs" "$out"
+installed=1
+echo '# the admin was here' >> /etc/agentgate/agentgate.yaml
+out=$(env -u DEBIAN_FRONTEND dpkg -i "$DEB" </dev/null 2>&1)
+ag_is "$?" 0 "the upgrade from it asks nothing" "$out"
+ag_like "$(tail -n 1 /etc/agentgate/agentgate.yaml)" 'the admin was here' "and keeps the edited policy"
+ag_unlike "$(dpkg-query -W -f='${Conffiles}' agentgate)" 'agentgate\.yaml' \
+    "which dpkg no longer counts as its conffile"
+ag_ok "no handover copy is left" test ! -e /etc/agentgate/agentgate.yaml.dpkg-handover
+out=$(DEBIAN_FRONTEND=noninteractive dpkg -P agentgate 2>&1)
+ag_is "$?" 0 "purges" "$out"
+installed=0
+ag_like "$(tail -n 1 /etc/agentgate/agentgate.yaml 2>&1)" 'the admin was here' \
+    "the purge keeps that policy (not taken as an obsolete conffile)"
 ag_done
