@@ -337,22 +337,35 @@ render_dropin(const struct setup *s, const int *keep_sub, struct ag_strbuf *sb,
 	return 0;
 }
 
-/* The file has a "Subsystem NAME ..." line of its own. */
+/*
+ * text has a line that starts with prefix and then has rest_len more bytes
+ * (-1: any number).
+ */
 static int
-has_subsystem_line(const char *text, const char *name)
+has_line(const char *text, const char *prefix, int rest_len)
 {
-	size_t n = strlen(name);
+	size_t n = strlen(prefix);
 	const char *p = text;
 
 	while (p != NULL && *p != '\0') {
-		if (strncmp(p, "Subsystem ", 10) == 0 && strncmp(p + 10, name, n) == 0 &&
-		    p[10 + n] == ' ')
+		if (strncmp(p, prefix, n) == 0 &&
+		    (rest_len < 0 || strcspn(p + n, "\n") == (size_t)rest_len))
 			return 1;
 		p = strchr(p, '\n');
 		if (p != NULL)
 			p++;
 	}
 	return 0;
+}
+
+/* The file has a "Subsystem NAME ..." line of its own. */
+static int
+has_subsystem_line(const char *text, const char *name)
+{
+	char prefix[64];
+
+	snprintf(prefix, sizeof(prefix), "Subsystem %s ", name);
+	return has_line(text, prefix, -1);
 }
 
 /* Print the settings of a drop-in (its lines that are not comments). */
@@ -561,22 +574,6 @@ out:
 /* ---- 3. the login shell ----------------------------------------------------- */
 
 static int
-listed(const char *text, const char *line)
-{
-	size_t n = strlen(line);
-	const char *p = text;
-
-	while (p != NULL && *p != '\0') {
-		if (strncmp(p, line, n) == 0 && (p[n] == '\n' || p[n] == '\0'))
-			return 1;
-		p = strchr(p, '\n');
-		if (p != NULL)
-			p++;
-	}
-	return 0;
-}
-
-static int
 setup_shells(struct setup *s)
 {
 	struct ag_strbuf sb;
@@ -591,7 +588,7 @@ setup_shells(struct setup *s)
 		fprintf(stderr, "agentgate: setup: %s\n", err.msg);
 		return -1;
 	}
-	if (r == 0 && listed(text, s->gateway)) {
+	if (r == 0 && has_line(text, s->gateway, 0)) {
 		step("login shell", "%s lists %s, unchanged", s->shells, s->gateway);
 		free(text);
 		return 0;
