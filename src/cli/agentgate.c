@@ -26,6 +26,10 @@ usage(FILE *fp)
 	    "       agentgate check [--config FILE] [-q]\n"
 	    "       agentgate explain [--config FILE] [--profile NAME] [--json] -- COMMAND|-\n"
 	    "       agentgate doctor [--config FILE] [--user USER] [--sshd PATH] [--sshd-config FILE]\n"
+	    "                        [--pam-file FILE]\n"
+	    "       agentgate setup --user NAME | --group NAME [--config FILE] [--sshd PATH]\n"
+	    "                       [--sshd-config FILE] [--sshd-config-dir DIR] [--pam-file FILE]\n"
+	    "                       [--shells FILE] [--token-keys PATTERN] [--dry-run] [--reload]\n"
 	    "       agentgate serve [--config FILE] [--listen ADDR:PORT ...] [--foreground] [-e]\n"
 	    "       agentgate serve --generate-host-key FILE\n"
 	    "       agentgate audit verify [--config FILE] [--from-start] [FILE...]\n"
@@ -118,6 +122,8 @@ main(int argc, char **argv)
 		/* root's: each checks that itself */
 		if (strcmp(a, "edit") == 0)
 			return unprivileged(ag_cmd_edit, argc - 1, argv + 1);
+		if (strcmp(a, "setup") == 0)
+			return unprivileged(ag_cmd_setup, argc - 1, argv + 1);
 		if (strcmp(a, "sessions") == 0)
 			return unprivileged(ag_cmd_sessions, argc - 1, argv + 1);
 		/* keeps the group: it writes the audit record of what it did */

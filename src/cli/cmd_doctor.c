@@ -35,6 +35,7 @@
 
 #include "auth/pamopts.h"
 #include "cli/commands.h"
+#include "cli/sshd.h"
 #include "common/config.h"
 #include "common/http.h"
 #include "common/lastgood.h"
@@ -42,21 +43,17 @@
 #include "policy/setid.h"
 #include "common/strbuf.h"
 #include "common/misc.h"
+#include "common/safepath.h"
 #include "exec/sandbox.h"
 #include "policy/netrules.h"
 
-#ifndef AG_SSHD
-#define AG_SSHD "/usr/sbin/sshd"
-#endif
-
-#define SSHD_OUT_MAX	(1024 * 1024)	/* sshd -T prints a few KiB */
-#define SSHD_ERR_MAX	4096
-#define SSHD_TIMEOUT_MS	15000
 #define MAX_GROUPS	256
 
 struct doctor {
 	int	 nchecks;
 	int	 nfail;
+	const char *user;
+	char	 setup[512];	/* the agentgate setup line that fixes sshd's side */
 };
 
 /* The agent user as the kernel would see it. */
@@ -65,12 +62,6 @@ struct who {
 	gid_t	 gid;
 	gid_t	 groups[MAX_GROUPS];
 	int	 ngroups;
-};
-
-/* sshd -T output, one "keyword value" per line (keywords lower case). */
-struct sshd_conf {
-	char	*text;		/* NUL-separated lines after parsing */
-	size_t	 len;
 };
 
 /*
@@ -153,171 +144,11 @@ can_modify(const struct who *w, const struct stat *st)
 	return st->st_uid == w->uid || can_write(w, st);
 }
 
-/* ---- sshd -T ---------------------------------------------------------- */
-
 static void
-drain(int *fd, struct ag_strbuf *sb, int *over)
-{
-	char buf[4096];
-	ssize_t r = read(*fd, buf, sizeof(buf));
-
-	if (r < 0 && (errno == EINTR || errno == EAGAIN))
-		return;
-	if (r <= 0) {
-		close(*fd);
-		*fd = -1;
-		return;
-	}
-	if (ag_strbuf_append(sb, buf, (size_t)r) < 0)
-		*over = 1;
-}
-
-/* Run sshd -T without a shell; stdout and stderr read with bounds and a deadline. */
-static int
-sshd_dump(const char *sshd, const char *user, const char *file, struct sshd_conf *out,
-    struct ag_err *err)
-{
-	char spec[512];
-	const char *argv[8];
-	int o[2] = { -1, -1 }, e[2] = { -1, -1 }, status = 0, argc = 0, over = 0, n;
-	struct ag_strbuf sout, serr;
-	long long t0;
-	pid_t pid;
-
-	n = snprintf(spec, sizeof(spec), "user=%s,host=localhost,addr=127.0.0.1", user);
-	if (n < 0 || (size_t)n >= sizeof(spec))
-		return ag_err_set(err, "user name too long");
-	argv[argc++] = sshd;
-	argv[argc++] = "-T";
-	argv[argc++] = "-C";
-	argv[argc++] = spec;
-	if (file != NULL) {
-		argv[argc++] = "-f";
-		argv[argc++] = file;
-	}
-	argv[argc] = NULL;
-
-	if (pipe2(o, O_CLOEXEC) < 0 || pipe2(e, O_CLOEXEC) < 0) {
-		ag_err_set(err, "pipe: %s", strerror(errno));
-		goto fail_pipes;
-	}
-	if ((pid = fork()) < 0) {
-		ag_err_set(err, "fork: %s", strerror(errno));
-		goto fail_pipes;
-	}
-	if (pid == 0) {
-		int nul = open("/dev/null", O_RDONLY);
-
-		if (nul < 0 || dup2(nul, 0) < 0 || dup2(o[1], 1) < 0 || dup2(e[1], 2) < 0)
-			_exit(127);
-		/* execv's argv is not const for historical reasons only. */
-		execv(sshd, (char *const *)(uintptr_t)argv);
-		dprintf(2, "cannot run %s: %s\n", sshd, strerror(errno));
-		_exit(127);
-	}
-	close(o[1]);
-	close(e[1]);
-	o[1] = e[1] = -1;
-	ag_strbuf_init(&sout, SSHD_OUT_MAX);
-	ag_strbuf_init(&serr, SSHD_ERR_MAX);
-	t0 = ag_now_ms();
-	while (o[0] >= 0 || e[0] >= 0) {
-		struct pollfd p[2] = { { .fd = o[0], .events = POLLIN },
-				       { .fd = e[0], .events = POLLIN } };
-		long left = SSHD_TIMEOUT_MS - (long)(ag_now_ms() - t0);
-		int pr;
-
-		if (left <= 0 || over)
-			break;
-		pr = poll(p, 2, (int)left);
-		if (pr < 0 && errno == EINTR)
-			continue;
-		if (pr < 0)
-			break;
-		if (o[0] >= 0 && (p[0].revents & (POLLIN | POLLHUP | POLLERR)))
-			drain(&o[0], &sout, &over);
-		if (e[0] >= 0 && (p[1].revents & (POLLIN | POLLHUP | POLLERR))) {
-			int eover = 0;
-
-			drain(&e[0], &serr, &eover);	/* excess stderr is dropped */
-		}
-	}
-	if (o[0] >= 0 || e[0] >= 0)
-		kill(pid, SIGKILL);
-	if (o[0] >= 0)
-		close(o[0]);
-	if (e[0] >= 0)
-		close(e[0]);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	if (over || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		const char *msg = serr.data != NULL ? serr.data : "";
-
-		ag_err_set(err, "%s -T failed%s %.*s", sshd,
-		    over ? " (output too large)" : ":", (int)strcspn(msg, "\n"), msg);
-		ag_strbuf_free(&sout);
-		ag_strbuf_free(&serr);
-		return -1;
-	}
-	ag_strbuf_free(&serr);
-	out->text = ag_strbuf_detach(&sout, &out->len);
-	if (out->text == NULL) {
-		out->text = strdup("");
-		out->len = 0;
-		if (out->text == NULL)
-			return ag_err_set(err, "out of memory");
-	}
-	for (size_t i = 0; i < out->len; i++)
-		if (out->text[i] == '\n')
-			out->text[i] = '\0';
-	return 0;
-
-fail_pipes:
-	for (n = 0; n < 2; n++) {
-		if (o[n] >= 0)
-			close(o[n]);
-		if (e[n] >= 0)
-			close(e[n]);
-	}
-	return -1;
-}
-
-/* The value of the idx-th line for keyword (0-based), or NULL. */
-static const char *
-sshd_get_nth(const struct sshd_conf *c, const char *kw, int idx)
-{
-	size_t kl = strlen(kw), i = 0;
-
-	while (i < c->len) {
-		const char *line = c->text + i;
-		size_t ll = strlen(line);
-
-		if (ll > kl && strncmp(line, kw, kl) == 0 && line[kl] == ' ' && idx-- == 0)
-			return line + kl + 1;
-		i += ll + 1;
-	}
-	return NULL;
-}
-
-static const char *
-sshd_get(const struct sshd_conf *c, const char *kw)
-{
-	return sshd_get_nth(c, kw, 0);
-}
-
-static int
-sshd_is(const struct sshd_conf *c, const char *kw, const char *want)
-{
-	const char *v = sshd_get(c, kw);
-
-	return v != NULL && strcmp(v, want) == 0;
-}
-
-static void
-check_forcecommand(struct doctor *d, const struct sshd_conf *c, const struct who *w,
+check_forcecommand(struct doctor *d, const struct ag_sshd_conf *c, const struct who *w,
     const char *user, char *found, size_t foundlen)
 {
-	const char *v = sshd_get(c, "forcecommand");
+	const char *v = ag_sshd_get(c, "forcecommand");
 	char prog[PATH_MAX], what[PATH_MAX + 64];
 	const char *base;
 	struct stat st;
@@ -328,9 +159,9 @@ check_forcecommand(struct doctor *d, const struct sshd_conf *c, const struct who
 
 		prog[r > 0 ? r : 0] = '\0';
 		fail(d, "ForceCommand is not set for this user",
-		    "add 'ForceCommand %s' in a 'Match User %s' block "
-		    "(see etc/sshd_config.d/agentgate.conf)",
-		    prog[0] != '\0' ? prog : "/usr/bin/agentgate", user);
+		    "run '%s': it writes the 'Match User %s' block with 'ForceCommand %s' and "
+		    "the rest of the agent's sshd settings", d->setup, user,
+		    prog[0] != '\0' ? prog : "/usr/bin/agentgate");
 		return;
 	}
 	n = strcspn(v, " \t");
@@ -362,7 +193,7 @@ check_forcecommand(struct doctor *d, const struct sshd_conf *c, const struct who
  * ForceCommand or not.  They are optional: a missing one is a NOTE.
  */
 static void
-check_subsystems(struct doctor *d, const struct sshd_conf *c)
+check_subsystems(struct doctor *d, const struct ag_sshd_conf *c)
 {
 	static const char *const names[] = { "mcp", "agentgate-json" };
 	enum { NNAMES = sizeof(names) / sizeof(names[0]) };
@@ -370,7 +201,7 @@ check_subsystems(struct doctor *d, const struct sshd_conf *c)
 	const char *v;
 	size_t i, n;
 
-	for (k = 0; (v = sshd_get_nth(c, "subsystem", k)) != NULL; k++)
+	for (k = 0; (v = ag_sshd_get_nth(c, "subsystem", k)) != NULL; k++)
 		for (i = 0; i < NNAMES; i++) {
 			n = strlen(names[i]);
 			if (strncmp(v, names[i], n) == 0 && (v[n] == ' ' || v[n] == '\t'))
@@ -384,12 +215,12 @@ check_subsystems(struct doctor *d, const struct sshd_conf *c)
 	for (i = 0; i < NNAMES; i++)
 		if (!have[i])
 			printf("NOTE  no 'Subsystem %s' line: sshd refuses 'ssh -s HOST %s' "
-			    "(add it outside any Match block, as etc/sshd_config.d/agentgate.conf "
-			    "does)\n", names[i], names[i]);
+			    "('%s' adds it outside its Match block)\n", names[i], names[i],
+			    d->setup);
 }
 
 static void
-check_forwarding(struct doctor *d, const struct sshd_conf *c)
+check_forwarding(struct doctor *d, const struct ag_sshd_conf *c)
 {
 	static const char *const kws[] = { "allowtcpforwarding", "allowstreamlocalforwarding",
 	    "x11forwarding", "allowagentforwarding", "permittunnel" };
@@ -398,12 +229,12 @@ check_forwarding(struct doctor *d, const struct sshd_conf *c)
 	char bad[256] = "";
 	size_t i;
 
-	if (sshd_is(c, "disableforwarding", "yes")) {
+	if (ag_sshd_is(c, "disableforwarding", "yes")) {
 		check(d, 1, "forwarding is disabled (DisableForwarding yes)", "-");
 		return;
 	}
 	for (i = 0; i < sizeof(kws) / sizeof(kws[0]); i++) {
-		if (sshd_is(c, kws[i], "no"))
+		if (ag_sshd_is(c, kws[i], "no"))
 			continue;
 		if (bad[0] != '\0')
 			strncat(bad, ", ", sizeof(bad) - strlen(bad) - 1);
@@ -413,15 +244,16 @@ check_forwarding(struct doctor *d, const struct sshd_conf *c)
 		check(d, 1, "forwarding is disabled (each kind set to no)", "-");
 	else
 		fail(d, "forwarding is allowed, which bypasses the gateway",
-		    "set 'DisableForwarding yes' for the agent (now enabled: %s)", bad);
+		    "set 'DisableForwarding yes' for the agent, as '%s' does (now enabled: %s)",
+		    d->setup, bad);
 }
 
 static void
-check_sshd_simple(struct doctor *d, const struct sshd_conf *c, const char *kw,
+check_sshd_simple(struct doctor *d, const struct ag_sshd_conf *c, const char *kw,
     const char *name, const char *want, const char *why)
 {
 	char what[256];
-	const char *v = sshd_get(c, kw);
+	const char *v = ag_sshd_get(c, kw);
 
 	if (v != NULL && strcmp(v, want) == 0) {
 		snprintf(what, sizeof(what), "%s %s", name, want);
@@ -429,64 +261,8 @@ check_sshd_simple(struct doctor *d, const struct sshd_conf *c, const char *kw,
 		return;
 	}
 	snprintf(what, sizeof(what), "%s is %s (%s)", name, v != NULL ? v : "unset", why);
-	fail(d, what, "set '%s %s' for the agent", name, want);
-}
-
-/*
- * fn(type, option, arg) for each option of each pam_agentgate.so line of the
- * PAM service file at path, and of the files it @includes (one level: as
- * Debian's /etc/pam.d/sshd does); option is NULL once per line with none.
- * Stops when fn returns nonzero, and returns that.
- */
-static int
-each_agentgate_option(const char *path, int depth,
-    int (*fn)(const char *type, const char *option, void *arg), void *arg)
-{
-	char line[1024];
-	FILE *fp;
-	int rc = 0;
-
-	if ((fp = fopen(path, "re")) == NULL)
-		return 0;
-	while (rc == 0 && fgets(line, sizeof(line), fp) != NULL) {
-		char *p = line + strspn(line, " \t"), *tok, *save = NULL, *type;
-		int module = 0;
-
-		if (strncmp(p, "@include", 8) == 0) {
-			char inc[PATH_MAX];
-
-			p += 8 + strspn(p + 8, " \t");
-			p[strcspn(p, " \t\n")] = '\0';
-			if (depth > 0 || *p == '\0')
-				continue;
-			snprintf(inc, sizeof(inc), "%s%s", *p == '/' ? "" : "/etc/pam.d/", p);
-			rc = each_agentgate_option(inc, 1, fn, arg);
-			continue;
-		}
-		if ((type = strtok_r(p, " \t\n", &save)) == NULL || *type == '#')
-			continue;
-		while (rc == 0 && (tok = strtok_r(NULL, " \t\n", &save)) != NULL &&
-		    *tok != '#') {
-			const char *base = strrchr(tok, '/');
-
-			if (module)
-				rc = fn(type, tok, arg);
-			else if (strcmp(base != NULL ? base + 1 : tok, "pam_agentgate.so") == 0) {
-				module = 1;
-				rc = fn(type, NULL, arg);
-			}
-		}
-	}
-	fclose(fp);
-	return rc;
-}
-
-static int
-is_bind(const char *type, const char *option, void *arg)
-{
-	(void)arg;
-	return (strcmp(type, "session") == 0 || strcmp(type, "-session") == 0) &&
-	    option != NULL && strcmp(option, "bind") == 0;
+	fail(d, what, "set '%s %s' for the agent, as '%s' does (a line before its "
+	    "Include wins)", name, want, d->setup);
 }
 
 /*
@@ -495,78 +271,197 @@ is_bind(const char *type, const char *option, void *arg)
  * program it was started as.
  */
 static void
-check_sshd_bind(struct doctor *d, const struct sshd_conf *c, const char *sshd)
+check_sshd_bind(struct doctor *d, const struct ag_sshd_conf *c, const char *path)
 {
-	char svc[128], path[PATH_MAX], what[PATH_MAX + 64];
-	const char *base = strrchr(sshd, '/');
-	size_t i;
+	char what[PATH_MAX + 64];
 
 	check_sshd_simple(d, c, "usepam", "UsePAM", "yes",
 	    "sshd's PAM stack is where the key a connection used is recorded");
-	snprintf(svc, sizeof(svc), "%s", base != NULL ? base + 1 : sshd);
-	for (i = 0; svc[i] != '\0'; i++)
-		svc[i] = (char)tolower((unsigned char)svc[i]);
-	snprintf(path, sizeof(path), "/etc/pam.d/%s", svc);
 	snprintf(what, sizeof(what), "%s records which key each connection used "
 	    "(pam_agentgate.so bind)", path);
-	check(d, each_agentgate_option(path, 0, is_bind, NULL), what,
-	    "add 'session optional pam_agentgate.so bind' to %s, or no key identity "
-	    "is ever recognised", path);
+	check(d, ag_pam_has_bind(path), what,
+	    "run '%s' (it adds 'session optional pam_agentgate.so bind' to %s), or no "
+	    "key identity is ever recognised", d->setup, path);
 }
 
 /* sshd would ask for keyboard-interactive (a token at sshd's own prompt). */
 static int
-sshd_has_kbdint(const struct sshd_conf *c)
+sshd_has_kbdint(const struct ag_sshd_conf *c)
 {
-	const char *m = sshd_get(c, "authenticationmethods");
+	const char *m = ag_sshd_get(c, "authenticationmethods");
 
-	return sshd_is(c, "kbdinteractiveauthentication", "yes") && m != NULL &&
+	return ag_sshd_is(c, "kbdinteractiveauthentication", "yes") && m != NULL &&
 	    strstr(m, "keyboard-interactive") != NULL;
+}
+
+/* An AuthorizedKeysFile pattern of sshd's for the account, expanded as sshd does. */
+static int
+expand_keyfile(const char *pat, size_t len, const struct passwd *pw, char *out, size_t outlen)
+{
+	struct ag_strbuf sb;
+	size_t i;
+	int rc = 0;
+
+	ag_strbuf_init(&sb, PATH_MAX);
+	if (pat[0] != '/' && pat[0] != '%')
+		rc |= ag_strbuf_printf(&sb, "%s/", pw->pw_dir);
+	for (i = 0; i < len && rc == 0; i++) {
+		if (pat[i] != '%' || i + 1 == len) {
+			rc |= ag_strbuf_addch(&sb, pat[i]);
+			continue;
+		}
+		switch (pat[++i]) {
+		case '%':
+			rc |= ag_strbuf_addch(&sb, '%');
+			break;
+		case 'h':
+			rc |= ag_strbuf_addstr(&sb, pw->pw_dir);
+			break;
+		case 'u':
+			rc |= ag_strbuf_addstr(&sb, pw->pw_name);
+			break;
+		case 'U':
+			rc |= ag_strbuf_printf(&sb, "%lu", (unsigned long)pw->pw_uid);
+			break;
+		default:
+			rc = -1;	/* sshd refuses it too */
+		}
+	}
+	if (rc == 0 && sb.data != NULL && sb.len < outlen)
+		memcpy(out, sb.data, sb.len + 1);
+	else
+		rc = -1;
+	ag_strbuf_free(&sb);
+	return rc;
+}
+
+/* The identity one of whose keys is in the authorized_keys file at path, or NULL. */
+static const char *
+identity_key_in(const struct ag_config *cfg, const char *path)
+{
+	char line[20000];
+	const char *found = NULL;
+	size_t i, k;
+	FILE *fp;
+
+	if ((fp = fopen(path, "re")) == NULL)
+		return NULL;
+	while (found == NULL && fgets(line, sizeof(line), fp) != NULL)
+		for (i = 0; found == NULL && i < cfg->nidentities; i++)
+			for (k = 0; k < cfg->identities[i].keys.n; k++) {
+				/* "TYPE BASE64": the base64 names the key */
+				const char *key = cfg->identities[i].keys.v[k];
+				const char *b64 = strchr(key, ' ');
+
+				if (b64 != NULL && strstr(line, b64 + 1) != NULL) {
+					found = cfg->identities[i].name;
+					break;
+				}
+			}
+	fclose(fp);
+	return found;
+}
+
+/*
+ * Token agents log in with a key of the account, kept in an
+ * AuthorizedKeysFile of the account's own (the drop-in and pam_agentgate(8)
+ * say so): safe when the agent cannot change the file, and no identity's
+ * key is in it (that key would outlive its identity there).
+ */
+static void
+check_token_keyfile(struct doctor *d, const struct ag_config *cfg, const struct who *w,
+    const char *user, const char *files)
+{
+	char path[PATH_MAX], what[PATH_MAX + 128];
+	const struct passwd *pw = getpwnam(user);
+	const char *p = files, *who;
+	struct ag_err err;
+	struct stat st;
+	char *real = NULL;
+	size_t n;
+
+	while (pw != NULL && *(p += strspn(p, " ")) != '\0') {
+		n = strcspn(p, " ");
+		if (expand_keyfile(p, n, pw, path, sizeof(path)) < 0) {
+			fail(d, "sshd's AuthorizedKeysFile for the account cannot be read here",
+			    "'%.*s': use an absolute path such as %s/agentgate/keys/%%u", (int)n, p,
+			    AG_SYSCONFDIR);
+			return;
+		}
+		p += n;
+		if (lstat(path, &st) < 0 && errno == ENOENT) {
+			printf("NOTE  %s is missing: token agents cannot log in until the key of "
+			    "the account they share is there (root's, mode 0644)\n", path);
+			continue;
+		}
+		snprintf(what, sizeof(what), "the token agents' key file %s is root's, out of "
+		    "%s's reach", path, user);
+		ag_err_clear(&err);
+		if (ag_safe_path(path, 0, &st, &real, &err) < 0) {
+			fail(d, what, "%s", err.msg);
+			continue;
+		}
+		free(real);
+		real = NULL;
+		check(d, !can_modify(w, &st), what, "chown root:root %s; chmod 0644 %s", path,
+		    path);
+		who = identity_key_in(cfg, path);
+		snprintf(what, sizeof(what), "%s holds no identity's key", path);
+		check(d, who == NULL, what, "remove identity %s's key from it: a key there "
+		    "outlives the identity (the policy is the list of identities' keys)",
+		    who != NULL ? who : "-");
+	}
 }
 
 /*
  * With identities that have keys, sshd should take its keys from the
- * policy and from nowhere else, or deleting an identity revokes nothing.
+ * policy and from nowhere else, or deleting an identity revokes nothing;
+ * identities with tokens need a key of the account to get that far.
  */
 static void
-check_authkeys(struct doctor *d, const struct sshd_conf *c, const struct ag_config *cfg,
-    const char *user)
+check_authkeys(struct doctor *d, const struct ag_sshd_conf *c, const struct ag_config *cfg,
+    const struct who *w, const char *user)
 {
-	const char *cmd = sshd_get(c, "authorizedkeyscommand");
-	const char *file = sshd_get(c, "authorizedkeysfile");
+	const char *cmd = ag_sshd_get(c, "authorizedkeyscommand");
+	const char *file = ag_sshd_get(c, "authorizedkeysfile");
+	int none = file != NULL && strcmp(file, "none") == 0;
 	size_t i;
-	int keys = 0;
+	int keys = 0, tokens = 0;
 
-	for (i = 0; cfg != NULL && i < cfg->nidentities; i++)
+	for (i = 0; cfg != NULL && i < cfg->nidentities; i++) {
 		keys += cfg->identities[i].keys.n > 0;
-	if (keys == 0)
-		return;
-	check(d, cmd != NULL && strstr(cmd, "agentgate authorized-keys") != NULL,
-	    "sshd takes the account's keys from the policy (AuthorizedKeysCommand)",
-	    "set 'AuthorizedKeysCommand /usr/bin/agentgate authorized-keys %%u' and "
-	    "'AuthorizedKeysCommandUser %s' for %s (etc/sshd_config.d/agentgate.conf)",
-	    AG_GROUP, user);
-	check(d, file != NULL && strcmp(file, "none") == 0,
-	    "sshd reads no authorized_keys file for the account",
-	    "set 'AuthorizedKeysFile none' for %s: a key left in a file outlives its "
-	    "identity (now: %s)", user, file != NULL ? file : "unset");
+		tokens += cfg->identities[i].has_token || cfg->identities[i].has_token_hash;
+	}
+	if (keys > 0)
+		check(d, cmd != NULL && strstr(cmd, "agentgate authorized-keys") != NULL,
+		    "sshd takes the account's keys from the policy (AuthorizedKeysCommand)",
+		    "run '%s': it sets 'AuthorizedKeysCommand %s authorized-keys %%u' and "
+		    "'AuthorizedKeysCommandUser %s' for %s", d->setup, AG_BINDIR "/agentgate",
+		    AG_GROUP, user);
+	if (!none && tokens > 0)
+		check_token_keyfile(d, cfg, w, user, file != NULL ? file : "");
+	else if (keys > 0)
+		check(d, none, "sshd reads no authorized_keys file for the account",
+		    "set 'AuthorizedKeysFile none' for %s, as '%s' does: a key left in a file "
+		    "outlives its identity (now: %s)", user, d->setup,
+		    file != NULL ? file : "unset");
 	/* a token is asked for after sshd let the caller in: an identity with
 	 * only a token needs some other way in */
-	for (i = 0; cfg != NULL && i < cfg->nidentities; i++) {
+	for (i = 0; none && cfg != NULL && i < cfg->nidentities; i++) {
 		const struct ag_identity *id = &cfg->identities[i];
 
-		if (id->keys.n == 0 && file != NULL && strcmp(file, "none") == 0 &&
-		    !sshd_has_kbdint(c))
+		if (id->keys.n == 0 && !sshd_has_kbdint(c))
 			printf("NOTE  identity %s has only a token, and sshd lets in only the "
 			    "identities' keys: give token agents a key of the account (an "
-			    "AuthorizedKeysFile of its own) or keyboard-interactive "
-			    "(pam_agentgate(8))\n", id->name);
+			    "AuthorizedKeysFile of its own: '%s' sets one when the policy has "
+			    "tokens) or keyboard-interactive (pam_agentgate(8))\n", id->name,
+			    d->setup);
 	}
 }
 
 /* AcceptEnv must not let the client set what sshd or the gateway trusts. */
 static void
-check_acceptenv(struct doctor *d, const struct sshd_conf *c)
+check_acceptenv(struct doctor *d, const struct ag_sshd_conf *c)
 {
 	static const char *const trusted[] = { "SSH_CONNECTION",
 	    "SSH_ORIGINAL_COMMAND", "LD_PRELOAD", "BASH_ENV", "PATH" };
@@ -575,7 +470,7 @@ check_acceptenv(struct doctor *d, const struct sshd_conf *c)
 	int i;
 	size_t t;
 
-	for (i = 0; (v = sshd_get_nth(c, "acceptenv", i)) != NULL; i++) {
+	for (i = 0; (v = ag_sshd_get_nth(c, "acceptenv", i)) != NULL; i++) {
 		for (t = 0; t < sizeof(trusted) / sizeof(trusted[0]); t++) {
 			if (fnmatch(v, trusted[t], 0) != 0 || strstr(bad, trusted[t]) != NULL)
 				continue;
@@ -588,8 +483,8 @@ check_acceptenv(struct doctor *d, const struct sshd_conf *c)
 		check(d, 1, "AcceptEnv admits no variable the gateway trusts", "-");
 	else
 		fail(d, "AcceptEnv lets the client set trusted variables",
-		    "accept only 'AcceptEnv AGENTGATE_TOKEN' for the agent (now admitted: %s)",
-		    bad);
+		    "accept only 'AcceptEnv AGENTGATE_TOKEN' for the agent, as '%s' does (now "
+		    "admitted: %s)", d->setup, bad);
 }
 
 /* ---- the account ------------------------------------------------------ */
@@ -621,9 +516,9 @@ check_shell(struct doctor *d, const struct passwd *pw, const char *prog)
 		return;
 	}
 	fail(d, "the account's login shell is not the gateway",
-	    "usermod -s %s %s (now '%s'): with another shell, a process of the account can "
-	    "take over another identity's session as it starts, and the gateway refuses "
-	    "identities", prog, pw->pw_name, sh);
+	    "usermod -s %s %s, or '%s' (now '%s'): with another shell, a process of the "
+	    "account can take over another identity's session as it starts, and the "
+	    "gateway refuses identities", prog, pw->pw_name, d->setup, sh);
 }
 
 static void
@@ -714,7 +609,9 @@ check_policy(struct doctor *d, const char *path, const struct who *w)
 	ag_err_clear(&err);
 	if (stat(path, &st) < 0) {
 		fail(d, "the policy file is missing",
-		    "install one at %s (example: etc/agentgate.yaml), or pass --config", path);
+		    "install one at %s (make install, or 'apt-get install --reinstall -o "
+		    "Dpkg::Options::=--force-confmiss agentgate', puts the example policy "
+		    "there), or pass --config", path);
 		return NULL;
 	}
 	if (ag_config_check_perms(path, &err) < 0) {
@@ -780,7 +677,7 @@ check_pam_options(struct doctor *d, const char *path)
 {
 	char bad[256] = "", what[PATH_MAX + 64];
 
-	(void)each_agentgate_option(path, 0, unknown_option, bad);
+	(void)ag_pam_each_agentgate_option(path, unknown_option, bad);
 	snprintf(what, sizeof(what), "every pam_agentgate.so option in %s is known", path);
 	check(d, bad[0] == '\0', what, "'%s' is not an option of pam_agentgate.so (see "
 	    "pam_agentgate(8)); the module refuses every login until it is fixed", bad);
@@ -807,7 +704,10 @@ check_pam(struct doctor *d, const struct ag_config *cfg, const struct who *w)
 	}
 	if (found < 0) {
 		fail(d, "PAM service file is missing (the gateway refuses every session)",
-		    "install etc/pam.d/agentgate as %s/%s", dirs[0], service);
+		    "install the gateway's PAM service as %s/%s (make install, or 'apt-get "
+		    "install --reinstall -o Dpkg::Options::=--force-confmiss agentgate', puts "
+		    "the shipped one at /etc/pam.d/agentgate; pam_agentgate(8))", dirs[0],
+		    service);
 		return;
 	}
 	snprintf(what, sizeof(what), "PAM service %s is present", path);
@@ -1043,11 +943,11 @@ static void
 usage(FILE *fp)
 {
 	fprintf(fp, "Usage: agentgate doctor [--config FILE] [--user USER] [--sshd PATH] "
-	    "[--sshd-config FILE]\n");
+	    "[--sshd-config FILE] [--pam-file FILE]\n");
 }
 
-static int
-user_name_ok(const char *u)
+int
+ag_account_name_ok(const char *u)
 {
 	size_t i, n = strlen(u);
 
@@ -1061,18 +961,90 @@ user_name_ok(const char *u)
 	return 1;
 }
 
-int
-ag_cmd_doctor(int argc, char **argv)
+/* The options naming other files than the defaults, for a command line shown to the admin. */
+static void
+setup_line(struct doctor *d, const struct ag_doctor_opts *o)
 {
-	const char *config = AG_DEFAULT_CONFIG, *user = "agent", *sshd = AG_SSHD;
-	const char *sshd_config = NULL;
-	struct doctor d = { 0, 0 };
-	struct sshd_conf sc = { NULL, 0 };
+	snprintf(d->setup, sizeof(d->setup), "agentgate setup --user %s%s%s%s%s%s%s",
+	    o->user, strcmp(o->config, AG_DEFAULT_CONFIG) != 0 ? " --config " : "",
+	    strcmp(o->config, AG_DEFAULT_CONFIG) != 0 ? o->config : "",
+	    strcmp(o->sshd, AG_SSHD) != 0 ? " --sshd " : "",
+	    strcmp(o->sshd, AG_SSHD) != 0 ? o->sshd : "",
+	    o->sshd_config != NULL ? " --sshd-config " : "",
+	    o->sshd_config != NULL ? o->sshd_config : "");
+}
+
+int
+ag_doctor_run(const struct ag_doctor_opts *o)
+{
+	const char *user = o->user;
+	struct doctor d = { 0, 0, user, "" };
+	struct ag_sshd_conf sc = { NULL, 0 };
 	struct ag_config *cfg;
 	struct passwd *pw;
 	struct who w;
 	struct ag_err err;
-	char what[256], prog[PATH_MAX] = "";
+	char what[256], prog[PATH_MAX] = "", pampath[PATH_MAX];
+
+	if (!ag_account_name_ok(user)) {
+		fprintf(stderr, "agentgate: doctor: '%s' is not a user name\n", user);
+		return 2;
+	}
+	if ((pw = getpwnam(user)) == NULL) {
+		fprintf(stderr, "agentgate: doctor: no user '%s' (use --user)\n", user);
+		return 2;
+	}
+	setup_line(&d, o);
+	/* Copy what is needed: later getpw* calls reuse the static buffer. */
+	w.uid = pw->pw_uid;
+	w.gid = pw->pw_gid;
+	w.ngroups = MAX_GROUPS;
+	if (getgrouplist(user, pw->pw_gid, w.groups, &w.ngroups) < 0)
+		w.ngroups = 0;	/* more than MAX_GROUPS: judge by owner/other only */
+	if (o->pam_file != NULL)
+		snprintf(pampath, sizeof(pampath), "%s", o->pam_file);
+	else
+		ag_sshd_pam_path(o->sshd, pampath, sizeof(pampath));
+
+	printf("agentgate doctor: user %s, policy %s\n", user, o->config);
+	ag_err_clear(&err);
+	if (ag_sshd_dump(o->sshd, user, o->sshd_config, &sc, &err) < 0) {
+		snprintf(what, sizeof(what), "cannot read sshd's configuration: %.200s", err.msg);
+		fail(&d, what, "run the doctor as root; check 'sshd -t'%s%s",
+		    o->sshd_config ? " -f " : "", o->sshd_config ? o->sshd_config : "");
+	} else {
+		check_forcecommand(&d, &sc, &w, user, prog, sizeof(prog));
+		check_subsystems(&d, &sc);
+		check_forwarding(&d, &sc);
+		check_sshd_simple(&d, &sc, "permituserrc", "PermitUserRC", "no",
+		    "~/.ssh/rc would run before the gateway");
+		check_sshd_bind(&d, &sc, pampath);
+		check_sshd_simple(&d, &sc, "permituserenvironment", "PermitUserEnvironment",
+		    "no", "~/.ssh/environment could set LD_PRELOAD");
+		check_acceptenv(&d, &sc);
+	}
+	/* getpwnam again: the pointer may have been overwritten meanwhile. */
+	if ((pw = getpwnam(user)) != NULL) {
+		check_shell(&d, pw, prog[0] != '\0' ? prog : NULL);
+		check_dotfiles(&d, pw, &w);
+	}
+	cfg = check_policy(&d, o->config, &w);
+	if (sc.text != NULL)
+		check_authkeys(&d, &sc, cfg, &w, user);
+	ag_sshd_conf_free(&sc);
+	check_pam(&d, cfg, &w);
+	check_layout(&d, cfg, &w, user, prog[0] != '\0' ? prog : NULL);
+	check_sandbox(&d, cfg, &w, user);
+	ag_config_free(cfg);
+
+	printf("%d checks, %d failed\n", d.nchecks, d.nfail);
+	return d.nfail == 0 ? 0 : 1;
+}
+
+int
+ag_cmd_doctor(int argc, char **argv)
+{
+	struct ag_doctor_opts o = { AG_DEFAULT_CONFIG, "agent", AG_SSHD, NULL, NULL };
 	int i;
 
 	for (i = 1; i < argc; i++) {
@@ -1087,13 +1059,15 @@ ag_cmd_doctor(int argc, char **argv)
 			return 2;
 		}
 		if (strcmp(a, "--config") == 0)
-			config = argv[++i];
+			o.config = argv[++i];
 		else if (strcmp(a, "--user") == 0)
-			user = argv[++i];
+			o.user = argv[++i];
 		else if (strcmp(a, "--sshd") == 0)
-			sshd = argv[++i];
+			o.sshd = argv[++i];
 		else if (strcmp(a, "--sshd-config") == 0)
-			sshd_config = argv[++i];
+			o.sshd_config = argv[++i];
+		else if (strcmp(a, "--pam-file") == 0)
+			o.pam_file = argv[++i];
 		else if (strcmp(a, "--test-landlock-abi") == 0)
 			ag_sandbox_set_test_abi(atoi(argv[++i]));	/* for the tests */
 		else {
@@ -1102,52 +1076,5 @@ ag_cmd_doctor(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (!user_name_ok(user)) {
-		fprintf(stderr, "agentgate: doctor: '%s' is not a user name\n", user);
-		return 2;
-	}
-	if ((pw = getpwnam(user)) == NULL) {
-		fprintf(stderr, "agentgate: doctor: no user '%s' (use --user)\n", user);
-		return 2;
-	}
-	/* Copy what is needed: later getpw* calls reuse the static buffer. */
-	w.uid = pw->pw_uid;
-	w.gid = pw->pw_gid;
-	w.ngroups = MAX_GROUPS;
-	if (getgrouplist(user, pw->pw_gid, w.groups, &w.ngroups) < 0)
-		w.ngroups = 0;	/* more than MAX_GROUPS: judge by owner/other only */
-
-	printf("agentgate doctor: user %s, policy %s\n", user, config);
-	ag_err_clear(&err);
-	if (sshd_dump(sshd, user, sshd_config, &sc, &err) < 0) {
-		snprintf(what, sizeof(what), "cannot read sshd's configuration: %.200s", err.msg);
-		fail(&d, what, "run the doctor as root; check 'sshd -t'%s%s",
-		    sshd_config ? " -f " : "", sshd_config ? sshd_config : "");
-	} else {
-		check_forcecommand(&d, &sc, &w, user, prog, sizeof(prog));
-		check_subsystems(&d, &sc);
-		check_forwarding(&d, &sc);
-		check_sshd_simple(&d, &sc, "permituserrc", "PermitUserRC", "no",
-		    "~/.ssh/rc would run before the gateway");
-		check_sshd_bind(&d, &sc, sshd);
-		check_sshd_simple(&d, &sc, "permituserenvironment", "PermitUserEnvironment",
-		    "no", "~/.ssh/environment could set LD_PRELOAD");
-		check_acceptenv(&d, &sc);
-	}
-	/* getpwnam again: the pointer may have been overwritten meanwhile. */
-	if ((pw = getpwnam(user)) != NULL) {
-		check_shell(&d, pw, prog[0] != '\0' ? prog : NULL);
-		check_dotfiles(&d, pw, &w);
-	}
-	cfg = check_policy(&d, config, &w);
-	if (sc.text != NULL)
-		check_authkeys(&d, &sc, cfg, user);
-	free(sc.text);
-	check_pam(&d, cfg, &w);
-	check_layout(&d, cfg, &w, user, prog[0] != '\0' ? prog : NULL);
-	check_sandbox(&d, cfg, &w, user);
-	ag_config_free(cfg);
-
-	printf("%d checks, %d failed\n", d.nchecks, d.nfail);
-	return d.nfail == 0 ? 0 : 1;
+	return ag_doctor_run(&o);
 }

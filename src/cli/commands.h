@@ -8,6 +8,20 @@
 int	ag_cmd_check(int argc, char **argv);	/* agentgate check   (cmd_check.c) */
 int	ag_cmd_explain(int argc, char **argv);	/* agentgate explain (cmd_explain.c) */
 int	ag_cmd_doctor(int argc, char **argv);	/* agentgate doctor  (cmd_doctor.c) */
+int	ag_cmd_setup(int argc, char **argv);	/* agentgate setup   (cmd_setup.c) */
+
+/* What the doctor looks at; NULL sshd_config and pam_file: sshd's own. */
+struct ag_doctor_opts {
+	const char	*config;	/* the policy */
+	const char	*user;		/* the agent account */
+	const char	*sshd;		/* the sshd program */
+	const char	*sshd_config;
+	const char	*pam_file;	/* sshd's PAM service file */
+};
+/* Every check, printed; 0 when all pass, 1 when one failed, 2 when it cannot run. */
+int	ag_doctor_run(const struct ag_doctor_opts *o);
+/* A name useradd would take for an account or group. */
+int	ag_account_name_ok(const char *name);
 int	ag_cmd_serve(int argc, char **argv);	/* agentgate serve   (cmd_serve.c) */
 int	ag_cmd_audit(int argc, char **argv);	/* agentgate audit   (cmd_audit.c) */
 int	ag_cmd_replay(int argc, char **argv);	/* agentgate replay  (cmd_replay.c) */
