@@ -12,7 +12,7 @@ PASSWD=$(command -v passwd)
 
 ag_sandboxed_policy deploy <<POLICY
   deploy:
-    allow: [echo, { command: passwd, args: ["-S"] }]
+    allow: [echo, passwd]
     paths: { read: ["/"], write: ["~"] }
 POLICY
 P=$AG_DIR/policy.yaml
