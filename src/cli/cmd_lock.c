@@ -19,7 +19,8 @@
 #include "record/live.h"
 
 #define LOCK_USAGE	"usage: agentgate lock [--config FILE] [--reason TEXT] IDENTITY | " \
-	"@ACCOUNT\n       agentgate lock --list\n"
+	"--user ACCOUNT\n       agentgate lock --list\n"
+#define UNLOCK_USAGE	"usage: agentgate unlock IDENTITY | --user ACCOUNT\n"
 
 static int
 root_only(const char *what)
@@ -31,7 +32,8 @@ root_only(const char *what)
 }
 
 struct locked {
-	const char	*name;		/* identity, or "@account" */
+	int		 account;	/* name is an account's, not an identity's */
+	const char	*name;
 	const char	*reason;
 };
 
@@ -40,19 +42,18 @@ lock_match(const struct ag_live_entry *e, void *arg, char *why, size_t whylen)
 {
 	const struct locked *l = arg;
 
-	if (l->name[0] == '@' ? strcmp(e->user, l->name + 1) != 0 :
-	    strcmp(e->identity, l->name) != 0)
+	if (strcmp(l->account ? e->user : e->identity, l->name) != 0)
 		return 0;
-	snprintf(why, whylen, "%s %s is locked: %s", l->name[0] == '@' ? "account" :
-	    "identity", l->name[0] == '@' ? l->name + 1 : l->name, l->reason);
+	snprintf(why, whylen, "%s %s is locked: %s", l->account ? "account" : "identity",
+	    l->name, l->reason);
 	return 1;
 }
 
 static void
-print_lock(const char *name, const char *reason, void *arg)
+print_lock(const char *what, const char *name, const char *reason, void *arg)
 {
 	(void)arg;
-	printf("%-24s  %s\n", name, reason);
+	printf("%-8s  %-24s  %s\n", what, name, reason);
 }
 
 int
@@ -62,17 +63,18 @@ ag_cmd_lock(int argc, char **argv)
 		{ "config", required_argument, NULL, 'f' },
 		{ "reason", required_argument, NULL, 'r' },
 		{ "list", no_argument, NULL, 'l' },
+		{ "user", required_argument, NULL, 'u' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *config = AG_DEFAULT_CONFIG;
-	struct locked l = { NULL, "locked by the administrator" };
+	struct locked l = { 0, NULL, "locked by the administrator" };
 	struct ag_err err;
 	int ch, list = 0, found, failed = 0;
 
 	optind = 1;
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":f:r:lh", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, ":f:r:lu:h", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'f':
 			config = optarg;
@@ -83,9 +85,13 @@ ag_cmd_lock(int argc, char **argv)
 		case 'l':
 			list = 1;
 			break;
+		case 'u':
+			l.account = 1;
+			l.name = optarg;
+			break;
 		case 'h':
 			printf("Usage: agentgate lock [--config FILE] [--reason TEXT] IDENTITY | "
-			    "@ACCOUNT\n       agentgate lock --list\n\nRefuse every new session of "
+			    "--user ACCOUNT\n       agentgate lock --list\n\nRefuse every new session of "
 			    "the identity (or of the account) and end the\nlive ones, until "
 			    "agentgate unlock.  Locks are files in %s.\nRoot only.\n", AG_LOCKDIR);
 			return 0;
@@ -94,7 +100,8 @@ ag_cmd_lock(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (optind != argc - (list ? 0 : 1) || strchr(l.reason, '\n') != NULL) {
+	if (optind != argc - (list || l.account ? 0 : 1) || (list && l.account) ||
+	    strchr(l.reason, '\n') != NULL) {
 		fputs(LOCK_USAGE, stderr);
 		return 2;
 	}
@@ -112,12 +119,14 @@ ag_cmd_lock(int argc, char **argv)
 			printf("no locks\n");
 		return 0;
 	}
-	l.name = argv[optind];
-	if (ag_lock_set(l.name, l.reason, &err) < 0) {
+	if (!l.account)
+		l.name = argv[optind];
+	if (ag_lock_set(l.account, l.name, l.reason, &err) < 0) {
 		ag_err_print(stderr, &err);
 		return 1;
 	}
-	printf("%s locked: new sessions are refused\n", l.name);
+	printf("%s %s locked: new sessions are refused\n", l.account ? "account" : "identity",
+	    l.name);
 	found = ag_sessions_end(lock_match, &l, config, "agentgate lock", 10, &failed);
 	if (found == 0)
 		printf("no live session of %s\n", l.name);
@@ -128,23 +137,25 @@ int
 ag_cmd_unlock(int argc, char **argv)
 {
 	struct ag_err err;
+	int account = argc == 3 && strcmp(argv[1], "--user") == 0;
+	const char *name = account ? argv[2] : argv[1];
 
 	if (argc == 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
-		printf("Usage: agentgate unlock IDENTITY | @ACCOUNT\n\nLift a lock made with "
-		    "agentgate lock.  Root only.\n");
+		printf("Usage: agentgate unlock IDENTITY | --user ACCOUNT\n\nLift a lock made "
+		    "with agentgate lock.  Root only.\n");
 		return 0;
 	}
-	if (argc != 2 || argv[1][0] == '-') {
-		fprintf(stderr, "usage: agentgate unlock IDENTITY | @ACCOUNT\n");
+	if (!(argc == 2 && argv[1][0] != '-') && !account) {
+		fputs(UNLOCK_USAGE, stderr);
 		return 2;
 	}
 	if (root_only("unlock") < 0)
 		return 1;
 	ag_err_clear(&err);
-	if (ag_lock_clear(argv[1], &err) < 0) {
+	if (ag_lock_clear(account, name, &err) < 0) {
 		ag_err_print(stderr, &err);
 		return 1;
 	}
-	printf("%s unlocked\n", argv[1]);
+	printf("%s %s unlocked\n", account ? "account" : "identity", name);
 	return 0;
 }

@@ -187,7 +187,9 @@ end_one(const struct ag_live_entry *e, void *arg)
 	if (ag_live_note_end(e->session, *reason ? reason : "ended by the administrator",
 	    &err) < 0)
 		fprintf(stderr, "agentgate: %s\n", err.msg);
-	if (kill(e->pid, SIGTERM) < 0 && errno != ESRCH) {
+	/* a gateway its own command stopped (kill -STOP $PPID, sandbox off)
+	 * must wake to end its commands, or they outlive it */
+	if ((kill(e->pid, SIGTERM) < 0 || kill(e->pid, SIGCONT) < 0) && errno != ESRCH) {
 		fprintf(stderr, "agentgate: %.8s (pid %ld): %s\n", e->session, (long)e->pid,
 		    strerror(errno));
 		ag_live_note_clear(e->session);

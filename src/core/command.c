@@ -506,6 +506,8 @@ admit_runner(void *arg, struct ag_err *err)
 
 /* ---- run -------------------------------------------------------------------- */
 
+static int running_revoked(void *arg);
+
 /* What every runner gets: the tracked state, the sandbox, the client's fds. */
 static void
 run_opts(struct ag_core *core, struct ag_run_opts *o)
@@ -521,6 +523,10 @@ run_opts(struct ag_core *core, struct ag_run_opts *o)
 	o->out_fd = STDOUT_FILENO;
 	o->err_fd = STDERR_FILENO;
 	o->tty_fd = -1;
+	if (core->standing != NULL) {
+		o->revoked = running_revoked;
+		o->revoked_arg = core;
+	}
 }
 
 /*
@@ -767,7 +773,7 @@ stage_apply(struct ag_core *core, struct cmd *c)
 	c->rec.truncated = res->truncated;
 	c->timed_out = res->timed_out;
 	c->cancelled = res->cancelled;
-	if (res->client_gone || res->terminated)
+	if (res->client_gone || res->terminated || res->revoked)
 		c->end_session = 1;
 	if (res->unread_len > 0 && res->unread_len <= sizeof(core->unread)) {
 		memcpy(core->unread, res->unread, res->unread_len);
@@ -829,13 +835,17 @@ stage_outcome(const struct ag_core *core, const struct cmd *c, struct ag_core_ou
 static int
 revoked(struct ag_core *core)
 {
-	char why[1024];
+	char *why = core->ended_why;
 	struct ag_err err;
 
-	if (core->standing == NULL || ag_standing_check(core->standing, why, sizeof(why)) == 0)
+	if (core->ended)
+		return 1;
+	if (core->standing == NULL || ag_standing_check(core->standing, why,
+	    sizeof(core->ended_why)) == 0)
 		return 0;
 	core->ended = 1;
-	fprintf(stderr, "agentgate: this session has been ended: %s\n", why);
+	fprintf(stderr, "%sagentgate: this session has been ended: %s\n",
+	    core->pty ? "\r\n" : "", why);
 	fflush(stderr);
 	ag_log(LOG_NOTICE, "session ended: %s", why);
 	ag_err_clear(&err);
@@ -843,6 +853,13 @@ revoked(struct ag_core *core)
 	    why, &err) < 0)
 		ag_log(LOG_ERR, "%s", err.msg);
 	return 1;
+}
+
+/* While a command runs (the runner asks every few seconds). */
+static int
+running_revoked(void *arg)
+{
+	return revoked(arg);
 }
 
 int
@@ -857,7 +874,16 @@ ag_core_command(struct ag_core *core, const char *line, size_t len, int flags,
 	int entered = 0;
 
 	*end_session = 0;
-	if (core->ended || revoked(core)) {
+	if (core->outcome != NULL)
+		memset(core->outcome, 0, sizeof(*core->outcome));
+	if (revoked(core)) {
+		/* a front end that reports each line says it was not run */
+		if (core->outcome != NULL) {
+			snprintf(core->outcome->decision, sizeof(core->outcome->decision), "deny");
+			snprintf(core->outcome->reason, sizeof(core->outcome->reason),
+			    "this session has been ended: %s", core->ended_why);
+			snprintf(core->outcome->rule, sizeof(core->outcome->rule), "revoked");
+		}
 		*end_session = 1;
 		return AG_STATUS_ENDED;
 	}
@@ -877,8 +903,6 @@ ag_core_command(struct ag_core *core, const char *line, size_t len, int flags,
 		c.rec.command_len--;
 	c.rec.line = line;
 	c.rec.line_len = len > 0 && line[len - 1] == '\n' ? len - 1 : len;
-	if (core->outcome != NULL)
-		memset(core->outcome, 0, sizeof(*core->outcome));
 	c.rec.cwd = core->sess.cwd;
 	if (stage_target(core, &c) == STOP) {
 		core->ncommands++;

@@ -112,6 +112,7 @@ struct ag_core {
 	struct ag_target	*at;		/* the session's target; NULL: this host */
 	struct ag_standing	*standing;	/* looked at before each line; NULL: never */
 	int			 ended;		/* the standing check ended the session */
+	char			 ended_why[1024];	/* why, as its client was told */
 };
 
 /* What a front end knows about the session it starts. */

@@ -27,6 +27,7 @@ stamp(struct ag_standing *s, const struct stat *st)
 	s->dev = st->st_dev;
 	s->ino = st->st_ino;
 	s->mtime = st->st_mtim;
+	s->ctime = st->st_ctim;
 	s->size = st->st_size;
 }
 
@@ -135,38 +136,43 @@ ag_standing_judge(const struct ag_identity *was, const struct ag_config *now_cfg
 	return 0;
 }
 
-/* A lock's name: what an identity or account may be called, nothing that
- * walks the directory. */
+/*
+ * A lock's file: "identity:NAME" or "account:NAME", so that no identity
+ * name (any of letters, digits, '_', '-', '.', '@') can be taken for an
+ * account's, nor for the temporary files, which start with '.'.
+ */
 static int
-lock_name_ok(const char *name)
+lock_file(char *path, size_t len, int account, const char *name)
 {
 	size_t n = strlen(name);
 
-	return n > 0 && n < 128 && name[0] != '.' &&
-	    strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-	    "0123456789._-@") == n && strchr(name + 1, '@') == NULL;
+	if (n == 0 || n >= 128 || strchr(name, '/') != NULL || strcmp(name, ".") == 0 ||
+	    strcmp(name, "..") == 0 || strspn(name, "abcdefghijklmnopqrstuvwxyz"
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-@$") != n)
+		return -1;
+	snprintf(path, len, "%s/%s:%s", AG_LOCKDIR, account ? "account" : "identity", name);
+	return 0;
 }
 
-/* The lock file name's reason; 1 locked, 0 not. */
+/* The lock file's reason; 1 locked, 0 not. */
 static int
-lock_read(const char *name, char *why, size_t whylen)
+lock_read(int account, const char *name, char *why, size_t whylen)
 {
 	char path[PATH_MAX], buf[AG_LOCK_REASON_MAX];
 	struct stat st;
 	ssize_t n;
 	int fd;
 
-	if (!lock_name_ok(name))
-		return 0;
-	snprintf(path, sizeof(path), "%s/%s", AG_LOCKDIR, name);
+	if (lock_file(path, sizeof(path), account, name) < 0)
+		return 0;	/* no identity or account is called that */
 	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)) < 0)
-		return errno == ENOENT ? 0 : (snprintf(why, whylen, "lock %s cannot be read: %s",
-		    name, strerror(errno)), 1);
+		return errno == ENOENT ? 0 : (snprintf(why, whylen, "its lock cannot be read: %s",
+		    strerror(errno)), 1);
 	/* a lock only root can have made; anything else there still locks */
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != 0 ||
 	    (st.st_mode & 022) != 0) {
 		close(fd);
-		snprintf(why, whylen, "lock %s is not root's alone", name);
+		snprintf(why, whylen, "its lock file is not root's alone");
 		return 1;
 	}
 	n = read(fd, buf, sizeof(buf) - 1);
@@ -180,7 +186,7 @@ lock_read(const char *name, char *why, size_t whylen)
 int
 ag_lock_held(const char *identity, const char *user, char *why, size_t whylen)
 {
-	char acct[130], reason[AG_LOCK_REASON_MAX];
+	char reason[AG_LOCK_REASON_MAX];
 	struct ag_err err;
 	struct stat st;
 
@@ -192,13 +198,12 @@ ag_lock_held(const char *identity, const char *user, char *why, size_t whylen)
 		snprintf(why, whylen, "every identity is locked: %s", err.msg);
 		return 1;
 	}
-	if (identity != NULL && *identity != '\0' && lock_read(identity, reason,
+	if (identity != NULL && *identity != '\0' && lock_read(0, identity, reason,
 	    sizeof(reason))) {
 		snprintf(why, whylen, "identity %s is locked: %s", identity, reason);
 		return 1;
 	}
-	snprintf(acct, sizeof(acct), "@%s", user != NULL ? user : "");
-	if (user != NULL && *user != '\0' && lock_read(acct, reason, sizeof(reason))) {
+	if (user != NULL && *user != '\0' && lock_read(1, user, reason, sizeof(reason))) {
 		snprintf(why, whylen, "account %s is locked: %s", user, reason);
 		return 1;
 	}
@@ -237,7 +242,8 @@ ag_standing_check(struct ag_standing *s, char *why, size_t whylen)
 		return 1;
 	if (s->path == NULL || stat(s->path, &st) < 0 || (st.st_dev == s->dev &&
 	    st.st_ino == s->ino && st.st_size == s->size &&
-	    st.st_mtim.tv_sec == s->mtime.tv_sec && st.st_mtim.tv_nsec == s->mtime.tv_nsec))
+	    st.st_mtim.tv_sec == s->mtime.tv_sec && st.st_mtim.tv_nsec == s->mtime.tv_nsec &&
+	    st.st_ctim.tv_sec == s->ctime.tv_sec && st.st_ctim.tv_nsec == s->ctime.tv_nsec))
 		return 0;
 	stamp(s, &st);
 	ag_err_clear(&err);
@@ -259,20 +265,20 @@ ag_standing_check(struct ag_standing *s, char *why, size_t whylen)
 }
 
 int
-ag_lock_set(const char *name, const char *reason, struct ag_err *err)
+ag_lock_set(int account, const char *name, const char *reason, struct ag_err *err)
 {
 	char path[PATH_MAX], tmp[PATH_MAX];
 	int fd;
 
-	if (!lock_name_ok(name))
-		return ag_err_set(err, "'%s' is not an identity or @account name", name);
+	if (lock_file(path, sizeof(path), account, name) < 0)
+		return ag_err_set(err, "'%s' is not %s name", name, account ? "an account" :
+		    "an identity");
 	if (mkdir(AG_LOCKDIR, 0755) < 0 && errno != EEXIST)
 		return ag_err_set(err, "cannot create %s: %s", AG_LOCKDIR, strerror(errno));
 	if (ag_rundir_root_only(AG_LOCKDIR, err) < 0)
 		return -1;
-	snprintf(path, sizeof(path), "%s/%s", AG_LOCKDIR, name);
-	snprintf(tmp, sizeof(tmp), "%s/.%s.new", AG_LOCKDIR, name);
-	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644)) < 0)
+	snprintf(tmp, sizeof(tmp), "%s/.lock-XXXXXX", AG_LOCKDIR);
+	if ((fd = mkstemp(tmp)) < 0)
 		return ag_err_set(err, "%s: %s", tmp, strerror(errno));
 	if (fchmod(fd, 0644) < 0 || ag_write_all(fd, reason, strlen(reason), NULL) < 0 ||
 	    ag_write_all(fd, "\n", 1, NULL) < 0 || fsync(fd) < 0 || close(fd) < 0 ||
@@ -285,13 +291,13 @@ ag_lock_set(const char *name, const char *reason, struct ag_err *err)
 }
 
 int
-ag_lock_clear(const char *name, struct ag_err *err)
+ag_lock_clear(int account, const char *name, struct ag_err *err)
 {
 	char path[PATH_MAX];
 
-	if (!lock_name_ok(name))
-		return ag_err_set(err, "'%s' is not an identity or @account name", name);
-	snprintf(path, sizeof(path), "%s/%s", AG_LOCKDIR, name);
+	if (lock_file(path, sizeof(path), account, name) < 0)
+		return ag_err_set(err, "'%s' is not %s name", name, account ? "an account" :
+		    "an identity");
 	if (unlink(path) < 0)
 		return ag_err_set(err, "%s: %s", errno == ENOENT ? name : path,
 		    errno == ENOENT ? "not locked" : strerror(errno));
@@ -299,21 +305,31 @@ ag_lock_clear(const char *name, struct ag_err *err)
 }
 
 int
-ag_lock_list(void (*fn)(const char *name, const char *reason, void *arg), void *arg,
-    struct ag_err *err)
+ag_lock_list(void (*fn)(const char *what, const char *name, const char *reason, void *arg),
+    void *arg, struct ag_err *err)
 {
 	char reason[AG_LOCK_REASON_MAX];
 	struct dirent *de;
+	const char *colon;
 	DIR *d;
-	int n = 0;
+	int n = 0, account;
 
 	if ((d = opendir(AG_LOCKDIR)) == NULL)
 		return errno == ENOENT ? 0 : ag_err_set(err, "%s: %s", AG_LOCKDIR,
 		    strerror(errno));
 	while ((de = readdir(d)) != NULL) {
-		if (!lock_name_ok(de->d_name) || !lock_read(de->d_name, reason, sizeof(reason)))
+		if ((colon = strchr(de->d_name, ':')) == NULL)
 			continue;
-		fn(de->d_name, reason, arg);
+		if ((size_t)(colon - de->d_name) == 7 && strncmp(de->d_name, "account", 7) == 0)
+			account = 1;
+		else if ((size_t)(colon - de->d_name) == 8 &&
+		    strncmp(de->d_name, "identity", 8) == 0)
+			account = 0;
+		else
+			continue;
+		if (!lock_read(account, colon + 1, reason, sizeof(reason)))
+			continue;
+		fn(account ? "account" : "identity", colon + 1, reason, arg);
 		n++;
 	}
 	closedir(d);

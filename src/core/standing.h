@@ -10,7 +10,7 @@
  * them too.  So does a gateway whose own program was removed or replaced
  * (package removal, upgrade): what it would run next no longer matches it.
  *
- * Locks are files in AG_LOCKDIR named for the identity (or "@account"),
+ * Locks are files in AG_LOCKDIR named "identity:NAME" or "account:NAME",
  * root's, holding the reason; the directory must be root's alone.
  */
 #ifndef AG_STANDING_H
@@ -36,6 +36,7 @@ struct ag_standing {
 	dev_t			 dev;
 	ino_t			 ino;
 	struct timespec		 mtime;
+	struct timespec		 ctime;		/* an in-place write that kept mtime */
 	off_t			 size;
 };
 
@@ -59,15 +60,17 @@ int	ag_standing_judge(const struct ag_identity *was, const struct ag_config *now
 	    const char *identity, const char *key, const char *profile, char *why,
 	    size_t whylen);
 
-/* 1 when identity (or, identity NULL/"", the account) is locked, with the
- * lock's reason; 0 when not. */
+/* 1 when the identity or the account is locked, with the lock's reason;
+ * 0 when not. */
 int	ag_lock_held(const char *identity, const char *user, char *why, size_t whylen);
 
-/* Lock or unlock (root): name is an identity or "@account".  0, or -1 with err. */
-int	ag_lock_set(const char *name, const char *reason, struct ag_err *err);
-int	ag_lock_clear(const char *name, struct ag_err *err);
-/* Each lock (name, reason) to fn; the count, or -1 with err. */
-int	ag_lock_list(void (*fn)(const char *name, const char *reason, void *arg), void *arg,
-	    struct ag_err *err);
+/* Lock or unlock (root) an identity, or (account 1) an account.  0, or -1
+ * with err. */
+int	ag_lock_set(int account, const char *name, const char *reason, struct ag_err *err);
+int	ag_lock_clear(int account, const char *name, struct ag_err *err);
+/* Each lock ("identity" or "account", name, reason) to fn; the count, or
+ * -1 with err. */
+int	ag_lock_list(void (*fn)(const char *what, const char *name, const char *reason,
+	    void *arg), void *arg, struct ag_err *err);
 
 #endif

@@ -691,6 +691,8 @@ ag_pty_relay(struct ag_pty *p, const struct ag_pty_relay_opts *o, struct ag_pty_
 		siginfo_t si;
 		int sp = ag_sigpipe_fd();
 
+		if (!pw.exited && !r->terminated && o->tick_cb != NULL && o->tick_cb(o->tick_arg))
+			r->terminated = 1;
 		if (!pw.exited && ag_procwatch_step(&pw, t, r->terminated || r->client_gone ||
 		    (r->rec_failed && o->rec_required)))
 			/* what it wrote is still passed on, unless nobody is left to read it */

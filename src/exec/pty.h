@@ -139,6 +139,10 @@ struct ag_pty_relay_opts {
 	int		 wake_fd;
 	int		(*wake_cb)(void *arg);
 	void		*wake_arg;
+	/* Asked each time round the relay (at least once a second): 1 ends
+	 * the command as wake_cb does.  NULL: never. */
+	int		(*tick_cb)(void *arg);
+	void		*tick_arg;
 };
 
 struct ag_pty_result {

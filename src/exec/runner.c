@@ -99,6 +99,19 @@ ag_runner_init(struct ag_err *err)
 	return 0;
 }
 
+#define REVOKE_CHECK_MS	2000	/* a revoked caller's command outlives it this long */
+
+int
+ag_run_check_revoked(const struct ag_run_opts *o, struct ag_run_result *r, long long now,
+    long long *next_at)
+{
+	if (o->revoked == NULL || r->revoked || now < *next_at)
+		return r->revoked;
+	*next_at = now + REVOKE_CHECK_MS;
+	r->revoked = o->revoked(o->revoked_arg) != 0;
+	return r->revoked;
+}
+
 int
 ag_runner_terminating(void)
 {
@@ -862,6 +875,9 @@ capture_read(int *fd, struct ag_strbuf *cap, int *overflow, char *buf)
 /* ---- the parent, PTY path ------------------------------------------------ */
 
 struct pty_ctx {
+	const struct ag_run_opts *o;
+	struct ag_run_result	*r;
+	long long		 revoke_at;
 	pid_t			 pid;
 	int			*capfd;
 	struct ag_strbuf	*cap;
@@ -897,12 +913,20 @@ pty_wake(void *arg)
  * timeout and the capture pipe; what it reports lands in r as the pipe
  * path would have it.
  */
+static int
+pty_tick(void *arg)
+{
+	struct pty_ctx *c = arg;
+
+	return ag_run_check_revoked(c->o, c->r, ag_now_ms(), &c->revoke_at);
+}
+
 static void
 run_in_pty(const struct ag_run_opts *o, struct ag_run_result *r, struct ag_pty *pt, pid_t pid,
     int *capfd, struct ag_strbuf *cap, int *overflow, char *buf, int *wstatus)
 {
-	struct pty_ctx c = { .pid = pid, .capfd = capfd, .cap = cap, .overflow = overflow,
-	    .buf = buf };
+	struct pty_ctx c = { .o = o, .r = r, .pid = pid, .capfd = capfd, .cap = cap,
+	    .overflow = overflow, .buf = buf };
 	struct ag_pty_relay_opts ro;
 	struct ag_pty_result pr;
 	struct ag_err e;
@@ -923,6 +947,10 @@ run_in_pty(const struct ag_run_opts *o, struct ag_run_result *r, struct ag_pty *
 	ro.wake_fd = ag_sigpipe_fd();
 	ro.wake_cb = pty_wake;
 	ro.wake_arg = &c;
+	if (o->revoked != NULL) {
+		ro.tick_cb = pty_tick;
+		ro.tick_arg = &c;
+	}
 	ag_err_clear(&e);
 	if (ag_pty_relay(pt, &ro, &pr, &e) < 0) {
 		ag_log(LOG_ERR, "%s", e.msg);
@@ -937,7 +965,7 @@ run_in_pty(const struct ag_run_opts *o, struct ag_run_result *r, struct ag_pty *
 	r->timed_out = pr.timed_out;
 	r->truncated = pr.truncated;
 	r->client_gone = pr.client_gone;
-	r->terminated = pr.terminated;
+	r->terminated = pr.terminated && !r->revoked;
 	r->bytes_out = pr.bytes_out;
 	r->rec_failed = pr.rec_failed;
 	snprintf(r->rec_error, sizeof(r->rec_error), "%s", pr.rec_error);
@@ -952,7 +980,7 @@ ag_run(const struct ag_run_opts *o, struct ag_run_result *r, struct ag_err *err)
 	struct stream so, se;
 	struct ag_strbuf cap;
 	char *script = NULL, *buf = NULL, **senv = NULL;
-	long long start = ag_now_ms(), give_up_at = 0;
+	long long start = ag_now_ms(), give_up_at = 0, revoke_at = 0;
 	int capfd, overflow = 0, wstatus = 0, textfd = -1, gate[2] = { -1, -1 };
 	struct ag_procwatch pw = { .pidfd = -1 };
 	size_t cstart, clen;
@@ -1066,6 +1094,7 @@ ag_run(const struct ag_run_opts *o, struct ag_run_result *r, struct ag_err *err)
 	ag_procwatch_start(&pw, pid, o->timeout, start);
 	if (pw.term_at)
 		arm_timer(pw.term_at - start);	/* a write to a stalled client is cut short */
+	revoke_at = start;
 
 	for (;;) {
 		struct pollfd pf[7];
@@ -1077,8 +1106,10 @@ ag_run(const struct ag_run_opts *o, struct ag_run_result *r, struct ag_err *err)
 			kill(-pid, got_int);
 			got_int = 0;
 		}
+		if (!pw.exited)
+			(void)ag_run_check_revoked(o, r, t, &revoke_at);
 		if (!pw.exited && ag_procwatch_step(&pw, t, got_term || got_cancel ||
-		    r->client_gone)) {
+		    r->client_gone || r->revoked)) {
 			/* the runner is gone: whatever it left behind goes too */
 			r->terminated = pw.killed && got_term != 0;
 			r->cancelled = pw.killed && got_cancel != 0;

@@ -91,6 +91,13 @@ struct ag_run_opts {
 	 */
 	int		(*admit)(void *arg, struct ag_err *err);
 	void		*admit_arg;
+	/*
+	 * Looked at every few seconds while the command runs: 1 ends its
+	 * process group as a SIGTERM to the gateway would (res->revoked).
+	 * The caller's standing (core/standing.h); NULL: never.
+	 */
+	int		(*revoked)(void *arg);
+	void		*revoked_arg;
 	int		 no_capture;	/* the command cannot change state
 					 * (ag_session_needs_capture): no trap, no fd 3,
 					 * and bash may exec a lone program directly */
@@ -105,6 +112,7 @@ struct ag_run_result {
 	int			 client_gone;	/* our stdout/stderr went away: group killed */
 	int			 terminated;	/* the gateway got SIGHUP/SIGTERM: group killed */
 	int			 cancelled;	/* the gateway got SIGUSR1: group killed */
+	int			 revoked;	/* opts->revoked said so: group killed */
 	unsigned long long	 bytes_out;	/* bytes the command wrote to stdout + stderr */
 	long long		 duration_ms;
 	char			*capture;	/* the records, end marker removed; owned */
@@ -127,6 +135,11 @@ int	ag_runner_init(struct ag_err *err);
  */
 int	ag_run(const struct ag_run_opts *opts, struct ag_run_result *res, struct ag_err *err);
 void	ag_run_result_free(struct ag_run_result *res);
+
+/* For the runner's and the PTY relay's loops: opts->revoked, asked at
+ * most every few seconds (*next_at), remembered in r->revoked. */
+int	ag_run_check_revoked(const struct ag_run_opts *o, struct ag_run_result *r,
+	    long long now, long long *next_at);
 
 /* 1 once SIGHUP or SIGTERM has arrived: the session should end. */
 int	ag_runner_terminating(void);

@@ -254,6 +254,7 @@ session_main(struct conn *c, struct chan *ch, const char *cmd, int st_fd)
 	struct ag_core core;
 	struct ag_standing standing;
 	struct ag_err err;
+	char keyfp[128];
 	char conn_s[2 * ADDR_MAX + 32], client_s[ADDR_MAX + 32];
 	int status;
 	size_t i;
@@ -276,7 +277,9 @@ session_main(struct conn *c, struct chan *ch, const char *cmd, int st_fd)
 	cp.origin.tty = ch->pty;
 	/* a lock ends it at the next line; a changed policy, where the user
 	 * can read it (serve's session runs as the user, without the group) */
-	ag_standing_begin(&standing, c->cfg, c->identity, c->user, NULL, c->profile->name);
+	if (c->auth_info == NULL || ag_sshkey_fingerprint(c->auth_info, keyfp, sizeof(keyfp)) < 0)
+		keyfp[0] = '\0';
+	ag_standing_begin(&standing, c->cfg, c->identity, c->user, keyfp, c->profile->name);
 	cp.standing = &standing;
 	if (ag_core_begin(&core, &cp, &err) < 0) {
 		ag_err_print(stderr, &err);

@@ -39,7 +39,7 @@ AuthorizedKeysCommandUser root"
 ag_start_sshd || exit 99
 T="$AG_USER@127.0.0.1"
 LOCKS=$("$AG_DIR/agentgate" lock --help | sed -n 's/.*Locks are files in \(.*\)\.$/\1/p')
-trap 'rm -f "$LOCKS/dave"; ag_cleanup' EXIT
+trap 'rm -f "$LOCKS/identity:dave" "$LOCKS/identity:eve@corp" "$LOCKS/account:$AG_USER"; ag_cleanup' EXIT
 
 # repl NAME KEY: a REPL session fed from a fifo (fd 7.. by caller), its output in NAME.out
 repl_start() {
@@ -119,7 +119,7 @@ exec 7>"$AG_DIR/d.in"
 echo "echo dave-ready" >&7
 ag_wait_until 60 grep -q dave-ready "$AG_DIR/d.out"
 out=$("$AG_DIR/agentgate" lock --config "$AG_DIR/policy.yaml" --reason "incident 42" dave 2>&1); rc=$?
-ag_like "$rc/$(tr '\n' ' ' <<<"$out")" "^0/dave locked: new sessions are refused session [0-9a-f]{8} \(dave@$AG_USER, pid [0-9]+\) ended: identity dave is locked: incident 42" \
+ag_like "$rc/$(tr '\n' ' ' <<<"$out")" "^0/identity dave locked: new sessions are refused session [0-9a-f]{8} \(dave@$AG_USER, pid [0-9]+\) ended: identity dave is locked: incident 42" \
     "lock_ends_live_sessions" "$out"
 ag_wait_until 60 grep -q '^rc=' "$AG_DIR/d.out"
 exec 7>&-
@@ -130,13 +130,13 @@ ag_like "$rc/$out" "^1/agentgate: refused: identity dave is locked: incident 42"
 ag_ok "locked_login_audited" ag_audit_query \
     "any(x['event'] == 'auth_failure' and x.get('identity') == 'dave' and x.get('request') == 'locked' for x in r)"
 out=$("$AG_DIR/agentgate" lock --list 2>&1)
-ag_like "$out" "^dave +incident 42$" "lock_list_shows_it" "$out"
+ag_like "$out" "^identity +dave +incident 42$" "lock_list_shows_it" "$out"
 out=$(ag_as alice "$T" 'echo alice-unlocked' 2>&1)
 ag_is "$out" alice-unlocked "other_identities_unaffected_by_a_lock" "$out"
 out=$(runuser -u "$AG_USER" -- "$AG_DIR/agentgate" unlock dave 2>&1); rc=$?
 ag_is "$rc" 1 "unlock_is_roots" "$out"
 out=$("$AG_DIR/agentgate" unlock dave 2>&1)
-ag_is "$out" "dave unlocked" "unlock" "$out"
+ag_is "$out" "identity dave unlocked" "unlock" "$out"
 out=$(ag_as dave "$T" 'echo dave-back' 2>&1)
 ag_is "$out" dave-back "unlocked_identity_logs_in" "$out"
 # a lock racing a login: the session that got past the check ends at its next line
@@ -144,12 +144,12 @@ repl_start d2 dave
 exec 7>"$AG_DIR/d2.in"
 echo "echo dave2-ready" >&7
 ag_wait_until 60 grep -q dave2-ready "$AG_DIR/d2.out"
-printf 'racing login\n' > "$LOCKS/dave"	# as config management or a lock made elsewhere
+printf 'racing login\n' > "$LOCKS/identity:dave"	# as config management or a lock made elsewhere
 echo "echo dave2-after-lock" >&7
 ag_wait_until 60 grep -q '^rc=' "$AG_DIR/d2.out"
 exec 7>&-
 ag_unlike "$(cat "$AG_DIR/d2.out")" "dave2-after-lock" "lock_file_ends_session_at_next_line" "$(cat "$AG_DIR/d2.out")"
-rm -f "$LOCKS/dave"
+rm -f "$LOCKS/identity:dave"
 # a lock directory the agent could write is one it could empty: everyone is locked
 chmod o+w "$LOCKS"
 out=$(ag_as alice "$T" 'echo in' 2>&1); rc=$?
@@ -158,6 +158,45 @@ ag_like "$rc/$out" "^1/agentgate: refused: every identity is locked: .*only root
     "lock_directory_writable_by_others_locks_everyone" "$out"
 out=$("$AG_DIR/agentgate" lock '../etc' 2>&1); rc=$?
 ag_like "$rc/$out" "^1/.*not an identity" "lock_name_cannot_walk" "$out"
+
+# a lock on an account, and on an identity whose name has an '@' (any name the
+# policy accepts can be locked)
+out=$("$AG_DIR/agentgate" lock --config "$AG_DIR/policy.yaml" --reason "account closed" --user "$AG_USER" 2>&1)
+ag_like "$out" "^account $AG_USER locked" "lock_an_account" "$out"
+out=$(ag_as alice "$T" 'echo in' 2>&1); rc=$?
+ag_like "$rc/$out" "^1/agentgate: refused: account $AG_USER is locked: account closed" \
+    "locked_account_refuses_every_identity" "$out"
+"$AG_DIR/agentgate" unlock --user "$AG_USER" >/dev/null
+policy "{ name: alice, keys: [\"$(ag_key alice)\"], profile: dev }" \
+    "{ name: eve@corp, keys: [\"$(ag_key dave)\"], profile: dev }"
+out=$("$AG_DIR/agentgate" lock --config "$AG_DIR/policy.yaml" eve@corp 2>&1)
+ag_like "$out" "^identity eve@corp locked" "lock_an_identity_named_with_an_at" "$out"
+out=$(ag_as dave "$T" 'echo eve-in' 2>&1); rc=$?
+ag_like "$rc/$out" "^1/agentgate: refused: identity eve@corp is locked" "identity_with_an_at_stays_locked" "$out"
+"$AG_DIR/agentgate" unlock eve@corp >/dev/null
+policy
+
+# ---- a command that is still running when the caller is revoked ----------------------
+# a loop that runs commands itself never returns to the gateway's prompt:
+# the runner looks at the caller's standing while it runs
+ag_as dave "$T" 'echo loop-started; sleep 3600' > "$AG_DIR/f.out" 2>&1 &
+client=$!
+ag_wait_until 60 grep -q loop-started "$AG_DIR/f.out"
+printf 'during a command\n' > "$LOCKS/identity:dave"
+wait "$client"; rc=$?
+rm -f "$LOCKS/identity:dave"
+ag_is "$rc" 253 "running_command_ended_by_a_lock_file" "$(cat "$AG_DIR/f.out")"
+ag_ok "running_command_client_told" grep -q 'identity dave is locked: during a command' "$AG_DIR/f.out"
+ag_ok "running_command_is_gone" sh -c "! pgrep -u '$AG_USER' -f 'sleep 3600'"
+# and with a terminal (the PTY relay), by a policy that drops the identity
+ag_as dave -tt "$T" 'echo pty-started; sleep 3601' > "$AG_DIR/g.out" 2>&1 </dev/null &
+client=$!
+ag_wait_until 60 grep -q pty-started "$AG_DIR/g.out"
+policy "{ name: alice, keys: [\"$(ag_key alice)\"], profile: dev }"
+wait "$client"; rc=$?
+ag_is "$rc" 253 "running_pty_command_ended_by_a_revocation" "$(cat "$AG_DIR/g.out")"
+ag_ok "running_pty_command_client_told" grep -q 'identity dave was removed from the policy' "$AG_DIR/g.out"
+policy
 
 # ---- the gateway's program replaced under a live session ----------------------------
 repl_start e alice
