@@ -280,9 +280,8 @@ ag_chain_verify(FILE *fp, char last[AG_CHAIN_HEX], struct ag_chain_result *res)
 	return verify_lines(fp, last, res);
 }
 
-/* The hash the state file behind fd keeps, into out: 0, or -1. */
-static int
-read_state(int fd, char out[AG_CHAIN_HEX])
+int
+ag_chain_state_read(int fd, char out[AG_CHAIN_HEX])
 {
 	char buf[AG_CHAIN_HEX];
 	size_t i;
@@ -304,6 +303,23 @@ read_state(int fd, char out[AG_CHAIN_HEX])
  */
 #define END_LOCK_MS	5000L
 
+/*
+ * The end not checked, and why; a torn last line read before stays the
+ * failure it was (1).
+ */
+static int AG_PRINTF(2, 3)
+unchecked(struct ag_chain_result *res, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	n = snprintf(res->note, sizeof(res->note), "its end is not checked: ");
+	va_start(ap, fmt);
+	vsnprintf(res->note + n, sizeof(res->note) - (size_t)n, fmt, ap);
+	va_end(ap);
+	return res->torn ? 1 : 0;
+}
+
 int
 ag_chain_verify_end(FILE *fp, const char *log, char last[AG_CHAIN_HEX],
     struct ag_chain_result *res)
@@ -313,32 +329,24 @@ ag_chain_verify_end(FILE *fp, const char *log, char last[AG_CHAIN_HEX],
 	int fd, rc;
 
 	res->note[0] = '\0';
-	if (ag_chain_state_path(log, path, sizeof(path)) < 0) {
-		snprintf(res->note, sizeof(res->note), "its end is not checked: the chain's "
-		    "state file's name is too long");
-		return 0;
-	}
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY)) < 0) {
-		snprintf(res->note, sizeof(res->note), "its end is not checked: the chain's "
-		    "state file %s: %s", path, strerror(errno));
-		return 0;
-	}
+	if (ag_chain_state_path(log, path, sizeof(path)) < 0)
+		return unchecked(res, "the chain's state file's name is too long");
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY)) < 0)
+		return unchecked(res, "the chain's state file %s: %s", path, strerror(errno));
 	/* the lock every writer takes first, and keeps until the state says
 	 * what it wrote: under it the file's end and the state agree */
 	if (ag_flock_shared_bounded(fd, END_LOCK_MS) < 0) {
-		snprintf(res->note, sizeof(res->note), "its end is not checked: cannot lock "
-		    "the chain's state file %s: %s", path, errno == ETIMEDOUT ?
-		    "a gateway has held it too long" : strerror(errno));
+		rc = unchecked(res, "cannot lock the chain's state file %s: %s", path,
+		    errno == ETIMEDOUT ? "a gateway has held it too long" : strerror(errno));
 		close(fd);
-		return 0;
+		return rc;
 	}
 	if (fstat(fileno(fp), &held) < 0 || stat(log, &named) < 0 ||
 	    held.st_dev != named.st_dev || held.st_ino != named.st_ino) {
 		/* the state now describes the file that replaced this one */
-		snprintf(res->note, sizeof(res->note), "its end is not checked: it was rotated "
-		    "(renamed or removed) while verify read it");
+		rc = unchecked(res, "it was rotated (renamed or removed) while verify read it");
 		close(fd);
-		return 0;
+		return rc;
 	}
 	/* what gateways appended while the file was read, and a last line
 	 * read while it was being written, are read again, whole, now */
@@ -356,20 +364,16 @@ ag_chain_verify_end(FILE *fp, const char *log, char last[AG_CHAIN_HEX],
 		close(fd);
 		return rc;
 	}
-	if (read_state(fd, res->state) < 0) {
-		snprintf(res->note, sizeof(res->note), "its end is not checked: the chain's "
-		    "state file %s holds no hash", path);
+	if (ag_chain_state_read(fd, res->state) < 0) {
 		close(fd);
-		return 0;
+		return unchecked(res, "the chain's state file %s holds no hash", path);
 	}
 	close(fd);
 	if (last[0] == '\0') {
 		/* rotated, and nothing written since: the state names the last
 		 * record of the file before it, which was not given */
-		snprintf(res->note, sizeof(res->note), "its end is not checked: it holds no "
-		    "record, and the chain's state names the last record of the file before "
-		    "it (not given): %s", res->state);
-		return 0;
+		return unchecked(res, "it holds no record, and the chain's state names the "
+		    "last record of the file before it (not given): %s", res->state);
 	}
 	if (strcmp(last, res->state) != 0)
 		return broken(res, 0, "records are missing at the end of the file: the chain's "

@@ -94,4 +94,8 @@ int	ag_chain_verify_end(FILE *fp, const char *log, char last[AG_CHAIN_HEX],
  */
 int	ag_chain_state_path(const char *log, char *out, size_t n);
 
+/* The hash the state file behind fd keeps, into out.  0, or -1 when it
+ * holds none (empty, or not a hash and its newline). */
+int	ag_chain_state_read(int fd, char out[AG_CHAIN_HEX]);
+
 #endif

@@ -562,6 +562,16 @@ end_of_live_log_against_state(void **state)
 	assert_int_equal(res.end_checked, 0);
 	assert_non_null(strstr(res.note, "No such file"));
 	fclose(fp);
+	/* and a torn last line, without one, is the failure it was */
+	fd = open(path, O_WRONLY | O_APPEND);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, half, strlen(half)), (ssize_t)strlen(half));
+	close(fd);
+	fp = fopen(path, "r");
+	assert_non_null(fp);
+	assert_int_equal(verify_live(fp, &res), 1);
+	assert_non_null(strstr(res.what, "truncated"));
+	fclose(fp);
 	ag_audit_close(a);
 	unlink(path);
 	unlink(old);
