@@ -29,14 +29,17 @@ usage(FILE *fp)
 	    "\n"
 	    "Check the hash chain of audit files: exit 0 when every record is as the\n"
 	    "gateway wrote it, 1 with the file and line where a record was altered,\n"
-	    "removed or reordered, or the end torn, 2 on a usage or read error.\n"
+	    "removed or reordered, or the end torn, 2 on a usage or read error (also\n"
+	    "a line longer than 64 MiB, which no record is).\n"
 	    "\n"
 	    "Several FILEs are one series, oldest first: the chain goes on from each\n"
 	    "into the next.  Names as logrotate numbers them (audit.jsonl.2.gz\n"
 	    "audit.jsonl.1 audit.jsonl) are put in that order whatever order they are\n"
 	    "given in.  A FILE ending in .gz is decompressed; - is standard input\n"
 	    "(compressed or not).  A first file that goes on from a chain begun in a\n"
-	    "file not given verifies, and verify says so.\n"
+	    "file not given verifies, and verify says so.  The last FILE, when it is\n"
+	    "the log gateways write, must end with the record the chain's state file\n"
+	    "beside it (.NAME.chain) names, or records were removed from its end.\n"
 	    "\n"
 	    "  -f, --config FILE  without FILE, verify the policy's gateway.audit.file\n"
 	    "                     (policy default %s)\n"
@@ -278,7 +281,7 @@ verify(char **names, int n, int from_start)
 	char last[AG_CHAIN_HEX] = "", why[256];
 	struct ag_chain_result res;
 	unsigned long total = 0;
-	int i, rc;
+	int i, rc, live;
 
 	for (i = 0; i < n; i++) {
 		const char *name = shown(names[i]);
@@ -289,9 +292,14 @@ verify(char **names, int n, int from_start)
 			return 2;
 		}
 		rc = ag_chain_verify(fp, last, &res);
+		/* the newest file, the one gateways write: its end against the
+		 * chain's state beside it */
+		live = i == n - 1 && strcmp(names[i], "-") != 0 && !has_suffix(names[i], ".gz");
+		if (live && (rc == 0 || (rc == 1 && res.torn)))
+			rc = ag_chain_verify_end(fp, names[i], last, &res);
 		if (rc < 0) {
 			fprintf(stderr, "agentgate: audit verify: %s: %s\n", name,
-			    why[0] != '\0' ? why : strerror(errno));
+			    res.what[0] != '\0' ? res.what : why[0] != '\0' ? why : strerror(errno));
 			fclose(fp);
 			return 2;
 		}
@@ -304,6 +312,10 @@ verify(char **names, int n, int from_start)
 			rc = 1, res.line = 1, snprintf(res.what, sizeof(res.what),
 			    "no seed: the chain does not start here (the start was removed, or is "
 			    "in a file not given)");
+		if (rc > 0 && res.line == 0) {
+			printf("%s: %s\n", name, res.what);
+			return 1;
+		}
 		if (rc > 0) {
 			printf("%s: line %lu: %s\n", name, res.line, res.what);
 			return 1;
@@ -318,6 +330,11 @@ verify(char **names, int n, int from_start)
 			    name, res.records, res.from);
 		else
 			printf("%s: %lu records, the chain is intact\n", name, res.records);
+		if (live && res.end_checked)
+			printf("%s: its last record is the one the chain's state names: none is "
+			    "missing at the end\n", name);
+		else if (live)
+			printf("%s: note: %s\n", name, res.note);
 	}
 	if (n > 1)
 		printf("%d files, %lu records: the chain is intact across them\n", n, total);

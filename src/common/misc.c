@@ -166,8 +166,8 @@ ag_proc_stat(pid_t pid, pid_t *ppid, unsigned long long *start)
 	return 0;
 }
 
-int
-ag_flock_bounded(int fd, long ms)
+static int
+flock_bounded(int fd, int op, long ms)
 {
 	struct timespec nap = { 0, 2 * 1000 * 1000 };
 	long long since = ag_now_ms();
@@ -176,7 +176,7 @@ ag_flock_bounded(int fd, long ms)
 	off_t seen = -1;
 
 	for (;;) {
-		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+		if (flock(fd, op | LOCK_NB) == 0)
 			return 0;
 		if (errno != EWOULDBLOCK && errno != EINTR)
 			return -1;
@@ -192,4 +192,16 @@ ag_flock_bounded(int fd, long ms)
 		}
 		nanosleep(&nap, NULL);
 	}
+}
+
+int
+ag_flock_bounded(int fd, long ms)
+{
+	return flock_bounded(fd, LOCK_EX, ms);
+}
+
+int
+ag_flock_shared_bounded(int fd, long ms)
+{
+	return flock_bounded(fd, LOCK_SH, ms);
 }

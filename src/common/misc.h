@@ -65,6 +65,9 @@ void	ag_close_range(unsigned first, unsigned last);
  */
 int	ag_flock_bounded(int fd, long ms);
 
+/* The same with LOCK_SH: a reader that keeps writers out a moment. */
+int	ag_flock_shared_bounded(int fd, long ms);
+
 /*
  * Parent pid and start time (clock ticks since boot, /proc/PID/stat field
  * 22) of pid: with the pid, the start time names one process for good,

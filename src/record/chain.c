@@ -4,6 +4,7 @@
 #include "agconfig.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 #include <json-c/json.h>
 
 #include "common/err.h"
+#include "common/misc.h"
 #include "common/sha256.h"
 #include "record/chain.h"
 
@@ -141,29 +143,78 @@ field(json_object *o, const char *key)
 	return json_object_get_string(v);
 }
 
-int
-ag_chain_verify(FILE *fp, char last[AG_CHAIN_HEX], struct ag_chain_result *res)
+/*
+ * One line of fp, newline included, into *buf (grown as needed, never past
+ * AG_CHAIN_MAX_LINE + 1 bytes and its NUL): its length, 0 at the end of
+ * the input, -1 on a read error or when out of memory.  A line that goes
+ * on past the limit is not read further (a small .gz can hold a line of
+ * gigabytes): *too_long, and the length read.
+ */
+static ssize_t
+bounded_line(FILE *fp, char **buf, size_t *cap, int *too_long)
+{
+	size_t len = 0;
+	int c;
+
+	*too_long = 0;
+	while ((c = getc_unlocked(fp)) != EOF) {
+		if (len + 2 > *cap) {
+			size_t want = *cap == 0 ? 4096 : *cap * 2;
+			char *p;
+
+			if (want > AG_CHAIN_MAX_LINE + 2)
+				want = AG_CHAIN_MAX_LINE + 2;
+			if ((p = realloc(*buf, want)) == NULL) {
+				errno = ENOMEM;
+				return -1;
+			}
+			*buf = p;
+			*cap = want;
+		}
+		(*buf)[len++] = (char)c;
+		if (c == '\n')
+			break;
+		if (len > AG_CHAIN_MAX_LINE) {
+			*too_long = 1;
+			break;
+		}
+	}
+	if (ferror(fp))
+		return -1;
+	if (len > 0)
+		(*buf)[len] = '\0';
+	return (ssize_t)len;
+}
+
+/* Records of fp, from where res says the reading stopped. */
+static int
+verify_lines(FILE *fp, char last[AG_CHAIN_HEX], struct ag_chain_result *res)
 {
 	char want[AG_CHAIN_HEX];
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t n;
-	int rc = 0, after = last[0] != '\0';
+	int rc = 0, after = last[0] != '\0', too_long;
 
-	memset(res, 0, sizeof(*res));
 	errno = 0;
-	while ((n = getline(&line, &cap, fp)) >= 0) {
+	while ((n = bounded_line(fp, &line, &cap, &too_long)) > 0) {
 		unsigned long k = ++res->records;
 		json_tokener *tok;
 		json_object *o = NULL;
 		const char *prev, *seed;
 		size_t len = (size_t)n;
 
-		if (len > AG_CHAIN_MAX_LINE) {
-			rc = broken(res, k, "longer than %zu bytes: not a record", AG_CHAIN_MAX_LINE);
+		if (too_long) {
+			/* not an audit log: refused unread, like a file that
+			 * cannot be read (a gzip bomb, or the wrong file) */
+			(void)broken(res, k, "line %lu is longer than %zu bytes: not an audit "
+			    "log (not read further)", k, AG_CHAIN_MAX_LINE);
+			errno = EFBIG;
+			rc = -1;
 			break;
 		}
-		if (len == 0 || line[len - 1] != '\n') {
+		if (line[len - 1] != '\n') {
+			res->torn = 1;
 			rc = broken(res, k, "truncated: the last record has no end (newline)");
 			break;
 		}
@@ -214,9 +265,120 @@ ag_chain_verify(FILE *fp, char last[AG_CHAIN_HEX], struct ag_chain_result *res)
 		if (rc != 0)
 			break;
 		ag_chain_hash(line, len, last);
+		res->end += (off_t)len + 1;
 	}
-	if (rc == 0 && ferror(fp))
+	if (rc == 0 && n < 0)
 		rc = -1;
 	free(line);
 	return rc;
+}
+
+int
+ag_chain_verify(FILE *fp, char last[AG_CHAIN_HEX], struct ag_chain_result *res)
+{
+	memset(res, 0, sizeof(*res));
+	return verify_lines(fp, last, res);
+}
+
+int
+ag_chain_state_read(int fd, char out[AG_CHAIN_HEX])
+{
+	char buf[AG_CHAIN_HEX];
+	size_t i;
+
+	if (pread(fd, buf, sizeof(buf), 0) != (ssize_t)sizeof(buf) ||
+	    buf[AG_CHAIN_HEX - 1] != '\n')
+		return -1;
+	for (i = 0; i < AG_CHAIN_HEX - 1; i++)
+		if (buf[i] == '\0' || strchr("0123456789abcdef", buf[i]) == NULL)
+			return -1;
+	memcpy(out, buf, AG_CHAIN_HEX - 1);
+	out[AG_CHAIN_HEX - 1] = '\0';
+	return 0;
+}
+
+/*
+ * How long verify waits for the state's lock: a gateway holds it for one
+ * record, and one stopped while holding it must not hang a cron job.
+ */
+#define END_LOCK_MS	5000L
+
+/*
+ * The end not checked, and why; a torn last line read before stays the
+ * failure it was (1).
+ */
+static int AG_PRINTF(2, 3)
+unchecked(struct ag_chain_result *res, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	n = snprintf(res->note, sizeof(res->note), "its end is not checked: ");
+	va_start(ap, fmt);
+	vsnprintf(res->note + n, sizeof(res->note) - (size_t)n, fmt, ap);
+	va_end(ap);
+	return res->torn ? 1 : 0;
+}
+
+int
+ag_chain_verify_end(FILE *fp, const char *log, char last[AG_CHAIN_HEX],
+    struct ag_chain_result *res)
+{
+	char path[PATH_MAX];
+	struct stat held, named;
+	int fd, rc;
+
+	res->note[0] = '\0';
+	if (ag_chain_state_path(log, path, sizeof(path)) < 0)
+		return unchecked(res, "the chain's state file's name is too long");
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY)) < 0)
+		return unchecked(res, "the chain's state file %s: %s", path, strerror(errno));
+	/* the lock every writer takes first, and keeps until the state says
+	 * what it wrote: under it the file's end and the state agree */
+	if (ag_flock_shared_bounded(fd, END_LOCK_MS) < 0) {
+		rc = unchecked(res, "cannot lock the chain's state file %s: %s", path,
+		    errno == ETIMEDOUT ? "a gateway has held it too long" : strerror(errno));
+		close(fd);
+		return rc;
+	}
+	if (fstat(fileno(fp), &held) < 0 || stat(log, &named) < 0 ||
+	    held.st_dev != named.st_dev || held.st_ino != named.st_ino) {
+		/* the state now describes the file that replaced this one */
+		rc = unchecked(res, "it was rotated (renamed or removed) while verify read it");
+		close(fd);
+		return rc;
+	}
+	/* what gateways appended while the file was read, and a last line
+	 * read while it was being written, are read again, whole, now */
+	if (res->torn) {
+		res->records = res->line - 1;
+		res->torn = 0;
+	}
+	res->line = 0;
+	res->what[0] = '\0';
+	if (fseeko(fp, res->end, SEEK_SET) < 0) {
+		close(fd);
+		return -1;
+	}
+	if ((rc = verify_lines(fp, last, res)) != 0) {
+		close(fd);
+		return rc;
+	}
+	if (ag_chain_state_read(fd, res->state) < 0) {
+		close(fd);
+		return unchecked(res, "the chain's state file %s holds no hash", path);
+	}
+	close(fd);
+	if (last[0] == '\0') {
+		/* rotated, and nothing written since: the state names the last
+		 * record of the file before it, which was not given */
+		return unchecked(res, "it holds no record, and the chain's state names the "
+		    "last record of the file before it (not given): %s", res->state);
+	}
+	if (strcmp(last, res->state) != 0)
+		return broken(res, 0, "records are missing at the end of the file: the chain's "
+		    "state file %s says the last record's hash is %s, the file ends at %s",
+		    path, res->state, last);
+	res->end_checked = 1;
+	return 0;
 }

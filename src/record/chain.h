@@ -9,15 +9,18 @@
  * chain.  Altering, removing or reordering a record then breaks the chain
  * at the next one, within a file or from one file of a series into the
  * next, which `agentgate audit verify` reports.  Removing whole records
- * from the end of the last file, or from the start of the first one
- * verified, is not detectable from those files alone (the next file, a
- * collector or a syslog copy is the witness).
+ * from the end of the live log is seen against the state file (its hash
+ * of the last record written); from the end of a copy, or from the start
+ * of the first file verified, it is not detectable from those files alone
+ * (the next file, a collector or a syslog copy is the witness).
  */
 #ifndef AG_CHAIN_H
 #define AG_CHAIN_H
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #define AG_CHAIN_HEX	65	/* 64 hex digits and a NUL */
 
@@ -39,10 +42,18 @@ int	ag_chain_seed(char out[AG_CHAIN_HEX]);
 
 struct ag_chain_result {
 	unsigned long	 records;	/* lines read */
-	unsigned long	 line;		/* the first bad one; 0 when none */
-	char		 what[256];	/* what is wrong there */
+	unsigned long	 line;		/* the first bad one; 0 when none, or
+					 * when the end is cut (end check) */
+	char		 what[PATH_MAX + 512];	/* what is wrong there */
 	int		 mid_chain;	/* the first record has no seed: it */
 	char		 from[AG_CHAIN_HEX];	/* continues from this hash */
+	int		 torn;		/* the break is a last line without
+					 * its newline */
+	off_t		 end;		/* bytes of the whole records read */
+	/* ag_chain_verify_end: */
+	int		 end_checked;	/* the last record is the state's */
+	char		 state[AG_CHAIN_HEX];	/* the hash the state keeps */
+	char		 note[PATH_MAX + 512];	/* why the end was not checked */
 };
 
 /*
@@ -54,9 +65,26 @@ struct ag_chain_result {
  * 0 when the chain holds; 1 when it breaks (res says at which line and
  * how: a record altered, removed or reordered, the start cut off, the last
  * record torn, a line that is no record, a second seed); -1 on a read
- * error (errno).
+ * error (errno), or on a line longer than AG_CHAIN_MAX_LINE, which is not
+ * read further (res->what says so).
  */
 int	ag_chain_verify(FILE *fp, char last[AG_CHAIN_HEX], struct ag_chain_result *res);
+
+/*
+ * The end of the live log against the chain's state file beside it
+ * (ag_chain_state_path), which keeps the hash of the last record any
+ * gateway wrote: removing records from the end of the log is seen there.
+ * fp is log, read by ag_chain_verify, with last and res as it left them
+ * (0, or 1 for a torn last line: one being written).  Under the state's
+ * lock, which every writer takes first, the records appended since and
+ * a torn last line are read again, and the state is compared with the
+ * last record.  0 when they agree (res->end_checked) or when the end
+ * cannot be checked (res->note says why: no state file, a log rotated
+ * while read, an empty file); 1 when the chain breaks in what was read
+ * again or the end was cut off (res->what); -1 on a read error.
+ */
+int	ag_chain_verify_end(FILE *fp, const char *log, char last[AG_CHAIN_HEX],
+	    struct ag_chain_result *res);
 
 /*
  * The state file beside the audit log that keeps the hash of the last
@@ -65,5 +93,9 @@ int	ag_chain_verify(FILE *fp, char last[AG_CHAIN_HEX], struct ag_chain_result *r
  * when it does not fit.
  */
 int	ag_chain_state_path(const char *log, char *out, size_t n);
+
+/* The hash the state file behind fd keeps, into out.  0, or -1 when it
+ * holds none (empty, or not a hash and its newline). */
+int	ag_chain_state_read(int fd, char out[AG_CHAIN_HEX]);
 
 #endif

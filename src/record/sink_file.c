@@ -217,9 +217,6 @@ follow_rotation(struct file_sink *a)
 static int
 chain_prev(struct file_sink *a, const struct stat *st, char prev[AG_CHAIN_HEX], int *empty)
 {
-	char buf[AG_CHAIN_HEX];
-	size_t i;
-
 	if (a->tail_end > 0 && st->st_size == a->tail_end) {
 		*empty = 0;
 		memcpy(prev, a->tail, AG_CHAIN_HEX);
@@ -228,15 +225,8 @@ chain_prev(struct file_sink *a, const struct stat *st, char prev[AG_CHAIN_HEX], 
 	if (ag_chain_tail(a->fd, prev, empty) < 0)
 		return -1;
 	/* a new file (rotation): go on from the last record of the one before */
-	if (!*empty || a->cfd < 0 || pread(a->cfd, buf, AG_CHAIN_HEX, 0) != AG_CHAIN_HEX ||
-	    buf[AG_CHAIN_HEX - 1] != '\n')
-		return 0;
-	for (i = 0; i < AG_CHAIN_HEX - 1; i++)
-		if (strchr("0123456789abcdef", buf[i]) == NULL || buf[i] == '\0')
-			return 0;
-	memcpy(prev, buf, AG_CHAIN_HEX - 1);
-	prev[AG_CHAIN_HEX - 1] = '\0';
-	*empty = 0;
+	if (*empty && a->cfd >= 0 && ag_chain_state_read(a->cfd, prev) == 0)
+		*empty = 0;
 	return 0;
 }
 

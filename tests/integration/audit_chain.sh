@@ -2,7 +2,10 @@
 # audit_chain.sh - the audit file is tamper-evident (issue 14): every record
 # carries the hash of the line before it, the first a seed, and `agentgate
 # audit verify` finds the first record that was altered, removed or
-# reordered and a torn end, and says when the start is not there.  The
+# reordered and a torn end, and says when the start is not there; the live
+# log's end is checked against the chain's state file (records cut from
+# it are found, sessions writing meanwhile are no failure), and a line
+# longer than any record is refused before it is held whole.  The
 # account owns its audit file today (no privilege separation yet), so each
 # tampering below is what it could do with a shell outside the gateway.
 . "$(dirname "$0")/lib.sh"
@@ -17,7 +20,10 @@ N=$(wc -l < "$AG_AUDIT")
 verify() { "$AGENTGATE" audit verify "$1" 2>&1; }
 out=$(verify "$AG_AUDIT"); rc=$?
 ag_is "$rc" 0 "the file as written verifies"
-ag_is "$out" "$AG_AUDIT: $N records, the chain is intact" "verify says how many records"
+ag_is "$(echo "$out" | head -n 1)" "$AG_AUDIT: $N records, the chain is intact" "verify says how many records"
+ag_is "$(echo "$out" | sed -n 2p)" \
+    "$AG_AUDIT: its last record is the one the chain's state names: none is missing at the end" \
+    "and that the live log ends with the record its chain state names"
 ag_is "$(ag_audit_query 'r[0].get("seed") is not None and all("seed" not in x for x in r[1:])')" yes \
     "only the first record holds the seed"
 ag_is "$(ag_audit_query 'all(len(x["prev"]) == 64 for x in r)')" yes "every record holds prev"
@@ -65,10 +71,76 @@ tampered rewritten 4 "the chain breaks here: line 3"
 sed '2s/.*/not json/' "$AG_AUDIT" > "$T"
 tampered garbage 2 "not a JSON record"
 
+# a copy, whole: no state file beside it, and verify says its end is not
+# checked; torn, it still fails
+cp "$AG_AUDIT" "$T"
+out=$(verify "$T"); rc=$?
+ag_is "$rc" 0 "a copy verifies" "$out"
+ag_is "$(echo "$out" | sed -n 2p)" \
+    "$T: note: its end is not checked: the chain's state file $AG_DIR/.tampered.chain: No such file or directory" \
+    "a copy without a state file: verify says its end is not checked" "$out"
+head -c -5 "$AG_AUDIT" > "$T"
+tampered "torn, without a state file" "$N" "truncated"
+
+# a line longer than any record (a gzip bomb: 80 MB of one line in a few
+# hundred KB) is refused as soon as it passes 64 MiB, not held whole
+head -c 80000000 /dev/zero | tr '\0' a | gzip -1 > "$AG_DIR/bomb.jsonl.gz"
+if [ -x /usr/bin/time ] && /usr/bin/time -v true >/dev/null 2>&1; then
+	out=$(/usr/bin/time -v "$AGENTGATE" audit verify "$AG_DIR/bomb.jsonl.gz" 2>&1); rc=$?
+	rss=$(echo "$out" | sed -n 's/.*Maximum resident set size (kbytes): //p')
+	ag_ok "the gzip bomb: verify's peak memory stays near the limit ($rss KiB)" \
+	    test "${rss:-999999}" -lt 150000
+else
+	out=$(ulimit -v 200000; "$AGENTGATE" audit verify "$AG_DIR/bomb.jsonl.gz" 2>&1); rc=$?
+fi
+ag_is "$rc" 2 "the gzip bomb: refused as a read error (2), not killed" "$out"
+ag_like "$out" "bomb.jsonl.gz: line 1 is longer than 67108864 bytes: not an audit log \\(not read further\\)" \
+    "the gzip bomb: verify says why" "$out"
+out=$(ulimit -v 200000; "$AGENTGATE" audit verify - < "$AG_DIR/bomb.jsonl.gz" 2>&1); rc=$?
+ag_is "$rc" 2 "the gzip bomb on standard input, in 200 MB of address space: refused (2)" "$out"
+ag_like "$out" "\\(standard input\\): line 1 is longer than" "and said so" "$out"
+
 # usage and read errors are status 2, distinct from a broken chain
 "$AGENTGATE" audit verify "$AG_DIR/none" >/dev/null 2>&1
 ag_is "$?" 2 "a missing file is a read error (2)"
 "$AGENTGATE" audit >/dev/null 2>&1
 ag_is "$?" 2 "audit without verify is a usage error (2)"
+
+# sessions writing while verify reads the live log: a record appended
+# after verify read the file, or half written when it read it, is read
+# again under the chain state's lock, never a false failure
+busy() {	# sessions one after another, then the marker
+	local i
+	for i in $(seq 1 12); do ag_ssh "echo busy $i" >/dev/null 2>&1; done
+	touch "$AG_DIR/busy.done"
+}
+rm -f "$AG_DIR/busy.done"
+before=$(wc -l < "$AG_AUDIT")
+busy & bpid=$!
+runs=0 bad=""
+while [ ! -e "$AG_DIR/busy.done" ]; do
+	out=$(verify "$AG_AUDIT"); rc=$?
+	runs=$((runs + 1))
+	[ "$rc" -eq 0 ] || bad="$bad run $runs (rc $rc): $out"
+done
+wait "$bpid"
+ag_ok "they wrote records ($before before)" test "$(wc -l < "$AG_AUDIT")" -gt "$before"
+ag_is "$bad" "" "verify never failed while sessions wrote ($runs runs)"
+ag_ok "verify ran at least once while they did ($runs runs)" test "$runs" -ge 1
+
+# the last records cut from the live log itself: its state file still
+# names the true last record
+last_hash=$(tail -n 1 "$AG_AUDIT" | tr -d '\n' | sha256sum | cut -d' ' -f1)
+ag_is "$(cat "$(dirname "$AG_AUDIT")/.$(basename "$AG_AUDIT").chain")" "$last_hash" \
+    "the chain state holds the hash of the last record"
+head -n -2 "$AG_AUDIT" > "$AG_DIR/cut"
+cat "$AG_DIR/cut" > "$AG_AUDIT"
+cut_hash=$(tail -n 1 "$AG_AUDIT" | tr -d '\n' | sha256sum | cut -d' ' -f1)
+out=$(verify "$AG_AUDIT"); rc=$?
+ag_is "$rc" 1 "the end cut from the live log: verify fails" "$out"
+ag_is "$out" "$AG_AUDIT: records are missing at the end of the file: the chain's state file $(dirname "$AG_AUDIT")/.$(basename "$AG_AUDIT").chain says the last record's hash is $last_hash, the file ends at $cut_hash" \
+    "and says records are missing at its end, with both hashes"
+out=$("$AGENTGATE" audit verify --config "$AG_DIR/policy.yaml" 2>&1); rc=$?
+ag_is "$rc" 1 "so does verify of the policy's file" "$out"
 
 ag_done

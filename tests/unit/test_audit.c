@@ -1,6 +1,7 @@
 /* test_audit.c - JSON Lines records, file sink safety, concurrent appenders. */
 #include "agconfig.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
 #include <setjmp.h>
@@ -405,6 +406,205 @@ rotated_or_removed_log_is_opened_again(void **state)
 	unlink(path);
 	unlink(old);
 	unlink(decoy);
+}
+
+/* ag_chain_verify, then ag_chain_verify_end, on the live log. */
+static int
+verify_live(FILE *fp, struct ag_chain_result *res)
+{
+	char last[AG_CHAIN_HEX] = "";
+	int rc = ag_chain_verify(fp, last, res);
+
+	if (rc == 0 || (rc == 1 && res->torn))
+		rc = ag_chain_verify_end(fp, path, last, res);
+	return rc;
+}
+
+/*
+ * The state file keeps the hash of the last record written: records cut
+ * from the end of the live log are seen against it.  Records appended,
+ * or a line half written, while verify reads are read again under the
+ * state's lock and are no failure; nor is a log rotated meanwhile, or one
+ * without a state file, whose end verify says it did not check.
+ */
+static void
+end_of_live_log_against_state(void **state)
+{
+	struct ag_audit_cmd c = { .command = "ls", .command_len = 2, .cwd = "/",
+	    .decision = "allow", .rule = "profiles.readonly.allow[0]", .ran = 1 };
+	struct ag_chain_result res;
+	struct ag_audit *a;
+	struct ag_err err;
+	char st[300], old[sizeof(path) + 4], hash[AG_CHAIN_HEX], half[64];
+	const char *rest;
+	struct stat sb;
+	FILE *fp;
+	int fd;
+
+	(void)state;
+	unlink(path);
+	unlink_state();
+	assert_int_equal(ag_chain_state_path(path, st, sizeof(st)), 0);
+	snprintf(old, sizeof(old), "%s.1", path);
+	a = open_sink(1);
+	assert_non_null(a);
+	assert_int_equal(ag_audit_session_start(a, &err), 0);
+	assert_int_equal(ag_audit_command(a, &c, &err), 0);
+	assert_int_equal(ag_audit_command(a, &c, &err), 0);
+
+	fp = fopen(path, "r");
+	assert_non_null(fp);
+	assert_int_equal(verify_live(fp, &res), 0);
+	assert_int_equal(res.end_checked, 1);
+	assert_int_equal(res.records, 3);
+	fclose(fp);
+
+	/* a record appended after the file was read to its end */
+	fp = fopen(path, "r");
+	assert_non_null(fp);
+	{
+		char last[AG_CHAIN_HEX] = "";
+
+		assert_int_equal(ag_chain_verify(fp, last, &res), 0);
+		assert_int_equal(ag_audit_command(a, &c, &err), 0);
+		assert_int_equal(ag_chain_verify_end(fp, path, last, &res), 0);
+		assert_int_equal(res.end_checked, 1);
+		assert_int_equal(res.records, 4);
+	}
+	fclose(fp);
+
+	/* a line read while it was being written: whole under the lock */
+	rest = "{\"event\":\"outside\",\"prev\":\"";
+	fd = open(path, O_RDWR | O_APPEND);
+	assert_true(fd >= 0);
+	{
+		int empty;
+		char line[256], last[AG_CHAIN_HEX] = "";
+		size_t cut;
+
+		assert_int_equal(ag_chain_tail(fd, hash, &empty), 0);
+		snprintf(line, sizeof(line), "%s%s\"}", rest, hash);
+		cut = strlen(line) / 2;
+		snprintf(half, sizeof(half), "%.*s", (int)cut, line);
+		assert_int_equal(write(fd, half, cut), (ssize_t)cut);
+		fp = fopen(path, "r");
+		assert_non_null(fp);
+		assert_int_equal(ag_chain_verify(fp, last, &res), 1);
+		assert_int_equal(res.torn, 1);
+		assert_int_equal(res.line, 5);
+		assert_int_equal(write(fd, line + cut, strlen(line) - cut), (ssize_t)(strlen(line) - cut));
+		assert_int_equal(write(fd, "\n", 1), 1);
+		/* as the gateway does before it lets go of the lock */
+		ag_chain_hash(line, strlen(line), hash);
+		{
+			int sfd = open(st, O_WRONLY);
+			char buf[AG_CHAIN_HEX];
+
+			assert_true(sfd >= 0);
+			memcpy(buf, hash, AG_CHAIN_HEX - 1);
+			buf[AG_CHAIN_HEX - 1] = '\n';
+			assert_int_equal(pwrite(sfd, buf, sizeof(buf), 0), (ssize_t)sizeof(buf));
+			close(sfd);
+		}
+		assert_int_equal(ag_chain_verify_end(fp, path, last, &res), 0);
+		assert_int_equal(res.end_checked, 1);
+		assert_int_equal(res.records, 5);
+		fclose(fp);
+	}
+
+	/* the last two records cut off: the state still names the last */
+	assert_int_equal(ag_audit_command(a, &c, &err), 0);
+	assert_int_equal(fstat(fd, &sb), 0);
+	{
+		char *buf = malloc((size_t)sb.st_size + 1), *nl;
+		int k;
+
+		assert_non_null(buf);
+		assert_int_equal(pread(fd, buf, (size_t)sb.st_size, 0), (ssize_t)sb.st_size);
+		buf[sb.st_size - 1] = '\0';
+		for (k = 0; k < 2; k++) {
+			nl = strrchr(buf, '\n');
+			assert_non_null(nl);
+			*nl = '\0';
+		}
+		assert_int_equal(ftruncate(fd, nl - buf + 1), 0);
+		free(buf);
+	}
+	close(fd);
+	fp = fopen(path, "r");
+	assert_non_null(fp);
+	assert_int_equal(verify_live(fp, &res), 1);
+	assert_int_equal(res.line, 0);
+	assert_non_null(strstr(res.what, "records are missing at the end of the file"));
+	assert_non_null(strstr(res.what, res.state));
+	fclose(fp);
+
+	/* rotated while verify read it: the state is the new file's now */
+	fp = fopen(path, "r");
+	assert_non_null(fp);
+	{
+		char last[AG_CHAIN_HEX] = "";
+
+		assert_int_equal(ag_chain_verify(fp, last, &res), 0);
+		assert_int_equal(rename(path, old), 0);
+		assert_int_equal(ag_audit_command(a, &c, &err), 0);
+		assert_int_equal(ag_chain_verify_end(fp, path, last, &res), 0);
+		assert_int_equal(res.end_checked, 0);
+		assert_non_null(strstr(res.note, "rotated"));
+	}
+	fclose(fp);
+
+	/* no state file: said, not failed */
+	unlink_state();
+	fp = fopen(path, "r");
+	assert_non_null(fp);
+	assert_int_equal(verify_live(fp, &res), 0);
+	assert_int_equal(res.end_checked, 0);
+	assert_non_null(strstr(res.note, "No such file"));
+	fclose(fp);
+	/* and a torn last line, without one, is the failure it was */
+	fd = open(path, O_WRONLY | O_APPEND);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, half, strlen(half)), (ssize_t)strlen(half));
+	close(fd);
+	fp = fopen(path, "r");
+	assert_non_null(fp);
+	assert_int_equal(verify_live(fp, &res), 1);
+	assert_non_null(strstr(res.what, "truncated"));
+	fclose(fp);
+	ag_audit_close(a);
+	unlink(path);
+	unlink(old);
+}
+
+/* An endless line without a newline: what a gzip bomb decompresses to. */
+static ssize_t
+endless_read(void *c, char *buf, size_t n)
+{
+	(void)c;
+	memset(buf, 'a', n);
+	return (ssize_t)n;
+}
+
+/* A line past AG_CHAIN_MAX_LINE is refused without reading it on. */
+static void
+overlong_line_is_refused_unread(void **state)
+{
+	static const cookie_io_functions_t io = { .read = endless_read };
+	char last[AG_CHAIN_HEX] = "";
+	struct ag_chain_result res;
+	FILE *fp = fopencookie(NULL, "r", io);
+
+	(void)state;
+	assert_non_null(fp);
+	errno = 0;
+	assert_int_equal(ag_chain_verify(fp, last, &res), -1);
+	assert_int_equal(errno, EFBIG);
+	assert_int_equal(res.line, 1);
+	assert_non_null(strstr(res.what, "longer than"));
+	/* it stopped just past the limit */
+	assert_true(ftello(fp) <= (off_t)AG_CHAIN_MAX_LINE + 65536);
+	fclose(fp);
 }
 
 /*
@@ -947,6 +1147,8 @@ main(void)
 		cmocka_unit_test(admin_group_gets_read_access),
 		cmocka_unit_test(rotated_or_removed_log_is_opened_again),
 		cmocka_unit_test(chain_links_to_what_others_appended),
+		cmocka_unit_test(end_of_live_log_against_state),
+		cmocka_unit_test(overlong_line_is_refused_unread),
 		cmocka_unit_test(concurrent_writers_never_interleave),
 		cmocka_unit_test(refused_record_waits_in_the_spool),
 		cmocka_unit_test(full_spool_refuses_with_a_message),
