@@ -210,19 +210,27 @@ ag_lock_held(const char *identity, const char *user, char *why, size_t whylen)
 	return 0;
 }
 
-/* The gateway's own program was replaced or removed since it started. */
+/*
+ * The gateway's own program was removed since it started (the package
+ * removed or purged): what it would run next (the sandbox's preload, the
+ * libraries it loads late) may be gone with it.  An upgrade puts a new
+ * program at the same path, and sessions go on, as sshd's do.
+ */
 static int
 exe_gone(void)
 {
 	char self[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	static const char deleted[] = " (deleted)";
+	size_t dl = sizeof(deleted) - 1;
 
 	if (n <= 0)
 		return 0;
 	self[n] = '\0';
-	return (size_t)n > sizeof(deleted) - 1 &&
-	    strcmp(self + n - (sizeof(deleted) - 1), deleted) == 0;
+	if ((size_t)n <= dl || strcmp(self + n - dl, deleted) != 0)
+		return 0;
+	self[n - dl] = '\0';
+	return access(self, X_OK) < 0;
 }
 
 int
@@ -234,8 +242,8 @@ ag_standing_check(struct ag_standing *s, char *why, size_t whylen)
 	int r;
 
 	if (exe_gone()) {
-		snprintf(why, whylen, "the gateway was removed or upgraded on this host since "
-		    "the session began; log in again");
+		snprintf(why, whylen, "the gateway was removed from this host since the "
+		    "session began");
 		return 1;
 	}
 	if (ag_lock_held(s->identity, s->user, why, whylen))

@@ -7,8 +7,8 @@
  * sessions it already holds.  `agentgate edit` and `agentgate lock` end
  * those at once; the gateway itself looks again before each command, so
  * a policy written by config management, or a lock racing a login, ends
- * them too.  So does a gateway whose own program was removed or replaced
- * (package removal, upgrade): what it would run next no longer matches it.
+ * them too.  So does a gateway whose own program was removed (package
+ * removal): what it would run next may be gone with it.
  *
  * Locks are files in AG_LOCKDIR named "identity:NAME" or "account:NAME",
  * root's, holding the reason; the directory must be root's alone.

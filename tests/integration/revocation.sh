@@ -9,8 +9,8 @@
 #     identity or its key: the session ends at its next line, audited
 #   - agentgate lock: live sessions end, new logins are refused (audited),
 #     unlock lets it back; a lock directory others can write locks everyone
-#   - a gateway whose program was replaced (upgrade, removal) ends its
-#     session at the next line with a message instead of failing oddly
+#   - a gateway whose program was removed ends its session at the next
+#     line with a message instead of failing oddly; an upgrade does not
 . "$(dirname "$0")/lib.sh"
 ag_world_identities alice bob carol dave spare
 ag_setgid_gateway
@@ -198,7 +198,7 @@ ag_is "$rc" 253 "running_pty_command_ended_by_a_revocation" "$(cat "$AG_DIR/g.ou
 ag_ok "running_pty_command_client_told" grep -q 'identity dave was removed from the policy' "$AG_DIR/g.out"
 policy
 
-# ---- the gateway's program replaced under a live session ----------------------------
+# ---- the gateway's program replaced (an upgrade), then removed ------------------------
 repl_start e alice
 exec 7>"$AG_DIR/e.in"
 echo "echo e-ready" >&7
@@ -206,10 +206,15 @@ ag_wait_until 60 grep -q e-ready "$AG_DIR/e.out"
 cp -p "$AG_DIR/agentgate" "$AG_DIR/agentgate.new"
 mv -f "$AG_DIR/agentgate.new" "$AG_DIR/agentgate"	# as dpkg installs a new version
 echo "echo e-after-upgrade" >&7
+ag_wait_until 60 grep -q e-after-upgrade "$AG_DIR/e.out"
+ag_pass "session_goes_on_after_an_upgrade"
+mv "$AG_DIR/agentgate" "$AG_DIR/agentgate.removed"	# as the package's removal
+echo "echo e-after-removal" >&7
 ag_wait_until 60 grep -q '^rc=' "$AG_DIR/e.out"
 exec 7>&-
-ag_unlike "$(cat "$AG_DIR/e.out")" "e-after-upgrade" "replaced_gateway_runs_nothing_more" "$(cat "$AG_DIR/e.out")"
-ag_ok "replaced_gateway_says_so" grep -q 'the gateway was removed or upgraded on this host' "$AG_DIR/e.out"
+mv "$AG_DIR/agentgate.removed" "$AG_DIR/agentgate"
+ag_unlike "$(cat "$AG_DIR/e.out")" "e-after-removal" "removed_gateway_runs_nothing_more" "$(cat "$AG_DIR/e.out")"
+ag_ok "removed_gateway_says_so" grep -q 'the gateway was removed from this host' "$AG_DIR/e.out"
 out=$(ag_as alice "$T" 'echo new-gateway' 2>&1)
 ag_is "$out" new-gateway "new_sessions_use_the_new_gateway" "$out"
 ag_done
