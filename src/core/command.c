@@ -506,8 +506,6 @@ admit_runner(void *arg, struct ag_err *err)
 
 /* ---- run -------------------------------------------------------------------- */
 
-static int running_revoked(void *arg);
-
 /* What every runner gets: the tracked state, the sandbox, the client's fds. */
 static void
 run_opts(struct ag_core *core, struct ag_run_opts *o)
@@ -524,7 +522,7 @@ run_opts(struct ag_core *core, struct ag_run_opts *o)
 	o->err_fd = STDERR_FILENO;
 	o->tty_fd = -1;
 	if (core->standing != NULL) {
-		o->revoked = running_revoked;
+		o->revoked = ag_core_revoked;
 		o->revoked_arg = core;
 	}
 }
@@ -855,11 +853,12 @@ revoked(struct ag_core *core)
 	return 1;
 }
 
-/* While a command runs (the runner asks every few seconds). */
-static int
-running_revoked(void *arg)
+/* While a command runs (the runner and the upstream relay ask every few
+ * seconds). */
+int
+ag_core_revoked(void *core)
 {
-	return revoked(arg);
+	return revoked(core);
 }
 
 int
@@ -949,7 +948,7 @@ ag_core_command(struct ag_core *core, const char *line, size_t len, int flags,
 	/* a transfer leaves $? alone: the REPL never sees one */
 	if (c.xfer.kind == AG_XFER_NONE)
 		s->last_status = c.status;
-	*end_session = c.end_session;
+	*end_session = c.end_session || core->ended;
 out:
 	if (entered)
 		ag_target_leave(core, c.t, &saved);

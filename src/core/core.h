@@ -163,6 +163,12 @@ void	ag_core_end(struct ag_core *core);
  * when gateway.recordings says so.  Returns the session's exit status.
  */
 int	ag_core_serve(struct ag_core *core, const char *req);
+/*
+ * 1 when the caller lost its standing (core/standing.h) since the session
+ * began: the client has been told and the audit has it; the session ends.
+ * (void *: the runner's and the upstream relay's callback.)
+ */
+int	ag_core_revoked(void *core);
 
 /*
  * One command line through every stage (see above).  flags: AG_CORE_*.

@@ -236,6 +236,7 @@ exe_gone(void)
 int
 ag_standing_check(struct ag_standing *s, char *why, size_t whylen)
 {
+	const struct ag_identity *id;
 	struct ag_config *now;
 	struct ag_err err;
 	struct stat st;
@@ -248,6 +249,12 @@ ag_standing_check(struct ag_standing *s, char *why, size_t whylen)
 	}
 	if (ag_lock_held(s->identity, s->user, why, whylen))
 		return 1;
+	/* an expiry passes with no change to the file */
+	if (s->identity[0] != '\0' && (id = ag_config_identity(s->cfg, s->identity)) != NULL &&
+	    id->has_expires && time(NULL) >= id->expires) {
+		snprintf(why, whylen, "identity %s has expired", s->identity);
+		return 1;
+	}
 	if (s->path == NULL || stat(s->path, &st) < 0 || (st.st_dev == s->dev &&
 	    st.st_ino == s->ino && st.st_size == s->size &&
 	    st.st_mtim.tv_sec == s->mtime.tv_sec && st.st_mtim.tv_nsec == s->mtime.tv_nsec &&

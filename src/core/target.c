@@ -366,6 +366,10 @@ ag_target_run(struct ag_core *core, struct ag_target *t, const char *line, size_
 	o.max_output = core->profile->limits.max_output;
 	o.rec = core->pty ? core->rec : NULL;
 	o.redact = core->profile->redact ? core->profile : NULL;
+	if (core->standing != NULL) {
+		o.revoked = ag_core_revoked;
+		o.revoked_arg = core;
+	}
 	fflush(stdout);
 	fflush(stderr);
 	rc = ag_upconn_run(t->conn, &o, r, cols, rows, err);

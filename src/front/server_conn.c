@@ -306,6 +306,8 @@ session_main(struct conn *c, struct chan *ch, const char *cmd, int st_fd)
 		cmd = tcmd;
 	}
 	status = ag_core_serve(&core, cmd);
+	if (core.ended)
+		status = AG_STATUS_ENDED;
 	free(tcmd);
 	fflush(stdout);
 	fflush(stderr);
@@ -976,7 +978,8 @@ srv_connection_main(const struct ag_config *cfg, ssh_bind bind, int fd,
 	alarm(0);
 	/* tell the listener: this one no longer counts against max_startups */
 	if (srv_authed_fd >= 0) {
-		(void)write(srv_authed_fd, "a", 1);
+		if (write(srv_authed_fd, "a", 1) < 0)
+			ag_log(LOG_DEBUG, "listener: %s", strerror(errno));
 		close(srv_authed_fd);
 		srv_authed_fd = -1;
 	}

@@ -233,7 +233,9 @@ spool_append(struct http_sink *a, const char *line, size_t n)
 		snprintf(a->spool_error, sizeof(a->spool_error), "%s: %s", a->spool_path,
 		    w < 0 ? strerror(errno) : "short write");
 		/* a torn record would spoil the one after it */
-		(void)ftruncate(a->spoolfd, st.st_size);
+		if (ftruncate(a->spoolfd, st.st_size) < 0)
+			ag_log(LOG_ERR, "%s: cannot cut a torn record: %s", a->spool_path,
+			    strerror(errno));
 		goto fail;
 	}
 	spool_unlock(a, LOCK_SPOOL);

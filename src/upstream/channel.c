@@ -35,6 +35,7 @@
 
 #define CHUNK		32768
 #define GRACE_MS	2000	/* after SIGTERM upstream, before the channel is closed */
+#define REVOKE_CHECK_MS	2000	/* as the runner's (exec/runner.c) */
 #define PENDING_MAX	((size_t)4 * 1024 * 1024)	/* one chunk, however redaction grew it */
 
 struct stream {
@@ -276,7 +277,8 @@ relay_loop(struct relay *x, int sock)
 {
 	const struct ag_uprun_opts *o = x->o;
 	struct ag_run_result *r = x->r;
-	long long deadline = o->timeout > 0 ? now_ms() + o->timeout * 1000 : 0, kill_at = 0;
+	long long deadline = o->timeout > 0 ? now_ms() + o->timeout * 1000 : 0, kill_at = 0,
+	    revoke_at = 0;
 	int in_open = o->in_fd >= 0, sigfd = ag_sigpipe_fd();
 	char *buf = malloc(CHUNK);
 
@@ -304,6 +306,13 @@ relay_loop(struct relay *x, int sock)
 		now = now_ms();
 		if (kill_at != 0 && now >= kill_at)
 			goto out;
+		if (o->revoked != NULL && !r->revoked && now >= revoke_at) {
+			revoke_at = now + REVOKE_CHECK_MS;
+			if (o->revoked(o->revoked_arg)) {
+				r->revoked = 1;
+				stop(x, &kill_at);
+			}
+		}
 		if (deadline != 0 && now >= deadline && !r->timed_out) {
 			r->timed_out = 1;
 			fflush(stdout);

@@ -72,6 +72,10 @@ struct ag_uprun_opts {
 	long long	 max_output;	/* bytes per stream; 0 = unlimited */
 	struct ag_rec	*rec;		/* PTY output recorded here, or NULL */
 	const struct ag_profile *redact;	/* its output.redact applies, or NULL */
+	/* asked every few seconds: 1 stops the command (r->revoked), as
+	 * ag_run_opts' revoked does; NULL: never */
+	int		(*revoked)(void *arg);
+	void		*revoked_arg;
 };
 
 
