@@ -39,7 +39,7 @@ usage(FILE *fp)
 	    "       agentgate token new NAME\n"
 	    "       agentgate sessions\n"
 	    "       agentgate terminate [--config FILE] [--wait SECONDS] [--reason TEXT]\n"
-	    "                           SESSION | --identity NAME\n"
+	    "                           SESSION | --identity NAME | --user ACCOUNT\n"
 	    "       agentgate lock [--config FILE] [--reason TEXT] IDENTITY | --user ACCOUNT\n"
 	    "       agentgate lock --list\n"
 	    "       agentgate unlock IDENTITY | --user ACCOUNT\n"

@@ -72,11 +72,12 @@ print_entry(const struct ag_live_entry *e, void *arg)
 	int *n = arg;
 
 	if ((*n)++ == 0)
-		printf("%-8s  %-16s  %-12s  %-22s  %-20s  %7s  %s\n", "SESSION", "IDENTITY",
-		    "USER", "CLIENT", "SINCE", "PID", "COMMAND");
+		printf("%-8s  %-16s  %-12s  %-22s  %-19s  %-20s  %7s  %s\n", "SESSION", "IDENTITY",
+		    "USER", "CLIENT", "KEY", "SINCE", "PID", "COMMAND");
 	show_entry(e, &s);
-	printf("%-8.8s  %-16s  %-12s  %-22s  %-20s  %7ld  %s\n", e->session, s.identity, s.user,
-	    s.client, e->since, (long)e->pid, s.command);
+	/* the key's fingerprint, shortened as ssh-keygen -l users recognise it */
+	printf("%-8.8s  %-16s  %-12s  %-22s  %-19.19s  %-20s  %7ld  %s\n", e->session, s.identity,
+	    s.user, s.client, e->key[0] ? e->key : "-", e->since, (long)e->pid, s.command);
 	return 0;
 }
 
@@ -88,8 +89,9 @@ ag_cmd_sessions(int argc, char **argv)
 
 	if (argc > 1 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
 		printf("Usage: agentgate sessions\n\nList the live sessions: session id (the "
-		    "first 8 of the audit records'\nsession), identity, account, client, start "
-		    "(UTC), gateway pid, and the\ncommand running now.  Root only.\n");
+		    "first 8 of the audit records'\nsession), identity, account, client, the "
+		    "key's fingerprint (its start),\nstart (UTC), gateway pid, and the command "
+		    "running now.  Root only.\n");
 		return 0;
 	}
 	if (argc > 1) {
@@ -237,8 +239,9 @@ ag_sessions_end(int (*match)(const struct ag_live_entry *, void *, char *, size_
 }
 
 struct target {
-	const char	*session;	/* prefix of the id; NULL = by identity */
+	const char	*session;	/* prefix of the id; NULL = by identity or account */
 	const char	*identity;
+	const char	*user;
 	const char	*reason;
 	int		 found;
 };
@@ -246,7 +249,9 @@ struct target {
 static int
 matches(const struct target *t, const struct ag_live_entry *e)
 {
-	return t->session != NULL ? strncmp(e->session, t->session, strlen(t->session)) == 0 :
+	if (t->session != NULL)
+		return strncmp(e->session, t->session, strlen(t->session)) == 0;
+	return t->user != NULL ? strcmp(e->user, t->user) == 0 :
 	    strcmp(e->identity, t->identity) == 0;
 }
 
@@ -271,13 +276,14 @@ terminate_match(const struct ag_live_entry *e, void *arg, char *why, size_t whyl
 }
 
 #define TERMINATE_USAGE "usage: agentgate terminate [--config FILE] [--wait SECONDS] " \
-	"[--reason TEXT] SESSION | --identity NAME\n"
+	"[--reason TEXT] SESSION | --identity NAME | --user ACCOUNT\n"
 
 int
 ag_cmd_terminate(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "identity", required_argument, NULL, 'i' },
+		{ "user", required_argument, NULL, 'u' },
 		{ "config", required_argument, NULL, 'f' },
 		{ "wait", required_argument, NULL, 'w' },
 		{ "reason", required_argument, NULL, 'r' },
@@ -294,10 +300,13 @@ ag_cmd_terminate(int argc, char **argv)
 	memset(&t, 0, sizeof(t));
 	optind = 1;
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":i:f:w:r:h", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, ":i:u:f:w:r:h", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'i':
 			t.identity = optarg;
+			break;
+		case 'u':
+			t.user = optarg;
 			break;
 		case 'f':
 			config = optarg;
@@ -315,10 +324,12 @@ ag_cmd_terminate(int argc, char **argv)
 			break;
 		case 'h':
 			printf("Usage: agentgate terminate [--config FILE] [--wait SECONDS] "
-			    "[--reason TEXT]\n                           SESSION | --identity NAME\n"
+			    "[--reason TEXT]\n                           SESSION | --identity NAME | "
+			    "--user ACCOUNT\n"
 			    "\nEnd a live session (SESSION: its id or a unique prefix, as "
-			    "agentgate\nsessions shows it), or every session of an identity.  The "
-			    "gateway\nends the running command and closes the session; its client "
+			    "agentgate\nsessions shows it), or every session of an identity or of "
+			    "an account.\nThe gateway ends the running command and closes the "
+			    "session; its client "
 			    "is told\nthe administrator ended it (and --reason), and the audit log "
 			    "records\nwho ended it.  A gateway still there after --wait seconds\n"
 			    "(default %d) is killed.  Root only.\n", TERM_GRACE_S);
@@ -328,11 +339,12 @@ ag_cmd_terminate(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (optind != argc - (t.identity == NULL ? 1 : 0)) {
+	if ((t.identity != NULL && t.user != NULL) ||
+	    optind != argc - (t.identity == NULL && t.user == NULL ? 1 : 0)) {
 		fputs(TERMINATE_USAGE, stderr);
 		return 2;
 	}
-	if (t.identity == NULL) {
+	if (t.identity == NULL && t.user == NULL) {
 		t.session = argv[optind];
 		if (strlen(t.session) < 4 || strspn(t.session, "0123456789abcdef") !=
 		    strlen(t.session)) {
@@ -354,7 +366,8 @@ ag_cmd_terminate(int argc, char **argv)
 	    &failed);
 	if (found == 0) {
 		fprintf(stderr, "agentgate: terminate: no live session %s%s\n",
-		    t.session ? "" : "of identity ", t.session ? t.session : t.identity);
+		    t.session ? "" : t.user ? "of account " : "of identity ",
+		    t.session ? t.session : t.user ? t.user : t.identity);
 		return 1;
 	}
 	return failed == 0 ? 0 : 1;

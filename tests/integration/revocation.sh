@@ -69,6 +69,20 @@ ag_ok "terminate_reason_audited" ag_audit_query \
 ag_ok "terminated_session_end_status_253" ag_audit_query \
     "any(x['event'] == 'session_end' and x.get('identity') == 'alice' and x.get('exit') == 253 for x in r)"
 
+# ---- sessions shows the key; terminate --user ends an account's sessions ----------
+repl_start u alice
+exec 7>"$AG_DIR/u.in"
+echo "echo u-ready" >&7
+ag_wait_until 60 grep -q u-ready "$AG_DIR/u.out"
+fp=$(ssh-keygen -lf "$AG_DIR/alice.pub" | cut -d' ' -f2)
+out=$("$AG_DIR/agentgate" sessions 2>&1)
+fpre=$(printf '%s' "${fp:0:19}" | sed 's/[][+/.\\*?^$(){}|]/\\&/g')
+ag_like "$out" "alice +$AG_USER +[^ ]+ +$fpre " "sessions_shows_the_key" "$out"
+out=$("$AG_DIR/agentgate" terminate --config "$AG_DIR/policy.yaml" --wait 600 --user "$AG_USER" 2>&1); rc=$?
+ag_like "$rc/$out" "^0/session [0-9a-f]{8} \(alice@$AG_USER, pid [0-9]+\) ended" "terminate_by_account" "$out"
+ag_wait_until 60 grep -q '^rc=' "$AG_DIR/u.out"
+exec 7>&-
+
 # ---- agentgate edit disables bob: bob's session ends, carol's goes on ----------------
 repl_start b bob
 exec 7>"$AG_DIR/b.in"
