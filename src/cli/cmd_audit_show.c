@@ -225,9 +225,9 @@ print_line(json_object *o)
 		snprintf(text, sizeof(text), "exit %lld", (long long)json_object_get_int64(v));
 		what = text;
 	}
-	printf("%-20s  %-8.8s  %-24s  %-13s  %-9s%s%s\n", when,
+	printf("%-20s  %-8.8s  %-24s  %-13s  %-*s%s%s\n", when,
 	    s != NULL && strspn(s, "0123456789abcdef") >= 8 ? s : "-", who,
-	    visible(o, "event", 40, ev, sizeof(ev)),
+	    visible(o, "event", 40, ev, sizeof(ev)), what != NULL ? 9 : 0,
 	    visible(o, "decision", 12, dec, sizeof(dec)), what != NULL ? "  " : "",
 	    what != NULL ? what : "");
 }
