@@ -210,26 +210,54 @@ out:
 }
 
 char *
-ag_auditfile_configured(const char *config, const char *cmd)
+ag_auditfile_configured(const char *config, const char *cmd, enum ag_auditfile_what what)
 {
 	struct ag_config *cfg;
 	struct ag_err err;
+	const char *v;
 	char *file;
 
 	if ((cfg = ag_config_load(config, 0, &err)) == NULL) {
 		ag_err_print(stderr, &err);
 		return NULL;
 	}
-	if (cfg->gw.audit.file == NULL) {
-		fprintf(stderr, "agentgate: audit %s: %s configures no audit file "
-		    "(gateway.audit.file): name the files\n", cmd, config);
+	v = what == AG_AUDITFILE_LOG ? cfg->gw.audit.file : cfg->gw.recordings;
+	if (v == NULL) {
+		fprintf(stderr, "agentgate: %s: %s %s\n", cmd, config, what == AG_AUDITFILE_LOG ?
+		    "configures no audit file (gateway.audit.file): name the files" :
+		    "records no sessions (gateway.recordings): name the file to play");
 		ag_config_free(cfg);
 		return NULL;
 	}
-	if ((file = strdup(cfg->gw.audit.file)) == NULL)
-		fprintf(stderr, "agentgate: audit %s: %s\n", cmd, strerror(ENOMEM));
+	if ((file = strdup(v)) == NULL)
+		fprintf(stderr, "agentgate: %s: %s\n", cmd, strerror(ENOMEM));
 	ag_config_free(cfg);
 	return file;
+}
+
+int
+ag_auditfile_args(int argc, char **argv, const char *config, const char *cmd, char ***names,
+    int *n, char **owned)
+{
+	int i, stdin_seen = 0;
+
+	*owned = NULL;
+	for (i = 0; i < argc; i++)
+		if (strcmp(argv[i], "-") == 0 && stdin_seen++) {
+			fprintf(stderr, "agentgate: %s: standard input (-) given twice\n", cmd);
+			return -1;
+		}
+	if (argc == 0) {
+		if ((*owned = ag_auditfile_configured(config, cmd, AG_AUDITFILE_LOG)) == NULL)
+			return -1;
+		*names = owned;
+		*n = 1;
+		return 0;
+	}
+	ag_auditfile_order(argv, argc);
+	*names = argv;
+	*n = argc;
+	return 0;
 }
 
 int

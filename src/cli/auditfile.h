@@ -22,10 +22,24 @@ int	 ag_auditfile_gz(const char *name);
  */
 void	 ag_auditfile_order(char **names, int n);
 
+enum ag_auditfile_what {
+	AG_AUDITFILE_LOG,		/* gateway.audit.file */
+	AG_AUDITFILE_RECORDINGS,	/* gateway.recordings */
+};
+
 /*
- * The policy config's gateway.audit.file, malloc'd; NULL after saying why
- * on stderr, as "agentgate: audit CMD: ...".
+ * What the policy config names, malloc'd; NULL after saying why on stderr,
+ * as "agentgate: CMD: ...".
  */
-char	*ag_auditfile_configured(const char *config, const char *cmd);
+char	*ag_auditfile_configured(const char *config, const char *cmd,
+	    enum ag_auditfile_what what);
+
+/*
+ * The files CMD reads: argv (standard input at most once, a series put in
+ * order), or without any the policy's audit file, which *owned then holds
+ * (the caller frees it; NULL otherwise).  0, or -1 after saying why.
+ */
+int	 ag_auditfile_args(int argc, char **argv, const char *config, const char *cmd,
+	    char ***names, int *n, char **owned);
 
 #endif

@@ -130,8 +130,8 @@ ag_cmd_audit(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *config = AG_DEFAULT_CONFIG;
-	char *file = NULL;
-	int ch, i, rc, from_start = 0, stdin_seen = 0;
+	char *file, **names;
+	int ch, rc, from_start = 0, n;
 
 	if (argc == 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
 		usage(stdout);
@@ -170,18 +170,9 @@ ag_cmd_audit(int argc, char **argv)
 	}
 	argc -= optind;
 	argv += optind;
-	for (i = 0; i < argc; i++)
-		if (strcmp(argv[i], "-") == 0 && stdin_seen++) {
-			fprintf(stderr, "agentgate: audit verify: standard input (-) given twice\n");
-			return 2;
-		}
-	if (argc == 0) {
-		if ((file = ag_auditfile_configured(config, "verify")) == NULL)
-			return 2;
-		rc = verify(&file, 1, from_start);
-		free(file);
-		return rc;
-	}
-	ag_auditfile_order(argv, argc);
-	return verify(argv, argc, from_start);
+	if (ag_auditfile_args(argc, argv, config, "audit verify", &names, &n, &file) < 0)
+		return 2;
+	rc = verify(names, n, from_start);
+	free(file);
+	return rc;
 }

@@ -332,8 +332,8 @@ ag_cmd_audit_show(int argc, char **argv)
 	};
 	const char *config = AG_DEFAULT_CONFIG;
 	struct filter f;
-	char *file;
-	int ch, i, rc, stdin_seen = 0;
+	char *file, **names;
+	int ch, rc, n;
 
 	memset(&f, 0, sizeof(f));
 	f.since = f.until = -1;
@@ -397,18 +397,9 @@ ag_cmd_audit_show(int argc, char **argv)
 	}
 	argc -= optind;
 	argv += optind;
-	for (i = 0; i < argc; i++)
-		if (strcmp(argv[i], "-") == 0 && stdin_seen++) {
-			fprintf(stderr, "agentgate: audit show: standard input (-) given twice\n");
-			return 2;
-		}
-	if (argc == 0) {
-		if ((file = ag_auditfile_configured(config, "show")) == NULL)
-			return 2;
-		rc = show(&f, &file, 1);
-		free(file);
-		return rc;
-	}
-	ag_auditfile_order(argv, argc);
-	return show(&f, argv, argc);
+	if (ag_auditfile_args(argc, argv, config, "audit show", &names, &n, &file) < 0)
+		return 2;
+	rc = show(&f, names, n);
+	free(file);
+	return rc;
 }

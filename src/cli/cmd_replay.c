@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli/auditfile.h"
 #include "cli/commands.h"
 #include "common/config.h"
 #include "common/err.h"
@@ -321,30 +322,6 @@ newest_first(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-/* The policy's gateway.recordings, malloc'd; NULL after saying why. */
-static char *
-recordings_dir(const char *config)
-{
-	struct ag_config *cfg;
-	struct ag_err err;
-	char *dir;
-
-	if ((cfg = ag_config_load(config, 0, &err)) == NULL) {
-		ag_err_print(stderr, &err);
-		return NULL;
-	}
-	if (cfg->gw.recordings == NULL) {
-		fprintf(stderr, "agentgate: replay: %s records no sessions (gateway.recordings): "
-		    "name the file to play\n", config);
-		ag_config_free(cfg);
-		return NULL;
-	}
-	if ((dir = strdup(cfg->gw.recordings)) == NULL)
-		fprintf(stderr, "agentgate: replay: %s\n", strerror(ENOMEM));
-	ag_config_free(cfg);
-	return dir;
-}
-
 static void
 header_field(json_object *h, const char *key, char *out, size_t outsz)
 {
@@ -486,7 +463,7 @@ session_file(const char *config, const char *session)
 	char *dir, *path = NULL;
 	int n;
 
-	if ((dir = recordings_dir(config)) == NULL)
+	if ((dir = ag_auditfile_configured(config, "replay", AG_AUDITFILE_RECORDINGS)) == NULL)
 		return NULL;
 	if ((n = find_casts(dir, session, &v)) == 0)
 		fprintf(stderr, "agentgate: replay: no recording of session %s in %s\n", session, dir);
@@ -511,7 +488,7 @@ list(const char *config)
 	char *dir;
 	int n;
 
-	if ((dir = recordings_dir(config)) == NULL)
+	if ((dir = ag_auditfile_configured(config, "replay", AG_AUDITFILE_RECORDINGS)) == NULL)
 		return 2;
 	n = find_casts(dir, NULL, &v);
 	free(dir);
