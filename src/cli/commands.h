@@ -24,6 +24,8 @@ int	ag_doctor_run(const struct ag_doctor_opts *o);
 int	ag_account_name_ok(const char *name);
 int	ag_cmd_serve(int argc, char **argv);	/* agentgate serve   (cmd_serve.c) */
 int	ag_cmd_audit(int argc, char **argv);	/* agentgate audit   (cmd_audit.c) */
+/* agentgate audit show (cmd_audit_show.c); argv starts at "show" */
+int	ag_cmd_audit_show(int argc, char **argv);
 int	ag_cmd_replay(int argc, char **argv);	/* agentgate replay  (cmd_replay.c) */
 /* agentgate authorized-keys, sshd's AuthorizedKeysCommand (cmd_authkeys.c) */
 int	ag_cmd_authkeys(int argc, char **argv);

@@ -38,6 +38,11 @@ ag_core_term_start(struct ag_core *core)
 	memset(&ri, 0, sizeof(ri));
 	ri.dir = cfg->gw.recordings;
 	ri.session = core->audit != NULL ? ag_audit_session_id(core->audit) : NULL;
+	if (core->audit != NULL) {
+		const char *client;
+
+		ag_audit_who(core->audit, &ri.user, &ri.identity, &client);
+	}
 	ri.width = ws.ws_col;
 	ri.height = ws.ws_row;
 	ri.term = ag_session_getenv(&core->sess, "TERM");

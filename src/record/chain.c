@@ -143,15 +143,8 @@ field(json_object *o, const char *key)
 	return json_object_get_string(v);
 }
 
-/*
- * One line of fp, newline included, into *buf (grown as needed, never past
- * AG_CHAIN_MAX_LINE + 1 bytes and its NUL): its length, 0 at the end of
- * the input, -1 on a read error or when out of memory.  A line that goes
- * on past the limit is not read further (a small .gz can hold a line of
- * gigabytes): *too_long, and the length read.
- */
-static ssize_t
-bounded_line(FILE *fp, char **buf, size_t *cap, int *too_long)
+ssize_t
+ag_chain_line(FILE *fp, char **buf, size_t *cap, int *too_long)
 {
 	size_t len = 0;
 	int c;
@@ -197,7 +190,7 @@ verify_lines(FILE *fp, char last[AG_CHAIN_HEX], struct ag_chain_result *res)
 	int rc = 0, after = last[0] != '\0', too_long;
 
 	errno = 0;
-	while ((n = bounded_line(fp, &line, &cap, &too_long)) > 0) {
+	while ((n = ag_chain_line(fp, &line, &cap, &too_long)) > 0) {
 		unsigned long k = ++res->records;
 		json_tokener *tok;
 		json_object *o = NULL;

@@ -40,6 +40,15 @@ int	ag_chain_seed(char out[AG_CHAIN_HEX]);
 /* Longest line `audit verify` reads; a longer one is a broken file. */
 #define AG_CHAIN_MAX_LINE	((size_t)64 * 1024 * 1024)
 
+/*
+ * One line of fp, newline included, into *buf (grown as needed, never past
+ * AG_CHAIN_MAX_LINE + 1 bytes and its NUL; the caller frees it): its
+ * length, 0 at the end of the input, -1 on a read error or when out of
+ * memory.  A line that goes on past the limit is not read further (a small
+ * .gz can hold a line of gigabytes): *too_long, and the length read.
+ */
+ssize_t	ag_chain_line(FILE *fp, char **buf, size_t *cap, int *too_long);
+
 struct ag_chain_result {
 	unsigned long	 records;	/* lines read */
 	unsigned long	 line;		/* the first bad one; 0 when none, or

@@ -273,6 +273,11 @@ header(struct ag_rec *r, const struct ag_rec_info *info, struct ag_err *err)
 		json_object_object_add(env, "SHELL", json_object_new_string(info->shell));
 	json_object_object_add(h, "env", env);
 	json_object_object_add(h, "agentgate_session", json_object_new_string(info->session));
+	if (info->identity != NULL)
+		json_object_object_add(h, "agentgate_identity",
+		    json_object_new_string(info->identity));
+	if (info->user != NULL)
+		json_object_object_add(h, "agentgate_user", json_object_new_string(info->user));
 	js = json_object_to_json_string_length(h, JSON_C_TO_STRING_PLAIN |
 	    JSON_C_TO_STRING_NOSLASHESCAPE, &jl);
 	rc = js != NULL ? queue(r, js, jl, err) : ag_err_set(err, "recording: out of memory");

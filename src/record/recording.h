@@ -5,7 +5,9 @@
  * O_CREAT|O_EXCL|O_NOFOLLOW in a directory that must not be group- or
  * world-writable (the audit directory's rule).  First line, the header:
  *   {"version":2,"width":W,"height":H,"timestamp":T,
- *    "env":{"TERM":..,"SHELL":..},"agentgate_session":ID}
+ *    "env":{"TERM":..,"SHELL":..},"agentgate_session":ID,
+ *    "agentgate_identity":NAME,"agentgate_user":ACCOUNT}
+ * (the last two when known: agentgate replay --list shows them)
  * then one event per line, [seconds-since-open, code, data]:
  *   "o" output, "r" resize ("COLSxROWS"), "i" input (only when asked to:
  *   keystrokes carry passwords and tokens), "m" a marker: the gateway's
@@ -38,6 +40,8 @@ struct ag_rec;
 struct ag_rec_info {
 	const char	*dir;		/* gateway.recordings, absolute */
 	const char	*session;	/* the session id: [A-Za-z0-9_-], the file's name */
+	const char	*identity;	/* the caller's identity, or NULL */
+	const char	*user;		/* the account, or NULL */
 	unsigned	 width;		/* columns at the start */
 	unsigned	 height;	/* rows */
 	const char	*term;		/* TERM, or NULL */

@@ -58,4 +58,64 @@ ag_like "$z_err" "writing to '/etc/a\\\\u202eb'" "refusal_message_escapes_bidi"
 ag_run k 'kill -9 $$'
 ag_is "$(q '[(x.get("exit"), x.get("signal")) for x in r if x["event"]=="command"][-1]')" "(137, 9)" "audit_signal"
 
+# agentgate audit show: the policy's log by default, one line a record
+AS() { "$AG_DIR/agentgate" audit show --config "$AG_DIR/policy.yaml" "$@"; }
+sh_all=$(AS)
+ag_is "$(printf '%s\n' "$sh_all" | wc -l)" "$(wc -l < "$AG_AUDIT")" "show_one_line_per_record"
+ag_like "$sh_all" "^20[0-9-]{8}T[0-9:]{8}Z  [0-9a-f]{8}  -@$AG_USER +command +deny +rm -rf /tmp/nothing$" \
+    "show_time_session_who_event_decision_command" "$sh_all"
+ag_like "$sh_all" 'command +deny +rm a\\u202eb \\u009b31m \\u2066c$' "show_escapes_shown_as_text"
+ag_unlike "$sh_all" "$(printf '\342\200\256')" "show_passes_no_raw_bidi_control"
+ag_is "$(AS --decision deny --event command | awk '{print $4, $5}' | sort | uniq -c | tr -s ' ')" \
+    " $(q 'len([x for x in r if x["event"]=="command" and x["decision"]=="deny"])') command deny" \
+    "show_decision_and_event_filter"
+sess=$(q '[x["session"] for x in r if x["event"]=="command" and x["command"]=="echo audited"][0]')
+ag_is "$(AS --session "${sess:0:6}" | awk '{print $4}' | tr '\n' ' ')" \
+    "session_start command_start command session_end " "show_session_prefix_filter"
+ag_is "$(AS --session "${sess:0:6}" --json)" "$(grep "\"session\":\"$sess\"" "$AG_AUDIT")" "show_json_is_the_records_unchanged"
+ag_is "$(AS --user "$AG_USER" | wc -l)" "$(wc -l < "$AG_AUDIT")" "show_user_filter"
+ag_is "$(AS --user nobody-such | wc -l)" 0 "show_user_filter_excludes"
+ag_is "$(AS --since 1h | wc -l)" "$(wc -l < "$AG_AUDIT")" "show_relative_since"
+ag_is "$(AS --until 1h | wc -l)" 0 "show_relative_until"
+out=$(AS --since yesterday 2>&1); rc=$?
+ag_is "$rc" 2 "show_bad_since_exits_2"
+ag_like "$out" "^agentgate: audit show: --since 'yesterday': not a time" "show_bad_since_says_why"
+ag_is "$(AS --decision maybe 2>&1; echo "rc=$?")" \
+    "agentgate: audit show: --decision 'maybe': give allow, deny, ask-allow or ask-deny"$'\n'"rc=2" \
+    "show_bad_decision"
+
+# records of other identities and days, in a file given by name: the
+# identity filter, absolute times, and an escape in a command as text
+"$AG_PYTHON" - "$AG_DIR/other.jsonl" <<'PY'
+import json, sys
+s = "0123456789abcdef0123456789abcdef"
+recs = [
+    {"ts": "2026-11-27T09:00:00.000Z", "event": "command", "session": s, "user": "agent",
+     "identity": "alice", "command": "printf '\x1b]52;c;eA==\x07'", "decision": "allow", "exit": 0},
+    {"ts": "2026-11-28T10:00:00.000Z", "event": "command", "session": "f" + s[1:], "user": "agent",
+     "identity": "bob", "command": "rm -rf /", "decision": "deny", "reason": "no"},
+    {"ts": "2026-11-28T11:30:00.000Z", "event": "command", "session": "e" + s[1:], "user": "agent",
+     "identity": "bob", "command": "ask me", "decision": "ask-allow", "exit": 0},
+]
+open(sys.argv[1], "w").write("".join(json.dumps(r) + "\n" for r in recs))
+PY
+OS() { "$AG_DIR/agentgate" audit show "$@" "$AG_DIR/other.jsonl"; }
+ag_is "$(OS --identity bob | awk '{print $3}' | tr '\n' ' ')" "bob@agent bob@agent " "show_identity_filter"
+ag_is "$(OS --since 2026-11-28 --until 2026-11-28T11:00 | awk '{print $1}')" "2026-11-28T10:00:00Z" \
+    "show_since_until_absolute"
+ag_is "$(OS --since 2026-11-28T11:30:00Z | awk '{print $5}')" "ask-allow" "show_since_is_inclusive"
+ag_is "$(OS --decision ask-allow --identity bob | wc -l)" 1 "show_filters_combine"
+ag_like "$(OS --identity alice)" "printf '\\\\x1b\]52;c;eA==\\\\x07'$" "show_escape_in_command_as_text"
+ag_unlike "$(OS --identity alice | od -An -tx1 | tr -d '\n')" ' 1b ' "show_writes_no_escape_byte"
+
+# the log is root's and the audit group's to read; others are told why
+ag_setgid_gateway
+chgrp "$G" "$AG_AUDIT" && chmod 0640 "$AG_AUDIT"
+gid=$(getent group "$G" | cut -d: -f3)
+out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$AG_DIR/agentgate" audit show "$AG_AUDIT" 2>&1); rc=$?
+ag_is "$rc" 2 "show_others_cannot_read_the_log"
+ag_like "$out" "$AG_AUDIT: Permission denied" "show_says_permission_denied"
+ag_is "$(setpriv --reuid=65534 --regid=65534 --groups="$gid" "$AG_DIR/agentgate" audit show "$AG_AUDIT" | wc -l)" \
+    "$(wc -l < "$AG_AUDIT")" "show_the_audit_group_reads_the_log"
+
 ag_done

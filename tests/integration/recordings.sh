@@ -108,5 +108,24 @@ ag_like "$tr" '^  +\| agt@host:~\$ forged command' "the forged prompt is output,
 ag_unlike "$tr" '^\[ *[0-9.]+\] agt@host' "and nothing output printed looks like the gateway's"
 ag_is "$("$AG_DIR/agentgate" replay --transcript /etc/hostname 2>&1; echo "rc=$?")" \
     "agentgate: replay: /etc/hostname:1: not JSON"$'\n'"rc=1" "a file that is not a recording is said to be one"
+
+# by the session's id, looked up in the policy's recordings directory
+RP() { "$AG_DIR/agentgate" replay --config "$AG_DIR/policy.yaml" "$@"; }
+id=$(basename "$cast" .cast)
+ag_is "$(RP --transcript "${id:0:8}")" "$tr" "replay finds the recording by the start of its session id"
+ag_like "$(RP --list)" "^$id  -@$AG_USER +20[0-9-]{8}T[0-9:]{8}Z +$(stat -c %s "$cast")$" \
+    "replay --list: session, identity@account, start, size" "$(RP --list)"
+# a second recording whose id starts the same, older: listed after, and
+# the short prefix is ambiguous
+other=${id:0:4}$(printf '%s' "${id:4}" | tr '0-9a-f' '1-9a-f0')
+sed '1s/"timestamp":[0-9]*/"timestamp":1000000000/' "$cast" > "$AG_DIR/rec/$other.cast"
+ag_is "$(RP --list | awk 'NR > 1 { print $1 }' | tr '\n' ' ')" "$id $other " "replay --list is newest first"
+out=$(RP --transcript "${id:0:4}" 2>&1); rc=$?
+ag_is "$rc" 2 "an ambiguous session id is refused"
+ag_like "$out" "2 recordings in .* are of a session starting ${id:0:4}" "and said to be" "$out"
+ag_like "$out" "^$other " "with the candidates listed"
+ag_is "$(RP --transcript "$id")" "$tr" "the whole id still finds its one"
+ag_is "$(RP --transcript 0000ffff 2>&1; echo "rc=$?")" \
+    "agentgate: replay: no recording of session 0000ffff in $AG_DIR/rec"$'\n'"rc=2" "an unknown session is said to be"
 rm -rf /tmp/rec-$$-*
 ag_done

@@ -1,0 +1,267 @@
+/*
+ * auditfile.c - reading audit files: the policy's, a rotated series in
+ * order, .gz and standard input (see auditfile.h).
+ */
+#include "agconfig.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <zlib.h>
+
+#include "cli/auditfile.h"
+#include "common/config.h"
+#include "common/err.h"
+#include "common/lazylib.h"
+
+/* ---- reading .gz and standard input through zlib ------------------------- */
+
+static struct ag_lazylib zlib_lib = { "libz.so.1", 0, "" };
+
+static struct {
+	__typeof__(gzdopen)	*dopen;
+	__typeof__(gzread)	*read;
+	__typeof__(gzerror)	*error;
+	__typeof__(gzclose)	*close;
+} zl;
+
+struct gz_cookie {
+	gzFile	 gz;
+	char	*why;		/* zlib's message on a read error */
+	size_t	 whylen;
+};
+
+static ssize_t
+gz_cookie_read(void *c, char *buf, size_t n)
+{
+	struct gz_cookie *g = c;
+	int got, zerr;
+
+	if (n > (size_t)1 << 30)
+		n = (size_t)1 << 30;
+	if ((got = zl.read(g->gz, buf, (unsigned)n)) < 0) {
+		const char *m = zl.error(g->gz, &zerr);
+
+		snprintf(g->why, g->whylen, "%s", zerr == Z_ERRNO ? strerror(errno) : m);
+		errno = EIO;
+		return -1;
+	}
+	/* gzread ends a stream cut short like a whole one: only gzerror
+	 * tells them apart */
+	if (got == 0 && (zl.error(g->gz, &zerr), zerr == Z_BUF_ERROR)) {
+		snprintf(g->why, g->whylen, "the compressed file is cut short (unexpected end "
+		    "of file)");
+		errno = EIO;
+		return -1;
+	}
+	return got;
+}
+
+static int
+gz_cookie_close(void *c)
+{
+	struct gz_cookie *g = c;
+	int rc = zl.close(g->gz);
+
+	free(g);
+	return rc == Z_OK ? 0 : EOF;
+}
+
+/*
+ * fd as a stream of what it holds decompressed (or as it is, when it is
+ * not gzip's), for getline.  NULL with why; fd is closed either way.
+ */
+static FILE *
+gz_stream(int fd, char *why, size_t whylen)
+{
+#define SYM(f, m)	AG_LAZYSYM(__typeof__(zl), f, m)
+	static const struct ag_lazysym sym[] = {
+		SYM(gzdopen, dopen), SYM(gzread, read), SYM(gzerror, error), SYM(gzclose, close),
+	};
+#undef SYM
+	static const cookie_io_functions_t io = {
+		.read = gz_cookie_read, .close = gz_cookie_close,
+	};
+	struct gz_cookie *g;
+	FILE *fp;
+
+	if (ag_lazylib_load(&zlib_lib, sym, sizeof(sym) / sizeof(sym[0]), &zl) < 0) {
+		snprintf(why, whylen, "%s", zlib_lib.why);
+		close(fd);
+		return NULL;
+	}
+	if ((g = calloc(1, sizeof(*g))) == NULL || (g->gz = zl.dopen(fd, "rb")) == NULL) {
+		snprintf(why, whylen, "%s", strerror(ENOMEM));
+		free(g);
+		close(fd);
+		return NULL;
+	}
+	g->why = why;
+	g->whylen = whylen;
+	if ((fp = fopencookie(g, "r", io)) == NULL) {
+		snprintf(why, whylen, "%s", strerror(errno));
+		gz_cookie_close(g);
+	}
+	return fp;
+}
+
+static int
+has_suffix(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+
+	return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+FILE *
+ag_auditfile_open(const char *name, char *why, size_t whylen)
+{
+	FILE *fp;
+	int fd;
+
+	why[0] = '\0';
+	if (strcmp(name, "-") == 0) {
+		if ((fd = dup(STDIN_FILENO)) < 0) {
+			snprintf(why, whylen, "%s", strerror(errno));
+			return NULL;
+		}
+		return gz_stream(fd, why, whylen);
+	}
+	if (has_suffix(name, ".gz")) {
+		if ((fd = open(name, O_RDONLY | O_CLOEXEC | O_NOCTTY)) < 0) {
+			snprintf(why, whylen, "%s", strerror(errno));
+			return NULL;
+		}
+		return gz_stream(fd, why, whylen);
+	}
+	if ((fp = fopen(name, "re")) == NULL)
+		snprintf(why, whylen, "%s", strerror(errno));
+	return fp;
+}
+
+/* ---- the order of a series -------------------------------------------- */
+
+/*
+ * logrotate's number of name: N for "BASE.N" or "BASE.N.gz", 0 for BASE
+ * itself; the length of BASE in *baselen.
+ */
+static unsigned long
+rotation_number(const char *name, size_t *baselen)
+{
+	size_t n = strlen(name), end, i;
+
+	if (has_suffix(name, ".gz"))
+		n -= 3;
+	for (i = n; i > 0 && name[i - 1] >= '0' && name[i - 1] <= '9'; i--)
+		;
+	end = i;
+	if (end == n || end < 2 || name[end - 1] != '.' || n - end > 9 ||
+	    (name[end] == '0' && n - end > 1)) {
+		*baselen = strlen(name);
+		return 0;
+	}
+	*baselen = end - 1;
+	return strtoul(name + end, NULL, 10);
+}
+
+/* Oldest first: the order a shell's glob does not give. */
+void
+ag_auditfile_order(char **names, int n)
+{
+	unsigned long *num;
+	size_t len0 = 0, len;
+	int i, j, numbered = 0;
+
+	if (n < 2 || (num = calloc((size_t)n, sizeof(*num))) == NULL)
+		return;
+	for (i = 0; i < n; i++) {
+		num[i] = rotation_number(names[i], &len);
+		if (strcmp(names[i], "-") == 0 || (has_suffix(names[i], ".gz") && num[i] == 0))
+			goto out;
+		if (i == 0)
+			len0 = len;
+		if (len != len0 || strncmp(names[i], names[0], len) != 0)
+			goto out;
+		numbered |= num[i] > 0;
+		for (j = 0; j < i; j++)
+			if (num[j] == num[i])
+				goto out;
+	}
+	if (!numbered)
+		goto out;
+	/* a few files: insertion sort, highest number (oldest) first */
+	for (i = 1; i < n; i++) {
+		char *name = names[i];
+		unsigned long k = num[i];
+
+		for (j = i; j > 0 && num[j - 1] < k; j--) {
+			names[j] = names[j - 1];
+			num[j] = num[j - 1];
+		}
+		names[j] = name;
+		num[j] = k;
+	}
+out:
+	free(num);
+}
+
+char *
+ag_auditfile_configured(const char *config, const char *cmd, enum ag_auditfile_what what)
+{
+	struct ag_config *cfg;
+	struct ag_err err;
+	const char *v;
+	char *file;
+
+	if ((cfg = ag_config_load(config, 0, &err)) == NULL) {
+		ag_err_print(stderr, &err);
+		return NULL;
+	}
+	v = what == AG_AUDITFILE_LOG ? cfg->gw.audit.file : cfg->gw.recordings;
+	if (v == NULL) {
+		fprintf(stderr, "agentgate: %s: %s %s\n", cmd, config, what == AG_AUDITFILE_LOG ?
+		    "configures no audit file (gateway.audit.file): name the files" :
+		    "records no sessions (gateway.recordings): name the file to play");
+		ag_config_free(cfg);
+		return NULL;
+	}
+	if ((file = strdup(v)) == NULL)
+		fprintf(stderr, "agentgate: %s: %s\n", cmd, strerror(ENOMEM));
+	ag_config_free(cfg);
+	return file;
+}
+
+int
+ag_auditfile_args(int argc, char **argv, const char *config, const char *cmd, char ***names,
+    int *n, char **owned)
+{
+	int i, stdin_seen = 0;
+
+	*owned = NULL;
+	for (i = 0; i < argc; i++)
+		if (strcmp(argv[i], "-") == 0 && stdin_seen++) {
+			fprintf(stderr, "agentgate: %s: standard input (-) given twice\n", cmd);
+			return -1;
+		}
+	if (argc == 0) {
+		if ((*owned = ag_auditfile_configured(config, cmd, AG_AUDITFILE_LOG)) == NULL)
+			return -1;
+		*names = owned;
+		*n = 1;
+		return 0;
+	}
+	ag_auditfile_order(argv, argc);
+	*names = argv;
+	*n = argc;
+	return 0;
+}
+
+int
+ag_auditfile_gz(const char *name)
+{
+	return has_suffix(name, ".gz");
+}

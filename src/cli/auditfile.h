@@ -1,0 +1,45 @@
+/*
+ * auditfile.h - reading audit files for `agentgate audit verify` and
+ * `agentgate audit show`: the policy's file, a rotated series in
+ * logrotate's order, .gz files and standard input (zlib loaded only when
+ * one is read: lazylib.h).
+ */
+#ifndef AG_AUDITFILE_H
+#define AG_AUDITFILE_H
+
+#include <stdio.h>
+
+/* name opened for reading ("-": standard input, compressed or not; a name
+ * ending in .gz decompressed); NULL with why. */
+FILE	*ag_auditfile_open(const char *name, char *why, size_t whylen);
+
+/* 1 when name ends in .gz. */
+int	 ag_auditfile_gz(const char *name);
+
+/*
+ * Names that are all one log as logrotate numbers it (FILE, FILE.1,
+ * FILE.2.gz, ...) put oldest first; any other set left in the given order.
+ */
+void	 ag_auditfile_order(char **names, int n);
+
+enum ag_auditfile_what {
+	AG_AUDITFILE_LOG,		/* gateway.audit.file */
+	AG_AUDITFILE_RECORDINGS,	/* gateway.recordings */
+};
+
+/*
+ * What the policy config names, malloc'd; NULL after saying why on stderr,
+ * as "agentgate: CMD: ...".
+ */
+char	*ag_auditfile_configured(const char *config, const char *cmd,
+	    enum ag_auditfile_what what);
+
+/*
+ * The files CMD reads: argv (standard input at most once, a series put in
+ * order), or without any the policy's audit file, which *owned then holds
+ * (the caller frees it; NULL otherwise).  0, or -1 after saying why.
+ */
+int	 ag_auditfile_args(int argc, char **argv, const char *config, const char *cmd,
+	    char ***names, int *n, char **owned);
+
+#endif
