@@ -54,43 +54,51 @@ cf_ynode_free(struct ynode *y)
 
 
 
+/* The message at file:line:col; every cf_err_* comes here. */
+static int
+verr(struct ctx *c, const char *file, int line, int col, const char *fmt, va_list ap)
+{
+	char msg[AG_ERR_MSG_MAX];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	return ag_err_at(c->err, file, line, col, "%s", msg);
+}
+
 int
 cf_err_at(struct ctx *c, int line, int col, const char *fmt, ...)
 {
-	char msg[AG_ERR_MSG_MAX];
 	va_list ap;
+	int rc;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	rc = verr(c, c->name, line, col, fmt, ap);
 	va_end(ap);
-	return ag_err_at(c->err, c->name, line, col, "%s", msg);
+	return rc;
 }
-
 
 int
 cf_err_node(struct ctx *c, const struct ynode *y, const char *fmt, ...)
 {
-	char msg[AG_ERR_MSG_MAX];
 	va_list ap;
+	int rc;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	rc = verr(c, c->name, y->line, y->col, fmt, ap);
 	va_end(ap);
-	return ag_err_at(c->err, c->name, y->line, y->col, "%s", msg);
+	return rc;
 }
 
 /* An error at pos, in whichever file it is. */
 int
 cf_err_pos(struct ctx *c, const struct ag_pos *pos, const char *fmt, ...)
 {
-	char msg[AG_ERR_MSG_MAX];
 	va_list ap;
+	int rc;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	rc = verr(c, pos->file != NULL ? pos->file : c->name, pos->line, pos->col, fmt, ap);
 	va_end(ap);
-	return ag_err_at(c->err, pos->file != NULL ? pos->file : c->name, pos->line,
-	    pos->col, "%s", msg);
+	return rc;
 }
 
 int

@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include "common/config.h"
+#include "testfile.h"
 
 #define TOK1	"6894ddb902c671b97aae683c7e776d4925e275610ff086faa6d00dd2bfe20e7a"
 #define TOK2	"1111111111111111111111111111111111111111111111111111111111111111"
@@ -48,23 +49,12 @@ struct tree {
 };
 
 static void
-put(const char *path, const char *text, mode_t mode)
-{
-	FILE *fp = fopen(path, "w");
-
-	assert_non_null(fp);
-	fputs(text, fp);
-	assert_int_equal(fclose(fp), 0);
-	assert_int_equal(chmod(path, mode), 0);
-}
-
-static void
 put_frag(const struct tree *t, const char *name, const char *text)
 {
 	char p[400];
 
 	snprintf(p, sizeof(p), "%s/%s", t->frag, name);
-	put(p, text, 0644);
+	write_file(p, text, 0644);
 }
 
 static int
@@ -80,7 +70,7 @@ setup(void **state)
 	chmod(t->dir, 0755);
 	snprintf(t->file, sizeof(t->file), "%s/agentgate.yaml", t->dir);
 	snprintf(t->frag, sizeof(t->frag), "%s/agentgate.d", t->dir);
-	put(t->file, main_yaml, 0644);
+	write_file(t->file, main_yaml, 0644);
 	if (mkdir(t->frag, 0755) < 0)
 		return -1;
 	*state = t;
@@ -259,7 +249,7 @@ profiles_are_shared_across_files(void **state)
 	struct ag_config *cfg;
 	struct ag_err err;
 
-	put(t->file, main2, 0644);
+	write_file(t->file, main2, 0644);
 	/* nothing defines 'dev' yet */
 	assert_null(ag_config_load(t->file, AG_CONFIG_NO_PERMCHECK, &err));
 	assert_non_null(strstr(err.msg, "'profiles' is missing"));
@@ -353,7 +343,7 @@ unsafe_fragments_are_refused(void **state)
 
 	/* a symlinked fragment is judged by what it points to */
 	snprintf(want, sizeof(want), "%s/elsewhere.yaml", t->dir);
-	put(want, "identities:\n  - {name: s, profile: r, token_sha256: " TOK2 "}\n", 0666);
+	write_file(want, "identities:\n  - {name: s, profile: r, token_sha256: " TOK2 "}\n", 0666);
 	assert_int_equal(symlink(want, frag), 0);
 	assert_null(ag_config_load(t->file, 0, &err));
 	assert_non_null(strstr(err.msg, "elsewhere.yaml is writable by everyone"));
