@@ -24,10 +24,12 @@ check_usage(FILE *fp)
 	fprintf(fp,
 	    "Usage: agentgate check [--config FILE] [-q]\n"
 	    "\n"
-	    "Validate the policy file: YAML syntax, every key and value, profile\n"
-	    "references, and the ownership and mode of the file and every\n"
-	    "directory above it.  Prints \"OK: N profiles, M identities\" and exits 0,\n"
-	    "or prints the first error as FILE:LINE:COL: message and exits 1.\n"
+	    "Validate the policy file and the fragments of the agentgate.d directory\n"
+	    "beside it: YAML syntax, every key and value, profile references, and the\n"
+	    "ownership and mode of each file and every directory above it.  Prints\n"
+	    "\"OK: N profiles, M identities\" (and how many fragments were read, when\n"
+	    "agentgate.d is there) and exits 0, or prints the first error as\n"
+	    "FILE:LINE:COL: message and exits 1.\n"
 	    "\n"
 	    "  -f, --config FILE  policy file (default %s)\n"
 	    "  -q, --quiet        print nothing when the file is valid\n"
@@ -40,7 +42,8 @@ static void
 warn_setid(const struct ag_rule *r, const char *why, void *arg)
 {
 	fprintf(stderr, "agentgate: %s:%d:%d: warning: %s allows %s, but %s\n",
-	    *(const char **)arg, r->pos.line, r->pos.col, r->id, r->command, why);
+	    r->pos.file != NULL ? r->pos.file : *(const char **)arg, r->pos.line, r->pos.col,
+	    r->id, r->command, why);
 }
 
 int
@@ -122,6 +125,8 @@ ag_cmd_check(int argc, char **argv)
 		printf("OK: %zu profiles, %zu identities", cfg->nprofiles, cfg->nidentities);
 	if (!quiet && cfg->nupstreams > 0)
 		printf(", %zu upstream%s", cfg->nupstreams, cfg->nupstreams == 1 ? "" : "s");
+	if (!quiet && cfg->has_fragdir)
+		printf(", %zu fragment%s", cfg->files.n - 1, cfg->files.n == 2 ? "" : "s");
 	if (!quiet)
 		printf("\n");
 	ag_config_free(cfg);

@@ -40,6 +40,9 @@ edit_usage(FILE *fp)
 	    "installed.  Sessions that start after that use it; `agentgate serve`\n"
 	    "after SIGHUP.  Root only.\n"
 	    "\n"
+	    "Only the policy file itself is edited; the fragments of the agentgate.d\n"
+	    "directory beside it are not, but the copy is checked together with them.\n"
+	    "\n"
 	    "  -f, --config FILE  policy file (default %s)\n"
 	    "  -h, --help         show this help and exit\n", AG_DEFAULT_CONFIG);
 }

@@ -18,6 +18,7 @@
 
 #include <arpa/inet.h>
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
@@ -242,6 +243,7 @@ add_ref(struct ctx *c, enum refkind kind, size_t idx, const char *name,
 	c->refs[c->nrefs].kind = kind;
 	c->refs[c->nrefs].idx = idx;
 	c->refs[c->nrefs].name = name;
+	c->refs[c->nrefs].file = c->name;
 	c->refs[c->nrefs].line = v->line;
 	c->refs[c->nrefs].col = v->col;
 	c->nrefs++;
@@ -281,6 +283,10 @@ unknown_profile(struct ctx *c, const struct pref *r, const char *who)
 	size_t i, best = SIZE_MAX, used = 0;
 	const char *pick = NULL;
 
+	/* the profile may be in a fragment not read (the last good copy) */
+	if (c->flags & AG_CONFIG_GATEWAY_ONLY)
+		return 0;
+	c->name = r->file;
 	for (i = 0; i < cfg->nprofiles; i++) {
 		const char *n = cfg->profiles[i].name;
 		int w;
@@ -758,8 +764,7 @@ gateway_server(struct ctx *c, const char *key, const struct ynode *k,
 	struct ag_gateway *gw = arg;
 
 	gw->server.present = 1;
-	gw->server.pos.line = k->line;
-	gw->server.pos.col = k->col;
+	cf_pos(c, &gw->server.pos, k);
 	if (cf_is_null(v))
 		return 0;
 	return cf_walk_fields(c, v, key, "in gateway.server", server_fields, &gw->server,
@@ -792,6 +797,26 @@ static const struct cf_field gateway_fields[] = {
 	CF_READ("egress", gateway_egress),
 	CF_END
 };
+
+/*
+ * Room for more entries after the n in *arr (identities, users, profiles,
+ * upstreams: the main file's, then each fragment's), zeroed.  Nothing
+ * points into these arrays until the references are resolved at the end.
+ */
+static void *
+grow(struct ctx *c, void *arr, size_t n, size_t more, size_t size, const struct ynode *v)
+{
+	char *na;
+
+	if (more == 0)
+		more = 1;
+	if (n > SIZE_MAX / size - more || (na = realloc(arr, (n + more) * size)) == NULL) {
+		cf_oom(c, v);
+		return NULL;
+	}
+	memset(na + n * size, 0, more * size);
+	return na;
+}
 
 /* ------------------------------------------------------------------ */
 /* identities                                                          */
@@ -937,7 +962,8 @@ load_identities(struct ctx *c, const struct ynode *v)
 {
 	struct ag_config *cfg = c->cfg;
 	const struct ynode **names = NULL, *dup, *first;
-	size_t i, j;
+	struct ag_identity *ids;
+	size_t i, j, base = cfg->nidentities;
 	int rc = -1;
 
 	if (v->type != Y_SEQ)
@@ -945,18 +971,20 @@ load_identities(struct ctx *c, const struct ynode *v)
 		    "'identities', got %s", cf_kind_of(v));
 	if (v->n == 0)
 		return 0;
-	if ((cfg->identities = calloc(v->n, sizeof(*cfg->identities))) == NULL ||
-	    (names = calloc(v->n, sizeof(*names))) == NULL)
+	/* a fragment's come after those read before it */
+	if ((ids = grow(c, cfg->identities, base, v->n, sizeof(*ids), v)) == NULL)
+		return -1;
+	cfg->identities = ids;
+	if ((names = calloc(v->n, sizeof(*names))) == NULL)
 		return cf_oom(c, v);
 	for (i = 0; i < v->n; i++) {
 		const struct ynode *it = v->kid[i], *nm;
-		struct ag_identity *id = &cfg->identities[i];
-		struct identctx ic = { id, i };
+		struct ag_identity *id = &cfg->identities[base + i];
+		struct identctx ic = { id, base + i };
 		char what[120];
 
-		cfg->nidentities = i + 1;
-		id->pos.line = it->line;
-		id->pos.col = it->col;
+		cfg->nidentities = base + i + 1;
+		cf_pos(c, &id->pos, it);
 		if (it->type != Y_MAP) {
 			cf_err_node(c, it, "expected a mapping for identity #%zu, got %s",
 			    i + 1, cf_kind_of(it));
@@ -992,7 +1020,7 @@ load_identities(struct ctx *c, const struct ynode *v)
 		names[i] = cf_map_get(it, "name");
 		/* a key names one identity: two would make every login with it
 		 * ambiguous, and refused, at run time */
-		for (j = 0; j < i; j++) {
+		for (j = 0; j < base + i; j++) {
 			const struct ag_identity *o = &cfg->identities[j];
 			size_t a, b;
 
@@ -1000,9 +1028,9 @@ load_identities(struct ctx *c, const struct ynode *v)
 				for (b = 0; b < o->keys.n; b++)
 					if (strcmp(id->keys.v[a], o->keys.v[b]) == 0) {
 						cf_err_node(c, cf_map_get(it, "keys"), "identity "
-						    "'%s' has a key of identity '%s' (at %d:%d); a "
+						    "'%s' has a key of identity '%s' (at %s); a "
 						    "key can name only one identity", id->name,
-						    o->name, o->pos.line, o->pos.col);
+						    o->name, cf_pos_text(c, &o->pos));
 						goto out;
 					}
 		}
@@ -1037,8 +1065,7 @@ user_key(struct ctx *c, const char *key, const struct ynode *k,
 		    grp ? "group" : "user");
 	cfg->nusers++;
 	u->is_group = grp;
-	u->pos.line = k->line;
-	u->pos.col = k->col;
+	cf_pos(c, &u->pos, k);
 	if ((u->name = strdup(key + grp)) == NULL)
 		return cf_oom(c, k);
 	return get_profile_ref(c, v, key, REF_USER, cfg->nusers - 1,
@@ -1048,9 +1075,14 @@ user_key(struct ctx *c, const char *key, const struct ynode *k,
 static int
 load_users(struct ctx *c, const struct ynode *v)
 {
-	if (v->type == Y_MAP && v->n > 0 &&
-	    (c->cfg->users = calloc(v->n / 2, sizeof(*c->cfg->users))) == NULL)
-		return cf_oom(c, v);
+	struct ag_usermap *u;
+
+	if (v->type == Y_MAP) {
+		if ((u = grow(c, c->cfg->users, c->cfg->nusers, v->n / 2, sizeof(*u),
+		    v)) == NULL)
+			return -1;
+		c->cfg->users = u;
+	}
 	return cf_walk_map(c, v, "users", "in users", "user", NULL, user_key, NULL);
 }
 
@@ -1177,8 +1209,7 @@ load_rules(struct ctx *c, struct pctx *pc, const struct ynode *v, const char *ke
 		char id[MAX_NAME + 40], what[MAX_NAME + 60];
 
 		*nout = i + 1;
-		r->pos.line = it->line;
-		r->pos.col = it->col;
+		cf_pos(c, &r->pos, it);
 		snprintf(id, sizeof(id), "profiles.%s.%s[%zu]", pc->p->name, key, i);
 		if ((r->id = strdup(id)) == NULL)
 			return cf_oom(c, it);
@@ -1564,8 +1595,7 @@ profile_validator(struct ctx *c, const char *key, const struct ynode *k,
 	p->validator->max_answer_bytes = 65536;
 	p->validator->max_per_minute = 30;
 	p->validator->max_tokens = 512;
-	p->validator->pos.line = v->line;
-	p->validator->pos.col = v->col;
+	cf_pos(c, &p->validator->pos, v);
 	if (cf_walk_fields(c, v, key, section_what(what, sizeof(what), p, key),
 	    validator_fields, p->validator, p->validator) == -1)
 		return -1;
@@ -1626,8 +1656,7 @@ profile_entry(struct ctx *c, const char *key, const struct ynode *k,
 		return cf_err_node(c, k, "profile name '%s' may contain only letters, "
 		    "digits, '_', '-' and '.' (at most %d)", cf_quote(c, key), MAX_NAME);
 	cfg->nprofiles++;
-	p->pos.line = k->line;
-	p->pos.col = k->col;
+	cf_pos(c, &p->pos, k);
 	p->features.functions = AG_FEATURE_DENY;
 	p->features.background = AG_FEATURE_DENY;
 	p->features.coproc = AG_FEATURE_DENY;
@@ -1660,13 +1689,18 @@ profile_entry(struct ctx *c, const char *key, const struct ynode *k,
 static int
 load_profiles(struct ctx *c, const struct ynode *v)
 {
-	if (v->type == Y_MAP && v->n > 0 &&
-	    (c->cfg->profiles = calloc(v->n / 2, sizeof(*c->cfg->profiles))) == NULL)
-		return cf_oom(c, v);
+	size_t base = c->cfg->nprofiles;
+	struct ag_profile *p;
+
+	if (v->type == Y_MAP) {
+		if ((p = grow(c, c->cfg->profiles, base, v->n / 2, sizeof(*p), v)) == NULL)
+			return -1;
+		c->cfg->profiles = p;
+	}
 	if (cf_walk_map(c, v, "profiles", "in profiles", "profile", NULL,
 	    profile_entry, NULL) == -1)
 		return -1;
-	if (c->cfg->nprofiles == 0)
+	if (c->cfg->nprofiles == base)
 		return cf_err_node(c, v, "'profiles' is empty: define at least one "
 		    "profile");
 	return 0;
@@ -1782,8 +1816,7 @@ upstream_entry(struct ctx *c, const char *key, const struct ynode *k,
 		    "digits, '_', '-' and '.' (at most %d), and is not '%s'", cf_quote(c, key),
 		    MAX_NAME, AG_TARGET_LOCAL);
 	cfg->nupstreams++;
-	u->pos.line = k->line;
-	u->pos.col = k->col;
+	cf_pos(c, &u->pos, k);
 	u->port = 22;
 	u->connect_timeout = 10;
 	if ((u->name = strdup(key)) == NULL)
@@ -1820,12 +1853,15 @@ upstream_entry(struct ctx *c, const char *key, const struct ynode *k,
 static int
 load_upstreams(struct ctx *c, const struct ynode *v)
 {
+	struct ag_upstream *u;
+
 	if (v->type != Y_MAP)
 		return cf_err_node(c, v, "expected a mapping of NAME: upstream for "
 		    "'upstreams', got %s", cf_kind_of(v));
-	if (v->n > 0 && (c->cfg->upstreams = calloc(v->n / 2,
-	    sizeof(*c->cfg->upstreams))) == NULL)
-		return cf_oom(c, v);
+	if ((u = grow(c, c->cfg->upstreams, c->cfg->nupstreams, v->n / 2, sizeof(*u),
+	    v)) == NULL)
+		return -1;
+	c->cfg->upstreams = u;
 	return cf_walk_map(c, v, "upstreams", "in upstreams", "upstream", NULL,
 	    upstream_entry, NULL);
 }
@@ -1848,7 +1884,7 @@ check_targets(struct ctx *c)
 		for (j = 0; j < p->targets.n; j++)
 			if (strcmp(p->targets.v[j], AG_TARGET_LOCAL) != 0 &&
 			    ag_config_upstream(cfg, p->targets.v[j]) == NULL)
-				return cf_err_at(c, p->pos.line, p->pos.col, "profile '%s' has "
+				return cf_err_pos(c, &p->pos, "profile '%s' has "
 				    "target '%s', which is neither 'local' nor an upstream",
 				    p->name, cf_quote(c, p->targets.v[j]));
 	}
@@ -1859,7 +1895,7 @@ check_targets(struct ctx *c)
 			continue;
 		p = &cfg->profiles[cfg->upstreams[i].profile - cfg->profiles];
 		if (p->tier != AG_TIER_STRICT)
-			return cf_err_at(c, cfg->upstreams[i].pos.line, cfg->upstreams[i].pos.col,
+			return cf_err_pos(c, &cfg->upstreams[i].pos,
 			    "upstream '%s' uses profile '%s', which is tier developer: the "
 			    "developer tier's boundary is this host's kernel, which does not "
 			    "reach an upstream; give it a strict profile", cfg->upstreams[i].name,
@@ -1979,91 +2015,281 @@ ag_config_each_key(void (*fn)(const char *section, const char *key, void *arg), 
 			fn(schema[i].section, schema[i].fields[k].key, arg);
 }
 
-struct ag_config *
-ag_config_parse(const char *buf, size_t len, const char *name, struct ag_err *err)
+/*
+ * A fragment (agentgate.d) adds identities, users, profiles and upstreams.
+ * What is gateway-wide -- the version, the sandbox mode, the audit
+ * destinations -- stays in the one file root edits: its last good copy
+ * (lastgood.h) is then all a config_error record needs.
+ */
+static int
+frag_forbidden(struct ctx *c, const char *key, const struct ynode *k,
+    const struct ynode *v, void *arg)
 {
-	struct ctx c;
-	struct ynode *root = NULL;
+	(void)v;
+	(void)arg;
+	return cf_err_node(c, k, "'%s' may not be set in a fragment: the gateway-wide "
+	    "settings belong in the main policy file, %s", key, c->cfg->path);
+}
+
+static const struct cf_field fragment_fields[] = {
+	CF_READ("version", frag_forbidden),
+	CF_READ("gateway", frag_forbidden),
+	CF_READ("upstreams", top_upstreams),
+	CF_READ("identities", top_identities),
+	CF_READ("users", top_users),
+	CF_READ("profiles", top_profiles),
+	CF_END
+};
+
+/* ------------------------------------------------------------------ */
+/* Names across files                                                  */
+
+struct named {
+	const char		*name;
+	int			 grp;		/* users: a %group */
+	const struct ag_pos	*pos;
+	size_t			 order;		/* the order read */
+};
+
+static int
+named_cmp(const void *a, const void *b)
+{
+	const struct named *x = a, *y = b;
+	int r = strcmp(x->name, y->name);
+
+	if (r != 0)
+		return r;
+	if (x->grp != y->grp)
+		return x->grp - y->grp;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/*
+ * The first name (in the order read) defined again in a later file --
+ * within one file the walk has refused it already -- as an error at the
+ * repeat that says where the first is.
+ */
+static int
+cross_dups(struct ctx *c, const char *noun, struct named *v, size_t n)
+{
+	size_t i, at = 0, best = SIZE_MAX;
+
+	qsort(v, n, sizeof(*v), named_cmp);
+	for (i = 1; i < n; i++)
+		if (strcmp(v[i].name, v[i - 1].name) == 0 && v[i].grp == v[i - 1].grp &&
+		    v[i].order < best) {
+			best = v[i].order;
+			at = i;
+		}
+	if (best == SIZE_MAX)
+		return 0;
+	c->name = v[at].pos->file;
+	return cf_err_pos(c, v[at].pos, "duplicate %s '%s%s' (first defined at %s)", noun,
+	    v[at].grp ? "%" : "", cf_quote(c, v[at].name), cf_pos_text(c, v[at - 1].pos));
+}
+
+static int
+check_names(struct ctx *c)
+{
+	const struct ag_config *cfg = c->cfg;
+	struct named *v;
+	size_t i, max;
+	int rc = -1;
+
+	if (cfg->files.n < 2)
+		return 0;
+	max = cfg->nidentities;
+	if (cfg->nusers > max)
+		max = cfg->nusers;
+	if (cfg->nprofiles > max)
+		max = cfg->nprofiles;
+	if (cfg->nupstreams > max)
+		max = cfg->nupstreams;
+	if ((v = calloc(max + 1, sizeof(*v))) == NULL)
+		return ag_err_set(c->err, "out of memory");
+	for (i = 0; i < cfg->nidentities; i++)
+		v[i] = (struct named){ cfg->identities[i].name, 0, &cfg->identities[i].pos, i };
+	if (cross_dups(c, "identity", v, cfg->nidentities) == -1)
+		goto out;
+	for (i = 0; i < cfg->nusers; i++)
+		v[i] = (struct named){ cfg->users[i].name, cfg->users[i].is_group,
+		    &cfg->users[i].pos, i };
+	if (cross_dups(c, "user", v, cfg->nusers) == -1)
+		goto out;
+	for (i = 0; i < cfg->nprofiles; i++)
+		v[i] = (struct named){ cfg->profiles[i].name, 0, &cfg->profiles[i].pos, i };
+	if (cross_dups(c, "profile", v, cfg->nprofiles) == -1)
+		goto out;
+	for (i = 0; i < cfg->nupstreams; i++)
+		v[i] = (struct named){ cfg->upstreams[i].name, 0, &cfg->upstreams[i].pos, i };
+	if (cross_dups(c, "upstream", v, cfg->nupstreams) == -1)
+		goto out;
+	rc = 0;
+out:
+	free(v);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Parsing: the main file, then each fragment, then what joins them    */
+
+/* name (the file about to be read) as the config's next in files; c->name
+ * is then the config's copy, which positions point at. */
+static int
+file_begin(struct ctx *c, const char *name)
+{
+	struct ag_strlist *f = &c->cfg->files;
+	char **nv;
+
+	if ((nv = reallocarray(f->v, f->n + 2, sizeof(*nv))) == NULL)
+		return ag_err_at(c->err, name, 0, 0, "out of memory");
+	f->v = nv;
+	if ((f->v[f->n] = strdup(name)) == NULL)
+		return ag_err_at(c->err, name, 0, 0, "out of memory");
+	c->name = f->v[f->n++];
+	f->v[f->n] = NULL;
+	return 0;
+}
+
+static struct ag_config *
+cfg_new(struct ctx *c, const char *name, unsigned flags, struct ag_err *err)
+{
 	struct ag_config *cfg;
 
-	ag_err_clear(err);
-	memset(&c, 0, sizeof(c));
-	c.name = name ? name : "agentgate.yaml";
-	c.err = err;
+	memset(c, 0, sizeof(*c));
+	c->name = name;
+	c->err = err;
+	c->flags = flags;
+	if ((cfg = calloc(1, sizeof(*cfg))) == NULL) {
+		ag_err_at(err, name, 0, 0, "out of memory");
+		return NULL;
+	}
+	c->cfg = cfg;
+	cfg->gw.sandbox = AG_SANDBOX_REQUIRED;
+	cfg->gw.audit.required = 1;
+	if ((cfg->path = strdup(name)) == NULL ||
+	    (cfg->gw.runner = strdup("/bin/bash")) == NULL ||
+	    (cfg->gw.pam_service = strdup("agentgate")) == NULL) {
+		ag_err_at(err, name, 0, 0, "out of memory");
+		ag_config_free(cfg);
+		return NULL;
+	}
+	return cfg;
+}
+
+/* One file's text into the config: the main file, or a fragment. */
+static int
+cfg_add(struct ctx *c, const char *buf, size_t len, const char *name, int fragment)
+{
+	struct ynode *root = NULL;
+	int rc = -1;
+
+	if (file_begin(c, name) == -1)
+		return -1;
 	if (buf == NULL) {	/* libyaml asserts on a NULL input */
 		buf = "";
 		len = 0;
 	}
-	if (len > AG_CONFIG_MAX_BYTES) {
-		ag_err_at(err, c.name, 0, 0, "file is larger than %d bytes",
+	if (len > AG_CONFIG_MAX_BYTES)
+		return ag_err_at(c->err, c->name, 0, 0, "file is larger than %d bytes",
 		    AG_CONFIG_MAX_BYTES);
-		return NULL;
-	}
-	if ((cfg = calloc(1, sizeof(*cfg))) == NULL) {
-		ag_err_at(err, c.name, 0, 0, "out of memory");
-		return NULL;
-	}
-	c.cfg = cfg;
-	cfg->gw.sandbox = AG_SANDBOX_REQUIRED;
-	cfg->gw.audit.required = 1;
-	if ((cfg->path = strdup(c.name)) == NULL ||
-	    (cfg->gw.runner = strdup("/bin/bash")) == NULL ||
-	    (cfg->gw.pam_service = strdup("agentgate")) == NULL) {
-		ag_err_at(err, c.name, 0, 0, "out of memory");
-		goto fail;
-	}
-	if (cf_build_tree(&c, buf, len, &root) == -1)
-		goto fail;
+	if (cf_build_tree(c, buf, len, &root) == -1)
+		return -1;
 	if (root == NULL || cf_is_null(root)) {
-		ag_err_at(err, c.name, 1, 1, "the file is empty: it needs at least "
-		    "'version: 1' and 'profiles'");
-		goto fail;
+		cf_ynode_free(root);
+		if (fragment)	/* nothing to add, as an empty drop-in does */
+			return 0;
+		return ag_err_at(c->err, c->name, 1, 1, "the file is empty: it needs at "
+		    "least 'version: 1' and 'profiles'");
 	}
 	if (root->type != Y_MAP) {
-		cf_err_node(&c, root, "expected a mapping at the top level, got %s",
+		cf_err_node(c, root, "expected a mapping at the top level, got %s",
 		    cf_kind_of(root));
-		goto fail;
+		goto out;
 	}
-	if (cf_walk_fields(&c, root, "top level", "at the top level", top_fields, c.cfg,
-	    NULL) == -1)
-		goto fail;
-	if (cfg->version == 0) {
-		cf_err_node(&c, root, "'version' is missing: add 'version: 1' at the "
-		    "top of the file");
-		goto fail;
+	if (cf_walk_fields(c, root, "top level", "at the top level",
+	    fragment ? fragment_fields : top_fields, c->cfg, NULL) == -1)
+		goto out;
+	if (!fragment) {
+		if (c->cfg->version == 0) {
+			cf_err_node(c, root, "'version' is missing: add 'version: 1' at "
+			    "the top of the file");
+			goto out;
+		}
+		c->root_line = root->line;
+		c->root_col = root->col;
 	}
-	if (cfg->nprofiles == 0) {
-		cf_err_node(&c, root, "'profiles' is missing: define at least one "
-		    "profile");
-		goto fail;
-	}
-	if (resolve_refs(&c) == -1 || check_targets(&c) == -1)
-		goto fail;
+	rc = 0;
+out:
 	cf_ynode_free(root);
-	free(c.refs);
-	return cfg;
-fail:
-	cf_ynode_free(root);
-	free(c.refs);
-	ag_config_free(cfg);
+	return rc;
+}
+
+/* What needs every file read: names, references, targets. */
+static int
+cfg_finish(struct ctx *c)
+{
+	struct ag_config *cfg = c->cfg;
+
+	if (cfg->nprofiles == 0 && !(c->flags & AG_CONFIG_GATEWAY_ONLY))
+		return ag_err_at(c->err, cfg->path, c->root_line, c->root_col,
+		    "'profiles' is missing: define at least one profile%s",
+		    cfg->files.n > 1 ? " (in the policy file or a fragment)" : "");
+	if (check_names(c) == -1 || resolve_refs(c) == -1)
+		return -1;
+	/* a target may be an upstream of a fragment not read */
+	if (!(c->flags & AG_CONFIG_GATEWAY_ONLY) && check_targets(c) == -1)
+		return -1;
+	return 0;
+}
+
+/* The config when ok, else NULL (freed). */
+static struct ag_config *
+cfg_done(struct ctx *c, int ok)
+{
+	free(c->refs);
+	c->refs = NULL;
+	if (ok)
+		return c->cfg;
+	ag_config_free(c->cfg);
 	return NULL;
+}
+
+struct ag_config *
+ag_config_parse(const char *buf, size_t len, const char *name, struct ag_err *err)
+{
+	struct ctx c;
+
+	ag_err_clear(err);
+	if (name == NULL)
+		name = "agentgate.yaml";
+	if (cfg_new(&c, name, 0, err) == NULL)
+		return NULL;
+	return cfg_done(&c, cfg_add(&c, buf, len, name, 0) == 0 && cfg_finish(&c) == 0);
 }
 
 /* ------------------------------------------------------------------ */
 /* Permissions and loading                                             */
 
+/* Root, or the owner of the running executable (so a build tree can hold
+ * test configs), owns what the gateway trusts. */
+static uid_t
+trusted_uid(void)
+{
+	struct stat exe;
+
+	return stat("/proc/self/exe", &exe) == 0 ? exe.st_uid : 0;
+}
+
 /*
  * The policy file and every directory above it belong to root or to the
- * owner of the running executable (so a build tree can hold test configs).
+ * owner of the running executable.
  */
 static int
 check_perms_internal(const char *path, struct ag_err *err, struct stat *filest,
     char **realp)
 {
-	struct stat exe;
-
-	return ag_safe_path(path, stat("/proc/self/exe", &exe) == 0 ? exe.st_uid : 0,
-	    filest, realp, err);
+	return ag_safe_path(path, trusted_uid(), filest, realp, err);
 }
 
 int
@@ -2079,21 +2305,17 @@ ag_config_check_perms(const char *path, struct ag_err *err)
 	return rc;
 }
 
-/* ag_config_load(), leaving what it read in *sb (the caller's to free)
- * and the file's stat in *stp. */
-static struct ag_config *
-load(const char *path, unsigned flags, struct ag_strbuf *sb_out, struct stat *stp,
+/* The policy file or a fragment at path into sb (bounded), checked first
+ * unless flags say not; *stp its stat. */
+static int
+read_file(const char *path, unsigned flags, struct ag_strbuf *sb, struct stat *stp,
     struct ag_err *err)
 {
 	struct stat checked, st;
-	struct ag_config *cfg = NULL;
-	struct ag_strbuf sb;
 	char *real = NULL, chunk[16384];
 	ssize_t r;
-	int fd = -1;
+	int fd = -1, rc = -1;
 
-	ag_err_clear(err);
-	ag_strbuf_init(&sb, AG_CONFIG_MAX_BYTES);
 	memset(&st, 0, sizeof(st));
 	if (!(flags & AG_CONFIG_NO_PERMCHECK) &&
 	    check_perms_internal(path, err, &checked, &real) == -1)
@@ -2135,25 +2357,181 @@ load(const char *path, unsigned flags, struct ag_strbuf *sb_out, struct stat *st
 		}
 		if (r == 0)
 			break;
-		if (ag_strbuf_append(&sb, chunk, (size_t)r) == -1) {
-			ag_err_at(err, path, 0, 0, sb.len + (size_t)r >
+		if (ag_strbuf_append(sb, chunk, (size_t)r) == -1) {
+			ag_err_at(err, path, 0, 0, sb->len + (size_t)r >
 			    AG_CONFIG_MAX_BYTES ? "file is larger than %d bytes" :
 			    "out of memory reading a file of up to %d bytes",
 			    AG_CONFIG_MAX_BYTES);
 			goto out;
 		}
 	}
-	cfg = ag_config_parse(sb.data ? sb.data : "", sb.len, path, err);
+	rc = 0;
 out:
 	if (fd != -1)
 		close(fd);
+	if (stp != NULL)
+		*stp = st;
+	free(real);
+	return rc;
+}
+
+/*
+ * A fragment's name: ends in ".yaml" and does not start with '.' -- so
+ * editors' backups ("x.yaml~", ".x.yaml.swp"), dpkg's and config
+ * management's leftovers ("x.yaml.dpkg-old", ".x.yaml.tmp") are not read.
+ */
+static int
+fragment_name_ok(const char *n)
+{
+	size_t l = strlen(n);
+
+	return n[0] != '.' && l > 5 && strcmp(n + l - 5, ".yaml") == 0;
+}
+
+static int
+name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * The fragments in dir, by name in byte order, into names.  A directory
+ * that is not there has none; one that is is checked as the policy file
+ * is (each fragment is checked again when read).
+ */
+static int
+fragment_list(const char *dir, unsigned flags, struct ag_strlist *names, int *present,
+    struct ag_err *err)
+{
+	struct stat st, checked;
+	struct dirent *de;
+	char *real = NULL, **nv;
+	DIR *d = NULL;
+	int fd = -1, rc = -1;
+
+	*present = 0;
+	if (stat(dir, &st) == -1) {
+		if (errno == ENOENT)
+			return 0;
+		return ag_err_at(err, dir, 0, 0, "cannot read: %s", strerror(errno));
+	}
+	*present = 1;
+	if (!(flags & AG_CONFIG_NO_PERMCHECK) &&
+	    ag_safe_dir(dir, trusted_uid(), &checked, &real, err) == -1)
+		return -1;
+	fd = open(real ? real : dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd == -1 || fstat(fd, &st) == -1) {
+		ag_err_at(err, dir, 0, 0, "cannot read: %s", strerror(errno));
+		goto out;
+	}
+	if (real != NULL && (st.st_dev != checked.st_dev || st.st_ino != checked.st_ino)) {
+		ag_err_at(err, dir, 0, 0, "the directory changed while being checked; "
+		    "try again");
+		goto out;
+	}
+	if ((d = fdopendir(fd)) == NULL) {
+		ag_err_at(err, dir, 0, 0, "cannot read: %s", strerror(errno));
+		goto out;
+	}
+	fd = -1;
+	errno = 0;
+	while ((de = readdir(d)) != NULL) {
+		if (!fragment_name_ok(de->d_name))
+			continue;
+		if (names->n == AG_CONFIG_MAX_FRAGMENTS) {
+			ag_err_at(err, dir, 0, 0, "more than %d fragments",
+			    AG_CONFIG_MAX_FRAGMENTS);
+			goto out;
+		}
+		if ((nv = reallocarray(names->v, names->n + 2, sizeof(*nv))) == NULL)
+			goto oom;
+		names->v = nv;
+		if ((names->v[names->n] = strdup(de->d_name)) == NULL)
+			goto oom;
+		names->v[++names->n] = NULL;
+		errno = 0;
+	}
+	if (errno != 0) {
+		ag_err_at(err, dir, 0, 0, "cannot read: %s", strerror(errno));
+		goto out;
+	}
+	if (names->n > 1)
+		qsort(names->v, names->n, sizeof(*names->v), name_cmp);
+	rc = 0;
+	goto out;
+oom:
+	ag_err_at(err, dir, 0, 0, "out of memory");
+out:
+	if (d != NULL)
+		closedir(d);
+	if (fd != -1)
+		close(fd);
+	free(real);
+	return rc;
+}
+
+/* Read and add each fragment of the policy file path's agentgate.d. */
+static int
+add_fragments(struct ctx *c, const char *path)
+{
+	struct ag_strlist names = { NULL, 0 };
+	struct ag_strbuf sb;
+	const char *slash = strrchr(path, '/');
+	char dir[PATH_MAX], f[PATH_MAX];
+	size_t i;
+	int n, rc = -1;
+
+	n = slash == NULL ? snprintf(dir, sizeof(dir), "%s", AG_CONFIG_FRAGDIR) :
+	    snprintf(dir, sizeof(dir), "%.*s/%s", (int)(slash - path), path,
+	    AG_CONFIG_FRAGDIR);
+	if (n < 0 || (size_t)n >= sizeof(dir))
+		return ag_err_at(c->err, path, 0, 0, "path too long");
+	if (fragment_list(dir, c->flags, &names, &c->cfg->has_fragdir, c->err) == -1)
+		goto out;
+	for (i = 0; i < names.n; i++) {
+		n = snprintf(f, sizeof(f), "%s/%s", dir, names.v[i]);
+		if (n < 0 || (size_t)n >= sizeof(f)) {
+			ag_err_at(c->err, dir, 0, 0, "path too long");
+			goto out;
+		}
+		ag_strbuf_init(&sb, AG_CONFIG_MAX_BYTES);
+		if (read_file(f, c->flags, &sb, NULL, c->err) == -1 ||
+		    cfg_add(c, sb.data, sb.len, f, 1) == -1) {
+			ag_strbuf_free(&sb);
+			goto out;
+		}
+		ag_strbuf_free(&sb);
+	}
+	rc = 0;
+out:
+	cf_strlist_free(&names);
+	return rc;
+}
+
+/* ag_config_load(), leaving what it read of path in *sb (the caller's to
+ * free) and the file's stat in *stp. */
+static struct ag_config *
+load(const char *path, unsigned flags, struct ag_strbuf *sb_out, struct stat *stp,
+    struct ag_err *err)
+{
+	struct ag_config *cfg = NULL;
+	struct ag_strbuf sb;
+	struct stat st;
+	struct ctx c;
+
+	ag_err_clear(err);
+	ag_strbuf_init(&sb, AG_CONFIG_MAX_BYTES);
+	if (read_file(path, flags, &sb, &st, err) == 0 &&
+	    cfg_new(&c, path, flags, err) != NULL)
+		cfg = cfg_done(&c, cfg_add(&c, sb.data, sb.len, path, 0) == 0 &&
+		    ((flags & AG_CONFIG_GATEWAY_ONLY) || add_fragments(&c, path) == 0) &&
+		    cfg_finish(&c) == 0);
 	if (stp != NULL)
 		*stp = st;
 	if (sb_out != NULL)
 		*sb_out = sb;
 	else
 		ag_strbuf_free(&sb);
-	free(real);
 	return cfg;
 }
 
@@ -2226,6 +2604,7 @@ ag_config_free(struct ag_config *cfg)
 	if (cfg == NULL)
 		return;
 	free(cfg->path);
+	cf_strlist_free(&cfg->files);
 	free(cfg->gw.runner);
 	free(cfg->gw.pam_service);
 	free(cfg->gw.pam_confdir);

@@ -37,10 +37,11 @@ enum ag_tier         { AG_TIER_STRICT = 0, AG_TIER_DEVELOPER };
 enum ag_feature      { AG_FEATURE_ALLOW = 0, AG_FEATURE_DENY };
 enum ag_transfer     { AG_TRANSFER_OFF = 0, AG_TRANSFER_READ, AG_TRANSFER_WRITE };
 
-/* Where a thing was written in the file, for messages and audit "rule". */
+/* Where a thing was written, for messages and audit "rule". */
 struct ag_pos {
-	int	line;
-	int	col;
+	const char	*file;	/* the policy file or a fragment; the config's */
+	int		 line;
+	int		 col;
 };
 
 /*
@@ -335,7 +336,9 @@ struct ag_upstream {
 };
 
 struct ag_config {
-	char			*path;
+	char			*path;		/* the main policy file */
+	struct ag_strlist	 files;		/* it, then the fragments read, in order */
+	int			 has_fragdir;	/* its agentgate.d was there */
 	int			 version;	/* must be 1 */
 	struct ag_gateway	 gw;
 	struct ag_identity	*identities;
@@ -350,24 +353,40 @@ struct ag_config {
 
 /* Flags for ag_config_load(). */
 #define AG_CONFIG_NO_PERMCHECK	0x01	/* tests and fuzzing only */
+/*
+ * path alone, without its agentgate.d, and what the fragments could have
+ * supplied (profiles, what names one) is not required: the result is good
+ * for its gateway section only (the last good copy, lastgood.h).
+ */
+#define AG_CONFIG_GATEWAY_ONLY	0x02
+
+/* The fragments' directory beside a policy file, and how many it may hold. */
+#define AG_CONFIG_FRAGDIR	"agentgate.d"
+#define AG_CONFIG_MAX_FRAGMENTS	4096
 
 /*
- * Load and validate path.  Unless AG_CONFIG_NO_PERMCHECK, first checks that
- * the file and every directory above it are owned by root (or by the owner
- * of the running executable) and not group- or world-writable.
+ * Load and validate path, then the fragments in its directory's
+ * agentgate.d (the files named *.yaml, not starting with '.', in byte
+ * order of their names), which add identities, users, profiles and
+ * upstreams; a directory that is not there is none.  Unless
+ * AG_CONFIG_NO_PERMCHECK, first checks that each file and every directory
+ * above it are owned by root (or by the owner of the running executable)
+ * and not group- or world-writable.
  * Returns NULL with err filled ("FILE:LINE:COL: message").
  */
 struct ag_config *ag_config_load(const char *path, unsigned flags, struct ag_err *err);
 /*
- * The same, also handing back what was read (text, initialized here, the
- * caller's to ag_strbuf_free also on failure) and the file's stat: for a
- * copy of exactly the bytes that loaded (lastgood.h).
+ * The same, also handing back what was read of path (text, initialized
+ * here, the caller's to ag_strbuf_free also on failure; the fragments'
+ * bytes are not in it) and the file's stat: for a copy of exactly the
+ * bytes that loaded (lastgood.h).
  */
 struct ag_strbuf;
 struct stat;
 struct ag_config *ag_config_load_text(const char *path, struct ag_strbuf *text,
     struct stat *st, struct ag_err *err);
-/* Parse a buffer; name is used in messages.  No permission checks. */
+/* Parse a buffer; name is used in messages.  No permission checks, no
+ * fragments. */
 struct ag_config *ag_config_parse(const char *buf, size_t len, const char *name,
     struct ag_err *err);
 /* The StrictModes-like check on its own: 0 ok, -1 with err naming the bad path. */

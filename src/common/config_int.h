@@ -37,16 +37,19 @@ struct pref {
 	enum refkind	 kind;
 	size_t		 idx;
 	const char	*name;		/* points into the config */
+	const char	*file;		/* the config's: where it was written */
 	int		 line, col;
 };
 
 struct ctx {
-	const char	*name;		/* file name for messages */
+	const char	*name;		/* file name for messages: the one being read */
+	unsigned	 flags;		/* AG_CONFIG_* */
+	int		 root_line, root_col;	/* the main file's top mapping */
 	struct ag_err	*err;
 	struct ag_config *cfg;
 	struct pref	*refs;
 	size_t		 nrefs, caprefs;
-	char		 qbuf[4][100];	/* rotating buffers for cf_quote() */
+	char		 qbuf[4][320];	/* rotating buffers for cf_quote(), cf_pos_text() */
 	unsigned	 qi;
 };
 
@@ -122,6 +125,8 @@ int	cf_env_name_ok(const char *s);
 int	cf_err_at(struct ctx *c, int line, int col, const char *fmt, ...) AG_PRINTF(4, 5);
 int	cf_err_node(struct ctx *c, const struct ynode *y, const char *fmt,
 	    ...) AG_PRINTF(3, 4);
+int	cf_err_pos(struct ctx *c, const struct ag_pos *pos, const char *fmt,
+	    ...) AG_PRINTF(3, 4);
 int	cf_find_dup(struct ctx *c, const struct ynode *const *keys, size_t n,
 	    size_t stride, const struct ynode **dup, const struct ynode **first);
 int	cf_get_abs_path(struct ctx *c, const struct ynode *v, const char *key, char **out);
@@ -143,6 +148,8 @@ const char *cf_kind_of(const struct ynode *y);
 const struct ynode *cf_map_get(const struct ynode *m, const char *key);
 int	cf_name_ok(const char *s, const char *extra);
 int	cf_oom(struct ctx *c, const struct ynode *y);
+void	cf_pos(struct ctx *c, struct ag_pos *pos, const struct ynode *y);
+const char *cf_pos_text(struct ctx *c, const struct ag_pos *pos);
 int	cf_parse_uint(const char *s, size_t n, unsigned long long max,
 	    unsigned long long *out);
 const char *cf_quote(struct ctx *c, const char *s);

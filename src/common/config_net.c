@@ -257,8 +257,7 @@ push_rule(struct ctx *c, const struct ynode *at, struct ag_profile *p, const cha
 		return cf_oom(c, at);
 	}
 	r.preset = preset;
-	r.pos.line = at->line;
-	r.pos.col = at->col;
+	cf_pos(c, &r.pos, at);
 	n[p->nnet_allow++] = r;
 	p->net_allow = n;
 	return 0;

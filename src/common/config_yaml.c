@@ -54,29 +54,51 @@ cf_ynode_free(struct ynode *y)
 
 
 
+/* The message at file:line:col; every cf_err_* comes here. */
+static int
+verr(struct ctx *c, const char *file, int line, int col, const char *fmt, va_list ap)
+{
+	char msg[AG_ERR_MSG_MAX];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	return ag_err_at(c->err, file, line, col, "%s", msg);
+}
+
 int
 cf_err_at(struct ctx *c, int line, int col, const char *fmt, ...)
 {
-	char msg[AG_ERR_MSG_MAX];
 	va_list ap;
+	int rc;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	rc = verr(c, c->name, line, col, fmt, ap);
 	va_end(ap);
-	return ag_err_at(c->err, c->name, line, col, "%s", msg);
+	return rc;
 }
-
 
 int
 cf_err_node(struct ctx *c, const struct ynode *y, const char *fmt, ...)
 {
-	char msg[AG_ERR_MSG_MAX];
 	va_list ap;
+	int rc;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	rc = verr(c, c->name, y->line, y->col, fmt, ap);
 	va_end(ap);
-	return ag_err_at(c->err, c->name, y->line, y->col, "%s", msg);
+	return rc;
+}
+
+/* An error at pos, in whichever file it is. */
+int
+cf_err_pos(struct ctx *c, const struct ag_pos *pos, const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = verr(c, pos->file != NULL ? pos->file : c->name, pos->line, pos->col, fmt, ap);
+	va_end(ap);
+	return rc;
 }
 
 int
@@ -84,6 +106,29 @@ cf_oom(struct ctx *c, const struct ynode *y)
 {
 	return ag_err_at(c->err, c->name, y ? y->line : 0, y ? y->col : 0,
 	    "out of memory");
+}
+
+/* Where y is, in the file being read (c->name, a string of the config's). */
+void
+cf_pos(struct ctx *c, struct ag_pos *pos, const struct ynode *y)
+{
+	pos->file = c->name;
+	pos->line = y->line;
+	pos->col = y->col;
+}
+
+/* pos for a message about the file being read: "L:C", or "FILE:L:C" when
+ * it is in another file (an earlier fragment, the main file). */
+const char *
+cf_pos_text(struct ctx *c, const struct ag_pos *pos)
+{
+	char *b = c->qbuf[c->qi++ % 4];
+
+	if (pos->file == NULL || strcmp(pos->file, c->name) == 0)
+		snprintf(b, sizeof(c->qbuf[0]), "%d:%d", pos->line, pos->col);
+	else
+		snprintf(b, sizeof(c->qbuf[0]), "%s:%d:%d", pos->file, pos->line, pos->col);
+	return b;
 }
 
 /*
@@ -95,7 +140,7 @@ const char *
 cf_quote(struct ctx *c, const char *s)
 {
 	char *b = c->qbuf[c->qi++ % 4];
-	size_t i, max = sizeof(c->qbuf[0]) - 4;
+	size_t i, max = 96;
 
 	for (i = 0; s[i] != '\0' && i < max; i++)
 		b[i] = ((unsigned char)s[i] < 0x20 || s[i] == 0x7f) ? '?' : s[i];

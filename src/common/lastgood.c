@@ -149,5 +149,7 @@ ag_lastgood_load(const char *path, struct ag_err *err)
 	if (ag_safe_path(dst, 0, &walked, &real, err) < 0)
 		return NULL;
 	free(real);
-	return ag_config_load(dst, 0, err);
+	/* the copy is the policy file's bytes alone: a profile it names may
+	 * be a fragment's, and no agentgate.d lies beside the copy */
+	return ag_config_load(dst, AG_CONFIG_GATEWAY_ONLY, err);
 }

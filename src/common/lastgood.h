@@ -10,6 +10,12 @@
  * never writable by anyone but root.  A copy is a policy like any other,
  * read by the same loader; only its gateway.audit section is used.
  *
+ * The fragments of agentgate.d are not copied: they may not set anything
+ * under gateway, so the policy file's bytes hold all of the gateway
+ * section that loaded with them.  The copy is read alone
+ * (AG_CONFIG_GATEWAY_ONLY): what its identities and users name may have
+ * been a fragment's profile.
+ *
  * Written only by root (agentgate check, doctor, edit, serve, and the PAM
  * module in sshd's stack): a file the agent's uid or the gateway's group
  * could write would let either one choose where a record goes.

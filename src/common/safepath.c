@@ -24,14 +24,15 @@ owner_name(uid_t uid, char *buf, size_t len)
 		snprintf(buf, len, "uid %lu", (unsigned long)uid);
 }
 
-int
-ag_safe_path(const char *path, uid_t trusted, struct stat *filest, char **realp,
+/* want: S_IFREG or S_IFDIR, what path itself must be */
+static int
+safe_walk(const char *path, mode_t want, uid_t trusted, struct stat *filest, char **realp,
     struct ag_err *err)
 {
 	struct stat st;
 	char *real, *walk, who[128], ok[160];
 	size_t len;
-	int is_file = 1;
+	int is_file = want == S_IFREG, first = 1;
 
 	*realp = NULL;
 	if ((real = realpath(path, NULL)) == NULL)
@@ -53,13 +54,14 @@ ag_safe_path(const char *path, uid_t trusted, struct stat *filest, char **realp,
 			    strerror(errno));
 			goto bad;
 		}
-		if (is_file) {
-			if (!S_ISREG(st.st_mode)) {
-				ag_err_at(err, path, 0, 0, "unsafe: %s is not a "
-				    "regular file", walk);
+		if (first) {
+			if ((st.st_mode & S_IFMT) != want) {
+				ag_err_at(err, path, 0, 0, "unsafe: %s is not a %s", walk,
+				    is_file ? "regular file" : "directory");
 				goto bad;
 			}
 			*filest = st;
+			first = 0;
 		}
 		if (st.st_uid != 0 && st.st_uid != trusted) {
 			owner_name(st.st_uid, who, sizeof(who));
@@ -96,3 +98,17 @@ bad:
 	return -1;
 }
 
+
+int
+ag_safe_path(const char *path, uid_t trusted, struct stat *filest, char **realp,
+    struct ag_err *err)
+{
+	return safe_walk(path, S_IFREG, trusted, filest, realp, err);
+}
+
+int
+ag_safe_dir(const char *path, uid_t trusted, struct stat *dirst, char **realp,
+    struct ag_err *err)
+{
+	return safe_walk(path, S_IFDIR, trusted, dirst, realp, err);
+}

@@ -21,5 +21,8 @@
  */
 int	ag_safe_path(const char *path, uid_t trusted, struct stat *filest, char **realp,
 	    struct ag_err *err);
+/* The same for a directory (path itself must be one): agentgate.d. */
+int	ag_safe_dir(const char *path, uid_t trusted, struct stat *dirst, char **realp,
+	    struct ag_err *err);
 
 #endif

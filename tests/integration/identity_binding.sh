@@ -11,7 +11,8 @@
 #   - the connection records: only root writes them
 #   - the policy as sshd's AuthorizedKeysCommand: an identity added is let
 #     in after one edit, a deleted one is refused at the next login, a key
-#     of no identity is refused, and what sshd is given is restricted
+#     of no identity is refused, and what sshd is given is restricted; an
+#     identity written only in a fragment of agentgate.d logs in too
 . "$(dirname "$0")/lib.sh"
 # identities only: the account lets no unidentified caller in
 ag_world_identities alice bob carol stranger
@@ -119,6 +120,19 @@ ag_is "$out/$(who_ran m3)" "m3/['carol']" "identity_added_with_one_edit_logs_in"
 policy
 out=$(ag_as carol "$T" 'echo in' 2>&1); rc=$?
 ag_is "$rc" 255 "identity_deleted_refused_at_next_login" "$out"
+# config management's way: an identity in a fragment of agentgate.d, with a
+# profile of the policy file, seen by sshd's AuthorizedKeysCommand too
+mkdir -m 0755 "$AG_DIR/agentgate.d"
+printf 'identities:\n  - { name: carol, keys: ["%s"], profile: high }\n' "$(ag_key carol)" \
+    > "$AG_DIR/agentgate.d/50-carol.yaml"
+chmod 0644 "$AG_DIR/agentgate.d/50-carol.yaml"
+out=$("$AG_DIR/agentgate" check --config "$AG_DIR/policy.yaml" 2>&1)
+ag_like "$out" "^OK: 2 profiles, 4 identities, 1 fragment$" "check_counts_the_fragment" "$out"
+out=$(ag_as carol "$T" 'echo m4' 2>&1)
+ag_is "$out/$(who_ran m4)" "m4/['carol']" "identity_of_a_fragment_logs_in_with_its_key" "$out"
+rm "$AG_DIR/agentgate.d/50-carol.yaml"
+out=$(ag_as carol "$T" 'echo in' 2>&1); rc=$?
+ag_is "$rc" 255 "identity_of_a_removed_fragment_refused" "$out"
 out=$("$AG_DIR/agentgate" authorized-keys --config "$AG_DIR/policy.yaml" "$AG_USER")
 ag_like "$out" "^restrict,pty ssh-ed25519 [^ ]+ agentgate:alice" "authorized_keys_line_is_restricted" "$out"
 ag_like "$out" "restrict,pty,from=\"127.0.0.0/8\" ssh-ed25519 [^ ]+ agentgate:bob" \

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "front/server.h"
+#include "testfile.h"
 
 #ifndef TOP_BUILDDIR
 #define TOP_BUILDDIR "."
@@ -42,17 +43,6 @@ teardown(void **state)
 	(void)state;
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	return system(cmd) == 0 ? 0 : -1;
-}
-
-static void
-write_file(const char *path, const char *text, mode_t mode)
-{
-	FILE *fp = fopen(path, "w");
-
-	assert_non_null(fp);
-	fputs(text, fp);
-	assert_int_equal(fclose(fp), 0);
-	assert_int_equal(chmod(path, mode), 0);
 }
 
 static void
