@@ -18,34 +18,75 @@
 #include "common/misc.h"
 #include "common/privsep.h"
 #include "common/rundir.h"
+#include "common/sha256.h"
 #include "common/sshkey.h"
 #include "core/standing.h"
 
 static void
-stamp(struct ag_standing *s, const struct stat *st)
+stat_into(struct ag_sha256 *h, const char *path)
 {
-	s->dev = st->st_dev;
-	s->ino = st->st_ino;
-	s->mtime = st->st_mtim;
-	s->ctime = st->st_ctim;
-	s->size = st->st_size;
+	struct stat st;
+
+	memset(&st, 0, sizeof(st));
+	if (stat(path, &st) < 0)
+		st.st_mode = (mode_t)-1;	/* gone is a state too */
+	ag_sha256_update(h, path, strlen(path) + 1);
+	ag_sha256_update(h, &st.st_dev, sizeof(st.st_dev));
+	ag_sha256_update(h, &st.st_ino, sizeof(st.st_ino));
+	ag_sha256_update(h, &st.st_mode, sizeof(st.st_mode));
+	ag_sha256_update(h, &st.st_size, sizeof(st.st_size));
+	ag_sha256_update(h, &st.st_mtim, sizeof(st.st_mtim));
+	/* an in-place write that kept the mtime still moves the ctime */
+	ag_sha256_update(h, &st.st_ctim, sizeof(st.st_ctim));
+}
+
+/*
+ * The policy's files as they are: the main file, its agentgate.d and
+ * every entry there (a fragment added, removed or rewritten).  The
+ * directory is read whole, whatever its size: a fragment beyond a bound
+ * would be one whose change went unseen.
+ */
+static void
+stamp(const char *path, unsigned char out[32])
+{
+	const char *slash = strrchr(path, '/');
+	char dir[PATH_MAX], f[PATH_MAX];
+	struct ag_sha256 h;
+	struct dirent *de;
+	DIR *d;
+
+	ag_sha256_init(&h);
+	stat_into(&h, path);
+	if ((slash == NULL ? snprintf(dir, sizeof(dir), "%s", AG_CONFIG_FRAGDIR) :
+	    snprintf(dir, sizeof(dir), "%.*s/%s", (int)(slash - path), path,
+	    AG_CONFIG_FRAGDIR)) < (int)sizeof(dir)) {
+		stat_into(&h, dir);
+		if ((d = opendir(dir)) != NULL) {
+			/* readdir's order is the directory's own, stable while it
+			 * is unchanged; a change moves its mtime anyway */
+			while ((de = readdir(d)) != NULL)
+				if (snprintf(f, sizeof(f), "%s/%s", dir, de->d_name) <
+				    (int)sizeof(f))
+					stat_into(&h, f);
+			closedir(d);
+		}
+	}
+	ag_sha256_final(&h, out);
 }
 
 void
 ag_standing_begin(struct ag_standing *s, const struct ag_config *cfg, const char *identity,
     const char *user, const char *key, const char *profile)
 {
-	struct stat st;
-
 	memset(s, 0, sizeof(*s));
 	s->cfg = cfg;
 	snprintf(s->identity, sizeof(s->identity), "%s", identity ? identity : "");
 	snprintf(s->user, sizeof(s->user), "%s", user ? user : "");
 	snprintf(s->key, sizeof(s->key), "%s", key ? key : "");
 	snprintf(s->profile, sizeof(s->profile), "%s", profile ? profile : "");
-	if (cfg != NULL && cfg->path != NULL && stat(cfg->path, &st) == 0) {
+	if (cfg != NULL && cfg->path != NULL) {
 		s->path = cfg->path;
-		stamp(s, &st);
+		stamp(s->path, s->stamp);
 	}
 }
 
@@ -237,9 +278,9 @@ int
 ag_standing_check(struct ag_standing *s, char *why, size_t whylen)
 {
 	const struct ag_identity *id;
+	unsigned char now_stamp[32];
 	struct ag_config *now;
 	struct ag_err err;
-	struct stat st;
 	int r;
 
 	if (exe_gone()) {
@@ -255,12 +296,12 @@ ag_standing_check(struct ag_standing *s, char *why, size_t whylen)
 		snprintf(why, whylen, "identity %s has expired", s->identity);
 		return 1;
 	}
-	if (s->path == NULL || stat(s->path, &st) < 0 || (st.st_dev == s->dev &&
-	    st.st_ino == s->ino && st.st_size == s->size &&
-	    st.st_mtim.tv_sec == s->mtime.tv_sec && st.st_mtim.tv_nsec == s->mtime.tv_nsec &&
-	    st.st_ctim.tv_sec == s->ctime.tv_sec && st.st_ctim.tv_nsec == s->ctime.tv_nsec))
+	if (s->path == NULL)
 		return 0;
-	stamp(s, &st);
+	stamp(s->path, now_stamp);
+	if (memcmp(now_stamp, s->stamp, sizeof(now_stamp)) == 0)
+		return 0;
+	memcpy(s->stamp, now_stamp, sizeof(now_stamp));
 	ag_err_clear(&err);
 	if (s->as_caller)
 		ag_privsep_as_caller();

@@ -33,11 +33,9 @@ struct ag_standing {
 	char			 profile[128];
 	const char		*path;		/* the policy file, watched */
 	int			 as_caller;	/* read it as the caller: its own --config */
-	dev_t			 dev;
-	ino_t			 ino;
-	struct timespec		 mtime;
-	struct timespec		 ctime;		/* an in-place write that kept mtime */
-	off_t			 size;
+	/* what the policy's files looked like (main file, agentgate.d and
+	 * each fragment: inode, size, mtime, ctime), digested */
+	unsigned char		 stamp[32];
 };
 
 void	ag_standing_begin(struct ag_standing *s, const struct ag_config *cfg,

@@ -126,6 +126,25 @@ ag_is "$(grep '^rc=' "$AG_DIR/c.out")" "rc=253" "config_management_revocation_ex
 ag_ok "revocation_audited" ag_audit_query \
     "any(x['event'] == 'session_revoked' and x.get('identity') == 'carol' and 'was removed from identity carol' in x.get('reason', '') for x in r)"
 
+# ---- a fragment that config management removes ------------------------------------
+# (the identity lives in agentgate.d beside the policy)
+policy "{ name: alice, keys: [\"$(ag_key alice)\"], profile: dev }"
+install -d -m 0755 "$AG_DIR/agentgate.d"
+printf 'identities:\n  - { name: dave, keys: ["%s"], profile: dev }\n' "$(ag_key dave)" \
+    > "$AG_DIR/agentgate.d/50-dave.yaml"
+chmod 0644 "$AG_DIR/agentgate.d/50-dave.yaml"
+repl_start h dave
+exec 7>"$AG_DIR/h.in"
+echo "echo h-ready" >&7
+ag_wait_until 60 grep -q h-ready "$AG_DIR/h.out"
+rm "$AG_DIR/agentgate.d/50-dave.yaml"
+echo "echo h-after" >&7
+ag_wait_until 60 grep -q '^rc=' "$AG_DIR/h.out"
+exec 7>&-
+ag_unlike "$(cat "$AG_DIR/h.out")" "h-after" "fragment_removed_ends_its_sessions" "$(cat "$AG_DIR/h.out")"
+ag_ok "fragment_removal_told" grep -q 'identity dave was removed from the policy' "$AG_DIR/h.out"
+rmdir "$AG_DIR/agentgate.d"
+
 # ---- lock and unlock ----------------------------------------------------------------
 policy
 repl_start d dave
