@@ -183,7 +183,7 @@ ag_standing_judge(const struct ag_identity *was, const struct ag_config *now_cfg
  * account's, nor for the temporary files, which start with '.'.
  */
 static int
-lock_file(char *path, size_t len, int account, const char *name)
+lock_file(char *path, size_t len, const char *dir, int account, const char *name)
 {
 	size_t n = strlen(name);
 
@@ -191,20 +191,20 @@ lock_file(char *path, size_t len, int account, const char *name)
 	    strcmp(name, "..") == 0 || strspn(name, "abcdefghijklmnopqrstuvwxyz"
 	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-@$") != n)
 		return -1;
-	snprintf(path, len, "%s/%s:%s", AG_LOCKDIR, account ? "account" : "identity", name);
+	snprintf(path, len, "%s/%s:%s", dir, account ? "account" : "identity", name);
 	return 0;
 }
 
 /* The lock file's reason; 1 locked, 0 not. */
 static int
-lock_read(int account, const char *name, char *why, size_t whylen)
+lock_read(const char *dir, int account, const char *name, char *why, size_t whylen)
 {
 	char path[PATH_MAX], buf[AG_LOCK_REASON_MAX];
 	struct stat st;
 	ssize_t n;
 	int fd;
 
-	if (lock_file(path, sizeof(path), account, name) < 0)
+	if (lock_file(path, sizeof(path), dir, account, name) < 0)
 		return 0;	/* no identity or account is called that */
 	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)) < 0)
 		return errno == ENOENT ? 0 : (snprintf(why, whylen, "its lock cannot be read: %s",
@@ -227,24 +227,31 @@ lock_read(int account, const char *name, char *why, size_t whylen)
 int
 ag_lock_held(const char *identity, const char *user, char *why, size_t whylen)
 {
+	return ag_lock_held_in(AG_LOCKDIR, identity, user, why, whylen);
+}
+
+int
+ag_lock_held_in(const char *dir, const char *identity, const char *user, char *why,
+    size_t whylen)
+{
 	char reason[AG_LOCK_REASON_MAX];
 	struct ag_err err;
 	struct stat st;
 
-	if (lstat(AG_LOCKDIR, &st) < 0)
+	if (lstat(dir, &st) < 0)
 		return 0;
 	/* a directory the agent could write is one it could empty */
 	ag_err_clear(&err);
-	if (ag_rundir_root_only(AG_LOCKDIR, &err) < 0) {
+	if (ag_rundir_root_only(dir, &err) < 0) {
 		snprintf(why, whylen, "every identity is locked: %s", err.msg);
 		return 1;
 	}
-	if (identity != NULL && *identity != '\0' && lock_read(0, identity, reason,
+	if (identity != NULL && *identity != '\0' && lock_read(dir, 0, identity, reason,
 	    sizeof(reason))) {
 		snprintf(why, whylen, "identity %s is locked: %s", identity, reason);
 		return 1;
 	}
-	if (user != NULL && *user != '\0' && lock_read(1, user, reason, sizeof(reason))) {
+	if (user != NULL && *user != '\0' && lock_read(dir, 1, user, reason, sizeof(reason))) {
 		snprintf(why, whylen, "account %s is locked: %s", user, reason);
 		return 1;
 	}
@@ -326,7 +333,7 @@ ag_lock_set(int account, const char *name, const char *reason, struct ag_err *er
 	char path[PATH_MAX], tmp[PATH_MAX];
 	int fd;
 
-	if (lock_file(path, sizeof(path), account, name) < 0)
+	if (lock_file(path, sizeof(path), AG_LOCKDIR, account, name) < 0)
 		return ag_err_set(err, "'%s' is not %s name", name, account ? "an account" :
 		    "an identity");
 	if (mkdir(AG_LOCKDIR, 0755) < 0 && errno != EEXIST)
@@ -351,7 +358,7 @@ ag_lock_clear(int account, const char *name, struct ag_err *err)
 {
 	char path[PATH_MAX];
 
-	if (lock_file(path, sizeof(path), account, name) < 0)
+	if (lock_file(path, sizeof(path), AG_LOCKDIR, account, name) < 0)
 		return ag_err_set(err, "'%s' is not %s name", name, account ? "an account" :
 		    "an identity");
 	if (unlink(path) < 0)
@@ -383,7 +390,7 @@ ag_lock_list(void (*fn)(const char *what, const char *name, const char *reason, 
 			account = 0;
 		else
 			continue;
-		if (!lock_read(account, colon + 1, reason, sizeof(reason)))
+		if (!lock_read(AG_LOCKDIR, account, colon + 1, reason, sizeof(reason)))
 			continue;
 		fn(account ? "account" : "identity", colon + 1, reason, arg);
 		n++;

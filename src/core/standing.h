@@ -61,6 +61,9 @@ int	ag_standing_judge(const struct ag_identity *was, const struct ag_config *now
 /* 1 when the identity or the account is locked, with the lock's reason;
  * 0 when not. */
 int	ag_lock_held(const char *identity, const char *user, char *why, size_t whylen);
+/* The same for the locks in dir (tests: AG_LOCKDIR is the host's). */
+int	ag_lock_held_in(const char *dir, const char *identity, const char *user, char *why,
+	    size_t whylen);
 
 /* Lock or unlock (root) an identity, or (account 1) an account.  0, or -1
  * with err. */

@@ -8,12 +8,15 @@
 #   - a policy written by config management (not edit) that drops an
 #     identity or its key: the session ends at its next line, audited
 #   - agentgate lock: live sessions end, new logins are refused (audited),
-#     unlock lets it back; a lock directory others can write locks everyone
+#     unlock lets it back
 #   - a gateway whose program was removed ends its session at the next
 #     line with a message instead of failing oddly; an upgrade does not
 . "$(dirname "$0")/lib.sh"
 ag_world_identities alice bob carol dave spare
 ag_setgid_gateway
+# identity names of this run: locks are the host's, other tests run beside
+D=dave$$
+E=eve$$@corp
 
 policy() {	# policy [IDENTITY-LINES...]: the identities given, or all four
 	local ids=("$@")
@@ -21,7 +24,7 @@ policy() {	# policy [IDENTITY-LINES...]: the identities given, or all four
 	    "{ name: alice, keys: [\"$(ag_key alice)\"], profile: dev }"
 	    "{ name: bob, keys: [\"$(ag_key bob)\"], profile: dev }"
 	    "{ name: carol, keys: [\"$(ag_key carol)\"], profile: dev }"
-	    "{ name: dave, keys: [\"$(ag_key dave)\"], profile: dev }")
+	    "{ name: $D, keys: [\"$(ag_key dave)\"], profile: dev }")
 	{
 		printf 'version: 1\ngateway:\n  sandbox: "off"\n'
 		printf '  audit: { file: @AUDIT@, required: true }\nidentities:\n'
@@ -39,7 +42,7 @@ AuthorizedKeysCommandUser root"
 ag_start_sshd || exit 99
 T="$AG_USER@127.0.0.1"
 LOCKS=$("$AG_DIR/agentgate" lock --help | sed -n 's/.*Locks are files in \(.*\)\.$/\1/p')
-trap 'rm -f "$LOCKS/identity:dave" "$LOCKS/identity:eve@corp" "$LOCKS/account:$AG_USER"; ag_cleanup' EXIT
+trap 'rm -f "$LOCKS/identity:$D" "$LOCKS/identity:$E" "$LOCKS/account:$AG_USER"; ag_cleanup' EXIT
 
 # repl NAME KEY: a REPL session fed from a fifo (fd 7.. by caller), its output in NAME.out
 repl_start() {
@@ -115,7 +118,7 @@ ag_pass "unrevoked_session_goes_on_after_the_edit"
 # ---- config management drops carol's key (not through edit) ----------------------
 policy "{ name: alice, keys: [\"$(ag_key alice)\"], profile: dev }" \
     "{ name: carol, keys: [\"$(ag_key spare)\"], profile: dev }" \
-    "{ name: dave, keys: [\"$(ag_key dave)\"], profile: dev }"
+    "{ name: $D, keys: [\"$(ag_key dave)\"], profile: dev }"
 echo "echo carol-after-rewrite" >&8
 ag_wait_until 60 grep -q '^rc=' "$AG_DIR/c.out"
 exec 8>&-
@@ -130,7 +133,7 @@ ag_ok "revocation_audited" ag_audit_query \
 # (the identity lives in agentgate.d beside the policy)
 policy "{ name: alice, keys: [\"$(ag_key alice)\"], profile: dev }"
 install -d -m 0755 "$AG_DIR/agentgate.d"
-printf 'identities:\n  - { name: dave, keys: ["%s"], profile: dev }\n' "$(ag_key dave)" \
+printf 'identities:\n  - { name: %s, keys: ["%s"], profile: dev }\n' "$D" "$(ag_key dave)" \
     > "$AG_DIR/agentgate.d/50-dave.yaml"
 chmod 0644 "$AG_DIR/agentgate.d/50-dave.yaml"
 repl_start h dave
@@ -142,7 +145,7 @@ echo "echo h-after" >&7
 ag_wait_until 60 grep -q '^rc=' "$AG_DIR/h.out"
 exec 7>&-
 ag_unlike "$(cat "$AG_DIR/h.out")" "h-after" "fragment_removed_ends_its_sessions" "$(cat "$AG_DIR/h.out")"
-ag_ok "fragment_removal_told" grep -q 'identity dave was removed from the policy' "$AG_DIR/h.out"
+ag_ok "fragment_removal_told" grep -q "identity $D was removed from the policy" "$AG_DIR/h.out"
 rmdir "$AG_DIR/agentgate.d"
 
 # ---- lock and unlock ----------------------------------------------------------------
@@ -151,25 +154,25 @@ repl_start d dave
 exec 7>"$AG_DIR/d.in"
 echo "echo dave-ready" >&7
 ag_wait_until 60 grep -q dave-ready "$AG_DIR/d.out"
-out=$("$AG_DIR/agentgate" lock --config "$AG_DIR/policy.yaml" --reason "incident 42" dave 2>&1); rc=$?
-ag_like "$rc/$(tr '\n' ' ' <<<"$out")" "^0/identity dave locked: new sessions are refused session [0-9a-f]{8} \(dave@$AG_USER, pid [0-9]+\) ended: identity dave is locked: incident 42" \
+out=$("$AG_DIR/agentgate" lock --config "$AG_DIR/policy.yaml" --reason "incident 42" $D 2>&1); rc=$?
+ag_like "$rc/$(tr '\n' ' ' <<<"$out")" "^0/identity $D locked: new sessions are refused session [0-9a-f]{8} \($D@$AG_USER, pid [0-9]+\) ended: identity $D is locked: incident 42" \
     "lock_ends_live_sessions" "$out"
 ag_wait_until 60 grep -q '^rc=' "$AG_DIR/d.out"
 exec 7>&-
-ag_ok "locked_client_told_why" grep -q 'identity dave is locked: incident 42' "$AG_DIR/d.out"
+ag_ok "locked_client_told_why" grep -q "identity $D is locked: incident 42" "$AG_DIR/d.out"
 out=$(ag_as dave "$T" 'echo dave-again' 2>&1); rc=$?
-ag_like "$rc/$out" "^1/agentgate: refused: identity dave is locked: incident 42" \
+ag_like "$rc/$out" "^1/agentgate: refused: identity $D is locked: incident 42" \
     "locked_identity_refused_at_login" "$out"
 ag_ok "locked_login_audited" ag_audit_query \
-    "any(x['event'] == 'auth_failure' and x.get('identity') == 'dave' and x.get('request') == 'locked' for x in r)"
+    "any(x['event'] == 'auth_failure' and x.get('identity') == '$D' and x.get('request') == 'locked' for x in r)"
 out=$("$AG_DIR/agentgate" lock --list 2>&1)
-ag_like "$out" "^identity +dave +incident 42$" "lock_list_shows_it" "$out"
+ag_like "$out" "^identity +$D +incident 42$" "lock_list_shows_it" "$out"
 out=$(ag_as alice "$T" 'echo alice-unlocked' 2>&1)
 ag_is "$out" alice-unlocked "other_identities_unaffected_by_a_lock" "$out"
-out=$(runuser -u "$AG_USER" -- "$AG_DIR/agentgate" unlock dave 2>&1); rc=$?
+out=$(runuser -u "$AG_USER" -- "$AG_DIR/agentgate" unlock $D 2>&1); rc=$?
 ag_is "$rc" 1 "unlock_is_roots" "$out"
-out=$("$AG_DIR/agentgate" unlock dave 2>&1)
-ag_is "$out" "identity dave unlocked" "unlock" "$out"
+out=$("$AG_DIR/agentgate" unlock $D 2>&1)
+ag_is "$out" "identity $D unlocked" "unlock" "$out"
 out=$(ag_as dave "$T" 'echo dave-back' 2>&1)
 ag_is "$out" dave-back "unlocked_identity_logs_in" "$out"
 # a lock racing a login: the session that got past the check ends at its next line
@@ -177,18 +180,14 @@ repl_start d2 dave
 exec 7>"$AG_DIR/d2.in"
 echo "echo dave2-ready" >&7
 ag_wait_until 60 grep -q dave2-ready "$AG_DIR/d2.out"
-printf 'racing login\n' > "$LOCKS/identity:dave"	# as config management or a lock made elsewhere
+printf 'racing login\n' > "$LOCKS/identity:$D"	# as config management or a lock made elsewhere
 echo "echo dave2-after-lock" >&7
 ag_wait_until 60 grep -q '^rc=' "$AG_DIR/d2.out"
 exec 7>&-
 ag_unlike "$(cat "$AG_DIR/d2.out")" "dave2-after-lock" "lock_file_ends_session_at_next_line" "$(cat "$AG_DIR/d2.out")"
-rm -f "$LOCKS/identity:dave"
-# a lock directory the agent could write is one it could empty: everyone is locked
-chmod o+w "$LOCKS"
-out=$(ag_as alice "$T" 'echo in' 2>&1); rc=$?
-chmod o-w "$LOCKS"
-ag_like "$rc/$out" "^1/agentgate: refused: every identity is locked: .*only root" \
-    "lock_directory_writable_by_others_locks_everyone" "$out"
+rm -f "$LOCKS/identity:$D"
+# (a lock directory others could write locks everyone: unit/test_standing,
+# since the directory is the host's and other tests run beside this one)
 out=$("$AG_DIR/agentgate" lock '../etc' 2>&1); rc=$?
 ag_like "$rc/$out" "^1/.*not an identity" "lock_name_cannot_walk" "$out"
 
@@ -201,12 +200,12 @@ ag_like "$rc/$out" "^1/agentgate: refused: account $AG_USER is locked: account c
     "locked_account_refuses_every_identity" "$out"
 "$AG_DIR/agentgate" unlock --user "$AG_USER" >/dev/null
 policy "{ name: alice, keys: [\"$(ag_key alice)\"], profile: dev }" \
-    "{ name: eve@corp, keys: [\"$(ag_key dave)\"], profile: dev }"
-out=$("$AG_DIR/agentgate" lock --config "$AG_DIR/policy.yaml" eve@corp 2>&1)
-ag_like "$out" "^identity eve@corp locked" "lock_an_identity_named_with_an_at" "$out"
+    "{ name: $E, keys: [\"$(ag_key dave)\"], profile: dev }"
+out=$("$AG_DIR/agentgate" lock --config "$AG_DIR/policy.yaml" $E 2>&1)
+ag_like "$out" "^identity $E locked" "lock_an_identity_named_with_an_at" "$out"
 out=$(ag_as dave "$T" 'echo eve-in' 2>&1); rc=$?
-ag_like "$rc/$out" "^1/agentgate: refused: identity eve@corp is locked" "identity_with_an_at_stays_locked" "$out"
-"$AG_DIR/agentgate" unlock eve@corp >/dev/null
+ag_like "$rc/$out" "^1/agentgate: refused: identity $E is locked" "identity_with_an_at_stays_locked" "$out"
+"$AG_DIR/agentgate" unlock $E >/dev/null
 policy
 
 # ---- a command that is still running when the caller is revoked ----------------------
@@ -215,11 +214,11 @@ policy
 ag_as dave "$T" 'echo loop-started; sleep 3600' > "$AG_DIR/f.out" 2>&1 &
 client=$!
 ag_wait_until 60 grep -q loop-started "$AG_DIR/f.out"
-printf 'during a command\n' > "$LOCKS/identity:dave"
+printf 'during a command\n' > "$LOCKS/identity:$D"
 wait "$client"; rc=$?
-rm -f "$LOCKS/identity:dave"
+rm -f "$LOCKS/identity:$D"
 ag_is "$rc" 253 "running_command_ended_by_a_lock_file" "$(cat "$AG_DIR/f.out")"
-ag_ok "running_command_client_told" grep -q 'identity dave is locked: during a command' "$AG_DIR/f.out"
+ag_ok "running_command_client_told" grep -q "identity $D is locked: during a command" "$AG_DIR/f.out"
 ag_ok "running_command_is_gone" sh -c "! pgrep -u '$AG_USER' -f 'sleep 3600'"
 # and with a terminal (the PTY relay), by a policy that drops the identity
 ag_as dave -tt "$T" 'echo pty-started; sleep 3601' > "$AG_DIR/g.out" 2>&1 </dev/null &
@@ -228,7 +227,7 @@ ag_wait_until 60 grep -q pty-started "$AG_DIR/g.out"
 policy "{ name: alice, keys: [\"$(ag_key alice)\"], profile: dev }"
 wait "$client"; rc=$?
 ag_is "$rc" 253 "running_pty_command_ended_by_a_revocation" "$(cat "$AG_DIR/g.out")"
-ag_ok "running_pty_command_client_told" grep -q 'identity dave was removed from the policy' "$AG_DIR/g.out"
+ag_ok "running_pty_command_client_told" grep -q "identity $D was removed from the policy" "$AG_DIR/g.out"
 policy
 
 # ---- the gateway's program replaced (an upgrade), then removed ------------------------

@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -140,6 +142,57 @@ test_token_replaced(void **state)
 	    ", profile: dev }\n", "a", FP_A, "dev", why, sizeof(why)), 0);
 }
 
+static void
+put(const char *path, const char *text, mode_t mode)
+{
+	FILE *fp = fopen(path, "w");
+
+	assert_non_null(fp);
+	fputs(text, fp);
+	assert_int_equal(fclose(fp), 0);
+	assert_int_equal(chmod(path, mode), 0);
+}
+
+/* Locks: by identity and by account, any name the policy takes, only
+ * root's, and a directory another could write locks everyone. */
+static void
+test_locks(void **state)
+{
+	char dir[] = "/tmp/agentgate-locks-XXXXXX", f[256], why[512];
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(chmod(dir, 0755), 0);
+	assert_int_equal(ag_lock_held_in(dir, "a", "acct", why, sizeof(why)), 0);
+	snprintf(f, sizeof(f), "%s/identity:rt@corp", dir);
+	put(f, "incident 42\n", 0644);
+	assert_int_equal(ag_lock_held_in(dir, "rt@corp", "acct", why, sizeof(why)), 1);
+	assert_string_equal(why, "identity rt@corp is locked: incident 42");
+	assert_int_equal(ag_lock_held_in(dir, "a", "acct", why, sizeof(why)), 0);
+	snprintf(f, sizeof(f), "%s/account:acct", dir);
+	put(f, "", 0644);
+	assert_int_equal(ag_lock_held_in(dir, "a", "acct", why, sizeof(why)), 1);
+	assert_string_equal(why, "account acct is locked: locked by the administrator");
+	unlink(f);
+	/* a lock file others may write still locks, saying so */
+	snprintf(f, sizeof(f), "%s/identity:.svc", dir);
+	put(f, "x\n", 0666);
+	assert_int_equal(ag_lock_held_in(dir, ".svc", NULL, why, sizeof(why)), 1);
+	assert_non_null(strstr(why, "not root's alone"));
+	unlink(f);
+	/* names that walk the directory are no lock at all */
+	assert_int_equal(ag_lock_held_in(dir, "../x", NULL, why, sizeof(why)), 0);
+	if (geteuid() == 0) {
+		assert_int_equal(chmod(dir, 0777), 0);
+		assert_int_equal(ag_lock_held_in(dir, "a", "acct", why, sizeof(why)), 1);
+		assert_non_null(strstr(why, "every identity is locked"));
+		assert_int_equal(chmod(dir, 0755), 0);
+	}
+	snprintf(f, sizeof(f), "%s/identity:rt@corp", dir);
+	unlink(f);
+	assert_int_equal(rmdir(dir), 0);
+}
+
 int
 main(void)
 {
@@ -149,6 +202,7 @@ main(void)
 		cmocka_unit_test(test_profile_moved),
 		cmocka_unit_test(test_keys),
 		cmocka_unit_test(test_token_replaced),
+		cmocka_unit_test(test_locks),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
