@@ -139,7 +139,7 @@ audit_termination(struct ending *t, const struct ag_live_entry *e, const char *r
 	struct ag_audit *a;
 	struct ag_err err;
 	struct passwd *pw = getpwuid(getuid());
-	char why[512];
+	char why[AG_LOCK_REASON_MAX + 1024];
 
 	if (!t->cfg_tried) {
 		t->cfg_tried = 1;
