@@ -50,12 +50,8 @@ cf_ynode_free(struct ynode *y)
 	free(y);
 }
 
-
-
-
-
 /* The message at file:line:col; every cf_err_* comes here. */
-static int
+static int AG_PRINTF(5, 0)
 verr(struct ctx *c, const char *file, int line, int col, const char *fmt, va_list ap)
 {
 	char msg[AG_ERR_MSG_MAX];
