@@ -411,7 +411,8 @@ find_casts(const char *dir, const char *prefix, struct cast **out)
 		n++;
 	}
 	closedir(d);
-	qsort(v, n, sizeof(*v), newest_first);
+	if (n > 0)	/* qsort's base may not be NULL, even for none */
+		qsort(v, n, sizeof(*v), newest_first);
 	*out = v;
 	return (int)n;
 nomem:

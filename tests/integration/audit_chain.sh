@@ -85,7 +85,13 @@ tampered "torn, without a state file" "$N" "truncated"
 # a line longer than any record (a gzip bomb: 80 MB of one line in a few
 # hundred KB) is refused as soon as it passes 64 MiB, not held whole
 head -c 80000000 /dev/zero | tr '\0' a | gzip -1 > "$AG_DIR/bomb.jsonl.gz"
-if [ -x /usr/bin/time ] && /usr/bin/time -v true >/dev/null 2>&1; then
+# (a sanitizer build's memory is the sanitizer's, and it cannot start in a
+# small address space: the bound is measured in the plain build's pass)
+san=0
+ldd "$AGENTGATE" 2>/dev/null | grep -q libasan && san=1
+if [ "$san" = 1 ]; then
+	out=$("$AGENTGATE" audit verify "$AG_DIR/bomb.jsonl.gz" 2>&1); rc=$?
+elif [ -x /usr/bin/time ] && /usr/bin/time -v true >/dev/null 2>&1; then
 	out=$(/usr/bin/time -v "$AGENTGATE" audit verify "$AG_DIR/bomb.jsonl.gz" 2>&1); rc=$?
 	rss=$(echo "$out" | sed -n 's/.*Maximum resident set size (kbytes): //p')
 	ag_ok "the gzip bomb: verify's peak memory stays near the limit ($rss KiB)" \
@@ -96,7 +102,7 @@ fi
 ag_is "$rc" 2 "the gzip bomb: refused as a read error (2), not killed" "$out"
 ag_like "$out" "bomb.jsonl.gz: line 1 is longer than 67108864 bytes: not an audit log \\(not read further\\)" \
     "the gzip bomb: verify says why" "$out"
-out=$(ulimit -v 200000; "$AGENTGATE" audit verify - < "$AG_DIR/bomb.jsonl.gz" 2>&1); rc=$?
+out=$([ "$san" = 1 ] || ulimit -v 200000; "$AGENTGATE" audit verify - < "$AG_DIR/bomb.jsonl.gz" 2>&1); rc=$?
 ag_is "$rc" 2 "the gzip bomb on standard input, in 200 MB of address space: refused (2)" "$out"
 ag_like "$out" "\\(standard input\\): line 1 is longer than" "and said so" "$out"
 
