@@ -11,11 +11,14 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
+
+#include "testfile.h"
 
 #include "common/config.h"
 #include "core/standing.h"
@@ -142,17 +145,6 @@ test_token_replaced(void **state)
 	    ", profile: dev }\n", "a", FP_A, "dev", why, sizeof(why)), 0);
 }
 
-static void
-put(const char *path, const char *text, mode_t mode)
-{
-	FILE *fp = fopen(path, "w");
-
-	assert_non_null(fp);
-	fputs(text, fp);
-	assert_int_equal(fclose(fp), 0);
-	assert_int_equal(chmod(path, mode), 0);
-}
-
 /* Locks: by identity and by account, any name the policy takes, only
  * root's, and a directory another could write locks everyone. */
 static void
@@ -165,18 +157,18 @@ test_locks(void **state)
 	assert_int_equal(chmod(dir, 0755), 0);
 	assert_int_equal(ag_lock_held_in(dir, "a", "acct", why, sizeof(why)), 0);
 	snprintf(f, sizeof(f), "%s/identity:rt@corp", dir);
-	put(f, "incident 42\n", 0644);
+	write_file(f, "incident 42\n", 0644);
 	assert_int_equal(ag_lock_held_in(dir, "rt@corp", "acct", why, sizeof(why)), 1);
 	assert_string_equal(why, "identity rt@corp is locked: incident 42");
 	assert_int_equal(ag_lock_held_in(dir, "a", "acct", why, sizeof(why)), 0);
 	snprintf(f, sizeof(f), "%s/account:acct", dir);
-	put(f, "", 0644);
+	write_file(f, "", 0644);
 	assert_int_equal(ag_lock_held_in(dir, "a", "acct", why, sizeof(why)), 1);
 	assert_string_equal(why, "account acct is locked: locked by the administrator");
 	unlink(f);
 	/* a lock file others may write still locks, saying so */
 	snprintf(f, sizeof(f), "%s/identity:.svc", dir);
-	put(f, "x\n", 0666);
+	write_file(f, "x\n", 0666);
 	assert_int_equal(ag_lock_held_in(dir, ".svc", NULL, why, sizeof(why)), 1);
 	assert_non_null(strstr(why, "not root's alone"));
 	unlink(f);
