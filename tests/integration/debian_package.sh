@@ -1,8 +1,8 @@
 #!/bin/bash
 # The Debian package, as an admin meets it: dpkg-buildpackage builds it
 # from this tree, lintian finds no error, it installs; the admin follows
-# README.Debian (an account, a key in the policy, the sshd drop-in linked,
-# the PAM bind line) and `agentgate doctor` passes; a session through a
+# README.Debian (an account, a key in the policy, `agentgate setup --user`
+# for the drop-in, the PAM bind line and the login shell) and doctor passes; a session through a
 # real sshd uses only installed files (binary, PAM module, policy, PAM
 # service, drop-in, log directories); logrotate rotates the audit log under
 # an open session; completion works; an upgrade whose example policy
@@ -59,13 +59,14 @@ pkg_cleanup() {
 	[ -n "$SPID" ] && { kill "$SPID"; wait "$SPID"; } 2>/dev/null
 	[ -n "$SSHD_PID" ] && { kill "$SSHD_PID"; wait "$SSHD_PID"; } 2>/dev/null
 	if [ "$installed" = 1 ]; then
-		rm -f /etc/ssh/sshd_config.d/agentgate.conf
+		rm -f /etc/ssh/sshd_config.d/agentgate.conf "/etc/ssh/sshd_config.d/agentgate-$U.conf"
 		echo "agentgate $PURGE_Q boolean true" | debconf-set-selections
 		DEBIAN_FRONTEND=noninteractive dpkg -P agentgate libpam-agentgate >/dev/null 2>&1
 	fi
 	# what a purge kept for the test
 	[ "$kept_trail" = 1 ] && rm -rf /var/log/agentgate /etc/agentgate
-	[ -n "$SERVICE" ] && rm -f "/etc/pam.d/$SERVICE"
+	[ -n "$SERVICE" ] && rm -f "/etc/pam.d/$SERVICE" "/etc/pam.d/$SERVICE.before-agentgate"
+	rm -f "/etc/ssh/sshd_config.d/agentgate-$U.conf"
 	pkill -KILL -u "$U" 2>/dev/null
 	id "$U" >/dev/null 2>&1 && ag_wait_until 30 ag_userdel "$U"
 	rm -rf -- "$AG_DIR" "$BUILD"
@@ -123,12 +124,22 @@ ag_ok "the sshd drop-in is installed inert" test -f /usr/share/agentgate/sshd_co
 ag_ok "the installed policy checks" agentgate check --config /etc/agentgate/agentgate.yaml -q
 ag_is "$(stat -c '%U:%G %a' /etc/agentgate/agentgate.yaml)" "root:$G 640" \
     "the policy is not readable by agents (it holds their keys)"
+lg=/var/lib/agentgate/last-good/$(printf '%s' /etc/agentgate/agentgate.yaml | sha256sum | cut -d' ' -f1).yaml
+ag_ok "the install keeps it as the last policy that loaded (for config_error records)" \
+    cmp /etc/agentgate/agentgate.yaml "$lg"
+# a policy that no longer loads is named when the package is configured
+# (as an upgrade whose parser refuses it would be), and configuring goes on
+cp /etc/agentgate/agentgate.yaml "$AG_DIR/policy.keep"
+echo 'profiles: [' >> /etc/agentgate/agentgate.yaml
+out=$(dpkg-reconfigure -f noninteractive agentgate 2>&1)
+ag_is "$?" 0 "configuring with a broken policy still completes" "$out"
+ag_like "$out" 'agentgate\.yaml does not load.*agentgate check' \
+    "and says the policy does not load, and what to run" "$out"
+cat "$AG_DIR/policy.keep" > /etc/agentgate/agentgate.yaml
 
 # ---- an admin follows README.Debian ----------------------------------------
 flock /run/agentgate-test.lock useradd -m -d "/home/$U" -s /bin/bash "$U" || exit 99
 flock /run/agentgate-test.lock usermod -p '*' "$U" || exit 99
-# README.Debian: the gateway is the account's login shell
-flock /run/agentgate-test.lock usermod -s /usr/bin/agentgate "$U" || exit 99
 ag_ok "the gateway is listed in /etc/shells" grep -qx /usr/bin/agentgate /etc/shells
 chown -R root:root "/home/$U" && chmod 0755 "/home/$U"
 install -d -o "$U" -g "$U" "/home/$U/work"
@@ -138,10 +149,9 @@ ssh-keygen -q -t ed25519 -N '' -f "$AG_DIR/hostkey" || exit 99
 key=$(cut -d' ' -f1-2 "$AG_DIR/client.pub")
 sed -i "s|keys: \[\"ssh-ed25519 [^\"]*\"\]|keys: [\"$key\"]|" /etc/agentgate/agentgate.yaml
 ag_ok "the edited policy checks" agentgate check -q
-# the drop-in names the account "agent": this test's account is another
-sed "s/^Match User agent\$/Match User $U/" /usr/share/agentgate/sshd_config.d/agentgate.conf \
-    > /etc/ssh/sshd_config.d/agentgate.conf
 PORT=$(ag_free_port)
+# sshd's configuration Includes the drop-in directory, as Debian's does (a
+# private sshd_config here, with the real /etc/ssh/sshd_config.d)
 cat > "$AG_DIR/sshd_config" <<CONF
 Port $PORT
 ListenAddress 127.0.0.1
@@ -150,13 +160,22 @@ PidFile none
 LogLevel VERBOSE
 KbdInteractiveAuthentication no
 PasswordAuthentication no
-Include /etc/ssh/sshd_config.d/agentgate.conf
+Include /etc/ssh/sshd_config.d/agentgate*.conf
 CONF
-# sshd's own PAM service, with the bind line README.Debian adds to
-# /etc/pam.d/sshd (sshd names its service after the name it runs by)
+# sshd's own PAM service as Debian ships it (sshd names its service after
+# the name it runs by); setup adds the bind line
 SERVICE=sshd-agpkg$$
 ln -sf "$SSHD" "$AG_DIR/$SERVICE"
-{ cat /etc/pam.d/sshd; echo 'session optional pam_agentgate.so bind'; } > "/etc/pam.d/$SERVICE"
+cp /etc/pam.d/sshd "/etc/pam.d/$SERVICE"
+# README.Debian step 3: one command for sshd, PAM and the login shell
+out=$(agentgate setup --user "$U" --sshd "$AG_DIR/$SERVICE" --sshd-config "$AG_DIR/sshd_config" \
+    --sshd-config-dir /etc/ssh/sshd_config.d --pam-file "/etc/pam.d/$SERVICE" 2>&1)
+ag_is "$?" 0 "agentgate setup gives the account to agents" "$out"
+ag_ok "its drop-in is a file of its own, not a link into the package" \
+    test -f "/etc/ssh/sshd_config.d/agentgate-$U.conf" -a ! -L "/etc/ssh/sshd_config.d/agentgate-$U.conf"
+ag_ok "it names the account" grep -qx "Match User $U" "/etc/ssh/sshd_config.d/agentgate-$U.conf"
+ag_ok "the bind line is in sshd's PAM service" grep -q '^session.*pam_agentgate\.so bind' "/etc/pam.d/$SERVICE"
+ag_is "$(getent passwd "$U" | cut -d: -f7)" /usr/bin/agentgate "the gateway is the login shell"
 ag_ok "sshd accepts the drop-in" "$SSHD" -t -f "$AG_DIR/sshd_config"
 doc=$(agentgate doctor --user "$U" --sshd "$AG_DIR/$SERVICE" --sshd-config "$AG_DIR/sshd_config" 2>&1)
 ag_unlike "$doc" '(^|[^A-Z])FAIL' "agentgate doctor finds nothing wrong" "$doc"

@@ -1,6 +1,6 @@
 #!/bin/bash
 # The audit records reach a central collector through rsyslog, with the
-# drop-in the project ships (contrib/rsyslog/agentgate.conf): two real
+# drop-in the project ships (contrib/rsyslog/agentgate-rsyslog.conf): two real
 # rsyslogd on loopback, the gateway host's (imfile on the audit log,
 # omrelp with a disk-assisted queue) and a central one (imrelp into a
 # file).  The central one is stopped and started again while sessions go
@@ -13,7 +13,7 @@ if [ ! -x "$RSYSLOGD" ] || [ ! -f /etc/rsyslog.conf ] || ! ls /usr/lib/*/rsyslog
 	exit 99
 fi
 ag_setup
-DROPIN=$top_srcdir/contrib/rsyslog/agentgate.conf
+DROPIN=$top_srcdir/contrib/rsyslog/agentgate-rsyslog.conf
 R=$AG_DIR/rsyslog
 mkdir -p "$R/local" "$R/central"
 CPORT=$(ag_free_port)
