@@ -150,8 +150,8 @@ key=$(cut -d' ' -f1-2 "$AG_DIR/client.pub")
 sed -i "s|keys: \[\"ssh-ed25519 [^\"]*\"\]|keys: [\"$key\"]|" /etc/agentgate/agentgate.yaml
 ag_ok "the edited policy checks" agentgate check -q
 PORT=$(ag_free_port)
-# sshd's configuration Includes the drop-in directory, as Debian's does (a
-# private sshd_config here, with the real /etc/ssh/sshd_config.d)
+# a private sshd_config that Includes the drop-in setup writes into the
+# real /etc/ssh/sshd_config.d
 cat > "$AG_DIR/sshd_config" <<CONF
 Port $PORT
 ListenAddress 127.0.0.1
@@ -160,7 +160,7 @@ PidFile none
 LogLevel VERBOSE
 KbdInteractiveAuthentication no
 PasswordAuthentication no
-Include /etc/ssh/sshd_config.d/agentgate*.conf
+Include /etc/ssh/sshd_config.d/agentgate-$U.conf
 CONF
 # sshd's own PAM service as Debian ships it (sshd names its service after
 # the name it runs by); setup adds the bind line
@@ -292,12 +292,15 @@ kill "$SSHD_PID"; wait "$SSHD_PID" 2>/dev/null; SSHD_PID=
 # removal must not leave sshd a configuration it refuses (no SSH at the
 # next restart)
 ln -sfn /usr/share/agentgate/sshd_config.d/agentgate.conf /etc/ssh/sshd_config.d/agentgate.conf
+sed "s|^Include .*|Include /etc/ssh/sshd_config.d/agentgate.conf|" "$AG_DIR/sshd_config" \
+    > "$AG_DIR/sshd_config.linked"
 out=$(dpkg -r agentgate libpam-agentgate 2>&1)
 ag_is "$?" 0 "the packages remove" "$out"
 ag_ok "the gateway is gone" test ! -e /usr/bin/agentgate
 ag_ok "a linked drop-in is left a file, not a dangling link" \
     test -f /etc/ssh/sshd_config.d/agentgate.conf -a ! -L /etc/ssh/sshd_config.d/agentgate.conf
 ag_ok "sshd still accepts its configuration after the removal" "$SSHD" -t -f "$AG_DIR/sshd_config"
+ag_ok "and one that included the linked drop-in" "$SSHD" -t -f "$AG_DIR/sshd_config.linked"
 ag_like "$out" "still names the gateway" "the removal says what the admin should still remove" "$out"
 ag_ok "the gateway is no longer in /etc/shells" sh -c '! grep -qx /usr/bin/agentgate /etc/shells'
 rm -f /etc/ssh/sshd_config.d/agentgate.conf
