@@ -20,16 +20,7 @@
 
 #define LOCK_USAGE	"usage: agentgate lock [--config FILE] [--reason TEXT] IDENTITY | " \
 	"--user ACCOUNT\n       agentgate lock --list\n"
-#define UNLOCK_USAGE	"usage: agentgate unlock IDENTITY | --user ACCOUNT\n"
-
-static int
-root_only(const char *what)
-{
-	if (getuid() == 0 && geteuid() == 0)
-		return 0;
-	fprintf(stderr, "agentgate: %s: root only\n", what);
-	return -1;
-}
+#define UNLOCK_USAGE	"usage: agentgate unlock [--] IDENTITY | --user ACCOUNT\n"
 
 struct locked {
 	int		 account;	/* name is an account's, not an identity's */
@@ -105,7 +96,7 @@ ag_cmd_lock(int argc, char **argv)
 		fputs(LOCK_USAGE, stderr);
 		return 2;
 	}
-	if (root_only("lock") < 0)
+	if (ag_cli_root_only("lock") < 0)
 		return 1;
 	ag_err_clear(&err);
 	if (list) {
@@ -138,18 +129,20 @@ ag_cmd_unlock(int argc, char **argv)
 {
 	struct ag_err err;
 	int account = argc == 3 && strcmp(argv[1], "--user") == 0;
-	const char *name = account ? argv[2] : argv[1];
+	/* `--` before a name that starts with '-' */
+	int dashdash = argc == 3 && strcmp(argv[1], "--") == 0;
+	const char *name = account || dashdash ? argv[2] : argv[1];
 
 	if (argc == 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
 		printf("Usage: agentgate unlock IDENTITY | --user ACCOUNT\n\nLift a lock made "
 		    "with agentgate lock.  Root only.\n");
 		return 0;
 	}
-	if (!(argc == 2 && argv[1][0] != '-') && !account) {
+	if (!(argc == 2 && argv[1][0] != '-') && !account && !dashdash) {
 		fputs(UNLOCK_USAGE, stderr);
 		return 2;
 	}
-	if (root_only("unlock") < 0)
+	if (ag_cli_root_only("unlock") < 0)
 		return 1;
 	ag_err_clear(&err);
 	if (ag_lock_clear(account, name, &err) < 0) {

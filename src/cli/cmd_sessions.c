@@ -32,13 +32,12 @@
 
 #define TERM_GRACE_S	10	/* SIGTERM, then this long (--wait), then SIGKILL */
 
-static int
-need_root(const char *what)
+int
+ag_cli_root_only(const char *what)
 {
 	if (getuid() == 0 && geteuid() == 0)
 		return 0;
-	fprintf(stderr, "agentgate: %s: root only (the registry is the gateway's group's)\n",
-	    what);
+	fprintf(stderr, "agentgate: %s: root only\n", what);
 	return -1;
 }
 
@@ -98,7 +97,7 @@ ag_cmd_sessions(int argc, char **argv)
 		fprintf(stderr, "usage: agentgate sessions\n");
 		return 2;
 	}
-	if (need_root("sessions") < 0)
+	if (ag_cli_root_only("sessions") < 0)
 		return 1;
 	ag_err_clear(&err);
 	if (ag_live_list(print_entry, &n, &err) < 0) {
@@ -353,7 +352,7 @@ ag_cmd_terminate(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (need_root("terminate") < 0)
+	if (ag_cli_root_only("terminate") < 0)
 		return 1;
 	ag_err_clear(&err);
 	/* a prefix names one session or none */

@@ -46,6 +46,8 @@ int	ag_cmd_unlock(int argc, char **argv);
 struct ag_live_entry;
 int	ag_sessions_end(int (*match)(const struct ag_live_entry *, void *, char *, size_t),
 	    void *arg, const char *config, const char *by, long wait_s, int *failed);
+/* 0 when running as root; -1 after saying that WHAT is root's only. */
+int	ag_cli_root_only(const char *what);
 /* The gateway itself: ForceCommand, -c, login shell, REPL (front/forcecommand.c). */
 int	ag_cmd_session(int argc, char **argv);
 

@@ -821,6 +821,22 @@ stage_outcome(const struct ag_core *core, const struct cmd *c, struct ag_core_ou
 	o->cancelled = c->cancelled;
 	o->truncated = c->rec.truncated;
 	o->duration_ms = c->rec.duration_ms;
+	/* the line was allowed and ran, then the administrator ended the
+	 * session under it: a front end that reports it must not read its
+	 * status as the command's own answer */
+	if (core->ended && c->rec.ran) {
+		snprintf(o->reason, sizeof(o->reason), "this session has been ended: %s",
+		    core->ended_why);
+		snprintf(o->rule, sizeof(o->rule), "revoked");
+	} else if (c->rec.ran && ag_runner_terminating()) {
+		char why[512];
+
+		if (ag_live_ended_by(why, sizeof(why))) {
+			snprintf(o->reason, sizeof(o->reason),
+			    "the administrator ended this session: %s", why);
+			snprintf(o->rule, sizeof(o->rule), "revoked");
+		}
+	}
 }
 
 /* ---- the line --------------------------------------------------------------- */

@@ -279,6 +279,16 @@ core_loop(struct ag_core *core, int ctl)
 			status = ag_core_command(core, body + sizeof(t), len - sizeof(t), 0, &end);
 			core->timeout = 0;
 			o = run_outcome(core, &oc);
+		} else if (ag_core_revoked(core)) {
+			/* a locked caller may not go on reading its policy either */
+			memset(&oc, 0, sizeof(oc));
+			snprintf(oc.decision, sizeof(oc.decision), "deny");
+			snprintf(oc.reason, sizeof(oc.reason), "this session has been ended: %s",
+			    core->ended_why);
+			snprintf(oc.rule, sizeof(oc.rule), "revoked");
+			oc.status = status = AG_STATUS_ENDED;
+			end = 1;
+			o = run_outcome(core, &oc);
 		} else
 			o = explain_outcome(core, body + sizeof(t), len - sizeof(t));
 		free(body);
@@ -310,7 +320,8 @@ struct ag_pump {
 	struct ag_strbuf	 so, se;	/* the running call's output */
 	int			 so_cut, se_cut;
 	size_t			 out_bytes;
-	int			 dead;		/* the channel or the gateway is gone */
+	int			 dead;		/* the channel is gone, or the pump failed */
+	int			 gateway_gone;	/* the gateway ended the session */
 };
 
 struct ag_call *
@@ -365,13 +376,26 @@ ag_pump_send(struct ag_pump *pu, json_object *msg)
 	free(safe);
 }
 
+/* The gateway has ended the session: c goes back to the head of the
+ * queue, to be answered as not run. */
+static void
+requeue(struct ag_pump *pu, struct ag_call *c)
+{
+	c->next = pu->head;
+	pu->head = c;
+	if (pu->tail == NULL)
+		pu->tail = c;
+	pu->nwaiting++;
+	pu->gateway_gone = 1;
+}
+
 static void
 start_next(struct ag_pump *pu)
 {
 	struct ag_call *c;
 	uint32_t t;
 
-	while (pu->running == NULL && (c = pu->head) != NULL) {
+	while (pu->running == NULL && !pu->gateway_gone && (c = pu->head) != NULL) {
 		pu->head = c->next;
 		if (pu->head == NULL)
 			pu->tail = NULL;
@@ -392,14 +416,12 @@ start_next(struct ag_pump *pu)
 			if (send_frame(pu->ctl, (uint32_t)c->kind, hdr, sizeof(hdr), b,
 			    c->len + c->inlen) < 0) {
 				free(b);
-				ag_call_free(c);
-				pu->dead = 1;
+				requeue(pu, c);
 				return;
 			}
 			free(b);
 		} else if (send_frame(pu->ctl, (uint32_t)c->kind, &t, sizeof(t), c->text, c->len) < 0) {
-			ag_call_free(c);
-			pu->dead = 1;
+			requeue(pu, c);
 			return;
 		}
 		pu->running = c;
@@ -530,6 +552,28 @@ answered(struct ag_pump *pu, const char *body)
 	ag_call_free(c);
 }
 
+/*
+ * A call the session ended without answering: a waiting one never ran; the
+ * one handed over may have started (a gateway killed under it).
+ */
+static void
+not_run(struct ag_pump *pu, struct ag_call *c, int handed_over)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "decision", json_object_new_string("deny"));
+	json_object_object_add(o, "reason", json_object_new_string(handed_over ?
+	    "the session ended before this request was answered" :
+	    "the session ended before this request ran"));
+	json_object_object_add(o, "rule", json_object_new_string("session_ended"));
+	if (!handed_over)
+		json_object_object_add(o, "ran", json_object_new_boolean(0));
+	json_object_object_add(o, "exit_code", json_object_new_int(AG_STATUS_ENDED));
+	pu->ops->done(pu, c, o);
+	json_object_put(o);
+	ag_call_free(c);
+}
+
 /* Split what the client sent into lines; a line over the limit is skipped. */
 struct linebuf {
 	char	*buf;
@@ -595,7 +639,7 @@ pump_main(const struct ag_proto_ops *ops, int ctl, int po, int pe, pid_t gateway
 	ag_set_nonblock(pe);
 	signal(SIGPIPE, SIG_IGN);
 
-	while (!pu.dead) {
+	while (!pu.dead && !pu.gateway_gone) {
 		struct pollfd pf[4];
 		int i_in = -1, i_ctl, i_po, i_pe, n = 0;
 		long long tmo = -1, now = ag_now_ms();
@@ -631,8 +675,10 @@ pump_main(const struct ag_proto_ops *ops, int ctl, int po, int pe, pid_t gateway
 			char *body;
 			size_t len;
 
-			if (recv_frame(ctl, &type, &body, &len) < 0)
-				break;	/* the gateway ended the session (exit) */
+			if (recv_frame(ctl, &type, &body, &len) < 0) {
+				pu.gateway_gone = 1;	/* it ended the session (exit) */
+				break;
+			}
 			if (type == FRAME_ANSWER)
 				answered(&pu, body);
 			free(body);
@@ -655,8 +701,24 @@ pump_main(const struct ag_proto_ops *ops, int ctl, int po, int pe, pid_t gateway
 		}
 	}
 	/* the client is gone (or the pump failed): what runs for it goes too */
-	if (pu.running != NULL && !pu.running->cancelled)
+	if (!pu.gateway_gone && pu.running != NULL && !pu.running->cancelled)
 		kill(gateway, SIGUSR1);
+	/* the gateway ended the session (exit, a revocation) with requests
+	 * unanswered: each is told so, not left waiting */
+	if (pu.gateway_gone && !pu.dead) {
+		if (pu.running != NULL && !pu.running->cancelled)
+			not_run(&pu, pu.running, 1);
+		pu.running = NULL;
+		while (pu.head != NULL) {
+			struct ag_call *c = pu.head;
+
+			pu.head = c->next;
+			if (!c->cancelled)
+				not_run(&pu, c, 0);
+			else
+				ag_call_free(c);
+		}
+	}
 	free(lb.buf);
 	ag_strbuf_free(&pu.so);
 	ag_strbuf_free(&pu.se);

@@ -475,7 +475,7 @@ file_result(const struct ag_call *call, json_object *res)
 static void
 mcp_done(struct ag_pump *pu, struct ag_call *call, json_object *res)
 {
-	json_object *r = json_object_new_object(), *d, *ran, *to, *ca;
+	json_object *r = json_object_new_object(), *d, *ran, *to, *ca, *rule;
 	const char *decision = "";
 	int is_error;
 
@@ -497,7 +497,9 @@ mcp_done(struct ag_pump *pu, struct ag_call *call, json_object *res)
 	/* refused, or ended by the gateway (timeout, cancel): the model should
 	 * not read it as the command's own answer */
 	is_error = (call->tool == TOOL_RUN &&
-	    ((json_object_object_get_ex(res, "ran", &ran) && !json_object_get_boolean(ran) &&
+	    ((json_object_object_get_ex(res, "rule", &rule) &&
+	    strcmp(json_object_get_string(rule), "revoked") == 0) ||
+	    (json_object_object_get_ex(res, "ran", &ran) && !json_object_get_boolean(ran) &&
 	    strncmp(decision, "allow", 5) != 0) || strcmp(decision, "deny") == 0 ||
 	    strcmp(decision, "ask-deny") == 0 ||
 	    (json_object_object_get_ex(res, "timed_out", &to) && json_object_get_boolean(to)) ||

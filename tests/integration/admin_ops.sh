@@ -161,7 +161,7 @@ client=$!
 exec 7>"$AG_DIR/repl.in"
 echo "echo bob-ready" >&7
 ag_wait_until 60 grep -q bob-ready "$AG_DIR/repl.out"
-sid=$("$AG_DIR/agentgate" sessions | awk '$2 == "bob" {print $1}')
+sid=$("$AG_DIR/agentgate" sessions | awk -v u="$AG_USER" '$2 == "bob" && $3 == u {print $1}')
 ag_like "$sid" "^[0-9a-f]{8}$" "repl_session_listed" "$("$AG_DIR/agentgate" sessions)"
 out=$("$AG_DIR/agentgate" terminate --wait 600 "${sid:0:6}" 2>&1); rc=$?
 ag_is "$rc" 0 "terminate_by_session_prefix" "$out"

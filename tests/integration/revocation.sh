@@ -42,7 +42,7 @@ AuthorizedKeysCommandUser root"
 ag_start_sshd || exit 99
 T="$AG_USER@127.0.0.1"
 LOCKS=$("$AG_DIR/agentgate" lock --help | sed -n 's/.*Locks are files in \(.*\)\.$/\1/p')
-trap 'rm -f "$LOCKS/identity:$D" "$LOCKS/identity:$E" "$LOCKS/account:$AG_USER"; ag_cleanup' EXIT
+trap 'rm -f "$LOCKS/identity:$D" "$LOCKS/identity:$E" "$LOCKS/identity:-x$$" "$LOCKS/account:$AG_USER"; ag_cleanup' EXIT
 
 # repl NAME KEY: a REPL session fed from a fifo (fd 7.. by caller), its output in NAME.out
 repl_start() {
@@ -58,7 +58,7 @@ repl_start a alice
 exec 7>"$AG_DIR/a.in"
 echo "echo alice-ready" >&7
 ag_wait_until 60 grep -q alice-ready "$AG_DIR/a.out"
-sid=$("$AG_DIR/agentgate" sessions | awk '$2 == "alice" {print $1}')
+sid=$("$AG_DIR/agentgate" sessions | awk -v u="$AG_USER" '$2 == "alice" && $3 == u {print $1}')
 out=$("$AG_DIR/agentgate" terminate --config "$AG_DIR/policy.yaml" --wait 600 --reason "host maintenance at noon" "$sid" 2>&1)
 ag_like "$out" "session $sid \(alice@$AG_USER, pid [0-9]+\) ended: host maintenance at noon" \
     "terminate_reports_the_reason" "$out"
@@ -206,7 +206,57 @@ ag_like "$out" "^identity $E locked" "lock_an_identity_named_with_an_at" "$out"
 out=$(ag_as dave "$T" 'echo eve-in' 2>&1); rc=$?
 ag_like "$rc/$out" "^1/agentgate: refused: identity $E is locked" "identity_with_an_at_stays_locked" "$out"
 "$AG_DIR/agentgate" unlock $E >/dev/null
+# a name that starts with '-' is unlocked after `--`
+out=$("$AG_DIR/agentgate" lock -- -x$$ 2>&1)
+ag_like "$out" "^identity -x$$ locked" "lock_a_name_starting_with_a_dash" "$out"
+out=$("$AG_DIR/agentgate" unlock -- -x$$ 2>&1)
+ag_is "$out" "identity -x$$ unlocked" "unlock_after_dashdash" "$out"
 policy
+
+# ---- JSON Lines: a lock while requests wait -------------------------------------
+# the running call is reported as ended by the administrator, each waiting one
+# is answered as not run, and explain is no longer answered after the lock
+rm -f "$AG_DIR/j.in"
+mkfifo "$AG_DIR/j.in"
+(ag_as dave -s "$T" agentgate-json < "$AG_DIR/j.in" > "$AG_DIR/j.out" 2>&1; \
+    echo "rc=$?" >> "$AG_DIR/j.out") &
+exec 7>"$AG_DIR/j.in"
+echo '{"id": 1, "command": "echo j-ready"}' >&7
+ag_wait_until 60 grep -q j-ready "$AG_DIR/j.out"
+echo '{"id": 2, "command": "echo j-running; sleep 3600"}' >&7
+echo '{"id": 3, "command": "echo j-queued"}' >&7
+echo '{"id": 4, "explain": "echo x"}' >&7
+ag_wait_until 60 test -n "$(ag_gateway_pids)"
+ag_wait_until 60 sh -c "pgrep -u '$AG_USER' -x sleep >/dev/null"
+"$AG_DIR/agentgate" lock --config "$AG_DIR/policy.yaml" --reason "jsonl" $D >/dev/null 2>&1
+ag_wait_until 60 grep -q '^rc=' "$AG_DIR/j.out"
+exec 7>&-
+jq2=$(grep '"id": *2\|"id":2' "$AG_DIR/j.out")
+ag_like "$jq2" '"rule": *"revoked"' "jsonl_running_call_reported_as_revoked" "$(cat "$AG_DIR/j.out")"
+ag_like "$jq2" "(this session has been|the administrator) ended.*identity $D is locked: jsonl" \
+    "jsonl_running_call_says_why" "$jq2"
+for id in 3 4; do
+	ag_like "$(grep "\"id\": *$id[,}]" "$AG_DIR/j.out")" '"ran": *false' \
+	    "jsonl_waiting_call_${id}_answered_not_run" "$(cat "$AG_DIR/j.out")"
+done
+ag_unlike "$(cat "$AG_DIR/j.out")" 'j-queued' "jsonl_waiting_call_did_not_run" "$(cat "$AG_DIR/j.out")"
+"$AG_DIR/agentgate" unlock $D >/dev/null
+# explain after a lock made while the session sat idle: refused, the session ends
+rm -f "$AG_DIR/k.in"
+mkfifo "$AG_DIR/k.in"
+(ag_as dave -s "$T" agentgate-json < "$AG_DIR/k.in" > "$AG_DIR/k.out" 2>&1; \
+    echo "rc=$?" >> "$AG_DIR/k.out") &
+exec 7>"$AG_DIR/k.in"
+echo '{"id": 1, "command": "echo k-ready"}' >&7
+ag_wait_until 60 grep -q k-ready "$AG_DIR/k.out"
+printf 'idle explain\n' > "$LOCKS/identity:$D"
+echo '{"id": 2, "explain": "echo x"}' >&7
+ag_wait_until 60 grep -q '^rc=' "$AG_DIR/k.out"
+exec 7>&-
+ag_like "$(grep '"id": *2' "$AG_DIR/k.out")" '"decision": *"deny".*"rule": *"revoked"' \
+    "jsonl_explain_refused_after_a_lock" "$(cat "$AG_DIR/k.out")"
+ag_is "$(grep '^rc=' "$AG_DIR/k.out")" "rc=253" "jsonl_session_ends_253_after_a_lock" "$(cat "$AG_DIR/k.out")"
+rm -f "$LOCKS/identity:$D"
 
 # ---- a command that is still running when the caller is revoked ----------------------
 # a loop that runs commands itself never returns to the gateway's prompt:
