@@ -214,15 +214,20 @@ ag_is "$out" "identity -x$$ unlocked" "unlock_after_dashdash" "$out"
 policy
 
 # ---- JSON Lines: a lock while requests wait -------------------------------------
+# jsonl_start NAME: dave's JSON Lines session fed from fd 7, its output in
+# NAME.out, after a first request has been answered
+jsonl_start() {
+	rm -f "$AG_DIR/$1.in"
+	mkfifo "$AG_DIR/$1.in"
+	(ag_as dave -s "$T" agentgate-json < "$AG_DIR/$1.in" > "$AG_DIR/$1.out" 2>&1; \
+	    echo "rc=$?" >> "$AG_DIR/$1.out") &
+	exec 7>"$AG_DIR/$1.in"
+	echo "{\"id\": 1, \"command\": \"echo $1-ready\"}" >&7
+	ag_wait_until 60 grep -q "$1-ready" "$AG_DIR/$1.out"
+}
 # the running call is reported as ended by the administrator, each waiting one
 # is answered as not run, and explain is no longer answered after the lock
-rm -f "$AG_DIR/j.in"
-mkfifo "$AG_DIR/j.in"
-(ag_as dave -s "$T" agentgate-json < "$AG_DIR/j.in" > "$AG_DIR/j.out" 2>&1; \
-    echo "rc=$?" >> "$AG_DIR/j.out") &
-exec 7>"$AG_DIR/j.in"
-echo '{"id": 1, "command": "echo j-ready"}' >&7
-ag_wait_until 60 grep -q j-ready "$AG_DIR/j.out"
+jsonl_start j
 echo '{"id": 2, "command": "echo j-running; sleep 3600"}' >&7
 echo '{"id": 3, "command": "echo j-queued"}' >&7
 echo '{"id": 4, "explain": "echo x"}' >&7
@@ -242,13 +247,7 @@ done
 ag_unlike "$(cat "$AG_DIR/j.out")" 'j-queued' "jsonl_waiting_call_did_not_run" "$(cat "$AG_DIR/j.out")"
 "$AG_DIR/agentgate" unlock $D >/dev/null
 # explain after a lock made while the session sat idle: refused, the session ends
-rm -f "$AG_DIR/k.in"
-mkfifo "$AG_DIR/k.in"
-(ag_as dave -s "$T" agentgate-json < "$AG_DIR/k.in" > "$AG_DIR/k.out" 2>&1; \
-    echo "rc=$?" >> "$AG_DIR/k.out") &
-exec 7>"$AG_DIR/k.in"
-echo '{"id": 1, "command": "echo k-ready"}' >&7
-ag_wait_until 60 grep -q k-ready "$AG_DIR/k.out"
+jsonl_start k
 printf 'idle explain\n' > "$LOCKS/identity:$D"
 echo '{"id": 2, "explain": "echo x"}' >&7
 ag_wait_until 60 grep -q '^rc=' "$AG_DIR/k.out"
