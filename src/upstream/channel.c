@@ -48,6 +48,7 @@ struct stream {
 	unsigned long long	 seen;		/* bytes let through (max_output) */
 	int			 cut;
 	struct ag_redact	*redact;
+	struct relay		*x;		/* its relay: the recording */
 };
 
 struct relay {
@@ -99,26 +100,26 @@ on_exit_signal(ssh_session s, ssh_channel ch, const char *signal, int core,
 	x->exit_signal = signum_of(signal);
 }
 
+/* What the client is shown, and so what the recording keeps: redacted. */
 static int
 emit(void *ctx, const char *p, size_t n)
 {
 	struct stream *s = ctx;
+	struct ag_err e;
 
+	if (s->x->o->rec != NULL && n > 0 && ag_rec_output(s->x->o->rec, p, n, &e) < 0)
+		s->x->r->rec_failed = 1;
 	return ag_strbuf_append(&s->pend, p, n);
 }
 
 static void
-deliver(struct relay *x, struct stream *s, const char *buf, size_t n)
+deliver(struct stream *s, const char *buf, size_t n)
 {
-	struct ag_err e;
-
 	s->seen += n;
-	if (x->o->rec != NULL && ag_rec_output(x->o->rec, buf, n, &e) < 0)
-		x->r->rec_failed = 1;
 	if (s->redact != NULL)
 		(void)ag_redact_feed(s->redact, buf, n, emit, s);
 	else
-		(void)ag_strbuf_append(&s->pend, buf, n);
+		(void)emit(s, buf, n);
 }
 
 /* Bytes from the channel for one stream: capped, redacted, recorded, queued. */
@@ -135,7 +136,7 @@ take(struct relay *x, struct stream *s, const char *buf, size_t n)
 		s->cut = 1;
 		x->r->truncated = 1;
 		if (keep > 0)
-			deliver(x, s, buf, keep);
+			deliver(s, buf, keep);
 		if (s->redact != NULL)
 			(void)ag_redact_end(s->redact, emit, s);
 		snprintf(note, sizeof(note), "\nagentgate: output truncated: %s exceeded %lld "
@@ -143,7 +144,7 @@ take(struct relay *x, struct stream *s, const char *buf, size_t n)
 		(void)ag_strbuf_addstr(x->o->pty ? &x->out.pend : &x->err.pend, note);
 		return;
 	}
-	deliver(x, s, buf, n);
+	deliver(s, buf, n);
 }
 
 /* Write what is queued; 0 done or would block, -1 the client is gone. */
@@ -424,8 +425,8 @@ ag_upconn_run(struct ag_upconn *c, const struct ag_uprun_opts *o, struct ag_run_
 	cb.channel_exit_signal_function = on_exit_signal;
 	ssh_callbacks_init(&cb);
 	ag_ssh.ssh_set_channel_callbacks(x.ch, &cb);
-	x.out = (struct stream){ .name = "stdout", .fd = o->out_fd };
-	x.err = (struct stream){ .name = "stderr", .fd = o->err_fd, .is_stderr = 1 };
+	x.out = (struct stream){ .name = "stdout", .fd = o->out_fd, .x = &x };
+	x.err = (struct stream){ .name = "stderr", .fd = o->err_fd, .is_stderr = 1, .x = &x };
 	ag_strbuf_init(&x.out.pend, PENDING_MAX);
 	ag_strbuf_init(&x.err.pend, PENDING_MAX);
 	if (o->redact != NULL) {

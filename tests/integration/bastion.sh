@@ -389,11 +389,18 @@ at_prompt() { screen t | sed '/^$/d' | tail -1 | grep -Eq "^$UP_USER@web1:~\\$ \
 ag_ok prompt_returns_after_ctrl_c ag_wait_until 60 at_prompt
 tm send-keys -t t 'echo after-interrupt' Enter
 wait_for t '^after-interrupt' && ag_pass session_goes_on_after_ctrl_c || ag_fail session_goes_on_after_ctrl_c "$(screen t)"
+# a secret the upstream prints (put together there, so that what is typed
+# holds none): the client sees it redacted, and so does the recording
+tm send-keys -t t "printf 'key AKIA%s end\\n' IOSFODNN7EXAMPLE" Enter
+wait_for t '^key .* end$'
+ag_unlike "$(screen t)" 'AKIAIOSFODNN7EXAMPLE' upstream_pty_output_is_redacted "$(screen t)"
 tm send-keys -t t 'exit' Enter
 pane_dead() { tm list-panes -t t -F '#{pane_dead}' 2>/dev/null | grep -q 1; }
 ag_wait_until 60 pane_dead
 rec=$(ls -t "$AG_DIR/log/recordings"/* 2>/dev/null | head -1)
 ag_like "$(cat "$rec" 2>/dev/null)" 'after-interrupt' upstream_pty_session_is_recorded
+ag_like "$(cat "$rec" 2>/dev/null)" 'key .*REDACTED.* end' upstream_recording_holds_what_was_shown
+ag_unlike "$(cat "$rec" 2>/dev/null)" 'AKIAIOSFODNN7EXAMPLE' upstream_recording_holds_no_redacted_secret
 ag_is "$(ag_audit_query "[x['target'].get('pty') for x in r if x.get('event')=='command' and x.get('command')=='stty size'][0]")" \
     "100x30" audit_record_has_the_pty_size
 
