@@ -20,6 +20,7 @@
 #include "common/rundir.h"
 #include "common/sha256.h"
 #include "common/sshkey.h"
+#include "common/tokenrotate.h"
 #include "core/standing.h"
 
 static void
@@ -140,15 +141,6 @@ token_replaced(const struct ag_identity *was, const struct ag_identity *now)
 	    sizeof(was->token_hash)) != 0);
 }
 
-static void
-utc_text(time_t t, char *buf, size_t len)
-{
-	struct tm tm;
-
-	if (gmtime_r(&t, &tm) == NULL || strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
-		snprintf(buf, len, "%lld", (long long)t);
-}
-
 /*
  * Whether now still takes the token a session of was logged in with
  * (token: "current" or "previous" of was): as its token_hash, or as its
@@ -182,7 +174,7 @@ token_gone(const struct ag_identity *was, const struct ag_identity *now, const c
 			*until = now->prev_until;
 			return 0;
 		}
-		utc_text(now->prev_until, when, sizeof(when));
+		ag_token_until_text(now->prev_until, when, sizeof(when));
 		snprintf(why, whylen, "the previous token of identity %s, which this session "
 		    "logged in with, stopped working at %s", was->name, when);
 		return 1;
@@ -381,7 +373,7 @@ ag_standing_check(struct ag_standing *s, char *why, size_t whylen)
 	if (s->token_until != 0 && time(NULL) >= s->token_until) {
 		char when[32];
 
-		utc_text(s->token_until, when, sizeof(when));
+		ag_token_until_text(s->token_until, when, sizeof(when));
 		snprintf(why, whylen, "the previous token of identity %s, which this session "
 		    "logged in with, stopped working at %s", s->identity, when);
 		return 1;
