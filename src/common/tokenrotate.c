@@ -103,7 +103,9 @@ scalar_at(const char *text, size_t len, size_t off, char *buf, size_t buflen, si
 		*end = i + 1;
 		off++;
 	} else {
-		for (; i < len && strchr(" ,}#\n\r\t", text[i]) == NULL; i++)
+		/* a hash has ',' (ln=14,r=8): plain, it can only be in a block
+		 * mapping, where the value ends at a blank */
+		for (; i < len && strchr(" \n\r\t", text[i]) == NULL; i++)
 			;
 		n = i - off;
 		*end = i;
