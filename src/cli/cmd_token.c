@@ -31,13 +31,18 @@
 #define DEFAULT_OVERLAP	(24 * 3600)
 #define MAX_OVERLAP	(366L * 86400)
 
+/* 1 when s can name an identity; else says so. */
 static int
 name_ok(const char *s)
 {
 	size_t n = strlen(s);
 
-	return n > 0 && n < 128 && strspn(s, "abcdefghijklmnopqrstuvwxyz"
-	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._@-") == n;
+	if (n > 0 && n < 128 && strspn(s, "abcdefghijklmnopqrstuvwxyz"
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._@-") == n)
+		return 1;
+	fprintf(stderr, "agentgate: token: '%s' is not an identity name (letters, "
+	    "digits, '.', '_', '-', '@')\n", s);
+	return 0;
 }
 
 static void
@@ -342,22 +347,16 @@ ag_cmd_token(int argc, char **argv)
 			token_usage(stderr);
 			return 2;
 		}
-		if (!name_ok(argv[optind])) {
-			fprintf(stderr, "agentgate: token: '%s' is not an identity name (letters, "
-			    "digits, '.', '_', '-', '@')\n", argv[optind]);
+		if (!name_ok(argv[optind]))
 			return 2;
-		}
 		return rotate(path, argv[optind], overlap, print_only);
 	}
 	if (argc != 3 || strcmp(argv[1], "new") != 0) {
 		token_usage(stderr);
 		return 2;
 	}
-	if (!name_ok(argv[2])) {
-		fprintf(stderr, "agentgate: token: '%s' is not an identity name (letters, "
-		    "digits, '.', '_', '-', '@')\n", argv[2]);
+	if (!name_ok(argv[2]))
 		return 2;
-	}
 	ag_err_clear(&err);
 	if (ag_token_new(argv[2], token, sizeof(token), hash, &err) < 0) {
 		ag_err_print(stderr, &err);

@@ -878,20 +878,30 @@ identity_token(struct ctx *c, const char *key, const struct ynode *k,
 	return 0;
 }
 
+/* A hash in the text form of `agentgate token new` into h. */
+static int
+read_token_hash(struct ctx *c, const struct ynode *v, const char *key, const char *where,
+    struct ag_token_hash *h)
+{
+	struct ag_err e;
+
+	if (cf_want_scalar(c, v, key, "a hash from agentgate token new") == -1)
+		return -1;
+	ag_err_clear(&e);
+	if (ag_token_hash_parse(v->s, h, &e) < 0)
+		return cf_err_node(c, v, "%s%s", where, e.msg);
+	return 0;
+}
+
 static int
 identity_token_hash(struct ctx *c, const char *key, const struct ynode *k,
     const struct ynode *v, void *arg)
 {
 	struct ag_identity *id = ((struct identctx *)arg)->id;
-	struct ag_err e;
 
 	(void)key;
-	(void)k;
-	if (cf_want_scalar(c, v, "token_hash", "a hash from agentgate token new") == -1)
+	if (read_token_hash(c, v, "token_hash", "", &id->token_hash) == -1)
 		return -1;
-	ag_err_clear(&e);
-	if (ag_token_hash_parse(v->s, &id->token_hash, &e) < 0)
-		return cf_err_node(c, v, "%s", e.msg);
 	id->has_token_hash = 1;
 	cf_pos(c, &id->token_key_pos, k);
 	cf_pos(c, &id->token_val_pos, v);
@@ -933,15 +943,10 @@ prev_token_hash(struct ctx *c, const char *key, const struct ynode *k,
     const struct ynode *v, void *arg)
 {
 	struct ag_identity *id = ((struct identctx *)arg)->id;
-	struct ag_err e;
 
-	(void)key;
 	(void)k;
-	if (cf_want_scalar(c, v, "hash", "a hash from agentgate token new") == -1)
+	if (read_token_hash(c, v, key, "previous_token: ", &id->prev_token_hash) == -1)
 		return -1;
-	ag_err_clear(&e);
-	if (ag_token_hash_parse(v->s, &id->prev_token_hash, &e) < 0)
-		return cf_err_node(c, v, "previous_token: %s", e.msg);
 	id->has_prev_token |= 1;
 	return 0;
 }
