@@ -233,6 +233,30 @@ clear_env(pam_handle_t *pamh)
 		(void)pam_putenv(pamh, "AGENTGATE_IDENTITY");
 	if (pam_getenv(pamh, "AGENTGATE_PROFILE") != NULL)
 		(void)pam_putenv(pamh, "AGENTGATE_PROFILE");
+	if (pam_getenv(pamh, "AGENTGATE_TOKEN_USED") != NULL)
+		(void)pam_putenv(pamh, "AGENTGATE_TOKEN_USED");
+	if (pam_getenv(pamh, "AGENTGATE_REFUSED") != NULL)
+		(void)pam_putenv(pamh, "AGENTGATE_REFUSED");
+	if (pam_getenv(pamh, "AGENTGATE_REFUSED_IDENTITY") != NULL)
+		(void)pam_putenv(pamh, "AGENTGATE_REFUSED_IDENTITY");
+}
+
+/*
+ * Why this module refused, for the gateway's (admin-only) audit record:
+ * one word of a fixed set (pam_agentgate(8)), and whose credential it was
+ * when one matched an identity.  The caller is told nothing more than
+ * before: these stay in the PAM environment of a handle that is ending.
+ */
+static void
+set_refused(pam_handle_t *pamh, const char *class, const char *identity)
+{
+	char buf[300];
+
+	if (snprintf(buf, sizeof(buf), "AGENTGATE_REFUSED=%s", class) < (int)sizeof(buf))
+		(void)pam_putenv(pamh, buf);
+	if (identity != NULL && snprintf(buf, sizeof(buf), "AGENTGATE_REFUSED_IDENTITY=%s",
+	    identity) < (int)sizeof(buf))
+		(void)pam_putenv(pamh, buf);
 }
 
 static int
@@ -258,14 +282,15 @@ set_env(pam_handle_t *pamh, const struct ag_identity *id)
  */
 static enum ag_pamid_match
 try_token(const struct ag_config *cfg, const char *tok, const struct ag_identity **idp,
-    int *offered)
+    enum ag_pamid_token *which, int *offered)
 {
 	size_t len;
 
+	*which = AG_PAMID_TOKEN_CURRENT;
 	if (tok == NULL || (len = strnlen(tok, AG_PAMID_MAX_TOKEN + 1)) == 0)
 		return AG_PAMID_NONE;
-	*offered = 1;
-	return ag_pamid_by_token(cfg, tok, len, idp);
+	*offered = len > AG_PAMID_MAX_TOKEN ? 2 : 1;	/* 2: too long to be one */
+	return ag_pamid_by_token(cfg, tok, len, time(NULL), idp, which);
 }
 
 static int
@@ -281,7 +306,8 @@ any_token_identity(const struct ag_config *cfg)
 
 static enum ag_pamid_match
 identify_by_token(pam_handle_t *pamh, const struct options *o, const struct ag_config *cfg,
-    const char *envtok, const struct ag_identity **idp, int *offered)
+    const char *envtok, const struct ag_identity **idp, enum ag_pamid_token *which,
+    int *offered)
 {
 	enum ag_pamid_match m;
 	char *resp = NULL;
@@ -289,7 +315,7 @@ identify_by_token(pam_handle_t *pamh, const struct options *o, const struct ag_c
 	if (o->use_first_pass || o->try_first_pass) {
 		int ignore = 0;
 
-		m = try_token(cfg, item_str(pamh, PAM_AUTHTOK), idp, &ignore);
+		m = try_token(cfg, item_str(pamh, PAM_AUTHTOK), idp, which, &ignore);
 		/* Another module's password that is no token is not an attempt,
 		 * unless this module was told to use nothing else. */
 		if (o->use_first_pass) {
@@ -300,7 +326,7 @@ identify_by_token(pam_handle_t *pamh, const struct options *o, const struct ag_c
 			return m;
 	}
 	if (envtok != NULL) {
-		m = try_token(cfg, envtok, idp, offered);
+		m = try_token(cfg, envtok, idp, which, offered);
 		if (*offered)
 			return m;
 	}
@@ -319,7 +345,7 @@ identify_by_token(pam_handle_t *pamh, const struct options *o, const struct ag_c
 			pam_syslog(pamh, LOG_DEBUG, "no token from the conversation");
 		return AG_PAMID_NONE;
 	}
-	m = try_token(cfg, resp, idp, offered);
+	m = try_token(cfg, resp, idp, which, offered);
 	explicit_bzero(resp, strlen(resp));
 	free(resp);
 	return m;
@@ -359,6 +385,7 @@ authenticate(pam_handle_t *pamh, int flags, int argc, const char **argv, const c
 	struct ag_config *cfg;
 	const struct ag_identity *id = NULL;
 	enum ag_pamid_match m = AG_PAMID_NONE;
+	enum ag_pamid_token which = AG_PAMID_TOKEN_CURRENT;
 	const char *how = NULL, *user = item_str(pamh, PAM_USER);
 	const char *rhost = item_str(pamh, PAM_RHOST);
 	struct ag_err err;
@@ -373,8 +400,10 @@ authenticate(pam_handle_t *pamh, int flags, int argc, const char **argv, const c
 	 * handle decided survives a new attempt. */
 	clear_env(pamh);
 	(void)pam_set_data(pamh, DATA_NAME, NULL, NULL);
-	if ((cfg = load_config(pamh, &o, flags)) == NULL)
+	if ((cfg = load_config(pamh, &o, flags)) == NULL) {
+		set_refused(pamh, "policy_unavailable", NULL);
 		return PAM_AUTHINFO_UNAVAIL;
+	}
 
 	ag_err_clear(&err);
 	if (o.use_key) {
@@ -382,6 +411,7 @@ authenticate(pam_handle_t *pamh, int flags, int argc, const char **argv, const c
 		if (m == AG_PAMID_MALFORMED) {
 			pam_syslog(pamh, LOG_WARNING, "refusing user=%s rhost=%s: %s",
 			    user ? user : "?", rhost ? rhost : "?", err.msg);
+			set_refused(pamh, "malformed", NULL);
 			ag_config_free(cfg);
 			return PAM_AUTH_ERR;
 		}
@@ -399,10 +429,11 @@ authenticate(pam_handle_t *pamh, int flags, int argc, const char **argv, const c
 			    rhost ? rhost : "?", wait);
 			(void)pam_info(pamh, "Too many failed token attempts from this address; "
 			    "try again in %ld seconds.", wait);
+			set_refused(pamh, "rate_limited", NULL);
 			ag_config_free(cfg);
 			return PAM_MAXTRIES;
 		}
-		m = identify_by_token(pamh, &o, cfg, envtok, &id, &offered);
+		m = identify_by_token(pamh, &o, cfg, envtok, &id, &which, &offered);
 		how = "token";
 		if (offered && m != AG_PAMID_FOUND)
 			ag_ratelimit_failed(rhost);
@@ -411,6 +442,15 @@ authenticate(pam_handle_t *pamh, int flags, int argc, const char **argv, const c
 		pam_syslog(pamh, LOG_ERR, "refusing user=%s rhost=%s: credentials match "
 		    "more than one identity (fix the policy)", user ? user : "?",
 		    rhost ? rhost : "?");
+		set_refused(pamh, "ambiguous", NULL);
+		ag_config_free(cfg);
+		return PAM_AUTH_ERR;
+	}
+	if (m == AG_PAMID_STALE) {
+		pam_syslog(pamh, LOG_NOTICE, "refusing user=%s rhost=%s: the previous token of "
+		    "identity=%s, which stopped working at its until", user ? user : "?",
+		    rhost ? rhost : "?", id->name);
+		set_refused(pamh, "expired_token", id->name);
 		ag_config_free(cfg);
 		return PAM_AUTH_ERR;
 	}
@@ -420,6 +460,7 @@ authenticate(pam_handle_t *pamh, int flags, int argc, const char **argv, const c
 		if (offered) {
 			pam_syslog(pamh, LOG_NOTICE, "refusing user=%s rhost=%s: token matches "
 			    "no identity", user ? user : "?", rhost ? rhost : "?");
+			set_refused(pamh, offered == 2 ? "malformed" : "unknown_token", NULL);
 			rc = PAM_AUTH_ERR;
 		} else if (o.allow_unidentified) {
 			if (o.debug)
@@ -430,6 +471,7 @@ authenticate(pam_handle_t *pamh, int flags, int argc, const char **argv, const c
 		} else {
 			pam_syslog(pamh, LOG_NOTICE, "refusing user=%s rhost=%s: no key or "
 			    "token of a known identity", user ? user : "?", rhost ? rhost : "?");
+			set_refused(pamh, "no_credential", NULL);
 			rc = PAM_AUTH_ERR;
 		}
 		if (rc == PAM_IGNORE && (st = calloc(1, sizeof(*st))) != NULL) {
@@ -441,7 +483,12 @@ authenticate(pam_handle_t *pamh, int flags, int argc, const char **argv, const c
 		ag_config_free(cfg);
 		return rc;
 	}
-	if (set_env(pamh, id) < 0 || (st = calloc(1, sizeof(*st))) == NULL) {
+	/* which token, for the gateway's records and its standing check: a
+	 * session on a rotated-out token ends when that token does */
+	if (set_env(pamh, id) < 0 || (strcmp(how, "token") == 0 &&
+	    pam_putenv(pamh, which == AG_PAMID_TOKEN_PREVIOUS ? "AGENTGATE_TOKEN_USED=previous" :
+	    "AGENTGATE_TOKEN_USED=current") != PAM_SUCCESS) ||
+	    (st = calloc(1, sizeof(*st))) == NULL) {
 		clear_env(pamh);
 		ag_config_free(cfg);
 		return PAM_BUF_ERR;
@@ -454,8 +501,9 @@ authenticate(pam_handle_t *pamh, int flags, int argc, const char **argv, const c
 		return PAM_BUF_ERR;
 	}
 	pam_syslog(pamh, LOG_INFO, "identified user=%s rhost=%s as identity=%s "
-	    "profile=%s by %s", user ? user : "?", rhost ? rhost : "?", id->name,
-	    id->profile_name, how);
+	    "profile=%s by %s%s", user ? user : "?", rhost ? rhost : "?", id->name,
+	    id->profile_name, how, which == AG_PAMID_TOKEN_PREVIOUS ?
+	    " (the previous token, before its until)" : "");
 	return PAM_SUCCESS;
 }
 
@@ -534,7 +582,7 @@ pam_sm_acct_mgmt(pam_handle_t *pamh, int flags, int argc, const char **argv)
 	struct options o;
 	struct state *st;
 	const char *user = item_str(pamh, PAM_USER), *rhost = item_str(pamh, PAM_RHOST);
-	const char *why = NULL, *tell = NULL;
+	const char *why = NULL, *tell = NULL, *class = "account_refused";
 	int rc = PAM_PERM_DENIED;
 
 	if (parse_options(pamh, argc, argv, &o) < 0)
@@ -548,6 +596,7 @@ pam_sm_acct_mgmt(pam_handle_t *pamh, int flags, int argc, const char **argv)
 			return PAM_IGNORE;
 		pam_syslog(pamh, LOG_NOTICE, "refusing user=%s rhost=%s: no identity",
 		    user ? user : "?", rhost ? rhost : "?");
+		set_refused(pamh, "no_credential", NULL);
 		return PAM_USER_UNKNOWN;
 	}
 	switch (ag_pamid_account(st->id, time(NULL), rhost)) {
@@ -558,11 +607,13 @@ pam_sm_acct_mgmt(pam_handle_t *pamh, int flags, int argc, const char **argv)
 	case AG_PAMID_DISABLED:
 		why = "identity is disabled";
 		tell = "This agent identity is disabled.";
+		class = "identity_disabled";
 		rc = PAM_PERM_DENIED;
 		break;
 	case AG_PAMID_EXPIRED:
 		why = "identity has expired";
 		tell = "This agent identity has expired.";
+		class = "identity_expired";
 		rc = PAM_ACCT_EXPIRED;
 		break;
 	case AG_PAMID_FROM:
@@ -570,6 +621,7 @@ pam_sm_acct_mgmt(pam_handle_t *pamh, int flags, int argc, const char **argv)
 		    "identity is limited to `from` networks" :
 		    "client address is outside the identity's `from` networks";
 		tell = "This agent identity may not connect from this address.";
+		class = "address_refused";
 		rc = PAM_PERM_DENIED;
 		break;
 	default:
@@ -581,6 +633,7 @@ pam_sm_acct_mgmt(pam_handle_t *pamh, int flags, int argc, const char **argv)
 	pam_syslog(pamh, LOG_NOTICE, "refusing user=%s rhost=%s identity=%s: %s",
 	    user ? user : "?", rhost ? rhost : "?", st->id->name, why);
 	clear_env(pamh);
+	set_refused(pamh, class, NULL);
 	if (!(flags & PAM_SILENT))
 		(void)pam_info(pamh, "%s", tell);
 	return rc;

@@ -131,8 +131,8 @@ ag_pamid_by_key(const struct ag_config *cfg, const char *info,
 }
 
 enum ag_pamid_match
-ag_pamid_by_token(const struct ag_config *cfg, const char *token, size_t len,
-    const struct ag_identity **idp)
+ag_pamid_by_token(const struct ag_config *cfg, const char *token, size_t len, time_t now,
+    const struct ag_identity **idp, enum ag_pamid_token *which)
 {
 	unsigned char md[32];
 	const struct ag_identity *found = NULL;
@@ -140,20 +140,28 @@ ag_pamid_by_token(const struct ag_config *cfg, const char *token, size_t len,
 	size_t i;
 
 	*idp = NULL;
+	*which = AG_PAMID_TOKEN_CURRENT;
 	if (token == NULL || len == 0 || len > AG_PAMID_MAX_TOKEN)
 		return AG_PAMID_NONE;
 	/* a token from `agentgate token new` names its identity: one scrypt
-	 * derivation, not one per identity */
+	 * derivation, not one per identity (two while a rotation's previous
+	 * token is kept) */
 	{
 		char name[256];
 		const struct ag_identity *id;
 
 		if (ag_token_name(token, len, name, sizeof(name)) == 0 &&
 		    (id = ag_config_identity(cfg, name)) != NULL && id->has_token_hash) {
-			if (!ag_token_hash_verify(&id->token_hash, token, len))
-				return AG_PAMID_NONE;
 			*idp = id;
-			return AG_PAMID_FOUND;
+			if (ag_token_hash_verify(&id->token_hash, token, len))
+				return AG_PAMID_FOUND;
+			if (id->has_prev_token &&
+			    ag_token_hash_verify(&id->prev_token_hash, token, len)) {
+				*which = AG_PAMID_TOKEN_PREVIOUS;
+				return now < id->prev_until ? AG_PAMID_FOUND : AG_PAMID_STALE;
+			}
+			*idp = NULL;
+			return AG_PAMID_NONE;
 		}
 	}
 	ag_sha256(token, len, md);

@@ -25,7 +25,14 @@ enum ag_pamid_match {
 	AG_PAMID_NONE = 0,	/* nothing offered matched an identity */
 	AG_PAMID_FOUND,		/* *idp is the one identity that matched */
 	AG_PAMID_AMBIGUOUS,	/* offered credentials match two identities */
-	AG_PAMID_MALFORMED	/* the input could not be parsed (err says why) */
+	AG_PAMID_MALFORMED,	/* the input could not be parsed (err says why) */
+	AG_PAMID_STALE		/* a token: the previous_token of *idp, past its until */
+};
+
+/* Which of an identity's tokens matched (ag_pamid_by_token). */
+enum ag_pamid_token {
+	AG_PAMID_TOKEN_CURRENT = 0,	/* token_hash or token_sha256 */
+	AG_PAMID_TOKEN_PREVIOUS		/* previous_token, before its until */
 };
 
 /*
@@ -41,12 +48,17 @@ enum ag_pamid_match ag_pamid_by_key(const struct ag_config *cfg, const char *inf
 	    const struct ag_identity **idp, struct ag_err *err);
 
 /*
- * Match a token against identities[].token_sha256: SHA-256 of the token,
- * compared in constant time against every identity (no early exit).
- * An empty or over-long token matches nothing.  The caller zeroes token.
+ * Match a token.  One that names its identity (agt_NAME_...) is checked
+ * against that identity's token_hash, then its previous_token: FOUND
+ * with *which PREVIOUS before the previous token's until, STALE (and *idp
+ * the identity, for the audit record only) from then on.  Any other token
+ * against identities[].token_sha256: SHA-256 of the token, compared in
+ * constant time against every identity (no early exit).  An empty or
+ * over-long token matches nothing.  The caller zeroes token.
  */
 enum ag_pamid_match ag_pamid_by_token(const struct ag_config *cfg, const char *token,
-	    size_t len, const struct ag_identity **idp);
+	    size_t len, time_t now, const struct ag_identity **idp,
+	    enum ag_pamid_token *which);
 
 /* Keys are decoded by common/sshkey.h (ag_sshkey_decode). */
 

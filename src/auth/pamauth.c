@@ -30,6 +30,7 @@ struct ag_pamauth {
 	int		 session_open;
 	char		*identity;
 	char		*profile;
+	const char	*token;		/* "current", "previous", NULL: no token */
 	char		 lastmsg[MSG_MAX];	/* last PAM_TEXT_INFO / PAM_ERROR_MSG */
 };
 
@@ -301,6 +302,36 @@ env_name(pam_handle_t *pamh, const char *var, char **out)
 	return (*out = strdup(v)) == NULL ? -1 : 0;
 }
 
+/*
+ * The class of a refusal, for the audit record: pam_agentgate.so's word
+ * (AGENTGATE_REFUSED) when it is one of the fixed set, and the identity
+ * whose credential it was (an expired previous token); else another
+ * module of the stack refused.
+ */
+static void
+refused_class(pam_handle_t *pamh, struct ag_pamauth_failure *fail)
+{
+	static const char *const classes[] = {
+		"unknown_token", "expired_token", "rate_limited", "malformed", "ambiguous",
+		"no_credential", "policy_unavailable", "identity_disabled",
+		"identity_expired", "address_refused", "account_refused",
+	};
+	const char *v = pam_getenv(pamh, "AGENTGATE_REFUSED"), *who;
+	size_t i;
+
+	if (fail == NULL)
+		return;
+	fail->reason_class = "pam_refused";
+	for (i = 0; v != NULL && i < sizeof(classes) / sizeof(classes[0]); i++)
+		if (strcmp(v, classes[i]) == 0)
+			fail->reason_class = classes[i];
+	who = pam_getenv(pamh, "AGENTGATE_REFUSED_IDENTITY");
+	if (fail->identity[0] == '\0' && who != NULL && strlen(who) < sizeof(fail->identity) &&
+	    strspn(who, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+	    "._-@") == strlen(who))
+		snprintf(fail->identity, sizeof(fail->identity), "%s", who);
+}
+
 /* Drop the credentials, end the handle with status rc, free pa. */
 static void
 release(struct ag_pamauth *pa, int rc)
@@ -324,6 +355,7 @@ ag_pamauth_start(const struct ag_config *cfg, const struct ag_pamauth_params *p,
 
 	set_fail(fail, "service", 0, "");
 	fail->identity[0] = '\0';
+	fail->reason_class = "service_unavailable";
 	if (p->user == NULL || *p->user == '\0' || !service_ok(service)) {
 		set_fail(fail, "service", 0, "bad user or service name");
 		ag_err_set(err, "access denied");
@@ -401,12 +433,19 @@ ag_pamauth_start(const struct ag_config *cfg, const struct ag_pamauth_params *p,
 	    env_name(pa->pamh, "AGENTGATE_PROFILE", &pa->profile) < 0) {
 		set_fail(fail, "account", 0,
 		    "AGENTGATE_IDENTITY or AGENTGATE_PROFILE is not a plain name");
+		fail->reason_class = "malformed";
 		rc = PAM_PERM_DENIED;
 		goto fail_quiet;
 	}
 	if (pa->identity == NULL) {	/* a profile nobody vouched for */
 		free(pa->profile);
 		pa->profile = NULL;
+	} else {
+		const char *t = pam_getenv(pa->pamh, "AGENTGATE_TOKEN_USED");
+
+		/* a static string: only the two words the module writes mean anything */
+		pa->token = t == NULL ? NULL : strcmp(t, "previous") == 0 ? "previous" :
+		    strcmp(t, "current") == 0 ? "current" : NULL;
 	}
 	stage = "setcred";
 	if ((rc = pam_setcred(pa->pamh, PAM_ESTABLISH_CRED)) != PAM_SUCCESS)
@@ -421,6 +460,7 @@ ag_pamauth_start(const struct ag_config *cfg, const struct ag_pamauth_params *p,
 
 fail:
 	set_fail(fail, stage, rc, pam_strerror(pa->pamh, rc));
+	refused_class(pa->pamh, fail);
 fail_quiet:
 	if (pa->lastmsg[0] != '\0' && !pa->interactive)
 		ag_err_set(err, "access denied: %s", pa->lastmsg);
@@ -440,6 +480,12 @@ const char *
 ag_pamauth_profile(const struct ag_pamauth *pa)
 {
 	return pa != NULL ? pa->profile : NULL;
+}
+
+const char *
+ag_pamauth_token(const struct ag_pamauth *pa)
+{
+	return pa != NULL ? pa->token : NULL;
 }
 
 char **

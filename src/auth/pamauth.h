@@ -68,7 +68,10 @@ struct ag_pamauth_failure {
 	int		 pam_status;	/* PAM_* code; 0 when the failure was before PAM */
 	char		 pam_error[256];/* pam_strerror() text, or what went wrong */
 	char		 identity[128];	/* who auth found before a later stage
-					   refused (expired, from): "" = none */
+					   refused (expired, from), or whose
+					   expired previous token it was: "" = none */
+	const char	*reason_class;	/* the audit record's reason_class: a word of
+					   a fixed set (agentgate(8)), static */
 };
 
 /*
@@ -89,6 +92,10 @@ struct ag_pamauth *ag_pamauth_start(const struct ag_config *cfg,
  */
 const char *ag_pamauth_identity(const struct ag_pamauth *pa);
 const char *ag_pamauth_profile(const struct ag_pamauth *pa);
+/* "current" or "previous" when the caller came in with a token (its
+ * identity's token_hash, or the previous_token a rotation kept); NULL when
+ * not by token. */
+const char *ag_pamauth_token(const struct ag_pamauth *pa);
 
 /*
  * The PAM environment (pam_getenvlist: "NAME=value" strings, NULL-ended)

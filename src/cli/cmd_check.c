@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "cli/commands.h"
 #include "common/config.h"
@@ -116,6 +117,16 @@ ag_cmd_check(int argc, char **argv)
 	/* loads, but a rule allows what cannot work: said, not refused */
 	for (i = 0; i < cfg->nprofiles; i++)
 		(void)ag_setid_rules(cfg, &cfg->profiles[i], warn_setid, &path);
+	/* a rotation's window that has closed: harmless, and the entry can go */
+	for (i = 0; i < cfg->nidentities; i++) {
+		const struct ag_identity *id = &cfg->identities[i];
+
+		if (id->has_prev_token && time(NULL) >= id->prev_until)
+			fprintf(stderr, "agentgate: %s:%d:%d: warning: the previous_token of "
+			    "identity '%s' is past its until and refused; remove the entry\n",
+			    id->prev_pos.file != NULL ? id->prev_pos.file : path,
+			    id->prev_pos.line, id->prev_pos.col, id->name);
+	}
 	/* as root: where a policy broken later still has its config_error
 	 * recorded (lastgood.h) */
 	if (ag_lastgood_save(path, &err) < 0)

@@ -878,21 +878,121 @@ identity_token(struct ctx *c, const char *key, const struct ynode *k,
 	return 0;
 }
 
+/* A hash in the text form of `agentgate token new` into h. */
+static int
+read_token_hash(struct ctx *c, const struct ynode *v, const char *key, const char *where,
+    struct ag_token_hash *h)
+{
+	struct ag_err e;
+
+	if (cf_want_scalar(c, v, key, "a hash from agentgate token new") == -1)
+		return -1;
+	ag_err_clear(&e);
+	if (ag_token_hash_parse(v->s, h, &e) < 0)
+		return cf_err_node(c, v, "%s%s", where, e.msg);
+	return 0;
+}
+
 static int
 identity_token_hash(struct ctx *c, const char *key, const struct ynode *k,
     const struct ynode *v, void *arg)
 {
 	struct ag_identity *id = ((struct identctx *)arg)->id;
-	struct ag_err e;
 
 	(void)key;
-	(void)k;
-	if (cf_want_scalar(c, v, "token_hash", "a hash from agentgate token new") == -1)
+	if (read_token_hash(c, v, "token_hash", "", &id->token_hash) == -1)
 		return -1;
-	ag_err_clear(&e);
-	if (ag_token_hash_parse(v->s, &id->token_hash, &e) < 0)
-		return cf_err_node(c, v, "%s", e.msg);
 	id->has_token_hash = 1;
+	cf_pos(c, &id->token_key_pos, k);
+	cf_pos(c, &id->token_val_pos, v);
+	return 0;
+}
+
+/*
+ * "YYYY-MM-DDTHH:MM:SSZ", UTC, as seconds since the epoch: one spelling,
+ * so that what `agentgate token rotate` writes and what an admin types
+ * mean the same instant.
+ */
+static int
+parse_instant(struct ctx *c, const struct ynode *v, const char *key, time_t *out)
+{
+	unsigned long long y, mo, d, h, mi, s;
+	const char *t = v->s;
+
+	if (cf_want_scalar(c, v, key, "a time (YYYY-MM-DDTHH:MM:SSZ)") == -1)
+		return -1;
+	if (v->len != 20 || t[4] != '-' || t[7] != '-' || t[10] != 'T' || t[13] != ':' ||
+	    t[16] != ':' || t[19] != 'Z' ||
+	    cf_parse_uint(t, 4, 9999, &y) != 0 || cf_parse_uint(t + 5, 2, 99, &mo) != 0 ||
+	    cf_parse_uint(t + 8, 2, 99, &d) != 0 || cf_parse_uint(t + 11, 2, 99, &h) != 0 ||
+	    cf_parse_uint(t + 14, 2, 99, &mi) != 0 || cf_parse_uint(t + 17, 2, 99, &s) != 0)
+		return cf_err_node(c, v, "invalid time '%s' for '%s': expected "
+		    "YYYY-MM-DDTHH:MM:SSZ (UTC)", cf_quote(c, t), key);
+	if (y < 1970 || mo < 1 || mo > 12 || d < 1 ||
+	    d > (unsigned long long)days_in_month((int)y, (int)mo) || h > 23 || mi > 59 ||
+	    s > 59)
+		return cf_err_node(c, v, "'%s' is not a real time of day and date",
+		    cf_quote(c, t));
+	*out = (time_t)(days_from_civil((int)y, (int)mo, (int)d) * 86400LL +
+	    (long long)h * 3600 + (long long)mi * 60 + (long long)s);
+	return 0;
+}
+
+static int
+prev_token_hash(struct ctx *c, const char *key, const struct ynode *k,
+    const struct ynode *v, void *arg)
+{
+	struct ag_identity *id = ((struct identctx *)arg)->id;
+
+	(void)k;
+	if (read_token_hash(c, v, key, "previous_token: ", &id->prev_token_hash) == -1)
+		return -1;
+	id->has_prev_token |= 1;
+	return 0;
+}
+
+static int
+prev_token_until(struct ctx *c, const char *key, const struct ynode *k,
+    const struct ynode *v, void *arg)
+{
+	struct ag_identity *id = ((struct identctx *)arg)->id;
+
+	(void)k;
+	if (parse_instant(c, v, key, &id->prev_until) == -1)
+		return -1;
+	id->has_prev_token |= 2;
+	return 0;
+}
+
+static const struct cf_field prev_token_fields[] = {
+	CF_READ("hash", prev_token_hash),
+	CF_READ("until", prev_token_until),
+	CF_END
+};
+
+/*
+ * previous_token: { hash: "$scrypt$...", until: "2026-12-01T12:00:00Z" },
+ * the token a rotation replaced, taken until then so that the agent can
+ * move to the new one (agentgate token rotate writes it).
+ */
+static int
+identity_prev_token(struct ctx *c, const char *key, const struct ynode *k,
+    const struct ynode *v, void *arg)
+{
+	struct ag_identity *id = ((struct identctx *)arg)->id;
+
+	if (v->type != Y_MAP)
+		return cf_err_node(c, v, "expected a mapping { hash: ..., until: ... } for "
+		    "'%s', got %s", key, cf_kind_of(v));
+	if (cf_walk_fields(c, v, key, "in previous_token", prev_token_fields, id, arg) == -1)
+		return -1;
+	if (!(id->has_prev_token & 1))
+		return cf_err_node(c, v, "'previous_token' has no 'hash'");
+	if (!(id->has_prev_token & 2))
+		return cf_err_node(c, v, "'previous_token' has no 'until' (the time it "
+		    "stops working, YYYY-MM-DDTHH:MM:SSZ)");
+	id->has_prev_token = 1;
+	cf_pos(c, &id->prev_pos, k);
 	return 0;
 }
 
@@ -950,6 +1050,7 @@ static const struct cf_field identity_fields[] = {
 	CF_READ("keys", identity_keys_of),
 	CF_READ("token_sha256", identity_token),
 	CF_READ("token_hash", identity_token_hash),
+	CF_READ("previous_token", identity_prev_token),
 	CF_READ("profile", identity_profile),
 	CF_READ("from", identity_from),
 	CF_READ("expires", identity_expires),
@@ -1015,6 +1116,18 @@ load_identities(struct ctx *c, const struct ynode *v)
 		if (id->has_token && id->has_token_hash) {
 			cf_err_node(c, it, "identity '%s' has both 'token_sha256' and "
 			    "'token_hash': keep the token_hash", id->name);
+			goto out;
+		}
+		if (id->has_prev_token && !id->has_token_hash) {
+			cf_err_node(c, cf_map_get(it, "previous_token"), "identity '%s' has "
+			    "'previous_token' but no 'token_hash': a previous token is the "
+			    "one a token_hash replaced", id->name);
+			goto out;
+		}
+		if (id->has_prev_token && memcmp(id->prev_token_hash.key, id->token_hash.key,
+		    sizeof(id->token_hash.key)) == 0) {
+			cf_err_node(c, cf_map_get(it, "previous_token"), "identity '%s': "
+			    "'previous_token' is the same token as 'token_hash'", id->name);
 			goto out;
 		}
 		names[i] = cf_map_get(it, "name");
@@ -1990,6 +2103,7 @@ static const struct {
 } schema[] = {
 	{ "", top_fields }, { "gateway", gateway_fields }, { "gateway.audit", audit_fields },
 	{ "gateway.server", server_fields }, { "identities[]", identity_fields },
+	{ "identities[].previous_token", prev_token_fields },
 	{ "profiles.NAME", profile_fields }, { "rule", rule_fields },
 	{ "features", feature_fields }, { "paths", paths_fields }, { "network", cf_network_fields },
 	{ "gateway.egress", cf_egress_fields },
@@ -2496,7 +2610,9 @@ add_fragments(struct ctx *c, const char *path)
 		}
 		ag_strbuf_init(&sb, AG_CONFIG_MAX_BYTES);
 		if (read_file(f, c->flags, &sb, NULL, c->err) == -1 ||
-		    cfg_add(c, sb.data, sb.len, f, 1) == -1) {
+		    (c->subst_name != NULL && strcmp(f, c->subst_name) == 0 ?
+		    cfg_add(c, c->subst_buf, c->subst_len, f, 1) :
+		    cfg_add(c, sb.data, sb.len, f, 1)) == -1) {
 			ag_strbuf_free(&sb);
 			goto out;
 		}
@@ -2512,20 +2628,26 @@ out:
  * free) and the file's stat in *stp. */
 static struct ag_config *
 load(const char *path, unsigned flags, struct ag_strbuf *sb_out, struct stat *stp,
-    struct ag_err *err)
+    const char *subst_name, const char *subst_buf, size_t subst_len, struct ag_err *err)
 {
 	struct ag_config *cfg = NULL;
 	struct ag_strbuf sb;
 	struct stat st;
 	struct ctx c;
+	int main_subst = subst_name != NULL && strcmp(subst_name, path) == 0;
 
 	ag_err_clear(err);
 	ag_strbuf_init(&sb, AG_CONFIG_MAX_BYTES);
 	if (read_file(path, flags, &sb, &st, err) == 0 &&
-	    cfg_new(&c, path, flags, err) != NULL)
-		cfg = cfg_done(&c, cfg_add(&c, sb.data, sb.len, path, 0) == 0 &&
+	    cfg_new(&c, path, flags, err) != NULL) {
+		c.subst_name = subst_name;
+		c.subst_buf = subst_buf;
+		c.subst_len = subst_len;
+		cfg = cfg_done(&c, cfg_add(&c, main_subst ? subst_buf : sb.data,
+		    main_subst ? subst_len : sb.len, path, 0) == 0 &&
 		    ((flags & AG_CONFIG_GATEWAY_ONLY) || add_fragments(&c, path) == 0) &&
 		    cfg_finish(&c) == 0);
+	}
 	if (stp != NULL)
 		*stp = st;
 	if (sb_out != NULL)
@@ -2538,14 +2660,21 @@ load(const char *path, unsigned flags, struct ag_strbuf *sb_out, struct stat *st
 struct ag_config *
 ag_config_load(const char *path, unsigned flags, struct ag_err *err)
 {
-	return load(path, flags, NULL, NULL, err);
+	return load(path, flags, NULL, NULL, NULL, NULL, 0, err);
+}
+
+struct ag_config *
+ag_config_load_replacing(const char *path, const char *file, const char *buf, size_t len,
+    struct ag_err *err)
+{
+	return load(path, 0, NULL, NULL, file, buf, len, err);
 }
 
 struct ag_config *
 ag_config_load_text(const char *path, struct ag_strbuf *text, struct stat *st,
     struct ag_err *err)
 {
-	return load(path, 0, text, st, err);
+	return load(path, 0, text, st, NULL, NULL, 0, err);
 }
 
 /* ------------------------------------------------------------------ */
@@ -2632,6 +2761,7 @@ ag_config_free(struct ag_config *cfg)
 		cf_strlist_free(&id->keys);
 		explicit_bzero(id->token_sha256, sizeof(id->token_sha256));
 		explicit_bzero(&id->token_hash, sizeof(id->token_hash));
+		explicit_bzero(&id->prev_token_hash, sizeof(id->prev_token_hash));
 		free(id->profile_name);
 		free(id->from);
 	}

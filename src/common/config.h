@@ -225,6 +225,13 @@ struct ag_identity {
 	unsigned char		 token_sha256[32];
 	int			 has_token_hash;	/* token_hash (salted scrypt) */
 	struct ag_token_hash	 token_hash;
+	/* previous_token: the hash rotated out, still taken before until */
+	int			 has_prev_token;
+	struct ag_token_hash	 prev_token_hash;
+	time_t			 prev_until;	/* refused from this second on */
+	/* where token_hash's key and value and previous_token's key are
+	 * (agentgate token rotate edits them); line 0 = absent */
+	struct ag_pos		 token_key_pos, token_val_pos, prev_pos;
 	char			*profile_name;
 	const struct ag_profile	*profile;	/* resolved at load time */
 	struct ag_cidr		*from;
@@ -385,6 +392,14 @@ struct ag_strbuf;
 struct stat;
 struct ag_config *ag_config_load_text(const char *path, struct ag_strbuf *text,
     struct stat *st, struct ag_err *err);
+/*
+ * ag_config_load(path) with buf as the text of file (path itself or one of
+ * its fragments, named as cfg->files names it), whose own bytes are not
+ * used but whose ownership and mode are checked: a candidate is judged
+ * exactly as the gateway would judge it installed.
+ */
+struct ag_config *ag_config_load_replacing(const char *path, const char *file,
+    const char *buf, size_t len, struct ag_err *err);
 /* Parse a buffer; name is used in messages.  No permission checks, no
  * fragments. */
 struct ag_config *ag_config_parse(const char *buf, size_t len, const char *name,

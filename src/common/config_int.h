@@ -50,6 +50,9 @@ struct ctx {
 	struct pref	*refs;
 	size_t		 nrefs, caprefs;
 	char		 qbuf[4][320];	/* rotating buffers for cf_quote(), cf_pos_text() */
+	/* ag_config_load_replacing: this file's text in place of its own */
+	const char	*subst_name, *subst_buf;
+	size_t		 subst_len;
 	unsigned	 qi;
 };
 

@@ -144,7 +144,6 @@ ag_token_new(const char *name, char *out_token, size_t toklen, char *out_hash,
 {
 	unsigned char secret[SECRET_BYTES];
 	struct ag_token_hash h;
-	char s64[AG_BASE64_LEN(AG_TOKEN_SALT) + 1], k64[AG_BASE64_LEN(AG_TOKEN_KEY) + 1];
 	size_t i, n;
 
 	memset(&h, 0, sizeof(h));
@@ -168,11 +167,19 @@ ag_token_new(const char *name, char *out_token, size_t toklen, char *out_hash,
 		return crypto_lib.state < 0 ? ag_err_set(err, "scrypt: %s", crypto_lib.why) :
 		    ag_err_set(err, "scrypt failed");
 	}
-	(void)ag_base64_encode(h.salt, sizeof(h.salt), s64, sizeof(s64));
-	(void)ag_base64_encode(h.key, sizeof(h.key), k64, sizeof(k64));
-	snprintf(out_hash, AG_TOKEN_HASH_MAX, "$scrypt$ln=%u,r=%u,p=%u$%s$%s", h.ln, h.r, h.p,
-	    s64, k64);
-	explicit_bzero(k64, sizeof(k64));
+	ag_token_hash_format(&h, out_hash);
 	explicit_bzero(&h, sizeof(h));
 	return 0;
+}
+
+void
+ag_token_hash_format(const struct ag_token_hash *h, char out[AG_TOKEN_HASH_MAX])
+{
+	char s64[AG_BASE64_LEN(AG_TOKEN_SALT) + 1], k64[AG_BASE64_LEN(AG_TOKEN_KEY) + 1];
+
+	(void)ag_base64_encode(h->salt, sizeof(h->salt), s64, sizeof(s64));
+	(void)ag_base64_encode(h->key, sizeof(h->key), k64, sizeof(k64));
+	snprintf(out, AG_TOKEN_HASH_MAX, "$scrypt$ln=%u,r=%u,p=%u$%s$%s", h->ln, h->r, h->p,
+	    s64, k64);
+	explicit_bzero(k64, sizeof(k64));
 }

@@ -32,6 +32,9 @@ struct ag_token_hash {
 /* Parse the text form; 0, or -1 with a message at err. */
 int	ag_token_hash_parse(const char *text, struct ag_token_hash *h, struct ag_err *err);
 
+/* h's text form, as the policy has it (the inverse of ag_token_hash_parse). */
+void	ag_token_hash_format(const struct ag_token_hash *h, char out[AG_TOKEN_HASH_MAX]);
+
 /* 1 when token derives h's key (constant-time compare), 0 when not or on error. */
 int	ag_token_hash_verify(const struct ag_token_hash *h, const char *token, size_t len);
 

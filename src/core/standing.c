@@ -20,6 +20,7 @@
 #include "common/rundir.h"
 #include "common/sha256.h"
 #include "common/sshkey.h"
+#include "common/tokenrotate.h"
 #include "core/standing.h"
 
 static void
@@ -76,14 +77,21 @@ stamp(const char *path, unsigned char out[32])
 
 void
 ag_standing_begin(struct ag_standing *s, const struct ag_config *cfg, const char *identity,
-    const char *user, const char *key, const char *profile)
+    const char *user, const char *key, const char *token, const char *profile)
 {
+	const struct ag_identity *id;
+
 	memset(s, 0, sizeof(*s));
 	s->cfg = cfg;
 	snprintf(s->identity, sizeof(s->identity), "%s", identity ? identity : "");
 	snprintf(s->user, sizeof(s->user), "%s", user ? user : "");
 	snprintf(s->key, sizeof(s->key), "%s", key ? key : "");
+	snprintf(s->token, sizeof(s->token), "%s", token ? token : "");
 	snprintf(s->profile, sizeof(s->profile), "%s", profile ? profile : "");
+	/* a rotated-out token ends with its window, file changed or not */
+	if (strcmp(s->token, "previous") == 0 && cfg != NULL && s->identity[0] != '\0' &&
+	    (id = ag_config_identity(cfg, s->identity)) != NULL && id->has_prev_token)
+		s->token_until = id->prev_until;
 	if (cfg != NULL && cfg->path != NULL) {
 		s->path = cfg->path;
 		stamp(s->path, s->stamp);
@@ -133,9 +141,53 @@ token_replaced(const struct ag_identity *was, const struct ag_identity *now)
 	    sizeof(was->token_hash)) != 0);
 }
 
-int
-ag_standing_judge(const struct ag_identity *was, const struct ag_config *now_cfg,
-    const char *identity, const char *key, const char *profile, char *why, size_t whylen)
+/*
+ * Whether now still takes the token a session of was logged in with
+ * (token: "current" or "previous" of was): as its token_hash, or as its
+ * previous_token before the until (then *until is that time, else 0).
+ * 1 with why when it does not.
+ */
+static int
+token_gone(const struct ag_identity *was, const struct ag_identity *now, const char *token,
+    time_t *until, char *why, size_t whylen)
+{
+	const struct ag_token_hash *used;
+	char when[32];
+
+	*until = 0;
+	if (strcmp(token, "previous") == 0) {
+		if (!was->has_prev_token)
+			goto replaced;
+		used = &was->prev_token_hash;
+	} else if (was->has_token_hash) {
+		used = &was->token_hash;
+	} else {
+		/* token_sha256 has no previous: any change ends it */
+		if (token_replaced(was, now))
+			goto replaced;
+		return 0;
+	}
+	if (now->has_token_hash && memcmp(used, &now->token_hash, sizeof(*used)) == 0)
+		return 0;
+	if (now->has_prev_token && memcmp(used, &now->prev_token_hash, sizeof(*used)) == 0) {
+		if (time(NULL) < now->prev_until) {
+			*until = now->prev_until;
+			return 0;
+		}
+		ag_token_until_text(now->prev_until, when, sizeof(when));
+		snprintf(why, whylen, "the previous token of identity %s, which this session "
+		    "logged in with, stopped working at %s", was->name, when);
+		return 1;
+	}
+replaced:
+	snprintf(why, whylen, "the token of identity %s was replaced", was->name);
+	return 1;
+}
+
+static int
+judge(const struct ag_identity *was, const struct ag_config *now_cfg, const char *identity,
+    const char *key, const char *token, const char *profile, time_t *until, char *why,
+    size_t whylen)
 {
 	const struct ag_identity *now;
 
@@ -159,7 +211,11 @@ ag_standing_judge(const struct ag_identity *was, const struct ag_config *now_cfg
 		    now->profile->name);
 		return 1;
 	}
-	if (key != NULL && *key != '\0') {
+	if (token != NULL && *token != '\0') {
+		/* the key sshd saw is then only the transport's */
+		if (was != NULL && token_gone(was, now, token, until, why, whylen))
+			return 1;
+	} else if (key != NULL && *key != '\0') {
 		/*
 		 * A certificate's fingerprint is no key's in the policy: then
 		 * any key the identity lost may have been the one it certifies.
@@ -175,6 +231,16 @@ ag_standing_judge(const struct ag_identity *was, const struct ag_config *now_cfg
 		return 1;
 	}
 	return 0;
+}
+
+int
+ag_standing_judge(const struct ag_identity *was, const struct ag_config *now_cfg,
+    const char *identity, const char *key, const char *token, const char *profile,
+    char *why, size_t whylen)
+{
+	time_t until;
+
+	return judge(was, now_cfg, identity, key, token, profile, &until, why, whylen);
 }
 
 /*
@@ -289,6 +355,7 @@ ag_standing_check(struct ag_standing *s, char *why, size_t whylen)
 	unsigned char now_stamp[32];
 	struct ag_config *now;
 	struct ag_err err;
+	time_t until;
 	int r;
 
 	if (exe_gone()) {
@@ -302,6 +369,14 @@ ag_standing_check(struct ag_standing *s, char *why, size_t whylen)
 	if (s->identity[0] != '\0' && (id = ag_config_identity(s->cfg, s->identity)) != NULL &&
 	    id->has_expires && time(NULL) >= id->expires) {
 		snprintf(why, whylen, "identity %s has expired", s->identity);
+		return 1;
+	}
+	if (s->token_until != 0 && time(NULL) >= s->token_until) {
+		char when[32];
+
+		ag_token_until_text(s->token_until, when, sizeof(when));
+		snprintf(why, whylen, "the previous token of identity %s, which this session "
+		    "logged in with, stopped working at %s", s->identity, when);
 		return 1;
 	}
 	if (s->path == NULL)
@@ -322,8 +397,13 @@ ag_standing_check(struct ag_standing *s, char *why, size_t whylen)
 		    "the one it began with: %s", err.msg);
 		return 0;
 	}
-	r = ag_standing_judge(s->identity[0] ? ag_config_identity(s->cfg, s->identity) : NULL,
-	    now, s->identity, s->key, s->profile, why, whylen);
+	until = s->token_until;
+	r = judge(s->identity[0] ? ag_config_identity(s->cfg, s->identity) : NULL,
+	    now, s->identity, s->key, s->token, s->profile, &until, why, whylen);
+	/* the window as the policy now has it: widened, narrowed, or made the
+	 * current token again (no end) */
+	if (r == 0 && s->token[0] != '\0')
+		s->token_until = until;
 	ag_config_free(now);
 	return r;
 }

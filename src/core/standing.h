@@ -31,6 +31,9 @@ struct ag_standing {
 	char			 user[64];
 	char			 key[128];	/* the key's fingerprint; "" = none */
 	char			 profile[128];
+	char			 token[16];	/* "current", "previous": it came in with a
+						 * token, which must stay taken; "" = not */
+	time_t			 token_until;	/* that token stops then; 0 = no end */
 	const char		*path;		/* the policy file, watched */
 	int			 as_caller;	/* read it as the caller: its own --config */
 	/* what the policy's files looked like (main file, agentgate.d and
@@ -39,7 +42,8 @@ struct ag_standing {
 };
 
 void	ag_standing_begin(struct ag_standing *s, const struct ag_config *cfg,
-	    const char *identity, const char *user, const char *key, const char *profile);
+	    const char *identity, const char *user, const char *key, const char *token,
+	    const char *profile);
 
 /*
  * 0 while the session may go on; 1 when it must end, with the reason
@@ -51,12 +55,16 @@ int	ag_standing_check(struct ag_standing *s, char *why, size_t whylen);
 /*
  * The verdict of a policy change on one session: its identity as it was
  * (was, may be NULL when unknown) and as it is in the new policy (now_cfg),
- * the session's key fingerprint ("" or NULL: token or account) and
- * profile.  1 with why when the session must end.
+ * the session's key fingerprint ("" or NULL: none or account), the token it
+ * logged in with ("current" or "previous" of was; "" or NULL: not by
+ * token; then the key is only the transport's) and profile.  A token
+ * session goes on while the new policy still takes its token: as the
+ * token_hash, or as a previous_token before its until.  1 with why when
+ * the session must end.
  */
 int	ag_standing_judge(const struct ag_identity *was, const struct ag_config *now_cfg,
-	    const char *identity, const char *key, const char *profile, char *why,
-	    size_t whylen);
+	    const char *identity, const char *key, const char *token, const char *profile,
+	    char *why, size_t whylen);
 
 /* 1 when the identity or the account is locked, with the lock's reason;
  * 0 when not. */

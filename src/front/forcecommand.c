@@ -56,7 +56,7 @@ client_from(const char *conn, char *buf, size_t len)
 /* A session refused before it began: the log and the audit say who and why. */
 static void
 audit_auth_failure(const struct ag_config *cfg, const struct ag_audit_info *info,
-    const char *stage, const char *why)
+    const char *stage, const char *why, const char *reason_class)
 {
 	struct ag_audit *a;
 	struct ag_err aerr;
@@ -65,7 +65,7 @@ audit_auth_failure(const struct ag_config *cfg, const struct ag_audit_info *info
 	    info->identity ? " identity " : "", info->identity ? info->identity : "",
 	    info->key ? " key " : "", info->key ? info->key : "", why);
 	if ((a = ag_audit_open(&cfg->gw.audit, info, &aerr)) != NULL) {
-		(void)ag_audit_event(a, "auth_failure", stage, "deny", why, &aerr);
+		(void)ag_audit_auth_failure(a, stage, why, reason_class, &aerr);
 		ag_audit_close(a);
 	}
 }
@@ -133,7 +133,7 @@ fail:
 		/* who it was, when PAM got as far as telling (an expired identity) */
 		if (fail.identity[0] != '\0')
 			fi.identity = fail.identity;
-		audit_auth_failure(cfg, &fi, fail.stage, why);
+		audit_auth_failure(cfg, &fi, fail.stage, why, fail.reason_class);
 	}
 	return NULL;
 }
@@ -403,7 +403,7 @@ ag_cmd_session(int argc, char **argv)
 	case AG_SSHBIND_BAD:
 		fprintf(stderr, "agentgate: authentication failed: cannot use what sshd "
 		    "recorded about this login\n");
-		audit_auth_failure(cfg, &info, "auth_info", err.msg);
+		audit_auth_failure(cfg, &info, "auth_info", err.msg, "malformed");
 		goto out;
 	}
 	/*
@@ -437,7 +437,7 @@ ag_cmd_session(int argc, char **argv)
 			explicit_bzero(tok, strlen(tok));
 			unsetenv("AGENTGATE_TOKEN");
 		}
-		audit_auth_failure(cfg, &info, "login_shell", why);
+		audit_auth_failure(cfg, &info, "login_shell", why, "account_not_set_up");
 		goto out;
 	}
 	/* the address `from` and the token limit judge: sshd's, from the
@@ -449,6 +449,7 @@ ag_cmd_session(int argc, char **argv)
 	if (pam == NULL)
 		goto out;
 	info.identity = ag_pamauth_identity(pam);
+	info.token = ag_pamauth_token(pam);
 	if ((profile = ag_core_profile(cfg, a.forced, ag_pamauth_identity(pam),
 	    ag_pamauth_profile(pam), pw, &err)) == NULL) {
 		ag_err_print(stderr, &err);
@@ -457,11 +458,12 @@ ag_cmd_session(int argc, char **argv)
 	}
 	info.profile = profile->name;
 	/* a lock, or a policy changed since PAM judged the caller */
-	ag_standing_begin(&standing, cfg, info.identity, pw->pw_name, info.key, profile->name);
+	ag_standing_begin(&standing, cfg, info.identity, pw->pw_name, info.key, info.token,
+	    profile->name);
 	if (ag_standing_check(&standing, ended, sizeof(ended))) {
 		fprintf(stderr, "agentgate: refused: %s\n", ended);
 		ag_log(LOG_WARNING, "session refused: %s", ended);
-		audit_auth_failure(cfg, &info, "locked", ended);
+		audit_auth_failure(cfg, &info, "locked", ended, "locked");
 		goto out;
 	}
 	cp.cfg = cfg;

@@ -472,6 +472,7 @@ run_pam(struct conn *c, int method, char *reason, size_t rlen)
 		snprintf(reason, rlen, "PAM %s: %.300s%s%s", fail.stage ? fail.stage : "start",
 		    fail.pam_error[0] ? fail.pam_error : err.msg,
 		    fail.identity[0] ? "; identity " : "", fail.identity);
+		c->fail_class = fail.reason_class;
 		return -1;
 	}
 	return 0;
@@ -491,7 +492,8 @@ auth_fail(struct conn *c, ssh_message m, const char *method, const char *reason,
 	    srv_conf_long(c->sc->max_auth_tries, AG_SERVER_DEFAULT_MAX_AUTH_TRIES));
 	ag_log(LOG_NOTICE, "failed %s for %s from %s: %s", method,
 	    c->have_user ? c->user : "(none)", c->client, why);
-	srv_audit_event(c, "auth_failure", method, "deny", why);
+	srv_audit_auth_failure(c, method, why, c->fail_class);
+	c->fail_class = NULL;
 	if (delay)
 		srv_sleep_ms(FAIL_DELAY_MS);
 	if (c->tries >= srv_conf_long(c->sc->max_auth_tries, AG_SERVER_DEFAULT_MAX_AUTH_TRIES)) {

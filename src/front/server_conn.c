@@ -47,30 +47,47 @@
 
 #include "front/server_int.h"
 
-void
-srv_audit_event(struct conn *c, const char *event, const char *request, const char *decision,
-    const char *reason)
+/* The session's audit, or before authentication a handle of its own, one
+ * session id per connection; NULL when out of memory. */
+static struct ag_audit *
+audit_of(struct conn *c)
 {
+	struct ag_audit_info info;
 	struct ag_err err;
 
-	ag_err_clear(&err);
-	if (c->audit != NULL) {
-		if (ag_audit_event(c->audit, event, request, decision, reason, &err) < 0)
-			ag_log(LOG_ERR, "%s", err.msg);
-		return;
-	}
-	/* before authentication: a handle of its own, one session id per connection */
+	if (c->audit != NULL)
+		return c->audit;
 	if (c->preaudit == NULL) {
-		struct ag_audit_info info;
-
 		memset(&info, 0, sizeof(info));
 		info.user = c->have_user ? c->user : NULL;
 		info.client = c->client;
 		info.mode = "server";
-		if ((c->preaudit = ag_audit_open(&c->cfg->gw.audit, &info, &err)) == NULL)
-			return;
+		c->preaudit = ag_audit_open(&c->cfg->gw.audit, &info, &err);
 	}
-	if (ag_audit_event(c->preaudit, event, request, decision, reason, &err) < 0)
+	return c->preaudit;
+}
+
+void
+srv_audit_event(struct conn *c, const char *event, const char *request, const char *decision,
+    const char *reason)
+{
+	struct ag_audit *a = audit_of(c);
+	struct ag_err err;
+
+	ag_err_clear(&err);
+	if (a != NULL && ag_audit_event(a, event, request, decision, reason, &err) < 0)
+		ag_log(LOG_ERR, "%s", err.msg);
+}
+
+void
+srv_audit_auth_failure(struct conn *c, const char *method, const char *reason,
+    const char *reason_class)
+{
+	struct ag_audit *a = audit_of(c);
+	struct ag_err err;
+
+	ag_err_clear(&err);
+	if (a != NULL && ag_audit_auth_failure(a, method, reason, reason_class, &err) < 0)
 		ag_log(LOG_ERR, "%s", err.msg);
 }
 
@@ -279,7 +296,8 @@ session_main(struct conn *c, struct chan *ch, const char *cmd, int st_fd)
 	 * can read it (serve's session runs as the user, without the group) */
 	if (c->auth_info == NULL || ag_sshkey_fingerprint(c->auth_info, keyfp, sizeof(keyfp)) < 0)
 		keyfp[0] = '\0';
-	ag_standing_begin(&standing, c->cfg, c->identity, c->user, keyfp, c->profile->name);
+	ag_standing_begin(&standing, c->cfg, c->identity, c->user, keyfp,
+	    ag_pamauth_token(c->pam), c->profile->name);
 	cp.standing = &standing;
 	if (ag_core_begin(&core, &cp, &err) < 0) {
 		ag_err_print(stderr, &err);
@@ -993,6 +1011,7 @@ srv_connection_main(const struct ag_config *cfg, ssh_bind bind, int fd,
 	info.client = c.client;
 	if (c.auth_info != NULL && ag_sshkey_fingerprint(c.auth_info, keyfp, sizeof(keyfp)) == 0)
 		info.key = keyfp;
+	info.token = ag_pamauth_token(c.pam);
 	info.mode = "server";
 	/* opened while still root, so one audit file serves every user */
 	if ((c.audit = ag_audit_open(&cfg->gw.audit, &info, &err)) == NULL) {

@@ -81,6 +81,7 @@ struct conn {
 	char				 client[CLIENT_MAX];
 	/* authentication */
 	char				 user[64];
+	const char			*fail_class;	/* the last PAM refusal's reason_class */
 	char				 target[72];	/* "user:TARGET" named it (bastion), or "" */
 	int				 have_user, user_ok;
 	uid_t				 uid;
@@ -121,6 +122,9 @@ int	srv_drop_privileges(struct conn *c, struct ag_err *err);
 /* server_conn.c */
 void	srv_audit_event(struct conn *c, const char *event, const char *request,
 	    const char *decision, const char *reason);
+/* An auth_failure record with its reason_class (NULL: none known). */
+void	srv_audit_auth_failure(struct conn *c, const char *method, const char *reason,
+	    const char *reason_class);
 int	srv_connection_main(const struct ag_config *cfg, ssh_bind bind, int fd,
 	    const struct sockaddr_storage *peer);
 

@@ -28,7 +28,7 @@ struct ag_audit {
 	int		 required;
 	char		 session[33];
 	unsigned long	 seq;		/* write-ahead records so far */
-	char		*user, *identity, *profile, *client, *key, *mode;
+	char		*user, *identity, *profile, *client, *key, *token, *mode;
 	char		 host[256];	/* this machine, for records read elsewhere */
 	char		*recording, *recording_error;
 	struct timespec	 start;
@@ -113,6 +113,7 @@ record(const struct ag_audit *a, const char *event)
 	add_str(o, "profile", a->profile);
 	add_str(o, "client", a->client);
 	add_str(o, "key", a->key);
+	add_str(o, "token", a->token);
 	add_str(o, "host", a->host[0] != '\0' ? a->host : NULL);
 	add_str(o, "mode", a->mode);
 	return o;
@@ -221,6 +222,7 @@ ag_audit_open(const struct ag_audit_conf *conf, const struct ag_audit_info *info
 		a->profile = dup_or_null(info->profile);
 		a->client = dup_or_null(info->client);
 		a->key = dup_or_null(info->key);
+		a->token = dup_or_null(info->token);
 		a->mode = dup_or_null(info->mode);
 	}
 	if (conf != NULL) {
@@ -294,6 +296,7 @@ ag_audit_close(struct ag_audit *a)
 	free(a->profile);
 	free(a->client);
 	free(a->key);
+	free(a->token);
 	free(a->mode);
 	free(a->recording);
 	free(a->recording_error);
@@ -626,16 +629,31 @@ ag_audit_net(struct ag_audit *a, const struct ag_audit_net *n, struct ag_err *er
 	return emit(a, o, err);
 }
 
-int
-ag_audit_event(struct ag_audit *a, const char *event, const char *request,
-    const char *decision, const char *reason, struct ag_err *err)
+static int
+event(struct ag_audit *a, const char *name, const char *request, const char *decision,
+    const char *reason, const char *reason_class, struct ag_err *err)
 {
-	json_object *o = record(a, event);
+	json_object *o = record(a, name);
 
 	if (o == NULL)
 		return ag_err_set(err, "audit: out of memory");
 	add_str(o, "request", request);
 	add_str(o, "decision", decision);
 	add_str(o, "reason", reason);
+	add_str(o, "reason_class", reason_class);
 	return emit(a, o, err);
+}
+
+int
+ag_audit_event(struct ag_audit *a, const char *name, const char *request,
+    const char *decision, const char *reason, struct ag_err *err)
+{
+	return event(a, name, request, decision, reason, NULL, err);
+}
+
+int
+ag_audit_auth_failure(struct ag_audit *a, const char *request, const char *reason,
+    const char *reason_class, struct ag_err *err)
+{
+	return event(a, "auth_failure", request, "deny", reason, reason_class, err);
 }

@@ -24,7 +24,7 @@
  * it; syslog does not count, as nothing vouches it was kept.
  *
  * Fields (design.md "Audit record"): ts, event, session, user, identity,
- * profile, client, mode, and per event: command, cwd, decision, reason,
+ * profile, client, key, token, mode, and per event: command, cwd, decision, reason,
  * rule, validator (an object: name, kind, model, prompt_sha256, verdict,
  * reason, error_class, error, latency_ms, http_status, cache, retried,
  * confidence, approver, approval_ms), exit, signal, duration_ms, bytes_out, truncated, cwd_after.
@@ -53,6 +53,8 @@ struct ag_audit_info {
 	const char	*profile;
 	const char	*client;	/* "address:port" */
 	const char	*key;		/* "SHA256:..." of the key the caller used; NULL = none */
+	const char	*token;		/* "current" or "previous" (a rotation's, before its
+					 * until): the token it logged in with; NULL = none */
 	const char	*mode;		/* exec, repl, ... */
 };
 
@@ -181,6 +183,15 @@ int	ag_audit_set_mode(struct ag_audit *a, const char *mode);
  */
 int	ag_audit_event(struct ag_audit *a, const char *event, const char *request,
 	    const char *decision, const char *reason, struct ag_err *err);
+
+/*
+ * A login refused: event "auth_failure", decision "deny", request (the
+ * stage or method), reason (the detail) and reason_class, one word of a
+ * fixed set for the admin's queries (agentgate(8) AUDIT RECORDS); NULL
+ * fields are left out.  The client is never told any of it.
+ */
+int	ag_audit_auth_failure(struct ag_audit *a, const char *request, const char *reason,
+	    const char *reason_class, struct ag_err *err);
 
 /*
  * Developer tier: an exec inside the tree of the command line `command`

@@ -57,6 +57,7 @@ write_entry(void)
 	put(fp, "profile", self.profile);
 	put(fp, "client", self.client);
 	put(fp, "key", self.key);
+	put(fp, "token", self.token);
 	put(fp, "mode", self.mode);
 	put(fp, "since", self.since);
 	put(fp, "command", self.command);
@@ -87,6 +88,7 @@ ag_live_begin(const char *session, const struct ag_audit_info *info)
 	snprintf(self.profile, sizeof(self.profile), "%s", info->profile ? info->profile : "");
 	snprintf(self.client, sizeof(self.client), "%s", info->client ? info->client : "");
 	snprintf(self.key, sizeof(self.key), "%s", info->key ? info->key : "");
+	snprintf(self.token, sizeof(self.token), "%s", info->token ? info->token : "");
 	snprintf(self.mode, sizeof(self.mode), "%s", info->mode ? info->mode : "");
 	if (gmtime_r(&now, &tm) != NULL)
 		strftime(self.since, sizeof(self.since), "%Y-%m-%dT%H:%M:%SZ", &tm);
@@ -193,8 +195,8 @@ field(struct ag_live_entry *e, const char *key, const char *v)
 	} f[] = {
 #define F(name) { #name, offsetof(struct ag_live_entry, name), \
 		sizeof(((struct ag_live_entry *)0)->name) }
-		F(user), F(identity), F(profile), F(client), F(key), F(mode), F(since),
-		F(command),
+		F(user), F(identity), F(profile), F(client), F(key), F(token), F(mode),
+		F(since), F(command),
 #undef F
 	};
 	size_t i;

@@ -47,6 +47,7 @@ struct ag_live_entry {
 	char			 profile[128];
 	char			 client[160];
 	char			 key[128];
+	char			 token[16];	/* "current", "previous", "": no token */
 	char			 mode[16];
 	char			 since[40];
 	char			 command[AG_LIVE_MAX_CMD + 1];

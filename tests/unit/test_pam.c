@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/socket.h>
 
 #include <cmocka.h>
@@ -169,8 +170,9 @@ static void
 token_matches_hash(void **state)
 {
 	const struct ag_identity *id;
+	enum ag_pamid_token which;
 
-	assert_int_equal(ag_pamid_by_token(*state, "secret-token", 12, &id), AG_PAMID_FOUND);
+	assert_int_equal(ag_pamid_by_token(*state, "secret-token", 12, time(NULL), &id, &which), AG_PAMID_FOUND);
 	assert_string_equal(id->name, "tok");
 }
 
@@ -178,24 +180,26 @@ static void
 token_wrong_or_prefix_does_not_match(void **state)
 {
 	const struct ag_identity *id;
+	enum ag_pamid_token which;
 
-	assert_int_equal(ag_pamid_by_token(*state, "secret-tokeN", 12, &id), AG_PAMID_NONE);
+	assert_int_equal(ag_pamid_by_token(*state, "secret-tokeN", 12, time(NULL), &id, &which), AG_PAMID_NONE);
 	assert_null(id);
-	assert_int_equal(ag_pamid_by_token(*state, "secret-toke", 11, &id), AG_PAMID_NONE);
-	assert_int_equal(ag_pamid_by_token(*state, "secret-token\n", 13, &id), AG_PAMID_NONE);
+	assert_int_equal(ag_pamid_by_token(*state, "secret-toke", 11, time(NULL), &id, &which), AG_PAMID_NONE);
+	assert_int_equal(ag_pamid_by_token(*state, "secret-token\n", 13, time(NULL), &id, &which), AG_PAMID_NONE);
 	/* identities without a token have an all-zero hash field: never matched */
-	assert_int_equal(ag_pamid_by_token(*state, "", 0, &id), AG_PAMID_NONE);
+	assert_int_equal(ag_pamid_by_token(*state, "", 0, time(NULL), &id, &which), AG_PAMID_NONE);
 }
 
 static void
 token_too_long_never_matches(void **state)
 {
 	const struct ag_identity *id;
+	enum ag_pamid_token which;
 	char *t = malloc(AG_PAMID_MAX_TOKEN + 1);
 
 	assert_non_null(t);
 	memset(t, 'a', AG_PAMID_MAX_TOKEN + 1);
-	assert_int_equal(ag_pamid_by_token(*state, t, AG_PAMID_MAX_TOKEN + 1, &id),
+	assert_int_equal(ag_pamid_by_token(*state, t, AG_PAMID_MAX_TOKEN + 1, time(NULL), &id, &which),
 	    AG_PAMID_NONE);
 	free(t);
 }
