@@ -118,6 +118,7 @@ same_content(int a, int b)
  * their identities as the old policy had them. */
 struct revoked {
 	const struct ag_config	*was, *now;
+	const char		*real;		/* the policy file, resolved */
 };
 
 static int
@@ -125,6 +126,10 @@ revoked_match(const struct ag_live_entry *e, void *arg, char *why, size_t whylen
 {
 	const struct revoked *r = arg;
 
+	/* another policy's session (another gateway on the host with an
+	 * identity of the same name) is that policy's to judge */
+	if (e->policy[0] != '\0' && strcmp(e->policy, r->real) != 0)
+		return 0;
 	return ag_standing_judge(ag_config_identity(r->was, e->identity), r->now, e->identity,
 	    e->key, e->token, e->profile, why, whylen);
 }
@@ -265,6 +270,7 @@ ag_cmd_edit(int argc, char **argv)
 		    err.msg);
 	rv.was = old;
 	rv.now = cfg;
+	rv.real = real;
 	if (ag_sessions_end(revoked_match, &rv, real, "agentgate edit", 10, NULL) > 0)
 		printf("agentgate: edit: the sessions above were ended: the new policy revokes "
 		    "them\n");

@@ -117,7 +117,8 @@ struct ending {
 	const char	*config;
 	const char	*by;		/* "agentgate terminate", "agentgate edit", ... */
 	long		 wait_s;
-	struct ag_config *cfg;
+	struct ag_config *cfg;		/* of cfg_path, for the record */
+	char		 cfg_path[PATH_MAX];
 	int		 cfg_tried;
 	int		 found, ended, failed;
 };
@@ -140,15 +141,21 @@ audit_termination(struct ending *t, const struct ag_live_entry *e, const char *r
 	struct passwd *pw = getpwuid(getuid());
 	char why[AG_LOCK_REASON_MAX + 1024];
 
-	if (!t->cfg_tried) {
+	/* the record goes to the session's own policy's audit (another gateway
+	 * of the host may run under another policy), else to --config's */
+	const char *want = e->policy[0] != '\0' ? e->policy : t->config;
+
+	if (!t->cfg_tried || strcmp(t->cfg_path, want) != 0) {
 		t->cfg_tried = 1;
+		snprintf(t->cfg_path, sizeof(t->cfg_path), "%s", want);
+		ag_config_free(t->cfg);
 		ag_err_clear(&err);
 		/* without a policy the sessions still end (each gateway records
 		 * its own end), only who ended them is not recorded */
-		if ((t->cfg = ag_config_load(t->config, 0, &err)) == NULL) {
+		if ((t->cfg = ag_config_load(want, AG_CONFIG_GATEWAY_ONLY, &err)) == NULL) {
 			ag_err_print(stderr, &err);
 			fprintf(stderr, "agentgate: going on without an audit record of who "
-			    "ended the sessions\n");
+			    "ended the session\n");
 		}
 	}
 	if (t->cfg == NULL)

@@ -489,7 +489,7 @@ ag_cmd_session(int argc, char **argv)
 	    client[0] ? ", from " : "", client);
 	ag_proctitle_set("agentgate: %s@%s [%.8s] %s", info.identity ? info.identity : "-",
 	    pw->pw_name, ag_audit_session_id(audit), info.mode);
-	ag_live_begin(ag_audit_session_id(audit), &info);
+	ag_live_begin(ag_audit_session_id(audit), &info, cfg->path);
 
 	status = ag_core_serve(&core, cmd);
 	if (core.ended)

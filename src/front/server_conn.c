@@ -1053,7 +1053,7 @@ srv_connection_main(const struct ag_config *cfg, ssh_bind bind, int fd,
 	}
 	ag_proctitle_set("agentgate: %s@%s [%.8s] server", c.identity ? c.identity : "-",
 	    c.user, ag_audit_session_id(c.audit));
-	ag_live_begin(ag_audit_session_id(c.audit), &info);
+	ag_live_begin(ag_audit_session_id(c.audit), &info, c.cfg->path);
 	serve_channels(&c);
 	(void)ag_audit_session_end(c.audit, 0, c.ncommands, &err);
 	status = 0;

@@ -61,13 +61,15 @@ write_entry(void)
 	put(fp, "mode", self.mode);
 	put(fp, "since", self.since);
 	put(fp, "command", self.command);
+	put(fp, "policy", self.policy);
 	if (fclose(fp) != 0 || rename(tmp, path) < 0)
 		(void)unlink(tmp);
 }
 
 void
-ag_live_begin(const char *session, const struct ag_audit_info *info)
+ag_live_begin(const char *session, const struct ag_audit_info *info, const char *policy)
 {
+	char real[PATH_MAX];
 	struct stat st;
 	struct tm tm;
 	time_t now = time(NULL);
@@ -90,6 +92,9 @@ ag_live_begin(const char *session, const struct ag_audit_info *info)
 	snprintf(self.key, sizeof(self.key), "%s", info->key ? info->key : "");
 	snprintf(self.token, sizeof(self.token), "%s", info->token ? info->token : "");
 	snprintf(self.mode, sizeof(self.mode), "%s", info->mode ? info->mode : "");
+	if (policy != NULL)
+		snprintf(self.policy, sizeof(self.policy), "%s",
+		    realpath(policy, real) != NULL ? real : policy);
 	if (gmtime_r(&now, &tm) != NULL)
 		strftime(self.since, sizeof(self.since), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	registered = 1;
@@ -196,7 +201,7 @@ field(struct ag_live_entry *e, const char *key, const char *v)
 #define F(name) { #name, offsetof(struct ag_live_entry, name), \
 		sizeof(((struct ag_live_entry *)0)->name) }
 		F(user), F(identity), F(profile), F(client), F(key), F(token), F(mode),
-		F(since), F(command),
+		F(since), F(command), F(policy),
 #undef F
 	};
 	size_t i;
@@ -224,7 +229,7 @@ ag_live_list(int (*fn)(const struct ag_live_entry *, void *), void *arg, struct 
 	}
 	while ((de = readdir(d)) != NULL) {
 		struct ag_live_entry e;
-		char path[PATH_MAX], line[AG_LIVE_MAX_CMD + 64];
+		char path[PATH_MAX], line[PATH_MAX + 64];
 		unsigned long long start;
 		pid_t ppid;
 		FILE *fp;

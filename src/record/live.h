@@ -12,6 +12,7 @@
 #ifndef AG_LIVE_H
 #define AG_LIVE_H
 
+#include <limits.h>
 #include <sys/types.h>
 
 #include "common/err.h"
@@ -21,9 +22,11 @@
 #define AG_LIVE_DIR	AG_RUNDIR_SESSIONS
 #define AG_LIVE_MAX_CMD	512	/* of the current command, shown */
 
-/* This process runs session id for info: register it.  Quietly nothing
- * when the directory is missing or not ours to write (no group). */
-void	ag_live_begin(const char *session, const struct ag_audit_info *info);
+/* This process runs session id for info under the policy file policy:
+ * register it.  Quietly nothing when the directory is missing or not ours
+ * to write (no group). */
+void	ag_live_begin(const char *session, const struct ag_audit_info *info,
+	    const char *policy);
 /* The command now running (NULL: none, between commands). */
 void	ag_live_command(const char *command, size_t len);
 void	ag_live_end(void);
@@ -51,6 +54,10 @@ struct ag_live_entry {
 	char			 mode[16];
 	char			 since[40];
 	char			 command[AG_LIVE_MAX_CMD + 1];
+	/* the policy file the session runs under, resolved ("": a gateway
+	 * from before it was recorded): a change to one policy judges only
+	 * its own sessions */
+	char			 policy[PATH_MAX];
 };
 
 /*

@@ -100,6 +100,14 @@ cat > "$AG_DIR/disable-bob" <<'ED'
 sed -i 's/{ name: bob, \(.*\) }$/{ name: bob, \1, disabled: true }/' "$1"
 ED
 chmod +x "$AG_DIR/disable-bob"
+# another policy of the host (another gateway's) with an identity of the same
+# name: disabling bob there is no business of this policy's bob
+install -m 0644 "$AG_DIR/policy.yaml" "$AG_DIR/other.yaml"
+out=$(EDITOR="$AG_DIR/disable-bob" VISUAL= "$AG_DIR/agentgate" edit --config "$AG_DIR/other.yaml" </dev/null 2>&1)
+ag_unlike "$out" "bob@$AG_USER" "edit_leaves_other_policies_sessions_alone" "$out"
+echo "echo bob-after-other-edit" >&7
+ag_wait_until 60 grep -q bob-after-other-edit "$AG_DIR/b.out"
+ag_ok "session_of_another_policy_goes_on" grep -q bob-after-other-edit "$AG_DIR/b.out"
 out=$(EDITOR="$AG_DIR/disable-bob" VISUAL= "$AG_DIR/agentgate" edit --config "$AG_DIR/policy.yaml" </dev/null 2>&1)
 ag_like "$out" "session [0-9a-f]{8} \(bob@$AG_USER, pid [0-9]+\) ended: identity bob was disabled" \
     "edit_ends_the_sessions_it_revokes" "$out"
