@@ -2838,7 +2838,7 @@ ag_config_rule_labels(const struct ag_config *cfg, const char *rules, char *buf,
 
 		e = s + strcspn(s, ",");
 		if (s != rules)
-			ag_strbuf_addch(&sb, ',');
+			ag_strbuf_addstr(&sb, ", ");
 		if ((r = config_rule(cfg, s, (size_t)(e - s))) != NULL) {
 			ag_strbuf_addstr(&sb, r->label);
 			any = 1;

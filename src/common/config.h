@@ -421,7 +421,8 @@ const struct ag_rule *ag_profile_rule(const struct ag_profile *p, const char *id
 	    size_t idlen);
 /*
  * A decision's "rule" (ids joined by ','), each profile rule among them
- * shown by its label ("profiles.dev.allow[3] (git)"), into buf.  1 when
+ * shown by its label ("profiles.dev.allow[3] (git)"), joined by ", ", into
+ * buf.  1 when
  * one was, 0 when buf says nothing more than rules.
  */
 int	ag_config_rule_labels(const struct ag_config *cfg, const char *rules, char *buf,

@@ -283,6 +283,8 @@ denied_by_rule(const struct ag_policy_ctx *ctx, enum ag_xfer_kind k, const char 
 	vctx.profile = &view;
 	memset(&vd, 0, sizeof(vd));
 	rc = ag_policy_check(&vctx, req, len, &vd);
+	if (rc == 0 && vd.verdict == AG_ALLOW && exact != NULL)
+		snprintf(d->rule, sizeof(d->rule), "%s", vd.rule);	/* the form it matched */
 	free(exact);
 	if (rc < 0 || vd.verdict != AG_ALLOW) {
 		d->verdict = AG_DENY;

@@ -527,7 +527,7 @@ loads_argv_and_named_rules(void **state)
 	/* the audit's rule_label: each profile rule with its program, the rest as is */
 	assert_int_equal(ag_config_rule_labels(cfg, "profiles.backup.allow[2],builtin", buf,
 	    sizeof(buf)), 1);
-	assert_string_equal(buf, "profiles.backup.allow[2] (ls),builtin");
+	assert_string_equal(buf, "profiles.backup.allow[2] (ls), builtin");
 	assert_int_equal(ag_config_rule_labels(cfg, "path:write", buf, sizeof(buf)), 0);
 	assert_string_equal(buf, "path:write");
 	ag_config_free(cfg);
