@@ -136,7 +136,7 @@ print_json(const struct ag_config *cfg, const struct ag_decision *d, const struc
 {
 	json_object *o = json_object_new_object(), *cmds = json_object_new_array();
 	const struct ag_ask_result *ar = answer;
-	char why[PATH_MAX + 512];
+	char why[PATH_MAX + 512], label[1024];
 	size_t i;
 	int r = 0;
 
@@ -148,6 +148,8 @@ print_json(const struct ag_config *cfg, const struct ag_decision *d, const struc
 	json_object_object_add(o, "decision", json_object_new_string(ag_verdict_name(d->verdict)));
 	json_object_object_add(o, "reason", json_object_new_string(d->reason));
 	json_object_object_add(o, "rule", json_object_new_string(d->rule));
+	if (ag_config_rule_labels(cfg, d->rule, label, sizeof(label)))
+		json_object_object_add(o, "rule_label", json_object_new_string(label));
 	json_object_object_add(o, "parse_error", json_object_new_boolean(d->parse_error));
 	json_object_object_add(o, "incomplete", json_object_new_boolean(d->incomplete));
 	for (i = 0; i < d->ncmds; i++) {
@@ -164,6 +166,8 @@ print_json(const struct ag_config *cfg, const struct ag_decision *d, const struc
 		json_object_object_add(jc, "verdict", json_object_new_string(ag_verdict_name(c->verdict)));
 		json_object_object_add(jc, "reason", json_object_new_string(c->reason ? c->reason : ""));
 		json_object_object_add(jc, "rule", json_object_new_string(c->rule ? c->rule : ""));
+		if (ag_config_rule_labels(cfg, c->rule, label, sizeof(label)))
+			json_object_object_add(jc, "rule_label", json_object_new_string(label));
 		json_object_object_add(jc, "offset", json_object_new_int64((int64_t)c->off));
 		if (c->verdict != AG_DENY && ag_setid_disarmed(cfg, c->name, c->path, why,
 		    sizeof(why)))
@@ -256,11 +260,20 @@ explain_host(const struct ag_config *cfg, const struct ag_profile *prof, const c
 	return v.allow ? EX_ALLOW : EX_DENY;
 }
 
+/* A rule as a person reads it: each profile rule with its program. */
+static const char *
+rule_shown(const struct ag_config *cfg, const char *rule, char *buf, size_t len)
+{
+	if (rule == NULL)
+		return "";
+	return ag_config_rule_labels(cfg, rule, buf, len) ? buf : rule;
+}
+
 static void
 print_text(const struct ag_config *cfg, const struct ag_decision *d, const char *profile,
     const struct ag_validator *v, const struct ag_ask_result *r)
 {
-	char why[PATH_MAX + 512];
+	char why[PATH_MAX + 512], label[1024];
 	size_t i;
 
 	printf("profile: %s\n", profile);
@@ -270,14 +283,15 @@ print_text(const struct ag_config *cfg, const struct ag_decision *d, const char 
 		printf("%-5s @%-4zu ", ag_verdict_name(c->verdict), c->off);
 		print_text_field(c->text && *c->text ? c->text : (c->name ? c->name : ""), 60);
 		printf("\n      program: %s\n", c->path ? c->path : "(not found)");
-		printf("      %s [%s]\n", c->reason ? c->reason : "", c->rule ? c->rule : "");
+		printf("      %s [%s]\n", c->reason ? c->reason : "", rule_shown(cfg, c->rule,
+		    label, sizeof(label)));
 		if (c->verdict != AG_DENY && ag_setid_disarmed(cfg, c->name, c->path, why,
 		    sizeof(why)))
 			printf("      note: %s\n", why);
 	}
 	printf("decision: %s\n", ag_verdict_name(d->verdict));
 	printf("reason: %s\n", d->reason);
-	printf("rule: %s\n", d->rule);
+	printf("rule: %s\n", rule_shown(cfg, d->rule, label, sizeof(label)));
 	if (d->verdict != AG_ASK)
 		return;
 	if (v == NULL) {

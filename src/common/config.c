@@ -1219,6 +1219,8 @@ struct pctx {
 	struct ag_profile	*p;
 	int			 is_deny;	/* for rules */
 	struct ag_rule		*rule;
+	const struct ynode	*argv_key;	/* the rule's 'argv', for messages */
+	const struct ynode	*name_val;	/* the rule's 'name' */
 	char			 what[200];	/* "in profile 'x'" */
 };
 
@@ -1289,14 +1291,92 @@ rule_allow_options(struct ctx *c, const char *key, const struct ynode *k,
 	return cf_get_strlist(c, v, key, &pc->rule->allow_options, cf_check_option, 0);
 }
 
+/* argv: [] is a rule of its own (no arguments at all), so it is kept apart
+ * from "not given" */
+static int
+rule_argv(struct ctx *c, const char *key, const struct ynode *k,
+    const struct ynode *v, void *arg)
+{
+	struct pctx *pc = arg;
+
+	pc->argv_key = k;
+	pc->rule->has_argv = 1;
+	return cf_get_strlist(c, v, key, &pc->rule->argv, NULL, 1);
+}
+
+static int
+rule_name(struct ctx *c, const char *key, const struct ynode *k,
+    const struct ynode *v, void *arg)
+{
+	struct pctx *pc = arg;
+
+	(void)k;
+	if (cf_want_scalar(c, v, key, "a name") == -1)
+		return -1;
+	if (!cf_name_ok(v->s, ""))
+		return cf_err_node(c, v, "rule name '%s' may contain only letters, digits, "
+		    "'_', '-' and '.' (at most %d)", cf_quote(c, v->s), MAX_NAME);
+	pc->name_val = v;
+	return cf_dupstr(c, v, &pc->rule->name);
+}
+
 static const struct cf_field rule_fields[] = {
 	CF_READ("command", rule_command),
+	CF_READ("name", rule_name),
+	CF_READ("argv", rule_argv),
 	CF_LIST("subcommands", struct ag_rule, subcommands, cf_check_word, 0),
 	CF_LIST("args", struct ag_rule, args, NULL, 0),
 	CF_READ("deny_args", rule_deny_args),
 	CF_READ("allow_options", rule_allow_options),
 	CF_END
 };
+
+/*
+ * argv is the whole argument vector: a list of arguments beside it would
+ * either say nothing or contradict it, and which one wins would be a guess.
+ */
+static int
+argv_conflict(struct ctx *c, const struct pctx *pc, const struct ag_rule *r)
+{
+	const char *other = r->args.n ? "args" : r->subcommands.n ? "subcommands" :
+	    r->allow_options.n ? "allow_options" : NULL;
+
+	if (other == NULL)
+		return 0;
+	return cf_err_node(c, pc->argv_key, "rule %s has both 'argv' and '%s': 'argv' "
+	    "is the exact argument list, so write the arguments there (or use '%s' "
+	    "without 'argv')", r->id, other, other);
+}
+
+static int
+same_name(const struct ag_rule *r, size_t n, const struct ag_rule *self, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (&r[i] != self && r[i].name != NULL && strcmp(r[i].name, name) == 0)
+			return 1;
+	return 0;
+}
+
+/* A named rule's id is its name, so that a reference to it (the audit's
+ * "rule", a dashboard) outlives an edit that moves it. */
+static int
+name_rule(struct ctx *c, struct pctx *pc, const char *key, struct ag_rule *r)
+{
+	struct ag_profile *p = pc->p;
+	char id[2 * MAX_NAME + 40];
+
+	if (same_name(p->allow, p->nallow, r, r->name) ||
+	    same_name(p->deny, p->ndeny, r, r->name))
+		return cf_err_node(c, pc->name_val, "rule name '%s' is used twice in "
+		    "profile '%s': each rule's name is its own", r->name, p->name);
+	snprintf(id, sizeof(id), "profiles.%s.%s.%s", p->name, key, r->name);
+	free(r->id);
+	if ((r->id = strdup(id)) == NULL)
+		return cf_oom(c, pc->name_val);
+	return 0;
+}
 
 static int
 load_rules(struct ctx *c, struct pctx *pc, const struct ynode *v, const char *key,
@@ -1341,14 +1421,26 @@ load_rules(struct ctx *c, struct pctx *pc, const struct ynode *v, const char *ke
 			    "mapping in '%s', got %s", key, cf_kind_of(it));
 		snprintf(what, sizeof(what), "in rule %s", id);
 		pc->rule = r;
+		pc->argv_key = pc->name_val = NULL;
 		if (cf_walk_fields(c, it, key, what, rule_fields, r, pc) == -1)
 			return -1;
 		if (r->command == NULL)
 			return cf_err_node(c, it, "rule %s has no 'command'", id);
+		if (r->has_argv && argv_conflict(c, pc, r) == -1)
+			return -1;
+		if (r->name != NULL && name_rule(c, pc, key, r) == -1)
+			return -1;
 	}
-	/* every decision compares it with each rule's; taken once here */
-	for (i = 0; i < *nout; i++)
-		(*out)[i].base = ag_base_name((*out)[i].command);
+	for (i = 0; i < *nout; i++) {
+		struct ag_rule *r = &(*out)[i];
+		char label[MAX_NAME * 2 + PATH_MAX];
+
+		/* every decision compares it with each rule's; taken once here */
+		r->base = ag_base_name(r->command);
+		snprintf(label, sizeof(label), "%s (%s)", r->id, r->command);
+		if ((r->label = strdup(label)) == NULL)
+			return cf_oom(c, v);
+	}
 	return 0;
 }
 
@@ -2691,7 +2783,10 @@ rules_free(struct ag_rule *r, size_t n)
 		cf_strlist_free(&r[i].args);
 		cf_strlist_free(&r[i].deny_args);
 		cf_strlist_free(&r[i].allow_options);
+		cf_strlist_free(&r[i].argv);
+		free(r[i].name);
 		free(r[i].id);
+		free(r[i].label);
 	}
 	free(r);
 }
@@ -2831,6 +2926,59 @@ ag_profile_may_target(const struct ag_profile *p, const char *target)
 	if (p->targets.n == 0)
 		return strcmp(target, AG_TARGET_LOCAL) == 0;
 	return ag_strlist_contains(&p->targets, target);
+}
+
+const struct ag_rule *
+ag_profile_rule(const struct ag_profile *p, const char *id, size_t idlen)
+{
+	size_t i;
+
+	for (i = 0; p != NULL && i < p->nallow + p->ndeny; i++) {
+		const struct ag_rule *r = i < p->nallow ? &p->allow[i] : &p->deny[i - p->nallow];
+
+		if (r->id != NULL && strlen(r->id) == idlen && memcmp(r->id, id, idlen) == 0)
+			return r;
+	}
+	return NULL;
+}
+
+static const struct ag_rule *
+config_rule(const struct ag_config *cfg, const char *id, size_t idlen)
+{
+	const struct ag_rule *r = NULL;
+	size_t i;
+
+	for (i = 0; cfg != NULL && r == NULL && i < cfg->nprofiles; i++)
+		r = ag_profile_rule(&cfg->profiles[i], id, idlen);
+	return r;
+}
+
+int
+ag_config_rule_labels(const struct ag_config *cfg, const char *rules, char *buf, size_t len)
+{
+	struct ag_strbuf sb;
+	const char *s, *e;
+	int any = 0;
+
+	if (rules == NULL || len == 0)
+		return 0;
+	ag_strbuf_init(&sb, 16384);
+	for (s = rules; *s != '\0'; s = *e ? e + 1 : e) {
+		const struct ag_rule *r;
+
+		e = s + strcspn(s, ",");
+		if (s != rules)
+			ag_strbuf_addstr(&sb, ", ");
+		if ((r = config_rule(cfg, s, (size_t)(e - s))) != NULL) {
+			ag_strbuf_addstr(&sb, r->label);
+			any = 1;
+		} else
+			ag_strbuf_append(&sb, s, (size_t)(e - s));
+	}
+	/* cut, rather than lose it, when the bound is reached */
+	snprintf(buf, len, "%.*s", (int)sb.len, sb.data ? sb.data : "");
+	ag_strbuf_free(&sb);
+	return any;
 }
 
 const struct ag_profile *

@@ -46,25 +46,43 @@ struct ag_pos {
 
 /*
  * One allow or deny rule.  A plain string in the YAML ("ls") is a rule with
- * only `command` set.  Semantics (implemented in policy.c):
+ * only `command` set.  Semantics (implemented in policy/rules.c):
  *  allow: the program may run when every constraint holds:
  *    subcommands   non-empty → the first non-option argument must be one of them
  *    args          non-empty → every argument must match one of these globs
+ *    argv          (has_argv) the arguments are exactly this many words, each
+ *                  matching the glob at its position (sudoers' "cmd arg arg");
+ *                  excludes subcommands, args and allow_options
  *    deny_args     any argument matching one of these globs refuses the command
  *    allow_options global options otherwise refused (git -c, --git-dir, ...)
  *  deny: refuses when `command` matches and either no constraint is given,
- *    or a subcommand is in `subcommands`, or an argument matches `args`.
+ *    or a subcommand is in `subcommands`, or an argument matches `args`, or
+ *    the arguments match `argv` exactly.
  */
 struct ag_rule {
 	char			*command;	/* bare name or absolute path */
 	const char		*base;		/* its last component, in command */
 	struct ag_strlist	 subcommands;
 	struct ag_strlist	 args;
+	struct ag_strlist	 argv;		/* when has_argv; n == 0: no arguments */
+	int			 has_argv;
 	struct ag_strlist	 deny_args;
 	struct ag_strlist	 allow_options;
-	char			*id;		/* "profiles.readonly.allow[3]" */
+	char			*name;		/* the rule's own `name:`, or NULL */
+	char			*id;		/* "profiles.readonly.allow[3]", or with a
+						 * name "profiles.readonly.allow.NAME" */
+	char			*label;		/* for people: id and the program,
+						 * "profiles.readonly.allow[3] (git)" */
 	struct ag_pos		 pos;
 };
+
+/* No subcommand or argument condition: the rule names the program whole. */
+static inline int
+ag_rule_is_plain(const struct ag_rule *r)
+{
+	return r->subcommands.n == 0 && r->args.n == 0 && r->deny_args.n == 0 &&
+	    !r->has_argv;
+}
 
 struct ag_features {
 	enum ag_feature	command_substitution;	/* default allow */
@@ -413,6 +431,17 @@ const struct ag_identity *ag_config_identity(const struct ag_config *cfg, const 
 const struct ag_upstream *ag_config_upstream(const struct ag_config *cfg, const char *name);
 /* 1 when profile p lets its callers reach target (an upstream's name or "local"). */
 int	ag_profile_may_target(const struct ag_profile *p, const char *target);
+/* p's allow or deny rule whose id is the idlen bytes at id, or NULL. */
+const struct ag_rule *ag_profile_rule(const struct ag_profile *p, const char *id,
+	    size_t idlen);
+/*
+ * A decision's "rule" (ids joined by ','), each profile rule among them
+ * shown by its label ("profiles.dev.allow[3] (git)"), joined by ", ", into
+ * buf.  1 when
+ * one was, 0 when buf says nothing more than rules.
+ */
+int	ag_config_rule_labels(const struct ag_config *cfg, const char *rules, char *buf,
+	    size_t len);
 /* p's targets as "local, web1, db1" (without "local" unless with_local) into
  * buf, cut at a whole name; "" for none.  Returns buf. */
 const char *ag_profile_targets_text(const struct ag_profile *p, int with_local, char *buf,

@@ -63,6 +63,7 @@ struct cmd {
 	struct ag_audit_target	 trec;		/* ... as the audit records it */
 	char			 why[sizeof(((struct ag_decision *)0)->reason) + 2 * AG_ERR_MSG_MAX];
 						/* a refusal's reason */
+	char			 rule_label[1024];	/* the record's rule_label */
 };
 
 enum next { NEXT, STOP };
@@ -470,10 +471,20 @@ free_programs(struct cmd *c)
 	free(c->progs);
 }
 
+/* The rules in the record, readable after an edit moved them: "rule"
+ * keeps the ids, "rule_label" adds each one's program. */
+static void
+record_rule_label(const struct ag_core *core, struct cmd *c)
+{
+	c->rec.rule_label = ag_config_rule_labels(core->cfg, c->rec.rule, c->rule_label,
+	    sizeof(c->rule_label)) ? c->rule_label : NULL;
+}
+
 static int
 start_record(struct ag_core *core, struct cmd *c, struct ag_err *err)
 {
 	record_programs(c);
+	record_rule_label(core, c);
 	if (core->audit == NULL || ag_audit_command_start(core->audit, &c->rec, err) == 0)
 		return 0;
 	if (ag_audit_required(core->audit)) {
@@ -790,6 +801,7 @@ stage_record(struct ag_core *core, struct cmd *c)
 	struct ag_err err;
 
 	record_programs(c);
+	record_rule_label(core, c);
 	if (c->rec.ran) {
 		c->rec.exit_status = c->status;
 		c->rec.cwd_after = core->sess.cwd;

@@ -574,7 +574,7 @@ denied_by_name(const struct ag_profile *p, const char *name)
 		const struct ag_rule *r = &p->deny[i];
 		const char *c = r->command, *s;
 
-		if (c == NULL || r->subcommands.n > 0 || r->args.n > 0 || r->deny_args.n > 0)
+		if (c == NULL || !ag_rule_is_plain(r))
 			continue;
 		s = strrchr(c, '/');
 		if (strcmp(s ? s + 1 : c, name) == 0)
@@ -598,8 +598,7 @@ collect_deny_holes(struct build *b, const char *path_env)
 		const struct ag_rule *r = &b->p->deny[i];
 		char found[PATH_MAX];
 
-		if (r->command == NULL || r->subcommands.n > 0 || r->args.n > 0 ||
-		    r->deny_args.n > 0 || ag_path_has_glob(r->command))
+		if (r->command == NULL || !ag_rule_is_plain(r) || ag_path_has_glob(r->command))
 			continue;
 		if (r->command[0] == '/') {
 			if (add_hole(b, r->command) < 0)

@@ -588,7 +588,10 @@ ag_walk_builtin(struct ag_walker *w, const char *name, struct ag_arg *a, size_t 
 		b->check(w, b, a, na, flags);
 		return;
 	}
-	r = find_builtin_rule(w, name, &ridx);
+	if ((r = find_builtin_rule(w, name, &ridx)) != NULL) {
+		ridx = ag_walk_pick_rule(w, ridx, AG_PICK_BUILTIN, name, NULL, a, na);
+		r = &w->prof->allow[ridx];
+	}
 	if (r == NULL && (b->flags & BI_UNRULED)) {
 		b->check(w, b, a, na, flags);
 		return;

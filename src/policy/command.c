@@ -322,6 +322,7 @@ ag_walk_command(struct ag_walker *w, struct ag_arg *a, size_t na, int flags)
 			ag_walk_refuse_unknown(w, name, " (as a busybox applet)");
 			return;
 		}
+		i = ag_walk_pick_rule(w, i, AG_PICK_NAME, name, NULL, a, na);
 		with_rule(w, p, &w->prof->allow[i], i, base, a, na, flags & ~AG_CF_NAME_ONLY);
 		return;
 	}
@@ -380,8 +381,9 @@ ag_walk_command(struct ag_walker *w, struct ag_arg *a, size_t na, int flags)
 
 	for (i = 0; i < w->prof->nallow; i++)
 		if (ag_walk_rule_matches(w, &w->prof->allow[i], name, rc == 0 ? real : NULL, 0)) {
-			r = &w->prof->allow[i];
-			ridx = i;
+			ridx = ag_walk_pick_rule(w, i, AG_PICK_FILE, name, rc == 0 ? real : NULL,
+			    a, na);
+			r = &w->prof->allow[ridx];
 			break;
 		}
 	if (r == NULL && rc == 0 && strchr(name, '/') != NULL &&

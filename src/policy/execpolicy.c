@@ -46,6 +46,18 @@ show_argv(const char *path, char *const *argv, size_t argc, char *out, size_t ou
 	ag_utf8_visible(raw, strlen(raw), outsz, out, outsz);
 }
 
+/* rule is the id of one of p's deny rules (a named one has no index) */
+static int
+is_deny_rule(const struct ag_profile *p, const char *rule)
+{
+	size_t i;
+
+	for (i = 0; i < p->ndeny; i++)
+		if (p->deny[i].id != NULL && strcmp(p->deny[i].id, rule) == 0)
+			return 1;
+	return 0;
+}
+
 static int judge_exec(const struct ag_execpolicy *ep, const char *path, char *const *argv,
     size_t argc, const char *cwd, char *reason, size_t reasonsz, char *rule, size_t rulesz);
 
@@ -170,8 +182,6 @@ judge_exec(const struct ag_execpolicy *ep, const char *path, char *const *argv,
 	struct ag_policy_ctx ctx;
 	struct ag_decision d;
 	struct ag_strbuf sb;
-	const char *pfx = "profiles.";
-	char denyid[256];
 	size_t i;
 	int ok;
 
@@ -221,16 +231,20 @@ judge_exec(const struct ag_execpolicy *ep, const char *path, char *const *argv,
 	 * count here.  A line that does not parse (invalid UTF-8 in an
 	 * argument) of a program a deny rule names is refused.
 	 */
-	snprintf(denyid, sizeof(denyid), "%s%s.deny[", pfx, ep->profile->name);
-	if (d.parse_error || (d.verdict == AG_DENY && strncmp(d.rule, denyid, strlen(denyid)) == 0)) {
+	if (d.parse_error || (d.verdict == AG_DENY && is_deny_rule(ep->profile, d.rule))) {
 		char shown[160];
 
 		show_argv(path, argv, argc, shown, sizeof(shown));
 		if (d.parse_error)
 			snprintf(reason, reasonsz, "denied: '%s' names a program a deny rule covers, "
 			    "and its arguments cannot be checked", shown);
-		else
-			snprintf(reason, reasonsz, "denied: '%s' is refused by %s", shown, d.rule);
+		else {
+			const struct ag_rule *r = ag_profile_rule(ep->profile, d.rule,
+			    strlen(d.rule));
+
+			snprintf(reason, reasonsz, "denied: '%s' is refused by %s", shown,
+			    r != NULL && r->label != NULL ? r->label : d.rule);
+		}
 		snprintf(rule, rulesz, "%s", d.parse_error ? "exec:unparsable" : d.rule);
 		ag_decision_free(&d);
 		return 0;

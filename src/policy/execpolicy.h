@@ -29,7 +29,8 @@ struct ag_execpolicy {
 
 /*
  * 1 when the exec may go on; 0 when a deny rule refuses it, with reason
- * and rule ("profiles.NAME.deny[N]") filled.  path is absolute; cwd the
+ * and rule (the deny rule's id, "profiles.NAME.deny[N]" or
+ * "profiles.NAME.deny.RULENAME") filled.  path is absolute; cwd the
  * process's working directory (for relative arguments), NULL if unknown.
  */
 int	ag_execpolicy_judge(const struct ag_execpolicy *ep, const char *path,

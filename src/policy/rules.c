@@ -8,12 +8,14 @@
 
 #include <fnmatch.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/misc.h"
 #include "common/strbuf.h"
+#include "common/utf8.h"
 #include "policy/walker.h"
 
 #define AG_ALLOWED_SHOWN 60 	/* of the allowed programs, in a refusal */
@@ -155,12 +157,6 @@ ag_walk_has_nonlit(const struct ag_arg *a, size_t na)
 	return 0;
 }
 
-static int
-rule_has_constraints(const struct ag_rule *r)
-{
-	return r->subcommands.n || r->args.n || r->deny_args.n;
-}
-
 /* Does a rule's command name the same file as (name, real)? */
 int
 ag_walk_rule_matches(struct ag_walker *w, const struct ag_rule *r, const char *name,
@@ -253,6 +249,83 @@ arg_matches(struct ag_walker *w, const struct ag_strlist *globs, const char *arg
 }
 
 /*
+ * One element of an argv rule against the word at its position.  In an
+ * allow rule an element without glob characters is that word and nothing
+ * else (the program gets exactly what the rule says); a pattern is matched
+ * as an args glob is, so a pattern for files under /backup does not reach
+ * "/backup/../etc".  In a deny rule every spelling of a path counts, as
+ * for args.
+ */
+static int
+argv_elem_matches(struct ag_walker *w, const char *g, const char *arg, int allow)
+{
+	struct ag_strlist one;
+	char *v[1];
+
+	if (allow && strpbrk(g, "*?[\\") == NULL)
+		return strcmp(g, arg) == 0;
+	v[0] = (char *)(uintptr_t)g;
+	one.v = v;
+	one.n = 1;
+	return arg_matches_mode(w, &one, arg, allow);
+}
+
+/* 1 when the words after the command name are exactly rule r's argv:
+ * as many, each literal and matching the element at its position. */
+static int
+argv_matches(struct ag_walker *w, const struct ag_rule *r, struct ag_arg *a, size_t na,
+    int allow)
+{
+	size_t i;
+
+	if (na == 0 || na - 1 != r->argv.n)
+		return 0;
+	for (i = 1; i < na; i++)
+		if (a[i].lit == NULL || !argv_elem_matches(w, r->argv.v[i - 1], a[i].lit, allow))
+			return 0;
+	return 1;
+}
+
+/* "tar -x -C /backup -f -": the one form an argv rule allows, for messages */
+static const char *
+argv_text(const struct ag_rule *r, char *buf, size_t bufsz)
+{
+	size_t i, len;
+
+	snprintf(buf, bufsz, "%s", r->base);
+	for (i = 0; i < r->argv.n && (len = strlen(buf)) + 1 < bufsz; i++)
+		snprintf(buf + len, bufsz - len, " %s", r->argv.v[i]);
+	return buf;
+}
+
+static int
+names_same(struct ag_walker *w, const struct ag_rule *r, enum ag_walk_pick how,
+    const char *name, const char *real)
+{
+	if (how == AG_PICK_BUILTIN)
+		return r->command != NULL && ag_strcmp(r->command, name) == 0;
+	return ag_walk_rule_matches(w, r, name, real, how == AG_PICK_NAME);
+}
+
+size_t
+ag_walk_pick_rule(struct ag_walker *w, size_t i0, enum ag_walk_pick how, const char *name,
+    const char *real, struct ag_arg *a, size_t na)
+{
+	size_t i;
+
+	if (!w->prof->allow[i0].has_argv || argv_matches(w, &w->prof->allow[i0], a, na, 1))
+		return i0;
+	for (i = i0 + 1; i < w->prof->nallow; i++) {
+		const struct ag_rule *r = &w->prof->allow[i];
+
+		if (names_same(w, r, how, name, real) &&
+		    (!r->has_argv || argv_matches(w, r, a, na, 1)))
+			return i;
+	}
+	return i0;
+}
+
+/*
  * Walk the tool's global options (opts, from its descriptor; NULL: none);
  * return the index of the subcommand (or na when none).  Refuses risky options not in allow_options (unless rid
  * is NULL: only looking).  *cdir is set to the -C argument (git), for
@@ -295,7 +368,9 @@ ag_walk_subcommand(struct ag_walker *w, const struct ag_rule *r, const char *rid
 			char on[64];
 
 			snprintf(on, sizeof(on), "%.*s", (int)nl, s);
-			if (!ag_strlist_contains(&r->allow_options, on)) {
+			/* an argv rule that writes the option out allows it */
+			if (!ag_strlist_contains(&r->allow_options, on) &&
+			    !ag_strlist_contains(&r->argv, s)) {
 				ag_walk_refuse(w, AG_DENY, rid,
 				    "'%s %s' is not allowed: that option changes what %s runs or which configuration it reads (not in allow_options)",
 				    base, ag_walk_excerpt(s, ex, sizeof(ex)), base);
@@ -451,8 +526,21 @@ ag_walk_deny_hit(struct ag_walker *w, const char *base, struct ag_arg *a, size_t
 		if (d->command == NULL || d->base[0] != base[0] || strcmp(d->base, base) != 0)
 			continue;
 		rid = ag_walk_rule_id(w, d, 1, i, ridbuf, sizeof(ridbuf));
-		if (!rule_has_constraints(d))
+		if (ag_rule_is_plain(d))
 			hit = 1;
+		if (!hit && d->has_argv) {
+			/* the words must be seen to be compared; xargs would
+			 * add some */
+			if (ag_walk_has_nonlit(a, na) || (flags & AG_CF_UNKNOWN_TAIL)) {
+				ag_walk_refuse(w, AG_DENY, rid,
+				    "'%s' has a deny rule in profile '%s' on its exact arguments, and an argument the gateway cannot see; use literal arguments",
+				    base, w->prof->name ? w->prof->name : "?");
+				return 1;
+			}
+			if (!argv_matches(w, d, a, na, 0))
+				continue;
+			hit = 1;
+		}
 		if (!hit && d->args.n == 0 && d->deny_args.n == 0) {
 			/* subcommands only: what follows the subcommand cannot
 			 * change which subcommand runs */
@@ -504,7 +592,7 @@ ag_walk_deny_hit(struct ag_walker *w, const char *base, struct ag_arg *a, size_t
 
 			snprintf(what, sizeof(what), "%s%s%s", base, sub[0] ? " " : "", sub);
 			ag_walk_refuse(w, AG_DENY, rid, "'%s' is denied by %s",
-			    ag_walk_excerpt(what, ex, sizeof(ex)), rid);
+			    ag_walk_excerpt(what, ex, sizeof(ex)), d->label ? d->label : rid);
 			return 1;
 		}
 	}
@@ -522,19 +610,30 @@ ag_walk_rule_args_ok(struct ag_walker *w, const struct ag_rule *r, const char *r
 	char ex[80];
 	size_t i;
 
-	if ((flags & AG_CF_UNKNOWN_TAIL) && rule_has_constraints(r)) {
+	if ((flags & AG_CF_UNKNOWN_TAIL) && !ag_rule_is_plain(r)) {
 		ag_walk_refuse(w, AG_DENY, rid,
 		    "'%s' has argument rules in profile '%s', but xargs/find would add arguments the gateway cannot see",
 		    base, w->prof->name ? w->prof->name : "?");
 		return 0;
 	}
-	if (rule_has_constraints(r) && ag_walk_has_nonlit(a, na)) {
+	if (!ag_rule_is_plain(r) && ag_walk_has_nonlit(a, na)) {
 		for (i = 1; i < na && a[i].lit; i++)
 			;
 		ag_walk_refuse(w, AG_DENY, rid,
 		    "'%s' has argument rules in profile '%s', so its arguments must be literal words, not '%s'",
 		    base, w->prof->name ? w->prof->name : "?",
 		    ag_walk_excerpt(i < na && a[i].w ? a[i].w->raw : "", ex, sizeof(ex)));
+		return 0;
+	}
+	if (r->has_argv && !argv_matches(w, r, a, na, 1)) {
+		char form[400], shown[400];
+
+		argv_text(r, form, sizeof(form));
+		ag_walk_refuse(w, AG_DENY, rid,
+		    "'%s' is allowed in profile '%s' only with the exact arguments of %s: '%s'%s",
+		    base, w->prof->name ? w->prof->name : "?", r->label ? r->label : rid,
+		    ag_utf8_visible(form, strlen(form), 240, shown, sizeof(shown)),
+		    r->argv.n == 0 ? " (no arguments)" : "");
 		return 0;
 	}
 	for (i = 1; i < na; i++) {

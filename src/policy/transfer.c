@@ -1,7 +1,9 @@
 /* transfer.c - file-transfer requests as verdicts; see transfer.h */
 #include "agconfig.h"
 
+#include <fnmatch.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "policy/transfer.h"
@@ -139,6 +141,59 @@ rsync_daemon(const char *req, size_t len)
 	return 0;
 }
 
+/* The words after the program in req match rule r's argv, one by one. */
+static int
+argv_is(const struct ag_rule *r, const char *req, size_t len)
+{
+	const char *p = req, *end = req + len, *w;
+	char word[AG_XFER_REQ_MAX];
+	size_t n, i;
+
+	(void)next_word(&p, end, &w);
+	for (i = 0; (n = next_word(&p, end, &w)) > 0; i++) {
+		if (i >= r->argv.n || n >= sizeof(word))
+			return 0;
+		memcpy(word, w, n);
+		word[n] = '\0';
+		if (fnmatch(r->argv.v[i], word, 0) != 0)
+			return 0;
+	}
+	return i == r->argv.n;
+}
+
+/* 1 when every allow rule of p for prog (there is one at least) has argv. */
+static int
+has_exact(const struct ag_profile *p, const char *prog)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < p->nallow; i++) {
+		if (p->allow[i].base == NULL || strcmp(p->allow[i].base, prog) != 0)
+			continue;
+		if (!p->allow[i].has_argv)
+			return 0;
+		n++;
+	}
+	return n > 0;
+}
+
+/* p's allow rules for prog, copied (the caller frees); NULL when out of
+ * memory. */
+static struct ag_rule *
+exact_rules(const struct ag_profile *p, const char *prog, size_t *n)
+{
+	struct ag_rule *v;
+	size_t i;
+
+	*n = 0;
+	if ((v = calloc(p->nallow, sizeof(*v))) == NULL)
+		return NULL;
+	for (i = 0; i < p->nallow; i++)
+		if (p->allow[i].base != NULL && strcmp(p->allow[i].base, prog) == 0)
+			v[(*n)++] = p->allow[i];
+	return v;
+}
+
 /*
  * A deny always wins, for a transfer as for any line: the request judged
  * as the command it is by a view of the profile that allows the transfer's
@@ -155,24 +210,25 @@ denied_by_rule(const struct ag_policy_ctx *ctx, enum ag_xfer_kind k, const char 
 	struct ag_profile view;
 	struct ag_policy_ctx vctx;
 	struct ag_decision vd;
-	struct ag_rule allow;
+	struct ag_rule allow, *exact;
 	char prog[8], flat[AG_XFER_REQ_MAX];
-	size_t i;
+	size_t i, nexact = 0;
+	int rc;
 
 	if (k == AG_XFER_SFTP) {
 		for (i = 0; i < p->ndeny; i++) {
 			const struct ag_rule *r = &p->deny[i];
 
 			if (r->base != NULL && (strcmp(r->base, "sftp-server") == 0 ||
-			    strcmp(r->base, "internal-sftp") == 0) && r->args.n == 0 &&
-			    r->deny_args.n == 0 && r->subcommands.n == 0) {
+			    strcmp(r->base, "internal-sftp") == 0) &&
+			    (ag_rule_is_plain(r) || (r->has_argv && argv_is(r, req, len)))) {
 				if (r->id != NULL)
 					snprintf(d->rule, sizeof(d->rule), "%s", r->id);
 				else
 					snprintf(d->rule, sizeof(d->rule), "profiles.%s.deny[%zu]",
 					    p->name, i);
 				snprintf(d->reason, sizeof(d->reason), "sftp is denied by %s",
-				    d->rule);
+				    r->label != NULL ? r->label : d->rule);
 				d->verdict = AG_DENY;
 				return 1;
 			}
@@ -187,7 +243,7 @@ denied_by_rule(const struct ag_policy_ctx *ctx, enum ag_xfer_kind k, const char 
 		d->verdict = AG_DENY;
 		return 1;
 	}
-	if (p->ndeny == 0)
+	if (p->ndeny == 0 && !has_exact(p, k == AG_XFER_SCP ? "scp" : "rsync"))
 		return 0;
 	if (k == AG_XFER_SCP) {
 		if (unbundle_scp(req, len, flat, sizeof(flat)) < 0) {
@@ -204,14 +260,33 @@ denied_by_rule(const struct ag_policy_ctx *ctx, enum ag_xfer_kind k, const char 
 	allow.command = prog;
 	allow.base = allow.command;
 	view = *p;
-	view.allow = &allow;
-	view.nallow = 1;
+	/* exact forms (argv) the profile gives the program are the only
+	 * requests it may make, as at the prompt */
+	exact = NULL;
+	if (has_exact(p, prog)) {
+		if ((exact = exact_rules(p, prog, &nexact)) == NULL) {
+			snprintf(d->rule, sizeof(d->rule), "internal");
+			snprintf(d->reason, sizeof(d->reason), "out of memory while judging "
+			    "the %s request", prog);
+			d->verdict = AG_DENY;
+			return 1;
+		}
+		view.allow = exact;
+		view.nallow = nexact;
+	} else {
+		view.allow = &allow;
+		view.nallow = 1;
+	}
 	view.unknown = AG_UNKNOWN_DENY;
 	view.validator = NULL;
 	vctx = *ctx;
 	vctx.profile = &view;
 	memset(&vd, 0, sizeof(vd));
-	if (ag_policy_check(&vctx, req, len, &vd) < 0 || vd.verdict != AG_ALLOW) {
+	rc = ag_policy_check(&vctx, req, len, &vd);
+	if (rc == 0 && vd.verdict == AG_ALLOW && exact != NULL)
+		snprintf(d->rule, sizeof(d->rule), "%s", vd.rule);	/* the form it matched */
+	free(exact);
+	if (rc < 0 || vd.verdict != AG_ALLOW) {
 		d->verdict = AG_DENY;
 		snprintf(d->rule, sizeof(d->rule), "%s", vd.rule[0] ? vd.rule : "file_transfer");
 		snprintf(d->reason, sizeof(d->reason), "%s", vd.reason[0] ? vd.reason :

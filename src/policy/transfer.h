@@ -38,7 +38,9 @@ const char *ag_xfer_name(enum ag_xfer_kind k);
  * If req (len bytes) is a file-transfer request, return 1 with x and d
  * filled: d->verdict AG_ALLOW or AG_DENY, the reason written for the
  * client, rule "file_transfer" (or the deny rule that refused it: deny
- * rules apply to transfers as to any line).  Return 0, touching neither,
+ * rules apply to transfers as to any line; or, when every allow rule for
+ * rsync or scp has an argv, the one the request matched or the one that
+ * refused it).  Return 0, touching neither,
  * otherwise.  scp and rsync requests are shell lines; one that is more
  * than plain words (quotes, expansions, operators) is refused, so that
  * nothing but that one program can start.

@@ -196,6 +196,15 @@ const char *ag_walk_rule_id(const struct ag_walker *w, const struct ag_rule *r, 
 /* Does rule r name the same file as (name, real)? */
 int	ag_walk_rule_matches(struct ag_walker *w, const struct ag_rule *r, const char *name,
 	    const char *real, int by_name_only);
+/* How ag_walk_pick_rule tells that a later rule names the same program:
+ * as ag_walk_rule_matches does (by file, or by name only), or as a builtin
+ * rule's name. */
+enum ag_walk_pick { AG_PICK_FILE = 0, AG_PICK_NAME, AG_PICK_BUILTIN };
+/* Allow rule i0 names the program (name, resolved to real); the rule that
+ * judges this command: i0, or when i0's argv does not match the words a
+ * later rule for the same program whose argv does or that has none. */
+size_t	ag_walk_pick_rule(struct ag_walker *w, size_t i0, enum ag_walk_pick how,
+	    const char *name, const char *real, struct ag_arg *a, size_t na);
 /* Deny rules: 1 when one refuses the command (refusal recorded). */
 int	ag_walk_deny_hit(struct ag_walker *w, const char *base, struct ag_arg *a, size_t na,
 	    int flags);

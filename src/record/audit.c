@@ -420,6 +420,7 @@ command_record(struct ag_audit *a, const char *event, const struct ag_audit_cmd 
 	add_str(o, "decision", c->decision);
 	add_str(o, "reason", c->reason);
 	add_str(o, "rule", c->rule);
+	add_str(o, "rule_label", c->rule_label);
 	if (c->ask != NULL)
 		json_object_object_add(o, "validator", ask_object(c->ask));
 	if (c->target != NULL) {

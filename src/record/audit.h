@@ -98,6 +98,8 @@ struct ag_audit_cmd {
 	const char		*decision;	/* allow, deny, ask-allow, ask-deny */
 	const char		*reason;
 	const char		*rule;
+	const char		*rule_label;	/* rule, its profile rules shown with
+						 * their program, or NULL */
 	const struct ag_audit_ask *ask;		/* the validator's answer, or NULL */
 	const struct ag_audit_target *target;	/* an upstream's, or NULL: this host */
 	int			 ran;		/* the fields below are meaningful */

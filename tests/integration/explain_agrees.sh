@@ -63,8 +63,24 @@ CONTEXT
 } > "$AG_DIR/corpus.txt"
 CORPUS=$AG_DIR/corpus.txt
 
-for profile in readonly developer; do
-	ag_shipped_policy "$profile"
+# A backup account's exact argument rules (argv, named rules): the restore
+# it exists for and the ways around it, judged alike (the rule ids too).
+B=/home/$AG_USER/work/backup
+install -d -o "$AG_USER" -g "$AG_USER" -m 0755 "$B"
+for line in "tar -x -C $B -f -" "tar -x -C $B -f - --to-command=sh" "tar -xC$B -f -" \
+    "tar -x -C $B -f - --" "env tar -x -C $B -f -" "nice tar -x -C / -f -" \
+    "tar -x -C $B -f \$f" "TAR_OPTIONS=--to-command=sh tar -x -C $B -f -" "date" "date -u" \
+    "ls /" "ls //" "cd / && ls ." "ls / /tmp" "xargs tar -x -C $B -f -"; do
+	printf '%s\n%%%%\n' "$line"
+done > "$AG_DIR/argv-corpus.txt"
+
+for profile in readonly developer backup; do
+	if [ "$profile" = backup ]; then
+		ag_argv_policy "$B"
+		CORPUS=$AG_DIR/argv-corpus.txt
+	else
+		ag_shipped_policy "$profile"
+	fi
 	out=$("$AG_PYTHON" - "$CORPUS" "$AGENTGATE" "$AG_DIR/policy.yaml" "$AG_USER" "$AG_AUDIT" \
 	    "$AG_DIR/mux" "${AG_SSH[@]}" <<'EOF' 2>&1
 import json, subprocess, sys
@@ -129,7 +145,7 @@ print("agree=%d differ=%d" % (agree, differ))
 EOF
 )
 	printf '%s\n' "$out" | grep '^DIFF' | head -n 20 | sed 's/^/# /'
-	ag_like "$(printf '%s\n' "$out" | tail -n 1)" "^agree=[0-9]{3,} differ=0$" \
+	ag_like "$(printf '%s\n' "$out" | tail -n 1)" "^agree=[0-9]{$([ "$profile" = backup ] && echo 2 || echo 3),} differ=0$" \
 	    "explain_agrees_with_the_gateway_${profile}"
 done
 

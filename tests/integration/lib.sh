@@ -241,6 +241,24 @@ ag_sandboxed_policy() {
 	} | ag_write_policy "$AG_DIR/policy.yaml"
 }
 
+# ag_argv_policy DIR: ag_sandboxed_policy with a backup account of exact
+# argument rules (agentgate.yaml(5), "Rules"): `tar -x -C DIR -f -` (the
+# rule named restore), date without arguments, ls but never `ls /` (the
+# deny rule named no-root); writes beneath DIR.
+ag_argv_policy() {
+	ag_sandboxed_policy backup <<POLICY
+  backup:
+    allow:
+      - { name: restore, command: tar, argv: ["-x", "-C", "$1", "-f", "-"] }
+      - { command: date, argv: [] }
+      - ls
+    deny:
+      - { name: no-root, command: ls, argv: [/] }
+    paths: { read: ["/"], write: ["$1"] }
+    unknown: deny
+POLICY
+}
+
 # ag_write_pam [MODULE-ARGS...]: the PAM service "agentgate" in
 # $AG_DIR/pam.d, built on a copy of the built pam_agentgate.so (the agent
 # account may not reach the build tree).  Default: identities from keys and

@@ -86,4 +86,33 @@ rm -f "$AG_DIR/sftp-pulled"
 echo "get $W/held $AG_DIR/sftp-pulled" | "${SFTP[@]}" "$AG_USER@127.0.0.1" >/dev/null 2>&1
 ag_ok "sftp_refused_by_a_deny_rule_on_sftp_server" test ! -e "$AG_DIR/sftp-pulled"
 ag_is "$(last_rule)" "profiles.backup.deny[0]" "sftp_refusal_audited_with_the_rule"
+
+# ---- rsync pinned to one exact request (argv), as authorized_keys command= would --------
+# the push request this client sends, word for word, is the only one allowed
+ARGV=$("$AG_PYTHON" -c 'import json,sys; print(json.dumps(sys.argv[1].split()[1:]))' "$REQ_PUSH")
+ag_sandboxed_policy backup <<POLICY
+  backup:
+    allow:
+      - ls
+      - { name: push-only, command: rsync, argv: $ARGV }
+    file_transfer: { rsync: true }
+    paths: { read: ["/"], write: ["$W"] }
+POLICY
+rm -f "$W/pushed" "$AG_DIR/pulled"
+out=$(rsync -e "$SSHCMD" "$AG_DIR/local" "$AG_USER@127.0.0.1:$W/pushed" 2>&1)
+ag_is "$?/$(cat "$W/pushed" 2>/dev/null)" "0/pushed" "rsync_exact_push_runs" "$out"
+ag_is "$(last_rule)" "profiles.backup.allow.push-only" "rsync_exact_push_audited_with_its_rule"
+out=$(rsync -e "$SSHCMD" "$AG_USER@127.0.0.1:$W/held" "$AG_DIR/pulled" 2>&1)
+ag_ok "rsync_pull_refused_by_the_exact_rule" test ! -e "$AG_DIR/pulled"
+ag_is "$(last_rule)" "profiles.backup.allow.push-only" "rsync_pull_audited_with_the_exact_rule"
+out=$(rsync -e "$SSHCMD" "$AG_DIR/local" "$AG_USER@127.0.0.1:$W/elsewhere" 2>&1)
+ag_ok "rsync_push_elsewhere_refused" test ! -e "$W/elsewhere"
+# explain judges the requests as the gateway just did
+for pair in "allow:$REQ_PUSH" "deny:$REQ_PULL" "deny:$REQ_PUSH --delete"; do
+	out=$("$AG_DIR/agentgate" explain --config "$AG_DIR/policy.yaml" --profile backup -- \
+	    "${pair#*:}" 2>&1)
+	ag_like "$out" "decision: ${pair%%:*}" "explain_on_exact_rsync: $pair" "$out"
+	ag_like "$out" "rule: profiles\.backup\.allow\.push-only \(rsync\)" \
+	    "explain_names_the_exact_rule: $pair" "$out"
+done
 ag_done

@@ -172,6 +172,7 @@ records_have_the_design_fields(void **state)
 	c.decision = "allow";
 	c.reason = "allowed";
 	c.rule = "profiles.readonly.allow[0]";
+	c.rule_label = "profiles.readonly.allow[0] (echo)";
 	c.ran = 1;
 	c.exit_status = 3;
 	c.duration_ms = 12;
@@ -182,6 +183,7 @@ records_have_the_design_fields(void **state)
 	c.decision = "deny";
 	c.command = "rm -rf /";
 	c.command_len = 8;
+	c.rule_label = NULL;
 	assert_int_equal(ag_audit_command(a, &c, &err), 0);
 	assert_int_equal(ag_audit_session_end(a, 3, 2, &err), 0);
 	ag_audit_close(a);
@@ -197,6 +199,8 @@ records_have_the_design_fields(void **state)
 	assert_string_equal(field(r[1], "cwd_after"), "/tmp");
 	assert_string_equal(field(r[1], "truncated"), "false");
 	assert_string_equal(field(r[1], "rule"), "profiles.readonly.allow[0]");
+	assert_string_equal(field(r[1], "rule_label"), "profiles.readonly.allow[0] (echo)");
+	assert_null(field(r[2], "rule_label"));	/* left out when there is none */
 	assert_null(field(r[2], "exit"));		/* did not run: no result fields */
 	assert_string_equal(field(r[2], "decision"), "deny");
 	assert_string_equal(field(r[3], "event"), "session_end");

@@ -304,6 +304,29 @@ static const struct errcase errcases[] = {
 	  4, 13, "must be a bare name or an absolute path" },
 	{ "rule_without_command", "version: 1\nprofiles:\n  r:\n    allow:\n"
 	  "      - {args: [x]}\n", 5, 9, "rule profiles.r.allow[0] has no 'command'" },
+	{ "argv_with_args", "version: 1\nprofiles:\n  r:\n    allow:\n"
+	  "      - {command: tar, argv: [-x], args: [y]}\n", 5, 24,
+	  "rule profiles.r.allow[0] has both 'argv' and 'args'" },
+	{ "argv_with_subcommands", "version: 1\nprofiles:\n  r:\n    allow:\n"
+	  "      - {command: git, subcommands: [log], argv: [log]}\n", 5, 44,
+	  "has both 'argv' and 'subcommands'" },
+	{ "argv_with_allow_options", "version: 1\nprofiles:\n  r:\n    allow:\n"
+	  "      - {command: git, argv: [-C, x, log], allow_options: [-C]}\n", 5, 24,
+	  "has both 'argv' and 'allow_options'" },
+	{ "deny_argv_with_args", BASE "    deny:\n"
+	  "      - {command: rm, argv: [-rf, /], args: [x]}\n", 6, 23,
+	  "rule profiles.r.deny[0] has both 'argv' and 'args'" },
+	{ "argv_not_list", "version: 1\nprofiles:\n  r:\n    allow:\n"
+	  "      - {command: tar, argv: -x}\n", 5, 30, "expected a list of strings for 'argv'" },
+	{ "rule_name_twice", "version: 1\nprofiles:\n  r:\n    allow:\n"
+	  "      - {name: up, command: ls}\n    deny:\n      - {command: rm, name: up}\n",
+	  7, 29, "rule name 'up' is used twice in profile 'r'" },
+	{ "rule_name_twice_in_allow", "version: 1\nprofiles:\n  r:\n    allow:\n"
+	  "      - {name: a, command: ls}\n      - {name: a, command: cat}\n",
+	  6, 16, "rule name 'a' is used twice" },
+	{ "rule_name_chars", "version: 1\nprofiles:\n  r:\n    allow:\n"
+	  "      - {name: \"a b\", command: ls}\n", 5, 16,
+	  "rule name 'a b' may contain only letters" },
 	{ "rule_empty_subcommands", "version: 1\nprofiles:\n  r:\n    allow:\n"
 	  "      - {command: git, subcommands: []}\n", 5, 37,
 	  "'subcommands' is an empty list" },
@@ -458,6 +481,56 @@ refuses_with_position(void **state)
 		assert_string_equal(err.file, "test.yaml");
 	}
 	assert_int_equal(failed, 0);
+}
+
+/* argv (empty included) and name: the id a named rule gets, every rule's label */
+static void
+loads_argv_and_named_rules(void **state)
+{
+	static const char y[] =
+	    "version: 1\n"
+	    "profiles:\n"
+	    "  backup:\n"
+	    "    allow:\n"
+	    "      - { name: restore, command: tar, argv: [\"-x\", \"-C\", /backup, \"-f\", \"-\"] }\n"
+	    "      - { command: date, argv: [] }\n"
+	    "      - ls\n"
+	    "    deny:\n"
+	    "      - { name: no-root.ls, command: ls, argv: [/] }\n";
+	const struct ag_profile *p;
+	struct ag_config *cfg;
+	struct ag_err err;
+	char buf[512];
+
+	(void)state;
+	cfg = ag_config_parse(y, sizeof(y) - 1, "test.yaml", &err);
+	assert_non_null(cfg);
+	p = ag_config_profile(cfg, "backup");
+	assert_non_null(p);
+	assert_true(p->allow[0].has_argv);
+	assert_int_equal(p->allow[0].argv.n, 5);
+	assert_string_equal(p->allow[0].argv.v[2], "/backup");
+	assert_string_equal(p->allow[0].name, "restore");
+	assert_string_equal(p->allow[0].id, "profiles.backup.allow.restore");
+	assert_string_equal(p->allow[0].label, "profiles.backup.allow.restore (tar)");
+	assert_true(p->allow[1].has_argv);
+	assert_int_equal(p->allow[1].argv.n, 0);
+	assert_false(ag_rule_is_plain(&p->allow[1]));
+	assert_string_equal(p->allow[1].id, "profiles.backup.allow[1]");
+	assert_string_equal(p->allow[1].label, "profiles.backup.allow[1] (date)");
+	assert_false(p->allow[2].has_argv);
+	assert_true(ag_rule_is_plain(&p->allow[2]));
+	assert_string_equal(p->deny[0].id, "profiles.backup.deny.no-root.ls");
+	assert_int_equal(p->deny[0].pos.line, 9);
+	assert_ptr_equal(ag_profile_rule(p, "profiles.backup.allow[1]", 24), &p->allow[1]);
+	assert_null(ag_profile_rule(p, "profiles.backup.allow[1]", 23));
+	/* the audit's rule_label: each profile rule with its program, the rest as is */
+	assert_int_equal(ag_config_rule_labels(cfg, "profiles.backup.allow[2],builtin", buf,
+	    sizeof(buf)), 1);
+	assert_string_equal(buf, "profiles.backup.allow[2] (ls), builtin");
+	assert_int_equal(ag_config_rule_labels(cfg, "path:write", buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "path:write");
+	ag_config_free(cfg);
 }
 
 /* The exact rendering the issue asks for, end to end. */
@@ -1436,6 +1509,7 @@ main(void)
 		cmocka_unit_test(loads_upstreams),
 		cmocka_unit_test(refuses_with_position),
 		cmocka_unit_test(formats_unknown_key_like_a_compiler),
+		cmocka_unit_test(loads_argv_and_named_rules),
 		cmocka_unit_test(refuses_nul_in_string),
 		cmocka_unit_test(refuses_deep_nesting),
 		cmocka_unit_test(refuses_long_scalar),

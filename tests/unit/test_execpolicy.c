@@ -28,6 +28,7 @@ static const char yaml[] =
 	"      - { command: git, subcommands: [push] }\n"
 	"      - { command: rm, args: [\"-rf\", \"/\"] }\n"
 	"      - su\n"
+	"      - { name: no-root-tar, command: tar, argv: [\"-x\", \"-C\", /, \"-f\", \"*\"] }\n"
 	"    paths: {read: [\"/\"], write: [\"/tmp\"], exec: [\"/tmp\"]}\n"
 	"  strict:\n"
 	"    allow: [ls, { command: git, subcommands: [status] }]\n"
@@ -153,6 +154,27 @@ denied_program_and_arguments(void **state)
 	assert_int_equal(judge("/usr/bin/rm", "rm", "-rf", "/", NULL), 0);
 }
 
+/* A deny rule's argv at exec time: exactly that vector, by its name. */
+static void
+denied_exact_argv_by_name(void **state)
+{
+	char reason[512], rule[256];
+	char *argv[] = { (char *)"tar", (char *)"-x", (char *)"-C", (char *)"/",
+	    (char *)"-f", (char *)"a.tar", NULL };
+
+	(void)state;
+	assert_int_equal(ag_execpolicy_judge(&ep, "/usr/bin/tar", argv, 6, "/tmp", reason,
+	    sizeof(reason), rule, sizeof(rule)), 0);
+	assert_string_equal(rule, "profiles.dev.deny.no-root-tar");
+	assert_non_null(strstr(reason, "profiles.dev.deny.no-root-tar (tar)"));
+	/* another directory, or one word more, is not that vector */
+	assert_int_equal(judge("/usr/bin/tar", "tar", "-x", "-C", "/tmp", "-f", "a.tar", NULL), 1);
+	assert_int_equal(judge("/usr/bin/tar", "tar", "-x", "-C", "/", "-f", "a.tar", "-v", NULL), 1);
+	/* the same directory spelled otherwise is */
+	assert_int_equal(judge("/usr/bin/tar", "tar", "-x", "-C", "/tmp/..", "-f", "a.tar", NULL), 0);
+	assert_int_equal(judge("/usr/bin/tar", "tar", "-x", "-C", "//", "-f", "a.tar", NULL), 0);
+}
+
 /*
  * Strict tier: the loader runs only what the profile allows, judged as a
  * typed line (the kernel's execute rules see only the loader's own exec),
@@ -203,6 +225,7 @@ main(void)
 		cmocka_unit_test(loader_operand_is_judged_as_the_exec),
 		cmocka_unit_test(other_subcommands_and_programs_pass),
 		cmocka_unit_test(denied_program_and_arguments),
+		cmocka_unit_test(denied_exact_argv_by_name),
 		cmocka_unit_test(unparsable_or_huge_exec_of_a_denied_program_fails_closed),
 		cmocka_unit_test(strict_loader_runs_only_allowed_programs),
 	};

@@ -90,6 +90,20 @@ static const char yaml[] =
     "      - su\n"
     "      - { command: make, subcommands: [install] }\n"
     "    paths: { read: [\"/\"], write: [\"~/work\"], exec: [\"~/work\"] }\n"
+    "    unknown: deny\n"
+    "  backup:\n"
+    "    allow:\n"
+    "      - { name: restore, command: tar, argv: [\"-x\", \"-C\", /tmp, \"-f\", \"-\"] }\n"
+    "      - { command: tar, argv: [\"-t\", \"-f\", \"-\"] }\n"
+    "      - { command: date, argv: [] }\n"
+    "      - { command: head, argv: [\"-n\", \"[0-9]*\", /etc/hosts] }\n"
+    "      - { name: hosts, command: cat, argv: [\"/etc/host*\"] }\n"
+    "      - { command: git, argv: [\"-c\", core.pager=cat, log] }\n"
+    "      - { command: echo, argv: [hi] }\n"
+    "      - ls\n"
+    "    deny:\n"
+    "      - { name: no-root, command: ls, argv: [/] }\n"
+    "    paths: { read: [\"/\"], write: [\"/tmp\", \"~/work\"] }\n"
     "    unknown: deny\n";
 
 static struct ag_config *cfg;
@@ -123,7 +137,7 @@ setup(void **state)
 		"tee", "cp", "mv", "touch", "mkdir", "rm", "awk", "env", "nice",
 		"nohup", "timeout", "stdbuf", "setsid", "xargs", "sleep", "id", "sh",
 		"bash", "strace", "flock", "watch", "dd", "truncate", "python3", "make",
-		NULL
+		"tar", "date", NULL
 	};
 	static const char *const fake[] = {
 		"sudo", "doas", "busybox", "mytool", "unbuffer", "chroot", "gdb",
@@ -1444,6 +1458,115 @@ cd_idioms_from_home(void **state)
 	}
 }
 
+/* ---- argv: exact argument rules ------------------------------------------ */
+
+static const struct tcase argv_rules[] = {
+	/* the benign commands, as the backup job sends them */
+	{ "backup", "tar -x -C /tmp -f -", A, "profiles.backup.allow.restore" },
+	{ "backup", "'tar' \"-x\" -C /tmp -f '-'", A, "profiles.backup.allow.restore" },
+	{ "backup", "tar -t -f -", A, "profiles.backup.allow[1]" },
+	{ "backup", "env tar -x -C /tmp -f -", A, NULL },
+	{ "backup", "nice -n 5 tar -x -C /tmp -f -", A, NULL },
+	{ "backup", "timeout 60 tar -t -f -", A, NULL },
+	{ "backup", "tar -x -C /tmp -f - < /dev/null", A, NULL },
+	{ "backup", "date", A, "profiles.backup.allow[2]" },
+	{ "backup", "head -n 20 /etc/hosts", A, NULL },
+	{ "backup", "cat /etc/hosts", A, "profiles.backup.allow.hosts" },
+	{ "backup", "git -c core.pager=cat log", A, NULL },
+	{ "backup", "echo hi", A, NULL },
+	{ "backup", "ls -l", A, NULL },
+	{ "backup", "ls / /", A, NULL },
+	/* one word more, fewer, glued, split or moved */
+	{ "backup", "tar -x -C /tmp -f - --to-command=sh", D, "profiles.backup.allow.restore" },
+	{ "backup", "tar --to-command=sh -x -C /tmp -f -", D, "profiles.backup.allow.restore" },
+	{ "backup", "tar -x -C /tmp -f - 2>/dev/null --to-command=sh", D, "profiles.backup.allow.restore" },
+	{ "backup", "tar -x -C /tmp -f - >/dev/null --use-compress-program=sh", D, NULL },
+	{ "backup", "tar -xC/tmp -f -", D, NULL },
+	{ "backup", "tar -x -C/tmp -f -", D, NULL },
+	{ "backup", "tar -x -C /tmp -f - --", D, NULL },
+	{ "backup", "tar -- -x -C /tmp -f -", D, NULL },
+	{ "backup", "tar -x '-C /tmp' -f -", D, NULL },
+	{ "backup", "tar '-x -C' /tmp -f -", D, NULL },
+	{ "backup", "tar -x -C /tmp -f", D, NULL },
+	{ "backup", "tar -x -C /tmp", D, NULL },
+	{ "backup", "tar", D, NULL },
+	{ "backup", "tar -x -C / -f -", D, NULL },
+	{ "backup", "tar -x -C /tmp/ -f -", D, NULL },
+	{ "backup", "tar -x -C /tmp/../etc -f -", D, NULL },
+	{ "backup", "tar -x -C /tmp -f /etc/shadow", D, NULL },
+	{ "backup", "tar -t -f - -x -C /tmp", D, NULL },
+	/* words the gateway cannot count or see */
+	{ "backup", "tar -x -C /tmp -f \"$f\"", D, NULL },
+	{ "backup", "tar -x -C /tmp -f $f", D, NULL },
+	{ "backup", "tar -x -C /tmp $opts -f -", D, NULL },
+	{ "backup", "tar -x -C /tmp -f {-,--to-command=sh}", D, NULL },
+	{ "backup", "tar -x -C /tmp -f -*", D, NULL },
+	{ "backup", "tar -x -C ~ -f -", D, NULL },
+	{ "backup", "tar -x -C $(echo /tmp) -f -", D, NULL },
+	{ "backup", "tar -x -C /tmp -f - $(echo --to-command=sh)", D, NULL },
+	{ "backup", "xargs tar -x -C /tmp -f -", D, NULL },
+	{ "backup", "echo --to-command=sh | xargs tar -x -C /tmp -f -", D, NULL },
+	/* through wrappers and the environment */
+	{ "backup", "env tar -x -C /tmp -f - --to-command=sh", D, "profiles.backup.allow.restore" },
+	{ "backup", "nice tar -x -C / -f -", D, NULL },
+	{ "backup", "timeout 5 env nice tar -xf - -C /tmp", D, NULL },
+	{ "backup", "TAR_OPTIONS=--to-command=sh tar -x -C /tmp -f -", D, NULL },
+	{ "backup", "env TAR_OPTIONS=--to-command=sh tar -x -C /tmp -f -", D, NULL },
+	{ "backup", "export TAR_OPTIONS=--to-command=sh; tar -x -C /tmp -f -", D, NULL },
+	/* argv: [] is no arguments at all, even an empty one */
+	{ "backup", "date -s 2020-01-01", D, "profiles.backup.allow[2]" },
+	{ "backup", "date ''", D, NULL },
+	{ "backup", "date +%s", D, NULL },
+	/* a pattern element: one word, and a path pattern sees the file */
+	{ "backup", "head -n -5 /etc/hosts", D, NULL },
+	{ "backup", "head -n 5 /etc/shadow", D, NULL },
+	{ "backup", "head -n '5 /etc/shadow' /etc/hosts", A, NULL },
+	{ "backup", "cat /etc/hosts/../shadow", D, NULL },
+	{ "backup", "cat /etc/shadow", D, NULL },
+	{ "backup", "cat /etc/hosts /etc/shadow", D, NULL },
+	/* a global option the argv writes out, and only that one */
+	{ "backup", "git -c core.pager=sh log", D, NULL },
+	{ "backup", "git -c core.pager=cat log -p", D, NULL },
+	{ "backup", "git log", D, NULL },
+	/* a builtin's rule */
+	{ "backup", "echo bye", D, NULL },
+	/* a deny rule's argv: that vector, however the path is spelled */
+	{ "backup", "ls /", D, "profiles.backup.deny.no-root" },
+	{ "backup", "ls //", D, "profiles.backup.deny.no-root" },
+	{ "backup", "ls /tmp/..", D, "profiles.backup.deny.no-root" },
+	{ "backup", "cd / && ls .", D, "profiles.backup.deny.no-root" },
+	{ "backup", "ls $d", D, "profiles.backup.deny.no-root" },
+};
+
+static void
+family_argv(void **state)
+{
+	(void)state;
+	RUN("argv", argv_rules);
+}
+
+/* The refusal says which rule and the one form it allows. */
+static void
+argv_refusal_names_the_form(void **state)
+{
+	struct ag_decision d;
+
+	(void)state;
+	decide_in("backup", "tar -x -C /tmp -f - --to-command=sh", work, envv, &d);
+	assert_int_equal(d.verdict, AG_DENY);
+	assert_string_equal(d.rule, "profiles.backup.allow.restore");
+	assert_non_null(strstr(d.reason, "profiles.backup.allow.restore (tar)"));
+	assert_non_null(strstr(d.reason, "'tar -x -C /tmp -f -'"));
+	ag_decision_free(&d);
+	decide_in("backup", "date -u", work, envv, &d);
+	assert_non_null(strstr(d.reason, "profiles.backup.allow[2] (date)"));
+	assert_non_null(strstr(d.reason, "(no arguments)"));
+	ag_decision_free(&d);
+	decide_in("backup", "ls /", work, envv, &d);
+	assert_non_null(strstr(d.reason, "denied by profiles.backup.deny.no-root (ls)"));
+	ag_decision_free(&d);
+}
+
 /* ---- features ----------------------------------------------------------- */
 
 static const struct tcase features[] = {
@@ -1962,6 +2085,8 @@ main(void)
 		cmocka_unit_test(family_tiers),
 		cmocka_unit_test(cd_idioms_from_home),
 		cmocka_unit_test(family_features),
+		cmocka_unit_test(family_argv),
+		cmocka_unit_test(argv_refusal_names_the_form),
 		cmocka_unit_test(unknown_reason_names_allowed),
 		cmocka_unit_test(write_reason_names_paths),
 		cmocka_unit_test(per_command_entries),
