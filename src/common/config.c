@@ -2713,6 +2713,13 @@ ag_profile_targets_text(const struct ag_profile *p, int with_local, char *buf, s
 }
 
 int
+ag_profile_tmp_persistent(const struct ag_profile *p)
+{
+	return p->paths_tmp == AG_TMP_PERSISTENT ||
+	    (p->paths_tmp == AG_TMP_UNSET && p->tier == AG_TIER_DEVELOPER);
+}
+
+int
 ag_profile_may_target(const struct ag_profile *p, const char *target)
 {
 	if (p->targets.n == 0)

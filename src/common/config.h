@@ -402,6 +402,9 @@ void	ag_config_free(struct ag_config *cfg);
 const struct ag_profile *ag_config_profile(const struct ag_config *cfg, const char *name);
 const struct ag_identity *ag_config_identity(const struct ag_config *cfg, const char *name);
 const struct ag_upstream *ag_config_upstream(const struct ag_config *cfg, const char *name);
+/* 1 when p's sessions get their identity's persistent /tmp (paths.tmp, whose
+ * default is persistent in the developer tier and session in the strict). */
+int	ag_profile_tmp_persistent(const struct ag_profile *p);
 /* 1 when profile p lets its callers reach target (an upstream's name or "local"). */
 int	ag_profile_may_target(const struct ag_profile *p, const char *target);
 /* p's targets as "local, web1, db1" (without "local" unless with_local) into

@@ -1055,13 +1055,6 @@ scan_write_roots(struct ag_sandbox *sb)
  * when that directory cannot be had, a tmpfs of the session's own,
  * bounded, since a tmpfs is memory and by default half of the host's.
  */
-static int
-want_persistent(const struct build *b)
-{
-	return b->p->paths_tmp == AG_TMP_PERSISTENT ||
-	    (b->p->paths_tmp == AG_TMP_UNSET && b->sb->developer);
-}
-
 /* The persistent /tmp's bind, or 0 (not wanted, or not to be had: said
  * once per gateway), or -1 out of memory. */
 static int
@@ -1072,7 +1065,7 @@ plan_persistent(struct build *b, unsigned long noexec)
 	char why[PATH_MAX + 160];
 	struct statvfs sv;
 
-	if (!want_persistent(b))
+	if (!ag_profile_tmp_persistent(b->p))
 		return 0;
 	if (sb->ptmp_fd < 0)
 		sb->ptmp_fd = sb_ptmp_open(b->identity, b->p->limits.tmp_age, why, sizeof(why));

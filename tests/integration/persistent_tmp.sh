@@ -115,7 +115,8 @@ ag_is "$out" "made-by-make" "put_right_the_directory_is_used_again" "$out"
 
 # ---- cleaning by age -----------------------------------------------------------------
 # (the links through sh: the typed line judges ln's target as a write)
-sed -i 's|^      file_size: 1G|      file_size: 1G\n      tmp_age: 2s|' "$AG_DIR/policy.yaml"
+sed -i 's|^      tmp_age: 7d |      tmp_age: 2s |' "$AG_DIR/policy.yaml"
+grep -q '^      tmp_age: 2s ' "$AG_DIR/policy.yaml" || { echo "no tmp_age in the shipped profile" >&2; exit 99; }
 A=$PT/$U-alice/tmp
 out=$(ag_as alice "$T" 'mkdir -p /tmp/olddir/sub && echo o > /tmp/olddir/sub/f && echo o > /tmp/old &&
     sh -c "ln -s /etc/passwd /tmp/x && ln -s /etc /tmp/etclink" && echo made' 2>&1)
