@@ -804,6 +804,27 @@ check_layout(struct doctor *d, const struct ag_config *cfg, const struct who *w,
 		layout_dir(d, "audit spool", cfg->gw.audit.spool, g);
 	if (cfg->gw.recordings != NULL)
 		layout_dir(d, "recordings directory", cfg->gw.recordings, g);
+	for (i = 0; i < cfg->nprofiles && !ag_profile_tmp_persistent(&cfg->profiles[i]); i++)
+		;
+	if (i < cfg->nprofiles) {
+		const char *t = ag_sandbox_tmp_base();
+
+		/* without it sessions still run, each with a /tmp of its own:
+		 * said, not failed */
+		snprintf(line, sizeof(line), "persistent /tmp directory %s (profile %s) is "
+		    "root:%s, mode 1770", t, cfg->profiles[i].name, AG_GROUP);
+		if (lstat(t, &st) < 0)
+			printf("NOTE  %s is missing: each session's /tmp is a tmpfs of its own, "
+			    "gone when it ends; to keep it per identity: install -d -o root -g %s "
+			    "-m 1770 %s\n", t, AG_GROUP, t);
+		else if (S_ISDIR(st.st_mode) && st.st_uid == 0 && st.st_gid == g &&
+		    (st.st_mode & 01777) == 01770)
+			check(d, 1, line, "-");
+		else
+			printf("WARN  %s is not root:%s, mode 1770: not used, each session's /tmp "
+			    "is a tmpfs of its own; fix: chown root:%s %s; chmod 1770 %s\n", t,
+			    AG_GROUP, AG_GROUP, t, t);
+	}
 	for (i = 0; i < cfg->nprofiles; i++) {
 		const struct ag_validator *v = cfg->profiles[i].validator;
 

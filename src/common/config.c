@@ -1456,11 +1456,27 @@ static const struct cf_field feature_fields[] = {
 	CF_END
 };
 
+static int
+paths_tmp(struct ctx *c, const char *key, const struct ynode *k,
+    const struct ynode *v, void *arg)
+{
+	static const char *const names[] = { "persistent", "session", NULL };
+	struct ag_profile *p = arg;
+	int e;
+
+	(void)k;
+	if (cf_get_enum(c, v, key, names, &e) == -1)
+		return -1;
+	p->paths_tmp = e == 0 ? AG_TMP_PERSISTENT : AG_TMP_SESSION;
+	return 0;
+}
+
 static const struct cf_field paths_fields[] = {
 	CF_LIST("read", struct ag_profile, paths_read, cf_check_policy_path, 1),
 	CF_LIST("write", struct ag_profile, paths_write, cf_check_policy_path, 1),
 	CF_LIST("protect", struct ag_profile, paths_protect, cf_check_policy_path, 1),
 	CF_LIST("exec", struct ag_profile, paths_exec, cf_check_policy_path, 1),
+	CF_READ("tmp", paths_tmp),
 	CF_END
 };
 
@@ -1569,6 +1585,7 @@ static const struct cf_field limits_fields[] = {
 	CF_FIELD("address_space", CF_SIZE, struct ag_limits, address_space),
 	CF_READ("memory", limits_memory),
 	CF_FIELD("tmp_size", CF_SIZE, struct ag_limits, tmp_size),
+	CF_FIELD("tmp_age", CF_DURATION, struct ag_limits, tmp_age),
 	CF_END
 };
 
@@ -2918,6 +2935,13 @@ ag_profile_targets_text(const struct ag_profile *p, int with_local, char *buf, s
 		used += (size_t)n;
 	}
 	return buf;
+}
+
+int
+ag_profile_tmp_persistent(const struct ag_profile *p)
+{
+	return p->paths_tmp == AG_TMP_PERSISTENT ||
+	    (p->paths_tmp == AG_TMP_UNSET && p->tier == AG_TIER_DEVELOPER);
 }
 
 int

@@ -36,6 +36,9 @@ enum ag_unknown      { AG_UNKNOWN_DENY = 0, AG_UNKNOWN_ASK };
 enum ag_tier         { AG_TIER_STRICT = 0, AG_TIER_DEVELOPER };
 enum ag_feature      { AG_FEATURE_ALLOW = 0, AG_FEATURE_DENY };
 enum ag_transfer     { AG_TRANSFER_OFF = 0, AG_TRANSFER_READ, AG_TRANSFER_WRITE };
+/* paths.tmp: what /tmp is in a sandboxed session; unset means the tier's
+ * default (developer: persistent, strict: session) */
+enum ag_tmp          { AG_TMP_UNSET = 0, AG_TMP_PERSISTENT, AG_TMP_SESSION };
 
 /* Where a thing was written, for messages and audit "rule". */
 struct ag_pos {
@@ -104,6 +107,8 @@ struct ag_limits {			/* 0 = not set (no limit / built-in default) */
 	long long	address_space;	/* RLIMIT_AS, bytes */
 	long long	memory;		/* RLIMIT_DATA, bytes; -1 "unlimited" */
 	long long	tmp_size;	/* developer tier: the private /tmp's size */
+	long		tmp_age;	/* seconds an entry of a persistent /tmp
+					 * stays unused before it is removed */
 };
 
 /*
@@ -201,6 +206,7 @@ struct ag_profile {
 	struct ag_strlist	 paths_write;
 	struct ag_strlist	 paths_protect;	/* added to the built-in list */
 	struct ag_strlist	 paths_exec;	/* developer tier: files beneath may run */
+	enum ag_tmp		 paths_tmp;	/* paths.tmp */
 	int			 has_network;	/* 0: key absent → no network at all */
 	int			*net_connect;	/* legacy TCP ports: "*:PORT" rules below */
 	size_t			 nnet_connect;
@@ -429,6 +435,9 @@ void	ag_config_free(struct ag_config *cfg);
 const struct ag_profile *ag_config_profile(const struct ag_config *cfg, const char *name);
 const struct ag_identity *ag_config_identity(const struct ag_config *cfg, const char *name);
 const struct ag_upstream *ag_config_upstream(const struct ag_config *cfg, const char *name);
+/* 1 when p's sessions get their identity's persistent /tmp (paths.tmp, whose
+ * default is persistent in the developer tier and session in the strict). */
+int	ag_profile_tmp_persistent(const struct ag_profile *p);
 /* 1 when profile p lets its callers reach target (an upstream's name or "local"). */
 int	ag_profile_may_target(const struct ag_profile *p, const char *target);
 /* p's allow or deny rule whose id is the idlen bytes at id, or NULL. */

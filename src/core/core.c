@@ -16,6 +16,7 @@
 #include "exec/sandbox.h"
 #include "front/agentproto.h"
 #include "front/repl.h"
+#include "policy/envsan.h"
 #include "validate/validator.h"
 
 #define MAX_GROUPS	1024
@@ -140,6 +141,7 @@ ag_core_begin(struct ag_core *core, const struct ag_core_params *p, struct ag_er
 	memset(core, 0, sizeof(*core));
 	core->cfg = p->cfg;
 	core->profile = p->profile;
+	core->identity = p->identity;
 	core->caller = p->profile;
 	core->audit = p->audit;
 	core->tty = p->tty;
@@ -273,6 +275,36 @@ start_egress(struct ag_core *core, struct ag_err *err)
 	return 0;
 }
 
+/*
+ * Developer tier, /tmp the session's own: TMPDIR and the toolchains'
+ * caches beneath it (policy/envsan.c has the list), since the home is
+ * root's.  Only names neither env.set nor a command has set, and none the
+ * profile's env.deny refuses.  Never with the host's /tmp, where another
+ * user could have made the directory first.
+ */
+static int
+tmp_env(struct ag_core *core)
+{
+	const char *const *e = ag_envsan_tmp_env();
+	char name[64];
+	size_t i, n;
+
+	if (core->profile->tier != AG_TIER_DEVELOPER || !ag_sandbox_private_tmp(core->sandbox))
+		return 0;
+	for (i = 0; e[i] != NULL; i++) {
+		if ((n = strcspn(e[i], "=")) >= sizeof(name))
+			continue;
+		memcpy(name, e[i], n);
+		name[n] = '\0';
+		if (ag_session_getenv(&core->sess, name) != NULL ||
+		    ag_envsan_is_dangerous(name, core->profile))
+			continue;
+		if (ag_session_setenv(&core->sess, name, e[i] + n + 1) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 int
 ag_core_sandbox(struct ag_core *core, struct ag_err *err)
 {
@@ -285,9 +317,13 @@ ag_core_sandbox(struct ag_core *core, struct ag_err *err)
 	    ag_sandbox_matches(core->sandbox, core->profile, s->home, s->cwd, s->env))
 		return ag_sandbox_refresh(core->sandbox, err);
 	core_sandbox_free(core);
-	if ((core->sandbox = ag_sandbox_prepare(core->cfg, core->profile, s->home, s->cwd,
-	    s->env, err)) == NULL)
+	if ((core->sandbox = ag_sandbox_prepare(core->cfg, core->profile, core->identity, s->home,
+	    s->cwd, s->env, err)) == NULL)
 		return -1;
+	if (tmp_env(core) < 0) {
+		core_sandbox_free(core);
+		return ag_err_set(err, "out of memory");
+	}
 	if (start_egress(core, err) < 0) {
 		core_sandbox_free(core);
 		return -1;

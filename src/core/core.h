@@ -84,6 +84,7 @@ struct ag_core_outcome {
 struct ag_core {
 	const struct ag_config	*cfg;
 	const struct ag_profile	*profile;
+	const char		*identity;	/* PAM's (the params'), or NULL */
 	struct ag_session	 sess;		/* tracked cwd, environment, $? */
 	struct ag_audit		*audit;		/* the front end's; NULL: no records */
 	int			 tty;		/* read through libedit with a prompt */
@@ -120,6 +121,8 @@ struct ag_core_params {
 	const struct ag_config	*cfg;
 	const struct ag_profile	*profile;
 	const struct passwd	*pw;		/* the account commands run as */
+	const char		*identity;	/* who the caller is, or NULL; outlives
+						 * the session (its persistent /tmp) */
 	struct ag_session_origin origin;	/* what sshd (or the client) handed over */
 	struct ag_audit		*audit;		/* NULL: no records (explain) */
 	int			 tty;		/* commands are typed at a prompt */

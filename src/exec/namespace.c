@@ -32,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/log.h"
 #include "common/misc.h"
 #include "common/privsep.h"
 #include "exec/sandbox_int.h"
@@ -57,13 +58,11 @@
 /* MS_* flags for a remount of path: what must be kept (a user namespace may
  * not clear "locked" flags) plus set; 0 when path cannot be looked at. */
 static unsigned long
-remount_flags(const char *path, unsigned long set)
+flags_of(const struct statvfs *st, unsigned long set)
 {
-	struct statvfs sv;
+	const struct statvfs sv = *st;
 	unsigned long f = MS_BIND | MS_REMOUNT | MS_NOSUID | MS_NODEV | set;
 
-	if (statvfs(path, &sv) < 0)
-		return 0;
 	if (sv.f_flag & ST_RDONLY)
 		f |= MS_RDONLY;
 	if (sv.f_flag & ST_NOEXEC)
@@ -75,6 +74,14 @@ remount_flags(const char *path, unsigned long set)
 	if (sv.f_flag & ST_RELATIME)
 		f |= MS_RELATIME;
 	return f;
+}
+
+static unsigned long
+remount_flags(const char *path, unsigned long set)
+{
+	struct statvfs sv;
+
+	return statvfs(path, &sv) < 0 ? 0 : flags_of(&sv, set);
 }
 
 static int
@@ -214,6 +221,14 @@ ns_apply(const struct ag_sandbox *sb, size_t from, size_t to)
 		case NSOP_PIN:
 			rc = mount(o->path, o->path, NULL, MS_BIND, NULL);
 			break;
+		case NSOP_BIND_CWD:
+			/* the directory the keeper entered by fd before the
+			 * namespace was made (ns_keeper); no path to it is
+			 * looked up, and a failure is never skipped */
+			if (mount(".", o->path, NULL, MS_BIND, NULL) < 0 ||
+			    mount(NULL, o->path, NULL, o->flags, NULL) < 0 || chdir("/") < 0)
+				return -1;
+			continue;
 		default:
 			rc = mount(o->path, o->path, NULL, MS_BIND | MS_REC, NULL);
 			if (rc == 0)
@@ -224,19 +239,6 @@ ns_apply(const struct ag_sandbox *sb, size_t from, size_t to)
 			return -1;
 	}
 	return 0;
-}
-
-/* Close every fd from 3 up but a and b.  Async-signal-safe. */
-static void
-close_all_but(int a, int b)
-{
-	int lo = a < b ? a : b, hi = a < b ? b : a;
-
-	if (lo > 3)
-		ag_close_range(3, (unsigned)lo - 1);
-	if (hi > lo + 1)
-		ag_close_range((unsigned)lo + 1, (unsigned)hi - 1);
-	ag_close_range((unsigned)hi + 1, ~0U);
 }
 
 static int
@@ -469,9 +471,11 @@ ns_keeper(const struct ag_sandbox *sb, int readyfd, int ctl, pid_t gateway)
 	 * group, the audit log and every other fd but our two), and the maps
 	 * below are for the caller's own gid.
 	 */
+	int keep[3] = { readyfd, ctl, sb->ptmp_fd };
+
 	if (ag_privsep_child() < 0)
 		_exit(1);
-	close_all_but(readyfd, ctl);
+	ag_privsep_close_others(keep, sb->ptmp_fd >= 0 ? 3 : 2);
 	(void)prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
 	/* before unshare: inside, until the maps exist, we are the overflow id */
 	uid = geteuid();
@@ -479,6 +483,15 @@ ns_keeper(const struct ag_sandbox *sb, int readyfd, int ctl, pid_t gateway)
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != gateway)
 		_exit(1);
 	(void)prctl(PR_SET_NAME, "agentgate-ns", 0, 0, 0);
+	/*
+	 * The identity's persistent tmp, entered by the fd the gateway opened
+	 * with its group: its parent is not ours to pass through, and a mount
+	 * needs a place in the new namespace.  unshare() moves the working
+	 * directory into the namespace's copy of its mount, where
+	 * NSOP_BIND_CWD binds it.
+	 */
+	if (sb->ptmp_fd >= 0 && (fchdir(sb->ptmp_fd) < 0 || close(sb->ptmp_fd) < 0))
+		_exit(5);
 	if (unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID |
 	    (sb->private_net ? CLONE_NEWNET : 0)) < 0)
 		_exit(1);
@@ -1032,20 +1045,57 @@ scan_write_roots(struct ag_sandbox *sb)
 }
 
 /*
- * /tmp is the session's own tmpfs in both tiers: what other sessions and
- * the account's other programs left there (a tmux server's socket, an
+ * /tmp is the session's own in both tiers: what other sessions and the
+ * account's other programs left there (a tmux server's socket, an
  * ssh-agent's, X11's) is not reachable, and the session's files are not
  * theirs.  Writable where the profile writes /tmp (always in the
- * developer tier, whose tools expect it); bounded, since a tmpfs is
- * memory and by default half of the host's.
+ * developer tier, whose tools expect it).  It is the identity's persistent
+ * directory (ptmp.c) where paths.tmp says so (the developer tier's
+ * default), so that what one call leaves there the next finds; else, or
+ * when that directory cannot be had, a tmpfs of the session's own,
+ * bounded, since a tmpfs is memory and by default half of the host's.
  */
+/* The persistent /tmp's bind, or 0 (not wanted, or not to be had: said
+ * once per gateway), or -1 out of memory. */
+static int
+plan_persistent(struct build *b, unsigned long noexec)
+{
+	static int noted;
+	struct ag_sandbox *sb = b->sb;
+	char why[PATH_MAX + 160];
+	struct statvfs sv;
+
+	if (!ag_profile_tmp_persistent(b->p))
+		return 0;
+	if (sb->ptmp_fd < 0)
+		sb->ptmp_fd = sb_ptmp_open(b->identity, b->p->limits.tmp_age, why, sizeof(why));
+	else
+		why[0] = '\0';
+	if (sb->ptmp_fd >= 0 && fstatvfs(sb->ptmp_fd, &sv) < 0) {
+		snprintf(why, sizeof(why), "%s: %s", ag_sandbox_tmp_base(), strerror(errno));
+		close(sb->ptmp_fd);
+		sb->ptmp_fd = -1;
+	}
+	if (sb->ptmp_fd < 0) {
+		if (!noted)
+			ag_log(LOG_WARNING, "persistent /tmp not available (%s): /tmp is the "
+			    "session's own tmpfs, gone when it ends", why);
+		noted = 1;
+		return 0;
+	}
+	if (ops_add(sb, NSOP_BIND_CWD, "/tmp", flags_of(&sv, noexec)) < 0)
+		return -1;
+	return 1;
+}
+
 static int
 plan_tmp(struct build *b)
 {
 	struct ag_sandbox *sb = b->sb;
-
 	const struct plist *named[] = { &b->reads, &b->writes };
+	unsigned long noexec = beneath_any(&b->execs, "/tmp") ? 0 : MS_NOEXEC;
 	size_t k, j;
+	int rc;
 
 	if (sb->private_tmp)
 		return 0;
@@ -1056,11 +1106,14 @@ plan_tmp(struct build *b)
 			if (strcmp(named[k]->v[j], "/tmp") != 0 &&
 			    sb_path_within(named[k]->v[j], "/tmp"))
 				return 0;
-	if (ops_add(sb, NSOP_TMPFS, "/tmp", MS_NOSUID | MS_NODEV |
-	    (beneath_any(&b->execs, "/tmp") ? 0 : MS_NOEXEC)) < 0)
+	if ((rc = plan_persistent(b, noexec)) < 0)
 		return -1;
-	sb->ops[sb->nops - 1].size = b->p->limits.tmp_size > 0 ? b->p->limits.tmp_size :
-	    AG_TMP_SIZE_DEFAULT;
+	if (rc == 0) {
+		if (ops_add(sb, NSOP_TMPFS, "/tmp", MS_NOSUID | MS_NODEV | noexec) < 0)
+			return -1;
+		sb->ops[sb->nops - 1].size = b->p->limits.tmp_size > 0 ?
+		    b->p->limits.tmp_size : AG_TMP_SIZE_DEFAULT;
+	}
 	sb->private_tmp = 1;
 	sb->tmp_writable = sb->developer || beneath_any(&b->writes, "/tmp");
 	return 0;

@@ -1212,8 +1212,8 @@ net_check(struct ag_sandbox *sb, struct build *b)
 /* ---- public -------------------------------------------------------------- */
 
 struct ag_sandbox *
-ag_sandbox_prepare(const struct ag_config *cfg, const struct ag_profile *p, const char *home,
-    const char *cwd, char *const *env, struct ag_err *err)
+ag_sandbox_prepare(const struct ag_config *cfg, const struct ag_profile *p, const char *identity,
+    const char *home, const char *cwd, char *const *env, struct ag_err *err)
 {
 	struct ag_sandbox *sb = calloc(1, sizeof(*sb));
 	struct build b;
@@ -1231,12 +1231,13 @@ ag_sandbox_prepare(const struct ag_config *cfg, const struct ag_profile *p, cons
 	b.p = p;
 	b.home = home ? home : "/";
 	b.cwd = cwd ? cwd : "/";
+	b.identity = identity;
 	b.err = err;
 	sb->outer_fd = sb->inner_fd = sb->once_fd = -1;
 	sb->ns_user_fd = sb->ns_mnt_fd = sb->ns_pid_fd = sb->ns_net_fd = sb->proc_fd = -1;
 	sb->egress_fd[0] = sb->egress_fd[1] = -1;
 	sb->ctl_fd = -1;
-	sb->tmp_fd = -1;
+	sb->tmp_fd = sb->ptmp_fd = -1;
 	sb->mode = cfg->gw.sandbox;
 	sb->profile = p;
 	sb->developer = p->tier == AG_TIER_DEVELOPER;
@@ -1397,6 +1398,8 @@ ag_sandbox_free(struct ag_sandbox *sb)
 	sb_plist_free(&sb->kept_holes);
 	sb_plist_free(&sb->kept_reads);
 	sb_ns_free(sb);
+	if (sb->ptmp_fd >= 0)
+		close(sb->ptmp_fd);
 	sb_plist_free(&sb->exec);
 	sb_scan_free(sb);
 	sb_plist_free(&sb->writes);
@@ -1433,6 +1436,14 @@ const char *
 ag_sandbox_note(const struct ag_sandbox *sb)
 {
 	return sb ? sb->note : NULL;
+}
+
+int
+ag_sandbox_private_tmp(const struct ag_sandbox *sb)
+{
+	if (sb == NULL || !sb->private_tmp || sb->ns_user_fd < 0)
+		return 0;
+	return sb->ptmp_fd >= 0 ? 2 : 1;
 }
 
 int

@@ -54,6 +54,15 @@ struct ag_sandbox;
 void	ag_sandbox_set_test_abi(int abi);
 void	ag_sandbox_set_preload(const char *path);
 
+/*
+ * Where identities' persistent /tmp directories live (ptmp.c): root's,
+ * the gateway group's, mode 1770.  set_tmp_base: another such directory
+ * (tests; the same checks apply to it).
+ */
+#define AG_TMPDIR_BASE		AG_STATEDIR "/tmp"
+void	ag_sandbox_set_tmp_base(const char *dir);
+const char *ag_sandbox_tmp_base(void);
+
 /* The Landlock ABI of this kernel (after the test override); 0 = none. */
 int	ag_sandbox_abi(void);
 
@@ -64,10 +73,12 @@ int	ag_sandbox_abi(void);
  * `required` fails (NULL, err says why) when the kernel lacks what the
  * rules need; `best_effort` returns an object whose ag_sandbox_note() says
  * what is missing.  home and cwd expand "~" and relative entries of the
- * profile's paths.
+ * profile's paths.  identity (NULL: none) names the persistent /tmp the
+ * session gets where its profile has one (paths.tmp, ptmp.c).
  */
 struct ag_sandbox *ag_sandbox_prepare(const struct ag_config *cfg, const struct ag_profile *p,
-	    const char *home, const char *cwd, char *const *env, struct ag_err *err);
+	    const char *identity, const char *home, const char *cwd, char *const *env,
+	    struct ag_err *err);
 void	ag_sandbox_free(struct ag_sandbox *sb);
 
 /*
@@ -97,6 +108,9 @@ int	ag_sandbox_matches(const struct ag_sandbox *sb, const struct ag_profile *p,
 
 /* NULL, or a one-line description of what best_effort had to leave out. */
 const char *ag_sandbox_note(const struct ag_sandbox *sb);
+/* 1 when /tmp is the session's own (not the host's): a tmpfs, or the
+ * identity's persistent directory; 2 for the latter. */
+int	ag_sandbox_private_tmp(const struct ag_sandbox *sb);
 /* 1 when Landlock rules are in force (not off, kernel has Landlock). */
 int	ag_sandbox_active(const struct ag_sandbox *sb);
 

@@ -32,6 +32,8 @@ enum nsop_kind {
 	NSOP_RUN,	/* /run: a fresh read-only tmpfs, with the NSOP_KEEP
 			 * paths that follow it bound back */
 	NSOP_KEEP,	/* a path beneath /run, bound back; then flags */
+	NSOP_BIND_CWD,	/* the keeper's working directory (the identity's
+			 * persistent tmp, see ptmp.c) bound on path; then flags */
 };
 
 struct nsop {
@@ -43,6 +45,8 @@ struct nsop {
 
 /* The private /tmp of a developer-tier session without limits.tmp_size. */
 #define AG_TMP_SIZE_DEFAULT	(512LL << 20)
+/* How long an unused entry of a persistent /tmp stays without limits.tmp_age. */
+#define AG_TMP_AGE_DEFAULT	(7L * 86400)
 
 #define MAX_REPOS	256	/* git repositories pinned per session */
 #define SCAN_DEPTH	6	/* how deep write roots are searched for .git */
@@ -92,7 +96,10 @@ struct ag_sandbox {
 	size_t			  nops, capops;
 	size_t			  nops_done;	/* applied in the namespace */
 	int			  developer;	/* profile tier: developer */
-	int			  private_tmp;	/* /tmp is the session's own tmpfs */
+	int			  private_tmp;	/* /tmp is the session's own (a tmpfs, or
+						 * the identity's persistent directory) */
+	int			  ptmp_fd;	/* that directory (O_PATH), bound on /tmp
+						 * by the keeper; -1 when /tmp is a tmpfs */
 	int			  tmp_writable;	/* and commands may write there */
 	int			  tmp_fd;	/* its root (O_PATH), for Landlock: a rule
 						 * on the mount point does not cover it */
@@ -138,6 +145,7 @@ struct build {
 	const struct ag_profile	*p;
 	const char		*home;
 	const char		*cwd;
+	const char		*identity;	/* NULL: none */
 	int			 used_cwd;
 	struct plist		 progdirs;	/* directories whose files are holes */
 	struct plist		 holes;		/* files never readable nor executable */
@@ -157,6 +165,11 @@ int	sb_plist_has(const struct plist *l, const char *s);
 void	sb_plist_free(struct plist *l);
 int	sb_path_within(const char *b, const char *a);
 int	sb_note_add(struct ag_sandbox *sb, const char *what);
+
+/* ptmp.c: the identity's persistent tmp directory, made if missing and
+ * cleaned of what is older than max_age seconds; an O_PATH fd, or -1 with
+ * why (then /tmp is a tmpfs of the session's own). */
+int	sb_ptmp_open(const char *identity, long max_age, char *why, size_t whylen);
 
 /* namespace.c */
 

@@ -163,6 +163,7 @@ parse_args(int argc, char **argv, struct args *a)
 		{ "log-stderr", no_argument, NULL, 'l' },
 		/* hidden, for tests: only the ForceCommand line can say this */
 		{ "test-landlock-abi", required_argument, NULL, 'A' },
+		{ "test-tmp-base", required_argument, NULL, 'T' },
 		{ NULL, 0, NULL, 0 }
 	};
 	int ch;
@@ -204,6 +205,16 @@ parse_args(int argc, char **argv, struct args *a)
 			ag_sandbox_set_test_abi((int)abi);
 			break;
 		}
+		case 'T':
+			/* where persistent /tmp directories live: the directory
+			 * must pass the checks the real one does (root:group
+			 * 1770), which only root can make */
+			if (optarg[0] != '/') {
+				usage_error("--test-tmp-base: expected an absolute path");
+				return 2;
+			}
+			ag_sandbox_set_tmp_base(optarg);
+			break;
 		default:
 			usage_error("unknown option or missing argument");
 			return 2;
@@ -467,6 +478,7 @@ ag_cmd_session(int argc, char **argv)
 		goto out;
 	}
 	cp.cfg = cfg;
+	cp.identity = info.identity;
 	standing.as_caller = strcmp(a.config_path, AG_DEFAULT_CONFIG) != 0;
 	cp.standing = &standing;
 	cp.profile = profile;

@@ -284,6 +284,7 @@ session_main(struct conn *c, struct chan *ch, const char *cmd, int st_fd)
 	memset(&cp, 0, sizeof(cp));
 	cp.cfg = c->cfg;
 	cp.profile = c->profile;
+	cp.identity = c->identity;
 	cp.audit = c->audit;
 	cp.tty = ch->pty && cmd == NULL;	/* the REPL reads through libedit */
 	cp.origin.ssh_connection = conn_s;

@@ -95,6 +95,48 @@ prog_sets(int which, const char *name)
 	return 0;
 }
 
+/*
+ * One table for every toolchain, not one per program descriptor: a cache
+ * location is not something the policy judges, and XDG_CACHE_HOME alone
+ * covers only the tools that read it.  In the developer tier these names
+ * are a command's to change too (npm_config_cache is, npm_config_* is
+ * not): what the tree runs is held there by the kernel and the exec-time
+ * deny rules, and a cache is the identity's own files.
+ */
+static const char *const tmp_env[] = {
+	"TMPDIR=/tmp",
+	"XDG_CACHE_HOME=/tmp/.cache",
+	"npm_config_cache=/tmp/.cache/npm",
+	"YARN_CACHE_FOLDER=/tmp/.cache/yarn",
+	"PIP_CACHE_DIR=/tmp/.cache/pip",
+	"CARGO_HOME=/tmp/.cache/cargo",
+	"GOPATH=/tmp/.cache/go",
+	"GOCACHE=/tmp/.cache/go-build",
+	"GOMODCACHE=/tmp/.cache/go/pkg/mod",
+	"GRADLE_USER_HOME=/tmp/.cache/gradle",
+	"MAVEN_OPTS=-Dmaven.repo.local=/tmp/.cache/m2/repository",
+	"CCACHE_DIR=/tmp/.cache/ccache",
+	NULL
+};
+
+const char *const *
+ag_envsan_tmp_env(void)
+{
+	return tmp_env;
+}
+
+/* 1 when name is one of tmp_env's. */
+static int
+tmp_env_name(const char *name)
+{
+	size_t i, n = strlen(name);
+
+	for (i = 0; tmp_env[i] != NULL; i++)
+		if (strncmp(tmp_env[i], name, n) == 0 && tmp_env[i][n] == '=')
+			return 1;
+	return 0;
+}
+
 int
 ag_envsan_is_dangerous(const char *name, const struct ag_profile *profile)
 {
@@ -110,7 +152,7 @@ ag_envsan_is_dangerous(const char *name, const struct ag_profile *profile)
 	 * and the exec-time deny rules */
 	if (prog_sets(PROG_HARMLESS, name) ||
 	    (profile != NULL && profile->tier == AG_TIER_DEVELOPER &&
-	    prog_sets(PROG_DEVELOPER, name)))
+	    (prog_sets(PROG_DEVELOPER, name) || tmp_env_name(name))))
 		return profile != NULL && ag_strlist_match(&profile->env_deny, name);
 	if (in_set(builtin_set, name) || prog_sets(PROG_FILTER, name))
 		return 1;
@@ -157,3 +199,4 @@ ag_envsan_filter(char **env, const struct ag_profile *profile)
 	env[j] = NULL;
 	return removed;
 }
+

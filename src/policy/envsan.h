@@ -21,4 +21,12 @@ int	ag_envsan_is_dangerous(const char *name, const struct ag_profile *profile);
  */
 size_t	ag_envsan_filter(char **env, const struct ag_profile *profile);
 
+/*
+ * "NAME=VALUE" entries, NULL-terminated: TMPDIR and where each common
+ * toolchain keeps its cache (npm, pip, cargo, go, gradle, maven, ccache,
+ * yarn), all beneath /tmp.  For a developer-tier session whose /tmp is its
+ * own (core.c): the home is root's, and the identity's /tmp persists.
+ */
+const char *const *ag_envsan_tmp_env(void);
+
 #endif

@@ -98,7 +98,7 @@ config_for(const char *mode, const char *extra_allow, const char *read, const ch
 static struct ag_sandbox *
 prepare(const struct ag_config *cfg, struct ag_err *err)
 {
-	return ag_sandbox_prepare(cfg, ag_config_profile(cfg, "t"), "/root", wdir, base_env, err);
+	return ag_sandbox_prepare(cfg, ag_config_profile(cfg, "t"), NULL, "/root", wdir, base_env, err);
 }
 
 /* Run script in bash under sb, the way the runner does; shell-style status. */
