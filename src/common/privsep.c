@@ -343,8 +343,16 @@ static int
 gateway_gid(gid_t g)
 {
 	gid_t ours = ag_privsep_serve_gid();
+	struct group *gr;
 
-	return ours != (gid_t)-1 && g == ours;
+	if (ours != (gid_t)-1 && g == ours)
+		return 1;
+	/* a process whose own group is the gateway's: sshd's
+	 * AuthorizedKeysCommandUser, a system user made with a primary group
+	 * of that name, writes through the group as the set-group-ID gateway
+	 * would (it holds nothing more, so it is not "holding") */
+	return !holding && g == getegid() && (gr = getgrnam(AG_GROUP)) != NULL &&
+	    gr->gr_gid == g;
 }
 
 int

@@ -84,6 +84,21 @@ ag_is "$(ag_audit_query "[(x.get('request'), x.get('user'), x.get('decision'), x
 ag_like "$(ag_audit_query "[x.get('reason') for x in r if x.get('event') == 'config_error'][-1]")" \
     "agentgate\.yaml:[0-9]+:[0-9]+: .*profilez" "the_record_says_where_the_policy_is_broken"
 
+# as the package and the demo install it: sshd's AuthorizedKeysCommandUser
+# is the system user $G, whose primary group is $G itself (not held through
+# the set-group-ID bit): it still writes the record through the group
+flock /run/agentgate-test.lock sh -c "getent passwd '$G' >/dev/null ||
+    useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin -g '$G' '$G'" ||
+    exit 99
+if [ "$(id -g "$G")" = "$(getent group "$G" | cut -d: -f3)" ]; then
+	before=$(n_errors)
+	out=$(cd / && runuser -u "$G" -- "$AG_DIR/agentgate" authorized-keys "$AG_USER" 2>&1)
+	ag_is "$(n_errors)" "$((before + 1))" \
+	    "key_lookup_as_a_system_user_of_the_group_records_the_config_error" "$out"
+else
+	ag_pass "key_lookup_as_a_system_user_of_the_group_records_the_config_error # SKIP: $G's primary group is another"
+fi
+
 out=$(ag_as plain "$T" 'echo in' 2>&1)
 rc=$?
 ag_is "$rc" 1 "account_key_refused_by_the_gateway" "$out"
