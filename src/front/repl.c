@@ -293,7 +293,10 @@ loop_tty(struct ag_core *core)
 				continue;
 			}
 			if (acc.len == 0) {
-				fputs("exit\n", stdout);
+				/* ^D says exit, as bash does; a session the
+				 * administrator ends says why instead (its caller) */
+				if (!ag_runner_terminating())
+					fputs("exit\n", stdout);
 				break;
 			}
 			line = "";	/* EOF inside a continuation: run what we have */

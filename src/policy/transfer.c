@@ -161,6 +161,18 @@ argv_is(const struct ag_rule *r, const char *req, size_t len)
 	return i == r->argv.n;
 }
 
+/* 1 when an allow rule of p names cat: a refusal may point at it. */
+static int
+lists_cat(const struct ag_profile *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->nallow; i++)
+		if (p->allow[i].base != NULL && strcmp(p->allow[i].base, "cat") == 0)
+			return 1;
+	return 0;
+}
+
 /* 1 when every allow rule of p for prog (there is one at least) has argv. */
 static int
 has_exact(const struct ag_profile *p, const char *prog)
@@ -316,7 +328,8 @@ ag_policy_transfer(const struct ag_policy_ctx *ctx, const char *req, size_t len,
 	if (k == AG_XFER_SFTP) {
 		if (p->sftp == AG_TRANSFER_OFF) {
 			snprintf(d->reason, sizeof(d->reason), "sftp is off for profile %s "
-			    "(file_transfer.sftp); use commands such as cat instead", p->name);
+			    "(file_transfer.sftp)%s", p->name, lists_cat(p) ?
+			    "; use commands such as cat instead" : "");
 			return 1;
 		}
 		x->readonly = p->sftp == AG_TRANSFER_READ;
@@ -328,9 +341,13 @@ ag_policy_transfer(const struct ag_policy_ctx *ctx, const char *req, size_t len,
 		return 1;
 	}
 	if (!(k == AG_XFER_SCP ? p->scp_legacy : p->rsync)) {
+		/* point only at what this profile offers instead */
+		int sftp = p->sftp != AG_TRANSFER_OFF, cat = lists_cat(p);
+
 		snprintf(d->reason, sizeof(d->reason), "%s file transfer is off for profile %s "
-		    "(file_transfer.%s); use sftp or commands such as cat instead", name,
-		    p->name, name);
+		    "(file_transfer.%s)%s%s%s%s", name, p->name, name,
+		    sftp || cat ? "; use " : "", sftp ? "sftp" : "", sftp && cat ? " or " : "",
+		    cat ? "commands such as cat instead" : sftp ? " instead" : "");
 		return 1;
 	}
 	if (!plain_words(req, len)) {

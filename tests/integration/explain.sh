@@ -105,4 +105,24 @@ else
 	echo "# python3 not found: JSON checks skipped"
 fi
 
+# a refused transfer points only at what the profile offers instead
+cat > "$D/xfer.yaml" <<'EOF'
+version: 1
+gateway: { sandbox: "off" }
+profiles:
+  none: { allow: [ls], file_transfer: { sftp: "off" } }
+  both: { allow: [ls, cat], file_transfer: { sftp: read } }
+  sftp: { allow: [ls], file_transfer: { sftp: read } }
+EOF
+chmod 0644 "$D/xfer.yaml"
+declare -A hint
+for p in none both sftp; do
+	hint[$p]=$("$AGENTGATE" explain --config "$D/xfer.yaml" --profile "$p" -- 'scp -f /etc/hosts' |
+	    sed -n 's/^reason: //p')
+done
+ag_is "${hint[none]}" "scp file transfer is off for profile none (file_transfer.scp)" \
+    "transfer refusal offers nothing the profile lacks"
+ag_like "${hint[both]}" "; use sftp or commands such as cat instead$" "transfer refusal offers sftp and cat"
+ag_like "${hint[sftp]}" "; use sftp instead$" "transfer refusal offers sftp alone"
+
 ag_done

@@ -72,6 +72,22 @@ ag_ok "terminate_reason_audited" ag_audit_query \
 ag_ok "terminated_session_end_status_253" ag_audit_query \
     "any(x['event'] == 'session_end' and x.get('identity') == 'alice' and x.get('exit') == 253 for x in r)"
 
+# a terminal session ended at its prompt: the client sees why, and no
+# "exit" as if the agent had typed it
+rm -f "$AG_DIR/p.in"
+mkfifo "$AG_DIR/p.in"
+(ag_as alice -tt "$T" < "$AG_DIR/p.in" > "$AG_DIR/p.out" 2>&1; echo "rc=$?" >> "$AG_DIR/p.out") &
+exec 7>"$AG_DIR/p.in"
+echo "echo pty-ready" >&7
+ag_wait_until 60 grep -q '^pty-ready' "$AG_DIR/p.out"
+sid=$("$AG_DIR/agentgate" sessions | awk -v u="$AG_USER" '$2 == "alice" && $3 == u {print $1}')
+"$AG_DIR/agentgate" terminate --config "$AG_DIR/policy.yaml" --wait 600 --reason "pty end" "$sid" >/dev/null 2>&1
+ag_wait_until 60 grep -q '^rc=' "$AG_DIR/p.out"
+exec 7>&-
+ag_ok "pty_client_told_the_administrator_ended_it" grep -q \
+    'agentgate: the administrator ended this session: pty end' "$AG_DIR/p.out"
+ag_unlike "$(tr -d '\r' < "$AG_DIR/p.out")" '(^|\$ )exit$' "pty_end_shows_no_typed_exit" "$(cat -v "$AG_DIR/p.out")"
+
 # ---- sessions shows the key; terminate --user ends an account's sessions ----------
 repl_start u alice
 exec 7>"$AG_DIR/u.in"
