@@ -599,7 +599,7 @@ pam_sm_acct_mgmt(pam_handle_t *pamh, int flags, int argc, const char **argv)
 		set_refused(pamh, "no_credential", NULL);
 		return PAM_USER_UNKNOWN;
 	}
-	switch (ag_pamid_account(st->id, time(NULL), rhost)) {
+	switch (ag_pamid_account(st->id, time(NULL), user, rhost)) {
 	case AG_PAMID_OK:
 		if (o.debug)
 			pam_syslog(pamh, LOG_DEBUG, "account ok: identity=%s", st->id->name);
@@ -624,6 +624,12 @@ pam_sm_acct_mgmt(pam_handle_t *pamh, int flags, int argc, const char **argv)
 		class = "address_refused";
 		rc = PAM_PERM_DENIED;
 		break;
+	case AG_PAMID_WRONG_ACCOUNT:
+		why = "the identity's accounts: do not name this account";
+		tell = "This agent identity may not log in as this account.";
+		class = "wrong_account";
+		rc = PAM_PERM_DENIED;
+		break;
 	default:
 		why = "unexpected account state";
 		tell = "Access denied.";
@@ -633,7 +639,8 @@ pam_sm_acct_mgmt(pam_handle_t *pamh, int flags, int argc, const char **argv)
 	pam_syslog(pamh, LOG_NOTICE, "refusing user=%s rhost=%s identity=%s: %s",
 	    user ? user : "?", rhost ? rhost : "?", st->id->name, why);
 	clear_env(pamh);
-	set_refused(pamh, class, NULL);
+	/* whose credential it was: the admin asks who tried which account */
+	set_refused(pamh, class, strcmp(class, "wrong_account") == 0 ? st->id->name : NULL);
 	if (!(flags & PAM_SILENT))
 		(void)pam_info(pamh, "%s", tell);
 	return rc;

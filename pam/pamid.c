@@ -12,6 +12,7 @@
 #include <nettle/memops.h>
 
 #include "pamid.h"
+#include "common/account.h"
 #include "common/sha256.h"
 #include "common/sshkey.h"
 
@@ -235,12 +236,15 @@ ag_pamid_from_match(const struct ag_cidr *from, size_t n, const char *rhost)
 }
 
 enum ag_pamid_acct
-ag_pamid_account(const struct ag_identity *id, time_t now, const char *rhost)
+ag_pamid_account(const struct ag_identity *id, time_t now, const char *user,
+    const char *rhost)
 {
 	if (id->disabled)
 		return AG_PAMID_DISABLED;
 	if (id->has_expires && now >= id->expires)
 		return AG_PAMID_EXPIRED;
+	if (!ag_identity_allows_account(id, user))
+		return AG_PAMID_WRONG_ACCOUNT;
 	if (id->nfrom > 0 && !ag_pamid_from_match(id->from, id->nfrom, rhost))
 		return AG_PAMID_FROM;
 	return AG_PAMID_OK;

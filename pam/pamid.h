@@ -66,12 +66,16 @@ enum ag_pamid_acct {
 	AG_PAMID_OK = 0,
 	AG_PAMID_EXPIRED,	/* now is on or after id->expires */
 	AG_PAMID_DISABLED,
-	AG_PAMID_FROM		/* rhost is not inside `from`, or not an address */
+	AG_PAMID_FROM,		/* rhost is not inside `from`, or not an address */
+	AG_PAMID_WRONG_ACCOUNT	/* `accounts:` do not name user (account.h) */
 };
 
-/* The account checks, in this order: disabled, expired, from. */
+/*
+ * The account checks, in this order: disabled, expired, the account user
+ * (PAM_USER; NULL is no account), from.
+ */
 enum ag_pamid_acct ag_pamid_account(const struct ag_identity *id, time_t now,
-	    const char *rhost);
+	    const char *user, const char *rhost);
 
 /*
  * 1 when rhost is a numeric IPv4 or IPv6 address inside one of from[0..n);

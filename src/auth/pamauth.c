@@ -314,7 +314,7 @@ refused_class(pam_handle_t *pamh, struct ag_pamauth_failure *fail)
 	static const char *const classes[] = {
 		"unknown_token", "expired_token", "rate_limited", "malformed", "ambiguous",
 		"no_credential", "policy_unavailable", "identity_disabled",
-		"identity_expired", "address_refused", "account_refused",
+		"identity_expired", "address_refused", "account_refused", "wrong_account",
 	};
 	const char *v = pam_getenv(pamh, "AGENTGATE_REFUSED"), *who;
 	size_t i;

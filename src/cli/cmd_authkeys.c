@@ -8,7 +8,10 @@
  * Each key is printed with `restrict,pty` (no forwarding of any kind, no
  * ~/.ssh/rc; a terminal for the REPL) and, when the identity has them, its
  * `from` networks and expiry, so sshd refuses those logins before any
- * process of the account exists.  The gateway checks the same again.
+ * process of the account exists.  An identity whose `accounts:` do not
+ * name USER (or a group of it) has no key here: like a key in one
+ * account's authorized_keys, it opens that account only.  The PAM module
+ * and the gateway check the same again.
  */
 #include "agconfig.h"
 
@@ -21,6 +24,7 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "common/account.h"
 #include "common/config.h"
 #include "common/err.h"
 #include "common/lastgood.h"
@@ -37,7 +41,8 @@ authkeys_usage(FILE *fp)
 	    "format, for sshd_config:\n"
 	    "    AuthorizedKeysCommand /usr/bin/agentgate authorized-keys %%u\n"
 	    "    AuthorizedKeysCommandUser %s\n"
-	    "Disabled and expired identities are left out; certificates are not\n"
+	    "Disabled and expired identities, and those whose accounts: do not\n"
+	    "name USER, are left out; certificates are not\n"
 	    "keys (use TrustedUserCAKeys).  Exits 0 with nothing printed when no\n"
 	    "identity has a key, 1 when the policy cannot be used (sshd then\n"
 	    "accepts no key: fail closed).\n"
@@ -159,7 +164,8 @@ ag_cmd_authkeys(int argc, char **argv)
 	for (i = 0; i < cfg->nidentities; i++) {
 		const struct ag_identity *id = &cfg->identities[i];
 
-		if (id->disabled || (id->has_expires && now >= id->expires))
+		if (id->disabled || (id->has_expires && now >= id->expires) ||
+		    !ag_identity_allows_account(id, argv[optind]))
 			continue;
 		for (k = 0; k < id->keys.n; k++) {
 			const char *key = id->keys.v[k];

@@ -8,12 +8,15 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <grp.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 
 #include "cli/commands.h"
+#include "common/account.h"
 #include "common/config.h"
 #include "common/lastgood.h"
 #include "common/err.h"
@@ -37,6 +40,23 @@ check_usage(FILE *fp)
 	    "  -h, --help         show this help and exit\n"
 	    "\n"
 	    "See agentgate.yaml(5).\n", AG_DEFAULT_CONFIG);
+}
+
+static void
+warn_no_account(const struct ag_identity *id, const char *path)
+{
+	size_t j;
+
+	for (j = 0; j < id->accounts.n; j++) {
+		const char *a = id->accounts.v[j];
+
+		if (a[0] == '%' ? getgrnam(a + 1) != NULL : getpwnam(a) != NULL)
+			continue;
+		fprintf(stderr, "agentgate: %s:%d:%d: warning: identity '%s': accounts: names "
+		    "%s '%s', which this host does not have\n",
+		    id->pos.file != NULL ? id->pos.file : path, id->pos.line, id->pos.col,
+		    id->name, a[0] == '%' ? "group" : "account", a[0] == '%' ? a + 1 : a);
+	}
 }
 
 static void
@@ -127,6 +147,22 @@ ag_cmd_check(int argc, char **argv)
 			    id->prev_pos.file != NULL ? id->prev_pos.file : path,
 			    id->prev_pos.line, id->prev_pos.col, id->name);
 	}
+	/* a policy of several accounts: an identity without accounts: opens
+	 * them all (kept so for older policies, but said) */
+	for (i = 0; i < cfg->nidentities && ag_policy_shared(cfg, NULL, 0); i++) {
+		const struct ag_identity *id = &cfg->identities[i];
+
+		if (id->accounts.n == 0)
+			fprintf(stderr, "agentgate: %s:%d:%d: warning: identity '%s' has no "
+			    "accounts:, so it may log in as every account of the gateway; name "
+			    "its accounts (accounts: [NAME, \"%%GROUP\"])\n",
+			    id->pos.file != NULL ? id->pos.file : path, id->pos.line,
+			    id->pos.col, id->name);
+	}
+	/* accounts: that name no account of this host: harmless, but a typo
+	 * locks the identity out */
+	for (i = 0; i < cfg->nidentities; i++)
+		warn_no_account(&cfg->identities[i], path);
 	/* as root: where a policy broken later still has its config_error
 	 * recorded (lastgood.h) */
 	if (ag_lastgood_save(path, &err) < 0)

@@ -36,6 +36,7 @@
 #include "auth/pamopts.h"
 #include "cli/commands.h"
 #include "cli/sshd.h"
+#include "common/account.h"
 #include "common/config.h"
 #include "common/http.h"
 #include "common/lastgood.h"
@@ -368,6 +369,20 @@ identity_key_in(const struct ag_config *cfg, const char *path)
  * say so): safe when the agent cannot change the file, and no identity's
  * key is in it (that key would outlive its identity there).
  */
+/* Whether some token identity may log in as user (account.h). */
+static int
+token_agent_for(const struct ag_config *cfg, const char *user)
+{
+	size_t i;
+
+	for (i = 0; cfg != NULL && i < cfg->nidentities; i++)
+		if ((cfg->identities[i].has_token || cfg->identities[i].has_token_hash) &&
+		    !cfg->identities[i].disabled &&
+		    ag_identity_allows_account(&cfg->identities[i], user))
+			return 1;
+	return 0;
+}
+
 static void
 check_token_keyfile(struct doctor *d, const struct ag_config *cfg, const struct who *w,
     const char *user, const char *files)
@@ -390,8 +405,10 @@ check_token_keyfile(struct doctor *d, const struct ag_config *cfg, const struct 
 		}
 		p += n;
 		if (lstat(path, &st) < 0 && errno == ENOENT) {
-			printf("NOTE  %s is missing: token agents cannot log in until the key of "
-			    "the account they share is there (root's, mode 0644)\n", path);
+			if (token_agent_for(cfg, user))
+				printf("NOTE  %s is missing: token agents cannot log in until "
+				    "the key of the account they share is there (root's, mode "
+				    "0644)\n", path);
 			continue;
 		}
 		snprintf(what, sizeof(what), "the token agents' key file %s is root's, out of "
@@ -750,6 +767,47 @@ layout_dir(struct doctor *d, const char *what, const char *dir, gid_t g)
  * secrets; the agent is not in it.  prog is what ForceCommand runs (NULL:
  * this binary).
  */
+/*
+ * The accounts of the gateway: user, and those whose login shell it is
+ * (what setup makes).  When the policy serves more than one, an identity
+ * without accounts: opens each of them: the admin is told which line
+ * would tie it to its own.
+ */
+#define MAX_GW_ACCOUNTS	64
+
+static void
+check_identities(const struct ag_config *cfg, const char *user, const char *prog)
+{
+	char *names[MAX_GW_ACCOUNTS], list[256] = "";
+	const char *more[MAX_GW_ACCOUNTS];
+	struct passwd *pw;
+	size_t n = 0, i;
+
+	if (cfg == NULL || cfg->nidentities == 0)
+		return;
+	more[n++] = user;
+	setpwent();
+	while (prog != NULL && n < MAX_GW_ACCOUNTS && (pw = getpwent()) != NULL)
+		if (pw->pw_shell != NULL && strcmp(pw->pw_shell, prog) == 0 &&
+		    strcmp(pw->pw_name, user) != 0 && (names[n] = strdup(pw->pw_name)) != NULL) {
+			more[n] = names[n];
+			n++;
+		}
+	endpwent();
+	for (i = 0; i < n; i++)
+		if (strlen(list) + strlen(more[i]) + 3 < sizeof(list))
+			snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
+			    i ? ", " : "", more[i]);
+	for (i = 0; ag_policy_shared(cfg, more, n) && i < cfg->nidentities; i++)
+		if (cfg->identities[i].accounts.n == 0)
+			printf("WARN  identity %s has no accounts:, so it may log in as every "
+			    "account of the gateway (%s%s); in %s, add under it: accounts: "
+			    "[ACCOUNT]\n", cfg->identities[i].name, list,
+			    n > 1 ? "" : ", and those the policy names", cfg->path);
+	for (i = 1; i < n; i++)
+		free(names[i]);
+}
+
 static void
 check_layout(struct doctor *d, const struct ag_config *cfg, const struct who *w,
     const char *user, const char *prog)
@@ -1054,6 +1112,7 @@ ag_doctor_run(const struct ag_doctor_opts *o)
 		check_authkeys(&d, &sc, cfg, &w, user);
 	ag_sshd_conf_free(&sc);
 	check_pam(&d, cfg, &w);
+	check_identities(cfg, user, prog[0] != '\0' ? prog : NULL);
 	check_layout(&d, cfg, &w, user, prog[0] != '\0' ? prog : NULL);
 	check_sandbox(&d, cfg, &w, user);
 	ag_config_free(cfg);

@@ -131,7 +131,7 @@ revoked_match(const struct ag_live_entry *e, void *arg, char *why, size_t whylen
 	if (e->policy[0] != '\0' && strcmp(e->policy, r->real) != 0)
 		return 0;
 	return ag_standing_judge(ag_config_identity(r->was, e->identity), r->now, e->identity,
-	    e->key, e->token, e->profile, why, whylen);
+	    e->user, e->key, e->token, e->profile, why, whylen);
 }
 
 /* Ask at the terminal whether to edit again; no terminal: no. */

@@ -35,6 +35,7 @@
 
 #include "cli/commands.h"
 #include "cli/sshd.h"
+#include "common/account.h"
 #include "common/config.h"
 #include "common/err.h"
 #include "common/misc.h"
@@ -687,19 +688,8 @@ static int
 in_group(const char *user, const char *group)
 {
 	const struct passwd *pw = getpwnam(user);
-	const struct group *gr = getgrnam(group);
-	gid_t gid, groups[MAX_MEMBERS];
-	int n = MAX_MEMBERS, i;
 
-	if (pw == NULL || gr == NULL)
-		return 0;
-	gid = gr->gr_gid;
-	if (getgrouplist(user, pw->pw_gid, groups, &n) < 0)
-		return 0;
-	for (i = 0; i < n; i++)
-		if (groups[i] == gid)
-			return 1;
-	return 0;
+	return pw != NULL && ag_account_in_group(user, pw->pw_gid, group);
 }
 
 /* The profile users: gives the account (or group), or NULL. */
@@ -720,10 +710,61 @@ mapped_profile(const struct setup *s, const struct ag_config *cfg)
 	return NULL;
 }
 
+/*
+ * Which identities may log in as the account: an identity without
+ * accounts: may log in as every account of the gateway (older policies),
+ * so say which line would tie the ones meant for this account to it.
+ */
+static void
+setup_identities(const struct setup *s, const struct ag_config *cfg)
+{
+	char open[512] = "", here[512] = "", acct[128];
+	size_t i, nopen = 0, nhere = 0;
+
+	if (cfg->nidentities == 0)
+		return;
+	snprintf(acct, sizeof(acct), "%s%s", s->user != NULL ? "" : "%", s->name);
+	for (i = 0; i < cfg->nidentities; i++) {
+		const struct ag_identity *id = &cfg->identities[i];
+		char *to = id->accounts.n == 0 ? open : here;
+
+		if (id->accounts.n > 0 && (s->user != NULL ?
+		    !ag_identity_allows_account(id, s->user) :
+		    !ag_strlist_contains(&id->accounts, acct)))
+			continue;
+		if (strlen(to) + strlen(id->name) + 3 < sizeof(open))
+			snprintf(to + strlen(to), sizeof(open) - strlen(to), "%s%s",
+			    *to ? ", " : "", id->name);
+		if (id->accounts.n == 0)
+			nopen++;
+		else
+			nhere++;
+	}
+	if (nhere > 0)
+		step("identities", "%s: accounts: lets %s log in as %s", s->doc.config, here,
+		    acct);
+	if (nopen == 0) {
+		if (nhere == 0)
+			step("identities", "%s: no identity names %s in its accounts: (only "
+			    "users: and default_profile can let a caller in)", s->doc.config,
+			    acct);
+		return;
+	}
+	step("identities", "%s: %s ha%s no accounts:, so %s may log in as every account "
+	    "of the gateway, %s included", s->doc.config, open, nopen == 1 ? "s" : "ve",
+	    nopen == 1 ? "it" : "each", acct);
+	printf("             To tie an identity meant for %s to it, add under that "
+	    "identity (agentgate edit):\n", acct);
+	printf("                 accounts: [%s%s%s]\n", s->user != NULL ? "" : "\"", acct,
+	    s->user != NULL ? "" : "\"");
+}
+
 static void
 setup_policy(const struct setup *s, const struct ag_config *cfg)
 {
 	const char *p = mapped_profile(s, cfg);
+
+	setup_identities(s, cfg);
 
 	if (p != NULL) {
 		step("policy", "%s: users: gives %s profile %s", s->doc.config, s->name, p);

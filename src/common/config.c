@@ -1045,6 +1045,24 @@ identity_expires(struct ctx *c, const char *key, const struct ynode *k,
 	return 0;
 }
 
+/* A name of who: an account's (or an identity's, for what), or "%group". */
+static int
+check_who(struct ctx *c, const struct ynode *it, const char *key, const char *what)
+{
+	const char *n = it->s[0] == '%' ? it->s + 1 : it->s;
+
+	if (!cf_name_ok(n, "$"))
+		return cf_err_node(c, it, "'%s' in '%s' is not %s or %%group name "
+		    "(letters, digits, '_', '-', '.', '$')", cf_quote(c, it->s), key, what);
+	return 0;
+}
+
+static int
+check_account(struct ctx *c, const struct ynode *it, const char *key)
+{
+	return check_who(c, it, key, "an account");
+}
+
 static const struct cf_field identity_fields[] = {
 	CF_READ("name", identity_name),
 	CF_READ("keys", identity_keys_of),
@@ -1055,6 +1073,7 @@ static const struct cf_field identity_fields[] = {
 	CF_READ("from", identity_from),
 	CF_READ("expires", identity_expires),
 	CF_FIELD("disabled", CF_BOOL, struct ag_identity, disabled),
+	CF_LIST("accounts", struct ag_identity, accounts, check_account, 0),
 	CF_END
 };
 
@@ -1672,12 +1691,7 @@ check_target_name(struct ctx *c, const struct ynode *it, const char *key)
 static int
 check_selector(struct ctx *c, const struct ynode *it, const char *key)
 {
-	const char *n = it->s[0] == '%' ? it->s + 1 : it->s;
-
-	if (!cf_name_ok(n, ""))
-		return cf_err_node(c, it, "'%s' in '%s' is not an identity, account or "
-		    "%%group name", cf_quote(c, it->s), key);
-	return 0;
+	return check_who(c, it, key, "an identity, account");
 }
 
 /* "in profiles.NAME.KEY", for the messages of a section of a profile */
@@ -2876,6 +2890,7 @@ ag_config_free(struct ag_config *cfg)
 		explicit_bzero(&id->prev_token_hash, sizeof(id->prev_token_hash));
 		free(id->profile_name);
 		free(id->from);
+		cf_strlist_free(&id->accounts);
 	}
 	free(cfg->identities);
 	for (i = 0; i < cfg->nusers; i++) {

@@ -263,6 +263,9 @@ struct ag_identity {
 	int			 has_expires;
 	time_t			 expires;	/* first second after the `expires` day, UTC */
 	int			 disabled;
+	struct ag_strlist	 accounts;	/* the accounts it may log in as: names and
+						 * "%group"; empty = any account (older
+						 * policies; check warns) */
 	struct ag_pos		 pos;
 };
 

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/account.h"
 #include "common/log.h"
 #include "core/core.h"
 #include "core/target.h"
@@ -18,29 +19,6 @@
 #include "front/repl.h"
 #include "policy/envsan.h"
 #include "validate/validator.h"
-
-#define MAX_GROUPS	1024
-
-/* Is the account pw in the group named? */
-static int
-in_group(const struct passwd *pw, const char *name)
-{
-	gid_t groups[MAX_GROUPS];
-	int ngroups = MAX_GROUPS, j;
-	struct group *gr;
-
-	if ((gr = getgrnam(name)) == NULL)
-		return 0;
-	/* more than MAX_GROUPS: only the primary group is known */
-	if (getgrouplist(pw->pw_name, pw->pw_gid, groups, &ngroups) < 0) {
-		groups[0] = pw->pw_gid;
-		ngroups = 1;
-	}
-	for (j = 0; j < ngroups; j++)
-		if (groups[j] == gr->gr_gid)
-			return 1;
-	return 0;
-}
 
 /* The profile the policy gives this caller, with no word from its command line. */
 static const struct ag_profile *
@@ -59,6 +37,14 @@ own_profile(const struct ag_config *cfg, const char *pam_identity, const char *p
 			    "(%s)", pam_identity, id == NULL ? "not" : "disabled", cfg->path);
 			return NULL;
 		}
+		/* the PAM module refused this already; a stack without it, or a
+		 * policy edited since, is answered here the same way */
+		if (!ag_identity_allows_account(id, pw->pw_name)) {
+			ag_err_set(err, "identity '%s' may not log in as account %s: its "
+			    "accounts: do not name it (%s)", pam_identity, pw->pw_name,
+			    cfg->path);
+			return NULL;
+		}
 		return id->profile;
 	}
 	if (pam_profile != NULL) {
@@ -75,7 +61,8 @@ own_profile(const struct ag_config *cfg, const char *pam_identity, const char *p
 		if (!cfg->users[i].is_group && strcmp(cfg->users[i].name, pw->pw_name) == 0)
 			return cfg->users[i].profile;
 	for (i = 0; i < cfg->nusers; i++)
-		if (cfg->users[i].is_group && in_group(pw, cfg->users[i].name))
+		if (cfg->users[i].is_group &&
+		    ag_account_in_group(pw->pw_name, pw->pw_gid, cfg->users[i].name))
 			return cfg->users[i].profile;
 	if (cfg->gw.default_profile != NULL)
 		return cfg->gw.default_profile;
@@ -93,7 +80,7 @@ selectable(const struct ag_profile *p, const char *identity, const struct passwd
 	for (i = 0; i < p->selectable_by.n; i++) {
 		const char *w = p->selectable_by.v[i];
 
-		if (w[0] == '%' ? in_group(pw, w + 1) :
+		if (w[0] == '%' ? ag_account_in_group(pw->pw_name, pw->pw_gid, w + 1) :
 		    (identity != NULL && strcmp(w, identity) == 0) || strcmp(w, pw->pw_name) == 0)
 			return 1;
 	}

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/account.h"
 #include "common/log.h"
 #include "common/misc.h"
 #include "common/privsep.h"
@@ -186,8 +187,8 @@ replaced:
 
 static int
 judge(const struct ag_identity *was, const struct ag_config *now_cfg, const char *identity,
-    const char *key, const char *token, const char *profile, time_t *until, char *why,
-    size_t whylen)
+    const char *user, const char *key, const char *token, const char *profile,
+    time_t *until, char *why, size_t whylen)
 {
 	const struct ag_identity *now;
 
@@ -203,6 +204,11 @@ judge(const struct ag_identity *was, const struct ag_config *now_cfg, const char
 	}
 	if (now->has_expires && time(NULL) >= now->expires) {
 		snprintf(why, whylen, "identity %s has expired", identity);
+		return 1;
+	}
+	if (user != NULL && *user != '\0' && !ag_identity_allows_account(now, user)) {
+		snprintf(why, whylen, "identity %s may no longer log in as account %s (its "
+		    "accounts: do not name it)", identity, user);
 		return 1;
 	}
 	if (profile != NULL && *profile != '\0' && now->profile != NULL &&
@@ -235,12 +241,12 @@ judge(const struct ag_identity *was, const struct ag_config *now_cfg, const char
 
 int
 ag_standing_judge(const struct ag_identity *was, const struct ag_config *now_cfg,
-    const char *identity, const char *key, const char *token, const char *profile,
-    char *why, size_t whylen)
+    const char *identity, const char *user, const char *key, const char *token,
+    const char *profile, char *why, size_t whylen)
 {
 	time_t until;
 
-	return judge(was, now_cfg, identity, key, token, profile, &until, why, whylen);
+	return judge(was, now_cfg, identity, user, key, token, profile, &until, why, whylen);
 }
 
 /*
@@ -399,7 +405,7 @@ ag_standing_check(struct ag_standing *s, char *why, size_t whylen)
 	}
 	until = s->token_until;
 	r = judge(s->identity[0] ? ag_config_identity(s->cfg, s->identity) : NULL,
-	    now, s->identity, s->key, s->token, s->profile, &until, why, whylen);
+	    now, s->identity, s->user, s->key, s->token, s->profile, &until, why, whylen);
 	/* the window as the policy now has it: widened, narrowed, or made the
 	 * current token again (no end) */
 	if (r == 0 && s->token[0] != '\0')

@@ -3,8 +3,8 @@
  *
  * A session is judged once, at login; an identity revoked later (removed
  * from the policy, disabled, expired, its key or token replaced, moved to
- * another profile, locked with `agentgate lock`) must not keep the
- * sessions it already holds.  `agentgate edit` and `agentgate lock` end
+ * another profile or off the session's account, locked with `agentgate
+ * lock`) must not keep the sessions it already holds.  `agentgate edit` and `agentgate lock` end
  * those at once; the gateway itself looks again before each command, so
  * a policy written by config management, or a lock racing a login, ends
  * them too.  So does a gateway whose own program was removed (package
@@ -55,7 +55,8 @@ int	ag_standing_check(struct ag_standing *s, char *why, size_t whylen);
 /*
  * The verdict of a policy change on one session: its identity as it was
  * (was, may be NULL when unknown) and as it is in the new policy (now_cfg),
- * the session's key fingerprint ("" or NULL: none or account), the token it
+ * the account it is on (user; "" or NULL: not known, not judged: an
+ * identity whose accounts: no longer name it ends), the session's key fingerprint ("" or NULL: none or account), the token it
  * logged in with ("current" or "previous" of was; "" or NULL: not by
  * token; then the key is only the transport's) and profile.  A token
  * session goes on while the new policy still takes its token: as the
@@ -63,8 +64,8 @@ int	ag_standing_check(struct ag_standing *s, char *why, size_t whylen);
  * the session must end.
  */
 int	ag_standing_judge(const struct ag_identity *was, const struct ag_config *now_cfg,
-	    const char *identity, const char *key, const char *token, const char *profile,
-	    char *why, size_t whylen);
+	    const char *identity, const char *user, const char *key, const char *token,
+	    const char *profile, char *why, size_t whylen);
 
 /* 1 when the identity or the account is locked, with the lock's reason;
  * 0 when not. */

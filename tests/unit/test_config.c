@@ -20,6 +20,7 @@
 
 #include <cmocka.h>
 
+#include "common/account.h"
 #include "common/config.h"
 
 #define TOK	"6894ddb902c671b97aae683c7e776d4925e275610ff086faa6d00dd2bfe20e7a"
@@ -177,6 +178,16 @@ static const struct errcase errcases[] = {
 	  "'10.0.0.1/8' has host bits set (did you mean '10.0.0.0/8'?)" },
 	{ "cidr_empty_list", IDENT "    from: []\n", 9, 11,
 	  "'from' is an empty list" },
+
+	/* accounts */
+	{ "accounts_empty_list", IDENT "    accounts: []\n", 9, 15,
+	  "'accounts' is an empty list" },
+	{ "accounts_not_list", IDENT "    accounts: agent\n", 9, 15,
+	  "expected a list of strings for 'accounts', got a string (write [\"agent\"])" },
+	{ "accounts_bad_name", IDENT "    accounts: [agent, \"a b\"]\n", 9, 23,
+	  "'a b' in 'accounts' is not an account or %group name" },
+	{ "accounts_bare_percent", IDENT "    accounts: [\"%\"]\n", 9, 16,
+	  "'%' in 'accounts' is not an account or %group name" },
 
 	/* dates */
 	{ "date_not_in_calendar", IDENT "    expires: 2027-02-30\n", 9, 14,
@@ -651,6 +662,51 @@ refuses_oversized_buffer(void **state)
 	assert_non_null(strstr(err.msg, "larger than"));
 	assert_string_equal(err.file, "big.yaml");
 	free(y);
+}
+
+/* accounts: lands as written; who it lets in (common/account.h) */
+static void
+identity_accounts_name_who_may_log_in(void **state)
+{
+	static const char y[] = BASE "identities:\n"
+	    "  - name: a\n    profile: r\n    token_sha256: " TOK "\n"
+	    "    accounts: [tbackup, \"%root\"]\n"
+	    "  - name: b\n    profile: r\n    keys: [\"ssh-ed25519 " ED_B64 "\"]\n";
+	static const char one[] = BASE "users: {agent: r}\nidentities:\n"
+	    "  - name: b\n    profile: r\n    keys: [\"ssh-ed25519 " ED_B64 "\"]\n";
+	const char *const other[] = { "agent", "agent" }, *const two[] = { "agent", "x" };
+	const struct ag_identity *a, *b;
+	struct ag_config *cfg;
+	struct ag_err err;
+
+	(void)state;
+	cfg = ag_config_parse(y, sizeof(y) - 1, "t", &err);
+	assert_non_null(cfg);
+	a = ag_config_identity(cfg, "a");
+	b = ag_config_identity(cfg, "b");
+	assert_int_equal(a->accounts.n, 2);
+	assert_string_equal(a->accounts.v[0], "tbackup");
+	assert_string_equal(a->accounts.v[1], "%root");
+	assert_int_equal(b->accounts.n, 0);
+	/* by name (the account need not exist), by group, not otherwise */
+	assert_true(ag_identity_allows_account(a, "tbackup"));
+	assert_true(ag_identity_allows_account(a, "root"));
+	assert_false(ag_identity_allows_account(a, "tagent"));
+	assert_false(ag_identity_allows_account(a, "no-such-account-here"));
+	assert_false(ag_identity_allows_account(a, NULL));
+	assert_false(ag_identity_allows_account(a, ""));
+	/* none: any account, as before */
+	assert_true(ag_identity_allows_account(b, "tagent"));
+	assert_true(ag_identity_allows_account(b, "tbackup"));
+	/* a group, or two names: several accounts */
+	assert_true(ag_policy_shared(cfg, NULL, 0));
+	ag_config_free(cfg);
+	cfg = ag_config_parse(one, sizeof(one) - 1, "t", &err);
+	assert_non_null(cfg);
+	assert_false(ag_policy_shared(cfg, NULL, 0));
+	assert_false(ag_policy_shared(cfg, other, 2));
+	assert_true(ag_policy_shared(cfg, two, 2));
+	ag_config_free(cfg);
 }
 
 /* ---- a complete file lands in the structures ---- */
@@ -1507,6 +1563,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(loads_server_block),
 		cmocka_unit_test(loads_upstreams),
+		cmocka_unit_test(identity_accounts_name_who_may_log_in),
 		cmocka_unit_test(refuses_with_position),
 		cmocka_unit_test(formats_unknown_key_like_a_compiler),
 		cmocka_unit_test(loads_argv_and_named_rules),

@@ -284,18 +284,18 @@ account_checks(void **state)
 	const struct ag_identity *ec = ag_config_identity(*state, "ecdsa");
 	time_t now = time(NULL);
 
-	assert_int_equal(ag_pamid_account(one, now, "10.0.0.1"), AG_PAMID_OK);
-	assert_int_equal(ag_pamid_account(one, now, "127.0.0.1"), AG_PAMID_FROM);
-	assert_int_equal(ag_pamid_account(one, now, NULL), AG_PAMID_FROM);
-	assert_int_equal(ag_pamid_account(one, now, "host.example"), AG_PAMID_FROM);
+	assert_int_equal(ag_pamid_account(one, now, "agent", "10.0.0.1"), AG_PAMID_OK);
+	assert_int_equal(ag_pamid_account(one, now, "agent", "127.0.0.1"), AG_PAMID_FROM);
+	assert_int_equal(ag_pamid_account(one, now, "agent", NULL), AG_PAMID_FROM);
+	assert_int_equal(ag_pamid_account(one, now, "agent", "host.example"), AG_PAMID_FROM);
 	/* expires: 2020-01-31 means through that day (UTC) */
-	assert_int_equal(ag_pamid_account(two, now, "127.0.0.1"), AG_PAMID_EXPIRED);
-	assert_int_equal(ag_pamid_account(two, two->expires - 1, NULL), AG_PAMID_OK);
-	assert_int_equal(ag_pamid_account(two, two->expires, NULL), AG_PAMID_EXPIRED);
-	assert_int_equal(ag_pamid_account(tok, now, "10.0.0.1"), AG_PAMID_DISABLED);
+	assert_int_equal(ag_pamid_account(two, now, "agent", "127.0.0.1"), AG_PAMID_EXPIRED);
+	assert_int_equal(ag_pamid_account(two, two->expires - 1, "agent", NULL), AG_PAMID_OK);
+	assert_int_equal(ag_pamid_account(two, two->expires, "agent", NULL), AG_PAMID_EXPIRED);
+	assert_int_equal(ag_pamid_account(tok, now, "agent", "10.0.0.1"), AG_PAMID_DISABLED);
 	/* no `from`: any address, or none */
-	assert_int_equal(ag_pamid_account(ec, now, NULL), AG_PAMID_OK);
-	assert_int_equal(ag_pamid_account(ec, now, "2001:db8::5"), AG_PAMID_OK);
+	assert_int_equal(ag_pamid_account(ec, now, "agent", NULL), AG_PAMID_OK);
+	assert_int_equal(ag_pamid_account(ec, now, "agent", "2001:db8::5"), AG_PAMID_OK);
 }
 
 static void

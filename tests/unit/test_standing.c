@@ -55,7 +55,8 @@ judge(const char *was, const char *now, const char *who, const char *key,
 	int r;
 
 	why[0] = '\0';
-	r = ag_standing_judge(ag_config_identity(w, who), n, who, key, NULL, profile, why, len);
+	r = ag_standing_judge(ag_config_identity(w, who), n, who, "agent", key, NULL, profile,
+	    why, len);
 	ag_config_free(w);
 	ag_config_free(n);
 	return r;

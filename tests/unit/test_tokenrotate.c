@@ -334,21 +334,21 @@ session_on_old_token_lives_through_the_window(void **state)
 	g = parse_ok(gone);
 	/* logged in with the token that a rotation made the previous one; the
 	 * transport key sshd saw does not count */
-	assert_int_equal(ag_standing_judge(ag_config_identity(w, "bot"), n, "bot",
+	assert_int_equal(ag_standing_judge(ag_config_identity(w, "bot"), n, "bot", "agent",
 	    "SHA256:transport", "current", "dev", why, sizeof(why)), 0);
-	assert_int_equal(ag_standing_judge(ag_config_identity(w, "bot"), p, "bot",
+	assert_int_equal(ag_standing_judge(ag_config_identity(w, "bot"), p, "bot", "agent",
 	    "SHA256:transport", "current", "dev", why, sizeof(why)), 1);
 	assert_non_null(strstr(why, "stopped working at 2001-01-01T00:00:00Z"));
-	assert_int_equal(ag_standing_judge(ag_config_identity(w, "bot"), g, "bot",
+	assert_int_equal(ag_standing_judge(ag_config_identity(w, "bot"), g, "bot", "agent",
 	    "SHA256:transport", "current", "dev", why, sizeof(why)), 1);
 	assert_non_null(strstr(why, "was replaced"));
 	/* logged in with the previous token itself */
-	assert_int_equal(ag_standing_judge(ag_config_identity(n, "bot"), n, "bot", NULL,
+	assert_int_equal(ag_standing_judge(ag_config_identity(n, "bot"), n, "bot", "agent", NULL,
 	    "previous", "dev", why, sizeof(why)), 0);
-	assert_int_equal(ag_standing_judge(ag_config_identity(n, "bot"), g, "bot", NULL,
+	assert_int_equal(ag_standing_judge(ag_config_identity(n, "bot"), g, "bot", "agent", NULL,
 	    "previous", "dev", why, sizeof(why)), 1);
 	/* the new token's session is untouched by the previous one going */
-	assert_int_equal(ag_standing_judge(ag_config_identity(n, "bot"), g, "bot", NULL,
+	assert_int_equal(ag_standing_judge(ag_config_identity(n, "bot"), g, "bot", "agent", NULL,
 	    "current", "dev", why, sizeof(why)), 0);
 	ag_config_free(w);
 	ag_config_free(n);
