@@ -135,6 +135,7 @@ out=$(dpkg-reconfigure -f noninteractive agentgate 2>&1)
 ag_is "$?" 0 "configuring with a broken policy still completes" "$out"
 ag_like "$out" 'agentgate\.yaml does not load.*agentgate check' \
     "and says the policy does not load, and what to run" "$out"
+ag_unlike "$out" 'example policy changed' "a reconfigure with the same example says nothing of it" "$out"
 cat "$AG_DIR/policy.keep" > /etc/agentgate/agentgate.yaml
 
 # ---- an admin follows README.Debian ----------------------------------------
@@ -274,6 +275,8 @@ ag_ok "the admin's policy is untouched" cmp "$AG_DIR/policy.before" /etc/agentga
 ag_is "$(stat -c '%U:%G %a' /etc/agentgate/agentgate.yaml)" "root:$G 640" "and keeps its owner and mode"
 ag_like "$(tail -n 1 /usr/share/agentgate/agentgate.yaml)" "next version" \
     "the new example is there to compare with"
+ag_like "$out" 'example policy changed.*diff -u /etc/agentgate/agentgate.yaml /usr/share/agentgate/agentgate.yaml' \
+    "and the upgrade says the example changed, and how to compare" "$out"
 ag_like "$out" 'left running' "the upgrade lists the sessions it leaves running" "$out"
 ag_like "$out" "ci-bot +$U " "with their identity and account" "$out"
 echo 'echo after-upgrade' >&9
