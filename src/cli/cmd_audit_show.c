@@ -332,7 +332,7 @@ ag_cmd_audit_show(int argc, char **argv)
 	};
 	const char *config = AG_DEFAULT_CONFIG;
 	struct filter f;
-	char *file, **names;
+	char **owned, **names;
 	int ch, rc, n;
 
 	memset(&f, 0, sizeof(f));
@@ -397,9 +397,9 @@ ag_cmd_audit_show(int argc, char **argv)
 	}
 	argc -= optind;
 	argv += optind;
-	if (ag_auditfile_args(argc, argv, config, "audit show", &names, &n, &file) < 0)
+	if (ag_auditfile_args(argc, argv, config, "audit show", 1, &names, &n, &owned) < 0)
 		return 2;
 	rc = show(&f, names, n);
-	free(file);
+	ag_auditfile_free(owned);
 	return rc;
 }
