@@ -906,6 +906,10 @@ check_sandbox(struct doctor *d, const struct ag_config *cfg, const struct who *w
 	}
 	if (cfg->gw.sandbox == AG_SANDBOX_OFF) {
 		printf("      sandbox: off (gateway.sandbox), nothing below is enforced\n");
+		/* a refused wrapper is dead whatever the sandbox (set-ID
+		 * programs are not disarmed with it off) */
+		for (i = 0; i < cfg->nprofiles; i++)
+			(void)ag_setid_rules(cfg, &cfg->profiles[i], warn_setid, NULL);
 		return;
 	}
 	ns = userns_ok(w);
