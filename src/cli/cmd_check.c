@@ -20,6 +20,7 @@
 #include "common/lastgood.h"
 #include "common/err.h"
 #include "common/strbuf.h"
+#include "policy/grantable.h"
 #include "policy/setid.h"
 
 static void
@@ -88,6 +89,16 @@ load_with_fragment(const char *path, const char *file, const char *name, struct 
 	ag_strbuf_free(&sb);
 	close(fd);
 	return cfg;
+}
+
+static void
+warn_missing(const struct ag_pos *pos, const char *why, void *arg)
+{
+	if (pos != NULL)
+		fprintf(stderr, "agentgate: %s:%d:%d: warning: %s\n", pos->file != NULL ?
+		    pos->file : *(const char **)arg, pos->line, pos->col, why);
+	else
+		fprintf(stderr, "agentgate: %s: warning: %s\n", *(const char **)arg, why);
 }
 
 int
@@ -176,8 +187,10 @@ ag_cmd_check(int argc, char **argv)
 		return 1;
 	}
 	/* loads, but a rule allows what cannot work: said, not refused */
-	for (i = 0; i < cfg->nprofiles; i++)
+	for (i = 0; i < cfg->nprofiles; i++) {
 		(void)ag_setid_rules(cfg, &cfg->profiles[i], warn_setid, &path);
+		(void)ag_paths_missing(cfg, &cfg->profiles[i], warn_missing, &path);
+	}
 	/* a rotation's window that has closed: harmless, and the entry can go */
 	for (i = 0; i < cfg->nidentities; i++) {
 		const struct ag_identity *id = &cfg->identities[i];

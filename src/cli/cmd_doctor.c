@@ -40,6 +40,7 @@
 #include "common/http.h"
 #include "common/lastgood.h"
 #include "common/err.h"
+#include "policy/grantable.h"
 #include "policy/setid.h"
 #include "common/strbuf.h"
 #include "common/misc.h"
@@ -884,6 +885,13 @@ warn_setid(const struct ag_rule *r, const char *why, void *arg)
 	printf("WARN  %s allows %s, but %s\n", r->id, r->command, why);
 }
 
+static void
+warn_missing(const struct ag_pos *pos, const char *why, void *arg)
+{
+	(void)pos;
+	printf("WARN  profiles.%s.%s\n", (const char *)arg, why);
+}
+
 /*
  * What the sandbox guarantees for each profile on this kernel, and by what;
  * a guarantee a profile states and nothing here enforces is a failure
@@ -940,6 +948,7 @@ check_sandbox(struct doctor *d, const struct ag_config *cfg, const struct who *w
 		}
 		describe_network(p);
 		(void)ag_setid_rules(cfg, p, warn_setid, NULL);
+		(void)ag_paths_missing(cfg, p, warn_missing, (void *)p->name);
 	}
 }
 

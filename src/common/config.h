@@ -26,9 +26,14 @@
 #endif
 #define AG_DEFAULT_CONFIG AG_SYSCONFDIR "/agentgate/agentgate.yaml"
 
+struct ag_pos;
 struct ag_strlist {
 	char	**v;
 	size_t	  n;
+	/* where v[i] was written, for i < npos: the policy's lists have them,
+	 * a list built in code need not */
+	struct ag_pos	*pos;
+	size_t		 npos;
 };
 
 enum ag_sandbox_mode { AG_SANDBOX_REQUIRED = 0, AG_SANDBOX_BEST_EFFORT, AG_SANDBOX_OFF };
