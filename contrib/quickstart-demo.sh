@@ -12,7 +12,8 @@
 # Environment: AGENTGATE_BUILD (build directory, default <repo>/build),
 # DEMO_PORT (default 2222), DEMO_PROFILE (the profile the account "agent"
 # gets: readonly as in the example policy, or developer to build and test
-# in ~agent/work).  The demo account stays (userdel -r agent).
+# in ~agent/work).  The demo account stays (userdel agent && rm -rf /home/agent:
+# its home is root's, which userdel -r refuses).
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)

@@ -4,6 +4,7 @@
  */
 #include "agconfig.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include "cli/auditfile.h"
 #include "common/config.h"
 #include "common/err.h"
+#include "common/lastgood.h"
 #include "common/lazylib.h"
 
 /* ---- reading .gz and standard input through zlib ------------------------- */
@@ -209,18 +211,39 @@ out:
 	free(num);
 }
 
+/*
+ * The policy at config, or when it does not load the last one that did
+ * (lastgood.h), after a warning naming the error: the admin reads the
+ * audit most when the policy is broken, and the gateway writes the
+ * config_error records where the last good policy says.
+ */
+static struct ag_config *
+load_or_last_good(const char *config, const char *cmd)
+{
+	struct ag_config *cfg;
+	struct ag_err err, lerr;
+	char msg[AG_ERR_MSG_MAX + 300];
+
+	if ((cfg = ag_config_load(config, 0, &err)) != NULL)
+		return cfg;
+	if ((cfg = ag_lastgood_load(config, &lerr)) == NULL) {
+		ag_err_print(stderr, &err);
+		return NULL;
+	}
+	fprintf(stderr, "agentgate: %s: warning: the policy does not load (%s); using the "
+	    "last policy that loaded\n", cmd, ag_err_format(&err, msg, sizeof(msg)));
+	return cfg;
+}
+
 char *
 ag_auditfile_configured(const char *config, const char *cmd, enum ag_auditfile_what what)
 {
 	struct ag_config *cfg;
-	struct ag_err err;
 	const char *v;
 	char *file;
 
-	if ((cfg = ag_config_load(config, 0, &err)) == NULL) {
-		ag_err_print(stderr, &err);
+	if ((cfg = load_or_last_good(config, cmd)) == NULL)
 		return NULL;
-	}
 	v = what == AG_AUDITFILE_LOG ? cfg->gw.audit.file : cfg->gw.recordings;
 	if (v == NULL) {
 		fprintf(stderr, "agentgate: %s: %s %s\n", cmd, config, what == AG_AUDITFILE_LOG ?
@@ -235,11 +258,91 @@ ag_auditfile_configured(const char *config, const char *cmd, enum ag_auditfile_w
 	return file;
 }
 
-int
-ag_auditfile_args(int argc, char **argv, const char *config, const char *cmd, char ***names,
-    int *n, char **owned)
+void
+ag_auditfile_free(char **owned)
 {
-	int i, stdin_seen = 0;
+	size_t i;
+
+	if (owned == NULL)
+		return;
+	for (i = 0; owned[i] != NULL; i++)
+		free(owned[i]);
+	free(owned);
+}
+
+/* Add a copy of name to the NULL-terminated *v of *n names; -1 when out of memory. */
+static int
+push(char ***v, int *n, const char *name)
+{
+	char **nv;
+
+	if (*n >= 100000 || (nv = realloc(*v, ((size_t)*n + 2) * sizeof(*nv))) == NULL)
+		return -1;
+	*v = nv;
+	if ((nv[*n] = strdup(name)) == NULL)
+		return -1;
+	nv[++*n] = NULL;
+	return 0;
+}
+
+/*
+ * file and the rotated files beside it (file.N, file.N.gz), oldest first,
+ * as a NULL-terminated vector in *v; *n of them.  0, or -1 after saying
+ * why on stderr.
+ */
+static int
+series(const char *file, const char *cmd, char ***v, int *n)
+{
+	const char *slash = strrchr(file, '/'), *base = slash != NULL ? slash + 1 : file;
+	size_t dirlen = slash != NULL ? (size_t)(slash - file) : 0, blen = strlen(base), len;
+	char *dir, path[4096];
+	struct dirent *de;
+	DIR *d;
+
+	*v = NULL;
+	*n = 0;
+	if (slash == NULL)
+		dir = strdup(".");
+	else
+		dir = strndup(slash == file ? "/" : file, slash == file ? 1 : dirlen);
+	if (dir == NULL)
+		goto nomem;
+	/* a directory that cannot be listed: the file alone, whose open says why */
+	if ((d = opendir(dir)) != NULL) {
+		while ((de = readdir(d)) != NULL) {
+			if (strncmp(de->d_name, base, blen) != 0 || de->d_name[blen] != '.' ||
+			    rotation_number(de->d_name, &len) == 0 || len != blen)
+				continue;
+			if ((size_t)snprintf(path, sizeof(path), "%.*s/%s", (int)dirlen, file,
+			    de->d_name) >= sizeof(path))
+				continue;
+			if (push(v, n, slash != NULL ? path : de->d_name) < 0) {
+				closedir(d);
+				goto nomem;
+			}
+		}
+		closedir(d);
+	}
+	free(dir);
+	dir = NULL;
+	if (push(v, n, file) < 0)
+		goto nomem;
+	ag_auditfile_order(*v, *n);
+	return 0;
+nomem:
+	free(dir);
+	fprintf(stderr, "agentgate: %s: %s\n", cmd, strerror(ENOMEM));
+	ag_auditfile_free(*v);
+	*v = NULL;
+	return -1;
+}
+
+int
+ag_auditfile_args(int argc, char **argv, const char *config, const char *cmd, int rotated,
+    char ***names, int *n, char ***owned)
+{
+	char *file;
+	int i, stdin_seen = 0, rc;
 
 	*owned = NULL;
 	for (i = 0; i < argc; i++)
@@ -248,10 +351,17 @@ ag_auditfile_args(int argc, char **argv, const char *config, const char *cmd, ch
 			return -1;
 		}
 	if (argc == 0) {
-		if ((*owned = ag_auditfile_configured(config, cmd, AG_AUDITFILE_LOG)) == NULL)
+		if ((file = ag_auditfile_configured(config, cmd, AG_AUDITFILE_LOG)) == NULL)
 			return -1;
-		*names = owned;
-		*n = 1;
+		*n = 0;
+		if (rotated)
+			rc = series(file, cmd, owned, n);
+		else if ((rc = push(owned, n, file)) < 0)
+			fprintf(stderr, "agentgate: %s: %s\n", cmd, strerror(ENOMEM));
+		free(file);
+		if (rc < 0)
+			return -1;
+		*names = *owned;
 		return 0;
 	}
 	ag_auditfile_order(argv, argc);

@@ -29,17 +29,24 @@ enum ag_auditfile_what {
 
 /*
  * What the policy config names, malloc'd; NULL after saying why on stderr,
- * as "agentgate: CMD: ...".
+ * as "agentgate: CMD: ...".  When config does not load, what the last
+ * policy that loaded names (lastgood.h), after a one-line warning.
  */
 char	*ag_auditfile_configured(const char *config, const char *cmd,
 	    enum ag_auditfile_what what);
 
 /*
  * The files CMD reads: argv (standard input at most once, a series put in
- * order), or without any the policy's audit file, which *owned then holds
- * (the caller frees it; NULL otherwise).  0, or -1 after saying why.
+ * order), or without any the policy's audit file (with rotated, also the
+ * files logrotate made of it beside it, FILE.N[.gz], oldest first), which
+ * *owned then holds (free with ag_auditfile_free; NULL otherwise).  When
+ * the policy does not load, the last one that did (lastgood.h) names the
+ * file, after a warning.  0, or -1 after saying why.
  */
 int	 ag_auditfile_args(int argc, char **argv, const char *config, const char *cmd,
-	    char ***names, int *n, char **owned);
+	    int rotated, char ***names, int *n, char ***owned);
+
+/* Frees a NULL-terminated vector of names; NULL is a no-op. */
+void	 ag_auditfile_free(char **owned);
 
 #endif

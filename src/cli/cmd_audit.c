@@ -130,7 +130,7 @@ ag_cmd_audit(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *config = AG_DEFAULT_CONFIG;
-	char *file, **names;
+	char **owned, **names;
 	int ch, rc, from_start = 0, n;
 
 	if (argc == 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
@@ -170,9 +170,9 @@ ag_cmd_audit(int argc, char **argv)
 	}
 	argc -= optind;
 	argv += optind;
-	if (ag_auditfile_args(argc, argv, config, "audit verify", &names, &n, &file) < 0)
+	if (ag_auditfile_args(argc, argv, config, "audit verify", 0, &names, &n, &owned) < 0)
 		return 2;
 	rc = verify(names, n, from_start);
-	free(file);
+	ag_auditfile_free(owned);
 	return rc;
 }

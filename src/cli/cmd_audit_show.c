@@ -48,7 +48,8 @@ usage(FILE *fp)
 	    "  -f, --config FILE      the policy (default %s)\n"
 	    "  -i, --identity NAME    records of this identity\n"
 	    "  -u, --user ACCOUNT     records of this account\n"
-	    "  -S, --session PREFIX   records of the session whose id starts so\n"
+	    "  -S, --session PREFIX   records of the session whose id starts so, and\n"
+	    "                         the session_terminate that ended it\n"
 	    "  -s, --since WHEN       records at WHEN or later\n"
 	    "  -U, --until WHEN       records before WHEN\n"
 	    "  -d, --decision WHAT    allow, deny, ask-allow or ask-deny\n"
@@ -164,6 +165,27 @@ same(const char *want, const char *have)
 }
 
 static int
+prefixed(const struct filter *f, const char *id)
+{
+	return id != NULL && strncasecmp(id, f->session, f->session_len) == 0;
+}
+
+/*
+ * A record of the session f picks: its own (session), or the admin's
+ * session_terminate that ended it, which has the admin's own session id and
+ * the one it ended as its request (the session's own session_revoked, when
+ * it saw the end, is its own record).
+ */
+static int
+of_session(const struct filter *f, json_object *o, const char *s)
+{
+	const char *ev = str(o, "event");
+
+	return prefixed(f, s) || (ev != NULL && strcmp(ev, "session_terminate") == 0 &&
+	    prefixed(f, str(o, "request")));
+}
+
+static int
 matches(const struct filter *f, json_object *o)
 {
 	const char *s = str(o, "session"), *ts = str(o, "ts");
@@ -172,7 +194,7 @@ matches(const struct filter *f, json_object *o)
 	if (!same(f->identity, str(o, "identity")) || !same(f->user, str(o, "user")) ||
 	    !same(f->decision, str(o, "decision")) || !same(f->event, str(o, "event")))
 		return 0;
-	if (f->session != NULL && (s == NULL || strncasecmp(s, f->session, f->session_len) != 0))
+	if (f->session != NULL && !of_session(f, o, s))
 		return 0;
 	if (f->since >= 0 || f->until >= 0) {
 		if (ts == NULL || (t = iso_ms(ts)) < 0)
@@ -332,7 +354,7 @@ ag_cmd_audit_show(int argc, char **argv)
 	};
 	const char *config = AG_DEFAULT_CONFIG;
 	struct filter f;
-	char *file, **names;
+	char **owned, **names;
 	int ch, rc, n;
 
 	memset(&f, 0, sizeof(f));
@@ -397,9 +419,9 @@ ag_cmd_audit_show(int argc, char **argv)
 	}
 	argc -= optind;
 	argv += optind;
-	if (ag_auditfile_args(argc, argv, config, "audit show", &names, &n, &file) < 0)
+	if (ag_auditfile_args(argc, argv, config, "audit show", 1, &names, &n, &owned) < 0)
 		return 2;
 	rc = show(&f, names, n);
-	free(file);
+	ag_auditfile_free(owned);
 	return rc;
 }

@@ -7,6 +7,7 @@
 #include "agconfig.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <grp.h>
 #include <pwd.h>
@@ -14,19 +15,22 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli/commands.h"
 #include "common/account.h"
 #include "common/config.h"
 #include "common/lastgood.h"
 #include "common/err.h"
+#include "common/strbuf.h"
+#include "policy/grantable.h"
 #include "policy/setid.h"
 
 static void
 check_usage(FILE *fp)
 {
 	fprintf(fp,
-	    "Usage: agentgate check [--config FILE] [-q]\n"
+	    "Usage: agentgate check [--config FILE] [--fragment FILE [--as NAME]] [-q]\n"
 	    "\n"
 	    "Validate the policy file and the fragments of the agentgate.d directory\n"
 	    "beside it: YAML syntax, every key and value, profile references, and the\n"
@@ -36,6 +40,11 @@ check_usage(FILE *fp)
 	    "FILE:LINE:COL: message and exits 1.\n"
 	    "\n"
 	    "  -f, --config FILE  policy file (default %s)\n"
+	    "  -F, --fragment FILE  validate the policy as it would be with FILE\n"
+	    "                     installed as agentgate.d/NAME (replacing a fragment\n"
+	    "                     of that name); errors name FILE (for config\n"
+	    "                     management's validate hook)\n"
+	    "  -a, --as NAME      the fragment's name (default: FILE's base name)\n"
 	    "  -q, --quiet        print nothing when the file is valid\n"
 	    "  -h, --help         show this help and exit\n"
 	    "\n"
@@ -67,16 +76,63 @@ warn_setid(const struct ag_rule *r, const char *why, void *arg)
 	    r->id, r->command, why);
 }
 
+/*
+ * The policy at path with file as the fragment agentgate.d/name: what the
+ * gateway would load once config management installed it.
+ */
+static struct ag_config *
+load_with_fragment(const char *path, const char *file, const char *name, struct ag_err *err)
+{
+	struct ag_config *cfg = NULL;
+	struct ag_strbuf sb;
+	struct stat st;
+	int fd;
+
+	ag_err_clear(err);
+	if ((fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)) < 0) {
+		ag_err_set(err, "%s: %s", file, strerror(errno));
+		return NULL;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		ag_err_set(err, "%s: %s", file, errno != 0 ? strerror(errno) :
+		    "not a regular file");
+		close(fd);
+		return NULL;
+	}
+	/* one byte past the loader's bound, so that it says the file is too large */
+	ag_strbuf_init(&sb, AG_CONFIG_MAX_BYTES + 1);
+	if (ag_strbuf_read_fd(&sb, fd) < 0 && errno != E2BIG)
+		ag_err_set(err, "%s: %s", file, strerror(errno));
+	else
+		cfg = ag_config_load_fragment(path, name, file, sb.data != NULL ? sb.data : "",
+		    sb.len, err);
+	ag_strbuf_free(&sb);
+	close(fd);
+	return cfg;
+}
+
+static void
+warn_missing(const struct ag_pos *pos, const char *why, void *arg)
+{
+	if (pos != NULL)
+		fprintf(stderr, "agentgate: %s:%d:%d: warning: %s\n", pos->file != NULL ?
+		    pos->file : *(const char **)arg, pos->line, pos->col, why);
+	else
+		fprintf(stderr, "agentgate: %s: warning: %s\n", *(const char **)arg, why);
+}
+
 int
 ag_cmd_check(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "config", required_argument, NULL, 'f' },
+		{ "fragment", required_argument, NULL, 'F' },
+		{ "as", required_argument, NULL, 'a' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	const char *path = AG_DEFAULT_CONFIG;
+	const char *path = AG_DEFAULT_CONFIG, *fragment = NULL, *as = NULL;
 	struct ag_config *cfg;
 	struct ag_err err;
 	size_t i;
@@ -85,10 +141,16 @@ ag_cmd_check(int argc, char **argv)
 	/* Our own messages: getopt's would name "check" as the program. */
 	optind = 1;
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":f:qh", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, ":f:F:a:qh", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'f':
 			path = optarg;
+			break;
+		case 'F':
+			fragment = optarg;
+			break;
+		case 'a':
+			as = optarg;
 			break;
 		case 'q':
 			quiet = 1;
@@ -112,7 +174,17 @@ ag_cmd_check(int argc, char **argv)
 		    "(use --config FILE)\n", argv[optind]);
 		return 2;
 	}
-	cfg = ag_config_load(path, 0, &err);
+	if (as != NULL && fragment == NULL) {
+		fprintf(stderr, "agentgate: check: --as names the fragment given with "
+		    "--fragment FILE\n");
+		return 2;
+	}
+	if (fragment != NULL && as == NULL)
+		as = strrchr(fragment, '/') != NULL ? strrchr(fragment, '/') + 1 : fragment;
+	if (fragment != NULL)
+		cfg = load_with_fragment(path, fragment, as, &err);
+	else
+		cfg = ag_config_load(path, 0, &err);
 	if (cfg == NULL) {
 		ag_err_print(stderr, &err);
 		return 1;
@@ -135,8 +207,10 @@ ag_cmd_check(int argc, char **argv)
 		return 1;
 	}
 	/* loads, but a rule allows what cannot work: said, not refused */
-	for (i = 0; i < cfg->nprofiles; i++)
+	for (i = 0; i < cfg->nprofiles; i++) {
 		(void)ag_setid_rules(cfg, &cfg->profiles[i], warn_setid, &path);
+		(void)ag_paths_missing(cfg, &cfg->profiles[i], warn_missing, &path);
+	}
 	/* a rotation's window that has closed: harmless, and the entry can go */
 	for (i = 0; i < cfg->nidentities; i++) {
 		const struct ag_identity *id = &cfg->identities[i];
@@ -164,16 +238,18 @@ ag_cmd_check(int argc, char **argv)
 	for (i = 0; i < cfg->nidentities; i++)
 		warn_no_account(&cfg->identities[i], path);
 	/* as root: where a policy broken later still has its config_error
-	 * recorded (lastgood.h) */
-	if (ag_lastgood_save(path, &err) < 0)
+	 * recorded (lastgood.h); not a candidate that is not installed */
+	if (fragment == NULL && ag_lastgood_save(path, &err) < 0)
 		fprintf(stderr, "agentgate: check: not kept as the last good policy: %s\n",
 		    err.msg);
 	if (!quiet)
 		printf("OK: %zu profiles, %zu identities", cfg->nprofiles, cfg->nidentities);
 	if (!quiet && cfg->nupstreams > 0)
 		printf(", %zu upstream%s", cfg->nupstreams, cfg->nupstreams == 1 ? "" : "s");
-	if (!quiet && cfg->has_fragdir)
+	if (!quiet && (cfg->has_fragdir || fragment != NULL))
 		printf(", %zu fragment%s", cfg->files.n - 1, cfg->files.n == 2 ? "" : "s");
+	if (!quiet && fragment != NULL)
+		printf(" (with %s as %s/%s)", fragment, AG_CONFIG_FRAGDIR, as);
 	if (!quiet)
 		printf("\n");
 	ag_config_free(cfg);

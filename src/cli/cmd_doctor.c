@@ -41,6 +41,7 @@
 #include "common/http.h"
 #include "common/lastgood.h"
 #include "common/err.h"
+#include "policy/grantable.h"
 #include "policy/setid.h"
 #include "common/strbuf.h"
 #include "common/misc.h"
@@ -963,6 +964,13 @@ warn_setid(const struct ag_rule *r, const char *why, void *arg)
 	printf("WARN  %s allows %s, but %s\n", r->id, r->command, why);
 }
 
+static void
+warn_missing(const struct ag_pos *pos, const char *why, void *arg)
+{
+	(void)pos;
+	printf("WARN  profiles.%s.%s\n", (const char *)arg, why);
+}
+
 /*
  * What the sandbox guarantees for each profile on this kernel, and by what;
  * a guarantee a profile states and nothing here enforces is a failure
@@ -985,6 +993,10 @@ check_sandbox(struct doctor *d, const struct ag_config *cfg, const struct who *w
 	}
 	if (cfg->gw.sandbox == AG_SANDBOX_OFF) {
 		printf("      sandbox: off (gateway.sandbox), nothing below is enforced\n");
+		/* a refused wrapper is dead whatever the sandbox (set-ID
+		 * programs are not disarmed with it off) */
+		for (i = 0; i < cfg->nprofiles; i++)
+			(void)ag_setid_rules(cfg, &cfg->profiles[i], warn_setid, NULL);
 		return;
 	}
 	ns = userns_ok(w);
@@ -1015,6 +1027,7 @@ check_sandbox(struct doctor *d, const struct ag_config *cfg, const struct who *w
 		}
 		describe_network(p);
 		(void)ag_setid_rules(cfg, p, warn_setid, NULL);
+		(void)ag_paths_missing(cfg, p, warn_missing, (void *)p->name);
 	}
 }
 

@@ -115,22 +115,6 @@ print_lines(const char *name, const char *new_hash, const char *old_hash, time_t
 		printf("  previous_token: { hash: \"%s\", until: \"%s\" }\n", old_hash, when);
 }
 
-/* The file's whole text (bounded), from an open descriptor. */
-static int
-read_all(int fd, struct ag_strbuf *sb)
-{
-	char buf[16384];
-	ssize_t n;
-
-	while ((n = read(fd, buf, sizeof(buf))) != 0) {
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 || ag_strbuf_append(sb, buf, (size_t)n) < 0)
-			return -1;
-	}
-	return 0;
-}
-
 /*
  * Install text as file, a file of the policy at main: locked as agentgate
  * edit locks it, checked unchanged since it was read (st), written beside
@@ -252,7 +236,7 @@ rotate(const char *path, const char *name, long overlap, int print_only)
 		    "lock on it)", file);
 		goto by_hand;
 	}
-	if (read_all(fd, &sb) < 0) {
+	if (ag_strbuf_read_fd(&sb, fd) < 0) {
 		ag_err_set(&err, "%s: cannot read: %s", file, strerror(errno));
 		goto by_hand;
 	}

@@ -2707,6 +2707,30 @@ out:
 	return rc;
 }
 
+/* name among names (sorted), added in its place when it is not there. */
+static int
+add_candidate(struct ag_strlist *names, const char *name, const char *dir,
+    struct ag_err *err)
+{
+	char **nv;
+	size_t i;
+
+	for (i = 0; i < names->n; i++)
+		if (strcmp(names->v[i], name) == 0)
+			return 0;
+	if (names->n == AG_CONFIG_MAX_FRAGMENTS)
+		return ag_err_at(err, dir, 0, 0, "more than %d fragments",
+		    AG_CONFIG_MAX_FRAGMENTS);
+	if ((nv = reallocarray(names->v, names->n + 2, sizeof(*nv))) == NULL)
+		return ag_err_at(err, dir, 0, 0, "out of memory");
+	names->v = nv;
+	if ((nv[names->n] = strdup(name)) == NULL)
+		return ag_err_at(err, dir, 0, 0, "out of memory");
+	nv[++names->n] = NULL;
+	qsort(names->v, names->n, sizeof(*names->v), name_cmp);
+	return 0;
+}
+
 /* Read and add each fragment of the policy file path's agentgate.d. */
 static int
 add_fragments(struct ctx *c, const char *path)
@@ -2725,11 +2749,19 @@ add_fragments(struct ctx *c, const char *path)
 		return ag_err_at(c->err, path, 0, 0, "path too long");
 	if (fragment_list(dir, c->flags, &names, &c->cfg->has_fragdir, c->err) == -1)
 		goto out;
+	/* a candidate fragment not installed yet takes its place in the order */
+	if (c->subst_frag != NULL && add_candidate(&names, c->subst_frag, dir, c->err) < 0)
+		goto out;
 	for (i = 0; i < names.n; i++) {
 		n = snprintf(f, sizeof(f), "%s/%s", dir, names.v[i]);
 		if (n < 0 || (size_t)n >= sizeof(f)) {
 			ag_err_at(c->err, dir, 0, 0, "path too long");
 			goto out;
+		}
+		if (c->subst_frag != NULL && strcmp(names.v[i], c->subst_frag) == 0) {
+			if (cfg_add(c, c->subst_buf, c->subst_len, c->subst_shown, 1) == -1)
+				goto out;
+			continue;
 		}
 		ag_strbuf_init(&sb, AG_CONFIG_MAX_BYTES);
 		if (read_file(f, c->flags, &sb, NULL, c->err) == -1 ||
@@ -2749,25 +2781,38 @@ out:
 
 /* ag_config_load(), leaving what it read of path in *sb (the caller's to
  * free) and the file's stat in *stp. */
+struct subst {
+	const char	*name;		/* a file whose text is buf (replacing) */
+	const char	*frag, *shown;	/* a candidate fragment (load_fragment) */
+	const char	*buf;
+	size_t		 len;
+};
+
 static struct ag_config *
 load(const char *path, unsigned flags, struct ag_strbuf *sb_out, struct stat *stp,
-    const char *subst_name, const char *subst_buf, size_t subst_len, struct ag_err *err)
+    const struct subst *subst, struct ag_err *err)
 {
+	static const struct subst none;
 	struct ag_config *cfg = NULL;
 	struct ag_strbuf sb;
 	struct stat st;
 	struct ctx c;
-	int main_subst = subst_name != NULL && strcmp(subst_name, path) == 0;
+	int main_subst;
 
+	if (subst == NULL)
+		subst = &none;
+	main_subst = subst->name != NULL && strcmp(subst->name, path) == 0;
 	ag_err_clear(err);
 	ag_strbuf_init(&sb, AG_CONFIG_MAX_BYTES);
 	if (read_file(path, flags, &sb, &st, err) == 0 &&
 	    cfg_new(&c, path, flags, err) != NULL) {
-		c.subst_name = subst_name;
-		c.subst_buf = subst_buf;
-		c.subst_len = subst_len;
-		cfg = cfg_done(&c, cfg_add(&c, main_subst ? subst_buf : sb.data,
-		    main_subst ? subst_len : sb.len, path, 0) == 0 &&
+		c.subst_name = subst->name;
+		c.subst_frag = subst->frag;
+		c.subst_shown = subst->shown;
+		c.subst_buf = subst->buf;
+		c.subst_len = subst->len;
+		cfg = cfg_done(&c, cfg_add(&c, main_subst ? subst->buf : sb.data,
+		    main_subst ? subst->len : sb.len, path, 0) == 0 &&
 		    ((flags & AG_CONFIG_GATEWAY_ONLY) || add_fragments(&c, path) == 0) &&
 		    cfg_finish(&c) == 0);
 	}
@@ -2783,21 +2828,37 @@ load(const char *path, unsigned flags, struct ag_strbuf *sb_out, struct stat *st
 struct ag_config *
 ag_config_load(const char *path, unsigned flags, struct ag_err *err)
 {
-	return load(path, flags, NULL, NULL, NULL, NULL, 0, err);
+	return load(path, flags, NULL, NULL, NULL, err);
 }
 
 struct ag_config *
 ag_config_load_replacing(const char *path, const char *file, const char *buf, size_t len,
     struct ag_err *err)
 {
-	return load(path, 0, NULL, NULL, file, buf, len, err);
+	struct subst s = { .name = file, .buf = buf, .len = len };
+
+	return load(path, 0, NULL, NULL, &s, err);
+}
+
+struct ag_config *
+ag_config_load_fragment(const char *path, const char *name, const char *shown,
+    const char *buf, size_t len, struct ag_err *err)
+{
+	struct subst s = { .frag = name, .shown = shown, .buf = buf, .len = len };
+
+	ag_err_clear(err);
+	if (strchr(name, '/') != NULL || !fragment_name_ok(name))
+		return ag_err_set(err, "'%s' is not a name the loader reads in %s: a "
+		    "fragment's name ends in .yaml and does not start with '.'", name,
+		    AG_CONFIG_FRAGDIR), NULL;
+	return load(path, 0, NULL, NULL, &s, err);
 }
 
 struct ag_config *
 ag_config_load_text(const char *path, struct ag_strbuf *text, struct stat *st,
     struct ag_err *err)
 {
-	return load(path, 0, text, st, NULL, NULL, 0, err);
+	return load(path, 0, text, st, NULL, err);
 }
 
 /* ------------------------------------------------------------------ */

@@ -26,9 +26,14 @@
 #endif
 #define AG_DEFAULT_CONFIG AG_SYSCONFDIR "/agentgate/agentgate.yaml"
 
+struct ag_pos;
 struct ag_strlist {
 	char	**v;
 	size_t	  n;
+	/* where v[i] was written, for i < npos: the policy's lists have them,
+	 * a list built in code need not */
+	struct ag_pos	*pos;
+	size_t		 npos;
 };
 
 enum ag_sandbox_mode { AG_SANDBOX_REQUIRED = 0, AG_SANDBOX_BEST_EFFORT, AG_SANDBOX_OFF };
@@ -427,6 +432,16 @@ struct ag_config *ag_config_load_text(const char *path, struct ag_strbuf *text,
  */
 struct ag_config *ag_config_load_replacing(const char *path, const char *file,
     const char *buf, size_t len, struct ag_err *err);
+/*
+ * ag_config_load(path) as it would load with buf installed as the
+ * fragment agentgate.d/name, in place of one of that name or added to
+ * them: the installed one (if any) is not read, buf's messages name shown
+ * (the candidate's own file), and the candidate's ownership and mode are
+ * not judged (it is not installed yet).  A name the loader would not read
+ * as a fragment is an error.  For `agentgate check --fragment`.
+ */
+struct ag_config *ag_config_load_fragment(const char *path, const char *name,
+    const char *shown, const char *buf, size_t len, struct ag_err *err);
 /* Parse a buffer; name is used in messages.  No permission checks, no
  * fragments. */
 struct ag_config *ag_config_parse(const char *buf, size_t len, const char *name,

@@ -50,8 +50,10 @@ struct ctx {
 	struct pref	*refs;
 	size_t		 nrefs, caprefs;
 	char		 qbuf[4][320];	/* rotating buffers for cf_quote(), cf_pos_text() */
-	/* ag_config_load_replacing: this file's text in place of its own */
-	const char	*subst_name, *subst_buf;
+	/* ag_config_load_replacing: this file's text in place of its own;
+	 * ag_config_load_fragment: the fragment of this name (subst_frag)
+	 * not read from disk but taken from subst_buf, named subst_shown */
+	const char	*subst_name, *subst_buf, *subst_frag, *subst_shown;
 	size_t		 subst_len;
 	unsigned	 qi;
 };

@@ -940,7 +940,8 @@ cf_get_strlist(struct ctx *c, const struct ynode *v, const char *key,
 	if (v->n == 0 && !allow_empty)
 		return cf_err_node(c, v, "'%s' is an empty list: name at least one "
 		    "entry or remove the key", key);
-	if ((out->v = calloc(v->n + 1, sizeof(char *))) == NULL)
+	if ((out->v = calloc(v->n + 1, sizeof(char *))) == NULL ||
+	    (v->n > 0 && (out->pos = calloc(v->n, sizeof(*out->pos))) == NULL))
 		return cf_oom(c, v);
 	for (i = 0; i < v->n; i++) {
 		const struct ynode *it = v->kid[i];
@@ -954,7 +955,8 @@ cf_get_strlist(struct ctx *c, const struct ynode *v, const char *key,
 			return -1;
 		if ((out->v[out->n] = strdup(it->s)) == NULL)
 			return cf_oom(c, it);
-		out->n++;
+		cf_pos(c, &out->pos[out->n], it);
+		out->npos = ++out->n;
 	}
 	return 0;
 }
@@ -967,8 +969,10 @@ cf_strlist_free(struct ag_strlist *l)
 	for (i = 0; i < l->n; i++)
 		free(l->v[i]);
 	free(l->v);
+	free(l->pos);
 	l->v = NULL;
-	l->n = 0;
+	l->pos = NULL;
+	l->n = l->npos = 0;
 }
 
 int

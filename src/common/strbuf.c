@@ -1,10 +1,12 @@
 /* strbuf.c - see strbuf.h */
 #include "agconfig.h"
 
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/strbuf.h"
 
@@ -111,4 +113,23 @@ ag_strbuf_free(struct ag_strbuf *sb)
 	free(sb->data);
 	sb->data = NULL;
 	sb->len = sb->cap = 0;
+}
+
+int
+ag_strbuf_read_fd(struct ag_strbuf *sb, int fd)
+{
+	char buf[16384];
+	ssize_t n;
+
+	while ((n = read(fd, buf, sizeof(buf))) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		if (ag_strbuf_append(sb, buf, (size_t)n) < 0) {
+			errno = sb->len + (size_t)n > sb->limit ? E2BIG : ENOMEM;
+			return -1;
+		}
+	}
+	return 0;
 }

@@ -33,5 +33,7 @@ void	ag_strbuf_reset(struct ag_strbuf *sb);	/* len = 0, keeps memory */
 /* Hand the data to the caller (who frees it); the buffer is emptied. */
 char	*ag_strbuf_detach(struct ag_strbuf *sb, size_t *lenp);
 void	ag_strbuf_free(struct ag_strbuf *sb);
+/* Append all that fd holds up to its end: 0, or -1 (errno; E2BIG past the limit). */
+int	ag_strbuf_read_fd(struct ag_strbuf *sb, int fd);
 
 #endif

@@ -213,7 +213,7 @@ no_rule(struct ag_walker *w, const struct ag_prog *p, const char *name, const ch
 
 		snprintf(rule, sizeof(rule), "wrapper:%s", base);
 		ag_walk_refuse(w, AG_DENY, rule,
-		    "'%s' runs other programs with other rights or outside the gateway's view; not allowed in profile '%s'",
+		    "'%s' runs other programs with other rights or outside the gateway's view; the gateway refuses it in every profile, '%s' too, even where allow lists it",
 		    base, w->prof->name ? w->prof->name : "?");
 		return;
 	}

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "exec/session.h"
+#include "policy/prog.h"
 #include "policy/setid.h"
 
 /* name in the session's default PATH, as the runner finds it */
@@ -54,6 +55,24 @@ ag_setid_disarmed(const struct ag_config *cfg, const char *name, const char *pat
 	return 1;
 }
 
+int
+ag_setid_refused_wrapper(const char *name, char *why, size_t whylen)
+{
+	const struct ag_prog *prog;
+	const char *base;
+
+	if (name == NULL || *name == '\0' || strcmp(name, "*") == 0)
+		return 0;
+	base = strrchr(name, '/') != NULL ? strrchr(name, '/') + 1 : name;
+	if ((prog = ag_prog_lookup(base)) == NULL || !(prog->flags & AG_PROG_WRAPPER_RISKY))
+		return 0;
+	snprintf(why, whylen, "'%s' runs other programs with other rights or outside the "
+	    "gateway's view, so the gateway refuses it in every profile (rule wrapper:%s): "
+	    "this rule never matches; allow the programs it would run instead, or give a "
+	    "privileged step to root (agentgate(8), DEPLOYING WITH PRIVILEGES)", base, base);
+	return 1;
+}
+
 size_t
 ag_setid_rules(const struct ag_config *cfg, const struct ag_profile *p,
     void (*fn)(const struct ag_rule *, const char *why, void *), void *arg)
@@ -62,7 +81,8 @@ ag_setid_rules(const struct ag_config *cfg, const struct ag_profile *p,
 	size_t i, n = 0;
 
 	for (i = 0; i < p->nallow; i++)
-		if (ag_setid_disarmed(cfg, p->allow[i].command, NULL, why, sizeof(why))) {
+		if (ag_setid_refused_wrapper(p->allow[i].command, why, sizeof(why)) ||
+		    ag_setid_disarmed(cfg, p->allow[i].command, NULL, why, sizeof(why))) {
 			fn(&p->allow[i], why, arg);
 			n++;
 		}

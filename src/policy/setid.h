@@ -3,7 +3,9 @@
  * grants.  Under the kernel sandbox every command runs with no_new_privs:
  * a set-user-ID or set-group-ID program (sudo, su, passwd, crontab)
  * starts without its privilege and fails however the rules allow it.
- * `check`, `explain` and `doctor` say so before an agent finds out.
+ * Nor does a wrapper the gateway always refuses (sudo, su, pkexec) run
+ * however an allow rule names it.  `check`, `explain` and `doctor` say so
+ * before an agent finds out.
  */
 #ifndef AG_SETID_H
 #define AG_SETID_H
@@ -21,8 +23,16 @@
 int	ag_setid_disarmed(const struct ag_config *cfg, const char *name, const char *path,
 	    char *why, size_t whylen);
 
-/* Each allow rule of p naming such a program, to fn with the why text;
- * the count. */
+/*
+ * 1 when name (a program's name or path) is a wrapper the gateway refuses
+ * whatever the rules say (sudo, su, doas, pkexec, ...: AG_PROG_WRAPPER_RISKY
+ * in policy/progs), so that an allow rule naming it is dead; then why says
+ * so.  0 otherwise.
+ */
+int	ag_setid_refused_wrapper(const char *name, char *why, size_t whylen);
+
+/* Each allow rule of p naming a refused wrapper or a disarmed set-ID
+ * program, to fn with the why text; the count. */
 size_t	ag_setid_rules(const struct ag_config *cfg, const struct ag_profile *p,
 	    void (*fn)(const struct ag_rule *, const char *why, void *), void *arg);
 

@@ -137,6 +137,12 @@ ag_ok "termination_audited_with_who_and_which" ag_audit_query \
     "any(x['event'] == 'session_terminate' and x.get('identity') == 'alice' and (x.get('request') or '').startswith('$sid') and 'agentgate terminate' in x.get('reason', '') for x in r)"
 ag_ok "the_session_recorded_its_end" ag_audit_query \
     "any(x['event'] == 'session_end' and x['session'].startswith('$sid') for x in r)"
+# audit show --session shows why it ended: the admin's session_terminate,
+# which has the admin's own session id and this one as its request
+out=$("$AG_DIR/agentgate" audit show --session "$sid" "$AG_AUDIT" 2>&1)
+ag_like "$out" "session_terminate +deny +ended by [a-z]+ with agentgate terminate" \
+    "audit_show_session_includes_the_termination_that_ended_it" "$out"
+ag_like "$out" "session_end" "audit_show_session_includes_its_end" "$out"
 # (other tests' sessions may be live on the machine: only this account's count)
 ag_is "$("$AG_DIR/agentgate" sessions | awk -v u="$AG_USER" '$3 == u' | wc -l)" 0 \
     "terminated_session_no_longer_listed" "$("$AG_DIR/agentgate" sessions)"

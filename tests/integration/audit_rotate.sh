@@ -102,6 +102,15 @@ ag_is "$rc" 0 "- takes its place in a series" "$out"
 out=$(verify --config "$AG_DIR/policy.yaml"); rc=$?
 ag_is "$rc" 0 "without FILE, the policy's audit file is verified" "$out"
 ag_like "$out" "^$AG_AUDIT: [0-9]+ records, the chain is intact; it starts mid-chain" "named as the policy names it"
+# audit show, without FILE, reads the series (like journalctl), oldest first
+out=$("$AGENTGATE" audit show --config "$AG_DIR/policy.yaml" --json 2>&1); rc=$?
+ag_is "$rc" 0 "without FILE, audit show reads the policy's file" "$out"
+ag_is "$(printf '%s\n' "$out" | wc -l)" "$N" "and the files logrotate made of it: every record"
+ag_is "$(printf '%s\n' "$out" | head -n 1)" "$(zcat "$AG_AUDIT.2.gz" | head -n 1)" \
+    "the oldest file's records first"
+ag_is "$(printf '%s\n' "$out" | tail -n 1)" "$(tail -n 1 "$AG_AUDIT")" "the newest file's last"
+out=$("$AGENTGATE" audit show --config "$AG_DIR/policy.yaml" --since 1h 2>&1)
+ag_like "$out" "echo one" "--since reaches back into the rotated files"
 sed '/^  audit:/,/^    required:/d' "$AG_DIR/policy.yaml" > "$AG_DIR/nofile.yaml"
 chmod 0644 "$AG_DIR/nofile.yaml"
 out=$(verify --config "$AG_DIR/nofile.yaml"); rc=$?

@@ -123,6 +123,19 @@ sed -i "s|^account required $AG_DIR/sshd-pam/pam_agentgate.so .*|account  requir
 out=$("$AG_DIR/agentgate" audit verify "$AG_AUDIT" 2>&1)
 ag_is "$?" 0 "the_chain_verifies_with_the_config_error_records" "$out"
 
+# the admin's audit tools, without FILE, read the file the last good
+# policy names, after a warning naming the error
+out=$("$AG_DIR/agentgate" audit verify --config "$DEFAULT" 2>&1)
+ag_is "$?" 0 "audit_verify_of_a_broken_policy_reads_the_last_good_ones_file" "$out"
+ag_like "$out" "^agentgate: audit verify: warning: the policy does not load \\(.*profilez.*\\); using the last policy that loaded$" \
+    "audit_verify_warns_in_one_line_naming_the_error" "$out"
+ag_like "$out" "^$AG_AUDIT: [0-9]+ records, the chain is intact" "audit_verify_verifies_that_file" "$out"
+out=$("$AG_DIR/agentgate" audit show --config "$DEFAULT" --event config_error 2>/dev/null)
+ag_is "$?" 0 "audit_show_of_a_broken_policy_reads_the_last_good_ones_file" "$out"
+ag_is "$(printf '%s\n' "$out" | wc -l)" "$(n_errors)" "audit_show_shows_the_config_error_records" "$out"
+err=$("$AG_DIR/agentgate" audit show --config "$DEFAULT" 2>&1 >/dev/null)
+ag_is "$(printf '%s\n' "$err" | wc -l)" 1 "audit_show_warns_in_one_line" "$err"
+
 out=$("$AG_DIR/agentgate" doctor --user "$AG_USER" --config "$DEFAULT" --sshd "$SSHD" \
     --sshd-config "$AG_DIR/sshd_config" 2>&1)
 ag_unlike "$out" 'sandbox: off' "doctor_does_not_say_the_sandbox_is_off" "$out"

@@ -3,7 +3,8 @@
 # no_new_privs sudo, su and passwd run without their privilege, so the
 # deploy through sudo an admin wrote cannot work.  check, explain and doctor
 # say so beforehand; the program really does fail in the session; with the
-# sandbox off nothing is said and it works.
+# sandbox off nothing is said and it works.  A wrapper the gateway refuses
+# in every profile (sudo, pkexec) named in allow is said to be dead.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 ag_setup
 ag_need_sandbox_lib
@@ -39,4 +40,20 @@ out=$("$AGENTGATE" check --config "$P" 2>&1)
 ag_unlike "$out" "warning" "no_warning_with_the_sandbox_off" "$out"
 ag_run b "passwd -S $AG_USER"
 ag_like "$b_out" "^$AG_USER (P|L|NP) " "set_id_program_works_without_the_sandbox" "$b_out" "$b_err"
+
+# a wrapper the gateway always refuses (sudo, pkexec): an allow rule naming
+# it is dead whatever the sandbox, and check, doctor and explain say so
+sed -i 's/allow: \[echo, passwd\]/allow: [echo, passwd, sudo, \/usr\/bin\/pkexec]/' "$P"
+out=$("$AGENTGATE" check --config "$P" 2>&1); rc=$?
+ag_like "$rc/$out" "^0/.*$P:[0-9]+:[0-9]+: warning: profiles\.deploy\.allow\[2\] allows sudo, but 'sudo' runs other programs with other rights .* the gateway refuses it in every profile \(rule wrapper:sudo\): this rule never matches" \
+    "check_warns_of_an_allowed_wrapper_the_gateway_refuses" "$out"
+ag_like "$out" "allow\[3\] allows /usr/bin/pkexec, but 'pkexec' runs other programs" \
+    "check_warns_of_it_named_by_path" "$out"
+ag_unlike "$out" "allow\[1\]" "check_still_quiet_about_passwd_with_the_sandbox_off" "$out"
+out=$("$AGENTGATE" doctor --config "$P" --user "$AG_USER" 2>&1)
+ag_like "$out" "WARN  profiles\.deploy\.allow\[2\] allows sudo, but 'sudo' runs other programs" \
+    "doctor_warns_of_the_wrapper" "$out"
+out=$("$AGENTGATE" explain --config "$P" --profile deploy -- "sudo ls" 2>&1)
+ag_like "$out" "refuses it in every profile, 'deploy' too, even where allow lists it" \
+    "explain_says_a_listed_wrapper_is_refused_anyway" "$out"
 ag_done

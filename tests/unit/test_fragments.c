@@ -360,6 +360,74 @@ unsafe_fragments_are_refused(void **state)
 	assert_non_null(strstr(err.msg, "is not a regular file"));
 }
 
+/*
+ * agentgate check --fragment: a candidate is judged as if installed under
+ * its name, replacing one of that name or added in name order, with its
+ * errors at its own file's name; what is installed is left as it is.
+ */
+static void
+candidate_fragment_loads_as_if_installed(void **state)
+{
+	struct tree *t = *state;
+	struct ag_config *cfg;
+	struct ag_err err;
+	static const char good[] = "identities:\n  - {name: c, profile: r, token_sha256: "
+	    TOK3 "}\n";
+	static const char bad[] = "# ci\nidentities:\n  - name: c\n    profile: nope\n"
+	    "    token_sha256: " TOK3 "\n";
+
+	put_frag(t, "50-ci.yaml", "identities:\n  - {name: old, profile: r, token_sha256: "
+	    TOK2 "}\n");
+	/* replacing the installed fragment of that name: its identity is gone */
+	cfg = ag_config_load_fragment(t->file, "50-ci.yaml", "/tmp/ansible.tmp", good,
+	    strlen(good), &err);
+	assert_non_null(cfg);
+	assert_non_null(ag_config_identity(cfg, "c"));
+	assert_null(ag_config_identity(cfg, "old"));
+	assert_int_equal(cfg->files.n, 2);
+	ag_config_free(cfg);
+	/* added under a new name, beside the installed one */
+	cfg = ag_config_load_fragment(t->file, "60-new.yaml", "cand.yaml", good, strlen(good),
+	    &err);
+	assert_non_null(cfg);
+	assert_non_null(ag_config_identity(cfg, "c"));
+	assert_non_null(ag_config_identity(cfg, "old"));
+	assert_int_equal(cfg->files.n, 3);
+	ag_config_free(cfg);
+	/* errors at the candidate's own name, line and column */
+	assert_null(ag_config_load_fragment(t->file, "50-ci.yaml", "/tmp/ansible.tmp", bad,
+	    strlen(bad), &err));
+	assert_string_equal(err.file, "/tmp/ansible.tmp");
+	assert_int_equal(err.line, 4);
+	assert_int_equal(err.col, 14);
+	assert_non_null(strstr(err.msg, "refers to unknown profile 'nope'"));
+	/* in a fragment, what only the policy file may set */
+	assert_null(ag_config_load_fragment(t->file, "70-gw.yaml", "gw.yaml",
+	    "gateway:\n  sandbox: off\n", 24, &err));
+	assert_string_equal(err.file, "gw.yaml");
+	assert_non_null(strstr(err.msg, "'gateway' may not be set in a fragment"));
+	/* a name the loader would skip is said, not silently accepted */
+	assert_null(ag_config_load_fragment(t->file, "tmpXYZ", "tmpXYZ", good, strlen(good),
+	    &err));
+	assert_non_null(strstr(err.msg, "ends in .yaml"));
+	assert_null(ag_config_load_fragment(t->file, "../x.yaml", "x", good, strlen(good),
+	    &err));
+	/* without agentgate.d yet: the candidate is its first fragment */
+	{
+		char p[400];
+
+		snprintf(p, sizeof(p), "%s/50-ci.yaml", t->frag);
+		assert_int_equal(unlink(p), 0);
+		assert_int_equal(rmdir(t->frag), 0);
+	}
+	cfg = ag_config_load_fragment(t->file, "50-ci.yaml", "c.yaml", good, strlen(good),
+	    &err);
+	assert_non_null(cfg);
+	assert_non_null(ag_config_identity(cfg, "c"));
+	ag_config_free(cfg);
+	assert_int_equal(mkdir(t->frag, 0755), 0);
+}
+
 int
 main(void)
 {
@@ -376,6 +444,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(ignores_other_names_and_a_missing_directory, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(unsafe_fragments_are_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(candidate_fragment_loads_as_if_installed, setup,
+		    teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
