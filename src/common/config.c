@@ -1878,7 +1878,6 @@ static const struct cf_field profile_fields[] = {
 	CF_END
 };
 
-
 /*
  * With 'unknown: allow' the kernel sandbox holds whatever the line runs,
  * so the constructs the strict model refuses by default (functions, jobs
