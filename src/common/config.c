@@ -1222,7 +1222,7 @@ load_users(struct ctx *c, const struct ynode *v)
 /* profiles                                                            */
 
 static const char *const feature_names[] = { "allow", "deny", NULL };
-static const char *const unknown_names[] = { "deny", "ask", NULL };
+static const char *const unknown_names[] = { "deny", "ask", "allow", NULL };
 static const char *const tier_names[] = { "strict", "developer", NULL };
 static const char *const transfer_names[] = { "off", "read", "write", NULL };
 /* in the order of enum ag_validator_kind */
@@ -1878,6 +1878,22 @@ static const struct cf_field profile_fields[] = {
 	CF_END
 };
 
+/*
+ * With 'unknown: allow' the kernel sandbox holds whatever the line runs,
+ * so the constructs the strict model refuses by default (functions, jobs
+ * in the background, coproc) are allowed unless features: says deny.
+ */
+static void
+unknown_allow_features(struct ag_profile *p, const struct ynode *f)
+{
+	if (f == NULL || cf_map_get(f, "functions") == NULL)
+		p->features.functions = AG_FEATURE_ALLOW;
+	if (f == NULL || cf_map_get(f, "background") == NULL)
+		p->features.background = AG_FEATURE_ALLOW;
+	if (f == NULL || cf_map_get(f, "coproc") == NULL)
+		p->features.coproc = AG_FEATURE_ALLOW;
+}
+
 static int
 profile_entry(struct ctx *c, const char *key, const struct ynode *k,
     const struct ynode *v, void *arg)
@@ -1903,10 +1919,18 @@ profile_entry(struct ctx *c, const char *key, const struct ynode *k,
 	snprintf(pc.what, sizeof(pc.what), "in profile '%s'", key);
 	if (cf_walk_fields(c, v, key, pc.what, profile_fields, p, &pc) == -1)
 		return -1;
-	if (p->nallow == 0 && p->unknown != AG_UNKNOWN_ASK)
+	if (p->nallow == 0 && p->unknown == AG_UNKNOWN_DENY)
 		return cf_err_node(c, k, "profile '%s' has no 'allow' list: name the "
 		    "programs it may run (or set 'unknown: ask' with a validator)",
 		    key);
+	if (p->unknown == AG_UNKNOWN_ALLOW && p->tier != AG_TIER_DEVELOPER) {
+		u = cf_map_get(v, "unknown");
+		return cf_err_node(c, u ? u : k, "profile '%s' has 'unknown: allow' but "
+		    "is not 'tier: developer': only the developer tier's kernel sandbox "
+		    "holds a program no rule names (use 'unknown: deny' or 'ask')", key);
+	}
+	if (p->unknown == AG_UNKNOWN_ALLOW)
+		unknown_allow_features(p, cf_map_get(v, "features"));
 	if (p->paths_exec.n > 0 && p->tier != AG_TIER_DEVELOPER) {
 		u = cf_map_get(v, "paths");
 		u = u ? cf_map_get(u, "exec") : NULL;

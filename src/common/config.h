@@ -37,7 +37,7 @@ struct ag_strlist {
 };
 
 enum ag_sandbox_mode { AG_SANDBOX_REQUIRED = 0, AG_SANDBOX_BEST_EFFORT, AG_SANDBOX_OFF };
-enum ag_unknown      { AG_UNKNOWN_DENY = 0, AG_UNKNOWN_ASK };
+enum ag_unknown      { AG_UNKNOWN_DENY = 0, AG_UNKNOWN_ASK, AG_UNKNOWN_ALLOW };
 enum ag_tier         { AG_TIER_STRICT = 0, AG_TIER_DEVELOPER };
 enum ag_feature      { AG_FEATURE_ALLOW = 0, AG_FEATURE_DENY };
 enum ag_transfer     { AG_TRANSFER_OFF = 0, AG_TRANSFER_READ, AG_TRANSFER_WRITE };

@@ -34,6 +34,8 @@ enum {
 				 * refusal; with one it is allowed as named (set) */
 	BI_EXPORT = 0x800,	/* export: declare's check, for the environment */
 	BI_READ = 0x1000,	/* read: mapfile's check, with read's options */
+	BI_CODE = 0x2000,	/* runs or defines code the line does not show
+				 * (eval, source, trap, alias ...) */
 };
 
 static const struct ag_rule *
@@ -489,32 +491,32 @@ check_exec(struct ag_walker *w, const struct builtin *b, struct ag_arg *a, size_
 
 /* Every bash builtin, sorted (strcmp order) for bsearch on every command. */
 static const struct builtin builtins[] = {
-	{ ".", AG_BI_BUILTIN, NULL },
+	{ ".", AG_BI_BUILTIN | BI_CODE, NULL },
 	{ ":", AG_BI_BUILTIN | BI_HARMLESS, NULL },
 	{ "[", AG_BI_BUILTIN | BI_HARMLESS | AG_BI_TWIN, check_test },
-	{ "alias", AG_BI_BUILTIN, NULL },
+	{ "alias", AG_BI_BUILTIN | BI_CODE, NULL },
 	{ "bg", AG_BI_BUILTIN, NULL },
-	{ "bind", AG_BI_BUILTIN, NULL },
+	{ "bind", AG_BI_BUILTIN | BI_CODE, NULL },
 	{ "break", AG_BI_BUILTIN, NULL },
 	{ "builtin", AG_BI_BUILTIN | BI_RUNS, check_builtin },
 	{ "caller", AG_BI_BUILTIN, NULL },
 	{ "cd", AG_BI_BUILTIN | BI_HARMLESS | AG_BI_CD | AG_BI_CD_ARG, check_cd },
 	{ "command", AG_BI_BUILTIN | BI_RUNS, check_command },
-	{ "compgen", AG_BI_BUILTIN, NULL },
-	{ "complete", AG_BI_BUILTIN, NULL },
+	{ "compgen", AG_BI_BUILTIN | BI_CODE, NULL },
+	{ "complete", AG_BI_BUILTIN | BI_CODE, NULL },
 	{ "compopt", AG_BI_BUILTIN, NULL },
 	{ "continue", AG_BI_BUILTIN, NULL },
 	{ "declare", AG_BI_BUILTIN | AG_BI_ASSIGNS, check_declare },
 	{ "dirs", AG_BI_BUILTIN | BI_HARMLESS, NULL },
 	{ "disown", AG_BI_BUILTIN, NULL },
 	{ "echo", AG_BI_BUILTIN | BI_HARMLESS | AG_BI_TWIN, NULL },
-	{ "enable", AG_BI_BUILTIN, check_hash },
-	{ "eval", AG_BI_BUILTIN, NULL },
+	{ "enable", AG_BI_BUILTIN | BI_CODE, check_hash },
+	{ "eval", AG_BI_BUILTIN | BI_CODE, NULL },
 	{ "exec", AG_BI_BUILTIN, check_exec },
 	{ "exit", AG_BI_BUILTIN | BI_HARMLESS | AG_BI_EXIT, NULL },
 	{ "export", AG_BI_BUILTIN | BI_HARMLESS | AG_BI_ASSIGNS | BI_EXPORT, check_declare },
 	{ "false", AG_BI_BUILTIN | BI_HARMLESS | AG_BI_TWIN, NULL },
-	{ "fc", AG_BI_BUILTIN, NULL },
+	{ "fc", AG_BI_BUILTIN | BI_CODE, NULL },
 	{ "fg", AG_BI_BUILTIN, NULL },
 	{ "getopts", AG_BI_BUILTIN | AG_BI_ASSIGNS, check_read },
 	{ "hash", AG_BI_BUILTIN, check_hash },
@@ -537,11 +539,11 @@ static const struct builtin builtins[] = {
 	{ "set", AG_BI_BUILTIN | BI_UNRULED, check_set },
 	{ "shift", AG_BI_BUILTIN, NULL },
 	{ "shopt", AG_BI_BUILTIN, NULL },
-	{ "source", AG_BI_BUILTIN, NULL },
+	{ "source", AG_BI_BUILTIN | BI_CODE, NULL },
 	{ "suspend", AG_BI_BUILTIN, NULL },
 	{ "test", AG_BI_BUILTIN | BI_HARMLESS | AG_BI_TWIN, check_test },
 	{ "times", AG_BI_BUILTIN, NULL },
-	{ "trap", AG_BI_BUILTIN, NULL },
+	{ "trap", AG_BI_BUILTIN | BI_CODE, NULL },
 	{ "true", AG_BI_BUILTIN | BI_HARMLESS | AG_BI_TWIN, NULL },
 	{ "type", AG_BI_BUILTIN, NULL },
 	{ "typeset", AG_BI_BUILTIN | AG_BI_ASSIGNS, check_declare },
@@ -573,6 +575,33 @@ ag_walk_builtin_flags(const char *name)
 	return b != NULL ? b->flags & AG_BI_PUBLIC : 0;
 }
 
+/*
+ * With 'unknown: allow' (developer tier only) a builtin no rule names runs
+ * as an unlisted program does: what it starts is held by the kernel and
+ * judged at exec.  What the kernel cannot see is a builtin, so when a deny
+ * rule names one, the builtins that run code the line does not show stay
+ * refused: they could hide it.
+ */
+static int
+unknown_allows(struct ag_walker *w, const struct builtin *b)
+{
+	size_t i;
+
+	if (w->prof->unknown != AG_UNKNOWN_ALLOW)
+		return 0;
+	if (!(b->flags & BI_CODE))
+		return 1;
+	for (i = 0; i < w->prof->ndeny; i++)
+		if (w->prof->deny[i].command != NULL &&
+		    builtin_lookup(w->prof->deny[i].base) != NULL) {
+			ag_walk_refuse(w, AG_DENY, "builtin:code",
+			    "'%s' runs code the gateway cannot see, and profile '%s' denies the builtin '%s', which the kernel cannot hold",
+			    b->name, w->prof->name ? w->prof->name : "?", w->prof->deny[i].base);
+			return -1;
+		}
+	return 1;
+}
+
 void
 ag_walk_builtin(struct ag_walker *w, const char *name, struct ag_arg *a, size_t na, int flags)
 {
@@ -580,6 +609,7 @@ ag_walk_builtin(struct ag_walker *w, const char *name, struct ag_arg *a, size_t 
 	const struct ag_rule *r;
 	size_t ridx = 0;
 	char ridbuf[160];
+	int u;
 
 	ag_walk_set_path(w, w->cur, "builtin");
 	if (b == NULL)
@@ -596,9 +626,11 @@ ag_walk_builtin(struct ag_walker *w, const char *name, struct ag_arg *a, size_t 
 		b->check(w, b, a, na, flags);
 		return;
 	}
-	if (r == NULL && !(b->flags & BI_HARMLESS)) {
+	if (r == NULL && !(b->flags & BI_HARMLESS) && (u = unknown_allows(w, b)) <= 0) {
 		char rule[64];
 
+		if (u < 0)
+			return;
 		snprintf(rule, sizeof(rule), "builtin:%s", name);
 		ag_walk_refuse(w, AG_DENY, rule,
 		    "'%s' is a shell builtin that is not allowed in profile '%s' (it can run code, change the shell, or hide what runs); allowed here: %s",
@@ -611,4 +643,10 @@ ag_walk_builtin(struct ag_walker *w, const char *name, struct ag_arg *a, size_t 
 	/* what every allowed builtin still may not do */
 	if (b->check != NULL && !(b->flags & BI_UNRULED))
 		b->check(w, b, a, na, flags);
+	if (r == NULL && !(b->flags & BI_HARMLESS)) {
+		snprintf(ridbuf, sizeof(ridbuf), "profiles.%s.unknown",
+		    w->prof->name ? w->prof->name : "?");
+		ag_walk_allow_as(w, ridbuf, "allowed: the builtin '%s' is not listed in profile "
+		    "'%s', which has 'unknown: allow'", name, w->prof->name ? w->prof->name : "?");
+	}
 }

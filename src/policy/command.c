@@ -244,7 +244,9 @@ no_rule(struct ag_walker *w, const struct ag_prog *p, const char *name, const ch
 		for (i = 0; i < w->prof->nallow; i++)
 			if (w->prof->allow[i].command && strcmp(w->prof->allow[i].base, base) == 0)
 				same_name = 1;
-		if (same_name)
+		/* with unknown: allow another file runs as any unlisted one
+		 * does; the deny rules matched it by name above */
+		if (same_name && w->prof->unknown != AG_UNKNOWN_ALLOW)
 			ag_walk_refuse(w, AG_DENY, "path",
 			    "'%s' is not the '%s' the profile allows (a different file with the same name)",
 			    ag_walk_excerpt(name, ex, sizeof(ex)), base);
@@ -319,7 +321,8 @@ ag_walk_command(struct ag_walker *w, struct ag_arg *a, size_t na, int flags)
 			if (ag_walk_rule_matches(w, &w->prof->allow[i], name, NULL, 1))
 				break;
 		if (strchr(name, '/') != NULL || i == w->prof->nallow) {
-			ag_walk_refuse_unknown(w, name, " (as a busybox applet)");
+			if (!ag_walk_deny_hit(w, base, a, na, flags & ~AG_CF_NAME_ONLY))
+				ag_walk_refuse_unknown(w, name, " (as a busybox applet)");
 			return;
 		}
 		i = ag_walk_pick_rule(w, i, AG_PICK_NAME, name, NULL, a, na);

@@ -545,6 +545,13 @@ ag_walk_var_name(struct ag_walker *w, const char *name, const char *how)
 
 	if (!ag_envsan_is_dangerous(name, w->prof))
 		return 1;
+	/*
+	 * With 'unknown: allow' which file a name runs decides nothing the
+	 * kernel does not hold: any program may run, and the deny rules
+	 * match by name here and at every exec.
+	 */
+	if (w->prof->unknown == AG_UNKNOWN_ALLOW && strcmp(name, "PATH") == 0)
+		return 1;
 	snprintf(rule, sizeof(rule), "env:%s", name);
 	ag_walk_refuse(w, AG_DENY, rule,
 	    "%s '%s' is not allowed: it changes how bash or the programs it starts behave%s",
@@ -633,8 +640,9 @@ decide_simple(struct ag_walker *w, const struct ag_sh_node *n)
 	for (i = 0; i < n->nwords; i++) {
 		a[i].w = n->words[i];
 		a[i].lit = ag_sh_word_literal(n->words[i], NULL);
-		/* "~" is fixed for arguments; as a command name it is refused */
-		if (a[i].lit == NULL && i > 0)
+		/* "~" is fixed for arguments, and for a command name
+		 * (~/bin/tool is HOME/bin/tool, as bash runs it) */
+		if (a[i].lit == NULL)
 			a[i].lit = ag_walk_tilde_arg(w, n->words[i]);
 	}
 	if (a[0].lit == NULL) {

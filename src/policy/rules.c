@@ -125,8 +125,19 @@ ag_walk_refuse_unknown(struct ag_walker *w, const char *name, const char *why)
 {
 	const char *list = ag_walk_allowed_list(w);
 	size_t len = strlen(list), cut, n = 1, i;
-	char ex[80];
+	char ex[80], rid[160];
 
+	if (w->prof->unknown == AG_UNKNOWN_ALLOW) {
+		/* the caller has applied the deny rules; the developer tier's
+		 * kernel holds what it runs and the exec supervisor applies
+		 * them again at every exec (config.c allows it nowhere else) */
+		snprintf(rid, sizeof(rid), "profiles.%s.unknown",
+		    w->prof->name ? w->prof->name : "?");
+		ag_walk_allow_as(w, rid, "allowed: '%s' is not listed in profile '%s', "
+		    "which has 'unknown: allow'; the kernel sandbox holds it",
+		    ag_walk_excerpt(name, ex, sizeof(ex)), w->prof->name ? w->prof->name : "?");
+		return;
+	}
 	/* a refusal is read on every miss: a long list is cut at a program
 	 * boundary, with how many there are */
 	if (len <= AG_ALLOWED_SHOWN) {

@@ -212,9 +212,14 @@ ag_like "$x_out" "R  calc.py -> pkg/calc.py" "git_mv_across_directories"
 x 'cd ~/work/calc && git branch -M trunk; git branch --show-current'
 ag_is "$x_out" "trunk" "git_branch_rename_moves_the_branch"
 
+# the shipped profile has `unknown: allow`: an unlisted program runs under
+# the kernel sandbox (this one does not exist), audited as such
 x 'frobnicate --now'
-ag_like "$x_err" "not allowed" "unlisted_program_refused"
-ag_ok "refusal_is_short" test "${#x_err}" -lt 200
+ag_is "$x_rc" 127 "unlisted_program_runs_under_the_kernel"
+ag_like "$x_err" "frobnicate" "unlisted_program_missing_is_said"
+ag_ok "message_is_short" test "${#x_err}" -lt 200
+ag_like "$(ag_audit_query "[x.get('rule') for x in r if x.get('event') == 'command' and 'frobnicate' in x.get('command', '')]")" \
+    "profiles.developer.unknown" "unlisted_program_audited_with_its_rule"
 
 # ---- the adversarial side ------------------------------------------------------
 # A Makefile whose recipes try every way around; each step prints its status.

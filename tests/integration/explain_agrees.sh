@@ -100,7 +100,7 @@ def explain(line):
                        input=line.encode(), capture_output=True)
     d = json.loads(p.stdout)
     verdict, rule = d["decision"], d["rule"] or None
-    if verdict == "ask":	# the shipped profiles say unknown: deny; no validator answers here
+    if verdict == "ask":	# the shipped profiles say unknown: deny or allow; no validator answers here
         verdict, rule = "deny", rule or "unknown:ask"
     return verdict, rule, d["commands"]
 

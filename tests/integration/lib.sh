@@ -668,6 +668,19 @@ ag_need_sandbox_lib() {
 	exit 99
 }
 
+# ag_shipped_world PROFILE: ag_shipped_policy PROFILE under the kernel
+# sandbox, checked, and ~/work made for the account, as its admin would;
+# H and W name the home and ~/work.
+ag_shipped_world() {
+	ag_need_sandbox_lib
+	ag_shipped_policy "$1"
+	"$AGENTGATE" check --config "$AG_DIR/policy.yaml" >/dev/null ||
+	    { echo "the shipped policy does not check" >&2; exit 99; }
+	H=/home/$AG_USER
+	W=$H/work
+	install -d -o "$AG_USER" -g "$AG_USER" -m 0755 "$W"
+}
+
 # ag_shipped_policy PROFILE: the shipped etc/agentgate.yaml as the world's
 # policy, only its log locations moved into the world and the test account
 # mapped to PROFILE (as an admin would for the account `agent`).

@@ -11,15 +11,8 @@
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 
 ag_setup
-ag_need_sandbox_lib
-ag_shipped_policy readonly
-"$AGENTGATE" check --config "$AG_DIR/policy.yaml" >/dev/null ||
-    { echo "the shipped policy does not check" >&2; exit 99; }
-
-H=/home/$AG_USER
-W=$H/work
 # a checkout the account owns: DAC would let it write everything here
-install -d -o "$AG_USER" -g "$AG_USER" -m 0755 "$W"
+ag_shipped_world readonly
 git init -q "$W/repo" || exit 99
 printf 'one\ntwo\nthree\n' > "$W/repo/notes.txt"
 git -C "$W/repo" add notes.txt

@@ -286,8 +286,8 @@ ag_is "$A_RC:$(v error_class)" "1:schema" "approval: pending without approval_ti
 "$AG_PYTHON" - "$top_srcdir/etc/agentgate.yaml" "$D/shipped.yaml" "$P" <<'EOF'
 import sys
 s = open(sys.argv[1]).read()
-assert "    unknown: deny\n    validator:\n" in s, "the example's developer validator moved"
-s = s.replace("    unknown: deny\n    validator:\n", "    unknown: ask\n    validator:\n")
+assert "    unknown: allow\n    validator:\n" in s, "the example's developer validator moved"
+s = s.replace("    unknown: allow\n    validator:\n", "    unknown: ask\n    validator:\n")
 s = s.replace("http://127.0.0.1:11434/v1/chat/completions",
               "http://127.0.0.1:%s/judge/v1/chat/completions" % sys.argv[3])
 open(sys.argv[2], "w").write(s)

@@ -275,8 +275,10 @@ static const struct errcase errcases[] = {
 	  "invalid value 'rw' for 'sftp': expected one of off, read, write" },
 	{ "feature_value", BASE "    features: {background: yes}\n", 5, 28,
 	  "invalid value 'yes' for 'background': expected one of allow, deny" },
-	{ "unknown_value", BASE "    unknown: allow\n", 5, 14,
-	  "expected one of deny, ask" },
+	{ "unknown_value", BASE "    unknown: maybe\n", 5, 14,
+	  "expected one of deny, ask, allow" },
+	{ "unknown_allow_strict", BASE "    unknown: allow\n", 5, 14,
+	  "has 'unknown: allow' but is not 'tier: developer'" },
 	{ "syslog_facility", "version: 1\ngateway:\n  audit: {syslog: authpirv}\n",
 	  3, 19, "(did you mean 'authpriv'?)" },
 	{ "on_error_value", BASE "    validator: {url: http://x, model: m, on_error: "
@@ -1071,7 +1073,10 @@ loads_shipped_example(void **state)
 	assert_int_equal(dev->tier, AG_TIER_DEVELOPER);
 	assert_int_equal(dev->paths_exec.n, 1);
 	assert_string_equal(dev->paths_exec.v[0], "~/work");
-	assert_int_equal(dev->unknown, AG_UNKNOWN_DENY);
+	/* the typed line refuses only what the kernel cannot hold */
+	assert_int_equal(dev->unknown, AG_UNKNOWN_ALLOW);
+	assert_int_equal(dev->features.functions, AG_FEATURE_ALLOW);
+	assert_int_equal(dev->features.background, AG_FEATURE_ALLOW);
 	assert_non_null(dev->validator);
 	assert_int_equal(dev->validator->kind, AG_VK_OPENAI);
 	assert_string_equal(dev->validator->name, "local-llm");

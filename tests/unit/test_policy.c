@@ -91,6 +91,22 @@ static const char yaml[] =
     "      - { command: make, subcommands: [install] }\n"
     "    paths: { read: [\"/\"], write: [\"~/work\"], exec: [\"~/work\"] }\n"
     "    unknown: deny\n"
+    "  open:\n"
+    "    tier: developer\n"
+    "    allow:\n"
+    "      - ls\n"
+    "      - { command: git, subcommands: [status, log] }\n"
+    "    deny:\n"
+    "      - { command: git, subcommands: [push] }\n"
+    "      - su\n"
+    "    paths: { read: [\"/\"], write: [\"~/work\"], exec: [\"~/work\"] }\n"
+    "    unknown: allow\n"
+    "  openbi:\n"
+    "    tier: developer\n"
+    "    deny: [ulimit]\n"
+    "    paths: { read: [\"/\"], write: [\"~/work\"] }\n"
+    "    features: { background: deny }\n"
+    "    unknown: allow\n"
     "  backup:\n"
     "    allow:\n"
     "      - { name: restore, command: tar, argv: [\"-x\", \"-C\", /tmp, \"-f\", \"-\"] }\n"
@@ -367,7 +383,7 @@ static const struct tcase expansions[] = {
 	{ "ro", "/bin/s?", D, "literal" },
 	{ "ro", "/bin/[s]h", D, "literal" },
 	{ "ro", "{ls,rm} x", D, "literal" },
-	{ "ro", "~/bin/x", D, "literal" },
+	{ "ro", "~/bin/x", D, "unknown" },	/* HOME/bin/x, as bash runs it */
 	{ "ro", "~root/x", D, "literal" },
 	{ "ro", "cat${IFS}/etc/passwd", D, "literal" },
 	{ "ro", "$(printf '\\x73\\x68')", D, "literal" },
@@ -1429,6 +1445,52 @@ family_tiers(void **state)
 	RUN("tiers", tiers);
 }
 
+/* unknown: allow (developer tier): refused only what the kernel cannot hold */
+static const struct tcase unknown_allow[] = {
+	{ "open", "stat x; file x; sha256sum x", A, "profiles.open.unknown" },
+	{ "open", "while read l; do echo \"$l\"; done < f", A, NULL },
+	{ "open", "f() { echo hi; }; f", A, NULL },
+	{ "open", "sleep 1 & wait", A, NULL },
+	{ "open", "sleep 100 & kill %1", A, NULL },
+	{ "open", "source ./env.sh && . ./env.sh", A, "profiles.open.unknown" },
+	{ "open", "eval 'echo hi'; trap 'echo x' EXIT; type ls; hash; jobs", A, NULL },
+	{ "open", "mapfile -t a < f; readarray b < f", A, NULL },
+	{ "open", "echo $(nproc); seq 3", A, NULL },
+	{ "open", "find . -name '*.c' -exec wc -l {} +", A, NULL },
+	{ "open", "export PATH=$PATH:~/work/bin MAKEFLAGS=-j2", A, NULL },
+	{ "open", "~/work/bin/tool", A, "profiles.open.paths.exec" },
+	{ "open", "coproc cat", A, NULL },
+	/* what the kernel cannot hold, or the line shows */
+	{ "open", "git push", D, "profiles.open.deny" },
+	{ "open", "xargs git push", D, "profiles.open.deny" },
+	{ "open", "su -c id", D, "profiles.open.deny" },
+	{ "open", "git rebase main", D, "profiles.open.allow" },
+	{ "open", "frob > /etc/x", D, "path:write" },
+	{ "open", "frob > ~/work/.git/hooks/x", D, "path:protect" },
+	{ "open", "$x arg", D, "literal" },
+	{ "open", "export LD_PRELOAD=/x.so", D, "env:LD_PRELOAD" },
+	{ "open", "export IFS=x", D, "env:IFS" },
+	{ "open", "hash -p /bin/sh ls", D, "builtin:hash" },
+	{ "open", "read -e x", D, "builtin:read" },
+	{ "open", "sudo id", D, "wrapper:sudo" },
+	/* a deny rule names a builtin: what hides code stays refused */
+	{ "openbi", "ulimit -n 10", D, "profiles.openbi.deny" },
+	{ "openbi", "eval 'ulimit -n 10'", D, "builtin:code" },
+	{ "openbi", "source ./x.sh", D, "builtin:code" },
+	{ "openbi", "trap 'ulimit -n 1' EXIT", D, "builtin:code" },
+	{ "openbi", "read l < f; kill %1; frob", A, NULL },
+	/* features: deny stays meaningful */
+	{ "openbi", "sleep 1 &", D, "feature:background" },
+	{ "openbi", "f() { :; }", A, NULL },
+};
+
+static void
+family_unknown_allow(void **state)
+{
+	(void)state;
+	RUN("unknown_allow", unknown_allow);
+}
+
 /* The two idioms exactly as typed, from the home directory. */
 static void
 cd_idioms_from_home(void **state)
@@ -2081,6 +2143,7 @@ main(void)
 		cmocka_unit_test(family_arith),
 		cmocka_unit_test(family_paths),
 		cmocka_unit_test(family_programs),
+		cmocka_unit_test(family_unknown_allow),
 		cmocka_unit_test(family_protect),
 		cmocka_unit_test(family_tiers),
 		cmocka_unit_test(cd_idioms_from_home),

@@ -72,7 +72,10 @@ static const char *const make_names[] = { "make", "gmake", NULL };
 static const char *const make_env[] = {
 	"MAKEFLAGS", "MAKEFILES", "MFLAGS", "GNUMAKEFLAGS", NULL
 };
-const struct ag_prog ag_prog_make = { .names = make_names, .env_filter = make_env };
+/* in the developer tier what a recipe runs is judged at its exec */
+const struct ag_prog ag_prog_make = {
+	.names = make_names, .env_filter = make_env, .env_developer = make_env,
+};
 
 static const char *const tar_names[] = { "tar", NULL };
 static const char *const tar_env[] = { "TAR_OPTIONS", NULL };

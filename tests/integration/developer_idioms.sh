@@ -1,0 +1,116 @@
+#!/bin/bash
+# developer_idioms.sh - issue 36: in the developer tier the typed line
+# refuses only what the kernel cannot hold.  Through the real sshd with the
+# shipped developer profile (`unknown: allow`): the shell idioms and
+# everyday tools a coding agent uses, one by one; then what must still be
+# refused or held: a denied `git push` behind eval and inside a sourced
+# file (refused at exec by the supervisor), writes outside ~/work by a
+# redirection (typed refusal) and by an unlisted program (the kernel), and
+# a write to .git/hooks through an unlisted program.
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
+
+ag_setup
+ag_shipped_world developer
+# a directory DAC lets the account write: only the sandbox says no
+PUB=$AG_DIR/pub
+install -d -m 1777 "$PUB"
+
+x() {
+	ag_run x "$@"
+	[ -n "$x_err" ] && printf '%s\n' "$x_err" | head -n 5 | sed 's/^/#   stderr: /'
+	return 0
+}
+
+# ---- the idioms, one by one --------------------------------------------------
+x "cd ~/work && printf 'one\ntwo\n' > lines && mkdir -p bin src &&
+printf '#!/bin/sh\necho tool-ran\n' > bin/tool &&
+printf '#!/bin/sh\necho x > \"\$1\"\n' > bin/writer &&
+chmod +x bin/tool bin/writer &&
+printf 'int a;\n' > src/a.c && printf 'int b;\nint c;\n' > src/b.c &&
+printf 'export GREETING=hello\n' > env.sh &&
+printf 'all:\n\t@echo \"mf=\$(MAKEFLAGS)\"\n' > Makefile && echo setup-ok"
+ag_is "$x_out" "setup-ok" "setup"
+
+x 'cd ~/work && while read l; do echo "got $l"; done < lines'
+ag_is "$x_out" "got one
+got two" "while_read_loop"
+
+x 'greet() { echo "hi $1"; }; greet there'
+ag_is "$x_out" "hi there" "function_definition_and_call"
+
+x 'sleep 1 & wait; echo "waited=$?"'
+ag_is "$x_out" "waited=0" "background_and_wait"
+
+# once sleep runs (a TERM while the job's execve waits for the exec
+# supervisor's verdict may not end it), kill %1 ends it
+x 'sleep 100 & until [ "$(ps -o comm= -p $!)" = sleep ]; do :; done; kill %1; wait %1; echo "killed=$?"'
+ag_is "$x_out" "killed=143" "kill_of_own_job"
+
+x 'cd ~/work && source ./env.sh && echo "$GREETING"'
+ag_is "$x_out" "hello" "source_of_a_file_in_work"
+
+x 'echo "n=$(nproc)"; seq 3'
+ag_like "$x_out" "^n=[0-9]+
+1
+2
+3$" "command_substitution_nproc_and_seq"
+
+x "cd ~/work && find . -name '*.c' -exec wc -l {} +"
+ag_like "$x_out" "3 total" "find_exec"
+
+x '~/work/bin/tool'
+ag_is "$x_out" "tool-ran" "tilde_command_name"
+
+x 'cd ~/work && python3 -m venv --without-pip .venv && echo made'
+ag_is "$x_out" "made" "venv_created"
+x "cd ~/work && .venv/bin/python -c 'print(6 * 7)'"
+ag_is "$x_out" "42" "relative_venv_python"
+x "cd ~/work && source .venv/bin/activate && python -c 'import sys; print(sys.prefix)'"
+ag_is "$x_out" "$W/.venv" "source_venv_activate"
+
+x 'export PATH=$PATH:~/work/bin; tool'
+ag_is "$x_out" "tool-ran" "export_path_then_tool"
+
+x 'cd ~/work && export MAKEFLAGS=-j2 && make -s'
+ag_like "$x_out" "mf=.*j2" "export_makeflags"
+
+x 'cd ~/work && stat -c %s lines; file lines; sha256sum lines; jq -n "1 + 1"'
+ag_like "$x_out" "^8
+lines: ASCII text
+[0-9a-f]{64}  lines
+2$" "stat_file_sha256sum_jq"
+ag_like "$(ag_audit_query "[x.get('rule') for x in r if x.get('event') == 'command' and 'sha256sum' in x.get('command', '')]")" \
+    "profiles.developer.unknown" "unlisted_program_is_audited_with_its_rule"
+
+# ---- still refused, or held by the kernel ------------------------------------
+x "cd ~/work && git init -q repo && cd repo && echo a > a && git add a &&
+git commit -qm a && git init -q --bare ../remote.git && echo repo-ok"
+ag_is "$x_out" "repo-ok" "repo_setup"
+
+x 'git push'
+ag_like "$x_err" "denied by profiles.developer.deny" "git_push_typed_refusal"
+
+x "cd ~/work/repo && eval 'git push -q ../remote.git HEAD:refs/heads/main'; echo \"rc=\$?\""
+ag_like "$x_out" "rc=[1-9]" "git_push_behind_eval_fails"
+printf 'git push -q ../remote.git HEAD:refs/heads/main\n' > "$AG_DIR/push.sh"
+x "cd ~/work/repo && cat > push.sh <<'EOF'
+$(cat "$AG_DIR/push.sh")
+EOF
+source ./push.sh; echo \"rc=\$?\""
+ag_like "$x_out" "rc=[1-9]" "git_push_in_sourced_file_fails"
+ag_ok "remote_exists" git -c safe.directory='*' -C "$W/remote.git" rev-parse -q --git-dir
+ag_ok "remote_still_empty" sh -c "! git -c safe.directory='*' -C '$W/remote.git' rev-parse -q --verify refs/heads/main >/dev/null"
+ag_is "$(ag_audit_query "sum(1 for x in r if x.get('event') == 'exec_denied' and 'git' in (x.get('path') or ''))")" \
+    2 "both_pushes_refused_at_exec_and_audited"
+
+x "echo x > $PUB/outside-redir"
+ag_like "$x_err" "outside paths.write" "redirection_outside_work_refused"
+x "~/work/bin/writer $PUB/outside-prog; echo \"rc=\$?\""
+ag_like "$x_out" "rc=[1-9]" "unlisted_program_cannot_write_outside_work"
+ag_ok "nothing_written_outside_work" sh -c "[ ! -e '$PUB/outside-redir' ] && [ ! -e '$PUB/outside-prog' ]"
+
+x "~/work/bin/writer ~/work/repo/.git/hooks/post-checkout; echo \"rc=\$?\""
+ag_like "$x_out" "rc=[1-9]" "unlisted_program_cannot_write_git_hooks"
+ag_ok "no_hook_planted" test ! -e "$W/repo/.git/hooks/post-checkout"
+
+ag_done
