@@ -172,7 +172,8 @@ expect_denied unknown_key_refused authenticate 'Authentication failure' \
 # --- identity by token -------------------------------------------------------
 expect_ok token_identity coder developer --config "$C" --user agent --token secret-token
 if client --config "$C" --user agent --token secret-token --env &&
-	! grep -q 'AGENTGATE_TOKEN\|secret-token' <<<"$out" &&
+	! grep -q 'AGENTGATE_TOKEN=\|secret-token' <<<"$out" &&
+	grep -qx 'env AGENTGATE_TOKEN_USED=current' <<<"$out" &&
 	grep -qx 'env AGENTGATE_PROFILE=developer' <<<"$out"; then
 	ag_pass token_not_left_in_pam_environment
 else
