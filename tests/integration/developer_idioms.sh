@@ -43,7 +43,7 @@ ag_is "$x_out" "waited=0" "background_and_wait"
 
 # once sleep runs (a TERM while the job's execve waits for the exec
 # supervisor's verdict may not end it), kill %1 ends it
-x 'sleep 100 & until [ "$(ps -o comm= -p $!)" = sleep ]; do :; done; kill %1; wait %1; echo "killed=$?"'
+x 'sleep 100 & until [ "$(ps -o comm= -p $!)" = sleep ] || ! kill -0 $! 2>/dev/null; do :; done; kill %1; wait %1; echo "killed=$?"'
 ag_is "$x_out" "killed=143" "kill_of_own_job"
 
 x 'cd ~/work && source ./env.sh && echo "$GREETING"'
