@@ -23,11 +23,13 @@
 #include <json-c/json.h>
 
 #include "cli/commands.h"
+#include "common/misc.h"
 #include "common/utf8.h"
 #include "common/config.h"
 #include "common/err.h"
 #include "policy/setid.h"
 #include "policy/policy.h"
+#include "policy/prog.h"
 #include "parse/shparse.h"
 #include "common/strbuf.h"
 #include "core/core.h"
@@ -130,6 +132,45 @@ ask_json(const struct ag_validator *v, const struct ag_ask_result *r)
 	return o;
 }
 
+/* What the program registry knows of the program: what it runs besides
+ * itself, and the actions a deny rule may name. */
+static void
+print_known(const char *name)
+{
+	const struct ag_prog *p = name != NULL ? ag_prog_lookup(ag_base_name(name)) : NULL;
+	const struct ag_action *a;
+
+	if (p == NULL)
+		return;
+	if (p->runs != NULL)
+		printf("      runs: %s\n", p->runs);
+	for (a = p->actions; a != NULL && a->name != NULL; a++)
+		printf("%s%s (%s)", a == p->actions ? "      deny rules may name: " : ", ",
+		    a->name, a->what);
+	if (p->actions != NULL && p->actions->name != NULL)
+		printf("\n");
+}
+
+/* The same, for --json. */
+static void
+known_json(json_object *jc, const char *name)
+{
+	const struct ag_prog *p = name != NULL ? ag_prog_lookup(ag_base_name(name)) : NULL;
+	const struct ag_action *a;
+	json_object *acts;
+
+	if (p == NULL)
+		return;
+	if (p->runs != NULL)
+		json_object_object_add(jc, "runs", json_object_new_string(p->runs));
+	if (p->actions == NULL || p->actions->name == NULL ||
+	    (acts = json_object_new_object()) == NULL)
+		return;
+	for (a = p->actions; a->name != NULL; a++)
+		json_object_object_add(acts, a->name, json_object_new_string(a->what));
+	json_object_object_add(jc, "actions", acts);
+}
+
 static int
 print_json(const struct ag_config *cfg, const struct ag_decision *d, const struct ag_validator *v,
     const struct ag_ask_result *answer)
@@ -172,6 +213,7 @@ print_json(const struct ag_config *cfg, const struct ag_decision *d, const struc
 		if (c->verdict != AG_DENY && ag_setid_disarmed(cfg, c->name, c->path, why,
 		    sizeof(why)))
 			json_object_object_add(jc, "note", json_object_new_string(why));
+		known_json(jc, c->name);
 		json_object_array_add(cmds, jc);
 	}
 	json_object_object_add(o, "commands", cmds);
@@ -288,6 +330,7 @@ print_text(const struct ag_config *cfg, const struct ag_decision *d, const char 
 		if (c->verdict != AG_DENY && ag_setid_disarmed(cfg, c->name, c->path, why,
 		    sizeof(why)))
 			printf("      note: %s\n", why);
+		print_known(c->name);
 	}
 	printf("decision: %s\n", ag_verdict_name(d->verdict));
 	printf("reason: %s\n", d->reason);

@@ -241,6 +241,19 @@ struct ag_profile {
 	struct ag_pos		 pos;
 };
 
+/*
+ * The developer tier with `unknown: allow`: the kernel holds every file
+ * the command's processes touch, and the exec supervisor judges the deny
+ * rules again at every exec with the words the program really gets.  What
+ * the typed line cannot see is left to them, and PATH may be changed
+ * between lines (it only picks which file a name runs).
+ */
+static inline int
+ag_profile_exec_judged(const struct ag_profile *p)
+{
+	return p != NULL && p->tier == AG_TIER_DEVELOPER && p->unknown == AG_UNKNOWN_ALLOW;
+}
+
 struct ag_cidr {
 	int		family;		/* AF_INET or AF_INET6 */
 	unsigned char	addr[16];	/* network byte order, masked */

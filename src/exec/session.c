@@ -318,11 +318,29 @@ nomem:
 
 /* ---- capture ----------------------------------------------------------- */
 
+/* A PATH whose every entry is absolute: an empty or relative one would
+ * make a name run a file that depends on the cwd. */
+static int
+path_usable(const char *v)
+{
+	const char *p = v;
+
+	if (*v == '\0')
+		return 0;
+	for (;;) {
+		if (*p != '/')
+			return 0;
+		if ((p = strchr(p, ':')) == NULL)
+			return 1;
+		p++;
+	}
+}
+
 int
 ag_session_apply_capture(struct ag_session *s, const char *buf, size_t len,
     struct ag_err *err)
 {
-	char **nv = NULL, *pwd = NULL;
+	char **nv = NULL, *pwd = NULL, *path = NULL;
 	size_t nn = 0, i, off = 0;
 	int e;
 
@@ -344,6 +362,13 @@ ag_session_apply_capture(struct ag_session *s, const char *buf, size_t len,
 		if (eq - rec == 3 && strncmp(rec, "PWD", 3) == 0) {
 			free(pwd);
 			if ((pwd = strdup(eq + 1)) == NULL)
+				goto nomem;
+			continue;
+		}
+		if (eq - rec == 4 && strncmp(rec, "PATH", 4) == 0 &&
+		    ag_profile_exec_judged(s->profile) && path_usable(eq + 1)) {
+			free(path);
+			if ((path = strdup(eq + 1)) == NULL)
 				goto nomem;
 			continue;
 		}
@@ -388,6 +413,10 @@ ag_session_apply_capture(struct ag_session *s, const char *buf, size_t len,
 	}
 	/* env.set gave the starting values; what is not dangerous the
 	 * session may change (export GIT_AUTHOR_NAME=...) */
+	/* PATH too, where the exec supervisor judges every exec
+	 * (`source .venv/bin/activate` holds for the lines after it) */
+	if (path != NULL && env_set(&nv, &nn, "PATH", path) < 0)
+		goto nomem;
 
 	if (pwd != NULL && pwd[0] == '/') {
 		if ((e = s->remote ? 0 : dir_usable(pwd)) == 0) {
@@ -406,10 +435,12 @@ ag_session_apply_capture(struct ag_session *s, const char *buf, size_t len,
 	s->env = nv;
 	s->nenv = nn;
 	free(pwd);
+	free(path);
 	return 0;
 nomem:
 	ag_envv_free(nv);
 	free(pwd);
+	free(path);
 	return ag_err_set(err, "out of memory applying the captured environment");
 }
 

@@ -153,6 +153,10 @@ prog_check(struct ag_walker *w, const struct ag_prog *p, const char *base, struc
 
 	if (p == NULL)
 		return;
+	/* words the line does not show: the kernel and the exec supervisor
+	 * judge what they turn out to be (walker.h) */
+	if (ag_walk_exec_judged(w) && (ag_walk_has_nonlit(a, na) || (flags & AG_CF_UNKNOWN_TAIL)))
+		return;
 	if (p->flags & AG_PROG_WRITES_OPERANDS) {
 		if (flags & AG_CF_UNKNOWN_TAIL) {
 			ag_walk_refuse(w, AG_DENY, "path:write",
@@ -256,6 +260,69 @@ no_rule(struct ag_walker *w, const struct ag_prog *p, const char *name, const ch
 		ag_walk_refuse_unknown(w, name, NULL);
 }
 
+/*
+ * The first word from si on that rule r's subcommand list does not hold,
+ * or na.  A program whose every operand does something (make's targets,
+ * gradle's tasks) has each of them looked at, skipping its options and
+ * their values and make's VAR=value words.
+ */
+static size_t
+unlisted_sub(const struct ag_rule *r, const struct ag_prog *p, struct ag_arg *a, size_t na,
+    size_t si)
+{
+	const struct ag_gopt *o;
+	int operands = 0;
+	size_t j;
+
+	if (si >= na)
+		return na;
+	if (p == NULL || !(p->flags & AG_PROG_SUBS_ALL))
+		return a[si].lit == NULL || !ag_strlist_contains(&r->subcommands, a[si].lit) ?
+		    si : na;
+	for (j = si; j < na; j++) {
+		const char *s = a[j].lit;
+
+		if (s == NULL)
+			return j;
+		if (!operands && strcmp(s, "--") == 0) {
+			operands = 1;
+			continue;
+		}
+		if (!operands && s[0] == '-' && s[1] != '\0') {
+			for (o = p->global_opts; o != NULL && o->name != NULL; o++)
+				if (strcmp(o->name, s) == 0 && (o->flags & AG_GO_VAL))
+					j++;
+			continue;
+		}
+		if (strchr(s, '=') == NULL && !ag_strlist_contains(&r->subcommands, s))
+			return j;
+	}
+	return na;
+}
+
+/* The deny rules of the program p runs by another word's name (python3
+ * -m twine upload): 1 when one refused it. */
+static int
+dispatched_deny(struct ag_walker *w, const struct ag_prog *p, struct ag_arg *a, size_t na,
+    int flags)
+{
+	const char **words;
+	char name[64];
+	size_t i, rest;
+
+	if (p == NULL || p->dispatch == NULL)
+		return 0;
+	if ((words = calloc(na, sizeof(*words))) == NULL) {
+		ag_walk_refuse(w, AG_DENY, "internal", "out of memory");
+		return 1;
+	}
+	for (i = 0; i < na; i++)
+		words[i] = a[i].lit;
+	rest = p->dispatch(words, na, name, sizeof(name));
+	free(words);
+	return rest > 0 && ag_walk_deny_hit(w, name, a + rest - 1, na - rest + 1, flags);
+}
+
 /* A program allow rule r (the ridx-th) names: its arguments, its
  * subcommand, and what its descriptor says. */
 static void
@@ -271,12 +338,10 @@ with_rule(struct ag_walker *w, const struct ag_prog *p, const struct ag_rule *r,
 	if (!ag_walk_rule_args_ok(w, r, rid, base, a, na, flags))
 		return;
 	if (r->subcommands.n > 0 || (p != NULL && p->global_opts != NULL)) {
-		si = ag_walk_subcommand(w, r, rid, base, p != NULL ? p->global_opts : NULL,
-		    a, na, &cdir, &bad);
+		si = ag_walk_subcommand(w, r, rid, base, p, a, na, &cdir, &bad);
 		if (bad)
 			return;
-		if (r->subcommands.n > 0 && si < na &&
-		    (a[si].lit == NULL || !ag_strlist_contains(&r->subcommands, a[si].lit))) {
+		if (r->subcommands.n > 0 && (si = unlisted_sub(r, p, a, na, si)) < na) {
 			ag_walk_list_text(&r->subcommands, sl, sizeof(sl));
 			ag_walk_refuse(w, AG_DENY, rid,
 			    "'%s %s' is not allowed in profile '%s'; allowed here: %s (%s)",
@@ -378,8 +443,9 @@ ag_walk_command(struct ag_walker *w, struct ag_arg *a, size_t na, int flags)
 		ag_walk_set_path(w, w->cur, rc == 0 ? real : NULL);
 
 	/* deny rules first: matched by name, which also covers other files
-	 * with the same name */
-	if (ag_walk_deny_hit(w, base, a, na, flags))
+	 * with the same name, and the program it runs by another word's name
+	 * (python3 -m twine) */
+	if (ag_walk_deny_hit(w, base, a, na, flags) || dispatched_deny(w, p, a, na, flags))
 		return;
 
 	for (i = 0; i < w->prof->nallow; i++)

@@ -196,6 +196,18 @@ judge_exec(const struct ag_execpolicy *ep, const char *path, char *const *argv,
 	if (ag_prog_dashed(path, argc > 0 ? argv[0] : NULL, &dp, &dsub) &&
 	    !named_by_deny(ep->profile, dp->names[0], NULL))
 		return 1;
+	if (dp == NULL) {
+		/* python3 -m twine upload is twine upload */
+		const struct ag_prog *ip = ag_prog_lookup(ag_base_name(path));
+		char mod[64];
+		size_t rest;
+
+		if (ip != NULL && ip->dispatch != NULL &&
+		    (rest = ip->dispatch((const char *const *)argv, argc, mod, sizeof(mod))) > 0 &&
+		    named_by_deny(ep->profile, mod, NULL))
+			return judge_exec(ep, mod, argv + rest - 1, argc - rest + 1, cwd, reason,
+			    reasonsz, rule, rulesz);
+	}
 	if (dp == NULL && !named_by_deny(ep->profile, path, argc > 0 ? argv[0] : NULL))
 		return 1;
 	/* the program as the path the kernel is asked to run, then the arguments */

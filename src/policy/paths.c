@@ -620,6 +620,12 @@ ag_walk_write(struct ag_walker *w, const char *cdir, const char *p, int tree)
 	ag_walk_check_path(w, p, AG_ACC_WRITE | (tree ? AG_ACC_TREE : 0), NULL);
 }
 
+int
+ag_walk_exec_judged(const struct ag_walker *w)
+{
+	return ag_profile_exec_judged(w->prof);
+}
+
 void
 ag_walk_redirs(struct ag_walker *w, const struct ag_sh_redir *r, size_t nr)
 {
@@ -646,6 +652,8 @@ ag_walk_redirs(struct ag_walker *w, const struct ag_sh_redir *r, size_t nr)
 		case AG_SH_R_DUP_OUT:
 			ag_walk_word(w, rd->target, AG_WORD_PLAIN);
 			t = rd->target ? ag_sh_word_literal(rd->target, NULL) : NULL;
+			if (t == NULL && ag_walk_exec_judged(w))
+				continue;
 			if (t == NULL) {
 				ag_walk_refuse(w, AG_DENY, "path:literal",
 				    "the target of '>&' must be a literal fd number or '-', not '%s'",
@@ -682,6 +690,8 @@ ag_walk_redirs(struct ag_walker *w, const struct ag_sh_redir *r, size_t nr)
 		}
 		ag_walk_word(w, rd->target, AG_WORD_PLAIN);
 		t = rd->target ? ag_walk_word_path(rd->target) : NULL;
+		if (t == NULL && ag_walk_exec_judged(w))
+			continue;
 		if (t == NULL) {
 			ag_walk_refuse(w, AG_DENY, "path:literal",
 			    "a redirection target must be a literal file name, not '%s'",

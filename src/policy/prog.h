@@ -89,6 +89,18 @@ enum {
 	/* the sandbox forces env_set only when the profile allows the program
 	 * (otherwise always: a pager or an editor is reached through others) */
 	AG_PROG_DEFUSE_IF_ALLOWED = 0x08,
+	/* every operand names something it does, not only the first (make's
+	 * targets, gradle's tasks, maven's phases and goals) */
+	AG_PROG_SUBS_ALL = 0x10,
+	/* a first word +NAME picks a toolchain (rustup: cargo +nightly build) */
+	AG_PROG_PLUS_TOOLCHAIN = 0x20,
+};
+
+/* An action of a program a deny rule may name (cargo publish), and what it
+ * does, in words for `explain`. */
+struct ag_action {
+	const char	*name;
+	const char	*what;
 };
 
 struct ag_prog {
@@ -138,11 +150,38 @@ struct ag_prog {
 	 * "push"), NULL-terminated: a deny rule naming the action refuses
 	 * every spelling of it */
 	const char *const	*same_as;
+	/* how else a word spells an action (npm's abbreviations, gradle's
+	 * task abbreviations, maven's plugin goals): 1 when it may */
+	int	(*spells)(const char *word, const char *action);
+	/* its own subcommands, NULL-terminated, when any other word may be a
+	 * user-defined alias the gateway cannot read (cargo's [alias]) */
+	const char *const	*builtin_subs;
+	/*
+	 * Runs the program another word names (python -m pip): returns the
+	 * index of the first argument after that word and puts the program's
+	 * name in name; 0 when it does not (or a word before it is not
+	 * literal: NULL in words).
+	 */
+	size_t	(*dispatch)(const char *const *words, size_t nwords, char *name, size_t namesz);
+
+	/* for `explain`: what it runs besides itself, and the actions a deny
+	 * rule may name ({ NULL, NULL }-terminated) */
+	const char		*runs;
+	const struct ag_action	*actions;
 };
 
 /* The subcommand sub of p as the action it performs ("send-pack" ->
  * "push"); sub itself when it is no other's. */
 const char *ag_prog_action(const struct ag_prog *p, const char *sub);
+
+/* 1 when word, as p's subcommand (or target, task, goal), may perform the
+ * action a rule names: the action itself, a same_as alias of it, or a
+ * spelling p's spells hook knows.  p may be NULL. */
+int	ag_prog_spells(const struct ag_prog *p, const char *word, const char *action);
+
+/* 1 when word may be a user-defined alias of p (not one of its own
+ * subcommands, and p reads aliases the gateway cannot see). */
+int	ag_prog_maybe_alias(const struct ag_prog *p, const char *word);
 
 /*
  * An exec of a program that dispatches on its name (path's last component
@@ -189,11 +228,15 @@ extern const struct ag_prog ag_prog_man, ag_prog_less, ag_prog_more, ag_prog_vim
 extern const struct ag_prog ag_prog_git;
 /* tools.c */
 extern const struct ag_prog ag_prog_docker, ag_prog_kubectl, ag_prog_systemctl, ag_prog_apt,
-    ag_prog_cargo, ag_prog_go, ag_prog_make, ag_prog_tar, ag_prog_grep, ag_prog_rsync,
-    ag_prog_cvs, ag_prog_curl, ag_prog_wget, ag_prog_ssh, ag_prog_gpg;
+    ag_prog_make, ag_prog_tar, ag_prog_grep, ag_prog_rsync, ag_prog_cvs, ag_prog_curl,
+    ag_prog_wget, ag_prog_ssh, ag_prog_gpg;
 /* langs.c */
-extern const struct ag_prog ag_prog_python, ag_prog_pip, ag_prog_perl, ag_prog_ruby,
-    ag_prog_node, ag_prog_npm, ag_prog_java, ag_prog_lua, ag_prog_tclsh, ag_prog_tex;
+extern const struct ag_prog ag_prog_python, ag_prog_perl, ag_prog_ruby, ag_prog_node,
+    ag_prog_java, ag_prog_lua, ag_prog_tclsh, ag_prog_tex;
+/* toolchains.c */
+extern const struct ag_prog ag_prog_cargo, ag_prog_rustc, ag_prog_go, ag_prog_npm,
+    ag_prog_yarn, ag_prog_pnpm, ag_prog_pip, ag_prog_twine, ag_prog_pypub, ag_prog_pytest,
+    ag_prog_pylint, ag_prog_mvn, ag_prog_gradle, ag_prog_javac;
 /* find.c */
 extern const struct ag_prog ag_prog_find;
 

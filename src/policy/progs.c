@@ -35,12 +35,16 @@ const struct ag_prog *const ag_progs[] = {
 	/* git.c */
 	&ag_prog_git,
 	/* tools.c */
-	&ag_prog_docker, &ag_prog_kubectl, &ag_prog_systemctl, &ag_prog_apt, &ag_prog_cargo,
-	&ag_prog_go, &ag_prog_make, &ag_prog_tar, &ag_prog_grep, &ag_prog_rsync, &ag_prog_cvs,
-	&ag_prog_curl, &ag_prog_wget, &ag_prog_ssh, &ag_prog_gpg,
+	&ag_prog_docker, &ag_prog_kubectl, &ag_prog_systemctl, &ag_prog_apt, &ag_prog_make,
+	&ag_prog_tar, &ag_prog_grep, &ag_prog_rsync, &ag_prog_cvs, &ag_prog_curl, &ag_prog_wget,
+	&ag_prog_ssh, &ag_prog_gpg,
 	/* langs.c */
-	&ag_prog_python, &ag_prog_pip, &ag_prog_perl, &ag_prog_ruby, &ag_prog_node, &ag_prog_npm,
-	&ag_prog_java, &ag_prog_lua, &ag_prog_tclsh, &ag_prog_tex,
+	&ag_prog_python, &ag_prog_perl, &ag_prog_ruby, &ag_prog_node, &ag_prog_java, &ag_prog_lua,
+	&ag_prog_tclsh, &ag_prog_tex,
+	/* toolchains.c */
+	&ag_prog_cargo, &ag_prog_rustc, &ag_prog_go, &ag_prog_npm, &ag_prog_yarn, &ag_prog_pnpm,
+	&ag_prog_pip, &ag_prog_twine, &ag_prog_pypub, &ag_prog_pytest, &ag_prog_pylint,
+	&ag_prog_mvn, &ag_prog_gradle, &ag_prog_javac,
 	/* find.c */
 	&ag_prog_find,
 	NULL
@@ -132,6 +136,20 @@ ag_prog_action(const struct ag_prog *p, const char *sub)
 		if (strcmp(p->same_as[i], sub) == 0)
 			return p->same_as[i + 1];
 	return sub;
+}
+
+int
+ag_prog_spells(const struct ag_prog *p, const char *word, const char *action)
+{
+	if (strcmp(word, action) == 0 || strcmp(ag_prog_action(p, word), action) == 0)
+		return 1;
+	return p != NULL && p->spells != NULL && p->spells(word, action);
+}
+
+int
+ag_prog_maybe_alias(const struct ag_prog *p, const char *word)
+{
+	return p != NULL && p->builtin_subs != NULL && !ag_walk_in_list(p->builtin_subs, word);
 }
 
 int

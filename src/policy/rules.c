@@ -337,16 +337,17 @@ ag_walk_pick_rule(struct ag_walker *w, size_t i0, enum ag_walk_pick how, const c
 }
 
 /*
- * Walk the tool's global options (opts, from its descriptor; NULL: none);
+ * Walk the tool's global options (from its descriptor p; NULL: none);
  * return the index of the subcommand (or na when none).  Refuses risky options not in allow_options (unless rid
  * is NULL: only looking).  *cdir is set to the -C argument (git), for
  * output paths.
  */
 size_t
 ag_walk_subcommand(struct ag_walker *w, const struct ag_rule *r, const char *rid,
-    const char *base, const struct ag_gopt *opts, struct ag_arg *a, size_t na,
+    const char *base, const struct ag_prog *p, struct ag_arg *a, size_t na,
     const char **cdir, int *bad)
 {
+	const struct ag_gopt *opts = p != NULL ? p->global_opts : NULL;
 	size_t i;
 	char ex[80];
 
@@ -359,6 +360,8 @@ ag_walk_subcommand(struct ag_walker *w, const struct ag_rule *r, const char *rid
 
 		if (s == NULL)
 			return i;	/* caller refuses non-literals */
+		if (i == 1 && s[0] == '+' && p != NULL && (p->flags & AG_PROG_PLUS_TOOLCHAIN))
+			continue;
 		if (strcmp(s, "--") == 0)
 			return i + 1;
 		if (s[0] != '-' || s[1] == '\0')
@@ -415,28 +418,35 @@ ag_walk_subcommand(struct ag_walker *w, const struct ag_rule *r, const char *rid
 /*
  * Does deny rule d's subcommand list cover this command?  1 yes, 0 no,
  * -1 the gateway cannot tell (a word it cannot see before the subcommand,
- * or xargs/find supplying the words where the subcommand would be).
+ * or xargs/find supplying the words where the subcommand would be), -2
+ * the subcommand may be a user-defined alias (*alias: the word).
  *
  * Unlike find_subcommand, it errs towards "yes": an option the gateway
  * does not know may take the next word as its value (`make -C dir
  * install`, `npm --prefix x publish`), so that word and the one after
- * it are both taken as the subcommand.
+ * it are both taken as the subcommand; for a program whose every operand
+ * does something (make's targets, gradle's tasks) each one is looked at.
  */
-/* The rule lists s, or the action s performs (git send-pack is a push). */
+/* The rule lists s, or an action s performs (git send-pack is a push,
+ * npm pub is npm publish). */
 static int
 sub_listed(const struct ag_rule *d, const struct ag_prog *p, const char *s)
 {
-	return ag_strlist_contains(&d->subcommands, s) ||
-	    ag_strlist_contains(&d->subcommands, ag_prog_action(p, s));
+	size_t i;
+
+	for (i = 0; i < d->subcommands.n; i++)
+		if (ag_prog_spells(p, s, d->subcommands.v[i]))
+			return 1;
+	return 0;
 }
 
 static int
 deny_subcommand(const struct ag_rule *d, const char *base, struct ag_arg *a, size_t na,
-    int flags)
+    int flags, const char **alias)
 {
 	const struct ag_prog *p = ag_prog_lookup(base);
 	const struct ag_gopt *opts = p != NULL ? p->global_opts : NULL, *o;
-	int maybe_value = 0;
+	int all = p != NULL && (p->flags & AG_PROG_SUBS_ALL), maybe_value = 0, operands = 0;
 	size_t i;
 
 	for (i = 1; i < na; i++) {
@@ -445,16 +455,32 @@ deny_subcommand(const struct ag_rule *d, const char *base, struct ag_arg *a, siz
 
 		if (s == NULL)
 			return -1;
-		if (strcmp(s, "--") == 0) {
+		/* rustup's toolchain word: cargo +nightly publish */
+		if (i == 1 && s[0] == '+' && p != NULL && (p->flags & AG_PROG_PLUS_TOOLCHAIN))
+			continue;
+		if (!operands && strcmp(s, "--") == 0) {
+			if (all) {
+				operands = 1;
+				continue;
+			}
 			if (i + 1 >= na)
 				break;
 			if (a[i + 1].lit == NULL)
 				return -1;
 			return sub_listed(d, p, a[i + 1].lit) ? 1 : 0;
 		}
-		if (s[0] != '-' || s[1] == '\0') {
+		if (operands || s[0] != '-' || s[1] == '\0') {
 			if (sub_listed(d, p, s))
 				return 1;
+			if (all)
+				continue;
+			if (ag_prog_maybe_alias(p, s)) {
+				/* cargo reads [alias] from every .cargo/config.toml
+				 * up the tree, --config and CARGO_ALIAS_*: only its
+				 * own commands are what they say */
+				*alias = s;
+				return -2;
+			}
 			if (maybe_value) {	/* perhaps the value: look on */
 				maybe_value = 0;
 				continue;
@@ -512,12 +538,13 @@ redir_source_hit(struct ag_walker *w, const struct ag_rule *d)
 
 /* The first argument a rule's subcommands name, for a message; "" if none. */
 static const char *
-subcommand_shown(const struct ag_rule *d, struct ag_arg *a, size_t na)
+subcommand_shown(const struct ag_rule *d, const char *base, struct ag_arg *a, size_t na)
 {
+	const struct ag_prog *p = ag_prog_lookup(base);
 	size_t i;
 
 	for (i = 1; i < na; i++)
-		if (a[i].lit != NULL && ag_strlist_contains(&d->subcommands, a[i].lit))
+		if (a[i].lit != NULL && sub_listed(d, p, a[i].lit))
 			return a[i].lit;
 	return "";
 }
@@ -528,6 +555,9 @@ ag_walk_deny_hit(struct ag_walker *w, const char *base, struct ag_arg *a, size_t
 	char ridbuf[160], ex[80];
 	const char *rid = NULL;
 	size_t i;
+	/* what the line does not show is judged at the exec, with the words
+	 * the program really gets (a builtin has no exec) */
+	int exec_judges = ag_walk_exec_judged(w) && !ag_walk_builtin_flags(base);
 
 	for (i = 0; i < w->prof->ndeny; i++) {
 		const struct ag_rule *d = &w->prof->deny[i];
@@ -543,6 +573,8 @@ ag_walk_deny_hit(struct ag_walker *w, const char *base, struct ag_arg *a, size_t
 			/* the words must be seen to be compared; xargs would
 			 * add some */
 			if (ag_walk_has_nonlit(a, na) || (flags & AG_CF_UNKNOWN_TAIL)) {
+				if (exec_judges)
+					continue;
 				ag_walk_refuse(w, AG_DENY, rid,
 				    "'%s' has a deny rule in profile '%s' on its exact arguments, and an argument the gateway cannot see; use literal arguments",
 				    base, w->prof->name ? w->prof->name : "?");
@@ -555,8 +587,18 @@ ag_walk_deny_hit(struct ag_walker *w, const char *base, struct ag_arg *a, size_t
 		if (!hit && d->args.n == 0 && d->deny_args.n == 0) {
 			/* subcommands only: what follows the subcommand cannot
 			 * change which subcommand runs */
-			int r = deny_subcommand(d, base, a, na, flags);
+			const char *alias = NULL;
+			int r = deny_subcommand(d, base, a, na, flags, &alias);
 
+			if (r == -2) {
+				ag_walk_refuse(w, AG_DENY, rid,
+				    "'%s %s' is not one of %s's own commands, so it may be a user-defined alias of what %s denies; use %s's own command name, or run an installed subcommand directly (%s-%s)",
+				    base, ag_walk_excerpt(alias, ex, sizeof(ex)), base,
+				    d->label ? d->label : rid, base, base, alias);
+				return 1;
+			}
+			if (r == -1 && exec_judges)
+				continue;
 			if (r < 0) {
 				ag_walk_refuse(w, AG_DENY, rid, ag_walk_has_nonlit(a, na) ?
 				    "'%s' has deny rules in profile '%s' and an argument the gateway cannot see before its subcommand; use literal arguments" :
@@ -569,12 +611,16 @@ ag_walk_deny_hit(struct ag_walker *w, const char *base, struct ag_arg *a, size_t
 			hit = 1;
 		}
 		if (!hit && (ag_walk_has_nonlit(a, na) || (flags & AG_CF_UNKNOWN_TAIL))) {
+			if (exec_judges)
+				continue;
 			ag_walk_refuse(w, AG_DENY, rid,
 			    "'%s' has deny rules in profile '%s' and an argument the gateway cannot see; use literal arguments",
 			    base, w->prof->name ? w->prof->name : "?");
 			return 1;
 		}
 		for (j = 1; !hit && j < na; j++) {
+			if (a[j].lit == NULL)
+				continue;
 			if (d->args.n && arg_matches(w, &d->args, a[j].lit))
 				hit = 1;
 			if (d->deny_args.n && arg_matches(w, &d->deny_args, a[j].lit))
@@ -592,14 +638,17 @@ ag_walk_deny_hit(struct ag_walker *w, const char *base, struct ag_arg *a, size_t
 			}
 			hit = r;
 		}
-		if (!hit && d->subcommands.n && deny_subcommand(d, base, a, na, flags) == 1)
-			hit = 1;
+		if (!hit && d->subcommands.n) {
+			const char *alias = NULL;
+
+			hit = deny_subcommand(d, base, a, na, flags, &alias) == 1;
+		}
 		if (hit) {
 			/* the same words live and in explain: the program, the
 			 * subcommand the rule names, and the rule */
 			char what[160];
 
-			const char *sub = subcommand_shown(d, a, na);
+			const char *sub = subcommand_shown(d, base, a, na);
 
 			snprintf(what, sizeof(what), "%s%s%s", base, sub[0] ? " " : "", sub);
 			ag_walk_refuse(w, AG_DENY, rid, "'%s' is denied by %s",

@@ -213,12 +213,19 @@ int	ag_walk_rule_args_ok(struct ag_walker *w, const struct ag_rule *r, const cha
 const char *ag_walk_allowed_list(struct ag_walker *w);
 void	ag_walk_refuse_unknown(struct ag_walker *w, const char *name, const char *why);
 
-/* The subcommand's index after the global options opts (NULL: none) */
+/* The subcommand's index after p's global options (p NULL: none) */
 size_t	ag_walk_subcommand(struct ag_walker *w, const struct ag_rule *r, const char *rid,
-	    const char *base, const struct ag_gopt *opts, struct ag_arg *a, size_t na,
+	    const char *base, const struct ag_prog *p, struct ag_arg *a, size_t na,
 	    const char **cdir, int *bad);
 
 /* ---- paths.c ------------------------------------------------------------ */
+
+/*
+ * 1 when the profile is exec-judged (ag_profile_exec_judged): what the
+ * typed line cannot see (an expansion, xargs' input, a redirection to
+ * "$f") is left to the kernel and the exec supervisor instead of refused.
+ */
+int	ag_walk_exec_judged(const struct ag_walker *w);
 
 /* Check one file access (AG_ACC_*) at literal path p, relative to base or to
  * every directory the shell may be in. */

@@ -71,6 +71,16 @@ ag_is "$x_out" "$W/.venv" "source_venv_activate"
 x 'export PATH=$PATH:~/work/bin; tool'
 ag_is "$x_out" "tool-ran" "export_path_then_tool"
 
+# in a REPL, a PATH change holds for the lines after it (the exec
+# supervisor judges every exec); a relative entry is not kept
+out=$(printf '%s\n' 'export PATH=$PATH:~/work/bin' 'tool' \
+    'cd ~/work && source .venv/bin/activate' 'python -c "import sys; print(sys.prefix)"' \
+    'export PATH=.:$PATH' 'echo "$PATH"' | ag_ssh 2>&1)
+ag_like "$out" "^tool-ran
+$W/.venv
+/" "repl_path_change_holds_for_later_lines" "$out"
+ag_unlike "$out" "(^|:)\.(:|$)" "repl_relative_path_entry_not_kept" "$out"
+
 x 'cd ~/work && export MAKEFLAGS=-j2 && make -s'
 ag_like "$x_out" "mf=.*j2" "export_makeflags"
 

@@ -1071,8 +1071,9 @@ loads_shipped_example(void **state)
 	assert_int_equal(ro->features.functions, AG_FEATURE_DENY);
 	assert_int_equal(ro->tier, AG_TIER_STRICT);
 	assert_int_equal(dev->tier, AG_TIER_DEVELOPER);
-	assert_int_equal(dev->paths_exec.n, 1);
+	assert_int_equal(dev->paths_exec.n, 2);
 	assert_string_equal(dev->paths_exec.v[0], "~/work");
+	assert_string_equal(dev->paths_exec.v[1], "/tmp");
 	/* the typed line refuses only what the kernel cannot hold */
 	assert_int_equal(dev->unknown, AG_UNKNOWN_ALLOW);
 	assert_int_equal(dev->features.functions, AG_FEATURE_ALLOW);
@@ -1082,15 +1083,18 @@ loads_shipped_example(void **state)
 	assert_string_equal(dev->validator->name, "local-llm");
 	assert_string_equal(dev->validator->url, "http://127.0.0.1:11434/v1/chat/completions");
 	assert_null(dev->validator->api_key_file);	/* a local server needs none */
+	/* git with every subcommand; pushing is a deny rule */
 	for (i = 0; i < dev->nallow; i++)
-		if (strcmp(dev->allow[i].command, "git") == 0 &&
-		    dev->allow[i].subcommands.n > 0 &&
-		    dev->allow[i].allow_options.n > 0)
+		if (strcmp(dev->allow[i].command, "git") == 0 && ag_rule_is_plain(&dev->allow[i]))
 			git = 1;
-	for (i = 0; i < dev->ndeny; i++)
+	for (i = 0; i < dev->ndeny; i++) {
 		if (strcmp(dev->deny[i].command, "vi") == 0)
 			vi = 1;
-	assert_true(git);
+		if (strcmp(dev->deny[i].command, "git") == 0 &&
+		    ag_strlist_contains(&dev->deny[i].subcommands, "push"))
+			git++;
+	}
+	assert_int_equal(git, 2);
 	assert_true(vi);
 	ag_config_free(cfg);
 }

@@ -84,11 +84,16 @@ static const char yaml[] =
     "    unknown: deny\n"
     "  tier:\n"
     "    tier: developer\n"
-    "    allow: [ls, cat, make, mkdir, mv]\n"
+    "    allow: [ls, cat, make, mkdir, mv, cargo, npm, python3, gradle, mvn]\n"
     "    deny:\n"
     "      - { command: git, subcommands: [push] }\n"
     "      - su\n"
     "      - { command: make, subcommands: [install] }\n"
+    "      - { command: cargo, subcommands: [publish] }\n"
+    "      - { command: npm, subcommands: [publish] }\n"
+    "      - { command: gradle, subcommands: [publish] }\n"
+    "      - { command: mvn, subcommands: [deploy] }\n"
+    "      - { command: twine, subcommands: [upload] }\n"
     "    paths: { read: [\"/\"], write: [\"~/work\"], exec: [\"~/work\"] }\n"
     "    unknown: deny\n"
     "  open:\n"
@@ -655,9 +660,36 @@ static const struct tcase wrappers[] = {
 	{ "tier", "xargs make -C sub", D, "profiles.tier.deny[2]" },
 	{ "tier", "xargs timeout 5 env make", D, "profiles.tier.deny[2]" },
 	{ "tier", "xargs -- make -k", D, "profiles.tier.deny[2]" },
-	{ "tier", "ls | xargs make all", A, NULL },
-	{ "tier", "xargs make -C sub all", A, NULL },
-	{ "tier", "xargs -I{} make all {}", A, NULL },
+	/* every operand of make is a target: xargs may add `install` */
+	{ "tier", "ls | xargs make all", D, "profiles.tier.deny[2]" },
+	{ "tier", "xargs make -C sub all", D, "profiles.tier.deny[2]" },
+	{ "tier", "xargs -I{} make all {}", D, "profiles.tier.deny[2]" },
+	{ "tier", "make all install", D, "profiles.tier.deny[2]" },
+	{ "tier", "make -C install all", A, NULL },
+	{ "tier", "make all", A, NULL },
+	/* the toolchains' spellings of a denied action (registry, toolchains.c);
+	 * "unknown": no deny rule fired, the program is not on the tests' PATH */
+	{ "tier", "cargo +nightly publish", D, "profiles.tier.deny[3]" },
+	{ "tier", "cargo --locked publish", D, "profiles.tier.deny[3]" },
+	{ "tier", "cargo p", D, "profiles.tier.deny[3]" },
+	{ "tier", "cargo build", D, "unknown" },
+	{ "tier", "cargo t", D, "unknown" },
+	{ "tier", "npm pub", D, "profiles.tier.deny[4]" },
+	{ "tier", "npm --prefix x publ", D, "profiles.tier.deny[4]" },
+	{ "tier", "npm test", D, "unknown" },
+	{ "tier", "npm install p", D, "unknown" },
+	{ "tier", "gradle build pub", D, "profiles.tier.deny[5]" },
+	{ "tier", "gradle :app:publishToMavenCentral", D, "profiles.tier.deny[5]" },
+	{ "tier", "gradle -x publish build", D, "unknown" },
+	{ "tier", "mvn clean deploy", D, "profiles.tier.deny[6]" },
+	{ "tier", "mvn deploy:deploy-file", D, "profiles.tier.deny[6]" },
+	{ "tier", "mvn org.apache.maven.plugins:maven-deploy-plugin:3.1.1:deploy", D,
+	    "profiles.tier.deny[6]" },
+	{ "tier", "mvn clean package", D, "unknown" },
+	{ "tier", "python3 -m twine upload x", D, "profiles.tier.deny[7]" },
+	{ "tier", "python3 -Im twine.__main__ upload x", D, "profiles.tier.deny[7]" },
+	{ "tier", "python3 -c 'import twine' upload", A, NULL },
+	{ "tier", "python3 -m pytest", A, NULL },
 	/* an option the gateway does not know may take the next word */
 	{ "tier", "make -C sub install", D, "profiles.tier.deny[2]" },
 	{ "tier", "make -j 4 install", D, "profiles.tier.deny[2]" },

@@ -9,6 +9,7 @@
 #include "agconfig.h"
 
 #include <stddef.h>
+#include <string.h>
 
 #include "policy/prog.h"
 
@@ -18,13 +19,65 @@ static const char *const python_dev[] = {
 	"PYTHONPATH", "PYTHONDONTWRITEBYTECODE", "PYTHONUNBUFFERED", "PYTHONHASHSEED",
 	"PYTHONWARNINGS", NULL
 };
+
+/*
+ * python -m NAME runs the module NAME as a program: `python3 -m twine
+ * upload` is `twine upload` to a deny rule.  The interpreter's options
+ * come first, clustered (-Im pip) or not; -X and -W take a value, -c and a
+ * script end the options without a module.
+ */
+static size_t
+python_module(const char *const *words, size_t nwords, char *name, size_t namesz)
+{
+	size_t i, k, n;
+
+	for (i = 1; i < nwords; i++) {
+		const char *s = words[i], *mod = NULL;
+
+		if (s == NULL || s[0] != '-' || s[1] == '\0' || strcmp(s, "--") == 0)
+			return 0;
+		if (s[1] == '-') {
+			/* the long options that take a value */
+			if (strcmp(s, "--check-hash-based-pycs") == 0)
+				i++;
+			continue;
+		}
+		for (k = 1; s[k] != '\0'; k++) {
+			if (s[k] == 'c')
+				return 0;
+			if (s[k] == 'X' || s[k] == 'W') {
+				if (s[k + 1] == '\0')
+					i++;
+				break;
+			}
+			if (s[k] == 'm') {
+				if (s[k + 1] != '\0')
+					mod = s + k + 1;
+				else if (i + 1 < nwords && words[i + 1] != NULL)
+					mod = words[++i];
+				else
+					return 0;
+				break;
+			}
+		}
+		if (mod == NULL)
+			continue;
+		/* the package the module belongs to: twine.__main__ is twine's */
+		n = strcspn(mod, ".");
+		if (n == 0 || n >= namesz)
+			return 0;
+		memcpy(name, mod, n);
+		name[n] = '\0';
+		return i + 1;
+	}
+	return 0;
+}
+
 const struct ag_prog ag_prog_python = {
 	.names = python_names, .env_filter = python_env, .env_developer = python_dev,
+	.dispatch = python_module,
+	.runs = "the scripts and modules it is given; `-m NAME` the module NAME as a program (a deny rule on NAME applies)",
 };
-
-static const char *const pip_names[] = { "pip", "pip3", NULL };
-static const char *const pip_env[] = { "PIP_*", NULL };
-const struct ag_prog ag_prog_pip = { .names = pip_names, .env_filter = pip_env };
 
 static const char *const perl_names[] = { "perl", NULL };
 static const char *const perl_env[] = { "PERL5*", "PERLLIB", "PERL_*", NULL };
@@ -37,10 +90,6 @@ const struct ag_prog ag_prog_ruby = { .names = ruby_names, .env_filter = ruby_en
 static const char *const node_names[] = { "node", "nodejs", NULL };
 static const char *const node_env[] = { "NODE_OPTIONS", "NODE_PATH", NULL };
 const struct ag_prog ag_prog_node = { .names = node_names, .env_filter = node_env };
-
-static const char *const npm_names[] = { "npm", "npx", NULL };
-static const char *const npm_env[] = { "NPM_CONFIG_*", "npm_config_*", NULL };
-const struct ag_prog ag_prog_npm = { .names = npm_names, .env_filter = npm_env };
 
 static const char *const java_names[] = { "java", NULL };
 static const char *const java_env[] = {

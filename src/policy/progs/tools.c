@@ -1,6 +1,6 @@
 /*
  * tools.c - programs driven by a subcommand (docker ps, kubectl get,
- * systemctl status, apt install, cargo build, go test): the options that
+ * systemctl status, apt install): the options that
  * may come before the subcommand, so that a rule's subcommand list is
  * checked against the right word, and the ones among them that change
  * which configuration the tool reads (refused unless allow_options).
@@ -52,29 +52,24 @@ static const struct ag_gopt apt_opts[] = {
 static const char *const apt_names[] = { "apt", "apt-get", "apt-cache", NULL };
 const struct ag_prog ag_prog_apt = { .names = apt_names, .global_opts = apt_opts };
 
-static const struct ag_gopt cargo_go_opts[] = {
-	{ "-C", AG_GO_VAL | AG_GO_CHDIR }, { "--config", AG_GO_VAL | AG_GO_RISKY },
-	{ "-Z", AG_GO_VAL },
+static const char *const make_names[] = { "make", "gmake", NULL };
+/* the options whose value is not a target (make -C dir install) */
+static const struct ag_gopt make_opts[] = {
+	{ "-C", AG_GO_VAL | AG_GO_CHDIR }, { "--directory", AG_GO_VAL | AG_GO_CHDIR },
+	{ "-f", AG_GO_VAL }, { "--file", AG_GO_VAL }, { "--makefile", AG_GO_VAL },
+	{ "-I", AG_GO_VAL }, { "--include-dir", AG_GO_VAL }, { "-o", AG_GO_VAL },
+	{ "--old-file", AG_GO_VAL }, { "-W", AG_GO_VAL }, { "--what-if", AG_GO_VAL },
+	{ "--new-file", AG_GO_VAL }, { "--assume-new", AG_GO_VAL }, { "--eval", AG_GO_VAL },
 	{ NULL, 0 }
 };
-static const char *const cargo_names[] = { "cargo", NULL };
-static const char *const cargo_env[] = {
-	"CARGO_*", "RUSTC_WRAPPER", "RUSTC_WORKSPACE_WRAPPER", NULL
-};
-const struct ag_prog ag_prog_cargo = {
-	.names = cargo_names, .global_opts = cargo_go_opts, .env_filter = cargo_env,
-};
-
-static const char *const go_names[] = { "go", NULL };
-const struct ag_prog ag_prog_go = { .names = go_names, .global_opts = cargo_go_opts };
-
-static const char *const make_names[] = { "make", "gmake", NULL };
 static const char *const make_env[] = {
 	"MAKEFLAGS", "MAKEFILES", "MFLAGS", "GNUMAKEFLAGS", NULL
 };
 /* in the developer tier what a recipe runs is judged at its exec */
 const struct ag_prog ag_prog_make = {
-	.names = make_names, .env_filter = make_env, .env_developer = make_env,
+	.names = make_names, .flags = AG_PROG_SUBS_ALL, .global_opts = make_opts,
+	.env_filter = make_env, .env_developer = make_env,
+	.runs = "the recipes of the Makefile, through sh",
 };
 
 static const char *const tar_names[] = { "tar", NULL };

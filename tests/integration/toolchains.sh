@@ -1,0 +1,124 @@
+#!/bin/bash
+# toolchains.sh - issue 36 (3): the toolchains are registry entries.
+# Through the real sshd with the shipped developer profile: a Go module
+# and a Rust crate built and tested (where Debian's golang and cargo are
+# installed); then the publish actions the shipped profile denies, each
+# spelled the ways its tool accepts (npm pub, cargo +toolchain publish, a
+# cargo alias from the checkout's .cargo/config.toml, python3 -m twine,
+# gradle's task abbreviations, maven's plugin goals, several make targets),
+# typed, from a Makefile recipe, from python3 and from a C program built in
+# the session: refused at exec and audited, and the benign commands of the
+# same tools still run.
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
+
+ag_setup
+ag_shipped_world developer
+
+x() {
+	ag_run x "$@"
+	[ -n "$x_err" ] && printf '%s\n' "$x_err" | head -n 5 | sed 's/^/#   stderr: /'
+	return 0
+}
+
+# ---- real projects -----------------------------------------------------------
+if [ -x /usr/bin/go ]; then
+	x 'cd ~/work && mkdir gomod && cd gomod && go mod init example.com/m >/dev/null 2>&1 &&
+mkdir calc && printf "package calc\n\nfunc Add(a, b int) int { return a + b }\n" > calc/calc.go &&
+printf "package calc\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(2, 3) != 5 {\n\t\tt.Fatal(\"sum\")\n\t}\n}\n" > calc/calc_test.go &&
+go vet ./... && go test ./... && echo go-ok'
+	ag_like "$x_out" "ok[[:space:]]+example.com/m/calc" "go_test_passes"
+	ag_like "$x_out" "go-ok" "go_vet_and_test"
+else
+	ag_pass "go_test_passes # skip: no /usr/bin/go"
+	ag_pass "go_vet_and_test # skip: no /usr/bin/go"
+fi
+if [ -x /usr/bin/cargo ]; then
+	x 'cd ~/work && cargo new -q --vcs none --lib adder && cd adder &&
+printf "pub fn add(a: i32, b: i32) -> i32 { a + b }\n#[cfg(test)]\nmod t { #[test] fn sum() { assert_eq!(super::add(2, 3), 5); } }\n" > src/lib.rs &&
+cargo build -q --offline && cargo test -q --offline 2>&1'
+	ag_like "$x_out" "test result: ok. 1 passed" "cargo_test_passes"
+else
+	ag_pass "cargo_test_passes # skip: no /usr/bin/cargo"
+fi
+
+# ---- publishing, every spelling, every way of running it ---------------------
+# stand-ins where the tool is not installed: the rule knows the tool by its
+# name, and the verdict comes before the program runs
+x 'cd ~/work && mkdir -p bin pkg && for t in gradle mvn twine yarn; do
+printf "#!/bin/sh\necho ran-\$(basename \$0) \"\$@\" >> ~/work/ran.log\n" > bin/$t; chmod +x bin/$t; done &&
+printf "[alias]\np = \"publish\"\n" > pkg/.cargo-config && mkdir -p pkg/.cargo && mv pkg/.cargo-config pkg/.cargo/config.toml &&
+printf "{\"name\":\"pkg\",\"version\":\"1.0.0\"}\n" > pkg/package.json && echo setup-ok'
+ag_is "$x_out" "setup-ok" "setup"
+
+# the spellings: each would publish if its tool ran
+spellings=(
+	"npm pub"
+	"npm --prefix . publ --dry-run"
+	"npm unpublish pkg@1.0.0"
+	"cargo +stable publish --dry-run"
+	"cargo --locked publish"
+	"cargo p"
+	"python3 -m twine upload x.whl"
+	"python3 -Im twine.__main__ upload x.whl"
+	"~/work/bin/gradle build pub"
+	"~/work/bin/gradle :lib:publishToMavenCentral"
+	"~/work/bin/mvn clean deploy"
+	"~/work/bin/mvn org.apache.maven.plugins:maven-deploy-plugin:3.1.1:deploy"
+	"~/work/bin/twine upload x.whl"
+	"~/work/bin/yarn publish"
+)
+n=0
+for s in "${spellings[@]}"; do
+	n=$((n + 1))
+	# typed: refused before anything runs
+	x "cd ~/work/pkg && $s"
+	ag_like "$x_err" "denied|not one of cargo's own commands" "typed_refused_$n ($s)"
+	# behind eval and in a recipe, from python3 and from a C program: the
+	# exec supervisor judges what is run
+	printf 'all:\n\t%s\n' "$s" > "$AG_DIR/mk"
+	x "cd ~/work/pkg && cat > Makefile <<'EOF'
+$(cat "$AG_DIR/mk")
+EOF
+make -s; echo \"rc=\$?\""
+	ag_like "$x_out$x_err" "rc=[1-9].*|denied: .*(refused by|not one of)" "recipe_refused_$n ($s)"
+	ag_like "$x_err" "denied: .*(refused by|not one of cargo)" "recipe_refusal_says_why_$n ($s)"
+	x "cd ~/work/pkg && python3 -c 'import subprocess, sys; sys.exit(subprocess.call([\"sh\", \"-c\", sys.argv[1]]))' '$s'; echo \"rc=\$?\""
+	ag_like "$x_out" "rc=[1-9]" "python3_refused_$n ($s)"
+	ag_like "$x_err" "denied: .*(refused by|not one of cargo)" "python3_refusal_says_why_$n ($s)"
+done
+# a freshly built program calling execvp directly, no shell between
+x 'cd ~/work && cat > ex.c <<'"'"'EOF'"'"'
+#include <unistd.h>
+int main(int argc, char **argv) { (void)argc; execvp(argv[1], argv + 1); return 127; }
+EOF
+cc -o ex ex.c && cd pkg && ~/work/ex npm pub; echo "npm=$?"; ~/work/ex cargo +stable publish; echo "cargo=$?";
+~/work/ex python3 -m twine upload x.whl; echo "py=$?"; ~/work/ex ~/work/bin/gradle pub; echo "gradle=$?"'
+ag_like "$x_out" "npm=[1-9]" "c_program_npm_pub_refused"
+ag_like "$x_out" "cargo=[1-9]" "c_program_cargo_publish_refused"
+ag_like "$x_out" "py=[1-9]" "c_program_python_m_twine_refused"
+ag_like "$x_out" "gradle=[1-9]" "c_program_gradle_abbrev_refused"
+ag_ok "no_stand_in_ran_for_a_publish" sh -c "! grep -E 'pub|deploy|upload' '$W/ran.log' 2>/dev/null"
+# one exec refused for each spelling in a recipe and from python3, and four
+# from the C program; the typed ones never reached an exec
+ag_is "$(ag_audit_query "sum(1 for x in r if x.get('event') == 'exec_denied')")" \
+    "$((2 * ${#spellings[@]} + 4))" "refusals_at_exec_audited"
+
+# ---- the benign side ---------------------------------------------------------
+x 'cd ~/work/pkg && npm pack --dry-run >/dev/null 2>&1; echo "pack=$?"'
+ag_is "$x_out" "pack=0" "npm_pack_runs"
+x 'cd ~/work && bin/gradle -x publish build && bin/mvn clean package && bin/twine check x.whl && cat ran.log'
+ag_is "$x_out" "ran-gradle -x publish build
+ran-mvn clean package
+ran-twine check x.whl" "benign_tasks_of_the_same_tools_run"
+x 'cd ~/work && printf "all:\n\t@echo built\ninstall:\n\t@echo installed\n" > mk2 && make -s -f mk2 all install'
+ag_is "$x_out" "built
+installed" "make_install_is_not_denied_in_shipped_profile"
+
+# ---- explain says what the registry knows --------------------------------------
+out=$("$AGENTGATE" explain --config "$AG_DIR/policy.yaml" --profile developer -- 'cargo build' 2>&1)
+ag_like "$out" "deny rules may name: publish \(uploads the crate" "explain_lists_cargo_actions"
+ag_like "$out" "runs: the crate's build scripts" "explain_says_what_cargo_runs"
+out=$("$AGENTGATE" explain --config "$AG_DIR/policy.yaml" --profile developer -- 'cargo clippy' 2>&1)
+ag_like "$out" "cargo-clippy" "explain_names_the_way_out_for_an_external_subcommand"
+
+ag_done
