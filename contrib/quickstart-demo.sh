@@ -124,6 +124,14 @@ fi
 chown root:"$group" "$DEMO/agentgate" && chmod 2755 "$DEMO/agentgate"
 install -d -o root -g "$group" -m 2770 "$DEMO/log" "$DEMO/log/recordings"
 chown root:"$group" "$DEMO/log" && chmod 2770 "$DEMO/log"
+# each identity's /tmp, kept between its sessions (`make > /tmp/log`, then
+# `cat /tmp/log`), and the toolchains' caches beneath it: as make install
+# and the Debian package make it (it stays, as theirs does)
+statedir=$(sed -n 's/^#define AG_STATEDIR "\(.*\)"$/\1/p' "$BUILD/agconfig.h")
+if [ -n "$statedir" ] && [ ! -e "$statedir/tmp" ]; then
+	install -d -o root -g root -m 0755 "$statedir"
+	install -d -o root -g "$group" -m 1770 "$statedir/tmp"
+fi
 # what sshd and bash read before the gateway runs (the home, its dotfiles)
 # is root's; the developer tier works in ~/work, the account's
 home=$(getent passwd "$AG_USER" | cut -d: -f6)

@@ -121,6 +121,68 @@ warn_missing(const struct ag_pos *pos, const char *why, void *arg)
 		fprintf(stderr, "agentgate: %s: warning: %s\n", *(const char **)arg, why);
 }
 
+/*
+ * An exact profile (every allow rule an argv: rule) that can write: the
+ * builtins no rule names (echo, true, :) still write through a redirection
+ * unless features.write_redirections says otherwise.
+ */
+static void
+warn_write_redirections(const struct ag_profile *p, const char *path)
+{
+	size_t i;
+
+	if (p->tier != AG_TIER_STRICT || p->paths_write.n == 0 || p->nallow == 0 ||
+	    p->features.write_redirections != AG_WREDIR_ALLOW)
+		return;
+	for (i = 0; i < p->nallow; i++)
+		if (!p->allow[i].has_argv)
+			return;
+	fprintf(stderr, "agentgate: %s:%d:%d: warning: profile '%s' allows only exact "
+	    "commands (argv:), but a redirection still writes inside paths.write from a "
+	    "builtin no rule names (echo x > FILE, : > FILE); set features: "
+	    "{ write_redirections: rules }\n", p->pos.file != NULL ? p->pos.file : path,
+	    p->pos.line, p->pos.col, p->name);
+}
+
+void
+ag_check_warnings(const struct ag_config *cfg, const char *path)
+{
+	size_t i;
+
+	/* loads, but a rule allows what cannot work: said, not refused */
+	for (i = 0; i < cfg->nprofiles; i++) {
+		(void)ag_setid_rules(cfg, &cfg->profiles[i], warn_setid, &path);
+		(void)ag_paths_missing(cfg, &cfg->profiles[i], warn_missing, &path);
+		warn_write_redirections(&cfg->profiles[i], path);
+	}
+	/* a rotation's window that has closed: harmless, and the entry can go */
+	for (i = 0; i < cfg->nidentities; i++) {
+		const struct ag_identity *id = &cfg->identities[i];
+
+		if (id->has_prev_token && time(NULL) >= id->prev_until)
+			fprintf(stderr, "agentgate: %s:%d:%d: warning: the previous_token of "
+			    "identity '%s' is past its until and refused; remove the entry\n",
+			    id->prev_pos.file != NULL ? id->prev_pos.file : path,
+			    id->prev_pos.line, id->prev_pos.col, id->name);
+	}
+	/* a policy of several accounts: an identity without accounts: opens
+	 * them all (kept so for older policies, but said) */
+	for (i = 0; i < cfg->nidentities && ag_policy_shared(cfg, NULL, 0); i++) {
+		const struct ag_identity *id = &cfg->identities[i];
+
+		if (id->accounts.n == 0)
+			fprintf(stderr, "agentgate: %s:%d:%d: warning: identity '%s' has no "
+			    "accounts:, so it may log in as every account of the gateway; name "
+			    "its accounts (accounts: [NAME, \"%%GROUP\"])\n",
+			    id->pos.file != NULL ? id->pos.file : path, id->pos.line,
+			    id->pos.col, id->name);
+	}
+	/* accounts: that name no account of this host: harmless, but a typo
+	 * locks the identity out */
+	for (i = 0; i < cfg->nidentities; i++)
+		warn_no_account(&cfg->identities[i], path);
+}
+
 int
 ag_cmd_check(int argc, char **argv)
 {
@@ -206,37 +268,7 @@ ag_cmd_check(int argc, char **argv)
 		ag_config_free(cfg);
 		return 1;
 	}
-	/* loads, but a rule allows what cannot work: said, not refused */
-	for (i = 0; i < cfg->nprofiles; i++) {
-		(void)ag_setid_rules(cfg, &cfg->profiles[i], warn_setid, &path);
-		(void)ag_paths_missing(cfg, &cfg->profiles[i], warn_missing, &path);
-	}
-	/* a rotation's window that has closed: harmless, and the entry can go */
-	for (i = 0; i < cfg->nidentities; i++) {
-		const struct ag_identity *id = &cfg->identities[i];
-
-		if (id->has_prev_token && time(NULL) >= id->prev_until)
-			fprintf(stderr, "agentgate: %s:%d:%d: warning: the previous_token of "
-			    "identity '%s' is past its until and refused; remove the entry\n",
-			    id->prev_pos.file != NULL ? id->prev_pos.file : path,
-			    id->prev_pos.line, id->prev_pos.col, id->name);
-	}
-	/* a policy of several accounts: an identity without accounts: opens
-	 * them all (kept so for older policies, but said) */
-	for (i = 0; i < cfg->nidentities && ag_policy_shared(cfg, NULL, 0); i++) {
-		const struct ag_identity *id = &cfg->identities[i];
-
-		if (id->accounts.n == 0)
-			fprintf(stderr, "agentgate: %s:%d:%d: warning: identity '%s' has no "
-			    "accounts:, so it may log in as every account of the gateway; name "
-			    "its accounts (accounts: [NAME, \"%%GROUP\"])\n",
-			    id->pos.file != NULL ? id->pos.file : path, id->pos.line,
-			    id->pos.col, id->name);
-	}
-	/* accounts: that name no account of this host: harmless, but a typo
-	 * locks the identity out */
-	for (i = 0; i < cfg->nidentities; i++)
-		warn_no_account(&cfg->identities[i], path);
+	ag_check_warnings(cfg, path);
 	/* as root: where a policy broken later still has its config_error
 	 * recorded (lastgood.h); not a candidate that is not installed */
 	if (fragment == NULL && ag_lastgood_save(path, &err) < 0)

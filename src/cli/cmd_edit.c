@@ -114,26 +114,6 @@ same_content(int a, int b)
 	}
 }
 
-/* The sessions a new policy revokes (core/standing.h), judged against
- * their identities as the old policy had them. */
-struct revoked {
-	const struct ag_config	*was, *now;
-	const char		*real;		/* the policy file, resolved */
-};
-
-static int
-revoked_match(const struct ag_live_entry *e, void *arg, char *why, size_t whylen)
-{
-	const struct revoked *r = arg;
-
-	/* another policy's session (another gateway on the host with an
-	 * identity of the same name) is that policy's to judge */
-	if (e->policy[0] != '\0' && strcmp(e->policy, r->real) != 0)
-		return 0;
-	return ag_standing_judge(ag_config_identity(r->was, e->identity), r->now, e->identity,
-	    e->user, e->key, e->token, e->profile, why, whylen);
-}
-
 /* Ask at the terminal whether to edit again; no terminal: no. */
 static int
 again(void)
@@ -160,7 +140,6 @@ ag_cmd_edit(int argc, char **argv)
 	const char *path = AG_DEFAULT_CONFIG;
 	char tmp[PATH_MAX], real[PATH_MAX], *slash;
 	struct ag_config *cfg = NULL, *old = NULL;
-	struct revoked rv;
 	struct ag_err err;
 	struct stat st;
 	int ch, fd = -1, tfd = -1, status = 1;
@@ -260,6 +239,8 @@ ag_cmd_edit(int argc, char **argv)
 		if (fchmod(tfd, 0600) < 0)
 			goto out_tmp;
 	}
+	/* what check would warn about, as visudo says at save time */
+	ag_check_warnings(cfg, real);
 	if (fsync(tfd) < 0 || rename(tmp, real) < 0) {
 		fprintf(stderr, "agentgate: edit: cannot install %s: %s\n", real, strerror(errno));
 		goto out_tmp;
@@ -268,10 +249,7 @@ ag_cmd_edit(int argc, char **argv)
 	if (ag_lastgood_save(path, &err) < 0)
 		fprintf(stderr, "agentgate: edit: not kept as the last good policy: %s\n",
 		    err.msg);
-	rv.was = old;
-	rv.now = cfg;
-	rv.real = real;
-	if (ag_sessions_end(revoked_match, &rv, real, "agentgate edit", 10, NULL) > 0)
+	if (ag_sessions_end_revoked(old, cfg, real, "agentgate edit") > 0)
 		printf("agentgate: edit: the sessions above were ended: the new policy revokes "
 		    "them\n");
 	status = 0;

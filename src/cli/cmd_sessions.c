@@ -222,6 +222,35 @@ end_one(const struct ag_live_entry *e, void *arg)
 	return 0;
 }
 
+/* The sessions a new policy revokes (core/standing.h), judged against
+ * their identities as the old policy had them. */
+struct revoked {
+	const struct ag_config	*was, *now;
+	const char		*real;		/* the policy file, resolved */
+};
+
+static int
+revoked_match(const struct ag_live_entry *e, void *arg, char *why, size_t whylen)
+{
+	const struct revoked *r = arg;
+
+	/* another policy's session (another gateway on the host with an
+	 * identity of the same name) is that policy's to judge */
+	if (e->policy[0] != '\0' && strcmp(e->policy, r->real) != 0)
+		return 0;
+	return ag_standing_judge(ag_config_identity(r->was, e->identity), r->now, e->identity,
+	    e->user, e->key, e->token, e->profile, why, whylen);
+}
+
+int
+ag_sessions_end_revoked(const struct ag_config *was, const struct ag_config *now,
+    const char *real, const char *by)
+{
+	struct revoked rv = { was, now, real };
+
+	return ag_sessions_end(revoked_match, &rv, real, by, 10, NULL);
+}
+
 int
 ag_sessions_end(int (*match)(const struct ag_live_entry *, void *, char *, size_t),
     void *arg, const char *config, const char *by, long wait_s, int *failed)

@@ -165,6 +165,7 @@ static int
 rotate(const char *path, const char *name, long overlap, int print_only)
 {
 	char token[256], hash[AG_TOKEN_HASH_MAX], old[AG_TOKEN_HASH_MAX], when[32];
+	char real[PATH_MAX];
 	struct ag_config *cfg = NULL, *before = NULL, *after = NULL;
 	const struct ag_identity *id;
 	struct ag_strbuf sb;
@@ -265,6 +266,12 @@ rotate(const char *path, const char *name, long overlap, int print_only)
 	printf("agentgate: token: %s installed: identity %s takes the new token%s%s%s\n",
 	    file, name, overlap > 0 ? ", and the old one until " : "; the old one is refused "
 	    "from now on", overlap > 0 ? when : "", overlap > 0 ? " (UTC)" : "");
+	/* without an overlap, the sessions on the old token end now, as
+	 * agentgate edit ends what it revokes (a leaked token is why) */
+	if (overlap <= 0 && realpath(path, real) != NULL &&
+	    ag_sessions_end_revoked(before, after, real, "agentgate token rotate") > 0)
+		printf("agentgate: token: the sessions above were ended: they logged in with "
+		    "the old token\n");
 	status = 0;
 	goto out;
 by_hand:

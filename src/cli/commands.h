@@ -6,6 +6,10 @@
 #define AG_COMMANDS_H
 
 int	ag_cmd_check(int argc, char **argv);	/* agentgate check   (cmd_check.c) */
+/* what check says of a policy that loads but allows what cannot work or
+ * opens more than it seems to (stderr; check and edit) */
+struct ag_config;
+void	ag_check_warnings(const struct ag_config *cfg, const char *path);
 int	ag_cmd_explain(int argc, char **argv);	/* agentgate explain (cmd_explain.c) */
 int	ag_cmd_doctor(int argc, char **argv);	/* agentgate doctor  (cmd_doctor.c) */
 int	ag_cmd_setup(int argc, char **argv);	/* agentgate setup   (cmd_setup.c) */
@@ -46,6 +50,10 @@ int	ag_cmd_unlock(int argc, char **argv);
 struct ag_live_entry;
 int	ag_sessions_end(int (*match)(const struct ag_live_entry *, void *, char *, size_t),
 	    void *arg, const char *config, const char *by, long wait_s, int *failed);
+/* End the live sessions of policy file real (resolved) that policy now
+ * revokes, judged against their identities as was had them; by says who. */
+int	ag_sessions_end_revoked(const struct ag_config *was, const struct ag_config *now,
+	    const char *real, const char *by);
 /* 0 when running as root; -1 after saying that WHAT is root's only. */
 int	ag_cli_root_only(const char *what);
 /* The gateway itself: ForceCommand, -c, login shell, REPL (front/forcecommand.c). */

@@ -1222,6 +1222,7 @@ load_users(struct ctx *c, const struct ynode *v)
 /* profiles                                                            */
 
 static const char *const feature_names[] = { "allow", "deny", NULL };
+static const char *const wredir_names[] = { "allow", "rules", "deny", NULL };
 static const char *const unknown_names[] = { "deny", "ask", "allow", NULL };
 static const char *const tier_names[] = { "strict", "developer", NULL };
 static const char *const transfer_names[] = { "off", "read", "write", NULL };
@@ -1472,6 +1473,8 @@ static const struct cf_field feature_fields[] = {
 	CF_ENUM_OF("background", struct ag_features, background, feature_names),
 	CF_ENUM_OF("coproc", struct ag_features, coproc, feature_names),
 	CF_ENUM_OF("subshell", struct ag_features, subshell, feature_names),
+	CF_ENUM_OF("write_redirections", struct ag_features, write_redirections,
+	    wredir_names),
 	CF_END
 };
 

@@ -40,6 +40,9 @@ enum ag_sandbox_mode { AG_SANDBOX_REQUIRED = 0, AG_SANDBOX_BEST_EFFORT, AG_SANDB
 enum ag_unknown      { AG_UNKNOWN_DENY = 0, AG_UNKNOWN_ASK, AG_UNKNOWN_ALLOW };
 enum ag_tier         { AG_TIER_STRICT = 0, AG_TIER_DEVELOPER };
 enum ag_feature      { AG_FEATURE_ALLOW = 0, AG_FEATURE_DENY };
+/* features.write_redirections: every redirection may write a file (within
+ * paths.write), only those of a command an allow rule names, or none */
+enum ag_wredir       { AG_WREDIR_ALLOW = 0, AG_WREDIR_RULES, AG_WREDIR_DENY };
 enum ag_transfer     { AG_TRANSFER_OFF = 0, AG_TRANSFER_READ, AG_TRANSFER_WRITE };
 /* paths.tmp: what /tmp is in a sandboxed session; unset means the tier's
  * default (developer: persistent, strict: session) */
@@ -99,6 +102,7 @@ struct ag_features {
 	enum ag_feature	background;		/* default deny */
 	enum ag_feature	coproc;			/* default deny */
 	enum ag_feature	subshell;		/* default allow */
+	enum ag_wredir	write_redirections;	/* > >> &> <> to a file; default allow */
 };
 
 struct ag_limits {			/* 0 = not set (no limit / built-in default) */

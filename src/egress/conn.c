@@ -581,16 +581,14 @@ record(struct conn *c)
 	pthread_mutex_unlock(&audit_mu);
 }
 
-/* The refusal for the agent, through the gateway, and the record: both
- * before the client hears it, so the command cannot end first. */
+/* A line for the agent, shown on the command's stderr when it ends: a
+ * client's own error for a refused or failed CONNECT says only "502". */
 static void
-refuse(struct conn *c, const char *line)
+report(struct conn *c, const char *line)
 {
 	char buf[2048];
 	int n;
 
-	c->decision = "deny";
-	record(c);
 	n = snprintf(buf, sizeof(buf), "%lu\t%s", c->seq, line);
 	if (n > 0 && (size_t)n < sizeof(buf) - 1) {
 		int i;
@@ -604,6 +602,16 @@ refuse(struct conn *c, const char *line)
 		buf[n++] = '\n';
 		(void)!write(c->ctx->report_fd, buf, (size_t)n);	/* full: the audit has it */
 	}
+}
+
+/* The refusal for the agent, through the gateway, and the record: both
+ * before the client hears it, so the command cannot end first. */
+static void
+refuse(struct conn *c, const char *line)
+{
+	c->decision = "deny";
+	record(c);
+	report(c, line);
 }
 
 static void
@@ -1013,6 +1021,13 @@ ag_egress_conn(const struct egress_ctx *ctx, int fd, unsigned long seq)
 		char line[1000];
 
 		snprintf(line, sizeof(line), "agentgate: %s:%d: %s", c->host, c->port, c->error);
+		{
+			char said[1200];
+
+			snprintf(said, sizeof(said), "agentgate: %s:%d is allowed here, but the "
+			    "gateway could not reach it: %s", c->host, c->port, c->error);
+			report(c, said);
+		}
 		if (c->proto == P_SOCKS)
 			answer_socks(c, strncmp(c->error, "cannot resolve", 14) == 0 ? 4 : 5);
 		else

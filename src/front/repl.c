@@ -41,15 +41,21 @@ struct reader {
 };
 
 /* RD_TOOLONG: the rest of the line is still unread; RD_TOOLONG_END: the
- * over-long line has been consumed up to and including its newline. */
-enum rd { RD_LINE, RD_EOF, RD_IDLE, RD_HANGUP, RD_TOOLONG, RD_TOOLONG_END };
+ * over-long line has been consumed up to and including its newline;
+ * RD_TICK: no input for TICK_S seconds, so that a waiting session sees a
+ * revocation (a token's overlap ending, a policy written by configuration
+ * management) without a line from the agent. */
+enum rd { RD_LINE, RD_EOF, RD_IDLE, RD_HANGUP, RD_TOOLONG, RD_TOOLONG_END, RD_TICK };
+
+#define TICK_S	2
 
 /*
  * Append the next line (with its newline, if any) to acc.  Waits at most
- * idle seconds (0 = forever) for input.
+ * idle seconds (0 = forever) for input: RD_IDLE after them, or RD_TICK
+ * after tick seconds when that is sooner (0 = no tick).
  */
 static enum rd
-read_line(struct reader *rd, struct ag_strbuf *acc, long idle)
+read_line(struct reader *rd, struct ag_strbuf *acc, long idle, long tick)
 {
 	for (;;) {
 		char *nl = memchr(rd->buf, '\n', rd->len);
@@ -78,11 +84,14 @@ read_line(struct reader *rd, struct ag_strbuf *acc, long idle)
 			return RD_HANGUP;
 		pf[0] = (struct pollfd){ .fd = STDIN_FILENO, .events = POLLIN };
 		pf[1] = (struct pollfd){ .fd = ag_runner_signal_fd(), .events = POLLIN };
-		pr = poll(pf, 2, idle > 0 ? (int)(idle * 1000) : -1);
+		if (tick > 0 && (idle <= 0 || tick < idle))
+			pr = poll(pf, 2, (int)(tick * 1000));
+		else
+			pr = poll(pf, 2, idle > 0 ? (int)(idle * 1000) : -1);
 		if (pr < 0 && errno != EINTR)
 			return RD_EOF;
 		if (pr == 0)
-			return RD_IDLE;
+			return tick > 0 && (idle <= 0 || tick < idle) ? RD_TICK : RD_IDLE;
 		if (pr < 0 || (pf[1].revents & POLLIN)) {
 			ag_runner_drain_signal_fd();
 			continue;
@@ -108,7 +117,7 @@ skip_rest_of_line(struct reader *rd)
 		enum rd x;
 
 		ag_strbuf_reset(&junk);
-		x = read_line(rd, &junk, 0);
+		x = read_line(rd, &junk, 0, 0);
 		if (x != RD_TOOLONG)
 			break;		/* the newline (or EOF) was reached */
 	}
@@ -120,16 +129,24 @@ loop_plain(struct ag_core *core)
 {
 	static struct reader rd;
 	struct ag_strbuf acc;
-	long idle = core->profile->limits.idle_timeout;
+	long idle = core->profile->limits.idle_timeout, waited = 0;
 	int end = 0;
 
 	ag_strbuf_init(&acc, AG_CORE_MAX_COMMAND);
 	while (!end) {
-		enum rd x = read_line(&rd, &acc, idle);
+		enum rd x = idle > 0 && waited >= idle ? RD_IDLE :
+		    read_line(&rd, &acc, idle > 0 ? idle - waited : 0, TICK_S);
 		struct ag_sh_node *tree = NULL;
 		struct ag_err err;
 		enum ag_sh_status ps;
 
+		if (x == RD_TICK) {
+			waited += TICK_S;
+			if (ag_core_revoked(core))
+				break;
+			continue;
+		}
+		waited = 0;
 		if (x == RD_IDLE) {
 			fprintf(stderr, "agentgate: no input for %ld s; closing the session\n", idle);
 			break;

@@ -637,9 +637,15 @@ ag_walk_builtin(struct ag_walker *w, const char *name, struct ag_arg *a, size_t 
 		    name, w->prof->name ? w->prof->name : "?", ag_walk_allowed_list(w));
 		return;
 	}
-	if (r != NULL && !ag_walk_rule_args_ok(w, r,
-	    ag_walk_rule_id(w, r, 0, ridx, ridbuf, sizeof(ridbuf)), name, a, na, flags))
-		return;
+	if (r != NULL) {
+		const char *rid = ag_walk_rule_id(w, r, 0, ridx, ridbuf, sizeof(ridbuf));
+
+		if (!ag_walk_rule_args_ok(w, r, rid, name, a, na, flags))
+			return;
+		/* audited under the rule that let it run, as a program is */
+		if (w->cur >= 0 && w->cmds[w->cur].rule == NULL)
+			w->cmds[w->cur].rule = ag_walk_strdup(w, rid);
+	}
 	/* what every allowed builtin still may not do */
 	if (b->check != NULL && !(b->flags & BI_UNRULED))
 		b->check(w, b, a, na, flags);

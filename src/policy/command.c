@@ -300,6 +300,20 @@ unlisted_sub(const struct ag_rule *r, const struct ag_prog *p, struct ag_arg *a,
 	return na;
 }
 
+/* 1 when a deny rule of the profile names a shell builtin: no exec shows
+ * it, so a command name the line does not show could be it. */
+static int
+denies_a_builtin(const struct ag_walker *w)
+{
+	size_t i;
+
+	for (i = 0; i < w->prof->ndeny; i++)
+		if (w->prof->deny[i].command != NULL &&
+		    ag_walk_builtin_flags(w->prof->deny[i].base) != 0)
+			return 1;
+	return 0;
+}
+
 /* The deny rules of the program p runs by another word's name (python3
  * -m twine upload): 1 when one refused it. */
 static int
@@ -369,6 +383,15 @@ ag_walk_command(struct ag_walker *w, struct ag_arg *a, size_t na, int flags)
 	size_t ridx = 0, i;
 	int rc;
 
+	if (name == NULL && ag_walk_exec_judged(w) && !denies_a_builtin(w)) {
+		/* `$CC -o x x.c`: which program runs is known at its exec,
+		 * judged there with the words it gets; no builtin the
+		 * supervisor cannot see is denied */
+		ag_walk_allow_as(w, "kernel:exec", "allowed: the command name '%s' is known only "
+		    "when it runs; the exec supervisor judges it then",
+		    ag_walk_excerpt(a[0].w ? a[0].w->raw : "", ex, sizeof(ex)));
+		return;
+	}
 	if (name == NULL) {
 		ag_walk_refuse(w, AG_DENY, "literal", "command name must be a literal word, not '%s'",
 		    ag_walk_excerpt(a[0].w ? a[0].w->raw : "", ex, sizeof(ex)));

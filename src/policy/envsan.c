@@ -50,8 +50,17 @@ static const char *const builtin_set[] = {
 	"COMP_WORDBREAKS", "FIGNORE", "TIMEFORMAT", "SHELL", "ZDOTDIR",
 	"OLDPWD", "PWD", "DIRSTACK", "FUNCNAME", "GROUPS", "BASH_VERSINFO",
 	"EUID", "UID", "PPID", "SHLVL",
-	/* what many programs read to start another one or load a library;
-	 * a single program's variables are in its descriptor (prog.h) */
+	NULL
+};
+
+/*
+ * What many programs read to start another one or load a library; a
+ * single program's variables are in its descriptor (prog.h).  Where every
+ * exec is judged (ag_profile_exec_judged) these only choose what an
+ * allowed program runs next, under the same kernel and deny rules, so they
+ * are a command's to set there (GIT_EDITOR=true git rebase -i).
+ */
+static const char *const runs_set[] = {
 	"PAGER", "EDITOR", "VISUAL", "FCEDIT", "BROWSER", "TERMINAL",
 	"XDG_CONFIG_HOME", "XDG_CONFIG_DIRS", "XDG_DATA_HOME", "OPENSSL_CONF",
 	"OPENSSL_ENGINES", "KRB5_CONFIG",
@@ -154,8 +163,11 @@ ag_envsan_is_dangerous(const char *name, const struct ag_profile *profile)
 	    (profile != NULL && profile->tier == AG_TIER_DEVELOPER &&
 	    (prog_sets(PROG_DEVELOPER, name) || tmp_env_name(name))))
 		return profile != NULL && ag_strlist_match(&profile->env_deny, name);
-	if (in_set(builtin_set, name) || prog_sets(PROG_FILTER, name))
+	if (in_set(builtin_set, name))
 		return 1;
+	if (in_set(runs_set, name) || prog_sets(PROG_FILTER, name))
+		return !ag_profile_exec_judged(profile) ||
+		    ag_strlist_match(&profile->env_deny, name);
 	if (profile != NULL && ag_strlist_match(&profile->env_deny, name))
 		return 1;
 	return 0;

@@ -442,8 +442,9 @@ path_refusal(struct ag_walker *w, const char *abs, const char *res, int acc, cha
 		if (!ag_walk_inside_list(w, &w->prof->paths_write, res) &&
 		    !(w->prof->tier == AG_TIER_DEVELOPER && in_private_tmp(res))) {
 			ag_walk_list_text(&w->prof->paths_write, lt, sizeof(lt));
-			snprintf(msg, msgsz, "writing to '%s' is outside paths.write (%s)",
-			    ag_walk_excerpt(res, ex, sizeof(ex)), lt);
+			snprintf(msg, msgsz, "writing to '%s' is outside paths.write (%s)%s",
+			    ag_walk_excerpt(res, ex, sizeof(ex)), lt,
+			    w->prof->tier == AG_TIER_DEVELOPER ? " and the session's own /tmp" : "");
 			return "path:write";
 		}
 	}
@@ -626,6 +627,91 @@ ag_walk_exec_judged(const struct ag_walker *w)
 	return ag_profile_exec_judged(w->prof);
 }
 
+/* The redirection writes a file (/dev/null is none): a literal target t,
+ * or one the line does not show (t NULL). */
+static int
+writes_file(const struct ag_sh_redir *rd, const char *t)
+{
+	switch (rd->op) {
+	case AG_SH_R_DUP_OUT:
+		/* >&2, >&-: fds; >&word with a name is &>word */
+		if (t != NULL && (t[0] == '\0' || strcmp(t, "-") == 0 ||
+		    strspn(t, "0123456789") >= strlen(t) - (t[strlen(t) - 1] == '-')))
+			return 0;
+		break;
+	case AG_SH_R_OUT:
+	case AG_SH_R_APPEND:
+	case AG_SH_R_CLOBBER:
+	case AG_SH_R_OUT_ERR:
+	case AG_SH_R_APPEND_ERR:
+	case AG_SH_R_RDWR:
+		break;
+	default:
+		return 0;
+	}
+	return t == NULL || strcmp(t, "/dev/null") != 0;
+}
+
+static void
+refuse_write_redir(struct ag_walker *w, const struct ag_sh_redir *rd, const char *why)
+{
+	char ex[80];
+
+	ag_walk_refuse(w, AG_DENY, "feature:write_redirections",
+	    "a redirection that writes a file ('%s') is refused in profile '%s' "
+	    "(features.write_redirections: %s)",
+	    ag_walk_excerpt(rd->target ? rd->target->raw : "", ex, sizeof(ex)),
+	    w->prof->name ? w->prof->name : "?", why);
+}
+
+/*
+ * features.write_redirections, for an account that may run its exact
+ * commands and nothing else: `deny`, no redirection writes a file;
+ * `rules`, only on a command an allow rule names (printf under an argv
+ * rule, not an echo, true or `:` that no rule names), decided by
+ * ag_walk_write_redirs_ruled once the command is judged.  1 when the
+ * redirection may go on to the path checks.
+ */
+static int
+write_redir_ok(struct ag_walker *w, const struct ag_sh_redir *rd, const char *t)
+{
+	if (w->prof->features.write_redirections == AG_WREDIR_ALLOW || !writes_file(rd, t))
+		return 1;
+	if (w->prof->features.write_redirections == AG_WREDIR_RULES && w->cur >= 0)
+		return 1;
+	refuse_write_redir(w, rd, w->prof->features.write_redirections == AG_WREDIR_RULES ?
+	    "rules, and no rule names a command here" : "deny");
+	return 0;
+}
+
+void
+ag_walk_write_redirs_ruled(struct ag_walker *w, const struct ag_sh_redir *r, size_t nr)
+{
+	const struct ag_policy_cmd *c;
+	char prefix[256];
+	size_t i;
+
+	if (w->prof->features.write_redirections != AG_WREDIR_RULES || w->cur < 0)
+		return;
+	c = &w->cmds[w->cur];
+	snprintf(prefix, sizeof(prefix), "profiles.%s.allow", w->prof->name ? w->prof->name : "?");
+	if (c->verdict == AG_DENY ||
+	    (c->rule != NULL && strncmp(c->rule, prefix, strlen(prefix)) == 0))
+		return;
+	for (i = 0; i < nr; i++) {
+		char *t = r[i].op == AG_SH_R_DUP_OUT ?
+		    (r[i].target ? ag_sh_word_literal(r[i].target, NULL) : NULL) :
+		    (r[i].target ? ag_walk_word_path(r[i].target) : NULL);
+		int wf = writes_file(&r[i], t);
+
+		free(t);
+		if (wf) {
+			refuse_write_redir(w, &r[i], "rules, and no allow rule names this command");
+			return;
+		}
+	}
+}
+
 void
 ag_walk_redirs(struct ag_walker *w, const struct ag_sh_redir *r, size_t nr)
 {
@@ -671,6 +757,10 @@ ag_walk_redirs(struct ag_walker *w, const struct ag_sh_redir *r, size_t nr)
 				continue;
 			}
 			/* >&word with a file name is &>word */
+			if (rd->op == AG_SH_R_DUP_OUT && !write_redir_ok(w, rd, t)) {
+				free(t);
+				continue;
+			}
 			ag_walk_check_path(w, t, rd->op == AG_SH_R_DUP_IN ? AG_ACC_READ : AG_ACC_WRITE, NULL);
 			free(t);
 			continue;
@@ -690,6 +780,10 @@ ag_walk_redirs(struct ag_walker *w, const struct ag_sh_redir *r, size_t nr)
 		}
 		ag_walk_word(w, rd->target, AG_WORD_PLAIN);
 		t = rd->target ? ag_walk_word_path(rd->target) : NULL;
+		if ((acc & AG_ACC_WRITE) && !write_redir_ok(w, rd, t)) {
+			free(t);
+			continue;
+		}
 		if (t == NULL && ag_walk_exec_judged(w))
 			continue;
 		if (t == NULL) {

@@ -610,7 +610,6 @@ decide_simple(struct ag_walker *w, const struct ag_sh_node *n)
 	struct ag_arg stack[MAX_ARGS_STACK], *a = stack;
 	long saved = w->cur;
 	size_t i;
-	char ex[80];
 
 	w->cur = cmd_new(w, NULL, NULL, n->off, n->end);
 	if (w->cur < 0) {
@@ -626,6 +625,7 @@ decide_simple(struct ag_walker *w, const struct ag_sh_node *n)
 		struct ag_policy_cmd *c = &w->cmds[w->cur];
 
 		c->path = ag_walk_strdup(w, n->nassigns ? "assignment" : "redirection");
+		ag_walk_write_redirs_ruled(w, n->redirs, n->nredirs);
 		w->cur = saved;
 		return;
 	}
@@ -646,8 +646,7 @@ decide_simple(struct ag_walker *w, const struct ag_sh_node *n)
 			a[i].lit = ag_walk_tilde_arg(w, n->words[i]);
 	}
 	if (a[0].lit == NULL) {
-		ag_walk_refuse(w, AG_DENY, "literal", "command name must be a literal word, not '%s'",
-		    ag_walk_excerpt(n->words[0]->raw, ex, sizeof(ex)));
+		ag_walk_command(w, a, n->nwords, 0);	/* says why, or lets the exec judge */
 	} else {
 		struct ag_policy_cmd *c = &w->cmds[w->cur];
 
@@ -658,6 +657,7 @@ decide_simple(struct ag_walker *w, const struct ag_sh_node *n)
 		ag_walk_command(w, a, n->nwords, 0);
 		w->redirs = NULL;
 		w->nredirs = 0;
+		ag_walk_write_redirs_ruled(w, n->redirs, n->nredirs);
 	}
 	/* what a wrapper or find -exec runs with words from input (xargs -I,
 	 * {}) is judged on a copy of a[], so every literal is still here */

@@ -227,6 +227,11 @@ size_t	ag_walk_subcommand(struct ag_walker *w, const struct ag_rule *r, const ch
  */
 int	ag_walk_exec_judged(const struct ag_walker *w);
 
+/* features.write_redirections: rules, once the simple command at w->cur is
+ * judged: refuses its file-writing redirections unless an allow rule let
+ * it run. */
+void	ag_walk_write_redirs_ruled(struct ag_walker *w, const struct ag_sh_redir *r, size_t nr);
+
 /* Check one file access (AG_ACC_*) at literal path p, relative to base or to
  * every directory the shell may be in. */
 void	ag_walk_check_path(struct ag_walker *w, const char *p, int acc, const char *base);

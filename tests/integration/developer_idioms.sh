@@ -81,6 +81,17 @@ $W/.venv
 /" "repl_path_change_holds_for_later_lines" "$out"
 ag_unlike "$out" "(^|:)\.(:|$)" "repl_relative_path_entry_not_kept" "$out"
 
+# what the line does not show is left to the kernel and the exec-time
+# deny rules (coding-agent trial): globs and variables as file operands, a
+# command name in a variable, an editor for git, a symlink to a system
+# program
+x 'cd ~/work && touch a.o b.o && f=lines && rm -f *.o && cp "$f" /tmp/ && out=/tmp/o &&
+echo w > "$out" && CC=cc && "$CC" --version >/dev/null && ln -sf /usr/bin/python3 bin/py &&
+bin/py -c "print(1)" && cat "$out" && ls *.o 2>/dev/null | wc -l'
+ag_is "$x_out" "1
+w
+0" "unseen_words_left_to_the_kernel"
+
 x 'cd ~/work && export MAKEFLAGS=-j2 && make -s'
 ag_like "$x_out" "mf=.*j2" "export_makeflags"
 
@@ -122,5 +133,12 @@ ag_ok "nothing_written_outside_work" sh -c "[ ! -e '$PUB/outside-redir' ] && [ !
 x "~/work/bin/writer ~/work/repo/.git/hooks/post-checkout; echo \"rc=\$?\""
 ag_like "$x_out" "rc=[1-9]" "unlisted_program_cannot_write_git_hooks"
 ag_ok "no_hook_planted" test ! -e "$W/repo/.git/hooks/post-checkout"
+
+x "cd ~/work/repo && x=git; \$x push -q ../remote.git HEAD:refs/heads/main; echo \"rc=\$?\""
+ag_like "$x_out" "rc=[1-9]" "git_push_through_a_variable_refused_at_exec"
+ag_ok "remote_still_empty_after_the_variable" sh -c "! git -c safe.directory='*' -C '$W/remote.git' rev-parse -q --verify refs/heads/main >/dev/null"
+x "cd ~/work/repo && echo b > b && git add b && git commit -qm b &&
+GIT_EDITOR=true git commit -q --amend && GIT_SEQUENCE_EDITOR=true git rebase -q -i HEAD~1 && git log --format=%s -1"
+ag_is "$x_out" "b" "git_editor_for_amend_and_rebase"
 
 ag_done

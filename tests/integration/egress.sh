@@ -228,12 +228,14 @@ ag_like "$out" "\"tarball\": ?\"https://registry.npmjs.org/$PKG/-/$PKG-1.0.0.tgz
 # ---- the policy: the shipped developer profile, the names mapped, the CA -----------
 ag_shipped_policy developer
 ag_setgid_gateway
+PORT_closed=$(ag_free_port)	# nothing listens there: an allowed host that is down
 ag_egress_resolve "$AG_DIR/policy.yaml" \
     "registry.npmjs.org:443=127.0.0.1:$PORT_registry_npmjs_org" \
     "pypi.org:443=127.0.0.1:$PORT_pypi_org" \
     "files.pythonhosted.org:443=127.0.0.1:$PORT_files_pythonhosted_org" \
     "github.com:443=127.0.0.1:$PORT_github_com" \
-    "example.org:443=127.0.0.1:$PORT_example_org" || exit 99
+    "example.org:443=127.0.0.1:$PORT_example_org" \
+    "api.github.com:443=127.0.0.1:$PORT_closed" || exit 99
 "$AG_PYTHON" - "$AG_DIR/policy.yaml" "$CA" "/home/$AG_USER" <<'EOF' || exit 99
 import re, sys
 path, ca, home = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -369,6 +371,12 @@ ag_is "$(grep -c 'agentgate: blocked connection to example\.org:443' <<<"$x_err"
     "refusal_said_once_per_host"
 ag_is "$(net "$DENY_CMD" example.org)" "decision=deny port=443 seq=match" \
     "refused_connection_audited_with_the_seq"
+# an allowed host the gateway cannot reach: the client's own error says
+# "502"; the agent is told what happened
+x "curl -fsS https://api.github.com/"
+ag_unlike "$x_rc" "^0$" "curl_to_an_unreachable_allowed_host_fails"
+ag_like "$x_err" "agentgate: api\.github\.com:443 is allowed here, but the gateway could not reach it: .*refused" \
+    "unreachable_allowed_host_says_why"
 # a client that ignores the proxy variables has no route to the host's
 # loopback, where the servers listen
 DIRECT_CMD="curl -sS --noproxy '*' --connect-to example.org:443:127.0.0.1:$PORT_example_org https://example.org/"

@@ -81,6 +81,8 @@ out=$(runuser -u "$AG_USER" -- sh -c "echo x > '$PT/$U-alice/tmp/planted'" 2>&1)
 ag_ok "outside_the_gateway_the_account_cannot_write_there" test ! -e "$PT/$U-alice/tmp/planted"
 
 # ---- exec only where paths.exec says ------------------------------------------------
+# (the shipped developer profile names /tmp: without it here)
+sed -i 's|exec: \["~/work", "/tmp"\]|exec: ["~/work"]|' "$AG_DIR/policy.yaml"
 out=$(ag_as alice "$T" "cp /bin/true /tmp/t && sh -c '/tmp/t && echo ran'" 2>&1)
 ag_unlike "$out" "^ran$" "tmp_is_noexec_by_default" "$out"
 sed -i 's|exec: \["~/work"\]|exec: ["~/work", "/tmp"]|' "$AG_DIR/policy.yaml"

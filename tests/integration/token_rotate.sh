@@ -13,6 +13,9 @@
 #     mode kept; --print and a symlinked policy change nothing
 . "$(dirname "$0")/lib.sh"
 ag_world_identities transport
+# the live session registry (agentgate sessions, the rotation's sweep) is a
+# set-group-ID gateway's
+ag_setgid_gateway
 B=bot$$
 F=frag$$
 
@@ -96,9 +99,9 @@ ag_unlike "$(cat "$AG_DIR/s.out")" "rc=" "session_on_the_old_token_runs_on_in_th
 until=$(date -u -d '+3 seconds' +%Y-%m-%dT%H:%M:%SZ)
 sed -i "s/until: \"[0-9T:-]*Z\" }$/until: \"$until\" }/" "$AG_DIR/policy.yaml"
 ag_ok "window_set_to_close" grep -q "until: \"$until\"" "$AG_DIR/policy.yaml"
-# each line asks the gateway again; the session ends at the first after until
-poke() { (echo "echo poke" >&7) 2>/dev/null; grep -q '^rc=' "$AG_DIR/s.out"; }
-ag_ok "session_on_the_old_token_ends_when_the_window_closes" ag_wait_until 60 poke
+# the session waits for its next line; it ends anyway, without one
+ag_ok "idle_session_on_the_old_token_ends_when_the_window_closes" \
+    ag_wait_until 60 grep -q '^rc=' "$AG_DIR/s.out"
 exec 7>&-
 ag_like "$(cat "$AG_DIR/s.out")" "previous token of identity $B, which this session logged in with, stopped working at $until" \
     "ended_session_told_why" "$(cat "$AG_DIR/s.out")"
@@ -113,8 +116,19 @@ ag_like "$("$AG_DIR/agentgate" check --config "$AG_DIR/policy.yaml" 2>&1)" \
     "warning: the previous_token of identity '$B' is past its until" "check_warns_of_a_past_until"
 
 # ---- --overlap 0: the old token stops at once -----------------------------------
+# and so does a session on it, idle at its prompt (a leaked token is why)
+mkfifo "$AG_DIR/s2.in"
+(AGENTGATE_TOKEN=$T2 ag_as transport -o SendEnv=AGENTGATE_TOKEN "$T" < "$AG_DIR/s2.in" \
+    > "$AG_DIR/s2.out" 2>&1; echo "rc=$?" >> "$AG_DIR/s2.out") &
+exec 8>"$AG_DIR/s2.in"
+echo "echo s2-ready" >&8
+ag_wait_until 60 grep -q s2-ready "$AG_DIR/s2.out"
 out=$("$AG_DIR/agentgate" token rotate --config "$AG_DIR/policy.yaml" --overlap 0 "$B" 2>&1); rc=$?
 ag_like "$(flat "$rc/$out")" "^0/.*the old one is refused from now on" "rotate_overlap_0" "$out"
+ag_like "$(flat "$out")" "the sessions above were ended: they logged in with the old token" \
+    "rotate_overlap_0_says_it_ended_the_old_tokens_sessions" "$out"
+ag_ok "rotate_overlap_0_ends_the_idle_session_at_once" ag_wait_until 60 grep -q '^rc=' "$AG_DIR/s2.out"
+exec 8>&-
 T3=$(printf '%s\n' "$out" | token_of)
 out=$(tok "$T2" 'echo should-not-run' 2>&1); rc=$?
 ag_is "$rc" 1 "overlap_0_refuses_the_old_token" "$out"

@@ -25,7 +25,7 @@
 #include "record/chain.h"
 
 static char dir[] = "/tmp/ag-audit-test.XXXXXX";
-static char path[256];
+static char path[512];
 
 static const struct ag_audit_info info = {
 	.user = "agent", .identity = NULL, .profile = "readonly",
@@ -777,10 +777,18 @@ open_http(const char *file, const char *spooldir, int required)
 	struct ag_audit_conf conf;
 	struct ag_err err;
 
+	static char fbuf[512], sbuf[512];
+
 	memset(&conf, 0, sizeof(conf));
-	conf.file = (char *)file;
+	if (file != NULL) {
+		snprintf(fbuf, sizeof(fbuf), "%s", file);
+		conf.file = fbuf;
+	}
 	conf.http_url = url;
-	conf.spool = (char *)spooldir;
+	if (spooldir != NULL) {
+		snprintf(sbuf, sizeof(sbuf), "%s", spooldir);
+		conf.spool = sbuf;
+	}
 	conf.required = required;
 	return ag_audit_open(&conf, &info, &err);
 }
@@ -1103,7 +1111,7 @@ held_lock_fails_closed_in_bounded_time(void **state)
 static void
 masked_line_keeps_programs_and_digest(void **state)
 {
-	struct ag_audit_info info = { .user = "u", .mode = "exec" };
+	struct ag_audit_info minfo = { .user = "u", .mode = "exec" };
 	struct ag_audit_cmd c;
 	struct ag_err err;
 	struct ag_audit *a;
@@ -1112,7 +1120,7 @@ masked_line_keeps_programs_and_digest(void **state)
 	const char *line = "echo '-----BEGIN RSA PRIVATE KEY-----'\nrm -rf x";
 
 	(void)state;
-	a = ag_audit_open_memory(NULL, &info, &err);
+	a = ag_audit_open_memory(NULL, &minfo, &err);
 	assert_non_null(a);
 	memset(&c, 0, sizeof(c));
 	c.command = "echo [REDACTED]";
@@ -1130,7 +1138,7 @@ masked_line_keeps_programs_and_digest(void **state)
 	    "cb6d19251de796349685373caae07af7cba693c8e3fbcaabfb33756de30f9167\""));
 	ag_audit_close(a);
 	/* unchanged text: neither field */
-	a = ag_audit_open_memory(NULL, &info, &err);
+	a = ag_audit_open_memory(NULL, &minfo, &err);
 	c.command = line;
 	c.command_len = strlen(line);
 	assert_int_equal(ag_audit_command(a, &c, &err), 0);

@@ -67,14 +67,18 @@ teardown(void **state)
 static int
 judge(const char *path, ...)
 {
+	static char words[31][256];
 	char *argv[32], reason[512], rule[256];
 	size_t argc = 0;
 	va_list ap;
 	const char *a;
 
 	va_start(ap, path);
-	while ((a = va_arg(ap, const char *)) != NULL && argc < 31)
-		argv[argc++] = (char *)a;
+	while ((a = va_arg(ap, const char *)) != NULL && argc < 31) {
+		snprintf(words[argc], sizeof(words[argc]), "%s", a);
+		argv[argc] = words[argc];
+		argc++;
+	}
 	va_end(ap);
 	argv[argc] = NULL;
 	return ag_execpolicy_judge(&ep, path, argv, argc, "/tmp", reason, sizeof(reason),
@@ -103,6 +107,12 @@ denied_subcommand_refused_however_it_is_spelled(void **state)
 	assert_int_equal(judge("/usr/lib/git-core/git-send-pack", "git-send-pack", "r", NULL), 0);
 	assert_int_equal(judge("/usr/bin/git", "git", "-C", "x", "http-push", "u", NULL), 0);
 	assert_int_equal(judge("/usr/lib/git-core/git-http-push", "x", "u", NULL), 0);
+	/* an alias of push (-c alias.p=push, GIT_CONFIG_*): git's own name
+	 * for a command is the only one taken as what it says */
+	assert_int_equal(judge("/usr/bin/git", "git", "-c", "alias.p=push", "p", NULL), 0);
+	assert_int_equal(judge("/usr/bin/git", "git-p", "origin", NULL), 0);
+	/* an external git-NAME is its own program */
+	assert_int_equal(judge("/usr/bin/git-lfs", "git-lfs", "pull", NULL), 1);
 	/* ... while the other dashed helpers still run */
 	assert_int_equal(judge("/usr/lib/git-core/git-remote-https", "git-remote-https", "o",
 	    "https://h/r", NULL), 1);
@@ -144,7 +154,8 @@ static void
 denied_program_and_arguments(void **state)
 {
 	char reason[512], rule[256];
-	char *argv[] = { (char *)"su", (char *)"-c", (char *)"id", NULL };
+	char a0[] = "su", a1[] = "-c", a2[] = "id";
+	char *argv[] = { a0, a1, a2, NULL };
 
 	(void)state;
 	assert_int_equal(ag_execpolicy_judge(&ep, "/bin/su", argv, 3, "/tmp", reason,
@@ -159,8 +170,8 @@ static void
 denied_exact_argv_by_name(void **state)
 {
 	char reason[512], rule[256];
-	char *argv[] = { (char *)"tar", (char *)"-x", (char *)"-C", (char *)"/",
-	    (char *)"-f", (char *)"a.tar", NULL };
+	char a0[] = "tar", a1[] = "-x", a2[] = "-C", a3[] = "/", a4[] = "-f", a5[] = "a.tar";
+	char *argv[] = { a0, a1, a2, a3, a4, a5, NULL };
 
 	(void)state;
 	assert_int_equal(ag_execpolicy_judge(&ep, "/usr/bin/tar", argv, 6, "/tmp", reason,

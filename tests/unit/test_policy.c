@@ -125,7 +125,16 @@ static const char yaml[] =
     "    deny:\n"
     "      - { name: no-root, command: ls, argv: [/] }\n"
     "    paths: { read: [\"/\"], write: [\"/tmp\", \"~/work\"] }\n"
-    "    unknown: deny\n";
+    "    unknown: deny\n"
+    "  exact:\n"
+    "    allow:\n"
+    "      - { name: request, command: printf, argv: [\"v[0-9]*\"] }\n"
+    "    features: { write_redirections: rules }\n"
+    "    paths: { read: [\"/\"], write: [\"/tmp\"] }\n"
+    "  nowrite:\n"
+    "    allow: [ls]\n"
+    "    features: { write_redirections: deny }\n"
+    "    paths: { read: [\"/\"], write: [\"/tmp\"] }\n";
 
 static struct ag_config *cfg;
 static char tdir[64];
@@ -669,6 +678,10 @@ static const struct tcase wrappers[] = {
 	{ "tier", "make all", A, NULL },
 	/* the toolchains' spellings of a denied action (registry, toolchains.c);
 	 * "unknown": no deny rule fired, the program is not on the tests' PATH */
+	/* git's aliases: -c alias.p=push, GIT_CONFIG_*, a GIT_CONFIG_GLOBAL
+	 * file -- a word that is none of git's commands may be one */
+	{ "tier", "git -c alias.p=push p", D, "profiles.tier.deny[0]" },
+	{ "tier", "git p origin main", D, "profiles.tier.deny[0]" },
 	{ "tier", "cargo +nightly publish", D, "profiles.tier.deny[3]" },
 	{ "tier", "cargo --locked publish", D, "profiles.tier.deny[3]" },
 	{ "tier", "cargo p", D, "profiles.tier.deny[3]" },
@@ -1499,7 +1512,15 @@ static const struct tcase unknown_allow[] = {
 	{ "open", "git rebase main", D, "profiles.open.allow" },
 	{ "open", "frob > /etc/x", D, "path:write" },
 	{ "open", "frob > ~/work/.git/hooks/x", D, "path:protect" },
-	{ "open", "$x arg", D, "literal" },
+	/* what the line does not show: the exec supervisor and the kernel
+	 * judge it (ag_walk_exec_judged) */
+	{ "open", "$x arg", A, "kernel:exec" },
+	{ "open", "\"$PY\" -m pytest", A, "kernel:exec" },
+	{ "open", "rm -f *.o; cp \"$f\" /tmp/; echo x > \"$out\"", A, NULL },
+	{ "open", "GIT_EDITOR=true EDITOR=true git status", A, NULL },
+	{ "open", "export PAGER=cat GIT_SEQUENCE_EDITOR=true", A, NULL },
+	{ "open", "ln -s /usr/bin/python3 ~/work/py", A, NULL },
+	{ "open", "export BASH_ENV=/x", D, "env:BASH_ENV" },
 	{ "open", "export LD_PRELOAD=/x.so", D, "env:LD_PRELOAD" },
 	{ "open", "export IFS=x", D, "env:IFS" },
 	{ "open", "hash -p /bin/sh ls", D, "builtin:hash" },
@@ -1511,6 +1532,8 @@ static const struct tcase unknown_allow[] = {
 	{ "openbi", "source ./x.sh", D, "builtin:code" },
 	{ "openbi", "trap 'ulimit -n 1' EXIT", D, "builtin:code" },
 	{ "openbi", "read l < f; kill %1; frob", A, NULL },
+	/* a variable could name the denied builtin, which no exec shows */
+	{ "openbi", "$x -n 10", D, "literal" },
 	/* features: deny stays meaningful */
 	{ "openbi", "sleep 1 &", D, "feature:background" },
 	{ "openbi", "f() { :; }", A, NULL },
@@ -1681,6 +1704,22 @@ static const struct tcase features[] = {
 	{ "dev", "sleep 1 &", K, "unknown" },
 	{ "wrap", "coproc ls", A, NULL },
 	{ "wrap", "coproc sh", D, "unknown" },
+	/* write_redirections: rules, only a command an allow rule names
+	 * writes through a redirection; deny, none does */
+	{ "exact", "printf v1 > /tmp/req", A, "profiles.exact.allow.request" },
+	{ "exact", "printf v1 >> /tmp/req 2>&1", A, "profiles.exact.allow.request" },
+	{ "exact", "echo x > /tmp/req", D, "feature:write_redirections" },
+	{ "exact", "true > /tmp/req", D, "feature:write_redirections" },
+	{ "exact", ": > /tmp/req", D, "feature:write_redirections" },
+	{ "exact", "> /tmp/req", D, "feature:write_redirections" },
+	{ "exact", "echo x >&/tmp/req", D, "feature:write_redirections" },
+	{ "exact", "{ printf v1; } > /tmp/req", D, "feature:write_redirections" },
+	{ "exact", "echo x > /dev/null", A, NULL },
+	{ "exact", "echo x 2>&1", A, NULL },
+	{ "nowrite", "ls > /tmp/out", D, "feature:write_redirections" },
+	{ "nowrite", "ls <> /tmp/out", D, "feature:write_redirections" },
+	{ "nowrite", "ls > /dev/null 2>&1", A, NULL },
+	{ "nowrite", "ls < /etc/hosts", A, NULL },
 };
 
 static void
@@ -2059,7 +2098,8 @@ remote_is_judged_as_written(void **state)
 	struct ag_config *c;
 	struct ag_policy_ctx ctx;
 	struct ag_err err;
-	char *env[] = { (char *)"PATH=/usr/local/bin:/usr/bin", NULL };
+	char pathvar[] = "PATH=/usr/local/bin:/usr/bin";
+	char *env[] = { pathvar, NULL };
 	size_t i;
 
 	(void)state;

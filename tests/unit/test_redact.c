@@ -100,7 +100,7 @@ agentgate_tokens_are_hidden(void **state)
 		"agt__0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\n",
 		"agt_alice_0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef\n",
 	};
-	char tok[256], hash[AG_TOKEN_HASH_MAX], text[512], want[512], *out;
+	char tok[256], hash[AG_TOKEN_HASH_MAX], text[1024], want[1024], *out;
 	struct ag_err err;
 	size_t i, len;
 

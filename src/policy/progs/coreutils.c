@@ -173,9 +173,11 @@ check_cpmv(struct ag_walker *w, const struct ag_progcall *c)
 	}
 	/* mv removes its sources; a link made now is written through later
 	 * in the same line before the gateway could see it, so a link's
-	 * target must be writable too */
-	if (c->prog == &ag_prog_mv || c->prog == &ag_prog_ln ||
-	    (c->prog == &ag_prog_cp && o.links))
+	 * target must be writable too -- unless the kernel holds every
+	 * write of the line (walker.h, ag_walk_exec_judged): then
+	 * `ln -s /usr/bin/python3 ~/work/bin/py` writes only the link */
+	if (c->prog == &ag_prog_mv || (!ag_walk_exec_judged(w) &&
+	    (c->prog == &ag_prog_ln || (c->prog == &ag_prog_cp && o.links))))
 		for (i = 0; i < nsrc; i++)
 			ag_walk_write(w, NULL, o.ops.v[i], o.tree);
 out:
