@@ -308,11 +308,14 @@ ag_is "$?" 0 "the packages remove" "$out"
 ag_like "$out" "these sessions will be ended once the gateway's files are removed" \
     "the removal says the sessions will be ended" "$out"
 ag_like "$out" "ci-bot +$U " "and lists them" "$out"
+# (idle, it is ended at its next line: the gateway looks before each one)
+echo 'echo after-removal' >&9
 ag_wait_until 30 sh -c "! kill -0 $SPID 2>/dev/null"
 exec 9>&-
 wait "$SPID"
 ag_is "$?" 253 "the session is ended, its client told so (exit 253)" "$(cat "$AG_DIR/out")"
 SPID=
+ag_unlike "$(cat "$AG_DIR/out")" '^after-removal' "its line does not run" "$(cat "$AG_DIR/out")"
 ag_like "$(cat "$AG_DIR/out")" 'removed from this host' "with the reason" "$(cat "$AG_DIR/out")"
 ag_wait_until 30 sh -c "! pgrep -P $SSHD_PID >/dev/null"
 kill "$SSHD_PID"; wait "$SSHD_PID" 2>/dev/null; SSHD_PID=
