@@ -48,6 +48,7 @@
 #include "common/safepath.h"
 #include "exec/sandbox.h"
 #include "policy/netrules.h"
+#include "record/chain.h"
 
 #define MAX_GROUPS	256
 
@@ -199,16 +200,11 @@ check_subsystems(struct doctor *d, const struct ag_sshd_conf *c)
 {
 	static const char *const names[] = { "mcp", "agentgate-json" };
 	enum { NNAMES = sizeof(names) / sizeof(names[0]) };
-	int have[NNAMES] = { 0 }, k;
-	const char *v;
-	size_t i, n;
+	int have[NNAMES];
+	size_t i;
 
-	for (k = 0; (v = ag_sshd_get_nth(c, "subsystem", k)) != NULL; k++)
-		for (i = 0; i < NNAMES; i++) {
-			n = strlen(names[i]);
-			if (strncmp(v, names[i], n) == 0 && (v[n] == ' ' || v[n] == '\t'))
-				have[i] = 1;
-		}
+	for (i = 0; i < NNAMES; i++)
+		have[i] = ag_sshd_has_subsystem(c, names[i]);
 	if (have[0] && have[1]) {
 		check(d, 1, "Subsystem mcp and agentgate-json are set (ssh -s HOST mcp reaches "
 		    "the gateway)", "-");
@@ -468,13 +464,63 @@ check_authkeys(struct doctor *d, const struct ag_sshd_conf *c, const struct ag_c
 	for (i = 0; none && cfg != NULL && i < cfg->nidentities; i++) {
 		const struct ag_identity *id = &cfg->identities[i];
 
-		if (id->keys.n == 0 && !sshd_has_kbdint(c))
+		if (id->keys.n == 0 && !sshd_has_kbdint(c) &&
+		    ag_identity_allows_account(id, user))
 			printf("NOTE  identity %s has only a token, and sshd lets in only the "
 			    "identities' keys: give token agents a key of the account (an "
 			    "AuthorizedKeysFile of its own: '%s' sets one when the policy has "
 			    "tokens) or keyboard-interactive (pam_agentgate(8))\n", id->name,
 			    d->setup);
 	}
+}
+
+/* A profile the account may be given: by an identity, users: or default_profile. */
+static const struct ag_profile *
+sftp_profile(const struct ag_config *cfg, const struct who *w, const char *user)
+{
+	const struct ag_profile *p;
+	size_t i;
+
+	for (i = 0; i < cfg->nidentities; i++)
+		if ((p = cfg->identities[i].profile) != NULL && p->sftp != AG_TRANSFER_OFF &&
+		    ag_identity_allows_account(&cfg->identities[i], user))
+			return p;
+	for (i = 0; i < cfg->nusers; i++) {
+		const struct ag_usermap *u = &cfg->users[i];
+
+		if ((p = u->profile) != NULL && p->sftp != AG_TRANSFER_OFF && (u->is_group ?
+		    ag_account_in_group(user, w->gid, u->name) : strcmp(u->name, user) == 0))
+			return p;
+	}
+	p = cfg->gw.default_profile;
+	return p != NULL && p->sftp != AG_TRANSFER_OFF ? p : NULL;
+}
+
+/*
+ * sshd refuses a subsystem it has no line for before ForceCommand runs the
+ * gateway: sftp under a profile that allows it (file_transfer.sftp) fails
+ * with the client's "subsystem request failed" and no audit record.  As
+ * for mcp, a NOTE: nothing is open that should not be.
+ */
+static void
+check_sftp(struct doctor *d, const struct ag_sshd_conf *c, const struct ag_config *cfg,
+    const struct who *w, const char *user)
+{
+	const struct ag_profile *p;
+	char what[256];
+
+	if (cfg == NULL || (p = sftp_profile(cfg, w, user)) == NULL)
+		return;
+	if (ag_sshd_has_subsystem(c, "sftp")) {
+		snprintf(what, sizeof(what), "Subsystem sftp is set (profile %s allows sftp)",
+		    p->name);
+		check(d, 1, what, "-");
+	} else
+		printf("NOTE  profile %s allows sftp (file_transfer.sftp: %s), but sshd has no "
+		    "'Subsystem sftp' line: sshd refuses 'sftp %s@HOST' before the gateway runs "
+		    "(no audit record); add 'Subsystem sftp internal-sftp' to sshd's "
+		    "configuration, outside any Match block\n", p->name,
+		    p->sftp == AG_TRANSFER_WRITE ? "write" : "read", user);
 }
 
 /* AcceptEnv must not let the client set what sshd or the gateway trusts. */
@@ -763,6 +809,53 @@ layout_dir(struct doctor *d, const char *what, const char *dir, gid_t g)
 }
 
 /*
+ * The audit log and its chain state should be root's, written through the
+ * group.  The gateway runs as the agent's account: the files it creates
+ * (the first log, the chain state) are that account's, which could then
+ * change their mode should it ever reach them past the 2770 directory.
+ * Only root can give them to root; logrotate's create does for each later
+ * log.  A WARN: the directory keeps the account out.
+ */
+static void
+check_audit_owner(struct doctor *d, const char *file)
+{
+	char chain[PATH_MAX], what[2 * PATH_MAX + 64], bad[2 * PATH_MAX + 2] = "";
+	const char *owner = NULL;
+	const struct passwd *pw;
+	struct stat st;
+	uid_t uid = 0;
+
+	if (stat(file, &st) < 0)
+		return;		/* the first session makes it */
+	if (st.st_uid != 0) {
+		snprintf(bad, sizeof(bad), "%s", file);
+		uid = st.st_uid;
+	}
+	if (ag_chain_state_path(file, chain, sizeof(chain)) == 0 && stat(chain, &st) == 0 &&
+	    st.st_uid != 0) {
+		snprintf(bad + strlen(bad), sizeof(bad) - strlen(bad), "%s%s", bad[0] ? " " : "",
+		    chain);
+		if (uid == 0)
+			uid = st.st_uid;
+	}
+	if (bad[0] == '\0') {
+		snprintf(what, sizeof(what), "audit file %s and its chain state are root's", file);
+		check(d, 1, what, "-");
+		return;
+	}
+	if ((pw = getpwuid(uid)) != NULL)
+		owner = pw->pw_name;
+	printf("WARN  %s %s owned by %s%s%ld%s, not root: the gateway created %s as the "
+	    "account it ran for (it writes through group %s); that account could change "
+	    "%s mode if it reached %s; fix: chown root %s\n", bad,
+	    strchr(bad, ' ') != NULL ? "are" : "is", owner != NULL ? owner : "",
+	    owner != NULL ? " (uid " : "uid ", (long)uid, owner != NULL ? ")" : "",
+	    strchr(bad, ' ') != NULL ? "them" : "it", AG_GROUP,
+	    strchr(bad, ' ') != NULL ? "their" : "its",
+	    strchr(bad, ' ') != NULL ? "them" : "it", bad);
+}
+
+/*
  * The privilege separation (agentgate(8), SECURITY): the gateway is
  * set-group-ID to AG_GROUP, which alone writes the records and reads the
  * secrets; the agent is not in it.  prog is what ForceCommand runs (NULL:
@@ -855,6 +948,7 @@ check_layout(struct doctor *d, const struct ag_config *cfg, const struct who *w,
 			    "chgrp %s %s; chmod 0660 %s", AG_GROUP, cfg->gw.audit.file,
 			    cfg->gw.audit.file);
 		}
+		check_audit_owner(d, cfg->gw.audit.file);
 	} else
 		check(d, cfg->gw.audit.has_syslog, cfg->gw.audit.has_syslog ?
 		    "audit records go to syslog" : "an audit sink is configured",
@@ -1121,8 +1215,10 @@ ag_doctor_run(const struct ag_doctor_opts *o)
 		check_dotfiles(&d, pw, &w);
 	}
 	cfg = check_policy(&d, o->config, &w);
-	if (sc.text != NULL)
+	if (sc.text != NULL) {
 		check_authkeys(&d, &sc, cfg, &w, user);
+		check_sftp(&d, &sc, cfg, &w, user);
+	}
 	ag_sshd_conf_free(&sc);
 	check_pam(&d, cfg, &w);
 	check_identities(cfg, user, prog[0] != '\0' ? prog : NULL);

@@ -65,7 +65,9 @@ struct setup {
 	char		 gateway[PATH_MAX];
 	char		 pam_path[PATH_MAX];
 	char		 dropin[PATH_MAX];
-	int		 keys, tokens;	/* identities with each, in the policy */
+	int		 keys, tokens;	/* identities with keys in the policy; with a
+				 * token, that may log in as the accounts */
+	int		 alltokens;	/* identities with a token, in the policy */
 	char		*members[MAX_MEMBERS];	/* the accounts set up */
 	int		 nmembers;
 	int		 nchanged;
@@ -791,24 +793,92 @@ setup_policy(const struct setup *s, const struct ag_config *cfg)
 		    cfg->nprofiles > 0 ? cfg->profiles[0].name : "PROFILE");
 }
 
+/*
+ * Whether identity id has a token and may log in as the accounts set up:
+ * only then does the drop-in let a key of the account in for it (the
+ * AuthorizedKeysFile) and take its token from the client (AcceptEnv).
+ * Match Group applies to the group's later members too: an identity whose
+ * accounts: name the group counts, as does one that names a member.
+ */
+static int
+token_for_accounts(const struct setup *s, const struct ag_identity *id)
+{
+	char grp[128];
+	int i;
+
+	if (!id->has_token && !id->has_token_hash)
+		return 0;
+	if (s->user != NULL)
+		return ag_identity_allows_account(id, s->user);
+	snprintf(grp, sizeof(grp), "%%%s", s->group);
+	if (id->accounts.n == 0 || ag_strlist_contains(&id->accounts, grp))
+		return 1;
+	for (i = 0; i < s->nmembers; i++)
+		if (ag_identity_allows_account(id, s->members[i]))
+			return 1;
+	return 0;
+}
+
 /* ---- reloading sshd ------------------------------------------------------- */
 
+/*
+ * The system's sshd is the one sshd's default configuration file is for;
+ * systemd reloads it.  Another (--sshd-config) is reloaded by its PidFile.
+ */
+static int
+system_sshd(const struct setup *s)
+{
+	return s->doc.sshd_config == NULL ||
+	    strcmp(s->doc.sshd_config, "/etc/ssh/sshd_config") == 0;
+}
+
+/* sshd's PidFile for the configuration set up into buf ("" when none). */
 static void
-reload_sshd(const struct setup *s)
+sshd_pidfile(const struct setup *s, char *buf, size_t len)
 {
 	struct ag_sshd_conf sc = { NULL, 0 };
 	struct ag_err err;
-	const char *pidfile = NULL;
-	char buf[32];
-	long pid = 0;
-	FILE *fp;
+	const char *v = NULL;
 
 	ag_err_clear(&err);
 	if (ag_sshd_dump(s->doc.sshd, s->user != NULL ? s->user : "root", s->doc.sshd_config,
 	    &sc, &err) == 0)
-		pidfile = ag_sshd_get(&sc, "pidfile");
-	if (pidfile != NULL && strcmp(pidfile, "none") != 0 &&
-	    (fp = fopen(pidfile, "re")) != NULL) {
+		v = ag_sshd_get(&sc, "pidfile");
+	snprintf(buf, len, "%s", v != NULL && strcmp(v, "none") != 0 ? v : "");
+	ag_sshd_conf_free(&sc);
+}
+
+/* How to make that sshd read the new drop-in, when setup was not told to. */
+static void
+reload_hint(const struct setup *s)
+{
+	char pidfile[PATH_MAX];
+
+	if (system_sshd(s)) {
+		printf("\nsshd reads the new drop-in when reloaded: systemctl reload ssh (or "
+		    "agentgate setup --reload)\n");
+		return;
+	}
+	sshd_pidfile(s, pidfile, sizeof(pidfile));
+	if (pidfile[0] != '\0')
+		printf("\nthe sshd of %s reads the new drop-in when reloaded: kill -HUP "
+		    "\"$(cat %s)\" (or run this setup again with --reload)\n",
+		    s->doc.sshd_config, pidfile);
+	else
+		printf("\nthe sshd of %s reads the new drop-in when reloaded: it has no PidFile, "
+		    "so send SIGHUP to its listening process yourself (kill -HUP PID), or "
+		    "restart it\n", s->doc.sshd_config);
+}
+
+static void
+reload_sshd(const struct setup *s)
+{
+	char pidfile[PATH_MAX], buf[32];
+	long pid = 0;
+	FILE *fp;
+
+	sshd_pidfile(s, pidfile, sizeof(pidfile));
+	if (pidfile[0] != '\0' && (fp = fopen(pidfile, "re")) != NULL) {
 		if (fgets(buf, sizeof(buf), fp) != NULL)
 			pid = strtol(buf, NULL, 10);
 		fclose(fp);
@@ -816,6 +886,11 @@ reload_sshd(const struct setup *s)
 	/* what systemd's ssh.service does to reload: sshd re-reads its files */
 	if (pid > 1 && kill((pid_t)pid, SIGHUP) == 0) {
 		step("reload", "sent SIGHUP to sshd (pid %ld, from %s)", pid, pidfile);
+	} else if (!system_sshd(s)) {
+		/* systemctl would reload the host's sshd, not this one */
+		step("reload", "no running sshd of %s found (pid file %s): start it, or send "
+		    "SIGHUP to it yourself", s->doc.sshd_config,
+		    pidfile[0] != '\0' ? pidfile : "none");
 	} else if (access("/bin/systemctl", X_OK) == 0 || access("/usr/bin/systemctl", X_OK) == 0) {
 		const char *argv[] = { access("/bin/systemctl", X_OK) == 0 ? "/bin/systemctl" :
 		    "/usr/bin/systemctl", "reload", "ssh", NULL };
@@ -826,8 +901,7 @@ reload_sshd(const struct setup *s)
 			step("reload", "could not reload sshd: do it yourself");
 	} else
 		step("reload", "no running sshd found (pid file %s): start it, or reload it "
-		    "yourself", pidfile != NULL ? pidfile : "unknown");
-	ag_sshd_conf_free(&sc);
+		    "yourself", pidfile[0] != '\0' ? pidfile : "none");
 }
 
 /* ---- the accounts ---------------------------------------------------------- */
@@ -1019,11 +1093,12 @@ ag_cmd_setup(int argc, char **argv)
 	}
 	for (k = 0; k < cfg->nidentities; k++) {
 		s.keys += cfg->identities[k].keys.n > 0;
-		s.tokens += cfg->identities[k].has_token || cfg->identities[k].has_token_hash;
+		s.alltokens += cfg->identities[k].has_token || cfg->identities[k].has_token_hash;
+		s.tokens += token_for_accounts(&s, &cfg->identities[k]);
 	}
 	printf("agentgate setup: %s %s, gateway %s, policy %s (%d identities with keys, %d "
 	    "with tokens)%s\n", s.user != NULL ? "account" : "group", s.name, s.gateway,
-	    s.doc.config, s.keys, s.tokens, s.dry_run ? "; a dry run: nothing is changed" : "");
+	    s.doc.config, s.keys, s.alltokens, s.dry_run ? "; a dry run: nothing is changed" : "");
 	if (strcmp(s.doc.config, AG_DEFAULT_CONFIG) != 0)
 		printf("WARN  the gateway sshd runs reads %s, not %s: install the policy there "
 		    "(a --config on sshd's command line would be read with the agent's rights)\n",
@@ -1040,6 +1115,11 @@ ag_cmd_setup(int argc, char **argv)
 		printf("NOTE  token agents log in with a key of the account, which sshd reads "
 		    "from %s (root's, mode 0644; no identity's key in it), then send their token "
 		    "(ssh -o SendEnv=AGENTGATE_TOKEN)\n", s.token_keys);
+	else if (s.alltokens > 0)
+		printf("NOTE  no identity with a token may log in as %s%s (their accounts: "
+		    "do not name it): its drop-in reads no key file and takes no "
+		    "AGENTGATE_TOKEN; run setup again after giving one this account\n",
+		    s.user != NULL ? "" : "the accounts of group ", s.name);
 
 	if (s.dry_run) {
 		if (s.nchanged == 0)
@@ -1066,8 +1146,7 @@ ag_cmd_setup(int argc, char **argv)
 	if (s.dropin_changed && s.reload)
 		reload_sshd(&s);
 	else if (s.dropin_changed)
-		printf("\nsshd reads the new drop-in when reloaded: systemctl reload ssh (or "
-		    "agentgate setup --reload)\n");
+		reload_hint(&s);
 	else if (s.reload)
 		printf("\nsshd's drop-in is unchanged: no reload needed\n");
 	if (failed > 0)

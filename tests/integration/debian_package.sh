@@ -7,9 +7,11 @@
 # service, drop-in, log directories); logrotate rotates the audit log under
 # an open session; completion works; an upgrade whose example policy
 # changed asks nothing and keeps the admin's policy, and lists the session
-# it leaves running; remove keeps the configuration, the logs and the
-# group; purge takes away what is the package's alone and keeps the audit
-# trail and the keys, unless debconf was told to remove them.
+# it leaves running; remove ends the sessions, keeps the configuration,
+# the logs and the group; purge takes away what the package made (what
+# another gateway keeps in /var/lib/agentgate and /run/agentgate stays) and
+# keeps the audit trail and the keys, unless debconf was told to remove
+# them.
 . "$(dirname "$0")/lib.sh"
 ag_require_root
 # the package is dpkg-buildpackage's build of the tree, whatever build runs
@@ -39,6 +41,7 @@ if dpkg-query -W -f='${Status}' agentgate 2>/dev/null | grep -q 'ok installed'; 
 		echo "SKIP: the agentgate package is installed on this host; not touching it"
 		exit 77
 	fi
+	rm -f /var/lib/agentgate/installed-by-test
 	dpkg -P agentgate libpam-agentgate >/dev/null 2>&1
 fi
 
@@ -61,6 +64,7 @@ pkg_cleanup() {
 	if [ "$installed" = 1 ]; then
 		rm -f /etc/ssh/sshd_config.d/agentgate.conf "/etc/ssh/sshd_config.d/agentgate-$U.conf"
 		echo "agentgate $PURGE_Q boolean true" | debconf-set-selections
+		rm -f /var/lib/agentgate/installed-by-test
 		DEBIAN_FRONTEND=noninteractive dpkg -P agentgate libpam-agentgate >/dev/null 2>&1
 	fi
 	# what a purge kept for the test
@@ -287,10 +291,12 @@ exec 9>&-
 wait "$SPID"; SPID=
 
 # ---- remove, purge -------------------------------------------------------------
-# the connections' sshd processes are gone (PAM closed their sessions, which
-# touches /run/agentgate) before the package is
-ag_wait_until 30 sh -c "! pgrep -P $SSHD_PID >/dev/null"
-kill "$SSHD_PID"; wait "$SSHD_PID" 2>/dev/null; SSHD_PID=
+# a session open across the removal: prerm lists it, and it is ended
+"${SSH[@]}" < "$AG_DIR/in" > "$AG_DIR/out" 2>&1 &
+SPID=$!
+exec 9>"$AG_DIR/in"
+echo 'echo before-removal' >&9
+ag_wait_until 30 grep -q before-removal "$AG_DIR/out"
 # the drop-in linked from /usr/share, as an older README.Debian said: the
 # removal must not leave sshd a configuration it refuses (no SSH at the
 # next restart)
@@ -299,6 +305,20 @@ sed "s|^Include .*|Include /etc/ssh/sshd_config.d/agentgate.conf|" "$AG_DIR/sshd
     > "$AG_DIR/sshd_config.linked"
 out=$(dpkg -r agentgate libpam-agentgate 2>&1)
 ag_is "$?" 0 "the packages remove" "$out"
+ag_like "$out" "these sessions will be ended once the gateway's files are removed" \
+    "the removal says the sessions will be ended" "$out"
+ag_like "$out" "ci-bot +$U " "and lists them" "$out"
+# (idle, it is ended at its next line: the gateway looks before each one)
+echo 'echo after-removal' >&9
+ag_wait_until 30 sh -c "! kill -0 $SPID 2>/dev/null"
+exec 9>&-
+wait "$SPID"
+ag_is "$?" 253 "the session is ended, its client told so (exit 253)" "$(cat "$AG_DIR/out")"
+SPID=
+ag_unlike "$(cat "$AG_DIR/out")" '^after-removal' "its line does not run" "$(cat "$AG_DIR/out")"
+ag_like "$(cat "$AG_DIR/out")" 'removed from this host' "with the reason" "$(cat "$AG_DIR/out")"
+ag_wait_until 30 sh -c "! pgrep -P $SSHD_PID >/dev/null"
+kill "$SSHD_PID"; wait "$SSHD_PID" 2>/dev/null; SSHD_PID=
 ag_ok "the gateway is gone" test ! -e /usr/bin/agentgate
 ag_ok "a linked drop-in is left a file, not a dangling link" \
     test -f /etc/ssh/sshd_config.d/agentgate.conf -a ! -L /etc/ssh/sshd_config.d/agentgate.conf
@@ -316,8 +336,15 @@ ssh-keygen -q -t ed25519 -N '' -f /etc/agentgate/upstream/web1_ed25519 || exit 9
 rec=$(ls /var/log/agentgate/recordings/*.cast | head -1)
 # the default answer, as a noninteractive install leaves it
 kept_trail=1
+# another gateway on the host (a source build) shares /var/lib/agentgate
+# and /run/agentgate: its files there are not the package's
 RUNMARK=/run/agentgate/.pkgtest-$$
 mkdir -p /run/agentgate && touch "$RUNMARK"
+OTHER_LG=/var/lib/agentgate/last-good/$(printf '%s' "/usr/local/etc/agentgate-pkgtest-$$/agentgate.yaml" |
+    sha256sum | cut -d' ' -f1).yaml
+mkdir -p "$(dirname "$OTHER_LG")" && echo 'version: 1' > "$OTHER_LG"
+[ -e /var/lib/agentgate/created-tmp ] && made_tmp=1 || made_tmp=0
+rm -f /var/lib/agentgate/installed-by-test
 out=$(DEBIAN_FRONTEND=noninteractive dpkg -P agentgate libpam-agentgate 2>&1)
 ag_is "$?" 0 "the packages purge" "$out"
 installed=0
@@ -327,11 +354,18 @@ ag_ok "and the edited policy and the keys" \
     sh -c "grep -q '$key' /etc/agentgate/agentgate.yaml && test -f /etc/agentgate/upstream/web1_ed25519"
 ag_like "$out" 'kept the audit trail and the keys: /var/log/agentgate /etc/agentgate\. .*rm -rf /var/log/agentgate /etc/agentgate' \
     "and says where they are and how to remove them" "$out"
-# (/run/agentgate is judged by a file of the package's time in it: other
-# tests' gateways, running beside this one, make the directory again)
-ag_is "$(ls -d /var/lib/agentgate "$RUNMARK" 2>&1 | grep -v 'No such')" "" \
-    "it removes the package's state and run-time directories" \
-    "$(ls -laR /var/lib/agentgate /run/agentgate 2>&1 | head -n 30)"
+ag_is "$(ls -d /var/lib/agentgate/created-* /var/lib/agentgate/*.md5sum "$lg" 2>&1 | grep -v 'No such')" "" \
+    "it removes what the package made in /var/lib/agentgate" \
+    "$(ls -laR /var/lib/agentgate 2>&1 | head -n 30)"
+if [ "$made_tmp" = 1 ]; then
+	ag_ok "with the identities' /tmp, which the package made" test ! -e /var/lib/agentgate/tmp
+fi
+ag_ok "another gateway's last good policy stays" test -f "$OTHER_LG"
+ag_like "$out" "the purge left /var/lib/agentgate, which holds what the package did not make.*last-good" \
+    "and the purge says what it left" "$out"
+ag_ok "so does another gateway's file in /run/agentgate" test -e "$RUNMARK"
+rm -f "$OTHER_LG" "$RUNMARK"
+rmdir /var/lib/agentgate/last-good /var/lib/agentgate 2>/dev/null
 ag_is "$(dpkg-statoverride --list /usr/bin/agentgate /etc/agentgate/agentgate.yaml)" "" \
     "and the stat overrides"
 if [ "$had_user" = 0 ]; then
@@ -345,9 +379,11 @@ out=$(DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommen
     "$DEB" "$PAMDEB" 2>&1)
 ag_is "$?" 0 "the packages install again" "$(printf '%s\n' "$out" | tail -n 10)"
 installed=1
+touch /var/lib/agentgate/installed-by-test
 ag_ok "over the policy kept, which stays the admin's" grep -q "$key" /etc/agentgate/agentgate.yaml
 ag_ok "and the audit log kept, which the group can write again" \
     sh -c "test \"\$(stat -c '%G %a' /var/log/agentgate)\" = '$G 2770'"
+rm -f /var/lib/agentgate/installed-by-test
 out=$(DEBIAN_FRONTEND=noninteractive dpkg -P agentgate libpam-agentgate 2>&1)
 ag_is "$?" 0 "the packages purge" "$out"
 installed=0

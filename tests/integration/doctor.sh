@@ -32,7 +32,7 @@ cleanup() {
 	groupdel "g$U" >/dev/null 2>&1
 	rm -f "/etc/pam.d/sshd-$U"
 	# the doctor, as root, kept the world's policy as the last good one
-	rm -f "$(ag_last_good "$D/etc/agentgate.yaml")"
+	rm -f "$(ag_last_good "$D/etc/agentgate.yaml")" "$(ag_last_good "$D/etc/sftp.yaml")"
 	rm -rf "$D"
 }
 trap cleanup EXIT
@@ -263,5 +263,38 @@ gpasswd -d "$U" "$G" >/dev/null
 out=$("$AGENTGATE" doctor --user "$U" "${base[@]}" --sshd "$SSHD" --sshd-config "$D/hardened.conf" 2>&1)
 ag_is "$?" 0 restored_setup_passes "$out"
 groupdel "g$U" >/dev/null 2>&1
+
+# --- the audit files' owner --------------------------------------------------------
+# The gateway runs as the account, set-group-ID: the first log and the chain
+# state it creates are the account's; root should own them (a warning, the
+# 2770 directory keeps the account out)
+install -o "$U" -g "$G" -m 0660 /dev/null "$D/audit/audit.jsonl"
+install -o "$U" -g "$G" -m 0660 /dev/null "$D/audit/.audit.jsonl.chain"
+out=$("$AGENTGATE" doctor --user "$U" "${base[@]}" --sshd "$SSHD" --sshd-config "$D/hardened.conf" 2>&1)
+ag_like "$?:$(grep '^WARN  .*audit' <<<"$out")" \
+    "^0:WARN  $D/audit/audit.jsonl $D/audit/.audit.jsonl.chain are owned by $U \(uid [0-9]+\), not root: .*fix: chown root $D/audit/audit.jsonl $D/audit/.audit.jsonl.chain\$" \
+    audit_files_of_the_account_are_a_warning "$out"
+chown root "$D/audit/audit.jsonl" "$D/audit/.audit.jsonl.chain"
+out=$("$AGENTGATE" doctor --user "$U" "${base[@]}" --sshd "$SSHD" --sshd-config "$D/hardened.conf" 2>&1)
+ag_like "$out" "PASS  audit file $D/audit/audit.jsonl and its chain state are root's" \
+    audit_files_of_root_pass "$out"
+ag_unlike "$out" "WARN  .*audit" and_draw_no_warning "$out"
+
+# --- a profile that allows sftp, and sshd without Subsystem sftp ----------------------
+sed 's/^  readonly: { allow: \[ls\] }$/  readonly: { allow: [ls], file_transfer: { sftp: read } }/' \
+    "$D/etc/agentgate.yaml" >"$D/etc/sftp.yaml"
+chown root:"$G" "$D/etc/sftp.yaml" && chmod 640 "$D/etc/sftp.yaml"
+out=$("$AGENTGATE" doctor --user "$U" --config "$D/etc/sftp.yaml" --sshd "$SSHD" \
+    --sshd-config "$D/hardened.conf" 2>&1)
+ag_like "$?:$(grep "Subsystem sftp" <<<"$out")" \
+    "^0:NOTE  profile readonly allows sftp \(file_transfer.sftp: read\), but sshd has no 'Subsystem sftp' line.*add 'Subsystem sftp internal-sftp'" \
+    missing_sftp_subsystem_is_noted "$out"
+printf 'Subsystem sftp internal-sftp\n' | cat - "$D/hardened.conf" >"$D/sftp.conf"
+out=$("$AGENTGATE" doctor --user "$U" --config "$D/etc/sftp.yaml" --sshd "$SSHD" \
+    --sshd-config "$D/sftp.conf" 2>&1)
+ag_like "$?:$(grep "Subsystem sftp" <<<"$out")" "^0:PASS  Subsystem sftp is set \(profile readonly allows sftp\)$" \
+    sftp_subsystem_passes "$out"
+out=$("$AGENTGATE" doctor --user "$U" "${base[@]}" --sshd "$SSHD" --sshd-config "$D/hardened.conf" 2>&1)
+ag_unlike "$out" "sftp" a_profile_without_sftp_needs_no_subsystem "$out"
 
 ag_done

@@ -205,4 +205,32 @@ ag_unlike "$out" '\| Subsystem' group_drop_in_leaves_the_subsystems_to_the_first
 ag_is "$(state)" "$before" group_dry_run_writes_nothing
 groupdel "g$U"
 
+# ---- no token identity may log in as the account ----------------------------------
+# its drop-in lets no shared key in and takes no AGENTGATE_TOKEN; the hint
+# to reload names this sshd's pid file, not the host's sshd (systemctl)
+ag_write_policy "$AG_DIR/policy.yaml" <<POLICY
+version: 1
+gateway:
+  sandbox: "off"
+  audit: { file: @AUDIT@, required: true }
+identities:
+  - { name: keybot, keys: ["$(ag_key keybot)"], profile: low }
+  - { name: tokbot, token_sha256: $(printf '%s' "$TOK" | sha256sum | cut -d' ' -f1), profile: low,
+      accounts: [other$$] }
+profiles:
+  low:
+    allow: [echo, id]
+POLICY
+chown root:"$G" "$AG_DIR/policy.yaml" && chmod 0640 "$AG_DIR/policy.yaml"
+out=$("${SETUP[@]}" 2>&1)
+ag_is "$?" 0 setup_for_an_account_of_no_token_identity "$out"
+ag_like "$(grep -E '^\s*(AcceptEnv|AuthorizedKeysFile) ' "$DROPIN" | tr '\n' ' ')" "^\s*AuthorizedKeysFile none \$" \
+    no_key_file_and_no_acceptenv_without_a_token_identity "$(cat "$DROPIN")"
+ag_like "$out" "NOTE  no identity with a token may log in as $U \(their accounts: do not name it\)" \
+    setup_says_why "$out"
+ag_unlike "$out" "token agents log in with a key" no_token_note "$out"
+ag_like "$out" "the sshd of $AG_DIR/sshd_config reads the new drop-in when reloaded: kill -HUP \"\\\$\(cat $AG_DIR/sshd.pid\)\"" \
+    reload_hint_names_the_pid_file "$out"
+ag_unlike "$out" "systemctl" reload_hint_is_not_systemctl "$out"
+
 ag_done
