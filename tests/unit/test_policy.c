@@ -678,10 +678,6 @@ static const struct tcase wrappers[] = {
 	{ "tier", "make all", A, NULL },
 	/* the toolchains' spellings of a denied action (registry, toolchains.c);
 	 * "unknown": no deny rule fired, the program is not on the tests' PATH */
-	/* git's aliases: -c alias.p=push, GIT_CONFIG_*, a GIT_CONFIG_GLOBAL
-	 * file -- a word that is none of git's commands may be one */
-	{ "tier", "git -c alias.p=push p", D, "profiles.tier.deny[0]" },
-	{ "tier", "git p origin main", D, "profiles.tier.deny[0]" },
 	{ "tier", "cargo +nightly publish", D, "profiles.tier.deny[3]" },
 	{ "tier", "cargo --locked publish", D, "profiles.tier.deny[3]" },
 	{ "tier", "cargo p", D, "profiles.tier.deny[3]" },

@@ -143,45 +143,6 @@ static const char *const git_set[] = {
 };
 
 static const char *const git_names[] = { "git", NULL };
-/*
- * git's own commands (git --list-cmds=main of 2.39): any other word may be
- * an alias, from -c alias.NAME=push, GIT_CONFIG_* or a file GIT_CONFIG_GLOBAL
- * names, that runs push without an exec; an alias cannot hide one of these.
- * An external git-NAME on PATH (git-lfs) is its own program.
- */
-static const char *const git_subs[] = {
-	"add", "add--interactive", "am", "annotate", "apply", "archive", "bisect",
-	"bisect--helper", "blame", "branch", "bugreport", "bundle", "cat-file",
-	"check-attr", "check-ignore", "check-mailmap", "check-ref-format", "checkout",
-	"checkout--worker", "checkout-index", "cherry", "cherry-pick", "clean",
-	"clone", "column", "commit", "commit-graph", "commit-tree", "config",
-	"count-objects", "credential", "credential-cache", "credential-cache--daemon",
-	"credential-store", "daemon", "describe", "diagnose", "diff", "diff-files",
-	"diff-index", "diff-tree", "difftool", "difftool--helper", "env--helper",
-	"fast-export", "fast-import", "fetch", "fetch-pack", "filter-branch",
-	"fmt-merge-msg", "for-each-ref", "for-each-repo", "format-patch", "fsck",
-	"fsck-objects", "fsmonitor--daemon", "gc", "get-tar-commit-id", "grep",
-	"hash-object", "help", "hook", "http-backend", "http-fetch", "http-push",
-	"imap-send", "index-pack", "init", "init-db", "instaweb", "interpret-trailers",
-	"log", "ls-files", "ls-remote", "ls-tree", "mailinfo", "mailsplit",
-	"maintenance", "merge", "merge-base", "merge-file", "merge-index",
-	"merge-octopus", "merge-one-file", "merge-ours", "merge-recursive",
-	"merge-recursive-ours", "merge-recursive-theirs", "merge-resolve",
-	"merge-subtree", "merge-tree", "mergetool", "mktag", "mktree",
-	"multi-pack-index", "mv", "name-rev", "notes", "pack-objects",
-	"pack-redundant", "pack-refs", "patch-id", "pickaxe", "prune", "prune-packed",
-	"pull", "push", "quiltimport", "range-diff", "read-tree", "rebase",
-	"receive-pack", "reflog", "remote", "remote-ext", "remote-fd", "remote-ftp",
-	"remote-ftps", "remote-http", "remote-https", "repack", "replace",
-	"request-pull", "rerere", "reset", "restore", "rev-list", "rev-parse",
-	"revert", "rm", "send-pack", "sh-i18n--envsubst", "shell", "shortlog", "show",
-	"show-branch", "show-index", "show-ref", "sparse-checkout", "stage", "stash",
-	"status", "stripspace", "submodule", "submodule--helper", "subtree", "switch",
-	"symbolic-ref", "tag", "unpack-file", "unpack-objects", "update-index",
-	"update-ref", "update-server-info", "upload-archive", "upload-archive--writer",
-	"upload-pack", "var", "verify-commit", "verify-pack", "verify-tag", "version",
-	"web--browse", "whatchanged", "worktree", "write-tree", NULL
-};
 /* plumbing that does what porcelain does: a rule against `push` is against
  * every way of pushing (send-pack over any transport, http-push for DAV) */
 static const char *const git_same_as[] = {
@@ -200,5 +161,4 @@ const struct ag_prog ag_prog_git = {
 	.env_set = git_set,
 	.dashed = "git-",
 	.same_as = git_same_as,
-	.builtin_subs = git_subs,
 };
