@@ -1514,6 +1514,7 @@ static const struct tcase unknown_allow[] = {
 	{ "open", "\"$PY\" -m pytest", A, "kernel:exec" },
 	{ "open", "rm -f *.o; cp \"$f\" /tmp/; echo x > \"$out\"", A, NULL },
 	{ "open", "GIT_EDITOR=true EDITOR=true git status", A, NULL },
+	{ "open", "git -c core.editor=true -c user.name=x status", A, NULL },
 	{ "open", "export PAGER=cat GIT_SEQUENCE_EDITOR=true", A, NULL },
 	{ "open", "ln -s /usr/bin/python3 ~/work/py", A, NULL },
 	{ "open", "export BASH_ENV=/x", D, "env:BASH_ENV" },
