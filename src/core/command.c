@@ -772,9 +772,13 @@ stage_apply(struct ag_core *core, struct cmd *c)
 		return;
 	s->last_status = c->status;
 	ag_err_clear(&err);
+	s->path_kept = 0;
 	if (res->capture_ok && ag_session_apply_capture(s, res->capture, res->capture_len,
 	    &err) < 0)
 		ag_log(LOG_ERR, "%s", err.msg);
+	else if (s->path_kept && !(c->flags & AG_CORE_REQUEST))
+		fprintf(stderr, "%sagentgate: PATH is kept as it was for the next lines: an entry "
+		    "of the new one is not an absolute directory\n", core->pty ? "\r\n" : "");
 	else if (!res->capture_ok && ag_session_needs_capture(c->tree))
 		ag_log(LOG_DEBUG, "no complete environment capture; state unchanged");
 	exec_denials(core, c);

@@ -366,9 +366,11 @@ ag_session_apply_capture(struct ag_session *s, const char *buf, size_t len,
 			continue;
 		}
 		if (eq - rec == 4 && strncmp(rec, "PATH", 4) == 0 &&
-		    ag_profile_exec_judged(s->profile) && path_usable(eq + 1)) {
+		    ag_profile_exec_judged(s->profile)) {
+			s->path_kept = !path_usable(eq + 1);
 			free(path);
-			if ((path = strdup(eq + 1)) == NULL)
+			path = NULL;
+			if (!s->path_kept && (path = strdup(eq + 1)) == NULL)
 				goto nomem;
 			continue;
 		}

@@ -39,6 +39,8 @@ struct ag_session {
 	char			**env;		/* "KEY=VALUE", NULL-terminated; exported vars */
 	size_t			 nenv;
 	int			 last_status;	/* $? for the next command */
+	int			 path_kept;	/* the last capture's PATH had an entry
+						 * that is not absolute: not taken */
 	int			 remote;	/* another host's (a bastion target):
 						 * its directories are not looked at here */
 };

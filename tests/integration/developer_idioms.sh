@@ -80,6 +80,7 @@ ag_like "$out" "^tool-ran
 $W/.venv
 /" "repl_path_change_holds_for_later_lines" "$out"
 ag_unlike "$out" "(^|:)\.(:|$)" "repl_relative_path_entry_not_kept" "$out"
+ag_like "$out" "agentgate: PATH is kept as it was for the next lines" "repl_says_the_path_was_not_taken" "$out"
 
 # what the line does not show is left to the kernel and the exec-time
 # deny rules (coding-agent trial): globs and variables as file operands, a
