@@ -466,9 +466,12 @@ ag_walk_command(struct ag_walker *w, struct ag_arg *a, size_t na, int flags)
 		ag_walk_set_path(w, w->cur, rc == 0 ? real : NULL);
 
 	/* deny rules first: matched by name, which also covers other files
-	 * with the same name, and the program it runs by another word's name
-	 * (python3 -m twine) */
-	if (ag_walk_deny_hit(w, base, a, na, flags) || dispatched_deny(w, p, a, na, flags))
+	 * with the same name, the program it runs by another word's name
+	 * (python3 -m twine, node npm-cli.js), and an entry point's program
+	 * (npm-cli.js is npm) */
+	if (ag_walk_deny_hit(w, base, a, na, flags) || dispatched_deny(w, p, a, na, flags) ||
+	    (ag_prog_entry(base) != NULL &&
+	    ag_walk_deny_hit(w, ag_prog_entry(base), a, na, flags)))
 		return;
 
 	for (i = 0; i < w->prof->nallow; i++)

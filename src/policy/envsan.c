@@ -56,12 +56,20 @@ static const char *const builtin_set[] = {
 /*
  * What many programs read to start another one or load a library; a
  * single program's variables are in its descriptor (prog.h).  Where every
- * exec is judged (ag_profile_exec_judged) these only choose what an
- * allowed program runs next, under the same kernel and deny rules, so they
- * are a command's to set there (GIT_EDITOR=true git rebase -i).
+ * exec is judged (ag_profile_exec_judged) these only choose which program
+ * an allowed one runs next, whose exec is judged, so they are a command's
+ * to set there (EDITOR=true; git's own, GIT_EDITOR and
+ * GIT_SEQUENCE_EDITOR, are in its descriptor's env_developer).
  */
 static const char *const runs_set[] = {
 	"PAGER", "EDITOR", "VISUAL", "FCEDIT", "BROWSER", "TERMINAL",
+	NULL
+};
+
+/* What makes any program read other configuration or load a library into
+ * itself (OPENSSL_CONF's engines, git's config under XDG_CONFIG_HOME):
+ * refused everywhere. */
+static const char *const config_set[] = {
 	"XDG_CONFIG_HOME", "XDG_CONFIG_DIRS", "XDG_DATA_HOME", "OPENSSL_CONF",
 	"OPENSSL_ENGINES", "KRB5_CONFIG",
 	NULL
@@ -163,11 +171,16 @@ ag_envsan_is_dangerous(const char *name, const struct ag_profile *profile)
 	    (profile != NULL && profile->tier == AG_TIER_DEVELOPER &&
 	    (prog_sets(PROG_DEVELOPER, name) || tmp_env_name(name))))
 		return profile != NULL && ag_strlist_match(&profile->env_deny, name);
-	if (in_set(builtin_set, name))
+	if (in_set(builtin_set, name) || in_set(config_set, name))
 		return 1;
-	if (in_set(runs_set, name) || prog_sets(PROG_FILTER, name))
+	/* a program's own variables can load code into it (NODE_OPTIONS
+	 * into npm, GIT_CONFIG_* over the gateway's core.hooksPath), and a
+	 * denied program is judged only at its exec: they stay refused */
+	if (in_set(runs_set, name))
 		return !ag_profile_exec_judged(profile) ||
 		    ag_strlist_match(&profile->env_deny, name);
+	if (prog_sets(PROG_FILTER, name))
+		return 1;
 	if (profile != NULL && ag_strlist_match(&profile->env_deny, name))
 		return 1;
 	return 0;

@@ -197,10 +197,15 @@ judge_exec(const struct ag_execpolicy *ep, const char *path, char *const *argv,
 	    !named_by_deny(ep->profile, dp->names[0], NULL))
 		return 1;
 	if (dp == NULL) {
-		/* python3 -m twine upload is twine upload */
+		/* python3 -m twine upload is twine upload; npm-cli.js is npm */
 		const struct ag_prog *ip = ag_prog_lookup(ag_base_name(path));
+		const char *entry = ag_prog_entry(ag_base_name(path));
 		char mod[64];
 		size_t rest;
+
+		if (entry != NULL && named_by_deny(ep->profile, entry, NULL))
+			return judge_exec(ep, entry, argv, argc, cwd, reason, reasonsz, rule,
+			    rulesz);
 
 		if (ip != NULL && ip->dispatch != NULL &&
 		    (rest = ip->dispatch((const char *const *)argv, argc, mod, sizeof(mod))) > 0 &&

@@ -163,6 +163,9 @@ struct ag_prog {
 	 * literal: NULL in words).
 	 */
 	size_t	(*dispatch)(const char *const *words, size_t nwords, char *name, size_t namesz);
+	/* the file names of its entry points, run directly or by an
+	 * interpreter (npm-cli.js): the program under another name */
+	const char *const	*entry_names;
 
 	/* for `explain`: what it runs besides itself, and the actions a deny
 	 * rule may name ({ NULL, NULL }-terminated) */
@@ -191,6 +194,10 @@ int	ag_prog_maybe_alias(const struct ag_prog *p, const char *word);
  */
 int	ag_prog_dashed(const char *path, const char *argv0, const struct ag_prog **p,
 	    const char **sub);
+
+/* The program (its first name) whose entry point file name is base
+ * (npm-cli.js is npm), or NULL. */
+const char *ag_prog_entry(const char *base);
 
 /* The descriptor for a program name (no directory), or NULL. */
 const struct ag_prog *ag_prog_lookup(const char *name);
@@ -235,7 +242,7 @@ extern const struct ag_prog ag_prog_python, ag_prog_perl, ag_prog_ruby, ag_prog_
     ag_prog_java, ag_prog_lua, ag_prog_tclsh, ag_prog_tex;
 /* toolchains.c */
 extern const struct ag_prog ag_prog_cargo, ag_prog_rustc, ag_prog_go, ag_prog_npm,
-    ag_prog_yarn, ag_prog_pnpm, ag_prog_pip, ag_prog_twine, ag_prog_pypub, ag_prog_pytest,
+    ag_prog_yarn, ag_prog_pnpm, ag_prog_corepack, ag_prog_pip, ag_prog_twine, ag_prog_pypub, ag_prog_pytest,
     ag_prog_pylint, ag_prog_mvn, ag_prog_gradle, ag_prog_javac;
 /* find.c */
 extern const struct ag_prog ag_prog_find;

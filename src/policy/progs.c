@@ -43,6 +43,7 @@ const struct ag_prog *const ag_progs[] = {
 	&ag_prog_tclsh, &ag_prog_tex,
 	/* toolchains.c */
 	&ag_prog_cargo, &ag_prog_rustc, &ag_prog_go, &ag_prog_npm, &ag_prog_yarn, &ag_prog_pnpm,
+	&ag_prog_corepack,
 	&ag_prog_pip, &ag_prog_twine, &ag_prog_pypub, &ag_prog_pytest, &ag_prog_pylint,
 	&ag_prog_mvn, &ag_prog_gradle, &ag_prog_javac,
 	/* find.c */
@@ -144,6 +145,18 @@ ag_prog_spells(const struct ag_prog *p, const char *word, const char *action)
 	if (strcmp(word, action) == 0 || strcmp(ag_prog_action(p, word), action) == 0)
 		return 1;
 	return p != NULL && p->spells != NULL && p->spells(word, action);
+}
+
+const char *
+ag_prog_entry(const char *base)
+{
+	size_t i;
+
+	for (i = 0; ag_progs[i] != NULL; i++)
+		if (ag_progs[i]->entry_names != NULL &&
+		    ag_walk_in_list(ag_progs[i]->entry_names, base))
+			return ag_progs[i]->names[0];
+	return NULL;
 }
 
 int

@@ -377,12 +377,8 @@ ag_walk_subcommand(struct ag_walker *w, const struct ag_rule *r, const char *rid
 			 * guess only makes the subcommand check stricter */
 			continue;
 		}
-		/* where every exec is judged, what such an option makes the
-		 * program run is judged at its exec (git -c core.editor=true);
-		 * a rule that lists allow_options still narrows it */
 		if (rid != NULL && ((o->flags & AG_GO_RISKY) ||
-		    ((o->flags & AG_GO_RISKY_SET) && eq != NULL)) &&
-		    !(ag_walk_exec_judged(w) && r->allow_options.n == 0)) {
+		    ((o->flags & AG_GO_RISKY_SET) && eq != NULL))) {
 			char on[64];
 
 			snprintf(on, sizeof(on), "%.*s", (int)nl, s);

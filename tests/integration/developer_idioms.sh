@@ -138,6 +138,15 @@ ag_ok "no_hook_planted" test ! -e "$W/repo/.git/hooks/post-checkout"
 x "cd ~/work/repo && x=git; \$x push -q ../remote.git HEAD:refs/heads/main; echo \"rc=\$?\""
 ag_like "$x_out" "rc=[1-9]" "git_push_through_a_variable_refused_at_exec"
 ag_ok "remote_still_empty_after_the_variable" sh -c "! git -c safe.directory='*' -C '$W/remote.git' rev-parse -q --verify refs/heads/main >/dev/null"
+# a script whose #! line is git push: the kernel runs git within the
+# script's execve, which is judged as the exec it becomes
+x "cd ~/work/repo && printf '#!/usr/bin/git push\n' > ../origin && chmod +x ../origin &&
+python3 -c 'import os; os.execv(\"../origin\", [\"origin\", \"../remote.git\", \"HEAD:refs/heads/shebang\"])'; echo \"rc=\$?\""
+ag_like "$x_out" "rc=[1-9]" "shebang_git_push_refused_at_exec" "$x_out $x_err"
+ag_like "$x_err" "refused by profiles.developer.deny" "shebang_refusal_names_the_rule" "$x_err"
+ag_ok "remote_still_empty_after_the_shebang" sh -c "! git -c safe.directory='*' -C '$W/remote.git' rev-parse -q --verify refs/heads/shebang >/dev/null"
+x 'cd ~/work && printf "#!/bin/sh\necho script-ran \"\$@\"\n" > s.sh && chmod +x s.sh && ./s.sh a b'
+ag_is "$x_out" "script-ran a b" "ordinary_script_runs"
 x "cd ~/work/repo && echo b > b && git add b && git commit -qm b &&
 GIT_EDITOR=true git commit -q --amend && GIT_SEQUENCE_EDITOR=true git rebase -q -i HEAD~1 && git log --format=%s -1"
 ag_is "$x_out" "b" "git_editor_for_amend_and_rebase"

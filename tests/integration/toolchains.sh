@@ -66,6 +66,11 @@ spellings=(
 	"~/work/bin/mvn org.apache.maven.plugins:maven-deploy-plugin:3.1.1:deploy"
 	"~/work/bin/twine upload x.whl"
 	"~/work/bin/yarn publish"
+	"npm dist-tags add pkg@1.0.0 next"
+	"/usr/lib/node_modules/npm/bin/npm-cli.js publish"
+	"node /usr/lib/node_modules/npm/bin/npm-cli.js publish"
+	"python3 -m runpy twine upload x.whl"
+	"cargo t"
 )
 n=0
 for s in "${spellings[@]}"; do
@@ -118,6 +123,11 @@ installed" "make_install_is_not_denied_in_shipped_profile"
 out=$("$AGENTGATE" explain --config "$AG_DIR/policy.yaml" --profile developer -- 'cargo build' 2>&1)
 ag_like "$out" "deny rules may name: publish \(uploads the crate" "explain_lists_cargo_actions"
 ag_like "$out" "runs: the crate's build scripts" "explain_says_what_cargo_runs"
+# npm's own aliases are what they stand for (npm t is npm test)
+for c in 'npm t' 'npm add x' 'npm un x' 'npm i'; do
+	out=$("$AGENTGATE" explain --config "$AG_DIR/policy.yaml" --profile developer -- "$c" 2>&1)
+	ag_like "$out" "^decision: allow" "npm_alias_allowed ($c)" "$out"
+done
 out=$("$AGENTGATE" explain --config "$AG_DIR/policy.yaml" --profile developer -- 'cargo clippy' 2>&1)
 ag_like "$out" "cargo-clippy" "explain_names_the_way_out_for_an_external_subcommand"
 

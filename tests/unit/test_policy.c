@@ -682,11 +682,14 @@ static const struct tcase wrappers[] = {
 	{ "tier", "cargo --locked publish", D, "profiles.tier.deny[3]" },
 	{ "tier", "cargo p", D, "profiles.tier.deny[3]" },
 	{ "tier", "cargo build", D, "unknown" },
-	{ "tier", "cargo t", D, "unknown" },
+	{ "tier", "cargo t", D, "profiles.tier.deny[3]" },	/* CARGO_ALIAS_T=publish */
 	{ "tier", "npm pub", D, "profiles.tier.deny[4]" },
 	{ "tier", "npm --prefix x publ", D, "profiles.tier.deny[4]" },
 	{ "tier", "npm test", D, "unknown" },
 	{ "tier", "npm install p", D, "unknown" },
+	{ "tier", "npm t", D, "unknown" },		/* npm's alias of test */
+	{ "tier", "npm un x", D, "unknown" },
+	{ "tier", "npm distTags", D, "unknown" },	/* dist-tag: not publish */
 	{ "tier", "gradle build pub", D, "profiles.tier.deny[5]" },
 	{ "tier", "gradle :app:publishToMavenCentral", D, "profiles.tier.deny[5]" },
 	{ "tier", "gradle -x publish build", D, "unknown" },
@@ -699,6 +702,8 @@ static const struct tcase wrappers[] = {
 	{ "tier", "python3 -Im twine.__main__ upload x", D, "profiles.tier.deny[7]" },
 	{ "tier", "python3 -c 'import twine' upload", A, NULL },
 	{ "tier", "python3 -m pytest", A, NULL },
+	{ "tier", "python3 -m runpy twine upload x", D, "profiles.tier.deny[7]" },
+	{ "tier", "/usr/lib/node_modules/npm/bin/npm-cli.js publish", D, "profiles.tier.deny[4]" },
 	/* an option the gateway does not know may take the next word */
 	{ "tier", "make -C sub install", D, "profiles.tier.deny[2]" },
 	{ "tier", "make -j 4 install", D, "profiles.tier.deny[2]" },
@@ -1514,7 +1519,10 @@ static const struct tcase unknown_allow[] = {
 	{ "open", "\"$PY\" -m pytest", A, "kernel:exec" },
 	{ "open", "rm -f *.o; cp \"$f\" /tmp/; echo x > \"$out\"", A, NULL },
 	{ "open", "GIT_EDITOR=true EDITOR=true git status", A, NULL },
-	{ "open", "git -c core.editor=true -c user.name=x status", A, NULL },
+	/* git -c outranks the sandbox's fixed settings (core.hooksPath) */
+	{ "open", "git -c core.hooksPath=h status", D, "profiles.open.allow" },
+	{ "open", "GIT_CONFIG_COUNT=1 git status", D, "env:GIT_CONFIG_COUNT" },
+	{ "open", "NODE_OPTIONS=--require=x.js npm pack", D, "env:NODE_OPTIONS" },
 	{ "open", "export PAGER=cat GIT_SEQUENCE_EDITOR=true", A, NULL },
 	{ "open", "ln -s /usr/bin/python3 ~/work/py", A, NULL },
 	{ "open", "export BASH_ENV=/x", D, "env:BASH_ENV" },

@@ -102,6 +102,8 @@ check_git(struct ag_walker *w, const struct ag_progcall *c)
 /* Every GIT_* variable can point git at other programs, hooks or
  * repositories, except the ones that only label a commit. */
 static const char *const git_env[] = { "GIT_*", NULL };
+/* the developer tier's: programs git runs by exec, judged there */
+static const char *const git_env_developer[] = { "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", NULL };
 static const char *const git_env_harmless[] = {
 	"GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_AUTHOR_DATE",
 	"GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "GIT_COMMITTER_DATE",
@@ -156,6 +158,7 @@ const struct ag_prog ag_prog_git = {
 	.valopts = git_valopts,
 	.check = check_git,
 	.env_filter = git_env,
+	.env_developer = git_env_developer,
 	.env_harmless = git_env_harmless,
 	.env_drop = git_drop,
 	.env_set = git_set,

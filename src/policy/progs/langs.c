@@ -62,6 +62,12 @@ python_module(const char *const *words, size_t nwords, char *name, size_t namesz
 		}
 		if (mod == NULL)
 			continue;
+		/* python -m runpy MOD: the module runpy runs */
+		if (strcmp(mod, "runpy") == 0) {
+			if (i + 1 >= nwords || words[i + 1] == NULL)
+				return 0;
+			mod = words[++i];
+		}
 		/* the package the module belongs to: twine.__main__ is twine's */
 		n = strcspn(mod, ".");
 		if (n == 0 || n >= namesz)
@@ -87,9 +93,53 @@ static const char *const ruby_names[] = { "ruby", "gem", "bundle", NULL };
 static const char *const ruby_env[] = { "RUBY*", "GEM_*", "BUNDLE_*", NULL };
 const struct ag_prog ag_prog_ruby = { .names = ruby_names, .env_filter = ruby_env };
 
+/*
+ * node [OPTIONS] SCRIPT ARGS: a package manager's entry point run by path
+ * (node /usr/lib/node_modules/npm/bin/npm-cli.js publish) is that manager.
+ */
+static size_t
+node_script(const char *const *words, size_t nwords, char *name, size_t namesz)
+{
+	static const char *const valued[] = {
+		"-r", "--require", "--import", "--loader", "--experimental-loader", "-C",
+		"--conditions", "--input-type", "--title", "--env-file", NULL
+	};
+	const char *base, *prog;
+	size_t i, k;
+
+	for (i = 1; i < nwords; i++) {
+		const char *s = words[i];
+
+		if (s == NULL)
+			return 0;
+		if (strcmp(s, "-e") == 0 || strcmp(s, "--eval") == 0 || strcmp(s, "-p") == 0 ||
+		    strcmp(s, "--print") == 0 || strcmp(s, "-") == 0)
+			return 0;	/* code on the line: no script */
+		if (strcmp(s, "--") == 0) {
+			i++;
+			break;
+		}
+		if (s[0] != '-')
+			break;
+		for (k = 0; valued[k] != NULL; k++)
+			if (strcmp(s, valued[k]) == 0)
+				i++;
+	}
+	if (i >= nwords || words[i] == NULL)
+		return 0;
+	base = strrchr(words[i], '/');
+	base = base != NULL ? base + 1 : words[i];
+	if ((prog = ag_prog_entry(base)) == NULL || strlen(prog) >= namesz)
+		return 0;
+	memcpy(name, prog, strlen(prog) + 1);
+	return i + 1;
+}
+
 static const char *const node_names[] = { "node", "nodejs", NULL };
 static const char *const node_env[] = { "NODE_OPTIONS", "NODE_PATH", NULL };
-const struct ag_prog ag_prog_node = { .names = node_names, .env_filter = node_env };
+const struct ag_prog ag_prog_node = {
+	.names = node_names, .env_filter = node_env, .dispatch = node_script,
+};
 
 static const char *const java_names[] = { "java", NULL };
 static const char *const java_env[] = {

@@ -21,6 +21,7 @@
 
 #include <ctype.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "policy/prog.h"
@@ -37,14 +38,40 @@ is_prefix(const char *word, const char *s)
 }
 
 /*
- * npm: a camel-cased word is read as dashed (installTest), an alias
- * stands for its command, and any unambiguous prefix of a command or an
- * alias runs it (npm's cmd-list deref).  Taken towards refusing: every
- * prefix counts, ambiguous or not.
+ * npm (its lib/utils/cmd-list.js, npm 11): a camel-cased word is read as
+ * dashed (installTest), a command is itself, an alias stands for its
+ * command (t is test, dist-tags is dist-tag), and any other word that
+ * begins a command or an alias runs it when that is unambiguous (npm pub).
+ * Taken towards refusing: every such beginning counts, ambiguous or not.
  */
+static const char *const npm_commands[] = {
+	"access", "adduser", "approve-scripts", "audit", "bugs", "cache", "ci",
+	"completion", "config", "dedupe", "deny-scripts", "deprecate", "diff",
+	"dist-tag", "docs", "doctor", "edit", "exec", "explain", "explore",
+	"find-dupes", "fund", "get", "help", "help-search", "init", "install",
+	"install-ci-test", "install-scripts", "install-test", "link", "ll", "login",
+	"logout", "ls", "org", "outdated", "owner", "pack", "ping", "pkg", "prefix",
+	"profile", "prune", "publish", "query", "rebuild", "repo", "restart", "root",
+	"run", "sbom", "search", "set", "shrinkwrap", "stage", "star", "stars",
+	"start", "stop", "team", "test", "token", "trust", "undeprecate", "uninstall",
+	"unpublish", "unstar", "update", "version", "view", "whoami", NULL
+};
 static const char *const npm_aliases[] = {
-	"author", "owner", "add-user", "adduser", "login", "adduser", "c", "config",
-	"x", "exec", "s", "search", "se", "search", NULL
+	"author", "owner", "home", "docs", "issues", "bugs", "info", "view",
+	"show", "view", "find", "search", "add", "install", "unlink", "uninstall",
+	"remove", "uninstall", "rm", "uninstall", "r", "uninstall", "un", "uninstall",
+	"rb", "rebuild", "list", "ls", "ln", "link", "create", "init", "i", "install",
+	"it", "install-test", "cit", "install-ci-test", "u", "update", "up", "update",
+	"c", "config", "s", "search", "se", "search", "tst", "test", "t", "test",
+	"ddp", "dedupe", "v", "view", "run-script", "run", "clean-install", "ci",
+	"clean-install-test", "install-ci-test", "x", "exec", "why", "explain",
+	"la", "ll", "verison", "version", "ic", "ci", "innit", "init", "in", "install",
+	"ins", "install", "inst", "install", "insta", "install", "instal", "install",
+	"isnt", "install", "isnta", "install", "isntal", "install",
+	"isntall", "install", "install-clean", "ci", "isntall-clean", "ci",
+	"hlep", "help", "dist-tags", "dist-tag", "upgrade", "update",
+	"udpate", "update", "rum", "run", "sit", "install-ci-test", "urn", "run",
+	"ogr", "org", "add-user", "adduser", NULL
 };
 
 static int
@@ -63,6 +90,12 @@ npm_spells(const char *word, const char *action)
 	if (word[i] != '\0')
 		return 0;
 	dashed[n] = '\0';
+	for (i = 0; npm_commands[i] != NULL; i++)
+		if (strcmp(dashed, npm_commands[i]) == 0)
+			return strcmp(dashed, action) == 0;
+	for (i = 0; npm_aliases[i] != NULL; i += 2)
+		if (strcmp(dashed, npm_aliases[i]) == 0)
+			return strcmp(npm_aliases[i + 1], action) == 0;
 	if (is_prefix(dashed, action))
 		return 1;
 	for (i = 0; npm_aliases[i] != NULL; i += 2)
@@ -142,15 +175,16 @@ static const char *const cargo_names[] = { "cargo", NULL };
 static const char *const cargo_env[] = {
 	"CARGO_*", "RUSTC_WRAPPER", "RUSTC_WORKSPACE_WRAPPER", "RUSTFLAGS", NULL
 };
-/* its own commands and their short names: a word outside them may be an
- * [alias] from any .cargo/config.toml up the tree, or --config */
+/* its own commands: a word outside them may be an [alias] from any
+ * .cargo/config.toml up the tree, --config or CARGO_ALIAS_*, which also
+ * redefine the short forms (b c d r t rm) */
 static const char *const cargo_subs[] = {
-	"add", "b", "bench", "build", "c", "check", "clean", "config", "d", "doc", "fetch",
-	"fix", "generate-lockfile", "git-checkout", "help", "info", "init", "install",
+	"add", "bench", "build", "check", "clean", "config", "doc", "fetch", "fix",
+	"generate-lockfile", "git-checkout", "help", "info", "init", "install",
 	"locate-project", "login", "logout", "metadata", "new", "owner", "package", "pkgid",
-	"publish", "r", "read-manifest", "remove", "report", "rm", "run", "rustc", "rustdoc",
-	"search", "t", "test", "tree", "uninstall", "update", "vendor", "verify-project",
-	"version", "yank", NULL
+	"publish", "read-manifest", "remove", "report", "run", "rustc", "rustdoc", "search",
+	"test", "tree", "uninstall", "update", "vendor", "verify-project", "version", "yank",
+	NULL
 };
 static const char *const cargo_same_as[] = {
 	"b", "build", "c", "check", "d", "doc", "r", "run", "t", "test", "rm", "remove", NULL
@@ -211,12 +245,17 @@ static const struct ag_action npm_actions[] = {
 	{ "access", "changes a published package's visibility" },
 	{ "token", "creates or revokes registry tokens" },
 	{ "adduser", "logs in to a registry and stores its token" },
+	{ "org", "changes an organization's members and roles" },
+	{ "team", "changes a team's members and packages" },
+	{ "trust", "changes which CI identities may publish the package" },
 	{ "exec", "runs a package's binary, downloading it first if needed (npx)" },
 	{ NULL, NULL }
 };
+static const char *const npm_entries[] = { "npm-cli.js", "npx-cli.js", "npm.js", "npx.js",
+	NULL };
 const struct ag_prog ag_prog_npm = {
 	.names = npm_names, .global_opts = npm_opts, .env_filter = npm_env,
-	.actions = npm_actions, .spells = npm_spells,
+	.actions = npm_actions, .spells = npm_spells, .entry_names = npm_entries,
 	.runs = "package.json scripts (test, build, install hooks of dependencies), through sh; npx and `npm exec` a package's binary",
 };
 
@@ -235,9 +274,10 @@ static const struct ag_action yarn_actions[] = {
 	{ "login", "stores a registry token" },
 	{ NULL, NULL }
 };
+static const char *const yarn_entries[] = { "yarn.js", "yarn.cjs", NULL };
 const struct ag_prog ag_prog_yarn = {
 	.names = yarn_names, .global_opts = yarn_opts, .env_filter = yarn_env,
-	.actions = yarn_actions,
+	.actions = yarn_actions, .entry_names = yarn_entries,
 	.runs = "package.json scripts (`yarn NAME` runs the script NAME), through sh",
 };
 
@@ -253,10 +293,37 @@ static const struct ag_action pnpm_actions[] = {
 	{ "dlx", "downloads a package and runs its binary" },
 	{ NULL, NULL }
 };
+static const char *const pnpm_entries[] = { "pnpm.js", "pnpm.cjs", "pnpx.js", "pnpx.cjs", NULL };
 const struct ag_prog ag_prog_pnpm = {
 	.names = pnpm_names, .global_opts = pnpm_opts, .env_filter = npm_env,
-	.actions = pnpm_actions,
+	.actions = pnpm_actions, .entry_names = pnpm_entries,
 	.runs = "package.json scripts, through sh; `pnpm dlx` a downloaded package's binary",
+};
+
+/* corepack NAME ...: the package manager NAME (corepack pnpm publish) */
+static size_t
+corepack_tool(const char *const *words, size_t nwords, char *name, size_t namesz)
+{
+	static const char *const tools[] = { "npm", "npx", "pnpm", "pnpx", "yarn", NULL };
+	size_t i;
+
+	for (i = 1; i < nwords && words[i] != NULL && words[i][0] == '-'; i++)
+		;
+	if (i >= nwords || words[i] == NULL || strlen(words[i]) >= namesz)
+		return 0;
+	for (size_t k = 0; tools[k] != NULL; k++)
+		if (strcmp(words[i], tools[k]) == 0) {
+			snprintf(name, namesz, "%s", words[i]);
+			return i + 1;
+		}
+	return 0;
+}
+
+static const char *const corepack_names[] = { "corepack", NULL };
+static const char *const corepack_entries[] = { "corepack.js", "corepack.cjs", NULL };
+const struct ag_prog ag_prog_corepack = {
+	.names = corepack_names, .dispatch = corepack_tool, .entry_names = corepack_entries,
+	.runs = "the package manager it is named (corepack pnpm ...), downloaded first if needed",
 };
 
 static const char *const pip_names[] = { "pip", "pip3", NULL };
