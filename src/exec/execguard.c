@@ -182,95 +182,92 @@ struct req_buf {
 	char	 path[PATH_MAX];
 	char	 cwd[PATH_MAX];
 	char	*strs;		/* AG_EXECGUARD_MAX_BYTES */
+	size_t	 used;		/* of strs */
 	char	*argv[AG_EXECGUARD_MAX_ARGS + 1];
 };
 
 /*
  * A script runs its #! interpreter within the same execve, which no other
- * exec shows: the request becomes the exec the kernel will do (INTERP
- * [ARG] SCRIPT ARGS...), through the kernel's levels of nesting, so that
- * `#!/usr/bin/git push` as a script's first line is judged as git push.
- * The file is read through /proc/PID/root, as the process sees it; one
- * that cannot be read is judged as it is (the kernel needs to read it
- * too).  0 ok, -1 refuse (reason filled).
+ * exec shows: after the exec as asked is judged, the request becomes the
+ * exec the kernel will do (INTERP [ARG] SCRIPT ARGS...) and is judged
+ * again, level by level, so that `#!/usr/bin/git push` as a script's first
+ * line is judged as git push while /usr/bin/npm (a node script) is still
+ * judged as npm.  The file is read through /proc/PID/root, as the process
+ * sees it; one that cannot be read is left as it is (the kernel needs to
+ * read it too).  1 when req became its interpreter's exec, 0 when it is
+ * no script, -1 to refuse (reason filled).
  */
 #define MAX_INTERP_DEPTH	5		/* binfmt_script's nesting, and then some */
 
 static int
-interpreters(pid_t pid, struct req_buf *b, struct ag_exec_req *req, size_t used,
-    char *reason, size_t rsz)
+interp_level(pid_t pid, struct req_buf *b, struct ag_exec_req *req, char *reason,
+    size_t rsz)
 {
-	int depth;
+	char file[PATH_MAX + 64], head[256], *p, *interp, *arg = NULL, *end;
+	size_t need, i, add;
+	ssize_t n;
+	int fd;
 
-	for (depth = 0; depth < MAX_INTERP_DEPTH; depth++) {
-		char file[PATH_MAX + 64], head[256], *p, *interp, *arg = NULL, *end;
-		size_t need, i, add;
-		ssize_t n;
-		int fd;
-
-		if ((size_t)snprintf(file, sizeof(file), "/proc/%ld/root%s", (long)pid,
-		    req->path) >= sizeof(file) ||
-		    (fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)) < 0)
-			return 0;
-		n = read(fd, head, sizeof(head) - 1);
-		close(fd);
-		if (n < 2 || head[0] != '#' || head[1] != '!')
-			return 0;
-		head[n] = '\0';
-		if ((p = strchr(head, '\n')) != NULL)
-			*p = '\0';
-		for (p = head + 2; *p == ' ' || *p == '\t'; p++)
-			;
-		interp = p;
-		while (*p != '\0' && *p != ' ' && *p != '\t')
+	if ((size_t)snprintf(file, sizeof(file), "/proc/%ld/root%s", (long)pid, req->path) >=
+	    sizeof(file) || (fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)) < 0)
+		return 0;
+	n = read(fd, head, sizeof(head) - 1);
+	close(fd);
+	if (n < 2 || head[0] != '#' || head[1] != '!')
+		return 0;
+	head[n] = '\0';
+	if ((p = strchr(head, '\n')) != NULL)
+		*p = '\0';
+	for (p = head + 2; *p == ' ' || *p == '\t'; p++)
+		;
+	interp = p;
+	while (*p != '\0' && *p != ' ' && *p != '\t')
+		p++;
+	if (*p != '\0') {
+		*p++ = '\0';
+		while (*p == ' ' || *p == '\t')
 			p++;
-		if (*p != '\0') {
-			*p++ = '\0';
-			while (*p == ' ' || *p == '\t')
-				p++;
-			/* the rest of the line is one argument, trailing blanks cut */
-			for (end = p + strlen(p); end > p && (end[-1] == ' ' || end[-1] == '\t'); end--)
-				;
-			*end = '\0';
-			if (*p != '\0')
-				arg = p;
-		}
-		if (*interp == '\0')
-			return 0;
-		add = arg != NULL ? 2 : 1;
-		need = strlen(interp) + 1 + (arg ? strlen(arg) + 1 : 0) + strlen(req->path) + 1;
-		if (req->argc + add > AG_EXECGUARD_MAX_ARGS || used + need > AG_EXECGUARD_MAX_BYTES) {
-			snprintf(reason, rsz, "denied: the arguments of an exec are too many or "
-			    "too long to check (at most %d arguments, %d bytes)",
-			    AG_EXECGUARD_MAX_ARGS, AG_EXECGUARD_MAX_BYTES);
-			return -1;
-		}
-		/* INTERP [ARG] SCRIPT, then the script's own arguments after argv[0] */
-		for (i = req->argc; i >= 1; i--)
-			b->argv[i + add] = b->argv[i];
-		b->argv[0] = strcpy(b->strs + used, interp);
-		used += strlen(interp) + 1;
-		if (arg != NULL) {
-			b->argv[1] = strcpy(b->strs + used, arg);
-			used += strlen(arg) + 1;
-		}
-		b->argv[add] = strcpy(b->strs + used, req->path);
-		used += strlen(req->path) + 1;
-		req->argc += add;
-		b->argv[req->argc] = NULL;
-		req->argv = b->argv;
-		/* the interpreter, as the kernel finds it (relative: from the cwd) */
-		if (interp[0] == '/')
-			snprintf(b->path, sizeof(b->path), "%s", b->argv[0]);
-		else if (req->cwd == NULL || (size_t)snprintf(b->path, sizeof(b->path), "%s/%s",
-		    req->cwd, b->argv[0]) >= sizeof(b->path)) {
-			snprintf(reason, rsz, "denied: the interpreter of a script could not be found");
-			return -1;
-		}
-		req->path = b->path;
+		/* the rest of the line is one argument, trailing blanks cut */
+		for (end = p + strlen(p); end > p && (end[-1] == ' ' || end[-1] == '\t'); end--)
+			;
+		*end = '\0';
+		if (*p != '\0')
+			arg = p;
 	}
-	snprintf(reason, rsz, "denied: a script's interpreters nest too deeply");
-	return -1;
+	if (*interp == '\0')
+		return 0;
+	add = arg != NULL ? 2 : 1;
+	need = strlen(interp) + 1 + (arg ? strlen(arg) + 1 : 0) + strlen(req->path) + 1;
+	if (req->argc + add > AG_EXECGUARD_MAX_ARGS || b->used + need > AG_EXECGUARD_MAX_BYTES) {
+		snprintf(reason, rsz, "denied: the arguments of an exec are too many or too long "
+		    "to check (at most %d arguments, %d bytes)", AG_EXECGUARD_MAX_ARGS,
+		    AG_EXECGUARD_MAX_BYTES);
+		return -1;
+	}
+	/* INTERP [ARG] SCRIPT, then the script's own arguments after argv[0] */
+	for (i = req->argc; i >= 1; i--)
+		b->argv[i + add] = b->argv[i];
+	b->argv[add] = strcpy(b->strs + b->used, req->path);
+	b->used += strlen(req->path) + 1;
+	b->argv[0] = strcpy(b->strs + b->used, interp);
+	b->used += strlen(interp) + 1;
+	if (arg != NULL) {
+		b->argv[1] = strcpy(b->strs + b->used, arg);
+		b->used += strlen(arg) + 1;
+	}
+	req->argc += add;
+	b->argv[req->argc] = NULL;
+	req->argv = b->argv;
+	/* the interpreter, as the kernel finds it (relative: from the cwd) */
+	if (interp[0] == '/')
+		snprintf(b->path, sizeof(b->path), "%s", b->argv[0]);
+	else if (req->cwd == NULL || (size_t)snprintf(b->path, sizeof(b->path), "%s/%s",
+	    req->cwd, b->argv[0]) >= sizeof(b->path)) {
+		snprintf(reason, rsz, "denied: the interpreter of a script could not be found");
+		return -1;
+	}
+	req->path = b->path;
+	return 1;
 }
 
 /* 0 ok (req filled), -1 refuse (reason filled) */
@@ -341,7 +338,8 @@ read_request(const struct seccomp_notif *n, struct req_buf *b, struct ag_exec_re
 	b->argv[argc] = NULL;
 	req->argv = b->argv;
 	req->argc = argc;
-	return interpreters(pid, b, req, used, reason, rsz);
+	b->used = used;
+	return 0;
 }
 
 /* ---- the thread ------------------------------------------------------------ */
@@ -430,8 +428,24 @@ serve(struct ag_execguard *g, int listener)
 		if (read_request(n, b, &req, reason, sizeof(reason)) < 0) {
 			ok = 0;
 			snprintf(rule, sizeof(rule), "exec:unreadable");
-		} else
+		} else {
+			int depth = 0, lv;
+
 			ok = g->judge(g->ctx, &req, reason, sizeof(reason), rule, sizeof(rule));
+			while (ok == 1 && (lv = interp_level(req.pid, b, &req, reason,
+			    sizeof(reason))) != 0) {
+				if (lv < 0 || ++depth > MAX_INTERP_DEPTH) {
+					if (lv > 0)
+						snprintf(reason, sizeof(reason), "denied: a script's "
+						    "interpreters nest too deeply");
+					snprintf(rule, sizeof(rule), "exec:unreadable");
+					ok = 0;
+					break;
+				}
+				ok = g->judge(g->ctx, &req, reason, sizeof(reason), rule,
+				    sizeof(rule));
+			}
+		}
 		/* what was read must still belong to the same, stopped exec */
 		if (ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &n->id) < 0)
 			continue;
