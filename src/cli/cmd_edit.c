@@ -239,13 +239,22 @@ ag_cmd_edit(int argc, char **argv)
 		if (fchmod(tfd, 0600) < 0)
 			goto out_tmp;
 	}
-	/* what check would warn about, as visudo says at save time */
-	ag_check_warnings(cfg, real);
 	if (fsync(tfd) < 0 || rename(tmp, real) < 0) {
 		fprintf(stderr, "agentgate: edit: cannot install %s: %s\n", real, strerror(errno));
 		goto out_tmp;
 	}
 	printf("agentgate: edit: %s installed; new sessions use it (serve: after SIGHUP)\n", real);
+	fflush(stdout);
+	/* what check would warn about, as visudo says at save time; loaded
+	 * again where it now is, so that the warnings name the real file */
+	{
+		struct ag_config *shown;
+
+		ag_err_clear(&err);
+		if ((shown = ag_config_load(real, 0, &err)) != NULL)
+			ag_check_warnings(shown, real);
+		ag_config_free(shown);
+	}
 	if (ag_lastgood_save(path, &err) < 0)
 		fprintf(stderr, "agentgate: edit: not kept as the last good policy: %s\n",
 		    err.msg);
