@@ -167,6 +167,10 @@ check_test(struct ag_walker *w, const struct builtin *b, struct ag_arg *a, size_
 	size_t i;
 	char ex[80];
 
+	/* what -v's subscript runs is code the line does not show, like
+	 * eval's: the kernel holds it unless a deny rule names a builtin */
+	if (ag_walk_exec_judged(w) && !ag_walk_denies_builtin(w))
+		return;
 	for (i = 1; i < na; i++) {
 		const struct ag_sh_word *wd = a[i].w;
 		size_t k;

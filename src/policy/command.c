@@ -300,10 +300,8 @@ unlisted_sub(const struct ag_rule *r, const struct ag_prog *p, struct ag_arg *a,
 	return na;
 }
 
-/* 1 when a deny rule of the profile names a shell builtin: no exec shows
- * it, so a command name the line does not show could be it. */
-static int
-denies_a_builtin(const struct ag_walker *w)
+int
+ag_walk_denies_builtin(const struct ag_walker *w)
 {
 	size_t i;
 
@@ -383,7 +381,7 @@ ag_walk_command(struct ag_walker *w, struct ag_arg *a, size_t na, int flags)
 	size_t ridx = 0, i;
 	int rc;
 
-	if (name == NULL && ag_walk_exec_judged(w) && !denies_a_builtin(w)) {
+	if (name == NULL && ag_walk_exec_judged(w) && !ag_walk_denies_builtin(w)) {
 		/* `$CC -o x x.c`: which program runs is known at its exec,
 		 * judged there with the words it gets; no builtin the
 		 * supervisor cannot see is denied */

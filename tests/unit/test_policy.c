@@ -1539,6 +1539,8 @@ static const struct tcase unknown_allow[] = {
 	{ "openbi", "read l < f; kill %1; frob", A, NULL },
 	/* a variable could name the denied builtin, which no exec shows */
 	{ "openbi", "$x -n 10", D, "literal" },
+	{ "openbi", "[ $n -lt 3 ]", D, "builtin:test" },
+	{ "open", "[ $n -lt 3 ] && [ -n $x ]", A, NULL },
 	/* features: deny stays meaningful */
 	{ "openbi", "sleep 1 &", D, "feature:background" },
 	{ "openbi", "f() { :; }", A, NULL },
