@@ -62,7 +62,7 @@ ag_ok "refused_login_names_identity_and_key" ag_audit_query \
 ag_ok "every_record_of_alice_has_her_key_and_the_host" ag_audit_query \
     "all(x.get('key') == '$(fp alice)' and x.get('host') == '$(hostname)' for x in r if x.get('identity') == 'alice') and any(x.get('identity') == 'alice' for x in r)"
 ag_ok "allowed_command_names_the_rules_that_allowed_it" ag_audit_query \
-    "any(x.get('identity') == 'alice' and x.get('rule') == 'profiles.builder.allow[4],builtin' for x in r)"
+    "any(x.get('identity') == 'alice' and x.get('rule') == 'profiles.builder.allow[4],profiles.builder.allow[0]' for x in r)"
 
 # The session's own key matches no identity: the users: map applies.
 out=$("${AG_SSH[@]}" 'ls -d /' 2>&1)
