@@ -139,7 +139,11 @@ ag_listening() {
 	(exec 3<>"/dev/tcp/127.0.0.1/$2") 2>/dev/null
 }
 ag_up() {
-	kill -0 "$1" 2>/dev/null && (exec 3<>"/dev/tcp/127.0.0.1/$2") 2>/dev/null
+	kill -0 "$1" 2>/dev/null && (exec 3<>"/dev/tcp/127.0.0.1/$2") 2>/dev/null || return 1
+	# and the listener is PID's, not another world's that took the port
+	# between ag_free_port and the bind
+	command -v ss >/dev/null || return 0
+	ss -Hltnp "sport = :$2" 2>/dev/null | grep -q "pid=$1,"
 }
 
 # ag_ldso: the dynamic loader this host's programs run with, read from the
@@ -179,6 +183,8 @@ ag_cleanup() {
 		kill "$AG_SSHD_PID" 2>/dev/null
 		wait "$AG_SSHD_PID" 2>/dev/null
 	fi
+	# any sshd of this world's config that outlived its pid variable
+	[ -n "$AG_DIR" ] && pkill -f -- "-f $AG_DIR/sshd_config" 2>/dev/null
 	if [ -n "$AG_USER" ] && id "$AG_USER" >/dev/null 2>&1; then
 		# whatever the test account still runs is ours to end
 		pids=$(pgrep -u "$AG_USER")
