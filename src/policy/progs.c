@@ -180,12 +180,8 @@ ag_prog_dashed(const char *path, const char *argv0, const struct ag_prog **p,
 		if (d == NULL)
 			continue;
 		n = strlen(d);
-		/* the helper directory's git-push, or a link named so; where
-		 * the descriptor lists its commands, a NAME outside them is a
-		 * program of its own */
-		if (strncmp(pb, d, n) == 0 && pb[n] != '\0' &&
-		    (ag_progs[i]->builtin_subs == NULL ||
-		    ag_walk_in_list(ag_progs[i]->builtin_subs, pb + n))) {
+		/* the helper directory's git-push, or a link named so */
+		if (strncmp(pb, d, n) == 0 && pb[n] != '\0') {
 			*p = ag_progs[i];
 			*sub = pb + n;
 			return 1;
