@@ -861,6 +861,53 @@ check_audit_owner(struct doctor *d, const char *file)
  * secrets; the agent is not in it.  prog is what ForceCommand runs (NULL:
  * this binary).
  */
+struct audit_fs {
+	const char	*profile;
+	const char	*log;
+	long long	 min_free;
+};
+
+static void
+warn_audit_fs(const struct ag_pos *pos, const char *what, void *arg)
+{
+	const struct audit_fs *a = arg;
+
+	(void)pos;
+	printf("WARN  profiles.%s.%s is on the file system of the audit log %s: a session "
+	    "can fill it, and then every account's commands are refused until space is "
+	    "freed (%s); give the log a file system of its own\n", a->profile, what, a->log,
+	    a->min_free > 0 ? "audit.min_free keeps room for the records that follow" :
+	    "audit.min_free is 0: not even the refusals are recorded");
+}
+
+/*
+ * A full file system under the audit log refuses every account: said when
+ * what an agent may write (its write roots, the persistent /tmp) is on it.
+ */
+static void
+check_audit_space(const struct ag_config *cfg)
+{
+	struct audit_fs a = { NULL, cfg->gw.audit.file, cfg->gw.audit.min_free };
+	char dir[PATH_MAX];
+	struct stat st, t;
+	size_t i;
+
+	if (a.log == NULL || dir_of(a.log, dir, sizeof(dir)) < 0 || stat(dir, &st) < 0)
+		return;
+	for (i = 0; i < cfg->nprofiles; i++) {
+		a.profile = cfg->profiles[i].name;
+		(void)ag_paths_write_on(cfg, &cfg->profiles[i], st.st_dev, warn_audit_fs, &a);
+		if (cfg->gw.sandbox != AG_SANDBOX_OFF &&
+		    ag_profile_tmp_persistent(&cfg->profiles[i]) &&
+		    stat(ag_sandbox_tmp_base(), &t) == 0 && t.st_dev == st.st_dev) {
+			char what[PATH_MAX + 32];
+
+			snprintf(what, sizeof(what), "tmp (persistent, %s)", ag_sandbox_tmp_base());
+			warn_audit_fs(NULL, what, &a);
+		}
+	}
+}
+
 /*
  * The accounts of the gateway: user, and those whose login shell it is
  * (what setup makes).  When the policy serves more than one, an identity
@@ -953,6 +1000,7 @@ check_layout(struct doctor *d, const struct ag_config *cfg, const struct who *w,
 		check(d, cfg->gw.audit.has_syslog, cfg->gw.audit.has_syslog ?
 		    "audit records go to syslog" : "an audit sink is configured",
 		    "set gateway.audit.file (and/or syslog) in the policy");
+	check_audit_space(cfg);
 	if (cfg->gw.audit.spool != NULL)
 		layout_dir(d, "audit spool", cfg->gw.audit.spool, g);
 	if (cfg->gw.recordings != NULL)

@@ -398,6 +398,21 @@ audit_group(struct ctx *c, const char *key, const struct ynode *k,
 	return cf_dupstr(c, v, &a->group);
 }
 
+/* A size, or 0: the check is off (a log on its own file system). */
+static int
+audit_min_free(struct ctx *c, const char *key, const struct ynode *k,
+    const struct ynode *v, void *arg)
+{
+	struct ag_audit_conf *a = arg;
+
+	(void)k;
+	if (v->type == Y_SCALAR && strcmp(v->s, "0") == 0) {
+		a->min_free = 0;
+		return 0;
+	}
+	return cf_get_size(c, v, key, &a->min_free);
+}
+
 static int
 audit_syslog(struct ctx *c, const char *key, const struct ynode *k,
     const struct ynode *v, void *arg)
@@ -425,6 +440,7 @@ static const struct cf_field audit_fields[] = {
 	CF_READ("group", audit_group),
 	CF_FIELD("http_url", CF_URL, struct ag_audit_conf, http_url),
 	CF_FIELD("spool", CF_ABS_PATH, struct ag_audit_conf, spool),
+	CF_READ("min_free", audit_min_free),
 	CF_END
 };
 
@@ -2431,6 +2447,7 @@ cfg_new(struct ctx *c, const char *name, unsigned flags, struct ag_err *err)
 	c->cfg = cfg;
 	cfg->gw.sandbox = AG_SANDBOX_REQUIRED;
 	cfg->gw.audit.required = 1;
+	cfg->gw.audit.min_free = AG_AUDIT_MIN_FREE_DEFAULT;
 	if ((cfg->path = strdup(name)) == NULL ||
 	    (cfg->gw.runner = strdup("/bin/bash")) == NULL ||
 	    (cfg->gw.pam_service = strdup("agentgate")) == NULL) {

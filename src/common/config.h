@@ -308,7 +308,12 @@ struct ag_audit_conf {
 	char	*http_url;		/* optional collector; NULL = none */
 	char	*spool;			/* directory for records the collector did not
 					 * take; NULL = the file sink's directory */
+	long long min_free;		/* bytes the file's file system keeps for the
+					 * records that follow a refusal; 0 = none */
 };
+
+/* audit.min_free when the policy does not say */
+#define AG_AUDIT_MIN_FREE_DEFAULT	(32LL << 20)
 
 /* Authentication methods of the built-in server (gateway.server.auth_methods). */
 #define AG_AUTH_PUBLICKEY	0x01

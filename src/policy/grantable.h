@@ -9,6 +9,7 @@
 #define AG_GRANTABLE_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "common/config.h"
 
@@ -22,5 +23,14 @@
  */
 size_t	ag_paths_missing(const struct ag_config *cfg, const struct ag_profile *p,
 	    void (*fn)(const struct ag_pos *pos, const char *why, void *), void *arg);
+
+/*
+ * Each entry of p's paths.write (expanded as above) that lies on the file
+ * system dev, to fn with where it was written and what it is; the count.
+ * doctor: a write root that shares the audit log's file system can fill it.
+ */
+size_t	ag_paths_write_on(const struct ag_config *cfg, const struct ag_profile *p,
+	    dev_t dev, void (*fn)(const struct ag_pos *pos, const char *what, void *),
+	    void *arg);
 
 #endif

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -35,6 +36,7 @@ struct file_sink {
 	ino_t		 fd_ino;
 	char		*file;
 	char		*group;		/* audit.group, or NULL */
+	long long	 min_free;	/* audit.min_free */
 	char		 file_error[PATH_MAX + 128];
 	/*
 	 * The hash of the line this sink wrote last, and where the file
@@ -292,6 +294,30 @@ held(struct file_sink *a, struct ag_err *why)
  * before the command starts (outside the lock: other sessions need not
  * wait for our disk).  The line it writes is the one every other sink gets.
  */
+/*
+ * A command is refused while the log's file system has less than
+ * audit.min_free left, so that what follows (the refusal, the ends of
+ * the sessions still running) has room: a write root or the persistent
+ * /tmp on the same file system could otherwise fill it, and every
+ * account's commands would fail on a torn record with no word of why.
+ */
+static int
+short_of_space(const struct file_sink *a, struct ag_err *why)
+{
+	struct statvfs vfs;
+	long long left;
+
+	if (a->min_free <= 0 || fstatvfs(a->fd, &vfs) < 0)
+		return 0;
+	left = (long long)vfs.f_bavail * (long long)vfs.f_frsize;
+	if (left >= a->min_free)
+		return 0;
+	ag_err_set(why, "audit log %s: its file system has %lld KiB left, less than "
+	    "audit.min_free (%lld KiB): commands are refused until space is freed there",
+	    a->file, left >> 10, a->min_free >> 10);
+	return 1;
+}
+
 static int
 file_emit(struct ag_sink *s, struct ag_audit_rec *r, int sync, struct ag_err *why)
 {
@@ -307,6 +333,9 @@ file_emit(struct ag_sink *s, struct ag_audit_rec *r, int sync, struct ag_err *wh
 	follow_rotation(a);
 	if (a->fd < 0)
 		return ag_err_set(why, "audit log %s: %s", a->file, a->file_error);
+	/* only a write-ahead record starts something: the rest may use the room */
+	if (sync && short_of_space(a, why))
+		return -1;
 	if (lock_state(a) < 0)
 		return held(a, why);
 	if (a->fd < 0) {
@@ -428,6 +457,7 @@ ag_sink_file_open(const struct ag_audit_conf *conf)
 		return NULL;
 	}
 	a->base.ops = &file_ops;
+	a->min_free = conf->min_free;
 	a->fd = -1;
 	a->cfd = -1;
 	a->tail_end = -1;

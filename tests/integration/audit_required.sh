@@ -13,7 +13,8 @@ gateway:
   sandbox: "off"
   audit:
     file: $1
-    required: $2
+    required: $2${3:+
+    min_free: $3}
 users:
   @USER@: test
 profiles:
@@ -66,7 +67,8 @@ mkdir -p "$FULL"
 if mount -t tmpfs -o size=8k,mode=0755 tmpfs "$FULL" 2>/dev/null; then
 	chown "$AG_USER" "$FULL"
 	chmod 0755 "$FULL"
-	policy "$FULL/audit.jsonl" true
+	# (min_free off: the disk itself runs out here)
+	policy "$FULL/audit.jsonl" true 0
 	ag_run f 'echo before-full'
 	ag_is "$f_out" "before-full" "disk_full: runs while there is room"
 	# each command adds records until the two pages are full (a few dozen
@@ -83,6 +85,49 @@ if mount -t tmpfs -o size=8k,mode=0755 tmpfs "$FULL" 2>/dev/null; then
 	ag_ok "disk_full: the records before are whole and chained" \
 	    "$AGENTGATE" audit verify "$FULL/audit.jsonl"
 	rm -f /tmp/agentgate-full-$$-*
+	umount "$FULL"
+
+	# audit.min_free: the log shares its file system with what the agent
+	# may write (a write root, the persistent /tmp); filling it refuses
+	# the next command early, with room left for the records that follow
+	mount -t tmpfs -o size=4m,mode=0755 tmpfs "$FULL"
+	mkdir "$FULL/log" "$FULL/work"
+	chown "$AG_USER" "$FULL/log" "$FULL/work"
+	ag_write_policy "$AG_DIR/policy.yaml" <<EOF
+version: 1
+gateway:
+  sandbox: "off"
+  audit:
+    file: $FULL/log/audit.jsonl
+    min_free: 1M
+users:
+  @USER@: test
+profiles:
+  test:
+    allow: [echo, dd, rm]
+    paths: { read: ["/"], write: ["$FULL/work"] }
+EOF
+	ag_run g 'echo room'
+	ag_is "$g_out" room "min_free: runs while there is room"
+	ag_run g "dd if=/dev/zero of=$FULL/work/fill bs=64k count=52 status=none"
+	ag_is "$g_rc" 0 "min_free: the agent fills its write root" "$g_err"
+	ag_run g 'echo after-fill'
+	ag_is "$g_rc" 126 "min_free: the next command is refused"
+	ag_like "$g_err" "audit log .*KiB left, less than audit.min_free \(1024 KiB\).*not run" \
+	    "min_free: the reason names the key"
+	ag_is "$g_out" "" "min_free: the refused command did not run"
+	ag_is "$(grep -c '"event":"session_end"' "$FULL/log/audit.jsonl")" 3 \
+	    "min_free: the refused session's end is still recorded"
+	ag_ok "min_free: the chain holds" "$AGENTGATE" audit verify "$FULL/log/audit.jsonl"
+	rm -f "$FULL/work/fill"
+	ag_run g 'echo freed'
+	ag_is "$g_out" freed "min_free: runs again once space is freed"
+	# doctor says when what an agent may write shares the log's file system
+	sed 's/^  sandbox: "off"$/  sandbox: best_effort/' "$AG_DIR/policy.yaml" |
+	    ag_write_policy "$AG_DIR/shared-fs.yaml"
+	r_out=$("$AGENTGATE" doctor --config "$AG_DIR/shared-fs.yaml" --user "$AG_USER" 2>&1)
+	ag_like "$r_out" "WARN  profiles\.test\.paths\.write '$FULL/work' is on the file system of the audit log $FULL/log/audit\.jsonl" \
+	    "min_free: doctor warns of a write root on the log's file system" "$r_out"
 	umount "$FULL"
 else
 	echo "# cannot mount a tmpfs here: disk-full checks skipped"
