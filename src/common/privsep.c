@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/openat2.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -288,6 +289,26 @@ ag_privsep_as_gateway(void)
 {
 	if (holding)
 		set_egid(priv_gid);
+}
+
+int
+ag_privsep_mkdir_nofollow(const char *dir, const char *name, mode_t mode)
+{
+	struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+	    .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+	int fd, rc = -1, e;
+
+	ag_privsep_as_caller();
+	if ((fd = (int)syscall(SYS_openat2, AT_FDCWD, dir, &how, sizeof(how))) >= 0) {
+		rc = mkdirat(fd, name, mode);
+		e = errno;
+		close(fd);
+		errno = e;
+	}
+	e = errno;
+	ag_privsep_as_gateway();
+	errno = e;
+	return rc;
 }
 
 gid_t

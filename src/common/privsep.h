@@ -83,6 +83,14 @@ void	ag_privsep_as_caller(void);
 void	ag_privsep_as_gateway(void);
 
 /*
+ * Make name in dir, a directory the agent controls, as the caller: dir is
+ * walked without following a link anywhere in it (a part swapped for one
+ * since the gateway looked would lead elsewhere), and the new directory
+ * has the caller's gid.  0, or -1 with errno (ELOOP: a link on the way).
+ */
+int	ag_privsep_mkdir_nofollow(const char *dir, const char *name, mode_t mode);
+
+/*
  * The gateway's group for this process: the one held, or for root (serve,
  * also under NoNewPrivileges, which ignores the set-group-ID bit) the
  * configured one, which its session processes keep (effective and saved)

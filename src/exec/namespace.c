@@ -760,8 +760,9 @@ protect_repo(struct ag_sandbox *sb, const char *gitdir)
 		return 0;
 	if (sb_plist_add(&sb->repos, gitdir) < 0 || ops_add(sb, NSOP_PIN, gitdir, 0) < 0)
 		return -1;
-	if ((size_t)snprintf(p, sizeof(p), "%s/hooks", gitdir) < sizeof(p))
-		(void)mkdir(p, 0755);
+	/* the git directory is the agent's: it may have become a link since
+	 * the scan, to where our group may write (the audit directory) */
+	(void)ag_privsep_mkdir_nofollow(gitdir, "hooks", 0755);
 	for (i = 0; parts[i] != NULL; i++) {
 		int rc;
 
