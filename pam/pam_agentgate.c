@@ -475,6 +475,8 @@ authenticate(pam_handle_t *pamh, int flags, int argc, const char **argv, const c
 			rc = PAM_AUTH_ERR;
 		}
 		if (rc == PAM_IGNORE && (st = calloc(1, sizeof(*st))) != NULL) {
+			/* kept for the later stages: no identity's token with it */
+			ag_config_forget_tokens(cfg, NULL);
 			st->cfg = cfg;
 			if (pam_set_data(pamh, DATA_NAME, st, state_cleanup) == PAM_SUCCESS)
 				return rc;
@@ -493,6 +495,9 @@ authenticate(pam_handle_t *pamh, int flags, int argc, const char **argv, const c
 		ag_config_free(cfg);
 		return PAM_BUF_ERR;
 	}
+	/* kept for the later stages, in the gateway's memory too (its own
+	 * PAM service): of the tokens, only the caller's */
+	ag_config_forget_tokens(cfg, id->name);
 	st->cfg = cfg;
 	st->id = id;
 	if (pam_set_data(pamh, DATA_NAME, st, state_cleanup) != PAM_SUCCESS) {
@@ -568,6 +573,7 @@ account_state(pam_handle_t *pamh, const struct options *o, int flags, int *rc)
 		*rc = PAM_BUF_ERR;
 		return NULL;
 	}
+	ag_config_forget_tokens(st->cfg, st->id != NULL ? st->id->name : NULL);
 	if (pam_set_data(pamh, DATA_NAME, st, state_cleanup) != PAM_SUCCESS) {
 		state_cleanup(pamh, st, 0);
 		*rc = PAM_BUF_ERR;

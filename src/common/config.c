@@ -2648,6 +2648,9 @@ read_file(const char *path, unsigned flags, struct ag_strbuf *sb, struct stat *s
 	}
 	rc = 0;
 out:
+	/* the text holds token hashes: no copy left on the stack for what
+	 * the gateway forks later (see ag_config_forget_tokens) */
+	explicit_bzero(chunk, sizeof(chunk));
 	if (fd != -1)
 		close(fd);
 	if (stp != NULL)
@@ -2953,6 +2956,23 @@ profile_free(struct ag_profile *p)
 		free(p->validator->api_key_file);
 		free(p->validator->prompt_file);
 		free(p->validator);
+	}
+}
+
+void
+ag_config_forget_tokens(struct ag_config *cfg, const char *keep)
+{
+	size_t i;
+
+	for (i = 0; i < cfg->nidentities; i++) {
+		struct ag_identity *id = &cfg->identities[i];
+
+		if (keep != NULL && strcmp(id->name, keep) == 0)
+			continue;
+		explicit_bzero(id->token_sha256, sizeof(id->token_sha256));
+		explicit_bzero(&id->token_hash, sizeof(id->token_hash));
+		explicit_bzero(&id->prev_token_hash, sizeof(id->prev_token_hash));
+		id->has_token = id->has_token_hash = id->has_prev_token = 0;
 	}
 }
 

@@ -472,6 +472,14 @@ struct ag_config *ag_config_parse(const char *buf, size_t len, const char *name,
 int	ag_config_check_perms(const char *path, struct ag_err *err);
 void	ag_config_free(struct ag_config *cfg);
 
+/*
+ * Once a session knows who its caller is: every other identity's token
+ * hashes wiped from this copy of the policy (they then have no token
+ * here).  What the session forks copies its memory, and some of those
+ * copies the account's other processes can read.
+ */
+void	ag_config_forget_tokens(struct ag_config *cfg, const char *keep);
+
 const struct ag_profile *ag_config_profile(const struct ag_config *cfg, const char *name);
 const struct ag_identity *ag_config_identity(const struct ag_config *cfg, const char *name);
 const struct ag_upstream *ag_config_upstream(const struct ag_config *cfg, const char *name);

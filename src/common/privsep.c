@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <malloc.h>
 #include <linux/openat2.h>
 #include <pwd.h>
 #include <stdio.h>
@@ -50,6 +51,14 @@ ag_privsep_entry(struct ag_err *err)
 	if (fd < 0)
 		return ag_err_set(err, "/dev/null: %s", strerror(errno));
 	close(fd);
+	/*
+	 * What the gateway frees is overwritten: the policy file's text and
+	 * the parser's copies of it hold every identity's token hash, and the
+	 * gateway's children are copies of its memory, some of which the
+	 * account's other processes may read before they exec (the keeper
+	 * execs afresh; see ag_config_forget_tokens for what is still held).
+	 */
+	(void)mallopt(M_PERTURB, 0x5a);
 	if (getresuid(&ru, &eu, &su) < 0 || getresgid(&rg, &eg, &sg) < 0)
 		return ag_err_set(err, "getresuid: %s", strerror(errno));
 	if (eu != ru || su != ru)

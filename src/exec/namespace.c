@@ -22,6 +22,7 @@
 #include <net/if.h>
 #include <netinet/in.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -340,6 +341,7 @@ static const char *const keeper_steps[] = {
 	"making mounts private failed", "a planned mount failed",
 	"forking the namespace's init failed", "init did not start",
 	"the network namespace's loopback or the egress listener failed",
+	"starting the keeper's own image failed",
 };
 
 /* The namespace's loopback up: its own 127.0.0.1 and ::1, nothing else. */
@@ -467,9 +469,10 @@ ns_keeper(const struct ag_sandbox *sb, int readyfd, int ctl, pid_t gateway)
 	/*
 	 * The gateway is not dumpable (front/forcecommand.c), which would leave
 	 * this helper's /proc/self/{uid_map,ns} to root.  Dumpable, the agent's
-	 * uid can reach what we hold: so first nothing of the gateway's (its
-	 * group, the audit log and every other fd but our two), and the maps
-	 * below are for the caller's own gid.
+	 * uid can reach what we hold: so this is a fresh image (keeper_exec),
+	 * with nothing of the gateway's (its group, its memory, the audit log
+	 * and every other fd but ours), and the maps below are for the
+	 * caller's own gid.
 	 */
 	int keep[3] = { readyfd, ctl, sb->ptmp_fd };
 
@@ -546,6 +549,172 @@ ns_keeper(const struct ag_sandbox *sb, int readyfd, int ctl, pid_t gateway)
 	_exit(0);
 }
 
+/*
+ * The keeper is dumpable (above), so it must hold nothing of the gateway's:
+ * not a forked copy of its memory (the parsed policy with every identity's
+ * token hash, freed buffers of the policy file), which the account's other
+ * processes could read.  The forked child gives up the group and execs the
+ * gateway's own image afresh, as "agentgate-ns", with no_new_privs (so the
+ * set-group-ID bit gives nothing back) and an empty environment; the plan
+ * of mounts comes over a memfd.  keeper_entry() runs it before main().
+ */
+#define KEEPER_NAME	"agentgate-ns"
+#define KEEPER_FLAG	"--ns-keeper"
+enum { KFD_READY = 3, KFD_CTL, KFD_PLAN, KFD_PTMP };
+
+struct plan_head {
+	uint32_t	magic, nops;
+	int32_t		private_net, egress, ptmp;
+};
+struct plan_op {
+	int32_t		kind;
+	uint32_t	len;		/* of the path that follows, no NUL */
+	uint64_t	flags;
+	int64_t		size;
+};
+#define PLAN_MAGIC	0x61676e73u	/* "agns" */
+
+static int
+write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len > 0) {
+		ssize_t w = write(fd, p, len);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		p += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+static int
+read_all(int fd, void *buf, size_t len)
+{
+	char *p = buf;
+
+	while (len > 0) {
+		ssize_t r = read(fd, p, len);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		p += r;
+		len -= (size_t)r;
+	}
+	return 0;
+}
+
+/* The keeper's part of sb, in a memfd at offset 0; the fd, or -1. */
+static int
+plan_write(const struct ag_sandbox *sb)
+{
+	struct plan_head h = { PLAN_MAGIC, (uint32_t)sb->nops, sb->private_net, sb->egress,
+	    sb->ptmp_fd >= 0 };
+	int fd = memfd_create("agentgate-ns-plan", MFD_CLOEXEC);
+	size_t i;
+
+	if (fd < 0)
+		return -1;
+	if (write_all(fd, &h, sizeof(h)) < 0)
+		goto fail;
+	for (i = 0; i < sb->nops; i++) {
+		const struct nsop *o = &sb->ops[i];
+		struct plan_op po = { (int32_t)o->kind, (uint32_t)strlen(o->path),
+		    (uint64_t)o->flags, (int64_t)o->size };
+
+		if (write_all(fd, &po, sizeof(po)) < 0 || write_all(fd, o->path, po.len) < 0)
+			goto fail;
+	}
+	if (lseek(fd, 0, SEEK_SET) == 0)
+		return fd;
+fail:
+	close(fd);
+	return -1;
+}
+
+/* fd onto to, whatever numbers they have (to is closed first if open) */
+static int
+move_fd(int fd, int to)
+{
+	return fd == to ? (fcntl(fd, F_SETFD, 0) < 0 ? -1 : 0) :
+	    (dup2(fd, to) < 0 ? -1 : 0);
+}
+
+/* In the forked child: never returns. */
+static void __attribute__((noreturn))
+keeper_exec(int readyfd, int ctl, int plan, int ptmp, pid_t gateway)
+{
+	static char name[] = KEEPER_NAME, flag[] = KEEPER_FLAG;
+	char num[64];
+	char *const argv[] = { name, flag, num, NULL };
+	char *const envp[] = { NULL };
+	int src[4] = { readyfd, ctl, plan, ptmp }, i;
+
+	(void)str_num(num, "", (unsigned long long)gateway);
+
+	if (ag_privsep_child() < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		_exit(9);
+	/* above every target first, so that no move overwrites a source */
+	for (i = 0; i < 4; i++)
+		if (src[i] >= 0 && (src[i] = fcntl(src[i], F_DUPFD_CLOEXEC, KFD_PTMP + 1)) < 0)
+			_exit(9);
+	for (i = 0; i < 4; i++)
+		if (src[i] >= 0 && move_fd(src[i], KFD_READY + i) < 0)
+			_exit(9);
+	ag_close_range(KFD_PTMP + 1, ~0U);
+	execve("/proc/self/exe", argv, envp);
+	_exit(9);
+}
+
+/*
+ * Before main(), in every program of the tree (the gateway, and the unit
+ * tests that make namespaces): when started by keeper_exec, be the keeper.
+ * Run by hand under that name it is only the caller's own: the group is
+ * given up first, and what it does the caller may do anyway.
+ */
+static void __attribute__((constructor))
+keeper_entry(int argc, char **argv, char **envp)
+{
+	struct ag_sandbox *sb;
+	struct plan_head h;
+	gid_t g = getgid(), r, e, s;
+	uint32_t i;
+
+	(void)envp;
+	if (argc != 3 || strcmp(argv[0], KEEPER_NAME) != 0 || strcmp(argv[1], KEEPER_FLAG) != 0)
+		return;
+	if (setresgid(g, g, g) < 0 || getresgid(&r, &e, &s) < 0 || e != g || s != g)
+		_exit(9);
+	if (read_all(KFD_PLAN, &h, sizeof(h)) < 0 || h.magic != PLAN_MAGIC ||
+	    h.nops > 1U << 20 || (sb = calloc(1, sizeof(*sb))) == NULL ||
+	    (sb->ops = calloc(h.nops + 1, sizeof(*sb->ops))) == NULL)
+		_exit(9);
+	for (i = 0; i < h.nops; i++) {
+		struct plan_op po;
+		struct nsop *o = &sb->ops[i];
+
+		if (read_all(KFD_PLAN, &po, sizeof(po)) < 0 || po.len >= PATH_MAX ||
+		    (o->path = calloc(1, po.len + 1)) == NULL ||
+		    read_all(KFD_PLAN, o->path, po.len) < 0)
+			_exit(9);
+		o->kind = (enum nsop_kind)po.kind;
+		o->flags = (unsigned long)po.flags;
+		o->size = (long long)po.size;
+	}
+	close(KFD_PLAN);
+	sb->nops = h.nops;
+	sb->private_net = h.private_net;
+	sb->egress = h.egress;
+	sb->ptmp_fd = h.ptmp ? KFD_PTMP : -1;
+	ns_keeper(sb, KFD_READY, KFD_CTL, (pid_t)strtol(argv[2], NULL, 10));
+}
+
 static int
 open_ns(pid_t pid, const char *what, int flags)
 {
@@ -565,7 +734,7 @@ open_ns(pid_t pid, const char *what, int flags)
 static int
 make_ns(struct ag_sandbox *sb)
 {
-	int ready[2], ctl[2], rc = -1;
+	int ready[2], ctl[2], rc = -1, plan;
 	pid_t pid, init = 0, me = getpid();
 	char c = 0;
 
@@ -577,11 +746,16 @@ make_ns(struct ag_sandbox *sb)
 		close(ready[1]);
 		return -1;
 	}
-	if ((pid = fork()) == 0) {
+	if ((plan = plan_write(sb)) < 0) {
 		close(ready[0]);
+		close(ready[1]);
 		close(ctl[0]);
-		ns_keeper(sb, ready[1], ctl[1], me);
+		close(ctl[1]);
+		return -1;
 	}
+	if ((pid = fork()) == 0)
+		keeper_exec(ready[1], ctl[1], plan, sb->ptmp_fd, me);
+	close(plan);
 	close(ready[1]);
 	close(ctl[1]);
 	if (pid > 0 && read(ready[0], &init, sizeof(init)) == (ssize_t)sizeof(init) && init > 0 &&

@@ -477,6 +477,7 @@ ag_cmd_session(int argc, char **argv)
 		audit_auth_failure(cfg, &info, "locked", ended, "locked");
 		goto out;
 	}
+	ag_config_forget_tokens(cfg, info.identity);
 	cp.cfg = cfg;
 	cp.identity = info.identity;
 	standing.as_caller = strcmp(a.config_path, AG_DEFAULT_CONFIG) != 0;

@@ -408,7 +408,7 @@ startup_refused(const struct ag_server_conf *sc, size_t pre)
 }
 
 static void
-accept_one(const struct ag_config *cfg, ssh_bind bind, int lfd, int *lfds, size_t nl,
+accept_one(struct ag_config *cfg, ssh_bind bind, int lfd, int *lfds, size_t nl,
     struct conn_slot *slots, size_t nslots, size_t *active)
 {
 	const struct ag_server_conf *sc = &cfg->gw.server;
@@ -520,7 +520,7 @@ daemonize(struct ag_err *err)
  * and algorithms need a restart.
  */
 static void
-reload(const struct ag_server_opts *o, const struct ag_config **cfg,
+reload(const struct ag_server_opts *o, struct ag_config **cfg,
     struct ag_config **owned)
 {
 	struct ag_config *n;
@@ -545,7 +545,7 @@ reload(const struct ag_server_opts *o, const struct ag_config **cfg,
 }
 
 int
-ag_server_run(const struct ag_config *cfg, const struct ag_server_opts *o,
+ag_server_run(struct ag_config *cfg, const struct ag_server_opts *o,
     struct ag_err *err)
 {
 	const struct ag_server_conf *sc = &cfg->gw.server;

@@ -64,7 +64,7 @@ struct ag_server_opts {
  * the policy for new connections.  Returns 0 after a clean stop, -1 with err when the server
  * could not start (bad host key, address in use, ...).
  */
-int	ag_server_run(const struct ag_config *cfg, const struct ag_server_opts *o,
+int	ag_server_run(struct ag_config *cfg, const struct ag_server_opts *o,
 	    struct ag_err *err);
 
 /*

@@ -300,6 +300,7 @@ session_main(struct conn *c, struct chan *ch, const char *cmd, int st_fd)
 	ag_standing_begin(&standing, c->cfg, c->identity, c->user, keyfp,
 	    ag_pamauth_token(c->pam), c->profile->name);
 	cp.standing = &standing;
+	ag_config_forget_tokens(c->cfg, c->identity);
 	if (ag_core_begin(&core, &cp, &err) < 0) {
 		ag_err_print(stderr, &err);
 		return 1;
@@ -960,7 +961,7 @@ local_addr(struct conn *c)
 }
 
 int
-srv_connection_main(const struct ag_config *cfg, ssh_bind bind, int fd,
+srv_connection_main(struct ag_config *cfg, ssh_bind bind, int fd,
     const struct sockaddr_storage *peer)
 {
 	struct conn c;

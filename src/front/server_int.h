@@ -70,7 +70,7 @@ struct chan {
 };
 
 struct conn {
-	const struct ag_config		*cfg;
+	struct ag_config		*cfg;
 	const struct ag_server_conf	*sc;
 	ssh_session			 s;
 	int				 fd;
@@ -125,7 +125,7 @@ void	srv_audit_event(struct conn *c, const char *event, const char *request,
 /* An auth_failure record with its reason_class (NULL: none known). */
 void	srv_audit_auth_failure(struct conn *c, const char *method, const char *reason,
 	    const char *reason_class);
-int	srv_connection_main(const struct ag_config *cfg, ssh_bind bind, int fd,
+int	srv_connection_main(struct ag_config *cfg, ssh_bind bind, int fd,
 	    const struct sockaddr_storage *peer);
 
 #endif

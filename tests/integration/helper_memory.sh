@@ -1,0 +1,85 @@
+#!/bin/bash
+# The gateway's helpers hold no secret they do not need (issue 33): the
+# namespace keeper (agentgate-ns) must be dumpable, so a process of the
+# account outside the sandbox can read its memory; it is a fresh image,
+# not a copy of the gateway's, so it holds no identity's token hash.  A
+# watcher of the account reads the memory of every process of the account
+# it may read while alice's sandboxed command runs, and looks for bob's.
+. "$(dirname "$0")/lib.sh"
+ag_world_identities alice
+ag_setgid_gateway
+
+TOK_BOB="tok-bob-$$-$RANDOM"
+BOB_HASH=$(printf '%s' "$TOK_BOB" | sha256sum | cut -d' ' -f1)
+ag_write_policy "$AG_DIR/policy.yaml" <<POLICY
+version: 1
+gateway:
+  audit: { file: @AUDIT@, required: true }
+identities:
+  - { name: alice, keys: ["$(ag_key alice)"], profile: dev }
+  - { name: bob, token_sha256: $BOB_HASH, profile: dev }
+profiles:
+  dev:
+    allow: [echo, cat]
+    paths: { read: ["/usr", "/etc", "/lib", "/bin", "$AG_DIR"], write: ["/tmp"] }
+POLICY
+AG_SSHD_AUTHKEYS_FILE=none
+AG_SSHD_EXTRA="AuthorizedKeysCommand $AG_DIR/agentgate authorized-keys --config $AG_DIR/policy.yaml %u
+AuthorizedKeysCommandUser root"
+ag_start_sshd || exit 99
+T="$AG_USER@127.0.0.1"
+
+cat > "$AG_DIR/scan.py" <<'PY'
+import os, re, sys
+# the hash as the policy writes it, and as the gateway keeps it
+needles = (sys.argv[1].encode(), bytes.fromhex(sys.argv[1]))
+me = os.getuid()
+for d in os.listdir("/proc"):
+    if not d.isdigit() or int(d) == os.getpid():
+        continue
+    try:
+        if os.stat("/proc/" + d).st_uid != me:
+            continue
+        comm = open("/proc/%s/comm" % d).read().strip()
+        maps = open("/proc/%s/maps" % d).read().splitlines()
+        mem = open("/proc/%s/mem" % d, "rb", buffering=0)
+    except OSError:
+        print("%s ? unreadable" % d)
+        continue
+    found = False
+    for line in maps:
+        m = re.match(r"([0-9a-f]+)-([0-9a-f]+) (r)", line)
+        if not m:
+            continue
+        lo, hi = int(m.group(1), 16), int(m.group(2), 16)
+        try:
+            mem.seek(lo)
+            chunk = mem.read(hi - lo)
+            if any(n in chunk for n in needles):
+                sys.stderr.write("%s %s hex=%s bin=%s\n" % (d, line, needles[0] in chunk, needles[1] in chunk))
+                found = True
+                break
+        except (OSError, OverflowError, ValueError):
+            continue
+    print("%s %s %s" % (d, comm, "FOUND" if found else "clean"))
+PY
+chmod 0644 "$AG_DIR/scan.py"
+
+fifo=$AG_DIR/hold
+mkfifo "$fifo"
+ag_as alice "$T" "cat $fifo; echo alice-done" > "$AG_DIR/alice.out" 2>&1 &
+client=$!
+keeper_up() { pgrep -u "$AG_USER" -x agentgate-ns >/dev/null; }
+ag_ok keeper_running_for_alices_command ag_wait_until 60 keeper_up
+ag_wait_until 60 pgrep -u "$AG_USER" -x cat >/dev/null
+out=$(runuser -u "$AG_USER" -- python3 "$AG_DIR/scan.py" "$BOB_HASH")
+ag_like "$out" "agentgate-ns clean" "keeper_memory_read_by_the_account" "$out"
+ag_unlike "$out" "FOUND" "no_process_the_account_can_read_holds_bobs_token_hash" "$out"
+for p in $(pgrep -u "$AG_USER" -x agentgate-ns); do
+	ag_is "$(tr -d '\0' < /proc/$p/environ | wc -c)" 0 "keeper_${p}_has_no_environment"
+	ag_is "$(readlink /proc/$p/exe)" "$(readlink -f "$AG_DIR/agentgate")" "keeper_${p}_is_the_gateways_image"
+done
+echo done > "$fifo"
+wait "$client"
+ag_like "$(cat "$AG_DIR/alice.out")" "alice-done" "alices_command_ran_in_the_sandbox"
+ag_done
