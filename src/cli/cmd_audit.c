@@ -17,6 +17,7 @@
 #include "cli/commands.h"
 #include "common/config.h"
 #include "common/err.h"
+#include "common/utf8.h"
 #include "record/chain.h"
 
 static void
@@ -59,6 +60,7 @@ verify(char **names, int n, int from_start)
 {
 	char last[AG_CHAIN_HEX] = "", why[256];
 	struct ag_chain_result res;
+	char vis[4 * sizeof(res.what) + 8];
 	unsigned long total = 0;
 	int i, rc, live;
 
@@ -91,12 +93,14 @@ verify(char **names, int n, int from_start)
 			rc = 1, res.line = 1, snprintf(res.what, sizeof(res.what),
 			    "no seed: the chain does not start here (the start was removed, or is "
 			    "in a file not given)");
+		/* a damaged file's text is anyone's: shown made visible */
 		if (rc > 0 && res.line == 0) {
-			printf("%s: %s\n", name, res.what);
+			printf("%s: %s\n", name, ag_utf8_shown(res.what, vis, sizeof(vis)));
 			return 1;
 		}
 		if (rc > 0) {
-			printf("%s: line %lu: %s\n", name, res.line, res.what);
+			printf("%s: line %lu: %s\n", name, res.line,
+			    ag_utf8_shown(res.what, vis, sizeof(vis)));
 			return 1;
 		}
 		total += res.records;
@@ -106,14 +110,14 @@ verify(char **names, int n, int from_start)
 		else if (res.mid_chain)
 			printf("%s: %lu records, the chain is intact; it starts mid-chain, going on "
 			    "from the record whose hash is %s (the file before it was not given)\n",
-			    name, res.records, res.from);
+			    name, res.records, ag_utf8_shown(res.from, vis, sizeof(vis)));
 		else
 			printf("%s: %lu records, the chain is intact\n", name, res.records);
 		if (live && res.end_checked)
 			printf("%s: its last record is the one the chain's state names: none is "
 			    "missing at the end\n", name);
 		else if (live)
-			printf("%s: note: %s\n", name, res.note);
+			printf("%s: note: %s\n", name, ag_utf8_shown(res.note, vis, sizeof(vis)));
 	}
 	if (n > 1)
 		printf("%d files, %lu records: the chain is intact across them\n", n, total);

@@ -254,6 +254,34 @@ print_line(json_object *o)
 	    what != NULL ? what : "");
 }
 
+/*
+ * --json: the record as written, what json-c leaves raw in a string (DEL,
+ * C1, bidi controls) escaped; a line with raw controls, which the gateway
+ * never writes, as json-c writes the record instead.
+ */
+static void
+print_json(json_object *o, const char *line, size_t len)
+{
+	const char *js = line;
+	size_t i, n = len, outlen;
+	char *safe;
+
+	if (n > 0 && line[n - 1] == '\n')
+		n--;
+	for (i = 0; i < n; i++)
+		if ((unsigned char)line[i] < 0x20)
+			break;
+	if (i < n && (js = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+	    JSON_C_TO_STRING_NOSLASHESCAPE)) != NULL)
+		n = strlen(js);
+	if (js == NULL || (safe = ag_utf8_json_safe(js, n, &outlen)) == NULL) {
+		fprintf(stderr, "agentgate: audit show: %s\n", strerror(ENOMEM));
+		return;
+	}
+	printf("%s\n", safe);
+	free(safe);
+}
+
 static const char *
 shown(const char *name)
 {
@@ -303,7 +331,7 @@ show(const struct filter *f, char **names, int n)
 			}
 			if (matches(f, o)) {
 				if (f->json)
-					printf("%s%s", line, line[len - 1] == '\n' ? "" : "\n");
+					print_json(o, line, (size_t)len);
 				else
 					print_line(o);
 			}

@@ -22,6 +22,7 @@
 #include "common/config.h"
 #include "common/lastgood.h"
 #include "common/err.h"
+#include "common/utf8.h"
 #include "common/strbuf.h"
 #include "policy/grantable.h"
 #include "policy/setid.h"
@@ -61,7 +62,7 @@ warn_no_account(const struct ag_identity *id, const char *path)
 
 		if (a[0] == '%' ? getgrnam(a + 1) != NULL : getpwnam(a) != NULL)
 			continue;
-		fprintf(stderr, "agentgate: %s:%d:%d: warning: identity '%s': accounts: names "
+		ag_utf8_line(stderr, "agentgate: %s:%d:%d: warning: identity '%s': accounts: names "
 		    "%s '%s', which this host does not have\n",
 		    id->pos.file != NULL ? id->pos.file : path, id->pos.line, id->pos.col,
 		    id->name, a[0] == '%' ? "group" : "account", a[0] == '%' ? a + 1 : a);
@@ -71,7 +72,7 @@ warn_no_account(const struct ag_identity *id, const char *path)
 static void
 warn_setid(const struct ag_rule *r, const char *why, void *arg)
 {
-	fprintf(stderr, "agentgate: %s:%d:%d: warning: %s allows %s, but %s\n",
+	ag_utf8_line(stderr, "agentgate: %s:%d:%d: warning: %s allows %s, but %s\n",
 	    r->pos.file != NULL ? r->pos.file : *(const char **)arg, r->pos.line, r->pos.col,
 	    r->id, r->command, why);
 }
@@ -115,10 +116,10 @@ static void
 warn_missing(const struct ag_pos *pos, const char *why, void *arg)
 {
 	if (pos != NULL)
-		fprintf(stderr, "agentgate: %s:%d:%d: warning: %s\n", pos->file != NULL ?
+		ag_utf8_line(stderr, "agentgate: %s:%d:%d: warning: %s\n", pos->file != NULL ?
 		    pos->file : *(const char **)arg, pos->line, pos->col, why);
 	else
-		fprintf(stderr, "agentgate: %s: warning: %s\n", *(const char **)arg, why);
+		ag_utf8_line(stderr, "agentgate: %s: warning: %s\n", *(const char **)arg, why);
 }
 
 /*
@@ -137,7 +138,7 @@ warn_write_redirections(const struct ag_profile *p, const char *path)
 	for (i = 0; i < p->nallow; i++)
 		if (!p->allow[i].has_argv)
 			return;
-	fprintf(stderr, "agentgate: %s:%d:%d: warning: profile '%s' allows only exact "
+	ag_utf8_line(stderr, "agentgate: %s:%d:%d: warning: profile '%s' allows only exact "
 	    "commands (argv:), but a redirection still writes inside paths.write from a "
 	    "builtin no rule names (echo x > FILE, : > FILE); set features: "
 	    "{ write_redirections: rules }\n", p->pos.file != NULL ? p->pos.file : path,
@@ -160,7 +161,7 @@ ag_check_warnings(const struct ag_config *cfg, const char *path)
 		const struct ag_identity *id = &cfg->identities[i];
 
 		if (id->has_prev_token && time(NULL) >= id->prev_until)
-			fprintf(stderr, "agentgate: %s:%d:%d: warning: the previous_token of "
+			ag_utf8_line(stderr, "agentgate: %s:%d:%d: warning: the previous_token of "
 			    "identity '%s' is past its until and refused; remove the entry\n",
 			    id->prev_pos.file != NULL ? id->prev_pos.file : path,
 			    id->prev_pos.line, id->prev_pos.col, id->name);
@@ -171,7 +172,7 @@ ag_check_warnings(const struct ag_config *cfg, const char *path)
 		const struct ag_identity *id = &cfg->identities[i];
 
 		if (id->accounts.n == 0)
-			fprintf(stderr, "agentgate: %s:%d:%d: warning: identity '%s' has no "
+			ag_utf8_line(stderr, "agentgate: %s:%d:%d: warning: identity '%s' has no "
 			    "accounts:, so it may log in as every account of the gateway; name "
 			    "its accounts (accounts: [NAME, \"%%GROUP\"])\n",
 			    id->pos.file != NULL ? id->pos.file : path, id->pos.line,

@@ -41,6 +41,7 @@
 #include "common/http.h"
 #include "common/lastgood.h"
 #include "common/err.h"
+#include "common/utf8.h"
 #include "policy/grantable.h"
 #include "policy/setid.h"
 #include "common/strbuf.h"
@@ -68,40 +69,55 @@ struct who {
 };
 
 /*
+ * One line of the report, what may not reach a terminal made visible: a
+ * line may quote what the agent could write (a file's name or owner, a
+ * policy's text, when the checks find it can), and root reads it.
+ */
+static void AG_PRINTF(1, 2)
+say(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	(void)ag_utf8_vline(stdout, fmt, ap);
+	va_end(ap);
+}
+
+/*
  * One check: ok, or a FAIL line that says what was expected (what states
  * the good case) and how to get there.
  */
 static void AG_PRINTF(4, 5)
 check(struct doctor *d, int ok, const char *what, const char *fixfmt, ...)
 {
+	char fix[4096];
 	va_list ap;
 
 	d->nchecks++;
 	if (ok) {
-		printf("PASS  %s\n", what);
+		say("PASS  %s", what);
 		return;
 	}
 	d->nfail++;
-	printf("FAIL  expected: %s; fix: ", what);
 	va_start(ap, fixfmt);
-	vprintf(fixfmt, ap);
+	vsnprintf(fix, sizeof(fix), fixfmt, ap);
 	va_end(ap);
-	printf("\n");
+	say("FAIL  expected: %s; fix: %s", what, fix);
 }
 
 /* A check that failed for a reason stated as such (what says what is wrong). */
 static void AG_PRINTF(3, 4)
 fail(struct doctor *d, const char *what, const char *fixfmt, ...)
 {
+	char fix[4096];
 	va_list ap;
 
 	d->nchecks++;
 	d->nfail++;
-	printf("FAIL  %s; fix: ", what);
 	va_start(ap, fixfmt);
-	vprintf(fixfmt, ap);
+	vsnprintf(fix, sizeof(fix), fixfmt, ap);
 	va_end(ap);
-	printf("\n");
+	say("FAIL  %s; fix: %s", what, fix);
 }
 
 static int
@@ -212,7 +228,7 @@ check_subsystems(struct doctor *d, const struct ag_sshd_conf *c)
 	}
 	for (i = 0; i < NNAMES; i++)
 		if (!have[i])
-			printf("NOTE  no 'Subsystem %s' line: sshd refuses 'ssh -s HOST %s' "
+			say("NOTE  no 'Subsystem %s' line: sshd refuses 'ssh -s HOST %s' "
 			    "('%s' adds it outside its Match block)\n", names[i], names[i],
 			    d->setup);
 }
@@ -403,7 +419,7 @@ check_token_keyfile(struct doctor *d, const struct ag_config *cfg, const struct 
 		p += n;
 		if (lstat(path, &st) < 0 && errno == ENOENT) {
 			if (token_agent_for(cfg, user))
-				printf("NOTE  %s is missing: token agents cannot log in until "
+				say("NOTE  %s is missing: token agents cannot log in until "
 				    "the key of the account they share is there (root's, mode "
 				    "0644)\n", path);
 			continue;
@@ -466,7 +482,7 @@ check_authkeys(struct doctor *d, const struct ag_sshd_conf *c, const struct ag_c
 
 		if (id->keys.n == 0 && !sshd_has_kbdint(c) &&
 		    ag_identity_allows_account(id, user))
-			printf("NOTE  identity %s has only a token, and sshd lets in only the "
+			say("NOTE  identity %s has only a token, and sshd lets in only the "
 			    "identities' keys: give token agents a key of the account (an "
 			    "AuthorizedKeysFile of its own: '%s' sets one when the policy has "
 			    "tokens) or keyboard-interactive (pam_agentgate(8))\n", id->name,
@@ -516,7 +532,7 @@ check_sftp(struct doctor *d, const struct ag_sshd_conf *c, const struct ag_confi
 		    p->name);
 		check(d, 1, what, "-");
 	} else
-		printf("NOTE  profile %s allows sftp (file_transfer.sftp: %s), but sshd has no "
+		say("NOTE  profile %s allows sftp (file_transfer.sftp: %s), but sshd has no "
 		    "'Subsystem sftp' line: sshd refuses 'sftp %s@HOST' before the gateway runs "
 		    "(no audit record); add 'Subsystem sftp internal-sftp' to sshd's "
 		    "configuration, outside any Match block\n", p->name,
@@ -644,7 +660,7 @@ describe_last_good(const char *path)
 	char url[512];
 
 	if ((last = ag_lastgood_load(path, &err)) == NULL) {
-		printf("WARN  sessions are refused and their config_error records go to syslog "
+		say("WARN  sessions are refused and their config_error records go to syslog "
 		    "only: %s\n", err.msg);
 		return;
 	}
@@ -652,10 +668,10 @@ describe_last_good(const char *path)
 	url[0] = '\0';
 	if (a->http_url != NULL)
 		ag_http_shown_url(a->http_url, url, sizeof(url));
-	printf("      sessions are refused; config_error records go to the last good "
+	say("      sessions are refused; config_error records go to the last good "
 	    "policy's audit destinations: %s%s%s%ssyslog\n", a->file ? a->file : "",
 	    a->file ? ", " : "", url, url[0] ? ", " : "");
-	printf("      (the last good policy had gateway.sandbox: %s)\n",
+	say("      (the last good policy had gateway.sandbox: %s)\n",
 	    modes[last->gw.sandbox]);
 	ag_config_free(last);
 }
@@ -694,7 +710,7 @@ check_policy(struct doctor *d, const char *path, const struct who *w)
 	snprintf(what, sizeof(what), "policy %s is safe and valid", path);
 	check(d, 1, what, "-");
 	if (ag_lastgood_save(path, &err) < 0)
-		printf("WARN  not kept as the last good policy (a config_error would go to "
+		say("WARN  not kept as the last good policy (a config_error would go to "
 		    "syslog only): %s\n", err.msg);
 	if (stat(path, &st) < 0)
 		return cfg;
@@ -845,7 +861,7 @@ check_audit_owner(struct doctor *d, const char *file)
 	}
 	if ((pw = getpwuid(uid)) != NULL)
 		owner = pw->pw_name;
-	printf("WARN  %s %s owned by %s%s%ld%s, not root: the gateway created %s as the "
+	say("WARN  %s %s owned by %s%s%ld%s, not root: the gateway created %s as the "
 	    "account it ran for (it writes through group %s); that account could change "
 	    "%s mode if it reached %s; fix: chown root %s\n", bad,
 	    strchr(bad, ' ') != NULL ? "are" : "is", owner != NULL ? owner : "",
@@ -941,7 +957,7 @@ check_identities(const struct ag_config *cfg, const char *user, const char *prog
 			    i ? ", " : "", more[i]);
 	for (i = 0; ag_policy_shared(cfg, more, n) && i < cfg->nidentities; i++)
 		if (cfg->identities[i].accounts.n == 0)
-			printf("WARN  identity %s has no accounts:, so it may log in as every "
+			say("WARN  identity %s has no accounts:, so it may log in as every "
 			    "account of the gateway (%s%s); in %s, add under it: accounts: "
 			    "[ACCOUNT]\n", cfg->identities[i].name, list,
 			    n > 1 ? "" : ", and those the policy names", cfg->path);
@@ -1015,14 +1031,14 @@ check_layout(struct doctor *d, const struct ag_config *cfg, const struct who *w,
 		snprintf(line, sizeof(line), "persistent /tmp directory %s (profile %s) is "
 		    "root:%s, mode 1770", t, cfg->profiles[i].name, AG_GROUP);
 		if (lstat(t, &st) < 0)
-			printf("NOTE  %s is missing: each session's /tmp is a tmpfs of its own, "
+			say("NOTE  %s is missing: each session's /tmp is a tmpfs of its own, "
 			    "gone when it ends; to keep it per identity: install -d -o root -g %s "
 			    "-m 1770 %s\n", t, AG_GROUP, t);
 		else if (S_ISDIR(st.st_mode) && st.st_uid == 0 && st.st_gid == g &&
 		    (st.st_mode & 01777) == 01770)
 			check(d, 1, line, "-");
 		else
-			printf("WARN  %s is not root:%s, mode 1770: not used, each session's /tmp "
+			say("WARN  %s is not root:%s, mode 1770: not used, each session's /tmp "
 			    "is a tmpfs of its own; fix: chown root:%s %s; chmod 1770 %s\n", t,
 			    AG_GROUP, AG_GROUP, t, t);
 	}
@@ -1086,15 +1102,15 @@ describe_network(const struct ag_profile *p)
 	size_t i;
 
 	if (!ag_net_has_egress(p)) {
-		printf("      profile %s: network: none (the session's own loopback only)\n",
+		say("      profile %s: network: none (the session's own loopback only)\n",
 		    p->name);
 		return;
 	}
-	printf("      profile %s: network: through the egress proxy to %s\n", p->name,
+	say("      profile %s: network: through the egress proxy to %s\n", p->name,
 	    ag_net_allowed_text(p, allowed, sizeof(allowed)));
 	for (i = 0; i < p->nnet_allow; i++)
 		if (strcmp(p->net_allow[i].host, "*") == 0)
-			printf("WARN  profile %s: network rule '%s' reaches any host name on port %d: "
+			say("WARN  profile %s: network rule '%s' reaches any host name on port %d: "
 			    "name the hosts (network.allow, network.presets) instead\n", p->name,
 			    p->net_allow[i].text, p->net_allow[i].port);
 }
@@ -1103,14 +1119,14 @@ static void
 warn_setid(const struct ag_rule *r, const char *why, void *arg)
 {
 	(void)arg;
-	printf("WARN  %s allows %s, but %s\n", r->id, r->command, why);
+	say("WARN  %s allows %s, but %s\n", r->id, r->command, why);
 }
 
 static void
 warn_missing(const struct ag_pos *pos, const char *why, void *arg)
 {
 	(void)pos;
-	printf("WARN  profiles.%s.%s\n", (const char *)arg, why);
+	say("WARN  profiles.%s.%s\n", (const char *)arg, why);
 }
 
 /*
@@ -1130,11 +1146,11 @@ check_sandbox(struct doctor *d, const struct ag_config *cfg, const struct who *w
 
 	if (cfg == NULL) {
 		/* not "off": the file may well say required */
-		printf("      sandbox: unknown, the policy did not load (gateway.sandbox not read)\n");
+		say("      sandbox: unknown, the policy did not load (gateway.sandbox not read)\n");
 		return;
 	}
 	if (cfg->gw.sandbox == AG_SANDBOX_OFF) {
-		printf("      sandbox: off (gateway.sandbox), nothing below is enforced\n");
+		say("      sandbox: off (gateway.sandbox), nothing below is enforced\n");
 		/* a refused wrapper is dead whatever the sandbox (set-ID
 		 * programs are not disarmed with it off) */
 		for (i = 0; i < cfg->nprofiles; i++)
@@ -1147,7 +1163,7 @@ check_sandbox(struct doctor *d, const struct ag_config *cfg, const struct who *w
 	    "allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1; "
 	    "on Ubuntu an AppArmor profile with 'userns,' for agentgate; systemd: "
 	    "RestrictNamespaces=user mnt pid net)");
-	printf("      Landlock ABI %d on this kernel\n", abi);
+	say("      Landlock ABI %d on this kernel\n", abi);
 	for (k = 0; k < cfg->nprofiles; k++) {
 		const struct ag_profile *p = &cfg->profiles[k];
 
@@ -1156,11 +1172,11 @@ check_sandbox(struct doctor *d, const struct ag_config *cfg, const struct who *w
 			snprintf(what, sizeof(what), "profile %s: %s (%s)", p->name, g[i].what,
 			    g[i].how != NULL ? g[i].how : "not enforced here");
 			if (g[i].how == NULL && !g[i].stated) {
-				printf("NOTE  %s; needs %s\n", what, g[i].needs);
+				say("NOTE  %s; needs %s\n", what, g[i].needs);
 				continue;
 			}
 			if (g[i].how == NULL && cfg->gw.sandbox != AG_SANDBOX_REQUIRED) {
-				printf("WARN  %s; commands run without it (best_effort); needs %s\n",
+				say("WARN  %s; commands run without it (best_effort); needs %s\n",
 				    what, g[i].needs);
 				continue;
 			}
@@ -1240,7 +1256,7 @@ ag_doctor_run(const struct ag_doctor_opts *o)
 	else
 		ag_sshd_pam_path(o->sshd, pampath, sizeof(pampath));
 
-	printf("agentgate doctor: user %s, policy %s\n", user, o->config);
+	say("agentgate doctor: user %s, policy %s\n", user, o->config);
 	ag_err_clear(&err);
 	if (ag_sshd_dump(o->sshd, user, o->sshd_config, &sc, &err) < 0) {
 		snprintf(what, sizeof(what), "cannot read sshd's configuration: %.200s", err.msg);
@@ -1274,7 +1290,7 @@ ag_doctor_run(const struct ag_doctor_opts *o)
 	check_sandbox(&d, cfg, &w, user);
 	ag_config_free(cfg);
 
-	printf("%d checks, %d failed\n", d.nchecks, d.nfail);
+	say("%d checks, %d failed\n", d.nchecks, d.nfail);
 	return d.nfail == 0 ? 0 : 1;
 }
 

@@ -171,6 +171,21 @@ known_json(json_object *jc, const char *name)
 	json_object_object_add(jc, "actions", acts);
 }
 
+/* o as one line; what json-c leaves raw (DEL, C1, bidi controls) escaped. */
+static int
+put_json(json_object *o, int flags)
+{
+	const char *js = json_object_to_json_string_ext(o, flags);
+	size_t n;
+	char *safe;
+
+	if (js == NULL || (safe = ag_utf8_json_safe(js, strlen(js), &n)) == NULL)
+		return -1;
+	puts(safe);
+	free(safe);
+	return 0;
+}
+
 static int
 print_json(const struct ag_config *cfg, const struct ag_decision *d, const struct ag_validator *v,
     const struct ag_ask_result *answer)
@@ -220,8 +235,7 @@ print_json(const struct ag_config *cfg, const struct ag_decision *d, const struc
 	if (d->verdict == AG_ASK && v != NULL)
 		json_object_object_add(o, "validator", ask_json(v, ar));
 	if (r == 0)
-		printf("%s\n", json_object_to_json_string_ext(o,
-		    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+		r = put_json(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
 	json_object_put(o);
 	return r;
 }
@@ -233,6 +247,22 @@ print_text_field(const char *s, size_t max)
 	char buf[1024];
 
 	fputs(ag_utf8_visible(s, s != NULL ? strlen(s) : 0, max, buf, sizeof(buf)), stdout);
+}
+
+/*
+ * Text the agent may have chosen (a path, a reason quoting a word of the
+ * command, a validator's answer), made visible: one of S_NBUF buffers, so
+ * that a printf may show several.
+ */
+#define S_NBUF	4
+static const char *
+S(const char *s)
+{
+	static char buf[S_NBUF][4 * PATH_MAX + 8];
+	static int next;
+
+	next = (next + 1) % S_NBUF;
+	return ag_utf8_shown(s, buf[next], sizeof(buf[next]));
 }
 
 /*
@@ -251,7 +281,7 @@ explain_host(const struct ag_config *cfg, const struct ag_profile *prof, const c
 	size_t i;
 
 	if (ag_net_split_hostport(arg, host, sizeof(host), &port, &why) < 0) {
-		fprintf(stderr, "agentgate: explain: --host %s: %s\n", arg, why);
+		fprintf(stderr, "agentgate: explain: --host %s: %s\n", S(arg), why);
 		return EX_USAGE;
 	}
 	if (port == 0)
@@ -279,21 +309,21 @@ explain_host(const struct ag_config *cfg, const struct ag_profile *prof, const c
 			json_object_object_add(o, "rule", json_object_new_string(v.rule->text));
 		if (mapped != NULL)
 			json_object_object_add(o, "resolve", json_object_new_string(mapped));
-		puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+		(void)put_json(o, JSON_C_TO_STRING_PLAIN);
 		json_object_put(o);
 	} else {
 		printf("profile: %s\nhost: ", prof->name);
 		print_text_field(host, 255);
 		printf(":%d\ndecision: %s\nreason: ", port, v.allow ? "allow" : "deny");
 		print_text_field(v.reason, 400);
-		printf("\nrule: %s\n", v.rule != NULL ? v.rule->text : "");
+		printf("\nrule: %s\n", S(v.rule != NULL ? v.rule->text : ""));
 		if (mapped != NULL)
-			printf("resolved by: gateway.egress.resolve, to %s\n", mapped);
+			printf("resolved by: gateway.egress.resolve, to %s\n", S(mapped));
 		else if (v.allow)
 			printf("resolved by: the proxy, at connect time; an address inside this host "
 			    "(loopback, link-local, the metadata service, its own) is refused unless "
 			    "a rule names it\n");
-		printf("allowed here: %s\n", allowed);
+		printf("allowed here: %s\n", S(allowed));
 		if (!ag_net_has_egress(prof) || cfg->gw.sandbox == AG_SANDBOX_OFF)
 			printf("note: %s\n", cfg->gw.sandbox == AG_SANDBOX_OFF ?
 			    "gateway.sandbox is off: nothing confines the network, there is no proxy" :
@@ -318,23 +348,23 @@ print_text(const struct ag_config *cfg, const struct ag_decision *d, const char 
 	char why[PATH_MAX + 512], label[1024];
 	size_t i;
 
-	printf("profile: %s\n", profile);
+	printf("profile: %s\n", S(profile));
 	for (i = 0; i < d->ncmds; i++) {
 		const struct ag_policy_cmd *c = &d->cmds[i];
 
 		printf("%-5s @%-4zu ", ag_verdict_name(c->verdict), c->off);
 		print_text_field(c->text && *c->text ? c->text : (c->name ? c->name : ""), 60);
-		printf("\n      program: %s\n", c->path ? c->path : "(not found)");
-		printf("      %s [%s]\n", c->reason ? c->reason : "", rule_shown(cfg, c->rule,
-		    label, sizeof(label)));
+		printf("\n      program: %s\n", c->path ? S(c->path) : "(not found)");
+		printf("      %s [%s]\n", S(c->reason), S(rule_shown(cfg, c->rule,
+		    label, sizeof(label))));
 		if (c->verdict != AG_DENY && ag_setid_disarmed(cfg, c->name, c->path, why,
 		    sizeof(why)))
-			printf("      note: %s\n", why);
+			printf("      note: %s\n", S(why));
 		print_known(c->name);
 	}
 	printf("decision: %s\n", ag_verdict_name(d->verdict));
-	printf("reason: %s\n", d->reason);
-	printf("rule: %s\n", rule_shown(cfg, d->rule, label, sizeof(label)));
+	printf("reason: %s\n", S(d->reason));
+	printf("rule: %s\n", S(rule_shown(cfg, d->rule, label, sizeof(label))));
 	if (d->verdict != AG_ASK)
 		return;
 	if (v == NULL) {
@@ -346,14 +376,15 @@ print_text(const struct ag_config *cfg, const struct ag_decision *d, const char 
 	if (r == NULL)
 		return;
 	if (r->error_class != NULL)
-		printf("validator: deny, no usable answer (%s: %s)\n", r->error_class, r->error);
+		printf("validator: deny, no usable answer (%s: %s)\n", r->error_class,
+		    S(r->error));
 	else
 		printf("validator: %s: %s\n", r->allow ? "allow" : "deny",
-		    r->reason[0] ? r->reason : "(no reason given)");
+		    r->reason[0] ? S(r->reason) : "(no reason given)");
 	if (r->has_confidence)
 		printf("confidence: %.2f\n", r->confidence);
 	if (r->approver[0] != '\0')
-		printf("approver: %s\n", r->approver);
+		printf("approver: %s\n", S(r->approver));
 	printf("latency: %ld ms\n", r->latency_ms);
 }
 
@@ -488,7 +519,7 @@ ag_cmd_explain(int argc, char **argv)
 	} else if (uname != NULL) {
 		/* as the gateway would resolve it, PAM identities aside */
 		if ((prof = ag_core_profile(cfg, NULL, NULL, NULL, &pwd, &err)) == NULL) {
-			fprintf(stderr, "agentgate: explain: %s; use --profile NAME\n", err.msg);
+			fprintf(stderr, "agentgate: explain: %s; use --profile NAME\n", S(err.msg));
 			goto out;
 		}
 	} else {
@@ -523,7 +554,7 @@ ag_cmd_explain(int argc, char **argv)
 	cp.ask = ask;
 	cp.config_from_caller = 1;	/* explain holds no privilege anyway */
 	if (ag_core_begin(&core, &cp, &err) < 0) {
-		fprintf(stderr, "agentgate: explain: %s\n", err.msg);
+		fprintf(stderr, "agentgate: explain: %s\n", S(err.msg));
 		goto out;
 	}
 	began = 1;

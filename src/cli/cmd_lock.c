@@ -15,6 +15,7 @@
 #include "cli/commands.h"
 #include "common/config.h"
 #include "common/err.h"
+#include "common/utf8.h"
 #include "core/standing.h"
 #include "record/live.h"
 
@@ -43,8 +44,12 @@ lock_match(const struct ag_live_entry *e, void *arg, char *why, size_t whylen)
 static void
 print_lock(const char *what, const char *name, const char *reason, void *arg)
 {
+	char n[4 * 256 + 8], r[4 * 1024 + 8];
+
+	/* the files are root's, but a name or reason may quote an agent's text */
 	(void)arg;
-	printf("%-8s  %-24s  %s\n", what, name, reason);
+	printf("%-8s  %-24s  %s\n", what, ag_utf8_shown(name, n, sizeof(n)),
+	    ag_utf8_shown(reason, r, sizeof(r)));
 }
 
 int

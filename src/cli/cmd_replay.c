@@ -1,9 +1,12 @@
 /*
  * cmd_replay.c - agentgate replay: play a session recording (asciicast v2)
- * on this terminal with what could reach beyond the screen taken out
- * (record/termfilter.h), or print it as a transcript in which the
- * gateway's own lines cannot be imitated by what the agent's programs
- * printed.
+ * as a transcript in which the gateway's own lines cannot be imitated,
+ * erased or overwritten by what the agent's programs printed: output is
+ * its text alone, every line of it behind a margin, and the gateway's
+ * lines stand at the left edge (in reverse video on a terminal, which
+ * output can no longer produce).  --raw plays what the programs drew,
+ * as they drew it, with only what could reach beyond the screen taken
+ * out (record/termfilter.h): faithful, and forgeable.
  */
 #include "agconfig.h"
 
@@ -36,7 +39,9 @@ struct player {
 	const char		*file;
 	unsigned long		 line;
 	double			 speed, idle_limit;	/* idle_limit < 0: none */
-	int			 transcript;	/* --transcript */
+	int			 transcript;	/* --transcript: no pauses */
+	int			 raw;		/* --raw: the terminal as drawn */
+	int			 tty;		/* standard output is a terminal */
 	double			 last;			/* the previous event's time */
 	struct ag_termfilter	 tf;
 	struct ag_strbuf	 out;
@@ -49,16 +54,17 @@ static void
 usage(FILE *fp)
 {
 	fprintf(fp, "Usage: agentgate replay [--config FILE] [--speed N] [--idle-limit SECONDS]\n"
-	    "                        [--transcript] FILE | SESSION\n"
+	    "                        [--transcript | --raw] FILE | SESSION\n"
 	    "       agentgate replay --list [--config FILE]\n"
 	    "\n"
-	    "Play a session recording (asciicast v2, gateway.recordings) on this\n"
-	    "terminal: FILE, or the recording of SESSION (its id or the start of it,\n"
-	    "4 hex digits or more) in the policy's recordings directory.  What the recorded programs printed is shown without the\n"
-	    "controls that reach beyond the screen: clipboard writes (OSC 52), window\n"
-	    "titles, hyperlinks, DCS/APC strings, C1 controls, and queries that make\n"
-	    "the terminal answer into its input.  The gateway's own lines (each\n"
-	    "command it ran, each refusal) are shown in reverse video.\n"
+	    "Play a session recording (asciicast v2, gateway.recordings): FILE, or\n"
+	    "the recording of SESSION (its id or the start of it, 4 hex digits or\n"
+	    "more) in the policy's recordings directory.  Every line the gateway\n"
+	    "wrote (each command it ran, each refusal) is shown as \"[SECONDS] LINE\"\n"
+	    "(in reverse video on a terminal); what the recorded programs printed is\n"
+	    "shown as text, every line indented under \"| \", without escape\n"
+	    "sequences, carriage returns or backspaces: output cannot move the\n"
+	    "cursor, erase, or pass for the gateway's lines.\n"
 	    "\n"
 	    "  --config FILE         the policy (default %s)\n"
 	    "  --list                the recordings there, newest first: session,\n"
@@ -66,10 +72,15 @@ usage(FILE *fp)
 	    "  --speed N             play N times as fast (default 1)\n"
 	    "  --idle-limit SECONDS  shorten every pause to at most this (default 2;\n"
 	    "                        0: no pauses)\n"
-	    "  --transcript          no timing, no escape sequences: every line the\n"
-	    "                        gateway wrote as \"[SECONDS] LINE\", every line of\n"
-	    "                        output indented under \"| \", so that output cannot\n"
-	    "                        pass for the gateway's lines\n", AG_DEFAULT_CONFIG);
+	    "  --transcript          the same lines at once, with no pauses\n"
+	    "  --raw                 what the programs drew, as they drew it (for\n"
+	    "                        full-screen programs), without what reaches beyond\n"
+	    "                        the screen (clipboard writes, titles, links, DCS/APC\n"
+	    "                        strings, C1 controls, queries that make the\n"
+	    "                        terminal answer); the gateway's lines in reverse\n"
+	    "                        video.  Faithful, so forgeable: output can erase,\n"
+	    "                        overwrite and imitate the gateway's lines\n",
+	    AG_DEFAULT_CONFIG);
 }
 
 static int
@@ -132,7 +143,7 @@ show_output(struct player *p, const char *s, size_t n)
 	struct ag_strbuf clean;
 	int rc;
 
-	if (!p->transcript)
+	if (p->raw)
 		return ag_termfilter_feed(&p->tf, s, n, &p->out);
 	ag_strbuf_init(&clean, OUT_MAX);
 	rc = ag_termfilter_feed(&p->tf, s, n, &clean);
@@ -154,12 +165,15 @@ show_marker(struct player *p, double t, const char *s, size_t n)
 	ag_termfilter_init(&plain, AG_TERMFILTER_PLAIN);
 	ag_strbuf_init(&label, OUT_MAX);
 	rc = ag_termfilter_feed(&plain, s, n, &label);
-	if (rc == 0 && p->transcript) {
+	if (rc == 0 && !p->raw) {
+		/* on a terminal a long output line wraps to the left edge: there
+		 * reverse video, which output cannot produce, tells them apart */
 		if (!p->at_bol)
 			rc = ag_strbuf_addch(&p->out, '\n');
 		if (rc == 0)
-			rc = ag_strbuf_printf(&p->out, "[%8.2f] %.*s\n", t, (int)label.len,
-			    label.data != NULL ? label.data : "");
+			rc = ag_strbuf_printf(&p->out, "%s[%8.2f] %.*s%s\n", p->tty ? "\033[7m" : "",
+			    t, (int)label.len, label.data != NULL ? label.data : "",
+			    p->tty ? "\033[0m" : "");
 		p->at_bol = 1;
 	} else if (rc == 0)
 		rc = ag_strbuf_printf(&p->out, "\033[0m\033[7m %.*s \033[0m\r\n", (int)label.len,
@@ -272,7 +286,7 @@ play(struct player *p, FILE *fp)
 		free(p->held);
 		p->held = NULL;
 	}
-	if (!p->transcript)
+	if (p->raw)
 		(void)ag_strbuf_addstr(&p->out, ag_termfilter_reset);
 	else if (!p->at_bol)
 		(void)ag_strbuf_addch(&p->out, '\n');
@@ -528,6 +542,8 @@ ag_cmd_replay(int argc, char **argv)
 			return 0;
 		} else if (strcmp(a, "--transcript") == 0)
 			p.transcript = 1;
+		else if (strcmp(a, "--raw") == 0)
+			p.raw = 1;
 		else if (strcmp(a, "--list") == 0)
 			listing = 1;
 		else if (strcmp(a, "--config") == 0 && i + 1 < argc)
@@ -549,7 +565,7 @@ ag_cmd_replay(int argc, char **argv)
 	}
 	if (listing && i == argc)
 		return list(config);
-	if (listing || i != argc - 1) {
+	if (listing || i != argc - 1 || (p.raw && p.transcript)) {
 		usage(stderr);
 		return 2;
 	}
@@ -565,7 +581,8 @@ ag_cmd_replay(int argc, char **argv)
 		free(found);
 		return 2;
 	}
-	ag_termfilter_init(&p.tf, p.transcript ? AG_TERMFILTER_PLAIN : AG_TERMFILTER_DISPLAY);
+	ag_termfilter_init(&p.tf, p.raw ? AG_TERMFILTER_DISPLAY : AG_TERMFILTER_PLAIN);
+	p.tty = isatty(STDOUT_FILENO);
 	ag_strbuf_init(&p.out, OUT_MAX);
 	rc = play(&p, fp);
 	fclose(fp);

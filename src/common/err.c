@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/err.h"
+#include "common/utf8.h"
 
 void
 ag_err_clear(struct ag_err *err)
@@ -94,7 +95,9 @@ ag_err_format(const struct ag_err *err, char *buf, size_t len)
 void
 ag_err_print(FILE *fp, const struct ag_err *err)
 {
-	char buf[AG_ERR_MSG_MAX + 300];
+	char buf[AG_ERR_MSG_MAX + 300], shown[4 * sizeof(buf) + 8];
 
-	fprintf(fp, "agentgate: %s\n", ag_err_format(err, buf, sizeof(buf)));
+	/* a message may quote what a caller chose: a path, a policy's text */
+	fprintf(fp, "agentgate: %s\n", ag_utf8_shown(ag_err_format(err, buf, sizeof(buf)),
+	    shown, sizeof(shown)));
 }

@@ -3,6 +3,7 @@
  */
 #include "agconfig.h"
 
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -133,6 +134,40 @@ ag_utf8_visible(const char *s, size_t n, size_t max, char *out, size_t outsz)
 	}
 	out[j] = '\0';
 	return out;
+}
+
+const char *
+ag_utf8_shown(const char *s, char *out, size_t outsz)
+{
+	size_t n = s != NULL ? strlen(s) : 0;
+
+	return ag_utf8_visible(s != NULL ? s : "", n, n, out, outsz);
+}
+
+int
+ag_utf8_vline(FILE *fp, const char *fmt, va_list ap)
+{
+	char line[8192], shown[4 * sizeof(line) + 8];
+	size_t n;
+
+	vsnprintf(line, sizeof(line), fmt, ap);
+	n = strlen(line);
+	if (n > 0 && line[n - 1] == '\n')
+		line[--n] = '\0';
+	return fprintf(fp, "%s\n", ag_utf8_visible(line, n, n, shown, sizeof(shown))) < 0 ?
+	    -1 : 0;
+}
+
+int
+ag_utf8_line(FILE *fp, const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = ag_utf8_vline(fp, fmt, ap);
+	va_end(ap);
+	return rc;
 }
 
 char *

@@ -9,7 +9,11 @@
 #ifndef AG_UTF8_H
 #define AG_UTF8_H
 
+#include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
+
+#include "common/err.h"
 
 /* Length of the valid UTF-8 sequence at p (at most n bytes) and its code
  * point in *cp; 0 when the bytes there are not UTF-8. */
@@ -34,6 +38,22 @@ int	ag_utf8_unsafe(unsigned cp);
  * never cut inside a sequence or an escape.  out is always terminated.
  */
 char	*ag_utf8_visible(const char *s, size_t n, size_t max, char *out, size_t outsz);
+
+/*
+ * ag_utf8_visible() of the string s (NULL: ""), as much of it as fits in
+ * out: the form in which every admin command prints text that an agent
+ * may have chosen (a command line, a path, a reason quoting either).
+ */
+const char *ag_utf8_shown(const char *s, char *out, size_t outsz);
+
+/*
+ * One line of a report, formatted, made visible as above, written to fp
+ * with a newline (a newline at the end of fmt is that one): for lines
+ * that quote what an agent may have chosen among the gateway's words.
+ * At most 8 KiB of it; -1 when the write fails.
+ */
+int	ag_utf8_line(FILE *fp, const char *fmt, ...) AG_PRINTF(2, 3);
+int	ag_utf8_vline(FILE *fp, const char *fmt, va_list ap);
 
 /*
  * A JSON text (json-c's output) with every unsafe code point that json-c

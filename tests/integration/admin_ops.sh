@@ -159,6 +159,41 @@ ag_like "$out" 'sleep 2718 # \\x1b]52;c;' "sessions_shows_the_escape_as_text" "$
 out=$("$AG_DIR/agentgate" terminate --wait 600 --identity alice 2>&1)
 ag_unlike "$out" "$(printf '\033')" "terminate_shows_no_raw_escape" "$out"
 wait "$client"
+# ... nor by audit show (its table and its JSON), which has the command line
+out=$("$AG_DIR/agentgate" audit show --identity alice "$AG_AUDIT" 2>&1)
+ag_unlike "$out" "$(printf '\033')" "audit_show_shows_no_raw_escape" "$(printf '%s' "$out" | od -c | head -5)"
+ag_like "$out" 'sleep 2718 # \\x1b]52;c;' "audit_show_shows_the_escape_as_text" "$out"
+out=$("$AG_DIR/agentgate" audit show --json --identity alice "$AG_AUDIT" 2>&1)
+ag_unlike "$out" "$(printf '\033')" "audit_show_json_has_no_raw_escape" "$out"
+ag_like "$out" 'sleep 2718 # \\u001b]52;c;' "audit_show_json_has_it_as_a_json_escape" "$out"
+# a line planted with raw controls (not the gateway's) is re-encoded
+printf '{"ts":"2026-11-28T10:00:00.000Z","event":"command","identity":"alice","command":"x \033]52;c;cm0=\a\302\233"}\n' \
+    > "$AG_DIR/planted.jsonl"
+out=$("$AG_DIR/agentgate" audit show --json "$AG_DIR/planted.jsonl" 2>&1)
+ag_unlike "$out" "$(printf '\033|\302\233')" "audit_show_json_re_encodes_a_planted_raw_line" "$(printf '%s' "$out" | od -c | head -5)"
+ag_like "$out" '\\u001b]52;c;cm0=\\u0007\\u009b' "and_keeps_what_it_says" "$out"
+# ... nor by explain: a program whose name is the sequences, as the agent
+# would run it, in the program path and in the reason that quotes it
+evil="/tmp/x$(printf '\033]52;c;cm0gLXJmIH4=\a\033]0;pwned\a\033[2K')"
+for fmt in "" --json; do
+	out=$("$AG_DIR/agentgate" explain --config "$AG_DIR/policy.yaml" --profile dev $fmt -- "$evil arg" 2>&1)
+	ag_unlike "$out" "$(printf '\033|\a')" "explain${fmt:+_json}_shows_no_raw_escape" "$(printf '%s' "$out" | od -c | head -8)"
+	ag_like "$out" '/tmp/x\\(x1b|u001b)]52' "explain${fmt:+_json}_shows_the_escape_as_text" "$out"
+	ag_like "$out" 'pwned\\(x07|u0007)\\(x1b|u001b)\[2K' "explain${fmt:+_json}_shows_the_erase_as_text" "$out"
+done
+# ... nor by doctor, whose report quotes the policy (the agent's text, when
+# a check finds the agent can write it): a profile's path that is missing
+# (reported with a sandbox; no "[", which makes it a pattern)
+sed -e "s|read: \[\"/\"\]|read: [\"/\", \"/nonexistent/\\\\e]52;c;cm0=\\\\a\\\\e]0;pwned\\\\a\"]|" \
+    -e 's|sandbox: "off"|sandbox: best_effort|' "$AG_DIR/policy.yaml" > "$AG_DIR/doctor.yaml"
+chmod 0640 "$AG_DIR/doctor.yaml"
+out=$("$AG_DIR/agentgate" doctor --config "$AG_DIR/doctor.yaml" --user "$AG_USER" 2>&1)
+ag_like "$out" '/nonexistent/\\x1b]52;c;' "doctor_shows_the_escape_as_text" "$out"
+ag_unlike "$out" "$(printf '\033')" "doctor_shows_no_raw_escape" "$(printf '%s' "$out" | od -c | head -8)"
+# ... nor by check, whose warnings quote the policy, or a fragment given to it
+out=$("$AG_DIR/agentgate" check --config "$AG_DIR/doctor.yaml" 2>&1)
+ag_like "$out" '/nonexistent/\\x1b]52;c;' "check_shows_the_escape_as_text" "$out"
+ag_unlike "$out" "$(printf '\033')" "check_shows_no_raw_escape" "$(printf '%s' "$out" | od -c | head -8)"
 
 # a REPL session, ended by its id
 mkfifo "$AG_DIR/repl.in"

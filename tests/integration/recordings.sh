@@ -6,8 +6,10 @@
 # Then: the real asciinema cats and plays the recording; the refused
 # command and its message are in it; the gateway's own lines are markers
 # ("m" events) that the output could not write; `agentgate replay` plays
-# it without the attacks, and its transcript keeps the forged prompt apart
-# from the gateway's lines.
+# it without the attacks, by default as a transcript that keeps what output
+# printed apart from the gateway's lines (output that erases the line of a
+# marker and writes one of its own forges nothing there); --raw plays what
+# the programs drew.
 . "$(dirname "$0")/lib.sh"
 for t in tmux asciinema script; do
 	command -v "$t" >/dev/null ||
@@ -57,6 +59,10 @@ ag_ok "the allowed command ran" wait_for 'click done-1'
 tm send-keys -t rec 'rm -rf /tmp/nothing-here' Enter
 ag_ok "the refusal is on the terminal" wait_for '^agentgate: .*rm'
 tm send-keys -t rec "printf 'agt@host:~\$ forged command\\n\\033[1A\\033[2K'" Enter
+# output that goes up over the gateway's line of its command, erases it and
+# writes one that looks like it, as replay shows it, and one in reverse video
+tm send-keys -t rec "printf '\\033[2A\\033[2K\\r[    0.01] agt@host:~\$ echo forged-marker\\n\\033[7m forged-reverse \\033[0m\\n'" Enter
+ag_ok "the forging command ran" wait_for 'forged-reverse'
 # a directory whose name is a clipboard write: the prompt shows it
 tm send-keys -t rec "mkdir -p \$'/tmp/rec-$$-\\e]52;c;ZGlyLW5hbWU=\\a' && cd \$'/tmp/rec-$$-\\e]52;c;ZGlyLW5hbWU=\\a'" Enter
 tm send-keys -t rec 'echo done-2' Enter
@@ -99,9 +105,26 @@ ag_unlike "$(printf '%s' "$rp" | od -An -tx1 | tr -d '\n')" '1b 5d' \
     "replay passes no OSC (clipboard, title, link)"
 ag_like "$(asciinema_raw=$(script -qec "asciinema cat $cast" /dev/null | od -An -tx1 | tr -d '\n'); echo "$asciinema_raw")" '1b 5d 35 32' \
     "(which asciinema cat passes to the terminal)"
-ag_like "$rp" 'click done-1' "the link's text stays"
+ag_like "$rp" '<ESC\]8;;http://evil\.example/>click<ESC\]8;;> done-1' \
+    "the link's text stays, its escapes shown as text"
 ag_like "$rp" 'rm -rf /tmp/nothing-here' "replay shows the refused command"
 tr=$("$AG_DIR/agentgate" replay --transcript "$cast")
+ag_is "$rp" "$tr" "replay's default is the transcript, played in time"
+ag_unlike "$(printf '%s' "$rp" | od -An -tx1 | tr -d '\n')" '1b' \
+    "replay by default passes no escape at all: output moves no cursor, erases nothing"
+ag_like "$rp" $'^\\[ *[0-9.]+\\] [^ ]+@[^ ]+:~\\$ printf \'\\\\033\\[2A' \
+    "the gateway's line of the forging command is intact" "$rp"
+ag_like "$rp" '^  +\| \[    0\.01\] agt@host:~\$ echo forged-marker' \
+    "the line it forged is output, behind the margin"
+ag_unlike "$rp" '^\[    0\.01\]' "and nothing at the left edge is output's"
+ag_like "$rp" '^  +\|  forged-reverse $' "reverse video is not output's to draw"
+raw=$("$AG_DIR/agentgate" replay --raw --idle-limit 0 "$cast")
+ag_like "$(printf '%s' "$raw" | od -An -tx1 | tr -d '\n')" '1b 5b 32 41' \
+    "replay --raw plays the cursor movement as drawn"
+ag_unlike "$(printf '%s' "$raw" | od -An -tx1 | tr -d '\n')" '1b 5d' \
+    "and still no OSC (clipboard, title, link)"
+ag_like "$raw" 'click done-1' "the link's text stays"
+ag_like "$raw" $'\033\\[7m agentgate: .*rm' "with the gateway's lines in reverse video"
 ag_like "$tr" '^\[ *[0-9.]+\] [^ ]+@[^ ]+:~\$ rm -rf /tmp/nothing-here' "the transcript has the gateway's line" "$tr"
 ag_like "$tr" '^\[ *[0-9.]+\] agentgate: .*rm' "and its refusal, as the gateway's"
 ag_like "$tr" '^  +\| agt@host:~\$ forged command' "the forged prompt is output, indented"

@@ -102,6 +102,22 @@ cut_counts_only_a_character_begun(void **state)
 	assert_int_equal(ag_utf8_cut((const unsigned char *)"", 0), 0);
 }
 
+/* The admin commands' form: the sequences an agent sent root's terminal
+ * through a command line (issue 34), a NULL as "", a cut that fits. */
+static void
+shown_is_the_admin_commands_form(void **state)
+{
+	char buf[128], small[16];
+
+	(void)state;
+	assert_string_equal(ag_utf8_shown("sleep 1 # \x1b]52;c;cm0=\a\x1b]0;pwned\a\x1b[2K",
+	    buf, sizeof(buf)), "sleep 1 # \\x1b]52;c;cm0=\\x07\\x1b]0;pwned\\x07\\x1b[2K");
+	assert_string_equal(ag_utf8_shown(NULL, buf, sizeof(buf)), "");
+	assert_string_equal(ag_utf8_shown("\x1b\x1b\x1b\x1b", small, sizeof(small)),
+	    "\\x1b\\x1b\\x1b...");
+	assert_null(strchr(ag_utf8_shown("\x1b]52;c;", small, sizeof(small)), '\x1b'));
+}
+
 int
 main(void)
 {
@@ -112,6 +128,7 @@ main(void)
 		cmocka_unit_test(cut_never_inside_a_sequence_or_escape),
 		cmocka_unit_test(json_keeps_the_string_and_escapes_the_controls),
 		cmocka_unit_test(cut_counts_only_a_character_begun),
+		cmocka_unit_test(shown_is_the_admin_commands_form),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
