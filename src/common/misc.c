@@ -71,6 +71,27 @@ ag_write_all(int fd, const void *buf, size_t n, int (*stop)(void))
 	return 0;
 }
 
+int
+ag_read_all(int fd, void *buf, size_t n)
+{
+	char *p = buf;
+
+	while (n > 0) {
+		ssize_t r = read(fd, p, n);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			if (r == 0)
+				errno = EIO;
+			return -1;
+		}
+		p += r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
 void
 ag_set_nonblock(int fd)
 {

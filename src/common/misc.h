@@ -40,6 +40,9 @@ long long ag_now_ms(void);
  * Async-signal-safe when stop is.
  */
 int	ag_write_all(int fd, const void *buf, size_t n, int (*stop)(void));
+/* Read exactly n bytes, retrying short reads and EINTR; 0, or -1 (errno
+ * EIO at end of file).  Async-signal-safe. */
+int	ag_read_all(int fd, void *buf, size_t n);
 
 /* O_NONBLOCK on fd (errors ignored: the caller's poll loop copes). */
 void	ag_set_nonblock(int fd);

@@ -574,42 +574,6 @@ struct plan_op {
 };
 #define PLAN_MAGIC	0x61676e73u	/* "agns" */
 
-static int
-write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-
-	while (len > 0) {
-		ssize_t w = write(fd, p, len);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		len -= (size_t)w;
-	}
-	return 0;
-}
-
-static int
-read_all(int fd, void *buf, size_t len)
-{
-	char *p = buf;
-
-	while (len > 0) {
-		ssize_t r = read(fd, p, len);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return -1;
-		p += r;
-		len -= (size_t)r;
-	}
-	return 0;
-}
-
 /* The keeper's part of sb, in a memfd at offset 0; the fd, or -1. */
 static int
 plan_write(const struct ag_sandbox *sb)
@@ -621,14 +585,15 @@ plan_write(const struct ag_sandbox *sb)
 
 	if (fd < 0)
 		return -1;
-	if (write_all(fd, &h, sizeof(h)) < 0)
+	if (ag_write_all(fd, &h, sizeof(h), NULL) < 0)
 		goto fail;
 	for (i = 0; i < sb->nops; i++) {
 		const struct nsop *o = &sb->ops[i];
 		struct plan_op po = { (int32_t)o->kind, (uint32_t)strlen(o->path),
 		    (uint64_t)o->flags, (int64_t)o->size };
 
-		if (write_all(fd, &po, sizeof(po)) < 0 || write_all(fd, o->path, po.len) < 0)
+		if (ag_write_all(fd, &po, sizeof(po), NULL) < 0 ||
+		    ag_write_all(fd, o->path, po.len, NULL) < 0)
 			goto fail;
 	}
 	if (lseek(fd, 0, SEEK_SET) == 0)
@@ -691,7 +656,7 @@ keeper_entry(int argc, char **argv, char **envp)
 		return;
 	if (setresgid(g, g, g) < 0 || getresgid(&r, &e, &s) < 0 || e != g || s != g)
 		_exit(9);
-	if (read_all(KFD_PLAN, &h, sizeof(h)) < 0 || h.magic != PLAN_MAGIC ||
+	if (ag_read_all(KFD_PLAN, &h, sizeof(h)) < 0 || h.magic != PLAN_MAGIC ||
 	    h.nops > 1U << 20 || (sb = calloc(1, sizeof(*sb))) == NULL ||
 	    (sb->ops = calloc(h.nops + 1, sizeof(*sb->ops))) == NULL)
 		_exit(9);
@@ -699,9 +664,9 @@ keeper_entry(int argc, char **argv, char **envp)
 		struct plan_op po;
 		struct nsop *o = &sb->ops[i];
 
-		if (read_all(KFD_PLAN, &po, sizeof(po)) < 0 || po.len >= PATH_MAX ||
+		if (ag_read_all(KFD_PLAN, &po, sizeof(po)) < 0 || po.len >= PATH_MAX ||
 		    (o->path = calloc(1, po.len + 1)) == NULL ||
-		    read_all(KFD_PLAN, o->path, po.len) < 0)
+		    ag_read_all(KFD_PLAN, o->path, po.len) < 0)
 			_exit(9);
 		o->kind = (enum nsop_kind)po.kind;
 		o->flags = (unsigned long)po.flags;
