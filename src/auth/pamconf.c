@@ -347,9 +347,11 @@ ag_pam_refusal_holds(const char *path, const char *type, char *buf, size_t len)
 	buf[0] = '\0';
 	if (ag_pam_each_line(path, judge_line, &j) == 0 && j.holds)
 		return 0;
-	if (!j.ours)
+	if (!j.ours) {
 		snprintf(buf, len, "no %s line of %s runs pam_agentgate.so", type, path);
-	else if (buf[0] == '\0')
+		return -2;
+	}
+	if (buf[0] == '\0')
 		snprintf(buf, len, "no %s line of %s runs pam_agentgate.so so that a refusal "
 		    "fails the stack", type, path);
 	return -1;

@@ -55,8 +55,9 @@ int	ag_pam_user_env_line(const char *path, int before_top, char *buf, size_t len
 
 /*
  * Whether a caller pam_agentgate.so refuses in phase type ("auth" or
- * "account") is refused by the gateway's service at path: 0, or -1 with
- * why (the line that lets the caller in, and how) in buf.  A stack holds
+ * "account") is refused by the gateway's service at path: 0; -1 with why
+ * (the line that lets the caller in, and how) in buf; -2 when no line of
+ * the phase runs the module.  A stack holds
  * when a line of pam_agentgate.so whose every failure is "bad" or "die"
  * (required, requisite, or a [...] control saying so) runs with no line
  * before it that can end the stack or jump (sufficient, done, a jump,

@@ -807,10 +807,12 @@ any_bind(const struct ag_pam_line *l, void *arg)
 
 /*
  * What the gateway's stack lets through: a caller pam_agentgate.so refuses
- * must be refused, in auth (which agent) and account (may it, now).  Not
- * so with the module sufficient or optional, a [...] control that lets a
- * failure pass, a sufficient module (pam_permit, say) or a jump before it,
- * or bind, which is for sshd's stack.
+ * must be refused, in auth (which agent) and account (may it, now: the
+ * identity disabled, expired, from elsewhere).  Not so with the module
+ * sufficient or optional, a [...] control that lets a failure pass, a
+ * sufficient module (pam_permit, say) or a jump before it, or bind, which
+ * is for sshd's stack.  A stack without the module in auth is one of key
+ * identities only: account identifies the caller by key (pam_agentgate(8)).
  */
 static void
 check_pam_stack(struct doctor *d, const char *path)
@@ -825,9 +827,12 @@ check_pam_stack(struct doctor *d, const char *path)
 	check(d, line == 0, what, "remove 'bind' from line %d: it belongs in sshd's own "
 	    "stack only (the module refuses every caller with it here)", line);
 	for (i = 0; i < sizeof(phases) / sizeof(phases[0]); i++) {
+		int rc = ag_pam_refusal_holds(path, phases[i], why, sizeof(why));
+
 		snprintf(what, sizeof(what), "a caller pam_agentgate.so refuses is refused by "
-		    "%s (%s)", path, phases[i]);
-		check(d, ag_pam_refusal_holds(path, phases[i], why, sizeof(why)) == 0, what,
+		    "%s (%s%s)", path, phases[i], rc == -2 && i == 0 ? ": no line, account "
+		    "identifies by key" : "");
+		check(d, rc == 0 || (rc == -2 && i == 0), what,
 		    "%s; write '%s required pam_agentgate.so' with no sufficient module, done "
 		    "or jump above it, as the shipped /etc/pam.d/agentgate does "
 		    "(pam_agentgate(8))", why, phases[i]);
