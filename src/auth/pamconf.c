@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "auth/pamconf.h"
+#include "auth/pamopts.h"
 #include "common/err.h"
 #include "common/misc.h"
 
@@ -149,15 +150,26 @@ line_text(const struct ag_pam_line *l, char *buf, size_t len)
 static int
 is_bind(const struct ag_pam_line *l, void *arg)
 {
-	(void)arg;
-	return strcmp(l->type, "session") == 0 && ag_pam_line_is(l, "pam_agentgate.so") &&
-	    ag_pam_line_has(l, "bind") ? l->top_lineno : 0;
+	struct ag_pam_bind *b = arg;
+	const char *svc;
+
+	if (strcmp(l->type, "session") != 0 || !ag_pam_line_is(l, "pam_agentgate.so") ||
+	    !ag_pam_line_has(l, "bind"))
+		return 0;
+	svc = ag_pam_line_value(l, AG_PAM_SSHD_SERVICE_OPT);
+	snprintf(b->service, sizeof(b->service), "%s", svc != NULL ? svc : AG_PAM_SSHD_SERVICE);
+	snprintf(b->where, sizeof(b->where), "%s:%d", l->file, l->lineno);
+	b->depth = l->depth;
+	b->top = l->top_lineno;
+	return 1;
 }
 
 int
-ag_pam_has_bind(const char *path)
+ag_pam_find_bind(const char *path, struct ag_pam_bind *b)
 {
-	return ag_pam_each_line(path, is_bind, NULL);
+	memset(b, 0, sizeof(*b));
+	(void)ag_pam_each_line(path, is_bind, b);
+	return b->top;
 }
 
 struct user_env {

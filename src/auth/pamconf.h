@@ -7,6 +7,7 @@
 #ifndef AG_PAMCONF_H
 #define AG_PAMCONF_H
 
+#include <limits.h>
 #include <stddef.h>
 
 #define AG_PAMCONF_MAX_ARGS	32	/* a line's arguments beyond this are not seen */
@@ -41,9 +42,15 @@ int	ag_pam_line_has(const struct ag_pam_line *l, const char *arg);
 /* The value of the line's name=value argument (prefix "name="), or NULL. */
 const char *ag_pam_line_value(const struct ag_pam_line *l, const char *prefix);
 
-/* The top_lineno of the service's first "session ... pam_agentgate.so bind"
- * line, or 0 when it has none. */
-int	ag_pam_has_bind(const char *path);
+/* The service's first "session ... pam_agentgate.so bind" line. */
+struct ag_pam_bind {
+	int	 top;		/* its top_lineno; 0: the service has none */
+	int	 depth;		/* 1: in a file the service @includes */
+	char	 where[PATH_MAX + 16];	/* FILE:LINE */
+	char	 service[128];	/* the service it records in (sshd_service=, or sshd) */
+};
+/* Fills b; returns b->top. */
+int	ag_pam_find_bind(const char *path, struct ag_pam_bind *b);
 
 /*
  * The first line of the service that reads the user's own environment file

@@ -264,29 +264,6 @@ check_sshd_simple(struct doctor *d, const struct ag_sshd_conf *c, const char *kw
 	    "Include wins)", name, want, d->setup);
 }
 
-/* The first bind line of sshd's stack, and the service it records in. */
-struct bind_line {
-	int	 top;			/* its line in the service file; 0: none */
-	char	 service[128];
-	char	 text[512];
-};
-
-static int
-find_bind(const struct ag_pam_line *l, void *arg)
-{
-	struct bind_line *b = arg;
-	const char *svc;
-
-	if (strcmp(l->type, "session") != 0 || !ag_pam_line_is(l, "pam_agentgate.so") ||
-	    !ag_pam_line_has(l, "bind"))
-		return 0;
-	svc = ag_pam_line_value(l, AG_PAM_SSHD_SERVICE_OPT);
-	snprintf(b->service, sizeof(b->service), "%s", svc != NULL ? svc : AG_PAM_SSHD_SERVICE);
-	snprintf(b->text, sizeof(b->text), "%s:%d", l->file, l->lineno);
-	b->top = l->top_lineno;
-	return 1;
-}
-
 /*
  * Which key a connection used reaches the gateway only through sshd's PAM
  * session stack (auth/sshbind.h): a bind line, in the service sshd runs
@@ -298,15 +275,14 @@ static void
 check_sshd_bind(struct doctor *d, const struct ag_sshd_conf *c, const char *path,
     const char *sshd)
 {
-	struct bind_line b;
-	char what[PATH_MAX + 128], service[128], env[512];
+	struct ag_pam_bind b;
+	char what[2 * PATH_MAX + 256], service[128], env[512];
 
 	check_sshd_simple(d, c, "usepam", "UsePAM", "yes",
 	    "sshd's PAM stack is where the key a connection used is recorded");
 	snprintf(what, sizeof(what), "%s records which key each connection used "
 	    "(pam_agentgate.so bind)", path);
-	memset(&b, 0, sizeof(b));
-	(void)ag_pam_each_line(path, find_bind, &b);
+	(void)ag_pam_find_bind(path, &b);
 	check(d, b.top > 0, what,
 	    "run '%s' (it adds 'session optional pam_agentgate.so bind' to %s), or no "
 	    "key identity is ever recognised", d->setup, path);
@@ -314,7 +290,7 @@ check_sshd_bind(struct doctor *d, const struct ag_sshd_conf *c, const char *path
 		return;
 	ag_sshd_pam_service(sshd, service, sizeof(service));
 	snprintf(what, sizeof(what), "the bind line (%s) is for sshd's PAM service %s",
-	    b.text, service);
+	    b.where, service);
 	check(d, strcmp(b.service, service) == 0, what, "add %s%s to it: bind refuses in "
 	    "any service but %s, and sshd runs as %s", AG_PAM_SSHD_SERVICE_OPT, service,
 	    b.service, sshd);
@@ -325,7 +301,7 @@ check_sshd_bind(struct doctor *d, const struct ag_sshd_conf *c, const char *path
 	else
 		fail(d, "pam_env reads the user's ~/.pam_environment before bind records the "
 		    "connection (a key it never used could be recorded)", "move the bind line "
-		    "(%s) above '%s', as '%s' does on a new install", b.text, env, d->setup);
+		    "(%s) above '%s', as '%s' does on a new install", b.where, env, d->setup);
 }
 
 /* sshd would ask for keyboard-interactive (a token at sshd's own prompt). */

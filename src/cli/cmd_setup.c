@@ -490,25 +490,6 @@ static const char bind_comment[] =
     "# agentgate: record which key each connection used, for the gateway\n"
     "# (pam_agentgate(8), bind).  Optional: other accounts never depend on it.\n";
 
-/* The bind line sshd's stack has, if any. */
-struct bind_at {
-	int	 top;		/* its line in the service file; 0: none */
-	int	 depth;		/* 1: in a file the service @includes */
-};
-
-static int
-find_bind(const struct ag_pam_line *l, void *arg)
-{
-	struct bind_at *b = arg;
-
-	if (strcmp(l->type, "session") != 0 || !ag_pam_line_is(l, "pam_agentgate.so") ||
-	    !ag_pam_line_has(l, "bind"))
-		return 0;
-	b->top = l->top_lineno;
-	b->depth = l->depth;
-	return 1;
-}
-
 /* Where line n (from 1) of text starts; len past its end. */
 static size_t
 line_at(const char *text, size_t len, int n)
@@ -578,13 +559,13 @@ setup_pam(struct setup *s)
 	struct ag_strbuf sb;
 	struct ag_err err;
 	struct stat st;
-	struct bind_at b = { 0, 0 };
+	struct ag_pam_bind b;
 	char *text = NULL, bak[PATH_MAX], line[512], service[128], env_text[512];
 	size_t len;
 	int rc = -1, env;
 
 	ag_err_clear(&err);
-	(void)ag_pam_each_line(s->pam_path, find_bind, &b);
+	(void)ag_pam_find_bind(s->pam_path, &b);
 	env = ag_pam_user_env_line(s->pam_path, b.top, env_text, sizeof(env_text));
 	if (b.top > 0 && env == 0) {
 		step("sshd PAM", "%s: has pam_agentgate.so bind, unchanged", s->pam_path);

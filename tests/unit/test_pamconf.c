@@ -128,6 +128,7 @@ static void
 finds_user_env_before_bind(void **state)
 {
 	char text[2048], buf[512];
+	struct ag_pam_bind b;
 	const char *p;
 
 	(void)state;
@@ -136,15 +137,21 @@ finds_user_env_before_bind(void **state)
 	snprintf(text, sizeof(text), debian_sshd, "");
 	p = service("sshd", text);
 	/* the included file's bind line is the @include's line of the service */
-	assert_int_equal(ag_pam_has_bind(p), 6);
+	assert_int_equal(ag_pam_find_bind(p, &b), 6);
+	assert_int_equal(b.depth, 1);
+	assert_string_equal(b.service, "sshd");
+	assert_non_null(strstr(b.where, "common-session:2"));
 	assert_int_equal(ag_pam_user_env_line(p, 6, buf, sizeof(buf)), 0);
 	assert_int_equal(ag_pam_user_env_line(p, 0, buf, sizeof(buf)), 9);
 	assert_non_null(strstr(buf, "sshd:9: session required pam_env.so user_readenv=1"));
 
 	service("common-session", "session required pam_unix.so\n");
-	snprintf(text, sizeof(text), debian_sshd, "session optional pam_agentgate.so bind\n");
+	snprintf(text, sizeof(text), debian_sshd,
+	    "session optional pam_agentgate.so bind sshd_service=sshd-test\n");
 	p = service("sshd", text);
-	assert_int_equal(ag_pam_has_bind(p), 10);
+	assert_int_equal(ag_pam_find_bind(p, &b), 10);
+	assert_int_equal(b.depth, 0);
+	assert_string_equal(b.service, "sshd-test");
 	assert_int_equal(ag_pam_user_env_line(p, 10, buf, sizeof(buf)), 9);
 
 	/* an auth-phase reader counts wherever it is */
