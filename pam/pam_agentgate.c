@@ -8,6 +8,8 @@
  * account  refuses a disabled or expired identity and a caller outside the
  *          identity's `from` networks.
  * session  logs start and end.
+ * bind     (sshd's own stack, session) records which key the connection
+ *          used; the module refuses it in any other service.
  *
  * The matching itself is in pamid.c; this file is the PAM glue.  The
  * module runs unprivileged inside the gateway, so everything it needs is
@@ -60,6 +62,7 @@ struct options {
 	int		 use_first_pass;
 	int		 allow_unidentified;
 	int		 bind;		/* in sshd's own stack: record the connection */
+	const char	*sshd_service;	/* that stack's PAM service */
 };
 
 /* What auth found, kept for account and session on the same handle. */
@@ -109,6 +112,26 @@ account_listed(pam_handle_t *pamh, const char *list)
 	return 0;
 }
 
+/*
+ * `bind` anywhere but sshd's own stack is a mistake that opens a door: it
+ * makes auth and account ignore the caller, so in the gateway's service a
+ * stack that ends in pam_permit would let anyone in.  Refuse there, and
+ * say why.
+ */
+static int
+in_sshd_stack(pam_handle_t *pamh, const struct options *o)
+{
+	const void *svc = NULL;
+
+	if (pam_get_item(pamh, PAM_SERVICE, &svc) == PAM_SUCCESS && svc != NULL &&
+	    strcmp(svc, o->sshd_service) == 0)
+		return 1;
+	pam_syslog(pamh, LOG_ERR, "refusing: 'bind' belongs in sshd's own PAM stack "
+	    "(service %s; %sNAME names another), not in service %s", o->sshd_service,
+	    AG_PAM_SSHD_SERVICE_OPT, svc != NULL ? (const char *)svc : "?");
+	return 0;
+}
+
 /* Unknown options are refused: a typo must not silently change who gets in. */
 static int
 parse_options(pam_handle_t *pamh, int argc, const char **argv, struct options *o)
@@ -117,6 +140,7 @@ parse_options(pam_handle_t *pamh, int argc, const char **argv, struct options *o
 
 	memset(o, 0, sizeof(*o));
 	o->config = AG_DEFAULT_CONFIG;
+	o->sshd_service = AG_PAM_SSHD_SERVICE;
 	for (i = 0; i < argc; i++) {
 		const char *a = argv[i];
 
@@ -143,7 +167,11 @@ parse_options(pam_handle_t *pamh, int argc, const char **argv, struct options *o
 			o->allow_unidentified = account_listed(pamh, a + 19);
 		else if (strcmp(a, "bind") == 0)
 			o->bind = 1;
+		else if (strncmp(a, AG_PAM_SSHD_SERVICE_OPT, sizeof(AG_PAM_SSHD_SERVICE_OPT) - 1) == 0)
+			o->sshd_service = a + sizeof(AG_PAM_SSHD_SERVICE_OPT) - 1;
 	}
+	if (o->bind && !in_sshd_stack(pamh, o))
+		return -1;
 	/* Neither named: both ways are on. */
 	o->use_key = key || !tok;
 	o->use_token = tok || !key;

@@ -5,7 +5,10 @@
  * environment (pamtester cannot show it).
  *
  *   pam_client --config FILE --user USER [--rhost ADDR] [--auth-info FILE]
- *              [--token TOKEN] [--env] [--interactive]
+ *              [--token TOKEN] [--env] [--interactive] [--log-stderr]
+ *
+ * --log-stderr: what the modules log to syslog goes to stderr as well, for
+ * a test that cannot read this machine's syslog.
  *
  * Success: "identity=..." and "profile=..." lines (and with --env the PAM
  * environment), exit 0.  Refused: "denied stage=... pam=..." and
@@ -15,6 +18,7 @@
 #include "agconfig.h"
 
 #include <stdio.h>
+#include <syslog.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -62,6 +66,10 @@ main(int argc, char **argv)
 			show_env = 1;
 			continue;
 		}
+		if (strcmp(a, "--log-stderr") == 0) {
+			openlog("pam_client", LOG_PERROR, LOG_AUTHPRIV);
+			continue;
+		}
 		if (strcmp(a, "--interactive") == 0) {
 			interactive = 1;
 			continue;
@@ -88,7 +96,7 @@ main(int argc, char **argv)
 	}
 	if (config == NULL || p.user == NULL) {
 		fprintf(stderr, "usage: pam_client --config FILE --user USER [--rhost ADDR] "
-		    "[--auth-info FILE] [--token TOKEN] [--env] [--interactive]\n");
+		    "[--auth-info FILE] [--token TOKEN] [--env] [--interactive] [--log-stderr]\n");
 		return 2;
 	}
 	ag_err_clear(&err);

@@ -23,5 +23,7 @@ ag_pam_option_ok(const char *arg)
 		return arg[7] == '/';
 	if (strncmp(arg, "allow_unidentified=", 19) == 0)
 		return arg[19] != '\0';
+	if (strncmp(arg, AG_PAM_SSHD_SERVICE_OPT, sizeof(AG_PAM_SSHD_SERVICE_OPT) - 1) == 0)
+		return arg[sizeof(AG_PAM_SSHD_SERVICE_OPT) - 1] != '\0';
 	return 0;
 }

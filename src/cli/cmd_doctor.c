@@ -33,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "auth/pamconf.h"
 #include "auth/pamopts.h"
 #include "cli/commands.h"
 #include "cli/sshd.h"
@@ -281,21 +282,42 @@ check_sshd_simple(struct doctor *d, const struct ag_sshd_conf *c, const char *kw
 
 /*
  * Which key a connection used reaches the gateway only through sshd's PAM
- * session stack (auth/sshbind.h).  sshd's PAM service is named after the
- * program it was started as.
+ * session stack (auth/sshbind.h): a bind line, in the service sshd runs
+ * (named after the program it was started as), with nothing before it
+ * that reads the user's own environment file, which could put a key the
+ * connection never used where bind reads sshd's.
  */
 static void
-check_sshd_bind(struct doctor *d, const struct ag_sshd_conf *c, const char *path)
+check_sshd_bind(struct doctor *d, const struct ag_sshd_conf *c, const char *path,
+    const char *sshd)
 {
-	char what[PATH_MAX + 64];
+	struct ag_pam_bind b;
+	char what[2 * PATH_MAX + 256], service[128], env[512];
 
 	check_sshd_simple(d, c, "usepam", "UsePAM", "yes",
 	    "sshd's PAM stack is where the key a connection used is recorded");
 	snprintf(what, sizeof(what), "%s records which key each connection used "
 	    "(pam_agentgate.so bind)", path);
-	check(d, ag_pam_has_bind(path), what,
+	(void)ag_pam_find_bind(path, &b);
+	check(d, b.top > 0, what,
 	    "run '%s' (it adds 'session optional pam_agentgate.so bind' to %s), or no "
 	    "key identity is ever recognised", d->setup, path);
+	if (b.top == 0)
+		return;
+	ag_sshd_pam_service(sshd, service, sizeof(service));
+	snprintf(what, sizeof(what), "the bind line (%s) is for sshd's PAM service %s",
+	    b.where, service);
+	check(d, strcmp(b.service, service) == 0, what, "add %s%s to it: bind refuses in "
+	    "any service but %s, and sshd runs as %s", AG_PAM_SSHD_SERVICE_OPT, service,
+	    b.service, sshd);
+	snprintf(what, sizeof(what), "nothing before the bind line of %s reads the user's "
+	    "~/.pam_environment", path);
+	if (ag_pam_user_env_line(path, b.top, env, sizeof(env)) == 0)
+		check(d, 1, what, "-");
+	else
+		fail(d, "pam_env reads the user's ~/.pam_environment before bind records the "
+		    "connection (a key it never used could be recorded)", "move the bind line "
+		    "(%s) above '%s', as '%s' does on a new install", b.where, env, d->setup);
 }
 
 /* sshd would ask for keyboard-interactive (a token at sshd's own prompt). */
@@ -739,15 +761,19 @@ check_policy(struct doctor *d, const char *path, const struct who *w)
 
 /* The first option of a pam_agentgate.so line the module does not know. */
 static int
-unknown_option(const char *type, const char *option, void *arg)
+unknown_option(const struct ag_pam_line *l, void *arg)
 {
 	char *bad = arg;
+	int i;
 
-	(void)type;
-	if (option == NULL || ag_pam_option_ok(option))
+	if (!ag_pam_line_is(l, "pam_agentgate.so"))
 		return 0;
-	snprintf(bad, 256, "%.200s", option);
-	return 1;
+	for (i = 0; i < l->argc; i++)
+		if (!ag_pam_option_ok(l->argv[i])) {
+			snprintf(bad, 256, "%.200s", l->argv[i]);
+			return 1;
+		}
+	return 0;
 }
 
 /* Every pam_agentgate.so line's options are ones the module knows: it
@@ -757,10 +783,52 @@ check_pam_options(struct doctor *d, const char *path)
 {
 	char bad[256] = "", what[PATH_MAX + 64];
 
-	(void)ag_pam_each_agentgate_option(path, unknown_option, bad);
+	(void)ag_pam_each_line(path, unknown_option, bad);
 	snprintf(what, sizeof(what), "every pam_agentgate.so option in %s is known", path);
 	check(d, bad[0] == '\0', what, "'%s' is not an option of pam_agentgate.so (see "
 	    "pam_agentgate(8)); the module refuses every login until it is fixed", bad);
+}
+
+static int
+any_bind(const struct ag_pam_line *l, void *arg)
+{
+	(void)arg;
+	return ag_pam_line_is(l, "pam_agentgate.so") && ag_pam_line_has(l, "bind") ?
+	    l->top_lineno : 0;
+}
+
+/*
+ * What the gateway's stack lets through: a caller pam_agentgate.so refuses
+ * must be refused, in auth (which agent) and account (may it, now: the
+ * identity disabled, expired, from elsewhere).  Not so with the module
+ * sufficient or optional, a [...] control that lets a failure pass, a
+ * sufficient module (pam_permit, say) or a jump before it, or bind, which
+ * is for sshd's stack.  A stack without the module in auth is one of key
+ * identities only: account identifies the caller by key (pam_agentgate(8)).
+ */
+static void
+check_pam_stack(struct doctor *d, const char *path)
+{
+	static const char *const phases[] = { "auth", "account" };
+	char why[1024], what[PATH_MAX + 128];
+	size_t i;
+	int line;
+
+	line = ag_pam_each_line(path, any_bind, NULL);
+	snprintf(what, sizeof(what), "no pam_agentgate.so line of %s has bind", path);
+	check(d, line == 0, what, "remove 'bind' from line %d: it belongs in sshd's own "
+	    "stack only (the module refuses every caller with it here)", line);
+	for (i = 0; i < sizeof(phases) / sizeof(phases[0]); i++) {
+		int rc = ag_pam_refusal_holds(path, phases[i], why, sizeof(why));
+
+		snprintf(what, sizeof(what), "a caller pam_agentgate.so refuses is refused by "
+		    "%s (%s%s)", path, phases[i], rc == -2 && i == 0 ? ": no line, account "
+		    "identifies by key" : "");
+		check(d, rc == 0 || (rc == -2 && i == 0), what,
+		    "%s; write '%s required pam_agentgate.so' with no sufficient module, done "
+		    "or jump above it, as the shipped /etc/pam.d/agentgate does "
+		    "(pam_agentgate(8))", why, phases[i]);
+	}
 }
 
 static void
@@ -795,6 +863,7 @@ check_pam(struct doctor *d, const struct ag_config *cfg, const struct who *w)
 	    "the agent can change its own PAM stack: chown root:root %s; chmod 644 %s",
 	    path, path);
 	check_pam_options(d, path);
+	check_pam_stack(d, path);
 }
 
 /* dir of path into buf; 0, or -1 when path has no directory part. */
@@ -1268,7 +1337,7 @@ ag_doctor_run(const struct ag_doctor_opts *o)
 		check_forwarding(&d, &sc);
 		check_sshd_simple(&d, &sc, "permituserrc", "PermitUserRC", "no",
 		    "~/.ssh/rc would run before the gateway");
-		check_sshd_bind(&d, &sc, pampath);
+		check_sshd_bind(&d, &sc, pampath, o->sshd);
 		check_sshd_simple(&d, &sc, "permituserenvironment", "PermitUserEnvironment",
 		    "no", "~/.ssh/environment could set LD_PRELOAD");
 		check_acceptenv(&d, &sc);

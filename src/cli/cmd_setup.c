@@ -7,7 +7,8 @@
  *      drop-in the package ships (compiled in, one text) with the Match
  *      line for the account and what the policy's identities need, then
  *      checked with sshd -t (a drop-in sshd refuses is taken back);
- *   2. "session optional pam_agentgate.so bind" in sshd's PAM service;
+ *   2. "session optional pam_agentgate.so bind" in sshd's PAM service, above
+ *      any pam_env line that reads ~/.pam_environment;
  *   3. the gateway as the login shell, and in /etc/shells;
  *   4. whether the policy gives the account a profile (it is never
  *      edited here: the lines to add are printed);
@@ -33,6 +34,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "auth/pamconf.h"
+#include "auth/pamopts.h"
 #include "cli/commands.h"
 #include "cli/sshd.h"
 #include "common/account.h"
@@ -483,33 +486,71 @@ out:
 
 /* ---- 2. sshd's PAM stack -------------------------------------------------- */
 
-static const char bind_lines[] =
+static const char bind_comment[] =
     "# agentgate: record which key each connection used, for the gateway\n"
-    "# (pam_agentgate(8), bind).  Optional: other accounts never depend on it.\n"
-    "session optional pam_agentgate.so bind\n";
+    "# (pam_agentgate(8), bind).  Optional: other accounts never depend on it.\n";
+
+/* Where line n (from 1) of text starts; len past its end. */
+static size_t
+line_at(const char *text, size_t len, int n)
+{
+	size_t off = 0;
+
+	while (--n > 0 && off < len) {
+		const char *nl = memchr(text + off, '\n', len - off);
+
+		off = nl != NULL ? (size_t)(nl - text) + 1 : len;
+	}
+	return off;
+}
+
+static int
+is_comment(const char *text, size_t len, int n)
+{
+	size_t off = line_at(text, len, n);
+
+	off += strspn(text + off, " \t");
+	return off < len && text[off] == '#';
+}
 
 /*
- * Where the bind line goes (pam_agentgate(8), bind): at the end of the
- * stack, after Debian's "pam_env user_readenv=1" (bind cleans up after
- * it), but above a pam_env line with user_envfile=, which it cannot see.
+ * The new text: the bind line (line, with our comment) above line env and
+ * the comment lines just above that (pam_agentgate(8), bind: pam_env with
+ * user_readenv=1 reads ~/.pam_environment, and what it sets must never be
+ * what bind records), or at the end when no line reads it; without the
+ * line it had at line old (0: none), and our comment above that.
  */
-static size_t
-bind_offset(const char *text, size_t len)
+static int
+place_bind(const char *text, size_t len, int env, int old, const char *line,
+    struct ag_strbuf *sb)
 {
-	const char *p = text;
+	size_t at = len, from = len, to = len;
 
-	while (p < text + len) {
-		size_t n = strcspn(p, "\n");
-		size_t ws = strspn(p, " \t");
-		char line[1024];
-
-		snprintf(line, sizeof(line), "%.*s", (int)(n < sizeof(line) ? n : sizeof(line) - 1), p);
-		if (ws < n && p[ws] != '#' && strstr(line, "pam_env.so") != NULL &&
-		    strstr(line, "user_envfile=") != NULL)
-			return (size_t)(p - text);
-		p += n + (p[n] == '\n');
+	if (env > 0) {
+		while (env > 1 && is_comment(text, len, env - 1))
+			env--;
+		at = line_at(text, len, env);
 	}
-	return len;
+	if (old > 0) {
+		int first = old;
+
+		from = line_at(text, len, old);
+		to = line_at(text, len, old + 1);
+		if (old > 2 && from >= sizeof(bind_comment) - 1 &&
+		    memcmp(text + from - (sizeof(bind_comment) - 1), bind_comment,
+		    sizeof(bind_comment) - 1) == 0)
+			first = old - 2;
+		from = line_at(text, len, first);
+	}
+	if (ag_strbuf_append(sb, text, at) < 0 ||
+	    (at > 0 && text[at - 1] != '\n' && ag_strbuf_addch(sb, '\n') < 0) ||
+	    (at == len && ag_strbuf_addch(sb, '\n') < 0) ||
+	    ag_strbuf_addstr(sb, bind_comment) < 0 || ag_strbuf_addstr(sb, line) < 0 ||
+	    ag_strbuf_addch(sb, '\n') < 0 ||
+	    ag_strbuf_append(sb, text + at, (from > at ? from : at) - at) < 0 ||
+	    (to < len && ag_strbuf_append(sb, text + to, len - to) < 0))
+		return -1;
+	return 0;
 }
 
 static int
@@ -518,23 +559,45 @@ setup_pam(struct setup *s)
 	struct ag_strbuf sb;
 	struct ag_err err;
 	struct stat st;
-	char *text = NULL, bak[PATH_MAX];
-	size_t len, at;
-	int rc = -1;
+	struct ag_pam_bind b;
+	char *text = NULL, bak[PATH_MAX], line[512], service[128], env_text[512];
+	size_t len;
+	int rc = -1, env;
 
 	ag_err_clear(&err);
-	if (ag_pam_has_bind(s->pam_path)) {
+	(void)ag_pam_find_bind(s->pam_path, &b);
+	env = ag_pam_user_env_line(s->pam_path, b.top, env_text, sizeof(env_text));
+	if (b.top > 0 && env == 0) {
 		step("sshd PAM", "%s: has pam_agentgate.so bind, unchanged", s->pam_path);
 		return 0;
+	}
+	if (b.top > 0 && env > b.top) {	/* an auth line: moving bind cannot help */
+		fprintf(stderr, "agentgate: setup: %s: '%s' reads ~/.pam_environment as sshd "
+		    "authenticates: remove its user_readenv=1\n", s->pam_path, env_text);
+		return -1;
+	}
+	if (b.top > 0 && b.depth > 0) {
+		fprintf(stderr, "agentgate: setup: %s: the bind line is in a file line %d "
+		    "includes, below '%s': move it above that line\n", s->pam_path, b.top,
+		    env_text);
+		return -1;
 	}
 	if (stat(s->pam_path, &st) < 0 || !S_ISREG(st.st_mode)) {
 		fprintf(stderr, "agentgate: setup: %s is missing: is it sshd's PAM service? "
 		    "(--pam-file)\n", s->pam_path);
 		return -1;
 	}
+	/* the service sshd runs (sshd.h): bind refuses in any other */
+	ag_sshd_pam_service(s->doc.sshd, service, sizeof(service));
+	snprintf(line, sizeof(line), "session optional pam_agentgate.so bind%s%s",
+	    strcmp(service, AG_PAM_SSHD_SERVICE) != 0 ? " " AG_PAM_SSHD_SERVICE_OPT : "",
+	    strcmp(service, AG_PAM_SSHD_SERVICE) != 0 ? service : "");
 	if (s->dry_run) {
-		step("sshd PAM", "%s: would add 'session optional pam_agentgate.so bind'",
-		    s->pam_path);
+		if (b.top > 0)
+			step("sshd PAM", "%s: would move the bind line (line %d) above '%s'",
+			    s->pam_path, b.top, env_text);
+		else
+			step("sshd PAM", "%s: would add '%s'", s->pam_path, line);
 		s->nchanged++;
 		return 0;
 	}
@@ -543,13 +606,14 @@ setup_pam(struct setup *s)
 		    err.msg[0] ? err.msg : "a link");
 		return -1;
 	}
-	at = bind_offset(text, len);
+	if (b.top > 0) {	/* moved as it is: its module path and options stay */
+		size_t from = line_at(text, len, b.top), to = line_at(text, len, b.top + 1);
+
+		snprintf(line, sizeof(line), "%.*s", (int)(to - from), text + from);
+		line[strcspn(line, "\n")] = '\0';
+	}
 	ag_strbuf_init(&sb, FILE_MAX);
-	if (ag_strbuf_append(&sb, text, at) < 0 ||
-	    (at > 0 && text[at - 1] != '\n' && ag_strbuf_addch(&sb, '\n') < 0) ||
-	    (at == len && ag_strbuf_addch(&sb, '\n') < 0) ||
-	    ag_strbuf_addstr(&sb, bind_lines) < 0 ||
-	    ag_strbuf_append(&sb, text + at, len - at) < 0) {
+	if (place_bind(text, len, env, b.top, line, &sb) < 0) {
 		fprintf(stderr, "agentgate: setup: %s: too large\n", s->pam_path);
 		goto out;
 	}
@@ -563,9 +627,9 @@ setup_pam(struct setup *s)
 		fprintf(stderr, "agentgate: setup: %s\n", err.msg);
 		goto out;
 	}
-	step("sshd PAM", "%s: added 'session optional pam_agentgate.so bind' %s (the file "
-	    "as it was: %s)", s->pam_path, at == len ? "at the end" : "above pam_env's "
-	    "user_envfile", bak);
+	step("sshd PAM", "%s: %s '%s' %s%s%s (the file as it was: %s)", s->pam_path,
+	    b.top > 0 ? "moved" : "added", line, env > 0 ? "above '" : "at the end",
+	    env > 0 ? env_text : "", env > 0 ? "'" : "", bak);
 	s->nchanged++;
 	rc = 0;
 out:

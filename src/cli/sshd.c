@@ -1,5 +1,5 @@
 /*
- * sshd.c - sshd -T, sshd -t and sshd's PAM service, for doctor and setup.
+ * sshd.c - sshd -T, sshd -t and sshd's PAM service name, for doctor and setup.
  */
 #include "agconfig.h"
 
@@ -235,75 +235,20 @@ ag_sshd_has_subsystem(const struct ag_sshd_conf *c, const char *name)
 }
 
 void
+ag_sshd_pam_service(const char *sshd, char *buf, size_t len)
+{
+	size_t i;
+
+	snprintf(buf, len, "%s", ag_base_name(sshd));
+	for (i = 0; buf[i] != '\0'; i++)
+		buf[i] = (char)tolower((unsigned char)buf[i]);
+}
+
+void
 ag_sshd_pam_path(const char *sshd, char *buf, size_t len)
 {
 	char svc[128];
-	size_t i;
 
-	snprintf(svc, sizeof(svc), "%s", ag_base_name(sshd));
-	for (i = 0; svc[i] != '\0'; i++)
-		svc[i] = (char)tolower((unsigned char)svc[i]);
+	ag_sshd_pam_service(sshd, svc, sizeof(svc));
 	snprintf(buf, len, "/etc/pam.d/%s", svc);
-}
-
-static int
-each_option(const char *path, int depth,
-    int (*fn)(const char *type, const char *option, void *arg), void *arg)
-{
-	char line[1024];
-	FILE *fp;
-	int rc = 0;
-
-	if ((fp = fopen(path, "re")) == NULL)
-		return 0;
-	while (rc == 0 && fgets(line, sizeof(line), fp) != NULL) {
-		char *p = line + strspn(line, " \t"), *tok, *save = NULL, *type;
-		int module = 0;
-
-		if (strncmp(p, "@include", 8) == 0) {
-			char inc[PATH_MAX];
-
-			p += 8 + strspn(p + 8, " \t");
-			p[strcspn(p, " \t\n")] = '\0';
-			if (depth > 0 || *p == '\0')
-				continue;
-			snprintf(inc, sizeof(inc), "%s%s", *p == '/' ? "" : "/etc/pam.d/", p);
-			rc = each_option(inc, 1, fn, arg);
-			continue;
-		}
-		if ((type = strtok_r(p, " \t\n", &save)) == NULL || *type == '#')
-			continue;
-		while (rc == 0 && (tok = strtok_r(NULL, " \t\n", &save)) != NULL &&
-		    *tok != '#') {
-			if (module)
-				rc = fn(type, tok, arg);
-			else if (strcmp(ag_base_name(tok), "pam_agentgate.so") == 0) {
-				module = 1;
-				rc = fn(type, NULL, arg);
-			}
-		}
-	}
-	fclose(fp);
-	return rc;
-}
-
-int
-ag_pam_each_agentgate_option(const char *path,
-    int (*fn)(const char *type, const char *option, void *arg), void *arg)
-{
-	return each_option(path, 0, fn, arg);
-}
-
-static int
-is_bind(const char *type, const char *option, void *arg)
-{
-	(void)arg;
-	return (strcmp(type, "session") == 0 || strcmp(type, "-session") == 0) &&
-	    option != NULL && strcmp(option, "bind") == 0;
-}
-
-int
-ag_pam_has_bind(const char *path)
-{
-	return each_option(path, 0, is_bind, NULL);
 }

@@ -1,9 +1,8 @@
 /*
  * sshd.h - what `agentgate doctor` and `agentgate setup` ask of OpenSSH's
  * sshd: its effective configuration for one user (sshd -T), whether a
- * configuration loads (sshd -t), and the pam_agentgate.so lines of its PAM
- * service.  sshd is always run without a shell, with bounded output and a
- * deadline.
+ * configuration loads (sshd -t), and the name of its PAM service.  sshd
+ * is always run without a shell, with bounded output and a deadline.
  */
 #ifndef AG_CLI_SSHD_H
 #define AG_CLI_SSHD_H
@@ -42,20 +41,11 @@ int	ag_sshd_is(const struct ag_sshd_conf *c, const char *kw, const char *want);
 int	ag_sshd_has_subsystem(const struct ag_sshd_conf *c, const char *name);
 
 /*
- * sshd's own PAM service file: sshd names its service after the program
- * it was started as (lower case), so /etc/pam.d/sshd for /usr/sbin/sshd.
+ * sshd's own PAM service: sshd names it after the program it was started
+ * as (lower case), so "sshd" and /etc/pam.d/sshd for /usr/sbin/sshd.  The
+ * lines of that file: auth/pamconf.h.
  */
+void	ag_sshd_pam_service(const char *sshd, char *buf, size_t len);
 void	ag_sshd_pam_path(const char *sshd, char *buf, size_t len);
-
-/*
- * fn(type, option, arg) for each option of each pam_agentgate.so line of
- * the PAM service file at path, and of the files it @includes (one level:
- * as Debian's /etc/pam.d/sshd does); option is NULL once per line with
- * none.  Stops when fn returns nonzero, and returns that.
- */
-int	ag_pam_each_agentgate_option(const char *path,
-	    int (*fn)(const char *type, const char *option, void *arg), void *arg);
-/* The service has a "session ... pam_agentgate.so bind" line. */
-int	ag_pam_has_bind(const char *path);
 
 #endif

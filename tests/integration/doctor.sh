@@ -44,7 +44,10 @@ chmod 755 "$D"
 # records each connection's key (pam_agentgate.so bind)
 ln -s "$SSHD" "$D/sshd-$U"
 SSHD=$D/sshd-$U
-printf 'account required pam_permit.so\nsession optional pam_agentgate.so bind\n' >"/etc/pam.d/sshd-$U"
+# (named by sshd_service=: bind refuses in any service but sshd's)
+SSHD_PAM="account required pam_permit.so
+session optional pam_agentgate.so bind sshd_service=sshd-$U"
+echo "$SSHD_PAM" >"/etc/pam.d/sshd-$U"
 
 useradd -M -d "$D/home" -s /bin/bash "$U" || exit 99
 ssh-keygen -q -t ed25519 -N '' -f "$D/hostkey" </dev/null || exit 99
@@ -104,13 +107,18 @@ for want in 'ForceCommand runs' 'Subsystem mcp and agentgate-json are set' 'forw
 	'the agent cannot change its home' 'policy .* is safe' 'PAM service .* is present' \
 	"policy .* is readable by group $G, not by the agent" \
 	'every pam_agentgate.so option in .* is known' \
+	"the bind line (/etc/pam.d/sshd-$U:2) is for sshd's PAM service sshd-$U" \
+	"nothing before the bind line of /etc/pam.d/sshd-$U reads the user's ~/.pam_environment" \
+	'no pam_agentgate.so line of .* has bind' \
+	'a caller pam_agentgate.so refuses is refused by .* (auth)' \
+	'a caller pam_agentgate.so refuses is refused by .* (account)' \
 	"audit directory .* is root:$G, mode 2770" "$D/bin/agentgate is set-group-ID $G" \
 	"$U is not in group $G" ".* can make the sandbox's user namespace"; do
 	grep -q "^PASS  $want" <<<"$out" || missing="$missing [$want]"
 done
 # and, per profile, what the sandbox guarantees on this kernel
 if [ -z "$missing" ] && [ "$(grep -c '^PASS' <<<"$out" | head -n1)" -eq \
-    "$((20 + $(grep -c '^PASS  profile ' <<<"$out")))" ] &&
+    "$((25 + $(grep -c '^PASS  profile ' <<<"$out")))" ] &&
     grep -q '^PASS  profile .*: writes only beneath paths.write (Landlock)' <<<"$out"; then
 	ag_pass every_check_reported
 else
@@ -156,6 +164,25 @@ mv "/etc/pam.d/sshd-$U" "$D/sshd.pam"
 expect_fail weak_sshd_pam_no_bind "sshd-$U records which key.*session optional pam_agentgate.so bind" \
 	"${base[@]}" --sshd-config "$D/hardened.conf"
 mv "$D/sshd.pam" "/etc/pam.d/sshd-$U"
+# the bind line of a service not called sshd, without sshd_service=: the
+# module would refuse there
+sed 's/ sshd_service=.*//' <<<"$SSHD_PAM" >"/etc/pam.d/sshd-$U"
+expect_fail sshd_bind_for_another_service "bind line .* is for sshd's PAM service sshd-$U; fix: add sshd_service=sshd-$U" \
+	"${base[@]}" --sshd-config "$D/hardened.conf"
+# Debian 12's order with bind appended at the end: pam_env reads the user's
+# ~/.pam_environment first
+{ echo "account required pam_permit.so"
+  echo "session required pam_env.so user_readenv=1 envfile=/etc/default/locale"
+  echo "session optional pam_agentgate.so bind sshd_service=sshd-$U"; } >"/etc/pam.d/sshd-$U"
+expect_fail sshd_user_env_before_bind "pam_env reads the user's ~/.pam_environment before bind.*fix: move the bind line \(/etc/pam.d/sshd-$U:3\) above '/etc/pam.d/sshd-$U:2: session required pam_env.so user_readenv=1" \
+	"${base[@]}" --sshd-config "$D/hardened.conf"
+# ... and after it, as setup puts it: passes
+{ echo "account required pam_permit.so"
+  echo "session optional pam_agentgate.so bind sshd_service=sshd-$U"
+  echo "session required pam_env.so user_readenv=1 envfile=/etc/default/locale"; } >"/etc/pam.d/sshd-$U"
+out=$("$AGENTGATE" doctor --user "$U" --sshd "$SSHD" "${base[@]}" --sshd-config "$D/hardened.conf" 2>&1)
+ag_like "$?:$(grep -c '^FAIL' <<<"$out")" "^0:0$" sshd_user_env_after_bind_passes "$(grep '^FAIL' <<<"$out")"
+echo "$SSHD_PAM" >"/etc/pam.d/sshd-$U"
 weak "$D/w8.conf" "AuthorizedKeysFile .ssh/authorized_keys"
 expect_fail weak_authorized_keys_file 'sshd reads no authorized_keys file.*outlives its identity' \
 	"${base[@]}" --sshd-config "$D/w8.conf"
@@ -244,6 +271,25 @@ cp "$D/pam.saved" "$D/etc/pam.d/agentgate-doctor"
 chown "$U" "$D/etc/pam.d/agentgate-doctor"
 expect_fail agent_owns_pam_service 'PAM service .* is present' "${base[@]}" --sshd-config "$D/hardened.conf"
 chown root "$D/etc/pam.d/agentgate-doctor"
+# The gateway's own stack, each way it lets a caller in that
+# pam_agentgate.so refused (the shipped one passes: hardened_dropin_passes)
+gw_stack() {	# NAME PATTERN SED-SCRIPT: the shipped stack edited so fails with PATTERN
+	sed -e "$3" "$D/pam.saved" >"$D/etc/pam.d/agentgate-doctor"
+	expect_fail "$1" "$2" "${base[@]}" --sshd-config "$D/hardened.conf"
+	cp "$D/pam.saved" "$D/etc/pam.d/agentgate-doctor"
+}
+gw_stack gateway_stack_sufficient 'refused by .*agentgate-doctor \(auth\); fix: .*auth sufficient pam_agentgate.so: a refusal there does not fail the stack' \
+	's/^auth     required   pam_agentgate.so$/auth sufficient pam_agentgate.so/'
+gw_stack gateway_stack_optional 'refused by .*agentgate-doctor \(account\); fix: .*account optional pam_agentgate.so: a refusal there does not fail the stack' \
+	's/^account  required   pam_agentgate.so$/account optional pam_agentgate.so/'
+gw_stack gateway_stack_bracket_ignore 'refused by .*\(auth\); fix: .*\[success=ok default=ignore\] pam_agentgate.so: a refusal there does not fail' \
+	's/^auth     required   pam_agentgate.so$/auth [success=ok default=ignore] pam_agentgate.so/'
+gw_stack gateway_stack_permit_first 'refused by .*\(auth\); fix: .*auth sufficient pam_permit.so: runs before pam_agentgate.so and can end the stack with success' \
+	's/^auth     required   pam_agentgate.so$/auth sufficient pam_permit.so\n&/'
+gw_stack gateway_stack_no_account 'refused by .*\(account\); fix: no account line of .* runs pam_agentgate.so' \
+	'/^account  required   pam_agentgate.so$/d'
+gw_stack gateway_stack_bind 'no pam_agentgate.so line of .*agentgate-doctor has bind; fix: remove .bind. from line [0-9]+' \
+	's/^auth     required   pam_agentgate.so$/& bind/'
 chmod 2775 "$D/audit"
 expect_fail audit_dir_open_to_others "audit directory .* is root:$G, mode 2770.*install -d -o root -g $G -m 2770" \
 	"${base[@]}" --sshd-config "$D/hardened.conf"

@@ -340,7 +340,8 @@ ag_create_user() {
 # used (the gateway reads nothing else).  sshd names its PAM service after
 # the name it was started by, so the world's sshd is a symlink with a name
 # of its own (AG_SSHD_BIN; sshd lowercases it) and its service lives in /etc/pam.d only while
-# the test runs.  AG_SSHD_PAM_EXTRA: more lines for that service.
+# the test runs; the bind line names it (sshd_service=, as an admin names a
+# service that is not "sshd").  AG_SSHD_PAM_EXTRA: more lines for that service.
 # sshd is not built with AddressSanitizer and cannot load a module that is:
 # a sanitizer build's tests name a plain build's module in SSHD_PAM_MODULE
 # (contrib/quickstart-test.sh does).
@@ -364,7 +365,7 @@ ag_sshd_pam() {
 auth     required  pam_deny.so
 account  required  pam_permit.so
 ${AG_SSHD_PAM_EXTRA:-}
-session  required  $AG_DIR/sshd-pam/pam_agentgate.so bind
+session  required  $AG_DIR/sshd-pam/pam_agentgate.so bind sshd_service=$AG_SSHD_SERVICE
 EOF
 	mv -f "/etc/pam.d/$AG_SSHD_SERVICE.new" "/etc/pam.d/$AG_SSHD_SERVICE"
 }

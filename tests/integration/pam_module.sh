@@ -240,6 +240,29 @@ expect_denied missing_service_file_refused service 'service file missing' \
 expect_denied no_credentials_refused authenticate 'Authentication failure' \
 	--config "$C" --user agent
 
+# --- bind belongs in sshd's own stack -----------------------------------------------
+# In the gateway's service it made auth and account ignore the caller: with
+# pam_permit after it, a caller with no credential came in.  The module
+# refuses it in any service but sshd's (or the one sshd_service= names), and
+# says so in syslog.
+write_config "$D/gw-bind.yaml" bindhere
+cat >"$D/pam.d/bindhere" <<EOF
+auth     required $PAM_MODULE config=$C bind
+auth     required pam_permit.so
+account  required $PAM_MODULE config=$C bind
+account  required pam_permit.so
+session  required $PAM_MODULE config=$C
+EOF
+chmod 644 "$D/pam.d/bindhere"
+expect_denied bind_in_gateway_stack_refused authenticate 'Error in service module' \
+	--config "$D/gw-bind.yaml" --user agent --log-stderr
+ag_like "$out" "pam_agentgate\(bindhere:auth\): refusing: 'bind' belongs in sshd's own PAM stack \(service sshd; sshd_service=NAME names another\), not in service bindhere" \
+    bind_refusal_says_why_in_syslog "$out"
+sed -i 's/ bind$/ bind sshd_service=sshd-elsewhere/' "$D/pam.d/bindhere"
+expect_denied bind_for_another_sshd_service_refused authenticate 'Error in service module' \
+	--config "$D/gw-bind.yaml" --user agent --log-stderr
+ag_like "$out" "\(service sshd-elsewhere; .*not in service bindhere" bind_refusal_names_the_option_service "$out"
+
 # --- allow_unidentified ---------------------------------------------------------
 expect_ok unidentified_falls_through_with_no_identity "" "" \
 	--config "$D/gw-fallback.yaml" --user agent

@@ -111,7 +111,7 @@ out=$("${SETUP[@]}" --dry-run 2>&1)
 rc=$?
 ag_like "$rc:$(tr '\n' ' ' <<<"$out")" "^0:.*would write it" dry_run_says_what_it_would_write "$out"
 ag_like "$out" "\| Match User $U" dry_run_shows_the_match_line "$out"
-ag_like "$out" "would add 'session optional pam_agentgate.so bind'" dry_run_names_the_bind_line "$out"
+ag_like "$out" "would add 'session optional pam_agentgate.so bind sshd_service=$AG_SSHD_SERVICE'" dry_run_names_the_bind_line "$out"
 ag_like "$out" "$U's is /bin/bash: would make it $GW" dry_run_names_the_login_shell "$out"
 ag_is "$(state)" "$before" dry_run_writes_nothing
 
@@ -132,7 +132,7 @@ ag_like "$(grep -E '^\s*(ForceCommand|AcceptEnv|AuthorizedKeysFile|AuthorizedKey
     "ForceCommand $GW .*AuthorizedKeysFile $AG_DIR/tokkeys/%u .*AuthorizedKeysCommand $GW authorized-keys %u .*AcceptEnv AGENTGATE_TOKEN" \
     drop_in_has_what_the_identities_need "$(cat "$DROPIN")"
 ag_ok sshd_t_accepts_it "$AG_SSHD_BIN" -t -f "$AG_DIR/sshd_config"
-ag_is "$(grep -c '^session optional pam_agentgate.so bind$' "$PAMF")" 1 bind_line_added "$(cat "$PAMF")"
+ag_is "$(grep -c "^session optional pam_agentgate.so bind sshd_service=$AG_SSHD_SERVICE\$" "$PAMF")" 1 bind_line_added "$(cat "$PAMF")"
 ag_ok pam_backup_kept cmp -s "$PAMF.before-agentgate" <(printf '%s\n' \
     "# agentgate test world $AG_DIR (removed when the test ends)" 'auth     required  pam_deny.so' \
     'account  required  pam_permit.so' 'session  required  pam_permit.so')
@@ -146,7 +146,7 @@ ag_ok sshd_restarted ag_wait_until 60 listening
 ag_wait_until 60 ag_listening "$AG_SSHD_PID" "$AG_PORT"
 # this world's pam_agentgate.so is not installed where PAM looks for a bare
 # name: the line setup added names the world's copy
-sed -i "s|^session optional pam_agentgate.so bind\$|session optional $AG_DIR/sshd-pam/pam_agentgate.so bind|" "$PAMF"
+sed -i "s|^session optional pam_agentgate.so bind |session optional $AG_DIR/sshd-pam/pam_agentgate.so bind |" "$PAMF"
 
 # ---- through sshd ---------------------------------------------------------------
 T="$U@127.0.0.1"
@@ -232,5 +232,48 @@ ag_unlike "$out" "token agents log in with a key" no_token_note "$out"
 ag_like "$out" "the sshd of $AG_DIR/sshd_config reads the new drop-in when reloaded: kill -HUP \"\\\$\(cat $AG_DIR/sshd.pid\)\"" \
     reload_hint_names_the_pid_file "$out"
 ag_unlike "$out" "systemctl" reload_hint_is_not_systemctl "$out"
+
+# ---- Debian 12's sshd stack: bind above pam_env's user_readenv=1 --------------------
+# pam_env reading ~/.pam_environment before bind could put a key the connection
+# never used where bind reads sshd's: setup puts the line above it (and above
+# the comment that goes with it), and moves a line an older setup appended.
+# Only the file is judged here: no session runs through it.
+debian_pam() {
+	if grep -q '^session.*pam_env\.so.*user_readenv=1' /etc/pam.d/sshd; then
+		grep -v 'pam_agentgate' /etc/pam.d/sshd
+	else
+		printf '%s\n' 'account    required     pam_nologin.so' \
+		    'session    required     pam_loginuid.so' 'session    required     pam_env.so # [1]' \
+		    '# In Debian 4.0 (etch), locale-related environment variables were moved to' \
+		    '# /etc/default/locale, so read that as well.' \
+		    'session    required     pam_env.so user_readenv=1 envfile=/etc/default/locale'
+	fi
+}
+lineof() { grep -n "$1" "$PAMF" | head -n1 | cut -d: -f1; }
+debian_pam >"$PAMF"
+out=$("${SETUP[@]}" 2>&1)
+ag_is "$?" 0 setup_on_debians_sshd_stack "$(grep -E '^FAIL|sshd PAM' <<<"$out")"
+ag_like "$out" "added 'session optional pam_agentgate.so bind sshd_service=$AG_SSHD_SERVICE' above '$PAMF:[0-9]+: session required pam_env.so user_readenv=1" \
+    setup_says_where_the_bind_line_went "$out"
+bind_at=$(lineof 'pam_agentgate.so bind') env_at=$(lineof 'pam_env.so user_readenv=1')
+ag_ok bind_line_above_user_readenv test "${bind_at:-0}" -gt 0 -a "${bind_at:-0}" -lt "${env_at:-0}"
+ag_ok bind_line_above_the_pam_env_comment test "$(lineof 'In Debian 4.0')" -gt "${bind_at:-0}"
+ag_like "$out" "PASS  nothing before the bind line of $PAMF reads the user's ~/.pam_environment" \
+    doctor_passes_what_setup_wrote "$(grep '^FAIL' <<<"$out")"
+{ debian_pam; printf '%s\n' '# agentgate: record which key each connection used, for the gateway' \
+    '# (pam_agentgate(8), bind).  Optional: other accounts never depend on it.' \
+    "session optional $AG_DIR/sshd-pam/pam_agentgate.so bind sshd_service=$AG_SSHD_SERVICE"; } >"$PAMF"
+out=$("$GW" doctor --user "$U" --sshd "$AG_SSHD_BIN" --sshd-config "$AG_DIR/sshd_config" 2>&1)
+ag_like "$?:$(grep '^FAIL' <<<"$out")" "^1:FAIL  pam_env reads the user's ~/.pam_environment before bind .*fix: move the bind line" \
+    doctor_fails_bind_below_user_readenv "$(grep '^FAIL' <<<"$out")"
+out=$("${SETUP[@]}" 2>&1)
+ag_is "$?" 0 setup_moves_the_bind_line "$(grep -E '^FAIL|sshd PAM' <<<"$out")"
+ag_like "$out" "moved 'session optional $AG_DIR/sshd-pam/pam_agentgate.so bind sshd_service=$AG_SSHD_SERVICE' above" \
+    setup_says_it_moved_it "$out"
+ag_is "$(grep -c 'pam_agentgate.so bind' "$PAMF") $(grep -c '^# agentgate: record which key' "$PAMF")" "1 1" \
+    moved_line_and_its_comment_once "$(cat "$PAMF")"
+ag_ok moved_line_above_user_readenv test "$(lineof 'pam_agentgate.so bind')" -lt "$(lineof 'pam_env.so user_readenv=1')"
+out=$("${SETUP[@]}" 2>&1)
+ag_like "$out" "has pam_agentgate.so bind, unchanged" setup_after_the_move_changes_nothing "$out"
 
 ag_done
