@@ -1056,10 +1056,11 @@ srv_connection_main(const struct ag_config *cfg, ssh_bind bind, int fd,
 	    c.user, ag_audit_session_id(c.audit));
 	ag_live_begin(ag_audit_session_id(c.audit), &info, c.cfg->path);
 	serve_channels(&c);
-	(void)ag_audit_session_end(c.audit, 0, c.ncommands, &err);
+	if (ag_live_end())
+		(void)ag_audit_session_end(c.audit, 0, c.ncommands, &err);
 	status = 0;
 out:
-	ag_live_end();
+	(void)ag_live_end();
 	if (c.s != NULL) {
 		ag_ssh.ssh_disconnect(c.s);
 		if (c.ev != NULL)
