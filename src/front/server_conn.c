@@ -299,6 +299,16 @@ session_main(struct conn *c, struct chan *ch, const char *cmd, int st_fd)
 		keyfp[0] = '\0';
 	ag_standing_begin(&standing, c->cfg, c->identity, c->user, keyfp,
 	    ag_pamauth_token(c->pam), c->profile->name);
+	/*
+	 * The connection's policy is the one loaded when it began.  Once the
+	 * listener has loaded another (SIGHUP), each new channel (a multiplexed
+	 * client's next command) is judged against the policy file before its
+	 * first command: an identity deleted or disabled since opens no new
+	 * session on a connection it still holds.  A stamp nothing matches
+	 * makes that check read the file.
+	 */
+	if (srv_policy_reloaded)
+		memset(standing.stamp, 0, sizeof(standing.stamp));
 	cp.standing = &standing;
 	if (ag_core_begin(&core, &cp, &err) < 0) {
 		ag_err_print(stderr, &err);
@@ -1037,6 +1047,11 @@ srv_connection_main(const struct ag_config *cfg, ssh_bind bind, int fd,
 		}
 		if (child > 0) {
 			int st;
+
+			/* a reload seen before this line is passed on too */
+			srv_forward_to = child;
+			if (srv_policy_reloaded)
+				(void)kill(child, SIGUSR2);
 
 			close(fd);
 			while (waitpid(child, &st, 0) < 0 && errno == EINTR)
