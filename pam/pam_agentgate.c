@@ -41,6 +41,7 @@
 #include "auth/pamopts.h"
 #include "auth/ratelimit.h"
 #include "auth/sshbind.h"
+#include "record/live.h"
 #include "common/config.h"
 #include "common/err.h"
 #include "common/lastgood.h"
@@ -843,6 +844,12 @@ pam_sm_close_session(pam_handle_t *pamh, int flags, int argc, const char **argv)
 		return PAM_SERVICE_ERR;
 	if (o.bind) {
 		ag_sshbind_remove();
+		/*
+		 * The connection is over: a gateway of the account killed by
+		 * another of its processes (no sandbox) left its session
+		 * without an end.  Root here sees it gone and records it.
+		 */
+		ag_live_reap(NULL, NULL, "sshd's session close (pam_agentgate bind)");
 		return PAM_SUCCESS;
 	}
 	log_session(pamh, "closed");

@@ -99,6 +99,7 @@ ag_cmd_sessions(int argc, char **argv)
 	}
 	if (ag_cli_root_only("sessions") < 0)
 		return 1;
+	ag_live_witness("agentgate sessions");
 	ag_err_clear(&err);
 	if (ag_live_list(print_entry, &n, &err) < 0) {
 		ag_err_print(stderr, &err);
@@ -160,12 +161,8 @@ audit_termination(struct ending *t, const struct ag_live_entry *e, const char *r
 	}
 	if (t->cfg == NULL)
 		return;
-	memset(&info, 0, sizeof(info));
-	info.user = e->user;
-	info.identity = e->identity[0] ? e->identity : NULL;
-	info.profile = e->profile[0] ? e->profile : NULL;
-	info.client = e->client[0] ? e->client : NULL;
-	info.key = e->key[0] ? e->key : NULL;
+	ag_live_audit_info(e, &info);
+	info.token = NULL;
 	info.mode = "admin";
 	snprintf(why, sizeof(why), "ended by %s with %s%s%s", pw != NULL ? pw->pw_name : "root",
 	    t->by, *reason ? ": " : "", reason);
@@ -264,6 +261,7 @@ ag_sessions_end(int (*match)(const struct ag_live_entry *, void *, char *, size_
 	t.config = config;
 	t.by = by;
 	t.wait_s = wait_s;
+	ag_live_witness(by);
 	ag_err_clear(&err);
 	if (ag_live_list(end_one, &t, &err) < 0)
 		ag_err_print(stderr, &err);
@@ -390,6 +388,7 @@ ag_cmd_terminate(int argc, char **argv)
 	}
 	if (ag_cli_root_only("terminate") < 0)
 		return 1;
+	ag_live_witness("agentgate terminate");
 	ag_err_clear(&err);
 	/* a prefix names one session or none */
 	if (t.session != NULL && ag_live_list(count_one, &t, &err) >= 0 && t.found > 1) {

@@ -89,6 +89,9 @@ struct ag_core {
 	struct ag_audit		*audit;		/* the front end's; NULL: no records */
 	int			 tty;		/* read through libedit with a prompt */
 	int			 cmd_in;	/* stdin given to commands */
+	/* the MCP write_file tool's file (~/ expanded) while its `cat > PATH`
+	 * is judged and run: the runner writes cmd_in there itself (runner.h) */
+	const char		*write_path;
 	int			 pty;		/* stdin is a terminal: each command in a PTY */
 	unsigned long		 ncommands;	/* decisions made */
 	struct ag_sandbox	*sandbox;	/* prepared on first use */

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/openat2.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -33,6 +34,7 @@
 #include "exec/procwatch.h"
 #include "exec/sandbox.h"
 #include "exec/sigpipe.h"
+#include "policy/policy.h"
 #include "common/strbuf.h"
 
 #define RELAY_BUF	65536
@@ -556,6 +558,105 @@ child_signals(void)
  * sandbox's child functions); the PID namespace's extra fork and the
  * exec supervisor happen only in a forked child.
  */
+/* write_step's refusal: on stderr, as the command's own would be; exit 1 */
+static void __attribute__((noreturn, format(printf, 1, 2)))
+write_fail(const char *fmt, ...)
+{
+	char msg[PATH_MAX + 1400];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(msg, sizeof(msg) - 1, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		_exit(1);
+	if ((size_t)n > sizeof(msg) - 2)
+		n = (int)sizeof(msg) - 2;
+	msg[n++] = '\n';
+	(void)!write(2, msg, (size_t)n);
+	_exit(1);
+}
+
+static int
+open2(int dirfd, const char *path, int flags, mode_t mode)
+{
+	struct open_how how;
+
+	memset(&how, 0, sizeof(how));
+	how.flags = (unsigned long long)(flags | O_CLOEXEC);
+	how.mode = mode;
+	/* not a link in any component, none of them magic (/proc/PID/fd) */
+	how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+	if (dirfd != AT_FDCWD)
+		how.resolve |= RESOLVE_BENEATH;
+	return (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+}
+
+/*
+ * The MCP write_file tool's write (runner.h, write_path), in the runner's
+ * process: forked, in the sandbox, in the command's cwd, stdin on fd 0.
+ * The decision judged `cat > PATH` when the path was what it was then; a
+ * link put in its place since (a process of the account outside the
+ * sandbox, a command running beside this one) must not carry the write
+ * to a name the decision refused.  So: the directory as it resolves now,
+ * the file judged again there, then both opened following no link: a
+ * link swapped in between these steps makes the open fail.
+ */
+static void __attribute__((noreturn))
+write_step(const struct ag_run_opts *o)
+{
+	char dir[PATH_MAX], rdir[PATH_MAX], abs[PATH_MAX], msg[1200], buf[16384];
+	const char *base, *slash = strrchr(o->write_path, '/');
+	ssize_t n, w, off;
+	int dfd, fd;
+
+	/* the gate: the write-ahead record is on the disk (build_script) */
+	if (o->admit != NULL && (read(AG_RUN_GATE_FD, buf, 1) != 1 || buf[0] != 'g'))
+		_exit(126);
+	(void)close(AG_RUN_GATE_FD);
+	if (slash == NULL)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == o->write_path)
+		snprintf(dir, sizeof(dir), "/");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - o->write_path), o->write_path);
+	base = slash != NULL ? slash + 1 : o->write_path;
+	if (*base == '\0' || strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
+		write_fail("agentgate: write_file: %s: not a file name", o->write_path);
+	if (realpath(dir, rdir) == NULL)
+		write_fail("agentgate: write_file: %s: %s", dir, strerror(errno));
+	if (snprintf(abs, sizeof(abs), "%s%s%s", rdir, strcmp(rdir, "/") == 0 ? "" : "/",
+	    base) >= (int)sizeof(abs))
+		write_fail("agentgate: write_file: %s: %s", o->write_path, strerror(ENAMETOOLONG));
+	if (o->write_prof != NULL &&
+	    ag_policy_write_refusal(o->write_prof, o->write_home, abs, msg, sizeof(msg)) != NULL)
+		write_fail("agentgate: write_file: %s (the path resolves there now)", msg);
+	if ((dfd = open2(AT_FDCWD, rdir, O_PATH | O_DIRECTORY, 0)) < 0)
+		write_fail("agentgate: write_file: %s: %s", dir, errno == ELOOP ?
+		    "a symbolic link took a directory's place while it was written" :
+		    strerror(errno));
+	if ((fd = open2(dfd, base, O_WRONLY | O_CREAT | O_TRUNC | O_NOCTTY, 0666)) < 0)
+		write_fail("agentgate: write_file: %s: %s", o->write_path, errno == ELOOP ||
+		    errno == EXDEV ? "is a symbolic link: not followed" : strerror(errno));
+	while ((n = read(0, buf, sizeof(buf))) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			write_fail("agentgate: write_file: reading the content: %s",
+			    strerror(errno));
+		for (off = 0; off < n; off += w)
+			if ((w = write(fd, buf + off, (size_t)(n - off))) < 0 && errno != EINTR)
+				write_fail("agentgate: write_file: %s: %s", o->write_path,
+				    strerror(errno));
+			else if (w < 0)
+				w = 0;
+	}
+	if (close(fd) < 0)
+		write_fail("agentgate: write_file: %s: %s", o->write_path, strerror(errno));
+	_exit(0);
+}
+
 static void __attribute__((noreturn))
 child(const struct child_args *ca)
 {
@@ -651,6 +752,8 @@ child(const struct child_args *ca)
 			(void)!write(2, msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
 		_exit(1);
 	}
+	if (o->write_path != NULL)
+		write_step(o);
 	execve(o->runner, argv, ca->env);
 	{
 		char msg[PATH_MAX + 128];
@@ -701,7 +804,9 @@ spawn_runner(struct child_args *ca)
 	 * own state in memory the child would share: on another stack it
 	 * reports false errors, then corrupts that state.  It gets a fork
 	 * (the plain build's tests run the shared path). */
-	if (AG_ASAN || ca->guard != NULL || ca->pt != NULL ||
+	/* (the write step runs no program: it waits for the gate and writes
+	 * in the child, which must not hold up the gateway as a vfork does) */
+	if (AG_ASAN || ca->guard != NULL || ca->pt != NULL || ca->o->write_path != NULL ||
 	    ag_sandbox_child_joins(ca->o->sandbox)) {
 		if ((pid = fork()) == 0)
 			child(ca);

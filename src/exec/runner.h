@@ -98,6 +98,18 @@ struct ag_run_opts {
 	 */
 	int		(*revoked)(void *arg);
 	void		*revoked_arg;
+	/*
+	 * The MCP write_file tool's target (the line judged was `cat > PATH`;
+	 * PATH with ~/ expanded), or NULL.  The runner then writes in_fd to it
+	 * itself, inside the sandbox, after the gate, instead of running the
+	 * line: it resolves the directory, judges the file there again
+	 * (policy.h, ag_policy_write_refusal, with write_prof and write_home)
+	 * and opens it with openat2(2) following no symbolic link, so a link
+	 * put in its place after the decision cannot redirect the write.
+	 */
+	const char	*write_path;
+	const struct ag_profile *write_prof;
+	const char	*write_home;
 	int		 no_capture;	/* the command cannot change state
 					 * (ag_session_needs_capture): no trap, no fd 3,
 					 * and bash may exec a lone program directly */

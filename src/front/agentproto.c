@@ -227,6 +227,34 @@ input_fd(const char *p, size_t n)
 }
 
 /* One request after another until the pump goes; the session's status. */
+/*
+ * The file a write call names (n bytes at p: a path as the client gave
+ * it), as the runner's write step opens it: a leading ~/ is the home, as
+ * in the judged `cat > ~/'...'`.  malloc'd into *out (NULL: n is 0, no
+ * file); -1 when it holds a NUL or memory is short.
+ */
+static int
+write_target(const struct ag_core *core, const char *p, size_t n, char **out)
+{
+	const char *home = core->sess.home != NULL ? core->sess.home : "";
+	int tilde = n >= 2 && p[0] == '~' && p[1] == '/';
+	struct ag_strbuf sb;
+
+	*out = NULL;
+	if (n == 0)
+		return 0;
+	if (memchr(p, '\0', n) != NULL)
+		return -1;
+	ag_strbuf_init(&sb, n + strlen(home) + 2);
+	if ((tilde && ag_strbuf_addstr(&sb, home) < 0) ||
+	    ag_strbuf_append(&sb, p + tilde, n - (size_t)tilde) < 0) {
+		ag_strbuf_free(&sb);
+		return -1;
+	}
+	*out = ag_strbuf_detach(&sb, NULL);
+	return 0;
+}
+
 static int
 core_loop(struct ag_core *core, int ctl)
 {
@@ -250,16 +278,20 @@ core_loop(struct ag_core *core, int ctl)
 		ag_runner_cancel_reset();
 		memcpy(&t, body, sizeof(t));
 		if (type == AG_CALL_INPUT) {
-			uint32_t tl;
+			const size_t h = 3 * sizeof(t);
+			uint32_t tl, pl;
+			char *wpath = NULL;
 			int in;
 
-			if (len < 2 * sizeof(t) || (memcpy(&tl, body + sizeof(t), sizeof(tl)),
-			    tl > len - 2 * sizeof(t))) {
+			if (len < h || (memcpy(&tl, body + sizeof(t), sizeof(tl)),
+			    memcpy(&pl, body + 2 * sizeof(t), sizeof(pl)), tl > len - h) ||
+			    pl > len - h - tl || write_target(core, body + h + tl, pl,
+			    &wpath) < 0) {
 				free(body);
 				break;
 			}
 			/* the input on the command's stdin, from a sealed memfd */
-			if ((in = input_fd(body + 2 * sizeof(t) + tl, len - 2 * sizeof(t) - tl)) < 0) {
+			if ((in = input_fd(body + h + tl + pl, len - h - tl - pl)) < 0) {
 				memset(&oc, 0, sizeof(oc));
 				snprintf(oc.decision, sizeof(oc.decision), "deny");
 				snprintf(oc.reason, sizeof(oc.reason), "cannot hand the content over: %s",
@@ -268,11 +300,14 @@ core_loop(struct ag_core *core, int ctl)
 			} else {
 				core->timeout = (long)t;
 				core->cmd_in = in;
-				status = ag_core_command(core, body + 2 * sizeof(t), tl, 0, &end);
+				core->write_path = wpath;
+				status = ag_core_command(core, body + h, tl, 0, &end);
+				core->write_path = NULL;
 				core->cmd_in = STDIN_FILENO;
 				core->timeout = 0;
 				close(in);
 			}
+			free(wpath);
 			o = run_outcome(core, &oc);
 		} else if (type == AG_CALL_RUN) {
 			core->timeout = (long)t;
@@ -403,8 +438,9 @@ start_next(struct ag_pump *pu)
 		c->next = NULL;
 		t = (uint32_t)(c->timeout_s > 0 ? c->timeout_s : 0);
 		if (c->kind == AG_CALL_INPUT) {
-			uint32_t hdr[2] = { t, (uint32_t)c->len };
-			char *b = malloc(c->len + c->inlen + 1);
+			size_t plen = c->path != NULL ? strlen(c->path) : 0;
+			uint32_t hdr[3] = { t, (uint32_t)c->len, (uint32_t)plen };
+			char *b = malloc(c->len + plen + c->inlen + 1);
 
 			if (b == NULL) {
 				ag_call_free(c);
@@ -412,9 +448,10 @@ start_next(struct ag_pump *pu)
 				return;
 			}
 			memcpy(b, c->text, c->len);
-			memcpy(b + c->len, c->input != NULL ? c->input : "", c->inlen);
+			memcpy(b + c->len, c->path != NULL ? c->path : "", plen);
+			memcpy(b + c->len + plen, c->input != NULL ? c->input : "", c->inlen);
 			if (send_frame(pu->ctl, (uint32_t)c->kind, hdr, sizeof(hdr), b,
-			    c->len + c->inlen) < 0) {
+			    c->len + plen + c->inlen) < 0) {
 				free(b);
 				requeue(pu, c);
 				return;

@@ -334,6 +334,7 @@ ag_cmd_session(int argc, char **argv)
 	struct ag_err err;
 	struct passwd *pw;
 	char client[160], keyfp[128], rhost[80], *auth_info = NULL, *tok, ended[1024];
+	char witness[64] = "";
 	struct ag_standing standing;
 	enum ag_sshbind_result bound;
 	const char *cmd;
@@ -503,6 +504,10 @@ ag_cmd_session(int argc, char **argv)
 	ag_proctitle_set("agentgate: %s@%s [%.8s] %s", info.identity ? info.identity : "-",
 	    pw->pw_name, ag_audit_session_id(audit), info.mode);
 	ag_live_begin(ag_audit_session_id(audit), &info, cfg->path);
+	/* sessions of this policy whose gateways were killed: their ends */
+	snprintf(witness, sizeof(witness), "the gateway of session %.8s",
+	    ag_audit_session_id(audit));
+	ag_live_reap(cfg->path, &cfg->gw.audit, witness);
 
 	status = ag_core_serve(&core, cmd);
 	if (core.ended)
@@ -513,9 +518,11 @@ ag_cmd_session(int argc, char **argv)
 		    isatty(STDERR_FILENO) ? "\n" : "", ended);
 		status = AG_STATUS_ENDED;
 	}
-	(void)ag_audit_session_end(audit, status, core.ncommands, &err);
+	if (ag_live_end())
+		(void)ag_audit_session_end(audit, status, core.ncommands, &err);
+	ag_live_reap(cfg->path, &cfg->gw.audit, witness);
 out:
-	ag_live_end();
+	(void)ag_live_end();
 	if (began)
 		ag_core_end(&core);
 	ag_audit_close(audit);

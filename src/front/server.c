@@ -50,6 +50,8 @@
 
 static volatile sig_atomic_t got_chld, got_hup;
 volatile sig_atomic_t srv_got_stop;
+volatile sig_atomic_t srv_policy_reloaded;
+volatile sig_atomic_t srv_forward_to;
 static int is_listener;		/* SIGHUP: reload (listener) or end (connection) */
 /* A connection's end of its listener slot's pipe: written once authenticated. */
 int srv_authed_fd = -1;
@@ -61,7 +63,12 @@ on_signal(int sig)
 		got_chld = 1;
 	else if (sig == SIGHUP && is_listener)
 		got_hup = 1;
-	else
+	else if (sig == SIGUSR2) {
+		if (!is_listener)
+			srv_policy_reloaded = 1;
+		if (!is_listener && srv_forward_to > 0)
+			(void)kill((pid_t)srv_forward_to, SIGUSR2);
+	} else
 		srv_got_stop = sig;
 	ag_sigpipe_notify();
 }
@@ -69,7 +76,7 @@ on_signal(int sig)
 static int
 install_signals(struct ag_err *err)
 {
-	static const int caught[] = { SIGCHLD, SIGTERM, SIGINT, SIGHUP };
+	static const int caught[] = { SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGUSR2 };
 
 	if (ag_sigpipe_catch(caught, sizeof(caught) / sizeof(caught[0]), on_signal, 1, err) < 0)
 		return -1;
@@ -515,17 +522,20 @@ daemonize(struct ag_err *err)
 
 /*
  * SIGHUP: read the policy again for the connections still to come (those
- * running keep theirs: they are forks with their own copy).  A policy that
+ * running keep theirs: they are forks with their own copy, but each opens
+ * its next channels only for a caller the policy, read again, still takes:
+ * SIGUSR2 tells them).  A policy that
  * does not load leaves the old one in place.  Listen addresses, host keys
  * and algorithms need a restart.
  */
 static void
 reload(const struct ag_server_opts *o, struct ag_config **cfg,
-    struct ag_config **owned)
+    struct ag_config **owned, const struct conn_slot *slots, size_t nslots)
 {
 	struct ag_config *n;
 	struct ag_err err;
 	char msg[AG_ERR_MSG_MAX + 512];
+	size_t i;
 
 	if (o->config_path == NULL)
 		return;
@@ -540,6 +550,12 @@ reload(const struct ag_server_opts *o, struct ag_config **cfg,
 	ag_config_free(*owned);
 	*owned = n;
 	*cfg = n;
+	/* the connections in progress judge their next channels against the
+	 * policy as it is now (server_conn.c); told before the log line says
+	 * it is done */
+	for (i = 0; i < nslots; i++)
+		if (slots[i].pid > 0)
+			(void)kill(slots[i].pid, SIGUSR2);
 	ag_log(LOG_INFO, "SIGHUP: policy %s reloaded for new connections (listen "
 	    "addresses and host keys change only on restart)", o->config_path);
 }
@@ -648,7 +664,7 @@ ag_server_run(struct ag_config *cfg, const struct ag_server_opts *o,
 		}
 		if (got_hup) {
 			got_hup = 0;
-			reload(o, &cfg, &owned);
+			reload(o, &cfg, &owned, slots, nslots);
 		}
 		for (i = 0; i < nl && !srv_got_stop; i++)
 			if (pf[i].revents & POLLIN)

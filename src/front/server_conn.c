@@ -299,6 +299,16 @@ session_main(struct conn *c, struct chan *ch, const char *cmd, int st_fd)
 		keyfp[0] = '\0';
 	ag_standing_begin(&standing, c->cfg, c->identity, c->user, keyfp,
 	    ag_pamauth_token(c->pam), c->profile->name);
+	/*
+	 * The connection's policy is the one loaded when it began.  Once the
+	 * listener has loaded another (SIGHUP), each new channel (a multiplexed
+	 * client's next command) is judged against the policy file before its
+	 * first command: an identity deleted or disabled since opens no new
+	 * session on a connection it still holds.  A stamp nothing matches
+	 * makes that check read the file.
+	 */
+	if (srv_policy_reloaded)
+		memset(standing.stamp, 0, sizeof(standing.stamp));
 	cp.standing = &standing;
 	ag_config_forget_tokens(c->cfg, c->identity);
 	if (ag_core_begin(&core, &cp, &err) < 0) {
@@ -1039,6 +1049,11 @@ srv_connection_main(struct ag_config *cfg, ssh_bind bind, int fd,
 		if (child > 0) {
 			int st;
 
+			/* a reload seen before this line is passed on too */
+			srv_forward_to = child;
+			if (srv_policy_reloaded)
+				(void)kill(child, SIGUSR2);
+
 			close(fd);
 			while (waitpid(child, &st, 0) < 0 && errno == EINTR)
 				;
@@ -1057,10 +1072,11 @@ srv_connection_main(struct ag_config *cfg, ssh_bind bind, int fd,
 	    c.user, ag_audit_session_id(c.audit));
 	ag_live_begin(ag_audit_session_id(c.audit), &info, c.cfg->path);
 	serve_channels(&c);
-	(void)ag_audit_session_end(c.audit, 0, c.ncommands, &err);
+	if (ag_live_end())
+		(void)ag_audit_session_end(c.audit, 0, c.ncommands, &err);
 	status = 0;
 out:
-	ag_live_end();
+	(void)ag_live_end();
 	if (c.s != NULL) {
 		ag_ssh.ssh_disconnect(c.s);
 		if (c.ev != NULL)

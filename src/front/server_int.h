@@ -108,6 +108,12 @@ struct conn {
 
 /* server.c */
 extern volatile sig_atomic_t srv_got_stop;	/* a signal asked this process to end */
+/* A connection's: the listener read the policy again (SIGHUP) since it began,
+ * so each new channel is judged against the policy file (SIGUSR2). */
+extern volatile sig_atomic_t srv_policy_reloaded;
+/* The root parent of an authenticated connection: its child, which serves
+ * the channels, gets the SIGUSR2 in turn. */
+extern volatile sig_atomic_t srv_forward_to;
 extern int srv_authed_fd;	/* a connection's line to the listener (max_startups) */
 long	srv_conf_long(long v, long def);
 void	srv_sleep_ms(long ms);

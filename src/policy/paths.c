@@ -457,6 +457,18 @@ path_refusal(struct ag_walker *w, const char *abs, const char *res, int acc, cha
 	return NULL;
 }
 
+const char *
+ag_policy_write_refusal(const struct ag_profile *prof, const char *home, const char *abs,
+    char *msg, size_t msgsz)
+{
+	static struct ag_walker w;	/* large; only prof and home are read */
+
+	memset(&w, 0, AG_WALKER_ZERO);
+	w.prof = prof;
+	w.home = home != NULL && home[0] == '/' ? home : NULL;
+	return path_refusal(&w, abs, abs, AG_ACC_WRITE, msg, msgsz);
+}
+
 /*
  * Check one file access at literal path p (relative to base, or to every
  * directory the shell may be in).  what: "writing to" / "reading".

@@ -74,6 +74,17 @@ const char *ag_verdict_name(enum ag_verdict v);	/* "allow", "deny", "ask" */
 const char *const *ag_policy_protected(void);
 
 /*
+ * Why writing the file at abs (absolute, with no symbolic link in it) is
+ * refused in profile prof for an account whose home is home: the rule
+ * ("path:protect", "path:write") with the text in msg, or NULL when it may
+ * be written.  For a write made after the decision, where the file is
+ * really opened (the MCP write_file tool, exec/runner.h), so that a link
+ * swapped in after the decision cannot reach a name the decision refused.
+ */
+const char *ag_policy_write_refusal(const struct ag_profile *prof, const char *home,
+	    const char *abs, char *msg, size_t msgsz);
+
+/*
  * The wrappers the policy unwraps without a rule naming them (env, nice,
  * nohup, timeout, stdbuf, setsid, xargs, time), as program names to
  * resolve through PATH.  What a wrapper line runs is judged like a command

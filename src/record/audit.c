@@ -496,6 +496,28 @@ ag_audit_session_end(struct ag_audit *a, int status, unsigned long ncommands,
 }
 
 int
+ag_audit_session_lost(struct ag_audit *a, const char *session, long pid, const char *since,
+    const char *witness, struct ag_err *err)
+{
+	json_object *o;
+	char detail[256];
+
+	if (strlen(session) != sizeof(a->session) - 1 ||
+	    strspn(session, "0123456789abcdef") != sizeof(a->session) - 1)
+		return ag_err_set(err, "audit: '%.40s' is not a session id", session);
+	memcpy(a->session, session, sizeof(a->session));
+	if ((o = record(a, "session_end")) == NULL)
+		return ag_err_set(err, "audit: out of memory");
+	snprintf(detail, sizeof(detail), "its gateway (pid %ld, since %s) ended without "
+	    "recording the session's end: killed or crashed; how is not known here", pid,
+	    since != NULL && *since ? since : "?");
+	add_str(o, "reason", "gateway_lost");
+	add_str(o, "detail", detail);
+	add_str(o, "witness", witness);
+	return emit(a, o, err);
+}
+
+int
 ag_audit_set_recording(struct ag_audit *a, const char *path, const char *error)
 {
 	char *p = NULL, *e = NULL;

@@ -168,6 +168,15 @@ int	ag_audit_command(struct ag_audit *a, const struct ag_audit_cmd *c, struct ag
 int	ag_audit_session_end(struct ag_audit *a, int status, unsigned long ncommands,
 	    struct ag_err *err);
 /*
+ * The session_end of session (another process's: its gateway is gone,
+ * record/live.h), which a (opened with the session's who) writes in the
+ * gateway's stead: "reason": "gateway_lost", a "detail" naming the
+ * gateway's pid and start (since), and the "witness" that saw it gone.
+ * No exit, duration or count: nobody who saw it knows them.
+ */
+int	ag_audit_session_lost(struct ag_audit *a, const char *session, long pid,
+	    const char *since, const char *witness, struct ag_err *err);
+/*
  * The session's recording (pty.h, recording.h), named by session_end as
  * "recording", and why it stopped or never started ("recording_error").
  * Both copied; NULL = absent.  0, or -1 when out of memory.

@@ -8,6 +8,7 @@
 #include "agconfig.h"
 
 #include <dirent.h>
+#include <syslog.h>
 #include <stddef.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -19,7 +20,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/config.h"
+#include "common/log.h"
 #include "common/misc.h"
+#include "common/safepath.h"
 #include "record/live.h"
 
 static struct ag_live_entry self;	/* this process's entry */
@@ -116,16 +120,19 @@ ag_live_command(const char *command, size_t len)
 	write_entry();
 }
 
-void
+int
 ag_live_end(void)
 {
 	char path[PATH_MAX];
 
 	if (!registered)
-		return;
+		return 1;
 	registered = 0;
 	snprintf(path, sizeof(path), "%s/%s", AG_LIVE_DIR, self.session);
-	(void)unlink(path);
+	/* whoever removes the entry writes the session_end: ENOENT means a
+	 * witness found this gateway dead and wrote it (it never is, while
+	 * we run: a witness only takes the entry of a process that is gone) */
+	return unlink(path) == 0 || errno != ENOENT;
 }
 
 static void
@@ -215,6 +222,154 @@ field(struct ag_live_entry *e, const char *key, const char *v)
 			snprintf((char *)e + f[i].off, f[i].len, "%s", v);
 }
 
+/* The entry in the file at path (named name): 0, or -1 when unreadable. */
+static int
+read_entry(const char *path, const char *name, struct ag_live_entry *e)
+{
+	char line[PATH_MAX + 64];
+	FILE *fp;
+
+	if ((fp = fopen(path, "re")) == NULL)
+		return -1;
+	memset(e, 0, sizeof(*e));
+	memcpy(e->session, name, strlen(name));
+	while (fgets(line, sizeof(line), fp) != NULL) {
+		char *sp = strchr(line, ' ');
+
+		line[strcspn(line, "\n")] = '\0';
+		if (sp == NULL)
+			continue;
+		*sp = '\0';
+		field(e, line, sp + 1);
+	}
+	fclose(fp);
+	return 0;
+}
+
+/* 1 when the entry's gateway is no longer running: no such process, another
+ * process with its pid, or a zombie its parent has not reaped yet. */
+static int
+gateway_gone(const struct ag_live_entry *e)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long start;
+	pid_t ppid;
+	ssize_t n;
+	int fd;
+
+	if (e->pid <= 0 || ag_proc_stat(e->pid, &ppid, &start) < 0 || start != e->start)
+		return 1;
+	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)e->pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return 1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 1;
+	buf[n] = '\0';
+	/* the state, after the name in parentheses */
+	return (p = strrchr(buf, ')')) != NULL && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
+}
+
+void
+ag_live_audit_info(const struct ag_live_entry *e, struct ag_audit_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	info->user = e->user;
+	info->identity = e->identity[0] ? e->identity : NULL;
+	info->profile = e->profile[0] ? e->profile : NULL;
+	info->client = e->client[0] ? e->client : NULL;
+	info->key = e->key[0] ? e->key : NULL;
+	info->token = e->token[0] ? e->token : NULL;
+	info->mode = e->mode[0] ? e->mode : NULL;
+}
+
+static const char *witness_name = "agentgate";
+
+void
+ag_live_witness(const char *who)
+{
+	witness_name = who;
+}
+
+/*
+ * e's gateway is gone without removing its entry (at path): killed, or
+ * crashed.  Whoever removes an entry writes the session's end, so take it
+ * (a second witness, or the gateway itself, then finds it gone) and write
+ * the session_end the gateway never did: to conf's audit, or, with conf
+ * NULL (root), to the audit of the policy the session ran under, which
+ * must be a file only root can have written (a gateway the agent starts
+ * with its own --config names its own policy, and root would append to
+ * whatever file that names).
+ */
+static void
+lost(const char *path, const struct ag_live_entry *e, const struct ag_audit_conf *conf,
+    const char *witness)
+{
+	struct ag_config *cfg = NULL;
+	struct ag_audit_info info;
+	struct ag_audit *a = NULL;
+	struct ag_err err;
+	struct stat st;
+	char *real = NULL;
+
+	if (unlink(path) < 0)
+		return;		/* another witness's, or another account's entry */
+	ag_err_clear(&err);
+	if (conf == NULL) {
+		if (e->policy[0] == '\0')
+			ag_err_set(&err, "no policy recorded for it");
+		else if (ag_safe_path(e->policy, 0, &st, &real, &err) == 0)
+			cfg = ag_config_load(real, AG_CONFIG_GATEWAY_ONLY, &err);
+		if (cfg == NULL) {
+			ag_log(LOG_WARNING, "session %s: its gateway (pid %ld) is gone without "
+			    "recording the session's end, and it cannot be recorded: %s",
+			    e->session, (long)e->pid, err.msg);
+			goto out;
+		}
+		conf = &cfg->gw.audit;
+	}
+	ag_live_audit_info(e, &info);
+	if ((a = ag_audit_open(conf, &info, &err)) == NULL ||
+	    ag_audit_session_lost(a, e->session, (long)e->pid, e->since, witness, &err) < 0)
+		ag_log(LOG_ERR, "session %s: its gateway (pid %ld) is gone; the session's end "
+		    "is not recorded: %s", e->session, (long)e->pid, err.msg);
+	else
+		ag_log(LOG_WARNING, "session %s (%s@%s): its gateway (pid %ld) is gone without "
+		    "recording the session's end; recorded by %s", e->session,
+		    e->identity[0] ? e->identity : "-", e->user, (long)e->pid, witness);
+out:
+	ag_audit_close(a);
+	ag_config_free(cfg);
+	free(real);
+}
+
+void
+ag_live_reap(const char *policy, const struct ag_audit_conf *conf, const char *witness)
+{
+	char real[PATH_MAX], path[PATH_MAX];
+	struct ag_live_entry e;
+	struct dirent *de;
+	DIR *d;
+
+	if (policy != NULL && realpath(policy, real) == NULL)
+		return;
+	if ((d = opendir(AG_LIVE_DIR)) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.' || strlen(de->d_name) >= sizeof(e.session))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", AG_LIVE_DIR, de->d_name);
+		if (read_entry(path, de->d_name, &e) < 0 || !gateway_gone(&e))
+			continue;
+		/* a gateway writes only to its own policy's audit */
+		if (policy != NULL && strcmp(e.policy, real) != 0)
+			continue;
+		lost(path, &e, conf, witness);
+	}
+	closedir(d);
+}
+
 int
 ag_live_list(int (*fn)(const struct ag_live_entry *, void *), void *arg, struct ag_err *err)
 {
@@ -229,31 +384,16 @@ ag_live_list(int (*fn)(const struct ag_live_entry *, void *), void *arg, struct 
 	}
 	while ((de = readdir(d)) != NULL) {
 		struct ag_live_entry e;
-		char path[PATH_MAX], line[PATH_MAX + 64];
-		unsigned long long start;
-		pid_t ppid;
-		FILE *fp;
+		char path[PATH_MAX];
 
 		if (de->d_name[0] == '.' || strlen(de->d_name) >= sizeof(e.session))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", AG_LIVE_DIR, de->d_name);
-		if ((fp = fopen(path, "re")) == NULL)
+		if (read_entry(path, de->d_name, &e) < 0)
 			continue;
-		memset(&e, 0, sizeof(e));
-		memcpy(e.session, de->d_name, strlen(de->d_name));
-		while (fgets(line, sizeof(line), fp) != NULL) {
-			char *sp = strchr(line, ' ');
-
-			line[strcspn(line, "\n")] = '\0';
-			if (sp == NULL)
-				continue;
-			*sp = '\0';
-			field(&e, line, sp + 1);
-		}
-		fclose(fp);
-		/* a gateway killed before it could remove its entry */
-		if (e.pid <= 0 || ag_proc_stat(e.pid, &ppid, &start) < 0 || start != e.start) {
-			(void)unlink(path);
+		/* a gateway killed before it could end its session */
+		if (gateway_gone(&e)) {
+			lost(path, &e, NULL, witness_name);
 			continue;
 		}
 		n++;

@@ -29,7 +29,32 @@ void	ag_live_begin(const char *session, const struct ag_audit_info *info,
 	    const char *policy);
 /* The command now running (NULL: none, between commands). */
 void	ag_live_command(const char *command, size_t len);
-void	ag_live_end(void);
+/*
+ * The session ends: remove its entry.  1 when this gateway is to write the
+ * session_end record (it removed the entry, or had none), 0 when a witness
+ * already did (below).
+ */
+int	ag_live_end(void);
+
+/*
+ * A gateway killed (or crashed) writes no session_end.  Whoever finds its
+ * entry with its process gone takes the entry (removes it: one remover,
+ * one record) and writes a session_end with reason "gateway_lost" and who
+ * saw it (witness) in the gateway's stead: root's `agentgate sessions`,
+ * `terminate`, `lock` and `edit` (ag_live_list), the PAM module's session
+ * close in sshd's stack, and the next gateway of the account under the
+ * same policy as it starts and ends.  The write-ahead command_start of a
+ * command that was running stays as it was.
+ *
+ * ag_live_reap: every such entry; policy NULL: any policy, whose audit
+ * conf (NULL) root loads from the policy file the entry names, believed
+ * only when only root can have written it; else only the entries of that
+ * policy, to conf.
+ */
+void	ag_live_reap(const char *policy, const struct ag_audit_conf *conf,
+	    const char *witness);
+/* Who ag_live_list's records name as the witness ("agentgate sessions"). */
+void	ag_live_witness(const char *who);
 
 /*
  * Why the administrator ends a session (`agentgate terminate --reason`, a
@@ -62,9 +87,12 @@ struct ag_live_entry {
 
 /*
  * Every live entry, in no particular order, to fn; entries whose process
- * is gone are removed.  Root's.  The count listed, or -1 with err.
+ * is gone are removed and their sessions' ends recorded (above).  Root's.  The count listed, or -1 with err.
  */
 int	ag_live_list(int (*fn)(const struct ag_live_entry *, void *), void *arg,
 	    struct ag_err *err);
+
+/* Who e's session is, for its audit records (pointing into e). */
+void	ag_live_audit_info(const struct ag_live_entry *e, struct ag_audit_info *info);
 
 #endif

@@ -490,6 +490,46 @@ if [ -f "$PAM_MODULE" ]; then
 	ag_is "$r_out" "$(cat /etc/hostname)" identity_gets_the_new_profile_after_sighup
 	ag_write_policy "$AG_DIR/policy.yaml" < "$AG_DIR/policy.saved"
 	hup_and_wait
+
+	# an identity's open multiplexed connection: once the identity is
+	# disabled (then deleted) and SIGHUP, a new channel over it runs
+	# nothing and is audited; a valid connection's new channel runs
+	mux() {	# mux CONTROL-PATH KEY SSH-ARGS...
+		local ctl=$1 k=$2
+		shift 2
+		ssh -F /dev/null -i "$k" -p "$AG_PORT" -o StrictHostKeyChecking=no \
+		    -o UserKnownHostsFile=/dev/null -o BatchMode=yes -o LogLevel=ERROR \
+		    -o IdentitiesOnly=yes -o ConnectTimeout=120 -o ControlPath="$ctl" "$@"
+	}
+	for how in disabled deleted; do
+		mux "$AG_DIR/mux-bot" "$AG_DIR/client2" -o ControlMaster=yes -o ControlPersist=yes \
+		    -fN "$AG_USER@127.0.0.1"
+		mux "$AG_DIR/mux-acct" "$AG_DIR/client" -o ControlMaster=yes -o ControlPersist=yes \
+		    -fN "$AG_USER@127.0.0.1"
+		r_out=$(mux "$AG_DIR/mux-bot" "$AG_DIR/client2" "$AG_USER@127.0.0.1" "echo bot-$how" 2>&1)
+		ag_is "$r_out" "bot-$how" "identity_channel_runs_before_it_is_$how" "$r_out"
+		if [ "$how" = disabled ]; then
+			sed '/^  - name: botkey$/a\    disabled: true' "$AG_DIR/policy.saved"
+		else	# (a policy with no identity left would not load: another takes its place)
+			sed -e 's/^  - name: botkey$/  - name: otherbot/' \
+			    -e "s|$KEY2|$(cut -d' ' -f1,2 "$AG_DIR/stranger.pub")|" "$AG_DIR/policy.saved"
+		fi | ag_write_policy "$AG_DIR/policy.yaml"
+		hup_and_wait
+		n0=$(count "x.get('event') == 'session_revoked' and x.get('identity') == 'botkey'")
+		r_out=$(mux "$AG_DIR/mux-bot" "$AG_DIR/client2" "$AG_USER@127.0.0.1" "echo after-$how" 2>&1)
+		ag_unlike "$r_out" "^after-$how" "new_channel_of_${how}_identity_runs_nothing" "$r_out"
+		ag_like "$r_out" "has been ended: .*botkey" "new_channel_of_${how}_identity_told_why" "$r_out"
+		ag_is "$(count "x.get('event') == 'command' and x.get('command') == 'echo after-$how'")" 0 \
+		    "new_channel_of_${how}_identity_no_command_audited"
+		ag_is "$(( $(count "x.get('event') == 'session_revoked' and x.get('identity') == 'botkey'") - n0 ))" 1 \
+		    "new_channel_of_${how}_identity_audited"
+		r_out=$(mux "$AG_DIR/mux-acct" "$AG_DIR/client" "$AG_USER@127.0.0.1" "echo acct-$how" 2>&1)
+		ag_is "$r_out" "acct-$how" "valid_connections_new_channel_runs_after_$how" "$r_out"
+		mux "$AG_DIR/mux-bot" "$AG_DIR/client2" -O exit "$AG_USER@127.0.0.1" >/dev/null 2>&1
+		mux "$AG_DIR/mux-acct" "$AG_DIR/client" -O exit "$AG_USER@127.0.0.1" >/dev/null 2>&1
+		ag_write_policy "$AG_DIR/policy.yaml" < "$AG_DIR/policy.saved"
+		hup_and_wait
+	done
 	pam_stack permit
 fi
 

@@ -2207,6 +2207,32 @@ pathutil_basics(void **state)
 	assert_true(ag_path_inside("/r/.git/hooks/pre", "**/.git/hooks/**"));
 }
 
+/* A write judged again where it is made (the MCP write_file tool's): the
+ * resolved file's name against the protected paths and paths.write. */
+static void
+write_refusal_after_resolution(void **state)
+{
+	const struct ag_profile *dev = ag_config_profile(cfg, "dev");
+	char p[PATH_MAX], msg[1200];
+	const char *rule;
+
+	(void)state;
+	snprintf(p, sizeof(p), "%s/notes.txt", work);
+	assert_null(ag_policy_write_refusal(dev, home, p, msg, sizeof(msg)));
+	snprintf(p, sizeof(p), "%s/.gitattributes", work);
+	assert_non_null(rule = ag_policy_write_refusal(dev, home, p, msg, sizeof(msg)));
+	assert_string_equal(rule, "path:protect");
+	assert_non_null(strstr(msg, ".gitattributes"));
+	snprintf(p, sizeof(p), "%s/.bashrc", home);
+	assert_string_equal(ag_policy_write_refusal(dev, home, p, msg, sizeof(msg)),
+	    "path:protect");
+	snprintf(p, sizeof(p), "%s/secret/key", work);
+	assert_string_equal(ag_policy_write_refusal(dev, home, p, msg, sizeof(msg)),
+	    "path:protect");
+	assert_string_equal(ag_policy_write_refusal(dev, home, "/etc/passwd", msg, sizeof(msg)),
+	    "path:write");
+}
+
 int
 main(void)
 {
@@ -2243,6 +2269,7 @@ main(void)
 		cmocka_unit_test(envsan_sets),
 		cmocka_unit_test(pathutil_basics),
 		cmocka_unit_test(remote_is_judged_as_written),
+		cmocka_unit_test(write_refusal_after_resolution),
 	};
 
 	return cmocka_run_group_tests_name("policy", tests, setup, teardown);
