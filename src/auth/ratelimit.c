@@ -12,10 +12,12 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "auth/ratelimit.h"
+#include "common/log.h"
 #include "common/misc.h"
 
 /* The address as a file name: it is numeric (PAM_RHOST from sshd), but
@@ -30,19 +32,33 @@ path_for(const char *source, char *buf, size_t len)
 	return snprintf(buf, len, "%s/%s", AG_RATELIMIT_DIR, s) < (int)len ? 0 : -1;
 }
 
-/* Open and lock the source's file; -1 when there is no limiter here, -2
- * when its lock cannot be had. */
+/*
+ * Open and lock the source's file; -1 when there is no limiter here (no
+ * directory, or no failure from the source yet), -2 when the file cannot
+ * be had (its lock, or a file the group cannot write): the attempt then
+ * waits, since counting nothing would let every account of the host guess
+ * freely once one had left a file only it could write.
+ */
 static int
 open_locked(const char *source, int create)
 {
 	char path[PATH_MAX];
+	struct stat st;
 	int fd;
 
 	if (path_for(source, path, sizeof(path)) < 0)
 		return -1;
 	fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC | (create ? O_CREAT : 0), 0660);
-	if (fd < 0)
-		return -1;
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return -1;
+		ag_log(LOG_ERR, "token limiter %s: %s (remove it: the gateways of every "
+		    "account share it, through their group)", path, strerror(errno));
+		return -2;
+	}
+	/* the umask must not keep the other accounts' gateways out */
+	if (fstat(fd, &st) == 0 && st.st_uid == geteuid() && (st.st_mode & 07777) != 0660)
+		(void)fchmod(fd, 0660);
 	/* bounded: a session of the account stopped while holding it must not
 	 * hold up every token login from the address */
 	if (ag_flock_bounded(fd, AG_RATELIMIT_LOCK_MS) < 0) {
@@ -93,8 +109,8 @@ ag_ratelimit_wait(const char *source)
 	long long last;
 	int fd = open_locked(source, 0);
 
-	/* a lock held and not let go: the attempt waits, rather than
-	 * guessing freely while a stopped process holds the count */
+	/* a lock held and not let go, or a file we may not update: the
+	 * attempt waits, rather than guessing freely */
 	if (fd == -2)
 		return AG_RATELIMIT_LOCK_MS / 1000;
 	if (fd < 0)

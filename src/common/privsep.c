@@ -11,8 +11,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <limits.h>
 #include <malloc.h>
-#include <linux/openat2.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -300,15 +300,55 @@ ag_privsep_as_gateway(void)
 		set_egid(priv_gid);
 }
 
+/*
+ * dir opened a part at a time from "/", following no link: O_NOFOLLOW on
+ * every part (openat2's RESOLVE_NO_SYMLINKS would do, but not under
+ * valgrind, which does not know it).  An O_PATH fd, or -1 with errno.
+ */
+static int
+open_dir_nofollow(const char *dir)
+{
+	char part[NAME_MAX + 1];
+	const char *p = dir, *e;
+	int fd, next;
+
+	if (*p != '/') {
+		errno = EINVAL;
+		return -1;
+	}
+	if ((fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return -1;
+	for (;;) {
+		while (*p == '/')
+			p++;
+		if (*p == '\0')
+			return fd;
+		for (e = p; *e != '\0' && *e != '/'; e++)
+			;
+		if ((size_t)(e - p) > NAME_MAX || (e - p == 2 && p[0] == '.' && p[1] == '.') ||
+		    (e - p == 1 && p[0] == '.')) {
+			close(fd);
+			errno = EINVAL;
+			return -1;
+		}
+		memcpy(part, p, (size_t)(e - p));
+		part[e - p] = '\0';
+		next = openat(fd, part, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		close(fd);
+		if (next < 0)
+			return -1;
+		fd = next;
+		p = e;
+	}
+}
+
 int
 ag_privsep_mkdir_nofollow(const char *dir, const char *name, mode_t mode)
 {
-	struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
-	    .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
 	int fd, rc = -1, e;
 
 	ag_privsep_as_caller();
-	if ((fd = (int)syscall(SYS_openat2, AT_FDCWD, dir, &how, sizeof(how))) >= 0) {
+	if ((fd = open_dir_nofollow(dir)) >= 0) {
 		rc = mkdirat(fd, name, mode);
 		e = errno;
 		close(fd);

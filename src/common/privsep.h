@@ -86,7 +86,7 @@ void	ag_privsep_as_gateway(void);
  * Make name in dir, a directory the agent controls, as the caller: dir is
  * walked without following a link anywhere in it (a part swapped for one
  * since the gateway looked would lead elsewhere), and the new directory
- * has the caller's gid.  0, or -1 with errno (ELOOP: a link on the way).
+ * has the caller's gid.  0, or -1 with errno (a link on the way: ENOTDIR).
  */
 int	ag_privsep_mkdir_nofollow(const char *dir, const char *name, mode_t mode);
 

@@ -90,9 +90,21 @@ ag_like "$rc/$out" "^1/.*[Tt]oo many failed token attempts" \
     "after_sixteen_wrong_tokens_even_the_right_one_waits" "$out"
 ag_like "$(cat "$AG_RUNDIR/failures/$SRC" 2>&1)" "^17 [0-9]+$" \
     "failures_counted_for_the_source" "$(ls -la "$AG_RUNDIR/failures" 2>&1)"
+ag_is "$(stat -c %a "$AG_RUNDIR/failures/$SRC")" 660 \
+    "failures_file_writable_by_every_accounts_gateway" "$(ls -la "$AG_RUNDIR/failures" 2>&1)"
 out=$(ag_as alice "$T" 'echo key-in' 2>&1)
 ag_is "$out" key-in "keys_are_not_slowed_by_token_guessing" "$out"
 rm -f "$AG_RUNDIR/failures/$SRC"	# the admin's reset
+# a count this account's gateway may not update (another account's, left
+# without the group's write bit by an older gateway): the attempt waits,
+# it is not let through uncounted
+printf '1 %s\n' "$(date +%s)" > "$AG_RUNDIR/failures/$SRC"
+chown nobody:"${AG_GROUP:-agentgate}" "$AG_RUNDIR/failures/$SRC"
+chmod 0640 "$AG_RUNDIR/failures/$SRC"
+out=$(tok "tok-$$" 'echo token-in' 2>&1)
+ag_like "$out" "[Tt]oo many failed token attempts" \
+    "unwritable_failures_file_slows_rather_than_lets_through" "$out"
+rm -f "$AG_RUNDIR/failures/$SRC"
 
 # ---- agentgate edit ------------------------------------------------------------
 cat > "$AG_DIR/add-carol" <<EOF

@@ -61,7 +61,7 @@ link_on_the_way_refused(void **state)
 	assert_int_equal(symlink(target, link), 0);
 	path(d, sizeof(d), "swapped/.git");
 	assert_int_equal(ag_privsep_mkdir_nofollow(d, "hooks", 0755), -1);
-	assert_int_equal(errno, ELOOP);
+	assert_true(errno == ENOTDIR || errno == ELOOP);
 	path(h, sizeof(h), "elsewhere/.git/hooks");
 	assert_int_equal(lstat(h, &st), -1);
 	/* the last part a link too */
