@@ -958,7 +958,7 @@ warn_audit_fs(const struct ag_pos *pos, const char *what, void *arg)
 	const struct audit_fs *a = arg;
 
 	(void)pos;
-	printf("WARN  profiles.%s.%s is on the file system of the audit log %s: a session "
+	say("WARN  profiles.%s.%s is on the file system of the audit log %s: a session "
 	    "can fill it, and then every account's commands are refused until space is "
 	    "freed (%s); give the log a file system of its own\n", a->profile, what, a->log,
 	    a->min_free > 0 ? "audit.min_free keeps room for the records that follow" :
@@ -1220,6 +1220,11 @@ check_sandbox(struct doctor *d, const struct ag_config *cfg, const struct who *w
 	}
 	if (cfg->gw.sandbox == AG_SANDBOX_OFF) {
 		say("      sandbox: off (gateway.sandbox), nothing below is enforced\n");
+		if ((n = ag_identities_of_account(cfg, user)) >= 2)
+			say("WARN  account %s is shared by %zu identities with the sandbox "
+			    "off: each one's commands can trace, read and act within every "
+			    "other's (agentgate(8) SECURITY); give each its own account, or "
+			    "turn the sandbox on\n", user, n);
 		/* a refused wrapper is dead whatever the sandbox (set-ID
 		 * programs are not disarmed with it off) */
 		for (i = 0; i < cfg->nprofiles; i++)

@@ -77,6 +77,17 @@ another(const char **first, const char *name, int is_group)
 	return strcmp(*first, name) != 0;
 }
 
+size_t
+ag_identities_of_account(const struct ag_config *cfg, const char *user)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < cfg->nidentities; i++)
+		n += !cfg->identities[i].disabled &&
+		    ag_identity_allows_account(&cfg->identities[i], user);
+	return n;
+}
+
 int
 ag_policy_shared(const struct ag_config *cfg, const char *const *more, size_t nmore)
 {

@@ -32,6 +32,9 @@ int	ag_account_listed(const struct ag_strlist *l, const char *user);
  */
 int	ag_identity_allows_account(const struct ag_identity *id, const char *user);
 
+/* How many identities, not disabled, may log in as user. */
+size_t	ag_identities_of_account(const struct ag_config *cfg, const char *user);
+
 /*
  * 1 when the policy serves more than one account, as far as it and the
  * caller know: the accounts its users: and the identities' accounts:

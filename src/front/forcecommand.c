@@ -23,6 +23,7 @@
 #include "auth/pamauth.h"
 #include "auth/sshbind.h"
 #include "cli/commands.h"
+#include "common/account.h"
 #include "common/config.h"
 #include "common/lastgood.h"
 #include "common/log.h"
@@ -338,7 +339,7 @@ ag_cmd_session(int argc, char **argv)
 	struct ag_standing standing;
 	enum ag_sshbind_result bound;
 	const char *cmd;
-	int status = 1, began = 0, direct;
+	int status = 1, began = 0, direct, tty_prompt;
 
 	ag_err_clear(&err);
 	argv = ag_proctitle_init(argc, argv);
@@ -455,7 +456,20 @@ ag_cmd_session(int argc, char **argv)
 	/* the address `from` and the token limit judge: sshd's, from the
 	 * record; a gateway sshd did not start has none (SSH_CONNECTION is
 	 * then whatever its starter put there) */
-	pam = pam_begin(cfg, pw, isatty(STDIN_FILENO), auth_info, rhost, &info);
+	/*
+	 * No token is asked for at the terminal of an account several
+	 * identities share: sshd gives the account the terminal, and another
+	 * identity's process could read the line before we do.  A token then
+	 * comes in the environment (SendEnv) or through sshd's own
+	 * keyboard-interactive prompt, inside the SSH protocol.
+	 */
+	tty_prompt = isatty(STDIN_FILENO) && ag_identities_of_account(cfg, pw->pw_name) < 2;
+	pam = pam_begin(cfg, pw, tty_prompt, auth_info, rhost, &info);
+	if (pam == NULL && !tty_prompt && isatty(STDIN_FILENO))
+		fprintf(stderr, "agentgate: this account is shared by several identities, so "
+		    "no token is read from its terminal (another process of the account could "
+		    "read it first): send it with AGENTGATE_TOKEN (ssh -o "
+		    "SendEnv=AGENTGATE_TOKEN)\n");
 	free(auth_info);
 	auth_info = NULL;
 	if (pam == NULL)

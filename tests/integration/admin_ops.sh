@@ -75,6 +75,16 @@ out=$(tok "tok-$$" 'echo token-in' 2>&1)
 ag_is "$out" token-in "token_identity_logs_in_over_the_transport_key" "$out"
 out=$(ag_as transport "$T" 'echo in' 2>&1); rc=$?
 ag_like "$rc/$out" "^1/" "transport_key_without_token_is_refused" "$out"
+# no token is read from a terminal the account owns: another identity's
+# process could read what is typed there before the gateway does
+out=$(ag_as transport -b "$SRC" -tt "$T" 'echo typed' < /dev/null 2>&1 | tr -d '\r')
+ag_unlike "$out" "Agent token" "shared_account_asks_no_token_at_the_terminal" "$out"
+ag_like "$out" "shared by several identities.*SendEnv=AGENTGATE_TOKEN" \
+    "shared_account_says_how_to_send_the_token" "$out"
+out=$(AGENTGATE_TOKEN=tok-$$ ag_as transport -b "$SRC" -tt -o SendEnv=AGENTGATE_TOKEN "$T" \
+    'echo token-tty' < /dev/null 2>&1 | tr -d '\r')
+ag_like "$out" "token-tty" "token_in_the_environment_still_works_with_a_terminal" "$out"
+rm -f "$AG_RUNDIR/failures/$SRC"
 # a guesser's own valid token between its guesses forgives none of them
 for i in 1 2 3 4; do tok "wrong-a$i" true >/dev/null 2>&1; done
 out=$(tok "tok-$$" 'echo own-token' 2>&1)
