@@ -34,7 +34,7 @@ path_for(const char *source, char *buf, size_t len)
 
 /*
  * Open and lock the source's file; -1 when there is no limiter here (no
- * directory, or no failure from the source yet), -2 when the file cannot
+ * directory or none of ours, or no failure from the source yet), -2 when the file cannot
  * be had (its lock, or a file the group cannot write): the attempt then
  * waits, since counting nothing would let every account of the host guess
  * freely once one had left a file only it could write.
@@ -50,7 +50,10 @@ open_locked(const char *source, int create)
 		return -1;
 	fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC | (create ? O_CREAT : 0), 0660);
 	if (fd < 0) {
-		if (errno == ENOENT)
+		/* no directory, or one this caller may not use (a gateway without
+		 * the group, which doctor fails): no limiter here */
+		if (errno == ENOENT ||
+		    faccessat(AT_FDCWD, AG_RATELIMIT_DIR, W_OK | X_OK, AT_EACCESS) < 0)
 			return -1;
 		ag_log(LOG_ERR, "token limiter %s: %s (remove it: the gateways of every "
 		    "account share it, through their group)", path, strerror(errno));

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
@@ -276,12 +277,70 @@ unlock_state(struct file_sink *a)
 
 /* A lock nobody released in time: not the file's fault, keep it for the
  * next record. */
+/*
+ * Who holds the flock of the log or its chain state, from /proc/locks
+ * (numbers as the kernel prints them there): the pid, or 0 when none is
+ * found.  *stopped: that process is stopped (SIGSTOP, a tracer).
+ */
+static pid_t
+lock_holder(const struct file_sink *a, int *stopped)
+{
+	int fds[2] = { a->cfd, a->fd }, i, n = 0;
+	struct stat st[2];
+	char line[256], state = '?';
+	unsigned long long ino;
+	unsigned maj, mnr;
+	long p;
+	pid_t pid = 0;
+	FILE *fp;
+
+	*stopped = 0;
+	for (i = 0; i < 2; i++)
+		if (fds[i] >= 0 && fstat(fds[i], &st[n]) == 0)
+			n++;
+	if (n == 0 || (fp = fopen("/proc/locks", "re")) == NULL)
+		return 0;
+	while (pid == 0 && fgets(line, sizeof(line), fp) != NULL) {
+		if (sscanf(line, "%*s FLOCK %*s %*s %ld %x:%x:%llu", &p, &maj, &mnr, &ino) != 4 ||
+		    p <= 0 || p == (long)getpid())
+			continue;
+		for (i = 0; i < n; i++)
+			if (ino == (unsigned long long)st[i].st_ino &&
+			    makedev(maj, mnr) == st[i].st_dev)
+				pid = (pid_t)p;
+	}
+	fclose(fp);
+	snprintf(line, sizeof(line), "/proc/%ld/stat", (long)pid);
+	if (pid > 0 && (fp = fopen(line, "re")) != NULL) {
+		/* "PID (COMM) STATE ...": COMM may hold anything but ends at the last ')' */
+		char *rp;
+
+		if (fgets(line, sizeof(line), fp) != NULL && (rp = strrchr(line, ')')) != NULL &&
+		    rp[1] == ' ' && rp[2] != '\0')
+			state = rp[2];
+		fclose(fp);
+	}
+	*stopped = state == 'T' || state == 't';
+	return pid;
+}
+
 static int
 held(struct file_sink *a, struct ag_err *why)
 {
+	int stopped;
+	pid_t pid;
+
 	if (errno != ETIMEDOUT)
 		return ag_err_set(why, "audit log %s: cannot lock it: %s", a->file,
 		    strerror(errno));
+	/* the admin's lead: which process, so that it can be ended */
+	if ((pid = lock_holder(a, &stopped)) > 0) {
+		ag_err_set(why, "audit log %s: process %ld%s has held its lock for %ld s "
+		    "without writing; the record was not written (end it: kill %ld)", a->file,
+		    (long)pid, stopped ? ", stopped," : "", LOCK_WAIT_MS / 1000, (long)pid);
+		ag_log(LOG_ERR, "%s", why->msg);
+		return -1;
+	}
 	return ag_err_set(why, "audit log %s: another session has held its lock for %ld s "
 	    "without writing (a gateway stopped while writing?); the record was not written",
 	    a->file, LOCK_WAIT_MS / 1000);

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -1091,6 +1092,31 @@ held_lock_fails_closed_in_bounded_time(void **state)
 	assert_int_equal(ag_audit_command(a, &c, &err), -1);
 	assert_non_null(strstr(err.msg, "has held its lock"));
 	close(holder);
+	/* a stopped process of its own holding it: named, for the admin to end */
+	{
+		char pidstr[32];
+		pid_t kid;
+		int st;
+
+		if ((kid = fork()) == 0) {
+			int h = open(path, O_RDWR | O_CLOEXEC);
+
+			if (h < 0 || flock(h, LOCK_EX) < 0)
+				_exit(1);
+			raise(SIGSTOP);
+			_exit(0);
+		}
+		assert_true(kid > 0);
+		assert_int_equal(waitpid(kid, &st, WUNTRACED), kid);
+		assert_true(WIFSTOPPED(st));
+		ag_err_clear(&err);
+		assert_int_equal(ag_audit_command(a, &c, &err), -1);
+		snprintf(pidstr, sizeof(pidstr), "process %ld, stopped,", (long)kid);
+		assert_non_null(strstr(err.msg, pidstr));
+		assert_non_null(strstr(err.msg, "kill"));
+		kill(kid, SIGKILL);
+		assert_int_equal(waitpid(kid, &st, 0), kid);
+	}
 	assert_int_equal(ag_audit_command(a, &c, &err), 0);
 	ag_audit_close(a);
 	{
