@@ -1220,11 +1220,11 @@ check_sandbox(struct doctor *d, const struct ag_config *cfg, const struct who *w
 	}
 	if (cfg->gw.sandbox == AG_SANDBOX_OFF) {
 		say("      sandbox: off (gateway.sandbox), nothing below is enforced\n");
-		if ((n = ag_identities_of_account(cfg, user)) >= 2)
-			say("WARN  account %s is shared by %zu identities with the sandbox "
-			    "off: each one's commands can trace, read and act within every "
-			    "other's (agentgate(8) SECURITY); give each its own account, or "
-			    "turn the sandbox on\n", user, n);
+		if ((n = ag_account_principals(cfg, user)) >= 2)
+			say("WARN  account %s is shared by %zu callers (identities, and those "
+			    "without one) with the sandbox off: each one's commands can trace, "
+			    "read and act within every other's (agentgate(8) SECURITY); give "
+			    "each its own account, or turn the sandbox on\n", user, n);
 		/* a refused wrapper is dead whatever the sandbox (set-ID
 		 * programs are not disarmed with it off) */
 		for (i = 0; i < cfg->nprofiles; i++)

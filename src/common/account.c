@@ -78,14 +78,20 @@ another(const char **first, const char *name, int is_group)
 }
 
 size_t
-ag_identities_of_account(const struct ag_config *cfg, const char *user)
+ag_account_principals(const struct ag_config *cfg, const char *user)
 {
+	struct passwd *pw = getpwnam(user);
 	size_t i, n = 0;
+	int mapped = cfg->gw.default_profile != NULL;
 
 	for (i = 0; i < cfg->nidentities; i++)
 		n += !cfg->identities[i].disabled &&
 		    ag_identity_allows_account(&cfg->identities[i], user);
-	return n;
+	for (i = 0; i < cfg->nusers && !mapped; i++)
+		mapped = cfg->users[i].is_group ? pw != NULL &&
+		    ag_account_in_group(user, pw->pw_gid, cfg->users[i].name) :
+		    strcmp(cfg->users[i].name, user) == 0;
+	return n + (size_t)mapped;
 }
 
 int

@@ -32,8 +32,12 @@ int	ag_account_listed(const struct ag_strlist *l, const char *user);
  */
 int	ag_identity_allows_account(const struct ag_identity *id, const char *user);
 
-/* How many identities, not disabled, may log in as user. */
-size_t	ag_identities_of_account(const struct ag_config *cfg, const char *user);
+/*
+ * Who may log in as user: the identities (not disabled) that may, and one
+ * more when callers without an identity get a profile there (users:, a
+ * group of it, or gateway.default_profile).  2 or more: a shared account.
+ */
+size_t	ag_account_principals(const struct ag_config *cfg, const char *user);
 
 /*
  * 1 when the policy serves more than one account, as far as it and the

@@ -392,6 +392,7 @@ serve(struct ag_execguard *g, int listener)
 	struct seccomp_notif *n = NULL;
 	struct seccomp_notif_resp *resp = NULL;
 	struct req_buf *b = NULL;
+	int first = 1;
 
 	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sz) < 0 ||
 	    (n = calloc(1, sz.seccomp_notif > sizeof(*n) ? sz.seccomp_notif : sizeof(*n))) == NULL ||
@@ -425,7 +426,16 @@ serve(struct ag_execguard *g, int listener)
 				continue;	/* the process died meanwhile */
 			break;
 		}
-		if (read_request(n, b, &req, reason, sizeof(reason)) < 0) {
+		if (first) {
+			/*
+			 * The runner's own exec of its shell: the filter's first
+			 * process, which runs the gateway's code until then and
+			 * is not dumpable (its memory is the gateway's), so it is
+			 * neither read nor judged; the line it runs was judged.
+			 */
+			first = 0;
+			ok = 1;
+		} else if (read_request(n, b, &req, reason, sizeof(reason)) < 0) {
 			ok = 0;
 			snprintf(rule, sizeof(rule), "exec:unreadable");
 		} else {

@@ -686,15 +686,14 @@ child(const struct child_args *ca)
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	/*
-	 * The gateway is not dumpable; the exec supervisor reads this child's
-	 * first exec from its memory, and exec would make it dumpable anyway.
-	 * Safe in a copy: the group and the gateway's own fds went first
-	 * thing.  Never in a child that shares the gateway's memory: the flag
-	 * belongs to the memory, and the agent's uid could then write into
-	 * the gateway's through /proc/PID/mem.
+	 * Not dumpable until it execs, as the gateway it copies: its memory
+	 * holds what the gateway's does (the policy, serve's host key), and
+	 * the account's other processes could read a dumpable copy for as
+	 * long as the command runs (the PID namespace's parent below stays).
+	 * The exec supervisor does not read this child's exec: it is the
+	 * first one its filter sees (execguard.c), and the exec makes the
+	 * shell dumpable for the ones that follow.
 	 */
-	if (!ca->shared)
-		(void)prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
 	/* before the fd shuffle below: the sandbox's fds are still where they were */
 	if (o->sandbox != NULL) {
 		int joined = ag_sandbox_child_enter(o->sandbox);

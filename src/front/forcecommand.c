@@ -23,7 +23,6 @@
 #include "auth/pamauth.h"
 #include "auth/sshbind.h"
 #include "cli/commands.h"
-#include "common/account.h"
 #include "common/config.h"
 #include "common/lastgood.h"
 #include "common/log.h"
@@ -79,8 +78,8 @@ audit_auth_failure(const struct ag_config *cfg, const struct ag_audit_info *info
  * client gets one line, the audit log the PAM detail, and NULL is returned.
  */
 static struct ag_pamauth *
-pam_begin(const struct ag_config *cfg, const struct passwd *pw, int interactive,
-    const char *auth_info, const char *rhost, const struct ag_audit_info *info)
+pam_begin(const struct ag_config *cfg, const struct passwd *pw, const char *auth_info,
+    const char *rhost, const struct ag_audit_info *info)
 {
 	struct ag_pamauth_params p;
 	struct ag_pamauth_failure fail;
@@ -106,11 +105,18 @@ pam_begin(const struct ag_config *cfg, const struct passwd *pw, int interactive,
 	p.user = pw->pw_name;
 	if (rhost != NULL && *rhost != '\0')
 		p.rhost = rhost;
-	if (interactive && ttyname_r(STDIN_FILENO, tty, sizeof(tty)) == 0)
+	if (isatty(STDIN_FILENO) && ttyname_r(STDIN_FILENO, tty, sizeof(tty)) == 0)
 		p.tty = tty;
 	p.auth_info = auth_info;
 	p.token = token;
-	p.interactive = interactive;
+	/*
+	 * Nothing is asked at the terminal: sshd makes the account its owner,
+	 * so another process of the account (another identity's, outside the
+	 * sandbox) could read a token typed there before we do.  A token
+	 * comes in the environment (SendEnv) or through sshd's own
+	 * keyboard-interactive prompt, inside the SSH protocol.
+	 */
+	p.interactive = 0;
 	pa = ag_pamauth_start(cfg, &p, &err, &fail);
 	if (token != NULL) {
 		explicit_bzero(token, strlen(token));
@@ -339,7 +345,7 @@ ag_cmd_session(int argc, char **argv)
 	struct ag_standing standing;
 	enum ag_sshbind_result bound;
 	const char *cmd;
-	int status = 1, began = 0, direct, tty_prompt;
+	int status = 1, began = 0, direct;
 
 	ag_err_clear(&err);
 	argv = ag_proctitle_init(argc, argv);
@@ -456,20 +462,11 @@ ag_cmd_session(int argc, char **argv)
 	/* the address `from` and the token limit judge: sshd's, from the
 	 * record; a gateway sshd did not start has none (SSH_CONNECTION is
 	 * then whatever its starter put there) */
-	/*
-	 * No token is asked for at the terminal of an account several
-	 * identities share: sshd gives the account the terminal, and another
-	 * identity's process could read the line before we do.  A token then
-	 * comes in the environment (SendEnv) or through sshd's own
-	 * keyboard-interactive prompt, inside the SSH protocol.
-	 */
-	tty_prompt = isatty(STDIN_FILENO) && ag_identities_of_account(cfg, pw->pw_name) < 2;
-	pam = pam_begin(cfg, pw, tty_prompt, auth_info, rhost, &info);
-	if (pam == NULL && !tty_prompt && isatty(STDIN_FILENO))
-		fprintf(stderr, "agentgate: this account is shared by several identities, so "
-		    "no token is read from its terminal (another process of the account could "
-		    "read it first): send it with AGENTGATE_TOKEN (ssh -o "
-		    "SendEnv=AGENTGATE_TOKEN)\n");
+	pam = pam_begin(cfg, pw, auth_info, rhost, &info);
+	if (pam == NULL && isatty(STDIN_FILENO))
+		fprintf(stderr, "agentgate: no token is read from the terminal (another "
+		    "process of the account could read it first): send it with "
+		    "AGENTGATE_TOKEN (ssh -o SendEnv=AGENTGATE_TOKEN)\n");
 	free(auth_info);
 	auth_info = NULL;
 	if (pam == NULL)

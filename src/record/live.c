@@ -311,9 +311,16 @@ lost(const char *path, const struct ag_live_entry *e, const struct ag_audit_conf
 	struct ag_audit *a = NULL;
 	struct ag_err err;
 	struct stat st;
-	char *real = NULL;
+	char *real = NULL, taken[PATH_MAX];
+	int written = 0;
 
-	if (unlink(path) < 0)
+	/*
+	 * Taken by renaming it aside (one witness wins), and removed only once
+	 * the record is written: a write that fails (the log's lock held by a
+	 * stopped process) puts it back for the next witness.
+	 */
+	snprintf(taken, sizeof(taken), "%s/.%s.lost", AG_LIVE_DIR, e->session);
+	if (rename(path, taken) < 0)
 		return;		/* another witness's, or another account's entry */
 	ag_err_clear(&err);
 	if (conf == NULL) {
@@ -333,8 +340,8 @@ lost(const char *path, const struct ag_live_entry *e, const struct ag_audit_conf
 	if ((a = ag_audit_open(conf, &info, &err)) == NULL ||
 	    ag_audit_session_lost(a, e->session, (long)e->pid, e->since, witness, &err) < 0)
 		ag_log(LOG_ERR, "session %s: its gateway (pid %ld) is gone; the session's end "
-		    "is not recorded: %s", e->session, (long)e->pid, err.msg);
-	else
+		    "is not recorded yet: %s", e->session, (long)e->pid, err.msg);
+	else if ((written = 1))
 		ag_log(LOG_WARNING, "session %s (%s@%s): its gateway (pid %ld) is gone without "
 		    "recording the session's end; recorded by %s", e->session,
 		    e->identity[0] ? e->identity : "-", e->user, (long)e->pid, witness);
@@ -342,6 +349,10 @@ out:
 	ag_audit_close(a);
 	ag_config_free(cfg);
 	free(real);
+	if (written)
+		(void)unlink(taken);
+	else
+		(void)rename(taken, path);
 }
 
 void

@@ -79,7 +79,7 @@ ag_like "$rc/$out" "^1/" "transport_key_without_token_is_refused" "$out"
 # process could read what is typed there before the gateway does
 out=$(ag_as transport -b "$SRC" -tt "$T" 'echo typed' < /dev/null 2>&1 | tr -d '\r')
 ag_unlike "$out" "Agent token" "shared_account_asks_no_token_at_the_terminal" "$out"
-ag_like "$out" "shared by several identities.*SendEnv=AGENTGATE_TOKEN" \
+ag_like "$out" "no token is read from the terminal.*SendEnv=AGENTGATE_TOKEN" \
     "shared_account_says_how_to_send_the_token" "$out"
 out=$(AGENTGATE_TOKEN=tok-$$ ag_as transport -b "$SRC" -tt -o SendEnv=AGENTGATE_TOKEN "$T" \
     'echo token-tty' < /dev/null 2>&1 | tr -d '\r')

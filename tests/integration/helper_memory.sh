@@ -11,7 +11,9 @@ ag_setgid_gateway
 
 TOK_BOB="tok-bob-$$-$RANDOM"
 BOB_HASH=$(printf '%s' "$TOK_BOB" | sha256sum | cut -d' ' -f1)
+MARK="policy-text-marker-$$-$RANDOM"
 ag_write_policy "$AG_DIR/policy.yaml" <<POLICY
+# $MARK
 version: 1
 gateway:
   audit: { file: @AUDIT@, required: true }
@@ -31,8 +33,11 @@ T="$AG_USER@127.0.0.1"
 
 cat > "$AG_DIR/scan.py" <<'PY'
 import os, re, sys
-# the hash as the policy writes it, and as the gateway keeps it
-needles = (sys.argv[1].encode(), bytes.fromhex(sys.argv[1]))
+# the hash as the policy writes it, and as the gateway keeps it; a line
+# only the policy's text has; and any other secret as hex bytes
+needles = (sys.argv[1].encode(), bytes.fromhex(sys.argv[1])) + \
+    tuple(n.encode() if i % 2 == 0 else bytes.fromhex(n) for i, n in enumerate(sys.argv[2:]))
+print("# needles: %d" % len(needles))
 me = os.getuid()
 for d in os.listdir("/proc"):
     if not d.isdigit() or int(d) == os.getpid():
@@ -72,9 +77,13 @@ client=$!
 keeper_up() { pgrep -u "$AG_USER" -x agentgate-ns >/dev/null; }
 ag_ok keeper_running_for_alices_command ag_wait_until 60 keeper_up
 ag_wait_until 60 pgrep -u "$AG_USER" -x cat >/dev/null
-out=$(runuser -u "$AG_USER" -- python3 "$AG_DIR/scan.py" "$BOB_HASH")
+out=$(runuser -u "$AG_USER" -- python3 "$AG_DIR/scan.py" "$BOB_HASH" "$MARK")
+printf '%s\n' "$out" | sed 's/^/# sshd: /'
 ag_like "$out" "agentgate-ns clean" "keeper_memory_read_by_the_account" "$out"
 ag_unlike "$out" "FOUND" "no_process_the_account_can_read_holds_bobs_token_hash" "$out"
+# what the gateway forks keeps its memory, and stays unreadable: only
+# fresh images (the keeper, the commands) are the account's to read
+ag_unlike "$out" " agentgate (clean|FOUND)" "no_copy_of_the_gateway_readable_by_the_account" "$out"
 for p in $(pgrep -u "$AG_USER" -x agentgate-ns); do
 	ag_is "$(tr -d '\0' < /proc/$p/environ | wc -c)" 0 "keeper_${p}_has_no_environment"
 	ag_is "$(readlink /proc/$p/exe)" "$(readlink -f "$AG_DIR/agentgate")" "keeper_${p}_is_the_gateways_image"
@@ -82,4 +91,48 @@ done
 echo done > "$fifo"
 wait "$client"
 ag_like "$(cat "$AG_DIR/alice.out")" "alice-done" "alices_command_ran_in_the_sandbox"
+
+# ---- agentgate serve: its host key (root's) is in no process the account reads
+ssh-keygen -q -t ed25519 -N '' -f "$AG_DIR/serve_hostkey" -C host || exit 99
+SEED=$(python3 - "$AG_DIR/serve_hostkey" <<'PY'
+import base64, struct, sys
+lines = open(sys.argv[1]).read().splitlines()
+d = base64.b64decode("".join(l for l in lines if not l.startswith("-----")))
+p = len(b"openssh-key-v1\0")
+def s(p):
+    n = struct.unpack(">I", d[p:p + 4])[0]
+    return d[p + 4:p + 4 + n], p + 4 + n
+_, p = s(p); _, p = s(p); _, p = s(p); p += 4
+_, p = s(p); priv, _ = s(p)
+q = 8
+_, q = (lambda b, q: (None, q + 4 + struct.unpack(">I", b[q:q + 4])[0]))(priv, q)
+_, q = (lambda b, q: (None, q + 4 + struct.unpack(">I", b[q:q + 4])[0]))(priv, q)
+n = struct.unpack(">I", priv[q:q + 4])[0]
+print(priv[q + 4:q + 4 + 32].hex())
+PY
+)
+ag_like "$SEED" "^[0-9a-f]{64}$" "host_key_seed_read"
+SPORT=$(ag_free_port)
+sed -e "s|^gateway:|gateway:\n  server:\n    host_keys: [$AG_DIR/serve_hostkey]\n    allow_users: [$AG_USER]|" \
+    "$AG_DIR/policy.yaml" | ag_write_policy "$AG_DIR/serve.yaml"
+"$AG_DIR/agentgate" serve --config "$AG_DIR/serve.yaml" --listen "127.0.0.1:$SPORT" \
+    --foreground -e 2>>"$AG_DIR/serve.log" &
+SRV=$!
+AG_SERVER_PIDS+=("$SRV")
+ag_wait_until 60 ag_listening "$SRV" "$SPORT"
+mkfifo "$AG_DIR/hold2"
+ag_as alice -p "$SPORT" "$T" "cat $AG_DIR/hold2; echo serve-done" > "$AG_DIR/serve.out" 2>&1 &
+client=$!
+cat_runs() { pgrep -u "$AG_USER" -x cat >/dev/null; }
+ag_ok serve_command_running ag_wait_until 60 cat_runs
+# the key file's text too (what reading it left behind), a line of it
+KEYLINE=$(sed -n 2p "$AG_DIR/serve_hostkey")
+out=$(runuser -u "$AG_USER" -- python3 "$AG_DIR/scan.py" "$BOB_HASH" "$MARK" "$SEED" "$KEYLINE")
+printf '%s\n' "$out" | sed 's/^/# serve: /'
+ag_unlike "$out" "FOUND" "no_process_the_account_can_read_holds_serves_host_key" "$out"
+ag_unlike "$out" " agentgate (clean|FOUND)" "no_copy_of_serves_memory_readable_by_the_account" "$out"
+echo done > "$AG_DIR/hold2"
+wait "$client"
+ag_like "$(cat "$AG_DIR/serve.out")" "serve-done" "alices_command_ran_under_serve" "$(cat "$AG_DIR/serve.log")"
+kill "$SRV" 2>/dev/null
 ag_done

@@ -75,6 +75,38 @@ out=$(ag_as bob "$T" 'echo after' 2>&1)
 ag_is "$out" after "next_session_runs" "$out"
 ag_is "$(nends "$sid")" 1 "killed_session_has_exactly_one_session_end" "$(ends "$sid")"
 
+# ---- the end is not lost while the audit log cannot take it -----------------
+# a process holds the log's lock (a stopped gateway would): the witnesses
+# that see the gateway gone cannot write, and leave the session for the
+# next one instead of dropping it
+ag_as alice "$T" 'sleep 4244' >/dev/null 2>&1 &
+client=$!
+ag_wait_until 60 sh -c "'$AG_DIR/agentgate' sessions | grep -q 'sleep 4244'"
+out=$("$AG_DIR/agentgate" sessions 2>&1)
+sid2=$(awk '/sleep 4244/ {print $1}' <<<"$out")
+gwpid2=$(awk '/sleep 4244/ {print $(NF-2)}' <<<"$out")
+mkfifo "$AG_DIR/lockhold"
+flock -x "$AG_AUDIT" cat "$AG_DIR/lockhold" >/dev/null &
+holder=$!
+AG_SERVER_PIDS+=("$holder")
+ag_wait_until 30 sh -c "grep -q ' FLOCK .* $holder ' /proc/locks"
+runuser -u "$AG_USER" -- kill -KILL "$gwpid2"
+ag_wait_until 60 sh -c "! kill -0 $gwpid2 2>/dev/null || grep -q '^[^ ]* ([^)]*) Z' /proc/$gwpid2/stat"
+for p in $(pgrep -u "$AG_USER" -x sleep); do
+	[ "$(cat /proc/"$p"/cmdline 2>/dev/null | tr '\0' ' ')" = "sleep 4244 " ] && kill "$p"
+done
+wait "$client" 2>/dev/null
+# root's witness meets the held lock: it writes nothing, and keeps the entry
+"$AG_DIR/agentgate" sessions >/dev/null 2>&1
+ag_is "$(nends "$sid2")" 0 "no_end_written_while_the_log_is_held" "$(ends "$sid2")"
+echo release > "$AG_DIR/lockhold"
+wait "$holder" 2>/dev/null
+"$AG_DIR/agentgate" sessions >/dev/null 2>&1
+has_lost2() { [ "$(nends "$sid2")" -ge 1 ]; }
+ag_ok end_written_once_the_log_is_free ag_wait_until 60 has_lost2
+"$AG_DIR/agentgate" sessions >/dev/null 2>&1
+ag_is "$(nends "$sid2")" 1 "held_session_has_exactly_one_session_end" "$(ends "$sid2")"
+
 # ---- a session ending normally: its own end, once ----------------------------
 out=$(ag_as alice "$T" 'echo normal-4243' 2>&1)
 ag_is "$out" normal-4243 "normal_session_runs" "$out"

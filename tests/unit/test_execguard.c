@@ -142,9 +142,10 @@ allowed_execs_run_and_every_exec_is_seen(void **state)
 	    out, sizeof(out), 0), 0);
 	assert_string_equal(out, "hello\nok\n");
 	assert_int_equal(nd, 0);
-	/* sh itself, echo, env, true */
-	assert_true(s.n >= 4);
-	assert_string_equal(s.paths[0], "sh");
+	/* echo, env, true; sh itself is the filter's first exec, the runner's
+	 * own, which is let through unread (its memory is the gateway's) */
+	assert_true(s.n >= 3);
+	assert_string_equal(s.paths[0], "echo");
 	ag_execguard_denials_free(d, nd);
 }
 
