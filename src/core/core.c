@@ -5,6 +5,7 @@
 #include <grp.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/account.h"
@@ -292,6 +293,27 @@ tmp_env(struct ag_core *core)
 	return 0;
 }
 
+/*
+ * The account's login shell is the gateway, and SHELL names it: gdb starts
+ * its program and its `shell` commands with $SHELL -c, as do script(1) and
+ * an editor's :!, and the gateway cannot run inside the sandbox.  Where
+ * every exec is judged anyway (ag_profile_exec_judged), SHELL names the
+ * shell that runs the commands.  Elsewhere it stays the gateway, which
+ * fails such a program closed.
+ */
+static int
+shell_env(struct ag_core *core)
+{
+	const char *sh = ag_session_getenv(&core->sess, "SHELL");
+	struct stat a, b;
+
+	if (!ag_profile_exec_judged(core->profile) || sh == NULL || stat(sh, &a) < 0 ||
+	    stat("/proc/self/exe", &b) < 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino)
+		return 0;
+	return ag_session_setenv(&core->sess, "SHELL", core->cfg->gw.runner != NULL ?
+	    core->cfg->gw.runner : AG_BASH);
+}
+
 int
 ag_core_sandbox(struct ag_core *core, struct ag_err *err)
 {
@@ -307,7 +329,7 @@ ag_core_sandbox(struct ag_core *core, struct ag_err *err)
 	if ((core->sandbox = ag_sandbox_prepare(core->cfg, core->profile, core->identity, s->home,
 	    s->cwd, s->env, err)) == NULL)
 		return -1;
-	if (tmp_env(core) < 0) {
+	if (tmp_env(core) < 0 || shell_env(core) < 0) {
 		core_sandbox_free(core);
 		return ag_err_set(err, "out of memory");
 	}

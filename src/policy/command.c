@@ -212,6 +212,15 @@ no_rule(struct ag_walker *w, const struct ag_prog *p, const char *name, const ch
 		    base, w->prof->name ? w->prof->name : "?", base);
 		return;
 	}
+	if (rc == 0 && p != NULL && (p->flags & AG_PROG_EXEC_SEEN) && ag_walk_exec_judged(w)) {
+		/* a tracer or valgrind, run as any unlisted program: what it
+		 * runs meets the deny rules at its exec (prog.h), and is
+		 * judged here too where the line shows it */
+		ag_walk_refuse_unknown(w, name, NULL);
+		prog_check(w, p, base, a, na, NULL, flags);
+		ag_walk_inner(w, p, base, a, na, flags);
+		return;
+	}
 	if (p != NULL && (p->flags & AG_PROG_WRAPPER_RISKY)) {
 		char rule[64];
 

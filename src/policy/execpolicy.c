@@ -109,10 +109,11 @@ loader_operand(const char *path, char *const *argv, size_t argc)
 }
 
 /*
- * Strict tier: what the loader is asked to run must be a program the
- * profile allows, judged like a typed line, and nothing may be loaded
- * beside it: the kernel's execute rules see only the loader's own exec, so
- * without this any readable ELF file (a JVM, git's helpers) would run.
+ * Strict tier: what the loader (or valgrind) is asked to run must be a
+ * program the profile allows, judged like a typed line, and nothing may
+ * be loaded beside it: the kernel's execute rules see only the loader's
+ * own exec, so without this any readable ELF file (a JVM, git's helpers)
+ * would run.
  */
 static int
 strict_loader_ok(const struct ag_execpolicy *ep, const char *path, char *const *argv,
@@ -128,7 +129,8 @@ strict_loader_ok(const struct ag_execpolicy *ep, const char *path, char *const *
 	int ok;
 
 	show_argv(path, argv, argc, shown, sizeof(shown));
-	snprintf(rule, rulesz, "exec:loader");
+	snprintf(rule, rulesz, "%s", ag_prog_inproc(path, argv, argc) > 0 ? "exec:inproc" :
+	    "exec:loader");
 	for (i = 1; i < lo; i++)
 		for (k = 0; loads[k] != NULL; k++)
 			if (strcmp(argv[i], loads[k]) == 0) {
@@ -153,8 +155,10 @@ strict_loader_ok(const struct ag_execpolicy *ep, const char *path, char *const *
 		ag_decision_free(&d);
 		return 1;
 	}
-	snprintf(reason, reasonsz, "denied: '%s' runs a program through the dynamic loader "
-	    "that profile '%s' does not allow%s%s", shown, ep->profile->name,
+	snprintf(reason, reasonsz, "denied: '%s' runs a program through %s "
+	    "that profile '%s' does not allow%s%s", shown,
+	    strcmp(rule, "exec:loader") == 0 ? "the dynamic loader" : ag_base_name(path),
+	    ep->profile->name,
 	    ok ? ": " : "", ok ? d.reason : "");
 	ag_decision_free(&d);
 	return 0;
@@ -166,6 +170,9 @@ ag_execpolicy_judge(const struct ag_execpolicy *ep, const char *path, char *cons
 {
 	size_t lo = loader_operand(path, argv, argc);
 
+	/* valgrind and its tools: the registry knows their words (prog.h) */
+	if (lo == 0)
+		lo = ag_prog_inproc(path, argv, argc);
 	if (lo > 0 && ep->profile->tier == AG_TIER_STRICT &&
 	    !strict_loader_ok(ep, path, argv, argc, lo, cwd, reason, reasonsz, rule, rulesz))
 		return 0;

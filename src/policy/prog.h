@@ -94,6 +94,14 @@ enum {
 	AG_PROG_SUBS_ALL = 0x10,
 	/* a first word +NAME picks a toolchain (rustup: cargo +nightly build) */
 	AG_PROG_PLUS_TOOLCHAIN = 0x20,
+	/*
+	 * A risky wrapper whose programs the exec supervisor sees all the
+	 * same: they reach the kernel as execs (strace, gdb), or the exec
+	 * judge unwraps the one it runs in its own process (valgrind:
+	 * inproc).  Where every exec is judged (ag_profile_exec_judged) it
+	 * runs without a rule, unwrapped where its words show the command.
+	 */
+	AG_PROG_EXEC_SEEN = 0x40,
 };
 
 /* An action of a program a deny rule may name (cargo publish), and what it
@@ -163,6 +171,14 @@ struct ag_prog {
 	 * literal: NULL in words).
 	 */
 	size_t	(*dispatch)(const char *const *words, size_t nwords, char *name, size_t namesz);
+	/*
+	 * Runs the program an operand names inside its own process, so that
+	 * program's exec never reaches the kernel (valgrind): the operand's
+	 * index in words, or 0 when there is none or a word before it is not
+	 * literal (NULL).  One grammar for the typed line (its unwrap hook)
+	 * and the exec judge (ag_prog_inproc).
+	 */
+	size_t	(*inproc)(const char *const *words, size_t nwords);
 	/* the file names of its entry points, run directly or by an
 	 * interpreter (npm-cli.js): the program under another name */
 	const char *const	*entry_names;
@@ -195,6 +211,13 @@ int	ag_prog_maybe_alias(const struct ag_prog *p, const char *word);
 int	ag_prog_dashed(const char *path, const char *argv0, const struct ag_prog **p,
 	    const char **sub);
 
+/*
+ * An exec of path (argv) that runs another program in its own process:
+ * the index in argv of that program (judge it and what follows as the
+ * exec), or 0.
+ */
+size_t	ag_prog_inproc(const char *path, char *const *argv, size_t argc);
+
 /* The program (its first name) whose entry point file name is base
  * (npm-cli.js is npm), or NULL. */
 const char *ag_prog_entry(const char *base);
@@ -220,8 +243,8 @@ int	ag_prog_registry_check(char *why, size_t whysz);
 /* wrappers.c */
 extern const struct ag_prog ag_prog_env, ag_prog_nice, ag_prog_nohup, ag_prog_setsid,
     ag_prog_unbuffer, ag_prog_stdbuf, ag_prog_time, ag_prog_timeout, ag_prog_xargs,
-    ag_prog_sudo, ag_prog_flock, ag_prog_watch, ag_prog_strace, ag_prog_busybox,
-    ag_prog_loader, ag_prog_opaque, ag_prog_exec;
+    ag_prog_sudo, ag_prog_flock, ag_prog_watch, ag_prog_strace, ag_prog_ltrace,
+    ag_prog_gdb, ag_prog_valgrind, ag_prog_busybox, ag_prog_loader, ag_prog_opaque, ag_prog_exec;
 /* coreutils.c */
 extern const struct ag_prog ag_prog_tee, ag_prog_touch, ag_prog_mkdir, ag_prog_rm,
     ag_prog_rmdir, ag_prog_truncate, ag_prog_shred, ag_prog_unlink, ag_prog_sort,

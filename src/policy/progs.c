@@ -22,8 +22,8 @@ const struct ag_prog *const ag_progs[] = {
 	/* wrappers.c */
 	&ag_prog_env, &ag_prog_nice, &ag_prog_nohup, &ag_prog_setsid, &ag_prog_unbuffer,
 	&ag_prog_stdbuf, &ag_prog_time, &ag_prog_timeout, &ag_prog_xargs, &ag_prog_sudo,
-	&ag_prog_flock, &ag_prog_watch, &ag_prog_strace, &ag_prog_busybox, &ag_prog_loader,
-	&ag_prog_opaque,
+	&ag_prog_flock, &ag_prog_watch, &ag_prog_strace, &ag_prog_ltrace, &ag_prog_gdb,
+	&ag_prog_valgrind, &ag_prog_busybox, &ag_prog_loader, &ag_prog_opaque,
 	/* coreutils.c */
 	&ag_prog_tee, &ag_prog_touch, &ag_prog_mkdir, &ag_prog_rm, &ag_prog_rmdir,
 	&ag_prog_truncate, &ag_prog_shred, &ag_prog_unlink, &ag_prog_sort, &ag_prog_cp,
@@ -57,7 +57,7 @@ const struct ag_prog *const ag_progs[] = {
  * in '*' are prefixes, tried in order when no name matches exactly.
  */
 #define MAX_NAMES	256
-#define MAX_PREFIXES	8
+#define MAX_PREFIXES	24
 #define MAX_WRAPPERS	16
 
 struct ent {
@@ -145,6 +145,14 @@ ag_prog_spells(const struct ag_prog *p, const char *word, const char *action)
 	if (strcmp(word, action) == 0 || strcmp(ag_prog_action(p, word), action) == 0)
 		return 1;
 	return p != NULL && p->spells != NULL && p->spells(word, action);
+}
+
+size_t
+ag_prog_inproc(const char *path, char *const *argv, size_t argc)
+{
+	const struct ag_prog *p = ag_prog_lookup(ag_base_name(path));
+
+	return p != NULL && p->inproc != NULL ? p->inproc((const char *const *)argv, argc) : 0;
 }
 
 const char *

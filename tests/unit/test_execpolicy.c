@@ -140,6 +140,39 @@ loader_operand_is_judged_as_the_exec(void **state)
 	    1);
 }
 
+/*
+ * valgrind runs its operand in its own process: the launcher, Debian's
+ * valgrind.bin, the tool binary by path and a child's exec under
+ * --trace-children=yes are each judged as the program they run.
+ */
+static void
+valgrind_operand_is_judged_as_the_exec(void **state)
+{
+	(void)state;
+	assert_int_equal(judge("/usr/bin/valgrind", "valgrind", "git", "push", NULL), 0);
+	assert_int_equal(judge("/usr/bin/valgrind", "valgrind", "-q", "--leak-check=full",
+	    "--", "git", "-C", "r", "push", NULL), 0);
+	assert_int_equal(judge("/usr/bin/valgrind.bin", "valgrind.bin", "-q",
+	    "--trace-children=yes", "/usr/bin/git", "push", NULL), 0);
+	assert_int_equal(judge("/usr/libexec/valgrind/memcheck-amd64-linux",
+	    "/usr/bin/valgrind.bin", "/usr/bin/git", "push", NULL), 0);
+	assert_int_equal(judge("/usr/lib/x86_64-linux-gnu/valgrind/none-amd64-linux", "x",
+	    "--tool=none", "su", NULL), 0);
+	/* valgrind inside valgrind, and the loader inside valgrind */
+	assert_int_equal(judge("/usr/bin/valgrind", "valgrind", "valgrind", "git", "push", NULL), 0);
+	assert_int_equal(judge("/usr/bin/valgrind", "valgrind", "/lib64/ld-linux-x86-64.so.2",
+	    "/usr/bin/git", "push", NULL), 0);
+	/* git's dispatch by name holds under it too */
+	assert_int_equal(judge("/usr/bin/valgrind", "valgrind", "git-push", "o", NULL), 0);
+	/* what no deny rule names runs; `sh -c` is judged when sh runs git */
+	assert_int_equal(judge("/usr/bin/valgrind", "valgrind", "--trace-children=yes", "sh",
+	    "-c", "git push", NULL), 1);
+	assert_int_equal(judge("/usr/bin/valgrind", "valgrind", "git", "status", NULL), 1);
+	assert_int_equal(judge("/usr/bin/valgrind", "valgrind", "--version", NULL), 1);
+	assert_int_equal(judge("/usr/libexec/valgrind/memcheck-amd64-linux", "valgrind.bin",
+	    "./a.out", NULL), 1);
+}
+
 static void
 other_subcommands_and_programs_pass(void **state)
 {
@@ -212,6 +245,10 @@ strict_loader_runs_only_allowed_programs(void **state)
 	    "/bin/ls", NULL), 0);
 	assert_int_equal(judge("/lib64/ld-linux-x86-64.so.2", "ld.so", "--library-path", "/tmp",
 	    "/bin/ls", NULL), 0);
+	/* valgrind too: its tool binary's exec is the only one the kernel sees */
+	assert_int_equal(judge("/usr/bin/valgrind", "valgrind", "-q", "/bin/ls", NULL), 1);
+	assert_int_equal(judge("/usr/libexec/valgrind/memcheck-amd64-linux", "valgrind.bin",
+	    "/usr/bin/git", "log", NULL), 0);
 	/* programs run by their own exec are the kernel's to judge */
 	assert_int_equal(judge("/usr/bin/make", "make", NULL), 1);
 	ep.profile = dev;
@@ -236,6 +273,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(denied_subcommand_refused_however_it_is_spelled),
 		cmocka_unit_test(loader_operand_is_judged_as_the_exec),
+		cmocka_unit_test(valgrind_operand_is_judged_as_the_exec),
 		cmocka_unit_test(other_subcommands_and_programs_pass),
 		cmocka_unit_test(denied_program_and_arguments),
 		cmocka_unit_test(denied_exact_argv_by_name),

@@ -171,7 +171,7 @@ setup(void **state)
 	};
 	static const char *const fake[] = {
 		"sudo", "doas", "busybox", "mytool", "unbuffer", "chroot", "gdb",
-		"parallel", NULL
+		"parallel", "valgrind", "ltrace", "memcheck-amd64-linux", NULL
 	};
 	struct ag_err err;
 	size_t i;
@@ -634,6 +634,21 @@ static const struct tcase wrappers[] = {
 	{ "wrap", "strace -p 1", D, "wrapper:trace" },
 	{ "wrap", "strace sh", D, "unknown" },
 	{ "wrap", "strace -o /etc/x ls", D, "path:write" },
+	/* strict tier: a rule naming a tracer lets it run a command, no more */
+	{ "wrap", "strace -fo /etc/x ls", D, "path:write" },
+	{ "wrap", "strace --output /etc/x ls", D, "path:write" },
+	{ "wrap", "strace --attach=1", D, "wrapper:trace" },
+	{ "wrap", "strace -E X=1 ls", D, "wrapper:trace" },
+	{ "wrap", "strace -o '|sh' ls", D, "wrapper:trace" },
+	{ "wrap", "strace -s 100 -e trace=open -- ls", A, NULL },
+	{ "wrap", "strace -s 100 sh", D, "unknown" },
+	{ "ro", "valgrind ls", D, "wrapper:valgrind" },
+	{ "ro", "ltrace ls", D, "wrapper:ltrace" },
+	{ "ro", "@T/bin/memcheck-amd64-linux ls", D, "wrapper:memcheck-amd64-linux" },
+	/* developer tier without unknown: allow: as the strict tier */
+	{ "tier", "strace ls", D, "wrapper:strace" },
+	{ "tier", "gdb ./configure", D, "wrapper:gdb" },
+	{ "tier", "valgrind ls", D, "wrapper:valgrind" },
 	{ "wrap", "unbuffer ls", A, NULL },
 	{ "wrap", "unbuffer sh", D, "unknown" },
 	{ "wrap", "chroot /x ls", A, NULL },
@@ -1531,6 +1546,42 @@ static const struct tcase unknown_allow[] = {
 	{ "open", "hash -p /bin/sh ls", D, "builtin:hash" },
 	{ "open", "read -e x", D, "builtin:read" },
 	{ "open", "sudo id", D, "wrapper:sudo" },
+	/*
+	 * Debuggers and tracers: what they run reaches the kernel as an exec
+	 * the supervisor judges (valgrind's program through its own words,
+	 * prog.h), so they run; the line still judges what it shows.
+	 */
+	{ "open", "strace -f ls", A, "profiles.open.unknown" },
+	{ "open", "strace -f -o trace.txt ./configure", A, NULL },
+	{ "open", "strace -p 1", A, NULL },
+	{ "open", "strace -E X=1 -E Y git status", A, NULL },
+	{ "open", "strace -o '|grep open' ls", A, NULL },
+	{ "open", "strace -f git push", D, "profiles.open.deny" },
+	{ "open", "strace -fe trace=execve -s 99 -- git -C r push", D, "profiles.open.deny" },
+	{ "open", "strace --trace execve git push", D, "profiles.open.deny" },
+	{ "open", "strace -o /etc/x ls", D, "path:write" },
+	{ "open", "strace -fo/etc/x ls", D, "path:write" },
+	{ "open", "strace --output=/etc/x ls", D, "path:write" },
+	{ "open", "strace --out /etc/x ls", D, "path:write" },
+	{ "open", "strace -E LD_PRELOAD=/x.so ls", D, "env:LD_PRELOAD" },
+	{ "open", "ltrace -o /etc/x ls", D, "path:write" },
+	{ "open", "ltrace -S git push", D, "profiles.open.deny" },
+	{ "open", "gdb -batch -ex bt ./configure", A, NULL },
+	{ "open", "gdb -q -batch -ex 'shell git push'", A, NULL },
+	{ "open", "gdb -p 1 -batch -ex bt", A, NULL },
+	{ "open", "gdb --batch --ex=run --args git push origin", D, "profiles.open.deny" },
+	{ "open", "gdb -x cmds su", D, "profiles.open.deny" },
+	{ "open", "valgrind --leak-check=full -q ./configure", A, NULL },
+	{ "open", "valgrind --version", A, NULL },
+	{ "open", "valgrind $VGOPTS ./configure", A, NULL },
+	{ "open", "valgrind git push", D, "profiles.open.deny" },
+	{ "open", "valgrind -q -- git push", D, "profiles.open.deny" },
+	/* sh's own exec of git is judged, valgrind's or not */
+	{ "open", "valgrind --trace-children=yes sh -c 'git push'", A, NULL },
+	{ "open", "@T/bin/memcheck-amd64-linux git push", D, "profiles.open.deny" },
+	{ "open", "valgrind --log-file=/etc/x ls", D, "path:write" },
+	{ "open", "valgrind --xml=yes --xml-file=/etc/vg.xml ls", D, "path:write" },
+	{ "open", "valgrind --log-file=vg.%p.log ls", A, NULL },
 	/* a deny rule names a builtin: what hides code stays refused */
 	{ "openbi", "ulimit -n 10", D, "profiles.openbi.deny" },
 	{ "openbi", "eval 'ulimit -n 10'", D, "builtin:code" },

@@ -14,6 +14,7 @@
 
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "policy/prog.h"
@@ -442,41 +443,276 @@ const struct ag_prog ag_prog_watch = {
 	.names = watch_names, .flags = AG_PROG_WRAPPER_RISKY, .unwrap = unwrap_watch,
 };
 
-/* ---- strace, ltrace ----------------------------------------------------- */
+/* ---- strace, ltrace, gdb ------------------------------------------------ */
 
+/*
+ * Tracers fork and exec the program they trace (gdb through $SHELL -c
+ * exec PROG; its shell, pipe and python commands run what they run by
+ * exec too), and attach only to processes the kernel lets them trace.
+ * Where every exec is judged (ag_walk_exec_judged) what runs under them
+ * meets the deny rules at its exec, so attaching and the environment of
+ * the traced program are the kernel's and the supervisor's to hold.  In
+ * the strict tier a rule naming the tracer lets it run a command, not
+ * reach other processes or change the command's environment.
+ *
+ * One option of a tracer, its value (NULL: none): 0, or -1 after refusing.
+ */
+static int
+trace_opt(struct ag_walker *w, const struct ag_progcall *c, const char *opt, const char *val)
+{
+	int judged = ag_walk_exec_judged(w);
+	char ex[80];
+
+	if (strcmp(opt, "-p") == 0 || strcmp(opt, "--attach") == 0 ||
+	    strcmp(opt, "-pid") == 0) {
+		if (judged)
+			return 0;
+		ag_walk_refuse(w, AG_DENY, "wrapper:trace",
+		    "'%s %s' attaches to another process", c->base, opt);
+		return -1;
+	}
+	if (strcmp(opt, "-E") == 0 || strcmp(opt, "--env") == 0) {
+		char nm[256];
+		size_t nl = strcspn(val, "=");
+
+		if (!judged) {
+			ag_walk_refuse(w, AG_DENY, "wrapper:trace",
+			    "'%s %s' changes the environment of the program it runs", c->base, opt);
+			return -1;
+		}
+		/* VAR=VALUE or VAR (unset), judged as env's */
+		if (nl == 0 || nl >= sizeof(nm)) {
+			ag_walk_refuse(w, AG_DENY, "wrapper:trace", "bad variable name in '%s %s'",
+			    c->base, opt);
+			return -1;
+		}
+		memcpy(nm, val, nl);
+		nm[nl] = '\0';
+		return ag_walk_var_name(w, nm, val[nl] == '=' ? "setting" : "unsetting") ? 0 : -1;
+	}
+	if (strcmp(opt, "-o") == 0 || strcmp(opt, "--output") == 0) {
+		/* strace -o '|CMD' (or '!CMD') pipes the trace to sh -c CMD:
+		 * an exec the supervisor sees, where it judges every one */
+		if (c->prog == &ag_prog_strace && (val[0] == '|' || val[0] == '!')) {
+			if (judged)
+				return 0;
+			ag_walk_refuse(w, AG_DENY, "wrapper:trace",
+			    "'%s -o %s' runs a shell command", c->base,
+			    ag_walk_excerpt(val, ex, sizeof(ex)));
+			return -1;
+		}
+		ag_walk_write(w, NULL, val, 0);
+	}
+	return 0;
+}
+
+/*
+ * strace and ltrace stop at their first operand, the program: options
+ * before it as the descriptor's grammar (opts) says, a value glued to its
+ * letter (-oFILE, -fo FILE) or after '=' (--output=FILE) or in the next
+ * word.
+ */
 static size_t
 unwrap_trace(struct ag_walker *w, const struct ag_progcall *c, struct ag_unwrap *u)
 {
+	const struct ag_optspec *sp = &c->prog->opts;
 	struct ag_arg *a = c->a;
 	size_t i;
-
 	int r;
 
 	for (i = 1; (r = next_option(w, c, &i)) > 0; i++) {
-		const char *s = a[i].lit;
+		const char *s = a[i].lit, *val = NULL, *l;
+		char on[64];
 
-		if (strcmp(s, "-p") == 0 || strncmp(s, "-p", 2) == 0 ||
-		    strcmp(s, "-E") == 0 || strncmp(s, "-E", 2) == 0) {
-			ag_walk_refuse(w, AG_DENY, "wrapper:trace",
-			    "'%s %s' attaches to another process or changes its environment",
-			    c->base, s);
-			return AG_UNWRAP_DONE;
-		}
-		if (strcmp(s, "-o") == 0) {
-			NEED_LIT(i + 1);
-			ag_walk_check_path(w, a[i + 1].lit, AG_ACC_WRITE, NULL);
-			i++;
+		if (s[1] == '-') {
+			size_t nl = strcspn(s, "=");
+			const char *canon = ag_prog_canon_long(s, nl, sp->long_val, sp->long_flag);
+
+			if (canon != NULL)
+				snprintf(on, sizeof(on), "%s", canon);
+			else
+				snprintf(on, sizeof(on), "%.*s", (int)(nl < 60 ? nl : 60), s);
+			if (s[nl] == '=')
+				val = s + nl + 1;
+			else if (canon != NULL && ag_walk_in_list(sp->long_val, canon)) {
+				NEED_LIT(i + 1);
+				val = a[++i].lit;
+			}
+			if (val != NULL && trace_opt(w, c, on, val) < 0)
+				return AG_UNWRAP_DONE;
 			continue;
 		}
-		if (s[2] == '\0' && strchr("abeIPsSuXAn", s[1]) != NULL)
-			i++;
+		for (l = s + 1; *l != '\0'; l++) {
+			if (strchr(sp->short_val, *l) == NULL)
+				continue;
+			snprintf(on, sizeof(on), "-%c", *l);
+			if (l[1] != '\0')
+				val = l + 1;
+			else {
+				NEED_LIT(i + 1);
+				val = a[++i].lit;
+			}
+			if (trace_opt(w, c, on, val) < 0)
+				return AG_UNWRAP_DONE;
+			break;
+		}
 	}
 	return r < 0 ? AG_UNWRAP_DONE : i;
 }
 
-static const char *const trace_names[] = { "strace", "ltrace", NULL };
+static const char *const strace_names[] = { "strace", NULL };
+/* the long options that take a value in the next word (strace 6) */
+static const char *const strace_long[] = {
+	"--abbrev", "--argv0", "--attach", "--columns", "--const-print-style",
+	"--decode-pids", "--detach-on", "--env", "--fault", "--inject", "--interruptible",
+	"--kvm", "--output", "--raw", "--read", "--signal", "--status", "--string-limit",
+	"--summary-columns", "--summary-sort-by", "--summary-syscall-overhead",
+	"--syscall-limit", "--trace", "--trace-fds", "--trace-path", "--user", "--verbose",
+	"--write", NULL
+};
 const struct ag_prog ag_prog_strace = {
-	.names = trace_names, .flags = AG_PROG_WRAPPER_RISKY, .unwrap = unwrap_trace,
+	.names = strace_names, .flags = AG_PROG_WRAPPER_RISKY | AG_PROG_EXEC_SEEN,
+	.unwrap = unwrap_trace, .opts = { "abeEIoOpPsSuUX", strace_long, NULL },
+	.runs = "the program it traces, by exec (and sh -c for -o '|CMD')",
+};
+
+static const char *const ltrace_names[] = { "ltrace", NULL };
+static const char *const ltrace_long[] = {
+	"--align", "--indent", "--library", "--output", NULL
+};
+const struct ag_prog ag_prog_ltrace = {
+	.names = ltrace_names, .flags = AG_PROG_WRAPPER_RISKY | AG_PROG_EXEC_SEEN,
+	.unwrap = unwrap_trace, .opts = { "aADeFlnopsuwx", ltrace_long, NULL },
+	.runs = "the program it traces, by exec",
+};
+
+/*
+ * gdb [OPTIONS] [PROG [CORE|PID]] or gdb [OPTIONS] --args PROG ARGS...:
+ * options take one dash or two, a value after '=' or in the next word.
+ * Judged here: the program, with its arguments after --args; what -ex
+ * and -x files make it run is judged at its exec.
+ */
+static const char *const gdb_valued[] = {
+	"-b", "-baud", "-c", "-cd", "-command", "-core", "-d", "-D", "-data-directory",
+	"-directory", "-e", "-eval-command", "-ex", "-exec", "-i", "-iex",
+	"-init-command", "-init-eval-command", "-interpreter", "-ix", "-l", "-p", "-pid",
+	"-s", "-se", "-symbols", "-t", "-tty", "-x", NULL
+};
+
+static size_t
+unwrap_gdb(struct ag_walker *w, const struct ag_progcall *c, struct ag_unwrap *u)
+{
+	struct ag_arg *a = c->a;
+	size_t i, na = c->na;
+	int r;
+
+	for (i = 1; (r = next_option(w, c, &i)) > 0; i++) {
+		const char *s = a[i].lit + (a[i].lit[1] == '-');
+		size_t nl = strcspn(s, "=");
+		char on[64];
+
+		if (strcmp(s, "-args") == 0)
+			return i + 1;	/* the program and its arguments */
+		snprintf(on, sizeof(on), "%.*s", (int)(nl < 60 ? nl : 60), s);
+		if (!ag_walk_in_list(gdb_valued, on))
+			continue;
+		if (s[nl] != '=')
+			i++;	/* a -ex command may be any word: judged at its exec */
+		if (trace_opt(w, c, on, NULL) < 0)
+			return AG_UNWRAP_DONE;
+	}
+	if (r < 0)
+		return AG_UNWRAP_DONE;
+	if (i >= na)
+		return na;
+	/* the program alone: a second operand is a core file or a process */
+	ag_walk_nested(w, a + i, 1, u->flags);
+	return AG_UNWRAP_DONE;
+}
+
+static const char *const gdb_names[] = { "gdb", NULL };
+const struct ag_prog ag_prog_gdb = {
+	.names = gdb_names, .flags = AG_PROG_WRAPPER_RISKY | AG_PROG_EXEC_SEEN,
+	.unwrap = unwrap_gdb,
+	.runs = "the program it debugs, by $SHELL -c exec; its shell, pipe and python commands",
+};
+
+/* ---- valgrind ----------------------------------------------------------- */
+
+/*
+ * valgrind loads its program into its own process: the launcher execs
+ * the tool binary (memcheck-amd64-linux ...) with the same words, and
+ * with --trace-children=yes each exec of the program's children becomes
+ * another exec of the launcher.  Its options are single words (--opt=V,
+ * -q, -v) up to "--" or the first operand, the program.
+ */
+static size_t
+valgrind_operand(const char *const *words, size_t n)
+{
+	size_t i;
+
+	for (i = 1; i < n; i++) {
+		if (words[i] == NULL)
+			return 0;
+		if (strcmp(words[i], "--") == 0)
+			return i + 1 < n && words[i + 1] != NULL ? i + 1 : 0;
+		if (words[i][0] != '-')
+			return i;
+	}
+	return 0;
+}
+
+static size_t
+unwrap_valgrind(struct ag_walker *w, const struct ag_progcall *c, struct ag_unwrap *u)
+{
+	const char **words;
+	size_t i, k;
+
+	if ((words = calloc(c->na, sizeof(*words))) == NULL) {
+		w->oom = 1;
+		return AG_UNWRAP_DONE;
+	}
+	for (i = 0; i < c->na; i++)
+		words[i] = c->a[i].lit;
+	k = valgrind_operand(words, c->na);
+	free(words);
+	if (k > 0)
+		return k;
+	for (i = 1; i < c->na && c->a[i].lit != NULL; i++)
+		;
+	/* a word it cannot see where the program may be: the exec judge
+	 * sees it where every exec is judged */
+	if (i < c->na && !ag_walk_exec_judged(w))
+		NEED_LIT(i);
+	return c->na;	/* no program: --help, --version */
+}
+
+/* --log-file=F, --xml-file=F, --massif-out-file=F ...: files it writes */
+static void
+check_valgrind(struct ag_walker *w, const struct ag_progcall *c)
+{
+	size_t i;
+
+	for (i = 1; i < c->na && c->a[i].lit != NULL && c->a[i].lit[0] == '-' &&
+	    strcmp(c->a[i].lit, "--") != 0; i++) {
+		const char *s = c->a[i].lit, *eq = strchr(s, '=');
+
+		if (s[1] == '-' && eq != NULL && eq - s > 7 && strncmp(eq - 5, "-file", 5) == 0)
+			ag_walk_write(w, NULL, eq + 1, 0);
+	}
+}
+
+/* the launcher, Debian's script and binary, and the tools' binaries
+ * (TOOL-ARCH-OS in its libexec directory) */
+static const char *const valgrind_names[] = {
+	"valgrind", "valgrind.bin", "memcheck-*", "cachegrind-*", "callgrind-*",
+	"helgrind-*", "drd-*", "massif-*", "dhat-*", "lackey-*", "none-*", "exp-bbv-*",
+	"getoff-*", NULL
+};
+const struct ag_prog ag_prog_valgrind = {
+	.names = valgrind_names, .flags = AG_PROG_WRAPPER_RISKY | AG_PROG_EXEC_SEEN,
+	.unwrap = unwrap_valgrind, .check = check_valgrind, .inproc = valgrind_operand,
+	.runs = "the program it checks, inside its own process (its children too with --trace-children=yes)",
 };
 
 /* ---- busybox ------------------------------------------------------------ */
@@ -539,9 +775,9 @@ const struct ag_prog ag_prog_loader = {
  * and nothing is unwrapped.
  */
 static const char *const opaque_names[] = {
-	"su", "chroot", "parallel", "script", "gdb", "pkexec", "runuser",
+	"su", "chroot", "parallel", "script", "pkexec", "runuser",
 	"nsenter", "unshare", "firejail", "ionice", "chrt", "taskset", "numactl",
-	"catchsegv", "valgrind", "expect", "ssh-agent", "dbus-launch",
+	"catchsegv", "expect", "ssh-agent", "dbus-launch",
 	"systemd-run", "fakeroot", "proot",
 	NULL
 };
