@@ -432,8 +432,9 @@ serve(struct ag_execguard *g, int listener)
 			 * process, which runs the gateway's code until then and
 			 * is not dumpable (its memory is the gateway's), so it is
 			 * neither read nor judged; the line it runs was judged.
+			 * Until it is answered it stays the first (a signal can
+			 * restart the exec, which is then asked about again).
 			 */
-			first = 0;
 			ok = 1;
 		} else if (read_request(n, b, &req, reason, sizeof(reason)) < 0) {
 			ok = 0;
@@ -467,8 +468,12 @@ serve(struct ag_execguard *g, int listener)
 			resp->error = -EACCES;
 			keep_denial(g, &req, reason, rule);
 		}
-		if (ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, resp) < 0 && errno != ENOENT)
-			ag_log(LOG_WARNING, "exec supervisor: answer lost: %s", strerror(errno));
+		if (ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, resp) < 0) {
+			if (errno != ENOENT)
+				ag_log(LOG_WARNING, "exec supervisor: answer lost: %s",
+				    strerror(errno));
+		} else
+			first = 0;
 	}
 out:
 	if (b != NULL)

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -311,17 +312,22 @@ lost(const char *path, const struct ag_live_entry *e, const struct ag_audit_conf
 	struct ag_audit *a = NULL;
 	struct ag_err err;
 	struct stat st;
-	char *real = NULL, taken[PATH_MAX];
-	int written = 0;
+	char *real = NULL;
+	int written = 0, fd;
 
 	/*
-	 * Taken by renaming it aside (one witness wins), and removed only once
-	 * the record is written: a write that fails (the log's lock held by a
-	 * stopped process) puts it back for the next witness.
+	 * Taken under a lock on the entry itself, one witness at a time, and
+	 * removed only once the record is written: a write that fails (the
+	 * log's lock held by a stopped process) leaves it for the next
+	 * witness, and so does a witness that dies (the kernel lets go of
+	 * its lock).  An entry with no name left was another witness's.
 	 */
-	snprintf(taken, sizeof(taken), "%s/.%s.lost", AG_LIVE_DIR, e->session);
-	if (rename(path, taken) < 0)
+	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
 		return;		/* another witness's, or another account's entry */
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0 || fstat(fd, &st) < 0 || st.st_nlink == 0) {
+		close(fd);
+		return;
+	}
 	ag_err_clear(&err);
 	if (conf == NULL) {
 		if (e->policy[0] == '\0')
@@ -350,9 +356,8 @@ out:
 	ag_config_free(cfg);
 	free(real);
 	if (written)
-		(void)unlink(taken);
-	else
-		(void)rename(taken, path);
+		(void)unlink(path);
+	close(fd);
 }
 
 void

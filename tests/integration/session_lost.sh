@@ -99,6 +99,14 @@ wait "$client" 2>/dev/null
 # root's witness meets the held lock: it writes nothing, and keeps the entry
 "$AG_DIR/agentgate" sessions >/dev/null 2>&1
 ag_is "$(nends "$sid2")" 0 "no_end_written_while_the_log_is_held" "$(ends "$sid2")"
+# a witness killed while it waits for the log (the account can kill its
+# own gateway, a witness too) leaves the session to the next one
+"$AG_DIR/agentgate" sessions >/dev/null 2>&1 &
+w=$!
+ag_wait_until 30 sh -c "grep -q ' FLOCK .* $w ' /proc/locks"
+kill -KILL "$w"
+wait "$w" 2>/dev/null
+ag_is "$(nends "$sid2")" 0 "no_end_written_by_a_killed_witness" "$(ends "$sid2")"
 echo release > "$AG_DIR/lockhold"
 wait "$holder" 2>/dev/null
 "$AG_DIR/agentgate" sessions >/dev/null 2>&1
