@@ -313,14 +313,14 @@ lost(const char *path, const struct ag_live_entry *e, const struct ag_audit_conf
 	struct ag_err err;
 	struct stat st;
 	char *real = NULL;
-	int written = 0, fd;
+	int done = 0, fd;
 
 	/*
 	 * Taken under a lock on the entry itself, one witness at a time, and
-	 * removed only once the record is written: a write that fails (the
-	 * log's lock held by a stopped process) leaves it for the next
-	 * witness, and so does a witness that dies (the kernel lets go of
-	 * its lock).  An entry with no name left was another witness's.
+	 * removed only once the record is written (or never can be): a write
+	 * that fails (the log's lock held by a stopped process) leaves it for
+	 * the next witness, and so does a witness that dies (the kernel lets
+	 * go of its lock).  An entry with no name left was another witness's.
 	 */
 	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
 		return;		/* another witness's, or another account's entry */
@@ -335,9 +335,11 @@ lost(const char *path, const struct ag_live_entry *e, const struct ag_audit_conf
 		else if (ag_safe_path(e->policy, 0, &st, &real, &err) == 0)
 			cfg = ag_config_load(real, AG_CONFIG_GATEWAY_ONLY, &err);
 		if (cfg == NULL) {
+			/* not a write that may work later: said once, and let go */
 			ag_log(LOG_WARNING, "session %s: its gateway (pid %ld) is gone without "
 			    "recording the session's end, and it cannot be recorded: %s",
 			    e->session, (long)e->pid, err.msg);
+			done = 1;
 			goto out;
 		}
 		conf = &cfg->gw.audit;
@@ -347,7 +349,7 @@ lost(const char *path, const struct ag_live_entry *e, const struct ag_audit_conf
 	    ag_audit_session_lost(a, e->session, (long)e->pid, e->since, witness, &err) < 0)
 		ag_log(LOG_ERR, "session %s: its gateway (pid %ld) is gone; the session's end "
 		    "is not recorded yet: %s", e->session, (long)e->pid, err.msg);
-	else if ((written = 1))
+	else if ((done = 1))
 		ag_log(LOG_WARNING, "session %s (%s@%s): its gateway (pid %ld) is gone without "
 		    "recording the session's end; recorded by %s", e->session,
 		    e->identity[0] ? e->identity : "-", e->user, (long)e->pid, witness);
@@ -355,7 +357,7 @@ out:
 	ag_audit_close(a);
 	ag_config_free(cfg);
 	free(real);
-	if (written)
+	if (done)
 		(void)unlink(path);
 	close(fd);
 }

@@ -142,7 +142,7 @@ ag_as alice "$T" 'sleep 3141' >/dev/null 2>&1 &
 client=$!
 ag_wait_until 60 sh -c "'$AG_DIR/agentgate' sessions | grep -q 'sleep 3141'"
 out=$("$AG_DIR/agentgate" sessions 2>&1)
-ag_like "$out" "alice +$AG_USER +127\.0\.0\.1:[0-9]+ .* sleep 3141" "sessions_lists_identity_and_command" "$out"
+ag_like "$out" "alice +$AG_USER +127\.[0-9.]+:[0-9]+ .* sleep 3141" "sessions_lists_identity_and_command" "$out"
 sid=$(awk '/sleep 3141/ {print $1}' <<<"$out")
 gwpid=$(awk '/sleep 3141/ {print $(NF-2)}' <<<"$out")
 title=$(ps -o args= -p "$gwpid" 2>/dev/null)

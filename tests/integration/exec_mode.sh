@@ -57,7 +57,7 @@ ag_is "$l_out" "line1" "exec_heredoc"
 
 ag_run m 'env'
 ag_unlike "$m_out" "^(SSH_ORIGINAL_COMMAND|MAIL|SSH_AUTH_INFO_0)=" "exec_sshd_env_does_not_leak"
-ag_like "$m_out" "SSH_CONNECTION=127.0.0.1 " "exec_ssh_connection_kept"
+ag_like "$m_out" "SSH_CONNECTION=127\.[0-9.]+ " "exec_ssh_connection_kept"
 ag_like "$m_out" "^PATH=/usr/local/bin:/usr/bin:/bin$" "exec_path_from_profile"
 ag_unlike "$m_out" "^TERM=" "exec_no_term_without_tty"
 

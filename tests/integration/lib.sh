@@ -612,7 +612,7 @@ ag_key() { cut -d' ' -f1-2 "$AG_DIR/$1.pub"; }
 ag_as() {
 	local k=$1
 	shift
-	ssh -F /dev/null -i "$AG_DIR/$k" -p "$AG_PORT" -o StrictHostKeyChecking=no \
+	ssh -F /dev/null -i "$AG_DIR/$k" -p "$AG_PORT" -b "$AG_SRC" -o StrictHostKeyChecking=no \
 	    -o UserKnownHostsFile=/dev/null -o BatchMode=yes -o LogLevel=ERROR \
 	    -o IdentitiesOnly=yes "$@"
 }
@@ -817,8 +817,13 @@ ag_mcp_sdk() {
 }
 
 # The ssh command line as an array: "${AG_SSH[@]}" cmd & gives $! = ssh's pid.
+# Each test connects from a loopback address of its own: the token limiter
+# counts failures per source address across accounts, so one test's wrong
+# tokens must not slow another's logins (tests run two at a time).
+AG_SRC=127.$(( ($$ >> 16) % 254 + 1 )).$(( ($$ >> 8) & 255 )).$(( ($$ & 255) | 1 ))
+
 ag_ssh_argv() {
-	AG_SSH=(ssh -F /dev/null -i "$AG_DIR/client" -p "$AG_PORT"
+	AG_SSH=(ssh -F /dev/null -i "$AG_DIR/client" -p "$AG_PORT" -b "$AG_SRC"
 	    -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null
 	    -o BatchMode=yes -o LogLevel=ERROR -o IdentitiesOnly=yes
 	    -o ConnectTimeout=120 "$AG_USER@127.0.0.1")

@@ -217,7 +217,7 @@ runuser -u "$AG_USER" -- env AGENTGATE_TOKEN="$TOK_EVE" SSH_CONNECTION='10.9.9.9
     "$AG_DIR/agentgate" --config "$AG_DIR/policy.yaml" -c 'echo forged-conn' >/dev/null 2>&1
 ag_is "$(client_of forged-conn)" "local" "self_started_gateway_client_is_local_not_ssh_connection"
 ag_as bob "$T" 'echo real-conn' >/dev/null 2>&1
-ag_like "$(client_of real-conn)" "^127\.0\.0\.1:[0-9]+$" "sshd_started_gateway_client_is_sshds"
+ag_like "$(client_of real-conn)" "^127\.[0-9.]+:[0-9]+$" "sshd_started_gateway_client_is_sshds"
 # ---- doctor: identities sharing an account without the sandbox -------------------
 out=$("$AG_DIR/agentgate" doctor --config "$AG_DIR/policy.yaml" --user "$AG_USER" 2>&1)
 ag_like "$out" "WARN  account $AG_USER is shared by [0-9]+ callers \\(identities, and those without one\\) with the sandbox off" \
