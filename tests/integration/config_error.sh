@@ -115,7 +115,7 @@ out=$(ag_as plain "$T" 'echo in' 2>&1)
 rc=$?
 ag_is "$rc" 255 "sshd_pam_stack_refuses" "$out"
 ag_is "$(ag_audit_query "[(x.get('request'), x.get('user'), x.get('client')) for x in r if x.get('event') == 'config_error'][-1:]")" \
-    "[('pam', '$AG_USER', '127.0.0.1')]" \
+    "[('pam', '$AG_USER', '$AG_SRC')]" \
     "sshd_pam_refusal_is_a_config_error_record_in_the_audit_file"
 sed -i "s|^account required $AG_DIR/sshd-pam/pam_agentgate.so .*|account  required  pam_permit.so|" \
     "/etc/pam.d/$AG_SSHD_SERVICE"

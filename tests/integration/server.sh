@@ -158,7 +158,7 @@ srv_start() {
 ssh_as() {
 	local u=$1 k=$2
 	shift 2
-	ssh -F /dev/null -i "$k" -p "$AG_PORT" -o StrictHostKeyChecking=no \
+	ssh -F /dev/null -i "$k" -p "$AG_PORT" -b "$AG_SRC" -o StrictHostKeyChecking=no \
 	    -o UserKnownHostsFile=/dev/null -o BatchMode=yes -o LogLevel=ERROR \
 	    -o IdentitiesOnly=yes -o ConnectTimeout=120 "$u@127.0.0.1" "$@"
 }
@@ -170,7 +170,7 @@ ssh_pw() {
 	printf '#!/bin/sh\necho %s\n' "$pw" > "$AG_DIR/askpass"
 	chmod 0755 "$AG_DIR/askpass"
 	SSH_ASKPASS=$AG_DIR/askpass SSH_ASKPASS_REQUIRE=force DISPLAY=:0 \
-	    ssh -F /dev/null -p "$AG_PORT" -o StrictHostKeyChecking=no \
+	    ssh -F /dev/null -p "$AG_PORT" -b "$AG_SRC" -o StrictHostKeyChecking=no \
 	    -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR -o ConnectTimeout=120 \
 	    -o NumberOfPasswordPrompts=5 "$@" </dev/null
 }
@@ -253,7 +253,7 @@ ag_ok unknown_key_audited_as_auth_failure \
 
 # three wrong keys use up max_auth_tries: the right one is never tried
 n0=$(count 'x.get("event")=="auth_failure" and x.get("request")=="publickey"')
-ssh -F /dev/null -p "$AG_PORT" -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null \
+ssh -F /dev/null -p "$AG_PORT" -b "$AG_SRC" -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null \
     -o BatchMode=yes -o LogLevel=ERROR -o IdentitiesOnly=yes -i "$AG_DIR/stranger" \
     -i "$AG_DIR/stranger2" -i "$AG_DIR/client3" -i "$AG_DIR/client" "$AG_USER@127.0.0.1" true \
     >/dev/null 2>&1
@@ -497,7 +497,7 @@ if [ -f "$PAM_MODULE" ]; then
 	mux() {	# mux CONTROL-PATH KEY SSH-ARGS...
 		local ctl=$1 k=$2
 		shift 2
-		ssh -F /dev/null -i "$k" -p "$AG_PORT" -o StrictHostKeyChecking=no \
+		ssh -F /dev/null -i "$k" -p "$AG_PORT" -b "$AG_SRC" -o StrictHostKeyChecking=no \
 		    -o UserKnownHostsFile=/dev/null -o BatchMode=yes -o LogLevel=ERROR \
 		    -o IdentitiesOnly=yes -o ConnectTimeout=120 -o ControlPath="$ctl" "$@"
 	}
