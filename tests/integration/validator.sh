@@ -95,7 +95,7 @@ ag_is "$(lastrec "['validator']['prompt_sha256']")" "$sent_sha" \
 doc=$(tail -n 1 "$SRV/requests.jsonl" | "$AG_PYTHON" -c 'import json,sys
 r=json.loads(sys.stdin.read()); d=json.loads(r["body"]["messages"][1]["content"])
 print(d["user"], d["profile"], d["tier"], d["cwd"], bool(d.get("session")), d["client"].split(":")[0])')
-ag_is "$doc" "$AG_USER agent strict /home/$AG_USER True 127.0.0.1" \
+ag_is "$doc" "$AG_USER agent strict /home/$AG_USER True $AG_SRC" \
     "the request document names user, profile, tier, cwd, session and client"
 ag_like "$(tail -n 1 "$SRV/requests.jsonl")" "\"authorization\": \"Bearer $KEY\"" \
     "the key reaches the validator in its header"
