@@ -53,7 +53,7 @@ const char *ag_utf8_shown(const char *s, char *out, size_t outsz);
  * At most 8 KiB of it; -1 when the write fails.
  */
 int	ag_utf8_line(FILE *fp, const char *fmt, ...) AG_PRINTF(2, 3);
-int	ag_utf8_vline(FILE *fp, const char *fmt, va_list ap);
+int	ag_utf8_vline(FILE *fp, const char *fmt, va_list ap) AG_PRINTF(2, 0);
 
 /*
  * A JSON text (json-c's output) with every unsafe code point that json-c
