@@ -79,7 +79,7 @@ sweep(void)
 		if (errno != 0 || end == de->d_name || *end != '\0' || pid <= 0)
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", AG_SSHBIND_DIR, de->d_name);
-		stale = ag_proc_stat((pid_t)pid, &ppid, &start) < 0;
+		stale = ag_proc_stat((pid_t)pid, &ppid, &start, NULL) < 0;
 		if (!stale && (fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) >= 0) {
 			char *s;
 
@@ -123,7 +123,7 @@ ag_sshbind_write(const char *user, const char *rhost, const char *auth_info,
 	 * record is made all the same) */
 	if (ag_rundir_make(err) < 0 && ag_rundir_root_only(AG_SSHBIND_DIR, err) < 0)
 		return -1;
-	if (ag_proc_stat(self, &ppid, &start) < 0)
+	if (ag_proc_stat(self, &ppid, &start, NULL) < 0)
 		return ag_err_set(err, "bind: cannot read /proc/self/stat");
 	sweep();
 	hl = snprintf(head, sizeof(head), MAGIC "pid %ld\nstart %llu\nuser %s\nrhost %s\n\n",
@@ -221,12 +221,12 @@ ag_sshbind_read(const char *user, char **infop, char *rhost, size_t rhostlen,
 		rhost[0] = '\0';
 	/* Our parent must be a process of the account whose own parent is a
 	 * monitor with a record; pid 1 (we were orphaned) is neither. */
-	if (session <= 1 || ag_proc_stat(session, &monitor, &sstart) < 0 || monitor <= 1 ||
+	if (session <= 1 || ag_proc_stat(session, &monitor, &sstart, NULL) < 0 || monitor <= 1 ||
 	    !proc_all_uids(session, getuid())) {
 		ag_err_set(err, "not started by an sshd session of this account");
 		return AG_SSHBIND_NONE;
 	}
-	if (ag_proc_stat(monitor, &mppid, &mstart) < 0 || !proc_all_uids(monitor, 0)) {
+	if (ag_proc_stat(monitor, &mppid, &mstart, NULL) < 0 || !proc_all_uids(monitor, 0)) {
 		ag_err_set(err, "not started by an sshd session of this account");
 		return AG_SSHBIND_NONE;
 	}

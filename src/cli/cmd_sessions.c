@@ -130,7 +130,7 @@ gone(pid_t pid, unsigned long long start)
 	unsigned long long s;
 	pid_t pp;
 
-	return ag_proc_stat(pid, &pp, &s) < 0 || s != start;
+	return ag_proc_stat(pid, &pp, &s, NULL) < 0 || s != start;
 }
 
 static void

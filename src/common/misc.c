@@ -145,7 +145,7 @@ ag_poll(struct pollfd *pf, size_t n, long long tmo_ms)
 /* Fields 4 (ppid) and 22 (start time) of /proc/PID/stat.  The command name
  * (field 2) may hold spaces and parentheses: parse after the last ')'. */
 int
-ag_proc_stat(pid_t pid, pid_t *ppid, unsigned long long *start)
+ag_proc_stat(pid_t pid, pid_t *ppid, unsigned long long *start, char *state)
 {
 	char path[64], buf[1024], *p;
 	unsigned long long v = 0;
@@ -160,8 +160,10 @@ ag_proc_stat(pid_t pid, pid_t *ppid, unsigned long long *start)
 	if (n <= 0)
 		return -1;
 	buf[n] = '\0';
-	if ((p = strrchr(buf, ')')) == NULL)
+	if ((p = strrchr(buf, ')')) == NULL || p[1] != ' ' || p[2] == '\0')
 		return -1;
+	if (state != NULL)
+		*state = p[2];
 	p++;
 	for (field = 3; field <= 22; field++) {
 		char *end;

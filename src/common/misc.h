@@ -74,8 +74,9 @@ int	ag_flock_shared_bounded(int fd, long ms);
 /*
  * Parent pid and start time (clock ticks since boot, /proc/PID/stat field
  * 22) of pid: with the pid, the start time names one process for good,
- * where a pid alone may be reused.  0, or -1 when pid is gone.
+ * where a pid alone may be reused; with state not NULL, its state letter
+ * too (R, S, T for stopped, Z for a zombie...).  0, or -1 when pid is gone.
  */
-int	ag_proc_stat(pid_t pid, pid_t *ppid, unsigned long long *start);
+int	ag_proc_stat(pid_t pid, pid_t *ppid, unsigned long long *start, char *state);
 
 #endif

@@ -88,7 +88,7 @@ ag_live_begin(const char *session, const struct ag_audit_info *info, const char 
 	memset(&self, 0, sizeof(self));
 	snprintf(self.session, sizeof(self.session), "%s", session);
 	self.pid = getpid();
-	if (ag_proc_stat(self.pid, &ppid, &self.start) < 0)
+	if (ag_proc_stat(self.pid, &ppid, &self.start, NULL) < 0)
 		return;
 	snprintf(self.user, sizeof(self.user), "%s", info->user ? info->user : "");
 	snprintf(self.identity, sizeof(self.identity), "%s", info->identity ? info->identity : "");
@@ -252,24 +252,12 @@ read_entry(const char *path, const char *name, struct ag_live_entry *e)
 static int
 gateway_gone(const struct ag_live_entry *e)
 {
-	char path[64], buf[1024], *p;
 	unsigned long long start;
 	pid_t ppid;
-	ssize_t n;
-	int fd;
+	char state;
 
-	if (e->pid <= 0 || ag_proc_stat(e->pid, &ppid, &start) < 0 || start != e->start)
-		return 1;
-	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)e->pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return 1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 1;
-	buf[n] = '\0';
-	/* the state, after the name in parentheses */
-	return (p = strrchr(buf, ')')) != NULL && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
+	return e->pid <= 0 || ag_proc_stat(e->pid, &ppid, &start, &state) < 0 ||
+	    start != e->start || state == 'Z' || state == 'X';
 }
 
 void

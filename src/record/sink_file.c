@@ -288,7 +288,8 @@ lock_holder(const struct file_sink *a, int *stopped)
 	int fds[2] = { a->cfd, a->fd }, i, n = 0;
 	struct stat st[2];
 	char line[256], state = '?';
-	unsigned long long ino;
+	unsigned long long ino, start;
+	pid_t ppid;
 	unsigned maj, mnr;
 	long p;
 	pid_t pid = 0;
@@ -310,16 +311,8 @@ lock_holder(const struct file_sink *a, int *stopped)
 				pid = (pid_t)p;
 	}
 	fclose(fp);
-	snprintf(line, sizeof(line), "/proc/%ld/stat", (long)pid);
-	if (pid > 0 && (fp = fopen(line, "re")) != NULL) {
-		/* "PID (COMM) STATE ...": COMM may hold anything but ends at the last ')' */
-		char *rp;
-
-		if (fgets(line, sizeof(line), fp) != NULL && (rp = strrchr(line, ')')) != NULL &&
-		    rp[1] == ' ' && rp[2] != '\0')
-			state = rp[2];
-		fclose(fp);
-	}
+	if (pid > 0 && ag_proc_stat(pid, &ppid, &start, &state) < 0)
+		state = '?';
 	*stopped = state == 'T' || state == 't';
 	return pid;
 }
