@@ -67,6 +67,31 @@ ag_strbuf_addch(struct ag_strbuf *sb, char c)
 	return ag_strbuf_append(sb, &c, 1);
 }
 
+/* s in single quotes for a POSIX shell, every byte as it is: ' as '\'' */
+int
+ag_strbuf_squote(struct ag_strbuf *sb, const char *s, size_t n)
+{
+	const char *q, *end = s + n;
+
+	if (ag_strbuf_addch(sb, '\'') < 0)
+		return -1;
+	while ((q = memchr(s, '\'', (size_t)(end - s))) != NULL) {
+		if (ag_strbuf_append(sb, s, (size_t)(q - s)) < 0 ||
+		    ag_strbuf_addstr(sb, "'\\''") < 0)
+			return -1;
+		s = q + 1;
+	}
+	if (ag_strbuf_append(sb, s, (size_t)(end - s)) < 0)
+		return -1;
+	return ag_strbuf_addch(sb, '\'');
+}
+
+int
+ag_strbuf_squote_str(struct ag_strbuf *sb, const char *s)
+{
+	return ag_strbuf_squote(sb, s, strlen(s));
+}
+
 int
 ag_strbuf_printf(struct ag_strbuf *sb, const char *fmt, ...)
 {

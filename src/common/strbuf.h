@@ -27,6 +27,8 @@ void	ag_strbuf_init(struct ag_strbuf *sb, size_t limit);
 int	ag_strbuf_append(struct ag_strbuf *sb, const void *p, size_t n);
 int	ag_strbuf_addstr(struct ag_strbuf *sb, const char *s);
 int	ag_strbuf_addch(struct ag_strbuf *sb, char c);
+int	ag_strbuf_squote(struct ag_strbuf *sb, const char *s, size_t n);
+int	ag_strbuf_squote_str(struct ag_strbuf *sb, const char *s);
 int	ag_strbuf_printf(struct ag_strbuf *sb, const char *fmt, ...)
 	    AG_PRINTF(2, 3);
 void	ag_strbuf_reset(struct ag_strbuf *sb);	/* len = 0, keeps memory */

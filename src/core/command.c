@@ -597,6 +597,7 @@ run_command(struct ag_core *core, struct cmd *c, struct ag_run_opts *o)
 		term_echo(core, c);
 	}
 	o->no_capture = !ag_session_needs_capture(c->tree);
+	o->shell_state = core->sess.shell_state;
 	o->redact = core->profile->redact ? core->profile : NULL;
 	/* the deny rules hold at every exec of the tree (and in the strict
 	 * tier, what the dynamic loader is asked to run) */
@@ -614,6 +615,7 @@ run_command(struct ag_core *core, struct cmd *c, struct ag_run_opts *o)
 		o->write_prof = core->profile;
 		o->write_home = core->sess.home;
 		o->no_capture = 1;
+		o->shell_state = NULL;
 		o->tty_fd = -1;
 		o->exec_judge = NULL;
 	}
@@ -783,12 +785,17 @@ stage_apply(struct ag_core *core, struct cmd *c)
 	s->last_status = c->status;
 	ag_err_clear(&err);
 	s->path_kept = 0;
+	s->state_dropped = 0;
 	if (res->capture_ok && ag_session_apply_capture(s, res->capture, res->capture_len,
 	    &err) < 0)
 		ag_log(LOG_ERR, "%s", err.msg);
 	else if (s->path_kept && !(c->flags & AG_CORE_REQUEST))
 		fprintf(stderr, "%sagentgate: PATH is kept as it was for the next lines: an entry "
 		    "of the new one is not an absolute directory\n", core->pty ? "\r\n" : "");
+	else if (s->state_dropped && !(c->flags & AG_CORE_REQUEST))
+		fprintf(stderr, "%sagentgate: the shell's variables and functions are kept as "
+		    "they were for the next lines: the new ones are over %d KiB (exported "
+		    "variables are kept)\n", core->pty ? "\r\n" : "", AG_SESSION_MAX_STATE / 1024);
 	else if (!res->capture_ok && ag_session_needs_capture(c->tree))
 		ag_log(LOG_DEBUG, "no complete environment capture; state unchanged");
 	exec_denials(core, c);

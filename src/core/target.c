@@ -42,26 +42,6 @@ ag_target_word(const char *line, size_t len, char *name, size_t namesz, size_t *
 	return 1;
 }
 
-/* s in single quotes for a POSIX shell: every byte as it is. */
-static int
-squote(struct ag_strbuf *sb, const char *s, size_t n)
-{
-	size_t i;
-
-	if (ag_strbuf_addch(sb, '\'') < 0)
-		return -1;
-	for (i = 0; i < n; i++)
-		if ((s[i] == '\'' ? ag_strbuf_addstr(sb, "'\\''") : ag_strbuf_addch(sb, s[i])) < 0)
-			return -1;
-	return ag_strbuf_addch(sb, '\'');
-}
-
-static int
-squote_str(struct ag_strbuf *sb, const char *s)
-{
-	return squote(sb, s, strlen(s));
-}
-
 /*
  * The first look at the host: a private directory for the captures, and
  * the environment its sshd gives a session, as the runner's trap writes
@@ -80,7 +60,7 @@ open_state(struct ag_target *t, struct ag_err *err)
 	ag_strbuf_init(&req, REQUEST_MAX);
 	if (ag_strbuf_addstr(&req, "umask 077 && d=$(mktemp -d \"${TMPDIR:-/tmp}/agentgate."
 	    "XXXXXXXXXX\") && printf '%s\\n' \"$d\" && exec " REMOTE_BASH " -c ") < 0 ||
-	    squote_str(&req, script) < 0 || ag_strbuf_addstr(&req, " 3>&1") < 0) {
+	    ag_strbuf_squote_str(&req, script) < 0 || ag_strbuf_addstr(&req, " 3>&1") < 0) {
 		ag_err_set(err, "out of memory");
 		goto out;
 	}
@@ -271,11 +251,11 @@ build_request(const struct ag_target *t, const struct ag_session *s, const char 
 		return NULL;
 	}
 	ag_strbuf_init(&sb, REQUEST_MAX);
-	if (ag_strbuf_addstr(&sb, "cd -- ") < 0 || squote_str(&sb, s->cwd) < 0 ||
+	if (ag_strbuf_addstr(&sb, "cd -- ") < 0 || ag_strbuf_squote_str(&sb, s->cwd) < 0 ||
 	    ag_strbuf_addstr(&sb, " || cd; ") < 0)
 		goto full;
 	if (capture && (ag_strbuf_addstr(&sb, "exec 3>") < 0 ||
-	    squote_str(&sb, t->statedir) < 0 || ag_strbuf_addstr(&sb, "/state && ") < 0))
+	    ag_strbuf_squote_str(&sb, t->statedir) < 0 || ag_strbuf_addstr(&sb, "/state && ") < 0))
 		goto full;
 	if (ag_strbuf_addstr(&sb, "exec env -i") < 0)
 		goto full;
@@ -290,15 +270,15 @@ build_request(const struct ag_target *t, const struct ag_session *s, const char 
 				fixed = 1;
 		if (eq == NULL || fixed)
 			continue;
-		if (ag_strbuf_addch(&sb, ' ') < 0 || squote_str(&sb, s->env[i]) < 0)
+		if (ag_strbuf_addch(&sb, ' ') < 0 || ag_strbuf_squote_str(&sb, s->env[i]) < 0)
 			goto full;
 	}
 	for (i = 0; i < t->up->env_keys.n; i++)
 		/* 'NAME'='VALUE' is one word: NAME=VALUE */
-		if (ag_strbuf_addch(&sb, ' ') < 0 || squote_str(&sb, t->up->env_keys.v[i]) < 0 ||
-		    ag_strbuf_addch(&sb, '=') < 0 || squote_str(&sb, t->up->env_vals.v[i]) < 0)
+		if (ag_strbuf_addch(&sb, ' ') < 0 || ag_strbuf_squote_str(&sb, t->up->env_keys.v[i]) < 0 ||
+		    ag_strbuf_addch(&sb, '=') < 0 || ag_strbuf_squote_str(&sb, t->up->env_vals.v[i]) < 0)
 			goto full;
-	if (ag_strbuf_addstr(&sb, " " REMOTE_BASH " -c ") < 0 || squote_str(&sb, script) < 0)
+	if (ag_strbuf_addstr(&sb, " " REMOTE_BASH " -c ") < 0 || ag_strbuf_squote_str(&sb, script) < 0)
 		goto full;
 	free(script);
 	return ag_strbuf_detach(&sb, NULL);
@@ -322,7 +302,7 @@ read_state(struct ag_target *t, struct ag_run_result *r)
 
 	ag_err_clear(&err);
 	ag_strbuf_init(&req, REQUEST_MAX);
-	if (ag_strbuf_addstr(&req, "cat -- ") < 0 || squote_str(&req, t->statedir) < 0 ||
+	if (ag_strbuf_addstr(&req, "cat -- ") < 0 || ag_strbuf_squote_str(&req, t->statedir) < 0 ||
 	    ag_strbuf_addstr(&req, "/state") < 0 ||
 	    ag_upconn_capture(t->conn, req.data, STATE_MAX, &out, &outlen, &status, &err) < 0) {
 		if (err.msg[0] != '\0')
@@ -420,7 +400,7 @@ ag_targets_end(struct ag_core *core)
 			/* the private directory goes with the session */
 			ag_strbuf_init(&req, REQUEST_MAX);
 			if (ag_strbuf_addstr(&req, "rm -rf -- ") == 0 &&
-			    squote_str(&req, t->statedir) == 0)
+			    ag_strbuf_squote_str(&req, t->statedir) == 0)
 				(void)ag_upconn_capture(t->conn, req.data, 4096, &out, &n, &st, &e);
 			free(out);
 			ag_strbuf_free(&req);

@@ -320,16 +320,28 @@ ag_runner_reap_all(pid_t spare)
  * are skipped because bash cannot export them.  The final "=\0" record
  * marks a complete capture; the first, "\0=<\0", where the trap's records
  * begin, so whatever the command itself wrote to fd 3 is dropped.
+ *
+ * Two kinds of record are not exported variables, and a profile that
+ * judges every exec keeps them for the next line (session.c): "=v" and a
+ * plain variable the script set (one bash did not have before the
+ * command: __ag_pre names those), and "=f" and bash's `declare -f`, the
+ * functions defined at exit.
  */
+#define ALL_NAMES \
+    " ${!A@} ${!B@} ${!C@} ${!D@} ${!E@} ${!F@} ${!G@} ${!H@} ${!I@} ${!J@} ${!K@}" \
+    " ${!L@} ${!M@} ${!N@} ${!O@} ${!P@} ${!Q@} ${!R@} ${!S@} ${!T@} ${!U@} ${!V@}" \
+    " ${!W@} ${!X@} ${!Y@} ${!Z@} ${!a@} ${!b@} ${!c@} ${!d@} ${!e@} ${!f@} ${!g@}" \
+    " ${!h@} ${!i@} ${!j@} ${!k@} ${!l@} ${!m@} ${!n@} ${!o@} ${!p@} ${!q@} ${!r@}" \
+    " ${!s@} ${!t@} ${!u@} ${!v@} ${!w@} ${!x@} ${!y@} ${!z@} ${!_@}"
+
 static const char prelude_head[] =
-    "trap '__ag_rc=$?; { printf \"\\0=<\\0\"; for __ag_n in"
-    " ${!A@} ${!B@} ${!C@} ${!D@} ${!E@} ${!F@} ${!G@} ${!H@} ${!I@} ${!J@} ${!K@}"
-    " ${!L@} ${!M@} ${!N@} ${!O@} ${!P@} ${!Q@} ${!R@} ${!S@} ${!T@} ${!U@} ${!V@}"
-    " ${!W@} ${!X@} ${!Y@} ${!Z@} ${!a@} ${!b@} ${!c@} ${!d@} ${!e@} ${!f@} ${!g@}"
-    " ${!h@} ${!i@} ${!j@} ${!k@} ${!l@} ${!m@} ${!n@} ${!o@} ${!p@} ${!q@} ${!r@}"
-    " ${!s@} ${!t@} ${!u@} ${!v@} ${!w@} ${!x@} ${!y@} ${!z@} ${!_@}; do"
-    " case ${!__ag_n@a} in *[aA]*) ;; *x*) printf \"%s=%s\\0\" \"$__ag_n\" \"${!__ag_n}\";; esac;"
-    " done; printf \"=\\0\"; } >&3 2>/dev/null; exit $__ag_rc' EXIT;";
+    "__ag_pre=\"" ALL_NAMES " \";"
+    "trap '__ag_rc=$?; { printf \"\\0=<\\0\"; for __ag_n in" ALL_NAMES "; do"
+    " case ${!__ag_n@a} in *[aA]*) ;; *x*) printf \"%s=%s\\0\" \"$__ag_n\" \"${!__ag_n}\";;"
+    " *r*) ;; *) case $__ag_pre in *\" $__ag_n \"*|__ag_*) ;;"
+    " *) printf \"=v%s=%s\\0\" \"$__ag_n\" \"${!__ag_n}\";; esac;; esac;"
+    " done; printf \"=f\"; declare -f; printf \"\\0=\\0\";"
+    " } >&3 2>/dev/null; exit $__ag_rc' EXIT;";
 
 /*
  * Where the trap's records begin: just after the last "\0=<\0".  No value
@@ -356,7 +368,8 @@ build_script(const struct ag_run_opts *o)
 	struct ag_strbuf sb;
 	int st = o->last_status & 0xff;
 
-	ag_strbuf_init(&sb, o->cmdlen + sizeof(prelude_head) + 256);
+	ag_strbuf_init(&sb, o->cmdlen + sizeof(prelude_head) + 256 +
+	    (o->shell_state != NULL ? strlen(o->shell_state) + 2 : 0));
 	/* before anything: the gateway's word that the command may run (its
 	 * write-ahead record is on the disk); none, or any other, is 126 */
 	if (o->admit != NULL && ag_strbuf_printf(&sb, "read -r -n 1 -u %d __ag_g; "
@@ -372,6 +385,10 @@ build_script(const struct ag_run_opts *o)
 	if (o->cmdlen > AG_RUN_ARGV_MAX && ag_strbuf_printf(&sb,
 	    " IFS= read -r -d '' __ag_c <&%d; exec %d<&-;", AG_RUN_SCRIPT_FD,
 	    AG_RUN_SCRIPT_FD) < 0)
+		goto fail;
+	/* the variables and functions earlier lines left, after __ag_pre
+	 * and before $? is set: defining them would reset it */
+	if (o->shell_state != NULL && ag_strbuf_printf(&sb, "\n%s\n", o->shell_state) < 0)
 		goto fail;
 	/* $? for the command: a function that removes itself and returns it */
 	if (st != 0 && ag_strbuf_printf(&sb,

@@ -54,6 +54,8 @@ struct ag_run_opts {
 	const char	*cwd;
 	char *const	*env;		/* NULL-terminated KEY=VALUE */
 	int		 last_status;	/* $? seen by the command */
+	const char	*shell_state;	/* bash text run first: the plain variables
+					 * and functions earlier lines left, or NULL */
 	int		 in_fd;		/* the command's stdin */
 	int		 out_fd;	/* where stdout is relayed */
 	int		 err_fd;	/* where stderr and gateway notices go */

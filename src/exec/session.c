@@ -243,6 +243,7 @@ ag_session_free(struct ag_session *s)
 		free(s->dirs[i]);
 	free(s->dirs);
 	ag_envv_free(s->env);
+	free(s->shell_state);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -336,14 +337,67 @@ path_usable(const char *v)
 	}
 }
 
+/*
+ * One record of bash's state beyond the environment: "vNAME=VALUE", a
+ * plain variable, becomes an assignment (quoted: a value is never code),
+ * unless its name is one that changes how bash or a program reads what
+ * follows (the same names a command cannot export); "fTEXT" is `declare
+ * -f`'s text, kept as bash wrote it.
+ */
+static int
+keep_state(struct ag_strbuf *vars, struct ag_strbuf *funcs, const char *rec, size_t n,
+    const struct ag_profile *profile)
+{
+	const char *eq;
+	char name[256];
+	size_t nl;
+
+	if (rec[0] == 'f')
+		return ag_strbuf_append(funcs, rec + 1, n - 1);
+	if ((eq = memchr(rec + 1, '=', n - 1)) == NULL ||
+	    (nl = (size_t)(eq - rec - 1)) >= sizeof(name) || !ag_sh_is_name(rec + 1, nl))
+		return 0;
+	memcpy(name, rec + 1, nl);
+	name[nl] = '\0';
+	if (ag_envsan_is_dangerous(name, profile) || strcmp(name, "PATH") == 0)
+		return 0;
+	if (ag_strbuf_append(vars, name, nl) < 0 || ag_strbuf_addch(vars, '=') < 0 ||
+	    ag_strbuf_squote(vars, eq + 1, n - (size_t)(eq + 1 - rec)) < 0)
+		return -1;
+	return ag_strbuf_addch(vars, '\n');
+}
+
+/* The kept state becomes vars then funcs, or stays as it was when they
+ * are over the bound (state_dropped says so). */
+static int
+set_state(struct ag_session *s, struct ag_strbuf *vars, struct ag_strbuf *funcs)
+{
+	char *t;
+
+	if (vars->len + funcs->len > AG_SESSION_MAX_STATE) {
+		s->state_dropped = 1;
+		return 0;
+	}
+	t = NULL;
+	if ((funcs->len > 0 && ag_strbuf_append(vars, funcs->data, funcs->len) < 0) ||
+	    (vars->len > 0 && (t = ag_strbuf_detach(vars, NULL)) == NULL))
+		return -1;
+	free(s->shell_state);
+	s->shell_state = t;
+	return 0;
+}
+
 int
 ag_session_apply_capture(struct ag_session *s, const char *buf, size_t len,
     struct ag_err *err)
 {
 	char **nv = NULL, *pwd = NULL, *path = NULL;
+	struct ag_strbuf vars, funcs;
 	size_t nn = 0, i, off = 0;
-	int e;
+	int e, keep = !s->remote && ag_profile_exec_judged(s->profile), has_state = 0;
 
+	ag_strbuf_init(&vars, 0);
+	ag_strbuf_init(&funcs, 0);
 	while (off < len) {
 		const char *rec = buf + off, *end = memchr(rec, '\0', len - off), *eq;
 		size_t rlen;
@@ -352,6 +406,14 @@ ag_session_apply_capture(struct ag_session *s, const char *buf, size_t len,
 			break;		/* an unterminated tail is ignored */
 		rlen = (size_t)(end - rec);
 		off += rlen + 1;
+		/* what bash kept that the environment does not carry: code and
+		 * values of the agent's own, whose every exec is judged */
+		if (rlen >= 2 && rec[0] == '=' && (rec[1] == 'v' || rec[1] == 'f')) {
+			has_state = 1;
+			if (keep && keep_state(&vars, &funcs, rec + 1, rlen - 1, s->profile) < 0)
+				goto nomem;
+			continue;
+		}
 		if ((eq = memchr(rec, '=', rlen)) == NULL ||
 		    !ag_sh_is_name(rec, (size_t)(eq - rec)))
 			continue;
@@ -436,11 +498,17 @@ ag_session_apply_capture(struct ag_session *s, const char *buf, size_t len,
 	ag_envv_free(s->env);
 	s->env = nv;
 	s->nenv = nn;
+	if (keep && has_state && set_state(s, &vars, &funcs) < 0)
+		goto nomem;
+	ag_strbuf_free(&vars);
+	ag_strbuf_free(&funcs);
 	free(pwd);
 	free(path);
 	return 0;
 nomem:
 	ag_envv_free(nv);
+	ag_strbuf_free(&vars);
+	ag_strbuf_free(&funcs);
 	free(pwd);
 	free(path);
 	return ag_err_set(err, "out of memory applying the captured environment");

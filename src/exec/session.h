@@ -26,6 +26,9 @@
 #define AG_SESSION_DEFAULT_PATH	"/usr/local/bin:/usr/bin:/bin"
 #define AG_SESSION_MAX_ENV	4096		/* entries kept from a capture */
 #define AG_SESSION_MAX_DIRS	1024		/* pushd stack depth */
+/* the variables and functions kept for later lines, in bytes: with the
+ * longest command argv takes (AG_RUN_ARGV_MAX), within one argument's */
+#define AG_SESSION_MAX_STATE	(24 * 1024)
 
 struct ag_session {
 	const struct ag_profile	*profile;
@@ -43,6 +46,11 @@ struct ag_session {
 						 * that is not absolute: not taken */
 	int			 remote;	/* another host's (a bastion target):
 						 * its directories are not looked at here */
+	char			*shell_state;	/* bash text: the plain variables and
+						 * functions earlier lines left, kept
+						 * where every exec is judged; or NULL */
+	int			 state_dropped;	/* the last capture's were over
+						 * AG_SESSION_MAX_STATE: not kept */
 };
 
 /* What sshd handed us that the starting environment may carry over. */

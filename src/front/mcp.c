@@ -268,12 +268,7 @@ quote_path(struct ag_strbuf *sb, const char *p)
 			return -1;
 		p += 2;
 	}
-	if (ag_strbuf_addch(sb, '\'') < 0)
-		return -1;
-	for (; *p; p++)
-		if ((*p == '\'' ? ag_strbuf_addstr(sb, "'\\''") : ag_strbuf_addch(sb, *p)) < 0)
-			return -1;
-	return ag_strbuf_addch(sb, '\'');
+	return ag_strbuf_squote_str(sb, p);
 }
 
 /*

@@ -61,23 +61,6 @@ is_deny_rule(const struct ag_profile *p, const char *rule)
 static int judge_exec(const struct ag_execpolicy *ep, const char *path, char *const *argv,
     size_t argc, const char *cwd, char *reason, size_t reasonsz, char *rule, size_t rulesz);
 
-/* word in single quotes, ' as '\'' */
-static int
-add_quoted(struct ag_strbuf *sb, const char *w)
-{
-	const char *q;
-
-	if (ag_strbuf_addch(sb, '\'') < 0)
-		return -1;
-	while ((q = strchr(w, '\'')) != NULL) {
-		if (ag_strbuf_append(sb, w, (size_t)(q - w)) < 0 ||
-		    ag_strbuf_addstr(sb, "'\\''") < 0)
-			return -1;
-		w = q + 1;
-	}
-	return ag_strbuf_addstr(sb, w) < 0 || ag_strbuf_addch(sb, '\'') < 0 ? -1 : 0;
-}
-
 /*
  * The dynamic loader run as a program (`ld-linux-x86-64.so.2 /usr/bin/git
  * push`) maps and runs its first operand without another exec: judge that
@@ -139,9 +122,9 @@ strict_loader_ok(const struct ag_execpolicy *ep, const char *path, char *const *
 				return 0;
 			}
 	ag_strbuf_init(&sb, AG_EXECPOLICY_MAX);
-	ok = add_quoted(&sb, argv[lo]) == 0;
+	ok = ag_strbuf_squote_str(&sb, argv[lo]) == 0;
 	for (i = lo + 1; ok && i < argc; i++)
-		ok = ag_strbuf_addch(&sb, ' ') == 0 && add_quoted(&sb, argv[i]) == 0;
+		ok = ag_strbuf_addch(&sb, ' ') == 0 && ag_strbuf_squote_str(&sb, argv[i]) == 0;
 	memset(&ctx, 0, sizeof(ctx));
 	ctx.profile = ep->profile;
 	ctx.cwd = cwd != NULL ? cwd : "/";
@@ -224,10 +207,10 @@ judge_exec(const struct ag_execpolicy *ep, const char *path, char *const *argv,
 		return 1;
 	/* the program as the path the kernel is asked to run, then the arguments */
 	ag_strbuf_init(&sb, AG_EXECPOLICY_MAX);
-	ok = dp != NULL ? add_quoted(&sb, dp->names[0]) == 0 && ag_strbuf_addch(&sb, ' ') == 0 &&
-	    add_quoted(&sb, dsub) == 0 : add_quoted(&sb, path) == 0;
+	ok = dp != NULL ? ag_strbuf_squote_str(&sb, dp->names[0]) == 0 && ag_strbuf_addch(&sb, ' ') == 0 &&
+	    ag_strbuf_squote_str(&sb, dsub) == 0 : ag_strbuf_squote_str(&sb, path) == 0;
 	for (i = 1; ok && i < argc; i++)
-		ok = ag_strbuf_addch(&sb, ' ') == 0 && add_quoted(&sb, argv[i]) == 0;
+		ok = ag_strbuf_addch(&sb, ' ') == 0 && ag_strbuf_squote_str(&sb, argv[i]) == 0;
 	if (!ok) {
 		ag_strbuf_free(&sb);
 		snprintf(reason, reasonsz, "denied: the exec of '%s' is too long to check "

@@ -109,6 +109,23 @@ x "cd ~/work && git init -q repo && cd repo && echo a > a && git add a &&
 git commit -qm a && git init -q --bare ../remote.git && echo repo-ok"
 ag_is "$x_out" "repo-ok" "repo_setup"
 
+# in a REPL, variables and functions hold for the lines after them, as in
+# bash: typed ones, and the venv's deactivate (which needs the plain
+# variable activate set); unset -f forgets one; what a kept function runs
+# is judged at its exec like anything else (git push stays refused)
+out=$(printf '%s\n' 'cd ~/work; n=0; cnt() { grep -c "$1" "$2"; }' \
+    'n=$((n+1)); cnt o lines; echo "n=$n"' 'source .venv/bin/activate' \
+    'deactivate; echo "venv=${VIRTUAL_ENV:-none}"; case $PATH in *.venv*) echo path-venv;; *) echo path-clean;; esac' \
+    'pushit() { git push -q ../remote.git HEAD:refs/heads/main; }' 'cd repo && pushit; echo "rc=$?"' \
+    'unset -f cnt; cnt o ../lines 2>/dev/null; echo "gone=$?"' | ag_ssh 2>&1)
+ag_like "$out" "^2
+n=1
+venv=none
+path-clean" "repl_variables_and_functions_hold" "$out"
+ag_like "$out" "denied.*git.*push|refused.*git.*push" "repl_kept_function_exec_judged" "$out"
+ag_like "$out" "rc=[1-9]" "repl_kept_function_push_failed" "$out"
+ag_like "$out" "gone=127" "repl_unset_function_forgotten" "$out"
+
 x 'git push'
 ag_like "$x_err" "denied by profiles.developer.deny" "git_push_typed_refusal"
 

@@ -152,6 +152,42 @@ capture_is_filtered_and_profile_wins(void **state)
 	ag_session_free(&s);
 }
 
+/*
+ * Plain variables and functions are kept (as bash text) only where every
+ * exec is judged; a value is quoted, never code; names that change how
+ * bash reads what follows are dropped.
+ */
+static void
+shell_state_kept_where_execs_are_judged(void **state)
+{
+	static const char cap[] =
+	    "FOO=bar\0=vn=it's $(x)\0=vIFS=x\0=vPS4=$(id)\0=vPATH=/evil\0=vBAD NAME=1\0"
+	    "=fcnt () \n{ \n    grep -c \"$1\" \"$2\"\n}\n\0";
+	static const char none[] = "FOO=bar\0=f\0";
+	struct ag_session s;
+	struct ag_err err;
+
+	(void)state;
+	start(&s, 0);
+	assert_int_equal(ag_session_apply_capture(&s, cap, sizeof(cap) - 1, &err), 0);
+	assert_null(s.shell_state);		/* the strict tier keeps none */
+	ag_session_free(&s);
+
+	start(&s, 0);
+	profile.tier = AG_TIER_DEVELOPER;
+	profile.unknown = AG_UNKNOWN_ALLOW;
+	assert_int_equal(ag_session_apply_capture(&s, cap, sizeof(cap) - 1, &err), 0);
+	assert_non_null(s.shell_state);
+	assert_string_equal(s.shell_state,
+	    "n='it'\\''s $(x)'\ncnt () \n{ \n    grep -c \"$1\" \"$2\"\n}\n");
+	assert_string_equal(ag_session_getenv(&s, "FOO"), "bar");
+	assert_null(ag_session_getenv(&s, "n"));	/* not exported */
+	/* a capture with neither: nothing is kept any more (unset -f) */
+	assert_int_equal(ag_session_apply_capture(&s, none, sizeof(none) - 1, &err), 0);
+	assert_null(s.shell_state);
+	ag_session_free(&s);
+}
+
 static void
 pwd_must_be_a_directory(void **state)
 {
@@ -258,6 +294,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(starting_state_is_minimal),
 		cmocka_unit_test(capture_is_filtered_and_profile_wins),
+		cmocka_unit_test(shell_state_kept_where_execs_are_judged),
 		cmocka_unit_test(pwd_must_be_a_directory),
 		cmocka_unit_test(remote_state_from_a_capture),
 		cmocka_unit_test(env_vector_operations),
