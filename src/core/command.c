@@ -30,6 +30,7 @@
 #include "parse/shparse.h"
 #include "policy/execpolicy.h"
 #include "policy/policy.h"
+#include "policy/prog.h"
 #include "policy/transfer.h"
 #include "validate/validator.h"
 
@@ -747,6 +748,27 @@ exec_denials(struct ag_core *core, struct cmd *c)
 }
 
 /*
+ * A command that failed after running a subcommand that writes where the
+ * sandbox keeps files read-only (git config): the program's own error
+ * ("Device or resource busy") names the file, not why or what instead.
+ */
+static void
+readonly_notes(struct ag_core *core, struct cmd *c)
+{
+	const char *note;
+	size_t i;
+
+	if (c->status == 0 || !ag_sandbox_active(core->sandbox) || (c->flags & AG_CORE_REQUEST))
+		return;
+	for (i = 0; i < c->d.ncmds; i++)
+		if ((note = ag_prog_readonly_note(c->d.cmds[i].name, c->d.cmds[i].sub)) != NULL) {
+			fprintf(stderr, "%sagentgate: note: %s\n", core->pty ? "\r\n" : "", note);
+			fflush(stderr);
+			return;
+		}
+}
+
+/*
  * Connections the egress proxy refused while the line ran: a line each,
  * once per host, since a client's own message ("403", "could not
  * resolve") does not say what is allowed.  The records are the proxy's.
@@ -800,6 +822,7 @@ stage_apply(struct ag_core *core, struct cmd *c)
 		ag_log(LOG_DEBUG, "no complete environment capture; state unchanged");
 	exec_denials(core, c);
 	egress_refusals(core, c);
+	readonly_notes(core, c);
 	c->rec.truncated = res->truncated;
 	c->timed_out = res->timed_out;
 	c->cancelled = res->cancelled;

@@ -353,7 +353,7 @@ with_rule(struct ag_walker *w, const struct ag_prog *p, const struct ag_rule *r,
 	char ridbuf[160], ex[80], sl[400];
 	const char *rid, *cdir = NULL;
 	int bad = 0;
-	size_t si;
+	size_t si = na;
 
 	rid = ag_walk_rule_id(w, r, 0, ridx, ridbuf, sizeof(ridbuf));
 	if (!ag_walk_rule_args_ok(w, r, rid, base, a, na, flags))
@@ -374,6 +374,8 @@ with_rule(struct ag_walker *w, const struct ag_prog *p, const struct ag_rule *r,
 	/* say which rule let it through (kept if something refuses later) */
 	if (w->cur >= 0 && w->cmds[w->cur].rule == NULL)
 		w->cmds[w->cur].rule = ag_walk_strdup(w, rid);
+	if (w->cur >= 0 && si < na && a[si].lit != NULL)
+		w->cmds[w->cur].sub = ag_walk_strdup(w, a[si].lit);
 	prog_check(w, p, base, a, na, cdir, flags);
 	if (p != NULL && (p->flags & (AG_PROG_WRAPPER_SAFE | AG_PROG_WRAPPER_RISKY)))
 		ag_walk_inner(w, p, base, a, na, flags);

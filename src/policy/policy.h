@@ -38,6 +38,8 @@ struct ag_policy_cmd {
 	char		*name;		/* argv[0] after quote removal; NULL if not a literal */
 	char		*path;		/* resolved program, "builtin", "keyword", or NULL */
 	char		*text;		/* the command's source text */
+	char		*sub;		/* its subcommand, where its rule or descriptor
+					 * knows them and the word is literal; or NULL */
 	enum ag_verdict	 verdict;
 	char		*reason;
 	char		*rule;		/* rule id that decided, or a built-in reason tag */

@@ -179,6 +179,14 @@ struct ag_prog {
 	 * and the exec judge (ag_prog_inproc).
 	 */
 	size_t	(*inproc)(const char *const *words, size_t nwords);
+	/*
+	 * Subcommands that write where the sandbox keeps files read-only
+	 * (git's config), NULL-terminated, and what the gateway says when a
+	 * command that ran one of them fails: the program's own error names
+	 * the file, not why, nor what to do instead.
+	 */
+	const char *const	*readonly_subs;
+	const char		*readonly_note;
 	/* the file names of its entry points, run directly or by an
 	 * interpreter (npm-cli.js): the program under another name */
 	const char *const	*entry_names;
@@ -221,6 +229,11 @@ size_t	ag_prog_inproc(const char *path, char *const *argv, size_t argc);
 /* The program (its first name) whose entry point file name is base
  * (npm-cli.js is npm), or NULL. */
 const char *ag_prog_entry(const char *base);
+
+/* What to say when a command that ran name's subcommand sub failed,
+ * where the sandbox keeps what it writes read-only (readonly_note), or
+ * NULL.  name may have a directory. */
+const char *ag_prog_readonly_note(const char *name, const char *sub);
 
 /* The descriptor for a program name (no directory), or NULL. */
 const struct ag_prog *ag_prog_lookup(const char *name);

@@ -167,6 +167,17 @@ ag_prog_entry(const char *base)
 	return NULL;
 }
 
+const char *
+ag_prog_readonly_note(const char *name, const char *sub)
+{
+	const struct ag_prog *p;
+
+	if (name == NULL || sub == NULL || (p = ag_prog_lookup(ag_base_name(name))) == NULL ||
+	    p->readonly_subs == NULL || !ag_walk_in_list(p->readonly_subs, sub))
+		return NULL;
+	return p->readonly_note;
+}
+
 int
 ag_prog_maybe_alias(const struct ag_prog *p, const char *word)
 {

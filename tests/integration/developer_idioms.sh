@@ -109,6 +109,18 @@ x "cd ~/work && git init -q repo && cd repo && echo a > a && git add a &&
 git commit -qm a && git init -q --bare ../remote.git && echo repo-ok"
 ag_is "$x_out" "repo-ok" "repo_setup"
 
+# git cannot write a repository's config (read-only to every command):
+# the gateway says why and what to do instead, and only then
+x 'cd ~/work/repo && git config user.name Someone; echo "rc=$?"'
+ag_like "$x_out" "rc=[1-9]" "git_config_write_fails"
+ag_like "$x_err" "agentgate: note: a repository's .git/config is read-only.*GIT_AUTHOR_NAME" \
+    "git_config_failure_explained" "$x_err"
+x 'cd ~/work/repo && git branch -M main'
+ag_like "$x_err" "agentgate: note: a repository's .git/config is read-only" \
+    "git_branch_rename_config_failure_explained" "$x_err"
+x 'cd / && git log -1'
+ag_unlike "$x_err" "agentgate: note" "no_note_for_other_git_failures" "$x_err"
+
 # in a REPL, variables and functions hold for the lines after them, as in
 # bash: typed ones, and the venv's deactivate (which needs the plain
 # variable activate set); unset -f forgets one; what a kept function runs

@@ -151,6 +151,12 @@ static const char *const git_same_as[] = {
 	"send-pack", "push", "http-push", "push", NULL
 };
 
+/* what writes the repository's config: read-only in a sandbox (the
+ * gateway's protected paths); `git init` again in a repository too */
+static const char *const git_config_writers[] = {
+	"config", "remote", "branch", "submodule", "init", NULL
+};
+
 const struct ag_prog ag_prog_git = {
 	.names = git_names,
 	.flags = AG_PROG_DEFUSE_IF_ALLOWED,
@@ -164,4 +170,11 @@ const struct ag_prog ag_prog_git = {
 	.env_set = git_set,
 	.dashed = "git-",
 	.same_as = git_same_as,
+	.readonly_subs = git_config_writers,
+	.readonly_note = "a repository's .git/config is read-only to every command here "
+	    "(git would run programs named there), so git cannot record settings in it; "
+	    "the commit identity comes from GIT_AUTHOR_NAME, GIT_AUTHOR_EMAIL, "
+	    "GIT_COMMITTER_NAME and GIT_COMMITTER_EMAIL (export them to change it), "
+	    "a setting for one command from git -c KEY=VALUE, and git fetch and git pull "
+	    "take a repository's URL or path where a remote's name is not recorded",
 };
