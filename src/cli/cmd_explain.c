@@ -34,6 +34,7 @@
 #include "common/strbuf.h"
 #include "core/core.h"
 #include "policy/netrules.h"
+#include "policy/decision_json.h"
 #include "validate/validator.h"
 
 #define EX_ALLOW	0
@@ -103,35 +104,6 @@ read_stdin(size_t *lenp)
 	return ag_strbuf_detach(&sb, lenp);
 }
 
-/* Who an ask goes to, and with --ask what it said. */
-static json_object *
-ask_json(const struct ag_validator *v, const struct ag_ask_result *r)
-{
-	json_object *o = json_object_new_object();
-
-	if (o == NULL)
-		return NULL;
-	json_object_object_add(o, "name", json_object_new_string(v->name));
-	json_object_object_add(o, "kind", json_object_new_string(ag_validator_kind_name(v->kind)));
-	json_object_object_add(o, "url", json_object_new_string(v->url));
-	if (r == NULL)
-		return o;
-	json_object_object_add(o, "verdict", json_object_new_string(r->allow ? "allow" : "deny"));
-	json_object_object_add(o, "reason", json_object_new_string(r->reason));
-	if (r->error_class != NULL) {
-		json_object_object_add(o, "error_class", json_object_new_string(r->error_class));
-		json_object_object_add(o, "error", json_object_new_string(r->error));
-	}
-	if (r->has_confidence)
-		json_object_object_add(o, "confidence", json_object_new_double(r->confidence));
-	if (r->approver[0] != '\0')
-		json_object_object_add(o, "approver", json_object_new_string(r->approver));
-	json_object_object_add(o, "latency_ms", json_object_new_int64(r->latency_ms));
-	if (r->http_status > 0)
-		json_object_object_add(o, "http_status", json_object_new_int64(r->http_status));
-	return o;
-}
-
 /* What the program registry knows of the program: what it runs besides
  * itself, and the actions a deny rule may name. */
 static void
@@ -190,52 +162,29 @@ static int
 print_json(const struct ag_config *cfg, const struct ag_decision *d, const struct ag_validator *v,
     const struct ag_ask_result *answer)
 {
-	json_object *o = json_object_new_object(), *cmds = json_object_new_array();
-	const struct ag_ask_result *ar = answer;
-	char why[PATH_MAX + 512], label[1024];
+	json_object *o = ag_decision_json(d, cfg), *cmds;
+	char why[PATH_MAX + 512];
 	size_t i;
-	int r = 0;
+	int r;
 
-	if (o == NULL || cmds == NULL) {
+	if (o == NULL || !json_object_object_get_ex(o, "commands", &cmds)) {
 		json_object_put(o);
-		json_object_put(cmds);
 		return -1;
 	}
-	json_object_object_add(o, "decision", json_object_new_string(ag_verdict_name(d->verdict)));
-	json_object_object_add(o, "reason", json_object_new_string(d->reason));
-	json_object_object_add(o, "rule", json_object_new_string(d->rule));
-	if (ag_config_rule_labels(cfg, d->rule, label, sizeof(label)))
-		json_object_object_add(o, "rule_label", json_object_new_string(label));
-	json_object_object_add(o, "parse_error", json_object_new_boolean(d->parse_error));
-	json_object_object_add(o, "incomplete", json_object_new_boolean(d->incomplete));
+	/* what explain knows beyond the decision: the registry's word on
+	 * each program, and a set-id program the sandbox disarms */
 	for (i = 0; i < d->ncmds; i++) {
 		const struct ag_policy_cmd *c = &d->cmds[i];
-		json_object *jc = json_object_new_object();
+		json_object *jc = json_object_array_get_idx(cmds, i);
 
-		if (jc == NULL) {
-			r = -1;
-			break;
-		}
-		json_object_object_add(jc, "name", c->name ? json_object_new_string(c->name) : NULL);
-		json_object_object_add(jc, "path", c->path ? json_object_new_string(c->path) : NULL);
-		json_object_object_add(jc, "text", c->text ? json_object_new_string(c->text) : NULL);
-		json_object_object_add(jc, "verdict", json_object_new_string(ag_verdict_name(c->verdict)));
-		json_object_object_add(jc, "reason", json_object_new_string(c->reason ? c->reason : ""));
-		json_object_object_add(jc, "rule", json_object_new_string(c->rule ? c->rule : ""));
-		if (ag_config_rule_labels(cfg, c->rule, label, sizeof(label)))
-			json_object_object_add(jc, "rule_label", json_object_new_string(label));
-		json_object_object_add(jc, "offset", json_object_new_int64((int64_t)c->off));
 		if (c->verdict != AG_DENY && ag_setid_disarmed(cfg, c->name, c->path, why,
 		    sizeof(why)))
 			json_object_object_add(jc, "note", json_object_new_string(why));
 		known_json(jc, c->name);
-		json_object_array_add(cmds, jc);
 	}
-	json_object_object_add(o, "commands", cmds);
 	if (d->verdict == AG_ASK && v != NULL)
-		json_object_object_add(o, "validator", ask_json(v, ar));
-	if (r == 0)
-		r = put_json(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+		json_object_object_add(o, "validator", ag_ask_json(v, NULL, answer));
+	r = put_json(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
 	json_object_put(o);
 	return r;
 }

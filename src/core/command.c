@@ -16,6 +16,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <json-c/json.h>
+
 #include "common/log.h"
 #include "core/core.h"
 #include "core/standing.h"
@@ -48,7 +50,7 @@ struct cmd {
 	struct ag_xfer		 xfer;		/* decide: a file transfer, or none */
 	int			 decided;	/* d was filled before the decide stage */
 	struct ag_ask_result	 ask;		/* ask: the validator's answer */
-	struct ag_audit_ask	 ask_rec;	/* ... as the audit records it */
+	struct json_object	*ask_json;	/* ... as the audit records it */
 	int			 asked;		/* ask and ask_rec are filled */
 	char			 ask_rule[160];	/* "validator:NAME" */
 	struct ag_audit_cmd	 rec;		/* what record writes */
@@ -308,14 +310,8 @@ rules_said(const struct cmd *c)
 static void
 ask_record(struct ag_core *core, struct cmd *c)
 {
-	const struct ag_validator *v = ag_ask_conf(core->ask);
-
-	c->ask_rec.name = v->name;
-	c->ask_rec.kind = ag_validator_kind_name(v->kind);
-	c->ask_rec.model = v->model;
-	c->ask_rec.prompt_sha256 = ag_ask_prompt_sha256(core->ask);
-	c->ask_rec.answer = &c->ask;
-	c->rec.ask = &c->ask_rec;
+	c->ask_json = ag_ask_json(ag_ask_conf(core->ask), core->ask, &c->ask);
+	c->rec.validator = c->ask_json;
 	c->asked = 1;
 }
 
@@ -462,14 +458,16 @@ record_programs(struct cmd *c)
 	c->rec.nprograms = n;
 }
 
+/* What the record held that the command owns. */
 static void
-free_programs(struct cmd *c)
+free_record(struct cmd *c)
 {
 	size_t i;
 
 	for (i = 0; c->progs != NULL && c->progs[i] != NULL; i++)
 		free(c->progs[i]);
 	free(c->progs);
+	json_object_put(c->ask_json);
 }
 
 /* The rules in the record, readable after an edit moved them: "rule"
@@ -981,7 +979,7 @@ ag_core_command(struct ag_core *core, const char *line, size_t len, int flags,
 		term_outcome(core, &c);
 		if (core->outcome != NULL)
 			stage_outcome(core, &c, core->outcome);
-		free_programs(&c);
+		free_record(&c);
 		free(recorded);
 		return c.status;
 	}
@@ -1026,7 +1024,7 @@ out:
 		ag_target_leave(core, c.t, &saved);
 	ag_decision_free(&c.d);
 	ag_sh_free(c.tree);
-	free_programs(&c);
+	free_record(&c);
 	free(cwd_before);
 	free(recorded);
 	return c.status;

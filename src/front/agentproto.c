@@ -39,6 +39,7 @@
 #include "exec/sandbox.h"
 #include "front/agentproto.h"
 #include "front/agentproto_int.h"
+#include "policy/decision_json.h"
 #include "policy/policy.h"
 
 #define FRAME_ANSWER	'A'
@@ -178,29 +179,15 @@ run_outcome(struct ag_core *core, const struct ag_core_outcome *oc)
 static json_object *
 explain_outcome(struct ag_core *core, const char *text, size_t len)
 {
-	json_object *o = json_object_new_object(), *cmds = json_object_new_array();
+	json_object *o;
 	struct ag_decision d;
-	size_t i;
 
 	memset(&d, 0, sizeof(d));
 	(void)ag_core_decide(core, text, len, &d);
-	json_object_object_add(o, "decision", json_object_new_string(ag_verdict_name(d.verdict)));
-	json_object_object_add(o, "reason", json_object_new_string(d.reason));
-	if (d.rule[0])
-		json_object_object_add(o, "rule", json_object_new_string(d.rule));
-	for (i = 0; i < d.ncmds; i++) {
-		const struct ag_policy_cmd *c = &d.cmds[i];
-		json_object *e = json_object_new_object();
-
-		json_object_object_add(e, "name", c->name ? json_object_new_string(c->name) : NULL);
-		json_object_object_add(e, "path", c->path ? json_object_new_string(c->path) : NULL);
-		json_object_object_add(e, "verdict",
-		    json_object_new_string(ag_verdict_name(c->verdict)));
-		json_object_object_add(e, "reason", json_object_new_string(c->reason ? c->reason :
-		    ""));
-		json_object_array_add(cmds, e);
+	if ((o = ag_decision_json(&d, core->cfg)) == NULL) {
+		ag_decision_free(&d);
+		return NULL;
 	}
-	json_object_object_add(o, "commands", cmds);
 	json_object_object_add(o, "cwd", json_object_new_string(core->sess.cwd));
 	json_object_object_add(o, "allowed_here", allowed_here(core->profile));
 	ag_decision_free(&d);

@@ -21,7 +21,6 @@
 #include "common/utf8.h"
 #include "common/sha256.h"
 #include "record/audit.h"
-#include "validate/validator.h"
 #include "record/sink.h"
 
 struct ag_audit {
@@ -354,40 +353,6 @@ ag_audit_session_start(struct ag_audit *a, struct ag_err *err)
 	return emit(a, record(a, "session_start"), err);
 }
 
-static json_object *
-ask_object(const struct ag_audit_ask *k)
-{
-	const struct ag_ask_result *r = k->answer;
-	json_object *v = json_object_new_object();
-
-	if (v == NULL)
-		return NULL;
-	add_str(v, "name", k->name);
-	add_str(v, "kind", k->kind);
-	add_str(v, "model", k->model);
-	if (k->prompt_sha256 != NULL && k->prompt_sha256[0] != '\0')
-		add_str(v, "prompt_sha256", k->prompt_sha256);
-	add_str(v, "verdict", r->allow ? "allow" : "deny");
-	if (r->reason[0] != '\0')
-		add_str(v, "reason", r->reason);
-	add_str(v, "error_class", r->error_class);
-	if (r->error_class != NULL)
-		add_str(v, "error", r->error);
-	add_int(v, "latency_ms", r->latency_ms);
-	if (r->http_status > 0)
-		add_int(v, "http_status", r->http_status);
-	add_str(v, "cache", r->cache_hit ? "hit" : "miss");
-	if (r->retried)
-		json_object_object_add(v, "retried", json_object_new_boolean(1));
-	if (r->has_confidence)
-		json_object_object_add(v, "confidence", json_object_new_double(r->confidence));
-	if (r->approver[0] != '\0')
-		add_str(v, "approver", r->approver);
-	if (r->approval_ms > 0)
-		add_int(v, "approval_ms", r->approval_ms);
-	return v;
-}
-
 /* What a command's records share: the line, where, the verdict. */
 static json_object *
 command_record(struct ag_audit *a, const char *event, const struct ag_audit_cmd *c)
@@ -421,8 +386,8 @@ command_record(struct ag_audit *a, const char *event, const struct ag_audit_cmd 
 	add_str(o, "reason", c->reason);
 	add_str(o, "rule", c->rule);
 	add_str(o, "rule_label", c->rule_label);
-	if (c->ask != NULL)
-		json_object_object_add(o, "validator", ask_object(c->ask));
+	if (c->validator != NULL)
+		json_object_object_add(o, "validator", json_object_get(c->validator));
 	if (c->target != NULL) {
 		const struct ag_audit_target *t = c->target;
 		json_object *v = json_object_new_object();

@@ -58,16 +58,7 @@ struct ag_audit_info {
 	const char	*mode;		/* exec, repl, ... */
 };
 
-/* What the validator said about an `ask`: who it is, and its answer
- * (validate/validator.h), of which no field is secret. */
-struct ag_ask_result;
-struct ag_audit_ask {
-	const char			*name;
-	const char			*kind;
-	const char			*model;		/* NULL: none */
-	const char			*prompt_sha256;	/* "" or NULL: no prompt (opa, webhook) */
-	const struct ag_ask_result	*answer;
-};
+struct json_object;
 
 /* Where an upstream command went (bastion mode): the record's "target". */
 struct ag_audit_target {
@@ -100,7 +91,8 @@ struct ag_audit_cmd {
 	const char		*rule;
 	const char		*rule_label;	/* rule, its profile rules shown with
 						 * their program, or NULL */
-	const struct ag_audit_ask *ask;		/* the validator's answer, or NULL */
+	struct json_object	*validator;	/* the validator's answer in its one
+						 * form (validator.h ag_ask_json), or NULL */
 	const struct ag_audit_target *target;	/* an upstream's, or NULL: this host */
 	int			 ran;		/* the fields below are meaningful */
 	int			 exit_status;

@@ -1147,3 +1147,47 @@ out:
 	free(doc);
 	return r->allow;
 }
+
+static void
+put_str(json_object *o, const char *k, const char *v)
+{
+	if (v != NULL)
+		json_object_object_add(o, k, json_object_new_string(v));
+}
+
+json_object *
+ag_ask_json(const struct ag_validator *v, const struct ag_ask *a, const struct ag_ask_result *r)
+{
+	json_object *o = json_object_new_object();
+	const char *sha = a != NULL ? ag_ask_prompt_sha256(a) : NULL;
+
+	if (o == NULL)
+		return NULL;
+	put_str(o, "name", v->name);
+	put_str(o, "kind", ag_validator_kind_name(v->kind));
+	put_str(o, "model", v->model);
+	if (sha != NULL && sha[0] != '\0')
+		put_str(o, "prompt_sha256", sha);
+	if (r == NULL)
+		return o;
+	put_str(o, "verdict", r->allow ? "allow" : "deny");
+	if (r->reason[0] != '\0')
+		put_str(o, "reason", r->reason);
+	if (r->error_class != NULL) {
+		put_str(o, "error_class", r->error_class);
+		put_str(o, "error", r->error);
+	}
+	json_object_object_add(o, "latency_ms", json_object_new_int64(r->latency_ms));
+	if (r->http_status > 0)
+		json_object_object_add(o, "http_status", json_object_new_int64(r->http_status));
+	put_str(o, "cache", r->cache_hit ? "hit" : "miss");
+	if (r->retried)
+		json_object_object_add(o, "retried", json_object_new_boolean(1));
+	if (r->has_confidence)
+		json_object_object_add(o, "confidence", json_object_new_double(r->confidence));
+	if (r->approver[0] != '\0')
+		put_str(o, "approver", r->approver);
+	if (r->approval_ms > 0)
+		json_object_object_add(o, "approval_ms", json_object_new_int64(r->approval_ms));
+	return o;
+}

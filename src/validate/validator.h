@@ -105,6 +105,17 @@ void	ag_ask_free(struct ag_ask *a);
 
 /* The hex SHA-256 of the system prompt the LLM kinds send ("" for others). */
 const char *ag_ask_prompt_sha256(const struct ag_ask *a);
+
+/*
+ * A validator's answer as JSON, the one form explain --json and the audit's
+ * command records carry ("validator"): who it is (v), the prompt's digest
+ * where a (may be NULL) has one, and, where r is not NULL, what it said.
+ * No field is secret (the endpoint's URL, which may carry one, is not
+ * there).  A new json-c object, or NULL when out of memory.
+ */
+struct json_object;
+struct json_object *ag_ask_json(const struct ag_validator *v, const struct ag_ask *a,
+	    const struct ag_ask_result *r);
 const struct ag_validator *ag_ask_conf(const struct ag_ask *a);
 
 /*

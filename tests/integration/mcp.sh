@@ -160,6 +160,48 @@ EOF
 ag_is "$(printf '%s\n' "$jl" | sort)" "$(printf '%s\n' "1 allow 0 /tmp 'one\n'" "3 deny 126 /tmp ''" "4 allow" "5 error" \
     "None error" "two allow 4 /tmp '/tmp\n'" | sort)" "json_lines_results"
 
+# one form of a decision (issue 37): for each line, the protocol's explain
+# is explain --json's document (less what only one of them adds), and the
+# audit's command record of the line run through the protocol carries the
+# same decision, rule and label
+FORMS=('echo hi' 'rm -f x' 'cat /etc/hostname | head -1' 'echo $(' 'ls; sudo id' 'printf "%s" a > /tmp/f')
+for i in "${!FORMS[@]}"; do
+	"$AG_PYTHON" -c 'import json, sys; print(json.dumps({"id": int(sys.argv[1]), "explain": sys.argv[2]})); print(json.dumps({"id": 100 + int(sys.argv[1]), "command": sys.argv[2]}))' "$i" "${FORMS[$i]}"
+done | timeout 120 "${AG_SSH[@]:0:${#AG_SSH[@]}-1}" -s "${AG_SSH[-1]}" agentgate-json > "$AG_DIR/forms.out" 2>&1
+for i in "${!FORMS[@]}"; do
+	printf '%s' "${FORMS[$i]}" | "$AGENTGATE" explain --config "$AG_DIR/policy.yaml" --user "$AG_USER" \
+	    --cwd "/home/$AG_USER" --json - > "$AG_DIR/forms.explain.$i" 2>/dev/null
+done
+forms=$("$AG_PYTHON" - "$AG_DIR" "$AG_AUDIT" "${FORMS[@]}" <<'EOF'
+import json, sys
+d, audit, lines = sys.argv[1], sys.argv[2], sys.argv[3:]
+proto = {}
+for l in open(d + "/forms.out"):
+    m = json.loads(l)
+    proto[m["id"]] = m
+recs = [json.loads(l) for l in open(audit)]
+extra_top, extra_cmd = {"cwd", "allowed_here", "id"}, {"note", "runs", "actions"}
+bad = []
+for i, line in enumerate(lines):
+    e = json.load(open("%s/forms.explain.%d" % (d, i)))
+    p = dict((k, v) for k, v in proto[i].items() if k not in extra_top)
+    e = dict((k, v) for k, v in e.items() if k not in extra_top)
+    e["commands"] = [dict((k, v) for k, v in c.items() if k not in extra_cmd) for c in e["commands"]]
+    if p != e:
+        bad.append("explain %r: protocol %s, explain --json %s" % (line, p, e))
+    a = [r for r in recs if r.get("event") == "command" and r.get("command") == line]
+    if not a:
+        bad.append("no record of %r" % line)
+        continue
+    got = tuple(a[-1].get(k) for k in ("decision", "rule", "rule_label"))
+    want = tuple(e.get(k) for k in ("decision", "rule", "rule_label"))
+    if got != want:
+        bad.append("audit %r: %s, explain %s" % (line, got, want))
+print("\n".join(bad) or "same")
+EOF
+)
+ag_is "$forms" "same" "one_decision_form_in_explain_protocol_and_audit"
+
 # the example client in contrib/ over the same subsystem
 ex_out=$("$AG_PYTHON" "${top_srcdir:-$(dirname "$0")/../..}/contrib/agentgate-json.py" \
     "${AG_SSH[@]:1}" -- 'cd /tmp' 'echo "in $PWD"' 'rm -f x' 2>&1)
