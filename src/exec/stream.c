@@ -14,15 +14,19 @@
 int
 ag_stream_init(struct ag_stream *s, const struct ag_stream_opts *o, struct ag_err *err)
 {
+	struct ag_err e;
+
 	memset(s, 0, sizeof(*s));
 	s->o = *o;
 	s->last = -1;
 	ag_strbuf_init(&s->q, AG_STREAM_QUEUE_MAX);
-	ag_err_clear(err);
+	ag_err_clear(&e);
 	/* no redactor, no output: a secret must not pass because one failed */
-	if (o->redact != NULL && (s->rd = ag_redact_new(o->redact, err)) == NULL &&
-	    err->msg[0] != '\0')
+	if (o->redact != NULL && (s->rd = ag_redact_new(o->redact, &e)) == NULL &&
+	    e.msg[0] != '\0') {
+		*err = e;
 		return -1;
+	}
 	return 0;
 }
 
