@@ -20,22 +20,19 @@
 
 #include "common/log.h"
 #include "common/misc.h"
-#include "common/strbuf.h"
 #include "exec/procwatch.h"
 #include "exec/pty.h"
-#include "exec/redact.h"
 #include "exec/sigpipe.h"
+#include "exec/stream.h"
 #include "record/recording.h"
 
 #define OUT_BUF		65536		/* one read from the master */
-#define OUT_SPARE	512		/* room for a notice after it */
 #define IN_BUF		AG_PTY_UNREAD_MAX
 #define SUSP_CHECKS	3		/* looks for a stopped group after a ^Z */
 #define HOLD_AFTER_INTR_MS 150		/* see write_master() */
 #define STOP_SCAN_MS	1000		/* looks for a stopped process in the group */
 #define BURST		64		/* master reads per poll when the client keeps up */
 #define OUT_GATHER	32768		/* see the relay loop */
-#define OUT_READ_MIN	16384		/* room worth a read from the master (compact()) */
 
 /* ---- process-wide state (read by signal handlers) ----------------------- */
 
@@ -310,12 +307,10 @@ struct relay {
 	const struct ag_pty_relay_opts	*o;
 	struct ag_pty_result		*r;
 	struct ag_rec			*rec;		/* NULL once it failed */
-	char				*out;		/* OUT_BUF + OUT_SPARE */
-	size_t				 outlen, outoff;
+	struct ag_stream		 st;		/* the output (stream.h) */
+	char				*raw;		/* one read from the master */
 	char				 in[IN_BUF];
 	size_t				 inlen, inoff;
-	unsigned long long		 shown;		/* bytes relayed, for the cap */
-	int				 cut;
 	int				 master_eof;
 	int				 in_eof;
 	int				 isig;		/* the PTY's ISIG, VINTR, VQUIT */
@@ -323,10 +318,11 @@ struct relay {
 	long long			 hold_until;	/* ms: do not read the client before */
 	char				 left[AG_PTY_UNREAD_MAX];	/* see take_typeahead */
 	size_t				 leftlen;
-	struct ag_redact		*rd;		/* output.redact, or NULL: */
-	char				*raw;		/* what was read goes here, */
-	struct ag_strbuf		 red;		/* what may be shown here, */
-	size_t				 redoff;	/* and on into out */
+	struct ag_procwatch		 pw;
+	long long			 start, drain_until, susp_at, scan_at;
+	int				 susp_left;	/* looks left after a ^Z */
+	int				 extra_fd;	/* o->extra_fd until it is finished */
+	int				 master_fl;	/* the master's flags before */
 };
 
 static void
@@ -336,6 +332,13 @@ rec_failed(struct relay *x, const struct ag_err *e)
 	snprintf(x->r->rec_error, sizeof(x->r->rec_error), "%s", e->msg);
 	ag_log(LOG_ERR, "%s", e->msg);
 	x->rec = NULL;
+	x->st.o.rec = NULL;
+}
+
+static void
+stream_rec_failed(void *arg, const struct ag_err *e)
+{
+	rec_failed(arg, e);
 }
 
 /* Our terminal's size onto the PTY (the kernel signals the command). */
@@ -398,145 +401,36 @@ group_stopped(pid_t pgid)
 	return found;
 }
 
-static int
-red_emit(void *ctx, const char *p, size_t n)
-{
-	struct relay *x = ctx;
-
-	return ag_strbuf_append(&x->red, p, n);
-}
-
 /*
- * What the client took makes room at the front, moved there only when the
- * room behind is short of want: while the client lags, the pending bytes
- * would otherwise be moved again for every few KiB the command writes.
- */
-static void
-compact(struct relay *x, size_t want)
-{
-	if (x->outoff == 0 || (x->outlen < OUT_BUF && OUT_BUF - x->outlen >= want))
-		return;
-	memmove(x->out, x->out + x->outoff, x->outlen - x->outoff);
-	x->outlen -= x->outoff;
-	x->outoff = 0;
-}
-
-/* What the redactor let through, into the output buffer (and the recording). */
-static void
-fill_from_red(struct relay *x)
-{
-	size_t n = x->red.len - x->redoff, room;
-	struct ag_err e;
-
-	if (x->rd == NULL || n == 0)
-		return;
-	compact(x, n);
-	room = OUT_BUF + OUT_SPARE - x->outlen;
-	if (n > room)
-		n = room;
-	memcpy(x->out + x->outlen, x->red.data + x->redoff, n);
-	ag_err_clear(&e);
-	if (x->rec != NULL && n > 0 && ag_rec_output(x->rec, x->out + x->outlen, n, &e) < 0)
-		rec_failed(x, &e);
-	x->outlen += n;
-	x->redoff += n;
-	if (x->redoff == x->red.len) {
-		ag_strbuf_reset(&x->red);
-		x->redoff = 0;
-	}
-}
-
-/* The redactor's verdict on n raw bytes (how 0), on a pause (1) or on the
- * end (2); if it cannot keep up, the output is cut: nothing unjudged shows. */
-static void
-redact_step(struct relay *x, int how, const char *p, size_t n)
-{
-	int rc = how == 0 ? ag_redact_feed(x->rd, p, n, red_emit, x) :
-	    how == 1 ? ag_redact_pause(x->rd, red_emit, x) : ag_redact_end(x->rd, red_emit, x);
-
-	if (rc < 0 && !x->cut) {
-		x->cut = 1;
-		x->r->truncated = 1;
-	}
-	fill_from_red(x);
-}
-
-/*
- * Append what the command wrote to the output buffer (through the
- * redactor when there is one).  Returns the bytes read, 0 when there was
- * nothing (or at EOF, or no room).
+ * One read of what the command wrote, into the output stream.  Returns the
+ * bytes read, 0 when there was nothing (or at EOF).
  */
 static size_t
 read_master(struct relay *x)
 {
-	const struct ag_pty_relay_opts *o = x->o;
-	char *dst;
-	ssize_t n;
-	size_t keep;
-	struct ag_err e;
-
-	compact(x, OUT_READ_MIN);
-	if (x->outlen >= OUT_BUF || (x->rd != NULL && x->red.len > x->redoff))
-		return 0;
-	dst = x->rd != NULL ? x->raw : x->out + x->outlen;
-	n = read(x->p->master, dst, x->rd != NULL ? OUT_BUF : OUT_BUF - x->outlen);
+	ssize_t n = read(x->p->master, x->raw, OUT_BUF);
 
 	if (n < 0 && (errno == EINTR || errno == EAGAIN)) {
 		/* the program paused: a held partial line (a prompt) goes now */
-		if (errno == EAGAIN && x->rd != NULL && !x->cut)
-			redact_step(x, 1, NULL, 0);
+		if (errno == EAGAIN)
+			(void)ag_stream_pause(&x->st);
 		return 0;
 	}
 	if (n <= 0) {		/* EIO: every slave fd is closed */
 		x->master_eof = 1;
-		if (x->rd != NULL && !x->cut)
-			redact_step(x, 2, NULL, 0);
+		(void)ag_stream_end(&x->st);
 		return 0;
 	}
-	x->r->bytes_out += (unsigned long long)n;
-	if (x->cut)
-		return (size_t)n;	/* keep reading so the program never blocks */
-	keep = (size_t)n;
-	if (o->max_output > 0 && x->shown + keep > (unsigned long long)o->max_output) {
-		int m;
-
-		keep = (size_t)((unsigned long long)o->max_output - x->shown);
-		x->cut = 1;
-		x->r->truncated = 1;
-		/* the terminal is raw: \r\n, not \n */
-		m = snprintf(dst + keep, OUT_SPARE, "\r\nagentgate: output truncated: more "
-		    "than %lld bytes; the rest is discarded\r\n", o->max_output);
-		if (m > 0)
-			keep += (size_t)m < OUT_SPARE ? (size_t)m : OUT_SPARE - 1;
-	}
-	x->shown += keep;
-	if (x->rd != NULL) {
-		if (keep > 0)
-			redact_step(x, 0, dst, keep);
-		return (size_t)n;
-	}
-	x->outlen += keep;
-	ag_err_clear(&e);
-	if (x->rec != NULL && keep > 0 && ag_rec_output(x->rec, dst, keep, &e) < 0)
-		rec_failed(x, &e);
+	/* past the cap it is read all the same, so the program never blocks */
+	(void)ag_stream_take(&x->st, x->raw, (size_t)n);
 	return (size_t)n;
 }
 
 static void
 write_client(struct relay *x)
 {
-	ssize_t w = write(x->o->out_fd, x->out + x->outoff, x->outlen - x->outoff);
-
-	if (w < 0) {
-		if (errno == EINTR || errno == EAGAIN)
-			return;
+	if (ag_stream_flush(&x->st, x->o->out_fd) < 0)
 		x->r->client_gone = 1;
-		x->outlen = x->outoff = 0;
-		return;
-	}
-	x->outoff += (size_t)w;
-	if (x->outoff >= x->outlen)
-		x->outlen = x->outoff = 0;
 }
 
 /* Returns 1 when the keystrokes held a ^Z. */
@@ -624,243 +518,279 @@ take_typeahead(struct relay *x)
 	close(fd);
 }
 
+/* The relay's state, the master non-blocking, the client raw: 0, or -1 with err. */
+static int
+relay_setup(struct relay *x, struct ag_pty *p, const struct ag_pty_relay_opts *o,
+    struct ag_pty_result *r, struct ag_err *err)
+{
+	/* stdout and stderr are one stream on a terminal, which is raw */
+	struct ag_stream_opts so = { .name = "the terminal's output", .tty = 1,
+	    .max_output = o->max_output, .redact = o->redact, .rec = o->rec,
+	    .rec_failed = stream_rec_failed, .rec_arg = x };
+	struct termios tio;
+	struct ag_err e;
+
+	memset(r, 0, sizeof(*r));
+	memset(x, 0, sizeof(*x));
+	x->p = p;
+	x->o = o;
+	x->r = r;
+	x->rec = o->rec;
+	x->extra_fd = o->extra_fd;
+	x->start = ag_now_ms();
+	x->scan_at = x->start + STOP_SCAN_MS;
+	if (p->master < 0 || o->pid <= 0)
+		return ag_err_set(err, "pty relay: nothing to relay");
+	if (ag_stream_init(&x->st, &so, err) < 0)
+		return -1;
+	x->raw = malloc(OUT_BUF);
+	if (x->raw == NULL || (x->master_fl = fcntl(p->master, F_GETFL)) < 0 ||
+	    fcntl(p->master, F_SETFL, x->master_fl | O_NONBLOCK) < 0) {
+		ag_err_set(err, "pty: %s", x->raw == NULL ? "out of memory" : strerror(errno));
+		ag_stream_free(&x->st);
+		free(x->raw);
+		return -1;
+	}
+	/* on Linux the master reports the slave's modes */
+	if (tcgetattr(p->master, &tio) == 0) {
+		x->isig = (tio.c_lflag & ISIG) != 0;
+		x->vintr = tio.c_cc[VINTR];
+		x->vquit = tio.c_cc[VQUIT];
+	}
+	ag_procwatch_start(&x->pw, o->pid, o->timeout, x->start);
+	enter_raw(o->in_fd, o->out_fd);
+	/* a resize while no command ran is recorded now (unless it is no change) */
+	ag_err_clear(&e);
+	if (x->rec != NULL && ag_rec_resize(x->rec, p->ws.ws_col, p->ws.ws_row, &e) < 0)
+		rec_failed(x, &e);
+	sync_size(x);		/* resized between ag_pty_open and now */
+	return 0;
+}
+
+/* The command's life, looked at each time round: 1 when the relay is done. */
+static int
+relay_watch(struct relay *x, long long t)
+{
+	const struct ag_pty_relay_opts *o = x->o;
+	struct ag_pty_result *r = x->r;
+	struct ag_procwatch *pw = &x->pw;
+	pid_t pid = o->pid;
+	size_t pend = ag_stream_pending(&x->st);
+	siginfo_t si;
+
+	if (!pw->exited && !r->terminated && o->tick_cb != NULL && o->tick_cb(o->tick_arg))
+		r->terminated = 1;
+	if (!pw->exited && ag_procwatch_step(pw, t, r->terminated || r->client_gone ||
+	    (r->rec_failed && o->rec_required)))
+		/* what it wrote is still passed on, unless nobody is left to read it */
+		x->drain_until = t + (pw->killed && (r->client_gone || r->terminated) ? 0 :
+		    AG_PTY_DRAIN_MS);
+	/* soon after a ^Z, and every STOP_SCAN_MS: nothing stays stopped */
+	if (!pw->exited && ((x->susp_left > 0 && t >= x->susp_at) || t >= x->scan_at)) {
+		memset(&si, 0, sizeof(si));
+		if ((waitid(P_PID, (id_t)pid, &si, WSTOPPED | WNOHANG) == 0 &&
+		    si.si_pid == pid) || group_stopped(pid)) {
+			kill(-pid, SIGCONT);
+			r->continued++;
+		}
+		if (x->susp_left > 0 && t >= x->susp_at) {
+			x->susp_left--;
+			x->susp_at = t + (SUSP_CHECKS - x->susp_left) * 200;
+		}
+		x->scan_at = t + STOP_SCAN_MS;
+	}
+	if (pw->exited && x->p->peer >= 0)
+		take_typeahead(x);
+	if (pw->exited && (x->master_eof || r->client_gone) && pend == 0 && x->extra_fd < 0)
+		return 1;
+	if (pw->exited && t >= x->drain_until && (pend == 0 || r->client_gone))
+		return 1;
+	/* a client that takes nothing more: give up on it */
+	return pw->exited && t >= x->drain_until + AG_PTY_DRAIN_MS;
+}
+
+/* One turn's poll set: the index of each fd in pf, -1 when it is not there. */
+struct polls {
+	struct pollfd	pf[7];
+	int		n, m, in, out, sp, x, wake, pid;
+};
+
+static int
+poll_add(struct polls *ps, int fd, short events)
+{
+	ps->pf[ps->n] = (struct pollfd){ .fd = fd, .events = events };
+	return ps->n++;
+}
+
+/* What the loop waits for now, into ps; how long it may wait (ms). */
+static long long
+relay_fds(struct relay *x, struct polls *ps, long long t)
+{
+	const struct ag_pty_relay_opts *o = x->o;
+	size_t pend = ag_stream_pending(&x->st);
+	int sp = ag_sigpipe_fd(), wr;
+	long long tmo;
+	long rt;
+
+	memset(ps, 0, sizeof(*ps));
+	ps->m = ps->in = ps->out = ps->sp = ps->x = ps->wake = ps->pid = -1;
+	/*
+	 * The command may write on while the client takes what is
+	 * pending.  Keystrokes not yet written when it ended stay ours:
+	 * written now they would land behind the typeahead already taken
+	 * and die with the PTY, so they go back to the prompt instead.
+	 */
+	wr = x->inlen > 0 && !x->pw.exited;
+	if (!x->master_eof && (pend < OUT_GATHER || wr))
+		ps->m = poll_add(ps, x->p->master,
+		    (short)((pend < OUT_GATHER ? POLLIN : 0) | (wr ? POLLOUT : 0)));
+	if (o->in_fd >= 0 && !x->in_eof && x->inlen == 0 && !x->pw.exited && t >= x->hold_until)
+		ps->in = poll_add(ps, o->in_fd, POLLIN);
+	if (pend > 0 && !x->r->client_gone)
+		ps->out = poll_add(ps, o->out_fd, POLLOUT);
+	if (sp >= 0)		/* SIGWINCH, and the runner's signals */
+		ps->sp = poll_add(ps, sp, POLLIN);
+	/* readable when pid exits: the loop then looks at it */
+	if (ag_procwatch_fd(&x->pw) >= 0)
+		ps->pid = poll_add(ps, ag_procwatch_fd(&x->pw), POLLIN);
+	if (x->extra_fd >= 0)
+		ps->x = poll_add(ps, x->extra_fd, POLLIN);
+	if (o->wake_fd >= 0 && o->wake_fd != sp && o->wake_cb != NULL)
+		ps->wake = poll_add(ps, o->wake_fd, POLLIN);
+	tmo = ag_procwatch_wait_ms(&x->pw, t, 1000);
+	if (x->pw.exited && x->drain_until - t < tmo)
+		tmo = x->drain_until - t;
+	if (x->susp_left > 0 && x->susp_at - t < tmo)
+		tmo = x->susp_at - t;
+	if (!x->pw.exited && x->scan_at - t < tmo)
+		tmo = x->scan_at - t;
+	if (x->hold_until > t && x->hold_until - t < tmo)
+		tmo = x->hold_until - t;
+	if (x->rec != NULL && (rt = ag_rec_next_tick_ms(x->rec)) >= 0 && rt < tmo)
+		tmo = rt;
+	return tmo < 0 ? 0 : tmo;
+}
+
+/*
+ * Bulk output: read and pass on until the client would block or the
+ * command has nothing more for now, without a poll between.  A PTY hands
+ * over at most a few KiB per read: up to OUT_GATHER is gathered before one
+ * write, so the client side (sshd) gets fewer, larger chunks; a lone
+ * keystroke's echo goes at once.
+ */
+static void
+relay_output(struct relay *x)
+{
+	int burst;
+
+	for (burst = 0; burst < BURST && !x->master_eof && !x->r->client_gone; burst++) {
+		size_t got = 0, n;
+
+		while (ag_stream_pending(&x->st) < OUT_GATHER && (n = read_master(x)) > 0)
+			got += n;
+		if (ag_stream_pending(&x->st) > 0)
+			write_client(x);
+		if (got == 0 || ag_stream_pending(&x->st) > 0)
+			break;	/* nothing new, or the client is full: poll */
+	}
+}
+
+/* What poll found. */
+static void
+relay_events(struct relay *x, const struct polls *ps)
+{
+	const struct ag_pty_relay_opts *o = x->o;
+	struct ag_pty_result *r = x->r;
+	const struct pollfd *pf = ps->pf;
+
+	if (ps->pid >= 0 && pf[ps->pid].revents != 0)
+		ag_procwatch_ready(&x->pw);
+	if (ps->sp >= 0 && (pf[ps->sp].revents & POLLIN)) {
+		ag_sigpipe_drain();
+		if (got_winch) {
+			got_winch = 0;	/* then read the size: the latest one wins */
+			sync_size(x);
+		}
+		if (o->wake_fd == pf[ps->sp].fd && o->wake_cb != NULL && o->wake_cb(o->wake_arg))
+			r->terminated = 1;
+	}
+	if (ps->wake >= 0 && (pf[ps->wake].revents & POLLIN) && o->wake_cb(o->wake_arg))
+		r->terminated = 1;
+	if (ps->x >= 0 && (pf[ps->x].revents & (POLLIN | POLLHUP | POLLERR)) &&
+	    o->extra_cb(o->extra_arg, x->extra_fd) < 0)
+		x->extra_fd = -1;
+	if (ps->in >= 0 && (pf[ps->in].revents & (POLLIN | POLLHUP | POLLERR)) &&
+	    read_client(x)) {
+		x->susp_left = SUSP_CHECKS;
+		x->susp_at = ag_now_ms() + 50;
+	}
+	if (ps->m >= 0 && (pf[ps->m].revents & POLLOUT) && !x->pw.exited)
+		write_master(x);
+	if (ps->out >= 0 && (pf[ps->out].revents & (POLLOUT | POLLHUP | POLLERR)))
+		write_client(x);
+	if (ps->m >= 0 && (pf[ps->m].revents & (POLLIN | POLLHUP | POLLERR)))
+		relay_output(x);
+}
+
+/* The command ended: the recording on disk, the terminal back, r filled. */
+static void
+relay_finish(struct relay *x)
+{
+	struct ag_pty_result *r = x->r;
+	struct ag_err e;
+
+	/* what it wrote is on disk before the prompt comes back */
+	ag_err_clear(&e);
+	if (x->rec != NULL && ag_rec_flush(x->rec, &e) < 0)
+		rec_failed(x, &e);
+	ag_pty_restore_terminal();
+	/* what was typed first comes first */
+	memcpy(r->unread, x->left, x->leftlen);
+	r->unread_len = x->leftlen;
+	if (x->inlen > x->inoff) {
+		size_t n = x->inlen - x->inoff;
+
+		if (n > sizeof(r->unread) - r->unread_len)
+			n = sizeof(r->unread) - r->unread_len;
+		memcpy(r->unread + r->unread_len, x->in + x->inoff, n);
+		r->unread_len += n;
+	}
+	ag_procwatch_close(&x->pw);
+	r->truncated = x->st.truncated;
+	r->bytes_out = x->st.bytes;
+	ag_stream_free(&x->st);
+	free(x->raw);
+	(void)fcntl(x->p->master, F_SETFL, x->master_fl);
+	r->wstatus = x->pw.wstatus;
+	r->timed_out = x->pw.timed_out;
+	r->duration_ms = ag_now_ms() - x->start;
+}
+
 int
 ag_pty_relay(struct ag_pty *p, const struct ag_pty_relay_opts *o, struct ag_pty_result *r,
     struct ag_err *err)
 {
 	struct relay x;
-	long long start = ag_now_ms(), drain_until = 0;
-	long long susp_at = 0, scan_at = start + STOP_SCAN_MS;
-	int susp_left = 0, extra_fd = o->extra_fd, fl;
-	pid_t pid = o->pid;
-	struct ag_procwatch pw;
+	struct polls ps;
 
-	memset(r, 0, sizeof(*r));
-	memset(&x, 0, sizeof(x));
-	x.p = p;
-	x.o = o;
-	x.r = r;
-	x.rec = o->rec;
-	if (p->master < 0 || pid <= 0)
-		return ag_err_set(err, "pty relay: nothing to relay");
-	if ((x.out = malloc(OUT_BUF + OUT_SPARE)) == NULL)
-		return ag_err_set(err, "out of memory");
-	/* no redactor, no output: a secret must not pass because one failed */
-	ag_strbuf_init(&x.red, 16 * OUT_BUF);
-	if (o->redact != NULL && ((x.rd = ag_redact_new(o->redact, err)) == NULL ||
-	    (x.raw = malloc(OUT_BUF + OUT_SPARE)) == NULL)) {
-		ag_redact_free(x.rd);
-		free(x.out);
-		return err->msg[0] ? -1 : ag_err_set(err, "out of memory");
-	}
-	if ((fl = fcntl(p->master, F_GETFL)) < 0 ||
-	    fcntl(p->master, F_SETFL, fl | O_NONBLOCK) < 0) {
-		free(x.out);
-		return ag_err_set(err, "pty: %s", strerror(errno));
-	}
-	{
-		struct termios tio;
-
-		/* on Linux the master reports the slave's modes */
-		if (tcgetattr(p->master, &tio) == 0) {
-			x.isig = (tio.c_lflag & ISIG) != 0;
-			x.vintr = tio.c_cc[VINTR];
-			x.vquit = tio.c_cc[VQUIT];
-		}
-	}
-	ag_procwatch_start(&pw, pid, o->timeout, start);
-	enter_raw(o->in_fd, o->out_fd);
-	if (x.rec != NULL) {
+	if (relay_setup(&x, p, o, r, err) < 0)
+		return -1;
+	for (;;) {
+		long long t = ag_now_ms(), tmo;
 		struct ag_err e;
 
-		/* a resize while no command ran is recorded now (unless it is no change) */
-		ag_err_clear(&e);
-		if (ag_rec_resize(x.rec, p->ws.ws_col, p->ws.ws_row, &e) < 0)
-			rec_failed(&x, &e);
-	}
-	sync_size(&x);		/* resized between ag_pty_open and now */
-
-	for (;;) {
-		struct pollfd pf[7];
-		int npf = 0, i_m = -1, i_in = -1, i_out = -1, i_sp = -1, i_x = -1,
-		    i_wake = -1, i_pid = -1, wr;
-
-		fill_from_red(&x);	/* what the redactor let through, as room allows */
-		long long t = ag_now_ms(), tmo;
-		long rt;
-		siginfo_t si;
-		int sp = ag_sigpipe_fd();
-
-		if (!pw.exited && !r->terminated && o->tick_cb != NULL && o->tick_cb(o->tick_arg))
-			r->terminated = 1;
-		if (!pw.exited && ag_procwatch_step(&pw, t, r->terminated || r->client_gone ||
-		    (r->rec_failed && o->rec_required)))
-			/* what it wrote is still passed on, unless nobody is left to read it */
-			drain_until = t + (pw.killed && (r->client_gone || r->terminated) ? 0 :
-			    AG_PTY_DRAIN_MS);
-		/* soon after a ^Z, and every STOP_SCAN_MS: nothing stays stopped */
-		if (!pw.exited && ((susp_left > 0 && t >= susp_at) || t >= scan_at)) {
-			memset(&si, 0, sizeof(si));
-			if ((waitid(P_PID, (id_t)pid, &si, WSTOPPED | WNOHANG) == 0 &&
-			    si.si_pid == pid) || group_stopped(pid)) {
-				kill(-pid, SIGCONT);
-				r->continued++;
-			}
-			if (susp_left > 0 && t >= susp_at) {
-				susp_left--;
-				susp_at = t + (SUSP_CHECKS - susp_left) * 200;
-			}
-			scan_at = t + STOP_SCAN_MS;
-		}
-		if (pw.exited && p->peer >= 0)
-			take_typeahead(&x);
-		if (pw.exited && (x.master_eof || r->client_gone) && x.outlen == 0 && extra_fd < 0)
+		if (relay_watch(&x, t))
 			break;
-		if (pw.exited && t >= drain_until && (x.outlen == 0 || r->client_gone))
-			break;
-		if (pw.exited && t >= drain_until + AG_PTY_DRAIN_MS)
-			break;	/* a client that takes nothing more: give up on it */
-
-		/*
-		 * The command may write on while the client takes what is
-		 * pending.  Keystrokes not yet written when it ended stay ours:
-		 * written now they would land behind the typeahead already taken
-		 * and die with the PTY, so they go back to the prompt instead.
-		 */
-		wr = x.inlen > 0 && !pw.exited;
-		if (!x.master_eof && (x.outlen - x.outoff < OUT_GATHER || wr)) {
-			pf[npf] = (struct pollfd){ .fd = p->master,
-			    .events = (short)((x.outlen - x.outoff < OUT_GATHER ? POLLIN : 0) |
-			    (wr ? POLLOUT : 0)) };
-			i_m = npf++;
-		}
-		if (o->in_fd >= 0 && !x.in_eof && x.inlen == 0 && !pw.exited && t >= x.hold_until) {
-			pf[npf] = (struct pollfd){ .fd = o->in_fd, .events = POLLIN };
-			i_in = npf++;
-		}
-		if (x.outlen > 0 && !r->client_gone) {
-			pf[npf] = (struct pollfd){ .fd = o->out_fd, .events = POLLOUT };
-			i_out = npf++;
-		}
-		if (sp >= 0) {		/* SIGWINCH, and the runner's signals */
-			pf[npf] = (struct pollfd){ .fd = sp, .events = POLLIN };
-			i_sp = npf++;
-		}
-		/* readable when pid exits: the loop then looks at it */
-		if (ag_procwatch_fd(&pw) >= 0) {
-			pf[npf] = (struct pollfd){ .fd = ag_procwatch_fd(&pw), .events = POLLIN };
-			i_pid = npf++;
-		}
-		if (extra_fd >= 0) {
-			pf[npf] = (struct pollfd){ .fd = extra_fd, .events = POLLIN };
-			i_x = npf++;
-		}
-		if (o->wake_fd >= 0 && o->wake_fd != sp && o->wake_cb != NULL) {
-			pf[npf] = (struct pollfd){ .fd = o->wake_fd, .events = POLLIN };
-			i_wake = npf++;
-		}
-		tmo = ag_procwatch_wait_ms(&pw, t, 1000);
-		if (pw.exited && drain_until - t < tmo)
-			tmo = drain_until - t;
-		if (susp_left > 0 && susp_at - t < tmo)
-			tmo = susp_at - t;
-		if (!pw.exited && scan_at - t < tmo)
-			tmo = scan_at - t;
-		if (x.hold_until > t && x.hold_until - t < tmo)
-			tmo = x.hold_until - t;
-		if (x.rec != NULL && (rt = ag_rec_next_tick_ms(x.rec)) >= 0 && rt < tmo)
-			tmo = rt;
-		if (tmo < 0)
-			tmo = 0;
-		if (ag_poll(pf, (size_t)npf, tmo) < 0) {
+		tmo = relay_fds(&x, &ps, t);
+		if (ag_poll(ps.pf, (size_t)ps.n, tmo) < 0) {
 			r->client_gone = 1;
 			continue;
 		}
-		if (i_pid >= 0 && pf[i_pid].revents != 0)
-			ag_procwatch_ready(&pw);
-		if (i_sp >= 0 && (pf[i_sp].revents & POLLIN)) {
-			ag_sigpipe_drain();
-			if (got_winch) {
-				got_winch = 0;	/* then read the size: the latest one wins */
-				sync_size(&x);
-			}
-			if (o->wake_fd == sp && o->wake_cb != NULL && o->wake_cb(o->wake_arg))
-				r->terminated = 1;
-		}
-		if (i_wake >= 0 && (pf[i_wake].revents & POLLIN) && o->wake_cb(o->wake_arg))
-			r->terminated = 1;
-		if (i_x >= 0 && (pf[i_x].revents & (POLLIN | POLLHUP | POLLERR)) &&
-		    o->extra_cb(o->extra_arg, extra_fd) < 0)
-			extra_fd = -1;
-		if (i_in >= 0 && (pf[i_in].revents & (POLLIN | POLLHUP | POLLERR)) &&
-		    read_client(&x)) {
-			susp_left = SUSP_CHECKS;
-			susp_at = ag_now_ms() + 50;
-		}
-		if (i_m >= 0 && (pf[i_m].revents & POLLOUT) && !pw.exited)
-			write_master(&x);
-		if (i_out >= 0 && (pf[i_out].revents & (POLLOUT | POLLHUP | POLLERR)))
-			write_client(&x);
-		/*
-		 * Bulk output: read and pass on until the client would block or
-		 * the command has nothing more for now, without a poll between.
-		 */
-		if (i_m >= 0 && (pf[i_m].revents & (POLLIN | POLLHUP | POLLERR))) {
-			int burst;
-
-			/*
-			 * A PTY hands over at most a few KiB per read: gather up to
-			 * OUT_GATHER before one write, so the client side (sshd) gets
-			 * fewer, larger chunks; a lone keystroke's echo goes at once.
-			 */
-			for (burst = 0; burst < BURST && !x.master_eof && !r->client_gone;
-			    burst++) {
-				size_t got = 0, n;
-
-				while (x.outlen - x.outoff < OUT_GATHER && (n = read_master(&x)) > 0)
-					got += n;
-				if (x.outlen > x.outoff)
-					write_client(&x);
-				if (got == 0 || x.outlen > x.outoff)
-					break;	/* nothing new, or the client is full: poll */
-			}
-		}
-		if (x.rec != NULL) {
-			struct ag_err e;
-
-			ag_err_clear(&e);
-			if (ag_rec_tick(x.rec, &e) < 0)
-				rec_failed(&x, &e);
-		}
-	}
-	/* the command ended: what it wrote is on disk before the prompt comes back */
-	if (x.rec != NULL) {
-		struct ag_err e;
-
+		relay_events(&x, &ps);
 		ag_err_clear(&e);
-		if (ag_rec_flush(x.rec, &e) < 0)
+		if (x.rec != NULL && ag_rec_tick(x.rec, &e) < 0)
 			rec_failed(&x, &e);
 	}
-	ag_pty_restore_terminal();
-	/* what was typed first comes first */
-	memcpy(r->unread, x.left, x.leftlen);
-	r->unread_len = x.leftlen;
-	if (x.inlen > x.inoff) {
-		size_t n = x.inlen - x.inoff;
-
-		if (n > sizeof(r->unread) - r->unread_len)
-			n = sizeof(r->unread) - r->unread_len;
-		memcpy(r->unread + r->unread_len, x.in + x.inoff, n);
-		r->unread_len += n;
-	}
-	ag_procwatch_close(&pw);
-	ag_redact_free(x.rd);
-	free(x.raw);
-	ag_strbuf_free(&x.red);
-	(void)fcntl(p->master, F_SETFL, fl);
-	r->wstatus = pw.wstatus;
-	r->timed_out = pw.timed_out;
-	r->duration_ms = ag_now_ms() - start;
-	free(x.out);
+	relay_finish(&x);
 	return 0;
 }

@@ -46,9 +46,10 @@
  * back with the keystrokes it never wrote (unread).  A command cannot push
  * a line there with TIOCSTI: the sandbox's seccomp filter refuses it.
  *
- * Output (stdout and stderr are one stream in a PTY) is capped at
- * max_output like the runner's streams; the rest is read and discarded so
- * the program never blocks.  Writes to the client are non-blocking, so a
+ * Output (stdout and stderr are one stream in a PTY) goes through the
+ * stream every relay feeds (stream.h): capped at max_output, redacted,
+ * recorded as shown; the rest is read and discarded so the program never
+ * blocks.  Writes to the client are non-blocking, so a
  * slow client never delays keystrokes (^C), resizes or the timeout.
  */
 #ifndef AG_PTY_H

@@ -29,11 +29,11 @@
 #include "common/privsep.h"
 #include "exec/pty.h"
 #include "common/config.h"
-#include "exec/redact.h"
 #include "exec/runner.h"
 #include "exec/procwatch.h"
 #include "exec/sandbox.h"
 #include "exec/sigpipe.h"
+#include "exec/stream.h"
 #include "policy/policy.h"
 #include "common/strbuf.h"
 
@@ -857,72 +857,40 @@ spawn_runner(struct child_args *ca)
 
 /* ---- the parent -------------------------------------------------------- */
 
-struct stream {
+/* One of the command's pipes, relayed: the transport around an ag_stream. */
+struct pipe_out {
 	int		 fd;		/* our read end; -1 at EOF */
 	int		 dst;
-	const char	*name;
-	unsigned long long seen;
-	int		 cut;
 	int		 nosplice;	/* dst takes no splice(2): copy */
-	struct ag_redact *rd;		/* output.redact, or NULL */
+	struct ag_stream st;		/* cap, redaction, notice (stream.h) */
 };
 
+/* The stream's writer: a stalled client is given up on when must_stop says so. */
 static int
-emit_fd(void *ctx, const char *p, size_t n)
+write_dst(void *arg, const char *p, size_t n)
 {
-	return write_all(*(int *)ctx, p, n) < 0 && errno != EINTR ? -1 : 0;
-}
-
-/* To the client: through the redactor when the profile has one. */
-static int
-relay_out(struct stream *s, const char *p, size_t n)
-{
-	if (s->rd != NULL)
-		return ag_redact_feed(s->rd, p, n, emit_fd, &s->dst);
-	return emit_fd(&s->dst, p, n);
-}
-
-/* The stream ended (or was cut): a held partial line goes now. */
-static int
-relay_end(struct stream *s)
-{
-	struct ag_redact *rd = s->rd;
-
-	s->rd = NULL;
-	if (rd == NULL)
-		return 0;
-	{
-		int rc = ag_redact_end(rd, emit_fd, &s->dst);
-
-		ag_redact_free(rd);
-		return rc;
-	}
+	return write_all(*(int *)arg, p, n) < 0 && errno != EINTR ? -1 : 0;
 }
 
 /*
- * What no redactor has to see moves from the command's pipe to ours in the
- * kernel (splice), up to the output cap; reaching the cap, a redactor, or a
- * destination splice refuses, and the end of the stream, take the copying
- * path below.  1: done (*rc is pump's result); 0: copy instead.
+ * What the stream need not see moves from the command's pipe to ours in the
+ * kernel (splice), as far as the stream allows; reaching the cap, a
+ * redactor, or a destination splice refuses, and the end of the stream,
+ * take the copying path below.  1: done (*rc is pump's result); 0: copy.
  */
 static int
-pump_splice(struct stream *s, const struct ag_run_opts *o, struct ag_run_result *r, int *rc)
+pump_splice(struct pipe_out *s, int *rc)
 {
-	size_t want = RELAY_BUF;
+	size_t want = ag_stream_bypass_room(&s->st);
 	ssize_t n;
 
-	if (s->nosplice || s->rd != NULL || s->cut)
+	if (s->nosplice || want == 0)
 		return 0;
-	if (o->max_output > 0) {
-		if (s->seen >= (unsigned long long)o->max_output)
-			return 0;
-		if ((unsigned long long)o->max_output - s->seen < want)
-			want = (size_t)((unsigned long long)o->max_output - s->seen);
-	}
+	if (want > RELAY_BUF)
+		want = RELAY_BUF;
 	*rc = 0;
 	if ((n = splice(s->fd, NULL, s->dst, NULL, want, SPLICE_F_MOVE)) > 0) {
-		r->bytes_out += (unsigned long long)n;
-		s->seen += (unsigned long long)n;
+		ag_stream_bypassed(&s->st, (size_t)n);
 		return 1;
 	}
 	if (n == 0)
@@ -937,13 +905,14 @@ pump_splice(struct stream *s, const struct ag_run_opts *o, struct ag_run_result 
 	return 1;
 }
 
+/* 0, or -1 when the client is gone. */
 static int
-pump(struct stream *s, const struct ag_run_opts *o, struct ag_run_result *r, char *buf)
+pump(struct pipe_out *s, char *buf)
 {
 	ssize_t n;
 	int rc;
 
-	if (pump_splice(s, o, r, &rc))
+	if (pump_splice(s, &rc))
 		return rc;
 	if ((n = read(s->fd, buf, RELAY_BUF)) < 0) {
 		if (errno == EINTR || errno == EAGAIN)
@@ -953,28 +922,9 @@ pump(struct stream *s, const struct ag_run_opts *o, struct ag_run_result *r, cha
 	if (n == 0) {
 		close(s->fd);
 		s->fd = -1;
-		return relay_end(s);
+		return ag_stream_end(&s->st);
 	}
-	r->bytes_out += (unsigned long long)n;
-	if (s->cut)
-		return 0;
-	if (o->max_output > 0 && s->seen + (unsigned long long)n > (unsigned long long)o->max_output) {
-		size_t keep = (size_t)((unsigned long long)o->max_output - s->seen);
-
-		s->seen += keep;
-		s->cut = 1;
-		r->truncated = 1;
-		if ((keep > 0 && relay_out(s, buf, keep) < 0) || relay_end(s) < 0)
-			return -1;
-		notice(o->err_fd, "%sagentgate: output truncated: %s exceeded %lld bytes;"
-		    " the rest is discarded\n", keep > 0 && buf[keep - 1] != '\n' ? "\n" : "",
-		    s->name, o->max_output);
-		return 0;
-	}
-	s->seen += (unsigned long long)n;
-	if (relay_out(s, buf, (size_t)n) < 0)
-		return -1;	/* the client is gone */
-	return 0;
+	return ag_stream_take(&s->st, buf, (size_t)n);
 }
 
 static void
@@ -1094,173 +1044,194 @@ run_in_pty(const struct ag_run_opts *o, struct ag_run_result *r, struct ag_pty *
 	memcpy(r->unread, pr.unread, r->unread_len);
 }
 
-int
-ag_run(const struct ag_run_opts *o, struct ag_run_result *r, struct ag_err *err)
-{
-	int outp[2] = { -1, -1 }, errp[2] = { -1, -1 }, capp[2] = { -1, -1 };
-	struct stream so, se;
-	struct ag_strbuf cap;
-	char *script = NULL, *buf = NULL, **senv = NULL;
-	long long start = ag_now_ms(), give_up_at = 0, revoke_at = 0;
-	int capfd, overflow = 0, wstatus = 0, textfd = -1, gate[2] = { -1, -1 };
-	struct ag_procwatch pw = { .pidfd = -1 };
-	size_t cstart, clen;
-	pid_t pid, me = getpid();
-	struct ag_pty pt = { .master = -1, .slave = -1, .peer = -1 };
-	struct child_args ca;
-	struct ag_execguard *guard = NULL;
-	struct ag_redact *rd_out = NULL, *rd_err = NULL;
+/* One ag_run: what it opened, for every way out. */
+struct run {
+	const struct ag_run_opts *o;
+	struct ag_run_result	*r;
+	int			 outp[2], errp[2], capp[2], gate[2];
+	int			 textfd, capfd, overflow, wstatus;
+	char			*script, *buf, **senv;
+	struct ag_strbuf	 cap;
+	struct ag_pty		 pt;
+	struct ag_execguard	*guard;
+	struct ag_procwatch	 pw;
+	struct pipe_out		 so, se;
+	long long		 start;
+	pid_t			 pid;
+};
 
-	memset(r, 0, sizeof(*r));
-	ag_strbuf_init(&cap, o->capture_max ? o->capture_max : AG_RUN_CAPTURE_MAX);
-	/* no redactor, no output: a secret must not pass because one failed */
-	if (!o->pty && o->redact != NULL && o->redact->redact &&
-	    ((rd_out = ag_redact_new(o->redact, err)) == NULL ||
-	    (rd_err = ag_redact_new(o->redact, err)) == NULL))
-		goto fail;
-	if ((script = build_script(o)) == NULL) {
-		ag_err_set(err, "command too long");
-		goto fail;
-	}
+/* The streams, the script, the pipes, the PTY and the supervisor: 0, or -1 with err. */
+static int
+run_prepare(struct run *x, struct ag_err *err)
+{
+	const struct ag_run_opts *o = x->o;
+	const struct ag_profile *rp = o->pty ? NULL : o->redact;	/* the PTY's is its relay's */
+	struct ag_stream_opts so = { .name = "stdout", .max_output = o->max_output,
+	    .redact = rp, .write = write_dst, .write_arg = &x->so.dst };
+	struct ag_stream_opts se = { .name = "stderr", .max_output = o->max_output,
+	    .redact = rp, .write = write_dst, .write_arg = &x->se.dst };
+
+	ag_strbuf_init(&x->cap, o->capture_max ? o->capture_max : AG_RUN_CAPTURE_MAX);
+	x->so.dst = o->out_fd;
+	x->se.dst = o->err_fd;
+	if (ag_stream_init(&x->so.st, &so, err) < 0 || ag_stream_init(&x->se.st, &se, err) < 0)
+		return -1;
+	/* the cut of stdout is said on stderr, beside the command's own errors */
+	x->so.st.notice_to = &x->se.st;
+	if ((x->script = build_script(o)) == NULL)
+		return ag_err_set(err, "command too long");
 	/* the runner's environment with the sandbox's settings (defused, preload) */
-	if (o->sandbox != NULL && (senv = ag_sandbox_env(o->sandbox, o->env)) == NULL) {
-		ag_err_set(err, "out of memory");
-		goto fail;
-	}
-	if ((buf = malloc(RELAY_BUF)) == NULL) {
-		ag_err_set(err, "out of memory");
-		goto fail;
-	}
-	if (o->cmdlen > AG_RUN_ARGV_MAX && (textfd = command_memfd(o, err)) < 0)
-		goto fail;
-	if (o->pty && (ag_pty_open(&pt, o->in_fd, err) < 0 ||
-	    ag_sandbox_allow_terminal(o->sandbox, pt.slave, err) < 0))
-		goto fail;
-	if ((!o->pty && (pipe2(outp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0)) ||
-	    (!o->no_capture && pipe2(capp, O_CLOEXEC) < 0) ||
-	    (o->admit != NULL && pipe2(gate, O_CLOEXEC) < 0)) {
-		ag_err_set(err, "pipe: %s", strerror(errno));
-		goto fail;
-	}
+	if (o->sandbox != NULL && (x->senv = ag_sandbox_env(o->sandbox, o->env)) == NULL)
+		return ag_err_set(err, "out of memory");
+	if ((x->buf = malloc(RELAY_BUF)) == NULL)
+		return ag_err_set(err, "out of memory");
+	if (o->cmdlen > AG_RUN_ARGV_MAX && (x->textfd = command_memfd(o, err)) < 0)
+		return -1;
+	if (o->pty && (ag_pty_open(&x->pt, o->in_fd, err) < 0 ||
+	    ag_sandbox_allow_terminal(o->sandbox, x->pt.slave, err) < 0))
+		return -1;
+	if ((!o->pty && (pipe2(x->outp, O_CLOEXEC) < 0 || pipe2(x->errp, O_CLOEXEC) < 0)) ||
+	    (!o->no_capture && pipe2(x->capp, O_CLOEXEC) < 0) ||
+	    (o->admit != NULL && pipe2(x->gate, O_CLOEXEC) < 0))
+		return ag_err_set(err, "pipe: %s", strerror(errno));
 	if (!o->pty)
-		(void)fcntl(outp[0], F_SETPIPE_SZ, CMD_PIPE_SZ);
+		(void)fcntl(x->outp[0], F_SETPIPE_SZ, CMD_PIPE_SZ);
 	if (o->exec_judge != NULL &&
-	    (guard = ag_execguard_new(o->exec_judge, o->exec_judge_ctx, err)) == NULL)
-		goto fail;
+	    (x->guard = ag_execguard_new(o->exec_judge, o->exec_judge_ctx, err)) == NULL)
+		return -1;
+	return 0;
+}
+
+static void
+close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+static void
+close_pair(int p[2])
+{
+	close_fd(&p[0]);
+	close_fd(&p[1]);
+}
+
+/* The runner started, admitted, and its pipes' far ends closed: 0, or -1 with err. */
+static int
+run_start(struct run *x, struct ag_err *err)
+{
+	const struct ag_run_opts *o = x->o;
+	struct child_args ca;
+
 	got_int = 0;
 	got_alrm = 0;
-	ca = (struct child_args){ .o = o, .script = script, .env = senv != NULL ? senv : o->env,
-	    .outw = outp[1], .errw = errp[1], .capw = capp[1], .textfd = textfd,
-	    .gater = gate[0], .guard = guard, .parent = me, .pt = o->pty ? &pt : NULL };
-	if ((pid = spawn_runner(&ca)) < 0) {
-		ag_err_set(err, "cannot start the runner: %s", strerror(errno));
-		goto fail;
-	}
-	if (textfd >= 0)
-		close(textfd);
-	textfd = -1;
-	if (gate[0] >= 0)
-		close(gate[0]);
-	gate[0] = -1;
+	ca = (struct child_args){ .o = o, .script = x->script,
+	    .env = x->senv != NULL ? x->senv : o->env, .outw = x->outp[1], .errw = x->errp[1],
+	    .capw = x->capp[1], .textfd = x->textfd, .gater = x->gate[0], .guard = x->guard,
+	    .parent = getpid(), .pt = o->pty ? &x->pt : NULL };
+	if ((x->pid = spawn_runner(&ca)) < 0)
+		return ag_err_set(err, "cannot start the runner: %s", strerror(errno));
+	close_fd(&x->textfd);
+	close_fd(&x->gate[0]);
 	/*
 	 * The tree's first exec (the runner itself) waits for the exec
 	 * supervisor: started before the admission, so the shell starts while
 	 * the record is made durable; it runs nothing before the gate opens.
 	 */
-	if (guard != NULL && ag_execguard_started(guard, err) < 0) {
-		kill(pid, SIGKILL);
-		(void)waitpid(pid, NULL, 0);
-		goto fail;
+	if (x->guard != NULL && ag_execguard_started(x->guard, err) < 0) {
+		kill(x->pid, SIGKILL);
+		(void)waitpid(x->pid, NULL, 0);
+		return -1;
 	}
 	/* the runner starts while the command is admitted (its record written) */
 	if (o->admit != NULL) {
 		if (o->admit(o->admit_arg, err) < 0) {
-			close(gate[1]);
-			gate[1] = -1;
-			r->not_admitted = 1;
-			kill(pid, SIGKILL);
-			(void)waitpid(pid, NULL, 0);
-			goto fail;
+			close_fd(&x->gate[1]);
+			x->r->not_admitted = 1;
+			kill(x->pid, SIGKILL);
+			(void)waitpid(x->pid, NULL, 0);
+			return -1;
 		}
 		/* a runner that ended already (no such directory...) says why
 		 * itself below; the write fails then (SIGPIPE is ignored) */
-		(void)!write(gate[1], "g", 1);
-		close(gate[1]);
-		gate[1] = -1;
+		(void)!write(x->gate[1], "g", 1);
+		close_fd(&x->gate[1]);
 	}
-	ag_sandbox_env_free(senv);
-	senv = NULL;
+	ag_sandbox_env_free(x->senv);
+	x->senv = NULL;
 	/* also here: no race with kill(-pid) below (in a PTY the child's setsid does it) */
 	if (!o->pty)
-		(void)setpgid(pid, pid);
+		(void)setpgid(x->pid, x->pid);
 	if (o->tty_fd >= 0 && !o->pty)
-		(void)tcsetpgrp(o->tty_fd, pid);
-	if (outp[1] >= 0)
-		close(outp[1]);
-	if (errp[1] >= 0)
-		close(errp[1]);
-	if (capp[1] >= 0)
-		close(capp[1]);
-	outp[1] = errp[1] = capp[1] = -1;
-	so = (struct stream){ .fd = outp[0], .dst = o->out_fd, .name = "stdout", .rd = rd_out };
-	se = (struct stream){ .fd = errp[0], .dst = o->err_fd, .name = "stderr", .rd = rd_err };
-	rd_out = rd_err = NULL;
-	capfd = capp[0];
-	outp[0] = errp[0] = capp[0] = -1;
-	if (o->pty) {
-		run_in_pty(o, r, &pt, pid, &capfd, &cap, &overflow, buf, &wstatus);
-		goto done;
-	}
+		(void)tcsetpgrp(o->tty_fd, x->pid);
+	x->so.fd = x->outp[0];
+	x->se.fd = x->errp[0];
+	x->capfd = x->capp[0];
+	x->outp[0] = x->errp[0] = x->capp[0] = -1;
+	close_pair(x->outp);
+	close_pair(x->errp);
+	close_pair(x->capp);
+	return 0;
+}
 
-	ag_procwatch_start(&pw, pid, o->timeout, start);
-	if (pw.term_at)
-		arm_timer(pw.term_at - start);	/* a write to a stalled client is cut short */
-	revoke_at = start;
+/* The pipes path: stdout, stderr and the capture pipe until the runner is gone. */
+static void
+relay_pipes(struct run *x)
+{
+	const struct ag_run_opts *o = x->o;
+	struct ag_run_result *r = x->r;
+	struct ag_procwatch *pw = &x->pw;
+	long long give_up_at = 0, revoke_at = x->start;
+	pid_t pid = x->pid;
 
+	ag_procwatch_start(pw, pid, o->timeout, x->start);
+	if (pw->term_at)
+		arm_timer(pw->term_at - x->start);	/* a write to a stalled client is cut short */
 	for (;;) {
 		struct pollfd pf[7];
 		int npf = 0, i_out = -1, i_err = -1, i_cap = -1, i_sig, i_o1 = -1, i_o2 = -1,
-		    i_pid = -1, was_timed_out = pw.timed_out;
+		    i_pid = -1, was_timed_out = pw->timed_out;
 		long long t = ag_now_ms(), tmo;
 
-		if (got_int && !pw.exited) {
+		if (got_int && !pw->exited) {
 			kill(-pid, got_int);
 			got_int = 0;
 		}
-		if (!pw.exited)
+		if (!pw->exited)
 			(void)ag_run_check_revoked(o, r, t, &revoke_at);
-		if (!pw.exited && ag_procwatch_step(&pw, t, got_term || got_cancel ||
+		if (!pw->exited && ag_procwatch_step(pw, t, got_term || got_cancel ||
 		    r->client_gone || r->revoked)) {
 			/* the runner is gone: whatever it left behind goes too */
-			r->terminated = pw.killed && got_term != 0;
-			r->cancelled = pw.killed && got_cancel != 0;
+			r->terminated = pw->killed && got_term != 0;
+			r->cancelled = pw->killed && got_cancel != 0;
 			ag_runner_reap_all(ag_sandbox_keeper(o->sandbox));
 			(void)ag_sandbox_sweep(o->sandbox);
 			give_up_at = t + AG_KILL_GRACE_MS;
 		}
-		if (pw.timed_out && !was_timed_out)
+		if (pw->timed_out && !was_timed_out)
 			arm_timer(AG_KILL_GRACE_MS);
-		if (pw.exited && so.fd < 0 && se.fd < 0 && capfd < 0)
+		if (pw->exited && x->so.fd < 0 && x->se.fd < 0 && x->capfd < 0)
 			break;
-		if (pw.exited && t >= give_up_at)
+		if (pw->exited && t >= give_up_at)
 			break;	/* an escaped process holds a pipe: stop waiting */
 
-		if (so.fd >= 0) {
-			pf[npf] = (struct pollfd){ .fd = so.fd, .events = POLLIN };
+		if (x->so.fd >= 0) {
+			pf[npf] = (struct pollfd){ .fd = x->so.fd, .events = POLLIN };
 			i_out = npf++;
 		}
-		if (se.fd >= 0) {
-			pf[npf] = (struct pollfd){ .fd = se.fd, .events = POLLIN };
+		if (x->se.fd >= 0) {
+			pf[npf] = (struct pollfd){ .fd = x->se.fd, .events = POLLIN };
 			i_err = npf++;
 		}
-		if (capfd >= 0) {
-			pf[npf] = (struct pollfd){ .fd = capfd, .events = POLLIN };
+		if (x->capfd >= 0) {
+			pf[npf] = (struct pollfd){ .fd = x->capfd, .events = POLLIN };
 			i_cap = npf++;
 		}
 		pf[npf] = (struct pollfd){ .fd = ag_sigpipe_fd(), .events = POLLIN };
 		i_sig = npf++;
-		if (ag_procwatch_fd(&pw) >= 0) {
-			pf[npf] = (struct pollfd){ .fd = ag_procwatch_fd(&pw), .events = POLLIN };
+		if (ag_procwatch_fd(pw) >= 0) {
+			pf[npf] = (struct pollfd){ .fd = ag_procwatch_fd(pw), .events = POLLIN };
 			i_pid = npf++;
 		}
 		/* a client that disconnects shows up as an error on our output */
@@ -1270,8 +1241,8 @@ ag_run(const struct ag_run_opts *o, struct ag_run_result *r, struct ag_err *err)
 			pf[npf] = (struct pollfd){ .fd = o->err_fd, .events = 0 };
 			i_o2 = npf++;
 		}
-		tmo = ag_procwatch_wait_ms(&pw, t, 1000);
-		if (pw.exited && give_up_at - t < tmo)
+		tmo = ag_procwatch_wait_ms(pw, t, 1000);
+		if (pw->exited && give_up_at - t < tmo)
 			tmo = give_up_at - t < 0 ? 0 : give_up_at - t;
 		if (ag_poll(pf, (size_t)npf, tmo) < 0) {
 			r->client_gone = 1;
@@ -1280,109 +1251,132 @@ ag_run(const struct ag_run_opts *o, struct ag_run_result *r, struct ag_err *err)
 		if (pf[i_sig].revents & POLLIN)
 			ag_sigpipe_drain();
 		if (i_pid >= 0 && pf[i_pid].revents != 0)
-			ag_procwatch_ready(&pw);
+			ag_procwatch_ready(pw);
 		if (i_o1 >= 0 && ((pf[i_o1].revents & (POLLERR | POLLHUP)) ||
 		    (pf[i_o2].revents & (POLLERR | POLLHUP))))
 			r->client_gone = 1;
 		if (i_out >= 0 && (pf[i_out].revents & (POLLIN | POLLHUP | POLLERR)) &&
-		    pump(&so, o, r, buf) < 0)
+		    pump(&x->so, x->buf) < 0)
 			r->client_gone = 1;
 		if (i_err >= 0 && (pf[i_err].revents & (POLLIN | POLLHUP | POLLERR)) &&
-		    pump(&se, o, r, buf) < 0)
+		    pump(&x->se, x->buf) < 0)
 			r->client_gone = 1;
 		if (i_cap >= 0 && (pf[i_cap].revents & (POLLIN | POLLHUP | POLLERR)))
-			capture_read(&capfd, &cap, &overflow, buf);
+			capture_read(&x->capfd, &x->cap, &x->overflow, x->buf);
 		if (r->client_gone)
-			so.cut = se.cut = 1;	/* nothing more to relay to */
+			x->so.st.cut = x->se.st.cut = 1;	/* nothing more to relay to */
 	}
-	wstatus = pw.wstatus;
-	r->timed_out = pw.timed_out;
-done:
+	x->wstatus = pw->wstatus;
+	r->timed_out = pw->timed_out;
+	r->truncated = x->so.st.truncated || x->se.st.truncated;
+	r->bytes_out = x->so.st.bytes + x->se.st.bytes;
+}
+
+/* Everything the run opened is closed (a stream still open ends first). */
+static void
+run_close(struct run *x)
+{
+	struct ag_exec_denial *d;
+	size_t nd;
+
 	/* a stream still open (an escaped process holds it) shows what it held */
-	if (!so.cut)
-		(void)relay_end(&so);
-	if (!se.cut)
-		(void)relay_end(&se);
-	ag_redact_free(so.rd);
-	ag_redact_free(se.rd);
-	ag_procwatch_close(&pw);
+	(void)ag_stream_end(&x->so.st);
+	(void)ag_stream_end(&x->se.st);
+	ag_stream_free(&x->so.st);
+	ag_stream_free(&x->se.st);
+	close_pair(x->outp);
+	close_pair(x->errp);
+	close_pair(x->capp);
+	close_pair(x->gate);
+	close_fd(&x->so.fd);
+	close_fd(&x->se.fd);
+	close_fd(&x->capfd);
+	close_fd(&x->textfd);
+	ag_pty_close(&x->pt);
+	ag_sandbox_env_free(x->senv);
+	x->senv = NULL;
+	if (x->guard != NULL) {
+		ag_execguard_finish(x->guard, &d, &nd);
+		ag_execguard_denials_free(d, nd);
+		x->guard = NULL;
+	}
+	ag_strbuf_free(&x->cap);
+	free(x->script);
+	free(x->buf);
+	x->script = x->buf = NULL;
+}
+
+/* The command has ended: what is left of its tree goes, and r is filled. */
+static void
+run_finish(struct run *x)
+{
+	const struct ag_run_opts *o = x->o;
+	struct ag_run_result *r = x->r;
+	size_t cstart, clen;
+
+	(void)ag_stream_end(&x->so.st);
+	(void)ag_stream_end(&x->se.st);
+	ag_procwatch_close(&x->pw);
 	arm_timer(0);
 	got_alrm = 0;
-	ag_pty_close(&pt);
-	if (so.fd >= 0)
-		close(so.fd);
-	if (se.fd >= 0)
-		close(se.fd);
-	if (capfd >= 0)
-		close(capfd);
+	ag_pty_close(&x->pt);
+	close_fd(&x->so.fd);
+	close_fd(&x->se.fd);
+	close_fd(&x->capfd);
 	ag_runner_reap_all(ag_sandbox_keeper(o->sandbox));
 	/* what the command left in its PID namespace goes too */
 	if (ag_sandbox_sweep(o->sandbox) < 0)
 		ag_log(LOG_ERR, "sandbox: the session's PID namespace is gone");
 	/* the tree is gone: what the supervisor refused goes to the caller */
-	ag_execguard_finish(guard, &r->denials, &r->ndenials);
+	ag_execguard_finish(x->guard, &r->denials, &r->ndenials);
+	x->guard = NULL;
 	if (o->tty_fd >= 0 && !o->pty)
 		(void)tcsetpgrp(o->tty_fd, getpgrp());
 
-	r->duration_ms = ag_now_ms() - start;
-	if (WIFSIGNALED(wstatus)) {
-		r->signal = WTERMSIG(wstatus);
+	r->duration_ms = ag_now_ms() - x->start;
+	if (WIFSIGNALED(x->wstatus)) {
+		r->signal = WTERMSIG(x->wstatus);
 		r->status = 128 + r->signal;
 	} else
-		r->status = WEXITSTATUS(wstatus);
+		r->status = WEXITSTATUS(x->wstatus);
 	if (r->timed_out) {
 		r->status = AG_RUN_STATUS_TIMEOUT;
 		notice(o->err_fd, "agentgate: command timed out after %ld s and was killed\n",
 		    o->timeout);
 	}
-	if (overflow)
+	if (x->overflow)
 		ag_log(LOG_WARNING, "environment capture larger than %zu bytes; ignored",
-		    cap.limit);
-	if (!overflow && !r->timed_out && ag_runner_capture_records(cap.data, cap.len, &cstart,
-	    &clen)) {
+		    x->cap.limit);
+	if (!x->overflow && !r->timed_out && ag_runner_capture_records(x->cap.data, x->cap.len,
+	    &cstart, &clen)) {
 		r->capture_ok = 1;
 		r->capture_len = clen;
-		memmove(cap.data, cap.data + cstart, r->capture_len);
-		cap.data[r->capture_len] = '\0';
-		r->capture = ag_strbuf_detach(&cap, NULL);
+		memmove(x->cap.data, x->cap.data + cstart, r->capture_len);
+		x->cap.data[r->capture_len] = '\0';
+		r->capture = ag_strbuf_detach(&x->cap, NULL);
 	}
-	ag_strbuf_free(&cap);
-	free(script);
-	free(buf);
+}
+
+int
+ag_run(const struct ag_run_opts *o, struct ag_run_result *r, struct ag_err *err)
+{
+	struct run x = { .o = o, .r = r, .outp = { -1, -1 }, .errp = { -1, -1 },
+	    .capp = { -1, -1 }, .gate = { -1, -1 }, .textfd = -1, .capfd = -1,
+	    .pt = { .master = -1, .slave = -1, .peer = -1 }, .pw = { .pidfd = -1 },
+	    .so = { .fd = -1 }, .se = { .fd = -1 }, .start = ag_now_ms() };
+
+	memset(r, 0, sizeof(*r));
+	if (run_prepare(&x, err) < 0 || run_start(&x, err) < 0) {
+		run_close(&x);
+		return -1;
+	}
+	if (o->pty)
+		run_in_pty(o, r, &x.pt, x.pid, &x.capfd, &x.cap, &x.overflow, x.buf, &x.wstatus);
+	else
+		relay_pipes(&x);
+	run_finish(&x);
+	run_close(&x);
 	return 0;
-fail:
-	{
-		int *fds[] = { outp, errp, capp };
-		size_t i;
-
-		for (i = 0; i < 3; i++) {
-			if (fds[i][0] >= 0)
-				close(fds[i][0]);
-			if (fds[i][1] >= 0)
-				close(fds[i][1]);
-		}
-	}
-	if (textfd >= 0)
-		close(textfd);
-	if (gate[0] >= 0)
-		close(gate[0]);
-	if (gate[1] >= 0)
-		close(gate[1]);
-	ag_redact_free(rd_out);
-	ag_redact_free(rd_err);
-	ag_pty_close(&pt);
-	ag_strbuf_free(&cap);
-	ag_sandbox_env_free(senv);
-	{
-		struct ag_exec_denial *d;
-		size_t nd;
-
-		ag_execguard_finish(guard, &d, &nd);
-		ag_execguard_denials_free(d, nd);
-	}
-	free(script);
-	free(buf);
-	return -1;
 }
 
 void

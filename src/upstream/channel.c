@@ -18,17 +18,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "common/sshlib.h"
 
 #include "common/log.h"
-#include "common/strbuf.h"
+#include "common/misc.h"
 #include "exec/pty.h"
-#include "exec/redact.h"
 #include "exec/runner.h"
 #include "exec/sigpipe.h"
+#include "exec/stream.h"
 #include "record/recording.h"
 #include "upstream/upstream.h"
 #include "upstream/upstream_int.h"
@@ -36,19 +35,12 @@
 #define CHUNK		32768
 #define GRACE_MS	2000	/* after SIGTERM upstream, before the channel is closed */
 #define REVOKE_CHECK_MS	2000	/* as the runner's (exec/runner.c) */
-#define PENDING_MAX	((size_t)4 * 1024 * 1024)	/* one chunk, however redaction grew it */
 
 struct stream {
-	const char		*name;		/* "stdout", "stderr" */
 	int			 fd;		/* the client's side */
 	int			 is_stderr;
 	int			 eof;		/* the channel's side ended */
-	struct ag_strbuf	 pend;		/* read from the channel, not yet written */
-	size_t			 off;		/* written of pend */
-	unsigned long long	 seen;		/* bytes let through (max_output) */
-	int			 cut;
-	struct ag_redact	*redact;
-	struct relay		*x;		/* its relay: the recording */
+	struct ag_stream	 st;		/* cap, redaction, recording, queue (stream.h) */
 };
 
 struct relay {
@@ -58,15 +50,6 @@ struct relay {
 	struct stream			 out, err;
 	int				 exit_signal;
 };
-
-static long long
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* The name a signal has in SSH's exit-signal ("TERM") back to its number. */
 static int
@@ -100,78 +83,16 @@ on_exit_signal(ssh_session s, ssh_channel ch, const char *signal, int core,
 	x->exit_signal = signum_of(signal);
 }
 
-/* What the client is shown, and so what the recording keeps: redacted. */
-static int
-emit(void *ctx, const char *p, size_t n)
-{
-	struct stream *s = ctx;
-	struct ag_err e;
-
-	if (s->x->o->rec != NULL && n > 0 && ag_rec_output(s->x->o->rec, p, n, &e) < 0)
-		s->x->r->rec_failed = 1;
-	return ag_strbuf_append(&s->pend, p, n);
-}
-
-static void
-deliver(struct stream *s, const char *buf, size_t n)
-{
-	s->seen += n;
-	if (s->redact != NULL)
-		(void)ag_redact_feed(s->redact, buf, n, emit, s);
-	else
-		(void)emit(s, buf, n);
-}
-
-/* Bytes from the channel for one stream: capped, redacted, recorded, queued. */
-static void
-take(struct relay *x, struct stream *s, const char *buf, size_t n)
-{
-	x->r->bytes_out += n;
-	if (s->cut)
-		return;
-	if (x->o->max_output > 0 && s->seen + n > (unsigned long long)x->o->max_output) {
-		size_t keep = (size_t)((unsigned long long)x->o->max_output - s->seen);
-		char note[200];
-
-		s->cut = 1;
-		x->r->truncated = 1;
-		if (keep > 0)
-			deliver(s, buf, keep);
-		if (s->redact != NULL)
-			(void)ag_redact_end(s->redact, emit, s);
-		snprintf(note, sizeof(note), "\nagentgate: output truncated: %s exceeded %lld "
-		    "bytes; the rest is discarded\n", s->name, x->o->max_output);
-		(void)ag_strbuf_addstr(x->o->pty ? &x->out.pend : &x->err.pend, note);
-		return;
-	}
-	deliver(s, buf, n);
-}
-
-/* Write what is queued; 0 done or would block, -1 the client is gone. */
 static int
 flush(struct stream *s)
 {
-	while (s->off < s->pend.len) {
-		ssize_t w = write(s->fd, s->pend.data + s->off, s->pend.len - s->off);
-
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno == EAGAIN)
-				return 0;
-			return -1;
-		}
-		s->off += (size_t)w;
-	}
-	ag_strbuf_reset(&s->pend);
-	s->off = 0;
-	return 0;
+	return ag_stream_flush(&s->st, s->fd);
 }
 
 static int
 pending(const struct stream *s)
 {
-	return s->off < s->pend.len;
+	return ag_stream_pending(&s->st) > 0;
 }
 
 /* Read one stream from the channel while nothing of it waits; 1 if data came. */
@@ -184,19 +105,17 @@ pull(struct relay *x, struct stream *s, char *buf)
 		return 0;
 	n = ag_ssh.ssh_channel_read_nonblocking(x->ch, buf, CHUNK, s->is_stderr);
 	if (n > 0) {
-		take(x, s, buf, (size_t)n);
+		(void)ag_stream_take(&s->st, buf, (size_t)n);
 		return 1;
 	}
 	if (n == SSH_EOF || n == SSH_ERROR || ag_ssh.ssh_channel_is_eof(x->ch) ||
 	    ag_ssh.ssh_channel_is_closed(x->ch)) {
 		s->eof = 1;
-		if (s->redact != NULL && !s->cut)
-			(void)ag_redact_end(s->redact, emit, s);
+		(void)ag_stream_end(&s->st);
 		return 1;
 	}
 	/* a terminal program paused: its partial line is shown */
-	if (x->o->pty && s->redact != NULL)
-		(void)ag_redact_pause(s->redact, emit, s);
+	(void)ag_stream_pause(&s->st);
 	return 0;
 }
 
@@ -246,7 +165,7 @@ stop(struct relay *x, long long *kill_at)
 	if (*kill_at != 0)
 		return;
 	(void)ag_ssh.ssh_channel_request_send_signal(x->ch, "TERM");
-	*kill_at = now_ms() + GRACE_MS;
+	*kill_at = ag_now_ms() + GRACE_MS;
 }
 
 /* TERM from the client, checked: letters, digits and -+._ (and short). */
@@ -278,7 +197,7 @@ relay_loop(struct relay *x, int sock)
 {
 	const struct ag_uprun_opts *o = x->o;
 	struct ag_run_result *r = x->r;
-	long long deadline = o->timeout > 0 ? now_ms() + o->timeout * 1000 : 0, kill_at = 0,
+	long long deadline = o->timeout > 0 ? ag_now_ms() + o->timeout * 1000 : 0, kill_at = 0,
 	    revoke_at = 0;
 	int in_open = o->in_fd >= 0, sigfd = ag_sigpipe_fd();
 	char *buf = malloc(CHUNK);
@@ -304,7 +223,7 @@ relay_loop(struct relay *x, int sock)
 		if (x->out.eof && (o->pty || x->err.eof) && !pending(&x->out) &&
 		    !pending(&x->err))
 			break;
-		now = now_ms();
+		now = ag_now_ms();
 		if (kill_at != 0 && now >= kill_at)
 			goto out;
 		if (o->revoked != NULL && !r->revoked && now >= revoke_at) {
@@ -391,6 +310,49 @@ out:
 	free(buf);
 }
 
+static void
+stream_rec_failed(void *arg, const struct ag_err *e)
+{
+	struct relay *x = arg;
+
+	(void)e;
+	x->r->rec_failed = 1;
+}
+
+/*
+ * The client's streams, redacted before anything of the command runs (no
+ * redactor, no output).  In a PTY the upstream sends one stream, stdout;
+ * elsewhere the cut of stdout is said on stderr.
+ */
+static int
+streams_init(struct relay *x, struct ag_err *err)
+{
+	const struct ag_uprun_opts *o = x->o;
+	struct ag_stream_opts so = { .name = o->pty ? "the terminal's output" : "stdout",
+	    .max_output = o->max_output, .tty = o->pty, .redact = o->redact, .rec = o->rec,
+	    .rec_failed = stream_rec_failed, .rec_arg = x };
+	struct ag_stream_opts se = so;
+
+	se.name = "stderr";
+	if (o->pty)
+		se.redact = NULL;	/* unused */
+	x->out.fd = o->out_fd;
+	x->err.fd = o->err_fd;
+	x->err.is_stderr = 1;
+	if (ag_stream_init(&x->out.st, &so, err) < 0 || ag_stream_init(&x->err.st, &se, err) < 0)
+		return -1;
+	if (!o->pty)
+		x->out.st.notice_to = &x->err.st;
+	return 0;
+}
+
+static void
+streams_free(struct relay *x)
+{
+	ag_stream_free(&x->out.st);
+	ag_stream_free(&x->err.st);
+}
+
 int
 ag_upconn_run(struct ag_upconn *c, const struct ag_uprun_opts *o, struct ag_run_result *r,
     int *cols, int *rows, struct ag_err *err)
@@ -398,7 +360,7 @@ ag_upconn_run(struct ag_upconn *c, const struct ag_uprun_opts *o, struct ag_run_
 	struct ssh_channel_callbacks_struct cb;
 	struct relay x;
 	struct winsize ws;
-	long long t0 = now_ms();
+	long long t0 = ag_now_ms();
 	int out_fl = -1, err_fl = -1, st;
 
 	memset(r, 0, sizeof(*r));
@@ -406,6 +368,10 @@ ag_upconn_run(struct ag_upconn *c, const struct ag_uprun_opts *o, struct ag_run_
 	memset(&x, 0, sizeof(x));
 	x.o = o;
 	x.r = r;
+	if (streams_init(&x, err) < 0) {
+		streams_free(&x);
+		return -1;
+	}
 	if (o->pty) {
 		ag_pty_client_size(o->in_fd, &ws);
 		*cols = ws.ws_col;
@@ -418,6 +384,7 @@ ag_upconn_run(struct ag_upconn *c, const struct ag_uprun_opts *o, struct ag_run_
 	    err)) == NULL) {
 		if (o->pty)
 			ag_pty_restore_terminal();
+		streams_free(&x);
 		return -1;
 	}
 	memset(&cb, 0, sizeof(cb));
@@ -425,17 +392,6 @@ ag_upconn_run(struct ag_upconn *c, const struct ag_uprun_opts *o, struct ag_run_
 	cb.channel_exit_signal_function = on_exit_signal;
 	ssh_callbacks_init(&cb);
 	ag_ssh.ssh_set_channel_callbacks(x.ch, &cb);
-	x.out = (struct stream){ .name = "stdout", .fd = o->out_fd, .x = &x };
-	x.err = (struct stream){ .name = "stderr", .fd = o->err_fd, .is_stderr = 1, .x = &x };
-	ag_strbuf_init(&x.out.pend, PENDING_MAX);
-	ag_strbuf_init(&x.err.pend, PENDING_MAX);
-	if (o->redact != NULL) {
-		struct ag_err e;
-
-		x.out.redact = ag_redact_new(o->redact, &e);
-		if (!o->pty)
-			x.err.redact = ag_redact_new(o->redact, &e);
-	}
 	if (!o->pty)
 		set_nonblock(o->out_fd, &out_fl);
 	if (o->err_fd != o->out_fd || o->pty)
@@ -479,13 +435,12 @@ ag_upconn_run(struct ag_upconn *c, const struct ag_uprun_opts *o, struct ag_run_
 		(void)fcntl(o->err_fd, F_SETFL, err_fl);
 	if (o->pty)
 		ag_pty_restore_terminal();
-	ag_redact_free(x.out.redact);
-	ag_redact_free(x.err.redact);
-	ag_strbuf_free(&x.out.pend);
-	ag_strbuf_free(&x.err.pend);
+	r->truncated = x.out.st.truncated || x.err.st.truncated;
+	r->bytes_out = x.out.st.bytes + x.err.st.bytes;
+	streams_free(&x);
 	if (r->rec_failed)
 		snprintf(r->rec_error, sizeof(r->rec_error), "the session's recording could not "
 		    "be written");
-	r->duration_ms = now_ms() - t0;
+	r->duration_ms = ag_now_ms() - t0;
 	return 0;
 }

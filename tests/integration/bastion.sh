@@ -394,6 +394,11 @@ wait_for t '^after-interrupt' && ag_pass session_goes_on_after_ctrl_c || ag_fail
 tm send-keys -t t "printf 'key AKIA%s end\\n' IOSFODNN7EXAMPLE" Enter
 wait_for t '^key .* end$'
 ag_unlike "$(screen t)" 'AKIAIOSFODNN7EXAMPLE' upstream_pty_output_is_redacted "$(screen t)"
+# a private key, its body made by printf from octal escapes (MIIBOgIBAAJB):
+# one line on the screen, and the body nowhere in the recording either
+tm send-keys -t t "printf -- '-----BEGIN %s-----\\n\\115\\111\\111\\102\\117\\147\\111\\102\\101\\101\\112\\102\\n-----END %s-----\\n' 'RSA PRIVATE KEY' 'RSA PRIVATE KEY'" Enter
+wait_for t '^\[REDACTED PRIVATE KEY\]'
+ag_unlike "$(screen t)" 'MIIBOgIBAAJB' upstream_pty_private_key_is_redacted "$(screen t)"
 tm send-keys -t t 'exit' Enter
 pane_dead() { tm list-panes -t t -F '#{pane_dead}' 2>/dev/null | grep -q 1; }
 ag_wait_until 60 pane_dead
@@ -401,6 +406,8 @@ rec=$(ls -t "$AG_DIR/log/recordings"/* 2>/dev/null | head -1)
 ag_like "$(cat "$rec" 2>/dev/null)" 'after-interrupt' upstream_pty_session_is_recorded
 ag_like "$(cat "$rec" 2>/dev/null)" 'key .*REDACTED.* end' upstream_recording_holds_what_was_shown
 ag_unlike "$(cat "$rec" 2>/dev/null)" 'AKIAIOSFODNN7EXAMPLE' upstream_recording_holds_no_redacted_secret
+ag_like "$(cat "$rec" 2>/dev/null)" 'REDACTED PRIVATE KEY' upstream_recording_shows_the_key_masked
+ag_unlike "$(cat "$rec" 2>/dev/null)" 'MIIBOgIBAAJB' upstream_recording_holds_no_private_key
 ag_is "$(ag_audit_query "[x['target'].get('pty') for x in r if x.get('event')=='command' and x.get('command')=='stty size'][0]")" \
     "100x30" audit_record_has_the_pty_size
 
