@@ -756,7 +756,7 @@ readonly_notes(struct ag_core *core, struct cmd *c)
 	const char *note;
 	size_t i;
 
-	if (c->status == 0 || !ag_sandbox_active(core->sandbox) || (c->flags & AG_CORE_REQUEST))
+	if (c->status == 0 || !ag_sandbox_active(core->sandbox))
 		return;
 	for (i = 0; i < c->d.ncmds; i++)
 		if ((note = ag_prog_readonly_note(c->d.cmds[i].name, c->d.cmds[i].sub)) != NULL) {

@@ -51,6 +51,8 @@ ag_decision_json(const struct ag_decision *d, const struct ag_config *cfg)
 		put_str(jc, "name", c->name);
 		put_str(jc, "path", c->path);
 		put_str(jc, "text", c->text);
+		if (c->sub != NULL)
+			put_str(jc, "subcommand", c->sub);
 		put_str(jc, "verdict", ag_verdict_name(c->verdict));
 		put_str(jc, "reason", c->reason != NULL ? c->reason : "");
 		put_str(jc, "rule", c->rule != NULL ? c->rule : "");
