@@ -37,6 +37,9 @@ usage(FILE *fp)
 	    "                            [--session ID-PREFIX] [--since WHEN] [--until WHEN]\n"
 	    "                            [--decision allow|deny|ask-allow|ask-deny]\n"
 	    "                            [--event NAME] [--json] [FILE...]\n"
+	    "       agentgate policy suggest [--config FILE] [--identity NAME] [--account USER]\n"
+	    "                                [--profile NAME] [--since WHEN] [--until WHEN]\n"
+	    "                                [--name NAME] [--log FILE]...\n"
 	    "       agentgate replay [--config FILE] [--speed N] [--idle-limit SECONDS]\n"
 	    "                        [--transcript] FILE | SESSION\n"
 	    "       agentgate replay --list [--config FILE]\n"
@@ -120,6 +123,8 @@ main(int argc, char **argv)
 			return unprivileged(ag_cmd_audit, argc - 1, argv + 1);
 		if (strcmp(a, "replay") == 0)
 			return unprivileged(ag_cmd_replay, argc - 1, argv + 1);
+		if (strcmp(a, "policy") == 0)
+			return unprivileged(ag_cmd_policy, argc - 1, argv + 1);
 		if (strcmp(a, "token") == 0)
 			return unprivileged(ag_cmd_token, argc - 1, argv + 1);
 		/* keeps the group to read the policy only for sshd's callers */

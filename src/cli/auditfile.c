@@ -10,8 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <json-c/json.h>
 #include <zlib.h>
 
 #include "cli/auditfile.h"
@@ -19,6 +21,7 @@
 #include "common/err.h"
 #include "common/lastgood.h"
 #include "common/lazylib.h"
+#include "record/chain.h"
 
 /* ---- reading .gz and standard input through zlib ------------------------- */
 
@@ -374,4 +377,153 @@ int
 ag_auditfile_gz(const char *name)
 {
 	return has_suffix(name, ".gz");
+}
+
+/* ---- times ------------------------------------------------------------ */
+
+/* "YYYY-MM-DD[THH:MM[:SS[.mmm]]][Z]" (a space for the T) as ms since the
+ * epoch, UTC; -1 when s is not one. */
+long long
+ag_auditfile_time(const char *s)
+{
+	struct tm tm;
+	int y, mo, d, h = 0, mi = 0, sec = 0, ms = 0, n = 0, k;
+	time_t t;
+
+	if (sscanf(s, "%4d-%2d-%2d%n", &y, &mo, &d, &n) != 3 || n != 10)
+		return -1;
+	s += n;
+	if (*s == 'T' || *s == ' ') {
+		if (sscanf(s + 1, "%2d:%2d%n", &h, &mi, &n) != 2 || n != 5)
+			return -1;
+		s += 1 + n;
+		if (*s == ':') {
+			if (sscanf(s + 1, "%2d%n", &sec, &n) != 1 || n != 2)
+				return -1;
+			s += 1 + n;
+			if (*s == '.') {
+				for (s++, k = 0; *s >= '0' && *s <= '9'; s++, k++)
+					if (k < 3)
+						ms = ms * 10 + (*s - '0');
+				if (k == 0)
+					return -1;
+				for (; k < 3; k++)
+					ms *= 10;
+			}
+		}
+	}
+	if (*s == 'Z')
+		s++;
+	if (*s != '\0' || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 ||
+	    sec > 60 || h < 0 || mi < 0 || sec < 0)
+		return -1;
+	memset(&tm, 0, sizeof(tm));
+	tm.tm_year = y - 1900;
+	tm.tm_mon = mo - 1;
+	tm.tm_mday = d;
+	tm.tm_hour = h;
+	tm.tm_min = mi;
+	tm.tm_sec = sec;
+	if ((t = timegm(&tm)) == (time_t)-1)
+		return -1;
+	/* timegm carries the 31st of a 30-day month over: not a date */
+	if (tm.tm_mday != d)
+		return -1;
+	return (long long)t * 1000 + ms;
+}
+
+/* WHEN, absolute or "N" and a unit before now, as ms; -1 when not one. */
+long long
+ag_auditfile_when(const char *s)
+{
+	static const struct { char unit; long long ms; } units[] = {
+		{ 's', 1000 }, { 'm', 60000 }, { 'h', 3600000 }, { 'd', 86400000 },
+		{ 'w', 604800000 },
+	};
+	struct timespec now;
+	unsigned long long n;
+	char *end;
+	size_t i;
+
+	if (s[0] >= '0' && s[0] <= '9' && strchr(s, '-') == NULL) {
+		errno = 0;
+		n = strtoull(s, &end, 10);
+		if (errno != 0 || end[0] == '\0' || end[1] != '\0' || n > 100ULL * 366 * 86400)
+			return -1;
+		for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+			if (units[i].unit == end[0]) {
+				clock_gettime(CLOCK_REALTIME, &now);
+				return (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000 -
+				    (long long)n * units[i].ms;
+			}
+		return -1;
+	}
+	return ag_auditfile_time(s);
+}
+
+/* ---- the records ------------------------------------------------------ */
+
+static const char *
+shown(const char *name)
+{
+	return strcmp(name, "-") == 0 ? "(standard input)" : name;
+}
+
+int
+ag_auditfile_each(char **names, int n, const char *cmd, ag_auditfile_fn fn, void *arg)
+{
+	char why[256], *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	int i, rc = 0, too_long, stop = 0;
+
+	for (i = 0; i < n && !stop; i++) {
+		unsigned long lineno = 0;
+		FILE *fp;
+
+		if ((fp = ag_auditfile_open(names[i], why, sizeof(why))) == NULL) {
+			int e = errno;
+
+			fprintf(stderr, "agentgate: %s: %s: %s%s\n", cmd, shown(names[i]), why,
+			    e == EACCES ? " (root and the audit group can read it)" : "");
+			free(line);
+			return 2;
+		}
+		while (!stop && (len = ag_chain_line(fp, &line, &cap, &too_long)) > 0) {
+			json_object *o;
+
+			lineno++;
+			if (too_long) {
+				fprintf(stderr, "agentgate: %s: %s:%lu: a line over 64 MiB, "
+				    "which no record is: not read further\n", cmd, shown(names[i]),
+				    lineno);
+				rc = 1;
+				break;
+			}
+			if (len == 1 && line[0] == '\n')
+				continue;
+			o = json_tokener_parse(line);
+			if (o == NULL || !json_object_is_type(o, json_type_object)) {
+				fprintf(stderr, "agentgate: %s: %s:%lu: not a record\n", cmd,
+				    shown(names[i]), lineno);
+				json_object_put(o);
+				rc = 1;
+				continue;
+			}
+			stop = fn(arg, o, line, (size_t)len);
+			json_object_put(o);
+		}
+		if (!stop && (len < 0 || fclose(fp) == EOF)) {
+			fprintf(stderr, "agentgate: %s: %s: %s\n", cmd, shown(names[i]),
+			    why[0] != '\0' ? why : strerror(errno));
+			if (len < 0)
+				fclose(fp);
+			free(line);
+			return 2;
+		}
+		if (stop)
+			fclose(fp);
+	}
+	free(line);
+	return stop ? stop : rc;
 }

@@ -49,4 +49,26 @@ int	 ag_auditfile_args(int argc, char **argv, const char *config, const char *cm
 /* Frees a NULL-terminated vector of names; NULL is a no-op. */
 void	 ag_auditfile_free(char **owned);
 
+/*
+ * A record's "ts" ("YYYY-MM-DD[THH:MM[:SS[.mmm]]][Z]", a space for the T)
+ * as ms since the epoch, UTC; -1 when s is not one.
+ */
+long long ag_auditfile_time(const char *s);
+/* A command line's WHEN: such a time, or N and a unit (s, m, h, d, w)
+ * before now; -1 when s is neither. */
+long long ag_auditfile_when(const char *s);
+
+/*
+ * Each record of names (in order: ag_auditfile_args) handed to fn with the
+ * line as written, until fn returns other than 0.  A line that is no record
+ * is said on stderr ("agentgate: CMD: FILE:LINE: not a record") and
+ * skipped.  0; 1 when a line was no record; 2 after saying which file could
+ * not be read and why; or what fn returned to stop.
+ */
+struct json_object;
+typedef int (*ag_auditfile_fn)(void *arg, struct json_object *o, const char *line,
+	    size_t len);
+int	 ag_auditfile_each(char **names, int n, const char *cmd, ag_auditfile_fn fn,
+	    void *arg);
+
 #endif

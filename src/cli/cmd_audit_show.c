@@ -63,88 +63,6 @@ usage(FILE *fp)
 	    "2 on a usage or read error.\n", AG_DEFAULT_CONFIG);
 }
 
-/* ---- times ---------------------------------------------------------------- */
-
-/* "YYYY-MM-DD[THH:MM[:SS[.mmm]]][Z]" (a space for the T) as ms since the
- * epoch, UTC; -1 when s is not one. */
-static long long
-iso_ms(const char *s)
-{
-	struct tm tm;
-	int y, mo, d, h = 0, mi = 0, sec = 0, ms = 0, n = 0, k;
-	time_t t;
-
-	if (sscanf(s, "%4d-%2d-%2d%n", &y, &mo, &d, &n) != 3 || n != 10)
-		return -1;
-	s += n;
-	if (*s == 'T' || *s == ' ') {
-		if (sscanf(s + 1, "%2d:%2d%n", &h, &mi, &n) != 2 || n != 5)
-			return -1;
-		s += 1 + n;
-		if (*s == ':') {
-			if (sscanf(s + 1, "%2d%n", &sec, &n) != 1 || n != 2)
-				return -1;
-			s += 1 + n;
-			if (*s == '.') {
-				for (s++, k = 0; *s >= '0' && *s <= '9'; s++, k++)
-					if (k < 3)
-						ms = ms * 10 + (*s - '0');
-				if (k == 0)
-					return -1;
-				for (; k < 3; k++)
-					ms *= 10;
-			}
-		}
-	}
-	if (*s == 'Z')
-		s++;
-	if (*s != '\0' || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 ||
-	    sec > 60 || h < 0 || mi < 0 || sec < 0)
-		return -1;
-	memset(&tm, 0, sizeof(tm));
-	tm.tm_year = y - 1900;
-	tm.tm_mon = mo - 1;
-	tm.tm_mday = d;
-	tm.tm_hour = h;
-	tm.tm_min = mi;
-	tm.tm_sec = sec;
-	if ((t = timegm(&tm)) == (time_t)-1)
-		return -1;
-	/* timegm carries the 31st of a 30-day month over: not a date */
-	if (tm.tm_mday != d)
-		return -1;
-	return (long long)t * 1000 + ms;
-}
-
-/* WHEN, absolute or "N" and a unit before now, as ms; -1 when not one. */
-static long long
-when_ms(const char *s)
-{
-	static const struct { char unit; long long ms; } units[] = {
-		{ 's', 1000 }, { 'm', 60000 }, { 'h', 3600000 }, { 'd', 86400000 },
-		{ 'w', 604800000 },
-	};
-	struct timespec now;
-	unsigned long long n;
-	char *end;
-	size_t i;
-
-	if (s[0] >= '0' && s[0] <= '9' && strchr(s, '-') == NULL) {
-		errno = 0;
-		n = strtoull(s, &end, 10);
-		if (errno != 0 || end[0] == '\0' || end[1] != '\0' || n > 100ULL * 366 * 86400)
-			return -1;
-		for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-			if (units[i].unit == end[0]) {
-				clock_gettime(CLOCK_REALTIME, &now);
-				return (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000 -
-				    (long long)n * units[i].ms;
-			}
-		return -1;
-	}
-	return iso_ms(s);
-}
-
 /* ---- records ---------------------------------------------------------------- */
 
 /* The string field key of o, or NULL. */
@@ -197,7 +115,7 @@ matches(const struct filter *f, json_object *o)
 	if (f->session != NULL && !of_session(f, o, s))
 		return 0;
 	if (f->since >= 0 || f->until >= 0) {
-		if (ts == NULL || (t = iso_ms(ts)) < 0)
+		if (ts == NULL || (t = ag_auditfile_time(ts)) < 0)
 			return 0;
 		if ((f->since >= 0 && t < f->since) || (f->until >= 0 && t >= f->until))
 			return 0;
@@ -228,7 +146,7 @@ print_line(json_object *o)
 	time_t sec;
 	struct tm tm;
 
-	if (ts != NULL && (t = iso_ms(ts)) >= 0) {
+	if (ts != NULL && (t = ag_auditfile_time(ts)) >= 0) {
 		sec = (time_t)(t / 1000);
 		gmtime_r(&sec, &tm);
 		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
@@ -282,72 +200,28 @@ print_json(json_object *o, const char *line, size_t len)
 	free(safe);
 }
 
-static const char *
-shown(const char *name)
+/* One record for show(): f's, printed. */
+static int
+show_one(void *arg, json_object *o, const char *line, size_t len)
 {
-	return strcmp(name, "-") == 0 ? "(standard input)" : name;
+	const struct filter *f = arg;
+
+	if (matches(f, o)) {
+		if (f->json)
+			print_json(o, line, len);
+		else
+			print_line(o);
+	}
+	return 0;
 }
 
 /* The records of names (in order) that f picks.  0, 1 (a line no record), 2. */
 static int
-show(const struct filter *f, char **names, int n)
+show(struct filter *f, char **names, int n)
 {
-	char why[256], *line = NULL;
-	size_t cap = 0;
-	ssize_t len;
-	int i, rc = 0, too_long;
+	int rc = ag_auditfile_each(names, n, "audit show", show_one, f);
 
-	for (i = 0; i < n; i++) {
-		unsigned long lineno = 0;
-		FILE *fp;
-
-		if ((fp = ag_auditfile_open(names[i], why, sizeof(why))) == NULL) {
-			int e = errno;
-
-			fprintf(stderr, "agentgate: audit show: %s: %s%s\n", shown(names[i]), why,
-			    e == EACCES ? " (root and the audit group can read it)" : "");
-			free(line);
-			return 2;
-		}
-		while ((len = ag_chain_line(fp, &line, &cap, &too_long)) > 0) {
-			json_object *o;
-
-			lineno++;
-			if (too_long) {
-				fprintf(stderr, "agentgate: audit show: %s:%lu: a line over 64 MiB, "
-				    "which no record is: not read further\n", shown(names[i]), lineno);
-				rc = 1;
-				break;
-			}
-			if (len == 1 && line[0] == '\n')
-				continue;
-			o = json_tokener_parse(line);
-			if (o == NULL || !json_object_is_type(o, json_type_object)) {
-				fprintf(stderr, "agentgate: audit show: %s:%lu: not a record\n",
-				    shown(names[i]), lineno);
-				json_object_put(o);
-				rc = 1;
-				continue;
-			}
-			if (matches(f, o)) {
-				if (f->json)
-					print_json(o, line, (size_t)len);
-				else
-					print_line(o);
-			}
-			json_object_put(o);
-		}
-		if (len < 0 || fclose(fp) == EOF) {
-			fprintf(stderr, "agentgate: audit show: %s: %s\n", shown(names[i]),
-			    why[0] != '\0' ? why : strerror(errno));
-			if (len < 0)
-				fclose(fp);
-			free(line);
-			return 2;
-		}
-	}
-	free(line);
-	if (fflush(stdout) == EOF) {
+	if (rc != 2 && fflush(stdout) == EOF) {
 		fprintf(stderr, "agentgate: audit show: standard output: %s\n", strerror(errno));
 		return 2;
 	}
@@ -410,7 +284,7 @@ ag_cmd_audit_show(int argc, char **argv)
 			break;
 		case 's':
 		case 'U':
-			if ((*(ch == 's' ? &f.since : &f.until) = when_ms(optarg)) < 0)
+			if ((*(ch == 's' ? &f.since : &f.until) = ag_auditfile_when(optarg)) < 0)
 				return bad_value(ch == 's' ? "--since" : "--until", optarg,
 				    "not a time: give 2026-11-28, 2026-11-28T10:00, "
 				    "2026-11-28T10:00:00Z (UTC), or 30m, 1h, 2d before now");

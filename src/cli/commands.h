@@ -31,6 +31,7 @@ int	ag_cmd_audit(int argc, char **argv);	/* agentgate audit   (cmd_audit.c) */
 /* agentgate audit show (cmd_audit_show.c); argv starts at "show" */
 int	ag_cmd_audit_show(int argc, char **argv);
 int	ag_cmd_replay(int argc, char **argv);	/* agentgate replay  (cmd_replay.c) */
+int	ag_cmd_policy(int argc, char **argv);	/* agentgate policy suggest (cmd_policy.c) */
 /* agentgate authorized-keys, sshd's AuthorizedKeysCommand (cmd_authkeys.c) */
 int	ag_cmd_authkeys(int argc, char **argv);
 int	ag_cmd_edit(int argc, char **argv);	/* agentgate edit    (cmd_edit.c) */

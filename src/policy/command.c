@@ -88,6 +88,11 @@ resolve_cmd(struct ag_walker *w, const char *name, char *real, size_t realsz)
 void
 ag_walk_nested(struct ag_walker *w, struct ag_arg *a, size_t na, int flags)
 {
+	const char *rec;
+
+	if (w->ctx->record && na > 0 && a[0].lit != NULL &&
+	    (rec = ag_walk_strdup(w, a[0].lit)) != NULL)
+		(void)ag_walk_push(w, &w->inner, &w->ninner, &w->capinner, rec);
 	w->wrap++;
 	ag_walk_command(w, a, na, flags);
 	w->wrap--;

@@ -478,7 +478,7 @@ ag_walk_check_path(struct ag_walker *w, const char *p, int acc, const char *base
 {
 	char abs[PATH_MAX], res[PATH_MAX], ex[80], msg[1200], first_msg[1200];
 	const struct ag_cwdset *cs = w->cwd;
-	const char *rule, *first = NULL;
+	const char *rule, *first = NULL, *rec;
 	int i, n, nok = 0;
 
 	if (p[0] == '\0') {
@@ -528,6 +528,9 @@ ag_walk_check_path(struct ag_walker *w, const char *p, int acc, const char *base
 		}
 		if (is_always_ok_dev(abs) || is_always_ok_dev(res))
 			continue;
+		if ((acc & AG_ACC_WRITE) && w->ctx->record &&
+		    (rec = ag_walk_strdup(w, res[0] != '\0' ? res : abs)) != NULL)
+			(void)ag_walk_push(w, &w->writes, &w->nwrites, &w->capwrites, rec);
 		if ((rule = path_refusal(w, abs, res, acc, msg, sizeof(msg))) == NULL)
 			nok++;
 		else if (first == NULL) {

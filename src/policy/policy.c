@@ -959,6 +959,12 @@ finish(struct ag_walker *w, struct ag_decision *out)
 	out->cmds = w->cmds;
 	out->ncmds = w->ncmds;
 	w->cmds = NULL;
+	out->writes = w->writes;
+	out->nwrites = w->nwrites;
+	w->writes = NULL;
+	out->inner = w->inner;
+	out->ninner = w->ninner;
+	w->inner = NULL;
 	for (i = 0; i < out->ncmds; i++) {
 		struct ag_policy_cmd *c = &out->cmds[i];
 
@@ -1036,6 +1042,8 @@ decide(const struct ag_policy_ctx *ctx, const struct ag_sh_node *tree,
 	out->strings = w.strs;	/* the cmds' strings, with them */
 
 	free(w.cmds);
+	free((void *)w.writes);
+	free((void *)w.inner);
 	for (i = 0; i < w.npend; i++)
 		free(w.pend[i].name);
 	free(w.pend);
@@ -1095,8 +1103,14 @@ ag_decision_free(struct ag_decision *d)
 	if (d == NULL)
 		return;
 	free(d->cmds);
+	free((void *)d->writes);
+	free((void *)d->inner);
 	ag_arena_free(d->strings);
 	d->cmds = NULL;
 	d->ncmds = 0;
+	d->writes = NULL;
+	d->nwrites = 0;
+	d->inner = NULL;
+	d->ninner = 0;
 	d->strings = NULL;
 }

@@ -28,6 +28,9 @@ struct ag_policy_ctx {
 						 * PATH from here resolves command names */
 	int			 remote;	/* the files are another host's: judged
 						 * as written (ag_path_set_lexical()) */
+	int			 record;	/* fill the decision's writes[] and
+						 * inner[] (policy suggest); the gateway
+						 * leaves it 0 */
 };
 
 struct ag_arena;
@@ -55,6 +58,15 @@ struct ag_decision {
 						 * "feature:background", "parse" */
 	struct ag_policy_cmd	*cmds;
 	size_t			 ncmds;
+	/* with ctx->record: each file the line writes (a redirection, a
+	 * program's output file the registry knows), absolute, as the walk
+	 * resolved it; and the name of each program a wrapper of the line
+	 * runs (timeout 5 make: make), which has no entry in cmds[]; in
+	 * strings */
+	const char		**writes;
+	size_t			 nwrites;
+	const char		**inner;
+	size_t			 ninner;
 	struct ag_arena		*strings;	/* every string of cmds[] */
 };
 

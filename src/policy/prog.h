@@ -102,6 +102,13 @@ enum {
 	 * runs without a rule, unwrapped where its words show the command.
 	 */
 	AG_PROG_EXEC_SEEN = 0x40,
+	/*
+	 * Runs whatever code it is handed: a script, or text on its own
+	 * command line (sh -c, python3 -c, perl -e).  Nothing in the policy
+	 * turns on it; `agentgate policy suggest` flags an allow rule for it
+	 * as a risk.
+	 */
+	AG_PROG_RUNS_CODE = 0x80,
 };
 
 /* An action of a program a deny rule may name (cargo publish), and what it
@@ -275,7 +282,7 @@ extern const struct ag_prog ag_prog_docker, ag_prog_kubectl, ag_prog_systemctl, 
     ag_prog_wget, ag_prog_ssh, ag_prog_gpg;
 /* langs.c */
 extern const struct ag_prog ag_prog_python, ag_prog_perl, ag_prog_ruby, ag_prog_node,
-    ag_prog_java, ag_prog_lua, ag_prog_tclsh, ag_prog_tex;
+    ag_prog_java, ag_prog_lua, ag_prog_tclsh, ag_prog_tex, ag_prog_shell;
 /* toolchains.c */
 extern const struct ag_prog ag_prog_cargo, ag_prog_rustc, ag_prog_go, ag_prog_npm,
     ag_prog_yarn, ag_prog_pnpm, ag_prog_corepack, ag_prog_pip, ag_prog_twine, ag_prog_pypub, ag_prog_pytest,

@@ -97,6 +97,11 @@ struct ag_walker {
 	const char			**funcs;
 	size_t				 nfuncs, capfuncs;
 
+	const char			**writes;	/* ctx->record: the decision's */
+	size_t				 nwrites, capwrites;
+	const char			**inner;
+	size_t				 ninner, capinner;
+
 	char				*allowed_list;
 	const char			*home;		/* normalised ctx->home, or NULL */
 	int				 cwd0state;	/* once: 0 not yet, 1 ok, -1 failed */

@@ -132,4 +132,5 @@ check_find(struct ag_walker *w, const struct ag_progcall *c)
 static const char *const find_names[] = { "find", NULL };
 const struct ag_prog ag_prog_find = {
 	.names = find_names, .valopts = find_valopts, .check = check_find,
+	.runs = "with -exec, -execdir, -ok or -okdir the command it is given, once per file",
 };

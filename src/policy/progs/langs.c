@@ -80,18 +80,22 @@ python_module(const char *const *words, size_t nwords, char *name, size_t namesz
 }
 
 const struct ag_prog ag_prog_python = {
-	.names = python_names, .env_filter = python_env, .env_developer = python_dev,
-	.dispatch = python_module,
+	.names = python_names, .flags = AG_PROG_RUNS_CODE, .env_filter = python_env,
+	.env_developer = python_dev, .dispatch = python_module,
 	.runs = "the scripts and modules it is given; `-m NAME` the module NAME as a program (a deny rule on NAME applies)",
 };
 
 static const char *const perl_names[] = { "perl", NULL };
 static const char *const perl_env[] = { "PERL5*", "PERLLIB", "PERL_*", NULL };
-const struct ag_prog ag_prog_perl = { .names = perl_names, .env_filter = perl_env };
+const struct ag_prog ag_prog_perl = {
+	.names = perl_names, .flags = AG_PROG_RUNS_CODE, .env_filter = perl_env,
+};
 
 static const char *const ruby_names[] = { "ruby", "gem", "bundle", NULL };
 static const char *const ruby_env[] = { "RUBY*", "GEM_*", "BUNDLE_*", NULL };
-const struct ag_prog ag_prog_ruby = { .names = ruby_names, .env_filter = ruby_env };
+const struct ag_prog ag_prog_ruby = {
+	.names = ruby_names, .flags = AG_PROG_RUNS_CODE, .env_filter = ruby_env,
+};
 
 /*
  * node [OPTIONS] SCRIPT ARGS: a package manager's entry point run by path
@@ -138,7 +142,8 @@ node_script(const char *const *words, size_t nwords, char *name, size_t namesz)
 static const char *const node_names[] = { "node", "nodejs", NULL };
 static const char *const node_env[] = { "NODE_OPTIONS", "NODE_PATH", NULL };
 const struct ag_prog ag_prog_node = {
-	.names = node_names, .env_filter = node_env, .dispatch = node_script,
+	.names = node_names, .flags = AG_PROG_RUNS_CODE, .env_filter = node_env,
+	.dispatch = node_script,
 };
 
 static const char *const java_names[] = { "java", NULL };
@@ -149,12 +154,30 @@ const struct ag_prog ag_prog_java = { .names = java_names, .env_filter = java_en
 
 static const char *const lua_names[] = { "lua", NULL };
 static const char *const lua_env[] = { "LUA_INIT*", "LUA_PATH*", "LUA_CPATH*", NULL };
-const struct ag_prog ag_prog_lua = { .names = lua_names, .env_filter = lua_env };
+const struct ag_prog ag_prog_lua = {
+	.names = lua_names, .flags = AG_PROG_RUNS_CODE, .env_filter = lua_env,
+};
 
 static const char *const tclsh_names[] = { "tclsh", NULL };
 static const char *const tclsh_env[] = { "TCLLIBPATH", NULL };
-const struct ag_prog ag_prog_tclsh = { .names = tclsh_names, .env_filter = tclsh_env };
+const struct ag_prog ag_prog_tclsh = {
+	.names = tclsh_names, .flags = AG_PROG_RUNS_CODE, .env_filter = tclsh_env,
+};
 
 static const char *const tex_names[] = { "tex", "latex", "pdflatex", NULL };
 static const char *const tex_env[] = { "TEXINPUTS", NULL };
 const struct ag_prog ag_prog_tex = { .names = tex_names, .env_filter = tex_env };
+
+/*
+ * The shells: each runs any command line it is given (-c TEXT, a script,
+ * its standard input), which the gateway judges only as the shell's own
+ * arguments.  Known here so that what reads the registry can tell a shell
+ * from another program; the policy itself treats them as any program.
+ */
+static const char *const shell_names[] = {
+	"bash", "sh", "dash", "zsh", "ksh", "ksh93", "mksh", "yash", "fish", "tcsh", "csh", NULL
+};
+const struct ag_prog ag_prog_shell = {
+	.names = shell_names, .flags = AG_PROG_RUNS_CODE,
+	.runs = "any command line it is given (-c TEXT), a script or its standard input, outside the gateway's view",
+};
