@@ -337,8 +337,38 @@ print_text(const struct ag_config *cfg, const struct ag_decision *d, const char 
 	printf("latency: %ld ms\n", r->latency_ms);
 }
 
-int
-ag_cmd_explain(int argc, char **argv)
+/* What the command line asked for. */
+struct explain_args {
+	const char	*path, *pname, *cwdopt, *uname, *host;
+	int		 json, ask;
+	char		*line;		/* the command to judge (not with --host) */
+	size_t		 len;
+};
+
+/* The command's words joined with spaces, as ssh joins them; or stdin for
+ * a lone "-".  0, or -1 (said why). */
+static int
+explain_line_of(int argc, char **argv, struct explain_args *a)
+{
+	struct ag_strbuf sb;
+	int i;
+
+	if (optind == argc - 1 && strcmp(argv[optind], "-") == 0)
+		return (a->line = read_stdin(&a->len)) != NULL ? 0 : -1;
+	ag_strbuf_init(&sb, AG_SH_MAX_INPUT);
+	for (i = optind; i < argc; i++)
+		if ((i > optind && ag_strbuf_addch(&sb, ' ') < 0) ||
+		    ag_strbuf_addstr(&sb, argv[i]) < 0) {
+			ag_strbuf_free(&sb);
+			fprintf(stderr, "agentgate: explain: command too long\n");
+			return -1;
+		}
+	return (a->line = ag_strbuf_detach(&sb, &a->len)) != NULL ? 0 : -1;
+}
+
+/* 0, 1 for --help (printed), or -1 for a usage error (said why). */
+static int
+explain_args(int argc, char **argv, struct explain_args *a)
 {
 	static const struct option opts[] = {
 		{ "config", required_argument, NULL, 'f' },
@@ -351,175 +381,149 @@ ag_cmd_explain(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	const char *path = AG_DEFAULT_CONFIG, *pname = NULL, *cwdopt = NULL, *uname = NULL;
-	const char *host = NULL;
-	const struct ag_profile *prof;
-	struct ag_core_params cp;
-	struct ag_core core;
-	struct ag_decision d;
-	struct ag_config *cfg = NULL;
-	struct ag_err err;
-	struct passwd pwd, *pw;
-	char cwd[PATH_MAX];
-	char *line = NULL;
-	size_t len = 0;
-	struct ag_ask_result ans, *answer = NULL;
-	const struct ag_validator *v;
-	int ch, json = 0, ask = 0, began = 0, rc = EX_USAGE;
+	int ch;
 
+	memset(a, 0, sizeof(*a));
+	a->path = AG_DEFAULT_CONFIG;
 	optind = 1;
 	opterr = 0;
 	/* '+': stop at the command, whose words may look like options */
 	while ((ch = getopt_long(argc, argv, "+:f:p:jC:u:aH:h", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'f':
-			path = optarg;
+			a->path = optarg;
 			break;
 		case 'p':
-			pname = optarg;
+			a->pname = optarg;
 			break;
 		case 'j':
-			json = 1;
+			a->json = 1;
 			break;
 		case 'C':
-			cwdopt = optarg;
+			a->cwdopt = optarg;
 			break;
 		case 'u':
-			uname = optarg;
+			a->uname = optarg;
 			break;
 		case 'a':
-			ask = 1;
+			a->ask = 1;
 			break;
 		case 'H':
-			host = optarg;
+			a->host = optarg;
 			break;
 		case 'h':
 			explain_usage(stdout);
-			return 0;
+			return 1;
 		case ':':
 			fprintf(stderr, "agentgate: explain: option '%s' needs an argument\n"
 			    "Try 'agentgate explain --help'.\n", argv[optind - 1]);
-			return EX_USAGE;
+			return -1;
 		default:
 			fprintf(stderr, "agentgate: explain: unknown option '%s'\n"
 			    "Try 'agentgate explain --help'.\n", argv[optind - 1]);
-			return EX_USAGE;
+			return -1;
 		}
 	}
-	if (host != NULL && optind < argc) {
+	if (a->host != NULL && optind < argc) {
 		fprintf(stderr, "agentgate: explain: --host takes no command\n");
-		return EX_USAGE;
+		return -1;
 	}
-	if (host == NULL && optind >= argc) {
+	if (a->host == NULL && optind >= argc) {
 		fprintf(stderr, "agentgate: explain: no command given (use -- COMMAND, or - for stdin)\n");
-		return EX_USAGE;
+		return -1;
 	}
-	if (host != NULL)
-		;
-	else if (optind == argc - 1 && strcmp(argv[optind], "-") == 0) {
-		line = read_stdin(&len);
-		if (line == NULL)
-			return EX_USAGE;
-	} else {
-		/* several words are joined with spaces, as ssh joins them */
-		struct ag_strbuf sb;
-		int i;
+	return a->host != NULL ? 0 : explain_line_of(argc, argv, a);
+}
 
-		ag_strbuf_init(&sb, AG_SH_MAX_INPUT);
-		for (i = optind; i < argc; i++)
-			if ((i > optind && ag_strbuf_addch(&sb, ' ') < 0) ||
-			    ag_strbuf_addstr(&sb, argv[i]) < 0) {
-				ag_strbuf_free(&sb);
-				fprintf(stderr, "agentgate: explain: command too long\n");
-				return EX_USAGE;
-			}
-		line = ag_strbuf_detach(&sb, &len);
-		if (line == NULL)
-			return EX_USAGE;
-	}
+/*
+ * The account (--user, else the caller, whose ~ is $HOME where that is
+ * absolute) into pwd, and the profile it is judged by.  NULL: said why.
+ */
+static const struct ag_profile *
+explain_who(const struct ag_config *cfg, const struct explain_args *a, struct passwd *pwd)
+{
+	const struct ag_profile *prof;
+	struct ag_err err;
+	struct passwd *pw;
 
-	cfg = ag_config_load(path, 0, &err);
-	if (cfg == NULL) {
-		ag_err_print(stderr, &err);
-		goto out;
-	}
 	errno = 0;
-	if ((pw = uname != NULL ? getpwnam(uname) : getpwuid(getuid())) == NULL) {
-		if (uname != NULL)
-			fprintf(stderr, "agentgate: explain: --user %s: no such account\n", uname);
+	if ((pw = a->uname != NULL ? getpwnam(a->uname) : getpwuid(getuid())) == NULL) {
+		if (a->uname != NULL)
+			fprintf(stderr, "agentgate: explain: --user %s: no such account\n", a->uname);
 		else
 			fprintf(stderr, "agentgate: explain: cannot look up uid %ld\n", (long)getuid());
-		goto out;
+		return NULL;
 	}
-	pwd = *pw;
-	if (uname == NULL) {
-		/* the caller's own session: ~ is $HOME where it is absolute */
+	*pwd = *pw;
+	if (a->uname == NULL) {
 		const char *home = getenv("HOME");
 
 		if (home != NULL && home[0] == '/')
-			pwd.pw_dir = (char *)(uintptr_t)home;
+			pwd->pw_dir = (char *)(uintptr_t)home;
 	}
-	if (pname != NULL) {
-		prof = ag_config_profile(cfg, pname);
-		if (prof == NULL) {
-			fprintf(stderr, "agentgate: explain: no profile '%s' in %s\n", pname, path);
-			goto out;
-		}
-	} else if (uname != NULL) {
+	if (a->pname != NULL) {
+		if ((prof = ag_config_profile(cfg, a->pname)) == NULL)
+			fprintf(stderr, "agentgate: explain: no profile '%s' in %s\n", a->pname,
+			    a->path);
+	} else if (a->uname != NULL) {
 		/* as the gateway would resolve it, PAM identities aside */
-		if ((prof = ag_core_profile(cfg, NULL, NULL, NULL, &pwd, &err)) == NULL) {
+		if ((prof = ag_core_profile(cfg, NULL, NULL, NULL, pwd, &err)) == NULL)
 			fprintf(stderr, "agentgate: explain: %s; use --profile NAME\n", S(err.msg));
-			goto out;
-		}
-	} else {
-		prof = cfg->gw.default_profile;
-		if (prof == NULL) {
-			fprintf(stderr, "agentgate: explain: %s has no gateway.default_profile; use --profile NAME\n",
-			    path);
-			goto out;
-		}
-	}
-	if (host != NULL) {
-		rc = explain_host(cfg, prof, host, json);
-		goto out;
-	}
-	if (cwdopt != NULL) {
-		if (realpath(cwdopt, cwd) == NULL) {
-			fprintf(stderr, "agentgate: explain: --cwd %s: %s\n", cwdopt, strerror(errno));
-			goto out;
+	} else if ((prof = cfg->gw.default_profile) == NULL)
+		fprintf(stderr, "agentgate: explain: %s has no gateway.default_profile; use --profile NAME\n",
+		    a->path);
+	return prof;
+}
+
+/* The line decided (and asked, with --ask) in the context a session of
+ * pwd under prof would decide it in (core.h), and printed: the exit code. */
+static int
+explain_decide(struct ag_config *cfg, const struct ag_profile *prof, struct passwd *pwd,
+    const struct explain_args *a)
+{
+	struct ag_core_params cp;
+	struct ag_core core;
+	struct ag_decision d;
+	struct ag_err err;
+	struct ag_ask_result ans, *answer = NULL;
+	const struct ag_validator *v;
+	char cwd[PATH_MAX];
+	int rc = EX_USAGE;
+
+	if (a->cwdopt != NULL) {
+		if (realpath(a->cwdopt, cwd) == NULL) {
+			fprintf(stderr, "agentgate: explain: --cwd %s: %s\n", a->cwdopt,
+			    strerror(errno));
+			return EX_USAGE;
 		}
 	} else if (getcwd(cwd, sizeof(cwd)) == NULL) {
 		fprintf(stderr, "agentgate: explain: cannot get the working directory: %s\n",
 		    strerror(errno));
-		goto out;
+		return EX_USAGE;
 	}
-	/* the very context a session of that account would decide in (core.h) */
 	memset(&cp, 0, sizeof(cp));
 	cp.cfg = cfg;
 	cp.profile = prof;
-	cp.pw = &pwd;
+	cp.pw = pwd;
 	cp.origin.cwd = cwd;
 	cp.decide_only = 1;
-	cp.ask = ask;
+	cp.ask = a->ask;
 	cp.config_from_caller = 1;	/* explain holds no privilege anyway */
 	if (ag_core_begin(&core, &cp, &err) < 0) {
 		fprintf(stderr, "agentgate: explain: %s\n", S(err.msg));
-		goto out;
+		return EX_USAGE;
 	}
-	began = 1;
-	if (ag_core_decide(&core, line, len, &d) < 0 && d.reason[0] == '\0') {
+	if (ag_core_decide(&core, a->line, a->len, &d) < 0 && d.reason[0] == '\0') {
 		fprintf(stderr, "agentgate: explain: internal error while deciding\n");
-		ag_decision_free(&d);
 		goto out;
 	}
 	v = prof->unknown == AG_UNKNOWN_ASK ? prof->validator : NULL;
-	if (ask && d.verdict == AG_ASK && !d.parse_error && ag_core_ask(&core, line, len, &d,
-	    &ans) == 0)
+	if (a->ask && d.verdict == AG_ASK && !d.parse_error && ag_core_ask(&core, a->line,
+	    a->len, &d, &ans) == 0)
 		answer = &ans;
-	if (json) {
+	if (a->json) {
 		if (print_json(cfg, &d, v, answer) < 0) {
 			fprintf(stderr, "agentgate: explain: out of memory\n");
-			ag_decision_free(&d);
 			goto out;
 		}
 	} else
@@ -528,15 +532,42 @@ ag_cmd_explain(int argc, char **argv)
 	    d.verdict == AG_ASK ? EX_ASK : EX_DENY;
 	if (answer != NULL)
 		rc = answer->allow ? EX_ALLOW : EX_DENY;
-	ag_decision_free(&d);
 	if (fflush(stdout) == EOF || ferror(stdout)) {
 		fprintf(stderr, "agentgate: explain: cannot write to standard output\n");
 		rc = EX_USAGE;
 	}
 out:
-	if (began)
-		ag_core_end(&core);
-	free(line);
+	ag_decision_free(&d);
+	ag_core_end(&core);
+	return rc;
+}
+
+int
+ag_cmd_explain(int argc, char **argv)
+{
+	struct explain_args a;
+	const struct ag_profile *prof;
+	struct ag_config *cfg;
+	struct ag_err err;
+	struct passwd pwd;
+	int rc = EX_USAGE;
+
+	switch (explain_args(argc, argv, &a)) {
+	case 1:
+		return 0;
+	case -1:
+		free(a.line);
+		return EX_USAGE;
+	}
+	if ((cfg = ag_config_load(a.path, 0, &err)) == NULL)
+		ag_err_print(stderr, &err);
+	else if ((prof = explain_who(cfg, &a, &pwd)) == NULL)
+		;
+	else if (a.host != NULL)
+		rc = explain_host(cfg, prof, a.host, a.json);
+	else
+		rc = explain_decide(cfg, prof, &pwd, &a);
+	free(a.line);
 	ag_config_free(cfg);
 	return rc;
 }

@@ -1,8 +1,11 @@
 /*
- * config_int.h - what the two halves of the policy loader share: the YAML
+ * config_int.h - what the parts of the policy loader share: the YAML
  * tree with positions, the error and value readers that point at a node
- * (config_yaml.c), and the schema walker that builds struct ag_config from
- * them (config.c).
+ * (config_yaml.c), the schema walker that builds struct ag_config from
+ * them (config.c: gateway, upstreams, the top level, names across files,
+ * freeing and lookups), its sections in files of their own
+ * (config_ident.c, config_profile.c, config_net.c), and reading the files
+ * from disk (config_file.c).
  */
 #ifndef AG_CONFIG_INT_H
 #define AG_CONFIG_INT_H
@@ -109,6 +112,44 @@ struct cf_field {
  */
 int	cf_walk_fields(struct ctx *c, const struct ynode *m, const char *key,
 	    const char *what, const struct cf_field *fields, void *base, void *arg);
+
+/* config.c: the walk's shared steps */
+/* arr (n elements of size) with room for more; NULL with the error at v. */
+void	*cf_grow(struct ctx *c, void *arr, size_t n, size_t more, size_t size,
+	    const struct ynode *v);
+/* v names a profile, resolved when every file is read: *out then points
+ * at its name (kind and idx say whose reference it is for the message). */
+int	cf_get_profile_ref(struct ctx *c, const struct ynode *v, const char *key,
+	    enum refkind kind, size_t idx, char **out);
+/* one load: a config for name, each file's text added (the main one first,
+ * then fragments), the references resolved and the names checked at the
+ * end; cf_cfg_done() returns it, or frees it and returns NULL unless ok */
+struct ag_config *cf_cfg_new(struct ctx *c, const char *name, unsigned flags,
+	    struct ag_err *err);
+int	cf_cfg_add(struct ctx *c, const char *buf, size_t len, const char *name,
+	    int fragment);
+int	cf_cfg_finish(struct ctx *c);
+struct ag_config *cf_cfg_done(struct ctx *c, int ok);
+
+/* config_ident.c: `identities`, `users` */
+extern const struct cf_field cf_identity_fields[];
+extern const struct cf_field cf_prev_token_fields[];
+int	cf_load_identities(struct ctx *c, const struct ynode *v);
+int	cf_load_users(struct ctx *c, const struct ynode *v);
+/* an item of a who-list: an account name, or what (e.g. "an identity") */
+int	cf_check_who(struct ctx *c, const struct ynode *it, const char *key, const char *what);
+
+/* config_profile.c: `profiles` */
+extern const struct cf_field cf_profile_fields[];
+extern const struct cf_field cf_rule_fields[];
+extern const struct cf_field cf_feature_fields[];
+extern const struct cf_field cf_paths_fields[];
+extern const struct cf_field cf_transfer_fields[];
+extern const struct cf_field cf_output_fields[];
+extern const struct cf_field cf_env_fields[];
+extern const struct cf_field cf_limits_fields[];
+extern const struct cf_field cf_validator_fields[];
+int	cf_load_profiles(struct ctx *c, const struct ynode *v);
 
 /* config_net.c: a profile's `network`, gateway.egress */
 extern const struct cf_field cf_network_fields[];

@@ -3,6 +3,11 @@
  * node (libyaml's event parser, with the resource limits and the refusal of
  * anchors, aliases and tags), and the readers that turn a node into a value
  * or into an error pointing at it (see config_int.h).
+ *
+ * Anchors, aliases and merge keys are refused rather than supported: an
+ * alias makes one node appear in many places (and "billion laughs" style
+ * growth), and a policy file is easier to audit when what you read is what
+ * applies.
  */
 #include "agconfig.h"
 

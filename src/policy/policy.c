@@ -676,6 +676,148 @@ construct(struct ag_walker *w, const char *name, size_t off)
 	w->coff = off;
 }
 
+/* A list: `a; b & c`.  What runs in the background is a feature. */
+static void
+walk_list(struct ag_walker *w, const struct ag_sh_node *n)
+{
+	long saved = w->cur;
+	size_t i;
+
+	for (i = 0; i < n->nkids; i++) {
+		if (n->background && n->background[i]) {
+			const struct ag_cwdset *cs = w->cwd;
+
+			construct(w, "&", n->kids[i]->end);
+			feature_ok(w, w->prof->features.background, "background",
+			    "running a command in the background (&)");
+			w->cur = saved;
+			walk_node(w, n->kids[i]);
+			w->cwd = cs;
+		} else {
+			int e = n == w->root ? sets_errexit(n->kids[i]) : -1;
+
+			w->cd_ok = NULL;
+			walk_node(w, n->kids[i]);
+			if (e >= 0)
+				w->errexit = e;
+			/* `set -e; cd DIR; cmd`: a failed cd ends the line,
+			 * so cmd runs in DIR (only in the line's own top
+			 * list: in a condition errexit does not apply) */
+			else if (n == w->root && w->errexit && cd_succeeded(w, n->kids[i]))
+				w->cwd = w->cd_ok;
+		}
+	}
+}
+
+static void
+walk_or(struct ag_walker *w, const struct ag_sh_node *n)
+{
+	size_t i;
+
+	/* `cd DIR || exit 1`: past it the shell is in DIR or gone */
+	if (n->nkids == 2 && is_plain_cd(n->kids[0]) && is_exit(n->kids[1])) {
+		const struct ag_cwdset *ok;
+
+		w->cd_ok = NULL;
+		walk_node(w, n->kids[0]);
+		ok = cd_succeeded(w, n->kids[0]) ? w->cd_ok : NULL;
+		walk_node(w, n->kids[1]);
+		if (ok != NULL)
+			w->cwd = ok;
+		return;
+	}
+	for (i = 0; i < n->nkids; i++)
+		walk_node(w, n->kids[i]);
+}
+
+/*
+ * `if cd DIR; then cmd; fi`: cmd runs only where the cd took the shell.
+ * Afterwards it may be wherever any branch, or a failed condition with no
+ * branch taken, left it.
+ */
+static void
+walk_if(struct ag_walker *w, const struct ag_sh_node *n)
+{
+	const struct ag_cwdset *after = w->cwd, *failed;
+	size_t i, nconds = (n->nkids - (n->has_else ? 1 : 0)) / 2;
+
+	for (i = 0; i < nconds; i++) {
+		w->cd_ok = NULL;
+		walk_node(w, n->kids[2 * i]);
+		failed = w->cwd;
+		if (cd_succeeded(w, last_of(n->kids[2 * i])))
+			w->cwd = w->cd_ok;
+		walk_node(w, n->kids[2 * i + 1]);
+		after = ag_walk_cwd_union(w, after, w->cwd);
+		w->cwd = failed;
+	}
+	for (i = 2 * nconds; i < n->nkids; i++)
+		walk_node(w, n->kids[i]);
+	w->cwd = ag_walk_cwd_union(w, after, w->cwd);
+}
+
+/* `[[ ... ]]`: the operands of an arithmetic comparison are arithmetic. */
+static void
+walk_dbracket(struct ag_walker *w, const struct ag_sh_node *n)
+{
+	static const char *const arith_ops[] = {
+		"-eq", "-ne", "-lt", "-le", "-gt", "-ge", NULL
+	};
+	unsigned char *isar = NULL;
+	size_t i;
+
+	w->cur = cmd_new(w, "[[", "keyword", n->off, n->end);
+	if (n->nwords > 0 && (isar = calloc(n->nwords, 1)) == NULL) {
+		w->oom = 1;
+		return;
+	}
+	for (i = 0; i < n->nwords; i++) {
+		const char *r = n->words[i]->raw ? n->words[i]->raw : "";
+
+		if (ag_walk_in_list(arith_ops, r)) {
+			if (i > 0)
+				isar[i - 1] = 1;
+			if (i + 1 < n->nwords)
+				isar[i + 1] = 1;
+		}
+		if (strcmp(r, "-v") == 0 && i + 1 < n->nwords) {
+			char *t = ag_sh_word_literal(n->words[i + 1], NULL);
+
+			if (t == NULL)
+				ag_walk_refuse(w, AG_DENY, "arith",
+				    "'[[ -v ... ]]' needs a literal variable name");
+			else if (strchr(t, '['))
+				ag_walk_name_text(w, t);
+			free(t);
+		}
+	}
+	for (i = 0; i < n->nwords; i++)
+		ag_walk_word(w, n->words[i], isar[i] ? AG_WORD_ARITH : AG_WORD_PLAIN);
+	free(isar);
+}
+
+/* Defining a function is a feature; its body is judged where it is
+ * defined, and a cd in it may leave the shell anywhere. */
+static void
+walk_funcdef(struct ag_walker *w, const struct ag_sh_node *n)
+{
+	long saved = w->cur;
+	const struct ag_cwdset *cs;
+	size_t i;
+
+	w->cur = cmd_new(w, "function", "keyword", n->off, n->end);
+	if (feature_ok(w, w->prof->features.functions, "functions", "defining functions") &&
+	    n->name)
+		ag_walk_push(w, &w->funcs, &w->nfuncs, &w->capfuncs, n->name);
+	w->cur = saved;
+	if (has_cd(n))
+		ag_walk_cd(w, NULL, 0);
+	cs = w->cwd;
+	for (i = 0; i < n->nkids; i++)
+		walk_node(w, n->kids[i]);
+	w->cwd = cs;
+}
+
 static void
 walk_node(struct ag_walker *w, const struct ag_sh_node *n)
 {
@@ -691,30 +833,7 @@ walk_node(struct ag_walker *w, const struct ag_sh_node *n)
 		decide_simple(w, n);
 		return;
 	case AG_SH_LIST:
-		for (i = 0; i < n->nkids; i++) {
-			if (n->background && n->background[i]) {
-				const struct ag_cwdset *cs = w->cwd;
-
-				construct(w, "&", n->kids[i]->end);
-				feature_ok(w, w->prof->features.background, "background",
-				    "running a command in the background (&)");
-				w->cur = saved;
-				walk_node(w, n->kids[i]);
-				w->cwd = cs;
-			} else {
-				int e = n == w->root ? sets_errexit(n->kids[i]) : -1;
-
-				w->cd_ok = NULL;
-				walk_node(w, n->kids[i]);
-				if (e >= 0)
-					w->errexit = e;
-				/* `set -e; cd DIR; cmd`: a failed cd ends the line,
-				 * so cmd runs in DIR (only in the line's own top
-				 * list: in a condition errexit does not apply) */
-				else if (n == w->root && w->errexit && cd_succeeded(w, n->kids[i]))
-					w->cwd = w->cd_ok;
-			}
-		}
+		walk_list(w, n);
 		break;
 	case AG_SH_PIPELINE:
 		for (i = 0; i < n->nkids; i++) {
@@ -738,49 +857,15 @@ walk_node(struct ag_walker *w, const struct ag_sh_node *n)
 		break;
 	}
 	case AG_SH_OR:
-		/* `cd DIR || exit 1`: past it the shell is in DIR or gone */
-		if (n->nkids == 2 && is_plain_cd(n->kids[0]) && is_exit(n->kids[1])) {
-			const struct ag_cwdset *ok;
-
-			w->cd_ok = NULL;
-			walk_node(w, n->kids[0]);
-			ok = cd_succeeded(w, n->kids[0]) ? w->cd_ok : NULL;
-			walk_node(w, n->kids[1]);
-			if (ok != NULL)
-				w->cwd = ok;
-			break;
-		}
-		for (i = 0; i < n->nkids; i++)
-			walk_node(w, n->kids[i]);
+		walk_or(w, n);
 		break;
 	case AG_SH_GROUP:
 		for (i = 0; i < n->nkids; i++)
 			walk_node(w, n->kids[i]);
 		break;
-	case AG_SH_IF: {
-		/*
-		 * `if cd DIR; then cmd; fi`: cmd runs only where the cd took
-		 * the shell.  Afterwards it may be wherever any branch, or a
-		 * failed condition with no branch taken, left it.
-		 */
-		const struct ag_cwdset *after = w->cwd, *failed;
-		size_t nconds = (n->nkids - (n->has_else ? 1 : 0)) / 2;
-
-		for (i = 0; i < nconds; i++) {
-			w->cd_ok = NULL;
-			walk_node(w, n->kids[2 * i]);
-			failed = w->cwd;
-			if (cd_succeeded(w, last_of(n->kids[2 * i])))
-				w->cwd = w->cd_ok;
-			walk_node(w, n->kids[2 * i + 1]);
-			after = ag_walk_cwd_union(w, after, w->cwd);
-			w->cwd = failed;
-		}
-		for (i = 2 * nconds; i < n->nkids; i++)
-			walk_node(w, n->kids[i]);
-		w->cwd = ag_walk_cwd_union(w, after, w->cwd);
+	case AG_SH_IF:
+		walk_if(w, n);
 		break;
-	}
 	case AG_SH_SUBSHELL:
 		construct(w, "( )", n->off);
 		feature_ok(w, w->prof->features.subshell, "subshell", "a subshell ( ... )");
@@ -829,64 +914,16 @@ walk_node(struct ag_walker *w, const struct ag_sh_node *n)
 		for (i = 0; i < n->nitems; i++)
 			walk_node(w, n->items[i].body);
 		break;
-	case AG_SH_DBRACKET: {
-		static const char *const arith_ops[] = {
-			"-eq", "-ne", "-lt", "-le", "-gt", "-ge", NULL
-		};
-		unsigned char *isar = NULL;
-
-		w->cur = cmd_new(w, "[[", "keyword", n->off, n->end);
-		if (n->nwords > 0 && (isar = calloc(n->nwords, 1)) == NULL) {
-			w->oom = 1;
-			break;
-		}
-		for (i = 0; i < n->nwords; i++) {
-			const char *r = n->words[i]->raw ? n->words[i]->raw : "";
-
-			if (ag_walk_in_list(arith_ops, r)) {
-				if (i > 0)
-					isar[i - 1] = 1;
-				if (i + 1 < n->nwords)
-					isar[i + 1] = 1;
-			}
-			if (strcmp(r, "-v") == 0 && i + 1 < n->nwords) {
-				char *t = ag_sh_word_literal(n->words[i + 1], NULL);
-
-				if (t == NULL)
-					ag_walk_refuse(w, AG_DENY, "arith",
-					    "'[[ -v ... ]]' needs a literal variable name");
-				else if (strchr(t, '['))
-					ag_walk_name_text(w, t);
-				free(t);
-			}
-		}
-		for (i = 0; i < n->nwords; i++)
-			ag_walk_word(w, n->words[i], isar[i] ? AG_WORD_ARITH : AG_WORD_PLAIN);
-		free(isar);
+	case AG_SH_DBRACKET:
+		walk_dbracket(w, n);
 		break;
-	}
 	case AG_SH_ARITH_CMD:
 		w->cur = cmd_new(w, "((", "keyword", n->off, n->end);
 		for (i = 0; i < n->nwords; i++)
 			ag_walk_word(w, n->words[i], AG_WORD_ARITH);
 		break;
 	case AG_SH_FUNCDEF:
-		w->cur = cmd_new(w, "function", "keyword", n->off, n->end);
-		if (feature_ok(w, w->prof->features.functions, "functions",
-		    "defining functions")) {
-			if (n->name)
-				ag_walk_push(w, &w->funcs, &w->nfuncs, &w->capfuncs, n->name);
-		}
-		w->cur = saved;
-		if (has_cd(n))
-			ag_walk_cd(w, NULL, 0);
-		{
-			const struct ag_cwdset *cs = w->cwd;
-
-			for (i = 0; i < n->nkids; i++)
-				walk_node(w, n->kids[i]);
-			w->cwd = cs;
-		}
+		walk_funcdef(w, n);
 		break;
 	case AG_SH_COPROC:
 		construct(w, "coproc", n->off);

@@ -116,7 +116,9 @@ void	ag_audit_close(struct ag_audit *a);
 /*
  * For unit tests: conf's sinks (conf may be NULL) and, after them, one
  * that keeps every record in memory, the same line the others got;
- * ag_audit_memory() is what it holds so far ("" for none).
+ * ag_audit_memory() is what it holds so far ("" for none).  The memory
+ * sink does not count as writing a record: ag_audit_ready() and a
+ * required audit answer as conf's sinks alone would.
  */
 struct ag_audit *ag_audit_open_memory(const struct ag_audit_conf *conf,
 	    const struct ag_audit_info *info, struct ag_err *err);

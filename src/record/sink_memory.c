@@ -1,7 +1,9 @@
 /*
  * sink_memory.c - records kept in memory, for unit tests that look at
  * what a session recorded without a file, a collector or a syslog daemon.
- * Durable, since a test is what reads it.
+ * Not durable: a witness beside the policy's own sinks, so that whether a
+ * record counts as written (and a required audit refuses a command) is
+ * what those sinks say, as in a real session.
  */
 #include "agconfig.h"
 
@@ -50,7 +52,7 @@ memory_close(struct ag_sink *s)
 }
 
 static const struct ag_sink_ops memory_ops = {
-	.name = "memory", .durable = 1,
+	.name = "memory", .durable = 0,
 	.emit = memory_emit, .ready = memory_ready, .close = memory_close,
 };
 

@@ -24,6 +24,7 @@
 
 #include "record/audit.h"
 #include "record/chain.h"
+#include "testutil.h"
 
 static char dir[] = "/tmp/ag-audit-test.XXXXXX";
 static char path[512];
@@ -116,40 +117,6 @@ every_sink_gets_the_files_line(void **state)
 	unlink(path);
 }
 
-/* Parse every line of the log; returns the count, fails on bad JSON. */
-static size_t
-read_records(json_object **out, size_t max)
-{
-	FILE *f = fopen(path, "r");
-	char *line = NULL;
-	size_t cap = 0, n = 0;
-	ssize_t len;
-
-	assert_non_null(f);
-	while ((len = getline(&line, &cap, f)) > 0) {
-		json_object *o = json_tokener_parse(line);
-
-		assert_non_null(o);
-		assert_int_equal(line[len - 1], '\n');
-		if (n < max)
-			out[n] = o;
-		else
-			json_object_put(o);
-		n++;
-	}
-	free(line);
-	fclose(f);
-	return n;
-}
-
-static const char *
-field(json_object *o, const char *k)
-{
-	json_object *v;
-
-	return json_object_object_get_ex(o, k, &v) ? json_object_get_string(v) : NULL;
-}
-
 static void
 records_have_the_design_fields(void **state)
 {
@@ -191,29 +158,29 @@ records_have_the_design_fields(void **state)
 
 	assert_int_equal(stat(path, &st), 0);
 	assert_int_equal(st.st_mode & 07777, 0600);
-	n = read_records(r, 8);
+	n = tu_json_file(path, r, 8);
 	assert_int_equal(n, 4);
-	assert_string_equal(field(r[0], "event"), "session_start");
-	assert_string_equal(field(r[1], "event"), "command");
-	assert_string_equal(field(r[1], "command"), "echo \"hi\"\n\x01");
-	assert_string_equal(field(r[1], "exit"), "3");
-	assert_string_equal(field(r[1], "cwd_after"), "/tmp");
-	assert_string_equal(field(r[1], "truncated"), "false");
-	assert_string_equal(field(r[1], "rule"), "profiles.readonly.allow[0]");
-	assert_string_equal(field(r[1], "rule_label"), "profiles.readonly.allow[0] (echo)");
-	assert_null(field(r[2], "rule_label"));	/* left out when there is none */
-	assert_null(field(r[2], "exit"));		/* did not run: no result fields */
-	assert_string_equal(field(r[2], "decision"), "deny");
-	assert_string_equal(field(r[3], "event"), "session_end");
+	assert_string_equal(tu_json_str(r[0], "event"), "session_start");
+	assert_string_equal(tu_json_str(r[1], "event"), "command");
+	assert_string_equal(tu_json_str(r[1], "command"), "echo \"hi\"\n\x01");
+	assert_string_equal(tu_json_str(r[1], "exit"), "3");
+	assert_string_equal(tu_json_str(r[1], "cwd_after"), "/tmp");
+	assert_string_equal(tu_json_str(r[1], "truncated"), "false");
+	assert_string_equal(tu_json_str(r[1], "rule"), "profiles.readonly.allow[0]");
+	assert_string_equal(tu_json_str(r[1], "rule_label"), "profiles.readonly.allow[0] (echo)");
+	assert_null(tu_json_str(r[2], "rule_label"));	/* left out when there is none */
+	assert_null(tu_json_str(r[2], "exit"));		/* did not run: no result fields */
+	assert_string_equal(tu_json_str(r[2], "decision"), "deny");
+	assert_string_equal(tu_json_str(r[3], "event"), "session_end");
 	for (i = 0; i < n; i++) {
-		assert_string_equal(field(r[i], "user"), "agent");
-		assert_string_equal(field(r[i], "client"), "127.0.0.1:5555");
-		assert_string_equal(field(r[i], "profile"), "readonly");
-		assert_string_equal(field(r[i], "mode"), "exec");
-		assert_int_equal(strlen(field(r[i], "session")), 32);
-		assert_string_equal(field(r[i], "session"), field(r[0], "session"));
-		assert_int_equal(strlen(field(r[i], "ts")), 24);
-		assert_null(field(r[i], "identity"));
+		assert_string_equal(tu_json_str(r[i], "user"), "agent");
+		assert_string_equal(tu_json_str(r[i], "client"), "127.0.0.1:5555");
+		assert_string_equal(tu_json_str(r[i], "profile"), "readonly");
+		assert_string_equal(tu_json_str(r[i], "mode"), "exec");
+		assert_int_equal(strlen(tu_json_str(r[i], "session")), 32);
+		assert_string_equal(tu_json_str(r[i], "session"), tu_json_str(r[0], "session"));
+		assert_int_equal(strlen(tu_json_str(r[i], "ts")), 24);
+		assert_null(tu_json_str(r[i], "identity"));
 	}
 	for (i = 0; i < n; i++)
 		json_object_put(r[i]);
@@ -236,8 +203,8 @@ invalid_utf8_is_replaced(void **state)
 	c.decision = "deny";
 	assert_int_equal(ag_audit_command(a, &c, &err), 0);
 	ag_audit_close(a);
-	assert_int_equal(read_records(r, 2), 1);
-	assert_string_equal(field(r[0], "command"), "echo \xef\xbf\xbd\xef\xbf\xbd(\xe2\x82\xac");
+	assert_int_equal(tu_json_file(path, r, 2), 1);
+	assert_string_equal(tu_json_str(r[0], "command"), "echo \xef\xbf\xbd\xef\xbf\xbd(\xe2\x82\xac");
 	json_object_put(r[0]);
 }
 
@@ -744,7 +711,7 @@ concurrent_writers_never_interleave(void **state)
 		assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	}
 	free(big);
-	assert_int_equal(read_records(r, 0), WRITERS * EACH);
+	assert_int_equal(tu_json_file(path, r, 0), WRITERS * EACH);
 }
 
 
@@ -853,10 +820,10 @@ refused_record_waits_in_the_spool(void **state)
 	assert_int_equal(st.st_mode & 07777, 0600);
 	/* the spool holds the same JSON lines the file sink would */
 	snprintf(path, sizeof(path), "%s", spool);
-	assert_int_equal(read_records(r, 4), 2);
+	assert_int_equal(tu_json_file(path, r, 4), 2);
 	snprintf(path, sizeof(path), "%s/audit.jsonl", dir);
-	assert_string_equal(field(r[0], "event"), "session_start");
-	assert_string_equal(field(r[1], "command"), "echo spooled");
+	assert_string_equal(tu_json_str(r[0], "event"), "session_start");
+	assert_string_equal(tu_json_str(r[1], "command"), "echo spooled");
 	json_object_put(r[0]);
 	json_object_put(r[1]);
 	spool_cleanup();
@@ -1033,7 +1000,7 @@ concurrent_spoolers_never_interleave(void **state)
 	{
 		json_object *r[1];
 
-		assert_int_equal(read_records(r, 0), WRITERS * EACH);
+		assert_int_equal(tu_json_file(path, r, 0), WRITERS * EACH);
 	}
 	snprintf(path, sizeof(path), "%s/audit.jsonl", dir);
 	spool_cleanup();
@@ -1121,7 +1088,7 @@ held_lock_fails_closed_in_bounded_time(void **state)
 	ag_audit_close(a);
 	{
 		json_object *r[4];
-		size_t n = read_records(r, 4), i;
+		size_t n = tu_json_file(path, r, 4), i;
 
 		assert_int_equal(n, 2);
 		for (i = 0; i < n; i++)

@@ -7,8 +7,6 @@
  */
 #include "agconfig.h"
 
-#define _XOPEN_SOURCE_EXTENDED 1
-#include <ftw.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -22,7 +20,7 @@
 #include <cmocka.h>
 
 #include "common/config.h"
-#include "testfile.h"
+#include "testutil.h"
 
 #define TOK1	"6894ddb902c671b97aae683c7e776d4925e275610ff086faa6d00dd2bfe20e7a"
 #define TOK2	"1111111111111111111111111111111111111111111111111111111111111111"
@@ -61,13 +59,9 @@ static int
 setup(void **state)
 {
 	struct tree *t = calloc(1, sizeof(*t));
-	char tmpl[] = "/tmp/agentgate-test-frag-XXXXXX", *real;
 
-	if (t == NULL || mkdtemp(tmpl) == NULL || (real = realpath(tmpl, NULL)) == NULL)
+	if (t == NULL || tu_tmpdir(t->dir, sizeof(t->dir), "frag") < 0)
 		return -1;
-	snprintf(t->dir, sizeof(t->dir), "%s", real);
-	free(real);
-	chmod(t->dir, 0755);
 	snprintf(t->file, sizeof(t->file), "%s/agentgate.yaml", t->dir);
 	snprintf(t->frag, sizeof(t->frag), "%s/agentgate.d", t->dir);
 	write_file(t->file, main_yaml, 0644);
@@ -78,21 +72,12 @@ setup(void **state)
 }
 
 static int
-rm_one(const char *path, const struct stat *st, int flag, struct FTW *f)
-{
-	(void)st;
-	(void)flag;
-	(void)f;
-	return remove(path);
-}
-
-static int
 teardown(void **state)
 {
 	struct tree *t = *state;
 
 	chmod(t->frag, 0755);
-	nftw(t->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	(void)tu_rm_rf(t->dir);
 	free(t);
 	return 0;
 }

@@ -4,6 +4,8 @@
  * refuses, where sshd's bind line is, and what reads ~/.pam_environment
  * before it.
  */
+#include "agconfig.h"
+
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,7 +18,7 @@
 #include <cmocka.h>
 
 #include "auth/pamconf.h"
-#include "testfile.h"
+#include "testutil.h"
 
 static char dir[] = "/tmp/test_pamconf.XXXXXX";
 
@@ -166,11 +168,8 @@ finds_user_env_before_bind(void **state)
 static int
 teardown(void **state)
 {
-	char cmd[128];
-
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	return system(cmd) == 0 ? 0 : -1;
+	return tu_rm_rf(dir);
 }
 
 int

@@ -35,6 +35,7 @@
 
 #include "exec/pty.h"
 #include "record/recording.h"
+#include "testutil.h"
 
 #ifndef AG_BASH
 #define AG_BASH "/bin/bash"
@@ -500,7 +501,7 @@ command_starts_at_the_client_size_with_susp_disabled(void **state)
 static void
 resize_while_running_reaches_the_command_and_is_recorded(void **state)
 {
-	char dir[] = "/tmp/ag-pty-rec.XXXXXX", path[256], cmd[300];
+	char dir[] = "/tmp/ag-pty-rec.XXXXXX", path[256];
 	struct spec sp = {
 		/* the bound's list is made before "ready": a WINCH that came while
 		 * bash parsed a $(...) left its parser in that word (a trap error,
@@ -552,8 +553,7 @@ resize_while_running_reaches_the_command_and_is_recorded(void **state)
 	fclose(f);
 	assert_true(saw_resize);
 	assert_true(saw_ready);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	assert_int_equal(system(cmd), 0);
+	assert_int_equal(tu_rm_rf(dir), 0);
 }
 
 /* Whether the recording DIR/ptytest.cast has an event CODE whose data holds s. */
@@ -581,15 +581,6 @@ recording_has(const char *dir, const char *code, const char *s)
 	free(line);
 	fclose(f);
 	return found;
-}
-
-static void
-rm_rf(const char *dir)
-{
-	char cmd[300];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	assert_int_equal(system(cmd), 0);
 }
 
 static void
@@ -661,7 +652,7 @@ resize_between_commands_applies_to_the_next(void **state)
 	/* and the recording, which started at 100x30, has the change */
 	assert_true(recording_has(dir, "r", "132x43"));
 	assert_true(recording_has(dir, "o", "43 132"));
-	rm_rf(dir);
+	assert_int_equal(tu_rm_rf(dir), 0);
 }
 
 static void

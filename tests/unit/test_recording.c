@@ -23,19 +23,19 @@
 #include "record/recording.h"
 #include "record/termfilter.h"
 #include "common/strbuf.h"
+#include "testutil.h"
 
 #define ID "0123456789abcdef0123456789abcdef"
 
-static char dir[] = "/tmp/ag-rec-test.XXXXXX";
+static char dir[256];
 static char path[512];
 
 static int
 setup(void **state)
 {
 	(void)state;
-	if (mkdtemp(dir) == NULL)
+	if (tu_tmpdir(dir, sizeof(dir), "rec") < 0)
 		return -1;
-	chmod(dir, 0755);
 	snprintf(path, sizeof(path), "%s/%s.cast", dir, ID);
 	return 0;
 }
@@ -43,11 +43,9 @@ setup(void **state)
 static int
 teardown(void **state)
 {
-	char cmd[600];
-
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	return system(cmd) == 0 ? 0 : -1;
+	chmod(dir, 0755);
+	return tu_rm_rf(dir);
 }
 
 static int
@@ -71,9 +69,6 @@ open_rec(int input, struct ag_err *err)
 	return ag_rec_open(&info, err);
 }
 
-/* Every line of the file, parsed strictly (valid UTF-8 required); returns the count. */
-static size_t read_lines(json_object **out, size_t max);
-static void put_all(json_object **v, size_t n);
 static const char *ev_code(json_object *ev);
 static const char *ev_data(json_object *ev, size_t *len);
 
@@ -94,13 +89,13 @@ markers_are_m_events_shown_safe(void **state)
 	assert_int_equal(ag_rec_output(r, "out\r\n", 5, &err), 0);
 	assert_int_equal(ag_rec_marker(r, line, sizeof(line) - 1, &err), 0);
 	assert_int_equal(ag_rec_close(r, &err), 0);
-	assert_int_equal(read_lines(v, 8), 3);
+	assert_int_equal(tu_json_file(path, v, 8), 3);
 	assert_string_equal(ev_code(v[1]), "o");
 	assert_string_equal(ev_code(v[2]), "m");
 	d = ev_data(v[2], &len);
 	assert_string_equal(d, "agt@vm:~$ echo \\x1b]52;c;eA==\\x07 \\xff\\n");
 	assert_null(memchr(d, 0x1b, len));
-	put_all(v, 3);
+	tu_json_put_all(v, 3);
 }
 
 static char *
@@ -194,45 +189,6 @@ replay_filter_drops_what_reaches_beyond_the_screen(void **state)
 	}
 }
 
-static size_t
-read_lines(json_object **out, size_t max)
-{
-	FILE *f = fopen(path, "r");
-	char *line = NULL;
-	size_t cap = 0, n = 0;
-	ssize_t len;
-
-	assert_non_null(f);
-	while ((len = getline(&line, &cap, f)) > 0) {
-		json_tokener *tok = json_tokener_new();
-		json_object *o;
-
-		json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
-		assert_int_equal(line[len - 1], '\n');
-		o = json_tokener_parse_ex(tok, line, (int)len - 1);
-		if (o == NULL)
-			fail_msg("line %zu is not strict JSON: %s", n + 1, line);
-		json_tokener_free(tok);
-		if (n < max)
-			out[n] = o;
-		else
-			json_object_put(o);
-		n++;
-	}
-	free(line);
-	fclose(f);
-	return n;
-}
-
-static void
-put_all(json_object **v, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		json_object_put(v[i]);
-}
-
 static const char *
 ev_code(json_object *ev)
 {
@@ -276,7 +232,7 @@ header_has_the_asciicast_fields_and_mode_0600(void **state)
 	assert_int_equal(lstat(path, &st), 0);
 	assert_true(S_ISREG(st.st_mode));
 	assert_int_equal(st.st_mode & 07777, 0600);
-	assert_int_equal(read_lines(v, 4), 1);
+	assert_int_equal(tu_json_file(path, v, 4), 1);
 	assert_true(json_object_object_get_ex(v[0], "version", &x));
 	assert_int_equal(json_object_get_int(x), 2);
 	assert_true(json_object_object_get_ex(v[0], "width", &x));
@@ -294,7 +250,7 @@ header_has_the_asciicast_fields_and_mode_0600(void **state)
 	assert_string_equal(json_object_get_string(x), "/bin/bash");
 	assert_true(json_object_object_get_ex(v[0], "agentgate_session", &x));
 	assert_string_equal(json_object_get_string(x), ID);
-	put_all(v, 1);
+	tu_json_put_all(v, 1);
 }
 
 static void
@@ -313,7 +269,7 @@ output_events_have_relative_increasing_times(void **state)
 	nanosleep(&ts, NULL);
 	assert_int_equal(ag_rec_output(r, "world\r\n", 7, &err), 0);
 	assert_int_equal(ag_rec_close(r, &err), 0);
-	assert_int_equal(read_lines(v, 8), 3);
+	assert_int_equal(tu_json_file(path, v, 8), 3);
 	assert_string_equal(ev_code(v[1]), "o");
 	assert_string_equal(ev_code(v[2]), "o");
 	d = ev_data(v[1], &len);
@@ -326,7 +282,7 @@ output_events_have_relative_increasing_times(void **state)
 	 * (a sleep guarantees a lower bound; how much later is the machine's) */
 	assert_true(ev_time(v[1]) >= 0.0);
 	assert_true(ev_time(v[2]) - ev_time(v[1]) >= 0.05);
-	put_all(v, 3);
+	tu_json_put_all(v, 3);
 }
 
 /* Concatenate the data of every "o" event. */
@@ -374,12 +330,12 @@ binary_and_split_utf8_output_stays_valid_json(void **state)
 	assert_int_equal(ag_rec_output(r, "\x80\xc0\xaf\xed\xa0\x80x\x80y", 9, &err), 0);
 	assert_int_equal(ag_rec_output(r, "\xe2\x82", 2, &err), 0);
 	assert_int_equal(ag_rec_close(r, &err), 0);
-	n = read_lines(v, 32);
+	n = tu_json_file(path, v, 32);
 	assert_true(n >= 3);
 	len = all_output(v, n, got, sizeof(got));
 	assert_int_equal(len, sizeof(expect) - 1);
 	assert_memory_equal(got, expect, len);
-	put_all(v, n < 32 ? n : 32);
+	tu_json_put_all(v, n < 32 ? n : 32);
 }
 
 static void
@@ -398,14 +354,14 @@ resize_events_are_cols_x_rows_and_not_repeated(void **state)
 	assert_int_equal(ag_rec_resize(r, 120, 40, &err), 0);
 	assert_int_equal(ag_rec_resize(r, 80, 24, &err), 0);
 	assert_int_equal(ag_rec_close(r, &err), 0);
-	assert_int_equal(read_lines(v, 8), 3);
+	assert_int_equal(tu_json_file(path, v, 8), 3);
 	assert_string_equal(ev_code(v[1]), "r");
 	d = ev_data(v[1], &len);
 	assert_string_equal(d, "120x40");
 	assert_string_equal(ev_code(v[2]), "r");
 	d = ev_data(v[2], &len);
 	assert_string_equal(d, "80x24");
-	put_all(v, 3);
+	tu_json_put_all(v, 3);
 }
 
 static void
@@ -422,19 +378,19 @@ input_is_recorded_only_when_enabled(void **state)
 	assert_false(ag_rec_input_enabled(r));
 	assert_int_equal(ag_rec_input(r, "s3cret\r", 7, &err), 0);
 	assert_int_equal(ag_rec_close(r, &err), 0);
-	assert_int_equal(read_lines(v, 8), 1);
-	put_all(v, 1);
+	assert_int_equal(tu_json_file(path, v, 8), 1);
+	tu_json_put_all(v, 1);
 
 	unlink(path);
 	assert_non_null(r = open_rec(1, &err));
 	assert_true(ag_rec_input_enabled(r));
 	assert_int_equal(ag_rec_input(r, "ls\r", 3, &err), 0);
 	assert_int_equal(ag_rec_close(r, &err), 0);
-	assert_int_equal(read_lines(v, 8), 2);
+	assert_int_equal(tu_json_file(path, v, 8), 2);
 	assert_string_equal(ev_code(v[1]), "i");
 	d = ev_data(v[1], &len);
 	assert_string_equal(d, "ls\r");
-	put_all(v, 2);
+	tu_json_put_all(v, 2);
 }
 
 static size_t

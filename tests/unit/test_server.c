@@ -16,7 +16,7 @@
 #include <cmocka.h>
 
 #include "front/server.h"
-#include "testfile.h"
+#include "testutil.h"
 
 #ifndef TOP_BUILDDIR
 #define TOP_BUILDDIR "."
@@ -38,11 +38,8 @@ setup(void **state)
 static int
 teardown(void **state)
 {
-	char cmd[PATH_MAX + 16];
-
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	return system(cmd) == 0 ? 0 : -1;
+	return tu_rm_rf(dir);
 }
 
 static void

@@ -18,7 +18,7 @@
 
 #include <cmocka.h>
 
-#include "testfile.h"
+#include "testutil.h"
 
 #include "common/config.h"
 #include "core/standing.h"
