@@ -35,7 +35,7 @@ usage(FILE *fp)
 	    "       agentgate audit verify [--config FILE] [--from-start] [FILE...]\n"
 	    "       agentgate audit show [--config FILE] [--identity NAME] [--user ACCOUNT]\n"
 	    "                            [--session ID-PREFIX] [--since WHEN] [--until WHEN]\n"
-	    "                            [--decision allow|deny|ask-allow|ask-deny]\n"
+	    "                            [--decision allow|deny|ask-allow|ask-deny|would_deny]\n"
 	    "                            [--event NAME] [--json] [FILE...]\n"
 	    "       agentgate policy suggest [--config FILE] [--identity NAME] [--account USER]\n"
 	    "                                [--profile NAME] [--since WHEN] [--until WHEN]\n"

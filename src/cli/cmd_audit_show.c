@@ -36,7 +36,7 @@ usage(FILE *fp)
 {
 	fprintf(fp, "Usage: agentgate audit show [--config FILE] [--identity NAME] [--user ACCOUNT]\n"
 	    "                           [--session ID-PREFIX] [--since WHEN] [--until WHEN]\n"
-	    "                           [--decision allow|deny|ask-allow|ask-deny]\n"
+	    "                           [--decision allow|deny|ask-allow|ask-deny|would_deny]\n"
 	    "                           [--event NAME] [--json] [FILE...]\n"
 	    "\n"
 	    "Print the audit records that match every filter given, one line each:\n"
@@ -52,7 +52,7 @@ usage(FILE *fp)
 	    "                         the session_terminate that ended it\n"
 	    "  -s, --since WHEN       records at WHEN or later\n"
 	    "  -U, --until WHEN       records before WHEN\n"
-	    "  -d, --decision WHAT    allow, deny, ask-allow or ask-deny\n"
+	    "  -d, --decision WHAT    allow, deny, ask-allow, ask-deny or would_deny\n"
 	    "  -e, --event NAME       session_start, command, session_end, ...\n"
 	    "  -j, --json             the matching records as they are in the file\n"
 	    "  -h, --help             show this help and exit\n"
@@ -291,9 +291,10 @@ ag_cmd_audit_show(int argc, char **argv)
 			break;
 		case 'd':
 			if (strcmp(optarg, "allow") != 0 && strcmp(optarg, "deny") != 0 &&
-			    strcmp(optarg, "ask-allow") != 0 && strcmp(optarg, "ask-deny") != 0)
+			    strcmp(optarg, "ask-allow") != 0 && strcmp(optarg, "ask-deny") != 0 &&
+			    strcmp(optarg, "would_deny") != 0)
 				return bad_value("--decision", optarg,
-				    "give allow, deny, ask-allow or ask-deny");
+				    "give allow, deny, ask-allow, ask-deny or would_deny");
 			f.decision = optarg;
 			break;
 		case 'e':

@@ -44,6 +44,7 @@
 #include "common/err.h"
 #include "common/utf8.h"
 #include "policy/grantable.h"
+#include "policy/policy.h"
 #include "policy/setid.h"
 #include "common/strbuf.h"
 #include "common/misc.h"
@@ -1204,6 +1205,38 @@ warn_missing(const struct ag_pos *pos, const char *why, void *arg)
  * under `sandbox: required` (every command would be refused) and a
  * warning under best_effort.
  */
+/*
+ * A profile in rollout runs what its rules would refuse: not a fault, but
+ * nothing an admin should forget, and with the sandbox off it cannot work
+ * (such lines are refused: nothing would hold them).
+ */
+static void
+check_rollout(const struct ag_config *cfg)
+{
+	size_t i, k, n;
+
+	for (i = 0; i < cfg->nprofiles; i++) {
+		const struct ag_profile *p = &cfg->profiles[i];
+
+		if (!ag_profile_in_rollout(p))
+			continue;
+		for (k = n = 0; k < p->nallow + p->ndeny; k++)
+			n += (k < p->nallow ? p->allow[k].enforce :
+			    p->deny[k - p->nallow].enforce) == AG_ENFORCE_AUDIT;
+		if (p->enforce == AG_ENFORCE_AUDIT)
+			say("WARN  profile %s is in rollout (enforce: audit): lines its rules "
+			    "would refuse run under the sandbox and are recorded as would_deny "
+			    "(agentgate audit show --decision would_deny); remove enforce when "
+			    "the rules are right%s\n", p->name, cfg->gw.sandbox == AG_SANDBOX_OFF ?
+			    "; with gateway.sandbox: off they are refused instead" : "");
+		else
+			say("WARN  profile %s: %zu rule(s) in rollout (enforce: audit): what they "
+			    "refuse runs and is recorded as would_deny%s\n", p->name, n,
+			    cfg->gw.sandbox == AG_SANDBOX_OFF ?
+			    "; with gateway.sandbox: off it is refused instead" : "");
+	}
+}
+
 static void
 check_sandbox(struct doctor *d, const struct ag_config *cfg, const struct who *w,
     const char *user)
@@ -1362,6 +1395,8 @@ ag_doctor_run(const struct ag_doctor_opts *o)
 	check_identities(cfg, user, prog[0] != '\0' ? prog : NULL);
 	check_layout(&d, cfg, &w, user, prog[0] != '\0' ? prog : NULL);
 	check_sandbox(&d, cfg, &w, user);
+	if (cfg != NULL)
+		check_rollout(cfg);
 	ag_config_free(cfg);
 
 	say("%d checks, %d failed\n", d.nchecks, d.nfail);

@@ -159,10 +159,10 @@ put_json(json_object *o, int flags)
 }
 
 static int
-print_json(const struct ag_config *cfg, const struct ag_decision *d, const struct ag_validator *v,
-    const struct ag_ask_result *answer)
+print_json(const struct ag_config *cfg, const struct ag_profile *prof, const struct ag_decision *d,
+    const struct ag_validator *v, const struct ag_ask_result *answer)
 {
-	json_object *o = ag_decision_json(d, cfg), *cmds;
+	json_object *o = ag_decision_json(d, cfg, prof), *cmds;
 	char why[PATH_MAX + 512];
 	size_t i;
 	int r;
@@ -291,9 +291,10 @@ rule_shown(const struct ag_config *cfg, const char *rule, char *buf, size_t len)
 }
 
 static void
-print_text(const struct ag_config *cfg, const struct ag_decision *d, const char *profile,
+print_text(const struct ag_config *cfg, const struct ag_decision *d, const struct ag_profile *prof,
     const struct ag_validator *v, const struct ag_ask_result *r)
 {
+	const char *profile = prof->name != NULL ? prof->name : "?";
 	char why[PATH_MAX + 512], label[1024];
 	size_t i;
 
@@ -314,6 +315,11 @@ print_text(const struct ag_config *cfg, const struct ag_decision *d, const char 
 	printf("decision: %s\n", ag_verdict_name(d->verdict));
 	printf("reason: %s\n", S(d->reason));
 	printf("rule: %s\n", S(rule_shown(cfg, d->rule, label, sizeof(label))));
+	if (ag_policy_rollout(prof, d))
+		printf("rollout: enforce: audit lets it run: a session runs this line under "
+		    "its sandbox and records it as would_deny\n");
+	else if (d->verdict == AG_DENY && ag_profile_in_rollout(prof))
+		printf("rollout: refused even so (what it meets guards the gateway itself)\n");
 	if (d->verdict != AG_ASK)
 		return;
 	if (v == NULL) {
@@ -522,12 +528,12 @@ explain_decide(struct ag_config *cfg, const struct ag_profile *prof, struct pass
 	    a->len, &d, &ans) == 0)
 		answer = &ans;
 	if (a->json) {
-		if (print_json(cfg, &d, v, answer) < 0) {
+		if (print_json(cfg, prof, &d, v, answer) < 0) {
 			fprintf(stderr, "agentgate: explain: out of memory\n");
 			goto out;
 		}
 	} else
-		print_text(cfg, &d, prof->name ? prof->name : "?", v, answer);
+		print_text(cfg, &d, prof, v, answer);
 	rc = d.parse_error ? EX_PARSE : d.verdict == AG_ALLOW ? EX_ALLOW :
 	    d.verdict == AG_ASK ? EX_ASK : EX_DENY;
 	if (answer != NULL)

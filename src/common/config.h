@@ -39,6 +39,9 @@ struct ag_strlist {
 enum ag_sandbox_mode { AG_SANDBOX_REQUIRED = 0, AG_SANDBOX_BEST_EFFORT, AG_SANDBOX_OFF };
 enum ag_unknown      { AG_UNKNOWN_DENY = 0, AG_UNKNOWN_ASK, AG_UNKNOWN_ALLOW };
 enum ag_tier         { AG_TIER_STRICT = 0, AG_TIER_DEVELOPER };
+/* enforce: a refusal refuses; audit (rollout): a line the rules would
+ * refuse runs, under the same sandbox, and is recorded as would_deny */
+enum ag_enforce      { AG_ENFORCE_ON = 0, AG_ENFORCE_AUDIT };
 enum ag_feature      { AG_FEATURE_ALLOW = 0, AG_FEATURE_DENY };
 /* features.write_redirections: every redirection may write a file (within
  * paths.write), only those of a command an allow rule names, or none */
@@ -84,6 +87,7 @@ struct ag_rule {
 						 * name "profiles.readonly.allow.NAME" */
 	char			*label;		/* for people: id and the program,
 						 * "profiles.readonly.allow[3] (git)" */
+	enum ag_enforce		 enforce;	/* audit: what it refuses runs, recorded */
 	struct ag_pos		 pos;
 };
 
@@ -235,6 +239,7 @@ struct ag_profile {
 	struct ag_strlist	 env_set_vals;
 	struct ag_limits	 limits;
 	enum ag_unknown		 unknown;	/* default deny */
+	enum ag_enforce		 enforce;	/* audit: the profile is in rollout */
 	struct ag_validator	*validator;	/* NULL when absent */
 	struct ag_strlist	 targets;	/* upstreams this profile's callers may
 						 * reach, and "local"; empty = local only */

@@ -24,6 +24,7 @@ static const char *const feature_names[] = { "allow", "deny", NULL };
 static const char *const wredir_names[] = { "allow", "rules", "deny", NULL };
 static const char *const unknown_names[] = { "deny", "ask", "allow", NULL };
 static const char *const tier_names[] = { "strict", "developer", NULL };
+static const char *const enforce_names[] = { "enforce", "audit", NULL };
 static const char *const transfer_names[] = { "off", "read", "write", NULL };
 /* in the order of enum ag_validator_kind */
 static const char *const kind_names[] = { "openai", "anthropic", "opa", "webhook", NULL };
@@ -147,6 +148,7 @@ const struct cf_field cf_rule_fields[] = {
 	CF_LIST("args", struct ag_rule, args, NULL, 0),
 	CF_READ("deny_args", rule_deny_args),
 	CF_READ("allow_options", rule_allow_options),
+	CF_ENUM_OF("enforce", struct ag_rule, enforce, enforce_names),
 	CF_END
 };
 
@@ -675,6 +677,7 @@ const struct cf_field cf_profile_fields[] = {
 	CF_ENUM_OF("unknown", struct ag_profile, unknown, unknown_names),
 	CF_READ("validator", profile_validator),
 	CF_ENUM_OF("tier", struct ag_profile, tier, tier_names),
+	CF_ENUM_OF("enforce", struct ag_profile, enforce, enforce_names),
 	CF_LIST("targets", struct ag_profile, targets, check_target_name, 0),
 	CF_LIST("selectable_by", struct ag_profile, selectable_by, check_selector, 0),
 	CF_END

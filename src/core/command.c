@@ -52,6 +52,7 @@ struct cmd {
 	struct ag_ask_result	 ask;		/* ask: the validator's answer */
 	struct json_object	*ask_json;	/* ... as the audit records it */
 	int			 asked;		/* ask and ask_rec are filled */
+	int			 would_deny;	/* refused by rules in rollout: runs */
 	char			 ask_rule[160];	/* "validator:NAME" */
 	struct ag_audit_cmd	 rec;		/* what record writes */
 	char			**progs;	/* rec.programs, when the mask changed the line */
@@ -293,8 +294,13 @@ stage_decide(struct ag_core *core, struct cmd *c)
 	case AG_ASK:		/* the next stage's to settle */
 		return NEXT;
 	default:
-		return refuse(c, "deny", c->d.reason[0] ? c->d.reason : "refused by policy",
-		    c->d.rule);
+		if (!ag_policy_rollout(core->profile, &c->d))
+			return refuse(c, "deny", c->d.reason[0] ? c->d.reason :
+			    "refused by policy", c->d.rule);
+		/* rollout: it runs, as the caller expects, under the kernel
+		 * sandbox, which still holds what it holds (stage_run) */
+		c->would_deny = 1;
+		return NEXT;
 	}
 }
 
@@ -414,6 +420,11 @@ stage_admit(struct ag_core *core, struct cmd *c)
 		c->rec.decision = "ask-allow";
 		c->rec.reason = c->why;
 		c->rec.rule = c->ask_rule;
+	} else if (c->would_deny) {
+		/* what enforcement would have said, and by which rule */
+		c->rec.decision = "would_deny";
+		c->rec.reason = c->d.reason;
+		c->rec.rule = c->d.rule;
 	} else {
 		c->rec.decision = "allow";
 		c->rec.reason = c->d.reason[0] ? c->d.reason : "allowed";
@@ -629,9 +640,9 @@ run_command(struct ag_core *core, struct cmd *c, struct ag_run_opts *o)
 }
 
 /*
- * Strict tier: the programs only the validator allowed may execute for
- * this line alone (sandbox.h); whatever else it starts meets the usual
- * rules.
+ * Strict tier: the programs only the validator allowed, or only rollout
+ * lets run, may execute for this line alone (sandbox.h); whatever else it
+ * starts meets the usual rules.
  */
 static int
 grant_asked(struct ag_core *core, struct cmd *c, struct ag_err *err)
@@ -640,10 +651,22 @@ grant_asked(struct ag_core *core, struct cmd *c, struct ag_err *err)
 	size_t i, n = 0;
 
 	for (i = 0; i < c->d.ncmds && n < sizeof(progs) / sizeof(progs[0]); i++)
-		if (c->d.cmds[i].verdict == AG_ASK && c->d.cmds[i].path != NULL &&
+		if ((c->d.cmds[i].verdict == AG_ASK ||
+		    (c->would_deny && c->d.cmds[i].verdict == AG_DENY)) &&
+		    c->d.cmds[i].path != NULL &&
 		    c->d.cmds[i].path[0] == '/')
 			progs[n++] = c->d.cmds[i].path;
 	return ag_sandbox_grant_once(core->sandbox, progs, n, err);
+}
+
+/* A line rollout would let run, where nothing would hold it: the
+ * refusal stands, and says why. */
+static enum next
+rollout_unheld(struct cmd *c, const char *why)
+{
+	snprintf(c->why, sizeof(c->why), "%s (the profile is in rollout, but %s)",
+	    c->d.reason, why);
+	return refuse(c, "deny", c->why, c->d.rule);
 }
 
 /*
@@ -681,7 +704,7 @@ stage_run(struct ag_core *core, struct cmd *c)
 	struct ag_run_opts o;
 	struct ag_err err;
 	enum next r;
-	int bare_exit, builtin;
+	int bare_exit, builtin, sb;
 
 	c->rec.ran = 1;
 	/* what the gateway does itself (a bare exit, a lone cd/pushd/popd/dirs)
@@ -697,6 +720,8 @@ stage_run(struct ag_core *core, struct cmd *c)
 		c->end_session = 1;
 		return NEXT;
 	}
+	if (c->t != NULL && c->would_deny)
+		return rollout_unheld(c, "an upstream's lines run under that host's own rules");
 	if (c->t != NULL)
 		return run_upstream(core, c);
 	if (builtin) {
@@ -705,7 +730,12 @@ stage_run(struct ag_core *core, struct cmd *c)
 		return NEXT;
 	}
 	ag_err_clear(&err);
-	if (ag_core_sandbox(core, &err) < 0 || (c->asked && grant_asked(core, c, &err) < 0)) {
+	sb = ag_core_sandbox(core, &err);
+	if (sb == 0 && c->would_deny && !ag_sandbox_active(core->sandbox))
+		return rollout_unheld(c, "this session has no kernel sandbox to run it under");
+	if (sb == 0 && (c->asked || c->would_deny))
+		sb = grant_asked(core, c, &err);
+	if (sb < 0) {
 		snprintf(c->why, sizeof(c->why), "%s", err.msg);
 		return refuse(c, "deny", c->why, "sandbox");
 	}
@@ -733,13 +763,16 @@ exec_denials(struct ag_core *core, struct cmd *c)
 	for (i = 0; i < c->res.ndenials; i++) {
 		const struct ag_exec_denial *d = &c->res.denials[i];
 
-		if (d->path != NULL && d->path[0] != '\0')
+		if (d->would)
+			;	/* rollout: the agent sees what enforcement would not */
+		else if (d->path != NULL && d->path[0] != '\0')
 			fprintf(stderr, "agentgate: %s (an exec inside the command: %s)\n",
 			    d->reason ? d->reason : "denied", d->path);
 		else
 			fprintf(stderr, "agentgate: %s\n", d->reason ? d->reason : "denied");
 		if (core->audit != NULL && ag_audit_exec_denied(core->audit, c->rec.command,
-		    c->rec.command_len, d->path, d->argv, d->argc, d->reason, d->rule, &err) < 0)
+		    c->rec.command_len, d->path, d->argv, d->argc, d->reason, d->rule, d->would,
+		    &err) < 0)
 			ag_log(LOG_ERR, "%s", err.msg);
 	}
 	fflush(stderr);

@@ -346,7 +346,7 @@ read_request(const struct seccomp_notif *n, struct req_buf *b, struct ag_exec_re
 
 static void
 keep_denial(struct ag_execguard *g, const struct ag_exec_req *req, const char *reason,
-    const char *rule)
+    const char *rule, int would)
 {
 	struct ag_exec_denial *d;
 	size_t i;
@@ -374,6 +374,7 @@ keep_denial(struct ag_execguard *g, const struct ag_exec_req *req, const char *r
 		return;
 	d = &g->denials[g->ndenials];
 	memset(d, 0, sizeof(*d));
+	d->would = would;
 	d->path = strdup(req->path ? req->path : "");
 	d->reason = strdup(reason);
 	d->rule = strdup(rule);
@@ -443,7 +444,9 @@ serve(struct ag_execguard *g, int listener)
 			int depth = 0, lv;
 
 			ok = g->judge(g->ctx, &req, reason, sizeof(reason), rule, sizeof(rule));
-			while (ok == 1 && (lv = interp_level(req.pid, b, &req, reason,
+			if (ok == 2)
+				keep_denial(g, &req, reason, rule, 1);
+			while (ok >= 1 && (lv = interp_level(req.pid, b, &req, reason,
 			    sizeof(reason))) != 0) {
 				if (lv < 0 || ++depth > MAX_INTERP_DEPTH) {
 					if (lv > 0)
@@ -455,6 +458,8 @@ serve(struct ag_execguard *g, int listener)
 				}
 				ok = g->judge(g->ctx, &req, reason, sizeof(reason), rule,
 				    sizeof(rule));
+				if (ok == 2)
+					keep_denial(g, &req, reason, rule, 1);
 			}
 		}
 		/* what was read must still belong to the same, stopped exec */
@@ -462,11 +467,11 @@ serve(struct ag_execguard *g, int listener)
 			continue;
 		memset(resp, 0, sz.seccomp_notif_resp);
 		resp->id = n->id;
-		if (ok == 1) {
+		if (ok >= 1) {
 			resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
 		} else {
 			resp->error = -EACCES;
-			keep_denial(g, &req, reason, rule);
+			keep_denial(g, &req, reason, rule, 0);
 		}
 		if (ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, resp) < 0) {
 			if (errno != ENOENT)

@@ -43,17 +43,20 @@ struct ag_exec_req {
 	size_t		 argc;
 };
 
-/* 1 allow; 0 deny, with reason and rule filled. */
+/* 1 allow; 0 deny, with reason and rule filled; 2 allow, though a rule in
+ * rollout (enforce: audit) would refuse it: reason and rule say how, and it
+ * is kept like a refusal, marked would. */
 typedef int (*ag_execguard_judge_fn)(void *ctx, const struct ag_exec_req *req,
     char *reason, size_t reasonsz, char *rule, size_t rulesz);
 
-/* One refused exec, for the audit. */
+/* One refused exec (or one rollout let through), for the audit. */
 struct ag_exec_denial {
 	char	 *path;
 	char	**argv;		/* NULL-terminated */
 	size_t	  argc;
 	char	 *reason;
 	char	 *rule;
+	int	  would;	/* let through: a rule in rollout would refuse it */
 };
 
 struct ag_execguard;

@@ -36,6 +36,7 @@
 #include "exec/sandbox.h"
 #include "record/audit.h"
 #include "record/live.h"
+#include "policy/policy.h"
 
 /* "addr port addr port" → "addr:port" ("[v6]:port"). */
 static void
@@ -480,6 +481,7 @@ ag_cmd_session(int argc, char **argv)
 		goto out;
 	}
 	info.profile = profile->name;
+	info.rollout = ag_profile_in_rollout(profile);
 	/* a lock, or a policy changed since PAM judged the caller */
 	ag_standing_begin(&standing, cfg, info.identity, pw->pw_name, info.key, info.token,
 	    profile->name);

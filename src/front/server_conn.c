@@ -46,6 +46,7 @@
 #include "exec/session.h"
 
 #include "front/server_int.h"
+#include "policy/policy.h"
 
 /* The session's audit, or before authentication a handle of its own, one
  * session id per connection; NULL when out of memory. */
@@ -1020,6 +1021,7 @@ srv_connection_main(struct ag_config *cfg, ssh_bind bind, int fd,
 	info.user = c.user;
 	info.identity = c.identity;
 	info.profile = c.profile->name;
+	info.rollout = ag_profile_in_rollout(c.profile);
 	info.client = c.client;
 	if (c.auth_info != NULL && ag_sshkey_fingerprint(c.auth_info, keyfp, sizeof(keyfp)) == 0)
 		info.key = keyfp;

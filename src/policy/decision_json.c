@@ -29,7 +29,8 @@ put_label(json_object *o, const struct ag_config *cfg, const char *rules)
 }
 
 json_object *
-ag_decision_json(const struct ag_decision *d, const struct ag_config *cfg)
+ag_decision_json(const struct ag_decision *d, const struct ag_config *cfg,
+    const struct ag_profile *p)
 {
 	json_object *o = json_object_new_object(), *cmds = json_object_new_array();
 	size_t i;
@@ -42,6 +43,8 @@ ag_decision_json(const struct ag_decision *d, const struct ag_config *cfg)
 	put_label(o, cfg, d->rule);
 	json_object_object_add(o, "parse_error", json_object_new_boolean(d->parse_error));
 	json_object_object_add(o, "incomplete", json_object_new_boolean(d->incomplete));
+	if (ag_policy_rollout(p, d))
+		json_object_object_add(o, "would_run", json_object_new_boolean(1));
 	for (i = 0; i < d->ncmds; i++) {
 		const struct ag_policy_cmd *c = &d->cmds[i];
 		json_object *jc = json_object_new_object();

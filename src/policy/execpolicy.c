@@ -173,7 +173,7 @@ judge_exec(const struct ag_execpolicy *ep, const char *path, char *const *argv,
 	struct ag_decision d;
 	struct ag_strbuf sb;
 	size_t i;
-	int ok;
+	int ok, rc;
 
 	const struct ag_prog *dp = NULL;
 	const char *dsub = NULL;
@@ -253,8 +253,10 @@ judge_exec(const struct ag_execpolicy *ep, const char *path, char *const *argv,
 			    r != NULL && r->label != NULL ? r->label : d.rule);
 		}
 		snprintf(rule, rulesz, "%s", d.parse_error ? "exec:unparsable" : d.rule);
+		/* a rule in rollout: the exec goes on, and is recorded */
+		rc = !d.parse_error && ag_policy_rollout_rules(ep->profile, d.rule) ? 2 : 0;
 		ag_decision_free(&d);
-		return 0;
+		return rc;
 	}
 	ag_decision_free(&d);
 	return 1;

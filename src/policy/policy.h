@@ -70,6 +70,19 @@ struct ag_decision {
 	struct ag_arena		*strings;	/* every string of cmds[] */
 };
 
+/*
+ * Rollout (rollout.c): 1 when d is a refusal that profile p lets run and
+ * record as would_deny, because p or every rule that refused says
+ * `enforce: audit` and no refusal guards the gateway itself (a parse
+ * error, a protected path, a dangerous variable, the audit).
+ */
+int	ag_policy_rollout(const struct ag_profile *p, const struct ag_decision *d);
+/* 1 when every rule id of rules (joined by ',') is one that p's rollout
+ * relaxes (the exec judge's refusals). */
+int	ag_policy_rollout_rules(const struct ag_profile *p, const char *rules);
+/* 1 when p or one of its rules is in rollout. */
+int	ag_profile_in_rollout(const struct ag_profile *p);
+
 /* Decide on an already-parsed tree. 0 ok (out filled), -1 internal error (out = DENY). */
 int	ag_policy_decide(const struct ag_policy_ctx *ctx, const struct ag_sh_node *tree,
 	    struct ag_decision *out);

@@ -28,6 +28,7 @@ struct ag_audit {
 	char		 session[33];
 	unsigned long	 seq;		/* write-ahead records so far */
 	char		*user, *identity, *profile, *client, *key, *token, *mode;
+	int		 rollout;
 	char		 host[256];	/* this machine, for records read elsewhere */
 	char		*recording, *recording_error;
 	struct timespec	 start;
@@ -223,6 +224,7 @@ ag_audit_open(const struct ag_audit_conf *conf, const struct ag_audit_info *info
 		a->key = dup_or_null(info->key);
 		a->token = dup_or_null(info->token);
 		a->mode = dup_or_null(info->mode);
+		a->rollout = info->rollout;
 	}
 	if (conf != NULL) {
 		struct ag_sink **tail = &a->sinks;
@@ -350,7 +352,12 @@ ag_audit_who(const struct ag_audit *a, const char **user, const char **identity,
 int
 ag_audit_session_start(struct ag_audit *a, struct ag_err *err)
 {
-	return emit(a, record(a, "session_start"), err);
+	json_object *o = record(a, "session_start");
+
+	/* a profile in rollout runs what it would refuse: said up front */
+	if (o != NULL && a->rollout)
+		add_str(o, "enforce", "audit");
+	return emit(a, o, err);
 }
 
 /* What a command's records share: the line, where, the verdict. */
@@ -551,7 +558,7 @@ ag_audit_config_error(const struct ag_audit_info *info, const char *request,
 int
 ag_audit_exec_denied(struct ag_audit *a, const char *command, size_t command_len,
     const char *path, char *const *argv, size_t argc, const char *reason, const char *rule,
-    struct ag_err *err)
+    int would, struct ag_err *err)
 {
 	json_object *o = record(a, "exec_denied"), *av;
 	size_t i;
@@ -568,7 +575,7 @@ ag_audit_exec_denied(struct ag_audit *a, const char *command, size_t command_len
 	for (i = 0; i < argc && argv[i] != NULL; i++)
 		json_object_array_add(av, jstr(argv[i], strlen(argv[i])));
 	json_object_object_add(o, "argv", av);
-	add_str(o, "decision", "deny");
+	add_str(o, "decision", would ? "would_deny" : "deny");
 	add_str(o, "reason", reason);
 	add_str(o, "rule", rule);
 	return emit(a, o, err);

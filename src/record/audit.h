@@ -56,6 +56,8 @@ struct ag_audit_info {
 	const char	*token;		/* "current" or "previous" (a rotation's, before its
 					 * until): the token it logged in with; NULL = none */
 	const char	*mode;		/* exec, repl, ... */
+	int		 rollout;	/* the profile, or a rule of it, says
+					 * enforce: audit (session_start says so) */
 };
 
 struct json_object;
@@ -201,11 +203,12 @@ int	ag_audit_auth_failure(struct ag_audit *a, const char *request, const char *r
 /*
  * Developer tier: an exec inside the tree of the command line `command`
  * that a deny rule refused (execpolicy.h): event "exec_denied" with the
- * program's path, its argv, reason and rule.
+ * program's path, its argv, reason and rule; decision "deny", or
+ * "would_deny" for one a rule in rollout let through (would).
  */
 int	ag_audit_exec_denied(struct ag_audit *a, const char *command, size_t command_len,
 	    const char *path, char *const *argv, size_t argc, const char *reason,
-	    const char *rule, struct ag_err *err);
+	    const char *rule, int would, struct ag_err *err);
 
 /*
  * A connection through the session's egress proxy (egress/egress.h):

@@ -1,0 +1,97 @@
+#!/bin/bash
+# rollout.sh - issue 39 item 1: a profile in rollout (enforce: audit) runs,
+# through the real sshd and under the same kernel sandbox, the lines its
+# rules would refuse, and records each as would_deny with the rule and
+# reason it would have met; the agent sees the command's own output and
+# nothing else.  What guards the gateway itself (a protected path, a line
+# that does not parse, a dangerous variable) is refused all the same, what
+# the kernel holds stays held, and the same profile enforced refuses.
+# One rule in rollout relaxes that rule alone.  explain says what each does.
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
+ag_setup
+ag_need_sandbox_lib
+H=/home/$AG_USER
+install -d -o "$AG_USER" -g "$AG_USER" -m 0755 "$H/work"
+
+# policy ENFORCE-OF-PROFILE ENFORCE-OF-THE-CAT-RULE
+policy() {
+	cat <<EOF2 | ag_write_policy "$AG_DIR/policy.yaml"
+version: 1
+gateway:
+  runner: /bin/bash
+  audit: { file: @AUDIT@, required: true }
+users:
+  @USER@: job
+profiles:
+  job:
+    enforce: $1
+    allow: [echo, ls]
+    deny:
+      - { command: cat, args: ["/etc/hostname"], enforce: $2 }
+    paths: { read: ["/"], write: ["~/work"] }
+    unknown: deny
+EOF2
+}
+
+last() { ag_audit_query "[x.get('$1') for x in r if x.get('event') == 'command'][-1]"; }
+explain() {
+	"$AG_DIR/agentgate" explain --config "$AG_DIR/policy.yaml" --user "$AG_USER" -- "$1" 2>&1
+}
+
+# ---- the profile in rollout ------------------------------------------------------
+policy audit enforce
+ag_run r 'id -u'
+ag_is "$r_rc/$r_out" "0/$(id -u "$AG_USER")" "unlisted_program_runs_in_rollout" "$r_err"
+ag_is "$r_err" "" "the_agent_sees_nothing_different"
+ag_is "$(last decision)" "would_deny" "recorded_as_would_deny"
+ag_is "$(last rule)" "unknown" "would_deny_names_the_rule"
+ag_like "$(last reason)" "not allowed" "would_deny_says_why"
+ag_is "$(last exit)" "0" "would_deny_record_has_the_outcome"
+ag_is "$(ag_audit_query "[x.get('enforce') for x in r if x.get('event') == 'session_start'][-1]")" \
+    "audit" "session_start_says_rollout"
+ag_like "$(explain 'id -u')" "rollout: enforce: audit lets it run" "explain_says_it_would_run"
+
+# the strict tier's sandbox still holds what it holds: a write outside
+# paths.write runs (the typed line would refuse it) and the kernel refuses
+ag_run r "touch $AG_DIR/outside"
+ag_ok "kernel_still_holds_writes" test ! -e "$AG_DIR/outside"
+ag_is "$(last decision)" "would_deny" "outside_write_recorded_as_would_deny"
+
+# what guards the gateway is refused in rollout too
+ag_run r 'echo x > ~/.bashrc'
+ag_is "$r_rc" 126 "protected_path_refused_in_rollout" "$r_err"
+ag_like "$r_err" "protected path" "protected_path_says_why"
+ag_is "$(last decision)" "deny" "protected_path_recorded_as_deny"
+ag_like "$(explain 'echo x > ~/.bashrc')" "rollout: refused even so" "explain_says_refused_even_so"
+ag_run r 'echo $('
+ag_is "$r_rc" 126 "parse_error_refused_in_rollout" "$r_err"
+ag_run r 'LD_PRELOAD=/tmp/x.so ls'
+ag_is "$r_rc" 126 "dangerous_variable_refused_in_rollout" "$r_err"
+
+# ---- the same profile enforced ---------------------------------------------------
+policy enforce enforce
+ag_run r 'id -u'
+ag_is "$r_rc" 126 "enforced_profile_refuses" "$r_err"
+ag_is "$(last decision)" "deny" "enforced_refusal_recorded_as_deny"
+ag_is "$(ag_audit_query "[x.get('enforce') for x in r if x.get('event') == 'session_start'][-1]")" \
+    "None" "enforced_session_start_says_nothing"
+
+# ---- one rule in rollout -----------------------------------------------------------
+policy enforce audit
+ag_run r 'cat /etc/hostname'
+ag_is "$r_rc/$r_out" "0/$(cat /etc/hostname)" "rule_in_rollout_runs" "$r_err"
+ag_is "$(last decision)/$(last rule)" "would_deny/profiles.job.deny[0]" "rule_rollout_recorded"
+# the deny rule holds at every exec too: there the exec goes on, recorded
+ag_is "$(ag_audit_query "[(x.get('decision'), x.get('rule')) for x in r if x.get('event') == 'exec_denied'][-1]")" \
+    "('would_deny', 'profiles.job.deny[0]')" "exec_in_rollout_recorded_as_would_deny"
+# the strict tier executes only the allowed programs and the line's own:
+# a program rollout lets the typed line run is not thereby one a wrapper
+# may start (the kernel holds that)
+ag_run r 'echo /etc/hostname | xargs cat'
+ag_like "$r_err" "cat: Permission denied" "strict_kernel_still_holds_execs" "$r_err"
+ag_run r 'id -u'
+ag_is "$r_rc" 126 "other_refusals_still_enforced" "$r_err"
+ag_is "$(ag_audit_query "[x.get('enforce') for x in r if x.get('event') == 'session_start'][-1]")" \
+    "audit" "session_start_says_a_rule_is_in_rollout"
+
+ag_done
