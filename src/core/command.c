@@ -606,7 +606,7 @@ run_command(struct ag_core *core, struct cmd *c, struct ag_run_opts *o)
 		o->rec_required = core->audit != NULL && ag_audit_required(core->audit);
 		term_echo(core, c);
 	}
-	o->no_capture = !ag_session_needs_capture(c->tree);
+	o->no_capture = !ag_session_needs_capture(&core->sess, c->tree);
 	o->shell_state = core->sess.shell_state;
 	o->redact = core->profile->redact ? core->profile : NULL;
 	/* the deny rules hold at every exec of the tree (and in the strict
@@ -686,7 +686,8 @@ run_upstream(struct ag_core *core, struct cmd *c)
 	}
 	term_echo(core, c);
 	ag_err_clear(&err);
-	if (ag_target_run(core, c->t, c->line, c->len, ag_session_needs_capture(c->tree),
+	if (ag_target_run(core, c->t, c->line, c->len,
+	    ag_session_needs_capture(&core->sess, c->tree),
 	    &c->res, &c->trec.pty_cols, &c->trec.pty_rows, &err) < 0) {
 		snprintf(c->why, sizeof(c->why), "%s", err.msg);
 		c->trec.error = c->why;
@@ -849,7 +850,7 @@ stage_apply(struct ag_core *core, struct cmd *c)
 		fprintf(stderr, "%sagentgate: the shell's variables and functions are kept as "
 		    "they were for the next lines: the new ones are over %d KiB (exported "
 		    "variables are kept)\n", core->pty ? "\r\n" : "", AG_SESSION_MAX_STATE / 1024);
-	else if (!res->capture_ok && ag_session_needs_capture(c->tree))
+	else if (!res->capture_ok && ag_session_needs_capture(&core->sess, c->tree))
 		ag_log(LOG_DEBUG, "no complete environment capture; state unchanged");
 	exec_denials(core, c);
 	egress_refusals(core, c);

@@ -384,6 +384,7 @@ set_state(struct ag_session *s, struct ag_strbuf *vars, struct ag_strbuf *funcs)
 		return -1;
 	free(s->shell_state);
 	s->shell_state = t;
+	s->has_funcs = funcs->len > 0;
 	return 0;
 }
 
@@ -1315,7 +1316,8 @@ node_stateful(const struct ag_sh_node *n, int depth)
 }
 
 int
-ag_session_needs_capture(const struct ag_sh_node *tree)
+ag_session_needs_capture(const struct ag_session *s, const struct ag_sh_node *tree)
 {
-	return tree == NULL || node_stateful(tree, 0);
+	/* a kept function (deactivate) changes what the line cannot show */
+	return tree == NULL || (s != NULL && s->has_funcs) || node_stateful(tree, 0);
 }

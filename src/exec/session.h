@@ -51,6 +51,7 @@ struct ag_session {
 						 * where every exec is judged; or NULL */
 	int			 state_dropped;	/* the last capture's were over
 						 * AG_SESSION_MAX_STATE: not kept */
+	int			 has_funcs;	/* shell_state defines functions */
 };
 
 /* What sshd handed us that the starting environment may carry over. */
@@ -121,11 +122,12 @@ int	ag_session_is_bare_exit(const struct ag_session *s, const struct ag_sh_node 
 /*
  * 0 when running tree provably cannot change the tracked state (only
  * external programs and side-effect-free builtins, no assignment of any
- * kind, no loop variable, no function): the runner can then skip the
+ * kind, no loop variable, no function defined, and none of s's kept
+ * functions, any of which a name may call): the runner can then skip the
  * environment capture, and bash can exec a lone program without forking.
  * 1 otherwise (the safe answer).
  */
-int	ag_session_needs_capture(const struct ag_sh_node *tree);
+int	ag_session_needs_capture(const struct ag_session *s, const struct ag_sh_node *tree);
 
 /* "/home/agent/src" → "~/src" when under home; writes into buf. */
 const char *ag_session_tilde(const struct ag_session *s, const char *path,

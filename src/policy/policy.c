@@ -195,6 +195,15 @@ ag_walk_refuse(struct ag_walker *w, enum ag_verdict v, const char *rule, const c
 	va_list ap;
 	int r;
 
+	/*
+	 * What bash runs while it evaluates a value as an arithmetic
+	 * expression (`a[$(cmd)]`, `$(( $(nproc) * 2 ))`) is code the line
+	 * does not show, like eval's: where every exec is judged and no deny
+	 * rule names a builtin, the kernel and the exec judge hold it.
+	 */
+	if (rule != NULL && strcmp(rule, "arith") == 0 && ag_walk_exec_judged(w) &&
+	    !ag_walk_denies_builtin(w))
+		return;
 	if (w->cur < 0) {
 		w->cur = cmd_new(w, w->cname ? w->cname : "", "keyword", w->coff,
 		    w->coff);

@@ -134,11 +134,6 @@ ag_walk_arith_use(struct ag_walker *w, const char *name, size_t n)
 	buf[n] = '\0';
 	if (ag_walk_is_int_special(buf))
 		return;
-	/* what a value evaluated as an expression runs (`a[$(cmd)]`) is
-	 * code the line does not show, like eval's: the kernel and the exec
-	 * judge hold it unless a deny rule names a builtin */
-	if (ag_walk_exec_judged(w) && !ag_walk_denies_builtin(w))
-		return;
 	if (!known_int(w, buf)) {
 		ag_walk_refuse(w, AG_DENY, "arith",
 		    "'%s' is used in arithmetic but its value is not known to be a number; bash evaluates such values as expressions, which can run commands (assign it a number earlier in the same line)",

@@ -143,6 +143,12 @@ else
 	done
 fi
 
+# ---- AddressSanitizer ----------------------------------------------------------
+# the shipped profile bounds no process's address space: ASan's shadow fits
+x "cd ~/work && printf '#include <stdlib.h>\nint main(void){char *p=malloc(4);p[4]=1;free(p);return 0;}\n' > asan.c &&
+cc -g -fsanitize=address -o asan asan.c && ./asan"
+ag_like "$x_err" "heap-buffer-overflow" "asan_reports_the_overflow" "$x_err"
+
 ag_ok "remote_has_no_branch_at_all" sh -c "[ -z \"\$(git -c safe.directory='*' -C '$W/remote.git' for-each-ref)\" ]"
 
 ag_done

@@ -113,10 +113,10 @@ ag_is "$x_out" "repo-ok" "repo_setup"
 # the gateway says why and what to do instead, and only then
 x 'cd ~/work/repo && git config user.name Someone'
 ag_like "$x_err" "could not write config file" "git_config_write_fails" "$x_err"
-ag_like "$x_err" "agentgate: note: a repository's .git/config is read-only.*GIT_AUTHOR_NAME" \
+ag_like "$x_err" "agentgate: note: git cannot record settings here.*GIT_AUTHOR_NAME" \
     "git_config_failure_explained" "$x_err"
 x 'cd ~/work/repo && git branch -M main'
-ag_like "$x_err" "agentgate: note: a repository's .git/config is read-only" \
+ag_like "$x_err" "agentgate: note: git cannot record settings here" \
     "git_branch_rename_config_failure_explained" "$x_err"
 x 'cd / && git log -1'
 ag_unlike "$x_err" "agentgate: note" "no_note_for_other_git_failures" "$x_err"
@@ -137,6 +137,14 @@ path-clean" "repl_variables_and_functions_hold" "$out"
 ag_like "$out" "denied.*git.*push|refused.*git.*push" "repl_kept_function_exec_judged" "$out"
 ag_like "$out" "rc=[1-9]" "repl_kept_function_push_failed" "$out"
 ag_like "$out" "gone=127" "repl_unset_function_forgotten" "$out"
+# a kept function changes the state on a line of its own (the venv's
+# deactivate, a counter, a cd), and arithmetic on command output runs
+out=$(printf '%s\n' 'cd ~/work && source .venv/bin/activate' 'deactivate' \
+    'echo "venv=${VIRTUAL_ENV:-none}"' 'N=1; inc() { N=$((N+1)); cd /tmp; }' 'inc' \
+    'echo "N=$N pwd=$PWD"' 'echo "$(( $(nproc) * 2 ))" | grep -c "^[0-9]"' | ag_ssh 2>&1)
+ag_like "$out" "^venv=none
+N=2 pwd=/tmp
+1$" "repl_function_alone_on_its_line_changes_state" "$out"
 
 x 'git push'
 ag_like "$x_err" "denied by profiles.developer.deny" "git_push_typed_refusal"

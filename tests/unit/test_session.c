@@ -281,11 +281,11 @@ knows_which_commands_cannot_change_state(void **state)
 		struct ag_err err;
 
 		assert_int_equal(ag_sh_parse(cases[i].cmd, strlen(cases[i].cmd), &t, &err), AG_SH_OK);
-		if (ag_session_needs_capture(t) != cases[i].needs)
+		if (ag_session_needs_capture(NULL, t) != cases[i].needs)
 			fail_msg("needs_capture(\"%s\") != %d", cases[i].cmd, cases[i].needs);
 		ag_sh_free(t);
 	}
-	assert_int_equal(ag_session_needs_capture(NULL), 1);
+	assert_int_equal(ag_session_needs_capture(NULL, NULL), 1);
 }
 
 int

@@ -171,10 +171,10 @@ const struct ag_prog ag_prog_git = {
 	.dashed = "git-",
 	.same_as = git_same_as,
 	.readonly_subs = git_config_writers,
-	.readonly_note = "a repository's .git/config is read-only to every command here "
-	    "(git would run programs named there), so git cannot record settings in it; "
-	    "the commit identity comes from GIT_AUTHOR_NAME, GIT_AUTHOR_EMAIL, "
-	    "GIT_COMMITTER_NAME and GIT_COMMITTER_EMAIL (export them to change it), "
-	    "a setting for one command from git -c KEY=VALUE, and git fetch and git pull "
-	    "take a repository's URL or path where a remote's name is not recorded",
+	.readonly_note = "git cannot record settings here: a repository's .git/config "
+	    "and ~/.gitconfig are read-only to every command (git would run programs "
+	    "named there); the commit identity comes from GIT_AUTHOR_NAME, "
+	    "GIT_AUTHOR_EMAIL, GIT_COMMITTER_NAME and GIT_COMMITTER_EMAIL (export them "
+	    "to change it), and git fetch and git pull take a repository's URL or path "
+	    "where a remote's name is not recorded",
 };
