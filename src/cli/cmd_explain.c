@@ -159,10 +159,10 @@ put_json(json_object *o, int flags)
 }
 
 static int
-print_json(const struct ag_config *cfg, const struct ag_profile *prof, const struct ag_decision *d,
-    const struct ag_validator *v, const struct ag_ask_result *answer)
+print_json(const struct ag_config *cfg, const struct ag_decision *d, const struct ag_validator *v,
+    const struct ag_ask_result *answer)
 {
-	json_object *o = ag_decision_json(d, cfg, prof), *cmds;
+	json_object *o = ag_decision_json(d, cfg), *cmds;
 	char why[PATH_MAX + 512];
 	size_t i;
 	int r;
@@ -315,7 +315,7 @@ print_text(const struct ag_config *cfg, const struct ag_decision *d, const struc
 	printf("decision: %s\n", ag_verdict_name(d->verdict));
 	printf("reason: %s\n", S(d->reason));
 	printf("rule: %s\n", S(rule_shown(cfg, d->rule, label, sizeof(label))));
-	if (ag_policy_rollout(prof, d))
+	if (d->would_run)
 		printf("rollout: enforce: audit lets it run: a session runs this line under "
 		    "its sandbox and records it as would_deny\n");
 	else if (d->verdict == AG_DENY && ag_profile_in_rollout(prof))
@@ -528,7 +528,7 @@ explain_decide(struct ag_config *cfg, const struct ag_profile *prof, struct pass
 	    a->len, &d, &ans) == 0)
 		answer = &ans;
 	if (a->json) {
-		if (print_json(cfg, prof, &d, v, answer) < 0) {
+		if (print_json(cfg, &d, v, answer) < 0) {
 			fprintf(stderr, "agentgate: explain: out of memory\n");
 			goto out;
 		}

@@ -57,7 +57,7 @@ int	ag_sessions_end_revoked(const struct ag_config *was, const struct ag_config 
 	    const char *real, const char *by);
 /* 0 when running as root; -1 after saying that WHAT is root's only. */
 int	ag_cli_root_only(const char *what);
-/* The gateway itself: ForceCommand, -c, login shell, REPL (front/forcecommand.c). */
-int	ag_cmd_session(int argc, char **argv);
+/* The gateway itself: ForceCommand, -c, login shell, REPL. */
+#include "front/forcecommand.h"
 
 #endif

@@ -10,6 +10,10 @@
 
 #include "common/err.h"
 
+/* PATH where nothing sets it: the session's start, an upstream's, the
+ * set-ID check's (login(1)'s default, without sbin) */
+#define AG_DEFAULT_PATH	"/usr/local/bin:/usr/bin:/bin"
+
 /* NAME's value in env, or NULL. */
 const char *ag_envv_get(char *const *env, const char *name);
 

@@ -18,6 +18,7 @@
 
 #include <json-c/json.h>
 
+#include "common/envv.h"
 #include "common/log.h"
 #include "core/core.h"
 #include "core/standing.h"
@@ -279,6 +280,16 @@ stage_parse(struct ag_core *core, struct cmd *c)
 
 /* ---- decide ----------------------------------------------------------------- */
 
+/* A line rollout would let run, where nothing would hold it: the
+ * refusal stands, and says why. */
+static enum next
+rollout_unheld(struct cmd *c, const char *why)
+{
+	snprintf(c->why, sizeof(c->why), "%s (the profile is in rollout, but %s)",
+	    c->d.reason, why);
+	return refuse(c, "deny", c->why, c->d.rule);
+}
+
 static enum next
 stage_decide(struct ag_core *core, struct cmd *c)
 {
@@ -294,12 +305,15 @@ stage_decide(struct ag_core *core, struct cmd *c)
 	case AG_ASK:		/* the next stage's to settle */
 		return NEXT;
 	default:
-		if (!ag_policy_rollout(core->profile, &c->d))
+		if (!c->d.would_run)
 			return refuse(c, "deny", c->d.reason[0] ? c->d.reason :
 			    "refused by policy", c->d.rule);
 		/* rollout: it runs, as the caller expects, under the kernel
-		 * sandbox, which still holds what it holds (stage_run) */
+		 * sandbox, which still holds what it holds (stage_run); with
+		 * none, not even the gateway's own builtins run that way */
 		c->would_deny = 1;
+		if (core->cfg != NULL && core->cfg->gw.sandbox == AG_SANDBOX_OFF)
+			return rollout_unheld(c, "gateway.sandbox is off");
 		return NEXT;
 	}
 }
@@ -583,6 +597,15 @@ fail:
 	return refuse(c, "deny", c->why, c->rec.rule);
 }
 
+/* The exec supervisor's judge (exec/execguard.h): the profile's (policy/). */
+static int
+exec_judge(void *ctx, const struct ag_exec_req *req, char *reason, size_t reasonsz,
+    char *rule, size_t rulesz)
+{
+	return ag_execpolicy_judge(ctx, req->path, req->argv, req->argc, req->cwd, reason,
+	    reasonsz, rule, rulesz);
+}
+
 static enum next
 run_command(struct ag_core *core, struct cmd *c, struct ag_run_opts *o)
 {
@@ -615,7 +638,7 @@ run_command(struct ag_core *core, struct cmd *c, struct ag_run_opts *o)
 	ep.home = core->sess.home;
 	ep.env = core->sess.env;
 	if (ag_sandbox_active(core->sandbox)) {
-		o->exec_judge = ag_execpolicy_guard_judge;
+		o->exec_judge = exec_judge;
 		o->exec_judge_ctx = &ep;
 	}
 	if (core->write_path != NULL) {
@@ -659,15 +682,6 @@ grant_asked(struct ag_core *core, struct cmd *c, struct ag_err *err)
 	return ag_sandbox_grant_once(core->sandbox, progs, n, err);
 }
 
-/* A line rollout would let run, where nothing would hold it: the
- * refusal stands, and says why. */
-static enum next
-rollout_unheld(struct cmd *c, const char *why)
-{
-	snprintf(c->why, sizeof(c->why), "%s (the profile is in rollout, but %s)",
-	    c->d.reason, why);
-	return refuse(c, "deny", c->why, c->d.rule);
-}
 
 /*
  * On an upstream: the same bytes, the same runner script, over the
@@ -821,6 +835,51 @@ egress_refusals(struct ag_core *core, struct cmd *c)
 	ag_egress_set_seq(core->egress, 0);
 }
 
+/*
+ * The variables and functions a line left for the next (session.c) are
+ * code the next runner runs first, and what a command writes can stand in
+ * for the trap that reports them: they are kept only as what the trap
+ * writes (assignments of quoted values, function definitions, nothing
+ * else at the top) and only when the rules allow them as a typed line
+ * would be, function bodies judged as at their definition.
+ */
+static const char *
+state_refused(struct ag_core *core, char *why, size_t whysz)
+{
+	const struct ag_session *s = &core->sess;
+	struct ag_sh_node *t = NULL;
+	struct ag_policy_ctx ctx;
+	struct ag_decision d;
+	struct ag_err err;
+	size_t i;
+	const char *bad = NULL;
+
+	if (ag_sh_parse(s->shell_state, strlen(s->shell_state), &t, &err) != AG_SH_OK)
+		return "they do not parse";
+	for (i = 0; i < t->nkids && bad == NULL; i++) {
+		const struct ag_sh_node *k = t->kids[i];
+
+		if (t->background != NULL && t->background[i])
+			bad = "they hold more than definitions";
+		while (k != NULL && k->type == AG_SH_PIPELINE && k->nkids == 1 && !k->negated)
+			k = k->kids[0];
+		if (k == NULL || !(k->type == AG_SH_FUNCDEF || (k->type == AG_SH_SIMPLE &&
+		    k->nwords == 0 && k->nassigns > 0 && k->nredirs == 0)))
+			bad = "they hold more than definitions";
+	}
+	if (bad == NULL) {
+		policy_ctx(core, &ctx);
+		memset(&d, 0, sizeof(d));
+		if (ag_policy_decide(&ctx, t, &d) < 0 || d.verdict != AG_ALLOW) {
+			snprintf(why, whysz, "%s", d.reason[0] ? d.reason : "the rules refuse them");
+			bad = why;
+		}
+		ag_decision_free(&d);
+	}
+	ag_sh_free(t);
+	return bad;
+}
+
 static void
 stage_apply(struct ag_core *core, struct cmd *c)
 {
@@ -852,6 +911,16 @@ stage_apply(struct ag_core *core, struct cmd *c)
 		    "variables are kept)\n", core->pty ? "\r\n" : "", AG_SESSION_MAX_STATE / 1024);
 	else if (!res->capture_ok && ag_session_needs_capture(&core->sess, c->tree))
 		ag_log(LOG_DEBUG, "no complete environment capture; state unchanged");
+	if (res->capture_ok && s->shell_state != NULL) {
+		char why[sizeof(((struct ag_decision *)0)->reason)];
+		const char *bad = state_refused(core, why, sizeof(why));
+
+		if (bad != NULL) {
+			ag_session_forget_state(s);
+			fprintf(stderr, "%sagentgate: the shell's variables and functions are "
+			    "not kept for the next lines: %s\n", core->pty ? "\r\n" : "", bad);
+		}
+	}
 	exec_denials(core, c);
 	egress_refusals(core, c);
 	readonly_notes(core, c);
@@ -1068,7 +1137,7 @@ int
 ag_core_decide(const struct ag_core *core, const char *line, size_t len,
     struct ag_decision *d)
 {
-	static char default_path[] = "PATH=" AG_SESSION_DEFAULT_PATH;
+	static char default_path[] = "PATH=" AG_DEFAULT_PATH;
 	static char *const no_env[] = { default_path, NULL };
 	const struct ag_upstream *u;
 	struct ag_policy_ctx ctx;

@@ -16,8 +16,6 @@
 #include "egress/egress.h"
 #include "exec/runner.h"
 #include "exec/sandbox.h"
-#include "front/agentproto.h"
-#include "front/repl.h"
 #include "policy/envsan.h"
 #include "validate/validator.h"
 
@@ -165,59 +163,6 @@ ag_core_end(struct ag_core *core)
 	core->ask = NULL;
 	ag_runner_reap_all(0);
 	ag_session_free(&core->sess);
-}
-
-int
-ag_core_serve(struct ag_core *core, const char *req)
-{
-	char name[80];
-	size_t rest;
-	int status = 1, end;
-
-	core->cmd_in = STDIN_FILENO;
-	if (ag_proto_of(req) != AG_PROTO_NONE) {
-		/* a program's session (MCP, JSON Lines): never a terminal */
-		status = ag_proto_serve(core, ag_proto_of(req));
-		goto out;
-	}
-	core->pty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
-	if (core->pty && ag_core_term_start(core) < 0)
-		goto out;
-	if (req != NULL && ag_target_word(req, strlen(req), name, sizeof(name), &rest) == 1 &&
-	    req[rest + strspn(req + rest, " \t\n")] == '\0') {
-		/* `ssh -t agent@gw @web1`: a session there */
-		status = ag_core_command(core, req, strlen(req), 0, &end);
-		if (status != 0 || end)
-			goto out;
-		req = NULL;
-		core->tty = core->pty;	/* with a terminal, the prompt's */
-	}
-	if (req != NULL)
-		status = ag_core_command(core, req, strlen(req), AG_CORE_REQUEST, &end);
-	else {
-		int devnull = -1;
-
-		/*
-		 * Without a terminal, stdin carries the next commands: a command
-		 * must not eat them, so it reads /dev/null instead.
-		 */
-		if (!core->tty) {
-			if ((devnull = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
-				fprintf(stderr, "agentgate: cannot open /dev/null\n");
-				goto out;
-			}
-			core->cmd_in = devnull;
-		}
-		status = ag_repl_loop(core);
-		if (devnull >= 0)
-			close(devnull);
-		core->cmd_in = STDIN_FILENO;
-	}
-out:
-	fflush(stdout);
-	ag_core_term_end(core);
-	ag_runner_reap_all(ag_sandbox_keeper(core->sandbox));
-	return status;
 }
 
 long

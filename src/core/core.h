@@ -6,9 +6,11 @@
  *
  *   who      the front end: PAM, then ag_core_profile()
  *   begin    ag_core_begin(): the tracked state for the account
- *   serve    ag_core_serve(): the channel's request, or the REPL
- *            (front/repl.c reads lines and hands each to ag_core_command),
- *            or a program's protocol (front/agentproto.h: MCP, JSON Lines)
+ *   serve    the front end's (front/request.h, ag_front_serve): the
+ *            channel's request classified once, then one command, the
+ *            REPL (front/repl.c reads lines and hands each to
+ *            ag_core_command), or a program's protocol (front/agentproto.h:
+ *            MCP, JSON Lines); the core never calls up into front/
  *   command  ag_core_command() in core/command.c, stage by stage:
  *              parse   the bash grammar (parse/)
  *              decide  the profile's verdict (policy/); a file-transfer
@@ -162,13 +164,6 @@ int	ag_core_begin(struct ag_core *core, const struct ag_core_params *p, struct a
 /* Every descendant reaped, the sandbox and the tracked state freed. */
 void	ag_core_end(struct ag_core *core);
 
-/*
- * Serve the channel: req is its exec or subsystem request (one command,
- * or a file transfer), or NULL for the REPL.  With a terminal on stdin and
- * stdout, each command runs in its own PTY and the session is recorded
- * when gateway.recordings says so.  Returns the session's exit status.
- */
-int	ag_core_serve(struct ag_core *core, const char *req);
 /*
  * 1 when the caller lost its standing (core/standing.h) since the session
  * began: the client has been told and the audit has it; the session ends.

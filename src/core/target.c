@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/envv.h"
 #include "common/log.h"
 #include "common/strbuf.h"
 #include "core/target.h"
@@ -113,7 +114,7 @@ verbatim_state(struct ag_target *t, struct ag_err *err)
 {
 	char cap[512];
 	int n = snprintf(cap, sizeof(cap), "HOME=/home/%s%cPWD=/home/%s%cPATH=%s%c",
-	    t->up->user, '\0', t->up->user, '\0', AG_SESSION_DEFAULT_PATH, '\0');
+	    t->up->user, '\0', t->up->user, '\0', AG_DEFAULT_PATH, '\0');
 
 	if (n < 0 || (size_t)n >= sizeof(cap))
 		return ag_err_set(err, "upstream '%s': user name too long", t->up->name);

@@ -208,7 +208,7 @@ ag_session_init(struct ag_session *s, const struct ag_profile *profile,
 	    ag_session_setenv(s, "USER", s->user) < 0 ||
 	    ag_session_setenv(s, "LOGNAME", s->user) < 0 ||
 	    ag_session_setenv(s, "SHELL", s->shell) < 0 ||
-	    ag_session_setenv(s, "PATH", AG_SESSION_DEFAULT_PATH) < 0 ||
+	    ag_session_setenv(s, "PATH", AG_DEFAULT_PATH) < 0 ||
 	    ag_session_setenv(s, "LANG", plain_value(o->lang) ? o->lang : "C.UTF-8") < 0 ||
 	    ag_session_setenv(s, "PWD", s->cwd) < 0)
 		goto nomem;
@@ -1313,6 +1313,14 @@ node_stateful(const struct ag_sh_node *n, int depth)
 		if (node_stateful(n->kids[i], depth + 1))
 			return 1;
 	return 0;
+}
+
+void
+ag_session_forget_state(struct ag_session *s)
+{
+	free(s->shell_state);
+	s->shell_state = NULL;
+	s->has_funcs = 0;
 }
 
 int

@@ -23,7 +23,6 @@
 #include "common/err.h"
 #include "parse/shparse.h"
 
-#define AG_SESSION_DEFAULT_PATH	"/usr/local/bin:/usr/bin:/bin"
 #define AG_SESSION_MAX_ENV	4096		/* entries kept from a capture */
 #define AG_SESSION_MAX_DIRS	1024		/* pushd stack depth */
 /* the variables and functions kept for later lines, in bytes: with the
@@ -128,6 +127,9 @@ int	ag_session_is_bare_exit(const struct ag_session *s, const struct ag_sh_node 
  * 1 otherwise (the safe answer).
  */
 int	ag_session_needs_capture(const struct ag_session *s, const struct ag_sh_node *tree);
+
+/* Keep no variables or functions for the next lines (shell_state). */
+void	ag_session_forget_state(struct ag_session *s);
 
 /* "/home/agent/src" → "~/src" when under home; writes into buf. */
 const char *ag_session_tilde(const struct ag_session *s, const char *path,

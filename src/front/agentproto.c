@@ -184,7 +184,7 @@ explain_outcome(struct ag_core *core, const char *text, size_t len)
 
 	memset(&d, 0, sizeof(d));
 	(void)ag_core_decide(core, text, len, &d);
-	if ((o = ag_decision_json(&d, core->cfg, core->profile)) == NULL) {
+	if ((o = ag_decision_json(&d, core->cfg)) == NULL) {
 		ag_decision_free(&d);
 		return NULL;
 	}

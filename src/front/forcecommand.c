@@ -22,7 +22,6 @@
 
 #include "auth/pamauth.h"
 #include "auth/sshbind.h"
-#include "cli/commands.h"
 #include "common/config.h"
 #include "common/lastgood.h"
 #include "common/log.h"
@@ -33,6 +32,8 @@
 #include "core/standing.h"
 #include "exec/runner.h"
 #include "front/agentproto.h"
+#include "front/forcecommand.h"
+#include "front/request.h"
 #include "exec/sandbox.h"
 #include "record/audit.h"
 #include "record/live.h"
@@ -257,7 +258,7 @@ own_invocation(struct args *a)
 	for (base = w + wl; base > w && base[-1] != '/'; base--)
 		;
 	if ((size_t)(w + wl - base) != strlen("agentgate") || strncmp(base, "agentgate", 9) != 0 ||
-	    ag_proto_of(a->cmd) != AG_PROTO_NONE)
+	    ag_proto_of(a->cmd) != AG_PROTO_NONE)	/* `agentgate mcp`: a request */
 		return 0;
 	if (strlen(a->cmd) >= sizeof(buf) || strpbrk(a->cmd, "'\"\\$`;|&<>(){}*?[]~\n") != NULL) {
 		usage_error("-c: the gateway's own command line must be plain words "
@@ -308,15 +309,15 @@ session_origin(struct ag_core_params *cp, struct ag_audit_info *info, const stru
     const char *cmd, char *client, size_t clientlen)
 {
 	struct ag_session_origin *o = &cp->origin;
+	struct ag_request req;
 
 	client_from(getenv("SSH_CONNECTION"), client, clientlen);
 	memset(info, 0, sizeof(*info));
 	info->user = pw->pw_name;
 	info->client = client[0] ? client : NULL;
 	/* a terminal (ssh -t, or an interactive login) means the PTY path */
-	info->mode = ag_proto_of(cmd) != AG_PROTO_NONE ? ag_proto_mode(ag_proto_of(cmd)) :
-	    isatty(STDIN_FILENO) && isatty(STDOUT_FILENO) ? "pty" :
-	    cmd != NULL ? "exec" : "repl";
+	ag_request_of(cmd, &req);
+	info->mode = ag_request_mode(&req, isatty(STDIN_FILENO) && isatty(STDOUT_FILENO));
 	memset(cp, 0, sizeof(*cp));
 	cp->pw = pw;
 	cp->tty = cmd == NULL && isatty(STDIN_FILENO);
@@ -339,6 +340,7 @@ ag_cmd_session(int argc, char **argv)
 	struct ag_audit_info info;
 	struct ag_audit *audit = NULL;
 	struct ag_pamauth *pam = NULL;
+	struct ag_request req;
 	struct ag_err err;
 	struct passwd *pw;
 	char client[160], keyfp[128], rhost[80], *auth_info = NULL, *tok, ended[1024];
@@ -522,7 +524,8 @@ ag_cmd_session(int argc, char **argv)
 	    ag_audit_session_id(audit));
 	ag_live_reap(cfg->path, &cfg->gw.audit, witness);
 
-	status = ag_core_serve(&core, cmd);
+	ag_request_of(cmd, &req);
+	status = ag_front_serve(&core, &req);
 	if (core.ended)
 		status = AG_STATUS_ENDED;
 	else if (ag_runner_terminating() && ag_live_ended_by(ended, sizeof(ended))) {

@@ -39,7 +39,7 @@
 #include "common/sshkey.h"
 #include "auth/pamauth.h"
 #include "front/agentproto.h"
-#include "front/repl.h"
+#include "front/request.h"
 #include "exec/runner.h"
 #include "front/server.h"
 #include "exec/sigpipe.h"
@@ -268,6 +268,7 @@ static int
 session_main(struct conn *c, struct chan *ch, const char *cmd, int st_fd)
 {
 	char *tcmd = NULL;
+	struct ag_request req;
 	struct ag_core_params cp;
 	struct ag_core core;
 	struct ag_standing standing;
@@ -316,14 +317,15 @@ session_main(struct conn *c, struct chan *ch, const char *cmd, int st_fd)
 		ag_err_print(stderr, &err);
 		return 1;
 	}
-	if (ag_proto_of(cmd) != AG_PROTO_NONE && c->audit != NULL)
-		(void)ag_audit_set_mode(c->audit, ag_proto_mode(ag_proto_of(cmd)));
+	ag_request_of(cmd, &req);
+	if (req.kind == AG_REQ_PROTO && c->audit != NULL)
+		(void)ag_audit_set_mode(c->audit, ag_request_mode(&req, 0));
 	for (i = 0; i < ch->nenv; i++)
 		if (!ag_envsan_is_dangerous(ch->env_names[i], c->profile))
 			(void)ag_session_setenv(&core.sess, ch->env_names[i], ch->env_vals[i]);
 	/* the same session core as under sshd: a PTY per command, the
 	 * recording, file transfer, the REPL */
-	if (c->target[0] != '\0' && ag_proto_of(cmd) == AG_PROTO_NONE) {
+	if (c->target[0] != '\0' && req.kind != AG_REQ_PROTO) {
 		/* `ssh agent:web1@gw [CMD]`: the session (or CMD) is web1's */
 		size_t n = strlen(c->target) + (cmd != NULL ? strlen(cmd) : 0) + 3;
 
@@ -336,7 +338,8 @@ session_main(struct conn *c, struct chan *ch, const char *cmd, int st_fd)
 		    cmd != NULL ? cmd : "");
 		cmd = tcmd;
 	}
-	status = ag_core_serve(&core, cmd);
+	ag_request_of(cmd, &req);
+	status = ag_front_serve(&core, &req);
 	if (core.ended)
 		status = AG_STATUS_ENDED;
 	free(tcmd);

@@ -141,9 +141,13 @@ check_declare(struct ag_walker *w, const struct builtin *b, struct ag_arg *a, si
 			}
 			eq = memchr(pre, '=', pl);
 			/* declare -a a='(...)' is parsed again as a compound
-			 * assignment, and so may be an expanded value */
+			 * assignment, and so may be an expanded value: code the
+			 * line does not show, like eval's, which the kernel and
+			 * the exec judge hold where every exec is judged and no
+			 * deny rule names a builtin (`local v=$1`) */
 			if (!exporting && eq != NULL &&
-			    (eq[1] == '(' || (eq + 1 == pre + pl && !whole))) {
+			    (eq[1] == '(' || (eq + 1 == pre + pl && !whole)) &&
+			    !(ag_walk_exec_judged(w) && !ag_walk_denies_builtin(w))) {
 				ag_walk_refuse(w, AG_DENY, "builtin:declare",
 				    "'%s NAME=(...)' in a quoted or expanded value is parsed again by bash; use NAME=(...) directly",
 				    name);

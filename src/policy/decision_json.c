@@ -29,8 +29,7 @@ put_label(json_object *o, const struct ag_config *cfg, const char *rules)
 }
 
 json_object *
-ag_decision_json(const struct ag_decision *d, const struct ag_config *cfg,
-    const struct ag_profile *p)
+ag_decision_json(const struct ag_decision *d, const struct ag_config *cfg)
 {
 	json_object *o = json_object_new_object(), *cmds = json_object_new_array();
 	size_t i;
@@ -43,7 +42,7 @@ ag_decision_json(const struct ag_decision *d, const struct ag_config *cfg,
 	put_label(o, cfg, d->rule);
 	json_object_object_add(o, "parse_error", json_object_new_boolean(d->parse_error));
 	json_object_object_add(o, "incomplete", json_object_new_boolean(d->incomplete));
-	if (ag_policy_rollout(p, d))
+	if (d->would_run)
 		json_object_object_add(o, "would_run", json_object_new_boolean(1));
 	for (i = 0; i < d->ncmds; i++) {
 		const struct ag_policy_cmd *c = &d->cmds[i];

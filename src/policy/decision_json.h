@@ -15,12 +15,10 @@ struct json_object;
 /*
  * { decision, reason, rule, rule_label (where a profile rule decided),
  * parse_error, incomplete, commands: [{ name, path, text, subcommand (where
- * known), verdict, reason, rule, rule_label, offset }] }, and where profile
- * p (may be NULL) is in rollout and lets the refusal run, would_run: true.
- * cfg gives the rules' labels.  A new json-c object, or NULL when out of
- * memory.
+ * known), verdict, reason, rule, rule_label, offset }] }, and would_run:
+ * true where the profile's rollout lets a refusal run.  cfg gives the
+ * rules' labels.  A new json-c object, or NULL when out of memory.
  */
-struct json_object *ag_decision_json(const struct ag_decision *d, const struct ag_config *cfg,
-	    const struct ag_profile *p);
+struct json_object *ag_decision_json(const struct ag_decision *d, const struct ag_config *cfg);
 
 #endif

@@ -261,11 +261,3 @@ judge_exec(const struct ag_execpolicy *ep, const char *path, char *const *argv,
 	ag_decision_free(&d);
 	return 1;
 }
-
-int
-ag_execpolicy_guard_judge(void *ctx, const struct ag_exec_req *req, char *reason,
-    size_t reasonsz, char *rule, size_t rulesz)
-{
-	return ag_execpolicy_judge(ctx, req->path, req->argv, req->argc, req->cwd, reason,
-	    reasonsz, rule, rulesz);
-}

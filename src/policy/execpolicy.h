@@ -15,7 +15,6 @@
 #include <stddef.h>
 
 #include "common/config.h"
-#include "exec/execguard.h"
 
 /* Longest exec (path and arguments, quoted) that is judged; a longer one
  * of a program some deny rule names is refused (fail closed). */
@@ -36,9 +35,5 @@ struct ag_execpolicy {
 int	ag_execpolicy_judge(const struct ag_execpolicy *ep, const char *path,
 	    char *const *argv, size_t argc, const char *cwd, char *reason, size_t reasonsz,
 	    char *rule, size_t rulesz);
-
-/* ag_execpolicy_judge as the exec supervisor's judge; ctx is a struct ag_execpolicy. */
-int	ag_execpolicy_guard_judge(void *ctx, const struct ag_exec_req *req, char *reason,
-	    size_t reasonsz, char *rule, size_t rulesz);
 
 #endif

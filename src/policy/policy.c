@@ -204,6 +204,10 @@ ag_walk_refuse(struct ag_walker *w, enum ag_verdict v, const char *rule, const c
 	if (rule != NULL && strcmp(rule, "arith") == 0 && ag_walk_exec_judged(w) &&
 	    !ag_walk_denies_builtin(w))
 		return;
+	/* rollout's second pass: what the relaxed rules refuse, they don't */
+	if (w->ctx != NULL && w->ctx->rollout && v == AG_DENY &&
+	    ag_policy_rollout_rules(w->prof, rule))
+		return;
 	if (w->cur < 0) {
 		w->cur = cmd_new(w, w->cname ? w->cname : "", "keyword", w->coff,
 		    w->coff);
@@ -1098,12 +1102,37 @@ decide(const struct ag_policy_ctx *ctx, const struct ag_sh_node *tree,
 	return w.oom ? -1 : 0;
 }
 
+/*
+ * A refusal in a profile in rollout: decided again with the relaxed rules
+ * refusing nothing; would_run when nothing else refuses (rollout.c).
+ */
+static void
+rollout_pass(const struct ag_policy_ctx *ctx, const struct ag_sh_node *tree,
+    const char *src, size_t srclen, struct ag_decision *out)
+{
+	struct ag_policy_ctx c2;
+	struct ag_decision d2;
+
+	if (out->verdict != AG_DENY || out->parse_error || ctx == NULL || ctx->rollout ||
+	    !ag_profile_in_rollout(ctx->profile))
+		return;
+	c2 = *ctx;
+	c2.rollout = 1;
+	memset(&d2, 0, sizeof(d2));
+	out->would_run = decide(&c2, tree, src, srclen, &d2) == 0 && d2.verdict == AG_ALLOW;
+	ag_decision_free(&d2);
+}
+
 int
 ag_policy_decide(const struct ag_policy_ctx *ctx, const struct ag_sh_node *tree,
     struct ag_decision *out)
 {
+	int r;
+
 	memset(out, 0, sizeof(*out));
-	return decide(ctx, tree, NULL, 0, out);
+	r = decide(ctx, tree, NULL, 0, out);
+	rollout_pass(ctx, tree, NULL, 0, out);
+	return r;
 }
 
 int
@@ -1139,6 +1168,7 @@ ag_policy_check(const struct ag_policy_ctx *ctx, const char *line, size_t len,
 		return 0;
 	}
 	r = decide(ctx, tree, line, len, out);
+	rollout_pass(ctx, tree, line, len, out);
 	ag_sh_free(tree);
 	return r;
 }

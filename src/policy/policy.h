@@ -31,6 +31,9 @@ struct ag_policy_ctx {
 	int			 record;	/* fill the decision's writes[] and
 						 * inner[] (policy suggest); the gateway
 						 * leaves it 0 */
+	int			 rollout;	/* the second pass of a profile in
+						 * rollout: its relaxed rules refuse
+						 * nothing (decision.would_run) */
 };
 
 struct ag_arena;
@@ -56,6 +59,9 @@ struct ag_decision {
 	char			 reason[2048];	/* the first refusal, or "allowed" */
 	char			 rule[256];	/* e.g. "profiles.readonly.deny[0]", "builtin:eval",
 						 * "feature:background", "parse" */
+	int			 would_run;	/* a refusal the profile's rollout lets
+						 * run: only its relaxed rules refused
+						 * (rollout.c), nothing the gateway checks */
 	struct ag_policy_cmd	*cmds;
 	size_t			 ncmds;
 	/* with ctx->record: each file the line writes (a redirection, a
@@ -71,14 +77,14 @@ struct ag_decision {
 };
 
 /*
- * Rollout (rollout.c): 1 when d is a refusal that profile p lets run and
- * record as would_deny, because p or every rule that refused says
- * `enforce: audit` and no refusal guards the gateway itself (a parse
- * error, a protected path, a dangerous variable, the audit).
+ * Rollout (rollout.c): 1 when every rule id of rules (joined by ',') is
+ * one of p's own rules (or its unknown) that p or the rule itself puts in
+ * rollout (`enforce: audit`).  The gateway's own checks (a parse error, a
+ * word it cannot see, a protected path, a dangerous variable, the audit)
+ * are never among them.  A decision that only such rules refused is
+ * would_run (the decision is made again with them refusing nothing), and
+ * the exec judge lets an exec they refuse go on, recorded.
  */
-int	ag_policy_rollout(const struct ag_profile *p, const struct ag_decision *d);
-/* 1 when every rule id of rules (joined by ',') is one that p's rollout
- * relaxes (the exec judge's refusals). */
 int	ag_policy_rollout_rules(const struct ag_profile *p, const char *rules);
 /* 1 when p or one of its rules is in rollout. */
 int	ag_profile_in_rollout(const struct ag_profile *p);

@@ -2,13 +2,16 @@
  * rollout.c - which refusals a profile in rollout (enforce: audit, on the
  * profile or on one rule) lets run, to be recorded as would_deny.
  *
- * What is relaxed is the typed line's judgement only: the line still runs
- * under the session's kernel sandbox, which holds whatever it holds.  What
- * protects the gateway itself is never relaxed: a line that does not
- * parse (nothing knows what it would run), a protected path (files the
- * account's shells, ssh or git later run), a variable that changes how
- * bash, the loader or a program reads what follows, and the gateway's own
- * conditions (the audit, the sandbox, targets).
+ * What is relaxed is what the admin's rules decided, and only that: a
+ * program no allow rule names (the profile's unknown), a subcommand or
+ * argument an allow rule does not cover, a deny rule.  The gateway's own
+ * checks are never relaxed, whatever rule a line meets first: a line that
+ * does not parse, a word it cannot see (a file named by a variable may be
+ * a protected path, a name by `declare -n` may be LD_PRELOAD), protected
+ * paths, writes outside paths.write, dangerous variables, builtins and
+ * wrappers it cannot follow, the audit, the sandbox, targets.  The line
+ * still runs under the session's kernel sandbox, which holds what it
+ * holds.
  */
 #include "agconfig.h"
 
@@ -16,37 +19,23 @@
 
 #include "policy/policy.h"
 
-static const char *const never[] = {
-	"parse", "path:protect", "env:", "audit:", "internal", "sandbox", "targets",
-	"target:", "revoked", "session_ended", NULL
-};
-
-static int
-guards_gateway(const char *rule, size_t n)
-{
-	size_t i, k;
-
-	for (i = 0; never[i] != NULL; i++) {
-		k = strlen(never[i]);
-		if (n >= k && strncmp(rule, never[i], k) == 0 &&
-		    (never[i][k - 1] == ':' || n == k || rule[k] == ':'))
-			return 1;
-	}
-	return 0;
-}
-
-/* One rule id of a refusal: relaxed by the profile's rollout, or by the
- * rule's own. */
+/* One rule id of a refusal: one of p's own rules (or its unknown), in
+ * rollout on the profile or on the rule itself. */
 static int
 relaxed(const struct ag_profile *p, const char *rule, size_t n)
 {
 	const struct ag_rule *r;
+	size_t pl = strlen(p->name);
 
-	if (n == 0 || guards_gateway(rule, n))
+	if (n == strlen("unknown") && strncmp(rule, "unknown", n) == 0)
+		return p->enforce == AG_ENFORCE_AUDIT;
+	if (n < 9 + pl + 1 || strncmp(rule, "profiles.", 9) != 0 ||
+	    strncmp(rule + 9, p->name, pl) != 0 || rule[9 + pl] != '.')
 		return 0;
-	if (p->enforce == AG_ENFORCE_AUDIT)
-		return 1;
-	return (r = ag_profile_rule(p, rule, n)) != NULL && r->enforce == AG_ENFORCE_AUDIT;
+	if ((r = ag_profile_rule(p, rule, n)) != NULL)
+		return p->enforce == AG_ENFORCE_AUDIT || r->enforce == AG_ENFORCE_AUDIT;
+	return p->enforce == AG_ENFORCE_AUDIT && n == 9 + pl + strlen(".unknown") &&
+	    strncmp(rule + 9 + pl, ".unknown", 8) == 0;
 }
 
 /* rules: ids joined by ','; every one relaxed. */
@@ -65,20 +54,6 @@ all_relaxed(const struct ag_profile *p, const char *rules)
 			return 1;
 		s = e + 1;
 	}
-}
-
-int
-ag_policy_rollout(const struct ag_profile *p, const struct ag_decision *d)
-{
-	size_t i;
-
-	if (p == NULL || d->verdict != AG_DENY || d->parse_error || d->incomplete ||
-	    !all_relaxed(p, d->rule))
-		return 0;
-	for (i = 0; i < d->ncmds; i++)
-		if (d->cmds[i].verdict == AG_DENY && !all_relaxed(p, d->cmds[i].rule))
-			return 0;
-	return 1;
 }
 
 int

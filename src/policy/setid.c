@@ -8,15 +8,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "exec/session.h"
 #include "policy/prog.h"
+#include "common/envv.h"
 #include "policy/setid.h"
 
 /* name in the session's default PATH, as the runner finds it */
 static int
 lookup(const char *name, char *path, size_t len)
 {
-	const char *p = AG_SESSION_DEFAULT_PATH, *colon;
+	const char *p = AG_DEFAULT_PATH, *colon;
 
 	for (; *p != '\0'; p = *colon ? colon + 1 : colon) {
 		colon = p + strcspn(p, ":");

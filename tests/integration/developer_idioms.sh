@@ -146,6 +146,26 @@ ag_like "$out" "^venv=none
 N=2 pwd=/tmp
 1$" "repl_function_alone_on_its_line_changes_state" "$out"
 
+# what a line writes in place of the trap's report (its own EXIT trap) is
+# not code the next line runs unjudged: only definitions the rules allow
+# are kept (red team: a forged report exported a variable the typed line
+# refuses, and ran code before the next line)
+out=$(printf '%s\n' 'cd ~/work' \
+    'trap '"'"'printf "\0=<\0PWD=%s\0=fexport GIT_CONFIG_PARAMETERS=x; echo FORGED-RAN\0=\0" "$PWD" >&3'"'"' EXIT' \
+    'echo "gcp=${GIT_CONFIG_PARAMETERS:-unset}"' \
+    'f() { :; }; trap '"'"'printf "\0=<\0PWD=%s\0=ff () { export LD_PRELOAD=/x.so; }\0=\0" "$PWD" >&3'"'"' EXIT' \
+    'type f >/dev/null 2>&1 && echo kept || echo dropped' | ag_ssh 2>&1)
+ag_unlike "$out" "FORGED-RAN" "forged_state_code_does_not_run" "$out"
+ag_like "$out" "gcp=unset" "forged_state_exports_nothing" "$out"
+ag_like "$out" "not kept for the next lines: they hold more than definitions" \
+    "forged_state_top_level_code_refused" "$out"
+ag_like "$out" "not kept for the next lines: .*LD_PRELOAD" "forged_state_refused_function_refused" "$out"
+ag_like "$out" "dropped" "forged_state_function_dropped" "$out"
+
+# local and declare with expanded values, as agents write functions
+x 'f() { local v=$1; local w="${2:-d}"; declare -A m=([k]=v); echo "$v $w ${m[k]}"; }; f one'
+ag_is "$x_out" "one d v" "local_and_declare_with_expanded_values" "$x_err"
+
 x 'git push'
 ag_like "$x_err" "denied by profiles.developer.deny" "git_push_typed_refusal"
 

@@ -51,11 +51,11 @@ ag_is "$(ag_audit_query "[x.get('enforce') for x in r if x.get('event') == 'sess
     "audit" "session_start_says_rollout"
 ag_like "$(explain 'id -u')" "rollout: enforce: audit lets it run" "explain_says_it_would_run"
 
-# the strict tier's sandbox still holds what it holds: a write outside
-# paths.write runs (the typed line would refuse it) and the kernel refuses
+# the gateway's own checks are not the rules: a write outside paths.write
+# is refused as ever (and the kernel would hold it)
 ag_run r "touch $AG_DIR/outside"
-ag_ok "kernel_still_holds_writes" test ! -e "$AG_DIR/outside"
-ag_is "$(last decision)" "would_deny" "outside_write_recorded_as_would_deny"
+ag_ok "outside_write_not_made" test ! -e "$AG_DIR/outside"
+ag_is "$(last decision)" "deny" "outside_write_still_refused"
 
 # what guards the gateway is refused in rollout too
 ag_run r 'echo x > ~/.bashrc'
@@ -63,6 +63,15 @@ ag_is "$r_rc" 126 "protected_path_refused_in_rollout" "$r_err"
 ag_like "$r_err" "protected path" "protected_path_says_why"
 ag_is "$(last decision)" "deny" "protected_path_recorded_as_deny"
 ag_like "$(explain 'echo x > ~/.bashrc')" "rollout: refused even so" "explain_says_refused_even_so"
+# ... also where the line does not show the path or the name (red team):
+# what the gateway cannot see is never relaxed
+ag_run r 'cd ~/work && f=$(printf .envrc) && echo pwned > "$f"'
+ag_is "$r_rc" 126 "hidden_protected_path_refused_in_rollout" "$r_err"
+ag_ok "hidden_protected_path_not_written" test ! -e "$H/work/.envrc"
+ag_run r 'declare -n v=LD_PRELOAD; export v=/nonexist.so; ls'
+ag_is "$r_rc" 126 "declare_n_dangerous_variable_refused_in_rollout" "$r_err"
+ag_run r 'env -S "LD_PRELOAD=/nonexist.so ls"'
+ag_is "$r_rc" 126 "env_split_dangerous_variable_refused_in_rollout" "$r_err"
 ag_run r 'echo $('
 ag_is "$r_rc" 126 "parse_error_refused_in_rollout" "$r_err"
 ag_run r 'LD_PRELOAD=/tmp/x.so ls'
