@@ -440,14 +440,19 @@ ag_walk_command(struct ag_walker *w, struct ag_arg *a, size_t na, int flags)
 		return;
 	}
 	if (strchr(name, '/') == NULL && !(flags & AG_CF_PROG_ONLY)) {
-		if (!(flags & (AG_CF_NO_FUNCS | AG_CF_BUILTIN_ONLY)) && ag_walk_is_function(w, name) &&
-		    !ag_walk_builtin_flags(name) &&
+		const struct ag_sh_node *fn;
+
+		if (!(flags & (AG_CF_NO_FUNCS | AG_CF_BUILTIN_ONLY)) &&
+		    (fn = ag_walk_function(w, name)) != NULL && !ag_walk_builtin_flags(name) &&
 		    ag_walk_lookup(w->pathenv, name, real, sizeof(real)) == -1) {
-			/* its body was checked where it was defined; and if the
-			 * definition did not run (an if, a subshell), the name
-			 * runs nothing.  A function shadowing a builtin or a
-			 * program is judged as that builtin or program. */
+			/* its body, checked where it was defined, is checked
+			 * again where it is called (relative paths are the
+			 * caller's); if the definition did not run (an if, a
+			 * subshell), the name runs nothing.  A function
+			 * shadowing a builtin or a program is judged as that
+			 * builtin or program. */
 			ag_walk_set_path(w, w->cur, "function");
+			ag_walk_call(w, fn);
 			return;
 		}
 		if (ag_walk_builtin_flags(name)) {

@@ -130,6 +130,7 @@ strict_loader_ok(const struct ag_execpolicy *ep, const char *path, char *const *
 	ctx.cwd = cwd != NULL ? cwd : "/";
 	ctx.home = ep->home;
 	ctx.env = ep->env;
+	ctx.one_pass = 1;
 	memset(&d, 0, sizeof(d));
 	if (ok && ag_policy_check(&ctx, sb.data, sb.len, &d) < 0)
 		ok = 0;
@@ -223,6 +224,7 @@ judge_exec(const struct ag_execpolicy *ep, const char *path, char *const *argv,
 	ctx.cwd = cwd != NULL ? cwd : "/";
 	ctx.home = ep->home;
 	ctx.env = ep->env;
+	ctx.one_pass = 1;
 	if (ag_policy_check(&ctx, sb.data, sb.len, &d) < 0) {
 		ag_strbuf_free(&sb);
 		ag_decision_free(&d);

@@ -204,9 +204,10 @@ ag_walk_refuse(struct ag_walker *w, enum ag_verdict v, const char *rule, const c
 	if (rule != NULL && strcmp(rule, "arith") == 0 && ag_walk_exec_judged(w) &&
 	    !ag_walk_denies_builtin(w))
 		return;
-	/* rollout's second pass: what the relaxed rules refuse, they don't */
-	if (w->ctx != NULL && w->ctx->rollout && v == AG_DENY &&
-	    ag_policy_rollout_rules(w->prof, rule))
+	/* rollout's second pass: a program no rule names runs as if a plain
+	 * rule named it (command.c then checks what it writes and runs) */
+	if (w->ctx != NULL && w->ctx->rollout && v == AG_DENY && rule != NULL &&
+	    strcmp(rule, "unknown") == 0 && ag_policy_rollout_rules(w->prof, rule))
 		return;
 	if (w->cur < 0) {
 		w->cur = cmd_new(w, w->cname ? w->cname : "", "keyword", w->coff,
@@ -811,6 +812,63 @@ walk_dbracket(struct ag_walker *w, const struct ag_sh_node *n)
 
 /* Defining a function is a feature; its body is judged where it is
  * defined, and a cd in it may leave the shell anywhere. */
+static int
+push_def(struct ag_walker *w, const struct ag_sh_node *n)
+{
+	if (w->nfdefs == w->capfdefs) {
+		size_t c = w->capfdefs ? w->capfdefs * 2 : 8;
+		const struct ag_sh_node **nv = realloc((void *)w->fdefs, c * sizeof(*nv));
+
+		if (nv == NULL) {
+			w->oom = 1;
+			return -1;
+		}
+		w->fdefs = nv;
+		w->capfdefs = c;
+	}
+	w->fdefs[w->nfdefs++] = n;
+	return 0;
+}
+
+const struct ag_sh_node *
+ag_walk_function(const struct ag_walker *w, const char *name)
+{
+	size_t i;
+
+	/* the last definition is the one a call runs */
+	for (i = w->nfuncs; i > 0; i--)
+		if (strcmp(w->funcs[i - 1], name) == 0)
+			return w->fdefs[i - 1];
+	return NULL;
+}
+
+/* Calls nested deeper than this (a recursive function) are refused: the
+ * walk cannot follow them. */
+#define MAX_CALLS	8
+
+void
+ag_walk_call(struct ag_walker *w, const struct ag_sh_node *fn)
+{
+	const struct ag_cwdset *cs = w->cwd;
+	long saved = w->cur;
+	size_t i;
+
+	if (w->calls >= MAX_CALLS) {
+		ag_walk_refuse(w, AG_DENY, "builtin:functions", "function calls nest more than "
+		    "%d deep here; the gateway cannot follow what they do", MAX_CALLS);
+		return;
+	}
+	w->calls++;
+	for (i = 0; i < fn->nkids; i++)
+		walk_node(w, fn->kids[i]);
+	w->calls--;
+	w->cur = saved;
+	if (has_cd(fn))
+		ag_walk_cd(w, NULL, 0);
+	else
+		w->cwd = cs;
+}
+
 static void
 walk_funcdef(struct ag_walker *w, const struct ag_sh_node *n)
 {
@@ -820,8 +878,9 @@ walk_funcdef(struct ag_walker *w, const struct ag_sh_node *n)
 
 	w->cur = cmd_new(w, "function", "keyword", n->off, n->end);
 	if (feature_ok(w, w->prof->features.functions, "functions", "defining functions") &&
-	    n->name)
-		ag_walk_push(w, &w->funcs, &w->nfuncs, &w->capfuncs, n->name);
+	    n->name && ag_walk_push(w, &w->funcs, &w->nfuncs, &w->capfuncs, n->name) == 0 &&
+	    push_def(w, n) < 0)
+		w->nfuncs--;
 	w->cur = saved;
 	if (has_cd(n))
 		ag_walk_cd(w, NULL, 0);
@@ -1099,6 +1158,9 @@ decide(const struct ag_policy_ctx *ctx, const struct ag_sh_node *tree,
 	free(w.pend);
 	free((void *)w.ints);
 	free((void *)w.funcs);
+	free((void *)w.fdefs);
+	if (w.allowed_own)
+		free(w.allowed_list);
 	return w.oom ? -1 : 0;
 }
 
@@ -1110,17 +1172,52 @@ static void
 rollout_pass(const struct ag_policy_ctx *ctx, const struct ag_sh_node *tree,
     const char *src, size_t srclen, struct ag_decision *out)
 {
+	const struct ag_profile *p;
+	struct ag_profile p2;
 	struct ag_policy_ctx c2;
 	struct ag_decision d2;
+	struct ag_rule *allow = NULL, *deny = NULL;
+	size_t i, n;
 
 	if (out->verdict != AG_DENY || out->parse_error || ctx == NULL || ctx->rollout ||
-	    !ag_profile_in_rollout(ctx->profile))
+	    ctx->one_pass || !ag_profile_in_rollout(p = ctx->profile))
 		return;
+	/*
+	 * The profile as rollout makes it: its relaxed deny rules gone, its
+	 * relaxed allow rules plain (any subcommand or argument; the global
+	 * options they allow stay as they were).  Every command is then
+	 * walked as under any rule that lets it run, with every check of the
+	 * gateway's own; nothing is skipped after a refusal.
+	 */
+	p2 = *p;
+	if ((p->nallow > 0 && (allow = calloc(p->nallow, sizeof(*allow))) == NULL) ||
+	    (p->ndeny > 0 && (deny = calloc(p->ndeny, sizeof(*deny))) == NULL))
+		goto out;
+	for (i = 0; i < p->nallow; i++) {
+		allow[i] = p->allow[i];
+		if (ag_policy_rollout_rules(p, p->allow[i].id)) {
+			memset(&allow[i].subcommands, 0, sizeof(allow[i].subcommands));
+			memset(&allow[i].args, 0, sizeof(allow[i].args));
+			memset(&allow[i].argv, 0, sizeof(allow[i].argv));
+			memset(&allow[i].deny_args, 0, sizeof(allow[i].deny_args));
+			allow[i].has_argv = 0;
+		}
+	}
+	for (i = n = 0; i < p->ndeny; i++)
+		if (!ag_policy_rollout_rules(p, p->deny[i].id))
+			deny[n++] = p->deny[i];
+	p2.allow = allow;
+	p2.deny = deny;
+	p2.ndeny = n;
 	c2 = *ctx;
+	c2.profile = &p2;
 	c2.rollout = 1;
 	memset(&d2, 0, sizeof(d2));
 	out->would_run = decide(&c2, tree, src, srclen, &d2) == 0 && d2.verdict == AG_ALLOW;
 	ag_decision_free(&d2);
+out:
+	free(allow);
+	free(deny);
 }
 
 int

@@ -34,6 +34,8 @@ struct ag_policy_ctx {
 	int			 rollout;	/* the second pass of a profile in
 						 * rollout: its relaxed rules refuse
 						 * nothing (decision.would_run) */
+	int			 one_pass;	/* no second pass (the exec judge, which
+						 * counts deny rules only) */
 };
 
 struct ag_arena;

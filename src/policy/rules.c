@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/misc.h"
 #include "common/strbuf.h"
@@ -64,7 +65,7 @@ ag_walk_allowed_list(struct ag_walker *w)
 			key = ag_walk_hash(key, r->subcommands.v[j]);
 		key = ag_walk_hash(key, "\n");
 	}
-	if (alcache.list != NULL && alcache.key == key)
+	if (gettid() == getpid() && alcache.list != NULL && alcache.key == key)
 		return alcache.list;
 	items = calloc(w->prof->nallow + 1, sizeof(*items));
 	if (items == NULL) {
@@ -113,7 +114,13 @@ ag_walk_allowed_list(struct ag_walker *w)
 		w->oom = 1;
 		return "";
 	}
-	/* hand it to the cache; the walker keeps only a borrowed pointer */
+	/* hand it to the cache; the walker keeps only a borrowed pointer.
+	 * Not from another thread (the exec supervisor's): its cache would
+	 * be lost when it ends, so the walker frees its own */
+	if (gettid() != getpid()) {
+		w->allowed_own = 1;
+		return w->allowed_list;
+	}
 	free(alcache.list);
 	alcache.list = w->allowed_list;
 	alcache.key = key;

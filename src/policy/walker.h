@@ -96,6 +96,9 @@ struct ag_walker {
 	size_t				 npend, cappend;
 	const char			**funcs;
 	size_t				 nfuncs, capfuncs;
+	const struct ag_sh_node		**fdefs;	/* each funcs[i]'s definition */
+	size_t				 nfdefs, capfdefs;
+	int				 calls;		/* function calls being walked */
 
 	const char			**writes;	/* ctx->record: the decision's */
 	size_t				 nwrites, capwrites;
@@ -103,6 +106,7 @@ struct ag_walker {
 	size_t				 ninner, capinner;
 
 	char				*allowed_list;
+	int				 allowed_own;	/* the walker frees it (rules.c) */
 	const char			*home;		/* normalised ctx->home, or NULL */
 	int				 cwd0state;	/* once: 0 not yet, 1 ok, -1 failed */
 	int				 wrap;
@@ -155,6 +159,15 @@ const char *ag_walk_excerpt(const char *s, char *buf, size_t bufsz);
 void	*ag_walk_alloc(struct ag_walker *w, size_t sz);
 char	*ag_walk_strndup(struct ag_walker *w, const char *s, size_t n);
 char	*ag_walk_strdup(struct ag_walker *w, const char *s);
+/*
+ * A call of a function the line defined: its body walked again where it
+ * is called (a relative path in it names the caller's directory's file),
+ * and the caller's directory unknown after it when the body may cd.
+ * NULL from ag_walk_function: name is no such function.
+ */
+const struct ag_sh_node *ag_walk_function(const struct ag_walker *w, const char *name);
+void	ag_walk_call(struct ag_walker *w, const struct ag_sh_node *fn);
+
 int	ag_walk_push(struct ag_walker *w, const char ***v, size_t *n, size_t *cap,
 	    const char *s);
 const char *ag_walk_env(const struct ag_walker *w, const char *name);

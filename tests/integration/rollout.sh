@@ -25,9 +25,16 @@ users:
 profiles:
   job:
     enforce: $1
-    allow: [echo, ls]
+    allow:
+      - echo
+      - ls
+      - cat
+      - { command: tee, args: ["-a", "out*"] }
+      - { command: timeout, args: ["5"] }
     deny:
       - { command: cat, args: ["/etc/hostname"], enforce: $2 }
+      - { command: cp, args: ["/etc/*"] }
+      - { command: export }
     paths: { read: ["/"], write: ["~/work"] }
     unknown: deny
 EOF2
@@ -51,6 +58,10 @@ ag_is "$(ag_audit_query "[x.get('enforce') for x in r if x.get('event') == 'sess
     "audit" "session_start_says_rollout"
 ag_like "$(explain 'id -u')" "rollout: enforce: audit lets it run" "explain_says_it_would_run"
 
+# the strict tier never executes a shell, rollout or not (the kernel)
+ag_run r 'bash -c id'
+ag_like "$r_err" "Permission denied" "strict_kernel_still_holds_shells" "$r_err"
+
 # the gateway's own checks are not the rules: a write outside paths.write
 # is refused as ever (and the kernel would hold it)
 ag_run r "touch $AG_DIR/outside"
@@ -72,6 +83,20 @@ ag_run r 'declare -n v=LD_PRELOAD; export v=/nonexist.so; ls'
 ag_is "$r_rc" 126 "declare_n_dangerous_variable_refused_in_rollout" "$r_err"
 ag_run r 'env -S "LD_PRELOAD=/nonexist.so ls"'
 ag_is "$r_rc" 126 "env_split_dangerous_variable_refused_in_rollout" "$r_err"
+# ... and a rule rollout relaxes does not let the rest of its command go
+# unjudged (red team round 2): what it writes, what a wrapper runs, what
+# a denied builtin sets
+ag_run r 'cd ~/work && echo pwned | tee .envrc'
+ag_is "$r_rc" 126 "relaxed_allow_rule_still_checks_writes" "$r_err"
+ag_run r 'cd ~/work && cp /etc/hostname .envrc'
+ag_is "$r_rc" 126 "relaxed_deny_rule_still_checks_writes" "$r_err"
+ag_ok "relaxed_rules_wrote_no_protected_file" test ! -e "$H/work/.envrc"
+ag_run r 'export LD_PRELOAD=/nonexist.so; ls'
+ag_is "$r_rc" 126 "relaxed_builtin_deny_still_checks_variables" "$r_err"
+ag_run r 'timeout 10 env LD_PRELOAD=/nonexist.so ls'
+ag_is "$r_rc" 126 "relaxed_wrapper_rule_still_walks_its_command" "$r_err"
+ag_run r 'cd ~/work && echo ok | tee -a out.txt >/dev/null && cat out.txt'
+ag_is "$r_rc/$r_out" "0/ok" "relaxed_rules_let_the_benign_line_run" "$r_err"
 ag_run r 'echo $('
 ag_is "$r_rc" 126 "parse_error_refused_in_rollout" "$r_err"
 ag_run r 'LD_PRELOAD=/tmp/x.so ls'
@@ -93,14 +118,32 @@ ag_is "$(last decision)/$(last rule)" "would_deny/profiles.job.deny[0]" "rule_ro
 # the deny rule holds at every exec too: there the exec goes on, recorded
 ag_is "$(ag_audit_query "[(x.get('decision'), x.get('rule')) for x in r if x.get('event') == 'exec_denied'][-1]")" \
     "('would_deny', 'profiles.job.deny[0]')" "exec_in_rollout_recorded_as_would_deny"
-# the strict tier executes only the allowed programs and the line's own:
-# a program rollout lets the typed line run is not thereby one a wrapper
-# may start (the kernel holds that)
-ag_run r 'echo /etc/hostname | xargs cat'
-ag_like "$r_err" "cat: Permission denied" "strict_kernel_still_holds_execs" "$r_err"
 ag_run r 'id -u'
 ag_is "$r_rc" 126 "other_refusals_still_enforced" "$r_err"
 ag_is "$(ag_audit_query "[x.get('enforce') for x in r if x.get('event') == 'session_start'][-1]")" \
     "audit" "session_start_says_a_rule_is_in_rollout"
+
+# ---- a function's body is judged where it is called ---------------------------
+cat <<EOF2 | ag_write_policy "$AG_DIR/policy.yaml"
+version: 1
+gateway:
+  runner: /bin/bash
+  audit: { file: @AUDIT@, required: true }
+users:
+  @USER@: fn
+profiles:
+  fn:
+    allow: [echo]
+    features: { functions: allow }
+    paths: { read: ["/"], write: ["~"] }
+EOF2
+ag_run r 'cd ~/work && f() { echo pwned > .bash_login; } && cd ~ && f'
+ag_is "$r_rc" 126 "function_body_judged_where_called" "$r_err"
+ag_ok "function_wrote_no_startup_file" test ! -e "$H/.bash_login"
+ag_run r 'f() { echo called; }; f; f'
+ag_is "$r_out" "called
+called" "benign_function_calls_run" "$r_err"
+ag_run r 'f() { f; }; f'
+ag_like "$r_err" "nest more than" "recursive_function_refused" "$r_err"
 
 ag_done
