@@ -81,7 +81,7 @@ out=$(AS --since yesterday 2>&1); rc=$?
 ag_is "$rc" 2 "show_bad_since_exits_2"
 ag_like "$out" "^agentgate: audit show: --since 'yesterday': not a time" "show_bad_since_says_why"
 ag_is "$(AS --decision maybe 2>&1; echo "rc=$?")" \
-    "agentgate: audit show: --decision 'maybe': give allow, deny, ask-allow or ask-deny"$'\n'"rc=2" \
+    "agentgate: audit show: --decision 'maybe': give allow, deny, ask-allow, ask-deny or would_deny"$'\n'"rc=2" \
     "show_bad_decision"
 
 # records of other identities and days, in a file given by name: the
