@@ -46,7 +46,9 @@ struct cmd {
 	const char		*line;
 	size_t			 len;
 	int			 flags;		/* AG_CORE_* */
+	const struct ag_core_parsed *parsed;	/* the front end's parse of line, or NULL */
 	struct ag_sh_node	*tree;		/* parse */
+	int			 tree_lent;	/* tree is parsed's: not freed here */
 	struct ag_decision	 d;		/* decide */
 	struct ag_xfer		 xfer;		/* decide: a file transfer, or none */
 	int			 decided;	/* d was filled before the decide stage */
@@ -235,16 +237,23 @@ stage_target(struct ag_core *core, struct cmd *c)
 	c->t = t;
 	c->line += rest;
 	c->len -= rest;
+	c->parsed = NULL;	/* it parsed the line with its @NAME */
 	return NEXT;
 }
 
 /* ---- parse ------------------------------------------------------------------ */
 
-/* STOP for an empty line (or only a comment), which is not a command. */
+/*
+ * The line's one parse: the front end's (the REPL's, made to know whether
+ * the input was complete), or its own.  A line that does not parse is
+ * refused in the parse's words, whatever the rules would say of it.
+ * STOP for an empty line (or only a comment), which is not a command.
+ */
 static enum next
 stage_parse(struct ag_core *core, struct cmd *c)
 {
-	struct ag_err err;
+	struct ag_core_parsed own;
+	const struct ag_core_parsed *p = c->parsed;
 
 	if (c->flags & AG_CORE_REQUEST) {
 		struct ag_policy_ctx ctx;
@@ -255,19 +264,16 @@ stage_parse(struct ag_core *core, struct cmd *c)
 			return NEXT;
 		}
 	}
-	ag_err_clear(&err);
-	if (ag_sh_parse(c->line, c->len, &c->tree, &err) != AG_SH_OK) {
-		struct ag_policy_ctx ctx;
-
-		/* the policy words the refusal; whatever it said, this does not run */
-		policy_ctx(core, &ctx);
-		if (ag_policy_check(&ctx, c->line, c->len, &c->d) < 0 || c->d.verdict == AG_ALLOW) {
-			c->d.verdict = AG_DENY;
-			if (c->d.reason[0] == '\0' || strcmp(c->d.reason, "allowed") == 0)
-				snprintf(c->d.reason, sizeof(c->d.reason), "syntax error: %s",
-				    err.msg);
-			snprintf(c->d.rule, sizeof(c->d.rule), "parse");
-		}
+	if (p == NULL) {
+		own.tree = NULL;
+		ag_err_clear(&own.err);
+		own.status = ag_sh_parse(c->line, c->len, &own.tree, &own.err);
+		p = &own;
+	} else
+		c->tree_lent = 1;
+	c->tree = p->tree;
+	if (p->status != AG_SH_OK) {
+		ag_policy_parse_refusal(p->status, &p->err, &c->d);
 		c->decided = 1;
 		return NEXT;
 	}
@@ -1038,6 +1044,13 @@ int
 ag_core_command(struct ag_core *core, const char *line, size_t len, int flags,
     int *end_session)
 {
+	return ag_core_command_parsed(core, line, len, flags, NULL, end_session);
+}
+
+int
+ag_core_command_parsed(struct ag_core *core, const char *line, size_t len, int flags,
+    const struct ag_core_parsed *parsed, int *end_session)
+{
 	struct ag_session *s;
 	struct ag_target_saved saved;
 	struct cmd c;
@@ -1068,6 +1081,7 @@ ag_core_command(struct ag_core *core, const char *line, size_t len, int flags,
 	c.line = line;
 	c.len = len;
 	c.flags = flags;
+	c.parsed = parsed;
 	c.status = AG_STATUS_DENIED;
 	c.rec.command = recorded;
 	c.rec.command_len = reclen;
@@ -1126,7 +1140,8 @@ out:
 	if (entered)
 		ag_target_leave(core, c.t, &saved);
 	ag_decision_free(&c.d);
-	ag_sh_free(c.tree);
+	if (!c.tree_lent)
+		ag_sh_free(c.tree);
 	free_record(&c);
 	free(cwd_before);
 	free(recorded);

@@ -181,6 +181,22 @@ int	ag_core_command(struct ag_core *core, const char *line, size_t len, int flag
 	    int *end_session);
 
 /*
+ * What a front end found parsing line itself (the REPL, to know whether
+ * the input is complete): ag_sh_parse()'s status, err and tree, which
+ * stays the caller's.  ag_core_command_parsed() takes it for the line's
+ * parse instead of parsing the line again, unless an @NAME prefix is taken
+ * off first; a syntax error is refused in err's words.
+ */
+struct ag_core_parsed {
+	enum ag_sh_status	 status;
+	struct ag_sh_node	*tree;
+	struct ag_err		 err;
+};
+
+int	ag_core_command_parsed(struct ag_core *core, const char *line, size_t len, int flags,
+	    const struct ag_core_parsed *parsed, int *end_session);
+
+/*
  * The decide stage alone, in the session's current context, as
  * ag_core_command() would decide line (explain).  0, or -1 on an internal
  * error (d then says DENY).  ag_decision_free(d) afterwards.

@@ -1211,28 +1211,25 @@ net_check(struct ag_sandbox *sb, struct build *b)
 
 /* ---- public -------------------------------------------------------------- */
 
-struct ag_sandbox *
-ag_sandbox_prepare(const struct ag_config *cfg, const struct ag_profile *p, const char *identity,
-    const char *home, const char *cwd, char *const *env, struct ag_err *err)
+/* The sandbox with no fd open yet, and the build that fills it; NULL when
+ * out of memory. */
+static struct ag_sandbox *
+sb_new(const struct ag_config *cfg, const struct ag_profile *p, const char *identity,
+    const char *home, const char *cwd, struct build *b, struct ag_err *err)
 {
 	struct ag_sandbox *sb = calloc(1, sizeof(*sb));
-	struct build b;
-	const char *path_env = ag_envv_get(env, "PATH");
-	const char *runner = cfg->gw.runner ? cfg->gw.runner : "/bin/bash";
-	char preload[PATH_MAX];
-	size_t i;
 
+	memset(b, 0, sizeof(*b));
 	if (sb == NULL) {
 		ag_err_set(err, "out of memory");
 		return NULL;
 	}
-	memset(&b, 0, sizeof(b));
-	b.sb = sb;
-	b.p = p;
-	b.home = home ? home : "/";
-	b.cwd = cwd ? cwd : "/";
-	b.identity = identity;
-	b.err = err;
+	b->sb = sb;
+	b->p = p;
+	b->home = home ? home : "/";
+	b->cwd = cwd ? cwd : "/";
+	b->identity = identity;
+	b->err = err;
 	sb->outer_fd = sb->inner_fd = sb->once_fd = -1;
 	sb->ns_user_fd = sb->ns_mnt_fd = sb->ns_pid_fd = sb->ns_net_fd = sb->proc_fd = -1;
 	sb->egress_fd[0] = sb->egress_fd[1] = -1;
@@ -1241,14 +1238,139 @@ ag_sandbox_prepare(const struct ag_config *cfg, const struct ag_profile *p, cons
 	sb->mode = cfg->gw.sandbox;
 	sb->profile = p;
 	sb->developer = p->tier == AG_TIER_DEVELOPER;
-	b.rd_dir = FS_READ;
-	b.rd_file = LANDLOCK_ACCESS_FS_READ_FILE;
+	b->rd_dir = FS_READ;
+	b->rd_file = LANDLOCK_ACCESS_FS_READ_FILE;
 	if (sb->developer) {
 		/* whatever may be read may run; the noexec mounts of the write
 		 * roots (less paths.exec) keep freshly written files out */
-		b.rd_dir |= LANDLOCK_ACCESS_FS_EXECUTE;
-		b.rd_file |= LANDLOCK_ACCESS_FS_EXECUTE;
+		b->rd_dir |= LANDLOCK_ACCESS_FS_EXECUTE;
+		b->rd_file |= LANDLOCK_ACCESS_FS_EXECUTE;
 	}
+	return sb;
+}
+
+static void
+build_free(struct build *b)
+{
+	sb_plist_free(&b->progdirs);
+	sb_plist_free(&b->holes);
+	sb_plist_free(&b->reads);
+	sb_plist_free(&b->writes);
+	sb_plist_free(&b->execs);
+}
+
+/* The runner's library (agsandbox.so); missing, `required` refuses and
+ * best_effort keeps the runner shell executable (inner_in_child). */
+static int
+find_runner_lib(struct ag_sandbox *sb, struct ag_err *err)
+{
+	char preload[PATH_MAX];
+
+	if (find_preload(preload, sizeof(preload)) == 0) {
+		if ((sb->preload = strdup(preload)) == NULL)
+			return ag_err_set(err, "out of memory");
+		return 0;
+	}
+	if (sb->mode == AG_SANDBOX_REQUIRED)
+		return ag_err_set(err, "kernel sandbox: agsandbox.so not found in %s (or not owned "
+		    "by root): commands are refused", AG_PKGLIBDIR);
+	if (sb_note_add(sb, "agsandbox.so missing: the runner shell stays executable") < 0)
+		return ag_err_set(err, "out of memory");
+	sb->inner_in_child = 1;
+	return 0;
+}
+
+/* What no command may read or run, whatever the read roots hold. */
+static int
+collect_all_holes(struct build *b, const char *runner, const char *path_env)
+{
+	const struct ag_profile *p = b->p;
+
+	if ((b->sb->developer ? collect_deny_holes(b, path_env) :
+	    collect_holes(b, runner, path_env)) < 0)
+		return -1;
+	/* every terminal of the host, other sessions' included: a command's
+	 * own is added when it is made (ag_sandbox_allow_terminal) */
+	if (add_hole(b, "/dev/pts") < 0)
+		return -1;
+	/* the validator's key is its group's (file mode); should the mode be
+	 * wrong, the kernel still keeps every command from reading it */
+	if (p->validator != NULL && p->validator->api_key_file != NULL &&
+	    add_hole(b, p->validator->api_key_file) < 0)
+		return -1;
+	return 0;
+}
+
+/* add_exec the program name says: an absolute path, or a name found on
+ * path_env (a relative path: none). */
+static int
+add_exec_named(struct build *b, const char *path_env, const char *name)
+{
+	char found[PATH_MAX];
+
+	if (strchr(name, '/') != NULL)
+		return name[0] == '/' ? add_exec(b, name, 0) : 0;
+	if (ag_path_search(path_env, name, found, sizeof(found)) != 0)
+		return 0;	/* not here: nothing to allow */
+	return add_exec(b, found, 0);
+}
+
+/* The programs the profile lets run: execute rights for each. */
+static int
+collect_execs(struct build *b, const char *runner, const char *path_env)
+{
+	const struct ag_profile *p = b->p;
+	const char *const *wr = ag_policy_wrappers();
+	size_t i;
+
+	for (i = 0; i < p->nallow; i++)
+		if (p->allow[i].command != NULL && p->allow[i].command[0] != '\0' &&
+		    add_exec_named(b, path_env, p->allow[i].command) < 0)
+			return -1;
+	if (b->sb->inner_in_child && add_exec(b, runner, 0) < 0)
+		return -1;
+	/* `timeout 5 make`, `xargs wc`: the policy judged the inner command,
+	 * which still needs its own execute right; a wrapper adds none */
+	for (i = 0; !b->sb->developer && p->nallow > 0 && wr[i] != NULL; i++)
+		if (!denied_by_name(p, wr[i]) && add_exec_named(b, path_env, wr[i]) < 0)
+			return -1;
+	/* file_transfer.scp / .rsync: the remote end is that same program */
+	if ((p->scp_legacy && add_exec_named(b, path_env, "scp") < 0) ||
+	    (p->rsync && add_exec_named(b, path_env, "rsync") < 0))
+		return -1;
+	/* file_transfer.sftp: the server runs through the runner like a command */
+	if (p->sftp != AG_TRANSFER_OFF && ag_sandbox_sftp_server() != NULL &&
+	    add_exec(b, ag_sandbox_sftp_server(), 0) < 0)
+		return -1;
+	return 0;
+}
+
+/* A program the command could rewrite is not executable inside: the
+ * admin hears of the paths.exec entry that hides it. */
+static void
+warn_rewritable(const struct ag_sandbox *sb, const struct build *b)
+{
+	size_t i, k;
+
+	for (i = 0; !sb->developer && i < sb->exec.n; i++)
+		for (k = 0; k < b->writes.n; k++)
+			if (sb_path_within(sb->exec.v[i], b->writes.v[k]))
+				ag_log(LOG_WARNING, "sandbox: %s lies beneath paths.write entry %s: a "
+				    "program the command can rewrite is not executable inside the "
+				    "sandbox", sb->exec.v[i], b->writes.v[k]);
+}
+
+struct ag_sandbox *
+ag_sandbox_prepare(const struct ag_config *cfg, const struct ag_profile *p, const char *identity,
+    const char *home, const char *cwd, char *const *env, struct ag_err *err)
+{
+	struct ag_sandbox *sb;
+	struct build b;
+	const char *path_env = ag_envv_get(env, "PATH");
+	const char *runner = cfg->gw.runner ? cfg->gw.runner : "/bin/bash";
+
+	if ((sb = sb_new(cfg, p, identity, home, cwd, &b, err)) == NULL)
+		return NULL;
 	if ((sb->home = strdup(b.home)) == NULL || (sb->path_env = strdup(path_env ? path_env : "")) == NULL)
 		goto oom;
 	set_limits(sb, &p->limits, p->tier);
@@ -1266,90 +1388,17 @@ ag_sandbox_prepare(const struct ag_config *cfg, const struct ag_profile *p, cons
 		if (collect_reads(&b) < 0 || check_links(&b) < 0 || sb_ns_make(sb, &b) < 0 ||
 		    net_check(sb, &b) < 0)
 			goto fail;
-		goto done;
+		build_free(&b);
+		return sb;
 	}
-	if (find_preload(preload, sizeof(preload)) < 0) {
-		if (sb->mode == AG_SANDBOX_REQUIRED) {
-			ag_err_set(err, "kernel sandbox: agsandbox.so not found in %s (or not owned by "
-			    "root): commands are refused", AG_PKGLIBDIR);
-			goto fail;
-		}
-		if (sb_note_add(sb, "agsandbox.so missing: the runner shell stays executable") < 0)
-			goto oom;
-		sb->inner_in_child = 1;
-	} else if ((sb->preload = strdup(preload)) == NULL)
-		goto oom;
-
-	if ((sb->developer ? collect_deny_holes(&b, path_env) :
-	    collect_holes(&b, runner, path_env)) < 0)
-		goto fail;
-	/* every terminal of the host, other sessions' included: a command's
-	 * own is added when it is made (ag_sandbox_allow_terminal) */
-	if (add_hole(&b, "/dev/pts") < 0)
-		goto fail;
-	/* the validator's key is its group's (file mode); should the mode be
-	 * wrong, the kernel still keeps every command from reading it */
-	if (p->validator != NULL && p->validator->api_key_file != NULL &&
-	    add_hole(&b, p->validator->api_key_file) < 0)
-		goto fail;
-	for (i = 0; i < p->nallow; i++) {
-		const char *c = p->allow[i].command;
-		char found[PATH_MAX];
-
-		if (c == NULL || c[0] == '\0')
-			continue;
-		if (strchr(c, '/') != NULL) {
-			if (c[0] == '/' && add_exec(&b, c, 0) < 0)
-				goto fail;
-		} else if (ag_path_search(path_env, c, found, sizeof(found)) == 0 &&
-		    add_exec(&b, found, 0) < 0)
-			goto fail;
-	}
-	if (sb->inner_in_child) {
-		if (add_exec(&b, runner, 0) < 0)
-			goto fail;
-	}
-	/* `timeout 5 make`, `xargs wc`: the policy judged the inner command,
-	 * which still needs its own execute right; a wrapper adds none */
-	if (!sb->developer && p->nallow > 0) {
-		const char *const *wr = ag_policy_wrappers();
-		char found[PATH_MAX];
-
-		for (i = 0; wr[i] != NULL; i++)
-			if (!denied_by_name(p, wr[i]) &&
-			    ag_path_search(path_env, wr[i], found, sizeof(found)) == 0 &&
-			    add_exec(&b, found, 0) < 0)
-				goto fail;
-	}
-	/* file_transfer.scp / .rsync: the remote end is that same program */
-	{
-		static const char *const names[] = { "scp", "rsync" };
-		int want[] = { p->scp_legacy, p->rsync };
-		char found[PATH_MAX];
-		size_t k;
-
-		for (k = 0; k < 2; k++)
-			if (want[k] && ag_path_search(path_env, names[k], found, sizeof(found)) == 0 &&
-			    add_exec(&b, found, 0) < 0)
-				goto fail;
-	}
-	/* file_transfer.sftp: the server runs through the runner like a command */
-	if (p->sftp != AG_TRANSFER_OFF && ag_sandbox_sftp_server() != NULL &&
-	    add_exec(&b, ag_sandbox_sftp_server(), 0) < 0)
+	if (find_runner_lib(sb, err) < 0 || collect_all_holes(&b, runner, path_env) < 0 ||
+	    collect_execs(&b, runner, path_env) < 0)
 		goto fail;
 	if (collect_reads(&b) < 0 ||
 	    (sb->developer && expand_paths(&b, &p->paths_exec, &b.execs) < 0) ||
 	    check_links(&b) < 0 || sb_ns_make(sb, &b) < 0 || net_check(sb, &b) < 0 || build_rulesets(&b) < 0)
 		goto fail;
-	for (i = 0; !sb->developer && i < sb->exec.n; i++) {
-		size_t k;
-
-		for (k = 0; k < b.writes.n; k++)
-			if (sb_path_within(sb->exec.v[i], b.writes.v[k]))
-				ag_log(LOG_WARNING, "sandbox: %s lies beneath paths.write entry %s: a "
-				    "program the command can rewrite is not executable inside the "
-				    "sandbox", sb->exec.v[i], b.writes.v[k]);
-	}
+	warn_rewritable(sb, &b);
 	if (b.used_cwd && (sb->cwd = strdup(b.cwd)) == NULL)
 		goto oom;
 	snprintf(sb->guard, sizeof(sb->guard), "{ : >&%d; } 2>/dev/null && exit 126\n",
@@ -1363,21 +1412,12 @@ ag_sandbox_prepare(const struct ag_config *cfg, const struct ag_profile *p, cons
 		memset(&b.holes, 0, sizeof(b.holes));
 		memset(&b.reads, 0, sizeof(b.reads));
 	}
-done:
-	sb_plist_free(&b.progdirs);
-	sb_plist_free(&b.holes);
-	sb_plist_free(&b.reads);
-	sb_plist_free(&b.writes);
-	sb_plist_free(&b.execs);
+	build_free(&b);
 	return sb;
 oom:
 	ag_err_set(err, "out of memory");
 fail:
-	sb_plist_free(&b.progdirs);
-	sb_plist_free(&b.holes);
-	sb_plist_free(&b.reads);
-	sb_plist_free(&b.writes);
-	sb_plist_free(&b.execs);
+	build_free(&b);
 	ag_sandbox_free(sb);
 	return NULL;
 }

@@ -33,6 +33,7 @@
 #include "exec/runner.h"
 #include "front/agentproto.h"
 #include "front/forcecommand.h"
+#include "front/frame.h"
 #include "front/request.h"
 #include "exec/sandbox.h"
 #include "record/audit.h"
@@ -57,19 +58,13 @@ client_from(const char *conn, char *buf, size_t len)
 
 /* A session refused before it began: the log and the audit say who and why. */
 static void
-audit_auth_failure(const struct ag_config *cfg, const struct ag_audit_info *info,
+login_refused(const struct ag_config *cfg, const struct ag_audit_info *info,
     const char *stage, const char *why, const char *reason_class)
 {
-	struct ag_audit *a;
-	struct ag_err aerr;
-
 	ag_log(LOG_WARNING, "authentication failed for %s%s%s%s%s: %s", info->user,
 	    info->identity ? " identity " : "", info->identity ? info->identity : "",
 	    info->key ? " key " : "", info->key ? info->key : "", why);
-	if ((a = ag_audit_open(&cfg->gw.audit, info, &aerr)) != NULL) {
-		(void)ag_audit_auth_failure(a, stage, why, reason_class, &aerr);
-		ag_audit_close(a);
-	}
+	ag_frame_auth_failure(NULL, cfg, info, stage, why, reason_class);
 }
 
 /*
@@ -142,7 +137,7 @@ fail:
 		/* who it was, when PAM got as far as telling (an expired identity) */
 		if (fail.identity[0] != '\0')
 			fi.identity = fail.identity;
-		audit_auth_failure(cfg, &fi, fail.stage, why, fail.reason_class);
+		login_refused(cfg, &fi, fail.stage, why, fail.reason_class);
 	}
 	return NULL;
 }
@@ -329,6 +324,106 @@ session_origin(struct ag_core_params *cp, struct ag_audit_info *info, const stru
 	o->tty = isatty(STDIN_FILENO);
 }
 
+/*
+ * No policy: the client learns only that it is not its fault; the admin,
+ * in the log and in the audit of the last policy that loaded (lastgood.h),
+ * what is wrong.  Called as the caller when --config is its own.
+ */
+static void
+config_unloaded(const char *path, const struct ag_err *err, const struct ag_audit_info *info)
+{
+	struct ag_config *last;
+	struct ag_err lerr;
+	char msg[AG_ERR_MSG_MAX + 512];
+
+	/* the destinations of the last policy that loaded, read as the
+	 * policy itself was */
+	last = ag_lastgood_load(path, &lerr);
+	ag_privsep_as_gateway();
+	fprintf(stderr, "agentgate: policy unavailable; the administrator has been told\n");
+	ag_err_format(err, msg, sizeof(msg));
+	ag_log(LOG_ERR, "policy not loaded: %s", msg);
+	if (last == NULL)
+		ag_log(LOG_WARNING, "config_error to syslog only: %s", lerr.msg);
+	(void)ag_audit_config_error(info, NULL, last != NULL ? &last->gw.audit : NULL, path, msg);
+	ag_config_free(last);
+}
+
+/*
+ * Which key sshd accepted: only from the record sshd's own PAM stack made
+ * for this connection, never the ExposeAuthInfo file (SSH_USER_AUTH), which
+ * the agent can rewrite between two sessions of a connection.  A record
+ * that cannot be trusted refuses the session (said and audited).
+ */
+static enum ag_sshbind_result
+read_binding(const struct ag_config *cfg, const struct passwd *pw, struct ag_audit_info *info,
+    char **auth_info, char *keyfp, size_t keyfplen, char *rhost, size_t rhostlen)
+{
+	enum ag_sshbind_result bound;
+	struct ag_err err;
+
+	ag_err_clear(&err);
+	switch ((bound = ag_sshbind_read(pw->pw_name, auth_info, rhost, rhostlen, &err))) {
+	case AG_SSHBIND_FOUND:
+		if (ag_sshkey_fingerprint(*auth_info, keyfp, keyfplen) == 0)
+			info->key = keyfp;
+		break;
+	case AG_SSHBIND_NONE:
+		ag_log(LOG_INFO, "no key for this session: %s", err.msg);
+		break;
+	case AG_SSHBIND_BAD:
+		fprintf(stderr, "agentgate: authentication failed: cannot use what sshd "
+		    "recorded about this login\n");
+		login_refused(cfg, info, "auth_info", err.msg, "malformed");
+		break;
+	}
+	return bound;
+}
+
+/*
+ * An account with identities whose login shell is not the gateway
+ * (shell_is_gateway): the session is refused, said, logged and audited.
+ */
+static void
+shell_refused(const struct ag_config *cfg, const struct passwd *pw,
+    const struct ag_audit_info *info)
+{
+	char why[512 + PATH_MAX], self[PATH_MAX], *tok;
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	self[n > 0 ? n : 0] = '\0';
+	snprintf(why, sizeof(why), "account %s has identities but its login shell is "
+	    "%s, not the gateway: another process of the account could take over "
+	    "a session before the gateway starts (chsh -s %s %s; agentgate(8) "
+	    "SECURITY)", pw->pw_name, *pw->pw_shell ? pw->pw_shell : "/bin/sh",
+	    n > 0 ? self : "/usr/bin/agentgate", pw->pw_name);
+	fprintf(stderr, "agentgate: refused: this account is not set up for "
+	    "identities; the administrator has been told\n");
+	ag_log(LOG_ERR, "session refused: %s", why);
+	if ((tok = getenv("AGENTGATE_TOKEN")) != NULL) {
+		explicit_bzero(tok, strlen(tok));
+		unsetenv("AGENTGATE_TOKEN");
+	}
+	login_refused(cfg, info, "login_shell", why, "account_not_set_up");
+}
+
+/* How the session ended: the administrator's end is said, at a prompt on a
+ * line of its own. */
+static int
+end_status(const struct ag_core *core, int status)
+{
+	char ended[1024];
+
+	if (core->ended)
+		return AG_STATUS_ENDED;
+	if (ag_runner_terminating() && ag_live_ended_by(ended, sizeof(ended))) {
+		fprintf(stderr, "%sagentgate: the administrator ended this session: %s\n",
+		    isatty(STDERR_FILENO) ? "\n" : "", ended);
+		return AG_STATUS_ENDED;
+	}
+	return status;
+}
+
 int
 ag_cmd_session(int argc, char **argv)
 {
@@ -338,19 +433,19 @@ ag_cmd_session(int argc, char **argv)
 	struct ag_core_params cp;
 	struct ag_core core;
 	struct ag_audit_info info;
-	struct ag_audit *audit = NULL;
+	struct ag_frame frame;
 	struct ag_pamauth *pam = NULL;
 	struct ag_request req;
 	struct ag_err err;
 	struct passwd *pw;
-	char client[160], keyfp[128], rhost[80], *auth_info = NULL, *tok, ended[1024];
-	char witness[64] = "";
+	char client[160], keyfp[128], rhost[80], *auth_info = NULL, ended[1024];
 	struct ag_standing standing;
 	enum ag_sshbind_result bound;
 	const char *cmd;
 	int status = 1, began = 0, direct;
 
 	ag_err_clear(&err);
+	memset(&frame, 0, sizeof(frame));
 	argv = ag_proctitle_init(argc, argv);
 	if ((status = parse_args(argc, argv, &a)) != 0)
 		return status;
@@ -386,48 +481,15 @@ ag_cmd_session(int argc, char **argv)
 	 * be readable by the group alone, keys and token hashes with it. */
 	if (strcmp(a.config_path, AG_DEFAULT_CONFIG) != 0)
 		ag_privsep_as_caller();
-	cfg = ag_config_load(a.config_path, 0, &err);
-	if (cfg == NULL) {
-		struct ag_config *last;
-		struct ag_err lerr;
-		char msg[AG_ERR_MSG_MAX + 512];
-
-		/* the destinations of the last policy that loaded, read as the
-		 * policy itself was (lastgood.h) */
-		last = ag_lastgood_load(a.config_path, &lerr);
-		ag_privsep_as_gateway();
-		/* the detail (paths, lines, profile names) is the admin's: the
-		 * client learns only that it is not its fault */
-		fprintf(stderr, "agentgate: policy unavailable; the administrator has been "
-		    "told\n");
-		ag_err_format(&err, msg, sizeof(msg));
-		ag_log(LOG_ERR, "policy not loaded: %s", msg);
-		if (last == NULL)
-			ag_log(LOG_WARNING, "config_error to syslog only: %s", lerr.msg);
-		(void)ag_audit_config_error(&info, NULL, last != NULL ? &last->gw.audit : NULL,
-		    a.config_path, msg);
-		ag_config_free(last);
+	if ((cfg = ag_config_load(a.config_path, 0, &err)) == NULL) {
+		config_unloaded(a.config_path, &err, &info);
 		return 1;
 	}
 	ag_privsep_as_gateway();
-	/* Which key sshd accepted: only from the record sshd's own PAM stack
-	 * made for this connection, never the ExposeAuthInfo file (SSH_USER_AUTH),
-	 * which the agent can rewrite between two sessions of a connection. */
-	switch ((bound = ag_sshbind_read(pw->pw_name, &auth_info, rhost, sizeof(rhost), &err))) {
-	case AG_SSHBIND_FOUND:
-		if (ag_sshkey_fingerprint(auth_info, keyfp, sizeof(keyfp)) == 0)
-			info.key = keyfp;
-		break;
-	case AG_SSHBIND_NONE:
-		ag_log(LOG_INFO, "no key for this session: %s", err.msg);
-		ag_err_clear(&err);
-		break;
-	case AG_SSHBIND_BAD:
-		fprintf(stderr, "agentgate: authentication failed: cannot use what sshd "
-		    "recorded about this login\n");
-		audit_auth_failure(cfg, &info, "auth_info", err.msg, "malformed");
+	bound = read_binding(cfg, pw, &info, &auth_info, keyfp, sizeof(keyfp), rhost,
+	    sizeof(rhost));
+	if (bound == AG_SSHBIND_BAD)
 		goto out;
-	}
 	/*
 	 * Where the client is: SSH_CONNECTION is sshd's only when sshd started
 	 * us directly (the gateway as login shell, with a record of the
@@ -443,23 +505,7 @@ ag_cmd_session(int argc, char **argv)
 	info.client = client;
 	if (cfg->nidentities > 0 && (bound == AG_SSHBIND_FOUND || getenv("AGENTGATE_TOKEN")) &&
 	    !direct) {
-		char why[512 + PATH_MAX], self[PATH_MAX];
-		ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-
-		self[n > 0 ? n : 0] = '\0';
-		snprintf(why, sizeof(why), "account %s has identities but its login shell is "
-		    "%s, not the gateway: another process of the account could take over "
-		    "a session before the gateway starts (chsh -s %s %s; agentgate(8) "
-		    "SECURITY)", pw->pw_name, *pw->pw_shell ? pw->pw_shell : "/bin/sh",
-		    n > 0 ? self : "/usr/bin/agentgate", pw->pw_name);
-		fprintf(stderr, "agentgate: refused: this account is not set up for "
-		    "identities; the administrator has been told\n");
-		ag_log(LOG_ERR, "session refused: %s", why);
-		if ((tok = getenv("AGENTGATE_TOKEN")) != NULL) {
-			explicit_bzero(tok, strlen(tok));
-			unsetenv("AGENTGATE_TOKEN");
-		}
-		audit_auth_failure(cfg, &info, "login_shell", why, "account_not_set_up");
+		shell_refused(cfg, pw, &info);
 		goto out;
 	}
 	/* the address `from` and the token limit judge: sshd's, from the
@@ -490,7 +536,7 @@ ag_cmd_session(int argc, char **argv)
 	if (ag_standing_check(&standing, ended, sizeof(ended))) {
 		fprintf(stderr, "agentgate: refused: %s\n", ended);
 		ag_log(LOG_WARNING, "session refused: %s", ended);
-		audit_auth_failure(cfg, &info, "locked", ended, "locked");
+		login_refused(cfg, &info, "locked", ended, "locked");
 		goto out;
 	}
 	ag_config_forget_tokens(cfg, info.identity);
@@ -500,48 +546,25 @@ ag_cmd_session(int argc, char **argv)
 	cp.standing = &standing;
 	cp.profile = profile;
 	cp.config_from_caller = strcmp(a.config_path, AG_DEFAULT_CONFIG) != 0;
-	if ((audit = ag_audit_open(&cfg->gw.audit, &info, &err)) == NULL) {
-		ag_err_print(stderr, &err);
+	if (ag_frame_open(&frame, cfg, &info, AG_FRAME_TELL | AG_FRAME_REAP, &err) < 0)
 		goto out;
-	}
-	cp.audit = audit;
+	cp.audit = frame.audit;
 	if (ag_core_begin(&core, &cp, &err) < 0) {
 		ag_err_print(stderr, &err);
 		goto out;
 	}
 	began = 1;
-	if (ag_audit_session_start(audit, &err) < 0 && ag_audit_required(audit))
-		fprintf(stderr, "agentgate: %s; commands will be refused while the audit log "
-		    "cannot be written\n", err.msg);
-	ag_log(LOG_INFO, "session %s: user %s, profile %s, %s mode%s%s",
-	    ag_audit_session_id(audit), pw->pw_name, profile->name, info.mode,
-	    client[0] ? ", from " : "", client);
-	ag_proctitle_set("agentgate: %s@%s [%.8s] %s", info.identity ? info.identity : "-",
-	    pw->pw_name, ag_audit_session_id(audit), info.mode);
-	ag_live_begin(ag_audit_session_id(audit), &info, cfg->path);
-	/* sessions of this policy whose gateways were killed: their ends */
-	snprintf(witness, sizeof(witness), "the gateway of session %.8s",
-	    ag_audit_session_id(audit));
-	ag_live_reap(cfg->path, &cfg->gw.audit, witness);
+	ag_frame_start(&frame);
+	ag_frame_enter(&frame);
 
 	ag_request_of(cmd, &req);
-	status = ag_front_serve(&core, &req);
-	if (core.ended)
-		status = AG_STATUS_ENDED;
-	else if (ag_runner_terminating() && ag_live_ended_by(ended, sizeof(ended))) {
-		/* at a prompt, on a line of its own */
-		fprintf(stderr, "%sagentgate: the administrator ended this session: %s\n",
-		    isatty(STDERR_FILENO) ? "\n" : "", ended);
-		status = AG_STATUS_ENDED;
-	}
-	if (ag_live_end())
-		(void)ag_audit_session_end(audit, status, core.ncommands, &err);
-	ag_live_reap(cfg->path, &cfg->gw.audit, witness);
+	status = end_status(&core, ag_front_serve(&core, &req));
+	ag_frame_close(&frame, status, core.ncommands);
 out:
-	(void)ag_live_end();
+	free(auth_info);
 	if (began)
 		ag_core_end(&core);
-	ag_audit_close(audit);
+	ag_frame_free(&frame);
 	ag_pamauth_end(pam);
 	ag_config_free(cfg);
 	return status;

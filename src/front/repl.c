@@ -26,12 +26,37 @@
 /*
  * Whether input is complete is judged without the line's own newline: the
  * parser then reports a trailing backslash as a continuation, which is how
- * bash reads a script line by line.
+ * bash reads a script line by line.  That parse is the line's: the core
+ * takes it (run_line) rather than parsing the line again; without the
+ * newline only the span of the whole list ends a byte sooner.
  */
-static size_t
-parse_len(const struct ag_strbuf *acc)
+static enum ag_sh_status
+parse_input(const struct ag_strbuf *acc, struct ag_core_parsed *p)
 {
-	return acc->len > 0 && acc->data[acc->len - 1] == '\n' ? acc->len - 1 : acc->len;
+	size_t len = acc->len > 0 && acc->data[acc->len - 1] == '\n' ? acc->len - 1 : acc->len;
+
+	p->tree = NULL;
+	ag_err_clear(&p->err);
+	p->status = ag_sh_parse(acc->data, len, &p->tree, &p->err);
+	return p->status;
+}
+
+/*
+ * Run the input, with its parse when there is one.  Input still
+ * incomplete at the end of the script is the core's to parse as it
+ * stands, its last newline with it, which changes what the refusal says
+ * (`echo (` is then a syntax error): the one case of a second parse.
+ */
+static void
+run_line(struct ag_core *core, const struct ag_strbuf *acc, struct ag_core_parsed *p, int *end)
+{
+	if (p != NULL && p->status == AG_SH_INCOMPLETE) {
+		ag_sh_free(p->tree);
+		p = NULL;
+	}
+	(void)ag_core_command_parsed(core, acc->data, acc->len, 0, p, end);
+	if (p != NULL)
+		ag_sh_free(p->tree);
 }
 
 struct reader {
@@ -136,9 +161,7 @@ loop_plain(struct ag_core *core)
 	while (!end) {
 		enum rd x = idle > 0 && waited >= idle ? RD_IDLE :
 		    read_line(&rd, &acc, idle > 0 ? idle - waited : 0, TICK_S);
-		struct ag_sh_node *tree = NULL;
-		struct ag_err err;
-		enum ag_sh_status ps;
+		struct ag_core_parsed parsed;
 
 		if (x == RD_TICK) {
 			waited += TICK_S;
@@ -164,12 +187,11 @@ loop_plain(struct ag_core *core)
 		}
 		if (x == RD_EOF && acc.len == 0)
 			break;
-		ag_err_clear(&err);
-		ps = ag_sh_parse(acc.data, parse_len(&acc), &tree, &err);
-		ag_sh_free(tree);
-		if (ps == AG_SH_INCOMPLETE && x != RD_EOF)
+		if (parse_input(&acc, &parsed) == AG_SH_INCOMPLETE && x != RD_EOF) {
+			ag_sh_free(parsed.tree);
 			continue;	/* needs the next line */
-		(void)ag_core_command(core, acc.data, acc.len, 0, &end);
+		}
+		run_line(core, &acc, &parsed, &end);
 		ag_strbuf_reset(&acc);
 		if (x == RD_EOF)
 			break;
@@ -277,9 +299,7 @@ loop_tty(struct ag_core *core)
 	while (!end && !ag_runner_terminating()) {
 		const char *line;
 		int count = 0;
-		struct ag_sh_node *tree = NULL;
-		struct ag_err err;
-		enum ag_sh_status ps;
+		struct ag_core_parsed parsed, *pp = NULL;
 
 		ts.continuation = acc.len > 0;
 		if (core->unread_len > 0) {
@@ -327,11 +347,11 @@ loop_tty(struct ag_core *core)
 			continue;
 		}
 		if (count > 0) {
-			ag_err_clear(&err);
-			ps = ag_sh_parse(acc.data, parse_len(&acc), &tree, &err);
-			ag_sh_free(tree);
-			if (ps == AG_SH_INCOMPLETE)
+			if (parse_input(&acc, &parsed) == AG_SH_INCOMPLETE) {
+				ag_sh_free(parsed.tree);
 				continue;
+			}
+			pp = &parsed;
 		}
 		{
 			/* history gets the whole command, without the final newline */
@@ -345,7 +365,7 @@ loop_tty(struct ag_core *core)
 				free(h);
 			}
 		}
-		(void)ag_core_command(core, acc.data, acc.len, 0, &end);
+		run_line(core, &acc, pp, &end);
 		ag_strbuf_reset(&acc);
 	}
 	ag_strbuf_free(&acc);

@@ -497,8 +497,8 @@ auth_fail(struct conn *c, ssh_message m, const char *method, const char *reason,
 	if (delay)
 		srv_sleep_ms(FAIL_DELAY_MS);
 	if (c->tries >= srv_conf_long(c->sc->max_auth_tries, AG_SERVER_DEFAULT_MAX_AUTH_TRIES)) {
-		srv_audit_event(c, "auth_failure", method, "deny",
-		    "too many authentication failures: disconnected");
+		srv_audit_auth_failure(c, method,
+		    "too many authentication failures: disconnected", NULL);
 		ag_log(LOG_NOTICE, "too many authentication failures for %s from %s",
 		    c->have_user ? c->user : "(none)", c->client);
 		ag_ssh.ssh_disconnect(c->s);
@@ -572,7 +572,7 @@ handle_auth(struct conn *c, ssh_message *mp)
 	if (set_user(c, ag_ssh.ssh_message_auth_user(m)) < 0) {
 		ag_log(LOG_NOTICE, "client %s changed the user name during "
 		    "authentication: disconnected", c->client);
-		srv_audit_event(c, "auth_failure", "user", "deny", "user name changed");
+		srv_audit_auth_failure(c, "user", "user name changed", NULL);
 		ag_ssh.ssh_disconnect(c->s);
 		return AUTH_FATAL;
 	}

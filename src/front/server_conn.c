@@ -29,13 +29,11 @@
 #include "common/sshlib.h"
 
 #include "record/audit.h"
-#include "record/live.h"
 #include "common/config.h"
 #include "core/core.h"
 #include "core/standing.h"
 #include "policy/envsan.h"
 #include "common/log.h"
-#include "common/proctitle.h"
 #include "common/sshkey.h"
 #include "auth/pamauth.h"
 #include "front/agentproto.h"
@@ -56,8 +54,8 @@ audit_of(struct conn *c)
 	struct ag_audit_info info;
 	struct ag_err err;
 
-	if (c->audit != NULL)
-		return c->audit;
+	if (c->frame.audit != NULL)
+		return c->frame.audit;
 	if (c->preaudit == NULL) {
 		memset(&info, 0, sizeof(info));
 		info.user = c->have_user ? c->user : NULL;
@@ -85,11 +83,9 @@ srv_audit_auth_failure(struct conn *c, const char *method, const char *reason,
     const char *reason_class)
 {
 	struct ag_audit *a = audit_of(c);
-	struct ag_err err;
 
-	ag_err_clear(&err);
-	if (a != NULL && ag_audit_auth_failure(a, method, reason, reason_class, &err) < 0)
-		ag_log(LOG_ERR, "%s", err.msg);
+	if (a != NULL)
+		ag_frame_auth_failure(a, c->cfg, NULL, method, reason, reason_class);
 }
 
 /* ---- channels ----------------------------------------------------------------- */
@@ -287,7 +283,7 @@ session_main(struct conn *c, struct chan *ch, const char *cmd, int st_fd)
 	cp.cfg = c->cfg;
 	cp.profile = c->profile;
 	cp.identity = c->identity;
-	cp.audit = c->audit;
+	cp.audit = c->frame.audit;
 	cp.tty = ch->pty && cmd == NULL;	/* the REPL reads through libedit */
 	cp.origin.ssh_connection = conn_s;
 	cp.origin.ssh_client = client_s;
@@ -318,8 +314,8 @@ session_main(struct conn *c, struct chan *ch, const char *cmd, int st_fd)
 		return 1;
 	}
 	ag_request_of(cmd, &req);
-	if (req.kind == AG_REQ_PROTO && c->audit != NULL)
-		(void)ag_audit_set_mode(c->audit, ag_request_mode(&req, 0));
+	if (req.kind == AG_REQ_PROTO && c->frame.audit != NULL)
+		(void)ag_audit_set_mode(c->frame.audit, ag_request_mode(&req, 0));
 	for (i = 0; i < ch->nenv; i++)
 		if (!ag_envsan_is_dangerous(ch->env_names[i], c->profile))
 			(void)ag_session_setenv(&core.sess, ch->env_names[i], ch->env_vals[i]);
@@ -1030,16 +1026,16 @@ srv_connection_main(struct ag_config *cfg, ssh_bind bind, int fd,
 		info.key = keyfp;
 	info.token = ag_pamauth_token(c.pam);
 	info.mode = "server";
-	/* opened while still root, so one audit file serves every user */
-	if ((c.audit = ag_audit_open(&cfg->gw.audit, &info, &err)) == NULL) {
-		ag_log(LOG_ERR, "%s", err.msg);
+	/*
+	 * Opened and started while still root, so one audit file serves every
+	 * user; entered (title, live entry) in the child, once it is the
+	 * user's.  Failures go to the log: there is no channel to say them on
+	 * yet.  No AG_FRAME_REAP: ending the gateways' lost sessions is the
+	 * sshd gateway's and root's `agentgate sessions`, never serve's.
+	 */
+	if (ag_frame_open(&c.frame, cfg, &info, 0, &err) < 0)
 		goto out;
-	}
-	if (ag_audit_session_start(c.audit, &err) < 0)
-		ag_log(LOG_ERR, "%s", err.msg);
-	ag_log(LOG_INFO, "session %s: user %s%s%s, profile %s, from %s",
-	    ag_audit_session_id(c.audit), c.user, c.identity ? ", identity " : "",
-	    c.identity ? c.identity : "", c.profile->name, c.client);
+	ag_frame_start(&c.frame);
 
 	if (geteuid() == 0) {
 		/*
@@ -1070,18 +1066,14 @@ srv_connection_main(struct ag_config *cfg, ssh_bind bind, int fd,
 	}
 	if (srv_drop_privileges(&c, &err) < 0) {
 		ag_log(LOG_ERR, "session for %s refused: %s", c.user, err.msg);
-		srv_audit_event(&c, "auth_failure", "privileges", "deny", err.msg);
+		srv_audit_auth_failure(&c, "privileges", err.msg, NULL);
 		_exit(1);
 	}
-	ag_proctitle_set("agentgate: %s@%s [%.8s] server", c.identity ? c.identity : "-",
-	    c.user, ag_audit_session_id(c.audit));
-	ag_live_begin(ag_audit_session_id(c.audit), &info, c.cfg->path);
+	ag_frame_enter(&c.frame);
 	serve_channels(&c);
-	if (ag_live_end())
-		(void)ag_audit_session_end(c.audit, 0, c.ncommands, &err);
+	ag_frame_close(&c.frame, 0, c.ncommands);
 	status = 0;
 out:
-	(void)ag_live_end();
 	if (c.s != NULL) {
 		ag_ssh.ssh_disconnect(c.s);
 		if (c.ev != NULL)
@@ -1090,7 +1082,7 @@ out:
 	}
 	free(c.chans);
 	ag_audit_close(c.preaudit);
-	ag_audit_close(c.audit);
+	ag_frame_free(&c.frame);
 	/* a forked child must never end PAM: its root parent does */
 	if (!forked)
 		ag_pamauth_end(c.pam);

@@ -21,6 +21,7 @@
 #include "common/config.h"
 #include "core/core.h"
 #include "record/audit.h"
+#include "front/frame.h"
 
 #define ADDR_MAX	(INET6_ADDRSTRLEN + 1)
 #define CLIENT_MAX	(ADDR_MAX + 16)
@@ -98,7 +99,7 @@ struct conn {
 	const char			*password;	/* during a password attempt */
 	/* session */
 	struct ag_audit			*preaudit;	/* records before authentication */
-	struct ag_audit			*audit;
+	struct ag_frame			 frame;		/* the session's audit and the rest */
 	struct ssh_server_callbacks_struct scb;
 	ssh_event			 ev;
 	struct chan			*chans;

@@ -1232,6 +1232,26 @@ ag_policy_decide(const struct ag_policy_ctx *ctx, const struct ag_sh_node *tree,
 	return r;
 }
 
+void
+ag_policy_parse_refusal(enum ag_sh_status st, const struct ag_err *err, struct ag_decision *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->verdict = AG_DENY;
+	out->parse_error = 1;
+	out->incomplete = st == AG_SH_INCOMPLETE;
+	if (out->incomplete)
+		snprintf(out->reason, sizeof(out->reason), "denied: the command is incomplete (%s)",
+		    err->msg[0] ? err->msg : "needs more input");
+	else if (err->off >= 0)
+		snprintf(out->reason, sizeof(out->reason),
+		    "denied: cannot parse the command at byte %ld: %s", err->off,
+		    err->msg[0] ? err->msg : "syntax error");
+	else
+		snprintf(out->reason, sizeof(out->reason), "denied: cannot parse the command: %s",
+		    err->msg[0] ? err->msg : "syntax error");
+	snprintf(out->rule, sizeof(out->rule), "parse");
+}
+
 int
 ag_policy_check(const struct ag_policy_ctx *ctx, const char *line, size_t len,
     struct ag_decision *out)
@@ -1245,22 +1265,7 @@ ag_policy_check(const struct ag_policy_ctx *ctx, const char *line, size_t len,
 	ag_err_clear(&err);
 	st = ag_sh_parse(line, len, &tree, &err);
 	if (st != AG_SH_OK) {
-		out->verdict = AG_DENY;
-		out->parse_error = 1;
-		out->incomplete = st == AG_SH_INCOMPLETE;
-		if (out->incomplete)
-			snprintf(out->reason, sizeof(out->reason),
-			    "denied: the command is incomplete (%s)",
-			    err.msg[0] ? err.msg : "needs more input");
-		else if (err.off >= 0)
-			snprintf(out->reason, sizeof(out->reason),
-			    "denied: cannot parse the command at byte %ld: %s", err.off,
-			    err.msg[0] ? err.msg : "syntax error");
-		else
-			snprintf(out->reason, sizeof(out->reason),
-			    "denied: cannot parse the command: %s",
-			    err.msg[0] ? err.msg : "syntax error");
-		snprintf(out->rule, sizeof(out->rule), "parse");
+		ag_policy_parse_refusal(st, &err, out);
 		ag_sh_free(tree);
 		return 0;
 	}

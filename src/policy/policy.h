@@ -97,6 +97,9 @@ int	ag_policy_decide(const struct ag_policy_ctx *ctx, const struct ag_sh_node *t
 /* Parse and decide in one call; a parse error is a DENY with parse_error set. */
 int	ag_policy_check(const struct ag_policy_ctx *ctx, const char *line, size_t len,
 	    struct ag_decision *out);
+/* The DENY (rule "parse") of a line ag_sh_parse() said st of, in err's words. */
+void	ag_policy_parse_refusal(enum ag_sh_status st, const struct ag_err *err,
+	    struct ag_decision *out);
 void	ag_decision_free(struct ag_decision *d);
 const char *ag_verdict_name(enum ag_verdict v);	/* "allow", "deny", "ask" */
 

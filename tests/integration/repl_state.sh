@@ -49,6 +49,22 @@ out=$(printf 'rm -rf /\necho "after $?"\n' | ag_ssh 2>"$AG_DIR/e")
 ag_is "$out" "after 126" "repl_denied_then_continues"
 ag_like "$(cat "$AG_DIR/e")" "^agentgate: " "repl_denied_reason_on_stderr"
 
+# a line that does not parse: refused in the words of its one parse (the
+# byte and the token), recorded with rule "parse"; the next line runs
+out=$(printf 'echo )\necho "after $?"\n' | ag_ssh 2>"$AG_DIR/e")
+ag_is "$out" "after 126" "repl_syntax_error_then_continues"
+ag_is "$(cat "$AG_DIR/e")" \
+    "agentgate: denied: cannot parse the command at byte 5: syntax error near unexpected token \`)'" \
+    "repl_syntax_error_worded_from_the_parse"
+ag_is "$(ag_audit_query '[(x["decision"], x["rule"]) for x in r if x.get("event") == "command" and x.get("command") == "echo )"]')" \
+    "[('deny', 'parse')]" "repl_syntax_error_recorded_as_parse"
+
+# input the script leaves incomplete is refused as such, in the words of
+# the whole input's parse
+out=$(printf 'echo a \\\n' | ag_ssh 2>&1)
+ag_is "$out" "agentgate: denied: the command is incomplete (line continuation at the end)" \
+    "repl_incomplete_at_eof_refused"
+
 # commands do not eat the following input lines
 out=$(printf 'cat\necho next\n' | ag_ssh)
 ag_is "$out" "next" "repl_command_stdin_is_not_the_script"
