@@ -30,13 +30,13 @@
 #include <string.h>
 
 #include "common/arena.h"
+#include "common/envv.h"
 #include "common/strbuf.h"
 #include "policy/envsan.h"
 #include "policy/pathutil.h"
 #include "policy/walker.h"
 #include "common/utf8.h"
 
-#define DEFAULT_PATH	"/usr/local/bin:/usr/bin:/bin"
 #define MAX_ARGS_STACK	32
 /* A decision's strings (each command's text, name, path, reason) are
  * bounded by the line, which the parser bounds; this only fails closed. */
@@ -1129,7 +1129,7 @@ decide(const struct ag_policy_ctx *ctx, const struct ag_sh_node *tree,
 	w.unknown_v = w.prof->unknown == AG_UNKNOWN_ASK ? AG_ASK : AG_DENY;
 	w.pathenv = ag_walk_env(&w, "PATH");
 	if (w.pathenv == NULL)
-		w.pathenv = DEFAULT_PATH;
+		w.pathenv = AG_DEFAULT_PATH;
 	/* "~" and protected paths need one spelling of home: no trailing
 	 * slash, no "//" (a home of "/" is kept as "/") */
 	if (ctx->home != NULL && ctx->home[0] == '/' &&

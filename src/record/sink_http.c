@@ -19,6 +19,7 @@
 
 #include "common/http.h"
 #include "common/log.h"
+#include "common/misc.h"
 #include "common/privsep.h"
 #include "common/strbuf.h"
 #include "record/audit.h"
@@ -31,7 +32,7 @@ struct http_sink {
 	struct ag_http	*http;			/* made at the first POST */
 	int		 http_state;		/* 0 not tried, 1 last POST taken, -1 refused */
 	char		 http_error[512];
-	struct timespec	 http_failed_at;	/* monotonic */
+	long long	 http_failed_at;	/* ag_now_ms() */
 
 	/* its spool: records the collector has not taken yet */
 	char		*spool_dir;		/* NULL = none */
@@ -62,15 +63,6 @@ struct http_sink {
 #define LOCK_SPOOL	0
 #define LOCK_DRAIN	1
 
-static long
-ms_since(const struct timespec *t)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (long)(now.tv_sec - t->tv_sec) * 1000 + (now.tv_nsec - t->tv_nsec) / 1000000;
-}
-
 /* One POST of body (whole lines); 0 when the collector answered 2xx. */
 static int
 post(struct http_sink *a, const char *body, size_t n)
@@ -93,7 +85,7 @@ fail:
 		ag_log(LOG_WARNING, "audit collector %s: %s%s", a->url_shown, a->http_error,
 		    a->spoolfd >= 0 ? "; records are spooled until it takes them" : "");
 	a->http_state = -1;
-	clock_gettime(CLOCK_MONOTONIC, &a->http_failed_at);
+	a->http_failed_at = ag_now_ms();
 	return -1;
 }
 
@@ -102,7 +94,7 @@ static int
 backing_off(const struct http_sink *a)
 {
 	return a->spoolfd >= 0 && a->http_state < 0 &&
-	    ms_since(&a->http_failed_at) < AG_AUDIT_RETRY_MS;
+	    ag_now_ms() - a->http_failed_at < AG_AUDIT_RETRY_MS;
 }
 
 /* Lock one byte of the lock file, waiting at most wait_ms; 0 or -1. */
@@ -110,9 +102,10 @@ static int
 spool_lock(struct http_sink *a, off_t which, long wait_ms)
 {
 	struct flock fl;
-	struct timespec t0, nap = { 0, 10 * 1000 * 1000 };
+	struct timespec nap = { 0, 10 * 1000 * 1000 };
+	long long t0;
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	t0 = ag_now_ms();
 	for (;;) {
 		memset(&fl, 0, sizeof(fl));
 		fl.l_type = F_WRLCK;
@@ -123,7 +116,7 @@ spool_lock(struct http_sink *a, off_t which, long wait_ms)
 			return 0;
 		if (errno != EAGAIN && errno != EACCES && errno != EINTR)
 			return -1;
-		if (ms_since(&t0) >= wait_ms) {
+		if (ag_now_ms() - t0 >= wait_ms) {
 			errno = EAGAIN;
 			return -1;
 		}
@@ -252,7 +245,7 @@ fail:
  * or the time is up.  Returns where sending stopped.
  */
 static off_t
-send_batches(struct http_sink *a, off_t off, off_t size, const struct timespec *t0,
+send_batches(struct http_sink *a, off_t off, off_t size, long long t0,
     long budget_ms)
 {
 	struct ag_strbuf sb;
@@ -263,7 +256,7 @@ send_batches(struct http_sink *a, off_t off, off_t size, const struct timespec *
 	char *nl;
 
 	ag_strbuf_init(&sb, AG_AUDIT_SPOOL_MAX + sizeof(chunk) + 1);
-	while (off < size && ms_since(t0) < budget_ms) {
+	while (off < size && ag_now_ms() - t0 < budget_ms) {
 		ag_strbuf_reset(&sb);
 		pos = off;
 		nl = NULL;
@@ -318,20 +311,20 @@ out:
 static void
 drain(struct http_sink *a, long wait_ms, long budget_ms)
 {
-	struct timespec t0;
+	long long t0;
 	struct stat st;
 	off_t size, off;
 
 	if (spool_lock(a, LOCK_DRAIN, wait_ms) < 0)
 		return;			/* another session is at it */
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	while (ms_since(&t0) < budget_ms) {
+	t0 = ag_now_ms();
+	while (ag_now_ms() - t0 < budget_ms) {
 		if (fstat(a->spoolfd, &st) < 0)
 			break;
 		size = st.st_size;
 		if ((off = sent_offset(a, size)) >= size)
 			break;
-		if (send_batches(a, off, size, &t0, budget_ms) < size)
+		if (send_batches(a, off, size, t0, budget_ms) < size)
 			break;
 		if (spool_lock(a, LOCK_SPOOL, AG_AUDIT_LOCK_WAIT_MS) < 0)
 			break;
