@@ -905,6 +905,7 @@ stage_apply(struct ag_core *core, struct cmd *c)
 	ag_err_clear(&err);
 	s->path_kept = 0;
 	s->state_dropped = 0;
+	s->state_changed = 0;
 	if (res->capture_ok && ag_session_apply_capture(s, res->capture, res->capture_len,
 	    &err) < 0)
 		ag_log(LOG_ERR, "%s", err.msg);
@@ -917,7 +918,7 @@ stage_apply(struct ag_core *core, struct cmd *c)
 		    "variables are kept)\n", core->pty ? "\r\n" : "", AG_SESSION_MAX_STATE / 1024);
 	else if (!res->capture_ok && ag_session_needs_capture(&core->sess, c->tree))
 		ag_log(LOG_DEBUG, "no complete environment capture; state unchanged");
-	if (res->capture_ok && s->shell_state != NULL) {
+	if (res->capture_ok && s->state_changed && s->shell_state != NULL) {
 		char why[sizeof(((struct ag_decision *)0)->reason)];
 		const char *bad = state_refused(core, why, sizeof(why));
 

@@ -382,6 +382,9 @@ set_state(struct ag_session *s, struct ag_strbuf *vars, struct ag_strbuf *funcs)
 	if ((funcs->len > 0 && ag_strbuf_append(vars, funcs->data, funcs->len) < 0) ||
 	    (vars->len > 0 && (t = ag_strbuf_detach(vars, NULL)) == NULL))
 		return -1;
+	/* most lines leave what they found: nothing new to judge */
+	s->state_changed = (t == NULL) != (s->shell_state == NULL) ||
+	    (t != NULL && strcmp(t, s->shell_state) != 0);
 	free(s->shell_state);
 	s->shell_state = t;
 	s->has_funcs = funcs->len > 0;

@@ -51,6 +51,7 @@ struct ag_session {
 	int			 state_dropped;	/* the last capture's were over
 						 * AG_SESSION_MAX_STATE: not kept */
 	int			 has_funcs;	/* shell_state defines functions */
+	int			 state_changed;	/* the last capture changed shell_state */
 };
 
 /* What sshd handed us that the starting environment may carry over. */
