@@ -905,6 +905,22 @@ top_upstreams(struct ctx *c, const char *key, const struct ynode *k,
 	return load_upstreams(c, v);
 }
 
+static const struct cf_field approvals_fields[] = {
+	CF_LIST("approvers", struct ag_approvals_conf, approvers, cf_check_approver, 0),
+	CF_FIELD("timeout", CF_DURATION, struct ag_approvals_conf, timeout),
+	CF_END
+};
+
+static int
+top_approvals(struct ctx *c, const char *key, const struct ynode *k,
+    const struct ynode *v, void *arg)
+{
+	(void)arg;
+	(void)k;
+	return cf_walk_fields(c, v, key, "in approvals", approvals_fields,
+	    &c->cfg->approvals, &c->cfg->approvals);
+}
+
 static const struct cf_field top_fields[] = {
 	CF_READ("version", top_version),
 	CF_READ("upstreams", top_upstreams),
@@ -912,6 +928,7 @@ static const struct cf_field top_fields[] = {
 	CF_READ("identities", top_identities),
 	CF_READ("users", top_users),
 	CF_READ("profiles", top_profiles),
+	CF_READ("approvals", top_approvals),
 	CF_END
 };
 
@@ -928,7 +945,7 @@ static const struct {
 	{ "gateway.egress", cf_egress_fields },
 	{ "file_transfer", cf_transfer_fields }, { "env", cf_env_fields }, { "limits", cf_limits_fields },
 	{ "validator", cf_validator_fields }, { "output", cf_output_fields },
-	{ "upstreams.NAME", upstream_fields },
+	{ "upstreams.NAME", upstream_fields }, { "approvals", approvals_fields },
 };
 
 /* The enums the tables store as an int. */
@@ -1159,6 +1176,40 @@ out:
 	return rc;
 }
 
+/*
+ * A rule that waits for approval needs someone who may give it: the
+ * profile's approvers or the policy's (fragments may add profiles, so
+ * only once every file is read).
+ */
+static int
+check_approvers(struct ctx *c)
+{
+	const struct ag_config *cfg = c->cfg;
+	const struct ag_profile *p;
+	size_t i, j;
+
+	for (i = 0; i < cfg->nprofiles; i++) {
+		p = &cfg->profiles[i];
+		if (ag_profile_approvers(cfg, p)->n > 0)
+			continue;
+		if (p->unknown == AG_UNKNOWN_APPROVE)
+			return cf_err_pos(c, &p->pos, "profile '%s' has 'unknown: approve' but "
+			    "nobody may approve: add 'approvers:' to it or 'approvals: "
+			    "{ approvers: [...] }' to the policy", p->name);
+		for (j = 0; j < p->nallow + p->ndeny; j++) {
+			const struct ag_rule *r = j < p->nallow ? &p->allow[j] :
+			    &p->deny[j - p->nallow];
+
+			if (r->approve)
+				return cf_err_pos(c, &r->pos, "rule %s says 'decision: approve' "
+				    "but nobody may approve: add 'approvers:' to profile '%s' "
+				    "or 'approvals: { approvers: [...] }' to the policy",
+				    r->id, p->name);
+		}
+	}
+	return 0;
+}
+
 /* What needs every file read: names, references, targets. */
 int
 cf_cfg_finish(struct ctx *c)
@@ -1169,7 +1220,7 @@ cf_cfg_finish(struct ctx *c)
 		return ag_err_at(c->err, cfg->path, c->root_line, c->root_col,
 		    "'profiles' is missing: define at least one profile%s",
 		    cfg->files.n > 1 ? " (in the policy file or a fragment)" : "");
-	if (check_names(c) == -1 || resolve_refs(c) == -1)
+	if (check_names(c) == -1 || resolve_refs(c) == -1 || check_approvers(c) == -1)
 		return -1;
 	/* a target may be an upstream of a fragment not read */
 	if (!(c->flags & AG_CONFIG_GATEWAY_ONLY) && check_targets(c) == -1)
@@ -1237,6 +1288,7 @@ profile_free(struct ag_profile *p)
 	cf_strlist_free(&p->redact_patterns);
 	cf_strlist_free(&p->targets);
 	cf_strlist_free(&p->selectable_by);
+	cf_strlist_free(&p->approvers);
 	cf_network_free(p);
 	cf_strlist_free(&p->env_deny);
 	cf_strlist_free(&p->env_allow);
@@ -1279,6 +1331,7 @@ ag_config_free(struct ag_config *cfg)
 		return;
 	free(cfg->path);
 	cf_strlist_free(&cfg->files);
+	cf_strlist_free(&cfg->approvals.approvers);
 	free(cfg->gw.runner);
 	free(cfg->gw.pam_service);
 	free(cfg->gw.pam_confdir);

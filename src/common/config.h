@@ -37,7 +37,9 @@ struct ag_strlist {
 };
 
 enum ag_sandbox_mode { AG_SANDBOX_REQUIRED = 0, AG_SANDBOX_BEST_EFFORT, AG_SANDBOX_OFF };
-enum ag_unknown      { AG_UNKNOWN_DENY = 0, AG_UNKNOWN_ASK, AG_UNKNOWN_ALLOW };
+/* approve: a program no rule names waits for a person's approval
+ * (record/approvals.h); judged as deny everywhere else */
+enum ag_unknown      { AG_UNKNOWN_DENY = 0, AG_UNKNOWN_ASK, AG_UNKNOWN_ALLOW, AG_UNKNOWN_APPROVE };
 enum ag_tier         { AG_TIER_STRICT = 0, AG_TIER_DEVELOPER };
 /* enforce: a refusal refuses; audit (rollout): a line the rules would
  * refuse runs, under the same sandbox, and is recorded as would_deny */
@@ -88,6 +90,9 @@ struct ag_rule {
 	char			*label;		/* for people: id and the program,
 						 * "profiles.readonly.allow[3] (git)" */
 	enum ag_enforce		 enforce;	/* audit: what it refuses runs, recorded */
+	int			 approve;	/* decision: approve: a line it allows
+						 * (allow rule) or refuses (deny rule)
+						 * waits for a person's approval */
 	struct ag_pos		 pos;
 };
 
@@ -247,6 +252,8 @@ struct ag_profile {
 						 * and as written (upstream/upstream.h) */
 	struct ag_strlist	 selectable_by;	/* who `--profile NAME` may give it to:
 						 * identities, accounts, "%group" */
+	struct ag_strlist	 approvers;	/* who may approve its lines: accounts,
+						 * "%group"; empty: approvals.approvers */
 	struct ag_pos		 pos;
 };
 
@@ -401,6 +408,14 @@ struct ag_upstream {
 	struct ag_pos		 pos;
 };
 
+/* approvals: who may approve a line an approve rule holds, and how long
+ * it waits (record/approvals.h). */
+#define AG_APPROVALS_TIMEOUT_DEFAULT	600	/* seconds */
+struct ag_approvals_conf {
+	struct ag_strlist	 approvers;	/* accounts and "%group"; root always may */
+	long			 timeout;	/* seconds; 0: the default */
+};
+
 struct ag_config {
 	char			*path;		/* the main policy file */
 	struct ag_strlist	 files;		/* it, then the fragments read, in order */
@@ -415,7 +430,23 @@ struct ag_config {
 	size_t			 nprofiles;
 	struct ag_upstream	*upstreams;
 	size_t			 nupstreams;
+	struct ag_approvals_conf approvals;
 };
+
+/* Who may approve p's lines: its own approvers, else the policy's. */
+static inline const struct ag_strlist *
+ag_profile_approvers(const struct ag_config *cfg, const struct ag_profile *p)
+{
+	return p != NULL && p->approvers.n > 0 ? &p->approvers : &cfg->approvals.approvers;
+}
+
+/* The seconds a line waits for approval. */
+static inline long
+ag_approvals_timeout(const struct ag_config *cfg)
+{
+	return cfg != NULL && cfg->approvals.timeout > 0 ? cfg->approvals.timeout :
+	    AG_APPROVALS_TIMEOUT_DEFAULT;
+}
 
 /* Flags for ag_config_load(). */
 #define AG_CONFIG_NO_PERMCHECK	0x01	/* tests and fuzzing only */

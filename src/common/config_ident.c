@@ -438,6 +438,13 @@ cf_check_who(struct ctx *c, const struct ynode *it, const char *key, const char 
 	return 0;
 }
 
+/* approvers: accounts and %groups (root always may, unnamed) */
+int
+cf_check_approver(struct ctx *c, const struct ynode *it, const char *key)
+{
+	return cf_check_who(c, it, key, "an account");
+}
+
 static int
 check_account(struct ctx *c, const struct ynode *it, const char *key)
 {

@@ -165,6 +165,7 @@ int	cf_check_env_name(struct ctx *c, const struct ynode *it, const char *key);
 int	cf_check_option(struct ctx *c, const struct ynode *it, const char *key);
 int	cf_check_policy_path(struct ctx *c, const struct ynode *it, const char *key);
 int	cf_check_word(struct ctx *c, const struct ynode *it, const char *key);
+int	cf_check_approver(struct ctx *c, const struct ynode *it, const char *key);
 int	cf_close_enough(const char *typo, const char *cand, size_t *best);
 int	cf_dupstr(struct ctx *c, const struct ynode *v, char **out);
 int	cf_env_name_ok(const char *s);

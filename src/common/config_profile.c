@@ -22,7 +22,7 @@
 
 static const char *const feature_names[] = { "allow", "deny", NULL };
 static const char *const wredir_names[] = { "allow", "rules", "deny", NULL };
-static const char *const unknown_names[] = { "deny", "ask", "allow", NULL };
+static const char *const unknown_names[] = { "deny", "ask", "allow", "approve", NULL };
 static const char *const tier_names[] = { "strict", "developer", NULL };
 static const char *const enforce_names[] = { "enforce", "audit", NULL };
 static const char *const transfer_names[] = { "off", "read", "write", NULL };
@@ -140,6 +140,26 @@ rule_name(struct ctx *c, const char *key, const struct ynode *k,
 	return cf_dupstr(c, v, &pc->rule->name);
 }
 
+/* decision: the rule's own (allow or deny, as its list says) or approve */
+static int
+rule_decision(struct ctx *c, const char *key, const struct ynode *k,
+    const struct ynode *v, void *arg)
+{
+	struct pctx *pc = arg;
+	const char *own = pc->is_deny ? "deny" : "allow";
+
+	(void)k;
+	if (cf_want_scalar(c, v, key, "a decision") == -1)
+		return -1;
+	if (strcmp(v->s, "approve") == 0)
+		pc->rule->approve = 1;
+	else if (strcmp(v->s, own) != 0)
+		return cf_err_node(c, v, "invalid decision '%s' for a rule in '%s': write "
+		    "'approve' (a line it meets waits for a person) or '%s'",
+		    cf_quote(c, v->s), own, own);
+	return 0;
+}
+
 const struct cf_field cf_rule_fields[] = {
 	CF_READ("command", rule_command),
 	CF_READ("name", rule_name),
@@ -149,6 +169,7 @@ const struct cf_field cf_rule_fields[] = {
 	CF_READ("deny_args", rule_deny_args),
 	CF_READ("allow_options", rule_allow_options),
 	CF_ENUM_OF("enforce", struct ag_rule, enforce, enforce_names),
+	CF_READ("decision", rule_decision),
 	CF_END
 };
 
@@ -680,6 +701,7 @@ const struct cf_field cf_profile_fields[] = {
 	CF_ENUM_OF("enforce", struct ag_profile, enforce, enforce_names),
 	CF_LIST("targets", struct ag_profile, targets, check_target_name, 0),
 	CF_LIST("selectable_by", struct ag_profile, selectable_by, check_selector, 0),
+	CF_LIST("approvers", struct ag_profile, approvers, cf_check_approver, 0),
 	CF_END
 };
 

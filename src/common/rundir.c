@@ -59,7 +59,8 @@ ag_rundir_make(struct ag_err *err)
 		    "on token guessing", AG_GROUP);
 	if (group_dir(AG_RUNDIR_SESSIONS, gr->gr_gid, err) < 0 ||
 	    group_dir(AG_RUNDIR_FAILURES, gr->gr_gid, err) < 0 ||
-	    group_dir(AG_RUNDIR_SCANS, gr->gr_gid, err) < 0)
+	    group_dir(AG_RUNDIR_SCANS, gr->gr_gid, err) < 0 ||
+	    group_dir(AG_RUNDIR_APPROVALS, gr->gr_gid, err) < 0)
 		return -1;
 	return 0;
 }

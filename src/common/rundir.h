@@ -9,6 +9,8 @@
  *   AG_RUNDIR/failures        root:group 3770    failed token attempts (auth/ratelimit.h)
  *   AG_RUNDIR/scans           root:group 3770    the sandbox's repository scans
  *                                                (exec/scancache.c)
+ *   AG_RUNDIR/approvals       root:group 3770    lines waiting for a person, and
+ *                                                their answers (record/approvals.h)
  *
  * The group directories are the gateway's to write and not the agent's;
  * sticky, so a gateway removes only its own account's files.
@@ -22,6 +24,7 @@
 #define AG_RUNDIR_SESSIONS	AG_RUNDIR "/sessions"
 #define AG_RUNDIR_FAILURES	AG_RUNDIR "/failures"
 #define AG_RUNDIR_SCANS		AG_RUNDIR "/scans"
+#define AG_RUNDIR_APPROVALS	AG_RUNDIR "/approvals"
 
 /* Make them all (root only); 0, or -1 with err for the first that failed.
  * Without the group the group directories are not made. */

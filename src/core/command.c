@@ -20,6 +20,7 @@
 
 #include "common/envv.h"
 #include "common/log.h"
+#include "core/approval.h"
 #include "core/core.h"
 #include "core/standing.h"
 #include "core/target.h"
@@ -56,6 +57,9 @@ struct cmd {
 	struct json_object	*ask_json;	/* ... as the audit records it */
 	int			 asked;		/* ask and ask_rec are filled */
 	int			 would_deny;	/* refused by rules in rollout: runs */
+	int			 needs_approval;	/* a rule that says decision: approve */
+	int			 approved;	/* ... and a person said yes */
+	struct ag_core_approved	 ap;		/* approve: how */
 	char			 ask_rule[160];	/* "validator:NAME" */
 	struct ag_audit_cmd	 rec;		/* what record writes */
 	char			**progs;	/* rec.programs, when the mask changed the line */
@@ -309,8 +313,14 @@ stage_decide(struct ag_core *core, struct cmd *c)
 	switch (c->d.verdict) {
 	case AG_ALLOW:
 	case AG_ASK:		/* the next stage's to settle */
+		c->needs_approval = c->d.verdict == AG_ALLOW && c->d.approve;
 		return NEXT;
 	default:
+		if (!c->d.would_run && c->d.approve) {
+			/* only rules that wait for a person refused it */
+			c->needs_approval = 1;
+			return NEXT;
+		}
 		if (!c->d.would_run)
 			return refuse(c, "deny", c->d.reason[0] ? c->d.reason :
 			    "refused by policy", c->d.rule);
@@ -413,6 +423,37 @@ stage_ask(struct ag_core *core, struct cmd *c)
 	return refuse(c, "ask-deny", c->why, c->ask_rule);
 }
 
+/* ---- approve ---------------------------------------------------------------- */
+
+/*
+ * A rule that says decision: approve: the line waits for a person (or a
+ * grant one gave for the session or a while); refused when nobody says
+ * yes in time, with the refuser's reason.  The record says who and how.
+ */
+static enum next
+stage_approve(struct ag_core *core, struct cmd *c)
+{
+	if (!c->needs_approval)
+		return NEXT;
+	if (c->t != NULL) {
+		snprintf(c->why, sizeof(c->why), "%s waits for approval, which is not given to "
+		    "an upstream's lines; refused", c->d.approve_rule);
+		return refuse(c, "deny", c->why, c->d.approve_rule);
+	}
+	(void)ag_core_approval(core, c->line, c->len > 0 && c->line[c->len - 1] == '\n' ?
+	    c->len - 1 : c->len, c->d.approve_rule, &c->ap);
+	c->rec.approval_id = c->ap.id[0] ? c->ap.id : NULL;
+	c->rec.approver = c->ap.approver[0] ? c->ap.approver : NULL;
+	c->rec.approval_scope = c->ap.scope;
+	c->rec.approval_ms = c->ap.waited_ms;
+	if (c->rec.approval_id == NULL && c->rec.approver != NULL)
+		c->rec.approval_id = "grant";
+	if (!c->ap.approved)
+		return refuse(c, "deny", c->ap.why, c->d.approve_rule);
+	c->approved = 1;
+	return NEXT;
+}
+
 /* ---- admit ------------------------------------------------------------------ */
 
 /* Allowed: the record of the decision must be writable before anything runs. */
@@ -440,6 +481,10 @@ stage_admit(struct ag_core *core, struct cmd *c)
 		c->rec.decision = "ask-allow";
 		c->rec.reason = c->why;
 		c->rec.rule = c->ask_rule;
+	} else if (c->approved) {
+		c->rec.decision = "allow";
+		c->rec.reason = c->ap.why;
+		c->rec.rule = c->d.approve_rule;
 	} else if (c->would_deny) {
 		/* what enforcement would have said, and by which rule */
 		c->rec.decision = "would_deny";
@@ -643,6 +688,7 @@ run_command(struct ag_core *core, struct cmd *c, struct ag_run_opts *o)
 	ep.profile = core->profile;
 	ep.home = core->sess.home;
 	ep.env = core->sess.env;
+	ep.approved = c->approved;
 	if (ag_sandbox_active(core->sandbox)) {
 		o->exec_judge = exec_judge;
 		o->exec_judge_ctx = &ep;
@@ -681,7 +727,7 @@ grant_asked(struct ag_core *core, struct cmd *c, struct ag_err *err)
 
 	for (i = 0; i < c->d.ncmds && n < sizeof(progs) / sizeof(progs[0]); i++)
 		if ((c->d.cmds[i].verdict == AG_ASK ||
-		    (c->would_deny && c->d.cmds[i].verdict == AG_DENY)) &&
+		    ((c->would_deny || c->approved) && c->d.cmds[i].verdict == AG_DENY)) &&
 		    c->d.cmds[i].path != NULL &&
 		    c->d.cmds[i].path[0] == '/')
 			progs[n++] = c->d.cmds[i].path;
@@ -754,7 +800,7 @@ stage_run(struct ag_core *core, struct cmd *c)
 	sb = ag_core_sandbox(core, &err);
 	if (sb == 0 && c->would_deny && !ag_sandbox_active(core->sandbox))
 		return rollout_unheld(c, "this session has no kernel sandbox to run it under");
-	if (sb == 0 && (c->asked || c->would_deny))
+	if (sb == 0 && (c->asked || c->would_deny || c->approved))
 		sb = grant_asked(core, c, &err);
 	if (sb < 0) {
 		snprintf(c->why, sizeof(c->why), "%s", err.msg);
@@ -1117,7 +1163,7 @@ ag_core_command_parsed(struct ag_core *core, const char *line, size_t len, int f
 		goto out;		/* not a command: no record */
 	core->ncommands++;
 	if (stage_decide(core, &c) == NEXT && stage_ask(core, &c) == NEXT &&
-	    stage_admit(core, &c) == NEXT) {
+	    stage_approve(core, &c) == NEXT && stage_admit(core, &c) == NEXT) {
 		/* what `agentgate sessions` shows while it runs */
 		ag_live_command(c.rec.command, c.rec.command_len);
 		if (stage_run(core, &c) == NEXT)

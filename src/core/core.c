@@ -11,6 +11,7 @@
 #include "common/account.h"
 #include "common/log.h"
 #include "core/core.h"
+#include "core/approval.h"
 #include "core/target.h"
 #include "core/terminal.h"
 #include "egress/egress.h"
@@ -163,6 +164,7 @@ ag_core_end(struct ag_core *core)
 	core->ask = NULL;
 	ag_runner_reap_all(0);
 	ag_session_free(&core->sess);
+	ag_core_approvals_end(core);
 }
 
 long

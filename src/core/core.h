@@ -119,6 +119,12 @@ struct ag_core {
 	struct ag_standing	*standing;	/* looked at before each line; NULL: never */
 	int			 ended;		/* the standing check ended the session */
 	char			 ended_why[1024];	/* why, as its client was told */
+	/* approvals (core/approval.h): the rules a person approved for the
+	 * rest of this session (--session), and the agent's justification
+	 * for the next line that waits (request_access), or NULL */
+	char			**approved_rules;
+	size_t			 napproved;
+	const char		*justification;
 };
 
 /* What a front end knows about the session it starts. */

@@ -274,7 +274,7 @@ no_rule(struct ag_walker *w, const struct ag_prog *p, const char *name, const ch
 		ag_walk_refuse_unknown(w, name, NULL);
 		/* rollout's second pass: the program runs as if a plain rule
 		 * named it, so what it writes and runs meets the checks */
-		if (w->ctx != NULL && w->ctx->rollout) {
+		if (w->ctx != NULL && (w->ctx->rollout || w->ctx->approving)) {
 			prog_check(w, p, base, a, na, NULL, flags);
 			if (p != NULL && (p->flags & (AG_PROG_WRAPPER_SAFE | AG_PROG_WRAPPER_RISKY)))
 				ag_walk_inner(w, p, base, a, na, flags);

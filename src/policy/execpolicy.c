@@ -240,6 +240,11 @@ judge_exec(const struct ag_execpolicy *ep, const char *path, char *const *argv,
 	 * count here.  A line that does not parse (invalid UTF-8 in an
 	 * argument) of a program a deny rule names is refused.
 	 */
+	if (!d.parse_error && d.verdict == AG_DENY && ep->approved &&
+	    ag_policy_approve_rules(ep->profile, d.rule)) {
+		ag_decision_free(&d);
+		return 1;
+	}
 	if (d.parse_error || (d.verdict == AG_DENY && is_deny_rule(ep->profile, d.rule))) {
 		char shown[160];
 

@@ -24,6 +24,9 @@ struct ag_execpolicy {
 	const struct ag_profile	*profile;
 	const char		*home;
 	char *const		*env;		/* for PATH, as at the prompt */
+	int			 approved;	/* a person approved the line: the deny
+						 * rules that wait for approval let its
+						 * execs go on */
 };
 
 /*

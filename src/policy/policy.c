@@ -209,6 +209,10 @@ ag_walk_refuse(struct ag_walker *w, enum ag_verdict v, const char *rule, const c
 	if (w->ctx != NULL && w->ctx->rollout && v == AG_DENY && rule != NULL &&
 	    strcmp(rule, "unknown") == 0 && ag_policy_rollout_rules(w->prof, rule))
 		return;
+	/* ... and the approvals' second pass, the same way */
+	if (w->ctx != NULL && w->ctx->approving && v == AG_DENY && rule != NULL &&
+	    strcmp(rule, "unknown") == 0 && ag_policy_approve_rules(w->prof, rule))
+		return;
 	if (w->cur < 0) {
 		w->cur = cmd_new(w, w->cname ? w->cname : "", "keyword", w->coff,
 		    w->coff);
@@ -1165,29 +1169,31 @@ decide(const struct ag_policy_ctx *ctx, const struct ag_sh_node *tree,
 }
 
 /*
- * A refusal in a profile in rollout: decided again with the relaxed rules
- * refusing nothing; would_run when nothing else refuses (rollout.c).
+ * A refusal in a profile in rollout, or with rules that wait for approval:
+ * decided again with those rules refusing nothing (rollout.c); would_run
+ * (rollout) or approve when nothing else refuses.
  */
-static void
-rollout_pass(const struct ag_policy_ctx *ctx, const struct ag_sh_node *tree,
-    const char *src, size_t srclen, struct ag_decision *out)
+static int
+relaxed_pass(const struct ag_policy_ctx *ctx, const struct ag_sh_node *tree,
+    const char *src, size_t srclen, struct ag_decision *out, int approving)
 {
-	const struct ag_profile *p;
+	const struct ag_profile *p = ctx->profile;
+	int (*relaxes)(const struct ag_profile *, const char *) = approving ?
+	    ag_policy_approve_rules : ag_policy_rollout_rules;
 	struct ag_profile p2;
 	struct ag_policy_ctx c2;
 	struct ag_decision d2;
 	struct ag_rule *allow = NULL, *deny = NULL;
 	size_t i, n;
+	int ok = 0;
 
-	if (out->verdict != AG_DENY || out->parse_error || ctx == NULL || ctx->rollout ||
-	    ctx->one_pass || !ag_profile_in_rollout(p = ctx->profile))
-		return;
 	/*
-	 * The profile as rollout makes it: its relaxed deny rules gone, its
-	 * relaxed allow rules plain (any subcommand or argument; the global
-	 * options they allow stay as they were).  Every command is then
-	 * walked as under any rule that lets it run, with every check of the
-	 * gateway's own; nothing is skipped after a refusal.
+	 * The profile as rollout (or an approval) makes it: its relaxed deny
+	 * rules gone, its relaxed allow rules plain (any subcommand or
+	 * argument; the global options they allow stay as they were).  Every
+	 * command is then walked as under any rule that lets it run, with
+	 * every check of the gateway's own; nothing is skipped after a
+	 * refusal.
 	 */
 	p2 = *p;
 	if ((p->nallow > 0 && (allow = calloc(p->nallow, sizeof(*allow))) == NULL) ||
@@ -1195,7 +1201,7 @@ rollout_pass(const struct ag_policy_ctx *ctx, const struct ag_sh_node *tree,
 		goto out;
 	for (i = 0; i < p->nallow; i++) {
 		allow[i] = p->allow[i];
-		if (ag_policy_rollout_rules(p, p->allow[i].id)) {
+		if (!approving && relaxes(p, p->allow[i].id)) {
 			memset(&allow[i].subcommands, 0, sizeof(allow[i].subcommands));
 			memset(&allow[i].args, 0, sizeof(allow[i].args));
 			memset(&allow[i].argv, 0, sizeof(allow[i].argv));
@@ -1204,20 +1210,72 @@ rollout_pass(const struct ag_policy_ctx *ctx, const struct ag_sh_node *tree,
 		}
 	}
 	for (i = n = 0; i < p->ndeny; i++)
-		if (!ag_policy_rollout_rules(p, p->deny[i].id))
+		if (!relaxes(p, p->deny[i].id))
 			deny[n++] = p->deny[i];
 	p2.allow = allow;
 	p2.deny = deny;
 	p2.ndeny = n;
 	c2 = *ctx;
 	c2.profile = &p2;
-	c2.rollout = 1;
+	if (approving)
+		c2.approving = 1;
+	else
+		c2.rollout = 1;
 	memset(&d2, 0, sizeof(d2));
-	out->would_run = decide(&c2, tree, src, srclen, &d2) == 0 && d2.verdict == AG_ALLOW;
+	ok = decide(&c2, tree, src, srclen, &d2) == 0 && d2.verdict == AG_ALLOW;
 	ag_decision_free(&d2);
 out:
 	free(allow);
 	free(deny);
+	return ok;
+}
+
+/* The first rule of rules (ids joined by ',') that waits for approval. */
+static const char *
+first_approve_rule(const struct ag_profile *p, const char *rules, char *buf, size_t bufsz)
+{
+	const char *s = rules, *e;
+	size_t n;
+
+	for (; s != NULL && *s != '\0'; s = e != NULL ? e + 1 : NULL) {
+		e = strchr(s, ',');
+		n = e != NULL ? (size_t)(e - s) : strlen(s);
+		if (n >= bufsz)
+			continue;
+		memcpy(buf, s, n);
+		buf[n] = '\0';
+		if (ag_policy_approve_rules(p, buf))
+			return buf;
+	}
+	return NULL;
+}
+
+static void
+second_passes(const struct ag_policy_ctx *ctx, const struct ag_sh_node *tree,
+    const char *src, size_t srclen, struct ag_decision *out)
+{
+	char one[256];
+	const char *r;
+
+	if (ctx == NULL || ctx->rollout || ctx->approving || ctx->one_pass || ctx->profile == NULL)
+		return;
+	if (out->verdict == AG_ALLOW && ag_profile_has_approvals(ctx->profile) &&
+	    (r = first_approve_rule(ctx->profile, out->rule, one, sizeof(one))) != NULL) {
+		/* allowed by a rule that wants a person to say so */
+		out->approve = 1;
+		snprintf(out->approve_rule, sizeof(out->approve_rule), "%s", r);
+		return;
+	}
+	if (out->verdict != AG_DENY || out->parse_error)
+		return;
+	if (ag_profile_in_rollout(ctx->profile))
+		out->would_run = relaxed_pass(ctx, tree, src, srclen, out, 0);
+	if (!out->would_run && ag_profile_has_approvals(ctx->profile) &&
+	    ag_policy_approve_rules(ctx->profile, out->rule) &&
+	    relaxed_pass(ctx, tree, src, srclen, out, 1)) {
+		out->approve = 1;
+		snprintf(out->approve_rule, sizeof(out->approve_rule), "%s", out->rule);
+	}
 }
 
 int
@@ -1228,7 +1286,7 @@ ag_policy_decide(const struct ag_policy_ctx *ctx, const struct ag_sh_node *tree,
 
 	memset(out, 0, sizeof(*out));
 	r = decide(ctx, tree, NULL, 0, out);
-	rollout_pass(ctx, tree, NULL, 0, out);
+	second_passes(ctx, tree, NULL, 0, out);
 	return r;
 }
 
@@ -1270,7 +1328,7 @@ ag_policy_check(const struct ag_policy_ctx *ctx, const char *line, size_t len,
 		return 0;
 	}
 	r = decide(ctx, tree, line, len, out);
-	rollout_pass(ctx, tree, line, len, out);
+	second_passes(ctx, tree, line, len, out);
 	ag_sh_free(tree);
 	return r;
 }

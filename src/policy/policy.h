@@ -36,6 +36,9 @@ struct ag_policy_ctx {
 						 * nothing (decision.would_run) */
 	int			 one_pass;	/* no second pass (the exec judge, which
 						 * counts deny rules only) */
+	int			 approving;	/* the second pass of a profile with
+						 * rules that wait for approval: they
+						 * refuse nothing (decision.approve) */
 };
 
 struct ag_arena;
@@ -64,6 +67,12 @@ struct ag_decision {
 	int			 would_run;	/* a refusal the profile's rollout lets
 						 * run: only its relaxed rules refused
 						 * (rollout.c), nothing the gateway checks */
+	/* the line waits for a person's approval (approvals.h): allowed, but
+	 * by a rule that says decision: approve, or refused only by such
+	 * rules (and unknown: approve), nothing the gateway checks; the
+	 * first such rule */
+	int			 approve;
+	char			 approve_rule[256];
 	struct ag_policy_cmd	*cmds;
 	size_t			 ncmds;
 	/* with ctx->record: each file the line writes (a redirection, a
@@ -90,6 +99,15 @@ struct ag_decision {
 int	ag_policy_rollout_rules(const struct ag_profile *p, const char *rules);
 /* 1 when p or one of its rules is in rollout. */
 int	ag_profile_in_rollout(const struct ag_profile *p);
+/*
+ * Approvals, the same way: 1 when every rule id of rules is one of p's
+ * rules that says decision: approve (or its unknown, with unknown:
+ * approve).  A refusal only such rules made is decided again with them
+ * refusing nothing; an allowed line one of them allowed waits too.
+ */
+int	ag_policy_approve_rules(const struct ag_profile *p, const char *rules);
+/* 1 when p has a rule that waits for approval, or unknown: approve. */
+int	ag_profile_has_approvals(const struct ag_profile *p);
 
 /* Decide on an already-parsed tree. 0 ok (out filled), -1 internal error (out = DENY). */
 int	ag_policy_decide(const struct ag_policy_ctx *ctx, const struct ag_sh_node *tree,

@@ -12,6 +12,10 @@
  * wrappers it cannot follow, the audit, the sandbox, targets.  The line
  * still runs under the session's kernel sandbox, which holds what it
  * holds.
+ *
+ * Approvals (decision: approve on a rule, unknown: approve) relax the
+ * same way, for one line a person approved (record/approvals.h): the
+ * same gateway checks hold whatever was approved.
  */
 #include "agconfig.h"
 
@@ -19,28 +23,35 @@
 
 #include "policy/policy.h"
 
+enum relax { RELAX_ROLLOUT, RELAX_APPROVE };
+
 /* One rule id of a refusal: one of p's own rules (or its unknown), in
- * rollout on the profile or on the rule itself. */
+ * rollout on the profile or on the rule itself; or that waits for
+ * approval. */
 static int
-relaxed(const struct ag_profile *p, const char *rule, size_t n)
+relaxed(const struct ag_profile *p, const char *rule, size_t n, enum relax how)
 {
 	const struct ag_rule *r;
 	size_t pl = strlen(p->name);
+	int unknown = how == RELAX_ROLLOUT ? p->enforce == AG_ENFORCE_AUDIT :
+	    p->unknown == AG_UNKNOWN_APPROVE;
 
 	if (n == strlen("unknown") && strncmp(rule, "unknown", n) == 0)
-		return p->enforce == AG_ENFORCE_AUDIT;
+		return unknown;
 	if (n < 9 + pl + 1 || strncmp(rule, "profiles.", 9) != 0 ||
 	    strncmp(rule + 9, p->name, pl) != 0 || rule[9 + pl] != '.')
 		return 0;
 	if ((r = ag_profile_rule(p, rule, n)) != NULL)
-		return p->enforce == AG_ENFORCE_AUDIT || r->enforce == AG_ENFORCE_AUDIT;
-	return p->enforce == AG_ENFORCE_AUDIT && n == 9 + pl + strlen(".unknown") &&
+		return how == RELAX_ROLLOUT ?
+		    p->enforce == AG_ENFORCE_AUDIT || r->enforce == AG_ENFORCE_AUDIT :
+		    r->approve;
+	return unknown && n == 9 + pl + strlen(".unknown") &&
 	    strncmp(rule + 9 + pl, ".unknown", 8) == 0;
 }
 
 /* rules: ids joined by ','; every one relaxed. */
 static int
-all_relaxed(const struct ag_profile *p, const char *rules)
+all_relaxed(const struct ag_profile *p, const char *rules, enum relax how)
 {
 	const char *s = rules, *e;
 
@@ -48,7 +59,7 @@ all_relaxed(const struct ag_profile *p, const char *rules)
 		return 0;
 	for (;;) {
 		e = strchr(s, ',');
-		if (!relaxed(p, s, e != NULL ? (size_t)(e - s) : strlen(s)))
+		if (!relaxed(p, s, e != NULL ? (size_t)(e - s) : strlen(s), how))
 			return 0;
 		if (e == NULL)
 			return 1;
@@ -59,7 +70,31 @@ all_relaxed(const struct ag_profile *p, const char *rules)
 int
 ag_policy_rollout_rules(const struct ag_profile *p, const char *rules)
 {
-	return p != NULL && all_relaxed(p, rules);
+	return p != NULL && all_relaxed(p, rules, RELAX_ROLLOUT);
+}
+
+int
+ag_policy_approve_rules(const struct ag_profile *p, const char *rules)
+{
+	return p != NULL && all_relaxed(p, rules, RELAX_APPROVE);
+}
+
+int
+ag_profile_has_approvals(const struct ag_profile *p)
+{
+	size_t i;
+
+	if (p == NULL)
+		return 0;
+	if (p->unknown == AG_UNKNOWN_APPROVE)
+		return 1;
+	for (i = 0; i < p->nallow; i++)
+		if (p->allow[i].approve)
+			return 1;
+	for (i = 0; i < p->ndeny; i++)
+		if (p->deny[i].approve)
+			return 1;
+	return 0;
 }
 
 int

@@ -395,6 +395,17 @@ command_record(struct ag_audit *a, const char *event, const struct ag_audit_cmd 
 	add_str(o, "rule_label", c->rule_label);
 	if (c->validator != NULL)
 		json_object_object_add(o, "validator", json_object_get(c->validator));
+	if (c->approval_id != NULL) {
+		json_object *v = json_object_new_object();
+
+		if (v != NULL) {
+			add_str(v, "id", c->approval_id);
+			add_str(v, "approver", c->approver);
+			add_str(v, "scope", c->approval_scope);
+			add_int(v, "approval_ms", c->approval_ms);
+			json_object_object_add(o, "approval", v);
+		}
+	}
 	if (c->target != NULL) {
 		const struct ag_audit_target *t = c->target;
 		json_object *v = json_object_new_object();
@@ -578,6 +589,26 @@ ag_audit_exec_denied(struct ag_audit *a, const char *command, size_t command_len
 	add_str(o, "decision", would ? "would_deny" : "deny");
 	add_str(o, "reason", reason);
 	add_str(o, "rule", rule);
+	return emit(a, o, err);
+}
+
+int
+ag_audit_approval_requested(struct ag_audit *a, const char *id, const char *rule,
+    const char *command, size_t command_len, const char *approvers,
+    const char *justification, struct ag_err *err)
+{
+	json_object *o = record(a, "approval_requested");
+
+	if (o == NULL)
+		return ag_err_set(err, "audit: out of memory");
+	add_str(o, "id", id);
+	add_str(o, "rule", rule);
+	if (command != NULL)
+		json_object_object_add(o, "command", jstr(command, command_len));
+	add_str(o, "approvers", approvers);
+	if (justification != NULL)
+		json_object_object_add(o, "justification", jstr(justification,
+		    strlen(justification)));
 	return emit(a, o, err);
 }
 

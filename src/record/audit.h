@@ -96,6 +96,12 @@ struct ag_audit_cmd {
 	struct json_object	*validator;	/* the validator's answer in its one
 						 * form (validator.h ag_ask_json), or NULL */
 	const struct ag_audit_target *target;	/* an upstream's, or NULL: this host */
+	/* a line that waited for a person (approvals.h): the record's
+	 * "approval" object; approval_id NULL: none */
+	const char		*approval_id;
+	const char		*approver;	/* who answered; NULL: nobody (timeout) */
+	const char		*approval_scope;	/* once, session, for (approved) */
+	long long		 approval_ms;	/* how long the line waited */
 	int			 ran;		/* the fields below are meaningful */
 	int			 exit_status;
 	int			 signal;	/* 0 = none */
@@ -209,6 +215,16 @@ int	ag_audit_auth_failure(struct ag_audit *a, const char *request, const char *r
 int	ag_audit_exec_denied(struct ag_audit *a, const char *command, size_t command_len,
 	    const char *path, char *const *argv, size_t argc, const char *reason,
 	    const char *rule, int would, struct ag_err *err);
+
+/*
+ * A line filed for a person's approval (approvals.h): event
+ * "approval_requested" with the request's id, the rule that holds it, the
+ * command, the approvers it waits for and the agent's justification
+ * (NULL: none).  The command's own record later carries the answer.
+ */
+int	ag_audit_approval_requested(struct ag_audit *a, const char *id, const char *rule,
+	    const char *command, size_t command_len, const char *approvers,
+	    const char *justification, struct ag_err *err);
 
 /*
  * A connection through the session's egress proxy (egress/egress.h):

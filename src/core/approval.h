@@ -1,0 +1,32 @@
+/*
+ * approval.h - a line that waits for a person (decision: approve): a
+ * grant this session or an approver already gave, else a request filed
+ * (record/approvals.h) and waited on, the agent told at once.
+ */
+#ifndef AG_CORE_APPROVAL_H
+#define AG_CORE_APPROVAL_H
+
+#include <stddef.h>
+
+struct ag_core;
+
+struct ag_core_approved {
+	int		 approved;
+	const char	*scope;		/* once, session, for */
+	char		 approver[64];
+	char		 id[24];	/* the request's; "" when a grant let it run */
+	long long	 waited_ms;
+	char		 why[1024];	/* the refusal, or how it was approved */
+};
+
+/*
+ * Line (len bytes), which rule holds for approval: 1 approved, 0 refused
+ * (by a person, the timeout, the client leaving, or because nobody can be
+ * asked); out filled either way.
+ */
+int	ag_core_approval(struct ag_core *core, const char *line, size_t len, const char *rule,
+	    struct ag_core_approved *out);
+/* The session's grants forgotten (its end). */
+void	ag_core_approvals_end(struct ag_core *core);
+
+#endif
