@@ -47,6 +47,9 @@ usage(FILE *fp)
 	    "       agentgate edit [--config FILE]\n"
 	    "       agentgate token new NAME\n"
 	    "       agentgate sessions\n"
+	    "       agentgate approvals\n"
+	    "       agentgate approve ID [--once | --session | --for DURATION]\n"
+	    "       agentgate refuse ID --reason TEXT\n"
 	    "       agentgate terminate [--config FILE] [--wait SECONDS] [--reason TEXT]\n"
 	    "                           SESSION | --identity NAME | --user ACCOUNT\n"
 	    "       agentgate lock [--config FILE] [--reason TEXT] IDENTITY | --user ACCOUNT\n"
@@ -142,6 +145,14 @@ main(int argc, char **argv)
 			return ag_cmd_terminate(argc - 1, argv + 1);
 		if (strcmp(a, "lock") == 0)
 			return ag_cmd_lock(argc - 1, argv + 1);
+		/* keep the group: an answer is a file in its directory, owned by
+		 * the caller's real uid (record/approvals.h) */
+		if (strcmp(a, "approvals") == 0)
+			return ag_cmd_approvals(argc - 1, argv + 1);
+		if (strcmp(a, "approve") == 0)
+			return ag_cmd_approve(argc - 1, argv + 1);
+		if (strcmp(a, "refuse") == 0)
+			return ag_cmd_refuse(argc - 1, argv + 1);
 		if (strcmp(a, "unlock") == 0)
 			return unprivileged(ag_cmd_unlock, argc - 1, argv + 1);
 		/* root's, for its session processes (front/server_auth.c) */

@@ -29,6 +29,7 @@
 #include "common/err.h"
 #include "policy/setid.h"
 #include "policy/policy.h"
+#include "record/approvals.h"
 #include "policy/prog.h"
 #include "parse/shparse.h"
 #include "common/strbuf.h"
@@ -320,6 +321,14 @@ print_text(const struct ag_config *cfg, const struct ag_decision *d, const struc
 		    "its sandbox and records it as would_deny\n");
 	else if (d->verdict == AG_DENY && ag_profile_in_rollout(prof))
 		printf("rollout: refused even so (what it meets guards the gateway itself)\n");
+	if (d->approve) {
+		char who[512];
+
+		ag_approval_approvers_text(ag_profile_approvers(cfg, prof), who, sizeof(who));
+		printf("approval: the line waits for approval by %s (rule %s; up to %ld s, then "
+		    "refused)\n", who, d->approve_rule, ag_approvals_timeout(cfg));
+	} else if (d->verdict == AG_DENY && ag_profile_has_approvals(prof))
+		printf("approval: refused even so (no approval lets it run)\n");
 	if (d->verdict != AG_ASK)
 		return;
 	if (v == NULL) {

@@ -39,6 +39,10 @@ int	ag_cmd_token(int argc, char **argv);	/* agentgate token   (cmd_token.c) */
 /* agentgate sessions, agentgate terminate (cmd_sessions.c) */
 int	ag_cmd_sessions(int argc, char **argv);
 int	ag_cmd_terminate(int argc, char **argv);
+/* agentgate approvals, approve, refuse (cmd_approvals.c) */
+int	ag_cmd_approvals(int argc, char **argv);
+int	ag_cmd_approve(int argc, char **argv);
+int	ag_cmd_refuse(int argc, char **argv);
 /* agentgate lock, agentgate unlock (cmd_lock.c) */
 int	ag_cmd_lock(int argc, char **argv);
 int	ag_cmd_unlock(int argc, char **argv);

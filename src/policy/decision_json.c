@@ -44,6 +44,10 @@ ag_decision_json(const struct ag_decision *d, const struct ag_config *cfg)
 	json_object_object_add(o, "incomplete", json_object_new_boolean(d->incomplete));
 	if (d->would_run)
 		json_object_object_add(o, "would_run", json_object_new_boolean(1));
+	if (d->approve) {
+		json_object_object_add(o, "approve", json_object_new_boolean(1));
+		json_object_object_add(o, "approve_rule", json_object_new_string(d->approve_rule));
+	}
 	for (i = 0; i < d->ncmds; i++) {
 		const struct ag_policy_cmd *c = &d->cmds[i];
 		json_object *jc = json_object_new_object();

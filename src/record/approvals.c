@@ -427,11 +427,12 @@ try_answers(struct ag_approval *a, const struct ag_strlist *approvers,
 {
 	char name[64];
 
-	snprintf(name, sizeof(name), "%s.no", a->req->id);
-	if (read_answer(name, a->req, approvers, ans, 0))
-		return 1;
+	/* (only one can be an approver's: answer() gives one or the other) */
 	snprintf(name, sizeof(name), "%s.ok", a->req->id);
-	return read_answer(name, a->req, approvers, ans, 1);
+	if (read_answer(name, a->req, approvers, ans, 1))
+		return 1;
+	snprintf(name, sizeof(name), "%s.no", a->req->id);
+	return read_answer(name, a->req, approvers, ans, 0);
 }
 
 int
