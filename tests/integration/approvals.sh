@@ -1,0 +1,260 @@
+#!/bin/bash
+# approvals.sh - issue 39 item 3: a line a rule holds for approval
+# (decision: approve, unknown: approve) waits, through the real sshd and
+# the gateway installed set-group-ID, until a person answers from another
+# terminal (`agentgate approve` / `refuse`, run as an approver account
+# the test makes, or root):
+#   - the agent is told at once that it waits, the request id and for whom
+#   - an approval releases exactly one line (--once), or the rest of the
+#     session's lines meeting the same rule (--session)
+#   - a refusal returns the refuser's reason; a timeout refuses
+#   - the agent's own account cannot approve: not with agentgate approve,
+#     and not with an answer file of its own; an answer naming another
+#     command (or request) is not believed
+#   - the client leaving withdraws its request
+#   - the audit records the request, the approver, the scope and the time
+#     waited, and its chain verifies; check and explain know the keys
+. "$(dirname "$0")/lib.sh"
+ag_world_identities alice
+
+APPROVER=agap$$
+flock /run/agentgate-test.lock useradd -M -s /bin/sh "$APPROVER" || exit 99
+OTHER=agot$$
+flock /run/agentgate-test.lock useradd -M -s /bin/sh "$OTHER" || exit 99
+trap 'userdel "$APPROVER" >/dev/null 2>&1; userdel "$OTHER" >/dev/null 2>&1; ag_cleanup' EXIT
+
+ag_setgid_gateway
+# policy TIMEOUT
+policy() {
+	ag_write_policy "$AG_DIR/policy.yaml" <<POLICY
+version: 1
+gateway:
+  sandbox: "off"
+  audit: { file: @AUDIT@, required: true }
+approvals: { approvers: [$APPROVER], timeout: $1 }
+identities:
+  - { name: alice, keys: ["$(ag_key alice)"], profile: dev }
+profiles:
+  dev:
+    allow:
+      - echo
+      - ls
+      - { name: stamp, command: date, decision: approve }
+    deny:
+      - { name: root-listing, command: ls, args: ["/"], decision: approve }
+    unknown: approve
+    paths: { read: ["/"], write: ["/tmp"] }
+    limits: { timeout: 600 }
+POLICY
+}
+policy 10m
+AG_SSHD_EXTRA="AuthorizedKeysCommand $AG_DIR/agentgate authorized-keys --config $AG_DIR/policy.yaml %u
+AuthorizedKeysCommandUser root"
+AG_SSHD_AUTHKEYS_FILE=none
+AG_FORCE_COMMAND="$AG_DIR/agentgate"
+ag_start_sshd || exit 99
+ag_default_policy_path
+T="$AG_USER@127.0.0.1"
+GW="$AG_DIR/agentgate"
+DIR="$AG_RUNDIR/approvals"
+
+as_approver() { runuser -u "$APPROVER" -- "$GW" "$@"; }
+as_agent() { runuser -u "$AG_USER" -- "$GW" "$@"; }
+
+# the id of the pending request whose command is $1 (none: empty)
+pending_id() {
+	"$GW" approvals 2>/dev/null | awk -v c="    command: $1" '
+	    /^[0-9a-f]+  / { id = $1 } $0 == c { print id; exit }'
+}
+# wait_pending COMMAND: its id in ID, once the request is listed
+wait_pending() {
+	local i
+	ID=
+	for i in $(seq 1 600); do
+		ID=$(pending_id "$1")
+		[ -n "$ID" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+# start LINE: the agent's line in the background, its stdout and stderr
+# in $AG_DIR/out.N, err.N; PID its client
+N=0
+start() {
+	N=$((N + 1))
+	ag_as alice "$T" "$1" >"$AG_DIR/out.$N" 2>"$AG_DIR/err.$N" &
+	PID=$!
+}
+finish() { wait "$PID"; RC=$?; OUT=$(cat "$AG_DIR/out.$N"); ERR=$(cat "$AG_DIR/err.$N"); }
+one() { printf '%s' "$1" | tr '\n' ' '; }	# one line, for a pattern across lines
+# answer_file ID SUFFIX OWNER ID-IN-FILE DIGEST [REASON]: an answer written by
+# hand, as OWNER would have
+answer_file() {
+	local f="$DIR/.$1.$2.hand"
+	printf 'id %s\ndigest %s\nscope once\n' "$4" "$5" > "$f"
+	[ -n "${6:-}" ] && printf 'reason %s\n' "$6" >> "$f"
+	chown "$3" "$f"
+	chmod 0644 "$f"
+	mv -f "$f" "$DIR/$1.$2"
+}
+digest_of() { sed -n 's/^digest //p' "$DIR/$1.req"; }
+last_cmd() { ag_audit_query "[x.get('$1') for x in r if x.get('event') == 'command'][-1]"; }
+last_approval() { ag_audit_query "[(x.get('approval') or {}).get('$1') for x in r if x.get('event') == 'command'][-1]"; }
+
+# ---- check and explain ---------------------------------------------------------
+cat > "$AG_DIR/noapprovers.yaml" <<'EOF2'
+version: 1
+profiles:
+  p:
+    allow:
+      - echo
+      - { command: date, decision: approve }
+EOF2
+out=$("$GW" check --config "$AG_DIR/noapprovers.yaml" 2>&1)
+ag_like "$out" "noapprovers.yaml:6:[0-9]+: .*nobody may approve" "check_refuses_approve_rule_without_approvers" "$out"
+out=$("$GW" check --config "$AG_DIR/policy.yaml" 2>&1)
+ag_is "$?" 0 "check_takes_the_policy" "$out"
+out=$("$GW" explain --config "$AG_DIR/policy.yaml" --profile dev -- 'date +%s' 2>&1)
+ag_like "$out" "approval: the line waits for approval by $APPROVER" "explain_says_it_waits_and_for_whom" "$out"
+out=$("$GW" explain --config "$AG_DIR/policy.yaml" --profile dev -- 'echo hi' 2>&1)
+ag_unlike "$out" "approval:" "explain_plain_allowed_line_does_not_wait" "$out"
+
+# ---- the benign use: one approval releases exactly one line ---------------------
+out=$(ag_as alice "$T" 'echo plain' 2>&1)
+ag_is "$out" "plain" "allowed_line_runs_without_asking"
+
+start 'date +%s'
+ag_ok request_listed wait_pending 'date +%s'
+ag_like "$ID" '^[0-9a-f]{16}$' "request_has_an_id"
+ag_ok agent_told_it_waits ag_wait_until 60 grep -q "waiting for approval (request $ID) by $APPROVER" "$AG_DIR/err.$N"
+listing=$("$GW" approvals)
+ag_like "$listing" "identity=alice account=$AG_USER profile=dev" "approvals_lists_who" "$listing"
+ag_like "$listing" "rule: profiles.dev.allow.stamp" "approvals_lists_the_rule" "$listing"
+# the agent's own account cannot approve
+out=$(as_agent approve "$ID" 2>&1); rc=$?
+ag_like "$rc/$out" "^1/.*own account" "agent_cannot_approve_with_the_command" "$out"
+# someone who is not an approver cannot either
+out=$(runuser -u "$OTHER" -- "$GW" approve "$ID" 2>&1); rc=$?
+ag_like "$rc/$out" "^1/.*may not answer" "non_approver_cannot_approve" "$out"
+out=$(as_approver approve "$ID" 2>&1)
+ag_like "$out" "approved request $ID \(once\)" "approver_approves" "$out"
+finish
+ag_like "$RC/$OUT" '^0/[0-9]+$' "approved_line_runs" "$ERR"
+ag_is "$(last_cmd decision)/$(last_cmd rule)" "allow/profiles.dev.allow.stamp" "approved_line_recorded_allowed"
+ag_is "$(last_approval approver)/$(last_approval scope)/$(last_approval id)" "$APPROVER/once/$ID" \
+    "record_names_approver_scope_and_request"
+ag_like "$(last_approval approval_ms)" '^[0-9]+$' "record_says_how_long_it_waited"
+ag_is "$(ag_audit_query "[x.get('rule') for x in r if x.get('event') == 'approval_requested' and x.get('id') == '$ID'][0]")" \
+    "profiles.dev.allow.stamp" "approval_requested_recorded"
+ag_ok request_file_gone test ! -e "$DIR/$ID.req"
+
+# exactly one: the next line waits again, and a refusal says why
+start 'date +%s'
+ag_ok second_line_waits_again wait_pending 'date +%s'
+out=$(as_approver refuse "$ID" --reason "not during the freeze" 2>&1)
+ag_like "$out" "refused request $ID" "approver_refuses" "$out"
+finish
+ag_is "$RC" 126 "refused_line_does_not_run" "$OUT"
+ag_like "$ERR" "refused by $APPROVER: not during the freeze" "refusal_returns_its_reason" "$ERR"
+ag_is "$(last_cmd decision)" "deny" "refusal_recorded_as_deny"
+ag_like "$(last_cmd reason)" "not during the freeze" "refusal_record_has_the_reason"
+ag_is "$(last_approval approver)" "$APPROVER" "refusal_record_names_the_refuser"
+
+# ---- a deny rule and unknown: approve --------------------------------------------
+start 'ls /'
+ag_ok deny_rule_line_waits wait_pending 'ls /'
+as_approver approve "$ID" >/dev/null 2>&1
+finish
+ag_like "$RC/$(one "$OUT")" "^0/.*etc" "deny_rule_line_runs_once_approved" "$ERR"
+start 'id -u'
+ag_ok unknown_program_waits wait_pending 'id -u'
+"$GW" approve "$ID" >/dev/null 2>&1	# root always may
+finish
+ag_is "$RC/$OUT" "0/$(id -u "$AG_USER")" "root_approves_unknown_program" "$ERR"
+ag_is "$(last_approval approver)" "root" "root_recorded_as_approver"
+# what the gateway checks itself is never up for approval
+out=$(ag_as alice "$T" 'echo x > ~/.bashrc' 2>&1); rc=$?
+ag_is "$rc" 126 "protected_path_refused_without_asking" "$out"
+ag_unlike "$out" "waiting for approval" "protected_path_never_waits" "$out"
+
+# ---- --session: the rest of the session ------------------------------------------
+N=$((N + 1))
+printf 'date +%%s\ndate +%%s\nid -u\n' | ag_as alice "$T" >"$AG_DIR/out.$N" 2>"$AG_DIR/err.$N" &
+PID=$!
+ag_ok session_first_line_waits wait_pending 'date +%s'
+SID_REQ=$ID
+as_approver approve "$ID" --session >/dev/null 2>&1
+# the third line meets another rule (unknown): it waits on its own
+ag_ok session_other_rule_still_waits wait_pending 'id -u'
+as_approver refuse "$ID" --reason "only the stamp" >/dev/null 2>&1
+finish
+ag_like "$OUT" '^[0-9]+
+[0-9]+$' "session_approval_runs_both_lines" "$ERR"
+ag_is "$(ag_audit_query "len([x for x in r if x.get('event') == 'approval_requested' and x.get('command') == 'date +%s' and x.get('id') == '$SID_REQ'])")" \
+    1 "session_second_line_did_not_ask"
+ag_is "$(ag_audit_query "[(x.get('approval') or {}).get('scope') for x in r if x.get('event') == 'command' and x.get('command') == 'date +%s'][-2:]")" \
+    "['session', 'session']" "session_scope_recorded_for_both"
+ag_like "$ERR" "refused by $APPROVER: only the stamp" "session_grant_covers_only_its_rule" "$ERR"
+# a new session asks again
+start 'date +%s'
+ag_ok new_session_asks_again wait_pending 'date +%s'
+
+# ---- what is not believed ------------------------------------------------------
+# an answer file of the agent's own uid (written as root here: the agent
+# cannot write in the directory at all), naming the right request and command
+ag_ok agent_cannot_write_the_directory sh -c "! runuser -u '$AG_USER' -- touch '$DIR/x' 2>/dev/null"
+answer_file "$ID" ok "$AG_USER" "$ID" "$(digest_of "$ID")"
+# then a refusal from an approver: an answer believed the moment it was
+# seen would have run the line first (answers are read ok before no)
+answer_file "$ID" no "$APPROVER" "$ID" "$(digest_of "$ID")" "agent file ignored"
+finish
+ag_like "$RC/$(one "$ERR")" "^126/.*agent file ignored" "agent_owned_answer_not_believed" "$ERR"
+# an approval that names another command (moved from another line)
+start 'date -u +%s'
+ag_ok moved_line_waits wait_pending 'date -u +%s'
+answer_file "$ID" ok "$APPROVER" "$ID" "$(printf 'date +%%s' | sha256sum | cut -d' ' -f1)"
+answer_file "$ID" no "$APPROVER" "$ID" "$(digest_of "$ID")" "moved approval ignored"
+finish
+ag_like "$RC/$(one "$ERR")" "^126/.*moved approval ignored" "approval_of_another_command_not_believed" "$ERR"
+# an approval of another request, renamed onto this one
+start 'date -u +%s'
+ag_ok renamed_line_waits wait_pending 'date -u +%s'
+answer_file "$ID" ok "$APPROVER" "0123456789abcdef" "$(digest_of "$ID")"
+answer_file "$ID" no "$APPROVER" "$ID" "$(digest_of "$ID")" "renamed approval ignored"
+finish
+ag_like "$RC/$(one "$ERR")" "^126/.*renamed approval ignored" "approval_of_another_request_not_believed" "$ERR"
+
+# ---- the client leaving withdraws the request -----------------------------------
+start 'date +%s'
+ag_ok leaving_line_waits wait_pending 'date +%s'
+LEFT=$ID
+# the ssh client itself (the background job is the function's subshell)
+kill $(pgrep -P "$PID" -x ssh) 2>/dev/null; wait "$PID" 2>/dev/null
+ag_ok request_withdrawn_when_client_leaves ag_wait_until 60 test ! -e "$DIR/$LEFT.req"
+out=$(as_approver approve "$LEFT" 2>&1)
+ag_like "$out" "no request $LEFT is waiting" "withdrawn_request_cannot_be_approved" "$out"
+
+# ---- a timeout refuses -----------------------------------------------------------
+policy 2s
+start 'date +%s'
+finish
+ag_is "$RC" 126 "timed_out_line_does_not_run" "$OUT"
+ag_like "$ERR" "approval timed out" "timeout_says_so" "$ERR"
+ag_like "$(last_cmd reason)" "approval timed out" "timeout_recorded" "$ERR"
+
+# ---- --for: the identity's lines of that rule, any session, until then -----------
+policy 10m
+start 'date +%s'
+ag_ok for_line_waits wait_pending 'date +%s'
+as_approver approve "$ID" --for 30m >/dev/null 2>&1
+finish
+ag_like "$RC/$OUT" '^0/[0-9]+$' "for_approval_runs_the_line" "$ERR"
+out=$(ag_as alice "$T" 'date +%s' 2>&1); rc=$?
+ag_like "$rc/$out" '^0/[0-9]+$' "for_approval_covers_a_new_session" "$out"
+ag_is "$(last_approval scope)/$(last_approval approver)" "for/$APPROVER" "for_scope_recorded"
+
+# ---- the chain ---------------------------------------------------------------
+out=$("$GW" audit verify "$AG_DIR/log/audit.jsonl" 2>&1)
+ag_is "$?" 0 "audit_chain_verifies" "$out"
+
+ag_done
