@@ -12,8 +12,10 @@
 
 #include "common/log.h"
 #include "common/misc.h"
+#include "common/sha256.h"
 #include "core/approval.h"
 #include "core/core.h"
+#include "policy/policy.h"
 #include "record/approvals.h"
 #include "record/audit.h"
 
@@ -46,11 +48,45 @@ add_session_grant(struct ag_core *core, const char *rule, const char *approver)
 	v[core->napproved++] = s;
 }
 
+/* A request filed ahead by request_access, not yet waited on. */
+struct ag_core_pending {
+	struct ag_approval_req	 req;
+	struct ag_approval	*a;
+	struct ag_core_pending	*next;
+};
+
+/* The pending request for this line and rule (taken off the list), or NULL. */
+static struct ag_core_pending *
+take_pending(struct ag_core *core, const char *line, size_t len, const char *rule)
+{
+	struct ag_core_pending **pp, *p;
+	unsigned char sum[AG_SHA256_LEN];
+	char hex[2 * AG_SHA256_LEN + 1];
+	size_t i;
+
+	ag_sha256(line, len, sum);
+	for (i = 0; i < sizeof(sum); i++)
+		snprintf(hex + 2 * i, 3, "%02x", sum[i]);
+	for (pp = &core->pending; (p = *pp) != NULL; pp = &p->next)
+		if (strcmp(p->req.digest, hex) == 0 && strcmp(p->req.rule, rule) == 0) {
+			*pp = p->next;
+			p->next = NULL;
+			return p;
+		}
+	return NULL;
+}
+
 void
 ag_core_approvals_end(struct ag_core *core)
 {
+	struct ag_core_pending *p;
 	size_t i;
 
+	while ((p = core->pending) != NULL) {
+		core->pending = p->next;
+		ag_approval_close(p->a);
+		free(p);
+	}
 	for (i = 0; i < core->napproved; i++)
 		free(core->approved_rules[i]);
 	free(core->approved_rules);
@@ -80,6 +116,33 @@ fill_req(const struct ag_core *core, const char *rule, const char *approvers,
 	req->deadline = (long long)now + ag_approvals_timeout(core->cfg);
 }
 
+/* File the request for line (req, *a): 0, or -1 with out->why. */
+static int
+file_request(struct ag_core *core, const char *line, size_t len, const char *rule,
+    const char *who, struct ag_approval_req *req, struct ag_approval **a,
+    struct ag_core_approved *out)
+{
+	struct ag_err err;
+
+	ag_err_clear(&err);
+	fill_req(core, rule, who, req);
+	if ((*a = ag_approval_file(req, line, len, &err)) == NULL) {
+		snprintf(out->why, sizeof(out->why), "refused: %.200s needs a person's approval, and "
+		    "no request can be filed (%.300s); is the gateway installed set-group-ID?",
+		    rule, err.msg);
+		return -1;
+	}
+	if (core->audit != NULL && ag_audit_approval_requested(core->audit, req->id, rule,
+	    line, len, who, core->justification, &err) < 0 && ag_audit_required(core->audit)) {
+		ag_approval_close(*a);
+		*a = NULL;
+		snprintf(out->why, sizeof(out->why), "%.300s; the audit log is required, so the "
+		    "line does not wait for approval", err.msg);
+		return -1;
+	}
+	return 0;
+}
+
 int
 ag_core_approval(struct ag_core *core, const char *line, size_t len, const char *rule,
     struct ag_core_approved *out)
@@ -87,6 +150,7 @@ ag_core_approval(struct ag_core *core, const char *line, size_t len, const char 
 	const struct ag_strlist *approvers = ag_profile_approvers(core->cfg, core->profile);
 	struct ag_approval_answer ans;
 	struct ag_approval_req req;
+	struct ag_core_pending *pend;
 	struct ag_approval *a;
 	struct ag_err err;
 	char who[512];
@@ -115,27 +179,24 @@ ag_core_approval(struct ag_core *core, const char *line, size_t len, const char 
 		return 1;
 	}
 	ag_err_clear(&err);
-	fill_req(core, rule, who, &req);
-	if ((a = ag_approval_file(&req, line, len, &err)) == NULL) {
-		snprintf(out->why, sizeof(out->why), "refused: %.200s needs a person's approval, and "
-		    "no request can be filed (%.300s); is the gateway installed set-group-ID?",
-		    rule, err.msg);
+	if ((pend = take_pending(core, line, len, rule)) != NULL) {
+		/* filed ahead by request_access: its answer may be there already */
+		req = pend->req;
+		a = pend->a;
+		ag_approval_rebind(a, &req);
+		free(pend);
+	} else if (file_request(core, line, len, rule, who, &req, &a, out) < 0)
 		return 0;
-	}
 	snprintf(out->id, sizeof(out->id), "%s", req.id);
-	if (core->audit != NULL && ag_audit_approval_requested(core->audit, req.id, rule,
-	    line, len, who, core->justification, &err) < 0 && ag_audit_required(core->audit)) {
-		ag_approval_close(a);
-		snprintf(out->why, sizeof(out->why), "%.300s; the audit log is required, so the "
-		    "line does not wait for approval", err.msg);
-		return 0;
-	}
 	fflush(stdout);
 	fprintf(stderr, "agentgate: waiting for approval (request %s) by %s — %.*s\n"
 	    "agentgate: (up to %ld s; an approver runs `agentgate approve %s` or "
 	    "`agentgate refuse %s --reason ...`)\n", req.id, who,
 	    (int)(len > 200 ? 200 : len), line, tmo, req.id, req.id);
 	fflush(stderr);
+	/* a request filed ahead waits out what is left of its own time */
+	if (req.deadline - (long long)time(NULL) < tmo)
+		tmo = req.deadline > (long long)time(NULL) ? (long)(req.deadline - time(NULL)) : 1;
 	t0 = ag_now_ms();
 	r = ag_approval_wait(a, approvers, tmo, STDOUT_FILENO, &ans, &err);
 	out->waited_ms = ag_now_ms() - t0;
@@ -160,4 +221,70 @@ ag_core_approval(struct ag_core *core, const char *line, size_t len, const char 
 	else
 		snprintf(out->why, sizeof(out->why), "request %s withdrawn: %.300s", req.id, err.msg);
 	return 0;
+}
+
+int
+ag_core_request_access(struct ag_core *core, const char *line, size_t len,
+    const char *justification, struct ag_core_request *out)
+{
+	const struct ag_strlist *approvers = ag_profile_approvers(core->cfg, core->profile);
+	struct ag_approval_answer ans;
+	struct ag_core_approved ap;
+	struct ag_core_pending *p;
+	struct ag_decision d;
+	const char *rule;
+	int rc = 0;
+
+	memset(out, 0, sizeof(*out));
+	ag_approval_approvers_text(approvers, out->approvers, sizeof(out->approvers));
+	memset(&d, 0, sizeof(d));
+	if (ag_core_decide(core, line, len, &d) < 0) {
+		snprintf(out->state, sizeof(out->state), "error");
+		snprintf(out->why, sizeof(out->why), "the line could not be judged");
+		ag_decision_free(&d);
+		return -1;
+	}
+	rule = d.approve_rule;
+	snprintf(out->rule, sizeof(out->rule), "%s", d.approve ? rule : d.rule);
+	if (!d.approve) {
+		snprintf(out->state, sizeof(out->state), d.verdict == AG_DENY ? "refused" :
+		    "not_needed");
+		snprintf(out->why, sizeof(out->why), "%.1000s", d.verdict == AG_DENY ? d.reason :
+		    "the rules allow this line as it is: run it");
+		goto out;
+	}
+	if (session_grant(core, rule) != NULL || ag_approval_standing(core->identity,
+	    core->sess.user, getuid(), rule, approvers, &ans)) {
+		snprintf(out->state, sizeof(out->state), "approved");
+		snprintf(out->why, sizeof(out->why), "an approval already covers %s: run it", rule);
+		goto out;
+	}
+	if ((p = take_pending(core, line, len, rule)) == NULL) {
+		if ((p = calloc(1, sizeof(*p))) == NULL) {
+			snprintf(out->state, sizeof(out->state), "error");
+			snprintf(out->why, sizeof(out->why), "out of memory");
+			rc = -1;
+			goto out;
+		}
+		core->justification = justification;
+		memset(&ap, 0, sizeof(ap));
+		rc = file_request(core, line, len, rule, out->approvers, &p->req, &p->a, &ap);
+		core->justification = NULL;
+		if (rc < 0) {
+			free(p);
+			snprintf(out->state, sizeof(out->state), "error");
+			snprintf(out->why, sizeof(out->why), "%s", ap.why);
+			goto out;
+		}
+		ag_approval_rebind(p->a, &p->req);
+	}
+	p->next = core->pending;
+	core->pending = p;
+	snprintf(out->state, sizeof(out->state), "pending");
+	snprintf(out->id, sizeof(out->id), "%s", p->req.id);
+	snprintf(out->why, sizeof(out->why), "waiting for approval (request %s) by %s; run "
+	    "the same command to wait for the answer", p->req.id, out->approvers);
+out:
+	ag_decision_free(&d);
+	return rc;
 }

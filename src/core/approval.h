@@ -26,7 +26,25 @@ struct ag_core_approved {
  */
 int	ag_core_approval(struct ag_core *core, const char *line, size_t len, const char *rule,
 	    struct ag_core_approved *out);
-/* The session's grants forgotten (its end). */
+/*
+ * request_access (the agent protocols): file the request for line ahead,
+ * with the agent's justification, and answer at once; a later run of the
+ * same line waits on it (or runs, once approved).  state: "pending" (id
+ * set), "approved" (a grant already covers it), "not_needed" (the rules
+ * allow it as it is), "refused" (nothing an approval could change; why
+ * says), "error".  0, or -1 when the line could not be judged.
+ */
+struct ag_core_request {
+	char		 state[16];
+	char		 id[24];
+	char		 rule[256];
+	char		 approvers[512];
+	char		 why[1024];
+};
+int	ag_core_request_access(struct ag_core *core, const char *line, size_t len,
+	    const char *justification, struct ag_core_request *out);
+/* The session's grants forgotten and its pending requests withdrawn
+ * (its end). */
 void	ag_core_approvals_end(struct ag_core *core);
 
 #endif

@@ -125,6 +125,7 @@ struct ag_core {
 	char			**approved_rules;
 	size_t			 napproved;
 	const char		*justification;
+	struct ag_core_pending	*pending;	/* requests filed ahead (request_access) */
 };
 
 /* What a front end knows about the session it starts. */

@@ -34,6 +34,7 @@
 #include "common/privsep.h"
 #include "common/strbuf.h"
 #include "common/utf8.h"
+#include "core/approval.h"
 #include "core/core.h"
 #include "exec/runner.h"
 #include "exec/sandbox.h"
@@ -194,6 +195,33 @@ explain_outcome(struct ag_core *core, const char *text, size_t len)
 	return o;
 }
 
+/* request_access: the line filed for approval with its justification
+ * (core/approval.h), answered at once with its id and state. */
+static json_object *
+request_outcome(struct ag_core *core, const char *text, size_t len, const char *just,
+    size_t jlen)
+{
+	struct ag_core_request rq;
+	json_object *o = json_object_new_object();
+	char *j = NULL;
+
+	if (o == NULL)
+		return NULL;
+	if (jlen > 0 && (j = strndup(just, jlen)) == NULL) {
+		json_object_put(o);
+		return NULL;
+	}
+	(void)ag_core_request_access(core, text, len, j, &rq);
+	free(j);
+	json_object_object_add(o, "state", json_object_new_string(rq.state));
+	if (rq.id[0])
+		json_object_object_add(o, "request_id", json_object_new_string(rq.id));
+	json_object_object_add(o, "rule", json_object_new_string(rq.rule));
+	json_object_object_add(o, "approvers", json_object_new_string(rq.approvers));
+	json_object_object_add(o, "reason", json_object_new_string(rq.why));
+	return o;
+}
+
 /* A read-only fd holding n bytes at p, positioned at its start; -1 with errno. */
 static int
 input_fd(const char *p, size_t n)
@@ -264,7 +292,20 @@ core_loop(struct ag_core *core, int ctl)
 		/* a cancellation sent from now on is for this request */
 		ag_runner_cancel_reset();
 		memcpy(&t, body, sizeof(t));
-		if (type == AG_CALL_INPUT) {
+		if (type == AG_CALL_REQUEST) {
+			const size_t h = 3 * sizeof(t);
+			uint32_t tl, pl;
+
+			if (len < h || (memcpy(&tl, body + sizeof(t), sizeof(tl)),
+			    memcpy(&pl, body + 2 * sizeof(t), sizeof(pl)), tl > len - h) ||
+			    pl > len - h - tl || memchr(body + h + tl + pl, '\0',
+			    len - h - tl - pl) != NULL) {
+				free(body);
+				break;
+			}
+			o = request_outcome(core, body + h, tl, body + h + tl + pl,
+			    len - h - tl - pl);
+		} else if (type == AG_CALL_INPUT) {
 			const size_t h = 3 * sizeof(t);
 			uint32_t tl, pl;
 			char *wpath = NULL;
@@ -424,7 +465,7 @@ start_next(struct ag_pump *pu)
 		pu->nwaiting--;
 		c->next = NULL;
 		t = (uint32_t)(c->timeout_s > 0 ? c->timeout_s : 0);
-		if (c->kind == AG_CALL_INPUT) {
+		if (c->kind == AG_CALL_INPUT || c->kind == AG_CALL_REQUEST) {
 			size_t plen = c->path != NULL ? strlen(c->path) : 0;
 			uint32_t hdr[3] = { t, (uint32_t)c->len, (uint32_t)plen };
 			char *b = malloc(c->len + plen + c->inlen + 1);
@@ -563,7 +604,7 @@ answered(struct ag_pump *pu, const char *body)
 	}
 	if (o == NULL)
 		o = json_object_new_object();
-	if (c->kind != AG_CALL_EXPLAIN) {
+	if (c->kind != AG_CALL_EXPLAIN && c->kind != AG_CALL_REQUEST) {
 		json_object_object_add(o, "stdout", text_of(&pu->so));
 		json_object_object_add(o, "stderr", text_of(&pu->se));
 		if (pu->so_cut || pu->se_cut)

@@ -22,7 +22,9 @@ struct ag_pump;
 enum ag_call_kind {
 	AG_CALL_RUN = 'R',		/* a command line, as typed */
 	AG_CALL_EXPLAIN = 'E',		/* the decision alone */
-	AG_CALL_INPUT = 'I'		/* a command line with input on its stdin */
+	AG_CALL_INPUT = 'I',		/* a command line with input on its stdin */
+	AG_CALL_REQUEST = 'Q'		/* request_access: a command line filed for
+					 * approval, input its justification */
 };
 
 /*

@@ -4,7 +4,9 @@
  * result object a line with the same id and the fields of MCP's `run`
  * (exit_code, signal, stdout, stderr, cwd, truncated, timed_out,
  * duration_ms, decision, reason, allowed_here).  {"id": ..., "explain":
- * "..."} answers with the decision alone.  A request that cannot be read
+ * "..."} answers with the decision alone; {"id": ..., "request_access":
+ * "...", "justification": "..."} files the line for a person's approval
+ * and answers at once (request_id, state, rule, approvers, reason).  A request that cannot be read
  * is answered {"id": ... or null, "error": "..."}; the session goes on.
  */
 #include "agconfig.h"
@@ -30,7 +32,7 @@ error_line(struct ag_pump *pu, json_object *id, const char *msg)
 static void
 jsonl_line(struct ag_pump *pu, const char *line, size_t len)
 {
-	json_object *req, *id = NULL, *cmd = NULL, *tmo;
+	json_object *req, *id = NULL, *cmd = NULL, *tmo, *just = NULL;
 	enum ag_call_kind kind = AG_CALL_RUN;
 	struct ag_call *c;
 
@@ -45,7 +47,16 @@ jsonl_line(struct ag_pump *pu, const char *line, size_t len)
 	(void)json_object_object_get_ex(req, "id", &id);
 	if (json_object_object_get_ex(req, "explain", &cmd))
 		kind = AG_CALL_EXPLAIN;
-	else
+	else if (json_object_object_get_ex(req, "request_access", &cmd)) {
+		kind = AG_CALL_REQUEST;
+		if (!json_object_object_get_ex(req, "justification", &just) ||
+		    !json_object_is_type(just, json_type_string) ||
+		    json_object_get_string_len(just) > 4096) {
+			error_line(pu, id, "\"justification\" (a string, at most 4 KiB) is "
+			    "required with request_access");
+			goto out;
+		}
+	} else
 		(void)json_object_object_get_ex(req, "command", &cmd);
 	if (cmd == NULL || !json_object_is_type(cmd, json_type_string)) {
 		error_line(pu, id, "\"command\" (a string) is required");
@@ -54,8 +65,10 @@ jsonl_line(struct ag_pump *pu, const char *line, size_t len)
 	json_object_object_foreach(req, key, val) {
 		(void)val;
 		if (strcmp(key, "id") != 0 && strcmp(key, "command") != 0 &&
-		    strcmp(key, "explain") != 0 && strcmp(key, "timeout_s") != 0) {
-			error_line(pu, id, "unknown key (id, command, explain, timeout_s)");
+		    strcmp(key, "explain") != 0 && strcmp(key, "timeout_s") != 0 &&
+		    strcmp(key, "request_access") != 0 && strcmp(key, "justification") != 0) {
+			error_line(pu, id, "unknown key (id, command, explain, request_access, "
+			    "justification, timeout_s)");
 			goto out;
 		}
 	}
@@ -68,6 +81,16 @@ jsonl_line(struct ag_pump *pu, const char *line, size_t len)
 	    (size_t)json_object_get_string_len(cmd))) == NULL) {
 		error_line(pu, id, "out of memory");
 		goto out;
+	}
+	if (just != NULL && json_object_get_string_len(just) > 0) {
+		if ((c->input = malloc((size_t)json_object_get_string_len(just))) == NULL) {
+			ag_call_free(c);
+			error_line(pu, id, "out of memory");
+			goto out;
+		}
+		memcpy(c->input, json_object_get_string(just),
+		    (size_t)json_object_get_string_len(just));
+		c->inlen = (size_t)json_object_get_string_len(just);
 	}
 	if (json_object_object_get_ex(req, "timeout_s", &tmo)) {
 		int64_t t = json_object_get_int64(tmo);

@@ -107,6 +107,22 @@ static const char explain_output[] =
     "\"allowed_here\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}},"
     "\"required\":[\"decision\",\"reason\",\"commands\",\"allowed_here\"]}";
 
+static const char request_input[] =
+    "{\"type\":\"object\",\"properties\":{"
+    "\"command\":{\"type\":\"string\",\"description\":\"The bash command line to be "
+    "approved, exactly as it will be run\"},"
+    "\"justification\":{\"type\":\"string\",\"description\":\"Why it is needed, for "
+    "the person who approves it\"}},"
+    "\"required\":[\"command\",\"justification\"],\"additionalProperties\":false}";
+
+static const char request_output[] =
+    "{\"type\":\"object\",\"properties\":{"
+    "\"state\":{\"type\":\"string\",\"enum\":[\"pending\",\"approved\",\"not_needed\","
+    "\"refused\",\"error\"]},"
+    "\"request_id\":{\"type\":\"string\"},\"rule\":{\"type\":\"string\"},"
+    "\"approvers\":{\"type\":\"string\"},\"reason\":{\"type\":\"string\"}},"
+    "\"required\":[\"state\",\"rule\",\"approvers\",\"reason\"]}";
+
 static const char path_input[] =
     "{\"type\":\"object\",\"properties\":{"
     "\"path\":{\"type\":\"string\",\"description\":\"Absolute, relative to the session's "
@@ -182,6 +198,11 @@ tools_list(void)
 	json_object_array_add(a, tool("explain", "Explain a decision",
 	    "What the policy would decide for a command line in the current directory, "
 	    "without running it.", explain_input, explain_output, 1));
+	json_object_array_add(a, tool("request_access", "Ask a person to approve a command",
+	    "For a command the policy holds for a person's approval (explain says \"approval\"): "
+	    "file the request now, with why it is needed, and get its id and state at once.  "
+	    "Then call run with the same command: it waits for the answer, or runs at once "
+	    "when it is approved already.", request_input, request_output, 0));
 	json_object_array_add(a, tool("read_file", "Read a file",
 	    "A file's content, read as `cat -- PATH` would be: under the same policy, sandbox "
 	    "and audit as that command (so the profile must allow cat).  Text; bytes that "
@@ -221,7 +242,7 @@ tool_error(struct ag_pump *pu, json_object *id, const char *msg)
 	send_result(pu, id, r);
 }
 
-enum tool { TOOL_RUN, TOOL_EXPLAIN, TOOL_READ, TOOL_WRITE, TOOL_LIST };
+enum tool { TOOL_RUN, TOOL_EXPLAIN, TOOL_READ, TOOL_WRITE, TOOL_LIST, TOOL_REQUEST };
 
 static const struct {
 	const char	*name;
@@ -233,6 +254,7 @@ static const struct {
 	{ "read_file", TOOL_READ, { "path" } },
 	{ "write_file", TOOL_WRITE, { "path", "content" } },
 	{ "list_dir", TOOL_LIST, { "path" } },
+	{ "request_access", TOOL_REQUEST, { "command", "justification" } },
 };
 
 /* A string argument: NULL (and an error sent) when absent, not a string or
@@ -313,6 +335,29 @@ file_call(struct ag_pump *pu, json_object *id, enum tool t, json_object *args)
 	return c;
 }
 
+/* request_access: the command, and its justification as the call's input. */
+static struct ag_call *
+request_call(struct ag_pump *pu, json_object *id, json_object *args)
+{
+	const char *cmd, *just;
+	size_t len, jlen;
+	struct ag_call *c;
+
+	if ((cmd = string_arg(pu, id, args, "command", AG_PROTO_COMMAND_MAX, &len)) == NULL ||
+	    (just = string_arg(pu, id, args, "justification", 4096, &jlen)) == NULL)
+		return NULL;
+	if ((c = ag_call_new(AG_CALL_REQUEST, id, cmd, len)) == NULL ||
+	    (jlen > 0 && (c->input = malloc(jlen)) == NULL)) {
+		ag_call_free(c);
+		send_error(pu, id, RPC_INTERNAL_ERROR, "out of memory");
+		return NULL;
+	}
+	if (jlen > 0)
+		memcpy(c->input, just, jlen);
+	c->inlen = jlen;
+	return c;
+}
+
 static void
 tools_call(struct ag_pump *pu, json_object *id, json_object *params)
 {
@@ -358,6 +403,9 @@ tools_call(struct ag_pump *pu, json_object *id, json_object *params)
 			send_error(pu, id, RPC_INTERNAL_ERROR, "out of memory");
 			return;
 		}
+	} else if (tool_table[i].tool == TOOL_REQUEST) {
+		if ((c = request_call(pu, id, args)) == NULL)
+			return;
 	} else if ((c = file_call(pu, id, tool_table[i].tool, args)) == NULL)
 		return;
 	c->tool = (int)tool_table[i].tool;
@@ -470,8 +518,8 @@ file_result(const struct ag_call *call, json_object *res)
 static void
 mcp_done(struct ag_pump *pu, struct ag_call *call, json_object *res)
 {
-	json_object *r = json_object_new_object(), *d, *ran, *to, *ca, *rule;
-	const char *decision = "";
+	json_object *r = json_object_new_object(), *d, *ran, *to, *ca, *rule, *st;
+	const char *decision = "", *state;
 	int is_error;
 
 	if (call->tool == TOOL_READ || call->tool == TOOL_WRITE || call->tool == TOOL_LIST) {
@@ -491,7 +539,10 @@ mcp_done(struct ag_pump *pu, struct ag_call *call, json_object *res)
 		decision = json_object_get_string(d);
 	/* refused, or ended by the gateway (timeout, cancel): the model should
 	 * not read it as the command's own answer */
-	is_error = (call->tool == TOOL_RUN &&
+	state = json_object_object_get_ex(res, "state", &st) ? json_object_get_string(st) : "error";
+	is_error = (call->tool == TOOL_REQUEST && (strcmp(state, "refused") == 0 ||
+	    strcmp(state, "error") == 0)) ||
+	    (call->tool == TOOL_RUN &&
 	    ((json_object_object_get_ex(res, "rule", &rule) &&
 	    strcmp(json_object_get_string(rule), "revoked") == 0) ||
 	    (json_object_object_get_ex(res, "ran", &ran) && !json_object_get_boolean(ran) &&

@@ -474,6 +474,12 @@ ag_approval_wait(struct ag_approval *a, const struct ag_strlist *approvers,
 }
 
 void
+ag_approval_rebind(struct ag_approval *a, struct ag_approval_req *req)
+{
+	a->req = req;
+}
+
+void
 ag_approval_close(struct ag_approval *a)
 {
 	char path[PATH_MAX];
@@ -522,9 +528,10 @@ ag_approval_standing(const char *identity, const char *user, uid_t self, const c
 		    ans->scope != AG_SCOPE_FOR || ans->until <= (long long)time(NULL) ||
 		    strcmp(ans->rule, rule) != 0)
 			continue;
-		if (identity != NULL && identity[0] != '\0' ?
-		    strcmp(ans->identity, identity) != 0 :
-		    ans->identity[0] != '\0' || strcmp(ans->user, user) != 0)
+		/* the same identity on the same account (a name reused later
+		 * for another is another) */
+		if (strcmp(ans->identity, identity != NULL ? identity : "") != 0 ||
+		    strcmp(ans->user, user != NULL ? user : "") != 0)
 			continue;
 		ans->approved = 1;
 		if ((pw = getpwuid(owner)) != NULL)
@@ -566,6 +573,36 @@ ag_approval_read(const char *id, struct ag_approval_req *req, struct ag_err *err
 	return 0;
 }
 
+/*
+ * An answer whose request is gone and that grants nothing more (not an
+ * unexpired --for): removed, where the caller may (its own, or root).
+ */
+static void
+collect(const char *name)
+{
+	char path[PATH_MAX];
+	struct ag_approval_answer ans;
+	struct ans_read r;
+	struct stat st;
+	uid_t owner;
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "%s/%.*s.req", AG_APPROVALS_DIR, AG_APPROVAL_ID_LEN, name);
+	if (lstat(path, &st) == 0 || (fp = open_checked(name, &owner, NULL)) == NULL)
+		return;
+	memset(&ans, 0, sizeof(ans));
+	memset(&r, 0, sizeof(r));
+	r.a = &ans;
+	each_line(fp, ans_field, &r);
+	fclose(fp);
+	if (ans.scope == AG_SCOPE_FOR && ans.until > (long long)time(NULL))
+		return;
+	if (owner == getuid() || getuid() == 0) {
+		snprintf(path, sizeof(path), "%s/%s", AG_APPROVALS_DIR, name);
+		(void)unlink(path);
+	}
+}
+
 int
 ag_approval_list(int (*fn)(const struct ag_approval_req *, void *), void *arg,
     struct ag_err *err)
@@ -585,6 +622,9 @@ ag_approval_list(int (*fn)(const struct ag_approval_req *, void *), void *arg,
 	}
 	while ((de = readdir(d)) != NULL) {
 		nl = strlen(de->d_name);
+		if (nl == AG_APPROVAL_ID_LEN + 3 && (strcmp(de->d_name + AG_APPROVAL_ID_LEN, ".ok") == 0 ||
+		    strcmp(de->d_name + AG_APPROVAL_ID_LEN, ".no") == 0))
+			collect(de->d_name);
 		if (nl != AG_APPROVAL_ID_LEN + 4 || strcmp(de->d_name + AG_APPROVAL_ID_LEN, ".req") != 0)
 			continue;
 		memcpy(id, de->d_name, AG_APPROVAL_ID_LEN);

@@ -87,11 +87,13 @@ struct ag_approval *ag_approval_file(struct ag_approval_req *req, const char *li
  */
 int	ag_approval_wait(struct ag_approval *a, const struct ag_strlist *approvers,
 	    long timeout_s, int watch_fd, struct ag_approval_answer *ans, struct ag_err *err);
+/* The request a's file holds moved (a copy of it, same id): look there. */
+void	ag_approval_rebind(struct ag_approval *a, struct ag_approval_req *req);
 /* Withdraw the request (its file removed) and free a. */
 void	ag_approval_close(struct ag_approval *a);
 /*
- * A standing grant (--for, unexpired) for this identity (or, without one,
- * account) and rule, from an approver: 1 (ans filled) or 0.
+ * A standing grant (--for, unexpired) for this identity on this account
+ * and rule, from an approver: 1 (ans filled) or 0.
  */
 int	ag_approval_standing(const char *identity, const char *user, uid_t self,
 	    const char *rule, const struct ag_strlist *approvers,
@@ -99,7 +101,8 @@ int	ag_approval_standing(const char *identity, const char *user, uid_t self,
 
 /* ---- the approver's side ---- */
 /* Each pending request, oldest first not promised; fn returning nonzero
- * stops.  The count, or -1 with err. */
+ * stops.  The count, or -1 with err.  Answers left behind (their request
+ * gone, no unexpired --for) are removed where the caller may. */
 int	ag_approval_list(int (*fn)(const struct ag_approval_req *, void *), void *arg,
 	    struct ag_err *err);
 /* The request id, checked to be a gateway's (regular, one link, not

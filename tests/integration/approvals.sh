@@ -21,7 +21,15 @@ APPROVER=agap$$
 flock /run/agentgate-test.lock useradd -M -s /bin/sh "$APPROVER" || exit 99
 OTHER=agot$$
 flock /run/agentgate-test.lock useradd -M -s /bin/sh "$OTHER" || exit 99
-trap 'userdel "$APPROVER" >/dev/null 2>&1; userdel "$OTHER" >/dev/null 2>&1; ag_cleanup' EXIT
+# the answers this world's people left (a uid is reused by the next
+# world's accounts); the directory is the host's, shared with other worlds
+forget_answers() {
+	local f
+	for f in "$AG_RUNDIR"/approvals/*.ok "$AG_RUNDIR"/approvals/*.no; do
+		[ -e "$f" ] && grep -qx "user $AG_USER" "$f" && rm -f "$f"
+	done
+}
+trap 'forget_answers; userdel "$APPROVER" >/dev/null 2>&1; userdel "$OTHER" >/dev/null 2>&1; ag_cleanup' EXIT
 
 ag_setgid_gateway
 # policy TIMEOUT
@@ -91,7 +99,7 @@ one() { printf '%s' "$1" | tr '\n' ' '; }	# one line, for a pattern across lines
 # hand, as OWNER would have
 answer_file() {
 	local f="$DIR/.$1.$2.hand"
-	printf 'id %s\ndigest %s\nscope once\n' "$4" "$5" > "$f"
+	printf 'id %s\ndigest %s\nscope once\nuser %s\n' "$4" "$5" "$AG_USER" > "$f"
 	[ -n "${6:-}" ] && printf 'reason %s\n' "$6" >> "$f"
 	chown "$3" "$f"
 	chmod 0644 "$f"
@@ -252,6 +260,28 @@ ag_like "$RC/$OUT" '^0/[0-9]+$' "for_approval_runs_the_line" "$ERR"
 out=$(ag_as alice "$T" 'date +%s' 2>&1); rc=$?
 ag_like "$rc/$out" '^0/[0-9]+$' "for_approval_covers_a_new_session" "$out"
 ag_is "$(last_approval scope)/$(last_approval approver)" "for/$APPROVER" "for_scope_recorded"
+
+# ---- JSON Lines: request_access files the request with a justification -----------
+# (a new rule's line: the --for grant above covers the stamp)
+N=$((N + 1))
+printf '%s\n' '{"id":1,"request_access":"ls /","justification":"need to see the root"}' \
+    '{"id":2,"command":"ls /"}' |
+    ag_as alice -s "$T" agentgate-json >"$AG_DIR/out.$N" 2>"$AG_DIR/err.$N" &
+PID=$!
+ag_ok jsonl_request_listed wait_pending 'ls /'
+listing=$("$GW" approvals)
+ag_like "$listing" "justification: need to see the root" "approvals_shows_the_justification" "$listing"
+as_approver approve "$ID" >/dev/null 2>&1
+finish
+q() { "$AG_PYTHON" -c 'import json, sys; r = [json.loads(l) for l in open(sys.argv[1])]; print(eval(sys.argv[2]))' "$AG_DIR/out.$N" "$1" 2>&1; }
+ag_is "$(q "[(x.get('state'), x.get('request_id')) for x in r if x.get('id') == 1][0]")" "('pending', '$ID')" \
+    "request_access_answers_pending_at_once" "$OUT"
+ag_is "$(q "[x.get('exit_code') for x in r if x.get('id') == 2][0]")" 0 "run_after_request_access_runs_once_approved" "$OUT"
+ag_is "$(ag_audit_query "[x.get('justification') for x in r if x.get('event') == 'approval_requested' and x.get('id') == '$ID'][0]")" \
+    "need to see the root" "justification_recorded"
+ag_is "$(ag_audit_query "len([x for x in r if x.get('event') == 'approval_requested' and x.get('command') == 'ls /' and x.get('ts', '') >= [y for y in r if y.get('id') == '$ID'][0]['ts']])")" \
+    1 "run_waited_on_the_filed_request"
+ag_is "$(last_approval id)/$(last_approval approver)" "$ID/$APPROVER" "run_record_names_the_filed_request"
 
 # ---- the chain ---------------------------------------------------------------
 out=$("$GW" audit verify "$AG_DIR/log/audit.jsonl" 2>&1)

@@ -51,7 +51,7 @@ check_session() {	# check_session LABEL
 	local l=$1
 	ag_is "$(q "$r" 'j.get("failure", "none")')" none "${l}_client_completes"
 	ag_is "$(q "$r" 'j["server"]["name"]')" agentgate "${l}_initialize_names_the_server"
-	ag_is "$(q "$r" '" ".join(j["tools"])')" "explain list_dir read_file run write_file" "${l}_tools_listed"
+	ag_is "$(q "$r" '" ".join(j["tools"])')" "explain list_dir read_file request_access run write_file" "${l}_tools_listed"
 	ag_is "$(q "$r" 'j["toolsHaveSchemas"]')" True "${l}_tools_have_input_and_output_schemas"
 	ag_is "$(q "$r" 'j["allowed"]["s"]["stdout"]')" hello-mcp "${l}_run_returns_stdout"
 	ag_is "$(q "$r" 'j["allowed"]["s"]["stderr"]')" to-stderr "${l}_run_keeps_stderr_apart"
