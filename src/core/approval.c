@@ -15,6 +15,7 @@
 #include "common/sha256.h"
 #include "core/approval.h"
 #include "core/core.h"
+#include "exec/runner.h"
 #include "policy/policy.h"
 #include "record/approvals.h"
 #include "record/audit.h"
@@ -198,7 +199,7 @@ ag_core_approval(struct ag_core *core, const char *line, size_t len, const char 
 	if (req.deadline - (long long)time(NULL) < tmo)
 		tmo = req.deadline > (long long)time(NULL) ? (long)(req.deadline - time(NULL)) : 1;
 	t0 = ag_now_ms();
-	r = ag_approval_wait(a, approvers, tmo, STDOUT_FILENO, &ans, &err);
+	r = ag_approval_wait(a, approvers, tmo, STDOUT_FILENO, ag_runner_terminating, &ans, &err);
 	out->waited_ms = ag_now_ms() - t0;
 	ag_approval_close(a);
 	if (r == 1 && ans.approved) {

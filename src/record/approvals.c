@@ -437,7 +437,8 @@ try_answers(struct ag_approval *a, const struct ag_strlist *approvers,
 
 int
 ag_approval_wait(struct ag_approval *a, const struct ag_strlist *approvers,
-    long timeout_s, int watch_fd, struct ag_approval_answer *ans, struct ag_err *err)
+    long timeout_s, int watch_fd, int (*stop)(void), struct ag_approval_answer *ans,
+    struct ag_err *err)
 {
 	long long deadline = ag_now_ms() + timeout_s * 1000LL, left;
 	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
@@ -460,9 +461,11 @@ ag_approval_wait(struct ag_approval *a, const struct ag_strlist *approvers,
 		if (n == 2)
 			pf[1].revents = 0;
 		if (poll(pf, n, left > 60000 ? 60000 : (int)left) < 0) {
-			if (errno == EINTR)
-				continue;
-			return ag_err_set(err, "poll: %s", strerror(errno));
+			if (errno != EINTR)
+				return ag_err_set(err, "poll: %s", strerror(errno));
+			if (stop != NULL && stop())
+				return ag_err_set(err, "the session is ending");
+			continue;
 		}
 		if (n == 2 && (pf[1].revents & (POLLERR | POLLHUP | POLLNVAL)))
 			return ag_err_set(err, "the client went away while the line waited "

@@ -82,11 +82,13 @@ struct ag_approval *ag_approval_file(struct ag_approval_req *req, const char *li
 	    size_t len, struct ag_err *err);
 /*
  * Wait for an answer believed (above) until timeout_s, or until
- * watch_fd (the caller's output; -1: none) reports its reader gone.
- * 1 answered (ans filled), 0 timed out, -1 cancelled or failed (err).
+ * watch_fd (the caller's output; -1: none) reports its reader gone, or
+ * stop (NULL: none) says so after a signal.  1 answered (ans filled), 0
+ * timed out, -1 cancelled or failed (err).
  */
 int	ag_approval_wait(struct ag_approval *a, const struct ag_strlist *approvers,
-	    long timeout_s, int watch_fd, struct ag_approval_answer *ans, struct ag_err *err);
+	    long timeout_s, int watch_fd, int (*stop)(void), struct ag_approval_answer *ans,
+	    struct ag_err *err);
 /* The request a's file holds moved (a copy of it, same id): look there. */
 void	ag_approval_rebind(struct ag_approval *a, struct ag_approval_req *req);
 /* Withdraw the request (its file removed) and free a. */
