@@ -39,6 +39,24 @@ may_approve(const struct ag_approval_req *req, uid_t uid)
 	return ag_approval_is_approver(&l, uid);
 }
 
+/*
+ * What the agent wrote (its command, its justification, even its identity
+ * as the request file says) goes to a person's terminal: control
+ * characters shown as \xNN, never sent to the terminal as they are.
+ */
+static void
+put_safe(const char *s)
+{
+	for (; *s != '\0'; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch < 0x20 || ch == 0x7f || ch == '\\')
+			printf("\\x%02x", ch);
+		else
+			putchar(ch);
+	}
+}
+
 static void
 when(long long t, char *buf, size_t n)
 {
@@ -57,12 +75,24 @@ show(const struct ag_approval_req *r, void *arg)
 	(void)arg;
 	when(r->since, since, sizeof(since));
 	when(r->deadline, until, sizeof(until));
-	printf("%s  identity=%s account=%s profile=%s since=%s until=%s\n"
-	    "    command: %s\n    rule: %s\n    approvers: %s\n",
-	    r->id, r->identity[0] ? r->identity : "-", r->user, r->profile, since, until,
-	    r->command, r->rule, r->approvers);
-	if (r->justification[0])
-		printf("    justification: %s\n", r->justification);
+	printf("%s  identity=", r->id);
+	put_safe(r->identity[0] ? r->identity : "-");
+	printf(" account=");
+	put_safe(r->user);
+	printf(" profile=");
+	put_safe(r->profile);
+	printf(" since=%s until=%s\n    command: ", since, until);
+	put_safe(r->command);
+	printf("\n    rule: ");
+	put_safe(r->rule);
+	printf("\n    approvers: ");
+	put_safe(r->approvers);
+	putchar('\n');
+	if (r->justification[0]) {
+		printf("    justification: ");
+		put_safe(r->justification);
+		putchar('\n');
+	}
 	return 0;
 }
 
@@ -104,8 +134,8 @@ answerable(const char *id, struct ag_approval_req *req)
 		return 1;
 	}
 	if (!may_approve(req, getuid())) {
-		fprintf(stderr, "agentgate: you may not answer request %s: its approvers are "
-		    "%s (and root)\n", id, req->approvers);
+		fprintf(stderr, "agentgate: you may not answer request %s: you are not one of "
+		    "its approvers (nor root)\n", id);
 		return 1;
 	}
 	return 0;
@@ -130,7 +160,7 @@ ag_cmd_approve(int argc, char **argv)
 	struct ag_approval_answer ans;
 	struct ag_approval_req req;
 	struct ag_err err;
-	const char *id = NULL;
+	const char *id = NULL, *dur = NULL;
 	long secs = 0;
 	int i, rc;
 
@@ -145,8 +175,10 @@ ag_cmd_approve(int argc, char **argv)
 				ag_err_print(stderr, &err);
 				return 2;
 			}
-			if (arg != NULL)
+			if (arg != NULL) {
+				dur = arg;
 				i++;
+			}
 		} else if (id == NULL)
 			id = argv[i];
 		else
@@ -162,8 +194,10 @@ ag_cmd_approve(int argc, char **argv)
 		ans.until = (long long)time(NULL) + secs;
 	if ((rc = give(&req, &ans)) != 0)
 		return rc;
-	printf("approved request %s (%s%s%s): %s\n", id, ag_approval_scope_name(ans.scope),
-	    secs ? " " : "", secs ? argv[argc - 1] : "", req.command);
+	printf("approved request %s (%s%s%s): ", id, ag_approval_scope_name(ans.scope),
+	    dur != NULL ? " " : "", dur != NULL ? dur : "");
+	put_safe(req.command);
+	putchar('\n');
 	return 0;
 }
 
@@ -193,6 +227,8 @@ ag_cmd_refuse(int argc, char **argv)
 	snprintf(ans.reason, sizeof(ans.reason), "%s", reason);
 	if ((rc = give(&req, &ans)) != 0)
 		return rc;
-	printf("refused request %s: %s\n", id, req.command);
+	printf("refused request %s: ", id);
+	put_safe(req.command);
+	putchar('\n');
 	return 0;
 }

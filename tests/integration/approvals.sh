@@ -168,6 +168,17 @@ ag_is "$(last_cmd decision)" "deny" "refusal_recorded_as_deny"
 ag_like "$(last_cmd reason)" "not during the freeze" "refusal_record_has_the_reason"
 ag_is "$(last_approval approver)" "$APPROVER" "refusal_record_names_the_refuser"
 
+# what the agent wrote reaches the approver's terminal escaped
+start "$(printf 'date "+%%s \033[2J"')"
+ag_ok escape_line_waits ag_wait_until 60 grep -q "waiting for approval" "$AG_DIR/err.$N"
+ID=$(sed -n 's/.*waiting for approval (request \([0-9a-f]*\)).*/\1/p' "$AG_DIR/err.$N")
+listing=$("$GW" approvals)
+ag_unlike "$listing" $'\033' "approvals_sends_no_control_characters" "$(printf '%q' "$listing")"
+ag_like "$listing" 'x1b\[2J' "approvals_shows_them_escaped" "$listing"
+"$GW" refuse "$ID" --reason "no escapes" >/dev/null 2>&1
+finish
+ag_like "$ERR" "no escapes" "escape_line_refused" "$ERR"
+
 # ---- a deny rule and unknown: approve --------------------------------------------
 start 'ls /'
 ag_ok deny_rule_line_waits wait_pending 'ls /'
