@@ -45,6 +45,7 @@
 #include "common/utf8.h"
 #include "policy/grantable.h"
 #include "policy/policy.h"
+#include "record/approvals.h"
 #include "policy/setid.h"
 #include "common/strbuf.h"
 #include "common/misc.h"
@@ -1237,6 +1238,36 @@ check_rollout(const struct ag_config *cfg)
 	}
 }
 
+/*
+ * Lines that wait for a person need somewhere to file their requests: the
+ * group's directory, made at each login by pam_agentgate.so bind (and by
+ * serve), which a set-group-ID gateway writes (the layout check above).
+ */
+static void
+check_approvals(const struct ag_config *cfg)
+{
+	struct stat st;
+	char who[512];
+	size_t i;
+
+	for (i = 0; i < cfg->nprofiles; i++) {
+		const struct ag_profile *p = &cfg->profiles[i];
+
+		if (!ag_profile_has_approvals(p))
+			continue;
+		ag_approval_approvers_text(ag_profile_approvers(cfg, p), who, sizeof(who));
+		if (stat(AG_APPROVALS_DIR, &st) < 0 || !S_ISDIR(st.st_mode))
+			say("WARN  profile %s has lines that wait for approval (by %s), and %s "
+			    "is not there yet: it is made at the next login through sshd's "
+			    "pam_agentgate.so bind (or by serve); until then such lines are "
+			    "refused\n", p->name, who, AG_APPROVALS_DIR);
+		else
+			say("NOTE  profile %s: lines that meet an approve rule wait up to %ld s "
+			    "for %s (agentgate approvals)\n", p->name, ag_approvals_timeout(cfg),
+			    who);
+	}
+}
+
 static void
 check_sandbox(struct doctor *d, const struct ag_config *cfg, const struct who *w,
     const char *user)
@@ -1395,8 +1426,10 @@ ag_doctor_run(const struct ag_doctor_opts *o)
 	check_identities(cfg, user, prog[0] != '\0' ? prog : NULL);
 	check_layout(&d, cfg, &w, user, prog[0] != '\0' ? prog : NULL);
 	check_sandbox(&d, cfg, &w, user);
-	if (cfg != NULL)
+	if (cfg != NULL) {
 		check_rollout(cfg);
+		check_approvals(cfg);
+	}
 	ag_config_free(cfg);
 
 	say("%d checks, %d failed\n", d.nchecks, d.nfail);

@@ -124,6 +124,9 @@ out=$("$GW" check --config "$AG_DIR/policy.yaml" 2>&1)
 ag_is "$?" 0 "check_takes_the_policy" "$out"
 out=$("$GW" explain --config "$AG_DIR/policy.yaml" --profile dev -- 'date +%s' 2>&1)
 ag_like "$out" "approval: the line waits for approval by $APPROVER" "explain_says_it_waits_and_for_whom" "$out"
+out=$("$GW" doctor --config "$AG_DIR/policy.yaml" --user "$AG_USER" 2>&1)
+ag_like "$out" "NOTE  profile dev: lines that meet an approve rule wait up to 600 s for $APPROVER" \
+    "doctor_says_who_approves" "$out"
 out=$("$GW" explain --config "$AG_DIR/policy.yaml" --profile dev -- 'echo hi' 2>&1)
 ag_unlike "$out" "approval:" "explain_plain_allowed_line_does_not_wait" "$out"
 
