@@ -310,7 +310,8 @@ moderate_match(const struct ag_live_entry *e, void *arg, char *why, size_t whyle
 	return 1;
 }
 
-static void
+/* 0 when it ended. */
+static int
 end_session(struct join *j, const char *config)
 {
 	int failed = 0;
@@ -318,9 +319,12 @@ end_session(struct join *j, const char *config)
 	printf("agentgate: ending session %.8s\n", j->e.session);
 	fflush(stdout);
 	if (ag_sessions_end(moderate_match, j, j->e.policy[0] ? j->e.policy : config,
-	    "agentgate join --moderate", 10, &failed) == 0 || failed)
+	    "agentgate join --moderate", 10, &failed) == 0 || failed) {
 		fprintf(stderr, "agentgate: join: session %.8s could not be ended\n",
 		    j->e.session);
+		return -1;
+	}
+	return 0;
 }
 
 /* The keys: 1 to leave, 0 to go on, 2 when the session is to end. */
@@ -349,7 +353,7 @@ watch(struct join *j, const char *config)
 	struct ag_strbuf part;
 	struct termios saved, raw;
 	struct pollfd pfd[2];
-	int in, fd = -1, wd_file = -1, tty = 0, cmdkey = 0, rc = 0, done = 0;
+	int in, fd = -1, wd_file = -1, tty = 0, cmdkey = 0, rc = 0, done = 0, ended = 0;
 	char base[sizeof(j->e.session) + 1];
 	long long last_check = ag_now_ms();
 
@@ -413,7 +417,7 @@ watch(struct join *j, const char *config)
 				int what = key(j, k[i], &cmdkey);
 
 				if (what == 2)
-					end_session(j, config);
+					ended = end_session(j, config) == 0;
 				done = what != 0;
 			}
 			if (done && rc == 0)
@@ -427,11 +431,11 @@ watch(struct join *j, const char *config)
 					struct inotify_event *ie = (struct inotify_event *)(void *)q;
 
 					if (ie->wd == wd_file && (ie->mask & IN_CLOSE_WRITE))
-						done = 1;	/* the gateway closed it: the end */
+						ended = 1;	/* the gateway closed it: the end */
 					else if (ie->wd != wd_file && ie->len > 0 &&
 					    strcmp(ie->name, base) == 0) {
 						if (ie->mask & IN_DELETE)
-							done = 1;
+							ended = 1;
 						else if (fd < 0 && still_live(j))
 							show_command(j);
 					}
@@ -442,24 +446,24 @@ watch(struct join *j, const char *config)
 		if (fd >= 0)
 			rc = drain(&p, fd, &part);
 		/* a gateway killed leaves its entry: checked now and then */
-		if (!done && ag_now_ms() - last_check >= JOIN_CHECK_MS) {
+		if (!done && !ended && ag_now_ms() - last_check >= JOIN_CHECK_MS) {
 			last_check = ag_now_ms();
-			done = !still_live(j);
+			ended = !still_live(j);
 		}
+		done |= ended;
 	}
 	if (fd >= 0) {
 		if (rc == 0)
 			rc = drain(&p, fd, &part);
 		close(fd);
-	}
-	rc = ag_castplay_end(&p, rc == 0 && fd < 0 ? 0 : rc);
-	if (fd < 0)
-		rc = 0;
+		rc = ag_castplay_end(&p, rc);
+	} else
+		ag_strbuf_free(&p.out);		/* nothing was played */
 	ag_strbuf_free(&part);
 	close(in);
 	if (tty)
 		(void)tcsetattr(STDIN_FILENO, TCSANOW, &saved);
-	if (done && !leave_sig && !still_live(j))
+	if (ended)
 		printf("agentgate: session %.8s ended\n", j->e.session);
 	fflush(stdout);
 	return rc;

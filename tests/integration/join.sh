@@ -7,7 +7,7 @@
 #   - an escape sequence the agent prints (a title, a screen erase) reaches
 #     the watcher as text, never raw
 #   - keys typed at the watcher reach nobody: the session runs nothing
-#   - a user named in gateway.observers watches too; one who is not cannot
+#   - a user gateway.observers names (by a %group) watches too; one it does not cannot
 #     join, and the refusal is audited; an observer cannot --moderate
 #   - --moderate (root) ends the session with Ctrl-T k; the audit has the
 #     join, the termination with the moderator's name, the leave; the
@@ -20,11 +20,29 @@ ag_setup
 ag_write_pam use_key allow_unidentified
 ag_setgid_gateway
 install -d -o root -g "$G" -m 2770 "$AG_DIR/log/recordings"
-OBS=ago$$
+TMUX_SOCK=$AG_DIR/tmux.sock
+printf 'set-option -g remain-on-exit on\n' > "$AG_DIR/tmux.conf"
+tm() { tmux -f "$AG_DIR/tmux.conf" -S "$TMUX_SOCK" "$@"; }
+JOINS=()
+OBS=
+OBS_GROUP=
+NOB=
+finish() {
+	local p u
+	tm kill-server >/dev/null 2>&1
+	for p in "${JOINS[@]}"; do kill "$p" 2>/dev/null; done
+	for u in $OBS $NOB; do ag_userdel "$u"; done
+	[ -n "$OBS_GROUP" ] && flock /run/agentgate-test.lock groupdel "$OBS_GROUP" 2>/dev/null
+	ag_cleanup
+}
+trap finish EXIT
+# OBS is an observer through a group it is a member of; NOB is none
+OBS_GROUP=ago$$
+flock /run/agentgate-test.lock groupadd "$OBS_GROUP" || exit 99
+OBS=ob$$
+flock /run/agentgate-test.lock useradd -M -s /bin/sh -G "$OBS_GROUP" -U "$OBS" || exit 99
 NOB=agn$$
-for u in "$OBS" "$NOB"; do
-	flock /run/agentgate-test.lock useradd -M -s /bin/sh "$u" || exit 99
-done
+flock /run/agentgate-test.lock useradd -M -s /bin/sh "$NOB" || exit 99
 ag_write_policy "$AG_DIR/policy.yaml" <<EOF2
 version: 1
 gateway:
@@ -34,7 +52,7 @@ gateway:
     file: @AUDIT@
     required: true
   recordings: @DIR@/log/recordings
-  observers: [$OBS, "%nosuchgroup$$"]
+  observers: [nosuchuser$$, "%$OBS_GROUP"]
 users:
   @USER@: test
 profiles:
@@ -48,18 +66,6 @@ EOF2
 "$AG_DIR/agentgate" check --config "$AG_DIR/policy.yaml" >/dev/null ||
     { echo "the policy does not check" >&2; exit 99; }
 
-TMUX_SOCK=$AG_DIR/tmux.sock
-printf 'set-option -g remain-on-exit on\n' > "$AG_DIR/tmux.conf"
-tm() { tmux -f "$AG_DIR/tmux.conf" -S "$TMUX_SOCK" "$@"; }
-JOINS=()
-finish() {
-	local p
-	tm kill-server >/dev/null 2>&1
-	for p in "${JOINS[@]}"; do kill "$p" 2>/dev/null; done
-	for u in "$OBS" "$NOB"; do ag_userdel "$u"; done
-	ag_cleanup
-}
-trap finish EXIT
 screen() { tm capture-pane -p -J -t s -S -200 2>/dev/null; }
 pane_matches() { screen | grep -Eq -- "$1"; }
 pane_dead() { [ "$(tm display-message -p -t s '#{pane_dead}' 2>/dev/null)" = 1 ]; }
@@ -92,7 +98,7 @@ runuser -u "$OBS" -- "$AG_DIR/agentgate" join "$SID" --observe </dev/null \
     >"$AG_DIR/obs2.out" 2>"$AG_DIR/obs2.err" &
 J2=$!
 JOINS+=("$J2")
-ag_ok "a user in gateway.observers joins" ag_wait_until 30 has "$AG_DIR/obs2.out" '^agentgate: observing'
+ag_ok "a user in a %group of gateway.observers joins" ag_wait_until 30 has "$AG_DIR/obs2.out" '^agentgate: observing'
 
 # a command that prints, waits on the fifo, prints again
 tm send-keys -t s "echo MARK-ONE-\$((6*7)); cat $F/go; echo MARK-TWO-\$((6*7))" Enter
@@ -154,6 +160,7 @@ ag_ok "the moderator joins" ag_wait_until 30 has "$AG_DIR/mod.out" '^agentgate: 
 printf '\024k' >&7
 ag_ok "Ctrl-T k ends the session" ag_wait_until 30 pane_dead
 ag_ok "the moderator's join ends with it" ag_wait_until 30 gone "$J3"
+ag_like "$(cat "$AG_DIR/mod.out")" "^agentgate: session $SID ended" "the moderator is told it ended" "$(cat "$AG_DIR/mod.out" "$AG_DIR/mod.err")"
 ag_ok "so does the named observer's" ag_wait_until 30 gone "$J2"
 ag_like "$(cat "$AG_DIR/obs2.out")" "^agentgate: session $SID ended" "which says so" "$(cat "$AG_DIR/obs2.out")"
 exec 7>&-
