@@ -189,6 +189,8 @@ timeout 30 sh -c "echo go > $F/go2"
 wait "$client"
 ag_ok "the observer ends with the session" ag_wait_until 30 gone "$J4"
 
+# (under a sanitizer, its reports would be here)
+ag_is "$(cat "$AG_DIR/obs.err" "$AG_DIR/obs2.err" "$AG_DIR/mod.err")" "" "the watchers wrote no error"
 out=$("$AG_DIR/agentgate" audit verify "$AG_AUDIT" 2>&1); rc=$?
 ag_is "$rc" 0 "audit verify holds" "$out"
 ag_done
