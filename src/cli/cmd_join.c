@@ -346,6 +346,57 @@ key(struct join *j, unsigned char c, int *cmdkey)
 	return c == 'q' || c == 0x03 ? 1 : 0;
 }
 
+/* The watcher's keys, read from *infd (-1 once it has none left): 1 to
+ * leave (*ended when the moderator ended the session), 0 to watch on. */
+static int
+keys(struct join *j, const char *config, int *infd, int *cmdkey, int *ended)
+{
+	unsigned char k[64];
+	ssize_t i, got = read(*infd, k, sizeof(k));
+
+	if (got <= 0 && !(got < 0 && (errno == EINTR || errno == EAGAIN)))
+		*infd = -1;		/* no more keys: watch on */
+	for (i = 0; i < got; i++) {
+		int what = key(j, k[i], cmdkey);
+
+		if (what == 2)
+			*ended = end_session(j, config) == 0;
+		if (what != 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* What inotify saw: 1 when the session ended (its recording closed by the
+ * gateway, its entry removed); a command-only session's new command shown. */
+static int
+events(struct join *j, int in, int wd_file, int recorded)
+{
+	char ev[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	ssize_t n;
+	int ended = 0;
+
+	while ((n = read(in, ev, sizeof(ev))) > 0) {
+		char *q = ev;
+
+		while (q < ev + n) {
+			const struct inotify_event *ie = (const struct inotify_event *)(void *)q;
+
+			if (ie->wd == wd_file && (ie->mask & IN_CLOSE_WRITE))
+				ended = 1;
+			else if (ie->wd != wd_file && ie->len > 0 &&
+			    strcmp(ie->name, j->e.session) == 0) {
+				if (ie->mask & IN_DELETE)
+					ended = 1;
+				else if (!recorded && still_live(j))
+					show_command(j);
+			}
+			q += sizeof(*ie) + ie->len;
+		}
+	}
+	return ended;
+}
+
 static int
 watch(struct join *j, const char *config)
 {
@@ -354,7 +405,6 @@ watch(struct join *j, const char *config)
 	struct termios saved, raw;
 	struct pollfd pfd[2];
 	int in, fd = -1, wd_file = -1, tty = 0, cmdkey = 0, rc = 0, done = 0, ended = 0;
-	char base[sizeof(j->e.session) + 1];
 	long long last_check = ag_now_ms();
 
 	if ((in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) < 0) {
@@ -377,7 +427,6 @@ watch(struct join *j, const char *config)
 			return 1;
 		}
 	}
-	snprintf(base, sizeof(base), "%s", j->e.session);
 	ag_castplay_init(&p, "join", j->cast, 0);
 	p.transcript = 1;
 	ag_strbuf_init(&part, AG_CASTPLAY_LINE_MAX);
@@ -398,8 +447,6 @@ watch(struct join *j, const char *config)
 	else
 		show_command(j);
 	while (rc == 0 && !done && !leave_sig) {
-		char ev[4096];
-		ssize_t n;
 		int r = poll(pfd, pfd[1].fd >= 0 ? 2 : 1, JOIN_CHECK_MS);
 
 		if (r < 0 && errno != EINTR) {
@@ -407,42 +454,11 @@ watch(struct join *j, const char *config)
 			rc = 1;
 			break;
 		}
-		if (r > 0 && (pfd[1].revents & (POLLIN | POLLHUP | POLLERR))) {
-			unsigned char k[64];
-			ssize_t i, got = read(STDIN_FILENO, k, sizeof(k));
-
-			if (got <= 0 && !(got < 0 && (errno == EINTR || errno == EAGAIN)))
-				pfd[1].fd = -1;		/* no more keys: watch on */
-			for (i = 0; i < got && !done; i++) {
-				int what = key(j, k[i], &cmdkey);
-
-				if (what == 2)
-					ended = end_session(j, config) == 0;
-				done = what != 0;
-			}
-			if (done && rc == 0)
-				break;
-		}
-		if (r > 0 && (pfd[0].revents & POLLIN)) {
-			while ((n = read(in, ev, sizeof(ev))) > 0) {
-				char *q = ev;
-
-				while (q < ev + n) {
-					struct inotify_event *ie = (struct inotify_event *)(void *)q;
-
-					if (ie->wd == wd_file && (ie->mask & IN_CLOSE_WRITE))
-						ended = 1;	/* the gateway closed it: the end */
-					else if (ie->wd != wd_file && ie->len > 0 &&
-					    strcmp(ie->name, base) == 0) {
-						if (ie->mask & IN_DELETE)
-							ended = 1;
-						else if (fd < 0 && still_live(j))
-							show_command(j);
-					}
-					q += sizeof(*ie) + ie->len;
-				}
-			}
-		}
+		if (r > 0 && (pfd[1].revents & (POLLIN | POLLHUP | POLLERR)) &&
+		    (done = keys(j, config, &pfd[1].fd, &cmdkey, &ended)))
+			break;
+		if (r > 0 && (pfd[0].revents & POLLIN) && events(j, in, wd_file, fd >= 0))
+			ended = 1;
 		if (fd >= 0)
 			rc = drain(&p, fd, &part);
 		/* a gateway killed leaves its entry: checked now and then */
