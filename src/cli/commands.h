@@ -39,6 +39,8 @@ int	ag_cmd_token(int argc, char **argv);	/* agentgate token   (cmd_token.c) */
 /* agentgate sessions, agentgate terminate (cmd_sessions.c) */
 int	ag_cmd_sessions(int argc, char **argv);
 int	ag_cmd_terminate(int argc, char **argv);
+/* agentgate join (cmd_join.c) */
+int	ag_cmd_join(int argc, char **argv);
 /* agentgate lock, agentgate unlock (cmd_lock.c) */
 int	ag_cmd_lock(int argc, char **argv);
 int	ag_cmd_unlock(int argc, char **argv);
