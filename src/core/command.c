@@ -932,8 +932,8 @@ assoc_definition(const struct ag_sh_node *k)
  * The variables and functions a line left for the next (session.c) are
  * code the next runner runs first, and what a command writes can stand in
  * for the trap that reports them: they are kept only as what the trap
- * writes (assignments of quoted values, function definitions, nothing
- * else at the top) and only when the rules allow them as a typed line
+ * writes (assignments of quoted values, `declare -A NAME=(...)` for an
+ * associative array, function definitions, nothing else at the top) and only when the rules allow them as a typed line
  * would be, function bodies judged as at their definition.
  */
 static const char *
