@@ -188,6 +188,37 @@ shell_state_kept_where_execs_are_judged(void **state)
 	ag_session_free(&s);
 }
 
+/*
+ * Arrays are kept as assignments of quoted keys and values, an
+ * associative one after `declare -A`; bash's own, the runner's, the
+ * dangerous names and an element without its key are left out; plain
+ * variables come between them in the records, not in the text.
+ */
+static void
+arrays_kept_as_quoted_assignments(void **state)
+{
+	static const char cap[] =
+	    "=aaa\0=k0\0=ex\0=k3\0=eit's $(id)\0=vn=1\0"
+	    "=aAm\0=ka]=b\0=e`v`\0=e\0=k\0=eempty-key\0"
+	    "=aaPIPESTATUS\0=k0\0=e0\0=aaBASH_REMATCH\0=k0\0=eb\0=aa__ag_x\0=k0\0=e1\0"
+	    "=aaIFS\0=k0\0=ex\0=aae\0=f\0";
+	struct ag_session s;
+	struct ag_err err;
+
+	(void)state;
+	start(&s, 0);
+	profile.tier = AG_TIER_DEVELOPER;
+	profile.unknown = AG_UNKNOWN_ALLOW;
+	assert_int_equal(ag_session_apply_capture(&s, cap, sizeof(cap) - 1, &err), 0);
+	assert_non_null(s.shell_state);
+	assert_string_equal(s.shell_state,
+	    "n='1'\n"
+	    "a=(['0']='x' ['3']='it'\\''s $(id)' )\n"
+	    "declare -A m=(['a]=b']='`v`' )\n"
+	    "e=()\n");
+	ag_session_free(&s);
+}
+
 static void
 pwd_must_be_a_directory(void **state)
 {
@@ -295,6 +326,7 @@ main(void)
 		cmocka_unit_test(starting_state_is_minimal),
 		cmocka_unit_test(capture_is_filtered_and_profile_wins),
 		cmocka_unit_test(shell_state_kept_where_execs_are_judged),
+		cmocka_unit_test(arrays_kept_as_quoted_assignments),
 		cmocka_unit_test(pwd_must_be_a_directory),
 		cmocka_unit_test(remote_state_from_a_capture),
 		cmocka_unit_test(env_vector_operations),
