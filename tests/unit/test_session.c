@@ -48,6 +48,19 @@ start(struct ag_session *s, int tty)
 	assert_int_equal(ag_session_init(s, &profile, &o, &err), 0);
 }
 
+/* A session of a profile whose every exec is judged, after the capture cap. */
+static void
+developer_capture(struct ag_session *s, const char *cap, size_t n)
+{
+	struct ag_err err;
+
+	start(s, 0);
+	profile.tier = AG_TIER_DEVELOPER;
+	profile.unknown = AG_UNKNOWN_ALLOW;
+	assert_int_equal(ag_session_apply_capture(s, cap, n, &err), 0);
+	assert_non_null(s->shell_state);
+}
+
 static void
 starting_state_is_minimal(void **state)
 {
@@ -173,11 +186,7 @@ shell_state_kept_where_execs_are_judged(void **state)
 	assert_null(s.shell_state);		/* the strict tier keeps none */
 	ag_session_free(&s);
 
-	start(&s, 0);
-	profile.tier = AG_TIER_DEVELOPER;
-	profile.unknown = AG_UNKNOWN_ALLOW;
-	assert_int_equal(ag_session_apply_capture(&s, cap, sizeof(cap) - 1, &err), 0);
-	assert_non_null(s.shell_state);
+	developer_capture(&s, cap, sizeof(cap) - 1);
 	assert_string_equal(s.shell_state,
 	    "n='it'\\''s $(x)'\ncnt () \n{ \n    grep -c \"$1\" \"$2\"\n}\n");
 	assert_string_equal(ag_session_getenv(&s, "FOO"), "bar");
@@ -203,14 +212,9 @@ arrays_kept_as_quoted_assignments(void **state)
 	    "=aaPIPESTATUS\0=k0\0=e0\0=aaBASH_REMATCH\0=k0\0=eb\0=aa__ag_x\0=k0\0=e1\0"
 	    "=aaIFS\0=k0\0=ex\0=aae\0=f\0";
 	struct ag_session s;
-	struct ag_err err;
 
 	(void)state;
-	start(&s, 0);
-	profile.tier = AG_TIER_DEVELOPER;
-	profile.unknown = AG_UNKNOWN_ALLOW;
-	assert_int_equal(ag_session_apply_capture(&s, cap, sizeof(cap) - 1, &err), 0);
-	assert_non_null(s.shell_state);
+	developer_capture(&s, cap, sizeof(cap) - 1);
 	assert_string_equal(s.shell_state,
 	    "n='1'\n"
 	    "a=(['0']='x' ['3']='it'\\''s $(id)' )\n"
