@@ -35,6 +35,7 @@
 #include "policy/policy.h"
 #include "policy/prog.h"
 #include "policy/transfer.h"
+#include "policy/walker.h"
 #include "validate/validator.h"
 
 #ifndef AG_BASH
@@ -771,6 +772,28 @@ stage_run(struct ag_core *core, struct cmd *c)
 /* ---- apply ------------------------------------------------------------------ */
 
 /*
+ * The line about one refused exec names the program as it was run (git,
+ * bin/py: what the line or script typed, argv[0]), and the file the
+ * kernel resolved only where that is not plain from the name (a symbolic
+ * link, argv[0] set to something else).
+ */
+static void
+exec_denial_line(const struct ag_exec_denial *d)
+{
+	const char *a0 = d->argv != NULL && d->argc > 0 && d->argv[0] != NULL &&
+	    d->argv[0][0] != '\0' ? d->argv[0] : d->path;
+	const char *base = strrchr(d->path, '/');
+
+	base = base != NULL ? base + 1 : d->path;
+	if (strcmp(a0, d->path) == 0 || (strchr(a0, '/') == NULL && strcmp(a0, base) == 0))
+		fprintf(stderr, "agentgate: %s (an exec inside the command: %s)\n",
+		    d->reason ? d->reason : "denied", a0);
+	else
+		fprintf(stderr, "agentgate: %s (an exec inside the command: %s, which is %s)\n",
+		    d->reason ? d->reason : "denied", a0, d->path);
+}
+
+/*
  * Execs the supervisor refused inside the command's tree: one audit record
  * each, and a line to the caller, since the refused program's own message
  * ("Permission denied") does not say why.
@@ -787,8 +810,7 @@ exec_denials(struct ag_core *core, struct cmd *c)
 		if (d->would)
 			;	/* rollout: the agent sees what enforcement would not */
 		else if (d->path != NULL && d->path[0] != '\0')
-			fprintf(stderr, "agentgate: %s (an exec inside the command: %s)\n",
-			    d->reason ? d->reason : "denied", d->path);
+			exec_denial_line(d);
 		else
 			fprintf(stderr, "agentgate: %s\n", d->reason ? d->reason : "denied");
 		if (core->audit != NULL && ag_audit_exec_denied(core->audit, c->rec.command,
@@ -799,25 +821,73 @@ exec_denials(struct ag_core *core, struct cmd *c)
 	fflush(stderr);
 }
 
+/* An exec the supervisor refused, and said so (exec_denials). */
+static int
+exec_denial_said(const struct cmd *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->res.ndenials; i++)
+		if (!c->res.denials[i].would)
+			return 1;
+	return 0;
+}
+
 /*
- * A command that failed after running a subcommand that writes where the
- * sandbox keeps files read-only (git config): the program's own error
- * ("Device or resource busy") names the file, not why or what instead.
+ * A command that failed where the sandbox may be why, and the program's
+ * own error does not say so: one note on stderr, the first that applies.
+ * A subcommand that writes where the sandbox keeps files read-only (git
+ * config: "Device or resource busy" names the file, not why or what
+ * instead); or a "Permission denied" or "Read-only file system" the
+ * program printed (runner.h), which for a write outside the roots or to
+ * a protected file is the kernel's, unseen by the gateway: the note names
+ * the roots.  Not after an exec the supervisor refused, which was said.
  */
 static void
-readonly_notes(struct ag_core *core, struct cmd *c)
+failure_note(struct ag_core *core, struct cmd *c)
 {
-	const char *note;
+	const struct ag_profile *p = core->profile;
+	const char *note = NULL;
+	char roots[400], buf[1024];
 	size_t i;
 
 	if (c->status == 0 || !ag_sandbox_active(core->sandbox))
 		return;
-	for (i = 0; i < c->d.ncmds; i++)
-		if ((note = ag_prog_readonly_note(c->d.cmds[i].name, c->d.cmds[i].sub)) != NULL) {
-			fprintf(stderr, "%sagentgate: note: %s\n", core->pty ? "\r\n" : "", note);
-			fflush(stderr);
-			return;
-		}
+	for (i = 0; i < c->d.ncmds && note == NULL; i++)
+		note = ag_prog_readonly_note(c->d.cmds[i].name, c->d.cmds[i].sub);
+	if (note == NULL && c->res.refusal_said && !exec_denial_said(c)) {
+		ag_walk_list_text(&p->paths_write, roots, sizeof(roots));
+		snprintf(buf, sizeof(buf), "if that \"Permission denied\" or \"Read-only file "
+		    "system\" was a write, the sandbox refused it: this session may write only "
+		    "under %s%s, and protected files there (~/.bashrc, .git/config, .git/hooks "
+		    "...) are read-only; write beneath those instead", p->paths_write.n > 0 ?
+		    roots : "nothing", p->tier == AG_TIER_DEVELOPER ? " and its own /tmp" : "");
+		note = buf;
+	}
+	if (note == NULL)
+		return;
+	fprintf(stderr, "%sagentgate: note: %s\n", core->pty ? "\r\n" : "", note);
+	fflush(stderr);
+}
+
+/*
+ * A line that ends with `cmd &`: each line runs in a shell of its own and
+ * nothing it starts outlives it (runner.h), so the job ended with the
+ * line, and `jobs`, `wait` or `kill %1` on a later line find nothing.
+ * Said once, after the line, since bash itself says nothing.
+ */
+static void
+background_note(struct ag_core *core, struct cmd *c)
+{
+	const struct ag_sh_node *t = c->tree;
+
+	if (t == NULL || t->type != AG_SH_LIST || t->nkids == 0 || t->background == NULL ||
+	    !t->background[t->nkids - 1])
+		return;
+	fprintf(stderr, "%sagentgate: note: a background job ends with its line (each line "
+	    "runs in a shell of its own, and what it starts does not outlive it): start "
+	    "the job and wait for it on one line (cmd & ...; wait)\n", core->pty ? "\r\n" : "");
+	fflush(stderr);
 }
 
 /*
@@ -841,12 +911,29 @@ egress_refusals(struct ag_core *core, struct cmd *c)
 	ag_egress_set_seq(core->egress, 0);
 }
 
+/* `declare -A NAME=(...)`, as session.c keeps an associative array */
+static int
+assoc_definition(const struct ag_sh_node *k)
+{
+	char *w0, *w1;
+	int ok;
+
+	if (k->type != AG_SH_SIMPLE || k->nwords != 3 || k->nassigns != 0 || k->nredirs != 0)
+		return 0;
+	w0 = ag_sh_word_literal(k->words[0], NULL);
+	w1 = ag_sh_word_literal(k->words[1], NULL);
+	ok = w0 != NULL && w1 != NULL && strcmp(w0, "declare") == 0 && strcmp(w1, "-A") == 0;
+	free(w0);
+	free(w1);
+	return ok;
+}
+
 /*
  * The variables and functions a line left for the next (session.c) are
  * code the next runner runs first, and what a command writes can stand in
  * for the trap that reports them: they are kept only as what the trap
- * writes (assignments of quoted values, function definitions, nothing
- * else at the top) and only when the rules allow them as a typed line
+ * writes (assignments of quoted values, `declare -A NAME=(...)` for an
+ * associative array, function definitions, nothing else at the top) and only when the rules allow them as a typed line
  * would be, function bodies judged as at their definition.
  */
 static const char *
@@ -870,7 +957,8 @@ state_refused(struct ag_core *core, char *why, size_t whysz)
 		while (k != NULL && k->type == AG_SH_PIPELINE && k->nkids == 1 && !k->negated)
 			k = k->kids[0];
 		if (k == NULL || !(k->type == AG_SH_FUNCDEF || (k->type == AG_SH_SIMPLE &&
-		    k->nwords == 0 && k->nassigns > 0 && k->nredirs == 0)))
+		    k->nwords == 0 && k->nassigns > 0 && k->nredirs == 0) ||
+		    assoc_definition(k)))
 			bad = "they hold more than definitions";
 	}
 	if (bad == NULL) {
@@ -930,7 +1018,8 @@ stage_apply(struct ag_core *core, struct cmd *c)
 	}
 	exec_denials(core, c);
 	egress_refusals(core, c);
-	readonly_notes(core, c);
+	failure_note(core, c);
+	background_note(core, c);
 	c->rec.truncated = res->truncated;
 	c->timed_out = res->timed_out;
 	c->cancelled = res->cancelled;
