@@ -20,6 +20,7 @@
 
 #include "common/envv.h"
 #include "common/log.h"
+#include "common/strbuf.h"
 #include "core/core.h"
 #include "core/standing.h"
 #include "core/target.h"
@@ -928,50 +929,105 @@ assoc_definition(const struct ag_sh_node *k)
 	return ok;
 }
 
+/* The name a kept definition defines, for the note that leaves it out. */
+static const char *
+definition_name(const struct ag_sh_node *k)
+{
+	if (k->type == AG_SH_FUNCDEF)
+		return k->name;
+	if (k->type == AG_SH_SIMPLE && k->nassigns > 0)
+		return k->assigns[0].name;
+	return NULL;
+}
+
 /*
  * The variables and functions a line left for the next (session.c) are
  * code the next runner runs first, and what a command writes can stand in
  * for the trap that reports them: they are kept only as what the trap
  * writes (assignments of quoted values, `declare -A NAME=(...)` for an
- * associative array, function definitions, nothing else at the top) and only when the rules allow them as a typed line
- * would be, function bodies judged as at their definition.
+ * associative array, function definitions, nothing else at the top), and
+ * each only when the rules allow it as a typed line would be, a function's
+ * body judged as at its definition.  A definition the rules refuse is left
+ * out and the rest kept (a venv's `deactivate` resets PYTHONHOME, which
+ * must not cost the session its other functions); anything but
+ * definitions, and nothing is kept.  Returns NULL when all is kept as it
+ * is, else what was left out and why, in why.
  */
 static const char *
-state_refused(struct ag_core *core, char *why, size_t whysz)
+state_judge(struct ag_core *core, char *why, size_t whysz)
 {
-	const struct ag_session *s = &core->sess;
+	struct ag_session *s = &core->sess;
 	struct ag_sh_node *t = NULL;
 	struct ag_policy_ctx ctx;
-	struct ag_decision d;
+	struct ag_strbuf kept;
 	struct ag_err err;
-	size_t i;
-	const char *bad = NULL;
+	size_t i, ndropped = 0;
+	int funcs = 0, bad = 0;
 
-	if (ag_sh_parse(s->shell_state, strlen(s->shell_state), &t, &err) != AG_SH_OK)
+	if (ag_sh_parse(s->shell_state, strlen(s->shell_state), &t, &err) != AG_SH_OK) {
+		ag_session_forget_state(s);
 		return "they do not parse";
-	for (i = 0; i < t->nkids && bad == NULL; i++) {
+	}
+	for (i = 0; i < t->nkids && !bad; i++) {
 		const struct ag_sh_node *k = t->kids[i];
 
 		if (t->background != NULL && t->background[i])
-			bad = "they hold more than definitions";
+			bad = 1;
 		while (k != NULL && k->type == AG_SH_PIPELINE && k->nkids == 1 && !k->negated)
 			k = k->kids[0];
 		if (k == NULL || !(k->type == AG_SH_FUNCDEF || (k->type == AG_SH_SIMPLE &&
 		    k->nwords == 0 && k->nassigns > 0 && k->nredirs == 0) ||
 		    assoc_definition(k)))
-			bad = "they hold more than definitions";
+			bad = 1;
 	}
-	if (bad == NULL) {
-		policy_ctx(core, &ctx);
+	if (bad) {
+		ag_sh_free(t);
+		ag_session_forget_state(s);
+		return "they hold more than definitions";
+	}
+	policy_ctx(core, &ctx);
+	ag_strbuf_init(&kept, AG_SESSION_MAX_STATE);
+	why[0] = '\0';
+	for (i = 0; i < t->nkids; i++) {
+		const struct ag_sh_node *k = t->kids[i], *def = k;
+		struct ag_decision d;
+		int ok;
+
+		while (def->type == AG_SH_PIPELINE)
+			def = def->kids[0];
 		memset(&d, 0, sizeof(d));
-		if (ag_policy_decide(&ctx, t, &d) < 0 || d.verdict != AG_ALLOW) {
-			snprintf(why, whysz, "%s", d.reason[0] ? d.reason : "the rules refuse them");
-			bad = why;
+		ok = ag_policy_decide(&ctx, k, &d) == 0 && d.verdict == AG_ALLOW;
+		if (!ok && ndropped++ == 0) {
+			const char *name = definition_name(def);
+
+			snprintf(why, whysz, "%s (%s)", name != NULL ? name : "a definition",
+			    d.reason[0] ? d.reason : "the rules refuse it");
 		}
 		ag_decision_free(&d);
+		if (!ok)
+			continue;
+		funcs |= def->type == AG_SH_FUNCDEF;
+		if (ag_strbuf_append(&kept, s->shell_state + k->off, k->end - k->off) < 0 ||
+		    ag_strbuf_addch(&kept, '\n') < 0) {
+			ndropped = t->nkids;
+			snprintf(why, whysz, "they are too large to keep");
+			break;
+		}
 	}
 	ag_sh_free(t);
-	return bad;
+	if (ndropped == 0) {
+		ag_strbuf_free(&kept);
+		return NULL;
+	}
+	if (ndropped > 1) {
+		size_t n = strlen(why);
+
+		snprintf(why + n, whysz - n, ", and %zu more", ndropped - 1);
+	}
+	ag_session_keep_state(s, ndropped >= t->nkids ? NULL :
+	    ag_strbuf_detach(&kept, NULL), funcs);
+	ag_strbuf_free(&kept);
+	return why;
 }
 
 static void
@@ -1006,15 +1062,17 @@ stage_apply(struct ag_core *core, struct cmd *c)
 		    "variables are kept)\n", core->pty ? "\r\n" : "", AG_SESSION_MAX_STATE / 1024);
 	else if (!res->capture_ok && ag_session_needs_capture(&core->sess, c->tree))
 		ag_log(LOG_DEBUG, "no complete environment capture; state unchanged");
-	if (res->capture_ok && s->state_changed && s->shell_state != NULL) {
-		char why[sizeof(((struct ag_decision *)0)->reason)];
-		const char *bad = state_refused(core, why, sizeof(why));
+	/* an exec request's line is the session's last: nothing to keep */
+	if (res->capture_ok && s->state_changed && s->shell_state != NULL &&
+	    (c->flags & AG_CORE_REQUEST))
+		ag_session_forget_state(s);
+	else if (res->capture_ok && s->state_changed && s->shell_state != NULL) {
+		char why[sizeof(((struct ag_decision *)0)->reason) + 256];
+		const char *left = state_judge(core, why, sizeof(why));
 
-		if (bad != NULL) {
-			ag_session_forget_state(s);
-			fprintf(stderr, "%sagentgate: the shell's variables and functions are "
-			    "not kept for the next lines: %s\n", core->pty ? "\r\n" : "", bad);
-		}
+		if (left != NULL)
+			fprintf(stderr, "%sagentgate: not kept for the next lines: %s\n",
+			    core->pty ? "\r\n" : "", left);
 	}
 	exec_denials(core, c);
 	egress_refusals(core, c);

@@ -1407,6 +1407,14 @@ node_stateful(const struct ag_sh_node *n, int depth)
 }
 
 void
+ag_session_keep_state(struct ag_session *s, char *state, int has_funcs)
+{
+	free(s->shell_state);
+	s->shell_state = state;
+	s->has_funcs = state != NULL && has_funcs;
+}
+
+void
 ag_session_forget_state(struct ag_session *s)
 {
 	free(s->shell_state);

@@ -193,6 +193,24 @@ ag_like "$out" "not kept for the next lines: they hold more than definitions" \
 ag_like "$out" "not kept for the next lines: .*LD_PRELOAD" "forged_state_refused_function_refused" "$out"
 ag_like "$out" "dropped" "forged_state_function_dropped" "$out"
 
+# a definition the rules refuse is left out and the rest kept (trial 19:
+# one refused function cost the session its other functions and arrays);
+# the venv's deactivate, which resets PYTHONHOME, is kept; an exec
+# request's line is the session's last, so it gets no note
+x "cd ~/work && printf 'bad() { LD_PRELOAD=/x.so; export LD_PRELOAD; }\\n' > defs.sh && echo ok"
+out=$(printf '%s\n' 'cd ~/work; greet() { echo "hi-$1"; }; arr=(a b c)' \
+    'source defs.sh' 'source .venv/bin/activate' \
+    'greet two; echo "${arr[2]}"; type deactivate >/dev/null && echo has-deactivate; type bad >/dev/null 2>&1 || echo no-bad' | ag_ssh 2>&1)
+ag_like "$out" "not kept for the next lines: bad \(.*LD_PRELOAD" "refused_definition_left_out_named" "$out"
+ag_like "$out" "^hi-two
+c
+has-deactivate
+no-bad$" "other_definitions_kept" "$out"
+ag_unlike "$out" "PYTHONHOME" "venv_deactivate_kept" "$out"
+x "cd ~/work && source defs.sh && echo sourced"
+ag_is "$x_out" "sourced" "exec_request_sources_definitions"
+ag_unlike "$x_err" "not kept" "exec_request_no_state_note" "$x_err"
+
 # arrays hold for the lines after them too, indexed and associative,
 # values kept as values (quotes, $, a key with ] and =), unset forgets
 # one; bash's own arrays (BASH_REMATCH, PIPESTATUS) are not carried
