@@ -33,7 +33,12 @@ go vet ./... && go test ./... && echo go-ok'
 gofmt -l . && go fmt ./... >/dev/null && gofmt -l . | wc -l'
 	ag_is "$x_out" "calc/sub.go
 0" "go_fmt_and_gofmt" "$x_err"
+	# go env -w writes GOENV's file, in the identity's /tmp, not the
+	# root-owned home (trial 19)
+	x 'cd ~/work/gomod && go env -w GOFLAGS=-mod=mod && go env GOFLAGS && go env -u GOFLAGS'
+	ag_is "$x_out" "-mod=mod" "go_env_w" "$x_err"
 else
+	ag_pass "go_env_w # skip: no /usr/bin/go"
 	ag_pass "go_test_passes # skip: no /usr/bin/go"
 	ag_pass "go_vet_and_test # skip: no /usr/bin/go"
 	ag_pass "go_fmt_and_gofmt # skip: no /usr/bin/go"
