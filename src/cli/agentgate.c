@@ -52,6 +52,7 @@ usage(FILE *fp)
 	    "       agentgate refuse ID --reason TEXT\n"
 	    "       agentgate terminate [--config FILE] [--wait SECONDS] [--reason TEXT]\n"
 	    "                           SESSION | --identity NAME | --user ACCOUNT\n"
+	    "       agentgate join [--config FILE] --observe | --moderate SESSION\n"
 	    "       agentgate lock [--config FILE] [--reason TEXT] IDENTITY | --user ACCOUNT\n"
 	    "       agentgate lock --list\n"
 	    "       agentgate unlock IDENTITY | --user ACCOUNT\n"
@@ -143,6 +144,10 @@ main(int argc, char **argv)
 		/* keeps the group: it writes the audit record of what it did */
 		if (strcmp(a, "terminate") == 0)
 			return ag_cmd_terminate(argc - 1, argv + 1);
+		/* keeps the group: an observer reads the session's recording and
+		 * registry, and writes its audit records */
+		if (strcmp(a, "join") == 0)
+			return ag_cmd_join(argc - 1, argv + 1);
 		if (strcmp(a, "lock") == 0)
 			return ag_cmd_lock(argc - 1, argv + 1);
 		/* keep the group: an answer is a file in its directory, owned by

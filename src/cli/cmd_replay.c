@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "cli/auditfile.h"
+#include "cli/castplay.h"
 #include "cli/commands.h"
 #include "common/config.h"
 #include "common/err.h"
@@ -32,23 +33,6 @@
 #include "record/recording.h"
 #include "record/termfilter.h"
 
-#define LINE_MAX_BYTES	(8 * 1024 * 1024)	/* one event; the gateway's are far smaller */
-#define OUT_MAX		(32 * 1024 * 1024)
-
-struct player {
-	const char		*file;
-	unsigned long		 line;
-	double			 speed, idle_limit;	/* idle_limit < 0: none */
-	int			 transcript;	/* --transcript: no pauses */
-	int			 raw;		/* --raw: the terminal as drawn */
-	int			 tty;		/* standard output is a terminal */
-	double			 last;			/* the previous event's time */
-	struct ag_termfilter	 tf;
-	struct ag_strbuf	 out;
-	char			*held;			/* display: an "o" not yet shown */
-	size_t			 heldlen;
-	int			 at_bol;		/* transcript: at a line's start */
-};
 
 static void
 usage(FILE *fp)
@@ -83,216 +67,19 @@ usage(FILE *fp)
 	    AG_DEFAULT_CONFIG);
 }
 
+/* The whole file, line by line. */
 static int
-flush_out(struct player *p)
-{
-	size_t off = 0;
-
-	while (off < p->out.len) {
-		ssize_t w = write(STDOUT_FILENO, p->out.data + off, p->out.len - off);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			fprintf(stderr, "agentgate: replay: write: %s\n", strerror(errno));
-			return -1;
-		}
-		off += (size_t)w;
-	}
-	ag_strbuf_reset(&p->out);
-	return 0;
-}
-
-static void
-pause_for(struct player *p, double t)
-{
-	double d = t - p->last;
-	struct timespec ts;
-
-	p->last = t;
-	if (p->transcript || !(d > 0))
-		return;
-	if (p->idle_limit >= 0 && d > p->idle_limit)
-		d = p->idle_limit;
-	d /= p->speed;
-	ts.tv_sec = (time_t)d;
-	ts.tv_nsec = (long)((d - (double)ts.tv_sec) * 1e9);
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
-}
-
-/* Transcript: text (already plain) under "| ", line by line. */
-static int
-transcript_text(struct player *p, const char *s, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		if (p->at_bol && ag_strbuf_addstr(&p->out, "           | ") < 0)
-			return -1;
-		p->at_bol = s[i] == '\n';
-		if (ag_strbuf_addch(&p->out, s[i]) < 0)
-			return -1;
-	}
-	return 0;
-}
-
-static int
-show_output(struct player *p, const char *s, size_t n)
-{
-	struct ag_strbuf clean;
-	int rc;
-
-	if (p->raw)
-		return ag_termfilter_feed(&p->tf, s, n, &p->out);
-	ag_strbuf_init(&clean, OUT_MAX);
-	rc = ag_termfilter_feed(&p->tf, s, n, &clean);
-	if (rc == 0)
-		rc = transcript_text(p, clean.data != NULL ? clean.data : "", clean.len);
-	ag_strbuf_free(&clean);
-	return rc;
-}
-
-/* A marker: one of the gateway's lines, which output cannot write. */
-static int
-show_marker(struct player *p, double t, const char *s, size_t n)
-{
-	struct ag_termfilter plain;
-	struct ag_strbuf label;
-	int rc;
-
-	/* written by the gateway already safe; a file from elsewhere may not be */
-	ag_termfilter_init(&plain, AG_TERMFILTER_PLAIN);
-	ag_strbuf_init(&label, OUT_MAX);
-	rc = ag_termfilter_feed(&plain, s, n, &label);
-	if (rc == 0 && !p->raw) {
-		/* on a terminal a long output line wraps to the left edge: there
-		 * reverse video, which output cannot produce, tells them apart */
-		if (!p->at_bol)
-			rc = ag_strbuf_addch(&p->out, '\n');
-		if (rc == 0)
-			rc = ag_strbuf_printf(&p->out, "%s[%8.2f] %.*s%s\n", p->tty ? "\033[7m" : "",
-			    t, (int)label.len, label.data != NULL ? label.data : "",
-			    p->tty ? "\033[0m" : "");
-		p->at_bol = 1;
-	} else if (rc == 0)
-		rc = ag_strbuf_printf(&p->out, "\033[0m\033[7m %.*s \033[0m\r\n", (int)label.len,
-		    label.data != NULL ? label.data : "");
-	ag_strbuf_free(&label);
-	return rc;
-}
-
-/*
- * The gateway writes each of its lines twice: as output, for players that
- * ignore markers, and right after as a marker.  An "o" directly followed
- * by an "m" is that copy (output is never followed by a marker directly):
- * the line is shown once, as the marker.
- */
-static int
-event(struct player *p, double t, const char *code, const char *data, size_t len)
-{
-	int rc = 0;
-
-	if (strcmp(code, "m") == 0) {
-		free(p->held);
-		p->held = NULL;
-		p->heldlen = 0;
-		pause_for(p, t);
-		return show_marker(p, t, data, len);
-	}
-	if (p->held != NULL) {
-		rc = show_output(p, p->held, p->heldlen);
-		free(p->held);
-		p->held = NULL;
-		p->heldlen = 0;
-		if (rc < 0 || flush_out(p) < 0)
-			return -1;
-	}
-	if (strcmp(code, "o") != 0)
-		return 0;	/* input and resizes are not played */
-	pause_for(p, t);
-	if ((p->held = malloc(len + 1)) == NULL)
-		return -1;
-	memcpy(p->held, data, len);
-	p->heldlen = len;
-	return 0;
-}
-
-static int
-bad(struct player *p, const char *what)
-{
-	fprintf(stderr, "agentgate: replay: %s:%lu: %s\n", p->file, p->line, what);
-	return 1;
-}
-
-static int
-play(struct player *p, FILE *fp)
+play(struct ag_castplay *p, FILE *fp)
 {
 	char *buf = NULL;
 	size_t cap = 0;
 	ssize_t n;
 	int rc = 0;
 
-	while ((n = getline(&buf, &cap, fp)) >= 0) {
-		json_object *o, *v;
-
-		p->line++;
-		if (n > LINE_MAX_BYTES) {
-			rc = bad(p, "a line over 8 MiB: not a recording of agentgate's");
-			break;
-		}
-		if (n <= 1 && (n == 0 || buf[0] == '\n'))
-			continue;
-		if ((o = json_tokener_parse(buf)) == NULL) {
-			rc = bad(p, "not JSON");
-			break;
-		}
-		if (p->line == 1) {
-			if (!json_object_is_type(o, json_type_object) ||
-			    !json_object_object_get_ex(o, "version", &v) ||
-			    json_object_get_int(v) != 2) {
-				json_object_put(o);
-				rc = bad(p, "not an asciicast v2 header");
-				break;
-			}
-			json_object_put(o);
-			continue;
-		}
-		if (!json_object_is_type(o, json_type_array) || json_object_array_length(o) != 3 ||
-		    !json_object_is_type(json_object_array_get_idx(o, 1), json_type_string) ||
-		    !json_object_is_type(json_object_array_get_idx(o, 2), json_type_string) ||
-		    (!json_object_is_type(json_object_array_get_idx(o, 0), json_type_double) &&
-		     !json_object_is_type(json_object_array_get_idx(o, 0), json_type_int)) ||
-		    !isfinite(json_object_get_double(json_object_array_get_idx(o, 0)))) {
-			json_object_put(o);
-			rc = bad(p, "not an event [time, code, data]");
-			break;
-		}
-		v = json_object_array_get_idx(o, 2);
-		if (event(p, json_object_get_double(json_object_array_get_idx(o, 0)),
-		    json_object_get_string(json_object_array_get_idx(o, 1)),
-		    json_object_get_string(v), (size_t)json_object_get_string_len(v)) < 0 ||
-		    (p->held == NULL && flush_out(p) < 0)) {
-			json_object_put(o);
-			rc = bad(p, "out of memory, or the output failed");
-			break;
-		}
-		json_object_put(o);
-	}
-	if (rc == 0 && p->line == 0)
-		rc = bad(p, "empty: not a recording");
-	if (p->held != NULL) {
-		(void)show_output(p, p->held, p->heldlen);
-		free(p->held);
-		p->held = NULL;
-	}
-	if (p->raw)
-		(void)ag_strbuf_addstr(&p->out, ag_termfilter_reset);
-	else if (!p->at_bol)
-		(void)ag_strbuf_addch(&p->out, '\n');
-	(void)flush_out(p);
+	while (rc == 0 && (n = getline(&buf, &cap, fp)) >= 0)
+		rc = ag_castplay_line(p, buf, (size_t)n);
 	free(buf);
-	return rc;
+	return ag_castplay_end(p, rc);
 }
 
 static int
@@ -520,17 +307,15 @@ list(const char *config)
 int
 ag_cmd_replay(int argc, char **argv)
 {
-	const char *config = AG_DEFAULT_CONFIG;
-	struct player p;
+	const char *config = AG_DEFAULT_CONFIG, *file;
+	struct ag_castplay p;
 	struct stat st;
 	char *found = NULL;
 	FILE *fp;
 	int i, rc, listing = 0;
 
-	memset(&p, 0, sizeof(p));
-	p.speed = 1;
-	p.idle_limit = 2;
-	p.at_bol = 1;
+	int raw = 0, transcript = 0;
+	double speed = 1, idle_limit = 2;
 	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
 		const char *a = argv[i];
 
@@ -541,20 +326,20 @@ ag_cmd_replay(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		} else if (strcmp(a, "--transcript") == 0)
-			p.transcript = 1;
+			transcript = 1;
 		else if (strcmp(a, "--raw") == 0)
-			p.raw = 1;
+			raw = 1;
 		else if (strcmp(a, "--list") == 0)
 			listing = 1;
 		else if (strcmp(a, "--config") == 0 && i + 1 < argc)
 			config = argv[++i];
 		else if (strcmp(a, "--speed") == 0 && i + 1 < argc) {
-			if (number(argv[++i], &p.speed) < 0 || p.speed <= 0) {
+			if (number(argv[++i], &speed) < 0 || speed <= 0) {
 				fprintf(stderr, "agentgate: replay: --speed takes a number above 0\n");
 				return 2;
 			}
 		} else if (strcmp(a, "--idle-limit") == 0 && i + 1 < argc) {
-			if (number(argv[++i], &p.idle_limit) < 0) {
+			if (number(argv[++i], &idle_limit) < 0) {
 				fprintf(stderr, "agentgate: replay: --idle-limit takes seconds, 0 or more\n");
 				return 2;
 			}
@@ -565,28 +350,28 @@ ag_cmd_replay(int argc, char **argv)
 	}
 	if (listing && i == argc)
 		return list(config);
-	if (listing || i != argc - 1 || (p.raw && p.transcript)) {
+	if (listing || i != argc - 1 || (raw && transcript)) {
 		usage(stderr);
 		return 2;
 	}
-	p.file = argv[i];
+	file = argv[i];
 	/* not a file here: a session's id, looked up among the recordings */
-	if (stat(p.file, &st) < 0 && errno == ENOENT && session_like(p.file)) {
-		if ((found = session_file(config, p.file)) == NULL)
+	if (stat(file, &st) < 0 && errno == ENOENT && session_like(file)) {
+		if ((found = session_file(config, file)) == NULL)
 			return 2;
-		p.file = found;
+		file = found;
 	}
-	if ((fp = fopen(p.file, "re")) == NULL) {
-		fprintf(stderr, "agentgate: replay: %s: %s\n", p.file, strerror(errno));
+	if ((fp = fopen(file, "re")) == NULL) {
+		fprintf(stderr, "agentgate: replay: %s: %s\n", file, strerror(errno));
 		free(found);
 		return 2;
 	}
-	ag_termfilter_init(&p.tf, p.raw ? AG_TERMFILTER_DISPLAY : AG_TERMFILTER_PLAIN);
-	p.tty = isatty(STDOUT_FILENO);
-	ag_strbuf_init(&p.out, OUT_MAX);
+	ag_castplay_init(&p, "replay", file, raw);
+	p.speed = speed;
+	p.idle_limit = idle_limit;
+	p.transcript = transcript;
 	rc = play(&p, fp);
 	fclose(fp);
-	ag_strbuf_free(&p.out);
 	free(found);
 	return rc;
 }

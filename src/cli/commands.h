@@ -43,6 +43,8 @@ int	ag_cmd_terminate(int argc, char **argv);
 int	ag_cmd_approvals(int argc, char **argv);
 int	ag_cmd_approve(int argc, char **argv);
 int	ag_cmd_refuse(int argc, char **argv);
+/* agentgate join (cmd_join.c) */
+int	ag_cmd_join(int argc, char **argv);
 /* agentgate lock, agentgate unlock (cmd_lock.c) */
 int	ag_cmd_lock(int argc, char **argv);
 int	ag_cmd_unlock(int argc, char **argv);

@@ -327,6 +327,16 @@ check_user_name(struct ctx *c, const struct ynode *it, const char *key)
 	return 0;
 }
 
+/* gateway.observers: a user, or %group */
+static int
+check_observer(struct ctx *c, const struct ynode *it, const char *key)
+{
+	if (!cf_name_ok(it->s[0] == '%' ? it->s + 1 : it->s, "$"))
+		return cf_err_node(c, it, "'%s' in '%s' is not a user or %%group name",
+		    cf_quote(c, it->s), key);
+	return 0;
+}
+
 /* A libssh algorithm list: names, '-', '@', '.', digits, commas. */
 static int
 get_algos(struct ctx *c, const struct ynode *v, const char *key, char **out)
@@ -613,6 +623,7 @@ static const struct cf_field gateway_fields[] = {
 	CF_READ("audit", gateway_audit),
 	CF_FIELD("recordings", CF_ABS_PATH, struct ag_gateway, recordings),
 	CF_FIELD("recordings_input", CF_BOOL, struct ag_gateway, recordings_input),
+	CF_LIST("observers", struct ag_gateway, observers, check_observer, 0),
 	CF_READ("server", gateway_server),
 	CF_READ("egress", gateway_egress),
 	CF_END
@@ -1341,6 +1352,7 @@ ag_config_free(struct ag_config *cfg)
 	free(cfg->gw.audit.http_url);
 	free(cfg->gw.audit.spool);
 	free(cfg->gw.recordings);
+	cf_strlist_free(&cfg->gw.observers);
 	cf_egress_free(&cfg->gw.egress);
 	cf_strlist_free(&cfg->gw.server.listen);
 	cf_strlist_free(&cfg->gw.server.host_keys);

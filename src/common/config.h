@@ -379,6 +379,7 @@ struct ag_gateway {
 	struct ag_audit_conf	 audit;
 	char			*recordings;	/* NULL = off */
 	int			 recordings_input;
+	struct ag_strlist	 observers;	/* who may `agentgate join`: users, %groups */
 	struct ag_server_conf	 server;	/* gateway.server */
 	struct ag_egress_conf	 egress;	/* gateway.egress */
 };

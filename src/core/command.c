@@ -20,6 +20,7 @@
 
 #include "common/envv.h"
 #include "common/log.h"
+#include "common/strbuf.h"
 #include "core/approval.h"
 #include "core/core.h"
 #include "core/standing.h"
@@ -36,6 +37,7 @@
 #include "policy/policy.h"
 #include "policy/prog.h"
 #include "policy/transfer.h"
+#include "policy/walker.h"
 #include "validate/validator.h"
 
 #ifndef AG_BASH
@@ -817,6 +819,28 @@ stage_run(struct ag_core *core, struct cmd *c)
 /* ---- apply ------------------------------------------------------------------ */
 
 /*
+ * The line about one refused exec names the program as it was run (git,
+ * bin/py: what the line or script typed, argv[0]), and the file the
+ * kernel resolved only where that is not plain from the name (a symbolic
+ * link, argv[0] set to something else).
+ */
+static void
+exec_denial_line(const struct ag_exec_denial *d)
+{
+	const char *a0 = d->argv != NULL && d->argc > 0 && d->argv[0] != NULL &&
+	    d->argv[0][0] != '\0' ? d->argv[0] : d->path;
+	const char *base = strrchr(d->path, '/');
+
+	base = base != NULL ? base + 1 : d->path;
+	if (strcmp(a0, d->path) == 0 || (strchr(a0, '/') == NULL && strcmp(a0, base) == 0))
+		fprintf(stderr, "agentgate: %s (an exec inside the command: %s)\n",
+		    d->reason ? d->reason : "denied", a0);
+	else
+		fprintf(stderr, "agentgate: %s (an exec inside the command: %s, which is %s)\n",
+		    d->reason ? d->reason : "denied", a0, d->path);
+}
+
+/*
  * Execs the supervisor refused inside the command's tree: one audit record
  * each, and a line to the caller, since the refused program's own message
  * ("Permission denied") does not say why.
@@ -833,8 +857,7 @@ exec_denials(struct ag_core *core, struct cmd *c)
 		if (d->would)
 			;	/* rollout: the agent sees what enforcement would not */
 		else if (d->path != NULL && d->path[0] != '\0')
-			fprintf(stderr, "agentgate: %s (an exec inside the command: %s)\n",
-			    d->reason ? d->reason : "denied", d->path);
+			exec_denial_line(d);
 		else
 			fprintf(stderr, "agentgate: %s\n", d->reason ? d->reason : "denied");
 		if (core->audit != NULL && ag_audit_exec_denied(core->audit, c->rec.command,
@@ -845,25 +868,73 @@ exec_denials(struct ag_core *core, struct cmd *c)
 	fflush(stderr);
 }
 
+/* An exec the supervisor refused, and said so (exec_denials). */
+static int
+exec_denial_said(const struct cmd *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->res.ndenials; i++)
+		if (!c->res.denials[i].would)
+			return 1;
+	return 0;
+}
+
 /*
- * A command that failed after running a subcommand that writes where the
- * sandbox keeps files read-only (git config): the program's own error
- * ("Device or resource busy") names the file, not why or what instead.
+ * A command that failed where the sandbox may be why, and the program's
+ * own error does not say so: one note on stderr, the first that applies.
+ * A subcommand that writes where the sandbox keeps files read-only (git
+ * config: "Device or resource busy" names the file, not why or what
+ * instead); or a "Permission denied" or "Read-only file system" the
+ * program printed (runner.h), which for a write outside the roots or to
+ * a protected file is the kernel's, unseen by the gateway: the note names
+ * the roots.  Not after an exec the supervisor refused, which was said.
  */
 static void
-readonly_notes(struct ag_core *core, struct cmd *c)
+failure_note(struct ag_core *core, struct cmd *c)
 {
-	const char *note;
+	const struct ag_profile *p = core->profile;
+	const char *note = NULL;
+	char roots[400], buf[1024];
 	size_t i;
 
 	if (c->status == 0 || !ag_sandbox_active(core->sandbox))
 		return;
-	for (i = 0; i < c->d.ncmds; i++)
-		if ((note = ag_prog_readonly_note(c->d.cmds[i].name, c->d.cmds[i].sub)) != NULL) {
-			fprintf(stderr, "%sagentgate: note: %s\n", core->pty ? "\r\n" : "", note);
-			fflush(stderr);
-			return;
-		}
+	for (i = 0; i < c->d.ncmds && note == NULL; i++)
+		note = ag_prog_readonly_note(c->d.cmds[i].name, c->d.cmds[i].sub);
+	if (note == NULL && c->res.refusal_said && !exec_denial_said(c)) {
+		ag_walk_list_text(&p->paths_write, roots, sizeof(roots));
+		snprintf(buf, sizeof(buf), "if that \"Permission denied\" or \"Read-only file "
+		    "system\" was a write, the sandbox refused it: this session may write only "
+		    "under %s%s, and protected files there (~/.bashrc, .git/config, .git/hooks "
+		    "...) are read-only; write beneath those instead", p->paths_write.n > 0 ?
+		    roots : "nothing", p->tier == AG_TIER_DEVELOPER ? " and its own /tmp" : "");
+		note = buf;
+	}
+	if (note == NULL)
+		return;
+	fprintf(stderr, "%sagentgate: note: %s\n", core->pty ? "\r\n" : "", note);
+	fflush(stderr);
+}
+
+/*
+ * A line that ends with `cmd &`: each line runs in a shell of its own and
+ * nothing it starts outlives it (runner.h), so the job ended with the
+ * line, and `jobs`, `wait` or `kill %1` on a later line find nothing.
+ * Said once, after the line, since bash itself says nothing.
+ */
+static void
+background_note(struct ag_core *core, struct cmd *c)
+{
+	const struct ag_sh_node *t = c->tree;
+
+	if (t == NULL || t->type != AG_SH_LIST || t->nkids == 0 || t->background == NULL ||
+	    !t->background[t->nkids - 1])
+		return;
+	fprintf(stderr, "%sagentgate: note: a background job ends with its line (each line "
+	    "runs in a shell of its own, and what it starts does not outlive it): start "
+	    "the job and wait for it on one line (cmd & ...; wait)\n", core->pty ? "\r\n" : "");
+	fflush(stderr);
 }
 
 /*
@@ -887,49 +958,122 @@ egress_refusals(struct ag_core *core, struct cmd *c)
 	ag_egress_set_seq(core->egress, 0);
 }
 
+/* `declare -A NAME=(...)`, as session.c keeps an associative array */
+static int
+assoc_definition(const struct ag_sh_node *k)
+{
+	char *w0, *w1;
+	int ok;
+
+	if (k->type != AG_SH_SIMPLE || k->nwords != 3 || k->nassigns != 0 || k->nredirs != 0)
+		return 0;
+	w0 = ag_sh_word_literal(k->words[0], NULL);
+	w1 = ag_sh_word_literal(k->words[1], NULL);
+	ok = w0 != NULL && w1 != NULL && strcmp(w0, "declare") == 0 && strcmp(w1, "-A") == 0;
+	free(w0);
+	free(w1);
+	return ok;
+}
+
+/* The name a kept definition defines, for the note that leaves it out. */
+static const char *
+definition_name(const struct ag_sh_node *k)
+{
+	if (k->type == AG_SH_FUNCDEF)
+		return k->name;
+	if (k->type == AG_SH_SIMPLE && k->nassigns > 0)
+		return k->assigns[0].name;
+	return NULL;
+}
+
 /*
  * The variables and functions a line left for the next (session.c) are
  * code the next runner runs first, and what a command writes can stand in
  * for the trap that reports them: they are kept only as what the trap
- * writes (assignments of quoted values, function definitions, nothing
- * else at the top) and only when the rules allow them as a typed line
- * would be, function bodies judged as at their definition.
+ * writes (assignments of quoted values, `declare -A NAME=(...)` for an
+ * associative array, function definitions, nothing else at the top), and
+ * each only when the rules allow it as a typed line would be, a function's
+ * body judged as at its definition.  A definition the rules refuse is left
+ * out and the rest kept (a venv's `deactivate` resets PYTHONHOME, which
+ * must not cost the session its other functions); anything but
+ * definitions, and nothing is kept.  Returns NULL when all is kept as it
+ * is, else what was left out and why, in why.
  */
 static const char *
-state_refused(struct ag_core *core, char *why, size_t whysz)
+state_judge(struct ag_core *core, char *why, size_t whysz)
 {
-	const struct ag_session *s = &core->sess;
+	struct ag_session *s = &core->sess;
 	struct ag_sh_node *t = NULL;
 	struct ag_policy_ctx ctx;
-	struct ag_decision d;
+	struct ag_strbuf kept;
 	struct ag_err err;
-	size_t i;
-	const char *bad = NULL;
+	size_t i, ndropped = 0;
+	int funcs = 0, bad = 0;
 
-	if (ag_sh_parse(s->shell_state, strlen(s->shell_state), &t, &err) != AG_SH_OK)
+	if (ag_sh_parse(s->shell_state, strlen(s->shell_state), &t, &err) != AG_SH_OK) {
+		ag_session_forget_state(s);
 		return "they do not parse";
-	for (i = 0; i < t->nkids && bad == NULL; i++) {
+	}
+	for (i = 0; i < t->nkids && !bad; i++) {
 		const struct ag_sh_node *k = t->kids[i];
 
 		if (t->background != NULL && t->background[i])
-			bad = "they hold more than definitions";
+			bad = 1;
 		while (k != NULL && k->type == AG_SH_PIPELINE && k->nkids == 1 && !k->negated)
 			k = k->kids[0];
 		if (k == NULL || !(k->type == AG_SH_FUNCDEF || (k->type == AG_SH_SIMPLE &&
-		    k->nwords == 0 && k->nassigns > 0 && k->nredirs == 0)))
-			bad = "they hold more than definitions";
+		    k->nwords == 0 && k->nassigns > 0 && k->nredirs == 0) ||
+		    assoc_definition(k)))
+			bad = 1;
 	}
-	if (bad == NULL) {
-		policy_ctx(core, &ctx);
+	if (bad) {
+		ag_sh_free(t);
+		ag_session_forget_state(s);
+		return "they hold more than definitions";
+	}
+	policy_ctx(core, &ctx);
+	ag_strbuf_init(&kept, AG_SESSION_MAX_STATE);
+	why[0] = '\0';
+	for (i = 0; i < t->nkids; i++) {
+		const struct ag_sh_node *k = t->kids[i], *def = k;
+		struct ag_decision d;
+		int ok;
+
+		while (def->type == AG_SH_PIPELINE)
+			def = def->kids[0];
 		memset(&d, 0, sizeof(d));
-		if (ag_policy_decide(&ctx, t, &d) < 0 || d.verdict != AG_ALLOW) {
-			snprintf(why, whysz, "%s", d.reason[0] ? d.reason : "the rules refuse them");
-			bad = why;
+		ok = ag_policy_decide(&ctx, k, &d) == 0 && d.verdict == AG_ALLOW;
+		if (!ok && ndropped++ == 0) {
+			const char *name = definition_name(def);
+
+			snprintf(why, whysz, "%s (%s)", name != NULL ? name : "a definition",
+			    d.reason[0] ? d.reason : "the rules refuse it");
 		}
 		ag_decision_free(&d);
+		if (!ok)
+			continue;
+		funcs |= def->type == AG_SH_FUNCDEF;
+		if (ag_strbuf_append(&kept, s->shell_state + k->off, k->end - k->off) < 0 ||
+		    ag_strbuf_addch(&kept, '\n') < 0) {
+			ndropped = t->nkids;
+			snprintf(why, whysz, "they are too large to keep");
+			break;
+		}
 	}
 	ag_sh_free(t);
-	return bad;
+	if (ndropped == 0) {
+		ag_strbuf_free(&kept);
+		return NULL;
+	}
+	if (ndropped > 1) {
+		size_t n = strlen(why);
+
+		snprintf(why + n, whysz - n, ", and %zu more", ndropped - 1);
+	}
+	ag_session_keep_state(s, ndropped >= t->nkids ? NULL :
+	    ag_strbuf_detach(&kept, NULL), funcs);
+	ag_strbuf_free(&kept);
+	return why;
 }
 
 static void
@@ -964,19 +1108,22 @@ stage_apply(struct ag_core *core, struct cmd *c)
 		    "variables are kept)\n", core->pty ? "\r\n" : "", AG_SESSION_MAX_STATE / 1024);
 	else if (!res->capture_ok && ag_session_needs_capture(&core->sess, c->tree))
 		ag_log(LOG_DEBUG, "no complete environment capture; state unchanged");
-	if (res->capture_ok && s->state_changed && s->shell_state != NULL) {
-		char why[sizeof(((struct ag_decision *)0)->reason)];
-		const char *bad = state_refused(core, why, sizeof(why));
+	/* an exec request's line is the session's last: nothing to keep */
+	if (res->capture_ok && s->state_changed && s->shell_state != NULL &&
+	    (c->flags & AG_CORE_REQUEST))
+		ag_session_forget_state(s);
+	else if (res->capture_ok && s->state_changed && s->shell_state != NULL) {
+		char why[sizeof(((struct ag_decision *)0)->reason) + 256];
+		const char *left = state_judge(core, why, sizeof(why));
 
-		if (bad != NULL) {
-			ag_session_forget_state(s);
-			fprintf(stderr, "%sagentgate: the shell's variables and functions are "
-			    "not kept for the next lines: %s\n", core->pty ? "\r\n" : "", bad);
-		}
+		if (left != NULL)
+			fprintf(stderr, "%sagentgate: not kept for the next lines: %s\n",
+			    core->pty ? "\r\n" : "", left);
 	}
 	exec_denials(core, c);
 	egress_refusals(core, c);
-	readonly_notes(core, c);
+	failure_note(core, c);
+	background_note(core, c);
 	c->rec.truncated = res->truncated;
 	c->timed_out = res->timed_out;
 	c->cancelled = res->cancelled;

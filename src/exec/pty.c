@@ -526,7 +526,7 @@ relay_setup(struct relay *x, struct ag_pty *p, const struct ag_pty_relay_opts *o
 	/* stdout and stderr are one stream on a terminal, which is raw */
 	struct ag_stream_opts so = { .name = "the terminal's output", .tty = 1,
 	    .max_output = o->max_output, .redact = o->redact, .rec = o->rec,
-	    .rec_failed = stream_rec_failed, .rec_arg = x };
+	    .rec_failed = stream_rec_failed, .rec_arg = x, .watch = o->watch };
 	struct termios tio;
 	struct ag_err e;
 
@@ -758,6 +758,7 @@ relay_finish(struct relay *x)
 	ag_procwatch_close(&x->pw);
 	r->truncated = x->st.truncated;
 	r->bytes_out = x->st.bytes;
+	r->watched = x->st.watched;
 	ag_stream_free(&x->st);
 	free(x->raw);
 	(void)fcntl(x->p->master, F_SETFL, x->master_fl);

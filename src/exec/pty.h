@@ -123,6 +123,8 @@ struct ag_pty_relay_opts {
 	int		 rec_required;	/* recording failure ends the command */
 	/* the profile whose output.redact applies (redact.h), or NULL */
 	const struct ag_profile *redact;
+	/* words to watch for in the output (stream.h), or NULL */
+	const char *const	*watch;
 	/*
 	 * An extra fd the relay drains while it runs (the runner's env-capture
 	 * pipe): on POLLIN/HUP, extra_cb is called; it returns -1 once the fd
@@ -155,6 +157,7 @@ struct ag_pty_result {
 	int			rec_failed;	/* the recording could not be written */
 	int			continued;	/* times a stopped command was continued */
 	unsigned long long	bytes_out;	/* bytes the command wrote */
+	int			watched;	/* 1 + index in watch of a word seen, or 0 */
 	long long		duration_ms;
 	char			rec_error[AG_ERR_MSG_MAX];
 	/*

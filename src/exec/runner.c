@@ -316,8 +316,8 @@ ag_runner_reap_all(pid_t spare)
 /*
  * The prelude.  Only builtins: no process is started for the capture.
  * ${!X@} lists variables by first letter without a fork (unlike
- * $(compgen -e)); ${!n@a} tells exported (x) from not, and arrays (a, A)
- * are skipped because bash cannot export them.  The final "=\0" record
+ * $(compgen -e)); ${!n@a} tells exported (x) from not, and arrays (a, A),
+ * which bash cannot export, from plain variables.  The final "=\0" record
  * marks a complete capture; the first, "\0=<\0", where the trap's records
  * begin, so whatever the command itself wrote to fd 3 is dropped.
  *
@@ -325,7 +325,9 @@ ag_runner_reap_all(pid_t spare)
  * judges every exec keeps them for the next line (session.c): "=v" and a
  * plain variable the script set (one bash did not have before the
  * command: __ag_pre names those), and "=f" and bash's `declare -f`, the
- * functions defined at exit.
+ * functions defined at exit; and an array the script set: "=a", a or A
+ * (indexed or associative) and its name, then for each element "=k" and
+ * its key and "=e" and its value.
  */
 #define ALL_NAMES \
     " ${!A@} ${!B@} ${!C@} ${!D@} ${!E@} ${!F@} ${!G@} ${!H@} ${!I@} ${!J@} ${!K@}" \
@@ -337,7 +339,12 @@ ag_runner_reap_all(pid_t spare)
 static const char prelude_head[] =
     "__ag_pre=\"" ALL_NAMES " \";"
     "trap '__ag_rc=$?; { printf \"\\0=<\\0\"; for __ag_n in" ALL_NAMES "; do"
-    " case ${!__ag_n@a} in *[aA]*) ;; *x*) printf \"%s=%s\\0\" \"$__ag_n\" \"${!__ag_n}\";;"
+    " case ${!__ag_n@a} in *[aA]*r*) ;; *[aA]*) case $__ag_pre in *\" $__ag_n \"*|__ag_*) ;;"
+    " *) case ${!__ag_n@a} in *A*) __ag_t=A;; *) __ag_t=a;; esac;"
+    " printf \"=a%s%s\\0\" \"$__ag_t\" \"$__ag_n\"; declare -n __ag_r=$__ag_n;"
+    " for __ag_k in \"${!__ag_r[@]}\"; do printf \"=k%s\\0=e%s\\0\" \"$__ag_k\" \"${__ag_r[$__ag_k]}\";"
+    " done; unset -n __ag_r;; esac;;"
+    " *x*) printf \"%s=%s\\0\" \"$__ag_n\" \"${!__ag_n}\";;"
     " *r*) ;; *) case $__ag_pre in *\" $__ag_n \"*|__ag_*) ;;"
     " *) printf \"=v%s=%s\\0\" \"$__ag_n\" \"${!__ag_n}\";; esac;; esac;"
     " done; printf \"=f\"; declare -f; printf \"\\0=\\0\";"
@@ -855,6 +862,10 @@ spawn_runner(struct child_args *ca)
 	return pid;
 }
 
+const char *const ag_run_refusal_words[] = {
+	"Permission denied", "Read-only file system", NULL
+};
+
 /* ---- the parent -------------------------------------------------------- */
 
 /* One of the command's pipes, relayed: the transport around an ag_stream. */
@@ -1012,6 +1023,7 @@ run_in_pty(const struct ag_run_opts *o, struct ag_run_result *r, struct ag_pty *
 	ro.rec = o->rec;
 	ro.rec_required = o->rec_required;
 	ro.redact = o->redact != NULL && o->redact->redact ? o->redact : NULL;
+	ro.watch = ag_run_refusal_words;
 	ro.extra_fd = *capfd;
 	ro.extra_cb = pty_capture;
 	ro.extra_arg = &c;
@@ -1038,6 +1050,7 @@ run_in_pty(const struct ag_run_opts *o, struct ag_run_result *r, struct ag_pty *
 	r->client_gone = pr.client_gone;
 	r->terminated = pr.terminated && !r->revoked;
 	r->bytes_out = pr.bytes_out;
+	r->refusal_said = pr.watched != 0;
 	r->rec_failed = pr.rec_failed;
 	snprintf(r->rec_error, sizeof(r->rec_error), "%s", pr.rec_error);
 	r->unread_len = pr.unread_len < sizeof(r->unread) ? pr.unread_len : sizeof(r->unread);
@@ -1069,7 +1082,8 @@ run_prepare(struct run *x, struct ag_err *err)
 	struct ag_stream_opts so = { .name = "stdout", .max_output = o->max_output,
 	    .redact = rp, .write = write_dst, .write_arg = &x->so.dst };
 	struct ag_stream_opts se = { .name = "stderr", .max_output = o->max_output,
-	    .redact = rp, .write = write_dst, .write_arg = &x->se.dst };
+	    .redact = rp, .write = write_dst, .write_arg = &x->se.dst,
+	    .watch = ag_run_refusal_words };
 
 	ag_strbuf_init(&x->cap, o->capture_max ? o->capture_max : AG_RUN_CAPTURE_MAX);
 	x->so.dst = o->out_fd;
@@ -1270,6 +1284,7 @@ relay_pipes(struct run *x)
 	r->timed_out = pw->timed_out;
 	r->truncated = x->so.st.truncated || x->se.st.truncated;
 	r->bytes_out = x->so.st.bytes + x->se.st.bytes;
+	r->refusal_said = x->se.st.watched != 0;
 }
 
 /* Everything the run opened is closed (a stream still open ends first). */

@@ -128,6 +128,9 @@ struct ag_run_result {
 	int			 cancelled;	/* the gateway got SIGUSR1: group killed */
 	int			 revoked;	/* opts->revoked said so: group killed */
 	unsigned long long	 bytes_out;	/* bytes the command wrote to stdout + stderr */
+	int			 refusal_said;	/* its stderr (or terminal) said "Permission
+						 * denied" or "Read-only file system": the
+						 * kernel may have refused a write */
 	long long		 duration_ms;
 	char			*capture;	/* the records, end marker removed; owned */
 	size_t			 capture_len;
@@ -139,6 +142,14 @@ struct ag_run_result {
 	struct ag_exec_denial	*denials;	/* execs the supervisor refused; owned */
 	size_t			 ndenials;
 };
+
+/*
+ * What programs print when the kernel refused them a write (EACCES from
+ * Landlock or the file's mode, EROFS from a read-only mount): the
+ * gateway cannot see those refusals, only the program's words
+ * (res->refusal_said).
+ */
+extern const char *const ag_run_refusal_words[];
 
 /* Once per process, before the first ag_run(): signals, subreaper, self-pipe. */
 int	ag_runner_init(struct ag_err *err);

@@ -338,6 +338,29 @@ path_usable(const char *v)
 }
 
 /*
+ * Names whose value is not carried to the next line: those that change
+ * how bash or a program reads what follows (the same names a command
+ * cannot export), the runner's own (__ag_: its trap's report sets them
+ * after the script began) and bash's bookkeeping, which the next runner
+ * sets itself (PIPESTATUS, BASH_REMATCH, FUNCNAME ...).
+ */
+static int
+not_kept(const char *name, const struct ag_profile *profile)
+{
+	static const char *const own[] = { "PIPESTATUS", "FUNCNAME", "GROUPS", "DIRSTACK",
+	    "COMP_WORDS", "COPROC", "PATH", NULL };
+	size_t i;
+
+	if (ag_envsan_is_dangerous(name, profile) || strncmp(name, "__ag_", 5) == 0 ||
+	    strncmp(name, "BASH_", 5) == 0)
+		return 1;
+	for (i = 0; own[i] != NULL; i++)
+		if (strcmp(name, own[i]) == 0)
+			return 1;
+	return 0;
+}
+
+/*
  * One record of bash's state beyond the environment: "vNAME=VALUE", a
  * plain variable, becomes an assignment (quoted: a value is never code),
  * unless its name is one that changes how bash or a program reads what
@@ -359,12 +382,64 @@ keep_state(struct ag_strbuf *vars, struct ag_strbuf *funcs, const char *rec, siz
 		return 0;
 	memcpy(name, rec + 1, nl);
 	name[nl] = '\0';
-	if (ag_envsan_is_dangerous(name, profile) || strcmp(name, "PATH") == 0)
+	if (not_kept(name, profile))
 		return 0;
 	if (ag_strbuf_append(vars, name, nl) < 0 || ag_strbuf_addch(vars, '=') < 0 ||
 	    ag_strbuf_squote(vars, eq + 1, n - (size_t)(eq + 1 - rec)) < 0)
 		return -1;
 	return ag_strbuf_addch(vars, '\n');
+}
+
+/*
+ * An array, from its records ("=aTNAME", then "=kKEY" "=eVALUE" for each
+ * element; runner.c): NAME=([KEY]=VALUE ...), `declare -A` before it for
+ * an associative one, every key and value quoted (never code).  Names
+ * refused as keep_state refuses them, and empty keys, are left out.
+ */
+struct kept_arr {
+	int		 open;		/* "NAME=(" written, ")" owed */
+	const char	*key;		/* the last "=k" record's key, or NULL */
+	size_t		 keylen;
+};
+
+static int
+keep_array(struct ag_strbuf *vars, struct kept_arr *a, const char *rec, size_t n,
+    const struct ag_profile *profile)
+{
+	char name[256];
+
+	if (rec != NULL && rec[0] == 'k') {
+		a->key = rec + 1;
+		a->keylen = n - 1;
+		return 0;
+	}
+	if (rec != NULL && rec[0] == 'e') {
+		if (!a->open || a->key == NULL || a->keylen == 0)
+			return 0;
+		if (ag_strbuf_addch(vars, '[') < 0 || ag_strbuf_squote(vars, a->key, a->keylen) < 0 ||
+		    ag_strbuf_addstr(vars, "]=") < 0 || ag_strbuf_squote(vars, rec + 1, n - 1) < 0 ||
+		    ag_strbuf_addch(vars, ' ') < 0)
+			return -1;
+		a->key = NULL;
+		return 0;
+	}
+	/* 'a' or NULL rec: the one open ends */
+	if (a->open && ag_strbuf_addstr(vars, ")\n") < 0)
+		return -1;
+	a->open = 0;
+	a->key = NULL;
+	if (rec == NULL || n < 3 || (rec[1] != 'a' && rec[1] != 'A') || n - 2 >= sizeof(name) ||
+	    !ag_sh_is_name(rec + 2, n - 2))
+		return 0;
+	memcpy(name, rec + 2, n - 2);
+	name[n - 2] = '\0';
+	if (not_kept(name, profile))
+		return 0;
+	if ((rec[1] == 'A' && ag_strbuf_addstr(vars, "declare -A ") < 0) ||
+	    ag_strbuf_addstr(vars, name) < 0 || ag_strbuf_addstr(vars, "=(") < 0)
+		return -1;
+	a->open = 1;
+	return 0;
 }
 
 /* The kept state becomes vars then funcs, or stays as it was when they
@@ -396,12 +471,14 @@ ag_session_apply_capture(struct ag_session *s, const char *buf, size_t len,
     struct ag_err *err)
 {
 	char **nv = NULL, *pwd = NULL, *path = NULL;
-	struct ag_strbuf vars, funcs;
+	struct ag_strbuf vars, funcs, arrs;
+	struct kept_arr arr = { 0, NULL, 0 };
 	size_t nn = 0, i, off = 0;
 	int e, keep = !s->remote && ag_profile_exec_judged(s->profile), has_state = 0;
 
 	ag_strbuf_init(&vars, 0);
 	ag_strbuf_init(&funcs, 0);
+	ag_strbuf_init(&arrs, 0);
 	while (off < len) {
 		const char *rec = buf + off, *end = memchr(rec, '\0', len - off), *eq;
 		size_t rlen;
@@ -415,6 +492,12 @@ ag_session_apply_capture(struct ag_session *s, const char *buf, size_t len,
 		if (rlen >= 2 && rec[0] == '=' && (rec[1] == 'v' || rec[1] == 'f')) {
 			has_state = 1;
 			if (keep && keep_state(&vars, &funcs, rec + 1, rlen - 1, s->profile) < 0)
+				goto nomem;
+			continue;
+		}
+		if (rlen >= 2 && rec[0] == '=' && (rec[1] == 'a' || rec[1] == 'k' || rec[1] == 'e')) {
+			has_state = 1;
+			if (keep && keep_array(&arrs, &arr, rec + 1, rlen - 1, s->profile) < 0)
 				goto nomem;
 			continue;
 		}
@@ -455,6 +538,9 @@ ag_session_apply_capture(struct ag_session *s, const char *buf, size_t len,
 			}
 		}
 	}
+	if (keep && (keep_array(&arrs, &arr, NULL, 0, s->profile) < 0 ||
+	    (arrs.len > 0 && ag_strbuf_append(&vars, arrs.data, arrs.len) < 0)))
+		goto nomem;
 	if (nv == NULL && (nv = calloc(1, sizeof(*nv))) == NULL)
 		goto nomem;
 	ag_envsan_filter(nv, s->profile);
@@ -506,6 +592,7 @@ ag_session_apply_capture(struct ag_session *s, const char *buf, size_t len,
 		goto nomem;
 	ag_strbuf_free(&vars);
 	ag_strbuf_free(&funcs);
+	ag_strbuf_free(&arrs);
 	free(pwd);
 	free(path);
 	return 0;
@@ -513,6 +600,7 @@ nomem:
 	ag_envv_free(nv);
 	ag_strbuf_free(&vars);
 	ag_strbuf_free(&funcs);
+	ag_strbuf_free(&arrs);
 	free(pwd);
 	free(path);
 	return ag_err_set(err, "out of memory applying the captured environment");
@@ -1316,6 +1404,14 @@ node_stateful(const struct ag_sh_node *n, int depth)
 		if (node_stateful(n->kids[i], depth + 1))
 			return 1;
 	return 0;
+}
+
+void
+ag_session_keep_state(struct ag_session *s, char *state, int has_funcs)
+{
+	free(s->shell_state);
+	s->shell_state = state;
+	s->has_funcs = state != NULL && has_funcs;
 }
 
 void

@@ -129,6 +129,9 @@ int	ag_session_is_bare_exit(const struct ag_session *s, const struct ag_sh_node 
  */
 int	ag_session_needs_capture(const struct ag_session *s, const struct ag_sh_node *tree);
 
+/* Keep state (malloc'd bash text of definitions, owned from now; NULL:
+ * none) in place of shell_state; has_funcs: it defines functions. */
+void	ag_session_keep_state(struct ag_session *s, char *state, int has_funcs);
 /* Keep no variables or functions for the next lines (shell_state). */
 void	ag_session_forget_state(struct ag_session *s);
 

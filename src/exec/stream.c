@@ -100,12 +100,45 @@ cut_at_cap(struct ag_stream *s)
 		(void)deliver(to, note, (size_t)m < sizeof(note) ? (size_t)m : sizeof(note) - 1);
 }
 
+/* The watched words in p, or across the end of the last take and p. */
+static void
+watch(struct ag_stream *s, const char *p, size_t n)
+{
+	char win[2 * AG_STREAM_WATCH_MAX];
+	size_t i, head = n < AG_STREAM_WATCH_MAX ? n : AG_STREAM_WATCH_MAX, keep;
+
+	if (s->o.watch == NULL || s->watched)
+		return;
+	memcpy(win, s->carry, s->ncarry);
+	memcpy(win + s->ncarry, p, head);
+	for (i = 0; s->o.watch[i] != NULL && !s->watched; i++) {
+		size_t wl = strlen(s->o.watch[i]);
+
+		if (memmem(win, s->ncarry + head, s->o.watch[i], wl) != NULL ||
+		    memmem(p, n, s->o.watch[i], wl) != NULL)
+			s->watched = (int)i + 1;
+	}
+	/* the last AG_STREAM_WATCH_MAX - 1 bytes of what was taken, for the next */
+	keep = AG_STREAM_WATCH_MAX - 1;
+	if (n >= keep) {
+		memcpy(s->carry, p + n - keep, keep);
+		s->ncarry = keep;
+	} else {
+		size_t old = s->ncarry + n > keep ? keep - n : s->ncarry;
+
+		memmove(s->carry, s->carry + s->ncarry - old, old);
+		memcpy(s->carry + old, p, n);
+		s->ncarry = old + n;
+	}
+}
+
 int
 ag_stream_take(struct ag_stream *s, const char *p, size_t n)
 {
 	unsigned long long cap = (unsigned long long)s->o.max_output;
 	size_t keep = n;
 
+	watch(s, p, n);
 	s->bytes += n;
 	if (s->cut || s->ended)
 		return s->gone ? -1 : 0;	/* read on and dropped: the program never blocks */
@@ -142,7 +175,8 @@ ag_stream_end(struct ag_stream *s)
 size_t
 ag_stream_bypass_room(const struct ag_stream *s)
 {
-	if (s->rd != NULL || s->o.rec != NULL || s->o.write == NULL || s->cut || s->ended)
+	if (s->rd != NULL || s->o.rec != NULL || s->o.write == NULL || s->cut || s->ended ||
+	    (s->o.watch != NULL && !s->watched))
 		return 0;
 	if (s->o.max_output > 0)
 		return (size_t)((unsigned long long)s->o.max_output - s->seen);

@@ -19,6 +19,12 @@
  *             says it on stderr), its lines ended with \r\n on a raw
  *             terminal and \n elsewhere
  *
+ * A stream may also watch for words the command wrote (watch: the kernel's
+ * refusals as programs print them, "Permission denied"): the first one
+ * seen, in what was taken whether shown or not, is remembered (watched),
+ * so that the gateway can say why after the command.  A watching stream
+ * is not bypassed until a word is seen.
+ *
  * A secret split across two takes is judged whole (the redactor holds a
  * partial line).  On a terminal a held partial line goes when the program
  * pauses (ag_stream_pause), as a prompt must show; elsewhere only at its
@@ -58,7 +64,11 @@ struct ag_stream_opts {
 	 */
 	int			(*write)(void *arg, const char *p, size_t n);
 	void			*write_arg;
+	/* words to watch for (each under AG_STREAM_WATCH_MAX bytes), or NULL */
+	const char *const	*watch;
 };
+
+#define AG_STREAM_WATCH_MAX	64
 
 struct ag_stream {
 	struct ag_stream_opts	 o;
@@ -73,6 +83,9 @@ struct ag_stream {
 	int			 gone;		/* the writer failed */
 	int			 ended;
 	int			 last;		/* the last byte shown, -1 none or unknown */
+	int			 watched;	/* 1 + index in o.watch of the word seen, or 0 */
+	char			 carry[AG_STREAM_WATCH_MAX];	/* the last bytes taken */
+	size_t			 ncarry;
 };
 
 /*

@@ -130,6 +130,7 @@ static const char *const tmp_env[] = {
 	"GOPATH=/tmp/.cache/go",
 	"GOCACHE=/tmp/.cache/go-build",
 	"GOMODCACHE=/tmp/.cache/go/pkg/mod",
+	"GOENV=/tmp/.config/go/env",	/* go env -w: not the root-owned home */
 	"GRADLE_USER_HOME=/tmp/.cache/gradle",
 	"MAVEN_OPTS=-Dmaven.repo.local=/tmp/.cache/m2/repository",
 	"CCACHE_DIR=/tmp/.cache/ccache",

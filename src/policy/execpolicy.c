@@ -61,6 +61,19 @@ is_deny_rule(const struct ag_profile *p, const char *rule)
 static int judge_exec(const struct ag_execpolicy *ep, const char *path, char *const *argv,
     size_t argc, const char *cwd, char *reason, size_t reasonsz, char *rule, size_t rulesz);
 
+/* The exec judge decides an exec as the typed line would be decided, in
+ * the directory the program runs in, once (no rollout's second pass). */
+static void
+exec_ctx(struct ag_policy_ctx *ctx, const struct ag_execpolicy *ep, const char *cwd)
+{
+	memset(ctx, 0, sizeof(*ctx));
+	ctx->profile = ep->profile;
+	ctx->cwd = cwd != NULL ? cwd : "/";
+	ctx->home = ep->home;
+	ctx->env = ep->env;
+	ctx->one_pass = 1;
+}
+
 /*
  * The dynamic loader run as a program (`ld-linux-x86-64.so.2 /usr/bin/git
  * push`) maps and runs its first operand without another exec: judge that
@@ -125,12 +138,7 @@ strict_loader_ok(const struct ag_execpolicy *ep, const char *path, char *const *
 	ok = ag_strbuf_squote_str(&sb, argv[lo]) == 0;
 	for (i = lo + 1; ok && i < argc; i++)
 		ok = ag_strbuf_addch(&sb, ' ') == 0 && ag_strbuf_squote_str(&sb, argv[i]) == 0;
-	memset(&ctx, 0, sizeof(ctx));
-	ctx.profile = ep->profile;
-	ctx.cwd = cwd != NULL ? cwd : "/";
-	ctx.home = ep->home;
-	ctx.env = ep->env;
-	ctx.one_pass = 1;
+	exec_ctx(&ctx, ep, cwd);
 	memset(&d, 0, sizeof(d));
 	if (ok && ag_policy_check(&ctx, sb.data, sb.len, &d) < 0)
 		ok = 0;
@@ -219,12 +227,7 @@ judge_exec(const struct ag_execpolicy *ep, const char *path, char *const *argv,
 		snprintf(rule, rulesz, "exec:too-long");
 		return 0;
 	}
-	memset(&ctx, 0, sizeof(ctx));
-	ctx.profile = ep->profile;
-	ctx.cwd = cwd != NULL ? cwd : "/";
-	ctx.home = ep->home;
-	ctx.env = ep->env;
-	ctx.one_pass = 1;
+	exec_ctx(&ctx, ep, cwd);
 	if (ag_policy_check(&ctx, sb.data, sb.len, &d) < 0) {
 		ag_strbuf_free(&sb);
 		ag_decision_free(&d);

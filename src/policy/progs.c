@@ -42,7 +42,7 @@ const struct ag_prog *const ag_progs[] = {
 	&ag_prog_python, &ag_prog_perl, &ag_prog_ruby, &ag_prog_node, &ag_prog_java, &ag_prog_lua,
 	&ag_prog_tclsh, &ag_prog_tex, &ag_prog_shell,
 	/* toolchains.c */
-	&ag_prog_cargo, &ag_prog_rustc, &ag_prog_go, &ag_prog_npm, &ag_prog_yarn, &ag_prog_pnpm,
+	&ag_prog_cargo, &ag_prog_rustc, &ag_prog_rustfmt, &ag_prog_clippy, &ag_prog_go, &ag_prog_npm, &ag_prog_yarn, &ag_prog_pnpm,
 	&ag_prog_corepack,
 	&ag_prog_pip, &ag_prog_twine, &ag_prog_pypub, &ag_prog_pytest, &ag_prog_pylint,
 	&ag_prog_mvn, &ag_prog_gradle, &ag_prog_javac,

@@ -392,9 +392,15 @@ ag_walk_subcommand(struct ag_walker *w, const struct ag_rule *r, const char *rid
 			/* an argv rule that writes the option out allows it */
 			if (!ag_strlist_contains(&r->allow_options, on) &&
 			    !ag_strlist_contains(&r->argv, s)) {
+				/* git -c user.name=...: what it means has a way in */
+				int ident = strcmp(base, "git") == 0 && strcmp(on, "-c") == 0 &&
+				    i + 1 < na && a[i + 1].lit != NULL &&
+				    strncmp(a[i + 1].lit, "user.", 5) == 0;
+
 				ag_walk_refuse(w, AG_DENY, rid,
-				    "'%s %s' is not allowed: that option changes what %s runs or which configuration it reads (not in allow_options)",
-				    base, ag_walk_excerpt(s, ex, sizeof(ex)), base);
+				    "'%s %s' is not allowed: that option changes what %s runs or which configuration it reads (not in allow_options)%s",
+				    base, ag_walk_excerpt(s, ex, sizeof(ex)), base, ident ?
+				    "; git takes the commit identity from GIT_AUTHOR_NAME, GIT_AUTHOR_EMAIL, GIT_COMMITTER_NAME and GIT_COMMITTER_EMAIL before any user.name: export them, or set them for one command (GIT_AUTHOR_NAME=... git commit ...)" : "");
 				*bad = 1;
 			}
 		}
@@ -599,7 +605,7 @@ ag_walk_deny_hit(struct ag_walker *w, const char *base, struct ag_arg *a, size_t
 
 			if (r == -2) {
 				ag_walk_refuse(w, AG_DENY, rid,
-				    "'%s %s' is not one of %s's own commands, so it may be a user-defined alias of what %s denies; use %s's own command name, or run an installed subcommand directly (%s-%s)",
+				    "'%s %s' is not one of %s's own commands, so it may be a user-defined alias of what %s denies (an alias in a config file may stand in for an installed subcommand); use %s's own command name, or run the installed subcommand directly: %s-%s",
 				    base, ag_walk_excerpt(alias, ex, sizeof(ex)), base,
 				    d->label ? d->label : rid, base, base, alias);
 				return 1;

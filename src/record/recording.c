@@ -344,7 +344,9 @@ ag_rec_open(const struct ag_rec_info *info, struct ag_err *err)
 		ag_rec_close(r, NULL);
 		return NULL;
 	}
-	(void)fchmod(r->fd, 0600);	/* the umask must not decide */
+	/* the umask must not decide; the gateway's group (privsep.h) reads it
+	 * too, for `agentgate join` run by an observer the policy names */
+	(void)fchmod(r->fd, ag_privsep_holding() ? 0640 : 0600);
 	clock_gettime(CLOCK_MONOTONIC, &r->start);
 	if (header(r, info, err) < 0) {
 		ag_rec_close(r, NULL);

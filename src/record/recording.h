@@ -1,7 +1,9 @@
 /*
  * recording.h - asciicast v2 recording of a PTY session.
  *
- * One file per session, DIR/SESSION.cast, created 0600 with
+ * One file per session, DIR/SESSION.cast, created 0600 (0640 when the
+ * gateway holds its group, privsep.h: `agentgate join` reads it as it
+ * grows) with
  * O_CREAT|O_EXCL|O_NOFOLLOW in a directory that must not be group- or
  * world-writable (the audit directory's rule).  First line, the header:
  *   {"version":2,"width":W,"height":H,"timestamp":T,

@@ -121,6 +121,37 @@ ag_like "$x_err" "agentgate: note: git cannot record settings here" \
 x 'cd / && git log -1'
 ag_unlike "$x_err" "agentgate: note" "no_note_for_other_git_failures" "$x_err"
 
+# the commit identity: the profile's GIT_AUTHOR_* are defaults the
+# session's own exports replace (on the line, and on the lines after it
+# in a REPL); git -c user.name is refused with the way that works
+x "cd ~/work/repo && git commit -q --allow-empty -m dflt && git log -1 --format='%an <%ae>'"
+ag_is "$x_out" "Coding Agent <agent@localhost>" "git_identity_profile_default"
+x "cd ~/work/repo && export GIT_AUTHOR_NAME='Agent Own' GIT_AUTHOR_EMAIL=own@example.org && git commit -q --allow-empty -m own && git log -1 --format='%an <%ae> %cn'"
+ag_is "$x_out" "Agent Own <own@example.org> Coding Agent" "git_identity_export_wins" "$x_err"
+out=$(printf '%s\n' 'cd ~/work/repo' 'export GIT_AUTHOR_NAME=Repl GIT_COMMITTER_NAME=Repl' \
+    'git commit -q --allow-empty -m repl' "git log -1 --format='%an/%cn'" | ag_ssh 2>&1)
+ag_is "$out" "Repl/Repl" "git_identity_export_holds_in_repl" "$out"
+x "cd ~/work/repo && git -c user.name=Other commit -q --allow-empty -m c"
+ag_like "$x_err" "GIT_AUTHOR_NAME.*export them" "git_c_user_name_refusal_says_what_works" "$x_err"
+
+# a write the kernel refuses reaches the agent as the program's own
+# "Read-only file system" or "Permission denied": after a command that
+# failed so, the gateway says where this session may write, once, on
+# stderr; not for a success, another failure, or an exec the supervisor
+# refused (which it explains itself)
+x "cd ~/work && printf 'cp lines ~/.bashrc\n' > cpit.sh && bash cpit.sh"
+ag_like "$x_err" "Read-only file system" "protected_write_program_message" "$x_err"
+ag_like "$x_err" "agentgate: note: .*may write only under ~/work and its own /tmp" \
+    "kernel_refusal_note_names_the_write_roots" "$x_err"
+ag_unlike "$x_out" "agentgate" "kernel_refusal_note_not_on_stdout" "$x_out"
+x "python3 -c 'open(\"$PUB/py1\", \"w\")'; python3 -c 'open(\"$PUB/py2\", \"w\")'"
+ag_is "$(grep -c '^PermissionError' <<<"$x_err")" 2 "two_kernel_refusals" "$x_err"
+ag_is "$(grep -c 'agentgate: note' <<<"$x_err")" 1 "kernel_refusal_note_once_per_command" "$x_err"
+x "echo 'Permission denied' >&2"
+ag_unlike "$x_err" "agentgate: note" "no_note_after_success"
+x "ls ~/work/no-such-file"
+ag_unlike "$x_err" "agentgate: note" "no_note_for_other_failures" "$x_err"
+
 # in a REPL, variables and functions hold for the lines after them, as in
 # bash: typed ones, and the venv's deactivate (which needs the plain
 # variable activate set); unset -f forgets one; what a kept function runs
@@ -161,6 +192,50 @@ ag_like "$out" "not kept for the next lines: they hold more than definitions" \
     "forged_state_top_level_code_refused" "$out"
 ag_like "$out" "not kept for the next lines: .*LD_PRELOAD" "forged_state_refused_function_refused" "$out"
 ag_like "$out" "dropped" "forged_state_function_dropped" "$out"
+
+# a definition the rules refuse is left out and the rest kept (trial 19:
+# one refused function cost the session its other functions and arrays);
+# the venv's deactivate, which resets PYTHONHOME, is kept; an exec
+# request's line is the session's last, so it gets no note
+x "cd ~/work && printf 'bad() { LD_PRELOAD=/x.so; export LD_PRELOAD; }\\n' > defs.sh && echo ok"
+out=$(printf '%s\n' 'cd ~/work; greet() { echo "hi-$1"; }; arr=(a b c)' \
+    'source defs.sh' 'source .venv/bin/activate' \
+    'greet two; echo "${arr[2]}"; type deactivate >/dev/null && echo has-deactivate; type bad >/dev/null 2>&1 || echo no-bad' | ag_ssh 2>&1)
+ag_like "$out" "not kept for the next lines: bad \(.*LD_PRELOAD" "refused_definition_left_out_named" "$out"
+ag_like "$out" "^hi-two
+c
+has-deactivate
+no-bad$" "other_definitions_kept" "$out"
+ag_unlike "$out" "PYTHONHOME" "venv_deactivate_kept" "$out"
+x "cd ~/work && source defs.sh && echo sourced"
+ag_is "$x_out" "sourced" "exec_request_sources_definitions"
+ag_unlike "$x_err" "not kept" "exec_request_no_state_note" "$x_err"
+
+# arrays hold for the lines after them too, indexed and associative,
+# values kept as values (quotes, $, a key with ] and =), unset forgets
+# one; bash's own arrays (BASH_REMATCH, PIPESTATUS) are not carried
+out=$(printf '%s\n' 'a=(x "y z" "$(echo q)"); a[7]="it'"'"'s \$HOME"; declare -A m=([k]=v ["a]=b c"]=w); [[ ab =~ (b) ]]' \
+    'k="a]=b c"; echo "${a[1]}|${a[7]}|${m[k]}|${m[$k]}|${#a[@]}|${#BASH_REMATCH[@]}"' \
+    'm[n]=two; unset "a[0]"' 'echo "${#a[@]} ${m[n]} ${a[2]}"' 'unset a' 'echo "n=${#a[@]} ${m[k]}"' | ag_ssh 2>&1)
+ag_is "$out" "y z|it's \$HOME|v|w|4|0
+3 two q
+n=0 v" "repl_arrays_hold"
+# a forged report cannot make an array run code before the next line
+out=$(printf '%s\n' 'cd ~/work' \
+    'trap '"'"'printf "\0=<\0PWD=%s\0=aAm\0=kk\0=e\$(echo FORGED-RAN)\0=\0" "$PWD" >&3'"'"' EXIT' \
+    'echo "m=${m[k]}"' | ag_ssh 2>&1)
+ag_is "$out" 'm=$(echo FORGED-RAN)' "forged_array_value_is_not_code"
+
+# a background job does not outlive its line: alone on a line it is
+# ended with the line and the gateway says so (once, on stderr); with
+# wait on the same line it works
+x 'sleep 100 &'
+ag_like "$x_err" "agentgate: note: a background job ends with its line" "background_job_alone_noted" "$x_err"
+ag_is "$x_out" "" "background_note_not_on_stdout"
+out=$(printf '%s\n' 'sleep 100 &' 'jobs | wc -l' 'sleep 1 & wait; echo "waited=$?"' | ag_ssh 2>&1)
+ag_is "$(grep -v 'agentgate: note' <<<"$out")" "0
+waited=0" "background_job_ended_with_its_line" "$out"
+ag_is "$(grep -c 'background job ends' <<<"$out")" 1 "background_note_only_for_the_job_alone" "$out"
 
 # local and declare with expanded values, as agents write functions
 x 'f() { local v=$1; local w="${2:-d}"; declare -A m=([k]=v); echo "$v $w ${m[k]}"; }; f one'
@@ -207,5 +282,12 @@ ag_is "$x_out" "script-ran a b" "ordinary_script_runs"
 x "cd ~/work/repo && echo b > b && git add b && git commit -qm b &&
 GIT_EDITOR=true git commit -q --amend && GIT_SEQUENCE_EDITOR=true git rebase -q -i HEAD~1 && git log --format=%s -1"
 ag_is "$x_out" "b" "git_editor_for_amend_and_rebase"
+
+# an exec refused inside the command is named as it was typed (git, not
+# the file the kernel found), and needs no note about writing
+x "cd ~/work/repo && x=git; \$x push -q ../remote.git HEAD:refs/heads/main"
+ag_like "$x_err" "an exec inside the command: git\)" "exec_refusal_names_the_typed_program" "$x_err"
+ag_unlike "$x_err" "inside the command: /usr" "exec_refusal_not_the_resolved_path" "$x_err"
+ag_unlike "$x_err" "may write only" "no_write_note_after_an_exec_refusal" "$x_err"
 
 ag_done

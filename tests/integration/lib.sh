@@ -434,9 +434,20 @@ EOF
 # ag_start_baseline_sshd [SED-EXPR...]: for benchmarks, a second sshd with
 # the same config but no ForceCommand (the baseline), edited further by the
 # sed expressions given.  Sets PLAIN_PORT, AG_PLAIN_PID and PLAIN_SSH
-# (AG_SSH pointed at it) and stops it on exit.
+# (AG_SSH pointed at it) and stops it on exit.  The world's account has the
+# gateway as its login shell, so the baseline logs in as an account of its
+# own (AG_PLAIN_USER, the same key) whose shell is bash: plain sshd as
+# people run it.
 ag_start_baseline_sshd() {
 	local p e edits=(-e "/^ForceCommand/d")
+	AG_PLAIN_USER=${AG_USER}p
+	if ! id "$AG_PLAIN_USER" >/dev/null 2>&1; then
+		flock /run/agentgate-test.lock \
+		    useradd -m -d "/home/$AG_PLAIN_USER" -s /bin/bash "$AG_PLAIN_USER" || return 1
+	fi
+	flock /run/agentgate-test.lock usermod -p '*' "$AG_PLAIN_USER" || return 1
+	cp "$AG_DIR/keys/$AG_USER" "$AG_DIR/keys/$AG_PLAIN_USER" || return 1
+	edits+=(-e "s/^AllowUsers .*/AllowUsers $AG_PLAIN_USER/")
 	for e in "$@"; do edits+=(-e "$e"); done
 	sed "${edits[@]}" "$AG_DIR/sshd_config" > "$AG_DIR/plain_config"
 	PLAIN_PORT=
@@ -450,10 +461,11 @@ ag_start_baseline_sshd() {
 		kill "$AG_PLAIN_PID" 2>/dev/null
 	done
 	[ -n "$PLAIN_PORT" ] || { echo "cannot start the baseline sshd" >&2; return 1; }
-	trap 'kill $AG_PLAIN_PID 2>/dev/null; ag_cleanup' EXIT
+	trap 'kill $AG_PLAIN_PID 2>/dev/null; pkill -KILL -u "$AG_PLAIN_USER" 2>/dev/null; ag_wait_until 30 ag_userdel "$AG_PLAIN_USER"; ag_cleanup' EXIT
 	PLAIN_SSH=("${AG_SSH[@]}")
 	for i in "${!PLAIN_SSH[@]}"; do
 		[ "${PLAIN_SSH[$i]}" = "$AG_PORT" ] && PLAIN_SSH[$i]=$PLAIN_PORT
+		[ "${PLAIN_SSH[$i]}" = "$AG_USER@127.0.0.1" ] && PLAIN_SSH[$i]=$AG_PLAIN_USER@127.0.0.1
 	done
 	return 0
 }

@@ -28,18 +28,73 @@ printf "package calc\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif
 go vet ./... && go test ./... && echo go-ok'
 	ag_like "$x_out" "ok[[:space:]]+example.com/m/calc" "go_test_passes"
 	ag_like "$x_out" "go-ok" "go_vet_and_test"
+	# the formatters: go fmt and gofmt rewrite and list what is not formatted
+	x 'cd ~/work/gomod && printf "package calc\n\nfunc  Sub(a, b int) int {return a-b}\n" > calc/sub.go &&
+gofmt -l . && go fmt ./... >/dev/null && gofmt -l . | wc -l'
+	ag_is "$x_out" "calc/sub.go
+0" "go_fmt_and_gofmt" "$x_err"
+	# go env -w writes GOENV's file, in the identity's /tmp, not the
+	# root-owned home (trial 19)
+	x 'cd ~/work/gomod && go env -w GOFLAGS=-mod=mod && go env GOFLAGS && go env -u GOFLAGS'
+	ag_is "$x_out" "-mod=mod" "go_env_w" "$x_err"
 else
+	ag_pass "go_env_w # skip: no /usr/bin/go"
 	ag_pass "go_test_passes # skip: no /usr/bin/go"
 	ag_pass "go_vet_and_test # skip: no /usr/bin/go"
+	ag_pass "go_fmt_and_gofmt # skip: no /usr/bin/go"
 fi
 if [ -x /usr/bin/cargo ]; then
 	x 'cd ~/work && cargo new -q --vcs none --lib adder && cd adder &&
 printf "pub fn add(a: i32, b: i32) -> i32 { a + b }\n#[cfg(test)]\nmod t { #[test] fn sum() { assert_eq!(super::add(2, 3), 5); } }\n" > src/lib.rs &&
 cargo build -q --offline && cargo test -q --offline 2>&1'
 	ag_like "$x_out" "test result: ok. 1 passed" "cargo_test_passes"
+	# the formatter and the linter, run as their installed subcommands
+	# (an alias in .cargo/config.toml may stand in for `cargo fmt`)
+	if [ -x /usr/bin/cargo-fmt ] && [ -x /usr/bin/cargo-clippy ]; then
+		x 'cd ~/work/adder && printf "pub fn  sub( a: i32,b: i32)->i32 {a-b}\n" >> src/lib.rs &&
+! cargo-fmt --check >/dev/null && cargo-fmt && cargo-fmt --check && rustfmt --check src/lib.rs &&
+cargo-clippy -q --offline && echo fmt-clippy-ok'
+		ag_is "$x_out" "fmt-clippy-ok" "cargo_fmt_and_clippy_as_subcommands" "$x_err"
+		x 'cd ~/work/adder && cargo fmt'
+		ag_like "$x_err" "run the installed subcommand directly: cargo-fmt" \
+		    "cargo_fmt_refusal_names_cargo_fmt" "$x_err"
+	else
+		ag_pass "cargo_fmt_and_clippy_as_subcommands # skip: no cargo-fmt, cargo-clippy"
+		ag_pass "cargo_fmt_refusal_names_cargo_fmt # skip: no cargo-fmt, cargo-clippy"
+	fi
 else
 	ag_pass "cargo_test_passes # skip: no /usr/bin/cargo"
+	ag_pass "cargo_fmt_and_clippy_as_subcommands # skip: no /usr/bin/cargo"
+	ag_pass "cargo_fmt_refusal_names_cargo_fmt # skip: no /usr/bin/cargo"
 fi
+# Python: an editable install into a venv (offline: setuptools from the
+# system), pytest as a module and as a program, mypy; npx runs a local bin
+if /usr/bin/python3 -c 'import pytest, setuptools' 2>/dev/null; then
+	x 'cd ~/work && mkdir -p pe/pe && cd pe && printf "[build-system]\nrequires = [\"setuptools\"]\nbuild-backend = \"setuptools.build_meta\"\n[project]\nname = \"pe\"\nversion = \"0.1\"\n" > pyproject.toml &&
+printf "X = 7\n" > pe/__init__.py && printf "import pe\n\ndef test_x():\n    assert pe.X == 7\n" > test_pe.py &&
+python3 -m venv --system-site-packages .v && .v/bin/pip install -q --no-build-isolation --no-index -e . >/dev/null 2>&1 &&
+cd / && ~/work/pe/.v/bin/python -c "import pe; print(pe.__file__)" && cd ~/work/pe && source .v/bin/activate &&
+pip install -q --no-build-isolation --no-index -e . && python3 -m pytest -q -p no:cacheprovider test_pe.py | tail -n 1'
+	ag_like "$x_out" "^$W/pe/pe/__init__.py
+1 passed" "pip_install_editable_and_python3_m_pytest" "$x_err"
+else
+	ag_pass "pip_install_editable_and_python3_m_pytest # skip: no pytest or setuptools"
+fi
+if [ -x /usr/bin/mypy ]; then
+	x 'cd ~/work && printf "def f(a: int) -> int:\n    return a\n" > typed.py && mypy --no-incremental typed.py'
+	ag_like "$x_out" "Success: no issues found" "mypy_runs" "$x_err"
+else
+	ag_pass "mypy_runs # skip: no /usr/bin/mypy"
+fi
+if [ -x /usr/bin/ruff ] || [ -x /usr/local/bin/ruff ]; then
+	x 'cd ~/work && ruff check --no-cache typed.py'
+	ag_like "$x_out" "All checks passed" "ruff_check_runs" "$x_err"
+else
+	ag_pass "ruff_check_runs # skip: no ruff"
+fi
+x 'cd ~/work && mkdir -p np/node_modules/.bin && cd np && printf "{\"name\":\"np\",\"version\":\"1.0.0\"}\n" > package.json &&
+printf "#!/bin/sh\necho hello-from-bin\n" > node_modules/.bin/hello && chmod +x node_modules/.bin/hello && npx --no-install hello'
+ag_is "$x_out" "hello-from-bin" "npx_runs_a_local_bin" "$x_err"
 
 # ---- publishing, every spelling, every way of running it ---------------------
 # stand-ins where the tool is not installed: the rule knows the tool by its

@@ -434,6 +434,8 @@ static const struct errcase errcases[] = {
 	  "invalid character ' ' in 'ciphers'" },
 	{ "server_user_name", SRV "    allow_users: [\"a b\"]\n", 4, 19,
 	  "'a b' in 'allow_users' is not a valid user or group name" },
+	{ "observer_bad_name", "version: 1\ngateway:\n  observers: [alice, \"%a b\"]\n", 3, 22,
+	  "'%a b' in 'observers' is not a user or %group name" },
 	{ "server_accept_env_assignment", SRV "    accept_env: [\"A=B\"]\n", 4, 18,
 	  "'A=B' in 'accept_env' is not a variable name or pattern" },
 	{ "server_grace_zero", SRV "    login_grace_time: 0\n", 4, 23,
@@ -962,10 +964,11 @@ loads_every_field(void **state)
 }
 
 static void
-loads_audit_spool(void **state)
+loads_audit_spool_and_observers(void **state)
 {
 	static const char y[] = "version: 1\ngateway:\n  audit:\n"
 	    "    http_url: http://127.0.0.1:9/in\n    spool: /var/spool/agentgate\n"
+	    "  observers: [alice, \"%oncall\"]\n"
 	    "profiles:\n  p:\n    allow: [ls]\n";
 	struct ag_err err;
 	struct ag_config *cfg;
@@ -977,6 +980,9 @@ loads_audit_spool(void **state)
 	assert_string_equal(cfg->gw.audit.http_url, "http://127.0.0.1:9/in");
 	assert_string_equal(cfg->gw.audit.spool, "/var/spool/agentgate");
 	assert_null(cfg->gw.audit.file);
+	/* and who may watch sessions */
+	assert_int_equal(cfg->gw.observers.n, 2);
+	assert_string_equal(cfg->gw.observers.v[1], "%oncall");
 	ag_config_free(cfg);
 }
 
@@ -1583,7 +1589,7 @@ main(void)
 		cmocka_unit_test(refuses_oversized_buffer),
 		cmocka_unit_test(loads_every_field),
 		cmocka_unit_test(applies_defaults),
-		cmocka_unit_test(loads_audit_spool),
+		cmocka_unit_test(loads_audit_spool_and_observers),
 		cmocka_unit_test(resolves_forward_references),
 		cmocka_unit_test(loads_shipped_example),
 		cmocka_unit_test(helpers_match_like_fnmatch),

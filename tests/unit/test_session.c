@@ -48,6 +48,19 @@ start(struct ag_session *s, int tty)
 	assert_int_equal(ag_session_init(s, &profile, &o, &err), 0);
 }
 
+/* A session of a profile whose every exec is judged, after the capture cap. */
+static void
+developer_capture(struct ag_session *s, const char *cap, size_t n)
+{
+	struct ag_err err;
+
+	start(s, 0);
+	profile.tier = AG_TIER_DEVELOPER;
+	profile.unknown = AG_UNKNOWN_ALLOW;
+	assert_int_equal(ag_session_apply_capture(s, cap, n, &err), 0);
+	assert_non_null(s->shell_state);
+}
+
 static void
 starting_state_is_minimal(void **state)
 {
@@ -173,11 +186,7 @@ shell_state_kept_where_execs_are_judged(void **state)
 	assert_null(s.shell_state);		/* the strict tier keeps none */
 	ag_session_free(&s);
 
-	start(&s, 0);
-	profile.tier = AG_TIER_DEVELOPER;
-	profile.unknown = AG_UNKNOWN_ALLOW;
-	assert_int_equal(ag_session_apply_capture(&s, cap, sizeof(cap) - 1, &err), 0);
-	assert_non_null(s.shell_state);
+	developer_capture(&s, cap, sizeof(cap) - 1);
 	assert_string_equal(s.shell_state,
 	    "n='it'\\''s $(x)'\ncnt () \n{ \n    grep -c \"$1\" \"$2\"\n}\n");
 	assert_string_equal(ag_session_getenv(&s, "FOO"), "bar");
@@ -185,6 +194,32 @@ shell_state_kept_where_execs_are_judged(void **state)
 	/* a capture with neither: nothing is kept any more (unset -f) */
 	assert_int_equal(ag_session_apply_capture(&s, none, sizeof(none) - 1, &err), 0);
 	assert_null(s.shell_state);
+	ag_session_free(&s);
+}
+
+/*
+ * Arrays are kept as assignments of quoted keys and values, an
+ * associative one after `declare -A`; bash's own, the runner's, the
+ * dangerous names and an element without its key are left out; plain
+ * variables come between them in the records, not in the text.
+ */
+static void
+arrays_kept_as_quoted_assignments(void **state)
+{
+	static const char cap[] =
+	    "=aaa\0=k0\0=ex\0=k3\0=eit's $(id)\0=vn=1\0"
+	    "=aAm\0=ka]=b\0=e`v`\0=e\0=k\0=eempty-key\0"
+	    "=aaPIPESTATUS\0=k0\0=e0\0=aaBASH_REMATCH\0=k0\0=eb\0=aa__ag_x\0=k0\0=e1\0"
+	    "=aaIFS\0=k0\0=ex\0=aae\0=f\0";
+	struct ag_session s;
+
+	(void)state;
+	developer_capture(&s, cap, sizeof(cap) - 1);
+	assert_string_equal(s.shell_state,
+	    "n='1'\n"
+	    "a=(['0']='x' ['3']='it'\\''s $(id)' )\n"
+	    "declare -A m=(['a]=b']='`v`' )\n"
+	    "e=()\n");
 	ag_session_free(&s);
 }
 
@@ -295,6 +330,7 @@ main(void)
 		cmocka_unit_test(starting_state_is_minimal),
 		cmocka_unit_test(capture_is_filtered_and_profile_wins),
 		cmocka_unit_test(shell_state_kept_where_execs_are_judged),
+		cmocka_unit_test(arrays_kept_as_quoted_assignments),
 		cmocka_unit_test(pwd_must_be_a_directory),
 		cmocka_unit_test(remote_state_from_a_capture),
 		cmocka_unit_test(env_vector_operations),

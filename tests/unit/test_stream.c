@@ -348,6 +348,52 @@ bypass_only_without_redaction_and_within_the_cap(void **state)
 	ag_strbuf_free(&c.got);
 }
 
+/*
+ * Watched words (the kernel's refusals as programs print them): seen
+ * within one take, across two, and in what the cap drops; the bytes pass
+ * as they are; the stream is not bypassed until one is seen.
+ */
+static void
+watched_words_are_seen_across_takes_and_past_the_cap(void **state)
+{
+	static const char *const words[] = { "Permission denied", "Read-only file system", NULL };
+	struct client c = { .gone = 0 };
+	struct ag_stream_opts o = { .name = "stderr", .write = client_write, .write_arg = &c,
+	    .watch = words };
+	struct ag_stream s;
+
+	(void)state;
+	ag_strbuf_init(&c.got, 0);
+	init(&s, &o);
+	assert_int_equal(ag_stream_bypass_room(&s), 0);
+	assert_int_equal(ag_stream_take(&s, "cp: cannot create 'x': Read-only", 32), 0);
+	assert_int_equal(s.watched, 0);
+	assert_int_equal(ag_stream_take(&s, " file system\n", 13), 0);
+	assert_int_equal(s.watched, 2);
+	assert_string_equal(c.got.data, "cp: cannot create 'x': Read-only file system\n");
+	assert_int_equal(ag_stream_bypass_room(&s), SIZE_MAX);
+	ag_stream_free(&s);
+	/* a byte at a time */
+	init(&s, &o);
+	for (const char *p = "x: Permission denied"; *p != '\0'; p++)
+		assert_int_equal(ag_stream_take(&s, p, 1), 0);
+	assert_int_equal(s.watched, 1);
+	ag_stream_free(&s);
+	/* beyond the cap: not shown, still seen */
+	o.max_output = 4;
+	init(&s, &o);
+	assert_int_equal(ag_stream_take(&s, "abcdef: Permission denied\n", 26), 0);
+	assert_int_equal(s.watched, 1);
+	ag_stream_free(&s);
+	/* neither word */
+	o.max_output = 0;
+	init(&s, &o);
+	assert_int_equal(ag_stream_take(&s, "Permission granted; file system read-only\n", 42), 0);
+	assert_int_equal(s.watched, 0);
+	ag_stream_free(&s);
+	ag_strbuf_free(&c.got);
+}
+
 /* A profile whose patterns do not compile: no stream, so no unjudged output. */
 static void
 redactor_that_cannot_be_made_is_an_error(void **state)
@@ -401,6 +447,7 @@ main(void)
 		cmocka_unit_test(gone_client_is_reported),
 		cmocka_unit_test(bypass_only_without_redaction_and_within_the_cap),
 		cmocka_unit_test(redactor_that_cannot_be_made_is_an_error),
+		cmocka_unit_test(watched_words_are_seen_across_takes_and_past_the_cap),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

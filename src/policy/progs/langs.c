@@ -16,7 +16,7 @@
 static const char *const python_names[] = { "python", "python3", NULL };
 static const char *const python_env[] = { "PYTHON*", NULL };
 static const char *const python_dev[] = {
-	"PYTHONPATH", "PYTHONDONTWRITEBYTECODE", "PYTHONUNBUFFERED", "PYTHONHASHSEED",
+	"PYTHONPATH", "PYTHONHOME", "PYTHONDONTWRITEBYTECODE", "PYTHONUNBUFFERED", "PYTHONHASHSEED",
 	"PYTHONWARNINGS", NULL
 };
 

@@ -210,6 +210,25 @@ const struct ag_prog ag_prog_rustc = {
 	.runs = "the linker (cc); proc macros it loads",
 };
 
+/*
+ * cargo's formatter and linter, run directly: `cargo fmt` and `cargo
+ * clippy` are words outside cargo's own commands, which an [alias] in a
+ * .cargo/config.toml may redefine (cargo lets an alias stand in for an
+ * installed subcommand, with a warning), so while a rule names one of
+ * cargo's actions they are refused in that spelling and run as these.
+ */
+static const char *const rustfmt_names[] = { "rustfmt", "cargo-fmt", NULL };
+const struct ag_prog ag_prog_rustfmt = {
+	.names = rustfmt_names, .flags = AG_PROG_PLUS_TOOLCHAIN,
+	.runs = "nothing of the crate's (it rewrites its sources); cargo-fmt runs `cargo metadata` and rustfmt",
+};
+
+static const char *const clippy_names[] = { "cargo-clippy", "clippy-driver", NULL };
+const struct ag_prog ag_prog_clippy = {
+	.names = clippy_names, .flags = AG_PROG_PLUS_TOOLCHAIN,
+	.runs = "`cargo check` with clippy-driver as the compiler: the crate's build scripts (build.rs) and proc macros",
+};
+
 static const struct ag_gopt go_opts[] = {
 	{ "-C", AG_GO_VAL | AG_GO_CHDIR },
 	{ NULL, 0 }
