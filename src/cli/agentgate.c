@@ -104,6 +104,43 @@ unprivileged(int (*cmd)(int, char **), int argc, char **argv)
 	return cmd(argc, argv);
 }
 
+/*
+ * The subcommands.  Most work with no privilege and give up the group at
+ * once; those that keep it say why.  Root's (edit, setup, sessions...)
+ * each check the caller themselves.
+ */
+static const struct subcommand {
+	const char	*name;
+	int		(*fn)(int, char **);
+	int		 keeps_group;
+} subcommands[] = {
+	{ "check", ag_cmd_check, 0 },
+	{ "explain", ag_cmd_explain, 0 },
+	{ "doctor", ag_cmd_doctor, 0 },
+	{ "audit", ag_cmd_audit, 0 },
+	{ "replay", ag_cmd_replay, 0 },
+	{ "policy", ag_cmd_policy, 0 },
+	{ "token", ag_cmd_token, 0 },
+	{ "edit", ag_cmd_edit, 0 },
+	{ "setup", ag_cmd_setup, 0 },
+	{ "sessions", ag_cmd_sessions, 0 },
+	{ "unlock", ag_cmd_unlock, 0 },
+	/* reads the policy for sshd's callers */
+	{ "authorized-keys", ag_cmd_authkeys, 1 },
+	/* writes the audit record of what it did */
+	{ "terminate", ag_cmd_terminate, 1 },
+	{ "lock", ag_cmd_lock, 1 },
+	/* an observer reads the session's recording and registry, and writes
+	 * its audit records */
+	{ "join", ag_cmd_join, 1 },
+	/* an answer is a file in the approvals directory, owned by the
+	 * caller's real uid (record/approvals.h) */
+	{ "approvals", ag_cmd_approvals, 1 },
+	{ "approve", ag_cmd_approve, 1 },
+	{ "refuse", ag_cmd_refuse, 1 },
+	{ NULL, NULL, 0 }
+};
+
 int
 main(int argc, char **argv)
 {
@@ -116,50 +153,12 @@ main(int argc, char **argv)
 	}
 	if (argc >= 2) {
 		const char *a = argv[1];
+		const struct subcommand *sc;
 
-		if (strcmp(a, "check") == 0)
-			return unprivileged(ag_cmd_check, argc - 1, argv + 1);
-		if (strcmp(a, "explain") == 0)
-			return unprivileged(ag_cmd_explain, argc - 1, argv + 1);
-		if (strcmp(a, "doctor") == 0)
-			return unprivileged(ag_cmd_doctor, argc - 1, argv + 1);
-		if (strcmp(a, "audit") == 0)
-			return unprivileged(ag_cmd_audit, argc - 1, argv + 1);
-		if (strcmp(a, "replay") == 0)
-			return unprivileged(ag_cmd_replay, argc - 1, argv + 1);
-		if (strcmp(a, "policy") == 0)
-			return unprivileged(ag_cmd_policy, argc - 1, argv + 1);
-		if (strcmp(a, "token") == 0)
-			return unprivileged(ag_cmd_token, argc - 1, argv + 1);
-		/* keeps the group to read the policy only for sshd's callers */
-		if (strcmp(a, "authorized-keys") == 0)
-			return ag_cmd_authkeys(argc - 1, argv + 1);
-		/* root's: each checks that itself */
-		if (strcmp(a, "edit") == 0)
-			return unprivileged(ag_cmd_edit, argc - 1, argv + 1);
-		if (strcmp(a, "setup") == 0)
-			return unprivileged(ag_cmd_setup, argc - 1, argv + 1);
-		if (strcmp(a, "sessions") == 0)
-			return unprivileged(ag_cmd_sessions, argc - 1, argv + 1);
-		/* keeps the group: it writes the audit record of what it did */
-		if (strcmp(a, "terminate") == 0)
-			return ag_cmd_terminate(argc - 1, argv + 1);
-		/* keeps the group: an observer reads the session's recording and
-		 * registry, and writes its audit records */
-		if (strcmp(a, "join") == 0)
-			return ag_cmd_join(argc - 1, argv + 1);
-		if (strcmp(a, "lock") == 0)
-			return ag_cmd_lock(argc - 1, argv + 1);
-		/* keep the group: an answer is a file in its directory, owned by
-		 * the caller's real uid (record/approvals.h) */
-		if (strcmp(a, "approvals") == 0)
-			return ag_cmd_approvals(argc - 1, argv + 1);
-		if (strcmp(a, "approve") == 0)
-			return ag_cmd_approve(argc - 1, argv + 1);
-		if (strcmp(a, "refuse") == 0)
-			return ag_cmd_refuse(argc - 1, argv + 1);
-		if (strcmp(a, "unlock") == 0)
-			return unprivileged(ag_cmd_unlock, argc - 1, argv + 1);
+		for (sc = subcommands; sc->name != NULL; sc++)
+			if (strcmp(a, sc->name) == 0)
+				return sc->keeps_group ? sc->fn(argc - 1, argv + 1) :
+				    unprivileged(sc->fn, argc - 1, argv + 1);
 		/* root's, for its session processes (front/server_auth.c) */
 		if (strcmp(a, "serve") == 0) {
 			if (getuid() != 0 && ag_privsep_drop(&err) < 0) {
