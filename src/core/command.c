@@ -437,11 +437,6 @@ stage_approve(struct ag_core *core, struct cmd *c)
 {
 	if (!c->needs_approval)
 		return NEXT;
-	if (c->t != NULL) {
-		snprintf(c->why, sizeof(c->why), "%s waits for approval, which is not given to "
-		    "an upstream's lines; refused", c->d.approve_rule);
-		return refuse(c, "deny", c->why, c->d.approve_rule);
-	}
 	(void)ag_core_approval(core, c->line, c->len > 0 && c->line[c->len - 1] == '\n' ?
 	    c->len - 1 : c->len, c->d.approve_rule, &c->ap);
 	c->rec.approval_id = c->ap.id[0] ? c->ap.id : NULL;

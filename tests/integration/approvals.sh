@@ -32,6 +32,9 @@ forget_answers() {
 trap 'forget_answers; userdel "$APPROVER" >/dev/null 2>&1; userdel "$OTHER" >/dev/null 2>&1; ag_cleanup' EXIT
 
 ag_setgid_gateway
+# an upstream host (bastion mode): `@web1 uptime` waits as a local line does
+trap 'forget_answers; ag_stop_upstream; userdel "$APPROVER" >/dev/null 2>&1; userdel "$OTHER" >/dev/null 2>&1; ag_cleanup' EXIT
+ag_start_upstream || exit 99
 # policy TIMEOUT
 policy() {
 	ag_write_policy "$AG_DIR/policy.yaml" <<POLICY
@@ -42,8 +45,23 @@ gateway:
 approvals: { approvers: [$APPROVER], timeout: $1 }
 identities:
   - { name: alice, keys: ["$(ag_key alice)"], profile: dev }
+upstreams:
+  web1:
+    host: 127.0.0.1
+    port: $UP_PORT
+    user: $UP_USER
+    key: $UP/gwkey
+    known_hosts: $UP/known_hosts
+    connect_timeout: 60
+    profile: web
 profiles:
+  web:
+    allow:
+      - echo
+      - { name: restart, command: touch, decision: approve }
+    paths: { read: ["/"], write: ["/tmp"] }
   dev:
+    targets: [local, web1]
     allow:
       - echo
       - ls
@@ -296,6 +314,28 @@ ag_is "$(ag_audit_query "[x.get('justification') for x in r if x.get('event') ==
 ag_is "$(ag_audit_query "len([x for x in r if x.get('event') == 'approval_requested' and x.get('command') == 'ls /' and x.get('ts', '') >= [y for y in r if y.get('id') == '$ID'][0]['ts']])")" \
     1 "run_waited_on_the_filed_request"
 ag_is "$(last_approval id)/$(last_approval approver)" "$ID/$APPROVER" "run_record_names_the_filed_request"
+
+# ---- an upstream's line waits at the gateway, and runs there once approved ------
+# (the gateway connects to the upstream to decide the line; the command
+# itself does not reach it before the approval: the canary says so)
+CANARY=/tmp/approval-canary-$$
+out=$(ag_as alice "$T" '@web1 echo up' 2>&1)
+ag_is "$out" "up" "upstream_allowed_line_runs_without_asking"
+start "@web1 touch $CANARY"
+ag_ok upstream_request_listed wait_pending "touch $CANARY"
+ag_ok upstream_agent_told_it_waits ag_wait_until 60 grep -q "waiting for approval (request $ID)" "$AG_DIR/err.$N"
+ag_ok upstream_command_not_run_while_waiting test ! -e "$CANARY"
+as_approver approve "$ID" >/dev/null 2>&1
+finish
+ag_is "$RC/$(stat -c %U "$CANARY" 2>&1)" "0/$UP_USER" "upstream_line_runs_there_once_approved" "$ERR"
+ag_is "$(last_approval approver)/$(last_approval scope)" "$APPROVER/once" "upstream_approval_recorded"
+rm -f "$CANARY"
+start "@web1 touch $CANARY"
+ag_ok upstream_next_line_waits_again wait_pending "touch $CANARY"
+as_approver refuse "$ID" --reason "not during the freeze" >/dev/null 2>&1
+finish
+ag_is "$RC/$(test -e "$CANARY" && echo made)" "126/" "upstream_refused_line_does_not_run" "$OUT"
+ag_like "$ERR" "not during the freeze" "upstream_refusal_reason_returned" "$ERR"
 
 # ---- the chain ---------------------------------------------------------------
 out=$("$GW" audit verify "$AG_DIR/log/audit.jsonl" 2>&1)
