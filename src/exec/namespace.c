@@ -863,7 +863,7 @@ linked_elsewhere(const char *path, const struct stat *st)
 }
 
 /* Bind path read-only if it exists and a write root holds it.  0 ok,
- * -1 out of memory, -2 a protected file is hard-linked (sb->note says). */
+ * -1 out of memory, -2 a protected file is hard-linked (sb->refusal says). */
 static int
 protect_path(struct ag_sandbox *sb, const char *path)
 {
@@ -875,12 +875,29 @@ protect_path(struct ag_sandbox *sb, const char *path)
 	    !beneath_any(&sb->writes, real))
 		return 0;
 	if (linked_elsewhere(real, &st)) {
-		snprintf(sb->bad_link, sizeof(sb->bad_link), "%s", real);
+		snprintf(sb->refusal, sizeof(sb->refusal), "kernel sandbox: '%s' is protected "
+		    "but has another name (a hard link) through which it could still be "
+		    "written; remove the other link: commands are refused until then", real);
 		return -2;
 	}
 	if ((f = remount_flags(real, MS_RDONLY | MS_NOEXEC)) == 0)
 		return 0;
 	return ops_add(sb, NSOP_REMOUNT, real, f);
+}
+
+/*
+ * A bound of the repository scan was reached at path: what lies past it may
+ * hold a git directory the scan cannot protect, so the command is refused
+ * (-2, sb->refusal says which bound and where) rather than run with the
+ * protection silently incomplete.
+ */
+static int
+scan_limit(struct ag_sandbox *sb, long limit, const char *what, const char *path)
+{
+	snprintf(sb->refusal, sizeof(sb->refusal), "refused: more than %ld %s %s: the git "
+	    "protection cannot see past it; remove or move it out of paths.write (or narrow "
+	    "paths.write): commands are refused until then", limit, what, path);
+	return -2;
 }
 
 /*
@@ -895,8 +912,11 @@ protect_repo(struct ag_sandbox *sb, const char *gitdir)
 	char p[PATH_MAX];
 	size_t i;
 
-	if (sb_plist_has(&sb->repos, gitdir) || sb->repos.n >= MAX_REPOS)
+	if (sb_plist_has(&sb->repos, gitdir))
 		return 0;
+	if (sb->repos.n >= MAX_REPOS)
+		return scan_limit(sb, MAX_REPOS, "git repositories beneath the write "
+		    "roots, the next at", gitdir);
 	if (sb_plist_add(&sb->repos, gitdir) < 0 || ops_add(sb, NSOP_PIN, gitdir, 0) < 0)
 		return -1;
 	/* the git directory is the agent's: it may have become a link since
@@ -1025,8 +1045,8 @@ take_sub(struct scan_dir **old, size_t nold, size_t *cursor, const char *name)
 
 /*
  * Read dir's entries into d, budget permitting: 0, -1 out of memory, 1
- * when dir cannot be read (then d is empty).  A listing cut short by the
- * budget serves this scan only.
+ * when dir cannot be read (then d is empty), 2 when the budget ran out
+ * before the listing did.
  */
 static int
 read_listing(const char *dir, size_t *budget, struct scan_dir *d)
@@ -1057,10 +1077,12 @@ read_listing(const char *dir, size_t *budget, struct scan_dir *d)
 		unsigned char type;
 		struct scan_dir *c;
 
-		if (*budget == 0)
-			break;
 		if ((de = readdir(dp)) == NULL) {
 			complete = 1;
+			break;
+		}
+		if (*budget == 0) {
+			rc = 2;
 			break;
 		}
 		(*budget)--;
@@ -1076,7 +1098,8 @@ read_listing(const char *dir, size_t *budget, struct scan_dir *d)
 		} else
 			type = de->d_type;
 		head |= type == DT_REG && strcmp(de->d_name, "HEAD") == 0;
-		if (type != DT_DIR || strcmp(de->d_name, "node_modules") == 0)
+		/* every directory, node_modules too: a repository may sit anywhere */
+		if (type != DT_DIR)
 			continue;
 		objects |= strcmp(de->d_name, "objects") == 0;
 		refs |= strcmp(de->d_name, "refs") == 0;
@@ -1097,7 +1120,7 @@ read_listing(const char *dir, size_t *budget, struct scan_dir *d)
 		}
 		sub[nsub++] = c;
 	}
-	d->valid = complete && rc == 0 && local_clock_fs(fd);
+	d->valid = complete && local_clock_fs(fd);
 	closedir(dp);
 	d->dev = st.st_dev;
 	d->ino = st.st_ino;
@@ -1129,8 +1152,6 @@ scan_repos(struct ag_sandbox *sb, const char *dir, int depth, size_t *budget,
 	size_t i;
 	int rc;
 
-	if (depth > SCAN_DEPTH)
-		return 0;
 	if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
 		scan_dir_clear(d);
 		return 0;
@@ -1139,7 +1160,10 @@ scan_repos(struct ag_sandbox *sb, const char *dir, int depth, size_t *budget,
 		*budget -= d->nentries;
 	else {
 		sb->scan_read = 1;
-		if ((rc = read_listing(dir, budget, d)) != 0)
+		if ((rc = read_listing(dir, budget, d)) == 2)
+			return scan_limit(sb, SCAN_ENTRIES, "directory entries beneath the "
+			    "write roots, the last read in", dir);
+		if (rc != 0)
 			return rc < 0 ? -1 : 0;
 	}
 	if (d->repo && (rc = protect_repo(sb, dir)) < 0)
@@ -1149,6 +1173,9 @@ scan_repos(struct ag_sandbox *sb, const char *dir, int depth, size_t *budget,
 
 		if (d->repo && strcmp(d->sub[i]->name, "modules") != 0)
 			continue;
+		if (depth >= SCAN_DEPTH)
+			return scan_limit(sb, SCAN_DEPTH, "levels of directories beneath a "
+			    "write root, at", dir);
 		if ((size_t)snprintf(child, sizeof(child), "%s/%s", strcmp(dir, "/") ? dir : "",
 		    d->sub[i]->name) < sizeof(child) &&
 		    (rc = scan_repos(sb, child, depth + 1, budget, d->sub[i])) < 0)
@@ -1332,11 +1359,9 @@ plan_ns(struct build *b)
  * so `required` refuses and best_effort notes it.
  */
 static int
-hardlink_err(const struct ag_sandbox *sb, struct ag_err *err)
+refusal_err(const struct ag_sandbox *sb, struct ag_err *err)
 {
-	return ag_err_set(err, "kernel sandbox: '%s' is protected but has another name (a hard "
-	    "link) through which it could still be written; remove the other link: commands "
-	    "are refused until then", sb->bad_link);
+	return ag_err_set(err, "%s", sb->refusal);
 }
 
 /*
@@ -1480,7 +1505,7 @@ sb_ns_make(struct ag_sandbox *sb, struct build *b)
 			return ag_err_set(b->err, "out of memory");
 	}
 	if (b->writes.n > 0 && (rc = plan_ns(b)) < 0)
-		return rc == -2 ? hardlink_err(sb, b->err) : ag_err_set(b->err, "out of memory");
+		return rc == -2 ? refusal_err(sb, b->err) : ag_err_set(b->err, "out of memory");
 	if (b->writes.n == 0 && plan_tmp(b) < 0)
 		return ag_err_set(b->err, "out of memory");
 	/* a fork or a namespace can fail for want of a resource another
@@ -1511,7 +1536,7 @@ ag_sandbox_refresh(struct ag_sandbox *sb, struct ag_err *err)
 	if (sb == NULL || sb->ns_user_fd < 0 || sb->writes.n == 0)
 		return 0;
 	if ((rc = scan_write_roots(sb)) < 0)
-		return rc == -2 ? hardlink_err(sb, err) : ag_err_set(err, "out of memory");
+		return rc == -2 ? refusal_err(sb, err) : ag_err_set(err, "out of memory");
 	if (ns_catch_up(sb) < 0)
 		return ag_err_set(err, "kernel sandbox: could not protect a new git repository "
 		    "(%s): the command is refused", strerror(errno));

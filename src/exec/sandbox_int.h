@@ -48,9 +48,14 @@ struct nsop {
 /* How long an unused entry of a persistent /tmp stays without limits.tmp_age. */
 #define AG_TMP_AGE_DEFAULT	(7L * 86400)
 
-#define MAX_REPOS	256	/* git repositories pinned per session */
-#define SCAN_DEPTH	6	/* how deep write roots are searched for .git */
-#define SCAN_ENTRIES	50000	/* directory entries looked at per scan */
+/*
+ * The repository scan's bounds.  Past any of them the scan cannot say
+ * that every git directory beneath the write roots is protected, so the
+ * command is refused (namespace.c, scan_limit): never a silent stop.
+ */
+#define MAX_REPOS	1024	/* git repositories pinned per session */
+#define SCAN_DEPTH	64	/* how deep write roots are searched for .git */
+#define SCAN_ENTRIES	200000	/* directory entries looked at per scan */
 #define MAX_RUN_KEEP	32	/* paths beneath /run a profile may name */
 
 enum { RL_NPROC, RL_NOFILE, RL_FSIZE, RL_CPU, RL_AS, RL_DATA, RL_COUNT };
@@ -108,7 +113,8 @@ struct ag_sandbox {
 	size_t			  nscan;
 	int			  scan_read;	/* a directory was read since the last save */
 	struct plist		  repos;	/* .git directories already pinned */
-	char			  bad_link[PATH_MAX];	/* a hard-linked protected file */
+	char			  refusal[PATH_MAX + 256];	/* why the scan refused
+						 * (a hard-linked protected file, a limit) */
 	int			  ns_user_fd;	/* the namespace, built once; -1 none */
 	int			  ns_mnt_fd;
 	int			  ns_pid_fd;	/* the session's PID namespace; -1 none */
