@@ -51,6 +51,16 @@ victim() {
 	return 0
 }
 
+# rootvictim REPO: root, trusting every repository (safe.directory=*), runs
+# git status (fsmonitor, a pager) and commits (hooks) there
+rootvictim() {
+	git -c safe.directory='*' -C "$1" status </dev/null >/dev/null 2>&1
+	git -c safe.directory='*' -c user.name=r -c user.email=r@x -C "$1" \
+	    commit -q --allow-empty -m root </dev/null >/dev/null 2>&1
+	v_rc=$?
+	return 0
+}
+
 # refused_with RE NAME: the command was refused with RE, and audited so
 refused_with() {
 	ag_like "$x_err" "agentgate: refused: $1" "$2" "$x_err"
@@ -149,6 +159,8 @@ ag_like "$x_out$x_err" "cfg=[1-9]" "commondir_target_config_is_read_only"
 victim "$W/cd"
 ag_is "$v_rc" 0 "victim_commits_in_cd"
 ag_ok "commondir_victim_ran_nothing" test ! -e "$PWN"
+rootvictim "$W/cd"
+ag_ok "commondir_root_ran_nothing" test ! -e "$PWN"
 # ... and to one without a config (which a later command could create): refused
 x "cd ~/work && mkdir -p evil2/objects evil2/refs && printf '%s\n' $W/evil2 > cd/.git/commondir && echo pointed"
 ag_is "$x_out" "pointed" "commondir_to_configless_directory_written"
@@ -205,6 +217,9 @@ ag_like "$doc" "FAIL  git repository planted by a command; fix: $W/made/.git hol
 victim "$W/made"
 ag_is "$v_rc" 0 "victim_commits_in_made"
 ag_ok "same_command_plant_victim_ran_nothing" test ! -e "$PWN"
+rootvictim "$W/made"
+ag_is "$v_rc" 0 "root_commits_in_made"
+ag_ok "same_command_plant_root_ran_nothing" test ! -e "$PWN"
 rm -f "$W/made/.git/hooks/post-commit.planted"
 x 'echo works-again'
 ag_is "$x_out" "works-again" "commands_run_again_once_the_planted_hook_is_gone"
@@ -221,6 +236,8 @@ ag_like "$x_err" "$W/cfg/.git/config \(core.fsmonitor\) was put in a git reposit
     "same_command_config_is_reported" "$x_err"
 runuser -u "$AG_USER" -- git -C "$W/cfg" status </dev/null >/dev/null 2>&1
 ag_ok "planted_config_victim_ran_nothing" test ! -e "$PWN"
+rootvictim "$W/cfg"
+ag_ok "planted_config_root_ran_nothing" test ! -e "$PWN"
 x 'echo should-not-run'
 ag_like "$x_err" "refused: $W/cfg/.git/config.planted was put" "planted_config_refuses" "$x_err"
 rm -f "$W/cfg/.git/config.planted"
