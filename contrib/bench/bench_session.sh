@@ -142,7 +142,7 @@ echo
 if [ -f "$SO" ]; then
 	ag_setgid_gateway
 	# the account's work tree: three checkouts, one with a Python virtual
-	# environment of 1,500 packages (node_modules is not searched at all)
+	# environment of 1,500 packages
 	"$AG_PYTHON" - "$AG_DIR/work" <<'PY'
 import os, sys
 w = sys.argv[1]

@@ -41,6 +41,7 @@
 #include "common/config.h"
 #include "common/http.h"
 #include "common/lastgood.h"
+#include "common/rundir.h"
 #include "common/err.h"
 #include "common/utf8.h"
 #include "policy/grantable.h"
@@ -674,6 +675,34 @@ check_dotfiles(struct doctor *d, const struct passwd *pw, const struct who *w)
  * and what the last policy that loaded said of the sandbox, which is not
  * what this one says (no session starts until it loads).
  */
+/*
+ * Git repositories a command of the account created with a hook or a
+ * config that runs a program in them (the sandbox's scan after each
+ * command set those aside as *.planted): the gateway refuses the
+ * account's commands until they are removed.  As of its last command.
+ */
+static void
+check_planted(struct doctor *d, const struct passwd *pw)
+{
+	char path[PATH_MAX], line[PATH_MAX + 2];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%lu.planted", AG_RUNDIR_SCANS,
+	    (unsigned long)pw->pw_uid);
+	if ((f = fopen(path, "re")) == NULL)
+		return;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		line[strcspn(line, "\n")] = '\0';
+		if (line[0] != '/')
+			continue;
+		fail(d, "git repository planted by a command", "%s holds a hook or a config "
+		    "that runs a program, set aside as *.planted (hooks/NAME.planted, "
+		    "config.planted); the gateway refuses %s's commands until they are "
+		    "removed: review them, then delete them", line, pw->pw_name);
+	}
+	fclose(f);
+}
+
 static void
 describe_last_good(const char *path)
 {
@@ -1415,6 +1444,7 @@ ag_doctor_run(const struct ag_doctor_opts *o)
 	if ((pw = getpwnam(user)) != NULL) {
 		check_shell(&d, pw, prog[0] != '\0' ? prog : NULL);
 		check_dotfiles(&d, pw, &w);
+		check_planted(&d, pw);
 	}
 	cfg = check_policy(&d, o->config, &w);
 	if (sc.text != NULL) {

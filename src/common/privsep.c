@@ -342,14 +342,30 @@ open_dir_nofollow(const char *dir)
 	}
 }
 
-int
-ag_privsep_mkdir_nofollow(const char *dir, const char *name, mode_t mode)
+enum nofollow_op { NF_MKDIR, NF_CREATE, NF_RENAME };
+
+/* One operation on names in dir, walked as above, as the caller. */
+static int
+in_dir_nofollow(enum nofollow_op op, const char *dir, const char *name, const char *to,
+    mode_t mode)
 {
-	int fd, rc = -1, e;
+	int fd, f, rc = -1, e;
 
 	ag_privsep_as_caller();
 	if ((fd = open_dir_nofollow(dir)) >= 0) {
-		rc = mkdirat(fd, name, mode);
+		switch (op) {
+		case NF_MKDIR:
+			rc = mkdirat(fd, name, mode);
+			break;
+		case NF_CREATE:
+			f = openat(fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			    mode);
+			rc = f < 0 ? -1 : close(f);
+			break;
+		case NF_RENAME:
+			rc = renameat(fd, name, fd, to);
+			break;
+		}
 		e = errno;
 		close(fd);
 		errno = e;
@@ -358,6 +374,24 @@ ag_privsep_mkdir_nofollow(const char *dir, const char *name, mode_t mode)
 	ag_privsep_as_gateway();
 	errno = e;
 	return rc;
+}
+
+int
+ag_privsep_mkdir_nofollow(const char *dir, const char *name, mode_t mode)
+{
+	return in_dir_nofollow(NF_MKDIR, dir, name, NULL, mode);
+}
+
+int
+ag_privsep_create_nofollow(const char *dir, const char *name, mode_t mode)
+{
+	return in_dir_nofollow(NF_CREATE, dir, name, NULL, mode);
+}
+
+int
+ag_privsep_rename_nofollow(const char *dir, const char *from, const char *to)
+{
+	return in_dir_nofollow(NF_RENAME, dir, from, to, 0);
 }
 
 gid_t

@@ -89,6 +89,9 @@ void	ag_privsep_as_gateway(void);
  * has the caller's gid.  0, or -1 with errno (a link on the way: ENOTDIR).
  */
 int	ag_privsep_mkdir_nofollow(const char *dir, const char *name, mode_t mode);
+/* The same for an empty file (O_EXCL), and for a rename within dir. */
+int	ag_privsep_create_nofollow(const char *dir, const char *name, mode_t mode);
+int	ag_privsep_rename_nofollow(const char *dir, const char *from, const char *to);
 
 /*
  * The gateway's group for this process: the one held, or for root (serve,

@@ -760,6 +760,31 @@ run_upstream(struct ag_core *core, struct cmd *c)
 	return NEXT;
 }
 
+/*
+ * A git repository the command created with a hook or a program-running
+ * config in it, before the sandbox could make them read-only: said to the
+ * caller and audited; the gateway refuses commands while it is there.
+ */
+static void
+planted_after(struct ag_core *core)
+{
+	const char *what = ag_sandbox_after(core->sandbox);
+	char msg[AG_ERR_MSG_MAX];
+	struct ag_err e;
+
+	if (what == NULL)
+		return;
+	snprintf(msg, sizeof(msg), "%s was put in a git repository by the command that created "
+	    "it, before the gateway could make it read-only: it is set aside as *.planted, a "
+	    "name git does not read, and commands are refused until that is removed", what);
+	fflush(stdout);
+	fprintf(stderr, "agentgate: %s\n", msg);
+	fflush(stderr);
+	if (core->audit != NULL && ag_audit_event(core->audit, "sandbox", "git_planted", "deny",
+	    msg, &e) < 0)
+		ag_log(LOG_ERR, "%s", e.msg);
+}
+
 static enum next
 stage_run(struct ag_core *core, struct cmd *c)
 {
@@ -808,6 +833,7 @@ stage_run(struct ag_core *core, struct cmd *c)
 	o.admit_arg = &ac;
 	r = c->xfer.kind != AG_XFER_NONE ? run_transfer(core, c, &o) : run_command(core, c, &o);
 	ag_sandbox_grant_end(core->sandbox);
+	planted_after(core);
 	return r;
 }
 

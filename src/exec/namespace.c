@@ -220,7 +220,9 @@ ns_apply(const struct ag_sandbox *sb, size_t from, size_t to)
 			    str_num(opts, "mode=0700,size=", (unsigned long long)o->size) : "mode=0700,size=1m");
 			break;
 		case NSOP_PIN:
-			rc = mount(o->path, o->path, NULL, MS_BIND, NULL);
+			/* recursive: a pointer can have protected something
+			 * inside this directory before it came to be pinned */
+			rc = mount(o->path, o->path, NULL, MS_BIND | MS_REC, NULL);
 			break;
 		case NSOP_BIND_CWD:
 			/* the directory the keeper entered by fd before the
@@ -863,7 +865,7 @@ linked_elsewhere(const char *path, const struct stat *st)
 }
 
 /* Bind path read-only if it exists and a write root holds it.  0 ok,
- * -1 out of memory, -2 a protected file is hard-linked (sb->note says). */
+ * -1 out of memory, -2 a protected file is hard-linked (sb->refusal says). */
 static int
 protect_path(struct ag_sandbox *sb, const char *path)
 {
@@ -875,7 +877,9 @@ protect_path(struct ag_sandbox *sb, const char *path)
 	    !beneath_any(&sb->writes, real))
 		return 0;
 	if (linked_elsewhere(real, &st)) {
-		snprintf(sb->bad_link, sizeof(sb->bad_link), "%s", real);
+		snprintf(sb->refusal, sizeof(sb->refusal), "kernel sandbox: '%s' is protected "
+		    "but has another name (a hard link) through which it could still be "
+		    "written; remove the other link: commands are refused until then", real);
 		return -2;
 	}
 	if ((f = remount_flags(real, MS_RDONLY | MS_NOEXEC)) == 0)
@@ -884,8 +888,129 @@ protect_path(struct ag_sandbox *sb, const char *path)
 }
 
 /*
- * A repository: its .git directory is pinned (so it cannot be moved aside
- * and replaced), its config and hooks are read-only.  A repository without
+ * A bound of the repository scan was reached at path: what lies past it may
+ * hold a git directory the scan cannot protect, so the command is refused
+ * (-2, sb->refusal says which bound and where) rather than run with the
+ * protection silently incomplete.
+ */
+static int
+scan_limit(struct ag_sandbox *sb, long limit, const char *what, const char *path)
+{
+	snprintf(sb->refusal, sizeof(sb->refusal), "refused: more than %ld %s %s: the git "
+	    "protection cannot see past it; remove or move it out of paths.write (or narrow "
+	    "paths.write): commands are refused until then", limit, what, path);
+	return -2;
+}
+
+/*
+ * The scan after a command found a git directory it had not seen: the
+ * command made it, and could fill its hooks and config before they were
+ * read-only.  What git would run from there is kept (sb->planted, and for
+ * the account's next connections) and refuses commands until it is gone.
+ */
+static int
+check_planted(struct ag_sandbox *sb, const char *gitdir)
+{
+	char what[PATH_MAX + 128];
+
+	if (!sb->check_new || !sb_git_planted(gitdir, what, sizeof(what)))
+		return 0;
+	/* git run outside the gateway must not run it meanwhile */
+	sb_git_disarm(gitdir);
+	if (sb->planted_now[0] == '\0')
+		snprintf(sb->planted_now, sizeof(sb->planted_now), "%s", what);
+	if (!sb_plist_has(&sb->planted, gitdir)) {
+		if (sb_plist_add(&sb->planted, gitdir) < 0)
+			return -1;
+		sb_planted_save(sb);
+	}
+	return 0;
+}
+
+/*
+ * Before a command: a git directory found planted (above) that still is
+ * refuses it, naming what is there; one no longer planted (or gone) is
+ * forgotten.  -2 with sb->refusal, 0, or -1 out of memory.
+ */
+static int
+planted_refuses(struct ag_sandbox *sb)
+{
+	char what[PATH_MAX + 128];
+	struct plist keep = { NULL, 0, 0 };
+	size_t i, n;
+
+	/* again each time: another connection of the account may have found one */
+	if (sb_planted_load(sb) < 0)
+		return -1;
+	n = sb->planted.n;
+	what[0] = '\0';
+	for (i = 0; i < n; i++) {
+		char w[sizeof(what)];
+
+		if (!sb_git_planted(sb->planted.v[i], w, sizeof(w)))
+			continue;
+		if (what[0] == '\0')
+			snprintf(what, sizeof(what), "%s", w);
+		if (sb_plist_add(&keep, sb->planted.v[i]) < 0) {
+			sb_plist_free(&keep);
+			return -1;
+		}
+	}
+	sb_plist_free(&sb->planted);
+	sb->planted = keep;
+	if (keep.n != n)
+		sb_planted_save(sb);
+	if (what[0] == '\0')
+		return 0;
+	snprintf(sb->refusal, sizeof(sb->refusal), "refused: %s was put in a git repository "
+	    "by the command that created it, before the gateway could make it read-only; git "
+	    "run outside the gateway would run it: remove it (as the account outside the "
+	    "gateway, or as root): commands are refused until then", what);
+	return -2;
+}
+
+/*
+ * The git directories already protected, known by what they are as well
+ * as by name: one renamed aside and another put at its name (a copy, with
+ * planted hooks) is a new one, to be pinned, bound and looked into.
+ */
+static void
+repo_key(const char *gitdir, char *key, size_t keysz)
+{
+	struct stat st;
+
+	if (lstat(gitdir, &st) < 0)
+		memset(&st, 0, sizeof(st));
+	snprintf(key, keysz, "%lu:%lu:%s", (unsigned long)st.st_dev, (unsigned long)st.st_ino,
+	    gitdir);
+}
+
+static int
+repo_known(const struct ag_sandbox *sb, const char *gitdir)
+{
+	char key[PATH_MAX + 48];
+
+	repo_key(gitdir, key, sizeof(key));
+	return sb_plist_has(&sb->repos, key);
+}
+
+/* 0, -1 out of memory, -2 past MAX_REPOS (sb->refusal says). */
+static int
+repo_add(struct ag_sandbox *sb, const char *gitdir)
+{
+	char key[PATH_MAX + 48];
+
+	if (sb->repos.n >= MAX_REPOS)
+		return scan_limit(sb, MAX_REPOS, "git repositories beneath the write roots, "
+		    "the next at", gitdir);
+	repo_key(gitdir, key, sizeof(key));
+	return sb_plist_add(&sb->repos, key);
+}
+
+/*
+ * A repository: its .git directory is pinned (it cannot be moved aside by
+ * itself; its work tree can, and a copy put back is a new repository to
+ * the scan after the command), its config and hooks are read-only.  A repository without
  * a hooks directory gets an empty one first, or the command could create it.
  */
 static int
@@ -894,22 +1019,115 @@ protect_repo(struct ag_sandbox *sb, const char *gitdir)
 	static const char *const parts[] = { "config", "config.worktree", "hooks", NULL };
 	char p[PATH_MAX];
 	size_t i;
+	int rc;
 
-	if (sb_plist_has(&sb->repos, gitdir) || sb->repos.n >= MAX_REPOS)
+	if (repo_known(sb, gitdir))
 		return 0;
-	if (sb_plist_add(&sb->repos, gitdir) < 0 || ops_add(sb, NSOP_PIN, gitdir, 0) < 0)
+	if ((rc = repo_add(sb, gitdir)) < 0)
+		return rc;
+	if (ops_add(sb, NSOP_PIN, gitdir, 0) < 0 || check_planted(sb, gitdir) < 0)
 		return -1;
 	/* the git directory is the agent's: it may have become a link since
 	 * the scan, to where our group may write (the audit directory) */
 	(void)ag_privsep_mkdir_nofollow(gitdir, "hooks", 0755);
-	for (i = 0; parts[i] != NULL; i++) {
-		int rc;
-
+	/* and a config, or one the command writes later would not be bound
+	 * (git makes one; a repository made by hand, or whose config was
+	 * set aside as planted, may have none) */
+	(void)ag_privsep_create_nofollow(gitdir, "config", 0644);
+	for (i = 0; parts[i] != NULL; i++)
 		if ((size_t)snprintf(p, sizeof(p), "%s/%s", gitdir, parts[i]) < sizeof(p) &&
 		    (rc = protect_path(sb, p)) < 0)
 			return rc;
-	}
 	return 0;
+}
+
+/*
+ * git follows two files the agent can write to another directory's config
+ * and hooks (gitlinks.c): a `.git` file or link in a work tree, and a
+ * `commondir` file in a git directory (a worktree's, or one planted in a
+ * protected repository).  Each is read at every scan and what it points to
+ * beneath a write root is protected too: a git directory as below, a
+ * common directory as a repository (its config must exist, or the command
+ * is refused: a config created later would not be covered).  A worktree's
+ * own git directory (it has commondir) holds only config.worktree of what
+ * git runs programs from, and is not pinned: `git worktree remove` must
+ * remove it.  hops bounds a chain of pointers.
+ */
+#define POINTER_HOPS	4
+
+static int protect_gitdir(struct ag_sandbox *sb, const char *gitdir, int kind, int hops);
+
+static int
+pointer_refused(struct ag_sandbox *sb, const char *dir, const char *name, const char *why)
+{
+	snprintf(sb->refusal, sizeof(sb->refusal), "refused: %s/%s points %s: the git "
+	    "protection cannot follow it; remove it: commands are refused until then",
+	    dir, name, why);
+	return -2;
+}
+
+static int
+follow_commondir(struct ag_sandbox *sb, const char *gitdir, int hops)
+{
+	char common[PATH_MAX], cfg[PATH_MAX];
+	struct stat st;
+	int rc = sb_git_pointer(gitdir, "commondir", NULL, common, sizeof(common));
+
+	if (rc < 0 || hops > POINTER_HOPS)
+		return pointer_refused(sb, gitdir, "commondir", "where the scan cannot tell");
+	if (rc == 0 || !beneath_any(&sb->writes, common) ||
+	    repo_known(sb, common))
+		return 0;
+	if ((size_t)snprintf(cfg, sizeof(cfg), "%s/config", common) >= sizeof(cfg) ||
+	    lstat(cfg, &st) < 0 || !S_ISREG(st.st_mode))
+		return pointer_refused(sb, gitdir, "commondir", "to a directory without a "
+		    "config file to make read-only");
+	return protect_repo(sb, common);
+}
+
+static int
+protect_gitdir(struct ag_sandbox *sb, const char *gitdir, int kind, int hops)
+{
+	char p[PATH_MAX];
+
+	if (!(kind & SD_COMMONDIR))
+		return protect_repo(sb, gitdir);
+	/* once: a worktree's git directory is kept with the repositories,
+	 * unpinned; its commondir is read at every scan */
+	if (!repo_known(sb, gitdir)) {
+		int rc;
+
+		if ((rc = repo_add(sb, gitdir)) < 0)
+			return rc;
+		if (check_planted(sb, gitdir) < 0)
+			return -1;
+		if ((size_t)snprintf(p, sizeof(p), "%s/config.worktree", gitdir) < sizeof(p) &&
+		    (rc = protect_path(sb, p)) < 0)
+			return rc;
+	}
+	return follow_commondir(sb, gitdir, hops + 1);
+}
+
+/* dir holds a .git that is not a directory of its own: a "gitdir: PATH"
+ * file, or a link (to a directory, or to such a file). */
+static int
+follow_dotgit(struct ag_sandbox *sb, const char *dir)
+{
+	char link[PATH_MAX], target[PATH_MAX];
+	struct stat st;
+	int rc, kind;
+
+	if ((size_t)snprintf(link, sizeof(link), "%s/.git", dir) >= sizeof(link))
+		return pointer_refused(sb, dir, ".git", "where the scan cannot tell");
+	if (stat(link, &st) == 0 && S_ISDIR(st.st_mode))
+		rc = realpath(link, target) != NULL ? 1 : -1;
+	else
+		rc = sb_git_pointer(dir, ".git", "gitdir: ", target, sizeof(target));
+	if (rc < 0)
+		return pointer_refused(sb, dir, ".git", "where the scan cannot tell");
+	if (rc == 0 || !beneath_any(&sb->writes, target) || (kind = sb_git_kind(target)) == 0)
+		return 0;	/* nothing git would use, or nothing the agent can write */
+	return protect_gitdir(sb, target, kind, 0);
 }
 
 /*
@@ -1025,8 +1243,8 @@ take_sub(struct scan_dir **old, size_t nold, size_t *cursor, const char *name)
 
 /*
  * Read dir's entries into d, budget permitting: 0, -1 out of memory, 1
- * when dir cannot be read (then d is empty).  A listing cut short by the
- * budget serves this scan only.
+ * when dir cannot be read (then d is empty), 2 when the budget ran out
+ * before the listing did.
  */
 static int
 read_listing(const char *dir, size_t *budget, struct scan_dir *d)
@@ -1037,7 +1255,7 @@ read_listing(const char *dir, size_t *budget, struct scan_dir *d)
 	struct stat st;
 	struct dirent *de;
 	DIR *dp;
-	int fd, rc = 0, head = 0, objects = 0, refs = 0, complete = 0;
+	int fd, rc = 0, head = 0, objects = 0, refs = 0, common = 0, dotgit = 0, complete = 0;
 
 	d->sub = NULL;
 	d->nsub = 0;
@@ -1057,10 +1275,12 @@ read_listing(const char *dir, size_t *budget, struct scan_dir *d)
 		unsigned char type;
 		struct scan_dir *c;
 
-		if (*budget == 0)
-			break;
 		if ((de = readdir(dp)) == NULL) {
 			complete = 1;
+			break;
+		}
+		if (*budget == 0) {
+			rc = 2;
 			break;
 		}
 		(*budget)--;
@@ -1075,11 +1295,19 @@ read_listing(const char *dir, size_t *budget, struct scan_dir *d)
 			type = S_ISDIR(es.st_mode) ? DT_DIR : S_ISREG(es.st_mode) ? DT_REG : DT_LNK;
 		} else
 			type = de->d_type;
-		head |= type == DT_REG && strcmp(de->d_name, "HEAD") == 0;
-		if (type != DT_DIR || strcmp(de->d_name, "node_modules") == 0)
+		/* what git would take for a git directory: it follows links */
+		if (type == DT_REG || type == DT_LNK) {
+			head |= strcmp(de->d_name, "HEAD") == 0;
+			common |= strcmp(de->d_name, "commondir") == 0;
+			dotgit |= strcmp(de->d_name, ".git") == 0;
+		}
+		if (type == DT_DIR || type == DT_LNK) {
+			objects |= strcmp(de->d_name, "objects") == 0;
+			refs |= strcmp(de->d_name, "refs") == 0;
+		}
+		/* every directory, node_modules too: a repository may sit anywhere */
+		if (type != DT_DIR)
 			continue;
-		objects |= strcmp(de->d_name, "objects") == 0;
-		refs |= strcmp(de->d_name, "refs") == 0;
 		if (nsub == cap) {
 			size_t nc = cap ? cap * 2 : 8;
 			struct scan_dir **n = realloc(sub, nc * sizeof(*n));
@@ -1097,13 +1325,14 @@ read_listing(const char *dir, size_t *budget, struct scan_dir *d)
 		}
 		sub[nsub++] = c;
 	}
-	d->valid = complete && rc == 0 && local_clock_fs(fd);
+	d->valid = complete && local_clock_fs(fd);
 	closedir(dp);
 	d->dev = st.st_dev;
 	d->ino = st.st_ino;
 	d->ctime = st.st_ctim;
 	d->read_at = now;
-	d->repo = head && objects && refs;
+	d->repo = (head && ((objects && refs) || common) ? SD_GITDIR : 0) |
+	    (common ? SD_COMMONDIR : 0) | (dotgit ? SD_DOTGIT_FILE : 0);
 out:
 	d->sub = sub;
 	d->nsub = nsub;
@@ -1116,10 +1345,12 @@ out:
 
 /*
  * Find git directories beneath dir (canonical), bounded in depth and work:
- * a directory holding HEAD, objects/ and refs/ is one whatever its name - a
- * checkout's .git, a bare repository (a push to it runs its hooks), a
- * --separate-git-dir, a submodule's .git/modules/NAME.  Inside one only
- * modules/ is searched further.  d: what the last scan read there.
+ * a directory holding HEAD, and objects/ and refs/ or a commondir file, is
+ * one whatever its name - a checkout's .git, a bare repository (a push to
+ * it runs its hooks), a --separate-git-dir, a submodule's
+ * .git/modules/NAME, a worktree's .git/worktrees/NAME - and links among
+ * those count, as git follows them.  Inside one, all but the object store
+ * is searched further.  d: what the last scan read there.
  */
 static int
 scan_repos(struct ag_sandbox *sb, const char *dir, int depth, size_t *budget,
@@ -1129,8 +1360,6 @@ scan_repos(struct ag_sandbox *sb, const char *dir, int depth, size_t *budget,
 	size_t i;
 	int rc;
 
-	if (depth > SCAN_DEPTH)
-		return 0;
 	if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
 		scan_dir_clear(d);
 		return 0;
@@ -1139,16 +1368,28 @@ scan_repos(struct ag_sandbox *sb, const char *dir, int depth, size_t *budget,
 		*budget -= d->nentries;
 	else {
 		sb->scan_read = 1;
-		if ((rc = read_listing(dir, budget, d)) != 0)
+		if ((rc = read_listing(dir, budget, d)) == 2)
+			return scan_limit(sb, SCAN_ENTRIES, "directory entries beneath the "
+			    "write roots, the last read in", dir);
+		if (rc != 0)
 			return rc < 0 ? -1 : 0;
 	}
-	if (d->repo && (rc = protect_repo(sb, dir)) < 0)
+	if ((d->repo & SD_GITDIR) && (rc = protect_gitdir(sb, dir, d->repo, 0)) < 0)
+		return rc;
+	if ((d->repo & SD_DOTGIT_FILE) && (rc = follow_dotgit(sb, dir)) < 0)
 		return rc;
 	for (i = 0; i < d->nsub; i++) {
 		char child[PATH_MAX];
 
-		if (d->repo && strcmp(d->sub[i]->name, "modules") != 0)
+		/* a repository nested in a git directory is found (modules/,
+		 * worktrees/, anywhere), but for the object store, which is
+		 * all files and large: a pointer into it is followed instead */
+		if ((d->repo & SD_GITDIR) && (strcmp(d->sub[i]->name, "objects") == 0 ||
+		    strcmp(d->sub[i]->name, "lfs") == 0))
 			continue;
+		if (depth >= SCAN_DEPTH)
+			return scan_limit(sb, SCAN_DEPTH, "levels of directories beneath a "
+			    "write root, at", dir);
 		if ((size_t)snprintf(child, sizeof(child), "%s/%s", strcmp(dir, "/") ? dir : "",
 		    d->sub[i]->name) < sizeof(child) &&
 		    (rc = scan_repos(sb, child, depth + 1, budget, d->sub[i])) < 0)
@@ -1161,7 +1402,10 @@ static int
 scan_write_roots(struct ag_sandbox *sb)
 {
 	size_t i, budget = SCAN_ENTRIES;
+	int rc;
 
+	if (!sb->check_new && (rc = planted_refuses(sb)) < 0)
+		return rc;
 	if (sb->nscan != sb->writes.n) {
 		sb_scan_free(sb);
 		if ((sb->scan = calloc(sb->writes.n, sizeof(*sb->scan))) == NULL)
@@ -1171,12 +1415,9 @@ scan_write_roots(struct ag_sandbox *sb)
 		if (sb_scan_load(sb) < 0)
 			return -1;
 	}
-	for (i = 0; i < sb->writes.n; i++) {
-		int rc = scan_repos(sb, sb->writes.v[i], 0, &budget, &sb->scan[i]);
-
-		if (rc < 0)
+	for (i = 0; i < sb->writes.n; i++)
+		if ((rc = scan_repos(sb, sb->writes.v[i], 0, &budget, &sb->scan[i])) < 0)
 			return rc;
-	}
 	if (sb->scan_read) {
 		sb->scan_read = 0;
 		sb_scan_save(sb);
@@ -1332,11 +1573,9 @@ plan_ns(struct build *b)
  * so `required` refuses and best_effort notes it.
  */
 static int
-hardlink_err(const struct ag_sandbox *sb, struct ag_err *err)
+refusal_err(const struct ag_sandbox *sb, struct ag_err *err)
 {
-	return ag_err_set(err, "kernel sandbox: '%s' is protected but has another name (a hard "
-	    "link) through which it could still be written; remove the other link: commands "
-	    "are refused until then", sb->bad_link);
+	return ag_err_set(err, "%s", sb->refusal);
 }
 
 /*
@@ -1480,7 +1719,7 @@ sb_ns_make(struct ag_sandbox *sb, struct build *b)
 			return ag_err_set(b->err, "out of memory");
 	}
 	if (b->writes.n > 0 && (rc = plan_ns(b)) < 0)
-		return rc == -2 ? hardlink_err(sb, b->err) : ag_err_set(b->err, "out of memory");
+		return rc == -2 ? refusal_err(sb, b->err) : ag_err_set(b->err, "out of memory");
 	if (b->writes.n == 0 && plan_tmp(b) < 0)
 		return ag_err_set(b->err, "out of memory");
 	/* a fork or a namespace can fail for want of a resource another
@@ -1511,11 +1750,24 @@ ag_sandbox_refresh(struct ag_sandbox *sb, struct ag_err *err)
 	if (sb == NULL || sb->ns_user_fd < 0 || sb->writes.n == 0)
 		return 0;
 	if ((rc = scan_write_roots(sb)) < 0)
-		return rc == -2 ? hardlink_err(sb, err) : ag_err_set(err, "out of memory");
+		return rc == -2 ? refusal_err(sb, err) : ag_err_set(err, "out of memory");
 	if (ns_catch_up(sb) < 0)
 		return ag_err_set(err, "kernel sandbox: could not protect a new git repository "
 		    "(%s): the command is refused", strerror(errno));
 	return 0;
+}
+
+const char *
+ag_sandbox_after(struct ag_sandbox *sb)
+{
+	if (sb == NULL || sb->ns_user_fd < 0 || sb->writes.n == 0)
+		return NULL;
+	sb->planted_now[0] = '\0';
+	sb->check_new = 1;
+	/* a bound reached, or out of memory: the next command's scan says so */
+	(void)scan_write_roots(sb);
+	sb->check_new = 0;
+	return sb->planted_now[0] != '\0' ? sb->planted_now : NULL;
 }
 
 int

@@ -88,6 +88,13 @@ void	ag_sandbox_free(struct ag_sandbox *sb);
  * (err says why): the command must not run.
  */
 int	ag_sandbox_refresh(struct ag_sandbox *sb, struct ag_err *err);
+/*
+ * After a command has ended: the write roots searched again, and a git
+ * directory the command created looked into.  What git would run from
+ * there (a hook, a config key naming a program), or NULL; commands are
+ * refused from now on while it is there (ag_sandbox_refresh says so).
+ */
+const char *ag_sandbox_after(struct ag_sandbox *sb);
 
 /*
  * Strict tier, for the one command a validator allowed (validate/): the

@@ -48,9 +48,14 @@ struct nsop {
 /* How long an unused entry of a persistent /tmp stays without limits.tmp_age. */
 #define AG_TMP_AGE_DEFAULT	(7L * 86400)
 
-#define MAX_REPOS	256	/* git repositories pinned per session */
-#define SCAN_DEPTH	6	/* how deep write roots are searched for .git */
-#define SCAN_ENTRIES	50000	/* directory entries looked at per scan */
+/*
+ * The repository scan's bounds.  Past any of them the scan cannot say
+ * that every git directory beneath the write roots is protected, so the
+ * command is refused (namespace.c, scan_limit): never a silent stop.
+ */
+#define MAX_REPOS	1024	/* git repositories pinned per session */
+#define SCAN_DEPTH	64	/* how deep write roots are searched for .git */
+#define SCAN_ENTRIES	200000	/* directory entries looked at per scan */
 #define MAX_RUN_KEEP	32	/* paths beneath /run a profile may name */
 
 enum { RL_NPROC, RL_NOFILE, RL_FSIZE, RL_CPU, RL_AS, RL_DATA, RL_COUNT };
@@ -68,10 +73,17 @@ struct scan_dir {
 	struct timespec	  read_at;	/* when the entries were read */
 	size_t		  nentries;	/* what readdir returned, for the budget */
 	int		  valid;	/* the fields below may be used */
-	int		  repo;		/* it holds HEAD, objects/ and refs/ */
+	int		  repo;		/* SD_* below */
 	struct scan_dir	**sub;		/* its directories, in readdir order */
 	size_t		  nsub;
 };
+
+/* What a scan_dir's listing says about git (namespace.c, read_listing). */
+#define SD_GITDIR	1	/* a git directory: HEAD, and objects/ and refs/
+				 * or a commondir file (links count: git follows them) */
+#define SD_COMMONDIR	2	/* it holds a commondir file */
+#define SD_DOTGIT_FILE	4	/* it holds a .git that is a file or a link */
+#define SD_ALL		7
 
 struct ag_sandbox {
 	enum ag_sandbox_mode	 mode;
@@ -108,7 +120,13 @@ struct ag_sandbox {
 	size_t			  nscan;
 	int			  scan_read;	/* a directory was read since the last save */
 	struct plist		  repos;	/* .git directories already pinned */
-	char			  bad_link[PATH_MAX];	/* a hard-linked protected file */
+	int			  check_new;	/* the scan after a command: look into what
+						 * it created (gitplant.c) */
+	struct plist		  planted;	/* git directories so found, refused on */
+	char			  planted_now[PATH_MAX + 128];	/* what the scan after
+						 * the last command found, or "" */
+	char			  refusal[PATH_MAX + 256];	/* why the scan refused
+						 * (a hard-linked protected file, a limit) */
 	int			  ns_user_fd;	/* the namespace, built once; -1 none */
 	int			  ns_mnt_fd;
 	int			  ns_pid_fd;	/* the session's PID namespace; -1 none */
@@ -185,6 +203,24 @@ int	sb_ns_make(struct ag_sandbox *sb, struct build *b);
  * of memory; a missing or unusable cache leaves the scans empty. */
 int	sb_scan_load(struct ag_sandbox *sb);
 void	sb_scan_save(const struct ag_sandbox *sb);
+/* The git directories holding what a command planted (sb->planted), kept
+ * for the account's next connections: load merges, -1 out of memory. */
+int	sb_planted_load(struct ag_sandbox *sb);
+void	sb_planted_save(const struct ag_sandbox *sb);
+/* gitlinks.c: what git would take for a git directory at dir, links
+ * followed (SD_GITDIR, with SD_COMMONDIR), or 0. */
+int	sb_git_kind(const char *dir);
+/* The directory the file dir/name points to (prefix, as "gitdir: ",
+ * first; relative to dir), canonical, into out (PATH_MAX bytes): 1, 0
+ * when there is none (no such file, a dangling target: git would not
+ * follow it either), -1 when it cannot be told (too long, a link loop). */
+int	sb_git_pointer(const char *dir, const char *name, const char *prefix, char *out,
+	    size_t outsz);
+/* gitplant.c: 1 when gitdir holds a hook other than git's samples, or a
+ * config key that runs a program (what names it), else 0. */
+int	sb_git_planted(const char *gitdir, char *what, size_t whatsz);
+/* Renames what it finds where git does not look (NAME.planted). */
+void	sb_git_disarm(const char *gitdir);
 /* Ends the PID namespace (and whatever runs in it) and closes the fds. */
 void	sb_ns_free(struct ag_sandbox *sb);
 /* Forgets what the repository scans read (sb->scan). */

@@ -43,7 +43,7 @@
 #include "common/strbuf.h"
 #include "exec/sandbox_int.h"
 
-static const char magic[8] = "AGSCAN1\n";
+static const char magic[8] = "AGSCAN2\n";
 
 #define CACHE_MAX	(64u * 1024 * 1024)	/* bytes of a cache file */
 #define CACHE_NODES	(SCAN_ENTRIES + 1024)	/* a scan lists at most this */
@@ -125,7 +125,7 @@ read_node(struct cursor *c, struct scan_dir *d, int depth, int root)
 			return -1;
 		c->p += r.namelen;
 	}
-	if (r.nsub > CACHE_NODES - c->nodes || r.valid > 1 || r.repo > 1 ||
+	if (r.nsub > CACHE_NODES - c->nodes || r.valid > 1 || r.repo > SD_ALL ||
 	    r.ctime_ns < 0 || r.ctime_ns >= 1000000000 || r.read_ns < 0 || r.read_ns >= 1000000000 ||
 	    r.nentries > SCAN_ENTRIES)
 		return -1;
@@ -253,7 +253,7 @@ write_node(struct ag_strbuf *b, const struct scan_dir *d)
 	r.nsub = (uint32_t)d->nsub;
 	r.namelen = (uint16_t)n;
 	r.valid = d->valid != 0;
-	r.repo = d->repo != 0;
+	r.repo = (uint8_t)d->repo;
 	if (ag_strbuf_append(b, &r, sizeof(r)) < 0 || ag_strbuf_append(b, d->name, n) < 0)
 		return -1;
 	for (i = 0; i < d->nsub; i++)
@@ -262,14 +262,37 @@ write_node(struct ag_strbuf *b, const struct scan_dir *d)
 	return 0;
 }
 
+/* b into path, whole or not at all: a reader sees the old file or the new. */
+static void
+write_whole(const char *path, const struct ag_strbuf *b)
+{
+	char tmp[PATH_MAX + 32];
+	size_t off = 0;
+	int fd;
+
+	snprintf(tmp, sizeof(tmp), "%s.%ld.new", path, (long)getpid());
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0)
+		return;
+	while (off < b->len) {
+		ssize_t n = write(fd, b->data + off, b->len - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		off += (size_t)n;
+	}
+	if (close(fd) < 0 || off != b->len || rename(tmp, path) < 0)
+		(void)unlink(tmp);
+}
+
 void
 sb_scan_save(const struct ag_sandbox *sb)
 {
-	char path[PATH_MAX], tmp[PATH_MAX + 32];
+	char path[PATH_MAX];
 	struct ag_strbuf b;
 	uint32_t v;
-	size_t i, off = 0;
-	int fd;
+	size_t i;
 
 	cache_path(sb, path, sizeof(path));
 	if (path[0] == '\0' || sb->nscan != sb->writes.n)
@@ -291,21 +314,77 @@ sb_scan_save(const struct ag_sandbox *sb)
 	for (i = 0; i < sb->nscan; i++)
 		if (write_node(&b, &sb->scan[i]) < 0)
 			goto out;
-	/* whole or not at all: a reader sees the old file or the new one */
-	snprintf(tmp, sizeof(tmp), "%s.%ld.new", path, (long)getpid());
-	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0)
-		goto out;
-	while (off < b.len) {
-		ssize_t n = write(fd, b.data + off, b.len - off);
+	write_whole(path, &b);
+out:
+	ag_strbuf_free(&b);
+}
 
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		off += (size_t)n;
+/* ---- git directories holding what a command planted -------------------- */
+
+/*
+ * The git directories a command created with a hook or a program-running
+ * config in them (namespace.c, check_planted) are kept here for the
+ * account's next connections, which refuse commands while it is there:
+ * AG_RUNDIR_SCANS/UID.planted, one path a line.  `agentgate doctor` lists
+ * them.  Without the group, only the session that saw it remembers.
+ */
+static void
+planted_path(char *out, size_t outsz)
+{
+	struct stat st;
+
+	out[0] = '\0';
+	if (!ag_privsep_holding() || lstat(AG_RUNDIR_SCANS, &st) < 0 || !S_ISDIR(st.st_mode) ||
+	    st.st_uid != 0 || st.st_gid != getegid() || (st.st_mode & 07777) != 03770)
+		return;
+	snprintf(out, outsz, "%s/%lu.planted", AG_RUNDIR_SCANS, (unsigned long)getuid());
+}
+
+int
+sb_planted_load(struct ag_sandbox *sb)
+{
+	char path[PATH_MAX];
+	unsigned char *buf;
+	char *l, *next;
+	size_t len;
+
+	planted_path(path, sizeof(path));
+	if (path[0] == '\0' || (buf = read_file(path, &len)) == NULL)
+		return 0;
+	buf[len - 1] = '\0';	/* the file ends with a newline */
+	for (l = (char *)buf; l != NULL; l = next) {
+		if ((next = strchr(l, '\n')) != NULL)
+			*next++ = '\0';
+		if (l[0] == '/' && !sb_plist_has(&sb->planted, l) &&
+		    sb_plist_add(&sb->planted, l) < 0) {
+			free(buf);
+			return -1;
+		}
 	}
-	if (close(fd) < 0 || off != b.len || rename(tmp, path) < 0)
-		(void)unlink(tmp);
+	free(buf);
+	return 0;
+}
+
+void
+sb_planted_save(const struct ag_sandbox *sb)
+{
+	char path[PATH_MAX];
+	struct ag_strbuf b;
+	size_t i;
+
+	planted_path(path, sizeof(path));
+	if (path[0] == '\0')
+		return;
+	if (sb->planted.n == 0) {
+		(void)unlink(path);
+		return;
+	}
+	ag_strbuf_init(&b, CACHE_MAX);
+	for (i = 0; i < sb->planted.n; i++)
+		if (ag_strbuf_append(&b, sb->planted.v[i], strlen(sb->planted.v[i])) < 0 ||
+		    ag_strbuf_append(&b, "\n", 1) < 0)
+			goto out;
+	write_whole(path, &b);
 out:
 	ag_strbuf_free(&b);
 }

@@ -50,7 +50,7 @@ ag_is "$(printf '%s\n' "$F" | grep -c .)" 1 one_cache_file_for_the_account "$(ls
 ag_is "$(stat -c '%U %g %a' "$SCANS")" "root $(getent group "$G" | cut -d: -f3) 3770" \
     cache_directory_is_roots_and_the_groups_3770
 ag_is "$(stat -c '%u %a %h' "$F")" "$UID_ 600 1" cache_file_is_the_accounts_0600
-ag_is "$(head -c 8 "$F")" "AGSCAN1" cache_file_has_its_magic
+ag_is "$(head -c 8 "$F")" "AGSCAN2" cache_file_has_its_magic
 # the account owns the file but cannot reach it: the directory is the group's
 if runuser -u "$AG_USER" -- cat "$F" >/dev/null 2>&1 ||
     runuser -u "$AG_USER" -- ls "$SCANS" >/dev/null 2>&1; then
@@ -64,11 +64,13 @@ ag_unlike "$t1_out" "AGSCAN" command_cannot_read_the_cache "$t1_err"
 # A listing read within a second of its directory's change is read again
 # next time (the ctime clock's tick), so the cache settles once the tree
 # has been still: then a connection reads nothing and leaves the file be.
+# (By content: a connection searches before and after its command, and two
+# rewrites can give the file back its inode number.)
 settled() {
-	local i1
-	i1=$(stat -c %i "$(cache)" 2>/dev/null)
+	local s1
+	s1=$(md5sum < "$(cache)" 2>/dev/null)
 	ag_ssh true >/dev/null 2>&1 || return 1
-	[ -n "$i1" ] && [ "$i1" = "$(stat -c %i "$(cache)" 2>/dev/null)" ]
+	[ -n "$s1" ] && [ "$s1" = "$(md5sum < "$(cache)" 2>/dev/null)" ]
 }
 if ag_wait_until 60 settled; then
 	ag_pass unchanged_tree_is_not_read_again
@@ -108,7 +110,7 @@ forge() {
 import struct, sys
 src, dst, target = sys.argv[1], sys.argv[2], sys.argv[3]
 b = bytearray(open(src, "rb").read())
-assert b[:8] == b"AGSCAN1\n"
+assert b[:8] == b"AGSCAN2\n"
 p = 12
 (nroots,) = struct.unpack_from("=I", b, p); p += 4
 roots = []
@@ -179,7 +181,7 @@ rewritten() {	# rewritten NAME: the cache is the gateway's again
 	local f
 	f=$(cache)
 	if [ -f "$f" ] && [ ! -L "$f" ] && [ "$(stat -c '%u %a' "$f")" = "$UID_ 600" ] &&
-	    [ "$(head -c 8 "$f")" = "AGSCAN1" ]; then
+	    [ "$(head -c 8 "$f")" = "AGSCAN2" ]; then
 		ag_pass "$1"
 	else
 		ag_fail "$1" "$(ls -la "$SCANS")"

@@ -1,0 +1,124 @@
+/*
+ * gitlinks.c - the files by which git finds a git directory somewhere else.
+ *
+ * Why: the repository scan (namespace.c) binds the config and hooks of
+ * every git directory beneath the write roots read-only.  git does not
+ * only use the directory it stands in: a `.git` file ("gitdir: PATH") in
+ * a work tree, or a `commondir` file in a git directory, sends it to
+ * another directory's config and hooks.  Those names are the agent's to
+ * write, so the scan reads them each time and protects (or refuses) what
+ * they point to.  What git accepts as a git directory is checked here the
+ * way git checks it (setup.c, is_git_directory): HEAD, and objects/ and
+ * refs/ in the common directory, links followed.
+ */
+#include "agconfig.h"
+#include "common/compat.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "exec/sandbox_int.h"
+
+static int
+is_dir_at(const char *dir, const char *name)
+{
+	char p[PATH_MAX];
+	struct stat st;
+
+	return (size_t)snprintf(p, sizeof(p), "%s/%s", dir, name) < sizeof(p) &&
+	    stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static int
+exists_at(const char *dir, const char *name)
+{
+	char p[PATH_MAX];
+	struct stat st;
+
+	return (size_t)snprintf(p, sizeof(p), "%s/%s", dir, name) < sizeof(p) &&
+	    stat(p, &st) == 0;
+}
+
+/*
+ * The first line of dir/name, a regular file (links followed, as git
+ * does; a FIFO is not waited on), into out: 1 read, 0 absent or not a
+ * regular file, -1 too long to be a path.
+ */
+static int
+first_line(const char *dir, const char *name, char *out, size_t outsz)
+{
+	char p[PATH_MAX];
+	struct stat st;
+	ssize_t n;
+	int fd;
+
+	if ((size_t)snprintf(p, sizeof(p), "%s/%s", dir, name) >= sizeof(p) ||
+	    (fd = open(p, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)) < 0)
+		return 0;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return 0;
+	}
+	do
+		n = read(fd, out, outsz - 1);
+	while (n < 0 && errno == EINTR);
+	close(fd);
+	if (n < 0)
+		return 0;
+	out[n] = '\0';
+	out[strcspn(out, "\r\n")] = '\0';
+	return (size_t)n == outsz - 1 && strlen(out) == outsz - 1 ? -1 : 1;
+}
+
+int
+sb_git_kind(const char *dir)
+{
+	char common[PATH_MAX];
+	int kind = 0;
+
+	if (!exists_at(dir, "HEAD"))
+		return 0;
+	if (exists_at(dir, "commondir"))
+		kind |= SD_COMMONDIR;
+	if (is_dir_at(dir, "objects") && is_dir_at(dir, "refs"))
+		return kind | SD_GITDIR;
+	if ((kind & SD_COMMONDIR) && sb_git_pointer(dir, "commondir", NULL, common,
+	    sizeof(common)) > 0 && is_dir_at(common, "objects") && is_dir_at(common, "refs"))
+		return kind | SD_GITDIR;
+	return 0;
+}
+
+int
+sb_git_pointer(const char *dir, const char *name, const char *prefix, char *out, size_t outsz)
+{
+	char line[PATH_MAX + 16], joined[PATH_MAX * 2 + 2];
+	const char *target = line;
+	int rc;
+
+	if ((rc = first_line(dir, name, line, sizeof(line))) <= 0)
+		return rc;
+	if (prefix != NULL) {
+		if (strncmp(line, prefix, strlen(prefix)) != 0)
+			return 0;	/* git refuses it: nothing is followed */
+		target += strlen(prefix);
+	}
+	if (*target == '\0')
+		return 0;
+	/* relative to the directory that holds the file, as git reads it */
+	if (*target != '/') {
+		if ((size_t)snprintf(joined, sizeof(joined), "%s/%s", dir, target) >= PATH_MAX)
+			return -1;
+		target = joined;
+	}
+	if (outsz < PATH_MAX)
+		return -1;
+	if (realpath(target, out) == NULL)
+		return errno == ENAMETOOLONG || errno == ELOOP ? -1 : 0;
+	return 1;
+}

@@ -1,0 +1,269 @@
+#!/bin/bash
+# git_protect.sh - the developer tier's git protection cannot be outrun
+# (issue 33, 1), through the real sshd with the shipped profile.
+#
+# Before each command the gateway searches the write roots for git
+# directories and binds their config and hooks read-only.  That search has
+# bounds (depth, repositories, directory entries): past one it refuses the
+# command, loudly and in the audit, rather than run with a repository it
+# did not see.  Python and a Makefile recipe create repositories past each
+# bound and then try to plant a hook; the account's own git, run outside
+# the gateway afterwards, must run nothing.  The benign side: a repository
+# deeper than the old bound (6) and one inside node_modules are protected.
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
+
+ag_setup
+ag_need_sandbox_lib
+ag_shipped_policy developer
+ag_setgid_gateway
+
+H=/home/$AG_USER
+W=$H/work
+install -d -o "$AG_USER" -g "$AG_USER" -m 0755 "$W"
+PUB=$AG_DIR/pub
+install -d -m 1777 "$PUB"
+PWN=$PUB/pwned
+HOOK="#!/bin/sh\ntouch $PWN\n"
+
+x() {
+	ag_run x "$@"
+	[ -n "$x_err" ] && printf '%s\n' "$x_err" | head -n 3 | sed 's/^/#   stderr: /'
+	return 0
+}
+
+# plant GITDIR [HOOK]: python3 writes a hook (post-commit) into GITDIR
+plantg() {
+	x "python3 -c 'import os
+p = \"$1/hooks/${2:-post-commit}\"
+try:
+    open(p, \"w\").write(\"$HOOK\"); os.chmod(p, 0o755); print(\"planted\")
+except OSError as e:
+    print(\"refused-by-kernel\", e.errno)'"
+}
+# plant REPO: the same into REPO's .git
+plant() { plantg "$1/.git"; }
+
+# victim REPO: the account's own git, outside the gateway, commits there
+victim() {
+	runuser -u "$AG_USER" -- git -C "$1" -c user.name=v -c user.email=v@x \
+	    commit -q --allow-empty -m victim </dev/null >/dev/null 2>&1
+	v_rc=$?
+	return 0
+}
+
+# rootvictim REPO: root, trusting every repository (safe.directory=*), runs
+# git status (fsmonitor, a pager) and commits (hooks) there
+rootvictim() {
+	git -c safe.directory='*' -C "$1" status </dev/null >/dev/null 2>&1
+	git -c safe.directory='*' -c user.name=r -c user.email=r@x -C "$1" \
+	    commit -q --allow-empty -m root </dev/null >/dev/null 2>&1
+	v_rc=$?
+	return 0
+}
+
+# refused_with RE NAME: the command was refused with RE, and audited so
+refused_with() {
+	ag_like "$x_err" "agentgate: refused: $1" "$2" "$x_err"
+	ag_unlike "$x_out" "planted" "$2_nothing_ran"
+	ag_is "$(ag_audit_query "any(x.get('decision') == 'deny' and 'the git protection cannot see past it' in (x.get('reason') or '') and '$(printf '%s' "$1" | sed 's/\\//g')' in (x.get('reason') or '') for x in r)")" \
+	    yes "$2_audited"
+}
+
+# ---- benign: deeper than the old bound of 6, and inside node_modules ----------
+DEEP=$W/a/b/c/d/e/f/g/h/i/j/k/l/deep
+x "mkdir -p $DEEP && git -C $DEEP init -q && echo made"
+ag_is "$x_out" "made" "deep_repository_created"
+plant "$DEEP"
+ag_like "$x_out" "refused-by-kernel" "deep_repository_hook_is_read_only"
+NM=$W/app/node_modules/left-pad
+x "mkdir -p $NM && git -C $NM init -q && echo made"
+ag_is "$x_out" "made" "node_modules_repository_created"
+plant "$NM"
+ag_like "$x_out" "refused-by-kernel" "node_modules_repository_hook_is_read_only"
+victim "$DEEP"
+victim "$NM"
+ag_ok "benign_repositories_run_nothing_planted" test ! -e "$PWN"
+
+# ---- depth: a repository 70 levels down, made by a Makefile recipe ------------
+TOO=$W/t$(printf '/%s' $(seq 1 70))
+printf 'all:\n\tmkdir -p %s && git -C %s init -q && echo made\n' "$TOO" "$TOO" > "$AG_DIR/deep.mk"
+x "make -s -f $AG_DIR/deep.mk"
+ag_is "$x_out" "made" "too_deep_repository_created"
+plant "$TOO"
+refused_with "more than 64 levels of directories beneath a write root, at $W/t/1" "too_deep_refused"
+victim "$TOO"
+ag_ok "too_deep_victim_ran_nothing" test ! -e "$PWN"
+rm -rf "$W/t"
+x 'echo works-again'
+ag_is "$x_out" "works-again" "depth_commands_run_again_once_it_is_gone"
+
+# ---- count: 1,025 repositories (one a real checkout), made by python3 ---------
+x "python3 -c 'import os, subprocess
+for i in range(1024):
+    g = \"$W/many/r%04d.git\" % i
+    for d in (\"objects\", \"refs\"): os.makedirs(os.path.join(g, d))
+    open(os.path.join(g, \"HEAD\"), \"w\").write(\"ref: refs/heads/main\\n\")
+subprocess.run([\"git\", \"init\", \"-q\", \"$W/many/real\"], check=True)
+print(\"made\")'"
+ag_is "$x_out" "made" "many_repositories_created"
+plant "$W/many/real"
+refused_with "more than 1024 git repositories beneath the write roots" "too_many_refused"
+victim "$W/many/real"
+ag_ok "too_many_victim_ran_nothing" test ! -e "$PWN"
+rm -rf "$W/many"
+x 'echo works-again'
+ag_is "$x_out" "works-again" "count_commands_run_again_once_they_are_gone"
+
+# ---- entries: 200,001 names in one directory, then a repository ----------------
+x "python3 -c 'import os, subprocess
+os.makedirs(\"$W/big\")
+for i in range(200001):
+    os.close(os.open(\"$W/big/f%06d\" % i, os.O_CREAT | os.O_WRONLY, 0o644))
+subprocess.run([\"git\", \"init\", \"-q\", \"$W/zz\"], check=True)
+print(\"made\")'"
+ag_is "$x_out" "made" "big_directory_created"
+plant "$W/zz"
+refused_with "more than 200000 directory entries beneath the write roots" "too_many_entries_refused"
+victim "$W/zz"
+ag_ok "too_many_entries_victim_ran_nothing" test ! -e "$PWN"
+rm -rf "$W/big"
+plant "$W/zz"
+ag_like "$x_out" "refused-by-kernel" "entries_repository_protected_once_the_tree_shrinks"
+
+# ---- indirections git follows (issue 33, 1: links, commondir, .git files) ------
+# HEAD and objects/ as links: git takes it for a repository, so does the scan
+x "python3 -c 'import os, subprocess
+subprocess.run([\"git\", \"init\", \"-q\", \"$W/sym\"], check=True)
+g = \"$W/sym/.git\"
+os.rename(g + \"/objects\", \"$W/sym-objects\"); os.symlink(\"$W/sym-objects\", g + \"/objects\")
+os.unlink(g + \"/HEAD\"); os.symlink(\"refs/heads/master\", g + \"/HEAD\")
+print(\"made\")'"
+ag_is "$x_out" "made" "linked_repository_created"
+plant "$W/sym"
+ag_like "$x_out" "refused-by-kernel" "linked_head_and_objects_repository_is_protected"
+victim "$W/sym"
+ag_is "$v_rc" 0 "victim_commits_in_sym"
+ag_ok "linked_repository_victim_ran_nothing" test ! -e "$PWN"
+
+# commondir planted in a protected repository, to a directory of the
+# agent's with objects/, refs/ and a config: that directory is protected
+x "git init -q ~/work/cd && echo made"
+ag_is "$x_out" "made" "commondir_repository_created"
+x "cd ~/work && mkdir -p evil/objects evil/refs && cp cd/.git/config evil/config && \
+    printf '../../evil\n' > cd/.git/commondir && echo planted-pointer"
+ag_is "$x_out" "planted-pointer" "commondir_can_be_written"
+plantg "$W/evil"
+ag_like "$x_out" "refused-by-kernel" "commondir_target_hooks_are_read_only"
+x "python3 -c 'open(\"$W/evil/config\", \"a\").write(\"[core]\\n\\tfsmonitor = touch $PWN\\n\")'; echo cfg=\$?"
+ag_like "$x_out$x_err" "cfg=[1-9]" "commondir_target_config_is_read_only"
+victim "$W/cd"
+ag_is "$v_rc" 0 "victim_commits_in_cd"
+ag_ok "commondir_victim_ran_nothing" test ! -e "$PWN"
+rootvictim "$W/cd"
+ag_ok "commondir_root_ran_nothing" test ! -e "$PWN"
+# ... and to one without a config (which a later command could create): refused
+x "cd ~/work && mkdir -p evil2/objects evil2/refs && printf '%s\n' $W/evil2 > cd/.git/commondir && echo pointed"
+ag_is "$x_out" "pointed" "commondir_to_configless_directory_written"
+x 'echo should-not-run'
+ag_like "$x_err" "agentgate: refused: $W/cd/.git/commondir points to a directory without a config" \
+    "commondir_to_configless_directory_refuses" "$x_err"
+ag_unlike "$x_out" "should-not-run" "commondir_to_configless_directory_ran_nothing"
+rm -f "$W/cd/.git/commondir"
+x 'echo works-again'
+ag_is "$x_out" "works-again" "commondir_commands_run_again_once_it_is_gone"
+
+# a .git file (git init --separate-git-dir) into the object store of a
+# protected repository, which the scan does not walk: followed
+x "git init -q ~/work/host && echo made"
+ag_is "$x_out" "made" "object_store_host_created"
+x "mkdir -p $W/host/.git/objects/ev && git init -q --separate-git-dir=$W/host/.git/objects/ev/hidden ~/work/gf && cat ~/work/gf/.git"
+ag_like "$x_out" "gitdir: $W/host/.git/objects/ev/hidden" "gitdir_file_written"
+plantg "$W/host/.git/objects/ev/hidden"
+ag_like "$x_out" "refused-by-kernel" "gitdir_file_target_is_protected"
+victim "$W/gf"
+ag_is "$v_rc" 0 "victim_commits_in_gf"
+ag_ok "gitdir_file_victim_ran_nothing" test ! -e "$PWN"
+
+# a bare repository nested in a .git elsewhere than modules/: found; a push
+# to it (by the account, outside the gateway) runs no planted hook
+x "git init -q --bare ~/work/host/.git/stash-area/nested.git && echo made"
+ag_is "$x_out" "made" "nested_bare_repository_created"
+plantg "$W/host/.git/stash-area/nested.git" post-receive
+ag_like "$x_out" "refused-by-kernel" "nested_bare_repository_is_protected"
+victim "$W/host"
+runuser -u "$AG_USER" -- git -C "$W/host" push -q "$W/host/.git/stash-area/nested.git" \
+    HEAD:refs/heads/v </dev/null >/dev/null 2>&1
+ag_ok "nested_bare_victim_ran_nothing" test ! -e "$PWN"
+
+# ---- planted in the command that creates the repository (issue 33, 1) ---------
+# the scan after the command finds it: the hook is set aside where git does
+# not look, the caller is told, it is audited, and every later command is
+# refused (and doctor lists it) until it is removed
+printf 'all:\n\tgit init -q made && printf "%s" > made/.git/hooks/post-commit && chmod +x made/.git/hooks/post-commit && echo planted-in-recipe\n' \
+    "$HOOK" > "$AG_DIR/plant.mk"
+x "make -s -C ~/work -f $AG_DIR/plant.mk"
+ag_is "$x_out" "planted-in-recipe" "same_command_plant_ran"
+ag_like "$x_err" "agentgate: $W/made/.git/hooks/post-commit was put in a git repository by the command that created it" \
+    "same_command_plant_is_reported" "$x_err"
+ag_ok "same_command_hook_set_aside" test -f "$W/made/.git/hooks/post-commit.planted" -a ! -e "$W/made/.git/hooks/post-commit"
+ag_is "$(ag_audit_query "any(x.get('event') == 'sandbox' and 'made/.git/hooks/post-commit was put' in (x.get('reason') or x.get('detail') or str(x)) for x in r)")" \
+    yes "same_command_plant_audited"
+x 'echo should-not-run'
+ag_like "$x_err" "agentgate: refused: $W/made/.git/hooks/post-commit.planted was put in a git repository" \
+    "later_commands_refused_while_planted" "$x_err"
+ag_unlike "$x_out" "should-not-run" "later_command_ran_nothing"
+doc=$("$AG_DIR/agentgate" doctor --config "$AG_DIR/policy.yaml" --user "$AG_USER" 2>&1)
+ag_like "$doc" "FAIL  git repository planted by a command; fix: $W/made/.git holds a hook" "doctor_lists_the_planted_repository" "$doc"
+victim "$W/made"
+ag_is "$v_rc" 0 "victim_commits_in_made"
+ag_ok "same_command_plant_victim_ran_nothing" test ! -e "$PWN"
+rootvictim "$W/made"
+ag_is "$v_rc" 0 "root_commits_in_made"
+ag_ok "same_command_plant_root_ran_nothing" test ! -e "$PWN"
+rm -f "$W/made/.git/hooks/post-commit.planted"
+x 'echo works-again'
+ag_is "$x_out" "works-again" "commands_run_again_once_the_planted_hook_is_gone"
+doc=$("$AG_DIR/agentgate" doctor --config "$AG_DIR/policy.yaml" --user "$AG_USER" 2>&1)
+ag_unlike "$doc" "git repository planted by a command" "doctor_no_longer_lists_it"
+
+# a config that runs a program (python3, same command): set aside as well
+x "python3 -c 'import subprocess
+subprocess.run([\"git\", \"init\", \"-q\", \"$W/cfg\"], check=True)
+open(\"$W/cfg/.git/config\", \"a\").write(\"[Core]\\n\\tfsMonitor = touch $PWN\\n\")
+print(\"planted\")'"
+ag_is "$x_out" "planted" "same_command_config_plant_ran"
+ag_like "$x_err" "$W/cfg/.git/config \(core.fsmonitor\) was put in a git repository" \
+    "same_command_config_is_reported" "$x_err"
+runuser -u "$AG_USER" -- git -C "$W/cfg" status </dev/null >/dev/null 2>&1
+ag_ok "planted_config_victim_ran_nothing" test ! -e "$PWN"
+rootvictim "$W/cfg"
+ag_ok "planted_config_root_ran_nothing" test ! -e "$PWN"
+x 'echo should-not-run'
+ag_like "$x_err" "refused: $W/cfg/.git/config.planted was put" "planted_config_refuses" "$x_err"
+rm -f "$W/cfg/.git/config.planted"
+x "python3 -c 'open(\"$W/cfg/.git/config\", \"a\").write(\"[core]\\n\")'; echo cfg=\$?"
+ag_like "$x_out$x_err" "cfg=[1-9]" "config_put_back_empty_is_read_only"
+
+# a checkout renamed aside and copied back with a planted hook, one command
+x "git init -q ~/work/co && echo made"
+ag_is "$x_out" "made" "renamed_checkout_created"
+printf 'all:\n\tmv co co.away && cp -r co.away co && printf "%s" > co/.git/hooks/post-commit && chmod +x co/.git/hooks/post-commit && echo swapped\n' \
+    "$HOOK" > "$AG_DIR/swap.mk"
+x "make -s -C ~/work -f $AG_DIR/swap.mk"
+ag_is "$x_out" "swapped" "checkout_renamed_aside_and_copied_back"
+ag_like "$x_err" "$W/co/.git/hooks/post-commit was put in a git repository" "copied_back_plant_is_reported" "$x_err"
+victim "$W/co"
+ag_is "$v_rc" 0 "victim_commits_in_co"
+ag_ok "copied_back_plant_victim_ran_nothing" test ! -e "$PWN"
+rm -f "$W/co/.git/hooks/post-commit.planted"
+
+# the benign side: git's own sample hooks, a clone, a worktree and a
+# submodule made in one command are not taken for planted
+x "cd ~/work && git init -q --template=/usr/share/git-core/templates tpl && git clone -q tpl cl 2>/dev/null; \
+   git -C co worktree add -q ../co-wt 2>/dev/null; echo benign-done"
+ag_is "$x_out" "benign-done" "benign_git_work_ran"
+ag_unlike "$x_err" "was put in a git repository" "benign_git_work_not_taken_for_planted" "$x_err"
+x 'echo still-works'
+ag_is "$x_out" "still-works" "benign_git_work_refuses_nothing"
+
+ag_done

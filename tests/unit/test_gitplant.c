@@ -1,0 +1,149 @@
+/* test_gitplant.c - what the scan after a command takes for planted in a
+ * new git directory (src/exec/gitplant.c): hooks other than git's samples,
+ * config keys that run a program; and what it leaves alone. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "exec/sandbox_int.h"
+
+static char dir[64];
+
+static void
+put(const char *name, const char *text)
+{
+	char p[256];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	assert_non_null(f = fopen(p, "w"));
+	fputs(text, f);
+	fclose(f);
+}
+
+static int
+setup(void **state)
+{
+	char p[128];
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "/tmp/test_gitplant.XXXXXX");
+	if (mkdtemp(dir) == NULL)
+		return -1;
+	snprintf(p, sizeof(p), "%s/hooks", dir);
+	return mkdir(p, 0755);
+}
+
+static int
+teardown(void **state)
+{
+	char cmd[128];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static int
+planted(char *what, size_t n)
+{
+	return sb_git_planted(dir, what, n);
+}
+
+static void
+fresh_repository_is_clean(void **state)
+{
+	char what[512];
+
+	(void)state;
+	put("config", "[core]\n\trepositoryformatversion = 0\n\tbare = false\n"
+	    "[remote \"origin\"]\n\turl = ../a\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n"
+	    "[branch \"main\"]\n\tremote = origin\n[alias]\n\tst = status\n"
+	    "[submodule \"lib\"]\n\turl = ../lib\n\tupdate = rebase\n");
+	put("hooks/pre-commit.sample", "#!/bin/sh\n");
+	assert_int_equal(planted(what, sizeof(what)), 0);
+}
+
+static void
+program_keys_are_planted(void **state)
+{
+	static const char *const cfgs[] = {
+		"[core]\n\tfsmonitor = touch x\n", "[Core]\n\tHooksPath = /x\n",
+		"[core] editor = vi\n", "[alias]\n\tx = \"!sh -c id\"\n",
+		"[filter \"lfs\"]\n\tclean = x\n", "[diff \"bin\"]\n\ttextconv = x\n",
+		"[include]\n\tpath = ../x\n", "[includeIf \"gitdir:/\"]\n\tpath = x\n",
+		"[credential]\n\thelper = x\n", "[submodule \"s\"]\n\tupdate = !x\n",
+		"[core]\n\tsshCommand=x\n", NULL
+	};
+	char what[512];
+	size_t i;
+
+	(void)state;
+	for (i = 0; cfgs[i] != NULL; i++) {
+		put("config", cfgs[i]);
+		assert_int_equal(planted(what, sizeof(what)), 1);
+		assert_non_null(strstr(what, "/config ("));
+	}
+}
+
+static void
+a_hook_is_planted_and_disarmed(void **state)
+{
+	char what[512], p[256];
+	struct stat st;
+
+	(void)state;
+	put("config", "[core]\n\tbare = false\n");
+	put("hooks/post-commit", "#!/bin/sh\ntouch x\n");
+	assert_int_equal(planted(what, sizeof(what)), 1);
+	assert_non_null(strstr(what, "/hooks/post-commit"));
+	sb_git_disarm(dir);
+	snprintf(p, sizeof(p), "%s/hooks/post-commit", dir);
+	assert_int_not_equal(lstat(p, &st), 0);
+	snprintf(p, sizeof(p), "%s/hooks/post-commit.planted", dir);
+	assert_int_equal(lstat(p, &st), 0);
+	/* still reported, under its new name, until it is removed */
+	assert_int_equal(planted(what, sizeof(what)), 1);
+	assert_non_null(strstr(what, "post-commit.planted"));
+	unlink(p);
+	assert_int_equal(planted(what, sizeof(what)), 0);
+}
+
+static void
+a_config_is_set_aside(void **state)
+{
+	char what[512], p[256];
+	struct stat st;
+
+	(void)state;
+	put("config", "[core]\n\tpager = less\n");
+	sb_git_disarm(dir);
+	snprintf(p, sizeof(p), "%s/config", dir);
+	assert_int_not_equal(lstat(p, &st), 0);
+	assert_int_equal(planted(what, sizeof(what)), 1);
+	assert_non_null(strstr(what, "config.planted"));
+	snprintf(p, sizeof(p), "%s/config.planted", dir);
+	unlink(p);
+	assert_int_equal(planted(what, sizeof(what)), 0);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(fresh_repository_is_clean, setup, teardown),
+		cmocka_unit_test_setup_teardown(program_keys_are_planted, setup, teardown),
+		cmocka_unit_test_setup_teardown(a_hook_is_planted_and_disarmed, setup, teardown),
+		cmocka_unit_test_setup_teardown(a_config_is_set_aside, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
