@@ -22,9 +22,9 @@
 
 /* "RULE\tAPPROVER": a rule approved for the rest of the session, by whom */
 static const char *
-session_grant(const struct ag_core *core, const char *rule)
+session_grant_one(const struct ag_core *core, const char *rule, size_t n)
 {
-	size_t i, n = strlen(rule);
+	size_t i;
 
 	for (i = 0; i < core->napproved; i++)
 		if (strncmp(core->approved_rules[i], rule, n) == 0 &&
@@ -33,20 +33,48 @@ session_grant(const struct ag_core *core, const char *rule)
 	return NULL;
 }
 
-static void
-add_session_grant(struct ag_core *core, const char *rule, const char *approver)
+/* Who approved every rule of rules (ids joined by ',') for the session,
+ * the first one's approver; NULL when one of them is not granted. */
+static const char *
+session_grant(const struct ag_core *core, const char *rules)
 {
-	char **v;
-	size_t n = strlen(rule) + strlen(approver) + 2;
-	char *s;
+	const char *s = rules, *e, *by = NULL, *one;
 
-	if ((v = realloc(core->approved_rules, (core->napproved + 1) * sizeof(*v))) == NULL)
-		return;
-	core->approved_rules = v;
-	if ((s = malloc(n)) == NULL)
-		return;
-	snprintf(s, n, "%s\t%s", rule, approver);
-	v[core->napproved++] = s;
+	for (; *s != '\0'; s = e + 1) {
+		e = strchr(s, ',');
+		if ((one = session_grant_one(core, s, e != NULL ? (size_t)(e - s) :
+		    strlen(s))) == NULL)
+			return NULL;
+		if (by == NULL)
+			by = one;
+		if (e == NULL)
+			break;
+	}
+	return by;
+}
+
+static void
+add_session_grant(struct ag_core *core, const char *rules, const char *approver)
+{
+	const char *s = rules, *e;
+	char **v;
+	size_t n;
+	char *g;
+
+	for (; *s != '\0'; s = e + 1) {
+		e = strchr(s, ',');
+		n = e != NULL ? (size_t)(e - s) : strlen(s);
+		if (session_grant_one(core, s, n) == NULL &&
+		    (v = realloc(core->approved_rules, (core->napproved + 1) * sizeof(*v))) != NULL) {
+			core->approved_rules = v;
+			if ((g = malloc(n + strlen(approver) + 2)) != NULL) {
+				snprintf(g, n + strlen(approver) + 2, "%.*s\t%s", (int)n, s, approver);
+				v[core->napproved++] = g;
+			}
+		}
+		if (e == NULL)
+			break;
+	}
 }
 
 /* A request filed ahead by request_access, not yet waited on. */

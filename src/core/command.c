@@ -685,7 +685,7 @@ run_command(struct ag_core *core, struct cmd *c, struct ag_run_opts *o)
 	ep.profile = core->profile;
 	ep.home = core->sess.home;
 	ep.env = core->sess.env;
-	ep.approved = c->approved;
+	ep.approved = c->approved ? c->d.approve_rule : NULL;
 	if (ag_sandbox_active(core->sandbox)) {
 		o->exec_judge = exec_judge;
 		o->exec_judge_ctx = &ep;

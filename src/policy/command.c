@@ -384,6 +384,10 @@ with_rule(struct ag_walker *w, const struct ag_prog *p, const struct ag_rule *r,
 			return;
 		}
 	}
+	/* a rule that wants a person's approval holds the line wherever it
+	 * matched: typed, behind a wrapper, in find -exec */
+	if (r->approve)
+		ag_walk_approve_seen(w, rid);
 	/* say which rule let it through (kept if something refuses later) */
 	if (w->cur >= 0 && w->cmds[w->cur].rule == NULL)
 		w->cmds[w->cur].rule = ag_walk_strdup(w, rid);

@@ -14,21 +14,31 @@
 #include "policy/prog.h"
 #include "common/strbuf.h"
 
-/* Does any deny rule name this program?  The common case (cc1, as, ld,
- * sh) answers here, without building or parsing a line. */
+/* Does r name this program? */
+static int
+rule_names(const struct ag_rule *r, const char *pb, const char *ab)
+{
+	return r->command != NULL && (strcmp(r->base, pb) == 0 ||
+	    (ab != NULL && strcmp(r->base, ab) == 0));
+}
+
+/* Does any deny rule, or an allow rule that waits for a person, name this
+ * program (under unknown: approve, any program)?  The common case (cc1,
+ * as, ld, sh) answers here, without building or parsing a line. */
 static int
 named_by_deny(const struct ag_profile *p, const char *path, const char *argv0)
 {
 	const char *pb = ag_base_name(path), *ab = argv0 != NULL ? ag_base_name(argv0) : NULL;
 	size_t i;
 
-	for (i = 0; i < p->ndeny; i++) {
-		if (p->deny[i].command == NULL)
-			continue;
-		if (strcmp(p->deny[i].base, pb) == 0 ||
-		    (ab != NULL && strcmp(p->deny[i].base, ab) == 0))
+	if (p->unknown == AG_UNKNOWN_APPROVE)
+		return 1;
+	for (i = 0; i < p->ndeny; i++)
+		if (rule_names(&p->deny[i], pb, ab))
 			return 1;
-	}
+	for (i = 0; i < p->nallow; i++)
+		if (p->allow[i].approve && rule_names(&p->allow[i], pb, ab))
+			return 1;
 	return 0;
 }
 
@@ -243,10 +253,26 @@ judge_exec(const struct ag_execpolicy *ep, const char *path, char *const *argv,
 	 * count here.  A line that does not parse (invalid UTF-8 in an
 	 * argument) of a program a deny rule names is refused.
 	 */
-	if (!d.parse_error && d.verdict == AG_DENY && ep->approved &&
-	    ag_policy_approve_rules(ep->profile, d.rule)) {
+	/*
+	 * Rules that wait for a person hold an exec the line did not show (a
+	 * recipe's git push, a program no rule names under unknown: approve)
+	 * as they hold a typed one: it goes on only when the person's answer
+	 * to this line covered every such rule it meets.
+	 */
+	if (!d.parse_error && d.approve_rule[0] != '\0' &&
+	    (d.verdict == AG_ALLOW || ag_policy_approve_rules(ep->profile, d.rule))) {
+		char shown[160];
+
+		if (ag_policy_rules_within(d.approve_rule, ep->approved)) {
+			ag_decision_free(&d);
+			return 1;
+		}
+		show_argv(path, argv, argc, shown, sizeof(shown));
+		snprintf(reason, reasonsz, "denied: '%s' waits for a person's approval (%s); "
+		    "run it as a line of its own, which waits for one", shown, d.approve_rule);
+		snprintf(rule, rulesz, "%s", d.approve_rule);
 		ag_decision_free(&d);
-		return 1;
+		return 0;
 	}
 	if (d.parse_error || (d.verdict == AG_DENY && is_deny_rule(ep->profile, d.rule))) {
 		char shown[160];

@@ -24,9 +24,10 @@ struct ag_execpolicy {
 	const struct ag_profile	*profile;
 	const char		*home;
 	char *const		*env;		/* for PATH, as at the prompt */
-	int			 approved;	/* a person approved the line: the deny
-						 * rules that wait for approval let its
-						 * execs go on */
+	/* the rules a person approved the line for (ids joined by ','), or
+	 * NULL: an exec that meets a rule waiting for approval goes on only
+	 * when the person's answer covered that rule */
+	const char		*approved;
 };
 
 /*

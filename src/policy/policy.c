@@ -188,6 +188,13 @@ ag_walk_set_path(struct ag_walker *w, long idx, const char *path)
 }
 
 void
+ag_walk_approve_seen(struct ag_walker *w, const char *rule)
+{
+	if (ag_policy_rules_add(w->approve_seen, sizeof(w->approve_seen), rule) < 0)
+		w->approve_overflow = 1;
+}
+
+void
 ag_walk_refuse(struct ag_walker *w, enum ag_verdict v, const char *rule, const char *fmt, ...)
 {
 	struct ag_policy_cmd *c;
@@ -195,6 +202,10 @@ ag_walk_refuse(struct ag_walker *w, enum ag_verdict v, const char *rule, const c
 	va_list ap;
 	int r;
 
+	/* a refusal of a rule that waits for a person: the line names it */
+	if (v == AG_DENY && rule != NULL && w->prof != NULL &&
+	    ag_profile_has_approvals(w->prof) && ag_policy_approve_rules(w->prof, rule))
+		ag_walk_approve_seen(w, rule);
 	/*
 	 * What bash runs while it evaluates a value as an arithmetic
 	 * expression (`a[$(cmd)]`, `$(( $(nproc) * 2 ))`) is code the line
@@ -1153,6 +1164,13 @@ decide(const struct ag_policy_ctx *ctx, const struct ag_sh_node *tree,
 	}
 	finish(&w, out);
 	out->strings = w.strs;	/* the cmds' strings, with them */
+	memcpy(out->approve_rule, w.approve_seen, sizeof(out->approve_rule));
+	if (w.approve_overflow) {
+		out->verdict = AG_DENY;
+		snprintf(out->reason, sizeof(out->reason), "denied: the line meets more rules "
+		    "that wait for approval than one request can name; split it");
+		snprintf(out->rule, sizeof(out->rule), "approve:too-many");
+	}
 
 	free(w.cmds);
 	free((void *)w.writes);
@@ -1175,7 +1193,8 @@ decide(const struct ag_policy_ctx *ctx, const struct ag_sh_node *tree,
  */
 static int
 relaxed_pass(const struct ag_policy_ctx *ctx, const struct ag_sh_node *tree,
-    const char *src, size_t srclen, struct ag_decision *out, int approving)
+    const char *src, size_t srclen, struct ag_decision *out, int approving, char *seen,
+    size_t seensz)
 {
 	const struct ag_profile *p = ctx->profile;
 	int (*relaxes)(const struct ag_profile *, const char *) = approving ?
@@ -1223,6 +1242,8 @@ relaxed_pass(const struct ag_policy_ctx *ctx, const struct ag_sh_node *tree,
 		c2.rollout = 1;
 	memset(&d2, 0, sizeof(d2));
 	ok = decide(&c2, tree, src, srclen, &d2) == 0 && d2.verdict == AG_ALLOW;
+	if (ok && seen != NULL)
+		snprintf(seen, seensz, "%s", d2.approve_rule);
 	ag_decision_free(&d2);
 out:
 	free(allow);
@@ -1230,52 +1251,31 @@ out:
 	return ok;
 }
 
-/* The first rule of rules (ids joined by ',') that waits for approval. */
-static const char *
-first_approve_rule(const struct ag_profile *p, const char *rules, char *buf, size_t bufsz)
-{
-	const char *s = rules, *e;
-	size_t n;
-
-	for (; s != NULL && *s != '\0'; s = e != NULL ? e + 1 : NULL) {
-		e = strchr(s, ',');
-		n = e != NULL ? (size_t)(e - s) : strlen(s);
-		if (n >= bufsz)
-			continue;
-		memcpy(buf, s, n);
-		buf[n] = '\0';
-		if (ag_policy_approve_rules(p, buf))
-			return buf;
-	}
-	return NULL;
-}
-
 static void
 second_passes(const struct ag_policy_ctx *ctx, const struct ag_sh_node *tree,
     const char *src, size_t srclen, struct ag_decision *out)
 {
-	char one[256];
-	const char *r;
+	char seen[sizeof(out->approve_rule)];
 
 	if (ctx == NULL || ctx->rollout || ctx->approving || ctx->one_pass || ctx->profile == NULL)
 		return;
-	if (out->verdict == AG_ALLOW && ag_profile_has_approvals(ctx->profile) &&
-	    (r = first_approve_rule(ctx->profile, out->rule, one, sizeof(one))) != NULL) {
-		/* allowed by a rule that wants a person to say so */
+	if (out->verdict == AG_ALLOW && out->approve_rule[0] != '\0') {
+		/* allowed by rules that want a person to say so */
 		out->approve = 1;
-		snprintf(out->approve_rule, sizeof(out->approve_rule), "%s", r);
 		return;
 	}
 	if (out->verdict != AG_DENY || out->parse_error)
 		return;
 	if (ag_profile_in_rollout(ctx->profile))
-		out->would_run = relaxed_pass(ctx, tree, src, srclen, out, 0);
+		out->would_run = relaxed_pass(ctx, tree, src, srclen, out, 0, NULL, 0);
+	/* refused only by rules that wait for a person: the line waits for
+	 * every such rule it meets, the ones the relaxed walk lets run too */
 	if (!out->would_run && ag_profile_has_approvals(ctx->profile) &&
 	    ag_policy_approve_rules(ctx->profile, out->rule) &&
-	    relaxed_pass(ctx, tree, src, srclen, out, 1)) {
+	    relaxed_pass(ctx, tree, src, srclen, out, 1, seen, sizeof(seen)) &&
+	    ag_policy_rules_add(out->approve_rule, sizeof(out->approve_rule), seen) == 0 &&
+	    ag_policy_rules_add(out->approve_rule, sizeof(out->approve_rule), out->rule) == 0)
 		out->approve = 1;
-		snprintf(out->approve_rule, sizeof(out->approve_rule), "%s", out->rule);
-	}
 }
 
 int

@@ -68,9 +68,12 @@ struct ag_decision {
 						 * run: only its relaxed rules refused
 						 * (rollout.c), nothing the gateway checks */
 	/* the line waits for a person's approval (approvals.h): allowed, but
-	 * by a rule that says decision: approve, or refused only by such
-	 * rules (and unknown: approve), nothing the gateway checks; the
-	 * first such rule */
+	 * by rules that say decision: approve, or refused only by such rules
+	 * (and unknown: approve), nothing the gateway checks.  approve_rule:
+	 * every rule of the line that says decision: approve, wherever it
+	 * matched (a wrapper's command, `find -exec`'s, a refusing one), ids
+	 * joined by ','; filled by every walk, approve only by the first
+	 * decision of a line.  A person's answer covers them all. */
 	int			 approve;
 	char			 approve_rule[256];
 	struct ag_policy_cmd	*cmds;
@@ -106,6 +109,11 @@ int	ag_profile_in_rollout(const struct ag_profile *p);
  * refusing nothing; an allowed line one of them allowed waits too.
  */
 int	ag_policy_approve_rules(const struct ag_profile *p, const char *rules);
+/* 1 when every id of rules (joined by ',') is also one of set's. */
+int	ag_policy_rules_within(const char *rules, const char *set);
+/* Add each id of rules missing from list (a buffer of listsz bytes):
+ * 0, or -1 when it does not fit (list unchanged from then on). */
+int	ag_policy_rules_add(char *list, size_t listsz, const char *rules);
 /* 1 when p has a rule that waits for approval, or unknown: approve. */
 int	ag_profile_has_approvals(const struct ag_profile *p);
 

@@ -19,6 +19,7 @@
  */
 #include "agconfig.h"
 
+#include <stddef.h>
 #include <string.h>
 
 #include "policy/policy.h"
@@ -77,6 +78,60 @@ int
 ag_policy_approve_rules(const struct ag_profile *p, const char *rules)
 {
 	return p != NULL && all_relaxed(p, rules, RELAX_APPROVE);
+}
+
+/* 1 when the id rule (n bytes) is one of list's. */
+static int
+listed(const char *list, const char *rule, size_t n)
+{
+	const char *s = list, *e;
+
+	for (; s != NULL && *s != '\0'; s = e != NULL ? e + 1 : NULL) {
+		e = strchr(s, ',');
+		if ((size_t)(e != NULL ? e - s : (ptrdiff_t)strlen(s)) == n &&
+		    strncmp(s, rule, n) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+int
+ag_policy_rules_within(const char *rules, const char *set)
+{
+	const char *s = rules, *e;
+
+	if (rules == NULL || set == NULL)
+		return rules == NULL || *rules == '\0';
+	for (; *s != '\0'; s = e + 1) {
+		e = strchr(s, ',');
+		if (!listed(set, s, e != NULL ? (size_t)(e - s) : strlen(s)))
+			return 0;
+		if (e == NULL)
+			break;
+	}
+	return 1;
+}
+
+int
+ag_policy_rules_add(char *list, size_t listsz, const char *rules)
+{
+	const char *s = rules, *e;
+	size_t len = strlen(list), n;
+
+	for (; s != NULL && *s != '\0'; s = e != NULL ? e + 1 : NULL) {
+		e = strchr(s, ',');
+		n = e != NULL ? (size_t)(e - s) : strlen(s);
+		if (n == 0 || listed(list, s, n))
+			continue;
+		if (len + (len > 0) + n + 1 > listsz)
+			return -1;
+		if (len > 0)
+			list[len++] = ',';
+		memcpy(list + len, s, n);
+		len += n;
+		list[len] = '\0';
+	}
+	return 0;
 }
 
 int

@@ -111,6 +111,10 @@ struct ag_walker {
 	int				 cwd0state;	/* once: 0 not yet, 1 ok, -1 failed */
 	int				 wrap;
 	int				 oom;
+	/* every rule that says decision: approve the walk met (matched
+	 * allow rules, refusing deny rules, unknown): ids joined by ',' */
+	char				 approve_seen[256];
+	int				 approve_overflow;
 	/*
 	 * Last, and not zeroed with the rest (AG_WALKER_ZERO): each is
 	 * written before it is read, and clearing 8 KiB was a fortieth of
@@ -148,6 +152,8 @@ enum { AG_WORD_PLAIN = 0, AG_WORD_ARITH = 1 };
  * is kept). */
 void	ag_walk_refuse(struct ag_walker *w, enum ag_verdict v, const char *rule,
 	    const char *fmt, ...) AG_PRINTF(4, 5);
+/* The walk met rule (an id), which says decision: approve. */
+void	ag_walk_approve_seen(struct ag_walker *w, const char *rule);
 /* The current command is allowed by something other than an allow rule. */
 void	ag_walk_allow_as(struct ag_walker *w, const char *rule, const char *fmt, ...)
 	    AG_PRINTF(3, 4);
