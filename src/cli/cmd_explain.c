@@ -33,6 +33,7 @@
 #include "policy/prog.h"
 #include "parse/shparse.h"
 #include "common/strbuf.h"
+#include "core/approval.h"
 #include "core/core.h"
 #include "policy/netrules.h"
 #include "policy/decision_json.h"
@@ -324,9 +325,16 @@ print_text(const struct ag_config *cfg, const struct ag_decision *d, const struc
 	if (d->approve) {
 		char who[512];
 
-		ag_approval_approvers_text(ag_profile_approvers(cfg, prof), who, sizeof(who));
-		printf("approval: the line waits for approval by %s (rule %s; up to %ld s, then "
-		    "refused)\n", who, d->approve_rule, ag_approvals_timeout(cfg));
+		if (ag_core_webhook_approves(prof))
+			printf("approval: the line waits for a person's answer through validator "
+			    "'%s' (rule %s; up to %ld s, then refused)\n", prof->validator->name,
+			    d->approve_rule, prof->validator->approval_timeout);
+		else {
+			ag_approval_approvers_text(ag_profile_approvers(cfg, prof), who,
+			    sizeof(who));
+			printf("approval: the line waits for approval by %s (rule %s; up to %ld s, "
+			    "then refused)\n", who, d->approve_rule, ag_approvals_timeout(cfg));
+		}
 	} else if (d->verdict == AG_DENY && ag_profile_has_approvals(prof))
 		printf("approval: refused even so (no approval lets it run)\n");
 	if (d->verdict != AG_ASK)

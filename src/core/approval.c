@@ -317,3 +317,19 @@ out:
 	ag_decision_free(&d);
 	return rc;
 }
+
+int
+ag_core_webhook_approves(const struct ag_profile *p)
+{
+	const struct ag_validator *v = p != NULL ? p->validator : NULL;
+
+	return v != NULL && v->kind == AG_VK_WEBHOOK && v->approval_timeout > 0 &&
+	    ag_profile_has_approvals(p);
+}
+
+int
+ag_core_uses_validator(const struct ag_profile *p)
+{
+	return p != NULL && p->validator != NULL &&
+	    (p->unknown == AG_UNKNOWN_ASK || ag_core_webhook_approves(p));
+}

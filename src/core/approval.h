@@ -47,4 +47,14 @@ int	ag_core_request_access(struct ag_core *core, const char *line, size_t len,
  * (its end). */
 void	ag_core_approvals_end(struct ag_core *core);
 
+/*
+ * 1 when p's validator is asked: under unknown: ask, or, for its rules
+ * that wait for approval, when it is a webhook a person answers
+ * (approval_timeout): such a line is then put to that person through it.
+ */
+struct ag_profile;
+int	ag_core_uses_validator(const struct ag_profile *p);
+/* p's validator is where its lines that wait for approval go. */
+int	ag_core_webhook_approves(const struct ag_profile *p);
+
 #endif

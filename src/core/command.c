@@ -432,11 +432,51 @@ stage_ask(struct ag_core *core, struct cmd *c)
  * grant one gave for the session or a while); refused when nobody says
  * yes in time, with the refuser's reason.  The record says who and how.
  */
+/*
+ * A profile whose validator is a webhook a person answers (approval_timeout
+ * set, ag_core_webhook_approves): the line's approve rules are put to that
+ * person through it, for this run only.  The answer's approver is
+ * recorded.
+ */
+static enum next
+approve_by_webhook(struct ag_core *core, struct cmd *c)
+{
+	const struct ag_validator *v = ag_ask_conf(core->ask);
+	struct ag_ask_who who;
+
+	ask_who(core, &who);
+	who.target = c->t != NULL ? c->t->up->name : NULL;
+	who.approve = c->d.approve_rule;
+	(void)ag_ask(core->ask, c->line, c->len, core->sess.cwd, &c->d, &who, &c->ask);
+	ask_record(core, c);
+	snprintf(c->ap.approver, sizeof(c->ap.approver), "%.63s", c->ask.approver[0] ?
+	    c->ask.approver : v->name);
+	c->rec.approval_id = "webhook";
+	c->rec.approver = c->ap.approver;
+	c->rec.approval_scope = "once";
+	c->rec.approval_ms = c->ask.approval_ms;
+	if (c->ask.allow) {
+		c->approved = 1;
+		return NEXT;
+	}
+	if (c->ask.error_class != NULL)
+		snprintf(c->why, sizeof(c->why), "refused: %s waits for approval, and validator "
+		    "'%.64s' gave no usable answer (%s: %s)", c->d.approve_rule, v->name,
+		    c->ask.error_class, c->ask.error);
+	else
+		snprintf(c->why, sizeof(c->why), "refused by %.128s through validator '%.64s': "
+		    "%s (%s)", c->ap.approver, v->name,
+		    c->ask.reason[0] ? c->ask.reason : "(no reason given)", c->d.approve_rule);
+	return refuse(c, "deny", c->why, c->d.approve_rule);
+}
+
 static enum next
 stage_approve(struct ag_core *core, struct cmd *c)
 {
 	if (!c->needs_approval)
 		return NEXT;
+	if (core->ask != NULL && ag_core_webhook_approves(core->profile))
+		return approve_by_webhook(core, c);
 	(void)ag_core_approval(core, c->line, c->len > 0 && c->line[c->len - 1] == '\n' ?
 	    c->len - 1 : c->len, c->d.approve_rule, &c->ap);
 	c->rec.approval_id = c->ap.id[0] ? c->ap.id : NULL;

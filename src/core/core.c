@@ -142,8 +142,7 @@ ag_core_begin(struct ag_core *core, const struct ag_core_params *p, struct ag_er
 		return -1;
 	}
 	/* read the key now, while nothing of the agent's runs yet */
-	if (p->profile->unknown == AG_UNKNOWN_ASK && p->profile->validator != NULL &&
-	    (!p->decide_only || p->ask) &&
+	if (ag_core_uses_validator(p->profile) && (!p->decide_only || p->ask) &&
 	    (core->ask = ag_ask_new(p->profile->validator, p->profile, p->config_from_caller,
 	    err)) == NULL) {
 		ag_session_free(&core->sess);

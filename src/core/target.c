@@ -9,6 +9,7 @@
 #include "common/envv.h"
 #include "common/log.h"
 #include "common/strbuf.h"
+#include "core/approval.h"
 #include "core/target.h"
 #include "validate/validator.h"
 
@@ -191,8 +192,7 @@ ag_target_get(struct ag_core *core, const char *name, int *refused, struct ag_er
 		return NULL;
 	}
 	/* a validator of its own profile's, made with the key read now */
-	if (t->ask == NULL && u->profile->unknown == AG_UNKNOWN_ASK &&
-	    u->profile->validator != NULL &&
+	if (t->ask == NULL && ag_core_uses_validator(u->profile) &&
 	    (t->ask = ag_ask_new(u->profile->validator, u->profile, 0, err)) == NULL) {
 		*refused = 1;
 		return NULL;

@@ -342,6 +342,7 @@ request_doc(const struct ag_ask *a, const char *line, size_t len, const char *cw
 		add_s(o, "session", who->session);
 		add_s(o, "client", who->client);
 		add_s(o, "target", who->target != NULL ? who->target : AG_TARGET_LOCAL);
+		add_s(o, "approve", who->approve);
 	}
 	for (i = 0, n = 0; d != NULL && i < d->ncmds && n < AG_ASK_DOC_CMDS_MAX; i++) {
 		const struct ag_policy_cmd *pc = &d->cmds[i];
@@ -1080,7 +1081,7 @@ ag_ask(struct ag_ask *a, const char *line, size_t len, const char *cwd,
 		goto out;
 	}
 	cache_key(a, line, len, cwd, d, key);
-	if ((hit = cache_find(a, key)) != NULL) {
+	if ((who == NULL || who->approve == NULL) && (hit = cache_find(a, key)) != NULL) {
 		r->allow = hit->allow;
 		r->has_confidence = hit->has_confidence;
 		r->confidence = hit->confidence;
@@ -1124,7 +1125,7 @@ ag_ask(struct ag_ask *a, const char *line, size_t len, const char *cwd,
 		goto out;
 	} else
 		ag_ask_judge_answer(a->conf, answer, strlen(answer), r);
-	if (r->error_class == NULL)
+	if (r->error_class == NULL && (who == NULL || who->approve == NULL))
 		cache_put(a, key, r);
 out:
 	/*

@@ -68,6 +68,11 @@ struct ag_ask_who {
 	const char	*session;
 	const char	*client;
 	const char	*target;	/* the upstream the command is for; NULL: this host */
+	/* the rules that hold the line for a person's approval (decision:
+	 * approve), ids joined by ','; NULL: an ask of unknown: ask.  The
+	 * document says so ("approve"), and the answer is for this run only,
+	 * never kept for the session */
+	const char	*approve;
 	/* told when a webhook hands the command to a person (approval), before
 	 * the wait; NULL: nobody to tell */
 	void		(*waiting)(void *ctx, const char *reason, long seconds);
