@@ -1102,8 +1102,11 @@ state_judge(struct ag_core *core, char *why, size_t whysz)
 
 		while (def->type == AG_SH_PIPELINE)
 			def = def->kids[0];
+		/* decided as the definition's own text would be as a line:
+		 * a function body as at its definition, not as run */
 		memset(&d, 0, sizeof(d));
-		ok = ag_policy_decide(&ctx, k, &d) == 0 && d.verdict == AG_ALLOW;
+		ok = ag_policy_check(&ctx, s->shell_state + k->off, k->end - k->off, &d) == 0 &&
+		    d.verdict == AG_ALLOW;
 		if (!ok && ndropped++ == 0) {
 			const char *name = definition_name(def);
 

@@ -44,7 +44,7 @@ static const char *const builtin_set[] = {
 	"BASH_XTRACEFD", "BASH_LOADABLES_PATH", "BASH_ARGV0", "BASH_ARGV",
 	"BASH_ARGC", "BASH_SOURCE", "BASH_LINENO", "BASH_REMATCH",
 	"BASH_SUBSHELL", "BASHPID", "PROMPT_COMMAND", "PROMPT_COMMANDS",
-	"PS0", "PS1", "PS2", "PS3", "PS4", "HOME", "CDPATH", "INPUTRC",
+	"PS0", "PS3", "PS4", "HOME", "CDPATH", "INPUTRC",
 	"HISTFILE", "HISTCONTROL", "HISTIGNORE", "HISTTIMEFORMAT", "HOSTFILE",
 	"MAIL", "MAILPATH", "MAILCHECK", "TMOUT", "FUNCNEST", "OPTERR",
 	"COMP_WORDBREAKS", "FIGNORE", "TIMEFORMAT", "SHELL", "ZDOTDIR",
@@ -63,6 +63,10 @@ static const char *const builtin_set[] = {
  */
 static const char *const runs_set[] = {
 	"PAGER", "EDITOR", "VISUAL", "FCEDIT", "BROWSER", "TERMINAL",
+	/* the prompts: expanded only by an interactive bash, whose every
+	 * command is judged at its exec like the rest (a venv's activate
+	 * and deactivate set them) */
+	"PS1", "PS2",
 	NULL
 };
 

@@ -211,6 +211,14 @@ x "cd ~/work && source defs.sh && echo sourced"
 ag_is "$x_out" "sourced" "exec_request_sources_definitions"
 ag_unlike "$x_err" "not kept" "exec_request_no_state_note" "$x_err"
 
+# a venv made as people make it (with pip), activated on one line and
+# deactivated on a later one: deactivate resets PS1 and PYTHONHOME, which
+# an interactive bash alone reads (trial 19b)
+out=$(printf '%s\n' 'cd ~/work && python3 -m venv .v2 && echo made' 'source .v2/bin/activate' \
+    'deactivate' 'echo "venv=${VIRTUAL_ENV:-none}"' | ag_ssh 2>&1)
+ag_is "$out" "made
+venv=none" "venv_deactivate_on_a_later_line"
+
 # arrays hold for the lines after them too, indexed and associative,
 # values kept as values (quotes, $, a key with ] and =), unset forgets
 # one; bash's own arrays (BASH_REMATCH, PIPESTATUS) are not carried
