@@ -152,9 +152,31 @@ file_request(struct ag_core *core, const char *line, size_t len, const char *rul
     struct ag_core_approved *out)
 {
 	struct ag_err err;
+	size_t jlen = core->justification != NULL ? strlen(core->justification) : 0;
+	int in_session, of_account;
 
 	ag_err_clear(&err);
+	*a = NULL;
+	/* a person sees the whole line and all the agent says, or nothing */
+	if (len > AG_APPROVAL_MAX_CMD || jlen > AG_APPROVAL_MAX_JUSTIFICATION) {
+		snprintf(out->why, sizeof(out->why), "refused: %.200s needs a person's approval, "
+		    "and the %s is too long to show a person for approval (%zu bytes, at most "
+		    "%d)", rule, len > AG_APPROVAL_MAX_CMD ? "command" : "justification",
+		    len > AG_APPROVAL_MAX_CMD ? len : jlen, len > AG_APPROVAL_MAX_CMD ?
+		    AG_APPROVAL_MAX_CMD : AG_APPROVAL_MAX_JUSTIFICATION);
+		return -1;
+	}
 	fill_req(core, rule, who, req);
+	ag_approval_count(req->session, req->pid, req->uid, &in_session, &of_account);
+	if (in_session >= AG_APPROVAL_MAX_SESSION || of_account >= AG_APPROVAL_MAX_ACCOUNT) {
+		snprintf(out->why, sizeof(out->why), "refused: %.200s needs a person's approval, "
+		    "and %s has %d requests waiting already (at most %d); wait for their "
+		    "answers first", rule, in_session >= AG_APPROVAL_MAX_SESSION ?
+		    "this session" : "this account", in_session >= AG_APPROVAL_MAX_SESSION ?
+		    in_session : of_account, in_session >= AG_APPROVAL_MAX_SESSION ?
+		    AG_APPROVAL_MAX_SESSION : AG_APPROVAL_MAX_ACCOUNT);
+		return -1;
+	}
 	if ((*a = ag_approval_file(req, line, len, &err)) == NULL) {
 		snprintf(out->why, sizeof(out->why), "refused: %.200s needs a person's approval, and "
 		    "no request can be filed (%.300s); is the gateway installed set-group-ID?",

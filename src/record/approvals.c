@@ -4,7 +4,9 @@
  *
  * Files are "key value" lines, written whole under a temporary name and
  * renamed into place, so a reader never sees half of one and the watcher
- * sees the rename (IN_MOVED_TO).
+ * sees the rename (IN_MOVED_TO).  A value keeps every byte: a backslash,
+ * a newline, a carriage return, a tab and the other control bytes are
+ * written escaped (\\ \n \r \t \xNN) and read back as they were.
  */
 #include "agconfig.h"
 
@@ -148,9 +150,57 @@ static void
 put(FILE *fp, const char *key, const char *v)
 {
 	fprintf(fp, "%s ", key);
-	for (; v != NULL && *v != '\0'; v++)
-		fputc(*v == '\n' || *v == '\r' ? ' ' : *v, fp);
+	for (; v != NULL && *v != '\0'; v++) {
+		unsigned char ch = (unsigned char)*v;
+
+		if (ch == '\\')
+			fputs("\\\\", fp);
+		else if (ch == '\n')
+			fputs("\\n", fp);
+		else if (ch == '\r')
+			fputs("\\r", fp);
+		else if (ch == '\t')
+			fputs("\\t", fp);
+		else if (ch < 0x20 || ch == 0x7f)
+			fprintf(fp, "\\x%02x", ch);
+		else
+			fputc(ch, fp);
+	}
 	fputc('\n', fp);
+}
+
+static int
+hexval(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* put()'s value v back as it was, into out (cut at outsz - 1: a command
+ * cut so no longer matches its digest). */
+static void
+unput(const char *v, char *out, size_t outsz)
+{
+	size_t j = 0;
+
+	for (; *v != '\0' && j + 1 < outsz; v++) {
+		char ch = *v;
+
+		if (ch == '\\' && v[1] != '\0') {
+			ch = *++v;
+			if (ch == 'n')
+				ch = '\n';
+			else if (ch == 'r')
+				ch = '\r';
+			else if (ch == 't')
+				ch = '\t';
+			else if (ch == 'x' && hexval(v[1]) >= 0 && hexval(v[2]) >= 0) {
+				ch = (char)(hexval(v[1]) * 16 + hexval(v[2]));
+				v += 2;
+			}
+		}
+		out[j++] = ch;
+	}
+	out[j] = '\0';
 }
 
 /* Write dir/name from fn's lines, whole: 0, or -1 with err (EEXIST when
@@ -224,7 +274,8 @@ open_checked(const char *name, uid_t *owner, mode_t *mode)
 static void
 each_line(FILE *fp, void (*fn)(const char *, const char *, void *), void *arg)
 {
-	char line[AG_APPROVAL_MAX_CMD + 64];
+	/* a command escaped whole: at most 4 bytes for each of its own */
+	char line[4 * AG_APPROVAL_MAX_CMD + 64];
 
 	while (fgets(line, sizeof(line), fp) != NULL) {
 		char *sp = strchr(line, ' ');
@@ -237,7 +288,7 @@ each_line(FILE *fp, void (*fn)(const char *, const char *, void *), void *arg)
 	}
 }
 
-#define SET(field) snprintf(field, sizeof(field), "%s", v)
+#define SET(field) unput(v, field, sizeof(field))
 
 static void
 req_field(const char *k, const char *v, void *arg)
@@ -247,6 +298,7 @@ req_field(const char *k, const char *v, void *arg)
 	if (strcmp(k, "id") == 0) SET(r->id);
 	else if (strcmp(k, "session") == 0) SET(r->session);
 	else if (strcmp(k, "pid") == 0) r->pid = strtol(v, NULL, 10);
+	else if (strcmp(k, "start") == 0) r->start = strtoull(v, NULL, 10);
 	else if (strcmp(k, "uid") == 0) r->uid = (uid_t)strtoul(v, NULL, 10);
 	else if (strcmp(k, "user") == 0) SET(r->user);
 	else if (strcmp(k, "identity") == 0) SET(r->identity);
@@ -290,7 +342,7 @@ write_req(FILE *fp, const void *arg)
 
 	put(fp, "id", r->id);
 	put(fp, "session", r->session);
-	fprintf(fp, "pid %ld\nuid %lu\n", r->pid, (unsigned long)r->uid);
+	fprintf(fp, "pid %ld\nstart %llu\nuid %lu\n", r->pid, r->start, (unsigned long)r->uid);
 	put(fp, "user", r->user);
 	put(fp, "identity", r->identity);
 	put(fp, "profile", r->profile);
@@ -365,7 +417,48 @@ read_answer(const char *name, const struct ag_approval_req *req,
 	return 1;
 }
 
+int
+ag_approval_alive(const struct ag_approval_req *req)
+{
+	unsigned long long start;
+	pid_t ppid;
+	char state;
+
+	return req->pid > 0 && ag_proc_stat((pid_t)req->pid, &ppid, &start, &state) == 0 &&
+	    start == req->start && state != 'Z' && state != 'X';
+}
+
 /* ---- the gateway's side ------------------------------------------------------- */
+
+void
+ag_approval_count(const char *session, long pid, uid_t uid, int *in_session,
+    int *of_account)
+{
+	struct ag_approval_req req;
+	struct ag_err e;
+	struct dirent *de;
+	char id[AG_APPROVAL_ID_LEN + 1];
+	size_t nl;
+	DIR *d;
+
+	*in_session = *of_account = 0;
+	if ((d = opendir(AG_APPROVALS_DIR)) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		nl = strlen(de->d_name);
+		if (nl != AG_APPROVAL_ID_LEN + 4 || strcmp(de->d_name + AG_APPROVAL_ID_LEN, ".req") != 0)
+			continue;
+		memcpy(id, de->d_name, AG_APPROVAL_ID_LEN);
+		id[AG_APPROVAL_ID_LEN] = '\0';
+		ag_err_clear(&e);
+		if (ag_approval_read(id, &req, &e) < 0 || req.uid != uid || !ag_approval_alive(&req))
+			continue;
+		(*of_account)++;
+		if (session[0] != '\0' ? strcmp(req.session, session) == 0 : req.pid == pid)
+			(*in_session)++;
+	}
+	closedir(d);
+}
 
 static void
 hex(const unsigned char *b, size_t n, char *out)
@@ -387,7 +480,15 @@ ag_approval_file(struct ag_approval_req *req, const char *line, size_t len,
 	unsigned char rnd[AG_APPROVAL_ID_LEN / 2], sum[AG_SHA256_LEN];
 	struct ag_approval *a;
 	char name[64];
+	pid_t ppid;
 
+	/* a person approves the whole command or none of it: never a part */
+	if (len > AG_APPROVAL_MAX_CMD || memchr(line, '\0', len) != NULL)
+		return ag_err_set(err, "too long to show a person for approval (%zu bytes, at "
+		    "most %d)", len, AG_APPROVAL_MAX_CMD), NULL;
+	if (ag_proc_stat((pid_t)req->pid, &ppid, &req->start, NULL) < 0)
+		return ag_err_set(err, "cannot read the gateway's start time (pid %ld)",
+		    req->pid), NULL;
 	if ((a = calloc(1, sizeof(*a))) == NULL)
 		return ag_err_set(err, "out of memory"), NULL;
 	a->req = req;
@@ -399,8 +500,6 @@ ag_approval_file(struct ag_approval_req *req, const char *line, size_t len,
 	hex(rnd, sizeof(rnd), req->id);
 	ag_sha256(line, len, sum);
 	hex(sum, sizeof(sum), req->digest);
-	if (len > AG_APPROVAL_MAX_CMD)
-		len = AG_APPROVAL_MAX_CMD;
 	memcpy(req->command, line, len);
 	req->command[len] = '\0';
 	/* watched before the request can be seen: no answer is missed */
@@ -553,6 +652,8 @@ ag_approval_read(const char *id, struct ag_approval_req *req, struct ag_err *err
 	char name[64];
 	uid_t owner;
 	mode_t mode;
+	unsigned char sum[AG_SHA256_LEN];
+	char digest[2 * AG_SHA256_LEN + 1];
 	FILE *fp;
 	size_t i;
 
@@ -573,6 +674,11 @@ ag_approval_read(const char *id, struct ag_approval_req *req, struct ag_err *err
 	    strlen(req->digest) != 64)
 		return ag_err_set(err, "request %s is not a gateway's (owner, mode or content); "
 		    "not answered", id);
+	ag_sha256(req->command, strlen(req->command), sum);
+	hex(sum, sizeof(sum), digest);
+	if (strcmp(digest, req->digest) != 0)
+		return ag_err_set(err, "request %s does not hold the whole command it asks "
+		    "for (its digest differs); not shown, not answered", id);
 	return 0;
 }
 
@@ -636,7 +742,7 @@ ag_approval_list(int (*fn)(const struct ag_approval_req *, void *), void *arg,
 		if (ag_approval_read(id, &req, &e) < 0)
 			continue;
 		/* a gateway killed while it waited */
-		if (req.pid <= 0 || (kill((pid_t)req.pid, 0) < 0 && errno == ESRCH))
+		if (!ag_approval_alive(&req))
 			continue;
 		n++;
 		if (fn(&req, arg) != 0)

@@ -24,7 +24,10 @@
 
 #define AG_APPROVALS_DIR	AG_RUNDIR_APPROVALS
 #define AG_APPROVAL_ID_LEN	16	/* hex characters */
-#define AG_APPROVAL_MAX_CMD	2048	/* what a request shows of its command */
+#define AG_APPROVAL_MAX_CMD	2048	/* the longest command a request shows, whole */
+#define AG_APPROVAL_MAX_JUSTIFICATION	500	/* bytes of an agent's justification */
+#define AG_APPROVAL_MAX_SESSION	8	/* requests pending at once, per session */
+#define AG_APPROVAL_MAX_ACCOUNT	64	/* and per account */
 
 enum ag_approval_scope { AG_SCOPE_ONCE = 0, AG_SCOPE_SESSION, AG_SCOPE_FOR };
 
@@ -42,6 +45,7 @@ struct ag_approval_req {
 	char		id[AG_APPROVAL_ID_LEN + 1];
 	char		session[64];
 	long		pid;
+	unsigned long long start;	/* the gateway's start time (ag_proc_stat) */
 	uid_t		uid;		/* the session's account */
 	char		user[64];
 	char		identity[128];
@@ -49,7 +53,7 @@ struct ag_approval_req {
 	char		rule[256];
 	char		command[AG_APPROVAL_MAX_CMD + 1];
 	char		digest[65];	/* SHA-256 of the whole line, hex */
-	char		justification[512];
+	char		justification[AG_APPROVAL_MAX_JUSTIFICATION + 12];
 	char		approvers[512];	/* for people: "alice, %ops" */
 	long long	since, deadline;	/* seconds since the epoch */
 };
@@ -71,11 +75,23 @@ int	ag_approval_is_approver(const struct ag_strlist *list, uid_t uid);
 /* list as one line for people, "alice, %ops" (root: when empty). */
 void	ag_approval_approvers_text(const struct ag_strlist *list, char *buf, size_t bufsz);
 
+/* 1 while req's gateway runs: its pid, with the start time it recorded,
+ * not a zombie.  A request of a gateway that is gone is never answered. */
+int	ag_approval_alive(const struct ag_approval_req *req);
+
 /* ---- the gateway's side ---- */
 struct ag_approval;
 /*
- * File req (id and digest filled here from line) and watch the directory
- * for its answer.  NULL with err when the directory is not there or not
+ * The live requests in the directory of this session (session, or pid
+ * when session is "") and of this account (uid), for the caps above.
+ */
+void	ag_approval_count(const char *session, long pid, uid_t uid, int *in_session,
+	    int *of_account);
+/*
+ * File req (id, digest and the gateway's start time filled here from line
+ * and req->pid) and watch the directory for its answer.  NULL with err
+ * when the line is longer than AG_APPROVAL_MAX_CMD (a person is shown the
+ * whole command or nothing), or the directory is not there or not
  * writable (a gateway without the group cannot ask anyone).
  */
 struct ag_approval *ag_approval_file(struct ag_approval_req *req, const char *line,
@@ -108,7 +124,8 @@ int	ag_approval_standing(const char *identity, const char *user, uid_t self,
 int	ag_approval_list(int (*fn)(const struct ag_approval_req *, void *), void *arg,
 	    struct ag_err *err);
 /* The request id, checked to be a gateway's (regular, one link, not
- * writable by others, owner the uid it names): 0, or -1 with err. */
+ * writable by others, owner the uid it names) and whole (its command's
+ * SHA-256 is its digest: what is shown is what runs): 0, or -1 with err. */
 int	ag_approval_read(const char *id, struct ag_approval_req *req, struct ag_err *err);
 /* Answer req as the caller (ans->approved, scope, until, reason): 0, or
  * -1 with err (already answered, cannot write). */

@@ -612,6 +612,29 @@ ag_audit_approval_requested(struct ag_audit *a, const char *id, const char *rule
 	return emit(a, o, err);
 }
 
+int
+ag_audit_approval_answer(struct ag_audit *a, const char *session, const char *id,
+    int approved, const char *scope, long long until, const char *approver,
+    const char *reason, struct ag_err *err)
+{
+	json_object *o = record(a, "approval_answer");
+
+	if (o == NULL)
+		return ag_err_set(err, "audit: out of memory");
+	add_str(o, "request", session);
+	add_str(o, "id", id);
+	add_str(o, "answer", approved ? "approved" : "refused");
+	add_str(o, "decision", approved ? "allow" : "deny");
+	if (approved)
+		add_str(o, "scope", scope);
+	if (until > 0)
+		add_int(o, "until", until);
+	add_str(o, "approver", approver);
+	if (reason != NULL)
+		json_object_object_add(o, "reason", jstr(reason, strlen(reason)));
+	return emit(a, o, err);
+}
+
 void
 ag_audit_forked(struct ag_audit *a)
 {

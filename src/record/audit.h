@@ -227,6 +227,17 @@ int	ag_audit_approval_requested(struct ag_audit *a, const char *id, const char *
 	    const char *justification, struct ag_err *err);
 
 /*
+ * A person's answer to a request (`agentgate approve` / `refuse`), in the
+ * audit of the session that asked: event "approval_answer" with request
+ * (that session's id), id, answer ("approved", "refused"), scope (once,
+ * session, for; an approval's), until (--for: seconds since the epoch, 0:
+ * none), approver and reason (a refusal's).  NULL fields are left out.
+ */
+int	ag_audit_approval_answer(struct ag_audit *a, const char *session, const char *id,
+	    int approved, const char *scope, long long until, const char *approver,
+	    const char *reason, struct ag_err *err);
+
+/*
  * A connection through the session's egress proxy (egress/egress.h):
  * event "net", with the seq of the command line that opened it, what it
  * asked for, the address the proxy resolved it to, the verdict and the

@@ -14,6 +14,12 @@
 #   - the client leaving withdraws its request
 #   - the audit records the request, the approver, the scope and the time
 #     waited, and its chain verifies; check and explain know the keys
+#   - what the approver is shown is the whole command, on one line, every
+#     control, C1, bidi and invalid byte escaped; a line too long to show
+#     is refused at once; only approvers (and root) see a request
+#   - each answer is audited in the asking session's log; a request whose
+#     gateway is gone is not answered; pending requests and justifications
+#     are capped
 . "$(dirname "$0")/lib.sh"
 ag_world_identities alice
 
@@ -87,10 +93,10 @@ DIR="$AG_RUNDIR/approvals"
 as_approver() { runuser -u "$APPROVER" -- "$GW" "$@"; }
 as_agent() { runuser -u "$AG_USER" -- "$GW" "$@"; }
 
-# the id of the pending request whose command is $1 (none: empty)
+# the id of the pending request whose command is shown as $1 (none: empty)
 pending_id() {
-	"$GW" approvals 2>/dev/null | awk -v c="    command: $1" '
-	    /^[0-9a-f]+  / { id = $1 } $0 == c { print id; exit }'
+	"$GW" approvals 2>/dev/null | C="    command: $1" awk '
+	    /^[0-9a-f]+  / { id = $1 } $0 == ENVIRON["C"] { print id; exit }'
 }
 # wait_pending COMMAND: its id in ID, once the request is listed
 wait_pending() {
@@ -336,6 +342,91 @@ as_approver refuse "$ID" --reason "not during the freeze" >/dev/null 2>&1
 finish
 ag_is "$RC/$(test -e "$CANARY" && echo made)" "126/" "upstream_refused_line_does_not_run" "$OUT"
 ag_like "$ERR" "not during the freeze" "upstream_refusal_reason_returned" "$ERR"
+
+
+# ---- what the approver is shown is what runs (red team 19, finding 3) -----------
+X=/tmp/apx$$
+# no byte past ASCII, no tab, no carriage return in $1
+no_raw() { ! printf '%s' "$1" | LC_ALL=C grep -qP '[\x80-\xff\t\r]'; }
+mkx() { rm -rf $X; mkdir -p $X/keep; echo precious > $X/keep/data; echo old > $X/scratch.log; chown -R "$AG_USER" $X; }
+mkx
+# a second line hidden after a comment: shown with its \n, never flattened
+start "$(printf 'rm -f %s/scratch.log # old log\nrm -rf %s/keep' $X $X)"
+ag_ok newline_line_listed_escaped wait_pending "rm -f $X/scratch.log # old log\\nrm -rf $X/keep"
+listing=$("$GW" approvals)
+ag_like "$(one "$listing")" "command: rm -f $X/scratch.log # old log\\\\nrm -rf $X/keep     rule: " \
+    "newline_command_on_one_line" "$listing"
+out=$(as_approver approve "$ID" 2>&1)
+ag_is "$out" "approved request $ID (once): rm -f $X/scratch.log # old log\\nrm -rf $X/keep" \
+    "approve_echoes_the_whole_command" "$out"
+finish
+ag_is "$RC/$(test -e $X/keep && echo kept)" "0/" "the_shown_command_is_what_ran" "$ERR"
+ag_is "$(ag_audit_query "[(x.get('answer'), x.get('scope'), x.get('approver'), x.get('request') is not None) for x in r if x.get('event') == 'approval_answer' and x.get('id') == '$ID']")" \
+    "[('approved', 'once', '$APPROVER', True)]" "approve_audited_as_approval_answer"
+# a command longer than a request can show is refused at once, not cut
+mkx
+pad=$(printf '%*s' 2100 '')
+out=$(ag_as alice "$T" "rm -f $X/scratch.log${pad}$X/keep/data" 2>&1); rc=$?
+ag_like "$rc/$(one "$out")" "^126/.*too long to show a person for approval \(2[0-9]{3} bytes, at most 2048\)" \
+    "too_long_line_refused_at_once" "$out"
+ag_unlike "$out" "waiting for approval" "too_long_line_never_waits" "$out"
+ag_is "$(cat $X/keep/data)" "precious" "too_long_line_did_not_run"
+ag_like "$(last_cmd decision)/$(last_cmd reason)" "^deny/.*too long to show" "too_long_line_audited_as_deny"
+# tabs, carriage returns, C1 and bidi controls, bytes that are not UTF-8,
+# and a backslash of the command's own
+start "$(printf 'rm -f %s/none #\tx\r \xc2\x9b2J \xe2\x80\xae gol \x9b31m a\\nb' $X)"
+ag_ok c1_line_waits ag_wait_until 60 grep -q "waiting for approval" "$AG_DIR/err.$N"
+ID=$(LC_ALL=C sed -n 's/.*waiting for approval (request \([0-9a-f]*\)).*/\1/p' "$AG_DIR/err.$N")
+"$GW" approvals > "$AG_DIR/list.c1"
+ag_ok c1_line_listed grep -q "^$ID " "$AG_DIR/list.c1"
+# (root lists every world's requests: this one's lines)
+block=$(awk -v id="$ID" '/^[0-9a-f]+  / { p = ($1 == id) } p' "$AG_DIR/list.c1")
+ag_ok listing_has_no_c1_bidi_or_invalid_bytes no_raw "$block"
+ag_like "$block" "#\\\\x09x\\\\x0d \\\\u009b2J \\\\u202e gol \\\\x9b31m a\\\\\\\\nb" \
+    "c1_bidi_invalid_shown_escaped" "$block"
+# ---- who sees a request (finding 5) --------------------------------------------
+out=$(as_agent approvals 2>&1)
+ag_unlike "$out" "$ID" "agent_account_does_not_list_its_request" "$out"
+ag_like "$out" "cannot be approved, nor listed, by this account" "agent_account_told_it_may_not_approve" "$out"
+out=$(runuser -u "$OTHER" -- "$GW" approvals 2>&1)
+ag_unlike "$out" "$ID|$X" "non_approver_lists_nothing" "$out"
+ag_like "$out" "no line waits for your approval" "non_approver_told_none" "$out"
+ag_like "$(as_approver approvals)" "$ID" "approver_lists_the_request"
+out=$(as_approver refuse "$ID" --reason "$(printf 'no \xe2\x80\xae thanks')" 2>&1)
+ag_ok refuse_output_escaped no_raw "$out"
+ag_like "$out" "refused request $ID: rm -f $X/none #\\\\x09x" "refuse_echoes_the_command_escaped" "$out"
+finish
+ag_is "$(ag_audit_query "[(x.get('answer'), x.get('approver'), x.get('reason')) for x in r if x.get('event') == 'approval_answer' and x.get('id') == '$ID']")" \
+    "[('refused', '$APPROVER', 'no \\u202e thanks')]" "refuse_audited_with_its_reason"
+# ---- a request whose gateway is gone is not answered (finding 6) -----------------
+start "rm -f $X/gone"
+ag_ok gone_line_waits wait_pending "rm -f $X/gone"
+GP=$(sed -n 's/^pid //p' "$DIR/$ID.req")
+ag_like "$(sed -n 's/^start //p' "$DIR/$ID.req")" '^[1-9][0-9]*$' "request_records_the_gateway_start_time"
+kill -9 "$GP"
+finish
+out=$(as_approver approve "$ID" --for 1h 2>&1); rc=$?
+ag_like "$rc/$out" "^1/.*is gone" "dead_gateway_request_not_approved" "$out"
+ag_ok dead_gateway_no_answer_file test ! -e "$DIR/$ID.ok"
+ag_unlike "$(as_approver approvals)" "$ID" "dead_gateway_request_not_listed"
+rm -f "$DIR/$ID.req"
+# ---- caps (finding 7) ------------------------------------------------------------
+N=$((N + 1))
+for i in 1 2 3 4 5 6 7 8 9; do
+	printf '{"id":%d,"request_access":"rm -f %s/cap%d","justification":"cap test"}\n' $i $X $i
+done | ag_as alice -s "$T" agentgate-json >"$AG_DIR/out.$N" 2>"$AG_DIR/err.$N"
+ag_is "$(q "[x.get('state') for x in r if x.get('id') in range(1, 9)].count('pending')")" 8 \
+    "eight_requests_pending_per_session" "$(cat "$AG_DIR/out.$N")"
+ag_like "$(q "[(x.get('state'), x.get('reason')) for x in r if x.get('id') == 9][0]")" \
+    "this session has 8 requests waiting already \(at most 8\)" "ninth_request_refused" "$(cat "$AG_DIR/out.$N")"
+N=$((N + 1))
+J=$(printf 'J%.0s' $(seq 1 501))
+printf '{"id":1,"request_access":"rm -f %s/j","justification":"%s"}\n' $X "$J" |
+    ag_as alice -s "$T" agentgate-json >"$AG_DIR/out.$N" 2>"$AG_DIR/err.$N"
+ag_like "$(q "[x.get('reason') for x in r if x.get('id') == 1][0]")" \
+    "justification is too long to show a person for approval \(501 bytes, at most 500\)" \
+    "long_justification_refused" "$(cat "$AG_DIR/out.$N")"
+rm -rf $X
 
 # ---- the chain ---------------------------------------------------------------
 out=$("$GW" audit verify "$AG_DIR/log/audit.jsonl" 2>&1)
