@@ -962,10 +962,11 @@ planted_refuses(struct ag_sandbox *sb)
 		sb_planted_save(sb);
 	if (what[0] == '\0')
 		return 0;
-	snprintf(sb->refusal, sizeof(sb->refusal), "refused: %s was put in a git repository "
+	snprintf(sb->refusal, sizeof(sb->refusal), "refused: %.*s was put in a git repository "
 	    "by the command that created it, before the gateway could make it read-only; git "
 	    "run outside the gateway would run it: remove it (as the account outside the "
-	    "gateway, or as root): commands are refused until then", what);
+	    "gateway, or as root): commands are refused until then",
+	    (int)(sizeof(sb->refusal) - 320), what);
 	return -2;
 }
 
