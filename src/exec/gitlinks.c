@@ -9,7 +9,8 @@
  * write, so the scan reads them each time and protects (or refuses) what
  * they point to.  What git accepts as a git directory is checked here the
  * way git checks it (setup.c, is_git_directory): HEAD, and objects/ and
- * refs/ in the common directory, links followed.
+ * refs/ in the common directory, links followed (of any file type: git
+ * checks only that it may search them).
  */
 #include "agconfig.h"
 #include "common/compat.h"
@@ -26,16 +27,6 @@
 #include "exec/sandbox_int.h"
 
 static int
-is_dir_at(const char *dir, const char *name)
-{
-	char p[PATH_MAX];
-	struct stat st;
-
-	return (size_t)snprintf(p, sizeof(p), "%s/%s", dir, name) < sizeof(p) &&
-	    stat(p, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-static int
 exists_at(const char *dir, const char *name)
 {
 	char p[PATH_MAX];
@@ -43,6 +34,18 @@ exists_at(const char *dir, const char *name)
 
 	return (size_t)snprintf(p, sizeof(p), "%s/%s", dir, name) < sizeof(p) &&
 	    stat(p, &st) == 0;
+}
+
+/* objects/ and refs/: git checks access(X_OK) only (a file passes), so
+ * anything at the name counts; a dangling link too (fail closed). */
+static int
+any_at(const char *dir, const char *name)
+{
+	char p[PATH_MAX];
+	struct stat st;
+
+	return (size_t)snprintf(p, sizeof(p), "%s/%s", dir, name) < sizeof(p) &&
+	    lstat(p, &st) == 0;
 }
 
 /*
@@ -86,10 +89,10 @@ sb_git_kind(const char *dir)
 		return 0;
 	if (exists_at(dir, "commondir"))
 		kind |= SD_COMMONDIR;
-	if (is_dir_at(dir, "objects") && is_dir_at(dir, "refs"))
+	if (any_at(dir, "objects") && any_at(dir, "refs"))
 		return kind | SD_GITDIR;
 	if ((kind & SD_COMMONDIR) && sb_git_pointer(dir, "commondir", NULL, common,
-	    sizeof(common)) > 0 && is_dir_at(common, "objects") && is_dir_at(common, "refs"))
+	    sizeof(common)) > 0 && any_at(common, "objects") && any_at(common, "refs"))
 		return kind | SD_GITDIR;
 	return 0;
 }

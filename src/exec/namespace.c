@@ -903,6 +903,21 @@ scan_limit(struct ag_sandbox *sb, long limit, const char *what, const char *path
 }
 
 /*
+ * A directory beneath a write root the scan cannot read (its mode, say,
+ * 0311): git may still find a repository in it by name.  Refused like a
+ * bound (-2), naming it, rather than scanned as if empty.
+ */
+static int
+unreadable(struct ag_sandbox *sb, const char *path, int e)
+{
+	snprintf(sb->refusal, sizeof(sb->refusal), "refused: %s cannot be read by the "
+	    "gateway (%s): the git protection cannot see past it; make it readable, or "
+	    "remove it or move it out of paths.write: commands are refused until then",
+	    path, strerror(e));
+	return -2;
+}
+
+/*
  * The scan after a command found a git directory it had not seen: the
  * command made it, and could fill its hooks and config before they were
  * read-only.  What git would run from there is kept (sb->planted, and for
@@ -915,8 +930,10 @@ check_planted(struct ag_sandbox *sb, const char *gitdir)
 
 	if (!sb->check_new || !sb_git_planted(gitdir, what, sizeof(what)))
 		return 0;
-	/* git run outside the gateway must not run it meanwhile */
-	sb_git_disarm(gitdir);
+	/* git run outside the gateway must not run it meanwhile; what cannot
+	 * be set aside is said to be so */
+	if (sb_git_disarm(gitdir) < 0)
+		sb->planted_stuck = 1;
 	if (sb->planted_now[0] == '\0')
 		snprintf(sb->planted_now, sizeof(sb->planted_now), "%s", what);
 	if (!sb_plist_has(&sb->planted, gitdir)) {
@@ -963,9 +980,11 @@ planted_refuses(struct ag_sandbox *sb)
 	if (what[0] == '\0')
 		return 0;
 	snprintf(sb->refusal, sizeof(sb->refusal), "refused: %s was put in a git repository "
-	    "by the command that created it, before the gateway could make it read-only; git "
-	    "run outside the gateway would run it: remove it (as the account outside the "
-	    "gateway, or as root): commands are refused until then", what);
+	    "by the command that created it, before the gateway could make it read-only%s: "
+	    "remove it (as the account outside the gateway, or as root): commands are "
+	    "refused until then", what, strstr(what, ".planted") != NULL ? " (it is set "
+	    "aside, under a name git does not read)" : "; git run outside the gateway would "
+	    "run it");
 	return -2;
 }
 
@@ -1008,6 +1027,42 @@ repo_add(struct ag_sandbox *sb, const char *gitdir)
 }
 
 /*
+ * A part of a git directory that git reads programs from (config,
+ * config.worktree, hooks) must be what it seems: a link is followed by
+ * git wherever it leads now, and a bind of where it led at the scan
+ * leaves the link itself the agent's (its target swapped or filled
+ * later); a config that is a directory or a FIFO, or hooks that are a
+ * file, are not what git made.  Either refuses (-2, sb->refusal says)
+ * rather than bind a resolved target.  Absent: 0 (the caller creates it
+ * or it is not needed).
+ */
+static int
+part_refused(struct ag_sandbox *sb, const char *gitdir, const char *name, int want_dir)
+{
+	char p[PATH_MAX];
+	struct stat st;
+	const char *why;
+
+	if ((size_t)snprintf(p, sizeof(p), "%s/%s", gitdir, name) >= sizeof(p))
+		why = "has a name too long to check";
+	else if (lstat(p, &st) < 0) {
+		if (errno == ENOENT)
+			return 0;
+		why = "cannot be looked at";
+	} else if (S_ISLNK(st.st_mode))
+		why = "is a symbolic link (git would follow it wherever it leads later)";
+	else if (want_dir ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode))
+		why = want_dir ? "is not a directory" : "is not a regular file";
+	else
+		return 0;
+	snprintf(sb->refusal, sizeof(sb->refusal), "refused: %s %s: the git protection binds "
+	    "only a plain %s there; replace it with one (as the account outside the gateway, "
+	    "or as root): commands are refused until then", p, why,
+	    want_dir ? "directory" : "file");
+	return -2;
+}
+
+/*
  * A repository: its .git directory is pinned (it cannot be moved aside by
  * itself; its work tree can, and a copy put back is a new repository to
  * the scan after the command), its config and hooks are read-only.  A repository without
@@ -1023,17 +1078,27 @@ protect_repo(struct ag_sandbox *sb, const char *gitdir)
 
 	if (repo_known(sb, gitdir))
 		return 0;
-	if ((rc = repo_add(sb, gitdir)) < 0)
-		return rc;
-	if (ops_add(sb, NSOP_PIN, gitdir, 0) < 0 || check_planted(sb, gitdir) < 0)
+	/* what the command that made it put there, before anything is bound */
+	if (check_planted(sb, gitdir) < 0)
 		return -1;
 	/* the git directory is the agent's: it may have become a link since
 	 * the scan, to where our group may write (the audit directory) */
 	(void)ag_privsep_mkdir_nofollow(gitdir, "hooks", 0755);
-	/* and a config, or one the command writes later would not be bound
-	 * (git makes one; a repository made by hand, or whose config was
-	 * set aside as planted, may have none) */
+	/* and a config and a config.worktree, or one the command writes later
+	 * would not be bound (git makes a config; a repository made by hand,
+	 * or whose config was set aside as planted, may have none; git reads
+	 * config.worktree once extensions.worktreeConfig is set) */
 	(void)ag_privsep_create_nofollow(gitdir, "config", 0644);
+	(void)ag_privsep_create_nofollow(gitdir, "config.worktree", 0644);
+	/* a link or a part of the wrong type: refused, and not kept as
+	 * known, so every scan refuses until it is fixed */
+	for (i = 0; parts[i] != NULL; i++)
+		if ((rc = part_refused(sb, gitdir, parts[i], parts[i][0] == 'h')) < 0)
+			return rc;
+	if ((rc = repo_add(sb, gitdir)) < 0)
+		return rc;
+	if (ops_add(sb, NSOP_PIN, gitdir, 0) < 0)
+		return -1;
 	for (i = 0; parts[i] != NULL; i++)
 		if ((size_t)snprintf(p, sizeof(p), "%s/%s", gitdir, parts[i]) < sizeof(p) &&
 		    (rc = protect_path(sb, p)) < 0)
@@ -1095,15 +1160,22 @@ protect_gitdir(struct ag_sandbox *sb, const char *gitdir, int kind, int hops)
 	/* once: a worktree's git directory is kept with the repositories,
 	 * unpinned; its commondir is read at every scan */
 	if (!repo_known(sb, gitdir)) {
+		struct stat st;
 		int rc;
 
-		if ((rc = repo_add(sb, gitdir)) < 0)
-			return rc;
 		if (check_planted(sb, gitdir) < 0)
 			return -1;
-		if ((size_t)snprintf(p, sizeof(p), "%s/config.worktree", gitdir) < sizeof(p) &&
-		    (rc = protect_path(sb, p)) < 0)
+		if ((rc = part_refused(sb, gitdir, "config.worktree", 0)) < 0)
 			return rc;
+		/* kept as known (and bound) only once it has a config.worktree:
+		 * one made empty here would be a mount point that `git worktree
+		 * remove` cannot remove; one written later is looked into by
+		 * the scan after that command, as a new repository's is */
+		if ((size_t)snprintf(p, sizeof(p), "%s/config.worktree", gitdir) < sizeof(p) &&
+		    lstat(p, &st) == 0) {
+			if ((rc = repo_add(sb, gitdir)) < 0 || (rc = protect_path(sb, p)) < 0)
+				return rc;
+		}
 	}
 	return follow_commondir(sb, gitdir, hops + 1);
 }
@@ -1243,8 +1315,9 @@ take_sub(struct scan_dir **old, size_t nold, size_t *cursor, const char *name)
 
 /*
  * Read dir's entries into d, budget permitting: 0, -1 out of memory, 1
- * when dir cannot be read (then d is empty), 2 when the budget ran out
- * before the listing did.
+ * when dir is gone (then d is empty), 2 when the budget ran out before the
+ * listing did, 3 when dir or an entry cannot be read (errno says why): a
+ * directory the scan cannot list may hold a repository git can use.
  */
 static int
 read_listing(const char *dir, size_t *budget, struct scan_dir *d)
@@ -1265,9 +1338,13 @@ read_listing(const char *dir, size_t *budget, struct scan_dir *d)
 	clock_gettime(CLOCK_REALTIME, &now);
 	if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
 	    fstat(fd, &st) < 0 || (dp = fdopendir(fd)) == NULL) {
+		int e = errno;
+
 		if (fd >= 0)
 			close(fd);
-		rc = 1;
+		/* gone, or made a link, since the lstat: nothing there now */
+		rc = e == ENOENT || e == ENOTDIR || e == ELOOP ? 1 : 3;
+		errno = e;
 		goto out;
 	}
 	for (;;) {
@@ -1275,7 +1352,12 @@ read_listing(const char *dir, size_t *budget, struct scan_dir *d)
 		unsigned char type;
 		struct scan_dir *c;
 
+		errno = 0;
 		if ((de = readdir(dp)) == NULL) {
+			if (errno != 0) {
+				rc = 3;
+				break;
+			}
 			complete = 1;
 			break;
 		}
@@ -1290,8 +1372,12 @@ read_listing(const char *dir, size_t *budget, struct scan_dir *d)
 			continue;
 		/* the entry's type from readdir; a stat only where it says nothing */
 		if (de->d_type == DT_UNKNOWN) {
-			if (fstatat(fd, de->d_name, &es, AT_SYMLINK_NOFOLLOW) < 0)
-				continue;
+			if (fstatat(fd, de->d_name, &es, AT_SYMLINK_NOFOLLOW) < 0) {
+				if (errno == ENOENT)
+					continue;
+				rc = 3;
+				break;
+			}
 			type = S_ISDIR(es.st_mode) ? DT_DIR : S_ISREG(es.st_mode) ? DT_REG : DT_LNK;
 		} else
 			type = de->d_type;
@@ -1301,10 +1387,10 @@ read_listing(const char *dir, size_t *budget, struct scan_dir *d)
 			common |= strcmp(de->d_name, "commondir") == 0;
 			dotgit |= strcmp(de->d_name, ".git") == 0;
 		}
-		if (type == DT_DIR || type == DT_LNK) {
-			objects |= strcmp(de->d_name, "objects") == 0;
-			refs |= strcmp(de->d_name, "refs") == 0;
-		}
+		/* any type: git checks only access(X_OK) for refs, and a file
+		 * here still makes git take the directory for a repository */
+		objects |= strcmp(de->d_name, "objects") == 0;
+		refs |= strcmp(de->d_name, "refs") == 0;
 		/* every directory, node_modules too: a repository may sit anywhere */
 		if (type != DT_DIR)
 			continue;
@@ -1326,7 +1412,12 @@ read_listing(const char *dir, size_t *budget, struct scan_dir *d)
 		sub[nsub++] = c;
 	}
 	d->valid = complete && local_clock_fs(fd);
-	closedir(dp);
+	{
+		int e = errno;
+
+		closedir(dp);
+		errno = e;
+	}
 	d->dev = st.st_dev;
 	d->ino = st.st_ino;
 	d->ctime = st.st_ctim;
@@ -1360,7 +1451,13 @@ scan_repos(struct ag_sandbox *sb, const char *dir, int depth, size_t *budget,
 	size_t i;
 	int rc;
 
-	if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
+	if (lstat(dir, &st) < 0) {
+		int e = errno;
+
+		scan_dir_clear(d);
+		return e == ENOENT || e == ENOTDIR ? 0 : unreadable(sb, dir, e);
+	}
+	if (!S_ISDIR(st.st_mode)) {
 		scan_dir_clear(d);
 		return 0;
 	}
@@ -1371,6 +1468,12 @@ scan_repos(struct ag_sandbox *sb, const char *dir, int depth, size_t *budget,
 		if ((rc = read_listing(dir, budget, d)) == 2)
 			return scan_limit(sb, SCAN_ENTRIES, "directory entries beneath the "
 			    "write roots, the last read in", dir);
+		if (rc == 3) {
+			int e = errno;
+
+			scan_dir_clear(d);
+			return unreadable(sb, dir, e);
+		}
 		if (rc != 0)
 			return rc < 0 ? -1 : 0;
 	}
@@ -1758,15 +1861,18 @@ ag_sandbox_refresh(struct ag_sandbox *sb, struct ag_err *err)
 }
 
 const char *
-ag_sandbox_after(struct ag_sandbox *sb)
+ag_sandbox_after(struct ag_sandbox *sb, int *set_aside)
 {
+	*set_aside = 1;
 	if (sb == NULL || sb->ns_user_fd < 0 || sb->writes.n == 0)
 		return NULL;
 	sb->planted_now[0] = '\0';
+	sb->planted_stuck = 0;
 	sb->check_new = 1;
 	/* a bound reached, or out of memory: the next command's scan says so */
 	(void)scan_write_roots(sb);
 	sb->check_new = 0;
+	*set_aside = !sb->planted_stuck;
 	return sb->planted_now[0] != '\0' ? sb->planted_now : NULL;
 }
 

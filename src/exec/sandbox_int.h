@@ -123,6 +123,7 @@ struct ag_sandbox {
 	int			  check_new;	/* the scan after a command: look into what
 						 * it created (gitplant.c) */
 	struct plist		  planted;	/* git directories so found, refused on */
+	int			  planted_stuck;	/* some of it could not be set aside */
 	char			  planted_now[PATH_MAX + 128];	/* what the scan after
 						 * the last command found, or "" */
 	char			  refusal[PATH_MAX + 256];	/* why the scan refused
@@ -216,11 +217,13 @@ int	sb_git_kind(const char *dir);
  * follow it either), -1 when it cannot be told (too long, a link loop). */
 int	sb_git_pointer(const char *dir, const char *name, const char *prefix, char *out,
 	    size_t outsz);
-/* gitplant.c: 1 when gitdir holds a hook other than git's samples, or a
- * config key that runs a program (what names it), else 0. */
+/* gitplant.c: 1 when gitdir holds a hook other than git's samples, a
+ * config key not on git's own list, or a part it cannot read as git would
+ * (what names it), else 0. */
 int	sb_git_planted(const char *gitdir, char *what, size_t whatsz);
-/* Renames what it finds where git does not look (NAME.planted). */
-void	sb_git_disarm(const char *gitdir);
+/* Renames what it finds where git does not look (NAME.planted): 0, or
+ * -1 when some of it could not be set aside. */
+int	sb_git_disarm(const char *gitdir);
 /* Ends the PID namespace (and whatever runs in it) and closes the fds. */
 void	sb_ns_free(struct ag_sandbox *sb);
 /* Forgets what the repository scans read (sb->scan). */
