@@ -832,6 +832,7 @@ stage_run(struct ag_core *core, struct cmd *c)
 		return refuse(c, "deny", c->why, "sandbox");
 	}
 	run_opts(core, &o);
+	ag_sandbox_command_starts(core->sandbox);
 	o.admit = admit_runner;
 	o.admit_arg = &ac;
 	r = c->xfer.kind != AG_XFER_NONE ? run_transfer(core, c, &o) : run_command(core, c, &o);

@@ -45,7 +45,9 @@
  * section, no subsection).  None runs a program.  core.worktree only
  * moves the work tree (git still takes config and hooks from the git
  * directory); a submodule's git directory has one.  A url is checked
- * further: "helper::address" runs git-remote-helper (url_runs).
+ * further: "helper::address" runs git-remote-helper, and a submodule's
+ * update mode may be "!command" (value_runs).  An alias is not on it: one
+ * without "!" still runs git with options of its own (-c core.pager=...).
  */
 static const char *const allowed[] = {
 	"core.repositoryformatversion", "core.filemode", "core.bare",
@@ -58,7 +60,7 @@ static const char *const allowed[] = {
 	"remote.*.partialclonefilter",
 	"branch.*.remote", "branch.*.merge", "branch.*.rebase", "branch.*.pushremote",
 	"branch.*.description",
-	"submodule.*.url", "submodule.*.active", "submodule.*.branch",
+	"submodule.*.url", "submodule.*.active", "submodule.*.branch", "submodule.*.update",
 	"user.name", "user.email", "init.defaultbranch", "lfs.repositoryformatversion",
 	"receive.denynonfastforwards", "pull.rebase", "pull.ff", "push.default",
 	"fetch.prune", "gc.auto", "color.ui",
@@ -83,12 +85,31 @@ key_allowed(const char *section, int has_sub, const char *key)
 	return 0;
 }
 
-/* A url git hands to a remote helper ("helper::address") runs a program. */
+/*
+ * A value that runs a program under an allowed key: a url git hands to a
+ * remote helper ("helper::address"), a submodule's update mode other than
+ * git's own (a "!command").
+ */
 static int
-url_runs(const char *key, const char *value)
+value_runs(const char *section, const char *key, const char *value)
 {
-	return (strcmp(key, "url") == 0 || strcmp(key, "pushurl") == 0) && value != NULL &&
-	    strstr(value, "::") != NULL;
+	static const char *const modes[] = { "checkout", "rebase", "merge", "none", NULL };
+	size_t i;
+
+	if (strcmp(key, "url") == 0 || strcmp(key, "pushurl") == 0)
+		return value != NULL && strstr(value, "::") != NULL;
+	if (strcmp(section, "submodule") == 0 && strcmp(key, "update") == 0) {
+		if (value == NULL)
+			return 1;
+		value += strspn(value, " \t");
+		for (i = 0; modes[i] != NULL; i++)
+			if (strncmp(value, modes[i], strlen(modes[i])) == 0 &&
+			    strspn(value + strlen(modes[i]), " \t") ==
+			    strlen(value + strlen(modes[i])))
+				return 0;
+		return 1;
+	}
+	return 0;
 }
 
 static void
@@ -189,7 +210,7 @@ config_text(char *buf, size_t n, char *what, size_t whatsz)
 			return snprintf(what, whatsz, "has a line git may read otherwise"), 1;
 		key[k] = '\0';
 		lower(key);
-		if (!key_allowed(section, has_sub, key) || url_runs(key, value))
+		if (!key_allowed(section, has_sub, key) || value_runs(section, key, value))
 			return snprintf(what, whatsz, "%s%s.%s", section, has_sub ? ".*" : "",
 			    key), 1;
 	}

@@ -923,12 +923,32 @@ unreadable(struct ag_sandbox *sb, const char *path, int e)
  * read-only.  What git would run from there is kept (sb->planted, and for
  * the account's next connections) and refuses commands until it is gone.
  */
+/* gitdir was made at or after since (ns; 0: never): its birth time, or
+ * where the file system keeps none, its ctime (later, so it errs on the
+ * side of looking).  A second of slack for the file system's coarse clock. */
+static int
+born_since(const char *gitdir, long long since)
+{
+	struct statx sx;
+	long long t;
+
+	if (since == 0)
+		return 0;
+	if (statx(AT_FDCWD, gitdir, AT_SYMLINK_NOFOLLOW, STATX_BTIME | STATX_CTIME, &sx) < 0)
+		return 1;
+	t = (sx.stx_mask & STATX_BTIME) ? (long long)sx.stx_btime.tv_sec * 1000000000LL +
+	    sx.stx_btime.tv_nsec : (long long)sx.stx_ctime.tv_sec * 1000000000LL +
+	    sx.stx_ctime.tv_nsec;
+	return t >= since - 1000000000LL;
+}
+
 static int
 check_planted(struct ag_sandbox *sb, const char *gitdir)
 {
 	char what[PATH_MAX + 128];
 
-	if (!sb->check_new || !sb_git_planted(gitdir, what, sizeof(what)))
+	if ((!sb->check_new && !born_since(gitdir, sb->check_since)) ||
+	    !sb_git_planted(gitdir, what, sizeof(what)))
 		return 0;
 	/* git run outside the gateway must not run it meanwhile; what cannot
 	 * be set aside is said to be so */
@@ -1501,14 +1521,39 @@ scan_repos(struct ag_sandbox *sb, const char *dir, int depth, size_t *budget,
 	return 0;
 }
 
+static int scan_all(struct ag_sandbox *sb, size_t *budget);
+
 static int
 scan_write_roots(struct ag_sandbox *sb)
 {
+	struct plist stale = { NULL, 0, 0 };
 	size_t i, budget = SCAN_ENTRIES;
 	int rc;
 
 	if (!sb->check_new && (rc = planted_refuses(sb)) < 0)
 		return rc;
+	/* another gateway's command whose check after it has not run (yet,
+	 * or ever: the gateway was killed): what was made since is looked into */
+	if (!sb->check_new)
+		sb->check_since = sb_pending_since(&stale);
+	rc = scan_all(sb, &budget);
+	if (rc == 0)
+		for (i = 0; i < stale.n; i++)
+			(void)unlink(stale.v[i]);
+	/* what that found refuses this command already */
+	if (rc == 0 && sb->check_since != 0 && sb->planted.n > 0)
+		rc = planted_refuses(sb);
+	sb_plist_free(&stale);
+	sb->check_since = 0;
+	return rc;
+}
+
+static int
+scan_all(struct ag_sandbox *sb, size_t *budget)
+{
+	size_t i;
+	int rc;
+
 	if (sb->nscan != sb->writes.n) {
 		sb_scan_free(sb);
 		if ((sb->scan = calloc(sb->writes.n, sizeof(*sb->scan))) == NULL)
@@ -1519,7 +1564,7 @@ scan_write_roots(struct ag_sandbox *sb)
 			return -1;
 	}
 	for (i = 0; i < sb->writes.n; i++)
-		if ((rc = scan_repos(sb, sb->writes.v[i], 0, &budget, &sb->scan[i])) < 0)
+		if ((rc = scan_repos(sb, sb->writes.v[i], 0, budget, &sb->scan[i])) < 0)
 			return rc;
 	if (sb->scan_read) {
 		sb->scan_read = 0;
@@ -1872,8 +1917,16 @@ ag_sandbox_after(struct ag_sandbox *sb, int *set_aside)
 	/* a bound reached, or out of memory: the next command's scan says so */
 	(void)scan_write_roots(sb);
 	sb->check_new = 0;
+	sb_pending_clear();
 	*set_aside = !sb->planted_stuck;
 	return sb->planted_now[0] != '\0' ? sb->planted_now : NULL;
+}
+
+void
+ag_sandbox_command_starts(const struct ag_sandbox *sb)
+{
+	if (sb != NULL && sb->ns_user_fd >= 0 && sb->writes.n > 0)
+		sb_pending_mark();
 }
 
 int

@@ -97,6 +97,12 @@ int	ag_sandbox_refresh(struct ag_sandbox *sb, struct ag_err *err);
  * of it was renamed where git does not look, 0 when some could not be.
  */
 const char *ag_sandbox_after(struct ag_sandbox *sb, int *set_aside);
+/*
+ * Just before the runner starts: recorded for the account's other
+ * connections, whose scans look into git directories made since, until
+ * ag_sandbox_after has run (or the gateway is found gone).
+ */
+void	ag_sandbox_command_starts(const struct ag_sandbox *sb);
 
 /*
  * Strict tier, for the one command a validator allowed (validate/): the

@@ -123,6 +123,8 @@ struct ag_sandbox {
 	int			  check_new;	/* the scan after a command: look into what
 						 * it created (gitplant.c) */
 	struct plist		  planted;	/* git directories so found, refused on */
+	long long		  check_since;	/* look into git directories born since
+						 * (ns; a command's check may not have run) */
 	int			  planted_stuck;	/* some of it could not be set aside */
 	char			  planted_now[PATH_MAX + 128];	/* what the scan after
 						 * the last command found, or "" */
@@ -208,6 +210,12 @@ void	sb_scan_save(const struct ag_sandbox *sb);
  * for the account's next connections: load merges, -1 out of memory. */
 int	sb_planted_load(struct ag_sandbox *sb);
 void	sb_planted_save(const struct ag_sandbox *sb);
+/* A command is about to run (mark) or its check after it has run (clear);
+ * the earliest time another gateway of the account marked (0: none),
+ * the records of gateways that are gone added to stale. */
+void	sb_pending_mark(void);
+void	sb_pending_clear(void);
+long long sb_pending_since(struct plist *stale);
 /* gitlinks.c: what git would take for a git directory at dir, links
  * followed (SD_GITDIR, with SD_COMMONDIR), or 0. */
 int	sb_git_kind(const char *dir);

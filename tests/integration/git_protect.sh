@@ -422,4 +422,25 @@ x "cd ~/work && git clone -q wtc wtc-clone 2>&1 && git -C wtc-clone config user.
 ag_like "$x_out" "cloned" "clone_made"
 ag_unlike "$x_err" "was put in a git repository" "clone_config_is_benign" "$x_err"
 
+# H3: the client goes away (TERM, KILL) while the command that planted
+# still runs, so the check after it has not run: the next connection looks
+# into what was made since that command started (recorded before the
+# runner started), sets it aside and refuses
+for v in TERM KILL; do
+	ag_ssh "python3 -c 'import os, subprocess, time
+subprocess.run([\"git\", \"init\", \"-q\", \"$W/hup$v\"], check=True)
+p = \"$W/hup$v/.git/hooks/post-commit\"; open(p, \"w\").write(\"$HOOK\"); os.chmod(p, 0o755)
+print(\"planted\", flush=True); time.sleep(600)'" > "$AG_DIR/hup$v.out" 2> "$AG_DIR/hup$v.err" &
+	pid=$!
+	ag_wait_until 30 grep -q planted "$AG_DIR/hup$v.out"
+	kill -$v $pid
+	wait $pid 2>/dev/null
+	x 'echo should-not-run'
+	ag_like "$x_err" "agentgate: refused: $W/hup$v/.git/hooks/post-commit.planted was put in a git repository" \
+	    "hangup_${v}_next_connection_refused" "$x_err"
+	ag_unlike "$x_out" "should-not-run" "hangup_${v}_next_connection_ran_nothing"
+	victims "$W/hup$v" "hangup_$v"
+	unplant "$W/hup$v"
+done
+
 ag_done
