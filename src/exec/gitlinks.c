@@ -23,7 +23,10 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <sys/syscall.h>
+#include <linux/openat2.h>
 
+#include "exec/sandbox.h"
 #include "exec/sandbox_int.h"
 
 static int
@@ -97,6 +100,41 @@ sb_git_kind(const char *dir)
 	return 0;
 }
 
+/*
+ * A pointer the gateway cannot resolve as git will: through a magic link
+ * (/proc/self/cwd, /proc/PID/root: the gateway's process is not git's),
+ * or anywhere in /proc; or into a persistent /tmp (the agent writes it as
+ * /tmp, outside the write roots, so what lies there is not protected).
+ */
+static int
+in_proc(const char *path)
+{
+	path += strspn(path, "/");
+	return strncmp(path, "proc", 4) == 0 && (path[4] == '/' || path[4] == '\0');
+}
+
+int
+sb_git_resolves_otherwise(const char *target, const char *real)
+{
+	struct open_how how;
+	const char *base = ag_sandbox_tmp_base();
+	int fd;
+
+	if (in_proc(target))
+		return 1;
+	/* a link elsewhere to a magic link: ELOOP (ENOENT: nothing there, as
+	 * the gateway resolves it; git, resolving as itself, might find one,
+	 * but only through a magic link or /proc, caught here) */
+	memset(&how, 0, sizeof(how));
+	how.flags = O_PATH | O_CLOEXEC;
+	how.resolve = RESOLVE_NO_MAGICLINKS;
+	if ((fd = (int)syscall(SYS_openat2, AT_FDCWD, target, &how, sizeof(how))) >= 0)
+		close(fd);
+	else if (errno == ELOOP)
+		return 1;
+	return real != NULL && (in_proc(real) || (base != NULL && sb_path_within(real, base)));
+}
+
 int
 sb_git_pointer(const char *dir, const char *name, const char *prefix, char *out, size_t outsz)
 {
@@ -121,7 +159,9 @@ sb_git_pointer(const char *dir, const char *name, const char *prefix, char *out,
 	}
 	if (outsz < PATH_MAX)
 		return -1;
+	if (sb_git_resolves_otherwise(target, NULL))
+		return -2;
 	if (realpath(target, out) == NULL)
 		return errno == ENAMETOOLONG || errno == ELOOP ? -1 : 0;
-	return 1;
+	return sb_git_resolves_otherwise(target, out) ? -2 : 1;
 }

@@ -1142,6 +1142,9 @@ protect_repo(struct ag_sandbox *sb, const char *gitdir)
 
 static int protect_gitdir(struct ag_sandbox *sb, const char *gitdir, int kind, int hops);
 
+static const char otherwise[] = "through /proc (git resolves it as itself, not as the "
+    "gateway) or into a persistent /tmp (written outside the write roots)";
+
 static int
 pointer_refused(struct ag_sandbox *sb, const char *dir, const char *name, const char *why)
 {
@@ -1158,6 +1161,8 @@ follow_commondir(struct ag_sandbox *sb, const char *gitdir, int hops)
 	struct stat st;
 	int rc = sb_git_pointer(gitdir, "commondir", NULL, common, sizeof(common));
 
+	if (rc == -2)
+		return pointer_refused(sb, gitdir, "commondir", otherwise);
 	if (rc < 0 || hops > POINTER_HOPS)
 		return pointer_refused(sb, gitdir, "commondir", "where the scan cannot tell");
 	if (rc == 0 || !beneath_any(&sb->writes, common) ||
@@ -1211,10 +1216,14 @@ follow_dotgit(struct ag_sandbox *sb, const char *dir)
 
 	if ((size_t)snprintf(link, sizeof(link), "%s/.git", dir) >= sizeof(link))
 		return pointer_refused(sb, dir, ".git", "where the scan cannot tell");
-	if (stat(link, &st) == 0 && S_ISDIR(st.st_mode))
+	if (stat(link, &st) == 0 && S_ISDIR(st.st_mode)) {
 		rc = realpath(link, target) != NULL ? 1 : -1;
-	else
+		if (rc == 1 && sb_git_resolves_otherwise(link, target))
+			rc = -2;
+	} else
 		rc = sb_git_pointer(dir, ".git", "gitdir: ", target, sizeof(target));
+	if (rc == -2)
+		return pointer_refused(sb, dir, ".git", otherwise);
 	if (rc < 0)
 		return pointer_refused(sb, dir, ".git", "where the scan cannot tell");
 	if (rc == 0 || !beneath_any(&sb->writes, target) || (kind = sb_git_kind(target)) == 0)

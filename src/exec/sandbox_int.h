@@ -222,9 +222,14 @@ int	sb_git_kind(const char *dir);
 /* The directory the file dir/name points to (prefix, as "gitdir: ",
  * first; relative to dir), canonical, into out (PATH_MAX bytes): 1, 0
  * when there is none (no such file, a dangling target: git would not
- * follow it either), -1 when it cannot be told (too long, a link loop). */
+ * follow it either), -1 when it cannot be told (too long, a link loop),
+ * -2 when git may resolve it otherwise (through /proc) or it leads into a
+ * persistent /tmp, which the agent writes outside the write roots. */
 int	sb_git_pointer(const char *dir, const char *name, const char *prefix, char *out,
 	    size_t outsz);
+/* target (as written), real (as the gateway resolved it): 1 when git may
+ * resolve it otherwise or it leads into a persistent /tmp (above). */
+int	sb_git_resolves_otherwise(const char *target, const char *real);
 /* gitplant.c: 1 when gitdir holds a hook other than git's samples, a
  * config key not on git's own list, or a part it cannot read as git would
  * (what names it), else 0. */

@@ -443,4 +443,46 @@ print(\"planted\", flush=True); time.sleep(600)'" > "$AG_DIR/hup$v.out" 2> "$AG_
 	unplant "$W/hup$v"
 done
 
+# H8: a .git file pointing through /proc (git resolves /proc/self as
+# itself, the gateway as itself) into a repository in an object store
+x "python3 -c 'import os, subprocess
+subprocess.run([\"git\", \"init\", \"-q\", \"--bare\", \"$W/host/.git/objects/ev/hid2\"], check=True)
+os.makedirs(\"$W/pcw\")
+open(\"$W/pcw/.git\", \"w\").write(\"gitdir: /proc/self/cwd/../host/.git/objects/ev/hid2\\n\")
+print(\"pointed\")'"
+ag_is "$x_out" "pointed" "proc_pointer_written"
+x "python3 -c 'import os
+p = \"$W/host/.git/objects/ev/hid2/hooks/pre-commit\"; open(p, \"w\").write(\"$HOOK\"); os.chmod(p, 0o755)
+print(\"planted\")'"
+ag_like "$x_err" "agentgate: refused: $W/pcw/.git points through /proc" "proc_pointer_refused" "$x_err"
+ag_unlike "$x_out" "planted" "proc_pointer_ran_nothing"
+victims "$W/pcw" "proc_pointer"
+rm -f "$W/pcw/.git"
+x 'echo works-again'
+ag_is "$x_out" "works-again" "proc_pointer_commands_run_again_once_it_is_gone"
+
+# H7: a commondir naming the persistent /tmp by its host path
+x "grep ' /tmp ' /proc/self/mountinfo"
+T=$(printf '%s\n' "$x_out" | awk '$5 == "/tmp" { print $4; exit }')
+if [ -n "$T" ] && [ -d "$T" ]; then
+	x "git init -q ~/work/pc && echo made"
+	ag_is "$x_out" "made" "persistent_tmp_pointer_repository_made"
+	x "python3 -c 'import os, shutil
+for d in (\"objects\", \"refs/heads\", \"hooks\"): os.makedirs(\"/tmp/ev/\" + d, exist_ok=True)
+shutil.copy(\"$W/pc/.git/config\", \"/tmp/ev/config\")
+open(\"/tmp/ev/config\", \"a\").write(\"[core]\\n\\tfsmonitor = touch $PWN\\n\")
+open(\"$W/pc/.git/commondir\", \"w\").write(\"$T/ev\\n\"); print(\"pointed\")'"
+	ag_is "$x_out" "pointed" "persistent_tmp_pointer_written"
+	x 'echo should-not-run'
+	ag_like "$x_err" "agentgate: refused: $W/pc/.git/commondir points through /proc .* or into a persistent /tmp" \
+	    "persistent_tmp_pointer_refused" "$x_err"
+	ag_unlike "$x_out" "should-not-run" "persistent_tmp_pointer_ran_nothing"
+	rm -f "$W/pc/.git/commondir"
+	rm -rf "$T/ev"
+	x 'echo works-again'
+	ag_is "$x_out" "works-again" "persistent_tmp_pointer_commands_run_again_once_it_is_gone"
+else
+	ag_pass "persistent_tmp_pointer_skipped_no_persistent_tmp"
+fi
+
 ag_done
