@@ -417,8 +417,8 @@ cfgplant gpg "c + b\"[commit]\\n\\tgpgSign = true\\n[gpg]\\n\\tformat = ssh\\n[g
 planted_reported "$W/gpg/.git/config \(commit.gpgsign\)" "config_gpg"
 victims "$W/gpg" "config_gpg"
 unplant "$W/gpg"
-# the benign side: a clone's config (remote, branch) is on the list
-x "cd ~/work && git clone -q wtc wtc-clone 2>&1 && git -C wtc-clone config user.name someone && echo cloned"
+# the benign side: a clone's config (remote, branch, sparse checkout) is on the list
+x "cd ~/work && git clone -q wtc wtc-clone 2>&1 && git -C wtc-clone config user.name someone && git -C wtc-clone sparse-checkout set --cone src && echo cloned"
 ag_like "$x_out" "cloned" "clone_made"
 ag_unlike "$x_err" "was put in a git repository" "clone_config_is_benign" "$x_err"
 
