@@ -969,6 +969,8 @@ check_planted(struct ag_sandbox *sb, const char *gitdir)
  * refuses it, naming what is there; one no longer planted (or gone) is
  * forgotten.  -2 with sb->refusal, 0, or -1 out of memory.
  */
+#define WHAT_MAX	(PATH_MAX - 256)	/* of what, in a refusal */
+
 static int
 planted_refuses(struct ag_sandbox *sb)
 {
@@ -999,12 +1001,18 @@ planted_refuses(struct ag_sandbox *sb)
 		sb_planted_save(sb);
 	if (what[0] == '\0')
 		return 0;
-	snprintf(sb->refusal, sizeof(sb->refusal), "refused: %s was put in a git repository "
-	    "by the command that created it, before the gateway could make it read-only%s: "
-	    "remove it (as the account outside the gateway, or as root): commands are "
-	    "refused until then", what, strstr(what, ".planted") != NULL ? " (it is set "
-	    "aside, under a name git does not read)" : "; git run outside the gateway would "
-	    "run it");
+	if (strstr(what, ".planted") != NULL)
+		snprintf(sb->refusal, sizeof(sb->refusal), "refused: %.*s was put in a git "
+		    "repository by the command that created it, before the gateway could make "
+		    "it read-only (it is set aside, under a name git does not read): remove it "
+		    "(as the account outside the gateway, or as root): commands are refused "
+		    "until then", WHAT_MAX, what);
+	else
+		snprintf(sb->refusal, sizeof(sb->refusal), "refused: %.*s was put in a git "
+		    "repository by the command that created it, before the gateway could make "
+		    "it read-only; git run outside the gateway would run it: remove it (as the "
+		    "account outside the gateway, or as root): commands are refused until then",
+		    WHAT_MAX, what);
 	return -2;
 }
 
