@@ -342,7 +342,7 @@ open_dir_nofollow(const char *dir)
 	}
 }
 
-enum nofollow_op { NF_MKDIR, NF_CREATE, NF_RENAME };
+enum nofollow_op { NF_MKDIR, NF_CREATE, NF_RENAME, NF_OPEN };
 
 /* One operation on names in dir, walked as above, as the caller. */
 static int
@@ -364,6 +364,9 @@ in_dir_nofollow(enum nofollow_op op, const char *dir, const char *name, const ch
 			break;
 		case NF_RENAME:
 			rc = renameat(fd, name, fd, to);
+			break;
+		case NF_OPEN:	/* dir itself, for a listing: the fd */
+			rc = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 			break;
 		}
 		e = errno;
@@ -392,6 +395,12 @@ int
 ag_privsep_rename_nofollow(const char *dir, const char *from, const char *to)
 {
 	return in_dir_nofollow(NF_RENAME, dir, from, to, 0);
+}
+
+int
+ag_privsep_open_dir_nofollow(const char *dir)
+{
+	return in_dir_nofollow(NF_OPEN, dir, NULL, NULL, 0);
 }
 
 gid_t

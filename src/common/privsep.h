@@ -92,6 +92,9 @@ int	ag_privsep_mkdir_nofollow(const char *dir, const char *name, mode_t mode);
 /* The same for an empty file (O_EXCL), and for a rename within dir. */
 int	ag_privsep_create_nofollow(const char *dir, const char *name, mode_t mode);
 int	ag_privsep_rename_nofollow(const char *dir, const char *from, const char *to);
+/* dir walked the same way, opened for reading (a listing): the fd, or -1
+ * with errno (a link on the way: ENOTDIR or ELOOP). */
+int	ag_privsep_open_dir_nofollow(const char *dir);
 
 /*
  * The gateway's group for this process: the one held, or for root (serve,

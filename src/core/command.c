@@ -808,15 +808,18 @@ run_upstream(struct ag_core *core, struct cmd *c)
 static void
 planted_after(struct ag_core *core)
 {
-	const char *what = ag_sandbox_after(core->sandbox);
+	int set_aside;
+	const char *what = ag_sandbox_after(core->sandbox, &set_aside);
 	char msg[AG_ERR_MSG_MAX];
 	struct ag_err e;
 
 	if (what == NULL)
 		return;
 	snprintf(msg, sizeof(msg), "%s was put in a git repository by the command that created "
-	    "it, before the gateway could make it read-only: it is set aside as *.planted, a "
-	    "name git does not read, and commands are refused until that is removed", what);
+	    "it, before the gateway could make it read-only: %s, and commands are refused "
+	    "until that is removed", what, set_aside ? "it is set aside as *.planted, a name "
+	    "git does not read" : "it could NOT be set aside (git run outside the gateway "
+	    "may run it: remove it now)");
 	fflush(stdout);
 	fprintf(stderr, "agentgate: %s\n", msg);
 	fflush(stderr);
@@ -869,6 +872,7 @@ stage_run(struct ag_core *core, struct cmd *c)
 		return refuse(c, "deny", c->why, "sandbox");
 	}
 	run_opts(core, &o);
+	ag_sandbox_command_starts(core->sandbox);
 	o.admit = admit_runner;
 	o.admit_arg = &ac;
 	r = c->xfer.kind != AG_XFER_NONE ? run_transfer(core, c, &o) : run_command(core, c, &o);

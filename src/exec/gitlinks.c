@@ -9,7 +9,8 @@
  * write, so the scan reads them each time and protects (or refuses) what
  * they point to.  What git accepts as a git directory is checked here the
  * way git checks it (setup.c, is_git_directory): HEAD, and objects/ and
- * refs/ in the common directory, links followed.
+ * refs/ in the common directory, links followed (of any file type: git
+ * checks only that it may search them).
  */
 #include "agconfig.h"
 #include "common/compat.h"
@@ -22,18 +23,11 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <sys/syscall.h>
+#include <linux/openat2.h>
 
+#include "exec/sandbox.h"
 #include "exec/sandbox_int.h"
-
-static int
-is_dir_at(const char *dir, const char *name)
-{
-	char p[PATH_MAX];
-	struct stat st;
-
-	return (size_t)snprintf(p, sizeof(p), "%s/%s", dir, name) < sizeof(p) &&
-	    stat(p, &st) == 0 && S_ISDIR(st.st_mode);
-}
 
 static int
 exists_at(const char *dir, const char *name)
@@ -43,6 +37,18 @@ exists_at(const char *dir, const char *name)
 
 	return (size_t)snprintf(p, sizeof(p), "%s/%s", dir, name) < sizeof(p) &&
 	    stat(p, &st) == 0;
+}
+
+/* objects/ and refs/: git checks access(X_OK) only (a file passes), so
+ * anything at the name counts; a dangling link too (fail closed). */
+static int
+any_at(const char *dir, const char *name)
+{
+	char p[PATH_MAX];
+	struct stat st;
+
+	return (size_t)snprintf(p, sizeof(p), "%s/%s", dir, name) < sizeof(p) &&
+	    lstat(p, &st) == 0;
 }
 
 /*
@@ -86,12 +92,47 @@ sb_git_kind(const char *dir)
 		return 0;
 	if (exists_at(dir, "commondir"))
 		kind |= SD_COMMONDIR;
-	if (is_dir_at(dir, "objects") && is_dir_at(dir, "refs"))
+	if (any_at(dir, "objects") && any_at(dir, "refs"))
 		return kind | SD_GITDIR;
 	if ((kind & SD_COMMONDIR) && sb_git_pointer(dir, "commondir", NULL, common,
-	    sizeof(common)) > 0 && is_dir_at(common, "objects") && is_dir_at(common, "refs"))
+	    sizeof(common)) > 0 && any_at(common, "objects") && any_at(common, "refs"))
 		return kind | SD_GITDIR;
 	return 0;
+}
+
+/*
+ * A pointer the gateway cannot resolve as git will: through a magic link
+ * (/proc/self/cwd, /proc/PID/root: the gateway's process is not git's),
+ * or anywhere in /proc; or into a persistent /tmp (the agent writes it as
+ * /tmp, outside the write roots, so what lies there is not protected).
+ */
+static int
+in_proc(const char *path)
+{
+	path += strspn(path, "/");
+	return strncmp(path, "proc", 4) == 0 && (path[4] == '/' || path[4] == '\0');
+}
+
+int
+sb_git_resolves_otherwise(const char *target, const char *real)
+{
+	struct open_how how;
+	const char *base = ag_sandbox_tmp_base();
+	int fd;
+
+	if (in_proc(target))
+		return 1;
+	/* a link elsewhere to a magic link: ELOOP (ENOENT: nothing there, as
+	 * the gateway resolves it; git, resolving as itself, might find one,
+	 * but only through a magic link or /proc, caught here) */
+	memset(&how, 0, sizeof(how));
+	how.flags = O_PATH | O_CLOEXEC;
+	how.resolve = RESOLVE_NO_MAGICLINKS;
+	if ((fd = (int)syscall(SYS_openat2, AT_FDCWD, target, &how, sizeof(how))) >= 0)
+		close(fd);
+	else if (errno == ELOOP)
+		return 1;
+	return real != NULL && (in_proc(real) || (base != NULL && sb_path_within(real, base)));
 }
 
 int
@@ -118,7 +159,9 @@ sb_git_pointer(const char *dir, const char *name, const char *prefix, char *out,
 	}
 	if (outsz < PATH_MAX)
 		return -1;
+	if (sb_git_resolves_otherwise(target, NULL))
+		return -2;
 	if (realpath(target, out) == NULL)
 		return errno == ENAMETOOLONG || errno == ELOOP ? -1 : 0;
-	return 1;
+	return sb_git_resolves_otherwise(target, out) ? -2 : 1;
 }

@@ -8,8 +8,16 @@
  * hook (core.hooksPath=/dev/null), but git run by the account outside it
  * would.  So the gateway scans again after every command, and a git
  * directory that appeared during it is looked at here: a hook that is not
- * one of git's own samples, or a config key that names a program, is
- * reported, and commands are refused until it is gone.
+ * one of git's own samples, or a config key that is not one git writes
+ * itself, is reported, and commands are refused until it is gone.
+ *
+ * The gateway's view must not differ from git's, so anything it cannot
+ * read as git would counts as planted: a part that is a link or of the
+ * wrong type, one it cannot open or list, a config this strict reader
+ * does not follow to the letter (a byte-order mark, a NUL, a continued
+ * line, a control character), and every key not on the allow-list below
+ * (git has many keys that run a program, and gains more: a deny-list
+ * misses the next one).
  */
 #include "agconfig.h"
 #include "common/compat.h"
@@ -30,41 +38,77 @@
 
 #define CONFIG_MAX	(1024 * 1024)	/* bytes of a config looked at; past it: planted */
 
-/* Keys that run a program, as "section.key", "section.*.key" (any
- * subsection) or "section.*" (every key of the section). */
-static const char *const running[] = {
-	"core.hookspath", "core.fsmonitor", "core.sshcommand", "core.editor",
-	"core.pager", "core.askpass", "core.gitproxy", "sequence.editor",
-	"diff.external", "diff.*.textconv", "diff.*.command", "merge.*.driver",
-	"filter.*", "credential.helper", "credential.*.helper", "include.path",
-	"includeif.*", "gpg.program", "gpg.*.program", "pager.*",
-	"uploadpack.packobjectshook", "remote.*.uploadpack", "remote.*.receivepack",
-	"web.browser", "browser.*.cmd", "man.*.cmd", "difftool.*.cmd",
-	"mergetool.*.cmd", "sendemail.sendmailcmd", "sendemail.smtpserver",
-	"core.alternaterefscommand", "protocol.allow", "protocol.*.allow",
+/*
+ * The keys git init, clone, worktree, submodule and a plain commit write
+ * (and a few a user sets on a fresh clone), as "section.key",
+ * "section.*.key" (any subsection) or "section.*" (every key of the
+ * section, no subsection).  None runs a program.  core.worktree only
+ * moves the work tree (git still takes config and hooks from the git
+ * directory); a submodule's git directory has one.  A url is checked
+ * further: "helper::address" runs git-remote-helper, and a submodule's
+ * update mode may be "!command" (value_runs).  An alias is not on it: one
+ * without "!" still runs git with options of its own (-c core.pager=...).
+ */
+static const char *const allowed[] = {
+	"core.repositoryformatversion", "core.filemode", "core.bare",
+	"core.logallrefupdates", "core.ignorecase", "core.precomposeunicode",
+	"core.symlinks", "core.worktree", "core.sharedrepository", "core.autocrlf",
+	"core.eol", "core.safecrlf", "core.quotepath", "core.sparsecheckout",
+	"core.sparsecheckoutcone", "index.sparse", "maintenance.auto", "maintenance.strategy",
+	"extensions.*",
+	"remote.*.url", "remote.*.pushurl", "remote.*.fetch", "remote.*.push",
+	"remote.*.mirror", "remote.*.tagopt", "remote.*.prune", "remote.*.promisor",
+	"remote.*.partialclonefilter",
+	"branch.*.remote", "branch.*.merge", "branch.*.rebase", "branch.*.pushremote",
+	"branch.*.description",
+	"submodule.*.url", "submodule.*.active", "submodule.*.branch", "submodule.*.update",
+	"user.name", "user.email", "init.defaultbranch", "lfs.repositoryformatversion",
+	"receive.denynonfastforwards", "pull.rebase", "pull.ff", "push.default",
+	"fetch.prune", "gc.auto", "color.ui",
 	NULL
 };
 
 static int
-key_runs(const char *section, int has_sub, const char *key, const char *value)
+key_allowed(const char *section, int has_sub, const char *key)
 {
 	size_t i, sl = strlen(section);
 
-	/* an alias or a submodule's update mode runs a shell when it begins with ! */
-	if ((strcmp(section, "alias") == 0 && !has_sub) ||
-	    (strcmp(section, "submodule") == 0 && has_sub && strcmp(key, "update") == 0))
-		return value != NULL && value[strspn(value, " \t\"")] == '!';
-	for (i = 0; running[i] != NULL; i++) {
-		const char *r = running[i];
+	for (i = 0; allowed[i] != NULL; i++) {
+		const char *r = allowed[i];
 
 		if (strncmp(r, section, sl) != 0 || r[sl] != '.')
 			continue;
 		r += sl + 1;
-		if (strcmp(r, "*") == 0)
+		if (strcmp(r, "*") == 0 ? !has_sub : strncmp(r, "*.", 2) == 0 ?
+		    has_sub && strcmp(r + 2, key) == 0 : !has_sub && strcmp(r, key) == 0)
 			return 1;
-		if (strncmp(r, "*.", 2) == 0 ? has_sub && strcmp(r + 2, key) == 0 :
-		    !has_sub && strcmp(r, key) == 0)
+	}
+	return 0;
+}
+
+/*
+ * A value that runs a program under an allowed key: a url git hands to a
+ * remote helper ("helper::address"), a submodule's update mode other than
+ * git's own (a "!command").
+ */
+static int
+value_runs(const char *section, const char *key, const char *value)
+{
+	static const char *const modes[] = { "checkout", "rebase", "merge", "none", NULL };
+	size_t i;
+
+	if (strcmp(key, "url") == 0 || strcmp(key, "pushurl") == 0)
+		return value != NULL && strstr(value, "::") != NULL;
+	if (strcmp(section, "submodule") == 0 && strcmp(key, "update") == 0) {
+		if (value == NULL)
 			return 1;
+		value += strspn(value, " \t");
+		for (i = 0; modes[i] != NULL; i++)
+			if (strncmp(value, modes[i], strlen(modes[i])) == 0 &&
+			    strspn(value + strlen(modes[i]), " \t") ==
+			    strlen(value + strlen(modes[i])))
+				return 0;
+		return 1;
 	}
 	return 0;
 }
@@ -77,82 +121,150 @@ lower(char *s)
 }
 
 /*
- * One line of a config: a "[section "sub"]" header (which may carry a key
- * after it) and/or a "key = value".  1 when the key runs a program, its
- * name in what.
+ * A "[section]", "[section "sub"]" or legacy "[section.sub]" header at l
+ * (just past '['): the section, lowercased, into section; the rest of
+ * the line (a key may follow) returned, or NULL when git would read it
+ * differently or not at all.
  */
-static int
-config_line(char *l, char *section, size_t secsz, int *has_sub, char *what, size_t whatsz)
+static char *
+config_header(char *l, char *section, size_t secsz, int *has_sub)
 {
-	char *key, *value = NULL, *e;
-	size_t n;
+	size_t n = strspn(l, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-.");
+	char *dot;
 
-	l += strspn(l, " \t");
-	if (*l == '[') {
-		if ((e = strchr(l, ']')) == NULL)
-			return 0;
-		*e = '\0';
-		n = strcspn(l + 1, " \t.\"");
-		*has_sub = l[1 + n] != '\0';
-		if (n >= secsz)
-			n = secsz - 1;
-		memcpy(section, l + 1, n);
-		section[n] = '\0';
-		lower(section);
-		l = e + 1;
+	if (n == 0 || n >= secsz)
+		return NULL;
+	memcpy(section, l, n);
+	section[n] = '\0';
+	*has_sub = 0;
+	if ((dot = strchr(section, '.')) != NULL) {
+		*dot = '\0';
+		*has_sub = 1;
+		if (section[0] == '\0')
+			return NULL;
+	}
+	lower(section);
+	l += n;
+	if (*l == ' ' || *l == '\t') {
+		if (*has_sub)
+			return NULL;
 		l += strspn(l, " \t");
+		if (*l++ != '"')
+			return NULL;
+		while (*l != '"') {
+			if (*l == '\0')
+				return NULL;
+			if (*l == '\\' && l[1] != '\0')
+				l++;
+			l++;
+		}
+		l++;
+		*has_sub = 1;
 	}
-	if (!isalpha((unsigned char)*l) || section[0] == '\0')
-		return 0;
-	key = l;
-	n = strspn(key, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-");
-	if (key[n] != '\0') {
-		value = key + n;
-		value += strspn(value, " \t");
-		value = *value == '=' ? value + 1 : NULL;
-		key[n] = '\0';
-	}
-	lower(key);
-	if (!key_runs(section, *has_sub, key, value))
-		return 0;
-	snprintf(what, whatsz, "%s%s.%s", section, *has_sub ? ".*" : "", key);
-	return 1;
+	return *l == ']' ? l + 1 : NULL;
 }
 
-/* path, a config file: 1 planted (the key in what), 0 not, or absent. */
+/*
+ * A config's text (n bytes, NUL-terminated at n): 0 when every line is
+ * one this reader follows and every key is allowed; 1 with why in what.
+ */
 static int
-config_runs(const char *path, char *what, size_t whatsz)
+config_text(char *buf, size_t n, char *what, size_t whatsz)
 {
-	char section[64] = "", key[96], *buf, *l, *next;
-	struct stat st;
-	ssize_t n;
-	int fd, has_sub = 0, found = 0;
+	char section[64] = "", *l, *next, *key, *value;
+	int has_sub = 0;
+	size_t k;
 
-	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)) < 0)
-		return 0;
+	if (n >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0)
+		return snprintf(what, whatsz, "begins with a byte-order mark"), 1;
+	if (memchr(buf, '\0', n) != NULL)
+		return snprintf(what, whatsz, "holds a NUL byte"), 1;
+	for (l = buf; l != NULL; l = next) {
+		if ((next = strchr(l, '\n')) != NULL)
+			*next++ = '\0';
+		k = strlen(l);
+		if (k > 0 && l[k - 1] == '\r')
+			l[--k] = '\0';
+		for (key = l; *key; key++)
+			if ((unsigned char)*key < 0x20 && *key != '\t')
+				return snprintf(what, whatsz, "holds a control character"), 1;
+		if (k > 0 && l[k - 1] == '\\')
+			return snprintf(what, whatsz, "continues a line with \\"), 1;
+		l += strspn(l, " \t");
+		if (*l == '[' && (l = config_header(l + 1, section, sizeof(section),
+		    &has_sub)) == NULL)
+			return snprintf(what, whatsz, "has a section header git may read "
+			    "otherwise"), 1;
+		l += strspn(l, " \t");
+		if (*l == '\0' || *l == '#' || *l == ';')
+			continue;
+		if (section[0] == '\0' || !isalpha((unsigned char)*l))
+			return snprintf(what, whatsz, "has a line git may read otherwise"), 1;
+		key = l;
+		k = strspn(key, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-");
+		l = key + k;
+		l += strspn(l, " \t");
+		value = NULL;
+		if (*l == '=')
+			value = l + 1;
+		else if (*l != '\0' && *l != '#' && *l != ';')
+			return snprintf(what, whatsz, "has a line git may read otherwise"), 1;
+		key[k] = '\0';
+		lower(key);
+		if (!key_allowed(section, has_sub, key) || value_runs(section, key, value))
+			return snprintf(what, whatsz, "%s%s.%s", section, has_sub ? ".*" : "",
+			    key), 1;
+	}
+	return 0;
+}
+
+/* dir/name (an fd of dir), a config: 1 planted (why in what), 0 not, or absent. */
+static int
+config_planted(int dfd, const char *path, const char *name, char *what, size_t whatsz)
+{
+	char why[128], *buf;
+	struct stat st;
+	size_t got = 0;
+	ssize_t n;
+	int fd;
+
+	if ((fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
+	    O_CLOEXEC)) < 0) {
+		if (errno == ENOENT)
+			return 0;
+		snprintf(what, whatsz, "%s/%s (%s)", path, name, errno == ELOOP ?
+		    "a symbolic link" : "cannot be read");
+		return 1;
+	}
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
-		return 0;
+		snprintf(what, whatsz, "%s/%s (not a regular file)", path, name);
+		return 1;
 	}
 	if (st.st_size > CONFIG_MAX || (buf = malloc((size_t)st.st_size + 1)) == NULL) {
 		close(fd);
-		snprintf(what, whatsz, "%s (too large to read)", path);
+		snprintf(what, whatsz, "%s/%s (too large to read)", path, name);
 		return 1;
 	}
-	do
-		n = read(fd, buf, (size_t)st.st_size);
-	while (n < 0 && errno == EINTR);
+	while (got < (size_t)st.st_size) {
+		n = read(fd, buf + got, (size_t)st.st_size - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
 	close(fd);
-	buf[n > 0 ? n : 0] = '\0';
-	for (l = buf; l != NULL && !found; l = next) {
-		if ((next = strchr(l, '\n')) != NULL)
-			*next++ = '\0';
-		found = config_line(l, section, sizeof(section), &has_sub, key, sizeof(key));
+	buf[got] = '\0';
+	if (got != (size_t)st.st_size)
+		snprintf(why, sizeof(why), "cannot be read");
+	else if (config_text(buf, got, why, sizeof(why)) == 0) {
+		free(buf);
+		return 0;
 	}
 	free(buf);
-	if (found)
-		snprintf(what, whatsz, "%s (%s)", path, key);
-	return found;
+	snprintf(what, whatsz, "%s/%s (%s)", path, name, why);
+	return 1;
 }
 
 static int
@@ -164,66 +276,144 @@ ends_with(const char *s, const char *tail)
 }
 
 static const char *const configs[] = { "config", "config.worktree", NULL };
-static const char *const quarantined[] = { "config.planted", "config.worktree.planted", NULL };
+static const char *const quarantined[] = { "config.planted", "config.worktree.planted",
+	"hooks.planted", NULL };
+
+/* hooks/ of gitdir (dfd): -2 absent, -1 a link, not a directory or not to
+ * be read (why in what), else a listing fd. */
+static int
+open_hooks(int dfd, const char *gitdir, char *what, size_t whatsz)
+{
+	int fd = openat(dfd, "hooks", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd >= 0)
+		return fd;
+	if (errno == ENOENT)
+		return -2;
+	snprintf(what, whatsz, "%s/hooks (%s)", gitdir, errno == ELOOP || errno == ENOTDIR ?
+	    "a symbolic link or not a directory" : "cannot be listed");
+	return -1;
+}
 
 int
 sb_git_planted(const char *gitdir, char *what, size_t whatsz)
 {
-	char p[PATH_MAX];
 	struct dirent *de;
 	struct stat st;
 	DIR *d;
 	size_t i;
-	int found = 0;
+	int dfd, hfd, found = 0;
 
-	for (i = 0; configs[i] != NULL; i++)
-		if ((size_t)snprintf(p, sizeof(p), "%s/%s", gitdir, configs[i]) < sizeof(p) &&
-		    config_runs(p, what, whatsz))
-			return 1;
-	for (i = 0; quarantined[i] != NULL; i++)
-		if ((size_t)snprintf(p, sizeof(p), "%s/%s", gitdir, quarantined[i]) < sizeof(p) &&
-		    lstat(p, &st) == 0) {
-			snprintf(what, whatsz, "%s", p);
-			return 1;
+	if ((dfd = ag_privsep_open_dir_nofollow(gitdir)) < 0) {
+		if (errno == ENOENT)
+			return 0;
+		snprintf(what, whatsz, "%s (cannot be read)", gitdir);
+		return 1;
+	}
+	for (i = 0; configs[i] != NULL && !found; i++)
+		found = config_planted(dfd, gitdir, configs[i], what, whatsz);
+	for (i = 0; quarantined[i] != NULL && !found; i++)
+		if (fstatat(dfd, quarantined[i], &st, AT_SYMLINK_NOFOLLOW) == 0) {
+			snprintf(what, whatsz, "%s/%s", gitdir, quarantined[i]);
+			found = 1;
 		}
-	if ((size_t)snprintf(p, sizeof(p), "%s/hooks", gitdir) >= sizeof(p) ||
-	    (d = opendir(p)) == NULL)
-		return 0;
-	while (!found && (de = readdir(d)) != NULL) {
+	if (found || (hfd = open_hooks(dfd, gitdir, what, whatsz)) == -2) {
+		close(dfd);
+		return found;
+	}
+	close(dfd);
+	if (hfd < 0)
+		return 1;
+	if ((d = fdopendir(hfd)) == NULL) {
+		close(hfd);
+		snprintf(what, whatsz, "%s/hooks (cannot be listed)", gitdir);
+		return 1;
+	}
+	for (;;) {
+		errno = 0;
+		if ((de = readdir(d)) == NULL) {
+			if (errno != 0) {
+				snprintf(what, whatsz, "%s/hooks (cannot be listed)", gitdir);
+				found = 1;
+			}
+			break;
+		}
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
 		    ends_with(de->d_name, ".sample"))
 			continue;
-		snprintf(what, whatsz, "%s/%s", p, de->d_name);
+		snprintf(what, whatsz, "%s/hooks/%s", gitdir, de->d_name);
 		found = 1;
+		break;
 	}
 	closedir(d);
 	return found;
 }
 
+/* from to to in dir (fd), as the caller, no link followed: 0 or -1. */
+static int
+set_aside(int dfd, const char *from, const char *to)
+{
+	int rc, e;
+
+	ag_privsep_as_caller();
+	rc = renameat(dfd, from, dfd, to);
+	e = errno;
+	ag_privsep_as_gateway();
+	errno = e;
+	return rc;
+}
+
 /*
  * What sb_git_planted finds, renamed where git does not look: a hook
  * NAME to NAME.planted, a config to config.planted (git works without
- * one).  The names stay, and refuse commands, until someone removes them.
+ * one), hooks that are a link, not a directory or not to be listed to
+ * hooks.planted.  Every rename goes
+ * through the fd of the directory that was looked into (no path is
+ * walked again, no link followed).  The names stay, and refuse commands,
+ * until someone removes them.  0 when all of it is set aside, -1 when
+ * some is not (git outside the gateway may still run it).
  */
-void
+int
 sb_git_disarm(const char *gitdir)
 {
-	char p[PATH_MAX], to[NAME_MAX + 1], what[PATH_MAX + 128];
+	char to[NAME_MAX + 1], what[PATH_MAX + 128];
 	struct dirent *de;
 	DIR *d;
 	size_t i;
+	int dfd, hfd, rc = 0;
 
+	if ((dfd = ag_privsep_open_dir_nofollow(gitdir)) < 0)
+		return -1;
 	for (i = 0; configs[i] != NULL; i++)
-		if ((size_t)snprintf(p, sizeof(p), "%s/%s", gitdir, configs[i]) < sizeof(p) &&
-		    config_runs(p, what, sizeof(what)))
-			(void)ag_privsep_rename_nofollow(gitdir, configs[i], quarantined[i]);
-	if ((size_t)snprintf(p, sizeof(p), "%s/hooks", gitdir) >= sizeof(p) ||
-	    (d = opendir(p)) == NULL)
-		return;
-	while ((de = readdir(d)) != NULL)
-		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0 &&
-		    !ends_with(de->d_name, ".sample") && !ends_with(de->d_name, ".planted") &&
-		    (size_t)snprintf(to, sizeof(to), "%s.planted", de->d_name) < sizeof(to))
-			(void)ag_privsep_rename_nofollow(p, de->d_name, to);
+		if (config_planted(dfd, gitdir, configs[i], what, sizeof(what)) &&
+		    set_aside(dfd, configs[i], quarantined[i]) < 0)
+			rc = -1;
+	/* hooks that cannot be listed go aside whole (a rename in the git
+	 * directory needs no access to hooks itself) */
+	if ((hfd = open_hooks(dfd, gitdir, what, sizeof(what))) == -1 &&
+	    set_aside(dfd, "hooks", "hooks.planted") < 0)
+		rc = -1;
+	close(dfd);
+	if (hfd < 0)
+		return rc;
+	if ((d = fdopendir(hfd)) == NULL) {
+		close(hfd);
+		return -1;
+	}
+	for (;;) {
+		errno = 0;
+		if ((de = readdir(d)) == NULL) {
+			if (errno != 0)
+				rc = -1;
+			break;
+		}
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
+		    ends_with(de->d_name, ".sample") || ends_with(de->d_name, ".planted"))
+			continue;
+		if ((size_t)snprintf(to, sizeof(to), "%s.planted", de->d_name) >= sizeof(to) ||
+		    set_aside(hfd, de->d_name, to) < 0)
+			rc = -1;
+	}
 	closedir(d);
+	return rc;
 }

@@ -903,20 +903,57 @@ scan_limit(struct ag_sandbox *sb, long limit, const char *what, const char *path
 }
 
 /*
+ * A directory beneath a write root the scan cannot read (its mode, say,
+ * 0311): git may still find a repository in it by name.  Refused like a
+ * bound (-2), naming it, rather than scanned as if empty.
+ */
+static int
+unreadable(struct ag_sandbox *sb, const char *path, int e)
+{
+	snprintf(sb->refusal, sizeof(sb->refusal), "refused: %s cannot be read by the "
+	    "gateway (%s): the git protection cannot see past it; make it readable, or "
+	    "remove it or move it out of paths.write: commands are refused until then",
+	    path, strerror(e));
+	return -2;
+}
+
+/*
  * The scan after a command found a git directory it had not seen: the
  * command made it, and could fill its hooks and config before they were
  * read-only.  What git would run from there is kept (sb->planted, and for
  * the account's next connections) and refuses commands until it is gone.
  */
+/* gitdir was made at or after since (ns; 0: never): its birth time, or
+ * where the file system keeps none, its ctime (later, so it errs on the
+ * side of looking).  A second of slack for the file system's coarse clock. */
+static int
+born_since(const char *gitdir, long long since)
+{
+	struct statx sx;
+	long long t;
+
+	if (since == 0)
+		return 0;
+	if (statx(AT_FDCWD, gitdir, AT_SYMLINK_NOFOLLOW, STATX_BTIME | STATX_CTIME, &sx) < 0)
+		return 1;
+	t = (sx.stx_mask & STATX_BTIME) ? (long long)sx.stx_btime.tv_sec * 1000000000LL +
+	    sx.stx_btime.tv_nsec : (long long)sx.stx_ctime.tv_sec * 1000000000LL +
+	    sx.stx_ctime.tv_nsec;
+	return t >= since - 1000000000LL;
+}
+
 static int
 check_planted(struct ag_sandbox *sb, const char *gitdir)
 {
 	char what[PATH_MAX + 128];
 
-	if (!sb->check_new || !sb_git_planted(gitdir, what, sizeof(what)))
+	if ((!sb->check_new && !born_since(gitdir, sb->check_since)) ||
+	    !sb_git_planted(gitdir, what, sizeof(what)))
 		return 0;
-	/* git run outside the gateway must not run it meanwhile */
-	sb_git_disarm(gitdir);
+	/* git run outside the gateway must not run it meanwhile; what cannot
+	 * be set aside is said to be so */
+	if (sb_git_disarm(gitdir) < 0)
+		sb->planted_stuck = 1;
 	if (sb->planted_now[0] == '\0')
 		snprintf(sb->planted_now, sizeof(sb->planted_now), "%s", what);
 	if (!sb_plist_has(&sb->planted, gitdir)) {
@@ -932,6 +969,8 @@ check_planted(struct ag_sandbox *sb, const char *gitdir)
  * refuses it, naming what is there; one no longer planted (or gone) is
  * forgotten.  -2 with sb->refusal, 0, or -1 out of memory.
  */
+#define WHAT_MAX	(PATH_MAX - 256)	/* of what, in a refusal */
+
 static int
 planted_refuses(struct ag_sandbox *sb)
 {
@@ -962,11 +1001,18 @@ planted_refuses(struct ag_sandbox *sb)
 		sb_planted_save(sb);
 	if (what[0] == '\0')
 		return 0;
-	snprintf(sb->refusal, sizeof(sb->refusal), "refused: %.*s was put in a git repository "
-	    "by the command that created it, before the gateway could make it read-only; git "
-	    "run outside the gateway would run it: remove it (as the account outside the "
-	    "gateway, or as root): commands are refused until then",
-	    (int)(sizeof(sb->refusal) - 320), what);
+	if (strstr(what, ".planted") != NULL)
+		snprintf(sb->refusal, sizeof(sb->refusal), "refused: %.*s was put in a git "
+		    "repository by the command that created it, before the gateway could make "
+		    "it read-only (it is set aside, under a name git does not read): remove it "
+		    "(as the account outside the gateway, or as root): commands are refused "
+		    "until then", WHAT_MAX, what);
+	else
+		snprintf(sb->refusal, sizeof(sb->refusal), "refused: %.*s was put in a git "
+		    "repository by the command that created it, before the gateway could make "
+		    "it read-only; git run outside the gateway would run it: remove it (as the "
+		    "account outside the gateway, or as root): commands are refused until then",
+		    WHAT_MAX, what);
 	return -2;
 }
 
@@ -1009,6 +1055,42 @@ repo_add(struct ag_sandbox *sb, const char *gitdir)
 }
 
 /*
+ * A part of a git directory that git reads programs from (config,
+ * config.worktree, hooks) must be what it seems: a link is followed by
+ * git wherever it leads now, and a bind of where it led at the scan
+ * leaves the link itself the agent's (its target swapped or filled
+ * later); a config that is a directory or a FIFO, or hooks that are a
+ * file, are not what git made.  Either refuses (-2, sb->refusal says)
+ * rather than bind a resolved target.  Absent: 0 (the caller creates it
+ * or it is not needed).
+ */
+static int
+part_refused(struct ag_sandbox *sb, const char *gitdir, const char *name, int want_dir)
+{
+	char p[PATH_MAX];
+	struct stat st;
+	const char *why;
+
+	if ((size_t)snprintf(p, sizeof(p), "%s/%s", gitdir, name) >= sizeof(p))
+		why = "has a name too long to check";
+	else if (lstat(p, &st) < 0) {
+		if (errno == ENOENT)
+			return 0;
+		why = "cannot be looked at";
+	} else if (S_ISLNK(st.st_mode))
+		why = "is a symbolic link (git would follow it wherever it leads later)";
+	else if (want_dir ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode))
+		why = want_dir ? "is not a directory" : "is not a regular file";
+	else
+		return 0;
+	snprintf(sb->refusal, sizeof(sb->refusal), "refused: %s %s: the git protection binds "
+	    "only a plain %s there; replace it with one (as the account outside the gateway, "
+	    "or as root): commands are refused until then", p, why,
+	    want_dir ? "directory" : "file");
+	return -2;
+}
+
+/*
  * A repository: its .git directory is pinned (it cannot be moved aside by
  * itself; its work tree can, and a copy put back is a new repository to
  * the scan after the command), its config and hooks are read-only.  A repository without
@@ -1024,17 +1106,27 @@ protect_repo(struct ag_sandbox *sb, const char *gitdir)
 
 	if (repo_known(sb, gitdir))
 		return 0;
-	if ((rc = repo_add(sb, gitdir)) < 0)
-		return rc;
-	if (ops_add(sb, NSOP_PIN, gitdir, 0) < 0 || check_planted(sb, gitdir) < 0)
+	/* what the command that made it put there, before anything is bound */
+	if (check_planted(sb, gitdir) < 0)
 		return -1;
 	/* the git directory is the agent's: it may have become a link since
 	 * the scan, to where our group may write (the audit directory) */
 	(void)ag_privsep_mkdir_nofollow(gitdir, "hooks", 0755);
-	/* and a config, or one the command writes later would not be bound
-	 * (git makes one; a repository made by hand, or whose config was
-	 * set aside as planted, may have none) */
+	/* and a config and a config.worktree, or one the command writes later
+	 * would not be bound (git makes a config; a repository made by hand,
+	 * or whose config was set aside as planted, may have none; git reads
+	 * config.worktree once extensions.worktreeConfig is set) */
 	(void)ag_privsep_create_nofollow(gitdir, "config", 0644);
+	(void)ag_privsep_create_nofollow(gitdir, "config.worktree", 0644);
+	/* a link or a part of the wrong type: refused, and not kept as
+	 * known, so every scan refuses until it is fixed */
+	for (i = 0; parts[i] != NULL; i++)
+		if ((rc = part_refused(sb, gitdir, parts[i], parts[i][0] == 'h')) < 0)
+			return rc;
+	if ((rc = repo_add(sb, gitdir)) < 0)
+		return rc;
+	if (ops_add(sb, NSOP_PIN, gitdir, 0) < 0)
+		return -1;
 	for (i = 0; parts[i] != NULL; i++)
 		if ((size_t)snprintf(p, sizeof(p), "%s/%s", gitdir, parts[i]) < sizeof(p) &&
 		    (rc = protect_path(sb, p)) < 0)
@@ -1058,6 +1150,9 @@ protect_repo(struct ag_sandbox *sb, const char *gitdir)
 
 static int protect_gitdir(struct ag_sandbox *sb, const char *gitdir, int kind, int hops);
 
+static const char otherwise[] = "through /proc (git resolves it as itself, not as the "
+    "gateway) or into a persistent /tmp (written outside the write roots)";
+
 static int
 pointer_refused(struct ag_sandbox *sb, const char *dir, const char *name, const char *why)
 {
@@ -1074,6 +1169,8 @@ follow_commondir(struct ag_sandbox *sb, const char *gitdir, int hops)
 	struct stat st;
 	int rc = sb_git_pointer(gitdir, "commondir", NULL, common, sizeof(common));
 
+	if (rc == -2)
+		return pointer_refused(sb, gitdir, "commondir", otherwise);
 	if (rc < 0 || hops > POINTER_HOPS)
 		return pointer_refused(sb, gitdir, "commondir", "where the scan cannot tell");
 	if (rc == 0 || !beneath_any(&sb->writes, common) ||
@@ -1096,15 +1193,22 @@ protect_gitdir(struct ag_sandbox *sb, const char *gitdir, int kind, int hops)
 	/* once: a worktree's git directory is kept with the repositories,
 	 * unpinned; its commondir is read at every scan */
 	if (!repo_known(sb, gitdir)) {
+		struct stat st;
 		int rc;
 
-		if ((rc = repo_add(sb, gitdir)) < 0)
-			return rc;
 		if (check_planted(sb, gitdir) < 0)
 			return -1;
-		if ((size_t)snprintf(p, sizeof(p), "%s/config.worktree", gitdir) < sizeof(p) &&
-		    (rc = protect_path(sb, p)) < 0)
+		if ((rc = part_refused(sb, gitdir, "config.worktree", 0)) < 0)
 			return rc;
+		/* kept as known (and bound) only once it has a config.worktree:
+		 * one made empty here would be a mount point that `git worktree
+		 * remove` cannot remove; one written later is looked into by
+		 * the scan after that command, as a new repository's is */
+		if ((size_t)snprintf(p, sizeof(p), "%s/config.worktree", gitdir) < sizeof(p) &&
+		    lstat(p, &st) == 0) {
+			if ((rc = repo_add(sb, gitdir)) < 0 || (rc = protect_path(sb, p)) < 0)
+				return rc;
+		}
 	}
 	return follow_commondir(sb, gitdir, hops + 1);
 }
@@ -1120,10 +1224,14 @@ follow_dotgit(struct ag_sandbox *sb, const char *dir)
 
 	if ((size_t)snprintf(link, sizeof(link), "%s/.git", dir) >= sizeof(link))
 		return pointer_refused(sb, dir, ".git", "where the scan cannot tell");
-	if (stat(link, &st) == 0 && S_ISDIR(st.st_mode))
+	if (stat(link, &st) == 0 && S_ISDIR(st.st_mode)) {
 		rc = realpath(link, target) != NULL ? 1 : -1;
-	else
+		if (rc == 1 && sb_git_resolves_otherwise(link, target))
+			rc = -2;
+	} else
 		rc = sb_git_pointer(dir, ".git", "gitdir: ", target, sizeof(target));
+	if (rc == -2)
+		return pointer_refused(sb, dir, ".git", otherwise);
 	if (rc < 0)
 		return pointer_refused(sb, dir, ".git", "where the scan cannot tell");
 	if (rc == 0 || !beneath_any(&sb->writes, target) || (kind = sb_git_kind(target)) == 0)
@@ -1244,8 +1352,9 @@ take_sub(struct scan_dir **old, size_t nold, size_t *cursor, const char *name)
 
 /*
  * Read dir's entries into d, budget permitting: 0, -1 out of memory, 1
- * when dir cannot be read (then d is empty), 2 when the budget ran out
- * before the listing did.
+ * when dir is gone (then d is empty), 2 when the budget ran out before the
+ * listing did, 3 when dir or an entry cannot be read (errno says why): a
+ * directory the scan cannot list may hold a repository git can use.
  */
 static int
 read_listing(const char *dir, size_t *budget, struct scan_dir *d)
@@ -1266,9 +1375,13 @@ read_listing(const char *dir, size_t *budget, struct scan_dir *d)
 	clock_gettime(CLOCK_REALTIME, &now);
 	if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
 	    fstat(fd, &st) < 0 || (dp = fdopendir(fd)) == NULL) {
+		int e = errno;
+
 		if (fd >= 0)
 			close(fd);
-		rc = 1;
+		/* gone, or made a link, since the lstat: nothing there now */
+		rc = e == ENOENT || e == ENOTDIR || e == ELOOP ? 1 : 3;
+		errno = e;
 		goto out;
 	}
 	for (;;) {
@@ -1276,7 +1389,12 @@ read_listing(const char *dir, size_t *budget, struct scan_dir *d)
 		unsigned char type;
 		struct scan_dir *c;
 
+		errno = 0;
 		if ((de = readdir(dp)) == NULL) {
+			if (errno != 0) {
+				rc = 3;
+				break;
+			}
 			complete = 1;
 			break;
 		}
@@ -1291,8 +1409,12 @@ read_listing(const char *dir, size_t *budget, struct scan_dir *d)
 			continue;
 		/* the entry's type from readdir; a stat only where it says nothing */
 		if (de->d_type == DT_UNKNOWN) {
-			if (fstatat(fd, de->d_name, &es, AT_SYMLINK_NOFOLLOW) < 0)
-				continue;
+			if (fstatat(fd, de->d_name, &es, AT_SYMLINK_NOFOLLOW) < 0) {
+				if (errno == ENOENT)
+					continue;
+				rc = 3;
+				break;
+			}
 			type = S_ISDIR(es.st_mode) ? DT_DIR : S_ISREG(es.st_mode) ? DT_REG : DT_LNK;
 		} else
 			type = de->d_type;
@@ -1302,10 +1424,10 @@ read_listing(const char *dir, size_t *budget, struct scan_dir *d)
 			common |= strcmp(de->d_name, "commondir") == 0;
 			dotgit |= strcmp(de->d_name, ".git") == 0;
 		}
-		if (type == DT_DIR || type == DT_LNK) {
-			objects |= strcmp(de->d_name, "objects") == 0;
-			refs |= strcmp(de->d_name, "refs") == 0;
-		}
+		/* any type: git checks only access(X_OK) for refs, and a file
+		 * here still makes git take the directory for a repository */
+		objects |= strcmp(de->d_name, "objects") == 0;
+		refs |= strcmp(de->d_name, "refs") == 0;
 		/* every directory, node_modules too: a repository may sit anywhere */
 		if (type != DT_DIR)
 			continue;
@@ -1327,7 +1449,12 @@ read_listing(const char *dir, size_t *budget, struct scan_dir *d)
 		sub[nsub++] = c;
 	}
 	d->valid = complete && local_clock_fs(fd);
-	closedir(dp);
+	{
+		int e = errno;
+
+		closedir(dp);
+		errno = e;
+	}
 	d->dev = st.st_dev;
 	d->ino = st.st_ino;
 	d->ctime = st.st_ctim;
@@ -1361,7 +1488,13 @@ scan_repos(struct ag_sandbox *sb, const char *dir, int depth, size_t *budget,
 	size_t i;
 	int rc;
 
-	if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
+	if (lstat(dir, &st) < 0) {
+		int e = errno;
+
+		scan_dir_clear(d);
+		return e == ENOENT || e == ENOTDIR ? 0 : unreadable(sb, dir, e);
+	}
+	if (!S_ISDIR(st.st_mode)) {
 		scan_dir_clear(d);
 		return 0;
 	}
@@ -1372,6 +1505,12 @@ scan_repos(struct ag_sandbox *sb, const char *dir, int depth, size_t *budget,
 		if ((rc = read_listing(dir, budget, d)) == 2)
 			return scan_limit(sb, SCAN_ENTRIES, "directory entries beneath the "
 			    "write roots, the last read in", dir);
+		if (rc == 3) {
+			int e = errno;
+
+			scan_dir_clear(d);
+			return unreadable(sb, dir, e);
+		}
 		if (rc != 0)
 			return rc < 0 ? -1 : 0;
 	}
@@ -1399,14 +1538,39 @@ scan_repos(struct ag_sandbox *sb, const char *dir, int depth, size_t *budget,
 	return 0;
 }
 
+static int scan_all(struct ag_sandbox *sb, size_t *budget);
+
 static int
 scan_write_roots(struct ag_sandbox *sb)
 {
+	struct plist stale = { NULL, 0, 0 };
 	size_t i, budget = SCAN_ENTRIES;
 	int rc;
 
 	if (!sb->check_new && (rc = planted_refuses(sb)) < 0)
 		return rc;
+	/* another gateway's command whose check after it has not run (yet,
+	 * or ever: the gateway was killed): what was made since is looked into */
+	if (!sb->check_new)
+		sb->check_since = sb_pending_since(&stale);
+	rc = scan_all(sb, &budget);
+	if (rc == 0)
+		for (i = 0; i < stale.n; i++)
+			(void)unlink(stale.v[i]);
+	/* what that found refuses this command already */
+	if (rc == 0 && sb->check_since != 0 && sb->planted.n > 0)
+		rc = planted_refuses(sb);
+	sb_plist_free(&stale);
+	sb->check_since = 0;
+	return rc;
+}
+
+static int
+scan_all(struct ag_sandbox *sb, size_t *budget)
+{
+	size_t i;
+	int rc;
+
 	if (sb->nscan != sb->writes.n) {
 		sb_scan_free(sb);
 		if ((sb->scan = calloc(sb->writes.n, sizeof(*sb->scan))) == NULL)
@@ -1417,7 +1581,7 @@ scan_write_roots(struct ag_sandbox *sb)
 			return -1;
 	}
 	for (i = 0; i < sb->writes.n; i++)
-		if ((rc = scan_repos(sb, sb->writes.v[i], 0, &budget, &sb->scan[i])) < 0)
+		if ((rc = scan_repos(sb, sb->writes.v[i], 0, budget, &sb->scan[i])) < 0)
 			return rc;
 	if (sb->scan_read) {
 		sb->scan_read = 0;
@@ -1759,16 +1923,27 @@ ag_sandbox_refresh(struct ag_sandbox *sb, struct ag_err *err)
 }
 
 const char *
-ag_sandbox_after(struct ag_sandbox *sb)
+ag_sandbox_after(struct ag_sandbox *sb, int *set_aside)
 {
+	*set_aside = 1;
 	if (sb == NULL || sb->ns_user_fd < 0 || sb->writes.n == 0)
 		return NULL;
 	sb->planted_now[0] = '\0';
+	sb->planted_stuck = 0;
 	sb->check_new = 1;
 	/* a bound reached, or out of memory: the next command's scan says so */
 	(void)scan_write_roots(sb);
 	sb->check_new = 0;
+	sb_pending_clear();
+	*set_aside = !sb->planted_stuck;
 	return sb->planted_now[0] != '\0' ? sb->planted_now : NULL;
+}
+
+void
+ag_sandbox_command_starts(const struct ag_sandbox *sb)
+{
+	if (sb != NULL && sb->ns_user_fd >= 0 && sb->writes.n > 0)
+		sb_pending_mark();
 }
 
 int

@@ -91,10 +91,18 @@ int	ag_sandbox_refresh(struct ag_sandbox *sb, struct ag_err *err);
 /*
  * After a command has ended: the write roots searched again, and a git
  * directory the command created looked into.  What git would run from
- * there (a hook, a config key naming a program), or NULL; commands are
- * refused from now on while it is there (ag_sandbox_refresh says so).
+ * there (a hook, a config key not on git's own list, a part that cannot
+ * be read as git reads it), or NULL; commands are refused from now on
+ * while it is there (ag_sandbox_refresh says so).  *set_aside: 1 when all
+ * of it was renamed where git does not look, 0 when some could not be.
  */
-const char *ag_sandbox_after(struct ag_sandbox *sb);
+const char *ag_sandbox_after(struct ag_sandbox *sb, int *set_aside);
+/*
+ * Just before the runner starts: recorded for the account's other
+ * connections, whose scans look into git directories made since, until
+ * ag_sandbox_after has run (or the gateway is found gone).
+ */
+void	ag_sandbox_command_starts(const struct ag_sandbox *sb);
 
 /*
  * Strict tier, for the one command a validator allowed (validate/): the

@@ -123,6 +123,9 @@ struct ag_sandbox {
 	int			  check_new;	/* the scan after a command: look into what
 						 * it created (gitplant.c) */
 	struct plist		  planted;	/* git directories so found, refused on */
+	long long		  check_since;	/* look into git directories born since
+						 * (ns; a command's check may not have run) */
+	int			  planted_stuck;	/* some of it could not be set aside */
 	char			  planted_now[PATH_MAX + 128];	/* what the scan after
 						 * the last command found, or "" */
 	char			  refusal[PATH_MAX + 256];	/* why the scan refused
@@ -207,20 +210,33 @@ void	sb_scan_save(const struct ag_sandbox *sb);
  * for the account's next connections: load merges, -1 out of memory. */
 int	sb_planted_load(struct ag_sandbox *sb);
 void	sb_planted_save(const struct ag_sandbox *sb);
+/* A command is about to run (mark) or its check after it has run (clear);
+ * the earliest time another gateway of the account marked (0: none),
+ * the records of gateways that are gone added to stale. */
+void	sb_pending_mark(void);
+void	sb_pending_clear(void);
+long long sb_pending_since(struct plist *stale);
 /* gitlinks.c: what git would take for a git directory at dir, links
  * followed (SD_GITDIR, with SD_COMMONDIR), or 0. */
 int	sb_git_kind(const char *dir);
 /* The directory the file dir/name points to (prefix, as "gitdir: ",
  * first; relative to dir), canonical, into out (PATH_MAX bytes): 1, 0
  * when there is none (no such file, a dangling target: git would not
- * follow it either), -1 when it cannot be told (too long, a link loop). */
+ * follow it either), -1 when it cannot be told (too long, a link loop),
+ * -2 when git may resolve it otherwise (through /proc) or it leads into a
+ * persistent /tmp, which the agent writes outside the write roots. */
 int	sb_git_pointer(const char *dir, const char *name, const char *prefix, char *out,
 	    size_t outsz);
-/* gitplant.c: 1 when gitdir holds a hook other than git's samples, or a
- * config key that runs a program (what names it), else 0. */
+/* target (as written), real (as the gateway resolved it): 1 when git may
+ * resolve it otherwise or it leads into a persistent /tmp (above). */
+int	sb_git_resolves_otherwise(const char *target, const char *real);
+/* gitplant.c: 1 when gitdir holds a hook other than git's samples, a
+ * config key not on git's own list, or a part it cannot read as git would
+ * (what names it), else 0. */
 int	sb_git_planted(const char *gitdir, char *what, size_t whatsz);
-/* Renames what it finds where git does not look (NAME.planted). */
-void	sb_git_disarm(const char *gitdir);
+/* Renames what it finds where git does not look (NAME.planted): 0, or
+ * -1 when some of it could not be set aside. */
+int	sb_git_disarm(const char *gitdir);
 /* Ends the PID namespace (and whatever runs in it) and closes the fds. */
 void	sb_ns_free(struct ag_sandbox *sb);
 /* Forgets what the repository scans read (sb->scan). */

@@ -27,7 +27,9 @@
 #include "agconfig.h"
 #include "common/compat.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -35,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/privsep.h"
@@ -328,16 +331,21 @@ out:
  * AG_RUNDIR_SCANS/UID.planted, one path a line.  `agentgate doctor` lists
  * them.  Without the group, only the session that saw it remembers.
  */
-static void
-planted_path(char *out, size_t outsz)
+static int
+rundir_ok(void)
 {
 	struct stat st;
 
+	return ag_privsep_holding() && lstat(AG_RUNDIR_SCANS, &st) == 0 && S_ISDIR(st.st_mode) &&
+	    st.st_uid == 0 && st.st_gid == getegid() && (st.st_mode & 07777) == 03770;
+}
+
+static void
+planted_path(char *out, size_t outsz)
+{
 	out[0] = '\0';
-	if (!ag_privsep_holding() || lstat(AG_RUNDIR_SCANS, &st) < 0 || !S_ISDIR(st.st_mode) ||
-	    st.st_uid != 0 || st.st_gid != getegid() || (st.st_mode & 07777) != 03770)
-		return;
-	snprintf(out, outsz, "%s/%lu.planted", AG_RUNDIR_SCANS, (unsigned long)getuid());
+	if (rundir_ok())
+		snprintf(out, outsz, "%s/%lu.planted", AG_RUNDIR_SCANS, (unsigned long)getuid());
 }
 
 int
@@ -387,4 +395,91 @@ sb_planted_save(const struct ag_sandbox *sb)
 	write_whole(path, &b);
 out:
 	ag_strbuf_free(&b);
+}
+
+/* ---- commands whose check after them may not have run ------------------- */
+
+/*
+ * The check after a command (namespace.c, ag_sandbox_after) runs when the
+ * command has ended; until then, or when the gateway is killed first,
+ * another connection of the account would protect a repository the
+ * command made (and planted) without looking into it.  So before the
+ * runner starts, AG_RUNDIR_SCANS/UID.pending.PID records when; the check
+ * after removes it.  Another connection's scan looks into every git
+ * directory born since the earliest such time, and removes the records
+ * of gateways that are gone once it has.
+ */
+static void
+pending_path(char *out, size_t outsz, long pid)
+{
+	snprintf(out, outsz, "%s/%lu.pending.%ld", AG_RUNDIR_SCANS, (unsigned long)getuid(), pid);
+}
+
+void
+sb_pending_mark(void)
+{
+	char path[PATH_MAX], line[32];
+	struct timespec now;
+	struct ag_strbuf b;
+
+	if (!rundir_ok())
+		return;
+	clock_gettime(CLOCK_REALTIME, &now);
+	snprintf(line, sizeof(line), "%020lld\n", (long long)now.tv_sec * 1000000000LL +
+	    now.tv_nsec);
+	pending_path(path, sizeof(path), (long)getpid());
+	ag_strbuf_init(&b, sizeof(line));
+	if (ag_strbuf_append(&b, line, strlen(line)) == 0)
+		write_whole(path, &b);
+	ag_strbuf_free(&b);
+}
+
+void
+sb_pending_clear(void)
+{
+	char path[PATH_MAX];
+
+	if (!rundir_ok())
+		return;
+	pending_path(path, sizeof(path), (long)getpid());
+	(void)unlink(path);
+}
+
+long long
+sb_pending_since(struct plist *stale)
+{
+	char prefix[64], path[PATH_MAX];
+	struct dirent *de;
+	long long since = 0;
+	DIR *d;
+
+	if (!rundir_ok() || (d = opendir(AG_RUNDIR_SCANS)) == NULL)
+		return 0;
+	snprintf(prefix, sizeof(prefix), "%lu.pending.", (unsigned long)getuid());
+	while ((de = readdir(d)) != NULL) {
+		unsigned char *buf;
+		char *end;
+		long pid;
+		long long t;
+		size_t len;
+
+		if (strncmp(de->d_name, prefix, strlen(prefix)) != 0)
+			continue;
+		pid = strtol(de->d_name + strlen(prefix), &end, 10);
+		if (*end != '\0' || pid <= 0 || pid == (long)getpid())
+			continue;
+		pending_path(path, sizeof(path), pid);
+		if ((buf = read_file(path, &len)) == NULL)
+			continue;
+		buf[len - 1] = '\0';
+		t = strtoll((char *)buf, NULL, 10);
+		free(buf);
+		if (t > 0 && (since == 0 || t < since))
+			since = t;
+		/* its gateway is gone: its command too, and all it made is there */
+		if (kill((pid_t)pid, 0) < 0 && errno == ESRCH)
+			(void)sb_plist_add(stale, path);
+	}
+	closedir(d);
+	return since;
 }

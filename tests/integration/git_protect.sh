@@ -266,4 +266,223 @@ ag_unlike "$x_err" "was put in a git repository" "benign_git_work_not_taken_for_
 x 'echo still-works'
 ag_is "$x_out" "still-works" "benign_git_work_refuses_nothing"
 
+# ---- red team 19: where the gateway's view may differ from git's, it fails closed
+# (a link, a part it cannot read, a config it cannot read as git would)
+
+# planted_reported RE NAME [AUDIT]: the command's plant was reported as RE
+# (set aside), audited (AUDIT, a plain string: RE without its backslashes
+# by default), and the next command is refused while it is there
+planted_reported() {
+	ag_like "$x_err" "agentgate: $1 was put in a git repository by the command that created it.*it is set aside" \
+	    "$2_reported" "$x_err"
+	ag_is "$(ag_audit_query "any(x.get('event') == 'sandbox' and '${3:-$(printf '%s' "$1" | sed 's/\\//g')}' in str(x) for x in r)")" \
+	    yes "$2_audited"
+	x 'echo should-not-run'
+	ag_like "$x_err" "agentgate: refused: .* was put in a git repository" "$2_later_commands_refused" "$x_err"
+	ag_unlike "$x_out" "should-not-run" "$2_later_command_ran_nothing"
+}
+# unplant REPO: root removes what was set aside; commands run again
+unplant() {
+	find "$1" -name '*.planted' -prune -exec rm -rf {} +
+	x 'echo works-again'
+	ag_is "$x_out" "works-again" "commands_run_again_after_$(basename "$1")"
+}
+# victims REPO NAME: the account and root (status, commit) run nothing there
+victims() {
+	runuser -u "$AG_USER" -- git -C "$1" status </dev/null >/dev/null 2>&1
+	victim "$1"
+	rootvictim "$1"
+	ag_ok "$2_victims_ran_nothing" test ! -e "$PWN"
+	rm -f "$PWN"
+}
+
+# H5: hooks a link at creation, to a directory holding post-commit: the
+# link is set aside (hooks.planted), a real hooks/ bound in its place
+x "python3 -c 'import os, subprocess
+subprocess.run([\"git\", \"init\", \"-q\", \"$W/hl\"], check=True)
+os.makedirs(\"$W/hk\"); p = \"$W/hk/post-commit\"; open(p, \"w\").write(\"$HOOK\"); os.chmod(p, 0o755)
+os.rename(\"$W/hl/.git/hooks\", \"$W/hl-hooks\"); os.symlink(\"../../hk\", \"$W/hl/.git/hooks\"); print(\"made\")'"
+ag_is "$x_out" "made" "hooks_link_made"
+planted_reported "$W/hl/.git/hooks \(a symbolic link or not a directory\)" "hooks_link"
+ag_ok "hooks_link_set_aside" test -L "$W/hl/.git/hooks.planted" -a -d "$W/hl/.git/hooks" -a ! -L "$W/hl/.git/hooks"
+victims "$W/hl" "hooks_link"
+unplant "$W/hl"
+x "python3 -c 'import os
+os.rmdir(\"$W/hl/.git/hooks\"); os.symlink(\"../../hk\", \"$W/hl/.git/hooks\")' 2>&1 | tail -1; echo tried"
+victims "$W/hl" "hooks_link_swap_later"
+# ... and one made outside the gateway in a repository it already knew:
+# refused by the scan before the command, and audited
+runuser -u "$AG_USER" -- sh -c "git init -q $W/ol && mv $W/ol/.git/hooks $W/ol-hooks && ln -s ../../ol-hooks $W/ol/.git/hooks"
+x 'echo should-not-run'
+ag_like "$x_err" "agentgate: refused: $W/ol/.git/hooks is a symbolic link" "existing_hooks_link_refused" "$x_err"
+ag_unlike "$x_out" "should-not-run" "existing_hooks_link_ran_nothing"
+ag_is "$(ag_audit_query "any(x.get('decision') == 'deny' and '$W/ol/.git/hooks is a symbolic link' in (x.get('reason') or '') for x in r)")" \
+    yes "existing_hooks_link_audited"
+rm -rf "$W/ol"
+
+# H5: config a dangling link at creation (Makefile); a later command fills its target
+printf 'all:\n\tgit init -q dl && mv dl/.git/config dl-config-real && ln -s ../../dl-config-later dl/.git/config && echo made\n' > "$AG_DIR/dl1.mk"
+x "make -s -C ~/work -f $AG_DIR/dl1.mk"
+ag_is "$x_out" "made" "config_link_made"
+planted_reported "$W/dl/.git/config \(a symbolic link\)" "config_link"
+unplant "$W/dl"
+printf 'all:\n\t{ cat dl-config-real; printf "[core]\\n\\tfsmonitor = touch %s\\n"; } > dl-config-later && echo filled\n' "$PWN" > "$AG_DIR/dl2.mk"
+x "make -s -C ~/work -f $AG_DIR/dl2.mk"
+ag_is "$x_out" "filled" "config_link_target_filled"
+victims "$W/dl" "config_link"
+
+# H9: refs an executable regular file (git takes it for a repository)
+x "python3 -c 'import os, shutil, subprocess
+subprocess.run([\"git\", \"init\", \"-q\", \"$W/rf\"], check=True)
+shutil.rmtree(\"$W/rf/.git/refs\"); open(\"$W/rf/.git/refs\", \"w\").close(); os.chmod(\"$W/rf/.git/refs\", 0o755)
+open(\"$W/rf/.git/config\", \"a\").write(\"[core]\\n\\tfsmonitor = touch $PWN\\n\")
+p = \"$W/rf/.git/hooks/pre-commit\"; open(p, \"w\").write(\"$HOOK\"); os.chmod(p, 0o755); print(\"made\")'"
+ag_is "$x_out" "made" "refs_file_repository_made"
+planted_reported "$W/rf/.git/config \(core.fsmonitor\)" "refs_file"
+victims "$W/rf" "refs_file"
+unplant "$W/rf"
+x "python3 -c 'open(\"$W/rf/.git/config\", \"a\").write(\"[core]\\n\\tfsmonitor = touch $PWN\\n\")'; echo cfg=\$?"
+ag_like "$x_out$x_err" "cfg=[1-9]" "refs_file_repository_config_is_read_only"
+victims "$W/rf" "refs_file_later"
+
+# H1: a directory the gateway cannot list hides a protected repository: refused
+x "mkdir -p ~/work/d && git init -q ~/work/d/proj && chmod 311 ~/work/d && echo hidden"
+ag_is "$x_out" "hidden" "unlistable_directory_made"
+x "python3 -c 'open(\"$W/d/proj/.git/config\", \"a\").write(\"[core]\\n\\tfsmonitor = touch $PWN\\n\"); print(\"planted\")'"
+ag_like "$x_err" "agentgate: refused: $W/d cannot be read by the gateway" "unlistable_directory_refused" "$x_err"
+ag_unlike "$x_out" "planted" "unlistable_directory_ran_nothing"
+ag_is "$(ag_audit_query "any(x.get('decision') == 'deny' and '$W/d cannot be read by the gateway' in (x.get('reason') or '') for x in r)")" \
+    yes "unlistable_directory_audited"
+victims "$W/d/proj" "unlistable_directory"
+chmod 755 "$W/d"
+x 'echo works-again'
+ag_is "$x_out" "works-again" "unlistable_directory_commands_run_once_readable"
+
+# H2: hooks/ made unlistable by the command that creates the repository:
+# planted, and set aside whole
+printf 'all:\n\tgit init -q hu && printf "%s" > hu/.git/hooks/pre-commit && chmod +x hu/.git/hooks/pre-commit && chmod 311 hu/.git/hooks && echo made\n' "$HOOK" > "$AG_DIR/hu.mk"
+x "make -s -C ~/work -f $AG_DIR/hu.mk"
+ag_is "$x_out" "made" "unlistable_hooks_made"
+planted_reported "$W/hu/.git/hooks \(cannot be listed\)" "unlistable_hooks"
+ag_ok "unlistable_hooks_set_aside" test -d "$W/hu/.git/hooks.planted"
+victims "$W/hu" "unlistable_hooks"
+unplant "$W/hu"
+
+# H6: config.worktree written by a later command: bound (made empty) beforehand
+x "git init -q ~/work/wtc && git -C ~/work/wtc config core.repositoryformatversion 1 && git -C ~/work/wtc config extensions.worktreeConfig true && echo made"
+ag_is "$x_out" "made" "worktree_config_repository_made"
+ag_unlike "$x_err" "was put in a git repository" "worktree_config_extension_is_benign" "$x_err"
+x "python3 -c 'open(\"$W/wtc/.git/config.worktree\", \"w\").write(\"[core]\\n\\tfsmonitor = touch $PWN\\n\")'; echo cfg=\$?"
+ag_like "$x_out$x_err" "cfg=[1-9]" "config_worktree_is_read_only"
+victims "$W/wtc" "config_worktree"
+# ... a linked worktree's: bound where git worktree add made one, else
+# looked into by the scan after the command that writes it
+x "cd ~/work/wtc && GIT_AUTHOR_NAME=a GIT_AUTHOR_EMAIL=a@x GIT_COMMITTER_NAME=a GIT_COMMITTER_EMAIL=a@x git commit -q --allow-empty -m i && git worktree add -q ../wtc-wt && echo made"
+ag_is "$x_out" "made" "linked_worktree_made"
+x "python3 -c 'open(\"$W/wtc/.git/worktrees/wtc-wt/config.worktree\", \"a\").write(\"[core]\\n\\tfsmonitor = touch $PWN\\n\")'; echo cfg=\$?"
+ag_like "$x_out$x_err" "cfg=[1-9]" "linked_worktree_config_made_by_git_is_read_only"
+victims "$W/wtc-wt" "linked_worktree_config_made_by_git"
+x "git init -q ~/work/lw && cd ~/work/lw && GIT_AUTHOR_NAME=a GIT_AUTHOR_EMAIL=a@x GIT_COMMITTER_NAME=a GIT_COMMITTER_EMAIL=a@x git commit -q --allow-empty -m i && git worktree add -q ../lw-wt && git config core.repositoryformatversion 1 && git config extensions.worktreeConfig true && echo made"
+ag_is "$x_out" "made" "linked_worktree_without_config_made"
+ag_ok "linked_worktree_has_no_config_worktree" test ! -e "$W/lw/.git/worktrees/lw-wt/config.worktree"
+x "python3 -c 'open(\"$W/lw/.git/worktrees/lw-wt/config.worktree\", \"w\").write(\"[core]\\n\\tfsmonitor = touch $PWN\\n\"); print(\"planted\")'"
+planted_reported "$W/lw/.git/worktrees/lw-wt/config.worktree \(core.fsmonitor\)" "linked_worktree_config"
+victims "$W/lw-wt" "linked_worktree_config"
+unplant "$W/lw"
+
+# H4: configs the gateway's reader does not follow as git does, and keys
+# off git's own list: planted
+# cfgplant NAME PYTHON-BYTES: git init, then the bytes appended to its config
+cfgplant() {
+	x "python3 -c 'import subprocess
+subprocess.run([\"git\", \"init\", \"-q\", \"$W/$1\"], check=True)
+p = \"$W/$1/.git/config\"; c = open(p, \"rb\").read()
+open(p, \"wb\").write($2); print(\"made\")'"
+	ag_is "$x_out" "made" "config_$1_made"
+}
+cfgplant bom "b\"\\xef\\xbb\\xbf[core]\\n\\tfsmonitor = touch $PWN\\n\" + c"
+planted_reported "$W/bom/.git/config \(begins with a byte-order mark\)" "config_bom"
+victims "$W/bom" "config_bom"
+unplant "$W/bom"
+cfgplant nul "c + b\"# x\\0y\\n[core]\\n\\tfsmonitor = touch $PWN\\n\""
+planted_reported "$W/nul/.git/config \(holds a NUL byte\)" "config_nul"
+victims "$W/nul" "config_nul"
+unplant "$W/nul"
+cfgplant cont "c + b\"[core]\\n\\tzz = a\\\\\\n[user]\\n\\tfsmonitor = touch $PWN\\n\""
+planted_reported "$W/cont/.git/config \(continues a line with .\)" "config_continued" \
+    "$W/cont/.git/config (continues a line with"
+victims "$W/cont" "config_continued"
+unplant "$W/cont"
+cfgplant gpg "c + b\"[commit]\\n\\tgpgSign = true\\n[gpg]\\n\\tformat = ssh\\n[gpg \\\"ssh\\\"]\\n\\tdefaultKeyCommand = touch $PWN\\n\""
+planted_reported "$W/gpg/.git/config \(commit.gpgsign\)" "config_gpg"
+victims "$W/gpg" "config_gpg"
+unplant "$W/gpg"
+# the benign side: a clone's config (remote, branch, sparse checkout) is on the list
+x "cd ~/work && git clone -q wtc wtc-clone 2>&1 && git -C wtc-clone config user.name someone && git -C wtc-clone sparse-checkout set --cone src && echo cloned"
+ag_like "$x_out" "cloned" "clone_made"
+ag_unlike "$x_err" "was put in a git repository" "clone_config_is_benign" "$x_err"
+
+# H3: the client goes away (TERM, KILL) while the command that planted
+# still runs, so the check after it has not run: the next connection looks
+# into what was made since that command started (recorded before the
+# runner started), sets it aside and refuses
+for v in TERM KILL; do
+	ag_ssh "python3 -c 'import os, subprocess, time
+subprocess.run([\"git\", \"init\", \"-q\", \"$W/hup$v\"], check=True)
+p = \"$W/hup$v/.git/hooks/post-commit\"; open(p, \"w\").write(\"$HOOK\"); os.chmod(p, 0o755)
+print(\"planted\", flush=True); time.sleep(600)'" > "$AG_DIR/hup$v.out" 2> "$AG_DIR/hup$v.err" &
+	pid=$!
+	ag_wait_until 30 grep -q planted "$AG_DIR/hup$v.out"
+	kill -$v $pid
+	wait $pid 2>/dev/null
+	x 'echo should-not-run'
+	ag_like "$x_err" "agentgate: refused: $W/hup$v/.git/hooks/post-commit.planted was put in a git repository" \
+	    "hangup_${v}_next_connection_refused" "$x_err"
+	ag_unlike "$x_out" "should-not-run" "hangup_${v}_next_connection_ran_nothing"
+	victims "$W/hup$v" "hangup_$v"
+	unplant "$W/hup$v"
+done
+
+# H8: a .git file pointing through /proc (git resolves /proc/self as
+# itself, the gateway as itself) into a repository in an object store
+x "python3 -c 'import os, subprocess
+subprocess.run([\"git\", \"init\", \"-q\", \"--bare\", \"$W/host/.git/objects/ev/hid2\"], check=True)
+os.makedirs(\"$W/pcw\")
+open(\"$W/pcw/.git\", \"w\").write(\"gitdir: /proc/self/cwd/../host/.git/objects/ev/hid2\\n\")
+print(\"pointed\")'"
+ag_is "$x_out" "pointed" "proc_pointer_written"
+x "python3 -c 'import os
+p = \"$W/host/.git/objects/ev/hid2/hooks/pre-commit\"; open(p, \"w\").write(\"$HOOK\"); os.chmod(p, 0o755)
+print(\"planted\")'"
+ag_like "$x_err" "agentgate: refused: $W/pcw/.git points through /proc" "proc_pointer_refused" "$x_err"
+ag_unlike "$x_out" "planted" "proc_pointer_ran_nothing"
+victims "$W/pcw" "proc_pointer"
+rm -f "$W/pcw/.git"
+x 'echo works-again'
+ag_is "$x_out" "works-again" "proc_pointer_commands_run_again_once_it_is_gone"
+
+# H7: a commondir naming the persistent /tmp by its host path
+x "grep ' /tmp ' /proc/self/mountinfo"
+T=$(printf '%s\n' "$x_out" | awk '$5 == "/tmp" { print $4; exit }')
+if [ -n "$T" ] && [ -d "$T" ]; then
+	x "git init -q ~/work/pc && echo made"
+	ag_is "$x_out" "made" "persistent_tmp_pointer_repository_made"
+	x "python3 -c 'import os, shutil
+for d in (\"objects\", \"refs/heads\", \"hooks\"): os.makedirs(\"/tmp/ev/\" + d, exist_ok=True)
+shutil.copy(\"$W/pc/.git/config\", \"/tmp/ev/config\")
+open(\"/tmp/ev/config\", \"a\").write(\"[core]\\n\\tfsmonitor = touch $PWN\\n\")
+open(\"$W/pc/.git/commondir\", \"w\").write(\"$T/ev\\n\"); print(\"pointed\")'"
+	ag_is "$x_out" "pointed" "persistent_tmp_pointer_written"
+	x 'echo should-not-run'
+	ag_like "$x_err" "agentgate: refused: $W/pc/.git/commondir points through /proc .* or into a persistent /tmp" \
+	    "persistent_tmp_pointer_refused" "$x_err"
+	ag_unlike "$x_out" "should-not-run" "persistent_tmp_pointer_ran_nothing"
+	rm -f "$W/pc/.git/commondir"
+	rm -rf "$T/ev"
+	x 'echo works-again'
+	ag_is "$x_out" "works-again" "persistent_tmp_pointer_commands_run_again_once_it_is_gone"
+else
+	ag_pass "persistent_tmp_pointer_skipped_no_persistent_tmp"
+fi
+
 ag_done

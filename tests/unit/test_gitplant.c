@@ -1,6 +1,7 @@
 /* test_gitplant.c - what the scan after a command takes for planted in a
  * new git directory (src/exec/gitplant.c): hooks other than git's samples,
- * config keys that run a program; and what it leaves alone. */
+ * config keys off git's own list, a config it cannot read as git would, a
+ * part that is a link; and what it leaves alone. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -66,8 +67,10 @@ fresh_repository_is_clean(void **state)
 	(void)state;
 	put("config", "[core]\n\trepositoryformatversion = 0\n\tbare = false\n"
 	    "[remote \"origin\"]\n\turl = ../a\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n"
-	    "[branch \"main\"]\n\tremote = origin\n[alias]\n\tst = status\n"
-	    "[submodule \"lib\"]\n\turl = ../lib\n\tupdate = rebase\n");
+	    "[branch \"main\"]\n\tremote = origin\n\tmerge = refs/heads/main\n"
+	    "[submodule \"lib\"]\n\turl = ../lib\n\tupdate = rebase\n\tactive = true\n"
+	    "[extensions]\n\tworktreeConfig = true\n; a comment\n# another\n"
+	    "[user]\r\n\tname = A \"B\" C\r\n");
 	put("hooks/pre-commit.sample", "#!/bin/sh\n");
 	assert_int_equal(planted(what, sizeof(what)), 0);
 }
@@ -81,7 +84,17 @@ program_keys_are_planted(void **state)
 		"[filter \"lfs\"]\n\tclean = x\n", "[diff \"bin\"]\n\ttextconv = x\n",
 		"[include]\n\tpath = ../x\n", "[includeIf \"gitdir:/\"]\n\tpath = x\n",
 		"[credential]\n\thelper = x\n", "[submodule \"s\"]\n\tupdate = !x\n",
-		"[core]\n\tsshCommand=x\n", NULL
+		"[core]\n\tsshCommand=x\n",
+		/* off the allow-list, whatever git makes of them */
+		"[alias]\n\tst = -c core.pager=x log\n", "[commit]\n\tgpgSign = true\n",
+		"[gpg \"ssh\"]\n\tdefaultKeyCommand = x\n", "[trailer \"t\"]\n\tcommand = x\n",
+		"[interactive]\n\tdiffFilter = x\n", "[mergetool \"m\"]\n\tpath = x\n",
+		"[remote \"o\"]\n\turl = ext::sh -c x\n", "[remote \"o\"]\n\tvcs = x\n",
+		/* read otherwise than git reads it: counted as planted */
+		"\xef\xbb\xbf[core]\n\tbare = false\n",
+		"[core]\n\tzz = a\\\n[user]\n\tname = x\n", "[core\n\tbare = false\n",
+		"[core]\n\tbare = false\x01\n", "bare = false\n", "[core]\n\t= x\n",
+		NULL
 	};
 	char what[512];
 	size_t i;
@@ -92,6 +105,49 @@ program_keys_are_planted(void **state)
 		assert_int_equal(planted(what, sizeof(what)), 1);
 		assert_non_null(strstr(what, "/config ("));
 	}
+}
+
+static void
+a_nul_byte_is_planted(void **state)
+{
+	static const char text[] = "# x\0y\n[core]\n\tfsmonitor = x\n";
+	char what[512], p[256];
+	FILE *f;
+
+	(void)state;
+	snprintf(p, sizeof(p), "%s/config", dir);
+	assert_non_null(f = fopen(p, "w"));
+	fwrite(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	assert_int_equal(planted(what, sizeof(what)), 1);
+	assert_non_null(strstr(what, "NUL"));
+}
+
+static void
+linked_parts_are_planted_and_set_aside(void **state)
+{
+	char what[512], p[256], q[256];
+	struct stat st;
+
+	(void)state;
+	snprintf(p, sizeof(p), "%s/config", dir);
+	assert_int_equal(symlink("elsewhere", p), 0);
+	assert_int_equal(planted(what, sizeof(what)), 1);
+	assert_non_null(strstr(what, "/config (a symbolic link)"));
+	assert_int_equal(sb_git_disarm(dir), 0);
+	assert_int_not_equal(lstat(p, &st), 0);
+	snprintf(p, sizeof(p), "%s/config.planted", dir);
+	assert_int_equal(unlink(p), 0);
+	snprintf(p, sizeof(p), "%s/hooks", dir);
+	snprintf(q, sizeof(q), "%s/hooks-real", dir);
+	assert_int_equal(rename(p, q), 0);
+	assert_int_equal(symlink("hooks-real", p), 0);
+	assert_int_equal(planted(what, sizeof(what)), 1);
+	assert_non_null(strstr(what, "/hooks (a symbolic link"));
+	assert_int_equal(sb_git_disarm(dir), 0);
+	snprintf(p, sizeof(p), "%s/hooks.planted", dir);
+	assert_int_equal(lstat(p, &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
 }
 
 static void
@@ -143,6 +199,9 @@ main(void)
 		cmocka_unit_test_setup_teardown(program_keys_are_planted, setup, teardown),
 		cmocka_unit_test_setup_teardown(a_hook_is_planted_and_disarmed, setup, teardown),
 		cmocka_unit_test_setup_teardown(a_config_is_set_aside, setup, teardown),
+		cmocka_unit_test_setup_teardown(a_nul_byte_is_planted, setup, teardown),
+		cmocka_unit_test_setup_teardown(linked_parts_are_planted_and_set_aside, setup,
+		    teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
