@@ -1509,6 +1509,12 @@ scan_repos(struct ag_sandbox *sb, const char *dir, int depth, size_t *budget,
 			int e = errno;
 
 			scan_dir_clear(d);
+			/* another's directory the account can neither enter nor
+			 * change (a private mktemp -d of root's under a /tmp write
+			 * root): nothing of the agent's is in it, and no git of
+			 * the account's reaches into it */
+			if (e == EACCES && st.st_uid != getuid() && access(dir, X_OK) != 0)
+				return 0;
 			return unreadable(sb, dir, e);
 		}
 		if (rc != 0)
@@ -1580,9 +1586,16 @@ scan_all(struct ag_sandbox *sb, size_t *budget)
 		if (sb_scan_load(sb) < 0)
 			return -1;
 	}
-	for (i = 0; i < sb->writes.n; i++)
-		if ((rc = scan_repos(sb, sb->writes.v[i], 0, budget, &sb->scan[i])) < 0)
+	for (i = 0; i < sb->writes.n; i++) {
+		const char *w = sb->writes.v[i];
+
+		/* a /tmp that is the session's own is not the host's /tmp
+		 * this path names (other users' private directories and all) */
+		if (sb->private_tmp && strncmp(w, "/tmp", 4) == 0 && (w[4] == '\0' || w[4] == '/'))
+			continue;
+		if ((rc = scan_repos(sb, w, 0, budget, &sb->scan[i])) < 0)
 			return rc;
+	}
 	if (sb->scan_read) {
 		sb->scan_read = 0;
 		sb_scan_save(sb);
