@@ -1072,7 +1072,7 @@ state_judge(struct ag_core *core, char *why, size_t whysz)
 	struct ag_policy_ctx ctx;
 	struct ag_strbuf kept;
 	struct ag_err err;
-	size_t i, ndropped = 0;
+	size_t i, nkids, ndropped = 0;
 	int funcs = 0, bad = 0;
 
 	if (ag_sh_parse(s->shell_state, strlen(s->shell_state), &t, &err) != AG_SH_OK) {
@@ -1128,6 +1128,7 @@ state_judge(struct ag_core *core, char *why, size_t whysz)
 			break;
 		}
 	}
+	nkids = t->nkids;
 	ag_sh_free(t);
 	if (ndropped == 0) {
 		ag_strbuf_free(&kept);
@@ -1138,7 +1139,7 @@ state_judge(struct ag_core *core, char *why, size_t whysz)
 
 		snprintf(why + n, whysz - n, ", and %zu more", ndropped - 1);
 	}
-	ag_session_keep_state(s, ndropped >= t->nkids ? NULL :
+	ag_session_keep_state(s, ndropped >= nkids ? NULL :
 	    ag_strbuf_detach(&kept, NULL), funcs);
 	ag_strbuf_free(&kept);
 	return why;

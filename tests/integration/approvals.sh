@@ -94,9 +94,12 @@ as_approver() { runuser -u "$APPROVER" -- "$GW" "$@"; }
 as_agent() { runuser -u "$AG_USER" -- "$GW" "$@"; }
 
 # the id of the pending request whose command is shown as $1 (none: empty)
+# (this world's account only: other tests' worlds file requests in the same
+# directory, and root sees them all)
 pending_id() {
-	"$GW" approvals 2>/dev/null | C="    command: $1" awk '
-	    /^[0-9a-f]+  / { id = $1 } $0 == ENVIRON["C"] { print id; exit }'
+	"$GW" approvals 2>/dev/null | C="    command: $1" U="account=$AG_USER" awk '
+	    /^[0-9a-f]+  / { id = $1; mine = index($0, " " ENVIRON["U"] " ") > 0 }
+	    mine && $0 == ENVIRON["C"] { print id; exit }'
 }
 # wait_pending COMMAND: its id in ID, once the request is listed
 wait_pending() {

@@ -59,7 +59,7 @@ pending() {
 	local i
 	ID= RULE=
 	for i in $(seq 1 600); do
-		ID=$("$GW" approvals 2>/dev/null | awk -v u="account=$AG_USER" -v skip="${1:-}" \
+		ID=$("$GW" approvals 2>/dev/null | awk -v u=" account=$AG_USER " -v skip="${1:-}" \
 		    '/^[0-9a-f]+  / && index($0, u) && $1 != skip { print $1; exit }')
 		if [ -n "$ID" ]; then
 			RULE=$("$GW" approvals | awk -v id="$ID" '$1 == id { on = 1; next }
