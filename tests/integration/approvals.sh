@@ -97,7 +97,7 @@ as_agent() { runuser -u "$AG_USER" -- "$GW" "$@"; }
 # (this world's account only: other tests' worlds file requests in the same
 # directory, and root sees them all)
 pending_id() {
-	"$GW" approvals 2>/dev/null | C="    command: $1" U="account=$AG_USER" awk '
+	"$GW" approvals 2>/dev/null | C="    command: $1" U="account=${2:-$AG_USER}" awk '
 	    /^[0-9a-f]+  / { id = $1; mine = index($0, " " ENVIRON["U"] " ") > 0 }
 	    mine && $0 == ENVIRON["C"] { print id; exit }'
 }
@@ -106,7 +106,7 @@ wait_pending() {
 	local i
 	ID=
 	for i in $(seq 1 600); do
-		ID=$(pending_id "$1")
+		ID=$(pending_id "$1" "${2:-}")
 		[ -n "$ID" ] && return 0
 		sleep 0.1
 	done
@@ -331,7 +331,7 @@ CANARY=/tmp/approval-canary-$$
 out=$(ag_as alice "$T" '@web1 echo up' 2>&1)
 ag_is "$out" "up" "upstream_allowed_line_runs_without_asking"
 start "@web1 touch $CANARY"
-ag_ok upstream_request_listed wait_pending "touch $CANARY"
+ag_ok upstream_request_listed wait_pending "touch $CANARY" "$UP_USER"
 ag_ok upstream_agent_told_it_waits ag_wait_until 60 grep -q "waiting for approval (request $ID)" "$AG_DIR/err.$N"
 ag_ok upstream_command_not_run_while_waiting test ! -e "$CANARY"
 as_approver approve "$ID" >/dev/null 2>&1
@@ -340,7 +340,7 @@ ag_is "$RC/$(stat -c %U "$CANARY" 2>&1)" "0/$UP_USER" "upstream_line_runs_there_
 ag_is "$(last_approval approver)/$(last_approval scope)" "$APPROVER/once" "upstream_approval_recorded"
 rm -f "$CANARY"
 start "@web1 touch $CANARY"
-ag_ok upstream_next_line_waits_again wait_pending "touch $CANARY"
+ag_ok upstream_next_line_waits_again wait_pending "touch $CANARY" "$UP_USER"
 as_approver refuse "$ID" --reason "not during the freeze" >/dev/null 2>&1
 finish
 ag_is "$RC/$(test -e "$CANARY" && echo made)" "126/" "upstream_refused_line_does_not_run" "$OUT"
