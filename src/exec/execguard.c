@@ -73,6 +73,15 @@ fd_msg(struct msghdr *mh, struct iovec *iov, char *byte, union cmsg_buf *u)
 int
 ag_execguard_child(const struct ag_execguard *g)
 {
+	close(g->sock);
+	close(g->stop[0]);
+	close(g->stop[1]);
+	return ag_execguard_install(g->child_sock);
+}
+
+int
+ag_execguard_install(int sock)
+{
 #ifdef AG_AUDIT_ARCH
 	enum { NEXT = AG_BPF_NEXT, ALLOW, NOTIFY };
 	struct ag_bpf b;
@@ -85,11 +94,6 @@ ag_execguard_child(const struct ag_execguard *g)
 	long fd;
 	int rc;
 
-	int sock = g->child_sock;
-
-	close(g->sock);
-	close(g->stop[0]);
-	close(g->stop[1]);
 	ag_bpf_init(&b);
 	ag_bpf_ld(&b, AG_BPF_ARCH);
 	/* a foreign ABI is the sandbox filter's business (it refuses it) */
@@ -118,7 +122,7 @@ ag_execguard_child(const struct ag_execguard *g)
 	close(sock);
 	return rc == 1 ? 0 : -1;
 #else
-	(void)g;
+	(void)sock;
 	errno = ENOSYS;
 	return -1;
 #endif
@@ -631,4 +635,10 @@ ag_execguard_denials_free(struct ag_exec_denial *d, size_t n)
 		free(d[i].argv);
 	}
 	free(d);
+}
+
+int
+ag_execguard_child_sock(const struct ag_execguard *g)
+{
+	return g->child_sock;
 }

@@ -85,5 +85,14 @@ void	ag_execguard_denials_free(struct ag_exec_denial *d, size_t n);
  * 0, or -1 with errno.
  */
 int	ag_execguard_child(const struct ag_execguard *g);
+/*
+ * The same, for a child that holds only the socket (the session's runner
+ * process passed it on, zygote.c): install the filter and send its
+ * listener over sock, then close sock.  Async-signal-safe.
+ */
+int	ag_execguard_install(int sock);
+/* Parent: the child's end of the guard's socket, to pass on (-1 once
+ * started). */
+int	ag_execguard_child_sock(const struct ag_execguard *g);
 
 #endif

@@ -33,6 +33,8 @@
 #include "exec/procwatch.h"
 #include "exec/sandbox.h"
 #include "exec/sigpipe.h"
+#include "exec/spawn.h"
+#include "exec/zygote.h"
 #include "exec/stream.h"
 #include "policy/policy.h"
 #include "common/strbuf.h"
@@ -482,18 +484,6 @@ command_memfd(const struct ag_run_opts *o, struct ag_err *err)
 
 /* ---- the child --------------------------------------------------------- */
 
-/* Say why the command cannot start (errno), and end the child: 126. */
-static void __attribute__((noreturn))
-child_fail(int fd, const char *what)
-{
-	char msg[256];
-	int n = snprintf(msg, sizeof(msg), "agentgate: %s: %s\n", what, strerror(errno));
-
-	if (n > 0)
-		(void)!write(fd, msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
-	_exit(126);
-}
-
 /*
  * The child has joined the session's PID namespace, into which only its
  * own children are born: it forks once more and stays outside, as the
@@ -515,7 +505,7 @@ wait_outside(int errfd)
 	int st, sig;
 
 	if ((pid = fork()) < 0)
-		child_fail(errfd, "cannot start the command in its PID namespace");
+		ag_spawn_fail(errfd, "cannot start the command in its PID namespace");
 	if (pid == 0) {
 		/* its parent is outside the namespace: getppid() says 0, so no check */
 		(void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
@@ -552,28 +542,6 @@ struct child_args {
 	const struct ag_pty		*pt;
 	int				 shared;	/* the gateway's memory, until exec */
 };
-
-/*
- * Every signal back to its default: the ones the gateway ignores, and
- * every one it catches, since until exec a handler would run here, on
- * memory that may be the gateway's.
- */
-static void
-child_signals(void)
-{
-	struct sigaction dfl, cur;
-	int sig;
-
-	memset(&dfl, 0, sizeof(dfl));
-	dfl.sa_handler = SIG_DFL;
-	sigemptyset(&dfl.sa_mask);
-	for (sig = 1; sig < NSIG; sig++) {
-		if (sig == SIGKILL || sig == SIGSTOP || sigaction(sig, NULL, &cur) < 0)
-			continue;
-		if (cur.sa_handler != SIG_DFL)
-			(void)sigaction(sig, &dfl, NULL);
-	}
-}
 
 /*
  * The runner's process, up to the exec of bash.  It may share the
@@ -686,29 +654,17 @@ child(const struct child_args *ca)
 {
 	static char a_name[] = "bash", a_np[] = "--noprofile", a_nr[] = "--norc", a_c[] = "-c";
 	const struct ag_run_opts *o = ca->o;
-	const struct ag_pty *pt = ca->pt;
 	char *argv[] = { a_name, a_np, a_nr, a_c, ca->script, a_name, NULL };
-	int outw = ca->outw, errw = ca->errw, capw = ca->capw, textfd = ca->textfd,
-	    gater = ca->gater, inner = -1;
-	sigset_t none;
-	int fd, first;
+	struct ag_spawn sp = { .in = o->in_fd, .out = ca->outw, .err = ca->errw, .pt = ca->pt,
+	    .tty = o->tty_fd, .cap = ca->capw, .script = ca->textfd, .gate = ca->gater,
+	    .errfd = o->err_fd, .parent = ca->parent, .cwd = o->cwd, .path = o->runner,
+	    .argv = argv, .env = ca->env };
+	int inner = -1;
 
 	/* before anything else: nothing of the agent's may run with our group */
 	if (ag_privsep_child_exec() < 0)
-		child_fail(o->err_fd, "cannot give up the gateway's group");
-	/* in a PTY: a new session on it, which is also a new process group */
-	if (pt == NULL)
-		setpgid(0, 0);
-	else if (ag_pty_child_setup(pt) < 0)
-		_exit(126);
-	/* if the gateway dies, so does the runner shell */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != ca->parent)
-		_exit(126);
-	if (o->tty_fd >= 0 && pt == NULL)
-		(void)tcsetpgrp(o->tty_fd, getpid());	/* SIGTTOU still ignored here */
-	child_signals();
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
+		ag_spawn_fail(o->err_fd, "cannot give up the gateway's group");
+	ag_spawn_process(&sp);
 	/*
 	 * Not dumpable until it execs, as the gateway it copies: its memory
 	 * holds what the gateway's does (the policy, serve's host key), and
@@ -723,70 +679,19 @@ child(const struct child_args *ca)
 		int joined = ag_sandbox_child_enter(o->sandbox);
 
 		if (joined < 0)
-			child_fail(o->err_fd, "cannot enter the kernel sandbox");
+			ag_spawn_fail(o->err_fd, "cannot enter the kernel sandbox");
 		if (joined)
 			wait_outside(o->err_fd);	/* returns in the PID namespace */
 		if (ag_sandbox_child_confine(o->sandbox, &inner) < 0)
-			child_fail(o->err_fd, "cannot enter the kernel sandbox");
+			ag_spawn_fail(o->err_fd, "cannot enter the kernel sandbox");
 	}
 	/* after no_new_privs (above), before the shuffle closes the socket */
 	if (ca->guard != NULL && ag_execguard_child(ca->guard) < 0)
-		child_fail(o->err_fd, "cannot start the exec supervisor");
-
-	/* move the pipe ends above 3 first so the dup2s below cannot clobber them */
-	if (pt != NULL) {
-		/* 0, 1 and 2 are the PTY already */
-		if (capw >= 0 && ((capw = fcntl(capw, F_DUPFD, 10)) < 0 ||
-		    dup2(capw, AG_RUN_CAPTURE_FD) < 0))
-			_exit(126);
-	} else {
-		if ((outw = fcntl(outw, F_DUPFD, 10)) < 0 || (errw = fcntl(errw, F_DUPFD, 10)) < 0 ||
-		    (capw >= 0 && (capw = fcntl(capw, F_DUPFD, 10)) < 0) ||
-		    (fd = fcntl(o->in_fd, F_DUPFD, 10)) < 0)
-			_exit(126);
-		if (dup2(fd, 0) < 0 || dup2(outw, 1) < 0 || dup2(errw, 2) < 0 ||
-		    (capw >= 0 && dup2(capw, AG_RUN_CAPTURE_FD) < 0))
-			_exit(126);
-	}
-	if ((textfd >= 0 && ((textfd = fcntl(textfd, F_DUPFD, 10)) < 0 ||
-	    dup2(textfd, AG_RUN_SCRIPT_FD) < 0)) ||
-	    (gater >= 0 && ((gater = fcntl(gater, F_DUPFD, 10)) < 0 ||
-	    dup2(gater, AG_RUN_GATE_FD) < 0)))
-		_exit(126);
-	first = capw >= 0 ? AG_RUN_CAPTURE_FD + 1 : AG_RUN_CAPTURE_FD;
-	/* kept: the script at AG_RUN_SCRIPT_FD, the gate just above it */
-	if (o->sandbox != NULL) {
-		/* keeps the inner ruleset at AG_SANDBOX_FD for agsandbox.so */
-		if (ag_sandbox_child_fds(o->sandbox, inner, first, gater >= 0 ? 2 : textfd >= 0) < 0)
-			_exit(126);
-	} else {
-		ag_close_range((unsigned)first, AG_RUN_SCRIPT_FD - 1);
-		ag_close_range(gater >= 0 ? AG_RUN_GATE_FD + 1 : textfd >= 0 ?
-		    AG_RUN_SCRIPT_FD + 1 : AG_RUN_SCRIPT_FD, ~0U);
-	}
-	if (gater >= 0 && textfd < 0)
-		close(AG_RUN_SCRIPT_FD);	/* whatever the gateway had there */
-	if (chdir(o->cwd) < 0) {
-		char msg[PATH_MAX + 128];
-		int n = snprintf(msg, sizeof(msg), "agentgate: cannot enter %s: %s\n",
-		    o->cwd, strerror(errno));
-
-		if (n > 0)
-			(void)!write(2, msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
-		_exit(1);
-	}
+		ag_spawn_fail(o->err_fd, "cannot start the exec supervisor");
+	ag_spawn_fds(&sp, inner);
 	if (o->write_path != NULL)
 		write_step(o);
-	execve(o->runner, argv, ca->env);
-	{
-		char msg[PATH_MAX + 128];
-		int n = snprintf(msg, sizeof(msg), "agentgate: cannot run %s: %s\n",
-		    o->runner, strerror(errno));
-
-		if (n > 0)
-			(void)!write(2, msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
-	}
-	_exit(127);
+	ag_spawn_exec(&sp);
 }
 
 /* clone(2)'s entry: child() never returns */
@@ -814,6 +719,76 @@ child_entry(void *arg)
  * gateway with it, where a forked one would have been timed out; the
  * second step of agentgate terminate (SIGKILL) still ends both.
  */
+/* The session's runner process (zygote.h), for the sandbox of that generation. */
+static struct {
+	struct ag_zygote	*z;
+	unsigned long		 gen;
+	unsigned long		 failed;	/* the generation it could not start for */
+} zy;
+
+static void
+zygote_end(void)
+{
+	if (zy.z == NULL)
+		return;
+	ag_runner_keep_child(ag_zygote_pid(zy.z), 0);
+	ag_zygote_stop(zy.z);
+	zy.z = NULL;
+}
+
+/*
+ * A runner from the session's runner process, which is already where the
+ * command's process must be: only a fork and the exec are left.  Its pid,
+ * or -1 with errno; -2 when this command is the gateway's to fork (a
+ * terminal or a write step, a boundary the runner process cannot hold, a
+ * request too big to pass, or no runner process: it could not start).
+ */
+static pid_t
+spawn_in_session(struct child_args *ca)
+{
+	static char a_name[] = "bash", a_np[] = "--noprofile", a_nr[] = "--norc", a_c[] = "-c";
+	const struct ag_run_opts *o = ca->o;
+	char *argv[] = { a_name, a_np, a_nr, a_c, ca->script, a_name, NULL };
+	struct ag_spawn sp = { .in = o->in_fd, .out = ca->outw, .err = ca->errw, .pt = NULL,
+	    .tty = o->tty_fd, .cap = ca->capw, .script = ca->textfd, .gate = ca->gater,
+	    .errfd = o->err_fd, .parent = 0, .cwd = o->cwd, .path = o->runner,
+	    .argv = argv, .env = ca->env };
+	unsigned long gen = ag_sandbox_generation(o->sandbox);
+	struct ag_zygote_kit kit;
+	struct ag_err err;
+	int tries;
+	pid_t pid;
+
+	if (ca->pt != NULL || o->write_path != NULL || !ag_sandbox_child_joins(o->sandbox))
+		return -2;
+	if (zy.z != NULL && zy.gen != gen)
+		zygote_end();
+	for (tries = 0; tries < 2; tries++) {
+		if (zy.z == NULL) {
+			if (zy.failed == gen || ag_sandbox_zygote_kit(o->sandbox, &kit) < 0)
+				return -2;
+			if ((zy.z = ag_zygote_start(&kit, &err)) == NULL) {
+				ag_log(LOG_WARNING, "sandbox: %s; each command's runner is "
+				    "forked by the gateway", err.msg);
+				zy.failed = gen;
+				return -2;
+			}
+			zy.gen = gen;
+			ag_runner_keep_child(ag_zygote_pid(zy.z), 1);
+		}
+		pid = ag_zygote_spawn(zy.z, &sp, ag_sandbox_inner_fd(o->sandbox),
+		    ca->guard != NULL ? ag_execguard_child_sock(ca->guard) : -1);
+		if (pid > 0)
+			return pid;
+		if (errno == EMSGSIZE)
+			return -2;
+		if (errno != EPIPE)
+			return -1;
+		zygote_end();	/* it died (killed, or out of memory): once more */
+	}
+	return -2;
+}
+
 static pid_t
 spawn_runner(struct child_args *ca)
 {
@@ -823,6 +798,8 @@ spawn_runner(struct child_args *ca)
 	int e;
 
 	ca->shared = 0;
+	if ((pid = spawn_in_session(ca)) != -2)
+		return pid;
 	/* AddressSanitizer keeps the bounds of the gateway's stack and its
 	 * own state in memory the child would share: on another stack it
 	 * reports false errors, then corrupts that state.  It gets a fork

@@ -133,6 +133,7 @@ struct ag_ll_net_port {
 #define MAX_INTERP	4	/* #! chains followed */
 
 #include "exec/sandbox_int.h"
+#include "exec/zygote.h"
 
 static int test_abi = -1;
 static char preload_override[PATH_MAX];
@@ -844,7 +845,15 @@ build_inner(struct build *b)
 	size_t i;
 	int fd;
 
-	if ((fd = create_ruleset(b, b->h_inner, 0, 0)) < 0)
+	/*
+	 * Scoped again: each command's runner enters this ruleset on its own,
+	 * so its tree is a domain of its own.  It can then signal (or reach
+	 * by an abstract socket) nothing but that tree: not the session's
+	 * runner process, which is in the outer domain only, and not what an
+	 * earlier command of the session left (swept anyway).
+	 */
+	if ((fd = create_ruleset(b, b->h_inner, 0, sb->abi >= 6 ?
+	    AG_LL_SCOPE_ABSTRACT_UNIX | AG_LL_SCOPE_SIGNAL : 0)) < 0)
 		return -1;
 	b->rs_inner = fd;
 	if ((b->h_inner & LANDLOCK_ACCESS_FS_REFER) &&
@@ -1230,7 +1239,10 @@ sb_new(const struct ag_config *cfg, const struct ag_profile *p, const char *iden
 	b->cwd = cwd ? cwd : "/";
 	b->identity = identity;
 	b->err = err;
+	static unsigned long generations;
+
 	sb->outer_fd = sb->inner_fd = sb->once_fd = -1;
+	sb->generation = ++generations;
 	sb->ns_user_fd = sb->ns_mnt_fd = sb->ns_pid_fd = sb->ns_net_fd = sb->proc_fd = -1;
 	sb->egress_fd[0] = sb->egress_fd[1] = -1;
 	sb->ctl_fd = -1;
@@ -1550,6 +1562,45 @@ int
 ag_sandbox_child_joins(const struct ag_sandbox *sb)
 {
 	return sb != NULL && sb->mode != AG_SANDBOX_OFF && sb->ns_user_fd >= 0;
+}
+
+unsigned long
+ag_sandbox_generation(const struct ag_sandbox *sb)
+{
+	return sb != NULL ? sb->generation : 0;
+}
+
+int
+ag_sandbox_zygote_kit(const struct ag_sandbox *sb, struct ag_zygote_kit *k)
+{
+	static const int res[RL_COUNT] = { RLIMIT_NPROC, RLIMIT_NOFILE, RLIMIT_FSIZE, RLIMIT_CPU,
+	    RLIMIT_AS, RLIMIT_DATA };
+	int i;
+
+	/* best_effort's runner enters the inner ruleset itself: forked here */
+	if (!ag_sandbox_child_joins(sb) || sb->ns_pid_fd < 0 || sb->inner_in_child || !sb->nnp)
+		return -1;
+	memset(k, 0, sizeof(*k));
+	for (i = 0; i < RL_COUNT && k->nrl < AG_ZYGOTE_MAX_RLIMITS; i++)
+		if (sb->rl_set[i]) {
+			k->rl[k->nrl].res = res[i];
+			k->rl[k->nrl++].lim = sb->rl[i];
+		}
+	k->user_fd = sb->ns_user_fd;
+	k->mnt_fd = sb->ns_mnt_fd;
+	k->pid_fd = sb->ns_pid_fd;
+	k->net_fd = sb->ns_net_fd;
+	k->filter = sb->seccomp ? &sb->fprog : NULL;
+	k->outer_fd = sb->outer_fd;
+	return 0;
+}
+
+int
+ag_sandbox_inner_fd(const struct ag_sandbox *sb)
+{
+	if (sb == NULL || sb->mode == AG_SANDBOX_OFF)
+		return -1;
+	return sb->once_fd >= 0 ? sb->once_fd : sb->inner_fd;
 }
 
 int

@@ -187,6 +187,21 @@ int	ag_sandbox_child(const struct ag_sandbox *sb, int *inner);
 int	ag_sandbox_child_fds(const struct ag_sandbox *sb, int inner, int first, int nkeep);
 
 /*
+ * The session's runner process (zygote.h) enters what the child above
+ * would: ag_sandbox_zygote_kit fills k with it, or returns -1 when this
+ * sandbox's commands are forked by the gateway (no namespaces, or
+ * best_effort's runner that confines itself).  Its fds stay the
+ * sandbox's.  ag_sandbox_generation changes whenever a prepare made a new
+ * boundary (a runner process of an older one must go);
+ * ag_sandbox_inner_fd is the ruleset the next command's runner enters
+ * (a grant's variant while one is in force), or -1.
+ */
+struct ag_zygote_kit;
+int	ag_sandbox_zygote_kit(const struct ag_sandbox *sb, struct ag_zygote_kit *k);
+unsigned long ag_sandbox_generation(const struct ag_sandbox *sb);
+int	ag_sandbox_inner_fd(const struct ag_sandbox *sb);
+
+/*
  * After each command: every process the command left in the session's PID
  * namespace is killed (its init does it).  0, or -1 when the namespace is
  * gone (the next command cannot start in it either).

@@ -158,6 +158,8 @@ struct ag_sandbox {
 	char			*cwd;		/* NULL when no path used it */
 	char			*path_env;
 	char			 guard[64];
+	unsigned long		 generation;	/* new at each prepare: the session's
+						 * runner process is made anew */
 };
 
 /* state used while building */
