@@ -2105,6 +2105,7 @@ sb_ns_make(struct ag_sandbox *sb, struct build *b)
 	size_t i;
 	int rc;
 
+	sb_identity_key(b->identity, sb->planted_key, sizeof(sb->planted_key));
 	if (plan_run(b) < 0)
 		return -1;
 	if (plan_home(b) < 0)

@@ -129,6 +129,7 @@ struct ag_sandbox {
 	int			  check_new;	/* the scan after a command: look into what
 						 * it created (gitplant.c) */
 	struct plist		  planted;	/* git directories so found, refused on */
+	char			  planted_key[96];	/* whose: sb_identity_key */
 	long long		  check_since;	/* look into git directories born since
 						 * (ns; a command's check may not have run) */
 	int			  planted_stuck;	/* some of it could not be set aside */
@@ -197,6 +198,9 @@ int	sb_note_add(struct ag_sandbox *sb, const char *what);
  * cleaned of what is older than max_age seconds; an O_PATH fd, or -1 with
  * why (then /tmp is a tmpfs of the session's own). */
 int	sb_ptmp_open(const char *identity, long max_age, char *why, size_t whylen);
+/* "UID" or "UID-NAME" (a digest for a name that is not plain): what is
+ * kept per identity is named so (ptmp.c, scancache.c). */
+void	sb_identity_key(const char *identity, char *out, size_t outsz);
 
 /* namespace.c */
 

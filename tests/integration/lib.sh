@@ -190,7 +190,7 @@ ag_cleanup() {
 		pids=$(pgrep -u "$AG_USER")
 		[ -n "$pids" ] && kill -KILL $pids 2>/dev/null
 		# its sandbox scans, kept by a set-group-ID gateway (the uid is reused)
-		rm -f "$AG_RUNDIR/scans/$(id -u "$AG_USER")-"* 2>/dev/null
+		rm -f "$AG_RUNDIR/scans/$(id -u "$AG_USER")-"* "$AG_RUNDIR/scans/$(id -u "$AG_USER")."* 2>/dev/null
 		# (userdel refuses until the killed processes are gone)
 		[ "$AG_USER_CREATED" -eq 1 ] && ag_wait_until 30 ag_userdel "$AG_USER"
 	fi
