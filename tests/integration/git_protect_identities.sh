@@ -16,16 +16,7 @@ ag_need_sandbox_lib
 ag_write_pam use_key use_token
 ag_shipped_policy developer
 ag_setgid_gateway
-"$AG_PYTHON" - "$AG_DIR/policy.yaml" "$(ag_key alice)" "$(ag_key bob)" <<'PY'
-import sys
-p, a, b = sys.argv[1:]
-s = open(p).read()
-ids = ('identities:\n  - { name: alice, keys: ["%s"], profile: developer }\n'
-       '  - { name: bob, keys: ["%s"], profile: developer }\n' % (a, b))
-s = s.replace("identities:", ids.rstrip("\n"), 1)
-open(p, "w").write(s)
-PY
-cat "$AG_DIR/alice.pub" "$AG_DIR/bob.pub" >> "$AG_DIR/keys/$AG_USER"
+ag_identities_policy developer alice bob
 W=/home/$AG_USER/work
 install -d -o "$AG_USER" -g "$AG_USER" -m 0755 "$W"
 "$AGENTGATE" check --config "$AG_DIR/policy.yaml" >/dev/null ||
