@@ -14,6 +14,7 @@
 #include "agconfig.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
@@ -677,30 +678,69 @@ check_dotfiles(struct doctor *d, const struct passwd *pw, const struct who *w)
  */
 /*
  * Git repositories a command of the account created with a hook or a
- * config that runs a program in them (the sandbox's scan after each
+ * config that runs a program in them, and pointers it wrote that git would
+ * follow where the gateway cannot protect (the sandbox's scan after each
  * command set those aside as *.planted): the gateway refuses the
- * account's commands until they are removed.  As of its last command.
+ * identity's commands until they are removed.  One file per identity:
+ * UID.planted (no identities), UID-NAME.planted.  As of its last command.
  */
+static void
+planted_file(struct doctor *d, const struct passwd *pw, const char *file)
+{
+	char path[PATH_MAX], line[PATH_MAX + 2], who[NAME_MAX + 1];
+	const char *dash = strchr(file, '-');
+	size_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", AG_RUNDIR_SCANS, file);
+	if ((f = fopen(path, "re")) == NULL)
+		return;
+	n = strlen(file) - strlen(".planted");
+	if (dash != NULL && (size_t)(dash - file) < n)
+		snprintf(who, sizeof(who), "identity %.*s of %s", (int)(n - (size_t)(dash - file) - 1),
+		    dash + 1, pw->pw_name);
+	else
+		snprintf(who, sizeof(who), "%s", pw->pw_name);
+	while (fgets(line, sizeof(line), f) != NULL) {
+		n = strcspn(line, "\n");
+		line[n] = '\0';
+		if (line[0] != '/')
+			continue;
+		if (n > 8 && strcmp(line + n - 8, ".planted") == 0)
+			fail(d, "git repository planted by a command", "%s is a pointer git would "
+			    "follow (a .git file or commondir) that a command wrote where the "
+			    "gateway cannot protect what it reaches, set aside under this name; "
+			    "the gateway refuses %s's commands until it is removed: review it, "
+			    "then delete it", line, who);
+		else
+			fail(d, "git repository planted by a command", "%s holds a hook or a "
+			    "config that runs a program, set aside as *.planted "
+			    "(hooks/NAME.planted, config.planted); the gateway refuses %s's "
+			    "commands until they are removed: review them, then delete them",
+			    line, who);
+	}
+	fclose(f);
+}
+
 static void
 check_planted(struct doctor *d, const struct passwd *pw)
 {
-	char path[PATH_MAX], line[PATH_MAX + 2];
-	FILE *f;
+	char mine[32], prefix[32];
+	struct dirent *de;
+	DIR *dir;
 
-	snprintf(path, sizeof(path), "%s/%lu.planted", AG_RUNDIR_SCANS,
-	    (unsigned long)pw->pw_uid);
-	if ((f = fopen(path, "re")) == NULL)
+	snprintf(mine, sizeof(mine), "%lu.planted", (unsigned long)pw->pw_uid);
+	snprintf(prefix, sizeof(prefix), "%lu-", (unsigned long)pw->pw_uid);
+	if ((dir = opendir(AG_RUNDIR_SCANS)) == NULL)
 		return;
-	while (fgets(line, sizeof(line), f) != NULL) {
-		line[strcspn(line, "\n")] = '\0';
-		if (line[0] != '/')
-			continue;
-		fail(d, "git repository planted by a command", "%s holds a hook or a config "
-		    "that runs a program, set aside as *.planted (hooks/NAME.planted, "
-		    "config.planted); the gateway refuses %s's commands until they are "
-		    "removed: review them, then delete them", line, pw->pw_name);
+	while ((de = readdir(dir)) != NULL) {
+		size_t n = strlen(de->d_name);
+
+		if (strcmp(de->d_name, mine) == 0 || (strncmp(de->d_name, prefix,
+		    strlen(prefix)) == 0 && n > 8 && strcmp(de->d_name + n - 8, ".planted") == 0))
+			planted_file(d, pw, de->d_name);
 	}
-	fclose(f);
+	closedir(dir);
 }
 
 static void

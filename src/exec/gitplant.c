@@ -417,3 +417,17 @@ sb_git_disarm(const char *gitdir)
 	closedir(d);
 	return rc;
 }
+
+int
+sb_git_set_aside(const char *dir, const char *name)
+{
+	char to[NAME_MAX + 1];
+	int dfd, rc;
+
+	if ((size_t)snprintf(to, sizeof(to), "%s.planted", name) >= sizeof(to) ||
+	    (dfd = ag_privsep_open_dir_nofollow(dir)) < 0)
+		return -1;
+	rc = set_aside(dfd, name, to);
+	close(dfd);
+	return rc;
+}

@@ -28,10 +28,13 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <sys/vfs.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/openat2.h>
 
 #include "common/log.h"
 #include "common/misc.h"
@@ -102,7 +105,24 @@ ops_add(struct ag_sandbox *sb, enum nsop_kind kind, const char *path, unsigned l
 	sb->ops[sb->nops].kind = kind;
 	sb->ops[sb->nops].flags = flags;
 	sb->ops[sb->nops].size = 0;
+	sb->ops[sb->nops].dev = 0;
+	sb->ops[sb->nops].ino = 0;
+	sb->ops[sb->nops].part = 0;
 	sb->nops++;
+	return 0;
+}
+
+/* The same, for a part the scan checked (st): bound only if it is still
+ * that inode when the mount is made (bind_checked). */
+static int
+ops_add_checked(struct ag_sandbox *sb, enum nsop_kind kind, const char *path,
+    unsigned long flags, const struct stat *st)
+{
+	if (ops_add(sb, kind, path, flags) < 0)
+		return -1;
+	sb->ops[sb->nops - 1].dev = st->st_dev;
+	sb->ops[sb->nops - 1].ino = st->st_ino;
+	sb->ops[sb->nops - 1].part = 1;
 	return 0;
 }
 
@@ -190,10 +210,68 @@ out:
 	return rc;
 }
 
+/* path (O_PATH), no link followed anywhere in it: a link at its end is
+ * opened as itself. */
+static int
+open_nolinks(const char *path)
+{
+	struct open_how how;
+
+	memset(&how, 0, sizeof(how));
+	how.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC;
+	how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+	return (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+}
+
+/*
+ * A part the scan checked (o->dev, o->ino), bound by what was checked:
+ * between the scan's lstat and this mount, a command of another
+ * connection can swap the part (or a directory above it) for a link, and
+ * mount(2) by path would bind the link's target and leave the link the
+ * agent's.  So the path is opened with no link followed anywhere in it
+ * (openat2), its inode compared, and the mount made from that fd
+ * (open_tree, mount_setattr, move_mount onto the same fd): nothing is
+ * looked up by path after the comparison.  0, -1 failed, -2 not what was
+ * checked (gone, a link, another inode).
+ */
+static int
+bind_checked(const struct nsop *o)
+{
+	struct mount_attr attr;
+	struct stat st;
+	int fd, tree, rc = -1;
+
+	if ((fd = open_nolinks(o->path)) < 0)
+		return errno == ENOENT || errno == ELOOP || errno == ENOTDIR ? -2 : -1;
+	if (fstat(fd, &st) < 0)
+		goto out;
+	if (st.st_dev != o->dev || st.st_ino != o->ino || S_ISLNK(st.st_mode)) {
+		rc = -2;
+		goto out;
+	}
+	if ((tree = open_tree(fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH |
+	    AT_RECURSIVE)) < 0)
+		goto out;
+	memset(&attr, 0, sizeof(attr));
+	if (o->kind != NSOP_PIN)
+		attr.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+		    ((o->flags & MS_RDONLY) ? MOUNT_ATTR_RDONLY : 0) |
+		    ((o->flags & MS_NOEXEC) ? MOUNT_ATTR_NOEXEC : 0);
+	if ((attr.attr_set == 0 || mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE,
+	    &attr, sizeof(attr)) == 0) &&
+	    move_mount(tree, "", fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) == 0)
+		rc = 0;
+	close(tree);
+out:
+	close(fd);
+	return rc;
+}
+
 /*
  * Apply ops[from .. to) in the current (namespace-owning) process.  A path
- * that vanished since it was listed is skipped; any other failure fails
- * the whole namespace, since what it promises would not hold.
+ * the profile names that vanished since it was listed is skipped; a part
+ * the scan checked that is not what was checked is -2; any other failure
+ * fails the whole namespace (-1), since what it promises would not hold.
  * Async-signal-safe: runs in forked children.
  */
 static int
@@ -215,6 +293,8 @@ ns_apply(const struct ag_sandbox *sb, size_t from, size_t to)
 			continue;
 		case NSOP_KEEP:
 			continue;	/* hide_run's */
+		case NSOP_GONE:
+			continue;
 		case NSOP_TMPFS:
 			rc = mount("tmpfs", o->path, "tmpfs", o->flags, o->size > 0 ?
 			    str_num(opts, "mode=0700,size=", (unsigned long long)o->size) : "mode=0700,size=1m");
@@ -222,6 +302,11 @@ ns_apply(const struct ag_sandbox *sb, size_t from, size_t to)
 		case NSOP_PIN:
 			/* recursive: a pointer can have protected something
 			 * inside this directory before it came to be pinned */
+			if (o->ino != 0) {
+				if ((rc = bind_checked(o)) < 0)
+					return rc;
+				continue;
+			}
 			rc = mount(o->path, o->path, NULL, MS_BIND | MS_REC, NULL);
 			break;
 		case NSOP_BIND_CWD:
@@ -233,6 +318,11 @@ ns_apply(const struct ag_sandbox *sb, size_t from, size_t to)
 				return -1;
 			continue;
 		default:
+			if (o->ino != 0) {
+				if ((rc = bind_checked(o)) < 0)
+					return rc;
+				continue;
+			}
 			rc = mount(o->path, o->path, NULL, MS_BIND | MS_REC, NULL);
 			if (rc == 0)
 				rc = mount(NULL, o->path, NULL, o->flags, NULL);
@@ -344,7 +434,10 @@ static const char *const keeper_steps[] = {
 	"forking the namespace's init failed", "init did not start",
 	"the network namespace's loopback or the egress listener failed",
 	"starting the keeper's own image failed",
+	"a part of a git repository beneath the write roots changed (a link or another "
+	"file put in its place) between the gateway's check and its read-only mount",
 };
+#define KEEPER_CHANGED	10	/* that last one: refused in every sandbox mode */
 
 /* The namespace's loopback up: its own 127.0.0.1 and ::1, nothing else. */
 static int
@@ -513,8 +606,14 @@ ns_keeper(const struct ag_sandbox *sb, int readyfd, int ctl, pid_t gateway)
 		_exit(8);
 	if (sb->egress && (nl = egress_listeners(lfd)) < 0)
 		_exit(8);
-	if (ns_apply(sb, 0, sb->nops) < 0)
+	switch (ns_apply(sb, 0, sb->nops)) {
+	case 0:
+		break;
+	case -2:
+		_exit(KEEPER_CHANGED);
+	default:
 		_exit(5);
+	}
 	if (pipe2(alive, O_CLOEXEC) < 0 || pipe2(initready, O_CLOEXEC) < 0 ||
 	    (init = fork()) < 0)
 		_exit(6);
@@ -792,7 +891,8 @@ sb_ns_free(struct ag_sandbox *sb)
 	sb->negress = 0;
 }
 
-/* Apply the operations added since the namespace was made, inside it. */
+/* Apply the operations added since the namespace was made, inside it:
+ * 0, -1, or -2 when a part the scan checked changed before its bind. */
 static int
 ns_catch_up(struct ag_sandbox *sb)
 {
@@ -810,11 +910,20 @@ ns_catch_up(struct ag_sandbox *sb)
 		if (setns(sb->ns_user_fd, CLONE_NEWUSER) < 0 ||
 		    setns(sb->ns_mnt_fd, CLONE_NEWNS) < 0)
 			_exit(1);
-		_exit(ns_apply(sb, sb->nops_done, sb->nops) < 0 ? 2 : 0);
+		switch (ns_apply(sb, sb->nops_done, sb->nops)) {
+		case 0:
+			_exit(0);
+		case -2:
+			_exit(3);
+		default:
+			_exit(2);
+		}
 	}
 	while (waitpid(pid, &st, 0) < 0)
 		if (errno != EINTR)
 			return -1;
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 3)
+		return -2;
 	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
 		errno = EPERM;
 		return -1;
@@ -864,27 +973,49 @@ linked_elsewhere(const char *path, const struct stat *st)
 	return bad;
 }
 
-/* Bind path read-only if it exists and a write root holds it.  0 ok,
- * -1 out of memory, -2 a protected file is hard-linked (sb->refusal says). */
+/*
+ * Bind path (the part of a git directory the scan just checked, st) read-only
+ * if a write root holds it: that inode and no other (bind_checked).  0 ok,
+ * -1 out of memory, -2 a protected file is hard-linked, or the part cannot
+ * be looked at (sb->refusal says).
+ */
+static int unreadable(struct ag_sandbox *sb, const char *path, int e);
+
 static int
-protect_path(struct ag_sandbox *sb, const char *path)
+protect_path(struct ag_sandbox *sb, const char *path, const struct stat *st)
+{
+	unsigned long f;
+
+	if (!beneath_any(&sb->writes, path))
+		return 0;
+	if (linked_elsewhere(path, st)) {
+		snprintf(sb->refusal, sizeof(sb->refusal), "kernel sandbox: '%s' is protected "
+		    "but has another name (a hard link) through which it could still be "
+		    "written; remove the other link: commands are refused until then", path);
+		return -2;
+	}
+	if ((f = remount_flags(path, MS_RDONLY | MS_NOEXEC)) == 0)
+		return unreadable(sb, path, errno);
+	return ops_add_checked(sb, NSOP_REMOUNT, path, f, st);
+}
+
+/* A path the profile protects (a startup file, maybe a link into a
+ * dotfiles checkout): where it leads now is bound, if it exists. */
+static int
+protect_named(struct ag_sandbox *sb, const char *path)
 {
 	char real[PATH_MAX];
 	struct stat st;
-	unsigned long f;
+	size_t before;
+	int rc;
 
 	if (realpath(path, real) == NULL || lstat(real, &st) < 0 ||
 	    !beneath_any(&sb->writes, real))
 		return 0;
-	if (linked_elsewhere(real, &st)) {
-		snprintf(sb->refusal, sizeof(sb->refusal), "kernel sandbox: '%s' is protected "
-		    "but has another name (a hard link) through which it could still be "
-		    "written; remove the other link: commands are refused until then", real);
-		return -2;
-	}
-	if ((f = remount_flags(real, MS_RDONLY | MS_NOEXEC)) == 0)
-		return 0;
-	return ops_add(sb, NSOP_REMOUNT, real, f);
+	before = sb->nops;
+	if ((rc = protect_path(sb, real, &st)) == 0 && sb->nops > before)
+		sb->ops[sb->nops - 1].part = 0;	/* not a repository's: ns_verify */
+	return rc;
 }
 
 /*
@@ -971,6 +1102,23 @@ check_planted(struct ag_sandbox *sb, const char *gitdir)
  */
 #define WHAT_MAX	(PATH_MAX - 256)	/* of what, in a refusal */
 
+/* What an entry of sb->planted still holds (what says), or 0: a git
+ * directory's plant, or a pointer set aside (its NAME.planted path). */
+static int
+still_planted(const char *entry, char *what, size_t whatsz)
+{
+	struct stat st;
+	size_t n = strlen(entry);
+
+	if (n > 8 && strcmp(entry + n - 8, ".planted") == 0) {
+		if (lstat(entry, &st) < 0)
+			return 0;
+		snprintf(what, whatsz, "%s", entry);
+		return 1;
+	}
+	return sb_git_planted(entry, what, whatsz);
+}
+
 static int
 planted_refuses(struct ag_sandbox *sb)
 {
@@ -978,7 +1126,7 @@ planted_refuses(struct ag_sandbox *sb)
 	struct plist keep = { NULL, 0, 0 };
 	size_t i, n;
 
-	/* again each time: another connection of the account may have found one */
+	/* again each time: another connection of the identity may have found one */
 	if (sb_planted_load(sb) < 0)
 		return -1;
 	n = sb->planted.n;
@@ -986,7 +1134,7 @@ planted_refuses(struct ag_sandbox *sb)
 	for (i = 0; i < n; i++) {
 		char w[sizeof(what)];
 
-		if (!sb_git_planted(sb->planted.v[i], w, sizeof(w)))
+		if (!still_planted(sb->planted.v[i], w, sizeof(w)))
 			continue;
 		if (what[0] == '\0')
 			snprintf(what, sizeof(what), "%s", w);
@@ -1001,18 +1149,19 @@ planted_refuses(struct ag_sandbox *sb)
 		sb_planted_save(sb);
 	if (what[0] == '\0')
 		return 0;
+	/* what git no longer reads is said to be so, and what to do */
 	if (strstr(what, ".planted") != NULL)
 		snprintf(sb->refusal, sizeof(sb->refusal), "refused: %.*s was put in a git "
-		    "repository by the command that created it, before the gateway could make "
-		    "it read-only (it is set aside, under a name git does not read): remove it "
-		    "(as the account outside the gateway, or as root): commands are refused "
-		    "until then", WHAT_MAX, what);
+		    "repository by a command before the gateway could make it read-only, and "
+		    "set aside under this name, which git does not read (nothing runs it): "
+		    "review it, then delete it (as the account outside the gateway, or as "
+		    "root); this identity's commands are refused until then", WHAT_MAX, what);
 	else
 		snprintf(sb->refusal, sizeof(sb->refusal), "refused: %.*s was put in a git "
-		    "repository by the command that created it, before the gateway could make "
-		    "it read-only; git run outside the gateway would run it: remove it (as the "
-		    "account outside the gateway, or as root): commands are refused until then",
-		    WHAT_MAX, what);
+		    "repository by a command before the gateway could make it read-only, and "
+		    "could not be set aside: git run outside the gateway may run it; delete it "
+		    "(as the account outside the gateway, or as root); this identity's "
+		    "commands are refused until then", WHAT_MAX, what);
 	return -2;
 }
 
@@ -1061,33 +1210,50 @@ repo_add(struct ag_sandbox *sb, const char *gitdir)
  * leaves the link itself the agent's (its target swapped or filled
  * later); a config that is a directory or a FIFO, or hooks that are a
  * file, are not what git made.  Either refuses (-2, sb->refusal says)
- * rather than bind a resolved target.  Absent: 0 (the caller creates it
- * or it is not needed).
+ * rather than bind a resolved target.  1 with st when it is there; 0
+ * when it is absent and need not be (the caller made it, or it is not
+ * needed); absent where it must be and the account could still create it
+ * (a later command would write it unbound): refused.
  */
 static int
-part_refused(struct ag_sandbox *sb, const char *gitdir, const char *name, int want_dir)
+part_check(struct ag_sandbox *sb, const char *gitdir, const char *name, int want_dir,
+    int must, struct stat *st)
 {
 	char p[PATH_MAX];
-	struct stat st;
 	const char *why;
 
 	if ((size_t)snprintf(p, sizeof(p), "%s/%s", gitdir, name) >= sizeof(p))
 		why = "has a name too long to check";
-	else if (lstat(p, &st) < 0) {
-		if (errno == ENOENT)
+	else if (lstat(p, st) < 0) {
+		if (errno == ENOENT && (!must || access(gitdir, W_OK) != 0))
 			return 0;
-		why = "cannot be looked at";
-	} else if (S_ISLNK(st.st_mode))
+		why = errno == ENOENT ? "is missing and could not be made" : "cannot be looked at";
+	} else if (S_ISLNK(st->st_mode))
 		why = "is a symbolic link (git would follow it wherever it leads later)";
-	else if (want_dir ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode))
+	else if (want_dir ? !S_ISDIR(st->st_mode) : !S_ISREG(st->st_mode))
 		why = want_dir ? "is not a directory" : "is not a regular file";
 	else
-		return 0;
+		return 1;
 	snprintf(sb->refusal, sizeof(sb->refusal), "refused: %s %s: the git protection binds "
 	    "only a plain %s there; replace it with one (as the account outside the gateway, "
 	    "or as root): commands are refused until then", p, why,
 	    want_dir ? "directory" : "file");
 	return -2;
+}
+
+/* gitdir pinned (NSOP_PIN): the directory the scan found, and no link. */
+static int
+pin_gitdir(struct ag_sandbox *sb, const char *gitdir)
+{
+	struct stat st;
+
+	if (lstat(gitdir, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		snprintf(sb->refusal, sizeof(sb->refusal), "refused: %s changed (it is gone, "
+		    "a link or not a directory) while the gateway protected it: the command "
+		    "is refused; the next command checks again", gitdir);
+		return -2;
+	}
+	return ops_add_checked(sb, NSOP_PIN, gitdir, 0, &st);
 }
 
 /*
@@ -1100,6 +1266,8 @@ static int
 protect_repo(struct ag_sandbox *sb, const char *gitdir)
 {
 	static const char *const parts[] = { "config", "config.worktree", "hooks", NULL };
+	struct stat st[3];
+	int there[3];
 	char p[PATH_MAX];
 	size_t i;
 	int rc;
@@ -1121,15 +1289,14 @@ protect_repo(struct ag_sandbox *sb, const char *gitdir)
 	/* a link or a part of the wrong type: refused, and not kept as
 	 * known, so every scan refuses until it is fixed */
 	for (i = 0; parts[i] != NULL; i++)
-		if ((rc = part_refused(sb, gitdir, parts[i], parts[i][0] == 'h')) < 0)
-			return rc;
-	if ((rc = repo_add(sb, gitdir)) < 0)
+		if ((there[i] = part_check(sb, gitdir, parts[i], parts[i][0] == 'h', 1,
+		    &st[i])) < 0)
+			return there[i];
+	if ((rc = repo_add(sb, gitdir)) < 0 || (rc = pin_gitdir(sb, gitdir)) < 0)
 		return rc;
-	if (ops_add(sb, NSOP_PIN, gitdir, 0) < 0)
-		return -1;
 	for (i = 0; parts[i] != NULL; i++)
-		if ((size_t)snprintf(p, sizeof(p), "%s/%s", gitdir, parts[i]) < sizeof(p) &&
-		    (rc = protect_path(sb, p)) < 0)
+		if (there[i] && (size_t)snprintf(p, sizeof(p), "%s/%s", gitdir, parts[i]) <
+		    sizeof(p) && (rc = protect_path(sb, p, &st[i])) < 0)
 			return rc;
 	return 0;
 }
@@ -1149,38 +1316,93 @@ protect_repo(struct ag_sandbox *sb, const char *gitdir)
 #define POINTER_HOPS	4
 
 static int protect_gitdir(struct ag_sandbox *sb, const char *gitdir, int kind, int hops);
+static int protect_repo(struct ag_sandbox *sb, const char *gitdir);
 
 static const char otherwise[] = "through /proc (git resolves it as itself, not as the "
     "gateway) or into a persistent /tmp (written outside the write roots)";
 
+/* dir/name, a pointer, was written since the scan before the command (the
+ * scan after it, or a command whose check after it may not have run). */
+static int
+pointer_fresh(const struct ag_sandbox *sb, const char *dir, const char *name)
+{
+	char p[PATH_MAX];
+
+	if (sb->check_new)
+		return 1;
+	return (size_t)snprintf(p, sizeof(p), "%s/%s", dir, name) < sizeof(p) &&
+	    born_since(p, sb->check_since);
+}
+
+/*
+ * A pointer the scan cannot follow as git would (why).  One a command just
+ * wrote is set aside (NAME.planted: git follows no such name), kept with
+ * the planted (its path) and told, as a planted hook is: refused and left
+ * in place, git run outside the gateway would follow it, to what no
+ * read-only mount covers, until someone removed it.  One that was there
+ * before (the account's, written outside the gateway) is refused (-2).
+ */
 static int
 pointer_refused(struct ag_sandbox *sb, const char *dir, const char *name, const char *why)
 {
+	char aside[PATH_MAX];
+
+	if (pointer_fresh(sb, dir, name) &&
+	    (size_t)snprintf(aside, sizeof(aside), "%s/%s.planted", dir, name) < sizeof(aside)) {
+		if (sb_git_set_aside(dir, name) == 0) {
+			if (sb->planted_now[0] == '\0')
+				snprintf(sb->planted_now, sizeof(sb->planted_now), "%s/%s (points "
+				    "%s)", dir, name, why);
+			if (!sb_plist_has(&sb->planted, aside)) {
+				if (sb_plist_add(&sb->planted, aside) < 0)
+					return -1;
+				sb_planted_save(sb);
+			}
+			return 0;
+		}
+		sb->planted_stuck = 1;
+	}
 	snprintf(sb->refusal, sizeof(sb->refusal), "refused: %s/%s points %s: the git "
 	    "protection cannot follow it; remove it: commands are refused until then",
 	    dir, name, why);
 	return -2;
 }
 
+/*
+ * What a pointer reaches, protected as a git directory (kind) or a common
+ * directory (kind 0).  Reached through a pointer a command just wrote, it
+ * is looked into as a new repository is, however old it is: the command
+ * could have filled it before it pointed there.
+ */
+static int
+protect_target(struct ag_sandbox *sb, const char *dir, const char *name, const char *target,
+    int kind)
+{
+	int saved = sb->check_new, rc;
+
+	if (pointer_fresh(sb, dir, name))
+		sb->check_new = 1;
+	rc = kind != 0 ? protect_gitdir(sb, target, kind, 0) : protect_repo(sb, target);
+	sb->check_new = saved;
+	return rc;
+}
+
+/* A commondir sends git to another directory's config and hooks: that
+ * directory is protected as a repository (its config made, if it has
+ * none, and bound, as protect_repo does). */
 static int
 follow_commondir(struct ag_sandbox *sb, const char *gitdir, int hops)
 {
-	char common[PATH_MAX], cfg[PATH_MAX];
-	struct stat st;
+	char common[PATH_MAX];
 	int rc = sb_git_pointer(gitdir, "commondir", NULL, common, sizeof(common));
 
 	if (rc == -2)
 		return pointer_refused(sb, gitdir, "commondir", otherwise);
 	if (rc < 0 || hops > POINTER_HOPS)
 		return pointer_refused(sb, gitdir, "commondir", "where the scan cannot tell");
-	if (rc == 0 || !beneath_any(&sb->writes, common) ||
-	    repo_known(sb, common))
+	if (rc == 0 || !beneath_any(&sb->writes, common) || repo_known(sb, common))
 		return 0;
-	if ((size_t)snprintf(cfg, sizeof(cfg), "%s/config", common) >= sizeof(cfg) ||
-	    lstat(cfg, &st) < 0 || !S_ISREG(st.st_mode))
-		return pointer_refused(sb, gitdir, "commondir", "to a directory without a "
-		    "config file to make read-only");
-	return protect_repo(sb, common);
+	return protect_target(sb, gitdir, "commondir", common, 0);
 }
 
 static int
@@ -1198,15 +1420,15 @@ protect_gitdir(struct ag_sandbox *sb, const char *gitdir, int kind, int hops)
 
 		if (check_planted(sb, gitdir) < 0)
 			return -1;
-		if ((rc = part_refused(sb, gitdir, "config.worktree", 0)) < 0)
-			return rc;
 		/* kept as known (and bound) only once it has a config.worktree:
 		 * one made empty here would be a mount point that `git worktree
 		 * remove` cannot remove; one written later is looked into by
 		 * the scan after that command, as a new repository's is */
-		if ((size_t)snprintf(p, sizeof(p), "%s/config.worktree", gitdir) < sizeof(p) &&
-		    lstat(p, &st) == 0) {
-			if ((rc = repo_add(sb, gitdir)) < 0 || (rc = protect_path(sb, p)) < 0)
+		if ((rc = part_check(sb, gitdir, "config.worktree", 0, 0, &st)) < 0)
+			return rc;
+		if (rc == 1 && (size_t)snprintf(p, sizeof(p), "%s/config.worktree", gitdir) <
+		    sizeof(p)) {
+			if ((rc = repo_add(sb, gitdir)) < 0 || (rc = protect_path(sb, p, &st)) < 0)
 				return rc;
 		}
 	}
@@ -1236,7 +1458,7 @@ follow_dotgit(struct ag_sandbox *sb, const char *dir)
 		return pointer_refused(sb, dir, ".git", "where the scan cannot tell");
 	if (rc == 0 || !beneath_any(&sb->writes, target) || (kind = sb_git_kind(target)) == 0)
 		return 0;	/* nothing git would use, or nothing the agent can write */
-	return protect_gitdir(sb, target, kind, 0);
+	return protect_target(sb, dir, ".git", target, kind);
 }
 
 /*
@@ -1477,8 +1699,8 @@ out:
  * one whatever its name - a checkout's .git, a bare repository (a push to
  * it runs its hooks), a --separate-git-dir, a submodule's
  * .git/modules/NAME, a worktree's .git/worktrees/NAME - and links among
- * those count, as git follows them.  Inside one, all but the object store
- * is searched further.  d: what the last scan read there.
+ * those count, as git follows them.  Inside one, everything is searched
+ * further, the object store too.  d: what the last scan read there.
  */
 static int
 scan_repos(struct ag_sandbox *sb, const char *dir, int depth, size_t *budget,
@@ -1527,12 +1749,11 @@ scan_repos(struct ag_sandbox *sb, const char *dir, int depth, size_t *budget,
 	for (i = 0; i < d->nsub; i++) {
 		char child[PATH_MAX];
 
-		/* a repository nested in a git directory is found (modules/,
-		 * worktrees/, anywhere), but for the object store, which is
-		 * all files and large: a pointer into it is followed instead */
-		if ((d->repo & SD_GITDIR) && (strcmp(d->sub[i]->name, "objects") == 0 ||
-		    strcmp(d->sub[i]->name, "lfs") == 0))
-			continue;
+		/* a repository nested in a git directory is found anywhere
+		 * in it (modules/, worktrees/, objects/, lfs/): git takes a
+		 * directory for one wherever it is, and the object store's
+		 * loose objects and packs are files, listed once and then
+		 * kept (struct scan_dir) like any directory's */
 		if (depth >= SCAN_DEPTH)
 			return scan_limit(sb, SCAN_DEPTH, "levels of directories beneath a "
 			    "write root, at", dir);
@@ -1730,7 +1951,7 @@ plan_ns(struct build *b)
 
 				if (glob(abs, GLOB_NOSORT, NULL, &g) == 0) {
 					for (j = 0; j < g.gl_pathc; j++)
-						if ((rc = protect_path(sb, g.gl_pathv[j])) < 0) {
+						if ((rc = protect_named(sb, g.gl_pathv[j])) < 0) {
 							globfree(&g);
 							return rc;
 						}
@@ -1738,7 +1959,7 @@ plan_ns(struct build *b)
 				}
 				continue;
 			}
-			if ((rc = protect_path(sb, abs)) < 0)
+			if ((rc = protect_named(sb, abs)) < 0)
 				return rc;
 		}
 	}
@@ -1884,6 +2105,7 @@ sb_ns_make(struct ag_sandbox *sb, struct build *b)
 	size_t i;
 	int rc;
 
+	sb_identity_key(b->identity, sb->planted_key, sizeof(sb->planted_key));
 	if (plan_run(b) < 0)
 		return -1;
 	if (plan_home(b) < 0)
@@ -1904,6 +2126,9 @@ sb_ns_make(struct ag_sandbox *sb, struct build *b)
 	 * session is about to free: one more try before refusing */
 	if (make_ns(sb) == 0 || make_ns(sb) == 0)
 		return 0;
+	if (sb->ns_step == KEEPER_CHANGED)
+		return ag_err_set(b->err, "refused: %s, so it is not bound: the command is "
+		    "refused; the next command checks again", keeper_steps[KEEPER_CHANGED]);
 	sb->private_tmp = sb->tmp_writable = 0;
 	if (sb->mode == AG_SANDBOX_REQUIRED)
 		return ag_err_set(b->err, "kernel sandbox: commands need a user, mount and PID "
@@ -1920,6 +2145,105 @@ sb_ns_make(struct ag_sandbox *sb, struct build *b)
 	return 0;
 }
 
+/* gitdir no longer counted as protected: the next scan protects it again
+ * (and the scan after a command looks into it as into a new one). */
+static void
+repo_forget(struct ag_sandbox *sb, const char *gitdir)
+{
+	size_t i, j;
+
+	for (i = j = 0; i < sb->repos.n; i++) {
+		const char *k = strchr(sb->repos.v[i], ':');
+
+		if (k != NULL && (k = strchr(k + 1, ':')) != NULL && strcmp(k + 1, gitdir) == 0)
+			free(sb->repos.v[i]);
+		else
+			sb->repos.v[j++] = sb->repos.v[i];
+	}
+	sb->repos.n = j;
+}
+
+/* o (a part bound by bind_checked) is still bound here: the inode that
+ * was checked, at the root of a mount. */
+static int
+still_bound(const struct nsop *o)
+{
+	struct statx sx;
+	int fd, ok;
+
+	if ((fd = open_nolinks(o->path)) < 0)
+		return 0;
+	ok = statx(fd, "", AT_EMPTY_PATH, STATX_INO, &sx) == 0 && sx.stx_ino == o->ino &&
+	    makedev(sx.stx_dev_major, sx.stx_dev_minor) == o->dev &&
+	    (sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) &&
+	    (sx.stx_attributes & STATX_ATTR_MOUNT_ROOT);
+	close(fd);
+	return ok;
+}
+
+/*
+ * A mount in this namespace can be undone from outside it: since Linux
+ * 3.18, renaming or removing a mount point in another mount namespace
+ * detaches the mount here.  Another connection's command can do that to a
+ * repository its own namespace does not bind (one it made), `git config`
+ * run outside the gateway does it to config (it renames config.lock over
+ * it).  So before and after every command each bound part of a repository
+ * is looked at again, inside the namespace: still the inode bound, still
+ * the root of a mount.  A repository with a part that is not is forgotten,
+ * so the scan binds it again, and the scan after a command looks into it
+ * as into a new one (what the command could write there meanwhile).
+ * 0, or -1 when the look could not be had (the caller refuses).
+ */
+static int
+ns_verify(struct ag_sandbox *sb)
+{
+	size_t i, idx;
+	ssize_t n;
+	pid_t pid;
+	int p[2], st;
+
+	if (sb->ns_user_fd < 0 || sb->nops_done == 0 || pipe2(p, O_CLOEXEC) < 0)
+		return sb->ns_user_fd < 0 || sb->nops_done == 0 ? 0 : -1;
+	if ((pid = fork()) < 0) {
+		close(p[0]);
+		close(p[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		close(p[0]);
+		if (ag_privsep_child() < 0 || setns(sb->ns_user_fd, CLONE_NEWUSER) < 0 ||
+		    setns(sb->ns_mnt_fd, CLONE_NEWNS) < 0)
+			_exit(1);
+		for (i = 0; i < sb->nops_done; i++) {
+			const struct nsop *o = &sb->ops[i];
+
+			if (o->part && (o->kind == NSOP_REMOUNT || o->kind == NSOP_PIN) &&
+			    !still_bound(o) && write(p[1], &i, sizeof(i)) != sizeof(i))
+				_exit(1);
+		}
+		_exit(0);
+	}
+	close(p[1]);
+	while ((n = read(p[0], &idx, sizeof(idx))) == sizeof(idx) || (n < 0 && errno == EINTR)) {
+		struct nsop *o;
+		char gitdir[PATH_MAX], *slash;
+
+		if (n < 0 || idx >= sb->nops_done)
+			continue;
+		o = &sb->ops[idx];
+		snprintf(gitdir, sizeof(gitdir), "%s", o->path);
+		if (o->kind == NSOP_REMOUNT && (slash = strrchr(gitdir, '/')) != NULL)
+			*slash = '\0';	/* config, config.worktree, hooks: its git directory */
+		repo_forget(sb, gitdir);
+		o->kind = NSOP_GONE;
+	}
+	close(p[0]);
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+}
+
 int
 ag_sandbox_refresh(struct ag_sandbox *sb, struct ag_err *err)
 {
@@ -1927,9 +2251,21 @@ ag_sandbox_refresh(struct ag_sandbox *sb, struct ag_err *err)
 
 	if (sb == NULL || sb->ns_user_fd < 0 || sb->writes.n == 0)
 		return 0;
+	if (ns_verify(sb) < 0)
+		return ag_err_set(err, "kernel sandbox: could not check that the git "
+		    "repositories are still protected (%s): the command is refused",
+		    strerror(errno));
 	if ((rc = scan_write_roots(sb)) < 0)
 		return rc == -2 ? refusal_err(sb, err) : ag_err_set(err, "out of memory");
-	if (ns_catch_up(sb) < 0)
+	if ((rc = ns_catch_up(sb)) == -2) {
+		/* what was bound before it stays; what was not is planned
+		 * again by the next scan, which looks at every repository anew */
+		sb->nops_done = sb->nops;
+		sb_plist_free(&sb->repos);
+		return ag_err_set(err, "refused: %s, so it is not bound: the command is "
+		    "refused; the next command checks again", keeper_steps[KEEPER_CHANGED]);
+	}
+	if (rc < 0)
 		return ag_err_set(err, "kernel sandbox: could not protect a new git repository "
 		    "(%s): the command is refused", strerror(errno));
 	return 0;
@@ -1944,6 +2280,10 @@ ag_sandbox_after(struct ag_sandbox *sb, int *set_aside)
 	sb->planted_now[0] = '\0';
 	sb->planted_stuck = 0;
 	sb->check_new = 1;
+	/* a part unbound during the command: its repository is looked into
+	 * below; the look failing: every repository is */
+	if (ns_verify(sb) < 0)
+		sb_plist_free(&sb->repos);
 	/* a bound reached, or out of memory: the next command's scan says so */
 	(void)scan_write_roots(sb);
 	sb->check_new = 0;

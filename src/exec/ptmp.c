@@ -57,8 +57,8 @@ ag_sandbox_tmp_base(void)
 
 /* The identity's directory name: "UID" or "UID-NAME", a digest of the name
  * when it is not a plain one (the policy's names are, see config.c). */
-static void
-dir_name(const char *identity, char *out, size_t outsz)
+void
+sb_identity_key(const char *identity, char *out, size_t outsz)
 {
 	unsigned long uid = (unsigned long)getuid();
 	size_t i, n = identity != NULL ? strlen(identity) : 0;
@@ -220,7 +220,7 @@ sb_ptmp_open(const char *identity, long max_age, char *why, size_t whylen)
 		close(bfd);
 		return -1;
 	}
-	dir_name(identity, name, sizeof(name));
+	sb_identity_key(identity, name, sizeof(name));
 	snprintf(shown, sizeof(shown), "%s/%s", tmp_base, name);
 	idfd = own_dir(bfd, name, shown, 1, why, whylen);
 	close(bfd);

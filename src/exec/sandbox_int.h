@@ -34,6 +34,7 @@ enum nsop_kind {
 	NSOP_KEEP,	/* a path beneath /run, bound back; then flags */
 	NSOP_BIND_CWD,	/* the keeper's working directory (the identity's
 			 * persistent tmp, see ptmp.c) bound on path; then flags */
+	NSOP_GONE,	/* a repository's part found unbound (ns_verify): nothing */
 };
 
 struct nsop {
@@ -41,6 +42,11 @@ struct nsop {
 	char		*path;
 	unsigned long	 flags;
 	long long	 size;		/* NSOP_TMPFS: its size in bytes */
+	dev_t		 dev;		/* NSOP_REMOUNT, NSOP_PIN of a part the scan
+					 * checked: what must be bound (ino 0: the
+					 * path, a write root the profile names) */
+	ino_t		 ino;
+	int		 part;		/* of a git repository (ns_verify) */
 };
 
 /* The private /tmp of a developer-tier session without limits.tmp_size. */
@@ -123,6 +129,7 @@ struct ag_sandbox {
 	int			  check_new;	/* the scan after a command: look into what
 						 * it created (gitplant.c) */
 	struct plist		  planted;	/* git directories so found, refused on */
+	char			  planted_key[96];	/* whose: sb_identity_key */
 	long long		  check_since;	/* look into git directories born since
 						 * (ns; a command's check may not have run) */
 	int			  planted_stuck;	/* some of it could not be set aside */
@@ -193,6 +200,9 @@ int	sb_note_add(struct ag_sandbox *sb, const char *what);
  * cleaned of what is older than max_age seconds; an O_PATH fd, or -1 with
  * why (then /tmp is a tmpfs of the session's own). */
 int	sb_ptmp_open(const char *identity, long max_age, char *why, size_t whylen);
+/* "UID" or "UID-NAME" (a digest for a name that is not plain): what is
+ * kept per identity is named so (ptmp.c, scancache.c). */
+void	sb_identity_key(const char *identity, char *out, size_t outsz);
 
 /* namespace.c */
 
@@ -239,6 +249,9 @@ int	sb_git_planted(const char *gitdir, char *what, size_t whatsz);
 /* Renames what it finds where git does not look (NAME.planted): 0, or
  * -1 when some of it could not be set aside. */
 int	sb_git_disarm(const char *gitdir);
+/* dir/name renamed to dir/name.planted, as the caller, no link followed
+ * (a pointer git would follow): 0, or -1. */
+int	sb_git_set_aside(const char *dir, const char *name);
 /* Ends the PID namespace (and whatever runs in it) and closes the fds. */
 void	sb_ns_free(struct ag_sandbox *sb);
 /* Forgets what the repository scans read (sb->scan). */

@@ -326,10 +326,14 @@ out:
 
 /*
  * The git directories a command created with a hook or a program-running
- * config in them (namespace.c, check_planted) are kept here for the
- * account's next connections, which refuse commands while it is there:
- * AG_RUNDIR_SCANS/UID.planted, one path a line.  `agentgate doctor` lists
- * them.  Without the group, only the session that saw it remembers.
+ * config in them (namespace.c, check_planted), and the pointers it wrote
+ * that were set aside, are kept here for the identity's next connections,
+ * which refuse commands while it is there: AG_RUNDIR_SCANS/KEY.planted
+ * (KEY: sb_identity_key, "UID" without identities), one path a line.  Per
+ * identity, not per account: what is set aside runs nowhere, and one
+ * identity's command must not refuse another's (red team 19, M2).
+ * `agentgate doctor` lists them.  Without the group, only the session
+ * that saw it remembers.
  */
 static int
 rundir_ok(void)
@@ -341,11 +345,11 @@ rundir_ok(void)
 }
 
 static void
-planted_path(char *out, size_t outsz)
+planted_path(const struct ag_sandbox *sb, char *out, size_t outsz)
 {
 	out[0] = '\0';
-	if (rundir_ok())
-		snprintf(out, outsz, "%s/%lu.planted", AG_RUNDIR_SCANS, (unsigned long)getuid());
+	if (sb->planted_key[0] != '\0' && rundir_ok())
+		snprintf(out, outsz, "%s/%s.planted", AG_RUNDIR_SCANS, sb->planted_key);
 }
 
 int
@@ -356,7 +360,7 @@ sb_planted_load(struct ag_sandbox *sb)
 	char *l, *next;
 	size_t len;
 
-	planted_path(path, sizeof(path));
+	planted_path(sb, path, sizeof(path));
 	if (path[0] == '\0' || (buf = read_file(path, &len)) == NULL)
 		return 0;
 	buf[len - 1] = '\0';	/* the file ends with a newline */
@@ -380,7 +384,7 @@ sb_planted_save(const struct ag_sandbox *sb)
 	struct ag_strbuf b;
 	size_t i;
 
-	planted_path(path, sizeof(path));
+	planted_path(sb, path, sizeof(path));
 	if (path[0] == '\0')
 		return;
 	if (sb->planted.n == 0) {

@@ -161,13 +161,13 @@ ag_is "$v_rc" 0 "victim_commits_in_cd"
 ag_ok "commondir_victim_ran_nothing" test ! -e "$PWN"
 rootvictim "$W/cd"
 ag_ok "commondir_root_ran_nothing" test ! -e "$PWN"
-# ... and to one without a config (which a later command could create): refused
+# ... and to one without a config (which a later command could create): one
+# is made and bound, as for a repository, and commands go on
 x "cd ~/work && mkdir -p evil2/objects evil2/refs && printf '%s\n' $W/evil2 > cd/.git/commondir && echo pointed"
 ag_is "$x_out" "pointed" "commondir_to_configless_directory_written"
-x 'echo should-not-run'
-ag_like "$x_err" "agentgate: refused: $W/cd/.git/commondir points to a directory without a config" \
-    "commondir_to_configless_directory_refuses" "$x_err"
-ag_unlike "$x_out" "should-not-run" "commondir_to_configless_directory_ran_nothing"
+ag_unlike "$x_err" "was put in a git repository" "commondir_to_configless_directory_is_benign" "$x_err"
+x "python3 -c 'open(\"$W/evil2/config\", \"a\").write(\"[core]\\n\\tfsmonitor = touch $PWN\\n\")'; echo cfg=\$?"
+ag_like "$x_out$x_err" "cfg=[1-9]" "commondir_to_configless_directory_config_made_read_only"
 rm -f "$W/cd/.git/commondir"
 x 'echo works-again'
 ag_is "$x_out" "works-again" "commondir_commands_run_again_once_it_is_gone"
@@ -444,20 +444,23 @@ print(\"planted\", flush=True); time.sleep(600)'" > "$AG_DIR/hup$v.out" 2> "$AG_
 done
 
 # H8: a .git file pointing through /proc (git resolves /proc/self as
-# itself, the gateway as itself) into a repository in an object store
+# itself, the gateway as itself) into a repository in an object store:
+# the repository is found where it is, and the pointer, which the gateway
+# cannot follow as git would, is set aside by the check after the command
 x "python3 -c 'import os, subprocess
 subprocess.run([\"git\", \"init\", \"-q\", \"--bare\", \"$W/host/.git/objects/ev/hid2\"], check=True)
 os.makedirs(\"$W/pcw\")
 open(\"$W/pcw/.git\", \"w\").write(\"gitdir: /proc/self/cwd/../host/.git/objects/ev/hid2\\n\")
 print(\"pointed\")'"
 ag_is "$x_out" "pointed" "proc_pointer_written"
+planted_reported "$W/pcw/.git \(points through /proc .*\)" "proc_pointer" "$W/pcw/.git (points through /proc"
+ag_ok "proc_pointer_set_aside" test -f "$W/pcw/.git.planted" -a ! -e "$W/pcw/.git"
+rm -f "$W/pcw/.git.planted"
 x "python3 -c 'import os
 p = \"$W/host/.git/objects/ev/hid2/hooks/pre-commit\"; open(p, \"w\").write(\"$HOOK\"); os.chmod(p, 0o755)
 print(\"planted\")'"
-ag_like "$x_err" "agentgate: refused: $W/pcw/.git points through /proc" "proc_pointer_refused" "$x_err"
-ag_unlike "$x_out" "planted" "proc_pointer_ran_nothing"
-victims "$W/pcw" "proc_pointer"
-rm -f "$W/pcw/.git"
+ag_like "$x_out$x_err" "Read-only file system" "proc_pointer_target_is_protected" "$x_out" "$x_err"
+rm -rf "$W/pcw"
 x 'echo works-again'
 ag_is "$x_out" "works-again" "proc_pointer_commands_run_again_once_it_is_gone"
 
@@ -473,16 +476,163 @@ shutil.copy(\"$W/pc/.git/config\", \"/tmp/ev/config\")
 open(\"/tmp/ev/config\", \"a\").write(\"[core]\\n\\tfsmonitor = touch $PWN\\n\")
 open(\"$W/pc/.git/commondir\", \"w\").write(\"$T/ev\\n\"); print(\"pointed\")'"
 	ag_is "$x_out" "pointed" "persistent_tmp_pointer_written"
+	planted_reported "$W/pc/.git/commondir \(points through /proc .* or into a persistent /tmp .*\)" \
+	    "persistent_tmp_pointer" "$W/pc/.git/commondir (points through /proc"
+	ag_ok "persistent_tmp_pointer_set_aside" test -f "$W/pc/.git/commondir.planted" -a ! -e "$W/pc/.git/commondir"
+	victims "$W/pc" "persistent_tmp_pointer"
+	# one the account wrote outside the gateway: refused (or, while a
+	# command of the account may still run - the hung-up ones above - set
+	# aside as one it could have written)
+	runuser -u "$AG_USER" -- sh -c "printf '%s\n' '$T/ev' > $W/pc/.git/commondir"
+	rm -f "$W/pc/.git/commondir.planted"
 	x 'echo should-not-run'
-	ag_like "$x_err" "agentgate: refused: $W/pc/.git/commondir points through /proc .* or into a persistent /tmp" \
+	ag_like "$x_err" "agentgate: refused: $W/pc/.git/commondir( points through /proc .* or into a persistent /tmp|\.planted was put)" \
 	    "persistent_tmp_pointer_refused" "$x_err"
 	ag_unlike "$x_out" "should-not-run" "persistent_tmp_pointer_ran_nothing"
-	rm -f "$W/pc/.git/commondir"
+	rm -f "$W/pc/.git/commondir" "$W/pc/.git/commondir.planted"
 	rm -rf "$T/ev"
 	x 'echo works-again'
 	ag_is "$x_out" "works-again" "persistent_tmp_pointer_commands_run_again_once_it_is_gone"
 else
 	ag_pass "persistent_tmp_pointer_skipped_no_persistent_tmp"
 fi
+
+# ---- issue 33, 1: what remained after red team 19 ------------------------------
+# pushvictim REPO TARGET NAME: the account pushes from REPO into TARGET
+# (a bare repository: its post-receive would run), outside the gateway
+pushvictim() {
+	runuser -u "$AG_USER" -- git -C "$1" push -q "$2" HEAD:refs/heads/v$RANDOM </dev/null >/dev/null 2>&1
+	git -c safe.directory='*' -C "$1" push -q "$2" HEAD:refs/heads/r$RANDOM </dev/null >/dev/null 2>&1
+	ag_ok "$3_push_victims_ran_nothing" test ! -e "$PWN"
+	rm -f "$PWN"
+}
+
+# a git directory inside an object store (objects/, lfs/), with no pointer
+# to it: found by the scan like any other
+x "git init -q ~/work/os && cd ~/work/os && GIT_AUTHOR_NAME=a GIT_AUTHOR_EMAIL=a@x GIT_COMMITTER_NAME=a GIT_COMMITTER_EMAIL=a@x git commit -q --allow-empty -m i && echo made"
+ag_is "$x_out" "made" "object_store_owner_made"
+x "git init -q --bare ~/work/os/.git/objects/ne/np.git && echo made"
+ag_is "$x_out" "made" "repository_in_object_store_made"
+plantg "$W/os/.git/objects/ne/np.git" post-receive
+ag_like "$x_out" "refused-by-kernel" "repository_in_object_store_is_protected"
+pushvictim "$W/os" "$W/os/.git/objects/ne/np.git" "object_store"
+x "python3 -c 'import os, subprocess
+g = \"$W/os/.git/lfs/objects/lf.git\"
+subprocess.run([\"git\", \"init\", \"-q\", \"--bare\", g], check=True)
+p = g + \"/hooks/post-receive\"; open(p, \"w\").write(\"$HOOK\"); os.chmod(p, 0o755); print(\"made\")'"
+ag_is "$x_out" "made" "repository_in_lfs_made_and_planted"
+planted_reported "$W/os/.git/lfs/objects/lf.git/hooks/post-receive" "repository_in_lfs"
+pushvictim "$W/os" "$W/os/.git/lfs/objects/lf.git" "lfs"
+unplant "$W/os"
+# the benign side: a repository with loose objects and packs works as before
+x "cd ~/work/os && for i in 1 2 3; do echo \$i > f\$i; git add f\$i; GIT_AUTHOR_NAME=a GIT_AUTHOR_EMAIL=a@x GIT_COMMITTER_NAME=a GIT_COMMITTER_EMAIL=a@x git commit -q -m c\$i; done && git gc -q && git log --oneline | wc -l"
+ag_is "$x_out" "4" "object_store_repository_commits_and_packs"
+
+# a pointer and what it points to made in one command: what it reaches is
+# looked into, and what it cannot protect is set aside with the pointer
+# (commondir to a directory without a config, holding a hook)
+x "git init -q ~/work/cp && echo made"
+ag_is "$x_out" "made" "configless_commondir_owner_made"
+x "python3 -c 'import os
+for d in (\"objects\", \"refs\", \"hooks\"): os.makedirs(\"$W/ev3/\" + d)
+p = \"$W/ev3/hooks/post-commit\"; open(p, \"w\").write(\"$HOOK\"); os.chmod(p, 0o755)
+open(\"$W/cp/.git/commondir\", \"w\").write(\"$W/ev3\\n\"); print(\"pointed\")'"
+ag_is "$x_out" "pointed" "configless_commondir_and_hook_written"
+planted_reported "$W/ev3/hooks/post-commit" "configless_commondir_target"
+victims "$W/cp" "configless_commondir_target"
+unplant "$W/ev3"
+x "python3 -c 'open(\"$W/ev3/config\", \"a\").write(\"[core]\\n\\tfsmonitor = touch $PWN\\n\")'; echo cfg=\$?"
+ag_like "$x_out$x_err" "cfg=[1-9]" "configless_commondir_target_config_made_read_only"
+victims "$W/cp" "configless_commondir_target_later"
+# ... written by a command whose connection went away, to a directory an
+# earlier command filled: the next connection looks into what it reaches
+x "python3 -c 'import os
+for d in (\"objects\", \"refs\", \"hooks\"): os.makedirs(\"$W/ev4/\" + d)
+p = \"$W/ev4/hooks/post-commit\"; open(p, \"w\").write(\"$HOOK\"); os.chmod(p, 0o755); print(\"filled\")'"
+ag_is "$x_out" "filled" "old_commondir_target_filled"
+x "git init -q ~/work/cq && echo made"
+ag_is "$x_out" "made" "hangup_commondir_owner_made"
+ag_ssh "python3 -c 'import time
+open(\"$W/cq/.git/commondir\", \"w\").write(\"$W/ev4\\n\"); print(\"pointed\", flush=True); time.sleep(600)'" \
+    > "$AG_DIR/hupcd.out" 2> "$AG_DIR/hupcd.err" &
+pid=$!
+ag_wait_until 30 grep -q pointed "$AG_DIR/hupcd.out"
+kill -KILL $pid
+wait $pid 2>/dev/null
+x 'echo should-not-run'
+ag_like "$x_err" "agentgate: refused: $W/ev4/hooks/post-commit.planted was put in a git repository" \
+    "hangup_commondir_next_connection_refused" "$x_err"
+ag_unlike "$x_out" "should-not-run" "hangup_commondir_next_connection_ran_nothing"
+victims "$W/cq" "hangup_commondir"
+unplant "$W/ev4"
+
+# a pointer the gateway cannot follow as git would (through /proc, into the
+# persistent /tmp): set aside in the command that wrote it, not left live
+x "git init -q ~/work/pp && echo made"
+ag_is "$x_out" "made" "proc_commondir_owner_made"
+x "python3 -c 'import os, subprocess
+subprocess.run([\"git\", \"init\", \"-q\", \"--bare\", \"$W/pq.git\"], check=True)
+open(\"$W/pp/.git/commondir\", \"w\").write(\"/proc/self/cwd/../pq.git\\n\")
+os.makedirs(\"$W/pw\"); open(\"$W/pw/.git\", \"w\").write(\"gitdir: /proc/self/cwd/../pq.git\\n\")
+print(\"pointed\")'"
+ag_is "$x_out" "pointed" "proc_pointers_written"
+ag_like "$x_err" "agentgate: $W/p[pw]/.git(/commondir)? \(points through /proc" "proc_pointers_reported" "$x_err"
+ag_ok "proc_commondir_set_aside" test -f "$W/pp/.git/commondir.planted" -a ! -e "$W/pp/.git/commondir"
+ag_ok "proc_gitdir_file_set_aside" test -f "$W/pw/.git.planted" -a ! -e "$W/pw/.git"
+x 'echo should-not-run'
+ag_like "$x_err" "agentgate: refused: $W/p[pw]/.git[./].*planted was put" "proc_pointers_refuse_later_commands" "$x_err"
+ag_unlike "$x_out" "should-not-run" "proc_pointers_later_command_ran_nothing"
+doc=$("$AG_DIR/agentgate" doctor --config "$AG_DIR/policy.yaml" --user "$AG_USER" 2>&1)
+ag_like "$doc" "FAIL  git repository planted by a command; fix: $W/pw/.git.planted" "doctor_lists_the_set_aside_pointer" "$doc"
+rm -f "$W/pp/.git/commondir.planted" "$W/pw/.git.planted"
+x 'echo works-again'
+ag_is "$x_out" "works-again" "proc_pointers_commands_run_again_once_removed"
+
+# a part swapped for a link between the gateway's check and its bind, by a
+# command of another connection (B, which made the repository, so its own
+# namespace binds nothing there): what is bound is the inode checked, or
+# the command (A) is refused; never the link's target, which would leave
+# the part the agent's to fill once B's check after it has set the link aside
+rm -f "$AG_DIR/raceB.out"
+ag_ssh "cd ~/work && git init -q race && mkdir -p racehooks && python3 -c 'import ctypes, os, struct, sys
+g = \"$W/race/.git\"
+libc = ctypes.CDLL(None, use_errno=True)
+fd = libc.inotify_init()
+if fd < 0 or libc.inotify_add_watch(fd, (g + \"/hooks\").encode(), 0x10) < 0: sys.exit(1)
+print(\"ready\", flush=True)
+n = 0
+while n < 2:
+    b = os.read(fd, 4096)
+    while b:
+        wd, mask, cookie, ln = struct.unpack(\"iIII\", b[:16]); b = b[16 + ln:]
+        n += ln == 0
+os.rename(g + \"/hooks\", g + \"/hooks.real\"); os.symlink(\"../../racehooks\", g + \"/hooks\")
+print(\"swapped\", flush=True)'" > "$AG_DIR/raceB.out" 2> "$AG_DIR/raceB.err" &
+raceB=$!
+ag_wait_until 60 grep -q ready "$AG_DIR/raceB.out"
+x "python3 -c 'import os, time
+g = \"$W/race/.git\"
+for i in range(2400):
+    if os.path.lexists(g + \"/hooks.planted\") and os.path.isdir(g + \"/hooks\") and not os.path.islink(g + \"/hooks\"): break
+    time.sleep(0.05)
+p = g + \"/hooks/post-commit\"; open(p, \"w\").write(\"$HOOK\"); os.chmod(p, 0o755); print(\"planted\")'"
+wait $raceB
+ag_like "$(cat "$AG_DIR/raceB.out")" "swapped" "race_swapped_between_check_and_bind" "$(cat "$AG_DIR/raceB.err")"
+# whichever came first: refused before it ran (the swap came before the
+# bind), the write refused (the bind, found detached by the rename in B's
+# namespace before the command, made again), or what it wrote set aside by
+# the check after it (found detached after the command)
+if printf '%s\n' "$x_out" | grep -qx planted; then
+	ag_like "$x_err" "agentgate: $W/race/.git/hooks[./].* was put in a git repository.*it is set aside" \
+	    "race_plant_set_aside" "$x_err"
+else
+	ag_like "$x_err" "agentgate: refused: a part of a git repository .* changed .* between the gateway's check and its read-only mount|Read-only file system: '$W/race/.git/hooks/post-commit'" \
+	    "race_plant_refused" "$x_err"
+fi
+ag_ok "race_no_hook_left_live" test ! -e "$W/race/.git/hooks/post-commit"
+victims "$W/race" "race"
+rm -rf "$W/race" "$W/racehooks"
+x 'echo works-again'
+ag_is "$x_out" "works-again" "race_commands_run_again_once_it_is_gone"
 
 ag_done

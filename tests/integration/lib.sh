@@ -190,7 +190,7 @@ ag_cleanup() {
 		pids=$(pgrep -u "$AG_USER")
 		[ -n "$pids" ] && kill -KILL $pids 2>/dev/null
 		# its sandbox scans, kept by a set-group-ID gateway (the uid is reused)
-		rm -f "$AG_RUNDIR/scans/$(id -u "$AG_USER")-"* 2>/dev/null
+		rm -f "$AG_RUNDIR/scans/$(id -u "$AG_USER")-"* "$AG_RUNDIR/scans/$(id -u "$AG_USER")."* 2>/dev/null
 		# (userdel refuses until the killed processes are gone)
 		[ "$AG_USER_CREATED" -eq 1 ] && ag_wait_until 30 ag_userdel "$AG_USER"
 	fi
@@ -621,6 +621,25 @@ ag_world_identities() {
 	done
 }
 ag_key() { cut -d' ' -f1-2 "$AG_DIR/$1.pub"; }
+# ag_identities_policy PROFILE NAME...: each NAME an identity of the
+# world's policy with its key and PROFILE, and the key in the account's
+# authorized keys
+ag_identities_policy() {
+	local prof=$1 k
+	shift
+	for k in "$@"; do
+		printf '%s %s\n' "$k" "$(ag_key "$k")"
+	done | "$AG_PYTHON" -c '
+import sys
+p, prof = sys.argv[1:]
+ids = "".join("  - { name: %s, keys: [\"%s\"], profile: %s }\n" % (l.split(" ", 1)[0], l.split(" ", 1)[1].strip(), prof)
+    for l in sys.stdin)
+s = open(p).read().replace("identities:", ("identities:\n" + ids).rstrip("\n"), 1)
+open(p, "w").write(s)' "$AG_DIR/policy.yaml" "$prof"
+	for k in "$@"; do
+		cat "$AG_DIR/$k.pub" >> "$AG_DIR/keys/$AG_USER"
+	done
+}
 ag_as() {
 	local k=$1
 	shift

@@ -23,18 +23,9 @@ ag_setgid_gateway
 PT=$AG_DIR/ptmp
 install -d -o root -g "$G" -m 1770 "$PT"
 # the identities, and their keys in the account's authorized keys
-"$AG_PYTHON" - "$AG_DIR/policy.yaml" "$(ag_key alice)" "$(ag_key bob)" <<'EOF'
-import sys
-p, a, b = sys.argv[1:]
-s = open(p).read()
-ids = ('identities:\n  - { name: alice, keys: ["%s"], profile: developer }\n'
-       '  - { name: bob, keys: ["%s"], profile: developer }\n' % (a, b))
-s = s.replace("identities:", ids.rstrip("\n"), 1)
+ag_identities_policy developer alice bob
 # the profile's own choice for one cache wins over the built-in one
-s = s.replace("        PAGER: cat\n", "        PAGER: cat\n        PIP_CACHE_DIR: /tmp/pip-mine\n", 1)
-open(p, "w").write(s)
-EOF
-cat "$AG_DIR/alice.pub" "$AG_DIR/bob.pub" >> "$AG_DIR/keys/$AG_USER"
+sed -i 's|^        PAGER: cat$|        PAGER: cat\n        PIP_CACHE_DIR: /tmp/pip-mine|' "$AG_DIR/policy.yaml"
 "$AGENTGATE" check --config "$AG_DIR/policy.yaml" >/dev/null ||
     { echo "the test's policy does not check" >&2; exit 99; }
 AG_FORCE_COMMAND="$AG_DIR/agentgate --config $AG_DIR/policy.yaml --test-tmp-base $PT"
