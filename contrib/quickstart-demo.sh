@@ -166,12 +166,17 @@ if [ "$PROFILE" = developer ]; then
 fi
 bash "$repo/contrib/demo/agent-session.sh" "${session_args[@]}" "${AG_SSH[@]}"
 
+if [ "$PROFILE" = developer ]; then
+	other="Read-only tier instead:  bash contrib/quickstart-demo.sh stop; DEMO_PROFILE=readonly bash contrib/quickstart-demo.sh"
+else
+	other="Developer tier instead:  bash contrib/quickstart-demo.sh stop; DEMO_PROFILE=developer bash contrib/quickstart-demo.sh"
+fi
 cat <<EOF
 
 agentgate demo is running; the account 'agent' has profile '$PROFILE'.
 Try it:   ssh -i $DEMO/client -p $PORT -o IdentitiesOnly=yes -o UserKnownHostsFile=/dev/null -o StrictHostKeyChecking=no agent@127.0.0.1
           (add a command to run just that one; -t for a terminal)
-Developer tier instead:  DEMO_PROFILE=developer bash contrib/quickstart-demo.sh
+$other
 Check it: $DEMO/agentgate doctor --user agent --sshd $AG_SSHD_BIN --sshd-config $DEMO/sshd_config
 Stop it:  bash contrib/quickstart-demo.sh stop
 EOF

@@ -302,6 +302,37 @@ rollout_unheld(struct cmd *c, const char *why)
 	return refuse(c, "deny", c->why, c->d.rule);
 }
 
+/*
+ * A refusal of a line of several commands: the line is refused as a
+ * whole, before any of it runs, which `a && b && c` does not show by
+ * itself (did a run?).  The reason, then that nothing ran and which part
+ * refused, as its first line, cut at 120 bytes.  The reason alone when
+ * the line is that one command.
+ */
+static const char *
+line_refusal(struct cmd *c)
+{
+	const struct ag_policy_cmd *part;
+	const char *reason = c->d.reason[0] ? c->d.reason : "refused by policy";
+	size_t n, len = c->len;
+
+	if (c->d.ncmds < 2 || c->d.refused_part == 0 || c->d.refused_part > c->d.ncmds)
+		return reason;
+	part = &c->d.cmds[c->d.refused_part - 1];
+	if (part->text == NULL || part->text[0] == '\0')
+		return reason;
+	n = strcspn(part->text, "\n");
+	while (len > 0 && (c->line[len - 1] == '\n' || c->line[len - 1] == ' ' ||
+	    c->line[len - 1] == '\t' || c->line[len - 1] == ';'))
+		len--;
+	if (n == len && memcmp(part->text, c->line, n) == 0)
+		return reason;	/* the part is the whole line (a subshell) */
+	snprintf(c->why, sizeof(c->why), "%s; nothing of the line ran (the part refused: "
+	    "`%.*s%s`)", reason, (int)(n > 120 ? 120 : n), part->text,
+	    n > 120 || part->text[n] != '\0' ? " ..." : "");
+	return c->why;
+}
+
 static enum next
 stage_decide(struct ag_core *core, struct cmd *c)
 {
@@ -309,7 +340,7 @@ stage_decide(struct ag_core *core, struct cmd *c)
 		struct ag_policy_ctx ctx;
 
 		policy_ctx(core, &ctx);
-		if (ag_policy_decide(&ctx, c->tree, &c->d) < 0)
+		if (ag_policy_decide_text(&ctx, c->tree, c->line, c->len, &c->d) < 0)
 			c->d.verdict = AG_DENY;
 	}
 	switch (c->d.verdict) {
@@ -324,8 +355,7 @@ stage_decide(struct ag_core *core, struct cmd *c)
 			return NEXT;
 		}
 		if (!c->d.would_run)
-			return refuse(c, "deny", c->d.reason[0] ? c->d.reason :
-			    "refused by policy", c->d.rule);
+			return refuse(c, "deny", line_refusal(c), c->d.rule);
 		/* rollout: it runs, as the caller expects, under the kernel
 		 * sandbox, which still holds what it holds (stage_run); with
 		 * none, not even the gateway's own builtins run that way */

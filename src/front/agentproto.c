@@ -172,8 +172,11 @@ run_outcome(struct ag_core *core, const struct ag_core_outcome *oc)
 	json_object_object_add(o, "duration_ms", json_object_new_int64(oc->duration_ms));
 	json_object_object_add(o, "cwd", json_object_new_string(oc->cwd[0] ? oc->cwd :
 	    core->sess.cwd));
-	json_object_object_add(o, "allowed_here", allowed_here(oc->profile != NULL ?
-	    oc->profile : core->profile));
+	/* what else the profile allows helps only a caller that was refused;
+	 * on every result it is the same long list again */
+	if (strcmp(oc->decision, "deny") == 0 || strcmp(oc->decision, "ask-deny") == 0)
+		json_object_object_add(o, "allowed_here", allowed_here(oc->profile != NULL ?
+		    oc->profile : core->profile));
 	return o;
 }
 
@@ -190,7 +193,8 @@ explain_outcome(struct ag_core *core, const char *text, size_t len)
 		return NULL;
 	}
 	json_object_object_add(o, "cwd", json_object_new_string(core->sess.cwd));
-	json_object_object_add(o, "allowed_here", allowed_here(core->profile));
+	if (d.verdict != AG_ALLOW)	/* as with run: only beside a refusal */
+		json_object_object_add(o, "allowed_here", allowed_here(core->profile));
 	ag_decision_free(&d);
 	return o;
 }

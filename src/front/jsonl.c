@@ -3,7 +3,8 @@
  * object a line, {"id": ..., "command": "...", "timeout_s": N}, and one
  * result object a line with the same id and the fields of MCP's `run`
  * (exit_code, signal, stdout, stderr, cwd, truncated, timed_out,
- * duration_ms, decision, reason, allowed_here).  {"id": ..., "explain":
+ * duration_ms, decision, reason; allowed_here beside a refusal only).
+ * {"id": ..., "explain":
  * "..."} answers with the decision alone; {"id": ..., "request_access":
  * "...", "justification": "..."} files the line for a person's approval
  * and answers at once (request_id, state, rule, approvers, reason).  A request that cannot be read

@@ -89,7 +89,7 @@ static const char run_output[] =
     "\"reason\":{\"type\":\"string\"},\"rule\":{\"type\":\"string\"},"
     "\"allowed_here\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}},"
     "\"required\":[\"exit_code\",\"signal\",\"stdout\",\"stderr\",\"cwd\",\"truncated\","
-    "\"duration_ms\",\"decision\",\"reason\",\"allowed_here\"]}";
+    "\"duration_ms\",\"decision\",\"reason\"]}";
 
 static const char explain_input[] =
     "{\"type\":\"object\",\"properties\":{"
@@ -105,7 +105,7 @@ static const char explain_output[] =
     "\"name\":{\"type\":[\"string\",\"null\"]},\"path\":{\"type\":[\"string\",\"null\"]},"
     "\"verdict\":{\"type\":\"string\"},\"reason\":{\"type\":\"string\"}}}},"
     "\"allowed_here\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}},"
-    "\"required\":[\"decision\",\"reason\",\"commands\",\"allowed_here\"]}";
+    "\"required\":[\"decision\",\"reason\",\"commands\"]}";
 
 static const char request_input[] =
     "{\"type\":\"object\",\"properties\":{"

@@ -1078,6 +1078,7 @@ finish(struct ag_walker *w, struct ag_decision *out)
 	size_t i;
 	int worst = 0;
 	const struct ag_policy_cmd *first = NULL;
+	size_t at = 0;
 
 	ag_walk_taint_finish(w);
 	out->cmds = w->cmds;
@@ -1100,6 +1101,7 @@ finish(struct ag_walker *w, struct ag_decision *out)
 		if (sev(c->verdict) > worst) {
 			worst = sev(c->verdict);
 			first = c;
+			at = i + 1;
 		}
 	}
 	if (w->oom) {
@@ -1115,6 +1117,7 @@ finish(struct ag_walker *w, struct ag_decision *out)
 		return;
 	}
 	out->verdict = first->verdict;
+	out->refused_part = at;
 	snprintf(out->reason, sizeof(out->reason), "%s", first->reason ? first->reason : "denied");
 	snprintf(out->rule, sizeof(out->rule), "%s", first->rule ? first->rule : "unknown");
 }
@@ -1279,15 +1282,22 @@ second_passes(const struct ag_policy_ctx *ctx, const struct ag_sh_node *tree,
 }
 
 int
-ag_policy_decide(const struct ag_policy_ctx *ctx, const struct ag_sh_node *tree,
-    struct ag_decision *out)
+ag_policy_decide_text(const struct ag_policy_ctx *ctx, const struct ag_sh_node *tree,
+    const char *src, size_t srclen, struct ag_decision *out)
 {
 	int r;
 
 	memset(out, 0, sizeof(*out));
-	r = decide(ctx, tree, NULL, 0, out);
-	second_passes(ctx, tree, NULL, 0, out);
+	r = decide(ctx, tree, src, srclen, out);
+	second_passes(ctx, tree, src, srclen, out);
 	return r;
+}
+
+int
+ag_policy_decide(const struct ag_policy_ctx *ctx, const struct ag_sh_node *tree,
+    struct ag_decision *out)
+{
+	return ag_policy_decide_text(ctx, tree, NULL, 0, out);
 }
 
 void

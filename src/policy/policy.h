@@ -78,6 +78,9 @@ struct ag_decision {
 	char			 approve_rule[256];
 	struct ag_policy_cmd	*cmds;
 	size_t			 ncmds;
+	size_t			 refused_part;	/* 1 + the index in cmds of the
+						 * command whose refusal is the
+						 * line's; 0: none */
 	/* with ctx->record: each file the line writes (a redirection, a
 	 * program's output file the registry knows), absolute, as the walk
 	 * resolved it; and the name of each program a wrapper of the line
@@ -120,6 +123,10 @@ int	ag_profile_has_approvals(const struct ag_profile *p);
 /* Decide on an already-parsed tree. 0 ok (out filled), -1 internal error (out = DENY). */
 int	ag_policy_decide(const struct ag_policy_ctx *ctx, const struct ag_sh_node *tree,
 	    struct ag_decision *out);
+/* The same, with the line the tree was parsed from (srclen bytes at src):
+ * each command of out->cmds then has its source text. */
+int	ag_policy_decide_text(const struct ag_policy_ctx *ctx, const struct ag_sh_node *tree,
+	    const char *src, size_t srclen, struct ag_decision *out);
 /* Parse and decide in one call; a parse error is a DENY with parse_error set. */
 int	ag_policy_check(const struct ag_policy_ctx *ctx, const char *line, size_t len,
 	    struct ag_decision *out);

@@ -14,6 +14,7 @@
 #   - agentgate terminate, by identity and by session id: the session
 #     ends, its command with it, and the audit says who ended it
 . "$(dirname "$0")/lib.sh"
+ag_own_mount_ns "$@"
 # identities only: the account lets no unidentified caller in
 # transport: a key of no identity, that a token identity logs in with
 ag_world_identities alice bob carol transport

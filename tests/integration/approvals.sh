@@ -21,6 +21,7 @@
 #     gateway is gone is not answered; pending requests and justifications
 #     are capped
 . "$(dirname "$0")/lib.sh"
+ag_own_mount_ns "$@"
 ag_world_identities alice
 
 APPROVER=agap$$

@@ -14,6 +14,7 @@
 #   - a copy that is not root's, or that others can write, is ignored:
 #     syslog only
 . "$(dirname "$0")/lib.sh"
+ag_own_mount_ns "$@"
 ag_world_identities alice plain
 ag_setgid_gateway
 
@@ -45,6 +46,14 @@ AG_SSHD_AUTHKEYS_FILE=$AG_DIR/plain_keys
 AG_SSHD_EXTRA="AuthorizedKeysCommand $AG_DIR/agentgate authorized-keys %u
 AuthorizedKeysCommandUser root"
 AG_FORCE_COMMAND="$AG_DIR/agentgate"
+# the host's view of that path, as the test's parent (outside the test's
+# mount namespace, ag_own_mount_ns) sees it: a demo's link, an installed
+# policy, or nothing
+HOST=/proc/$PPID/root
+host_view() { d=$("$AG_DIR/agentgate" --help | sed -n 's/.*policy file (default \(.*\)).*/\1/p' | head -1)
+	printf '%s|%s|%s' "$(readlink "$HOST$d")" "$(stat -c %i "$HOST$d" 2>&1)" \
+	    "$(ls "$HOST$AG_STATEDIR/last-good" 2>/dev/null | grep -c "$(ag_last_good "$d" | xargs basename)")"; }
+host_before=$(host_view)
 ag_default_policy_path
 AG_POLICY=$DEFAULT ag_write_pam use_key use_token allow_unidentified
 ag_start_sshd || exit 99
@@ -60,6 +69,11 @@ ag_like "$out" '^OK' "check_passes" "$out"
 ag_is "$(stat -c '%U:%G %a' "$STATE" 2>&1)" "root:$G 640" \
     "check_keeps_a_root_owned_copy_with_the_policys_group_and_mode"
 ag_ok "the_copy_is_the_policy_byte_for_byte" cmp -s "$POLICY" "$STATE"
+# the host's default path and its last good copy are not the test's: a
+# demo beside the suite keeps its policy, and tests need no lock on it
+ag_is "$(host_view)" "$host_before" "the_hosts_default_policy_path_is_untouched" \
+    "link: $(readlink "$HOST$DEFAULT")"
+ag_unlike "$(readlink "$HOST$DEFAULT")" "$AG_DIR" "the_hosts_default_path_is_not_linked_to_the_world"
 
 out=$(ag_as alice "$T" 'echo in' 2>&1)
 ag_is "$out" in "key_identity_in_while_the_policy_loads" "$out"

@@ -251,6 +251,19 @@ ag_is "$x_out" "one d v" "local_and_declare_with_expanded_values" "$x_err"
 
 x 'git push'
 ag_like "$x_err" "denied by profiles.developer.deny" "git_push_typed_refusal"
+ag_unlike "$x_err" "nothing of the line" "one_command_refusal_says_only_why" "$x_err"
+# a line refused for one of its parts: none of it ran (not the parts
+# before the refused one), and the message says so and names the part
+x "cd ~/work && echo ran > part-before && git add -A && git push origin main"
+ag_like "$x_err" "denied by profiles.developer.deny\[[0-9]+\] \(git\); nothing of the line ran \(the part refused: .git push origin main.\)$" \
+    "refused_line_says_nothing_ran_and_names_the_part" "$x_err"
+ag_ok "refused_line_ran_no_part" test ! -e "$W/part-before"
+out=$(printf '%s\n' 'cd ~/work' 'echo ran > part-before-repl && git push origin main; echo after' \
+    'echo next-line' | ag_ssh 2>&1)
+ag_like "$out" "nothing of the line ran \(the part refused: .git push origin main.\)" \
+    "repl_refused_line_says_nothing_ran" "$out"
+ag_like "$out" "next-line" "repl_goes_on_after_the_refused_line" "$out"
+ag_ok "repl_refused_line_ran_no_part" test ! -e "$W/part-before-repl"
 
 x "cd ~/work/repo && eval 'git push -q ../remote.git HEAD:refs/heads/main'; echo \"rc=\$?\""
 ag_like "$x_out" "rc=[1-9]" "git_push_behind_eval_fails"

@@ -679,21 +679,51 @@ ag_setgid_gateway() {
 	fi
 }
 
+# ag_own_mount_ns "$@": the first thing a test does whose gateway reads
+# the build's default policy path (or which runs the demo, which links its
+# policy there): the test starts again in a mount namespace of its own,
+# where ag_default_policy_path's link and the last good copy of the policy
+# at that path (keyed by the path, common/lastgood.h) are on tmpfs mounts
+# that no other process sees.  So such tests run side by side, and beside
+# a demo or an installed gateway, whose policy at that path they neither
+# replace nor remove; sshd and every gateway the test starts are in the
+# namespace with it.
+ag_own_mount_ns() {
+	ag_require_root
+	[ "${AG_OWN_MNTNS:-}" = "$$" ] && return 0
+	command -v unshare >/dev/null || { echo "unshare (util-linux) is needed" >&2; exit 99; }
+	AG_OWN_MNTNS=$$ exec unshare --mount --propagation private -- "$BASH" "$0" "$@"
+}
+
+# ag_private_dir DIR: DIR, made if need be, an empty tmpfs of root's
+# (mode 0755) in this test's mount namespace (ag_own_mount_ns)
+ag_private_dir() {
+	mkdir -p "$1" && mount -t tmpfs -o mode=0755,size=4m agentgate-test "$1" ||
+	    { echo "cannot mount a private $1" >&2; exit 99; }
+}
+
+# ag_private_sysconf DEFAULT: the directory of the default policy path and
+# root's last good copies, private to this test (ag_own_mount_ns); once
+ag_private_sysconf() {
+	[ -n "${AG_PRIVATE_SYSCONF:-}" ] && return 0
+	if [ "${AG_OWN_MNTNS:-}" != "$$" ]; then
+		echo "call ag_own_mount_ns \"\$@\" first: the default policy path is the host's" >&2
+		exit 99
+	fi
+	ag_private_dir "$(dirname "$1")"
+	ag_private_dir "$AG_STATEDIR/last-good"
+	AG_PRIVATE_SYSCONF=1
+}
+
 # ag_default_policy_path: the build's default policy path (DEFAULT) made a
 # link to the world's policy, for a gateway whose ForceCommand names no
 # --config (a policy on the command line is the caller's word, read as
-# the caller).  One test at a time holds the path (fd 8, until it exits);
-# ag_cleanup removes the link.  Skips (77) when the host has a real policy.
+# the caller).  Only in the test's own mount namespace (ag_own_mount_ns):
+# the host's file at that path, if any, is neither seen nor touched.
 ag_default_policy_path() {
 	DEFAULT=$("$AG_DIR/agentgate" --help | sed -n 's/.*policy file (default \(.*\)).*/\1/p' | head -1)
 	[ -n "$DEFAULT" ] || { echo "cannot find the default policy path" >&2; exit 99; }
-	exec 8>/run/agentgate-default-policy.lock
-	flock 8
-	if [ -e "$DEFAULT" ] && [ ! -L "$DEFAULT" ]; then
-		echo "SKIP: $DEFAULT exists on this host; not replacing it"
-		exit 77
-	fi
-	mkdir -p "$(dirname "$DEFAULT")"
+	ag_private_sysconf "$DEFAULT"
 	ln -sfn "$AG_DIR/policy.yaml" "$DEFAULT"
 	AG_DEFAULT_LINK=$DEFAULT
 }

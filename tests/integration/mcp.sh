@@ -61,6 +61,11 @@ check_session() {	# check_session LABEL
 	    "(True, 'deny', 126, '')" "${l}_refusal_is_a_tool_error"
 	ag_like "$(q "$r" 'j["refused"]["s"]["reason"]')" "'rm' is not allowed" "${l}_refusal_says_why"
 	ag_is "$(q "$r" '"echo" in j["refused"]["s"]["allowed_here"]')" True "${l}_refusal_lists_what_is_allowed"
+	ag_is "$(q "$r" '"allowed_here" in j["allowed"]["s"]')" False "${l}_allowed_run_has_no_allowed_here"
+	ag_like "$(q "$r" 'j["refused_part"]["s"]["reason"]')" \
+	    "'rm' is not allowed.*; nothing of the line ran \(the part refused: .rm -rf /tmp/nothing-here.\)" \
+	    "${l}_refused_part_says_nothing_ran"
+	ag_is "$(q "$r" 'j["after_part"]["s"]["stdout"]')" "rc=1" "${l}_refused_line_ran_no_part"
 	ag_is "$(q "$r" 'j["cd"]["s"]["cwd"]')" /tmp "${l}_cd_reports_the_new_cwd"
 	ag_is "$(q "$r" 'j["after_cd"]["s"]["stdout"]')" $'/tmp\nkept' "${l}_cd_and_export_persist_to_the_next_call"
 	ag_is "$(q "$r" '(j["exit_code"]["s"]["exit_code"], j["exit_code"]["isError"])')" "(1, False)" \
@@ -159,6 +164,24 @@ EOF
 )
 ag_is "$(printf '%s\n' "$jl" | sort)" "$(printf '%s\n' "1 allow 0 /tmp 'one\n'" "3 deny 126 /tmp ''" "4 allow" "5 error" \
     "None error" "two allow 4 /tmp '/tmp\n'" | sort)" "json_lines_results"
+# allowed_here beside a refusal only; a line refused for one part says
+# that nothing of it ran, and which part
+jl=$("$AG_PYTHON" - "$AG_DIR/jl.out" <<'EOF'
+import json, sys
+for line in open(sys.argv[1]):
+    m = json.loads(line)
+    if m.get("id") in (1, 3, 4):
+        print("%s %s" % (m["id"], "allowed_here" in m))
+EOF
+)
+ag_is "$(printf '%s\n' "$jl" | sort | tr '\n' ' ')" "1 False 3 True 4 False " "json_lines_allowed_here_only_beside_a_refusal"
+printf '%s\n' '{"id":1,"command":"echo ran > /tmp/jl-part && rm -f x"}' \
+    '{"id":2,"command":"test -e /tmp/jl-part; echo \"rc=$?\""}' |
+    timeout 120 "${AG_SSH[@]:0:${#AG_SSH[@]}-1}" -s "${AG_SSH[-1]}" agentgate-json > "$AG_DIR/jlp.out" 2>&1
+ag_like "$(q "$(sed -n 1p "$AG_DIR/jlp.out")" 'j["reason"]')" \
+    "'rm' is not allowed.*; nothing of the line ran \(the part refused: .rm -f x.\)" \
+    "json_lines_refused_part_says_nothing_ran"
+ag_is "$(q "$(sed -n 2p "$AG_DIR/jlp.out")" 'j["stdout"]')" "rc=1" "json_lines_refused_line_ran_no_part"
 
 # one form of a decision (issue 37): for each line, the protocol's explain
 # is explain --json's document (less what only one of them adds), and the

@@ -40,6 +40,9 @@ try {
 
   seen.allowed = await run("echo hello-mcp; echo to-stderr >&2");
   seen.refused = await run("rm -rf /tmp/nothing-here");
+  // refused for its last part: nothing of the line ran, and it says so
+  seen.refused_part = await run("echo ran > /tmp/mcp-part && rm -rf /tmp/nothing-here");
+  seen.after_part = await run("test -e /tmp/mcp-part; echo \"rc=$?\"");
   seen.cd = await run("cd /tmp && export AGT_MCP=kept");
   seen.after_cd = await run("pwd; echo \"$AGT_MCP\"");
   seen.exit_code = await run("false");

@@ -5,7 +5,7 @@
 # recorded; the `Check it` line (agentgate doctor on the demo's own sshd)
 # finds nothing to fix; `stop` takes everything away again.
 . "$(dirname "$0")/lib.sh"
-ag_require_root
+ag_own_mount_ns "$@"
 command -v tmux >/dev/null || { echo "tmux not installed" >&2; exit 99; }
 # the demo builds and runs a plain build: the plain pass runs this
 if ldd "$AGENTGATE" 2>/dev/null | grep -q libasan; then
@@ -17,10 +17,11 @@ if [ -e "$DEMO" ]; then
 	echo "SKIP: a demo is running on this host ($DEMO); not touching it"
 	exit 77
 fi
-# the demo links its policy at the build's default path, as some tests do,
-# and uses the system user agentgate, which the package test may remove
-exec 8>/run/agentgate-default-policy.lock
-flock 8
+# the demo links its policy at the build's default path: here, in this
+# test's own mount namespace, not the host's (a demo someone runs keeps
+# its link); it uses the system user agentgate, which the package test
+# may remove
+ag_private_sysconf "$("$AGENTGATE" --help | sed -n 's/.*policy file (default \(.*\)).*/\1/p' | head -1)"
 exec 7>/run/agentgate-debian-package.lock
 flock 7
 

@@ -10,6 +10,7 @@
 #     looking after that, write no second one
 #   - a session that ends normally has exactly one session_end, its own
 . "$(dirname "$0")/lib.sh"
+ag_own_mount_ns "$@"
 ag_world_identities alice bob
 
 ag_setgid_gateway

@@ -14,6 +14,7 @@
 #     through the gateway; the shared key without a token does not
 #   - agentgate doctor on its own passes; a second setup changes nothing
 . "$(dirname "$0")/lib.sh"
+ag_own_mount_ns "$@"
 ag_require_root
 command -v useradd >/dev/null || { echo "SKIP: no useradd"; exit 77; }
 # the account is not called agent: each name below is this account's

@@ -162,6 +162,19 @@ ag_ok "no_stand_in_ran_for_a_publish" sh -c "! grep -E 'pub|deploy|upload' '$W/r
 # from the C program; the typed ones never reached an exec
 ag_is "$(ag_audit_query "sum(1 for x in r if x.get('event') == 'exec_denied')")" \
     "$((2 * ${#spellings[@]} + 4))" "refusals_at_exec_audited"
+# an existing project's lint recipe, `cargo fmt --check`: refused at exec
+# with the way that works (cargo-fmt), as the typed line is
+printf 'lint:\n\tcargo fmt --check\n' > "$AG_DIR/mk"
+x "cd ~/work/pkg && cat > Makefile <<'EOF'
+$(cat "$AG_DIR/mk")
+EOF
+make -s lint; echo \"rc=\$?\""
+ag_like "$x_out" "rc=[1-9]" "recipe_cargo_fmt_refused"
+ag_like "$x_err" "refused by [^:]*: 'cargo fmt' is not one of cargo's own commands.*run the installed subcommand directly: cargo-fmt" \
+    "recipe_cargo_fmt_refusal_names_cargo_fmt" "$x_err"
+x "cd ~/work/pkg && printf 'all:\\n\\tnpm publish\\n' > Makefile && make -s; echo \"rc=\$?\""
+ag_like "$x_err" "'npm publish' is refused by profiles.developer.deny\\[[0-9]+\\] \\(npm\\) \\(an exec" \
+    "recipe_deny_refusal_only_names_the_rule" "$x_err"
 
 # ---- the benign side ---------------------------------------------------------
 x 'cd ~/work/pkg && npm pack --dry-run >/dev/null 2>&1; echo "pack=$?"'

@@ -17,6 +17,7 @@
 #   - the audit record of each: decision, validator name/kind/model,
 #     reason, verdict, latency, cache, http status, prompt hash.
 . "$(dirname "$0")/lib.sh"
+ag_own_mount_ns "$@"
 # sshd's ForceCommand names no --config: a policy on the command line is
 # the caller's word and its secrets are read as the caller, so the key is
 # only the gateway's to read from the default policy path
