@@ -113,9 +113,10 @@ ag_ssh "echo up" >/dev/null && "${SRV_SSH[@]}" "echo up" >/dev/null ||
 echo "agentgate concurrent-session benchmark: $S sessions ($((S - S / 2)) through sshd," \
     "$((S / 2)) through serve) x $C commands, sandbox $SANDBOX, ramp $RAMP/s, think" \
     "${THINK}s, $(nproc) CPUs, $(date -u +%FT%TZ)"
-out=$("$AG_PYTHON" - "$S" "$C" "$RAMP" "$THINK" "$AG_DIR" "$AG_USER" "$AG_PORT" "$SRV_PORT" \
+# the driver's lines as they come (the ramp's progress), its result kept
+"$AG_PYTHON" - "$S" "$C" "$RAMP" "$THINK" "$AG_DIR" "$AG_USER" "$AG_PORT" "$SRV_PORT" \
     "$SRV_PID" "$AG_SSHD_PID" "$(printf '%s\x1f' "${AG_SSH[@]}")" \
-    "$(printf '%s\x1f' "${SRV_SSH[@]}")" <<'EOF'
+    "$(printf '%s\x1f' "${SRV_SSH[@]}")" <<'EOF' | tee "$AG_DIR/driver.out" | grep --line-buffered -v '^RESULT '
 import asyncio, collections, os, pwd, random, re, statistics, subprocess, sys, time
 S, C, RAMP, THINK = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
 wdir, user, sshd_port, srv_port, srv_pid, sshd_pid = sys.argv[5:11]
@@ -232,12 +233,13 @@ async def main():
         await s.commands(0, 0)
         await s.close()
         if not s.up or len(s.lat) != C:
-            print("single %s session failed: %s" % (kind, s.err))
+            print("single %s session failed: %s" % (kind, s.err), flush=True)
             return
         single[kind] = s.lat
     base = statistics.median(single["sshd"] + single["serve"]) * 1000
     print("  single session: median %.2f ms through sshd, %.2f ms through serve; both: %.2f ms"
-          % (statistics.median(single["sshd"]) * 1000, statistics.median(single["serve"]) * 1000, base))
+          % (statistics.median(single["sshd"]) * 1000, statistics.median(single["serve"]) * 1000, base),
+          flush=True)
     # 2. the ramp
     sessions = [Session(i, "sshd" if i % 2 == 0 else "serve") for i in range(S)]
     t0 = time.monotonic()
@@ -316,9 +318,7 @@ async def main():
 asyncio.run(main())
 expected.close()
 EOF
-)
-printf '%s\n' "$out" | grep -v '^RESULT '
-res=$(printf '%s\n' "$out" | sed -n 's/^RESULT //p')
+res=$(sed -n 's/^RESULT //p' "$AG_DIR/driver.out")
 [ -n "$res" ] || { echo "  the driver gave no result; serve's log:"; tail -5 "$AG_DIR/serve.log"; exit 1; }
 read -r n_s n_up n_open n_gw n_conn n_tcp1 n_tcp2 base p99 mem0 mem lat_n <<<"$res"
 

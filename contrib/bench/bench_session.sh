@@ -158,7 +158,7 @@ rss_kb=$(ps -o rss= -p "$gw_pids" | awk '{s+=$1} END {print s}')
 pss_kb=$(for pid in ${gw_pids//,/ }; do cat "/proc/$pid/smaps_rollup"; done 2>/dev/null |
     awk '/^Pss:/ {s+=$2} END {print s+0}')
 sessions=$(ag_gateway_pids | wc -l)
-pss_each=$(calc "round($pss_kb / $sessions / 1024, 2)")
+pss_each=$(calc "'%.2f' % ($pss_kb / $sessions / 1024)")
 printf '  %d sessions, %.2f MiB PSS each (goal <= 3 MiB: %s; RSS with shared libraries counted in full: %.2f MiB)\n' \
     "$sessions" "$pss_each" "$(ag_bench_judge "$pss_each" "<= 3")" "$(calc "$rss_kb / $sessions / 1024")"
 ag_bench_summary "gateway memory per idle session (PSS), sandbox off" "<= 3 MiB" "$pss_each MiB" \
