@@ -365,15 +365,15 @@ all_open=$([ "$n_open" -eq "$S" ] && [ "$n_gw" -eq $((S - S / 2)) ] && [ "$n_con
 lost_met=$([ "${lost:-1}" -eq 0 ] && [ "$lat_n" -eq $((S * C)) ] && echo met || echo "not met")
 ratio=$("$AG_PYTHON" -c "print('%.2f' % ($p99 / $base))")
 echo
-printf '  %-52s %-14s %-22s %s\n' "what" goal measured ""
-printf '  %-52s %-14s %-22s %s\n' "sessions open at once (driver; /proc: sshd+serve)" "$S" \
+printf '  %-52s %-14s %-24s %s\n' "what" goal measured ""
+printf '  %-52s %-14s %-24s %s\n' "sessions open at once (driver; /proc: sshd+serve)" "$S" \
     "$n_open ($n_gw+$n_conn)" "$all_open"
-printf '  %-52s %-14s %-22s %s\n' "audit records lost" 0 \
+printf '  %-52s %-14s %-24s %s\n' "audit records lost" 0 \
     "${lost:-?}, $lat_n/$((S * C)) came back" "$lost_met"
-printf '  %-52s %-14s %-22s %s\n' "hash chain" intact "$chain" "$([ "$chain" = intact ] && echo met || echo "not met")"
-printf '  %-52s %-14s %-22s %s\n' "p99 per command vs single-session median ($(printf %.2f "$base") ms)" \
+printf '  %-52s %-14s %-24s %s\n' "hash chain" intact "$chain" "$([ "$chain" = intact ] && echo met || echo "not met")"
+printf '  %-52s %-14s %-24s %s\n' "p99 per command vs single-session median ($(printf %.2f "$base") ms)" \
     "<= 3x" "${ratio}x ($(printf %.1f "$p99") ms)" "$(j "$ratio" "<= 3")"
-printf '  %-52s %-14s %-22s %s\n' "gateway memory, PSS of all its processes (highest)" "<= 1024 MiB" \
+printf '  %-52s %-14s %-24s %s\n' "gateway memory, PSS of all its processes (highest)" "<= 1024 MiB" \
     "$(printf %.0f "$mem") MiB" "$(j "$mem" "<= 1024")"
 row="$S concurrent sessions (sshd+serve), sandbox $SANDBOX"
 ag_bench_summary "$row: all open at once" "$S" "$n_open" "$all_open"
