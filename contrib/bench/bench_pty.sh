@@ -173,7 +173,7 @@ if [ -n "$TLOG" ]; then
 	fi
 fi
 rows=
-for r in $(seq "$ROUNDS"); do
+for _ in $(seq "$ROUNDS"); do
 	row=
 	for k in $kinds; do
 		case $k in
