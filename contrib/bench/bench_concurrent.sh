@@ -165,7 +165,9 @@ def pss_mib(ps):
     return kb / 1024
 
 def established(port):
-    r = subprocess.run(["ss", "-Htn", "state", "established", "( sport = :%s )" % port],
+    # the server's own end: a client bound to another loopback address
+    # may have the same number as its port
+    r = subprocess.run(["ss", "-Htn", "state", "established", "src", "127.0.0.1:%s" % port],
                        capture_output=True, text=True)
     return len(r.stdout.splitlines())
 
