@@ -3,13 +3,16 @@
 # baseline measured in the same run (needs root: it starts two real sshd on
 # 127.0.0.1 and creates a throwaway account, like the integration tests).
 #
-#   (1) per-command cost inside one REPL session   vs  bash -c of the same command
-#   (2) ssh host true through the gateway          vs  the same sshd without ForceCommand
+#   (1) per-command cost inside one REPL session   vs  bash -c of the same command,
+#       sandbox off: the floor (issue 38's rows are with the sandbox on)
+#   (2) ssh host true through the gateway          vs  the same sshd without ForceCommand:
+#       the shipped developer profile (etc/agentgate.yaml, sandbox required;
+#       goal <= 1.05x, issue 38) and, interleaved with it, the floor (sandbox off)
 #   (3) gateway RSS per idle REPL session
 #   (4) throughput of large output via the gateway  vs  the same sshd without it
 #   (5) (1) again with the kernel sandbox on (sandbox: required, the shipped
-#       default): not in issue 20's table, which is measured with it off,
-#       but what a session with the example policy pays per command
+#       default), strict tier: issue 38's goal, <= 1.3x (the developer tier's
+#       row is bench_developer.sh's)
 #   (6) ssh host true with the sandbox on and a work tree beneath the write
 #       root (checkouts, a node_modules): the repository scan's listings
 #       kept between connections vs read afresh at each (as before the
@@ -17,7 +20,9 @@
 #
 #   AGENTGATE=build/src/agentgate bash contrib/bench/bench_session.sh [N]
 # N: commands per REPL measurement (default 300); BENCH_PAIRS: interleaved
-# gateway/plain pairs for (4) (default 5).  Not part of `make check`.
+# gateway/plain pairs for (4) (default 5); BENCH_ROUNDS: rounds of each
+# per-command row (default 5); BENCH_SUMMARY: a file for bench-all's closing
+# table (ag_bench_summary).  Not part of `make check`.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
@@ -48,6 +53,31 @@ EOF
 # a second sshd, same config but no ForceCommand: the plain-ssh baseline
 ag_start_baseline_sshd || exit 1
 
+# The policies the rows take turns with (a session reads the policy when it
+# starts): the floor above; the strict tier with the kernel sandbox (the
+# shipped default), its write root an empty directory of its own (the
+# repository scan before each command reads it, and /tmp holds whatever
+# this machine left there); the shipped etc/agentgate.yaml with the account
+# mapped to its developer profile, ~/work made as its admin would.
+SO=$(dirname "$AGENTGATE")/agsandbox.so
+cp "$AG_DIR/policy.yaml" "$AG_DIR/policy-floor.yaml"
+if [ -f "$SO" ]; then
+	install -d -o "$AG_USER" -g "$AG_USER" "$AG_DIR/work"
+	sed -e 's/^  sandbox: "off"$/  sandbox: required/' \
+	    -e "s|write: \\[\"/tmp\"\\]|write: [\"$AG_DIR/work\"]|" "$AG_DIR/policy-floor.yaml" \
+	    > "$AG_DIR/policy-strict.yaml"
+	top_srcdir=$repo ag_shipped_policy developer
+	install -d -o "$AG_USER" -g "$AG_USER" "/home/$AG_USER/work"
+	mv -f "$AG_DIR/policy.yaml" "$AG_DIR/policy-developer.yaml"
+	"$AGENTGATE" check --config "$AG_DIR/policy-developer.yaml" >/dev/null ||
+	    { echo "the shipped policy does not check" >&2; exit 1; }
+fi
+use_policy() {	# use_policy floor|strict|developer
+	cp -f "$AG_DIR/policy-$1.yaml" "$AG_DIR/policy.yaml.new" &&
+	    mv -f "$AG_DIR/policy.yaml.new" "$AG_DIR/policy.yaml"
+}
+use_policy floor
+
 now() { date +%s.%N; }
 calc() { "$AG_PYTHON" -c "print($1)"; }
 
@@ -55,29 +85,54 @@ echo "agentgate session benchmark (N=$N), $(nproc) CPUs, $(date -u +%FT%TZ)"
 
 # ---- (1) per-command cost in one REPL session ---------------------------
 echo
-echo "(1) per-command cost inside one REPL session vs bash -c (same command, same account)"
-ag_bench_per_command "$N" 'true' 'echo hello' 'ls /'
-echo "  goal: <= 1.3x"
+echo "(1) per-command cost inside one REPL session vs bash -c (same command, same account), sandbox off: the floor"
+BENCH_ROW="per command, sandbox off" BENCH_GOAL=floor ag_bench_per_command "$N" 'true' 'echo hello' 'ls /'
+echo "  (issue 20's goal for this row was <= 1.3x; issue 38's rows are (5) and bench_developer.sh (1))"
 
 # ---- (2) ssh host true ----------------------------------------------------
 echo
 # A connection costs ~250 ms, most of it key exchange, and varies by tens of
-# ms: the pairs are interleaved, and the median of the pairs' ratios is
-# reported beside the ratio of the totals (BENCH_CONNECTIONS sets how many).
+# ms: the three kinds take turns (the shipped developer profile, the floor,
+# plain sshd), and the median of each kind's ratios to the plain connection
+# of its turn is judged, beside the ratio of the totals
+# (BENCH_CONNECTIONS sets how many of each).
 M=${BENCH_CONNECTIONS:-$((N / 10 < 20 ? 20 : N / 10))}
-echo "(2) 'ssh host true' through the gateway vs the same sshd without ForceCommand ($M each, interleaved)"
-gw_total=0 pl_total=0 ratios=
+kinds=floor
+[ -f "$AG_DIR/policy-developer.yaml" ] && kinds="developer floor"
+echo "(2) 'ssh host true' through the gateway vs the same sshd without ForceCommand ($M each, interleaved: $kinds, plain)"
+declare -A tot rat
+pl_total=0
+for k in $kinds; do tot[$k]=0; rat[$k]=; done
 for _ in $(seq 1 "$M"); do
-	t0=$(now); ag_ssh true; t1=$(now)
-	"${PLAIN_SSH[@]}" true; t2=$(now)
-	gw_total=$(calc "$gw_total + $t1 - $t0")
-	pl_total=$(calc "$pl_total + $t2 - $t1")
-	ratios="$ratios $(calc "($t1 - $t0) / ($t2 - $t1)")"
+	declare -A took=()
+	for k in $kinds; do
+		use_policy "$k"
+		t0=$(now); ag_ssh true; t1=$(now)
+		took[$k]=$(calc "$t1 - $t0")
+	done
+	t1=$(now); "${PLAIN_SSH[@]}" true; t2=$(now)
+	pl=$(calc "$t2 - $t1")
+	pl_total=$(calc "$pl_total + $pl")
+	for k in $kinds; do
+		tot[$k]=$(calc "${tot[$k]} + ${took[$k]}")
+		rat[$k]="${rat[$k]} $(calc "${took[$k]} / $pl")"
+	done
 done
-median=$(ag_median $ratios)
-printf '  gateway %.1f ms, plain %.1f ms per connection: %.3fx; median of the pairs %.3fx (goal <= 1.05x)\n' \
-    "$(calc "$gw_total / $M * 1000")" "$(calc "$pl_total / $M * 1000")" "$(calc "$gw_total / $pl_total")" \
-    "$median"
+use_policy floor
+printf '  plain %.1f ms per connection\n' "$(calc "$pl_total / $M * 1000")"
+for k in $kinds; do
+	median=$(ag_median ${rat[$k]})
+	if [ "$k" = developer ]; then
+		label="shipped developer profile, sandbox on" goal="<= 1.05x"
+	else
+		label="sandbox off (floor)" goal=floor
+	fi
+	met=$(ag_bench_judge "$median" "$goal")
+	printf '  %-38s %.1f ms per connection: %.3fx; median of the pairs %.3fx (goal %s%s)\n' \
+	    "$label" "$(calc "${tot[$k]} / $M * 1000")" "$(calc "${tot[$k]} / $pl_total")" "$median" \
+	    "$goal" "$([ "$met" = - ] || echo ": $met")"
+	ag_bench_summary "ssh host true, ${label}" "$goal" "$(printf '%.3fx' "$median")" "$met"
+done
 
 # ---- (3) RSS per idle session ----------------------------------------------
 echo
@@ -103,8 +158,11 @@ rss_kb=$(ps -o rss= -p "$gw_pids" | awk '{s+=$1} END {print s}')
 pss_kb=$(for pid in ${gw_pids//,/ }; do cat "/proc/$pid/smaps_rollup"; done 2>/dev/null |
     awk '/^Pss:/ {s+=$2} END {print s+0}')
 sessions=$(ag_gateway_pids | wc -l)
-printf '  %d sessions, %.2f MiB PSS each (goal <= 3 MiB; RSS with shared libraries counted in full: %.2f MiB)\n' \
-    "$sessions" "$(calc "$pss_kb / $sessions / 1024")" "$(calc "$rss_kb / $sessions / 1024")"
+pss_each=$(calc "'%.2f' % ($pss_kb / $sessions / 1024)")
+printf '  %d sessions, %.2f MiB PSS each (goal <= 3 MiB: %s; RSS with shared libraries counted in full: %.2f MiB)\n' \
+    "$sessions" "$pss_each" "$(ag_bench_judge "$pss_each" "<= 3")" "$(calc "$rss_kb / $sessions / 1024")"
+ag_bench_summary "gateway memory per idle session (PSS), sandbox off" "<= 3 MiB" "$pss_each MiB" \
+    "$(ag_bench_judge "$pss_each" "<= 3")"
 for fd in "${fifos[@]}"; do exec {fd}>&-; done
 wait "${pids[@]}" 2>/dev/null
 
@@ -118,21 +176,15 @@ for _ in $(seq "$PAIRS"); do
 	"${PLAIN_SSH[@]}" "head -c $SIZE /dev/zero" | cat >/dev/null; t2=$(now)
 	runs+=("$(calc "$SIZE / 1048576 / ($t1 - $t0)")" "$(calc "$SIZE / 1048576 / ($t2 - $t1)")")
 done
-ag_bench_pairs ">= 0.95x" "${runs[@]}"
+BENCH_ROW="pipe relay, 256 MiB, sandbox off" ag_bench_pairs ">= 0.95x" "${runs[@]}"
 
 # ---- (5) per-command cost with the kernel sandbox on -----------------------
 echo
-SO=$(dirname "$AGENTGATE")/agsandbox.so
 if [ -f "$SO" ]; then
-	install -m 0644 "$SO" "$AG_DIR/agsandbox.so"
-	# an empty write root of its own: the repository scan before each
-	# command reads it, and /tmp holds whatever this machine left there
-	install -d -o "$AG_USER" -g "$AG_USER" "$AG_DIR/work"
-	sed -i -e 's/^  sandbox: "off"$/  sandbox: required/' \
-	    -e "s|write: \\[\"/tmp\"\\]|write: [\"$AG_DIR/work\"]|" "$AG_DIR/policy.yaml"
-	echo "(5) per-command cost as in (1), kernel sandbox on (sandbox: required, the example policy's)"
-	ag_bench_per_command "$N" 'true' 'echo hello' 'ls /'
-	echo "  (no goal in issue 20's table; see contrib/bench/README.md)"
+	use_policy strict
+	echo "(5) per-command cost as in (1), strict tier, kernel sandbox on (sandbox: required, the shipped default)"
+	BENCH_ROW="per command, strict tier, sandbox on" BENCH_GOAL=1.3 \
+	    ag_bench_per_command "$N" 'true' 'echo hello' 'ls /'
 else
 	echo "(5) skipped: no agsandbox.so next to $AGENTGATE"
 fi

@@ -480,6 +480,10 @@ ag_start_baseline_sshd() {
 # environment the gateway gives the command (a login's LANG and the
 # profile's PATH), not the benchmark's own: bash starts 0.4 ms slower
 # under LANG=C.UTF-8 than without a locale, which is not the gateway's.
+# BENCH_ROW (a label) and BENCH_GOAL (the highest ratio that meets the
+# goal, or "floor" for a row kept as the floor, judged against nothing):
+# each command's median is printed with its goal and given to
+# ag_bench_summary as "BENCH_ROW: COMMAND".
 ag_bench_per_command() {
 	local n=$1 cmd script r rounds=${BENCH_ROUNDS:-5} rows cenv=()
 	shift
@@ -489,8 +493,8 @@ ag_bench_per_command() {
 		    "(the benchmark's profile must allow env)" >&2
 		return 1
 	fi
-	printf '  %-14s %12s %12s %8s   (median of %d rounds; all ratios)\n' command \
-	    "gateway ms" "bash -c ms" ratio "$rounds"
+	printf '  %-14s %12s %12s %8s %-16s (median of %d rounds; all ratios)\n' command \
+	    "gateway ms" "bash -c ms" ratio "  goal" "$rounds"
 	for cmd in "$@"; do
 		script=$(for _ in $(seq 1 "$n"); do printf '%s\n' "$cmd"; done)
 		rows=
@@ -505,9 +509,10 @@ ag_bench_per_command() {
 			rows="$rows$t0 $t1 $t2 $t3
 "
 		done
-		printf '%s' "$rows" | "$AG_PYTHON" -c '
+		local line g m met
+		line=$(printf '%s' "$rows" | "$AG_PYTHON" -c '
 import sys
-n, cmd = int(sys.argv[1]), sys.argv[2]
+n, cmd, goal = int(sys.argv[1]), sys.argv[2], sys.argv[3]
 r = []
 for line in sys.stdin:
     t0, t1, t2, t3 = map(float, line.split())
@@ -516,9 +521,41 @@ for line in sys.stdin:
     r.append((gw / bl, gw, bl))
 r.sort()
 m = r[len(r) // 2]
-print("  %-14s %12.3f %12.3f %7.2fx   (%s)" % (cmd, m[1], m[2], m[0],
-    " ".join("%.2f" % x[0] for x in r)))' "$n" "$cmd"
+if goal == "floor":
+    g, met = "floor", "-"
+else:
+    g, met = "<= %sx" % goal, "met" if m[0] <= float(goal) else "not met"
+print("  %-14s %12.3f %12.3f %7.2fx   %-16s (%s)" % (cmd, m[1], m[2], m[0],
+    g + ("" if met == "-" else " " + met), " ".join("%.2f" % x[0] for x in r)))
+print("\t".join((g, "%.2fx" % m[0], met)))' "$n" "$cmd" "${BENCH_GOAL:-1.3}")
+		printf '%s\n' "${line%$'\n'*}"
+		IFS=$'\t' read -r g m met <<<"${line##*$'\n'}"
+		ag_bench_summary "${BENCH_ROW:-per command vs bash -c}: $cmd" "$g" "$m" "$met"
 	done
+}
+
+# ag_bench_summary ROW GOAL MEASURED MET: one row of `make bench-all`'s
+# closing table (contrib/bench/bench_summary.sh prints it), appended to the
+# file $BENCH_SUMMARY when it is set; nothing otherwise.
+ag_bench_summary() {
+	[ -n "${BENCH_SUMMARY:-}" ] || return 0
+	printf '%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" >> "$BENCH_SUMMARY"
+}
+
+# ag_bench_judge VALUE GOAL: "met" or "not met", GOAL being ">= X" or
+# "<= X" (an "x" or unit after X is ignored), "-" for anything else
+# ("floor").
+ag_bench_judge() {
+	"$AG_PYTHON" - "$1" "$2" <<'EOF'
+import re, sys
+v, g = sys.argv[1], sys.argv[2]
+m = re.match(r"\s*(<=|>=)\s*\+?([0-9.]+)", g)
+if not m:
+    print("-")
+else:
+    x, y = float(re.match(r"[-+]?[0-9.]+", v).group()), float(m.group(2))
+    print("met" if (x <= y if m.group(1) == "<=" else x >= y) else "not met")
+EOF
 }
 
 # ag_median X...: the median of the numbers.
@@ -531,18 +568,25 @@ ag_median() {
 # best run of each side, and the median of the pairs' ratios, on which
 # GOAL (">= 0.95x") is judged: a slow spell of the machine weighs on both
 # sides of one pair instead of deciding a best-of on one side alone.
+# BENCH_ROW: the label under which the median goes to ag_bench_summary.
 ag_bench_pairs() {
-	local goal=$1
+	local goal=$1 out med met
 	shift
-	"$AG_PYTHON" - "$goal" "$@" <<'EOF'
+	out=$("$AG_PYTHON" - "$goal" "$@" <<'EOF'
 import statistics, sys
 goal, v = sys.argv[1], [float(x) for x in sys.argv[2:]]
 gw, pl = v[0::2], v[1::2]
 r = sorted(g / p for g, p in zip(gw, pl))
 print("  pairs (gateway/plain): " + ", ".join("%.3f" % x for x in r))
 print("  best: gateway %.0f MiB/s, plain %.0f MiB/s (%.3fx)" % (max(gw), max(pl), max(gw) / max(pl)))
-print("  median of pairs: %.3fx of plain (goal %s)" % (statistics.median(r), goal))
+print("%.3f" % statistics.median(r))
 EOF
+)
+	med=${out##*$'\n'}
+	met=$(ag_bench_judge "$med" "$goal")
+	printf '%s\n' "${out%$'\n'*}"
+	printf '  median of pairs: %.3fx of plain (goal %s: %s)\n' "$med" "$goal" "$met"
+	ag_bench_summary "${BENCH_ROW:-relay vs plain}" "$goal" "${med}x" "$met"
 }
 
 # ag_make_world [DIR]: the work directory (DIR, else a fresh one under
