@@ -40,6 +40,7 @@
 #include "common/misc.h"
 #include "common/privsep.h"
 #include "exec/sandbox_int.h"
+#include "exec/zygote.h"
 #include "policy/pathutil.h"
 #include "policy/policy.h"
 
@@ -2194,6 +2195,69 @@ still_bound(const struct nsop *o)
  * as into a new one (what the command could write there meanwhile).
  * 0, or -1 when the look could not be had (the caller refuses).
  */
+static void
+part_gone(struct ag_sandbox *sb, size_t idx)
+{
+	struct nsop *o = &sb->ops[idx];
+	char gitdir[PATH_MAX], *slash;
+
+	snprintf(gitdir, sizeof(gitdir), "%s", o->path);
+	if (o->kind == NSOP_REMOUNT && (slash = strrchr(gitdir, '/')) != NULL)
+		*slash = '\0';	/* config, config.worktree, hooks: its git directory */
+	repo_forget(sb, gitdir);
+	o->kind = NSOP_GONE;
+}
+
+/*
+ * ns_verify through the session's runner process, which is in the
+ * namespace already: one round trip, where a process joining it costs a
+ * fork.  0, 1 when it could not be asked (the caller forks), -1 out of
+ * memory.
+ */
+static int
+ns_verify_asked(struct ag_sandbox *sb)
+{
+	struct ag_zygote *z = ag_zygote_of(sb);
+	struct ag_zygote_stat *st;
+	const char **paths;
+	size_t *idx, i, n = 0;
+	int rc = 1;
+
+	if (z == NULL)
+		return 1;
+	paths = calloc(sb->nops_done, sizeof(*paths));
+	idx = calloc(sb->nops_done, sizeof(*idx));
+	st = calloc(sb->nops_done, sizeof(*st));
+	if (paths == NULL || idx == NULL || st == NULL) {
+		rc = -1;
+		goto out;
+	}
+	for (i = 0; i < sb->nops_done; i++)
+		if (sb->ops[i].part &&
+		    (sb->ops[i].kind == NSOP_REMOUNT || sb->ops[i].kind == NSOP_PIN)) {
+			paths[n] = sb->ops[i].path;
+			idx[n++] = i;
+		}
+	if (ag_zygote_stat(z, paths, n, st) < 0) {
+		if (errno == EPIPE)
+			ag_zygote_forget(z);
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		const struct nsop *o = &sb->ops[idx[i]];
+
+		if (!st[i].found || st[i].ino != (uint64_t)o->ino ||
+		    st[i].dev != (uint64_t)o->dev || !st[i].mount_root)
+			part_gone(sb, idx[i]);
+	}
+	rc = 0;
+out:
+	free(paths);
+	free(idx);
+	free(st);
+	return rc;
+}
+
 static int
 ns_verify(struct ag_sandbox *sb)
 {
@@ -2202,8 +2266,12 @@ ns_verify(struct ag_sandbox *sb)
 	pid_t pid;
 	int p[2], st;
 
-	if (sb->ns_user_fd < 0 || sb->nops_done == 0 || pipe2(p, O_CLOEXEC) < 0)
-		return sb->ns_user_fd < 0 || sb->nops_done == 0 ? 0 : -1;
+	if (sb->ns_user_fd < 0 || sb->nops_done == 0)
+		return 0;
+	if ((st = ns_verify_asked(sb)) <= 0)
+		return st;
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -1;
 	if ((pid = fork()) < 0) {
 		close(p[0]);
 		close(p[1]);
@@ -2224,19 +2292,9 @@ ns_verify(struct ag_sandbox *sb)
 		_exit(0);
 	}
 	close(p[1]);
-	while ((n = read(p[0], &idx, sizeof(idx))) == sizeof(idx) || (n < 0 && errno == EINTR)) {
-		struct nsop *o;
-		char gitdir[PATH_MAX], *slash;
-
-		if (n < 0 || idx >= sb->nops_done)
-			continue;
-		o = &sb->ops[idx];
-		snprintf(gitdir, sizeof(gitdir), "%s", o->path);
-		if (o->kind == NSOP_REMOUNT && (slash = strrchr(gitdir, '/')) != NULL)
-			*slash = '\0';	/* config, config.worktree, hooks: its git directory */
-		repo_forget(sb, gitdir);
-		o->kind = NSOP_GONE;
-	}
+	while ((n = read(p[0], &idx, sizeof(idx))) == sizeof(idx) || (n < 0 && errno == EINTR))
+		if (n > 0 && idx < sb->nops_done)
+			part_gone(sb, idx);
 	close(p[0]);
 	while (waitpid(pid, &st, 0) < 0)
 		if (errno != EINTR)

@@ -719,23 +719,6 @@ child_entry(void *arg)
  * gateway with it, where a forked one would have been timed out; the
  * second step of agentgate terminate (SIGKILL) still ends both.
  */
-/* The session's runner process (zygote.h), for the sandbox of that generation. */
-static struct {
-	struct ag_zygote	*z;
-	unsigned long		 gen;
-	unsigned long		 failed;	/* the generation it could not start for */
-} zy;
-
-static void
-zygote_end(void)
-{
-	if (zy.z == NULL)
-		return;
-	ag_runner_keep_child(ag_zygote_pid(zy.z), 0);
-	ag_zygote_stop(zy.z);
-	zy.z = NULL;
-}
-
 /*
  * A runner from the session's runner process, which is already where the
  * command's process must be: only a fork and the exec are left.  Its pid,
@@ -753,30 +736,16 @@ spawn_in_session(struct child_args *ca)
 	    .tty = o->tty_fd, .cap = ca->capw, .script = ca->textfd, .gate = ca->gater,
 	    .errfd = o->err_fd, .parent = 0, .cwd = o->cwd, .path = o->runner,
 	    .argv = argv, .env = ca->env };
-	unsigned long gen = ag_sandbox_generation(o->sandbox);
-	struct ag_zygote_kit kit;
-	struct ag_err err;
+	struct ag_zygote *z;
 	int tries;
 	pid_t pid;
 
 	if (ca->pt != NULL || o->write_path != NULL || !ag_sandbox_child_joins(o->sandbox))
 		return -2;
-	if (zy.z != NULL && zy.gen != gen)
-		zygote_end();
 	for (tries = 0; tries < 2; tries++) {
-		if (zy.z == NULL) {
-			if (zy.failed == gen || ag_sandbox_zygote_kit(o->sandbox, &kit) < 0)
-				return -2;
-			if ((zy.z = ag_zygote_start(&kit, &err)) == NULL) {
-				ag_log(LOG_WARNING, "sandbox: %s; each command's runner is "
-				    "forked by the gateway", err.msg);
-				zy.failed = gen;
-				return -2;
-			}
-			zy.gen = gen;
-			ag_runner_keep_child(ag_zygote_pid(zy.z), 1);
-		}
-		pid = ag_zygote_spawn(zy.z, &sp, ag_sandbox_inner_fd(o->sandbox),
+		if ((z = ag_zygote_of(o->sandbox)) == NULL)
+			return -2;
+		pid = ag_zygote_spawn(z, &sp, ag_sandbox_inner_fd(o->sandbox),
 		    ca->guard != NULL ? ag_execguard_child_sock(ca->guard) : -1);
 		if (pid > 0)
 			return pid;
@@ -784,7 +753,7 @@ spawn_in_session(struct child_args *ca)
 			return -2;
 		if (errno != EPIPE)
 			return -1;
-		zygote_end();	/* it died (killed, or out of memory): once more */
+		ag_zygote_forget(z);	/* it died (killed, or out of memory): once more */
 	}
 	return -2;
 }

@@ -1441,6 +1441,7 @@ ag_sandbox_free(struct ag_sandbox *sb)
 
 	if (sb == NULL)
 		return;
+	ag_zygote_release(sb);	/* it holds what is closed below */
 	if (sb->outer_fd >= 0)
 		close(sb->outer_fd);
 	if (sb->inner_fd >= 0)

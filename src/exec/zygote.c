@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
@@ -13,6 +14,8 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
@@ -21,9 +24,12 @@
 #include <linux/capability.h>
 #include <linux/seccomp.h>
 
+#include "common/log.h"
 #include "common/misc.h"
 #include "common/privsep.h"
 #include "exec/execguard.h"
+#include "exec/runner.h"
+#include "exec/sandbox.h"
 #include "exec/spawn.h"
 #include "exec/zygote.h"
 
@@ -35,6 +41,7 @@
 #define REQ_MAX		(512 * 1024)
 #define REQ_ARGS	64
 #define REQ_ENVS	8192
+#define STAT_MAX	4096	/* paths a stat request may name */
 
 /* the runner process's fds, as it starts */
 enum { ZFD_CTL = 3, ZFD_KIT, ZFD_USER, ZFD_MNT, ZFD_PID, ZFD_NET, ZFD_OUTER, ZFD_END };
@@ -51,16 +58,20 @@ struct kit_head {
 	int64_t		gateway;
 };
 
+enum { REQ_SPAWN, REQ_STAT };
+
 struct req_head {
 	uint32_t	magic;
+	uint32_t	kind;		/* REQ_* */
 	uint32_t	mask;		/* RF_* */
 	uint32_t	argc, envc;
 	uint32_t	len;		/* of the strings that follow */
 };
 
 struct ag_zygote {
-	pid_t	pid;
-	int	ctl;
+	pid_t		pid;
+	int		ctl;
+	unsigned long	gen;	/* the sandbox generation it holds */
 };
 
 union fds_cmsg {
@@ -179,6 +190,47 @@ one_request(const struct req_head *h, char *str, size_t len, const int *fd, char
 	return pid < 0 ? -errno : (int32_t)pid;
 }
 
+/* path, no link followed anywhere in it: a link at its end is itself */
+static int
+open_nolinks(const char *path)
+{
+	struct open_how how;
+
+	memset(&how, 0, sizeof(how));
+	how.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC;
+	how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+	return (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+}
+
+/* A stat request: each path as the session's mount namespace has it. */
+static void
+stat_request(const struct req_head *h, char *str, size_t len, struct ag_zygote_stat *out)
+{
+	char *p = str, *end = str + len;
+	uint32_t i;
+
+	for (i = 0; i < h->argc; i++) {
+		struct statx sx;
+		char *z = memchr(p, '\0', (size_t)(end - p));
+		int fd;
+
+		memset(&out[i], 0, sizeof(out[i]));
+		if (z == NULL)
+			continue;
+		if ((fd = open_nolinks(p)) >= 0) {
+			if (statx(fd, "", AT_EMPTY_PATH, STATX_INO, &sx) == 0) {
+				out[i].found = 1;
+				out[i].dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
+				out[i].ino = sx.stx_ino;
+				out[i].mount_root = (sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) &&
+				    (sx.stx_attributes & STATX_ATTR_MOUNT_ROOT);
+			}
+			close(fd);
+		}
+		p = z + 1;
+	}
+}
+
 /*
  * Read requests until the gateway closes the socket.  buf (REQ_MAX) and
  * env (REQ_ENVS + 1) were allocated before the limits: an address space
@@ -186,7 +238,7 @@ one_request(const struct req_head *h, char *str, size_t len, const int *fd, char
  * terabytes) would refuse every later allocation, and none is made.
  */
 static void __attribute__((noreturn))
-serve(char *buf, char **env, pid_t parent)
+serve(char *buf, char **env, struct ag_zygote_stat *st, pid_t parent)
 {
 	for (;;) {
 		struct req_head h;
@@ -224,8 +276,16 @@ serve(char *buf, char **env, pid_t parent)
 		    (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || k != ngot ||
 		    (uint32_t)__builtin_popcount(h.mask) != (uint32_t)ngot)
 			reply = -EPROTO;
-		else
+		else if (h.kind == REQ_STAT && ngot == 0 && h.argc <= STAT_MAX &&
+		    h.len == (size_t)n - sizeof(h)) {
+			stat_request(&h, buf, (size_t)n - sizeof(h), st);
+			if (send(ZFD_CTL, st, sizeof(*st) * h.argc, MSG_NOSIGNAL) < 0)
+				_exit(9);
+			continue;
+		} else if (h.kind == REQ_SPAWN)
 			reply = one_request(&h, buf, (size_t)n - sizeof(h), fd, env, parent);
+		else
+			reply = -EPROTO;
 		for (i = 0; i < ngot; i++)
 			close(got[i]);
 		if (send(ZFD_CTL, &reply, sizeof(reply), MSG_NOSIGNAL) != sizeof(reply))
@@ -248,6 +308,7 @@ zygote_entry(int argc, char **argv, char **envp)
 	struct kit_head h;
 	struct sock_filter *ins = NULL;
 	struct sock_fprog fp = { 0, NULL };
+	struct ag_zygote_stat *st;
 	char *buf, **env;
 	gid_t g = getgid(), r, e, s;
 	pid_t gateway;
@@ -275,8 +336,12 @@ zygote_entry(int argc, char **argv, char **envp)
 		fp.len = (unsigned short)h.nfilter;
 		fp.filter = ins;
 	}
-	if ((buf = malloc(REQ_MAX)) == NULL || (env = calloc(REQ_ENVS + 1, sizeof(*env))) == NULL)
+	if ((buf = malloc(REQ_MAX)) == NULL || (env = calloc(REQ_ENVS + 1, sizeof(*env))) == NULL ||
+	    (st = calloc(STAT_MAX, sizeof(*st))) == NULL)
 		serve_fail(1);
+	/* a stat answer for STAT_MAX paths is one message */
+	(void)setsockopt(ZFD_CTL, SOL_SOCKET, SO_SNDBUF,
+	    &(int){ (int)(sizeof(*st) * STAT_MAX) + 4096 }, sizeof(int));
 	gateway = (pid_t)h.gateway;
 	/* its runners never inherit the socket, whatever they keep */
 	if (fcntl(ZFD_CTL, F_SETFD, FD_CLOEXEC) < 0)
@@ -294,7 +359,7 @@ zygote_entry(int argc, char **argv, char **envp)
 		_exit(9);
 	/* its runners are in the session's PID namespace: their parent, the
 	 * gateway, is outside it, and getppid() says 0 there */
-	serve(buf, env, 0);
+	serve(buf, env, st, 0);
 }
 
 /* ---- the gateway's side ------------------------------------------------------ */
@@ -449,7 +514,7 @@ ag_zygote_spawn(struct ag_zygote *z, const struct ag_spawn *s, int inner, int gu
 {
 	const int slot[RF_COUNT] = { s->in, s->out, s->err, s->tty, s->cap, s->script, s->gate,
 	    s->errfd, inner, guard };
-	struct req_head h = { .magic = REQ_MAGIC };
+	struct req_head h = { .magic = REQ_MAGIC, .kind = REQ_SPAWN };
 	union fds_cmsg u;
 	struct iovec iov[2];
 	struct msghdr mh;
@@ -513,4 +578,94 @@ ag_zygote_stop(struct ag_zygote *z)
 	while (waitpid(z->pid, NULL, 0) < 0 && errno == EINTR)
 		;
 	free(z);
+}
+
+int
+ag_zygote_stat(struct ag_zygote *z, const char *const *paths, size_t n,
+    struct ag_zygote_stat *out)
+{
+	struct req_head h = { .magic = REQ_MAGIC, .kind = REQ_STAT, .argc = (uint32_t)n };
+	struct iovec iov[2];
+	struct msghdr mh;
+	size_t len = 0, i;
+	char *str, *p;
+	ssize_t got;
+	int e;
+
+	if (n == 0)
+		return 0;
+	for (i = 0; i < n; i++)
+		len += strlen(paths[i]) + 1;
+	if (n > STAT_MAX || len > REQ_MAX || (str = malloc(len)) == NULL) {
+		errno = EMSGSIZE;
+		return -1;
+	}
+	for (p = str, i = 0; i < n; i++)
+		p = stpcpy(p, paths[i]) + 1;
+	h.len = (uint32_t)len;
+	iov[0] = (struct iovec){ &h, sizeof(h) };
+	iov[1] = (struct iovec){ str, len };
+	mh = (struct msghdr){ .msg_iov = iov, .msg_iovlen = 2 };
+	while ((got = sendmsg(z->ctl, &mh, MSG_NOSIGNAL)) < 0 && errno == EINTR)
+		;
+	e = errno;
+	free(str);
+	if (got < 0) {
+		errno = e == EMSGSIZE || e == ENOBUFS ? EMSGSIZE : EPIPE;
+		return -1;
+	}
+	while ((got = recv(z->ctl, out, sizeof(*out) * n, 0)) < 0 && errno == EINTR)
+		;
+	if (got != (ssize_t)(sizeof(*out) * n)) {
+		errno = EPIPE;
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- the one of this process ------------------------------------------------- */
+
+static struct ag_zygote *current;	/* of the sandbox generation it names */
+static unsigned long failed;		/* the generation it could not start for */
+
+struct ag_zygote *
+ag_zygote_of(const struct ag_sandbox *sb)
+{
+	unsigned long gen = ag_sandbox_generation(sb);
+	struct ag_zygote_kit kit;
+	struct ag_err err;
+
+	if (current != NULL && current->gen != gen)
+		ag_zygote_forget(current);
+	if (current != NULL)
+		return current;
+	if (failed == gen || ag_sandbox_zygote_kit(sb, &kit) < 0)
+		return NULL;
+	if ((current = ag_zygote_start(&kit, &err)) == NULL) {
+		ag_log(LOG_WARNING, "sandbox: %s; each command's runner is forked by the "
+		    "gateway", err.msg);
+		failed = gen;
+		return NULL;
+	}
+	current->gen = gen;
+	ag_runner_keep_child(current->pid, 1);
+	return current;
+}
+
+void
+ag_zygote_forget(struct ag_zygote *z)
+{
+	if (z == NULL)
+		return;
+	if (z == current)
+		current = NULL;
+	ag_runner_keep_child(z->pid, 0);
+	ag_zygote_stop(z);
+}
+
+void
+ag_zygote_release(const struct ag_sandbox *sb)
+{
+	if (current != NULL && current->gen == ag_sandbox_generation(sb))
+		ag_zygote_forget(current);
 }

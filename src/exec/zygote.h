@@ -26,6 +26,7 @@
 #ifndef AG_ZYGOTE_H
 #define AG_ZYGOTE_H
 
+#include <stdint.h>
 #include <sys/types.h>
 #include <sys/resource.h>
 #include <linux/filter.h>
@@ -63,5 +64,30 @@ pid_t	ag_zygote_pid(const struct ag_zygote *z);
 pid_t	ag_zygote_spawn(struct ag_zygote *z, const struct ag_spawn *s, int inner, int guard);
 /* End it and wait for it. */
 void	ag_zygote_stop(struct ag_zygote *z);
+
+/* What a path is in the session's mount namespace, no link followed. */
+struct ag_zygote_stat {
+	int		found;
+	int		mount_root;	/* the root of a mount */
+	uint64_t	dev, ino;
+};
+/* Each of n paths looked up (O_PATH, no link anywhere) and stat'ed by the
+ * runner process, which is in the session's mount namespace: one round
+ * trip instead of a process that joins it.  0, or -1 with errno (EMSGSIZE:
+ * too many; EPIPE: the runner process is gone). */
+int	ag_zygote_stat(struct ag_zygote *z, const char *const *paths, size_t n,
+	    struct ag_zygote_stat *out);
+
+/*
+ * The gateway's one runner process, for sb's boundary: started at the
+ * first call (kept from ag_runner_reap_all), replaced after a new prepare;
+ * NULL when sb's commands are the gateway's to fork or it cannot start
+ * (said once in the log).  ag_zygote_forget ends one that failed (the next
+ * call starts another); ag_zygote_release ends sb's when sb goes.
+ */
+struct ag_sandbox;
+struct ag_zygote *ag_zygote_of(const struct ag_sandbox *sb);
+void	ag_zygote_forget(struct ag_zygote *z);
+void	ag_zygote_release(const struct ag_sandbox *sb);
 
 #endif
