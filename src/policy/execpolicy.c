@@ -343,8 +343,15 @@ judge_exec(const struct ag_execpolicy *ep, const char *path, char *const *argv,
 			const struct ag_rule *r = ag_profile_rule(ep->profile, d.rule,
 			    strlen(d.rule));
 
-			snprintf(reason, reasonsz, "denied: '%s' is refused by %s", shown,
-			    r != NULL && r->label != NULL ? r->label : d.rule);
+			const char *why = strncmp(d.reason, "denied: ", 8) == 0 ? d.reason + 8 :
+			    d.reason;
+
+			/* the rule's own words when they say more than that it
+			 * matched (a word that may be an alias or a guess) */
+			snprintf(reason, reasonsz, "denied: '%s' is refused by %s%s%s", shown,
+			    r != NULL && r->label != NULL ? r->label : d.rule,
+			    strstr(why, " is denied by ") == NULL ? ": " : "",
+			    strstr(why, " is denied by ") == NULL ? why : "");
 		}
 		snprintf(rule, rulesz, "%s", d.parse_error ? "exec:unparsable" : d.rule);
 		/* a rule in rollout: the exec goes on, and is recorded */
