@@ -49,17 +49,20 @@ same_file(int a, const struct stat *b)
 }
 
 /*
- * What /proc/self (or /proc/thread-self) is to thread tid, in the pid
- * namespace of the /proc it sees: "TGID" or "TGID/task/TID" (the last
- * numbers of NStgid and NSpid).  0, or -errno.
+ * What /proc/self (or /proc/thread-self) of the /proc at procfd is to
+ * thread tid: "TGID" or "TGID/task/TID" in that /proc's pid namespace.
+ * One in which the gateway is seen too (its self resolves for us: the
+ * sandbox could not mount its own) counts as the gateway's (Tgid, Pid);
+ * otherwise it is the process's own namespace's (the last numbers of
+ * NStgid and NSpid).  0, or -errno.
  */
 static int
-self_name(pid_t tid, int thread, char *out, size_t outsz)
+self_name(pid_t tid, int procfd, int thread, char *out, size_t outsz)
 {
-	char buf[2048], *line, *save = NULL;
+	char buf[2048], *line, *save = NULL, me[32];
 	long tgid = -1, id = -1;
 	ssize_t n;
-	int fd;
+	int fd, ours = readlinkat(procfd, "self", me, sizeof(me)) > 0;
 
 	if ((fd = proc_open(tid, "status", O_RDONLY)) < 0)
 		return -errno;
@@ -69,8 +72,8 @@ self_name(pid_t tid, int thread, char *out, size_t outsz)
 		return -EIO;
 	buf[n] = '\0';
 	for (line = strtok_r(buf, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
-		long *dst = strncmp(line, "NStgid:", 7) == 0 ? &tgid :
-		    strncmp(line, "NSpid:", 6) == 0 ? &id : NULL;
+		long *dst = strncmp(line, ours ? "Tgid:" : "NStgid:", ours ? 5 : 7) == 0 ? &tgid :
+		    strncmp(line, ours ? "Pid:" : "NSpid:", ours ? 4 : 6) == 0 ? &id : NULL;
 		char *p;
 
 		if (dst == NULL)
@@ -194,7 +197,7 @@ ag_execfile_open(pid_t tid, int dirfd, const char *path, int flags)
 				rc = -ELOOP;
 				goto fail;
 			}
-			if ((rc = self_name(tid, comp[0] == 't', who, sizeof(who))) < 0 ||
+			if ((rc = self_name(tid, cur, comp[0] == 't', who, sizeof(who))) < 0 ||
 			    (rc = splice_name(rest + off, sizeof(rest) - off, who)) < 0)
 				goto fail;
 			continue;

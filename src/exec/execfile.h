@@ -18,8 +18,8 @@
  * spliced in and an absolute one starts again at that root; ".." never
  * leaves it.  A link in /proc is followed by the kernel (a magic link goes
  * to the object it names); /proc/self and /proc/thread-self are replaced
- * by the process's own numbers in its pid namespace, read from
- * /proc/TID/status.  At most 40 links, as the kernel.
+ * by the process's own numbers in the pid namespace of that /proc, read
+ * from /proc/TID/status.  At most 40 links, as the kernel.
  */
 #ifndef AG_EXECFILE_H
 #define AG_EXECFILE_H
