@@ -63,9 +63,11 @@ ag_like "$x_out" "one" "typed_link_named_g_log_still_runs" "$x_err"
 # a Makefile recipe: /proc/self/fd/3, a link in /tmp, the loader with /dev/fd/3,
 # a link named ldx to the loader
 cat > "$AG_DIR/spell.mk" <<EOF
-all: procself tmplink loaderfd loaderlink ok
+all: procself procroot tmplink loaderfd loaderlink ok
 procself:
 	-exec 3</usr/bin/git; /proc/self/fd/3 push -q ../rem.git HEAD:refs/heads/procself; echo "procself=\$\$?"
+procroot:
+	-/proc/self/root/usr/bin/git push -q ../rem.git HEAD:refs/heads/procroot; echo "procroot=\$\$?"
 tmplink:
 	-ln -sf /usr/bin/git /tmp/x; /tmp/x push -q ../rem.git HEAD:refs/heads/tmplink; echo "tmplink=\$\$?"
 loaderfd:
@@ -80,7 +82,7 @@ x "cd ~/work/r && cat > spell.mk <<'EOF'
 $(cat "$AG_DIR/spell.mk")
 EOF
 make -s -f spell.mk 2>/dev/null"
-for t in procself tmplink loaderfd loaderlink; do
+for t in procself procroot tmplink loaderfd loaderlink; do
 	ag_like "$x_out" "(^|$(printf '\n'))$t=[1-9]" "recipe_${t}_push_refused" "$x_out"
 done
 ag_like "$x_out" "ok_procself=0" "recipe_proc_self_fd_git_rev_parse_still_runs" "$x_out"
@@ -101,6 +103,18 @@ x "cd ~/work/r && python3 -c 'import os
 f = os.open(\"/usr/bin/git\", os.O_RDONLY); os.set_inheritable(f, True)
 os.execv(\"/proc/thread-self/fd/%d\" % f, [\"x\", \"--version\"])'"
 ag_like "$x_out" "^git version" "python3_thread_self_fd_git_version_still_runs" "$x_err"
+# node's child_process and awk's system() with /dev/fd
+x "cd ~/work/r && node -e 'const f = require(\"fs\").openSync(\"/usr/bin/git\", \"r\");
+for (const a of [[\"push\", \"-q\", \"../rem.git\", \"HEAD:refs/heads/node\"], [\"--version\"]]) {
+	const r = require(\"child_process\").spawnSync(\"/dev/fd/\" + f, a, { stdio: [0, \"pipe\", 2, f] });
+	console.log(a[0], r.status, r.error ? r.error.code : String(r.stdout).trim());
+}'"
+ag_like "$x_out" "^push null EACCES" "node_spawn_dev_fd_push_refused" "$x_out"
+ag_like "$x_out" "--version 0 git version" "node_spawn_dev_fd_git_version_still_runs" "$x_out"
+x "cd ~/work/r && awk 'BEGIN { system(\"exec 3</usr/bin/git; /dev/fd/3 push -q ../rem.git HEAD:refs/heads/awk; echo awk=\$?\") }'"
+ag_like "$x_out" "awk=126" "awk_system_dev_fd_push_refused" "$x_out"
+ag_is "$(landed)" "" "no_node_or_awk_spelling_landed"
+
 # a PATH search meets files that are not there: the kernel's answer, not a refusal
 x "python3 -c 'import os, subprocess
 try:
