@@ -28,6 +28,7 @@
 #include "record/live.h"
 #include "core/terminal.h"
 #include "egress/egress.h"
+#include "exec/execguard.h"
 #include "exec/redact.h"
 #include "exec/runner.h"
 #include "exec/sandbox.h"
@@ -715,13 +716,28 @@ fail:
 	return refuse(c, "deny", c->why, c->rec.rule);
 }
 
+/* The file path names for the process whose exec is judged. */
+static int
+exec_file_of(const void *fctx, const char *path, dev_t *dev, ino_t *ino)
+{
+	const struct ag_exec_req *req = fctx;
+
+	return ag_execguard_file_id(req->pid, path, dev, ino);
+}
+
 /* The exec supervisor's judge (exec/execguard.h): the profile's (policy/). */
 static int
 exec_judge(void *ctx, const struct ag_exec_req *req, char *reason, size_t reasonsz,
     char *rule, size_t rulesz)
 {
-	return ag_execpolicy_judge(ctx, req->path, req->argv, req->argc, req->cwd, reason,
-	    reasonsz, rule, rulesz);
+	struct ag_execpolicy ep = *(const struct ag_execpolicy *)ctx;
+
+	/* the program is the file the kernel runs (execfile.h), and so is
+	 * what the dynamic loader is asked to run */
+	ep.file_of = exec_file_of;
+	ep.file_ctx = req;
+	return ag_execpolicy_judge_file(&ep, req->path, req->dev, req->ino, req->argv, req->argc,
+	    req->cwd, reason, reasonsz, rule, rulesz);
 }
 
 static enum next
@@ -756,6 +772,8 @@ run_command(struct ag_core *core, struct cmd *c, struct ag_run_opts *o)
 	ep.home = core->sess.home;
 	ep.env = core->sess.env;
 	ep.approved = c->approved ? c->d.approve_rule : NULL;
+	ep.file_of = NULL;
+	ep.file_ctx = NULL;
 	if (ag_sandbox_active(core->sandbox)) {
 		o->exec_judge = exec_judge;
 		o->exec_judge_ctx = &ep;

@@ -17,6 +17,7 @@
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -26,6 +27,7 @@
 #include <linux/seccomp.h>
 
 #include "exec/bpf.h"
+#include "exec/execfile.h"
 #include "exec/execguard.h"
 #include "common/log.h"
 
@@ -188,7 +190,47 @@ struct req_buf {
 	char	*strs;		/* AG_EXECGUARD_MAX_BYTES */
 	size_t	 used;		/* of strs */
 	char	*argv[AG_EXECGUARD_MAX_ARGS + 1];
+	int	 fd;		/* the file (O_PATH, execfile.h), or -1 */
 };
+
+/*
+ * The file the exec (or a script's #! line) names, opened as the process
+ * would find it, its device and inode put in req.  0; -1 to refuse
+ * (reason and rule filled), or with *quiet set to the errno the kernel
+ * itself would answer (nothing there: a PATH search tries each entry; not
+ * a regular file), which is not recorded.
+ */
+static int
+file_of(pid_t pid, int dirfd, const char *name, int flags, struct req_buf *b,
+    struct ag_exec_req *req, char *reason, size_t rsz, char *rule, size_t rulesz, int *quiet)
+{
+	struct stat st;
+	int fd;
+
+	if (b->fd >= 0)
+		close(b->fd);
+	b->fd = -1;
+	if ((fd = ag_execfile_open(pid, dirfd, name, flags)) < 0) {
+		if (fd == -ENOENT || fd == -ENOTDIR) {
+			*quiet = -fd;
+			return -1;
+		}
+		snprintf(reason, rsz, "denied: the gateway could not follow '%s' to the file it "
+		    "names as the process would (%s), so it cannot tell which program it is",
+		    req->path != NULL ? req->path : name, strerror(-fd));
+		snprintf(rule, rulesz, "exec:unresolved");
+		return -1;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		*quiet = EACCES;	/* the kernel runs regular files only */
+		return -1;
+	}
+	b->fd = fd;
+	req->dev = st.st_dev;
+	req->ino = st.st_ino;
+	return 0;
+}
 
 /*
  * A script runs its #! interpreter within the same execve, which no other
@@ -196,27 +238,39 @@ struct req_buf {
  * exec the kernel will do (INTERP [ARG] SCRIPT ARGS...) and is judged
  * again, level by level, so that `#!/usr/bin/git push` as a script's first
  * line is judged as git push while /usr/bin/npm (a node script) is still
- * judged as npm.  The file is read through /proc/PID/root, as the process
- * sees it; one that cannot be read is left as it is (the kernel needs to
- * read it too).  1 when req became its interpreter's exec, 0 when it is
- * no script, -1 to refuse (reason filled).
+ * judged as npm.  The file is read through the descriptor file_of opened
+ * (the file the kernel runs, even deleted); one the gateway may not read
+ * is refused: the kernel reads it whatever its mode (an execute-only
+ * `#!/usr/bin/git push` pushes).  1 when req became its interpreter's
+ * exec, 0 when it is no script, -1 to refuse (reason and rule filled, or
+ * *quiet as file_of).
  */
 #define MAX_INTERP_DEPTH	5		/* binfmt_script's nesting, and then some */
 
 static int
 interp_level(pid_t pid, struct req_buf *b, struct ag_exec_req *req, char *reason,
-    size_t rsz)
+    size_t rsz, char *rule, size_t rulesz, int *quiet)
 {
-	char file[PATH_MAX + 64], head[256], *p, *interp, *arg = NULL, *end;
+	char head[256], *p, *interp, *arg = NULL, *end;
 	size_t need, i, add;
 	ssize_t n;
 	int fd;
 
-	if ((size_t)snprintf(file, sizeof(file), "/proc/%ld/root%s", (long)pid, req->path) >=
-	    sizeof(file) || (fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)) < 0)
-		return 0;
+	if (b->fd < 0 || (fd = ag_execfile_reopen(b->fd)) < 0) {
+		snprintf(reason, rsz, "denied: the gateway may not read '%s', so it cannot see "
+		    "what it runs (a script's first line names its interpreter); make it "
+		    "readable (chmod +r)", req->path);
+		snprintf(rule, rulesz, "exec:unreadable");
+		return -1;
+	}
 	n = read(fd, head, sizeof(head) - 1);
 	close(fd);
+	if (n < 0) {
+		snprintf(reason, rsz, "denied: the gateway could not read '%s' (%s), so it "
+		    "cannot see what it runs", req->path, strerror(errno));
+		snprintf(rule, rulesz, "exec:unreadable");
+		return -1;
+	}
 	if (n < 2 || head[0] != '#' || head[1] != '!')
 		return 0;
 	head[n] = '\0';
@@ -246,6 +300,7 @@ interp_level(pid_t pid, struct req_buf *b, struct ag_exec_req *req, char *reason
 		snprintf(reason, rsz, "denied: the arguments of an exec are too many or too long "
 		    "to check (at most %d arguments, %d bytes)", AG_EXECGUARD_MAX_ARGS,
 		    AG_EXECGUARD_MAX_BYTES);
+		snprintf(rule, rulesz, "exec:unreadable");
 		return -1;
 	}
 	/* INTERP [ARG] SCRIPT, then the script's own arguments after argv[0] */
@@ -268,16 +323,20 @@ interp_level(pid_t pid, struct req_buf *b, struct ag_exec_req *req, char *reason
 	else if (req->cwd == NULL || (size_t)snprintf(b->path, sizeof(b->path), "%s/%s",
 	    req->cwd, b->argv[0]) >= sizeof(b->path)) {
 		snprintf(reason, rsz, "denied: the interpreter of a script could not be found");
+		snprintf(rule, rulesz, "exec:unreadable");
 		return -1;
 	}
 	req->path = b->path;
+	/* the interpreter's file, as the kernel opens it (from the cwd) */
+	if (file_of(pid, AT_FDCWD, b->argv[0], 0, b, req, reason, rsz, rule, rulesz, quiet) < 0)
+		return -1;
 	return 1;
 }
 
 /* 0 ok (req filled), -1 refuse (reason filled) */
 static int
 read_request(const struct seccomp_notif *n, struct req_buf *b, struct ag_exec_req *req,
-    char *reason, size_t rsz)
+    char *reason, size_t rsz, char *rule, size_t rulesz, int *quiet)
 {
 	pid_t pid = (pid_t)n->pid;
 	int at = n->data.nr == SYS_execveat;
@@ -343,6 +402,24 @@ read_request(const struct seccomp_notif *n, struct req_buf *b, struct ag_exec_re
 	req->argv = b->argv;
 	req->argc = argc;
 	b->used = used;
+	/* the program is the file the kernel will run, not its name */
+	return file_of(pid, dirfd, raw, flags, b, req, reason, rsz, rule, rulesz, quiet);
+}
+
+int
+ag_execguard_file_id(pid_t pid, const char *path, dev_t *dev, ino_t *ino)
+{
+	struct stat st;
+	int fd = ag_execfile_open(pid, AT_FDCWD, path, 0), rc;
+
+	if (fd < 0)
+		return -1;
+	rc = fstat(fd, &st);
+	close(fd);
+	if (rc < 0)
+		return -1;
+	*dev = st.st_dev;
+	*ino = st.st_ino;
 	return 0;
 }
 
@@ -404,15 +481,18 @@ serve(struct ag_execguard *g, int listener)
 	    (resp = calloc(1, sz.seccomp_notif_resp > sizeof(*resp) ? sz.seccomp_notif_resp :
 	    sizeof(*resp))) == NULL || (b = calloc(1, sizeof(*b))) == NULL ||
 	    (b->strs = malloc(AG_EXECGUARD_MAX_BYTES)) == NULL) {
+		if (b != NULL)
+			b->fd = -1;
 		ag_log(LOG_ERR, "exec supervisor: cannot start: %s", strerror(errno));
 		goto out;	/* closing the listener fails every exec: closed */
 	}
+	b->fd = -1;
 	for (;;) {
 		struct pollfd pf[2] = { { .fd = listener, .events = POLLIN },
 		    { .fd = g->stop[0], .events = POLLIN } };
 		struct ag_exec_req req;
 		char reason[1024] = "", rule[256] = "exec";
-		int ok;
+		int ok, quiet = 0;
 
 		if (poll(pf, 2, -1) < 0) {
 			if (errno == EINTR)
@@ -441,9 +521,11 @@ serve(struct ag_execguard *g, int listener)
 			 * restart the exec, which is then asked about again).
 			 */
 			ok = 1;
-		} else if (read_request(n, b, &req, reason, sizeof(reason)) < 0) {
+		} else if (read_request(n, b, &req, reason, sizeof(reason), rule, sizeof(rule),
+		    &quiet) < 0) {
 			ok = 0;
-			snprintf(rule, sizeof(rule), "exec:unreadable");
+			if (strcmp(rule, "exec") == 0)
+				snprintf(rule, sizeof(rule), "exec:unreadable");
 		} else {
 			int depth = 0, lv;
 
@@ -451,12 +533,13 @@ serve(struct ag_execguard *g, int listener)
 			if (ok == 2)
 				keep_denial(g, &req, reason, rule, 1);
 			while (ok >= 1 && (lv = interp_level(req.pid, b, &req, reason,
-			    sizeof(reason))) != 0) {
+			    sizeof(reason), rule, sizeof(rule), &quiet)) != 0) {
 				if (lv < 0 || ++depth > MAX_INTERP_DEPTH) {
-					if (lv > 0)
+					if (lv > 0) {
 						snprintf(reason, sizeof(reason), "denied: a script's "
 						    "interpreters nest too deeply");
-					snprintf(rule, sizeof(rule), "exec:unreadable");
+						snprintf(rule, sizeof(rule), "exec:unreadable");
+					}
 					ok = 0;
 					break;
 				}
@@ -473,6 +556,8 @@ serve(struct ag_execguard *g, int listener)
 		resp->id = n->id;
 		if (ok >= 1) {
 			resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+		} else if (quiet != 0) {
+			resp->error = -quiet;	/* what the kernel would say */
 		} else {
 			resp->error = -EACCES;
 			keep_denial(g, &req, reason, rule, 0);
@@ -485,6 +570,8 @@ serve(struct ag_execguard *g, int listener)
 			first = 0;
 	}
 out:
+	if (b != NULL && b->fd >= 0)
+		close(b->fd);
 	if (b != NULL)
 		free(b->strs);
 	free(b);

@@ -13,6 +13,14 @@
  * rather than the relay loops: both loops (pipes and PTY) stay as they
  * are, and nothing the tree does can make the gateway's relay wait.
  *
+ * The program is the file, not its name: the path is resolved as the
+ * process would resolve it (execfile.h) and the judge gets its device
+ * and inode beside the name.  A name that leads nowhere fails as the
+ * kernel would (ENOENT, ENOTDIR, not recorded: a PATH search tries
+ * many); one the gateway cannot follow for another reason, or a file
+ * whose first bytes it may not read (a script's #! line says what runs),
+ * is refused.
+ *
  * Fails closed: a path or argv that cannot be read, is too long, or a
  * judge error refuses the exec; if the gateway stops answering (thread
  * ended, listener closed), the kernel fails the remaining execs (ENOSYS).
@@ -41,6 +49,10 @@ struct ag_exec_req {
 	const char	*cwd;		/* the process's working directory, or NULL */
 	char *const	*argv;
 	size_t		 argc;
+	/* the file itself (execfile.h), as the kernel will find it: a deny
+	 * rule's program is known by it, whatever name the exec used */
+	dev_t		 dev;
+	ino_t		 ino;
 };
 
 /* 1 allow; 0 deny, with reason and rule filled; 2 allow, though a rule in
@@ -94,5 +106,12 @@ int	ag_execguard_install(int sock);
 /* Parent: the child's end of the guard's socket, to pass on (-1 once
  * started). */
 int	ag_execguard_child_sock(const struct ag_execguard *g);
+
+/*
+ * The file path names for process pid, found as an exec of it would be
+ * (execfile.h): 0 with its device and inode, or -1.  For the judge, on
+ * the supervisor's thread, while pid is stopped in its exec.
+ */
+int	ag_execguard_file_id(pid_t pid, const char *path, dev_t *dev, ino_t *ino);
 
 #endif

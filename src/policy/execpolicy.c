@@ -178,10 +178,57 @@ ag_execpolicy_judge(const struct ag_execpolicy *ep, const char *path, char *cons
 	if (lo > 0 && ep->profile->tier == AG_TIER_STRICT &&
 	    !strict_loader_ok(ep, path, argv, argc, lo, cwd, reason, reasonsz, rule, rulesz))
 		return 0;
-	if (lo > 0)
+	if (lo > 0) {
+		dev_t dev;
+		ino_t ino;
+
+		/* the loader opens its operand as the process would: a file
+		 * (ld.so /dev/fd/3 push is git's) */
+		if (ep->file_of != NULL && ep->file_of(ep->file_ctx, argv[lo], &dev, &ino) == 0)
+			return ag_execpolicy_judge_file(ep, argv[lo], dev, ino, argv + lo,
+			    argc - lo, cwd, reason, reasonsz, rule, rulesz);
 		return ag_execpolicy_judge(ep, argv[lo], argv + lo, argc - lo, cwd, reason,
 		    reasonsz, rule, rulesz);
+	}
 	return judge_exec(ep, path, argv, argc, cwd, reason, reasonsz, rule, rulesz);
+}
+
+/* PATH in env ("NAME=VALUE" strings), or NULL */
+static const char *
+env_path(char *const *env)
+{
+	size_t i;
+
+	for (i = 0; env != NULL && env[i] != NULL; i++)
+		if (strncmp(env[i], "PATH=", 5) == 0)
+			return env[i] + 5;
+	return NULL;
+}
+
+int
+ag_execpolicy_judge_file(const struct ag_execpolicy *ep, const char *path, dev_t dev,
+    ino_t ino, char *const *argv, size_t argc, const char *cwd, char *reason,
+    size_t reasonsz, char *rule, size_t rulesz)
+{
+	char as[8][AG_PROG_PATH], r2[1024], ru2[256];
+	size_t n, k;
+	int rc, r;
+
+	rc = ag_execpolicy_judge(ep, path, argv, argc, cwd, reason, reasonsz, rule, rulesz);
+	n = ag_prog_files_match(env_path(ep->env), dev, ino, as, sizeof(as) / sizeof(as[0]));
+	for (k = 0; k < n && rc != 0; k++) {
+		if (strcmp(ag_base_name(as[k]), ag_base_name(path)) == 0)
+			continue;	/* judged by that name already */
+		r2[0] = ru2[0] = '\0';
+		r = ag_execpolicy_judge(ep, as[k], argv, argc, cwd, r2, sizeof(r2), ru2,
+		    sizeof(ru2));
+		if (r == 0 || (r == 2 && rc == 1)) {
+			rc = r;
+			snprintf(reason, reasonsz, "%s", r2);
+			snprintf(rule, rulesz, "%s", ru2);
+		}
+	}
+	return rc;
 }
 
 static int
@@ -228,6 +275,17 @@ judge_exec(const struct ag_execpolicy *ep, const char *path, char *const *argv,
 	ag_strbuf_init(&sb, AG_EXECPOLICY_MAX);
 	ok = dp != NULL ? ag_strbuf_squote_str(&sb, dp->names[0]) == 0 && ag_strbuf_addch(&sb, ' ') == 0 &&
 	    ag_strbuf_squote_str(&sb, dsub) == 0 : ag_strbuf_squote_str(&sb, path) == 0;
+	/*
+	 * A dashed name outside the program's own commands (git-lfs) is
+	 * another program, or git dying on a command it does not have: no
+	 * alias and no guess runs, so only a rule naming the word counts
+	 * (after "--" no word is taken for an alias, rules.c).
+	 */
+	if (ok && dp != NULL && ag_prog_maybe_alias(dp, dsub)) {
+		ag_strbuf_reset(&sb);
+		ok = ag_strbuf_squote_str(&sb, dp->names[0]) == 0 &&
+		    ag_strbuf_addstr(&sb, " -- ") == 0 && ag_strbuf_squote_str(&sb, dsub) == 0;
+	}
 	for (i = 1; ok && i < argc; i++)
 		ok = ag_strbuf_addch(&sb, ' ') == 0 && ag_strbuf_squote_str(&sb, argv[i]) == 0;
 	if (!ok) {
@@ -289,7 +347,8 @@ judge_exec(const struct ag_execpolicy *ep, const char *path, char *const *argv,
 			    d.reason;
 
 			/* the rule's own words when they say more than its name
-			 * (a `cargo fmt` in a recipe: run cargo-fmt instead) */
+			 * (a `cargo fmt` in a recipe: run cargo-fmt instead; a git word that
+			 * may be an alias or a guess) */
 			snprintf(reason, reasonsz, "denied: '%s' is refused by %s%s%s", shown,
 			    r != NULL && r->label != NULL ? r->label : d.rule,
 			    strstr(why, " is denied by ") == NULL && why[0] ? ": " : "",

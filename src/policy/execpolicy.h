@@ -13,6 +13,7 @@
 #define AG_EXECPOLICY_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "common/config.h"
 
@@ -28,6 +29,15 @@ struct ag_execpolicy {
 	 * NULL: an exec that meets a rule waiting for approval goes on only
 	 * when the person's answer covered that rule */
 	const char		*approved;
+	/*
+	 * The file a path names for the process whose exec is judged (the
+	 * exec supervisor's resolver, exec/execfile.h): 0 with its device
+	 * and inode, or -1.  For what the dynamic loader is asked to run;
+	 * NULL: by its name only.
+	 */
+	int			(*file_of)(const void *fctx, const char *path, dev_t *dev,
+				    ino_t *ino);
+	const void		*file_ctx;
 };
 
 /*
@@ -39,5 +49,16 @@ struct ag_execpolicy {
 int	ag_execpolicy_judge(const struct ag_execpolicy *ep, const char *path,
 	    char *const *argv, size_t argc, const char *cwd, char *reason, size_t reasonsz,
 	    char *rule, size_t rulesz);
+
+/*
+ * The same, for the file (dev, ino) the exec runs: judged by the name it
+ * was run by, and again as each registry program that file is
+ * (ag_prog_files_match), so that a link named g, /dev/fd/3 or
+ * /proc/self/fd/3 of an open /usr/bin/git meets the rules on git.  The
+ * strictest answer counts.
+ */
+int	ag_execpolicy_judge_file(const struct ag_execpolicy *ep, const char *path, dev_t dev,
+	    ino_t ino, char *const *argv, size_t argc, const char *cwd, char *reason,
+	    size_t reasonsz, char *rule, size_t rulesz);
 
 #endif

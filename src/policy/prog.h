@@ -25,6 +25,7 @@
 #define AG_POLICY_PROG_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "common/config.h"
 
@@ -171,6 +172,9 @@ struct ag_prog {
 	/* its own subcommands, NULL-terminated, when any other word may be a
 	 * user-defined alias the gateway cannot read (cargo's [alias]) */
 	const char *const	*builtin_subs;
+	/* why a word outside builtin_subs is refused, beyond aliases, for
+	 * the message (git's help.autocorrect), or NULL */
+	const char		*alias_note;
 	/*
 	 * Runs the program another word names (python -m pip): returns the
 	 * index of the first argument after that word and puts the program's
@@ -197,6 +201,13 @@ struct ag_prog {
 	/* the file names of its entry points, run directly or by an
 	 * interpreter (npm-cli.js): the program under another name */
 	const char *const	*entry_names;
+	/*
+	 * Where its file lives besides PATH, absolute, NULL-terminated: the
+	 * helper directory's own binary (git's git-core/git, whose git-NAME
+	 * are links to it), the loader's paths, an entry point.  The exec
+	 * judge knows the program by its file there (ag_prog_files_match).
+	 */
+	const char *const	*files;
 
 	/* for `explain`: what it runs besides itself, and the actions a deny
 	 * rule may name ({ NULL, NULL }-terminated) */
@@ -232,6 +243,19 @@ int	ag_prog_dashed(const char *path, const char *argv0, const struct ag_prog **p
  * exec), or 0.
  */
 size_t	ag_prog_inproc(const char *path, char *const *argv, size_t argc);
+
+/* Longest path ag_prog_files_match reports. */
+#define AG_PROG_PATH	256
+
+/*
+ * The registry's programs as files: the paths (at most max, one per
+ * name) under which the registry knows the file (dev, ino), every
+ * program name looked up in the system's bin directories and in pathvar
+ * (a PATH value), and the descriptors' files.  The table is built at the
+ * first call and again when pathvar changes.  How many were put in out.
+ */
+size_t	ag_prog_files_match(const char *pathvar, dev_t dev, ino_t ino,
+	    char (*out)[AG_PROG_PATH], size_t max);
 
 /* The program (its first name) whose entry point file name is base
  * (npm-cli.js is npm), or NULL. */

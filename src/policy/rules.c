@@ -604,10 +604,14 @@ ag_walk_deny_hit(struct ag_walker *w, const char *base, struct ag_arg *a, size_t
 			int r = deny_subcommand(d, base, a, na, flags, &alias);
 
 			if (r == -2) {
+				const struct ag_prog *p = ag_prog_lookup(base);
+				const char *note = p != NULL ? p->alias_note : NULL;
+
 				ag_walk_refuse(w, AG_DENY, rid,
-				    "'%s %s' is not one of %s's own commands, so it may be a user-defined alias of what %s denies (an alias in a config file may stand in for an installed subcommand); use %s's own command name, or run the installed subcommand directly: %s-%s",
+				    "'%s %s' is not one of %s's own commands, so it may be a user-defined alias of what %s denies (an alias in a config file may stand in for an installed subcommand)%s%s; use %s's own command name, or run the installed subcommand directly: %s-%s",
 				    base, ag_walk_excerpt(alias, ex, sizeof(ex)), base,
-				    d->label ? d->label : rid, base, base, alias);
+				    d->label ? d->label : rid, note != NULL ? "; " : "",
+				    note != NULL ? note : "", base, base, alias);
 				return 1;
 			}
 			if (r == -1 && exec_judges)

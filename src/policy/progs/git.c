@@ -151,14 +151,68 @@ static const char *const git_same_as[] = {
 	"send-pack", "push", "http-push", "push", NULL
 };
 
+/*
+ * Its own commands (git --list-cmds=main of git 2.39: builtins, git-core's
+ * programs and the helpers git runs as `git NAME--helper`).  Any other
+ * word may be an alias, or, with help.autocorrect set anywhere git reads
+ * configuration (the environment, a repository in /tmp, -c), the command
+ * git guesses from it, which git then runs in its own process (`git pusj`
+ * is a push that no exec shows): while a deny rule names a git action
+ * such words are refused (rules.c).  Only commands a git has are listed:
+ * git never guesses for a word it has, and one it lacks might be guessed
+ * into an action (so no externals, git-lfs and the like, and no later
+ * gits' commands: they run as git-NAME).  A dashed git-NAME is no such
+ * word: git dies on one it does not have.
+ */
+static const char *const git_subs[] = {
+	"add", "add--interactive", "am", "annotate", "apply", "archive", "bisect",
+	"bisect--helper", "blame", "branch", "bugreport", "bundle", "cat-file",
+	"check-attr", "check-ignore", "check-mailmap", "check-ref-format", "checkout",
+	"checkout--worker", "checkout-index", "cherry", "cherry-pick", "clean", "clone",
+	"column", "commit", "commit-graph", "commit-tree", "config", "count-objects",
+	"credential", "credential-cache", "credential-cache--daemon", "credential-store",
+	"daemon", "describe", "diagnose", "diff", "diff-files", "diff-index", "diff-tree",
+	"difftool", "difftool--helper", "env--helper", "fast-export", "fast-import",
+	"fetch", "fetch-pack", "filter-branch", "fmt-merge-msg", "for-each-ref",
+	"for-each-repo", "format-patch", "fsck", "fsck-objects", "fsmonitor--daemon", "gc",
+	"get-tar-commit-id", "grep", "hash-object", "help", "hook", "http-backend",
+	"http-fetch", "http-push", "imap-send", "index-pack", "init", "init-db",
+	"instaweb", "interpret-trailers", "log", "ls-files", "ls-remote", "ls-tree",
+	"mailinfo", "mailsplit", "maintenance", "merge", "merge-base", "merge-file",
+	"merge-index", "merge-octopus", "merge-one-file", "merge-ours", "merge-recursive",
+	"merge-recursive-ours", "merge-recursive-theirs", "merge-resolve", "merge-subtree",
+	"merge-tree", "mergetool", "mergetool--lib", "mktag", "mktree", "multi-pack-index",
+	"mv", "name-rev", "notes", "pack-objects", "pack-redundant", "pack-refs",
+	"patch-id", "pickaxe", "prune", "prune-packed", "pull", "push", "quiltimport",
+	"range-diff", "read-tree", "rebase", "receive-pack", "reflog", "remote",
+	"remote-ext", "remote-fd", "remote-ftp", "remote-ftps", "remote-http",
+	"remote-https", "repack", "replace", "request-pull", "rerere", "reset", "restore",
+	"rev-list", "rev-parse", "revert", "rm", "send-pack", "sh-i18n",
+	"sh-i18n--envsubst", "sh-setup", "shell", "shortlog", "show", "show-branch",
+	"show-index", "show-ref", "sparse-checkout", "stage", "stash", "status",
+	"stripspace", "submodule", "submodule--helper", "subtree", "switch",
+	"symbolic-ref", "tag", "unpack-file", "unpack-objects", "update-index",
+	"update-ref", "update-server-info", "upload-archive", "upload-archive--writer",
+	"upload-pack", "var", "verify-commit", "verify-pack", "verify-tag", "version",
+	"web--browse", "whatchanged", "worktree", "write-tree", NULL
+};
+
 /* what writes the repository's config: read-only in a sandbox (the
  * gateway's protected paths); `git init` again in a repository too */
 static const char *const git_config_writers[] = {
 	"config", "remote", "branch", "submodule", "init", NULL
 };
 
+/* the helper directory's own git (git --exec-path): its git-NAME are
+ * links to it, and it is a file of its own beside /usr/bin/git */
+static const char *const git_files[] = {
+	"/usr/lib/git-core/git", "/usr/libexec/git-core/git", "/usr/local/libexec/git-core/git",
+	NULL
+};
+
 const struct ag_prog ag_prog_git = {
 	.names = git_names,
+	.files = git_files,
 	.flags = AG_PROG_DEFUSE_IF_ALLOWED,
 	.global_opts = git_opts,
 	.valopts = git_valopts,
@@ -170,6 +224,8 @@ const struct ag_prog ag_prog_git = {
 	.env_set = git_set,
 	.dashed = "git-",
 	.same_as = git_same_as,
+	.builtin_subs = git_subs,
+	.alias_note = "git also runs the command its help.autocorrect guesses from an unknown word (git pusj is git push) inside its own process, where no exec shows it",
 	.readonly_subs = git_config_writers,
 	.readonly_note = "git cannot record settings here: a repository's .git/config "
 	    "and ~/.gitconfig are read-only to every command (git would run programs "

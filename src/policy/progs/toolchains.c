@@ -272,8 +272,13 @@ static const struct ag_action npm_actions[] = {
 };
 static const char *const npm_entries[] = { "npm-cli.js", "npx-cli.js", "npm.js", "npx.js",
 	NULL };
+/* its entry point, where /usr/bin/npm is a link to it (or was removed) */
+static const char *const npm_files[] = {
+	"/usr/lib/node_modules/npm/bin/npm-cli.js", "/usr/local/lib/node_modules/npm/bin/npm-cli.js",
+	"/usr/share/nodejs/npm/bin/npm-cli.js", NULL
+};
 const struct ag_prog ag_prog_npm = {
-	.names = npm_names, .global_opts = npm_opts, .env_filter = npm_env,
+	.names = npm_names, .global_opts = npm_opts, .env_filter = npm_env, .files = npm_files,
 	.actions = npm_actions, .spells = npm_spells, .entry_names = npm_entries,
 	.runs = "package.json scripts (test, build, install hooks of dependencies), through sh; npx and `npm exec` a package's binary",
 };

@@ -763,8 +763,15 @@ unwrap_loader(struct ag_walker *w, const struct ag_progcall *c, struct ag_unwrap
 static const char *const loader_names[] = {
 	"ld-linux*", "ld.so*", "ld64.so*", "ld-musl*", NULL
 };
+/* the loaders' files: a link named x to one is still the loader */
+static const char *const loader_files[] = {
+	"/lib64/ld-linux-x86-64.so.2", "/lib/ld-linux-aarch64.so.1", "/lib/ld-linux-armhf.so.3",
+	"/lib/ld-linux.so.2", "/lib64/ld64.so.2", "/lib/ld64.so.1", "/lib/ld-linux-riscv64-lp64d.so.1",
+	"/lib/ld-musl-x86_64.so.1", "/lib/ld-musl-aarch64.so.1", "/lib/ld-musl-armhf.so.1", NULL
+};
 const struct ag_prog ag_prog_loader = {
 	.names = loader_names, .flags = AG_PROG_WRAPPER_RISKY, .unwrap = unwrap_loader,
+	.files = loader_files,
 };
 
 /* ---- wrappers the gateway cannot see into ------------------------------- */
