@@ -340,7 +340,7 @@ ag_runner_reap_all(pid_t spare)
 
 static const char prelude_head[] =
     "__ag_pre=\"" ALL_NAMES " \";"
-    "trap '__ag_rc=$?; { printf \"\\0=<\\0\"; for __ag_n in" ALL_NAMES "; do"
+    "trap '__ag_rc=$?; unset IFS; { printf \"\\0=<\\0\"; for __ag_n in" ALL_NAMES "; do"
     " case ${!__ag_n@a} in *[aA]*r*) ;; *[aA]*) case $__ag_pre in *\" $__ag_n \"*|__ag_*) ;;"
     " *) case ${!__ag_n@a} in *A*) __ag_t=A;; *) __ag_t=a;; esac;"
     " printf \"=a%s%s\\0\" \"$__ag_t\" \"$__ag_n\"; declare -n __ag_r=$__ag_n;"

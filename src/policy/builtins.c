@@ -431,28 +431,35 @@ check_read(struct ag_walker *w, const struct builtin *b, struct ag_arg *a, size_
 			ag_walk_refuse(w, AG_DENY, "literal", "'%s' needs literal arguments", name);
 			return;
 		}
-		if (s[0] == '-') {
-			if ((is_read && strchr(s, 'e')) || (!is_read && strchr(s, 'C'))) {
-				ag_walk_refuse(w, AG_DENY, is_read ? "builtin:read" : "builtin:mapfile",
-				    "'%s %s' can run commands (readline or a callback)", name, s);
-				return;
-			}
-			if (strlen(s) == 2 && strchr(is_read ? "adinNptu" : "dnOsuc", s[1])) {
+		if (s[0] == '-' && s[1] != '\0') {
+			const char *takes = is_read ? "adinNptu" : "dnOsuc";
+			size_t j;
+
+			/* flags together as bash takes them: -ra NAME, -rd ''
+			 * (a flag with a value takes the rest, or the next word) */
+			for (j = 1; s[j] != '\0'; j++) {
+				const char *v;
+
+				if ((is_read && s[j] == 'e') || (!is_read && s[j] == 'C')) {
+					ag_walk_refuse(w, AG_DENY,
+					    is_read ? "builtin:read" : "builtin:mapfile",
+					    "'%s %s' can run commands (readline or a callback)", name, s);
+					return;
+				}
+				if (strchr(takes, s[j]) == NULL)
+					continue;
+				v = s[j + 1] != '\0' ? s + j + 1 : i + 1 < na ? a[++i].lit : "";
 				/* read -a NAME assigns an array */
-				if (is_read && s[1] == 'a' && i + 1 < na) {
-					if (a[i + 1].lit == NULL) {
+				if (is_read && s[j] == 'a') {
+					if (v == NULL) {
 						ag_walk_refuse(w, AG_DENY, "literal",
 						    "'read -a' needs a literal array name");
 						return;
 					}
-					if (!ag_walk_var_name(w, a[i + 1].lit, "setting"))
+					if (!ag_walk_var_name(w, v, "setting"))
 						return;
 				}
-				i++;
-			} else if (is_read && strchr(s, 'a') != NULL) {
-				ag_walk_refuse(w, AG_DENY, "builtin:read",
-				    "write 'read -a NAME' with -a on its own");
-				return;
+				break;
 			}
 			continue;
 		}

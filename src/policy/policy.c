@@ -581,6 +581,18 @@ ag_walk_var_name(struct ag_walker *w, const char *name, const char *how)
 	 */
 	if (w->prof->unknown == AG_UNKNOWN_ALLOW && strcmp(name, "PATH") == 0)
 		return 1;
+	/*
+	 * Where every exec is judged, IFS (`while IFS= read -r`) and
+	 * LD_LIBRARY_PATH (`LD_LIBRARY_PATH=. ./test`) may be set within a
+	 * line: the line's words are judged again at each exec however they
+	 * were split, and a library is mapped executable only from where a
+	 * built program could run anyway (paths.exec).  Neither is kept for
+	 * the next line (the captured state drops them), so the runner shell
+	 * and the gateway's own script never start with them.
+	 */
+	if (ag_profile_exec_judged(w->prof) &&
+	    (strcmp(name, "IFS") == 0 || strcmp(name, "LD_LIBRARY_PATH") == 0))
+		return 1;
 	snprintf(rule, sizeof(rule), "env:%s", name);
 	ag_walk_refuse(w, AG_DENY, rule,
 	    "%s '%s' is not allowed: it changes how bash or the programs it starts behave%s",

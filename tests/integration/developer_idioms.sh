@@ -104,6 +104,24 @@ lines: ASCII text
 ag_like "$(ag_audit_query "[x.get('rule') for x in r if x.get('event') == 'command' and 'sha256sum' in x.get('command', '')]")" \
     "profiles.developer.unknown" "unlisted_program_is_audited_with_its_rule"
 
+# IFS and LD_LIBRARY_PATH within a line (every exec is judged; trial 20):
+# the everyday forms, and neither carried to the next line
+printf 'a,b c\nd e\n' > "$W/fields" && chown "$AG_USER" "$W/fields"
+x 'cd ~/work && while IFS= read -r line; do echo "[$line]"; done < fields; IFS=, read -ra p < fields; echo "${p[1]}"'
+ag_is "$x_out" "[a,b c]
+[d e]
+b c" "ifs_read_loop_and_read_ra"
+x 'cd ~/work && printf "int v(void) { return 42; }\n" > v.c && printf "int v(void);\nint main(void) { return v() - 42; }\n" > m.c &&
+cc -shared -fPIC -o libv.so v.c && cc -o m m.c -L. -lv && LD_LIBRARY_PATH=. ./m && echo "lib-ran=$?"'
+ag_is "$x_out" "lib-ran=0" "ld_library_path_for_a_built_program"
+out=$(printf '%s\n' 'IFS=K; export KEEP=1 LDP=x; LD_LIBRARY_PATH=/nowhere' 'x="a b"; for w in $x; do echo "w=$w"; done; echo "keep=$KEEP ldp=${LD_LIBRARY_PATH-unset}"' | ag_ssh 2>&1)
+ag_is "$out" "w=a
+w=b
+keep=1 ldp=unset" "ifs_and_ld_library_path_not_kept_state_still_is" "$out"
+x 'export LD_PRELOAD=/tmp/x.so; echo ran'
+ag_like "$x_out$x_err" "LD_PRELOAD" "ld_preload_still_refused"
+ag_unlike "$x_out" "^ran$" "ld_preload_line_did_not_run"
+
 # ---- still refused, or held by the kernel ------------------------------------
 x "cd ~/work && git init -q repo && cd repo && echo a > a && git add a &&
 git commit -qm a && git init -q --bare ../remote.git && echo repo-ok"

@@ -175,6 +175,12 @@ static const char *const cargo_names[] = { "cargo", NULL };
 static const char *const cargo_env[] = {
 	"CARGO_*", "RUSTC_WRAPPER", "RUSTC_WORKSPACE_WRAPPER", "RUSTFLAGS", NULL
 };
+/* the developer tier's: what the build does, not what it is (a linker or
+ * a wrapper it names is an exec, judged like any; aliases stay refused) */
+static const char *const cargo_dev[] = {
+	"RUSTFLAGS", "RUSTDOCFLAGS", "CARGO_TARGET_DIR", "CARGO_BUILD_JOBS",
+	"CARGO_INCREMENTAL", "CARGO_TERM_*", "CARGO_NET_OFFLINE", "CARGO_PROFILE_*", NULL
+};
 /* its own commands: a word outside them may be an [alias] from any
  * .cargo/config.toml up the tree, --config or CARGO_ALIAS_*, which also
  * redefine the short forms (b c d r t rm) */
@@ -199,7 +205,7 @@ static const struct ag_action cargo_actions[] = {
 };
 const struct ag_prog ag_prog_cargo = {
 	.names = cargo_names, .flags = AG_PROG_PLUS_TOOLCHAIN, .global_opts = cargo_opts,
-	.env_filter = cargo_env, .same_as = cargo_same_as, .builtin_subs = cargo_subs,
+	.env_filter = cargo_env, .env_developer = cargo_dev, .same_as = cargo_same_as, .builtin_subs = cargo_subs,
 	.actions = cargo_actions,
 	.runs = "the crate's build scripts (build.rs), proc macros and the binaries and tests it builds; cargo-NAME for `cargo NAME`",
 };
@@ -255,6 +261,18 @@ static const struct ag_gopt npm_opts[] = {
 };
 static const char *const npm_names[] = { "npm", "npx", NULL };
 static const char *const npm_env[] = { "NPM_CONFIG_*", "npm_config_*", NULL };
+/* the developer tier's: settings of how npm works, none naming code it
+ * loads (node_options, script_shell, userconfig stay refused) */
+static const char *const npm_dev[] = {
+	"npm_config_loglevel", "npm_config_yes", "npm_config_fund", "npm_config_audit",
+	"npm_config_update_notifier", "npm_config_progress", "npm_config_registry",
+	"npm_config_prefer_offline", "npm_config_offline", "npm_config_ignore_scripts",
+	"npm_config_production", "npm_config_omit", "npm_config_include",
+	"NPM_CONFIG_LOGLEVEL", "NPM_CONFIG_YES", "NPM_CONFIG_FUND", "NPM_CONFIG_AUDIT",
+	"NPM_CONFIG_UPDATE_NOTIFIER", "NPM_CONFIG_PROGRESS", "NPM_CONFIG_REGISTRY",
+	"NPM_CONFIG_PREFER_OFFLINE", "NPM_CONFIG_OFFLINE", "NPM_CONFIG_IGNORE_SCRIPTS",
+	"NPM_CONFIG_PRODUCTION", "NPM_CONFIG_OMIT", "NPM_CONFIG_INCLUDE", NULL
+};
 static const struct ag_action npm_actions[] = {
 	{ "publish", "uploads the package to its registry" },
 	{ "unpublish", "removes a published package or version" },
@@ -278,7 +296,8 @@ static const char *const npm_files[] = {
 	"/usr/share/nodejs/npm/bin/npm-cli.js", NULL
 };
 const struct ag_prog ag_prog_npm = {
-	.names = npm_names, .global_opts = npm_opts, .env_filter = npm_env, .files = npm_files,
+	.names = npm_names, .global_opts = npm_opts, .env_filter = npm_env,
+	.env_developer = npm_dev, .files = npm_files,
 	.actions = npm_actions, .spells = npm_spells, .entry_names = npm_entries,
 	.runs = "package.json scripts (test, build, install hooks of dependencies), through sh; npx and `npm exec` a package's binary",
 };
@@ -364,6 +383,7 @@ static const struct ag_action pip_actions[] = {
 };
 const struct ag_prog ag_prog_pip = {
 	.names = pip_names, .global_opts = pip_opts, .env_filter = pip_env,
+	.env_developer = pip_env,
 	.actions = pip_actions,
 	.runs = "the build code of the packages it installs (setup.py, build backends)",
 };
