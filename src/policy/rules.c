@@ -606,12 +606,19 @@ ag_walk_deny_hit(struct ag_walker *w, const char *base, struct ag_arg *a, size_t
 			if (r == -2) {
 				const struct ag_prog *p = ag_prog_lookup(base);
 				const char *note = p != NULL ? p->alias_note : NULL;
+				const char *shown = ag_walk_excerpt(alias, ex, sizeof(ex));
 
-				ag_walk_refuse(w, AG_DENY, rid,
-				    "'%s %s' is not one of %s's own commands, so it may be a user-defined alias of what %s denies (an alias in a config file may stand in for an installed subcommand)%s%s; use %s's own command name, or run the installed subcommand directly: %s-%s",
-				    base, ag_walk_excerpt(alias, ex, sizeof(ex)), base,
-				    d->label ? d->label : rid, note != NULL ? "; " : "",
-				    note != NULL ? note : "", base, base, alias);
+				/* git's guess runs inside git: no installed
+				 * subcommand to name (there, the note says why) */
+				if (note != NULL)
+					ag_walk_refuse(w, AG_DENY, rid,
+					    "'%s %s' is not one of %s's own commands, so it may be a user-defined alias of what %s denies; %s; use %s's own command name",
+					    base, shown, base, d->label ? d->label : rid, note, base);
+				else
+					ag_walk_refuse(w, AG_DENY, rid,
+					    "'%s %s' is not one of %s's own commands, so it may be a user-defined alias of what %s denies (an alias in a config file may stand in for an installed subcommand); use %s's own command name, or run the installed subcommand directly as %s would: %s-%s %s ...",
+					    base, shown, base, d->label ? d->label : rid, base, base, base,
+					    shown, shown);
 				return 1;
 			}
 			if (r == -1 && exec_judges)

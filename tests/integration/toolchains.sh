@@ -56,7 +56,7 @@ cargo build -q --offline && cargo test -q --offline 2>&1'
 cargo-clippy -q --offline && echo fmt-clippy-ok'
 		ag_is "$x_out" "fmt-clippy-ok" "cargo_fmt_and_clippy_as_subcommands" "$x_err"
 		x 'cd ~/work/adder && cargo fmt'
-		ag_like "$x_err" "run the installed subcommand directly: cargo-fmt" \
+		ag_like "$x_err" "run the installed subcommand directly as cargo would: cargo-fmt fmt" \
 		    "cargo_fmt_refusal_names_cargo_fmt" "$x_err"
 	else
 		ag_pass "cargo_fmt_and_clippy_as_subcommands # skip: no cargo-fmt, cargo-clippy"
@@ -170,7 +170,7 @@ $(cat "$AG_DIR/mk")
 EOF
 make -s lint; echo \"rc=\$?\""
 ag_like "$x_out" "rc=[1-9]" "recipe_cargo_fmt_refused"
-ag_like "$x_err" "refused by [^:]*: 'cargo fmt' is not one of cargo's own commands.*run the installed subcommand directly: cargo-fmt" \
+ag_like "$x_err" "refused by [^:]*: 'cargo fmt' is not one of cargo's own commands.*run the installed subcommand directly as cargo would: cargo-fmt fmt" \
     "recipe_cargo_fmt_refusal_names_cargo_fmt" "$x_err"
 x "cd ~/work/pkg && printf 'all:\\n\\tnpm publish\\n' > Makefile && make -s; echo \"rc=\$?\""
 ag_like "$x_err" "'npm publish' is refused by profiles.developer.deny\\[[0-9]+\\] \\(npm\\) \\(an exec" \
