@@ -1102,7 +1102,7 @@ state_judge(struct ag_core *core, char *why, size_t whysz)
 	for (i = 0; i < t->nkids; i++) {
 		const struct ag_sh_node *k = t->kids[i], *def = k;
 		struct ag_decision d;
-		int ok;
+		int ok, shadow;
 
 		while (def->type == AG_SH_PIPELINE)
 			def = def->kids[0];
@@ -1111,10 +1111,15 @@ state_judge(struct ag_core *core, char *why, size_t whysz)
 		memset(&d, 0, sizeof(d));
 		ok = ag_policy_check(&ctx, s->shell_state + k->off, k->end - k->off, &d) == 0 &&
 		    d.verdict == AG_ALLOW;
+		/* a function named after a builtin or reserved word would run
+		 * in place of what the next runner's own script calls */
+		shadow = ok && def->type == AG_SH_FUNCDEF && ag_session_shell_word(def->name);
+		ok = ok && !shadow;
 		if (!ok && ndropped++ == 0) {
 			const char *name = definition_name(def);
 
 			snprintf(why, whysz, "%s (%s)", name != NULL ? name : "a definition",
+			    shadow ? "a function named after a shell builtin or keyword" :
 			    d.reason[0] ? d.reason : "the rules refuse it");
 		}
 		ag_decision_free(&d);
