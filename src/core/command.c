@@ -1020,6 +1020,7 @@ egress_refusals(struct ag_core *core, struct cmd *c)
 		fputs(buf, stderr);
 		fflush(stderr);
 	}
+	c->rec.net_unrecorded = ag_egress_unrecorded(core->egress, c->rec.seq);
 	ag_egress_set_seq(core->egress, 0);
 }
 
