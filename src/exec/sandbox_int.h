@@ -193,6 +193,11 @@ int	sb_note_add(struct ag_sandbox *sb, const char *what);
  * cleaned of what is older than max_age seconds; an O_PATH fd, or -1 with
  * why (then /tmp is a tmpfs of the session's own). */
 int	sb_ptmp_open(const char *identity, long max_age, char *why, size_t whylen);
+/* ptmp.c: the bytes beneath the persistent tmp directory tfd (its
+ * blocks), counted until past limit: 0 at most limit, 1 past it (*used),
+ * -1 when it cannot be measured (a directory it cannot read, too deep, too
+ * many entries), with why. */
+int	sb_ptmp_usage(int tfd, long long limit, long long *used, char *why, size_t whylen);
 
 /* namespace.c */
 
