@@ -34,6 +34,8 @@ enum nsop_kind {
 	NSOP_KEEP,	/* a path beneath /run, bound back; then flags */
 	NSOP_BIND_CWD,	/* the keeper's working directory (the identity's
 			 * persistent tmp, see ptmp.c) bound on path; then flags */
+	NSOP_RDONLY,	/* the mount at path remounted in place with flags
+			 * (read-only): no bind, so "/" itself can be */
 };
 
 struct nsop {
