@@ -74,7 +74,8 @@ secret_name(const char *p, size_t n)
 
 /* The end of a value starting at i, before lim: quotes and backslashes
  * honoured, a blank or an operator ends it; in a here-document's body
- * (heredoc) a quote is text and a newline, `$` or "`" ends it too. */
+ * (heredoc, which a shell may read as code) a quote is text, and a
+ * newline, `$` or "`" ends it too. */
 static size_t
 value_end(const char *s, size_t lim, size_t i, int heredoc)
 {
@@ -84,7 +85,7 @@ value_end(const char *s, size_t lim, size_t i, int heredoc)
 		char ch = s[i];
 
 		if (heredoc) {
-			if (strchr(" \t\n$`", ch) != NULL)
+			if (strchr(" \t\n$`;&|()<>", ch) != NULL)
 				break;
 		} else if (q == '\'') {
 			if (ch == '\'')

@@ -42,6 +42,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -232,19 +233,55 @@ owner_line(char *buf, size_t len)
  * whatever was set aside is removed.  -1 with why when the owner cannot
  * be written (the session then has a tmpfs of its own).
  */
+static int owner_settle(int idfd, const char *want, char *why, size_t whylen);
+
 static int
 owner_check(int idfd, char *why, size_t whylen)
 {
-	char want[400], have[400], aside[64];
+	char want[400];
 	struct dirent *de;
-	ssize_t n = -1;
+	int lk, rc, fd;
 	DIR *d;
-	int fd;
 
 	if (owner_line(want, sizeof(want)) < 0) {
 		snprintf(why, whylen, "the account is not in the password database");
 		return -1;
 	}
+	/* one session at a time: another's fresh tmp is not set aside */
+	if ((lk = openat(idfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 ||
+	    flock(lk, LOCK_EX) < 0) {
+		snprintf(why, whylen, "cannot lock it: %s", strerror(errno));
+		if (lk >= 0)
+			close(lk);
+		return -1;
+	}
+	rc = owner_settle(idfd, want, why, whylen);
+	close(lk);
+	if (rc < 0)
+		return -1;
+	/* what was set aside, now or by a session cut short; not under the
+	 * lock: a long removal keeps no other session waiting */
+	if ((fd = openat(idfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 ||
+	    (d = fdopendir(fd)) == NULL) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	while ((de = readdir(d)) != NULL)
+		if (strncmp(de->d_name, ASIDE, strlen(ASIDE)) == 0)
+			remove_tree(dirfd(d), de->d_name);
+	closedir(d);
+	return 0;
+}
+
+/* owner_check's part under the lock. */
+static int
+owner_settle(int idfd, const char *want, char *why, size_t whylen)
+{
+	char have[400], aside[64];
+	ssize_t n = -1;
+	int fd;
+
 	if ((fd = openat(idfd, OWNER, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
 		n = read(fd, have, sizeof(have) - 1);
 		close(fd);
@@ -268,17 +305,6 @@ owner_check(int idfd, char *why, size_t whylen)
 		}
 		close(fd);
 	}
-	/* what was set aside, now or by a session cut short */
-	if ((fd = openat(idfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 ||
-	    (d = fdopendir(fd)) == NULL) {
-		if (fd >= 0)
-			close(fd);
-		return 0;
-	}
-	while ((de = readdir(d)) != NULL)
-		if (strncmp(de->d_name, ASIDE, strlen(ASIDE)) == 0)
-			remove_tree(dirfd(d), de->d_name);
-	closedir(d);
 	return 0;
 }
 
