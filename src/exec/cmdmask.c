@@ -329,7 +329,8 @@ ag_cmdmask(const char *s, size_t len, struct ag_strbuf *out)
 		free(m.v);
 		return -1;
 	}
-	qsort(m.v, m.n, sizeof(*m.v), by_start);
+	if (m.n > 1)
+		qsort(m.v, m.n, sizeof(*m.v), by_start);
 	for (i = 0; i < m.n && rc == 0; i++) {
 		size_t b = m.v[i].b;
 
