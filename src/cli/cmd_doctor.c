@@ -1056,9 +1056,13 @@ check_audit_space(const struct ag_config *cfg)
 		if (cfg->gw.sandbox != AG_SANDBOX_OFF &&
 		    ag_profile_tmp_persistent(&cfg->profiles[i]) &&
 		    stat(ag_sandbox_tmp_base(), &t) == 0 && t.st_dev == st.st_dev) {
-			char what[PATH_MAX + 32];
+			const struct ag_profile *p = &cfg->profiles[i];
+			char what[PATH_MAX + 128];
 
-			snprintf(what, sizeof(what), "tmp (persistent, %s)", ag_sandbox_tmp_base());
+			/* bounded per identity, not as a whole */
+			snprintf(what, sizeof(what), "tmp (persistent, %s, up to %lld MiB an "
+			    "identity: limits.tmp_disk)", ag_sandbox_tmp_base(),
+			    (p->limits.tmp_disk > 0 ? p->limits.tmp_disk : AG_TMP_DISK_DEFAULT) >> 20);
 			warn_audit_fs(NULL, what, &a);
 		}
 	}

@@ -127,6 +127,7 @@ struct ag_limits {			/* 0 = not set (no limit / built-in default) */
 	long long	tmp_size;	/* developer tier: the private /tmp's size */
 	long		tmp_age;	/* seconds an entry of a persistent /tmp
 					 * stays unused before it is removed */
+	long long	tmp_disk;	/* bytes a persistent /tmp may hold */
 };
 
 /*

@@ -430,6 +430,7 @@ const struct cf_field cf_limits_fields[] = {
 	CF_READ("memory", limits_memory),
 	CF_FIELD("tmp_size", CF_SIZE, struct ag_limits, tmp_size),
 	CF_FIELD("tmp_age", CF_DURATION, struct ag_limits, tmp_age),
+	CF_FIELD("tmp_disk", CF_SIZE, struct ag_limits, tmp_disk),
 	CF_END
 };
 

@@ -100,6 +100,11 @@ struct ag_core {
 	struct ag_egress	*egress;	/* the sandbox's proxy, or NULL */
 	struct ag_ask		*ask;		/* the profile's validator, or NULL */
 	int			 sandbox_noted;	/* best_effort note audited */
+	/* the persistent /tmp past limits.tmp_disk, or not measurable:
+	 * commands but those that clean up are refused (command.c) */
+	int			 tmp_measured;
+	int			 tmp_over;
+	char			 tmp_why[512];
 	struct ag_rec		*rec;		/* the session's recording, or NULL */
 	char			 rec_error[AG_ERR_MSG_MAX];	/* why rec is gone, or "" */
 	char			 unread[4096];	/* typed during a PTY command that ended first; */

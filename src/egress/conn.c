@@ -548,6 +548,31 @@ answer_socks(struct conn *c, int rep)
 
 /* ---- the record and the report -------------------------------------------- */
 
+/*
+ * A refused connection past its caps (egress.h): counted, not recorded,
+ * so that a loop of refused connects cannot fill the audit's file system
+ * or bury the records around it.  Under audit_mu.
+ */
+static int
+capped(struct egress_caps *k, const struct conn *c)
+{
+	if (k == NULL || c->decision == NULL || strcmp(c->decision, "deny") != 0)
+		return 0;
+	if (k->seq != c->seq) {
+		k->seq = c->seq;
+		k->line_recorded = k->line_dropped = 0;
+	}
+	if (k->line_recorded >= AG_EGRESS_MAX_REFUSAL_RECORDS ||
+	    k->sess_recorded >= AG_EGRESS_MAX_SESSION_REFUSALS) {
+		__atomic_add_fetch(&k->line_dropped, 1, __ATOMIC_SEQ_CST);
+		__atomic_add_fetch(&k->sess_dropped, 1, __ATOMIC_SEQ_CST);
+		return 1;
+	}
+	k->line_recorded++;
+	k->sess_recorded++;
+	return 0;
+}
+
 static void
 record(struct conn *c)
 {
@@ -576,7 +601,7 @@ record(struct conn *c)
 	    (now.tv_nsec - c->start.tv_nsec) / 1000000;
 	ag_err_clear(&err);
 	pthread_mutex_lock(&audit_mu);
-	if (ag_audit_net(c->ctx->audit, &n, &err) < 0)
+	if (!capped(c->ctx->caps, c) && ag_audit_net(c->ctx->audit, &n, &err) < 0)
 		ag_log(LOG_ERR, "%s", err.msg);
 	pthread_mutex_unlock(&audit_mu);
 }

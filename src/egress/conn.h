@@ -11,12 +11,29 @@
 #include "common/config.h"
 #include "record/audit.h"
 
+/*
+ * The "net" records of refused connections, counted against their caps
+ * (egress.h); in memory the gateway shares, changed by the proxy's
+ * threads under one lock, read by the gateway once a line has ended.
+ */
+struct egress_caps {
+	unsigned long	seq;		/* the line the per-line counts are of */
+	unsigned long	line_recorded, line_dropped;
+	unsigned long	sess_recorded, sess_dropped;
+};
+
 struct egress_ctx {
 	const struct ag_config	*cfg;
 	const struct ag_profile	*p;
 	struct ag_audit		*audit;		/* NULL: no records */
 	int			 report_fd;	/* refusals for the gateway */
+	struct egress_caps	*caps;		/* NULL: no caps */
 };
+
+/* "net" records of refused connections: per command line, as for refused
+ * execs (execguard.h), and per session; past either, a count */
+#define AG_EGRESS_MAX_REFUSAL_RECORDS	63
+#define AG_EGRESS_MAX_SESSION_REFUSALS	1024
 
 /* Connections one session may have open through the proxy at once. */
 #define AG_EGRESS_MAX_CONN	256

@@ -31,9 +31,11 @@
 
 #define REPORTS_MAX	(64 * 1024)	/* refusals kept for the running line */
 #define STOP_GRACE_MS	3000		/* for open connections to write their records */
+#define LINE_GRACE_MS	2000		/* for a line's connections to end, at its end */
 
 struct shared {
 	volatile unsigned long	seq;
+	struct egress_caps	caps;	/* conn.h */
 };
 
 struct ag_egress {
@@ -148,6 +150,23 @@ drain_queue(const struct egress_ctx *ctx, const int *lfd, int nl, unsigned long 
 			serve(ctx, c, seq);
 }
 
+/*
+ * A line ended and its processes with it: the connections it opened end
+ * too (their clients are gone), and write their records and counts
+ * (conn.h's caps) before the gateway writes the line's; a bounded wait.
+ */
+static void
+settle(void)
+{
+	int i;
+
+	for (i = 0; i < LINE_GRACE_MS / 5 && __atomic_load_n(&live, __ATOMIC_SEQ_CST) > 0; i++) {
+		struct timespec ts = { 0, 5 * 1000 * 1000 };
+
+		nanosleep(&ts, NULL);
+	}
+}
+
 /* The proxy process's whole life. */
 static void __attribute__((noreturn))
 proxy_main(const struct egress_ctx *ctx, const int *lfd, int nl, struct shared *sh,
@@ -209,6 +228,7 @@ proxy_main(const struct egress_ctx *ctx, const int *lfd, int nl, struct shared *
 				proxy_stop(lfd, nl);
 			if (m == 'E') {
 				drain_queue(ctx, lfd, nl, sh->seq);
+				settle();
 				if (write(ctl, "e", 1) != 1)
 					proxy_stop(lfd, nl);
 			}
@@ -289,6 +309,7 @@ ag_egress_start(const struct ag_config *cfg, const struct ag_profile *p,
 	ctx.p = p;
 	ctx.audit = audit;
 	ctx.report_fd = rep[1];
+	ctx.caps = &e->sh->caps;
 	if ((e->pid = fork()) < 0) {
 		ag_err_set(err, "egress proxy: fork: %s", strerror(errno));
 		goto fail;
@@ -324,6 +345,18 @@ pid_t
 ag_egress_pid(const struct ag_egress *e)
 {
 	return e != NULL ? e->pid : 0;
+}
+
+unsigned long
+ag_egress_unrecorded(struct ag_egress *e, unsigned long seq)
+{
+	struct egress_caps *k;
+
+	if (e == NULL || e->sh == NULL)
+		return 0;
+	k = &e->sh->caps;
+	return __atomic_load_n(&k->seq, __ATOMIC_SEQ_CST) == seq ?
+	    __atomic_load_n(&k->line_dropped, __ATOMIC_SEQ_CST) : 0;
 }
 
 void

@@ -40,6 +40,15 @@ struct ag_egress *ag_egress_start(const struct ag_config *cfg, const struct ag_p
 /* The pid to spare in the gateway's sweeps (exec/runner.h). */
 pid_t	ag_egress_pid(const struct ag_egress *e);
 
+/*
+ * A refused connection is one "net" record, for the first
+ * AG_EGRESS_MAX_REFUSAL_RECORDS (63) of a line and
+ * AG_EGRESS_MAX_SESSION_REFUSALS of a session (conn.h); past either, it
+ * is counted: after ag_egress_line_end, how many of line seq's were not
+ * recorded one by one, for its command record (0: none).
+ */
+unsigned long ag_egress_unrecorded(struct ag_egress *e, unsigned long seq);
+
 /* The command line now running (its audit seq); 0 between lines. */
 void	ag_egress_set_seq(struct ag_egress *e, unsigned long seq);
 

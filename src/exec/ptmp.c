@@ -20,14 +20,29 @@
  * limits.tmp_age is removed at a session's start, at most once an hour,
  * bounded in entries and depth; the walk goes by fd (openat, unlinkat,
  * O_NOFOLLOW), never follows a link and never leaves the file system.
+ *
+ * Whose: a uid outlives its account, and a new account given it must not
+ * inherit a week of the old one's files and caches (red team 20, L1).  The
+ * directory holds an "owner" file, the account's name and its home's
+ * device and inode; when they differ from the account's (or it is
+ * missing: a directory of an older gateway), the old tmp/ is set aside
+ * and removed, and the session starts with an empty one.
+ *
+ * How much: it is host disk, beside the audit log on most hosts; the
+ * gateway measures it (sb_ptmp_usage, its blocks, by fd as the cleaning
+ * walks) when a session starts and after each command, and past
+ * limits.tmp_disk refuses commands but those that clean up (command.c).
  */
 #include "agconfig.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -40,6 +55,10 @@
 #define CLEAN_ENTRIES	100000		/* entries looked at per cleaning */
 #define CLEAN_DEPTH	32		/* directories deeper are left alone */
 #define STAMP		"cleaned"
+#define OWNER		"owner"		/* whose: account name, home's dev and inode */
+#define ASIDE		"old-"		/* a former owner's tmp, being removed */
+#define USAGE_ENTRIES	1000000		/* entries a measure looks at, at most */
+#define USAGE_DEPTH	64		/* deeper: not measured, refused */
 
 static const char *tmp_base = AG_TMPDIR_BASE;
 
@@ -172,6 +191,199 @@ clean(int idfd, int tfd, long max_age)
 	clean_dir(fd, &top, now - max_age, 0, &budget);
 }
 
+/* Remove the whole tree name beneath dfd (bounded: what is left is
+ * removed by a later session's start). */
+static void
+remove_tree(int dfd, const char *name)
+{
+	struct stat top;
+	size_t budget = CLEAN_ENTRIES;
+	int fd;
+
+	fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (fstat(fd, &top) < 0) {
+		close(fd);
+		return;
+	}
+	/* a cutoff past every time: everything goes */
+	clean_dir(fd, &top, (time_t)((~0ULL) >> 1), 0, &budget);
+	(void)unlinkat(dfd, name, AT_REMOVEDIR);
+}
+
+/* The account's owner line: "NAME DEV INO\n" (its home's). */
+static int
+owner_line(char *buf, size_t len)
+{
+	struct passwd *pw = getpwuid(getuid());
+	struct stat st;
+
+	if (pw == NULL || pw->pw_name == NULL)
+		return -1;
+	if (pw->pw_dir == NULL || stat(pw->pw_dir, &st) < 0)
+		memset(&st, 0, sizeof(st));
+	return snprintf(buf, len, "%s %llu %llu\n", pw->pw_name,
+	    (unsigned long long)st.st_dev, (unsigned long long)st.st_ino) < (int)len ? 0 : -1;
+}
+
+/*
+ * The identity's directory idfd is this account's (the owner file says
+ * so), or its tmp/ is set aside now and the owner file written; then
+ * whatever was set aside is removed.  -1 with why when the owner cannot
+ * be written (the session then has a tmpfs of its own).
+ */
+static int owner_settle(int idfd, const char *want, char *why, size_t whylen);
+
+static int
+owner_check(int idfd, char *why, size_t whylen)
+{
+	char want[400];
+	struct dirent *de;
+	int lk, rc, fd;
+	DIR *d;
+
+	if (owner_line(want, sizeof(want)) < 0) {
+		snprintf(why, whylen, "the account is not in the password database");
+		return -1;
+	}
+	/* one session at a time: another's fresh tmp is not set aside */
+	if ((lk = openat(idfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 ||
+	    flock(lk, LOCK_EX) < 0) {
+		snprintf(why, whylen, "cannot lock it: %s", strerror(errno));
+		if (lk >= 0)
+			close(lk);
+		return -1;
+	}
+	rc = owner_settle(idfd, want, why, whylen);
+	close(lk);
+	if (rc < 0)
+		return -1;
+	/* what was set aside, now or by a session cut short; not under the
+	 * lock: a long removal keeps no other session waiting */
+	if ((fd = openat(idfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 ||
+	    (d = fdopendir(fd)) == NULL) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	while ((de = readdir(d)) != NULL)
+		if (strncmp(de->d_name, ASIDE, strlen(ASIDE)) == 0)
+			remove_tree(dirfd(d), de->d_name);
+	closedir(d);
+	return 0;
+}
+
+/* owner_check's part under the lock. */
+static int
+owner_settle(int idfd, const char *want, char *why, size_t whylen)
+{
+	char have[400], aside[64];
+	ssize_t n = -1;
+	int fd;
+
+	if ((fd = openat(idfd, OWNER, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
+		n = read(fd, have, sizeof(have) - 1);
+		close(fd);
+	}
+	if (n < 0 || (size_t)n != strlen(want) || memcmp(have, want, (size_t)n) != 0) {
+		/* another account's, or an older gateway's: not inherited */
+		snprintf(aside, sizeof(aside), ASIDE "%ld-%ld", (long)time(NULL), (long)getpid());
+		if (renameat(idfd, "tmp", idfd, aside) < 0 && errno != ENOENT) {
+			snprintf(why, whylen, "cannot set a former owner's tmp aside: %s",
+			    strerror(errno));
+			return -1;
+		}
+		(void)unlinkat(idfd, STAMP, 0);
+		(void)unlinkat(idfd, OWNER, 0);
+		fd = openat(idfd, OWNER, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd < 0 || write(fd, want, strlen(want)) != (ssize_t)strlen(want)) {
+			snprintf(why, whylen, "cannot write its owner: %s", strerror(errno));
+			if (fd >= 0)
+				close(fd);
+			return -1;
+		}
+		close(fd);
+	}
+	return 0;
+}
+
+/* One directory's blocks and its entries', into *used; stops past limit.
+ * 0, 1 past limit, -1 not measured (why). */
+static int
+usage_dir(int dfd, dev_t dev, long long limit, long long *used, int depth, size_t *budget,
+    char *why, size_t whylen)
+{
+	struct dirent *de;
+	DIR *d;
+	int rc = 0;
+
+	if ((d = fdopendir(dfd)) == NULL) {
+		close(dfd);
+		snprintf(why, whylen, "%s", strerror(errno));
+		return -1;
+	}
+	while (rc == 0 && (de = readdir(d)) != NULL) {
+		struct stat st;
+		int sub;
+
+		if (de->d_name[0] == '.' && (de->d_name[1] == '\0' ||
+		    (de->d_name[1] == '.' && de->d_name[2] == '\0')))
+			continue;
+		if ((*budget)-- == 0) {
+			snprintf(why, whylen, "it holds over %d entries", USAGE_ENTRIES);
+			rc = -1;
+			break;
+		}
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;	/* gone since readdir */
+		*used += (long long)st.st_blocks * 512;
+		if (*used > limit) {
+			rc = 1;
+			break;
+		}
+		if (!S_ISDIR(st.st_mode) || st.st_dev != dev)
+			continue;
+		if (depth >= USAGE_DEPTH) {
+			snprintf(why, whylen, "a directory is nested over %d deep", USAGE_DEPTH);
+			rc = -1;
+			break;
+		}
+		sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+		    O_CLOEXEC);
+		if (sub < 0 && (errno == ENOENT || errno == ENOTDIR || errno == ELOOP))
+			continue;	/* gone or swapped since the stat */
+		if (sub < 0) {
+			snprintf(why, whylen, "/tmp/.../%.200s cannot be read (%s): chmod u+rx "
+			    "it, or remove it", de->d_name, strerror(errno));
+			rc = -1;
+			break;
+		}
+		rc = usage_dir(sub, dev, limit, used, depth + 1, budget, why, whylen);
+	}
+	closedir(d);
+	return rc;
+}
+
+int
+sb_ptmp_usage(int tfd, long long limit, long long *used, char *why, size_t whylen)
+{
+	size_t budget = USAGE_ENTRIES;
+	struct stat st;
+	int fd;
+
+	*used = 0;
+	if ((fd = openat(tfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 ||
+	    fstat(fd, &st) < 0) {
+		snprintf(why, whylen, "%s", strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	*used = (long long)st.st_blocks * 512;
+	return usage_dir(fd, st.st_dev, limit, used, 0, &budget, why, whylen);
+}
+
 /* fd of name beneath dfd, made first (mode 0700) if missing: a directory
  * of this uid's, not a link; -1 with why otherwise. */
 static int
@@ -226,6 +438,10 @@ sb_ptmp_open(const char *identity, long max_age, char *why, size_t whylen)
 	close(bfd);
 	if (idfd < 0)
 		return -1;
+	if (owner_check(idfd, why, whylen) < 0) {
+		close(idfd);
+		return -1;
+	}
 	snprintf(shown, sizeof(shown), "%s/%s/tmp", tmp_base, name);
 	if ((tfd = own_dir(idfd, "tmp", shown, 0, why, whylen)) >= 0)
 		clean(idfd, tfd, max_age > 0 ? max_age : AG_TMP_AGE_DEFAULT);

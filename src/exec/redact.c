@@ -14,6 +14,7 @@
 
 #include "common/config.h"
 #include "common/strbuf.h"
+#include "exec/cmdmask.h"
 #include "exec/redact.h"
 
 struct shape {
@@ -484,51 +485,6 @@ ag_redact_end(struct ag_redact *r, ag_redact_emit emit, void *ctx)
 
 /* ---- command lines ---------------------------------------------------------- */
 
-/* Whether a variable's name says it holds a secret. */
-static int
-secret_name(const char *p, size_t n)
-{
-	static const char *const words[] = { "TOKEN", "SECRET", "PASSW", "PASSPHRASE",
-	    "API_KEY", "APIKEY", "ACCESS_KEY", "PRIVATE_KEY", "CREDENTIAL", NULL };
-	char up[128];
-	size_t i;
-
-	if (n == 0 || n >= sizeof(up))
-		return 0;
-	for (i = 0; i < n; i++)
-		up[i] = (char)toupper((unsigned char)p[i]);
-	up[n] = '\0';
-	for (i = 0; words[i] != NULL; i++)
-		if (strstr(up, words[i]) != NULL)
-			return 1;
-	return strcmp(up, "KEY") == 0 || (n > 4 && strcmp(up + n - 4, "_KEY") == 0);
-}
-
-/* The end of the shell word starting at p (quotes and backslashes honoured). */
-static size_t
-word_end(const char *s, size_t len, size_t i)
-{
-	char q = 0;
-
-	for (; i < len; i++) {
-		char ch = s[i];
-
-		if (q == '\'') {
-			if (ch == '\'')
-				q = 0;
-		} else if (ch == '\\' && i + 1 < len)
-			i++;
-		else if (q == '"') {
-			if (ch == '"')
-				q = 0;
-		} else if (ch == '\'' || ch == '"')
-			q = ch;
-		else if (strchr(" \t\n;&|()<>`", ch) != NULL)
-			break;
-	}
-	return i;
-}
-
 static int
 to_strbuf(void *ctx, const char *p, size_t n)
 {
@@ -540,36 +496,11 @@ ag_redact_command(const char *s, size_t len, size_t *outlen)
 {
 	struct ag_strbuf masked, out;
 	struct ag_redact *r;
-	size_t i = 0, from = 0;
-	int ok = 1;
+	int ok;
 
 	ag_strbuf_init(&masked, 0);
-	while (i < len) {
-		size_t j;
-
-		/* a name at the start of a word, then '=' */
-		if (!(isalpha((unsigned char)s[i]) || s[i] == '_') ||
-		    (i > 0 && (isalnum((unsigned char)s[i - 1]) || s[i - 1] == '_' ||
-		    s[i - 1] == '$' || s[i - 1] == '{'))) {
-			i++;
-			continue;
-		}
-		for (j = i; j < len && (isalnum((unsigned char)s[j]) || s[j] == '_'); j++)
-			;
-		if (j < len && s[j] == '=' && secret_name(s + i, j - i)) {
-			size_t e = word_end(s, len, j + 1);
-
-			if (e > j + 1) {
-				ok &= ag_strbuf_append(&masked, s + from, j + 1 - from) == 0 &&
-				    ag_strbuf_addstr(&masked, "***") == 0;
-				from = e;
-			}
-			i = e;
-			continue;
-		}
-		i = j;
-	}
-	ok &= ag_strbuf_append(&masked, s + from, len - from) == 0;
+	/* the values of secret-named variables, on the parser's words */
+	ok = ag_cmdmask(s, len, &masked) == 0;
 	/* and whatever has a secret's shape */
 	ag_strbuf_init(&out, 0);
 	if (ok && (r = redact_alloc()) != NULL) {

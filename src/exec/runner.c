@@ -340,17 +340,17 @@ ag_runner_reap_all(pid_t spare)
 
 static const char prelude_head[] =
     "__ag_pre=\"" ALL_NAMES " \";"
-    "trap '__ag_rc=$?; unset IFS; { printf \"\\0=<\\0\"; for __ag_n in" ALL_NAMES "; do"
+    "trap '__ag_rc=$?; builtin unset IFS; { builtin printf \"\\0=<\\0\"; for __ag_n in" ALL_NAMES "; do"
     " case ${!__ag_n@a} in *[aA]*r*) ;; *[aA]*) case $__ag_pre in *\" $__ag_n \"*|__ag_*) ;;"
     " *) case ${!__ag_n@a} in *A*) __ag_t=A;; *) __ag_t=a;; esac;"
-    " printf \"=a%s%s\\0\" \"$__ag_t\" \"$__ag_n\"; declare -n __ag_r=$__ag_n;"
-    " for __ag_k in \"${!__ag_r[@]}\"; do printf \"=k%s\\0=e%s\\0\" \"$__ag_k\" \"${__ag_r[$__ag_k]}\";"
-    " done; unset -n __ag_r;; esac;;"
-    " *x*) printf \"%s=%s\\0\" \"$__ag_n\" \"${!__ag_n}\";;"
+    " builtin printf \"=a%s%s\\0\" \"$__ag_t\" \"$__ag_n\"; builtin declare -n __ag_r=$__ag_n;"
+    " for __ag_k in \"${!__ag_r[@]}\"; do builtin printf \"=k%s\\0=e%s\\0\" \"$__ag_k\" \"${__ag_r[$__ag_k]}\";"
+    " done; builtin unset -n __ag_r;; esac;;"
+    " *x*) builtin printf \"%s=%s\\0\" \"$__ag_n\" \"${!__ag_n}\";;"
     " *r*) ;; *) case $__ag_pre in *\" $__ag_n \"*|__ag_*) ;;"
-    " *) printf \"=v%s=%s\\0\" \"$__ag_n\" \"${!__ag_n}\";; esac;; esac;"
-    " done; printf \"=f\"; declare -f; printf \"\\0=\\0\";"
-    " } >&3 2>/dev/null; exit $__ag_rc' EXIT;";
+    " *) builtin printf \"=v%s=%s\\0\" \"$__ag_n\" \"${!__ag_n}\";; esac;; esac;"
+    " done; builtin printf \"=f\"; builtin declare -f; builtin printf \"\\0=\\0\";"
+    " } >&3 2>/dev/null; builtin exit $__ag_rc' EXIT;";
 
 /*
  * Where the trap's records begin: just after the last "\0=<\0".  No value
@@ -401,11 +401,11 @@ build_script(const struct ag_run_opts *o)
 		goto fail;
 	/* $? for the command: a function that removes itself and returns it */
 	if (st != 0 && ag_strbuf_printf(&sb,
-	    " __ag_s() { unset -f __ag_s; return %d; }; __ag_s", st) < 0)
+	    " __ag_s() { builtin unset -f __ag_s; builtin return %d; }; __ag_s", st) < 0)
 		goto fail;
 	/* the sandbox guard's test leaves $? at 1: a 0 must be set again */
 	if (st == 0 && o->sandbox != NULL && *ag_sandbox_script_guard(o->sandbox) != '\0' &&
-	    ag_strbuf_addstr(&sb, " :") < 0)
+	    ag_strbuf_addstr(&sb, " builtin :") < 0)
 		goto fail;
 	/*
 	 * The command on its own line: a trailing comment cannot hide
@@ -414,7 +414,7 @@ build_script(const struct ag_run_opts *o)
 	 * nothing, not even an empty line, follows it.
 	 */
 	if (o->cmdlen > AG_RUN_ARGV_MAX) {
-		if (ag_strbuf_addstr(&sb, "\neval \"$__ag_c\"\n") < 0)
+		if (ag_strbuf_addstr(&sb, "\nbuiltin eval \"$__ag_c\"\n") < 0)
 			goto fail;
 	} else if (ag_strbuf_addch(&sb, '\n') < 0 ||
 	    ag_strbuf_append(&sb, o->cmd, o->cmdlen) < 0 ||

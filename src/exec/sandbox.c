@@ -1493,6 +1493,18 @@ ag_sandbox_note(const struct ag_sandbox *sb)
 }
 
 int
+ag_sandbox_tmp_usage(const struct ag_sandbox *sb, long long *used, long long *limit,
+    char *why, size_t whylen)
+{
+	*used = 0;
+	*limit = sb != NULL && sb->profile->limits.tmp_disk > 0 ?
+	    sb->profile->limits.tmp_disk : AG_TMP_DISK_DEFAULT;
+	if (sb == NULL || !sb->private_tmp || sb->ptmp_fd < 0)
+		return 0;
+	return sb_ptmp_usage(sb->ptmp_fd, *limit, used, why, whylen);
+}
+
+int
 ag_sandbox_private_tmp(const struct ag_sandbox *sb)
 {
 	if (sb == NULL || !sb->private_tmp || sb->ns_user_fd < 0)

@@ -126,6 +126,13 @@ const char *ag_sandbox_note(const struct ag_sandbox *sb);
 /* 1 when /tmp is the session's own (not the host's): a tmpfs, or the
  * identity's persistent directory; 2 for the latter. */
 int	ag_sandbox_private_tmp(const struct ag_sandbox *sb);
+/* The persistent /tmp's bytes against limits.tmp_disk (default
+ * AG_TMP_DISK_DEFAULT), for the gateway to refuse commands past it:
+ * 0 within it or no persistent /tmp, 1 past it, -1 it cannot be
+ * measured; *used and *limit set, and why for -1. */
+int	ag_sandbox_tmp_usage(const struct ag_sandbox *sb, long long *used, long long *limit,
+	    char *why, size_t whylen);
+#define AG_TMP_DISK_DEFAULT	(4LL << 30)
 /* 1 when Landlock rules are in force (not off, kernel has Landlock). */
 int	ag_sandbox_active(const struct ag_sandbox *sb);
 

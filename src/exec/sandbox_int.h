@@ -35,6 +35,8 @@ enum nsop_kind {
 	NSOP_BIND_CWD,	/* the keeper's working directory (the identity's
 			 * persistent tmp, see ptmp.c) bound on path; then flags */
 	NSOP_GONE,	/* a repository's part found unbound (ns_verify): nothing */
+	NSOP_RDONLY,	/* the mount at path remounted in place with flags
+			 * (read-only): no bind, so "/" itself can be */
 };
 
 struct nsop {
@@ -203,6 +205,11 @@ int	sb_ptmp_open(const char *identity, long max_age, char *why, size_t whylen);
 /* "UID" or "UID-NAME" (a digest for a name that is not plain): what is
  * kept per identity is named so (ptmp.c, scancache.c). */
 void	sb_identity_key(const char *identity, char *out, size_t outsz);
+/* ptmp.c: the bytes beneath the persistent tmp directory tfd (its
+ * blocks), counted until past limit: 0 at most limit, 1 past it (*used),
+ * -1 when it cannot be measured (a directory it cannot read, too deep, too
+ * many entries), with why. */
+int	sb_ptmp_usage(int tfd, long long limit, long long *used, char *why, size_t whylen);
 
 /* namespace.c */
 

@@ -805,7 +805,7 @@ out:
 /* bash's builtins and reserved words, sorted; any of them may touch state
  * unless it is in stateless_builtins below. */
 static const char *const bash_builtins[] = {
-	".", ":", "[", "[[", "alias", "bg", "bind", "break", "builtin", "caller",
+	"!", ".", ":", "[", "[[", "]]", "alias", "bg", "bind", "break", "builtin", "caller",
 	"case", "cd", "command", "compgen", "complete", "compopt", "continue",
 	"coproc", "declare", "dirs", "disown", "do", "done", "echo", "elif", "else",
 	"enable", "esac", "eval", "exec", "exit", "export", "false", "fc", "fg",
@@ -969,6 +969,13 @@ ag_session_forget_state(struct ag_session *s)
 	free(s->shell_state);
 	s->shell_state = NULL;
 	s->has_funcs = 0;
+}
+
+int
+ag_session_shell_word(const char *name)
+{
+	return name != NULL && in_sorted(bash_builtins, sizeof(bash_builtins) /
+	    sizeof(bash_builtins[0]), name);
 }
 
 int

@@ -127,6 +127,9 @@ int	ag_session_is_bare_exit(const struct ag_session *s, const struct ag_sh_node 
  * environment capture, and bash can exec a lone program without forking.
  * 1 otherwise (the safe answer).
  */
+/* 1 when name is one of bash's builtins or reserved words: a function
+ * of that name would stand in for what the runner's own script calls */
+int	ag_session_shell_word(const char *name);
 int	ag_session_needs_capture(const struct ag_session *s, const struct ag_sh_node *tree);
 
 /* Keep state (malloc'd bash text of definitions, owned from now; NULL:

@@ -455,6 +455,8 @@ ag_audit_command(struct ag_audit *a, const struct ag_audit_cmd *c, struct ag_err
 		add_int(o, "bytes_out", (long long)c->bytes_out);
 		json_object_object_add(o, "truncated", json_object_new_boolean(c->truncated));
 		add_str(o, "cwd_after", c->cwd_after);
+		if (c->net_unrecorded > 0)
+			add_int(o, "net_unrecorded", (long long)c->net_unrecorded);
 	}
 	return emit(a, o, err);
 }

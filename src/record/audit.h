@@ -109,6 +109,9 @@ struct ag_audit_cmd {
 	unsigned long long	 bytes_out;
 	int			 truncated;
 	const char		*cwd_after;
+	/* refused network connections past the cap on their "net" records
+	 * (egress.h): counted here, not recorded one by one; 0: none */
+	unsigned long		 net_unrecorded;
 };
 
 /*

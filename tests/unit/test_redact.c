@@ -357,6 +357,39 @@ command_assignments_are_masked(void **state)
 }
 
 /*
+ * A mask lies inside one word of the parse (red team 20, M1): $'..'
+ * quoting, a comment, a here-document line or a quote in another word
+ * never carry it past the word, so every later command and word stays.
+ */
+static void
+command_masks_stay_in_their_word(void **state)
+{
+	static const struct { const char *in, *out; } cases[] = {
+		{ "echo hi # TOKEN='\ntouch HIDDEN_C\necho 'x'", NULL },
+		{ "TOKEN=$'a\\'b' ; python3 -c 'print(1)'", "TOKEN=*** ; python3 -c 'print(1)'" },
+		{ "cat > .env <<'EOF'\nTOKEN='\nAPI_KEY=abc def\nEOF\ntouch HIDDEN_H; echo ok",
+		  "cat > .env <<'EOF'\nTOKEN=***\nAPI_KEY=*** def\nEOF\ntouch HIDDEN_H; echo ok" },
+		{ "TOKEN=$(cat ~/.tok) make", "TOKEN=$(cat ~/.tok) make" },
+		{ "TOKEN=ab$(touch X)cd make", "TOKEN=***$(touch X)cd make" },
+		{ "echo \"$(SECRET=abc; rm -f y)\" ok", "echo \"$(SECRET=***; rm -f y)\" ok" },
+		{ "env API_KEY='a b' curl x", "env API_KEY=*** curl x" },
+		{ "tool --api_key=abc --v", "tool --api_key=*** --v" },
+		{ "K=(a b); PASSWORDS=(one two); x", "K=(a b); PASSWORDS=(*** ***); x" },
+		{ "echo ) TOKEN='a\ntouch Z'", "echo ) TOKEN=***\ntouch Z'" },
+	};
+	size_t i, len;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *out = ag_redact_command(cases[i].in, strlen(cases[i].in), &len);
+
+		assert_non_null(out);
+		assert_string_equal(out, cases[i].out != NULL ? cases[i].out : cases[i].in);
+		free(out);
+	}
+}
+
+/*
  * A command line shaped like a PEM block: the key's lines are hidden, but
  * what runs between BEGIN and END never is (issue 33: the audit could be
  * made to show only "[REDACTED PRIVATE KEY]" for a line that ran rm).
@@ -395,6 +428,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(every_shape_is_hidden_at_every_split),
+		cmocka_unit_test(command_masks_stay_in_their_word),
 		cmocka_unit_test(agentgate_tokens_are_hidden),
 		cmocka_unit_test(private_key_goes_whole),
 		cmocka_unit_test(private_key_without_end_hides_the_rest),

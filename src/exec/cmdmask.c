@@ -1,0 +1,351 @@
+/*
+ * cmdmask.c - secret-named variables' values masked in a command line.
+ *
+ * The audit record of a command keeps the line as typed, less the values
+ * of variables whose names say they hold a secret.  The masks are placed
+ * on the parser's own words (red team 20, M1): a mask found by scanning
+ * the text for the end of a "word" misread $'..', here-documents and
+ * comments (`echo hi # TOKEN='` masked up to the next quote, hiding the
+ * commands between), and whatever hides a program or another word hides
+ * what the line ran.  Here each mask starts after a NAME= inside one
+ * word and ends at that word's end, at a blank in it, or before a
+ * command substitution in it, whichever comes first; a substitution's
+ * own commands are words of their own, masked the same way.
+ */
+#include "agconfig.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/err.h"
+#include "exec/cmdmask.h"
+#include "parse/shparse.h"
+
+struct span {
+	size_t a, b;
+};
+
+struct spans {
+	struct span	*v;
+	size_t		 n, cap;
+	int		 oom;
+};
+
+static void
+add(struct spans *s, size_t a, size_t b)
+{
+	if (b <= a || s->oom)
+		return;
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 16;
+		struct span *v = realloc(s->v, cap * sizeof(*v));
+
+		if (v == NULL) {
+			s->oom = 1;
+			return;
+		}
+		s->v = v;
+		s->cap = cap;
+	}
+	s->v[s->n].a = a;
+	s->v[s->n++].b = b;
+}
+
+/* Whether a variable's name says it holds a secret. */
+static int
+secret_name(const char *p, size_t n)
+{
+	static const char *const words[] = { "TOKEN", "SECRET", "PASSW", "PASSPHRASE",
+	    "API_KEY", "APIKEY", "ACCESS_KEY", "PRIVATE_KEY", "CREDENTIAL", NULL };
+	char up[128];
+	size_t i;
+
+	if (n == 0 || n >= sizeof(up))
+		return 0;
+	for (i = 0; i < n; i++)
+		up[i] = (char)toupper((unsigned char)p[i]);
+	up[n] = '\0';
+	for (i = 0; words[i] != NULL; i++)
+		if (strstr(up, words[i]) != NULL)
+			return 1;
+	return strcmp(up, "KEY") == 0 || (n > 4 && strcmp(up + n - 4, "_KEY") == 0);
+}
+
+/* The end of a value starting at i, before lim: quotes and backslashes
+ * honoured, a blank or an operator ends it; in a here-document's body
+ * (heredoc, which a shell may read as code) a quote is text, and a
+ * newline, `$` or "`" ends it too. */
+static size_t
+value_end(const char *s, size_t lim, size_t i, int heredoc)
+{
+	char q = 0;
+
+	for (; i < lim; i++) {
+		char ch = s[i];
+
+		if (heredoc) {
+			if (strchr(" \t\n$`;&|()<>", ch) != NULL)
+				break;
+		} else if (q == '\'') {
+			if (ch == '\'')
+				q = 0;
+		} else if (ch == '\\' && i + 1 < lim)
+			i++;
+		else if (q == '"') {
+			if (ch == '"')
+				q = 0;
+		} else if (ch == '\'' || ch == '"')
+			q = ch;
+		else if (strchr(" \t\n;&|()<>`", ch) != NULL)
+			break;
+	}
+	return i;
+}
+
+/* The spans of the command and process substitutions in w, at any depth
+ * of its parts (a parameter's subscript and operands, arithmetic). */
+static void word_code(const struct ag_sh_word *w, struct spans *code);
+
+static void
+part_code(const struct ag_sh_part *p, struct spans *code)
+{
+	switch (p->type) {
+	case AG_SH_P_CMDSUB:
+	case AG_SH_P_PROCSUB:
+		add(code, p->off, p->end > p->off ? p->end : p->off + 1);
+		break;
+	case AG_SH_P_PARAM:
+		word_code(p->subscript, code);
+		word_code(p->operand, code);
+		word_code(p->operand2, code);
+		break;
+	case AG_SH_P_ARITH:
+		word_code(p->expr, code);
+		break;
+	default:
+		break;
+	}
+}
+
+static void
+word_code(const struct ag_sh_word *w, struct spans *code)
+{
+	size_t i;
+
+	for (i = 0; w != NULL && i < w->nparts; i++)
+		part_code(&w->parts[i], code);
+}
+
+/* The first code span that starts at or after i, or lim. */
+static size_t
+code_from(const struct spans *code, size_t i, size_t lim)
+{
+	size_t k, m = lim;
+
+	for (k = 0; k < code->n; k++)
+		if (code->v[k].a >= i && code->v[k].a < m)
+			m = code->v[k].a;
+	return m;
+}
+
+/* Inside a code span: where it ends; else i. */
+static size_t
+past_code(const struct spans *code, size_t i)
+{
+	size_t k;
+
+	for (k = 0; k < code->n; k++)
+		if (i >= code->v[k].a && i < code->v[k].b)
+			return code->v[k].b;
+	return i;
+}
+
+/*
+ * Each NAME= in s[a..b) (NAME at a word-ish start: not after a name's
+ * character, `$` or `{`) whose NAME names a secret: its value masked, up
+ * to the first of value_end and a code span.  Code spans are skipped:
+ * their commands are walked on their own.
+ */
+static void
+scan(const char *s, size_t a, size_t b, const struct spans *code, int heredoc,
+    struct spans *m)
+{
+	size_t i = a, j, e;
+
+	while (i < b) {
+		size_t k = past_code(code, i);
+
+		if (k != i) {
+			i = k;
+			continue;
+		}
+		if (!(isalpha((unsigned char)s[i]) || s[i] == '_') ||
+		    (i > a && (isalnum((unsigned char)s[i - 1]) || s[i - 1] == '_' ||
+		    s[i - 1] == '$' || s[i - 1] == '{'))) {
+			i++;
+			continue;
+		}
+		for (j = i; j < b && (isalnum((unsigned char)s[j]) || s[j] == '_'); j++)
+			;
+		if (j < b && s[j] == '=' && secret_name(s + i, j - i)) {
+			e = value_end(s, code_from(code, j + 1, b), j + 1, heredoc);
+			add(m, j + 1, e);
+			i = e > j + 1 ? e : j + 1;
+			continue;
+		}
+		i = j;
+	}
+}
+
+static void walk_node(const char *s, size_t len, const struct ag_sh_node *n, struct spans *m);
+
+static void
+walk_word(const char *s, size_t len, const struct ag_sh_word *w, int heredoc, struct spans *m)
+{
+	struct spans code = { NULL, 0, 0, 0 };
+	size_t i, b;
+
+	if (w == NULL)
+		return;
+	word_code(w, &code);
+	m->oom |= code.oom;
+	b = w->end <= len ? w->end : len;
+	if (heredoc && b > w->off + 1) {
+		/* not the delimiter's line, the body's last */
+		for (i = b - 1; i > w->off && s[i - 1] != '\n'; i--)
+			;
+		b = i;
+	}
+	if (w->off < b)
+		scan(s, w->off, b, &code, heredoc, m);
+	free(code.v);
+	/* the commands of its substitutions, and words within its parts */
+	for (i = 0; i < w->nparts; i++) {
+		const struct ag_sh_part *p = &w->parts[i];
+
+		if (p->type == AG_SH_P_CMDSUB || p->type == AG_SH_P_PROCSUB)
+			walk_node(s, len, p->body, m);
+		else if (p->type == AG_SH_P_PARAM) {
+			walk_word(s, len, p->subscript, 0, m);
+			walk_word(s, len, p->operand, 0, m);
+			walk_word(s, len, p->operand2, 0, m);
+		} else if (p->type == AG_SH_P_ARITH)
+			walk_word(s, len, p->expr, 0, m);
+	}
+}
+
+/* An assignment to a secret-named variable: its whole value, up to a
+ * command substitution in it (whose commands are walked). */
+static void
+walk_assign(const char *s, size_t len, const struct ag_sh_assign *as, struct spans *m)
+{
+	struct spans code = { NULL, 0, 0, 0 };
+	size_t i;
+
+	if (as->name != NULL && secret_name(as->name, strlen(as->name))) {
+		if (as->value != NULL) {
+			word_code(as->value, &code);
+			add(m, as->value->off, code_from(&code, as->value->off,
+			    as->value->end <= len ? as->value->end : len));
+		}
+		for (i = 0; i < as->nelems; i++) {
+			code.n = 0;
+			word_code(as->elems[i], &code);
+			add(m, as->elems[i]->off, code_from(&code, as->elems[i]->off,
+			    as->elems[i]->end <= len ? as->elems[i]->end : len));
+		}
+		m->oom |= code.oom;
+		free(code.v);
+	}
+	walk_word(s, len, as->subscript, 0, m);
+	walk_word(s, len, as->value, 0, m);
+	for (i = 0; i < as->nelems; i++)
+		walk_word(s, len, as->elems[i], 0, m);
+}
+
+static void
+walk_node(const char *s, size_t len, const struct ag_sh_node *n, struct spans *m)
+{
+	size_t i, k;
+
+	if (n == NULL)
+		return;
+	for (i = 0; i < n->nassigns; i++)
+		walk_assign(s, len, &n->assigns[i], m);
+	for (i = 0; i < n->nwords; i++)
+		walk_word(s, len, n->words[i], 0, m);
+	for (i = 0; i < n->nredirs; i++)
+		walk_word(s, len, n->redirs[i].target, n->redirs[i].op == AG_SH_R_HEREDOC ||
+		    n->redirs[i].op == AG_SH_R_HEREDOC_STRIP, m);
+	for (i = 0; i < n->nitems; i++) {
+		for (k = 0; k < n->items[i].npatterns; k++)
+			walk_word(s, len, n->items[i].patterns[k], 0, m);
+		walk_node(s, len, n->items[i].body, m);
+	}
+	for (i = 0; i < n->nkids; i++)
+		walk_node(s, len, n->kids[i], m);
+}
+
+static int
+by_start(const void *x, const void *y)
+{
+	const struct span *a = x, *b = y;
+
+	return a->a < b->a ? -1 : a->a > b->a;
+}
+
+/* A line that does not parse: each line of it scanned on its own. */
+static void
+unparsed(const char *s, size_t len, struct spans *m)
+{
+	struct spans none = { NULL, 0, 0, 0 };
+	size_t a = 0, b;
+
+	while (a < len) {
+		const char *nl = memchr(s + a, '\n', len - a);
+
+		b = nl != NULL ? (size_t)(nl - s) : len;
+		scan(s, a, b, &none, 0, m);
+		a = b + 1;
+	}
+}
+
+int
+ag_cmdmask(const char *s, size_t len, struct ag_strbuf *out)
+{
+	struct spans m = { NULL, 0, 0, 0 };
+	struct ag_sh_node *t = NULL;
+	struct ag_err err;
+	size_t i, from = 0;
+	int rc = 0;
+
+	if (ag_sh_parse(s, len, &t, &err) == AG_SH_OK)
+		walk_node(s, len, t, &m);
+	else
+		unparsed(s, len, &m);
+	ag_sh_free(t);
+	if (m.oom) {
+		free(m.v);
+		return -1;
+	}
+	if (m.n > 1)
+		qsort(m.v, m.n, sizeof(*m.v), by_start);
+	for (i = 0; i < m.n && rc == 0; i++) {
+		size_t b = m.v[i].b;
+
+		if (b <= from)
+			continue;	/* inside one already masked */
+		if (m.v[i].a < from) {
+			from = b;	/* overlaps it: the same mark */
+			continue;
+		}
+		rc = ag_strbuf_append(out, s + from, m.v[i].a - from) < 0 ||
+		    ag_strbuf_addstr(out, "***") < 0 ? -1 : 0;
+		from = b;
+	}
+	if (rc == 0 && ag_strbuf_append(out, s + from, len - from) < 0)
+		rc = -1;
+	free(m.v);
+	return rc;
+}

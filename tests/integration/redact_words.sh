@@ -1,0 +1,91 @@
+#!/bin/bash
+# redact_words.sh - the audit's masking of secret-named variables' values
+# stays inside the parser's words (red team 20, M1; issue 33, 3): $'..'
+# quoting, a here-document line or a comment holding `TOKEN='` once masked
+# up to the next quote, and the record hid the commands between while they
+# ran.  Every program and every argument outside a masked span stays in the
+# `command_start` and `command` records, with the exact line's digest.
+# Through the real sshd with the shipped developer profile.
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
+
+ag_setup
+ag_shipped_world developer
+ag_setgid_gateway
+install -d -o "$AG_USER" -g "$AG_USER" "$W/a"
+
+# ag_recorded NAME LINE: LINE run; prints its `command` record's text, and
+# checks that command_start says the same and that the digest is the line's
+ag_recorded() {
+	ag_ssh "$2" >/dev/null 2>&1
+	"$AG_PYTHON" - "$AG_AUDIT" "$2" "$1" <<'PY'
+import hashlib, json, sys
+line, name = sys.argv[2], sys.argv[3]
+r = [json.loads(l) for l in open(sys.argv[1], encoding="utf-8")]
+# the line's records: its digest when the record differs from it, else
+# the record is the line
+mine = lambda x: x.get("command_sha256", hashlib.sha256(x.get("command", "").encode()).
+                        hexdigest()) == hashlib.sha256(line.encode()).hexdigest()
+c = [x for x in r if x.get("event") == "command" and mine(x)]
+s = [x for x in r if x.get("event") == "command_start" and mine(x)]
+if len(c) != 1 or len(s) != 1 or s[0]["command"] != c[0]["command"]:
+    print("%s: no one pair of records with the line's digest (%d, %d) %s" %
+          (name, len(c), len(s), [(x.get("decision"), x.get("reason")) for x in c]))
+else:
+    print(c[0]["command"])
+PY
+}
+
+# a: $'..' quoting
+rec=$(ag_recorded a "cd ~/work/a; TOKEN=\$'a\\'b' ; python3 -c 'open(\"HIDDEN_A\",\"w\").write(\"x\")' ; echo 'z'")
+ag_is "$rec" "cd ~/work/a; TOKEN=*** ; python3 -c 'open(\"HIDDEN_A\",\"w\").write(\"x\")' ; echo 'z'" \
+    "redact_words_ansi_quote_masks_only_its_value"
+ag_ok "redact_words_ansi_quote_command_ran" test -e "$W/a/HIDDEN_A"
+
+# b: a here-document line opening a quote
+line="cd ~/work/a; cat > f <<'E'
+TOKEN='
+API_KEY=abc def
+E
+python3 -c 'open(\"HIDDEN_B\",\"w\").write(\"x\")'
+echo \"'\""
+rec=$(ag_recorded b "$line")
+ag_is "$rec" "cd ~/work/a; cat > f <<'E'
+TOKEN=***
+API_KEY=*** def
+E
+python3 -c 'open(\"HIDDEN_B\",\"w\").write(\"x\")'
+echo \"'\"" "redact_words_heredoc_line_masks_only_its_value"
+ag_ok "redact_words_heredoc_command_ran" test -e "$W/a/HIDDEN_B"
+ag_is "$(cat "$W/a/f")" "TOKEN='
+API_KEY=abc def" "redact_words_heredoc_body_written_whole"
+
+# c: a comment holding TOKEN=': a comment is no word, nothing masked
+line="cd ~/work/a; echo hi # TOKEN='
+touch HIDDEN_C
+echo \"'\""
+rec=$(ag_recorded c "$line")
+ag_is "$rec" "$line" "redact_words_comment_masks_nothing"
+ag_ok "redact_words_comment_command_ran" test -e "$W/a/HIDDEN_C"
+
+# d: a command substitution in the value stays; its own assignment masked
+rec=$(ag_recorded d "cd ~/work/a; API_TOKEN=x\$(SECRET=s3; touch HIDDEN_D)y true")
+ag_is "$rec" "cd ~/work/a; API_TOKEN=***\$(SECRET=***; touch HIDDEN_D)y true" \
+    "redact_words_substitution_in_value_shown"
+ag_ok "redact_words_substitution_ran" test -e "$W/a/HIDDEN_D"
+
+# e: issue 33's case: a line shaped like a PEM block hides only key lines
+line="cd ~/work/a; echo '-----BEGIN RSA PRIVATE KEY-----'
+touch HIDDEN_E
+echo '-----END RSA PRIVATE KEY-----'"
+rec=$(ag_recorded e "$line")
+ag_is "$rec" "$line" "redact_words_pem_shaped_line_shown"
+ag_ok "redact_words_pem_shaped_line_ran" test -e "$W/a/HIDDEN_E"
+
+# the benign twin: secrets a line sets are masked, the line runs
+rec=$(ag_recorded f "cd ~/work/a; APP_TOKEN=hunter2-not-a-shape; DB_PASSWORD='p w' env | grep -c '^DB_PASSWORD=p w\$' > n; tool_api_key=abc; echo done")
+ag_is "$rec" "cd ~/work/a; APP_TOKEN=***; DB_PASSWORD=*** env | grep -c '^DB_PASSWORD=*** w\$' > n; tool_api_key=***; echo done" \
+    "redact_words_benign_secrets_masked"
+ag_is "$(cat "$W/a/n" 2>/dev/null)" 1 "redact_words_benign_line_ran"
+ag_unlike "$(cat "$AG_AUDIT")" "hunter2-not-a-shape" "redact_words_benign_secret_not_in_the_audit"
+
+ag_done

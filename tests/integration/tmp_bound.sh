@@ -1,0 +1,73 @@
+#!/bin/bash
+# tmp_bound.sh - the persistent /tmp is host disk, bounded, and never
+# inherited (red team 20, M2 and L1), through the real sshd with the
+# shipped developer profile:
+#   - past limits.tmp_disk (measured when a session starts and after each
+#     command) commands are refused with how to clean up, a line that
+#     cleans up runs, and once under it again everything runs; a directory
+#     made unreadable to hide what it holds is refused the same way
+#   - a uid reused by a new account (here: a home with another inode) does
+#     not inherit the old /tmp: it is set aside and removed; the same
+#     account keeps its /tmp between sessions
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
+
+ag_setup
+ag_shipped_world developer
+sed -i 's|^      tmp_disk: 4G .*|      tmp_disk: 8M|' "$AG_DIR/policy.yaml"
+grep -q '^      tmp_disk: 8M' "$AG_DIR/policy.yaml" || { echo "no tmp_disk line" >&2; exit 99; }
+"$AGENTGATE" check --config "$AG_DIR/policy.yaml" >/dev/null || { echo "the policy does not check" >&2; exit 99; }
+ag_setgid_gateway
+PT=$AG_DIR/ptmp
+install -d -o root -g "$G" -m 1770 "$PT"
+# the world's sshd again, its gateway told where identities' /tmp are
+kill "$AG_SSHD_PID" 2>/dev/null
+wait "$AG_SSHD_PID" 2>/dev/null
+AG_SSHD_PID= AG_PORT=
+AG_FORCE_COMMAND="$AG_DIR/agentgate --config $AG_DIR/policy.yaml --test-tmp-base $PT"
+ag_start_sshd || exit 99
+ag_ssh_argv
+U=$(id -u "$AG_USER")
+
+# ---- the same account keeps its /tmp; the directory says whose it is ----------------
+ag_run a 'echo kept > /tmp/keep'
+ag_is "$(ag_ssh 'cat /tmp/keep' 2>&1)" "kept" "tmp_bound_same_account_keeps_tmp"
+ag_is "$(cat "$PT/$U/owner")" "$AG_USER $(stat -c '%d %i' "$H")" "tmp_bound_owner_names_account_and_home"
+
+# ---- past limits.tmp_disk -----------------------------------------------------------
+ag_run a 'head -c 12582912 /dev/zero > /tmp/big; echo wrote $?'
+ag_is "$a_out" "wrote 0" "tmp_bound_a_command_may_write_past_it"
+ag_run b 'date >/dev/null; echo next'
+ag_is "$b_rc:$b_out" "126:" "tmp_bound_past_it_commands_refused"
+ag_like "$b_err" "persistent /tmp holds over 1[0-9] MiB, more than limits.tmp_disk \\(8 MiB\\).*rm -rf /tmp/NAME" \
+    "tmp_bound_refusal_says_how_to_clean_up" "$b_err"
+ag_is "$(ag_audit_query '[x["rule"] for x in r if x.get("event") == "command" and x.get("command") == "date >/dev/null; echo next"]')" \
+    "['limits.tmp_disk']" "tmp_bound_refusal_recorded"
+# a new session measures at its start: still refused
+ag_run b 'python3 -c "print(1)"'
+ag_is "$b_rc" 126 "tmp_bound_new_session_refused_too" "$b_err"
+ag_run c 'du -sh /tmp/big >/dev/null && ls /tmp && rm -f /tmp/big'
+ag_is "$c_rc:$c_out" "0:big
+keep" "tmp_bound_cleanup_line_runs" "$c_err"
+ag_run d 'echo back'
+ag_is "$d_out" "back" "tmp_bound_under_it_again_commands_run" "$d_err"
+
+# ---- what cannot be measured is refused, and can be undone ---------------------------
+ag_run e 'mkdir -p /tmp/hide && chmod 000 /tmp/hide'
+ag_run f 'date >/dev/null; echo next'
+ag_like "$f_err" "cannot be measured.*hide cannot be read.*chmod u\\+rx it" \
+    "tmp_bound_unreadable_directory_refused" "$f_rc $f_err"
+ag_run g 'chmod 700 /tmp/hide && rmdir /tmp/hide'
+ag_run h 'echo back'
+ag_is "$g_rc:$h_out" "0:back" "tmp_bound_unreadable_undone" "$g_err $h_err"
+
+# ---- a new account with the uid: nothing inherited ----------------------------------
+mv "$H" "$H.old" && cp -a "$H.old" "$H" && rm -rf "$H.old"
+ag_run i 'ls -A /tmp; cat /tmp/keep 2>&1 >/dev/null | wc -l'
+ag_unlike "$i_out" "^keep$" "tmp_bound_reused_uid_does_not_inherit" "$i_out"
+ag_is "$(ls "$PT/$U" | grep -c '^old-')" 0 "tmp_bound_former_tmp_removed"
+ag_ok "tmp_bound_former_files_gone" test ! -e "$PT/$U/tmp/keep"
+ag_is "$(cat "$PT/$U/owner")" "$AG_USER $(stat -c '%d %i' "$H")" "tmp_bound_owner_rewritten"
+ag_run j 'echo again > /tmp/keep'
+ag_is "$(ag_ssh 'cat /tmp/keep' 2>&1)" "again" "tmp_bound_new_owner_keeps_its_tmp"
+
+ag_done
