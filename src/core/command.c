@@ -20,6 +20,7 @@
 
 #include "common/envv.h"
 #include "common/log.h"
+#include "common/misc.h"
 #include "common/strbuf.h"
 #include "core/approval.h"
 #include "core/core.h"
@@ -905,15 +906,30 @@ cleanup_line(const struct cmd *c)
 	return c->d.ncmds > 0;
 }
 
-/* The persistent /tmp measured against limits.tmp_disk (red team 20, M2:
- * it is host disk, often the audit log's). */
-static void
-tmp_measure(struct ag_core *core)
-{
-	long long used, limit;
-	char why[320];
-	int r = ag_sandbox_tmp_usage(core->sandbox, &used, &limit, why, sizeof(why));
+/*
+ * The persistent /tmp measured against limits.tmp_disk (red team 20, M2:
+ * it is host disk, often the audit log's).  Measuring walks the whole
+ * tree, and the toolchains' caches live there (tens of milliseconds for
+ * an npm cache): after a walk that took over TMP_WALK_CHEAP_MS, the walk
+ * after a command is skipped until fifty times its cost has passed, so it
+ * takes at most 2% of the session's time.  A session's first command, and
+ * every command while the bound is passed (a clean-up must be seen), are
+ * always measured.
+ */
+#define TMP_WALK_CHEAP_MS	5
 
+static void
+tmp_measure(struct ag_core *core, int after)
+{
+	long long used, limit, t0 = ag_now_ms(), cost;
+	char why[320];
+	int r;
+
+	if (after && core->tmp_measured && !core->tmp_over && t0 < core->tmp_next_ms)
+		return;
+	r = ag_sandbox_tmp_usage(core->sandbox, &used, &limit, why, sizeof(why));
+	cost = ag_now_ms() - t0;
+	core->tmp_next_ms = cost > TMP_WALK_CHEAP_MS ? t0 + 50 * cost : 0;
 	core->tmp_measured = 1;
 	core->tmp_over = r != 0;
 	if (r > 0)
@@ -930,7 +946,7 @@ static int
 tmp_refused(struct ag_core *core, struct cmd *c)
 {
 	if (!core->tmp_measured)
-		tmp_measure(core);	/* the session's first command */
+		tmp_measure(core, 0);	/* the session's first command */
 	if (!core->tmp_over || cleanup_line(c))
 		return 0;
 	snprintf(c->why, sizeof(c->why), "denied: %s: remove what it no longer needs "
@@ -992,7 +1008,7 @@ stage_run(struct ag_core *core, struct cmd *c)
 	r = c->xfer.kind != AG_XFER_NONE ? run_transfer(core, c, &o) : run_command(core, c, &o);
 	ag_sandbox_grant_end(core->sandbox);
 	planted_after(core);
-	tmp_measure(core);
+	tmp_measure(core, 1);
 	return r;
 }
 

@@ -104,6 +104,7 @@ struct ag_core {
 	 * commands but those that clean up are refused (command.c) */
 	int			 tmp_measured;
 	int			 tmp_over;
+	long long		 tmp_next_ms;	/* no walk after a command before */
 	char			 tmp_why[512];
 	struct ag_rec		*rec;		/* the session's recording, or NULL */
 	char			 rec_error[AG_ERR_MSG_MAX];	/* why rec is gone, or "" */
