@@ -594,7 +594,10 @@ ns_keeper(const struct ag_sandbox *sb, int readyfd, int ctl, pid_t gateway)
 	 */
 	if (sb->ptmp_fd >= 0 && (fchdir(sb->ptmp_fd) < 0 || close(sb->ptmp_fd) < 0))
 		_exit(5);
-	if (unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID |
+	/* IPC too: System V shared memory and message queues made in a
+	 * session are the session's, gone with it, and the host's (the
+	 * account's own segments) are not there (red team 21, H5) */
+	if (unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC |
 	    (sb->private_net ? CLONE_NEWNET : 0)) < 0)
 		_exit(1);
 	if ((n = id_map_line(line, sizeof(line), uid)) == 0 ||
@@ -835,10 +838,11 @@ make_ns(struct ag_sandbox *sb)
 		sb->ns_user_fd = open_ns(pid, "ns/user", O_RDONLY);
 		sb->ns_mnt_fd = open_ns(pid, "ns/mnt", O_RDONLY);
 		sb->ns_pid_fd = open_ns(pid, "ns/pid_for_children", O_RDONLY);
+		sb->ns_ipc_fd = open_ns(pid, "ns/ipc", O_RDONLY);
 		if (sb->private_net)
 			sb->ns_net_fd = open_ns(pid, "ns/net", O_RDONLY);
 		rc = sb->ns_user_fd >= 0 && sb->ns_mnt_fd >= 0 && sb->ns_pid_fd >= 0 &&
-		    (!sb->private_net || sb->ns_net_fd >= 0) ? 0 : -1;
+		    sb->ns_ipc_fd >= 0 && (!sb->private_net || sb->ns_net_fd >= 0) ? 0 : -1;
 		/* the namespace's own /proc, seen through the keeper's root */
 		if (rc == 0 && c == 'r' &&
 		    (sb->proc_fd = open_ns(pid, "root/proc", O_PATH | O_DIRECTORY)) < 0)
@@ -876,7 +880,8 @@ make_ns(struct ag_sandbox *sb)
 void
 sb_ns_free(struct ag_sandbox *sb)
 {
-	int *fds[] = { &sb->ns_user_fd, &sb->ns_mnt_fd, &sb->ns_pid_fd, &sb->ns_net_fd, &sb->proc_fd,
+	int *fds[] = { &sb->ns_user_fd, &sb->ns_mnt_fd, &sb->ns_pid_fd, &sb->ns_ipc_fd,
+	    &sb->ns_net_fd, &sb->proc_fd,
 	    &sb->tmp_fd, &sb->ctl_fd, &sb->egress_fd[0], &sb->egress_fd[1] };
 	size_t i;
 

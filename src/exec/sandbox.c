@@ -1243,7 +1243,8 @@ sb_new(const struct ag_config *cfg, const struct ag_profile *p, const char *iden
 
 	sb->outer_fd = sb->inner_fd = sb->once_fd = -1;
 	sb->generation = ++generations;
-	sb->ns_user_fd = sb->ns_mnt_fd = sb->ns_pid_fd = sb->ns_net_fd = sb->proc_fd = -1;
+	sb->ns_user_fd = sb->ns_mnt_fd = sb->ns_pid_fd = sb->ns_ipc_fd = sb->ns_net_fd =
+	    sb->proc_fd = -1;
 	sb->egress_fd[0] = sb->egress_fd[1] = -1;
 	sb->ctl_fd = -1;
 	sb->tmp_fd = sb->ptmp_fd = -1;
@@ -1565,7 +1566,7 @@ ag_sandbox_child_enter(const struct ag_sandbox *sb)
 		return 0;
 	/* the user namespace first: it grants what joining the others needs */
 	if (setns(sb->ns_user_fd, CLONE_NEWUSER) < 0 || setns(sb->ns_mnt_fd, CLONE_NEWNS) < 0 ||
-	    setns(sb->ns_pid_fd, CLONE_NEWPID) < 0 ||
+	    setns(sb->ns_pid_fd, CLONE_NEWPID) < 0 || setns(sb->ns_ipc_fd, CLONE_NEWIPC) < 0 ||
 	    (sb->ns_net_fd >= 0 && setns(sb->ns_net_fd, CLONE_NEWNET) < 0))
 		return -1;
 	return 1;
@@ -1602,6 +1603,7 @@ ag_sandbox_zygote_kit(const struct ag_sandbox *sb, struct ag_zygote_kit *k)
 	k->user_fd = sb->ns_user_fd;
 	k->mnt_fd = sb->ns_mnt_fd;
 	k->pid_fd = sb->ns_pid_fd;
+	k->ipc_fd = sb->ns_ipc_fd;
 	k->net_fd = sb->ns_net_fd;
 	k->filter = sb->seccomp ? &sb->fprog : NULL;
 	k->outer_fd = sb->outer_fd;

@@ -142,6 +142,7 @@ struct ag_sandbox {
 	int			  ns_user_fd;	/* the namespace, built once; -1 none */
 	int			  ns_mnt_fd;
 	int			  ns_pid_fd;	/* the session's PID namespace; -1 none */
+	int			  ns_ipc_fd;	/* its System V IPC namespace; -1 none */
 	int			  private_net;	/* a network namespace: its loopback only */
 	int			  ns_net_fd;	/* it; -1 none */
 	int			  egress;	/* the profile reaches hosts through the proxy */

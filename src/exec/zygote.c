@@ -44,7 +44,8 @@
 #define STAT_MAX	4096	/* paths a stat request may name */
 
 /* the runner process's fds, as it starts */
-enum { ZFD_CTL = 3, ZFD_KIT, ZFD_USER, ZFD_MNT, ZFD_PID, ZFD_NET, ZFD_OUTER, ZFD_END };
+enum { ZFD_CTL = 3, ZFD_KIT, ZFD_USER, ZFD_MNT, ZFD_PID, ZFD_IPC, ZFD_NET, ZFD_OUTER,
+	ZFD_END };
 
 /* what a request carries, each when its bit is set in the mask */
 enum { RF_IN, RF_OUT, RF_ERR, RF_TTY, RF_CAP, RF_SCRIPT, RF_GATE, RF_ERRFD, RF_INNER,
@@ -114,7 +115,7 @@ enter(const struct kit_head *h, struct ag_zygote_kit *k, struct sock_fprog *fp)
 		serve_fail(3);
 	/* the user namespace first: it grants what joining the others needs */
 	if (setns(ZFD_USER, CLONE_NEWUSER) < 0 || setns(ZFD_MNT, CLONE_NEWNS) < 0 ||
-	    setns(ZFD_PID, CLONE_NEWPID) < 0 ||
+	    setns(ZFD_PID, CLONE_NEWPID) < 0 || setns(ZFD_IPC, CLONE_NEWIPC) < 0 ||
 	    ((h->fds & (1u << (ZFD_NET - ZFD_USER))) && setns(ZFD_NET, CLONE_NEWNET) < 0))
 		serve_fail(4);
 	if (fp->len > 0 && prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, fp, 0, 0) < 0)
@@ -370,7 +371,7 @@ kit_write(int fd, const struct ag_zygote_kit *k, pid_t gateway)
 	struct kit_head h = { .magic = KIT_MAGIC, .nrl = (uint32_t)k->nrl,
 	    .nfilter = k->filter != NULL ? k->filter->len : 0, .gateway = gateway };
 
-	h.fds = (1u << 0) | (1u << 1) | (1u << 2) |
+	h.fds = (1u << 0) | (1u << 1) | (1u << 2) | (1u << (ZFD_IPC - ZFD_USER)) |
 	    (k->net_fd >= 0 ? 1u << (ZFD_NET - ZFD_USER) : 0) |
 	    (k->outer_fd >= 0 ? 1u << (ZFD_OUTER - ZFD_USER) : 0);
 	if (ag_write_all(fd, &h, sizeof(h), NULL) < 0 ||
@@ -388,8 +389,8 @@ start_child(int ctl, int kit, const struct ag_zygote_kit *k)
 	static char name[] = ZY_NAME, flag[] = ZY_FLAG;
 	char *const argv[] = { name, flag, NULL };
 	char *const envp[] = { NULL };
-	int src[ZFD_END - ZFD_CTL] = { ctl, kit, k->user_fd, k->mnt_fd, k->pid_fd, k->net_fd,
-	    k->outer_fd };
+	int src[ZFD_END - ZFD_CTL] = { ctl, kit, k->user_fd, k->mnt_fd, k->pid_fd, k->ipc_fd,
+	    k->net_fd, k->outer_fd };
 	int i;
 
 	if (ag_privsep_child() < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
@@ -402,6 +403,10 @@ start_child(int ctl, int kit, const struct ag_zygote_kit *k)
 		if (src[i] >= 0 && dup2(src[i], ZFD_CTL + i) < 0)
 			_exit(9);
 	ag_close_range(ZFD_END, ~0U);
+	/* not the gateway's stdio (the ssh channel): nothing of it here */
+	if ((i = open("/dev/null", O_RDWR | O_CLOEXEC)) < 0 || dup2(i, 0) < 0 || dup2(i, 1) < 0 ||
+	    dup2(i, 2) < 0)
+		_exit(9);
 	execve("/proc/self/exe", argv, envp);
 	_exit(9);
 }
@@ -417,7 +422,7 @@ ag_zygote_start(const struct ag_zygote_kit *k, struct ag_err *err)
 	unsigned char c[2] = { 0, 0 };
 	ssize_t n;
 
-	if (k->user_fd < 0 || k->mnt_fd < 0 || k->pid_fd < 0) {
+	if (k->user_fd < 0 || k->mnt_fd < 0 || k->pid_fd < 0 || k->ipc_fd < 0) {
 		ag_err_set(err, "no session namespaces to run in");
 		return NULL;
 	}

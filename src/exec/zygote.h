@@ -45,7 +45,7 @@ struct ag_zygote_kit {
 		struct rlimit	lim;
 	} rl[AG_ZYGOTE_MAX_RLIMITS];
 	int			 nrl;
-	int			 user_fd, mnt_fd, pid_fd, net_fd;	/* net: -1 none */
+	int			 user_fd, mnt_fd, pid_fd, ipc_fd, net_fd;	/* net: -1 none */
 	const struct sock_fprog	*filter;	/* NULL: none */
 	int			 outer_fd;	/* the outer ruleset; -1 none */
 };

@@ -44,6 +44,16 @@ ag_run x 'python3 -c "print(1)"'
 ag_unlike "$x_out" "^1$" "exec: a denied program does not run"
 ag_is "$(runners)" "" "exec: no runner process outlives its session"
 
+# System V IPC is the session's own (red team 21, H5): the account's host
+# segment is not there, and what a session makes is gone with it
+HOSTSHM=$(runuser -u "$AG_USER" -- ipcmk -M 4096 | awk '{ print $NF }')
+ag_run x 'ipcs -m | grep -c "^0x"; ipcmk -M 4096 >/dev/null && echo made'
+ag_is "$x_out" "0
+made" "a session sees none of the host's System V segments and makes its own"
+ag_is "$(ipcs -m | awk -v u="$AG_USER" '$3 == u' | wc -l)" 1 \
+    "the session's segment is gone with it; the account's host segment stays"
+ipcrm -m "$HOSTSHM" 2>/dev/null
+
 # ---- a REPL session, driven line by line ---------------------------------------
 IN=$AG_DIR/in.fifo
 OUT=$AG_DIR/repl.out
