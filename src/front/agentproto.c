@@ -148,6 +148,18 @@ allowed_here(const struct ag_profile *p)
 	return a;
 }
 
+/* Beside allowed_here: what a program the profile does not name gets
+ * (allow: it runs, so the list is not all that may; trial 20). */
+static void
+add_allowed_here(json_object *o, const struct ag_profile *p)
+{
+	static const char *const unknown[] = { "deny", "ask", "allow", "approve" };
+
+	json_object_object_add(o, "allowed_here", allowed_here(p));
+	json_object_object_add(o, "unlisted_programs", json_object_new_string(
+	    (size_t)p->unknown < sizeof(unknown) / sizeof(unknown[0]) ? unknown[p->unknown] : "deny"));
+}
+
 static json_object *
 run_outcome(struct ag_core *core, const struct ag_core_outcome *oc)
 {
@@ -175,8 +187,7 @@ run_outcome(struct ag_core *core, const struct ag_core_outcome *oc)
 	/* what else the profile allows helps only a caller that was refused;
 	 * on every result it is the same long list again */
 	if (strcmp(oc->decision, "deny") == 0 || strcmp(oc->decision, "ask-deny") == 0)
-		json_object_object_add(o, "allowed_here", allowed_here(oc->profile != NULL ?
-		    oc->profile : core->profile));
+		add_allowed_here(o, oc->profile != NULL ? oc->profile : core->profile);
 	return o;
 }
 
@@ -194,7 +205,7 @@ explain_outcome(struct ag_core *core, const char *text, size_t len)
 	}
 	json_object_object_add(o, "cwd", json_object_new_string(core->sess.cwd));
 	if (d.verdict != AG_ALLOW)	/* as with run: only beside a refusal */
-		json_object_object_add(o, "allowed_here", allowed_here(core->profile));
+		add_allowed_here(o, core->profile);
 	ag_decision_free(&d);
 	return o;
 }

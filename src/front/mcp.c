@@ -87,7 +87,8 @@ static const char run_output[] =
     "\"decision\":{\"type\":\"string\",\"enum\":[\"allow\",\"deny\",\"ask-allow\","
     "\"ask-deny\"]},"
     "\"reason\":{\"type\":\"string\"},\"rule\":{\"type\":\"string\"},"
-    "\"allowed_here\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}},"
+    "\"allowed_here\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
+    "\"unlisted_programs\":{\"type\":\"string\",\"enum\":[\"deny\",\"ask\",\"allow\",\"approve\"]}},"
     "\"required\":[\"exit_code\",\"signal\",\"stdout\",\"stderr\",\"cwd\",\"truncated\","
     "\"duration_ms\",\"decision\",\"reason\"]}";
 
@@ -104,7 +105,8 @@ static const char explain_output[] =
     "\"commands\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"
     "\"name\":{\"type\":[\"string\",\"null\"]},\"path\":{\"type\":[\"string\",\"null\"]},"
     "\"verdict\":{\"type\":\"string\"},\"reason\":{\"type\":\"string\"}}}},"
-    "\"allowed_here\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}},"
+    "\"allowed_here\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
+    "\"unlisted_programs\":{\"type\":\"string\",\"enum\":[\"deny\",\"ask\",\"allow\",\"approve\"]}},"
     "\"required\":[\"decision\",\"reason\",\"commands\"]}";
 
 static const char request_input[] =

@@ -61,6 +61,7 @@ check_session() {	# check_session LABEL
 	    "(True, 'deny', 126, '')" "${l}_refusal_is_a_tool_error"
 	ag_like "$(q "$r" 'j["refused"]["s"]["reason"]')" "'rm' is not allowed" "${l}_refusal_says_why"
 	ag_is "$(q "$r" '"echo" in j["refused"]["s"]["allowed_here"]')" True "${l}_refusal_lists_what_is_allowed"
+	ag_like "$(q "$r" 'j["refused"]["s"]["unlisted_programs"]')" "^(deny|ask|allow|approve)$" "${l}_refusal_says_what_unlisted_programs_get"
 	ag_is "$(q "$r" '"allowed_here" in j["allowed"]["s"]')" False "${l}_allowed_run_has_no_allowed_here"
 	ag_like "$(q "$r" 'j["refused_part"]["s"]["reason"]')" \
 	    "'rm' is not allowed.*; nothing of the line ran \(the part refused: .rm -rf /tmp/nothing-here.\)" \
@@ -203,7 +204,7 @@ for l in open(d + "/forms.out"):
     m = json.loads(l)
     proto[m["id"]] = m
 recs = [json.loads(l) for l in open(audit)]
-extra_top, extra_cmd = {"cwd", "allowed_here", "id"}, {"note", "runs", "actions"}
+extra_top, extra_cmd = {"cwd", "allowed_here", "unlisted_programs", "id"}, {"note", "runs", "actions"}
 bad = []
 for i, line in enumerate(lines):
     e = json.load(open("%s/forms.explain.%d" % (d, i)))
