@@ -284,8 +284,9 @@ matches(const struct target *t, const struct ag_live_entry *e)
 {
 	if (t->session != NULL)
 		return strncmp(e->session, t->session, strlen(t->session)) == 0;
-	return t->user != NULL ? strcmp(e->user, t->user) == 0 :
-	    strcmp(e->identity, t->identity) == 0;
+	/* both given: that identity's sessions on that account */
+	return (t->user == NULL || strcmp(e->user, t->user) == 0) &&
+	    (t->identity == NULL || strcmp(e->identity, t->identity) == 0);
 }
 
 static int
@@ -309,7 +310,7 @@ terminate_match(const struct ag_live_entry *e, void *arg, char *why, size_t whyl
 }
 
 #define TERMINATE_USAGE "usage: agentgate terminate [--config FILE] [--wait SECONDS] " \
-	"[--reason TEXT] SESSION | --identity NAME | --user ACCOUNT\n"
+	"[--reason TEXT] SESSION | [--identity NAME] [--user ACCOUNT]\n"
 
 int
 ag_cmd_terminate(int argc, char **argv)
@@ -357,11 +358,11 @@ ag_cmd_terminate(int argc, char **argv)
 			break;
 		case 'h':
 			printf("Usage: agentgate terminate [--config FILE] [--wait SECONDS] "
-			    "[--reason TEXT]\n                           SESSION | --identity NAME | "
-			    "--user ACCOUNT\n"
+			    "[--reason TEXT]\n                           SESSION | [--identity NAME] "
+			    "[--user ACCOUNT]\n"
 			    "\nEnd a live session (SESSION: its id or a unique prefix, as "
-			    "agentgate\nsessions shows it), or every session of an identity or of "
-			    "an account.\nThe gateway ends the running command and closes the "
+			    "agentgate\nsessions shows it), or every session of an identity, of "
+			    "an account, or\nof that identity on that account.\nThe gateway ends the running command and closes the "
 			    "session; its client "
 			    "is told\nthe administrator ended it (and --reason), and the audit log "
 			    "records\nwho ended it.  A gateway still there after --wait seconds\n"
@@ -372,8 +373,7 @@ ag_cmd_terminate(int argc, char **argv)
 			return 2;
 		}
 	}
-	if ((t.identity != NULL && t.user != NULL) ||
-	    optind != argc - (t.identity == NULL && t.user == NULL ? 1 : 0)) {
+	if (optind != argc - (t.identity == NULL && t.user == NULL ? 1 : 0)) {
 		fputs(TERMINATE_USAGE, stderr);
 		return 2;
 	}

@@ -152,7 +152,8 @@ ag_unlike "$title" "sleep" "process_title_never_shows_the_command" "$title"
 out=$(runuser -u "$AG_USER" -- "$AG_DIR/agentgate" sessions 2>&1); rc=$?
 ag_is "$rc" 1 "sessions_is_roots" "$out"
 # (--wait: the bound a loaded machine never reaches; the event is the exit)
-out=$("$AG_DIR/agentgate" terminate --wait 600 --identity alice 2>&1); rc=$?
+# (--user too: other tests' worlds have an alice of their own)
+out=$("$AG_DIR/agentgate" terminate --wait 600 --identity alice --user "$AG_USER" 2>&1); rc=$?
 ag_like "$rc/$out" "^0/session $sid \(alice@$AG_USER, pid $gwpid\) ended" "terminate_by_identity_ends_it" "$out"
 wait "$client"
 ag_ok "its_command_is_gone" sh -c "! pgrep -u '$AG_USER' -f 'sleep 3141'"
@@ -179,7 +180,7 @@ ag_wait_until 60 sh -c "'$AG_DIR/agentgate' sessions | grep -q 'sleep 2718'"
 out=$("$AG_DIR/agentgate" sessions 2>&1)
 ag_unlike "$out" "$(printf '\033')" "sessions_shows_no_raw_escape" "$(printf '%s' "$out" | od -c | head -5)"
 ag_like "$out" 'sleep 2718 # \\x1b]52;c;' "sessions_shows_the_escape_as_text" "$out"
-out=$("$AG_DIR/agentgate" terminate --wait 600 --identity alice 2>&1)
+out=$("$AG_DIR/agentgate" terminate --wait 600 --identity alice --user "$AG_USER" 2>&1)
 ag_unlike "$out" "$(printf '\033')" "terminate_shows_no_raw_escape" "$out"
 wait "$client"
 # ... nor by audit show (its table and its JSON), which has the command line

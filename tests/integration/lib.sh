@@ -900,25 +900,30 @@ ag_stop_upstream() {
 	fi
 }
 
-# ag_mcp_sdk: the directory where the official MCP TypeScript SDK
-# (@modelcontextprotocol/sdk, from the npm registry) is installed, once per
-# machine, for node to load; 1 (and why, on stderr) when node or the
+# ag_npm_cached NAME VERSION: the directory where the npm package
+# NAME@VERSION (from the npm registry) is installed, once per machine, for
+# node to load or a test to copy; 1 (and why, on stderr) when node or the
 # registry is not there.
-AG_MCP_SDK_VERSION=1.32.2
-ag_mcp_sdk() {
-	local dir=/var/cache/agentgate-tests/mcp-sdk-$AG_MCP_SDK_VERSION
+ag_npm_cached() {
+	local dir=/var/cache/agentgate-tests/${1//[@\/]/_}-$2
 	command -v node >/dev/null && command -v npm >/dev/null ||
-	    { echo "node and npm are needed for the MCP client" >&2; return 1; }
+	    { echo "node and npm are needed for $1" >&2; return 1; }
 	mkdir -p /var/cache/agentgate-tests
 	(
 		flock 9
-		[ -f "$dir/node_modules/@modelcontextprotocol/sdk/package.json" ] && exit 0
+		[ -f "$dir/node_modules/$1/package.json" ] && exit 0
 		rm -rf "$dir.tmp" && mkdir -p "$dir.tmp" &&
 		    npm install --prefix "$dir.tmp" --no-audit --no-fund --silent \
-		    "@modelcontextprotocol/sdk@$AG_MCP_SDK_VERSION" >&2 &&
+		    "$1@$2" >&2 &&
 		    rm -rf "$dir" && mv "$dir.tmp" "$dir"
 	) 9>/var/cache/agentgate-tests/.lock || return 1
 	printf '%s\n' "$dir"
+}
+
+# ag_mcp_sdk: the official MCP TypeScript SDK (@modelcontextprotocol/sdk).
+AG_MCP_SDK_VERSION=1.32.2
+ag_mcp_sdk() {
+	ag_npm_cached @modelcontextprotocol/sdk "$AG_MCP_SDK_VERSION"
 }
 
 # The ssh command line as an array: "${AG_SSH[@]}" cmd & gives $! = ssh's pid.

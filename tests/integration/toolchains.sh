@@ -43,6 +43,22 @@ else
 	ag_pass "go_vet_and_test # skip: no /usr/bin/go"
 	ag_pass "go_fmt_and_gofmt # skip: no /usr/bin/go"
 fi
+# npm test with nyc (istanbul): its spawn wrappers and caches live in the
+# identity's /tmp and the project, not the root-owned home
+if NYC=$(ag_npm_cached nyc 15.1.0); then
+	install -d -o "$AG_USER" -g "$AG_USER" "$W/cov"
+	cp -r "$NYC/node_modules" "$W/cov/" && chown -R "$AG_USER:" "$W/cov"
+	x "cd ~/work/cov &&
+printf '%s\n' '{\"name\": \"cov\", \"version\": \"1.0.0\", \"scripts\": {\"test\": \"nyc --reporter=text node test.js\"}}' > package.json &&
+printf '%s\n' 'module.exports = (x) => x * 2;' > lib.js &&
+printf '%s\n' 'const { execFileSync } = require(\"child_process\");' 'if (require(\"./lib\")(2) !== 4) process.exit(1);' 'execFileSync(process.execPath, [\"-e\", \"require(\\\"./lib\\\")(1)\"]);' 'console.log(\"cov-tests-ok\");' > test.js &&
+npm test 2>&1"
+	ag_like "$x_out" "cov-tests-ok" "npm_test_with_nyc_runs" "$x_err"
+	ag_like "$x_out" "lib\.js *\| *100" "nyc_reports_coverage_through_its_spawn_wrappers" "$x_out"
+else
+	ag_pass "npm_test_with_nyc_runs # skip: nyc could not be installed from the npm registry"
+	ag_pass "nyc_reports_coverage_through_its_spawn_wrappers # skip: no nyc"
+fi
 if [ -x /usr/bin/cargo ]; then
 	x 'cd ~/work && cargo new -q --vcs none --lib adder && cd adder &&
 printf "pub fn add(a: i32, b: i32) -> i32 { a + b }\n#[cfg(test)]\nmod t { #[test] fn sum() { assert_eq!(super::add(2, 3), 5); } }\n" > src/lib.rs &&
