@@ -217,6 +217,24 @@ echo fexec-ran
 '"
 ag_like "$x_out" "fexec-ran" "c_fexecve_of_a_deleted_shell_script_still_runs" "$x_err"
 
+# ---- red team 21, H1: a script run by a bare name -------------------------------
+# The kernel hands a #! interpreter the name the exec gave (`push`, not
+# ~/work/r/push): git takes it as its command.  Typed (glibc's execvp
+# turns an empty PATH entry into the bare name), python3 and a recipe.
+x "cd ~/work/r && printf '#!/usr/bin/git\n' > push && chmod +x push && PATH=:/usr/bin env push -q ../rem.git HEAD:refs/heads/bare1; echo rc=\$?"
+ag_like "$x_err" "git push .* is refused" "typed_bare_name_push_script_judged_as_git_push" "$x_err"
+x "cd ~/work/r && python3 -c 'import os; os.execv(\"push\", [\"push\", \"-q\", \"../rem.git\", \"HEAD:refs/heads/bare2\"])'"
+ag_like "$x_err" "git push .* is refused" "python3_bare_name_push_script_judged_as_git_push" "$x_err"
+x "cd ~/work/r && printf 'all:\n\tPATH=:/usr/bin env push -q ../rem.git HEAD:refs/heads/bare3; echo rc=\$\$?\n' > bare.mk && make -s -f bare.mk"
+ag_like "$x_out" "rc=[1-9]" "recipe_bare_name_push_script_refused" "$x_out"
+ag_is "$(landed)" "" "no_bare_name_script_landed"
+ag_like "$(denied_with 'refs/heads/bare3')" "^[1-9]" "the_bare_name_push_is_recorded"
+# benign twins: the same spelling of git status, and a shell script
+x "cd ~/work/r && printf '#!/usr/bin/git\n' > status && chmod +x status && PATH=:/usr/bin env status --short >/dev/null && echo status-ok; printf '#!/bin/sh\necho bare-ran\n' > hello && chmod +x hello && python3 -c 'import os; os.execv(\"hello\", [\"hello\"])'"
+ag_like "$x_out" "status-ok" "bare_name_git_status_script_still_runs" "$x_err"
+ag_like "$x_out" "bare-ran" "bare_name_shell_script_still_runs" "$x_err"
+x "cd ~/work/r && rm -f push status hello bare.mk"
+
 # ---- H1: help.autocorrect --------------------------------------------------------
 printf 'all:\n\tGIT_CONFIG_PARAMETERS="%s" git pusj -q ../rem.git HEAD:refs/heads/ac; echo "ac=$$?"\n\tgit log --oneline; echo "log=$$?"\n' \
     "'help.autocorrect'='1'" > "$AG_DIR/ac.mk"
