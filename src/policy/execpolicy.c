@@ -12,6 +12,7 @@
 #include "common/utf8.h"
 #include "policy/policy.h"
 #include "policy/prog.h"
+#include "policy/walker.h"
 #include "common/strbuf.h"
 
 /* Does r name this program? */
@@ -87,29 +88,38 @@ exec_ctx(struct ag_policy_ctx *ctx, const struct ag_execpolicy *ep, const char *
 /*
  * The dynamic loader run as a program (`ld-linux-x86-64.so.2 /usr/bin/git
  * push`) maps and runs its first operand without another exec: judge that
- * operand and what follows as the exec.  The index of the program among
- * argv, or 0 when path is not a loader or names no program.
+ * operand and what follows as the exec.  The operand is found as rtld's
+ * own loop finds it (glibc 2.36, elf/rtld.c dl_main): its options are the
+ * exact words below (a valued one only with a word after it), and any
+ * other word is the program, one that starts with '-' too (`ld.so -d/git
+ * push` runs ./-d/git).  A word starting with "--" that is not one of its
+ * options (`--` included) makes rtld stop with its usage: judged as the
+ * program all the same, which refuses no more than rtld runs.  The index
+ * of the program among argv, or 0 when path is not a loader or names no
+ * program.
  */
 static size_t
 loader_operand(const char *path, char *const *argv, size_t argc)
 {
-	static const char *const with_value[] = { "--library-path", "--preload", "--audit",
-	    "--argv0", "--inhibit-rpath", "--glibc-hwcaps-prepend", "--glibc-hwcaps-mask",
+	static const char *const plain[] = { "--list", "--verify", "--inhibit-cache",
+	    "--list-tunables", "--list-diagnostics", "--help", "--version", NULL };
+	static const char *const with_value[] = { "--library-path", "--inhibit-rpath",
+	    "--audit", "--preload", "--argv0", "--glibc-hwcaps-prepend", "--glibc-hwcaps-mask",
 	    NULL };
 	const char *b = ag_base_name(path);
-	size_t i, k;
+	size_t i;
 
 	if (strncmp(b, "ld-", 3) != 0 && strncmp(b, "ld.so", 5) != 0 &&
 	    strncmp(b, "ld64.so", 7) != 0)
 		return 0;
 	for (i = 1; i < argc; i++) {
-		if (argv[i][0] != '-')
-			return i;
-		if (strcmp(argv[i], "--") == 0)
-			return i + 1 < argc ? i + 1 : 0;
-		for (k = 0; with_value[k] != NULL; k++)
-			if (strcmp(argv[i], with_value[k]) == 0)
-				i++;
+		if (ag_walk_in_list(plain, argv[i]))
+			continue;
+		if (i + 1 < argc && ag_walk_in_list(with_value, argv[i])) {
+			i++;
+			continue;
+		}
+		return i;
 	}
 	return 0;
 }

@@ -235,6 +235,18 @@ ag_like "$x_out" "status-ok" "bare_name_git_status_script_still_runs" "$x_err"
 ag_like "$x_out" "bare-ran" "bare_name_shell_script_still_runs" "$x_err"
 x "cd ~/work/r && rm -f push status hello bare.mk"
 
+# ---- red team 21, H3: the loader's operand, as rtld finds it ---------------------
+# glibc's ld.so takes only its own `--` words as options: `-d/git` is the
+# program (./-d/git, a link to git), from a recipe and from python3
+x "cd ~/work/r && python3 -c 'import os; os.makedirs(\"-d\", exist_ok=True); os.symlink(\"/usr/bin/git\", \"-d/git\")' && printf 'all:\n\t$LDSO -d/git push -q ../rem.git HEAD:refs/heads/dashd; echo dashd=\$\$?\n\t$LDSO --inhibit-cache -d/git log --oneline; echo dashlog=\$\$?\n' > dashd.mk && make -s -f dashd.mk"
+ag_like "$x_out" "dashd=[1-9]" "recipe_loader_dash_operand_push_refused" "$x_out"
+ag_like "$x_out" "dashlog=0" "recipe_loader_dash_operand_git_log_still_runs" "$x_out"
+x "cd ~/work/r && python3 -c 'import os; os.execv(\"$LDSO\", [\"ld.so\", \"--inhibit-cache\", \"-d/git\", \"push\", \"-q\", \"../rem.git\", \"HEAD:refs/heads/dashpy\"])'"
+ag_like "$x_err" "git push .* is refused" "python3_loader_dash_operand_judged_as_git_push" "$x_err"
+ag_is "$(landed)" "" "no_loader_dash_operand_landed"
+ag_like "$(denied_with 'refs/heads/dashd')" "^[1-9]" "the_loader_dash_operand_is_recorded"
+x "cd ~/work/r && rm -rf ./-d dashd.mk"
+
 # ---- H1: help.autocorrect --------------------------------------------------------
 printf 'all:\n\tGIT_CONFIG_PARAMETERS="%s" git pusj -q ../rem.git HEAD:refs/heads/ac; echo "ac=$$?"\n\tgit log --oneline; echo "log=$$?"\n' \
     "'help.autocorrect'='1'" > "$AG_DIR/ac.mk"
