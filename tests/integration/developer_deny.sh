@@ -247,6 +247,29 @@ ag_is "$(landed)" "" "no_loader_dash_operand_landed"
 ag_like "$(denied_with 'refs/heads/dashd')" "^[1-9]" "the_loader_dash_operand_is_recorded"
 x "cd ~/work/r && rm -rf ./-d dashd.mk"
 
+# ---- red team 21, H4: a shell given a registry program's file -------------------
+# /usr/bin/mvn is a shell script: `sh /usr/bin/mvn deploy` is mvn deploy
+if [ -x /usr/bin/mvn ]; then
+	x "mkdir -p ~/work/mv && cd ~/work/mv && sh /usr/bin/mvn -o deploy; echo rc=\$?"
+	ag_like "$x_err" "mvn .*deploy.* is refused" "typed_sh_mvn_deploy_judged_as_mvn_deploy" "$x_err"
+	ag_unlike "$x_out$x_err" "MissingProjectException|Scanning for projects" "typed_sh_mvn_deploy_ran_no_maven" "$x_out"
+	x "cd ~/work/mv && printf 'all:\n\tbash -e /usr/bin/mvn -o deploy; echo mvnrc=\$\$?\n' > Makefile && make -s"
+	ag_like "$x_out" "mvnrc=[1-9]" "recipe_bash_mvn_deploy_refused" "$x_out"
+	ag_unlike "$x_out$x_err" "MissingProjectException|Scanning for projects" "recipe_bash_mvn_deploy_ran_no_maven" "$x_out"
+	x "cd ~/work/mv && python3 -c 'import os; os.execv(\"/bin/sh\", [\"sh\", \"--\", \"/usr/bin/mvn\", \"-o\", \"deploy\"])'"
+	ag_like "$x_err" "mvn .*deploy.* is refused" "python3_sh_mvn_deploy_refused" "$x_err"
+	ag_like "$(ag_audit_query "sum(1 for x in r if x['event'] == 'exec_denied' and 'deploy' in ' '.join(x.get('argv') or []) and '/usr/bin/mvn' in ' '.join(x.get('argv') or []))")" \
+	    "^[3-9]" "sh_mvn_deploy_recorded"
+	# benign twins: maven's other goals through sh, and a shell's own script
+	x "cd ~/work/mv && sh /usr/bin/mvn -o --version"
+	ag_like "$x_out" "Apache Maven" "sh_mvn_version_still_runs" "$x_err"
+	x "cd ~/work/mv && printf 'echo sh-file-ran \$1\n' > s.sh && sh s.sh deploy && bash -c 'echo bash-c-ran'"
+	ag_like "$x_out" "sh-file-ran deploy" "sh_with_a_plain_script_still_runs" "$x_err"
+	ag_like "$x_out" "bash-c-ran" "bash_c_still_runs" "$x_err"
+else
+	ag_pass "sh_mvn_skipped_no_maven"
+fi
+
 # ---- H1: help.autocorrect --------------------------------------------------------
 printf 'all:\n\tGIT_CONFIG_PARAMETERS="%s" git pusj -q ../rem.git HEAD:refs/heads/ac; echo "ac=$$?"\n\tgit log --oneline; echo "log=$$?"\n' \
     "'help.autocorrect'='1'" > "$AG_DIR/ac.mk"
