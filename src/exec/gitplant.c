@@ -374,11 +374,22 @@ sb_git_planted(const char *gitdir, char *what, size_t whatsz)
 static int
 rename_fresh(int dfd, const char *from, const char *to)
 {
-	int rc;
+	struct stat st;
+	int rc, e;
 
 	ag_privsep_as_caller();
 	rc = renameat2(dfd, from, dfd, to, RENAME_NOREPLACE);
+	/* a file system without the flag (NFS, some FUSE): the name looked
+	 * at first; the command that could race it has ended */
+	if (rc < 0 && errno == EINVAL) {
+		if (fstatat(dfd, to, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+			errno = EEXIST;
+		} else if (errno == ENOENT)
+			rc = renameat(dfd, from, dfd, to);
+	}
+	e = errno;
 	ag_privsep_as_gateway();
+	errno = e;
 	return rc;
 }
 
