@@ -187,6 +187,10 @@ proc_link(pid_t pid, const char *what, char *out, size_t outsz)
 struct req_buf {
 	char	 path[PATH_MAX];
 	char	 cwd[PATH_MAX];
+	/* the name the kernel hands a script's interpreter: the exec's own
+	 * (relative as given; /dev/fd/D/NAME or /dev/fd/D from a dirfd), a
+	 * nested script's its #! interpreter as written */
+	char	 kname[PATH_MAX];
 	char	*strs;		/* AG_EXECGUARD_MAX_BYTES */
 	size_t	 used;		/* of strs */
 	char	*argv[AG_EXECGUARD_MAX_ARGS + 1];
@@ -295,7 +299,7 @@ interp_level(pid_t pid, struct req_buf *b, struct ag_exec_req *req, char *reason
 	if (*interp == '\0')
 		return 0;
 	add = arg != NULL ? 2 : 1;
-	need = strlen(interp) + 1 + (arg ? strlen(arg) + 1 : 0) + strlen(req->path) + 1;
+	need = strlen(interp) + 1 + (arg ? strlen(arg) + 1 : 0) + strlen(b->kname) + 1;
 	if (req->argc + add > AG_EXECGUARD_MAX_ARGS || b->used + need > AG_EXECGUARD_MAX_BYTES) {
 		snprintf(reason, rsz, "denied: the arguments of an exec are too many or too long "
 		    "to check (at most %d arguments, %d bytes)", AG_EXECGUARD_MAX_ARGS,
@@ -303,11 +307,13 @@ interp_level(pid_t pid, struct req_buf *b, struct ag_exec_req *req, char *reason
 		snprintf(rule, rulesz, "exec:unreadable");
 		return -1;
 	}
-	/* INTERP [ARG] SCRIPT, then the script's own arguments after argv[0] */
+	/* INTERP [ARG] SCRIPT, then the script's own arguments after argv[0]:
+	 * SCRIPT as the kernel passes it, the name the exec gave (a relative
+	 * `publish` stays one: the interpreter takes it as its own word) */
 	for (i = req->argc; i >= 1; i--)
 		b->argv[i + add] = b->argv[i];
-	b->argv[add] = strcpy(b->strs + b->used, req->path);
-	b->used += strlen(req->path) + 1;
+	b->argv[add] = strcpy(b->strs + b->used, b->kname);
+	b->used += strlen(b->kname) + 1;
 	b->argv[0] = strcpy(b->strs + b->used, interp);
 	b->used += strlen(interp) + 1;
 	if (arg != NULL) {
@@ -317,6 +323,8 @@ interp_level(pid_t pid, struct req_buf *b, struct ag_exec_req *req, char *reason
 	req->argc += add;
 	b->argv[req->argc] = NULL;
 	req->argv = b->argv;
+	/* a nested script gets this interpreter's name as written */
+	snprintf(b->kname, sizeof(b->kname), "%s", b->argv[0]);
 	/* the interpreter, as the kernel finds it (relative: from the cwd) */
 	if (interp[0] == '/')
 		snprintf(b->path, sizeof(b->path), "%s", b->argv[0]);
@@ -378,6 +386,16 @@ read_request(const struct seccomp_notif *n, struct req_buf *b, struct ag_exec_re
 		}
 	}
 	req->path = b->path;
+	/* as the kernel names it for an interpreter (fs/exec.c, alloc_bprm) */
+	if (dirfd == AT_FDCWD || raw[0] == '/')
+		snprintf(b->kname, sizeof(b->kname), "%s", raw);
+	else if (raw[0] == '\0')
+		snprintf(b->kname, sizeof(b->kname), "/dev/fd/%d", dirfd);
+	else if ((size_t)snprintf(b->kname, sizeof(b->kname), "/dev/fd/%d/%s", dirfd, raw) >=
+	    sizeof(b->kname)) {
+		snprintf(reason, rsz, "denied: the program path of an exec is too long");
+		return -1;
+	}
 	/* argv: a NULL-terminated array of pointers (a NULL argv is allowed) */
 	while (aaddr != 0) {
 		uint64_t p;

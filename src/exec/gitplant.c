@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -37,6 +38,7 @@
 #include "exec/sandbox_int.h"
 
 #define CONFIG_MAX	(1024 * 1024)	/* bytes of a config looked at; past it: planted */
+#define ASIDE_TRIES	8	/* names tried for a set-aside */
 
 /*
  * The keys git init, clone, worktree, submodule and a plain commit write
@@ -295,12 +297,52 @@ open_hooks(int dfd, const char *gitdir, char *what, size_t whatsz)
 	return -1;
 }
 
+/* hooks (hfd, closed here) of gitdir: 1 with what naming a hook that is
+ * not a sample, one git would run first (a name already set aside,
+ * NAME*.planted, only when there is no other: a decoy the command made
+ * there is not the finding), else 0. */
+static int
+hooks_planted(int hfd, const char *gitdir, char *what, size_t whatsz)
+{
+	struct dirent *de;
+	DIR *d;
+	int found = 0;
+
+	if ((d = fdopendir(hfd)) == NULL) {
+		close(hfd);
+		snprintf(what, whatsz, "%s/hooks (cannot be listed)", gitdir);
+		return 1;
+	}
+	for (;;) {
+		errno = 0;
+		if ((de = readdir(d)) == NULL) {
+			if (errno != 0) {
+				snprintf(what, whatsz, "%s/hooks (cannot be listed)", gitdir);
+				found = 2;
+			}
+			break;
+		}
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
+		    ends_with(de->d_name, ".sample"))
+			continue;
+		if (ends_with(de->d_name, ".planted")) {
+			if (!found)
+				snprintf(what, whatsz, "%s/hooks/%s", gitdir, de->d_name);
+			found = 1;
+			continue;
+		}
+		snprintf(what, whatsz, "%s/hooks/%s", gitdir, de->d_name);
+		found = 2;
+		break;
+	}
+	closedir(d);
+	return found;
+}
+
 int
 sb_git_planted(const char *gitdir, char *what, size_t whatsz)
 {
-	struct dirent *de;
 	struct stat st;
-	DIR *d;
 	size_t i;
 	int dfd, hfd, found = 0;
 
@@ -312,52 +354,107 @@ sb_git_planted(const char *gitdir, char *what, size_t whatsz)
 	}
 	for (i = 0; configs[i] != NULL && !found; i++)
 		found = config_planted(dfd, gitdir, configs[i], what, whatsz);
-	for (i = 0; quarantined[i] != NULL && !found; i++)
+	if (!found && (hfd = open_hooks(dfd, gitdir, what, whatsz)) != -2)
+		found = hfd < 0 ? 2 : hooks_planted(hfd, gitdir, what, whatsz);
+	/* what was set aside already is named only when nothing live is */
+	for (i = 0; quarantined[i] != NULL && found < 2; i++)
 		if (fstatat(dfd, quarantined[i], &st, AT_SYMLINK_NOFOLLOW) == 0) {
-			snprintf(what, whatsz, "%s/%s", gitdir, quarantined[i]);
+			if (!found)
+				snprintf(what, whatsz, "%s/%s", gitdir, quarantined[i]);
 			found = 1;
-		}
-	if (found || (hfd = open_hooks(dfd, gitdir, what, whatsz)) == -2) {
-		close(dfd);
-		return found;
-	}
-	close(dfd);
-	if (hfd < 0)
-		return 1;
-	if ((d = fdopendir(hfd)) == NULL) {
-		close(hfd);
-		snprintf(what, whatsz, "%s/hooks (cannot be listed)", gitdir);
-		return 1;
-	}
-	for (;;) {
-		errno = 0;
-		if ((de = readdir(d)) == NULL) {
-			if (errno != 0) {
-				snprintf(what, whatsz, "%s/hooks (cannot be listed)", gitdir);
-				found = 1;
-			}
 			break;
 		}
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
-		    ends_with(de->d_name, ".sample"))
-			continue;
-		snprintf(what, whatsz, "%s/hooks/%s", gitdir, de->d_name);
-		found = 1;
-		break;
-	}
-	closedir(d);
-	return found;
+	close(dfd);
+	return found != 0;
 }
 
-/* from to to in dir (fd), as the caller, no link followed: 0 or -1. */
+/* from renamed to to in dir (fd), as the caller, never over a name that
+ * exists (a decoy there, even a non-empty directory, made by the command
+ * that planted: a plain rename would fail on it): 0 or -1. */
 static int
-set_aside(int dfd, const char *from, const char *to)
+rename_fresh(int dfd, const char *from, const char *to)
 {
+	struct stat st;
 	int rc, e;
 
 	ag_privsep_as_caller();
-	rc = renameat(dfd, from, dfd, to);
+	rc = renameat2(dfd, from, dfd, to, RENAME_NOREPLACE);
+	/* a file system without the flag (NFS, some FUSE): the name looked
+	 * at first; the command that could race it has ended */
+	if (rc < 0 && errno == EINVAL) {
+		if (fstatat(dfd, to, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+			errno = EEXIST;
+		} else if (errno == ENOENT)
+			rc = renameat(dfd, from, dfd, to);
+	}
 	e = errno;
+	ag_privsep_as_gateway();
+	errno = e;
+	return rc;
+}
+
+/* from renamed to a name of the form BASE.planted (to, tosz bytes): BASE
+ * itself first, then BASE.<random>.planted, which no command can have
+ * made ready.  0, or -1 with errno (EEXIST: every try was taken). */
+static int
+rename_aside(int dfd, const char *from, const char *base, char *to, size_t tosz)
+{
+	unsigned char r[6];
+	int i;
+
+	if ((size_t)snprintf(to, tosz, "%s.planted", base) >= tosz) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	for (i = 0; i < ASIDE_TRIES; i++) {
+		if (rename_fresh(dfd, from, to) == 0)
+			return 0;
+		if (errno != EEXIST && errno != ENOTEMPTY)
+			return -1;
+		if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r))
+			return -1;
+		if ((size_t)snprintf(to, tosz, "%s.%02x%02x%02x%02x%02x%02x.planted", base, r[0],
+		    r[1], r[2], r[3], r[4], r[5]) >= tosz) {
+			errno = ENAMETOOLONG;
+			return -1;
+		}
+	}
+	errno = EEXIST;
+	return -1;
+}
+
+/* from set aside in dir (fd) as BASE.planted (above), as the caller, no
+ * link followed.  A directory the command made read-only (chmod 555: the
+ * account owns it) is made writable for the rename, as the account, and
+ * given its mode back.  0 or -1 with errno. */
+static int
+set_aside(int dfd, const char *from, const char *base, char *to, size_t tosz)
+{
+	char self[32];
+	struct stat st;
+	int rc, e;
+
+	if ((rc = rename_aside(dfd, from, base, to, tosz)) == 0 ||
+	    (errno != EACCES && errno != EPERM))
+		return rc;
+	e = errno;
+	/* the fd is O_PATH: its mode is changed through /proc, as the caller */
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", dfd);
+	if (fstat(dfd, &st) < 0 || (st.st_mode & (S_IWUSR | S_IXUSR)) == (S_IWUSR | S_IXUSR)) {
+		errno = e;
+		return -1;
+	}
+	ag_privsep_as_caller();
+	rc = chmod(self, (st.st_mode & 07777) | S_IWUSR | S_IXUSR);
+	ag_privsep_as_gateway();
+	if (rc < 0) {
+		errno = e;
+		return -1;
+	}
+	rc = rename_aside(dfd, from, base, to, tosz);
+	e = errno;
+	ag_privsep_as_caller();
+	(void)chmod(self, st.st_mode & 07777);
 	ag_privsep_as_gateway();
 	errno = e;
 	return rc;
@@ -386,12 +483,12 @@ sb_git_disarm(const char *gitdir)
 		return -1;
 	for (i = 0; configs[i] != NULL; i++)
 		if (config_planted(dfd, gitdir, configs[i], what, sizeof(what)) &&
-		    set_aside(dfd, configs[i], quarantined[i]) < 0)
+		    set_aside(dfd, configs[i], configs[i], to, sizeof(to)) < 0)
 			rc = -1;
 	/* hooks that cannot be listed go aside whole (a rename in the git
 	 * directory needs no access to hooks itself) */
 	if ((hfd = open_hooks(dfd, gitdir, what, sizeof(what))) == -1 &&
-	    set_aside(dfd, "hooks", "hooks.planted") < 0)
+	    set_aside(dfd, "hooks", "hooks", to, sizeof(to)) < 0)
 		rc = -1;
 	close(dfd);
 	if (hfd < 0)
@@ -410,8 +507,7 @@ sb_git_disarm(const char *gitdir)
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
 		    ends_with(de->d_name, ".sample") || ends_with(de->d_name, ".planted"))
 			continue;
-		if ((size_t)snprintf(to, sizeof(to), "%s.planted", de->d_name) >= sizeof(to) ||
-		    set_aside(hfd, de->d_name, to) < 0)
+		if (set_aside(hfd, de->d_name, de->d_name, to, sizeof(to)) < 0)
 			rc = -1;
 	}
 	closedir(d);
@@ -419,15 +515,18 @@ sb_git_disarm(const char *gitdir)
 }
 
 int
-sb_git_set_aside(const char *dir, const char *name)
+sb_git_set_aside(const char *dir, const char *name, char *aside, size_t asidesz)
 {
 	char to[NAME_MAX + 1];
-	int dfd, rc;
+	int dfd, rc, e;
 
-	if ((size_t)snprintf(to, sizeof(to), "%s.planted", name) >= sizeof(to) ||
-	    (dfd = ag_privsep_open_dir_nofollow(dir)) < 0)
+	if ((dfd = ag_privsep_open_dir_nofollow(dir)) < 0)
 		return -1;
-	rc = set_aside(dfd, name, to);
+	rc = set_aside(dfd, name, name, to, sizeof(to));
+	e = errno;
 	close(dfd);
+	if (rc == 0 && (size_t)snprintf(aside, asidesz, "%s/%s", dir, to) >= asidesz)
+		rc = -1;
+	errno = e;
 	return rc;
 }

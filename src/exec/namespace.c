@@ -1356,9 +1356,8 @@ pointer_refused(struct ag_sandbox *sb, const char *dir, const char *name, const 
 {
 	char aside[PATH_MAX];
 
-	if (pointer_fresh(sb, dir, name) &&
-	    (size_t)snprintf(aside, sizeof(aside), "%s/%s.planted", dir, name) < sizeof(aside)) {
-		if (sb_git_set_aside(dir, name) == 0) {
+	if (pointer_fresh(sb, dir, name)) {
+		if (sb_git_set_aside(dir, name, aside, sizeof(aside)) == 0) {
 			if (sb->planted_now[0] == '\0')
 				snprintf(sb->planted_now, sizeof(sb->planted_now), "%s/%s (points "
 				    "%s)", dir, name, why);
@@ -1369,7 +1368,12 @@ pointer_refused(struct ag_sandbox *sb, const char *dir, const char *name, const 
 			}
 			return 0;
 		}
+		/* said and audited after the command, naming the pointer;
+		 * the scan before each next command refuses it (below) */
 		sb->planted_stuck = 1;
+		if (sb->planted_now[0] == '\0')
+			snprintf(sb->planted_now, sizeof(sb->planted_now), "%s/%s (points %s)",
+			    dir, name, why);
 	}
 	snprintf(sb->refusal, sizeof(sb->refusal), "refused: %s/%s points %s: the git "
 	    "protection cannot follow it; remove it: commands are refused until then",

@@ -254,12 +254,15 @@ int	sb_git_resolves_otherwise(const char *target, const char *real);
  * config key not on git's own list, or a part it cannot read as git would
  * (what names it), else 0. */
 int	sb_git_planted(const char *gitdir, char *what, size_t whatsz);
-/* Renames what it finds where git does not look (NAME.planted): 0, or
+/* Renames what it finds where git does not look (NAME.planted, or
+ * NAME.RANDOM.planted when that is taken), as sb_git_set_aside: 0, or
  * -1 when some of it could not be set aside. */
 int	sb_git_disarm(const char *gitdir);
-/* dir/name renamed to dir/name.planted, as the caller, no link followed
- * (a pointer git would follow): 0, or -1. */
-int	sb_git_set_aside(const char *dir, const char *name);
+/* dir/name renamed to dir/name.planted (or, that name taken, to
+ * dir/name.RANDOM.planted), as the caller, no link followed (a pointer
+ * git would follow), its path into aside: 0, or -1.  A directory the
+ * account made read-only is made writable for it and given its mode back. */
+int	sb_git_set_aside(const char *dir, const char *name, char *aside, size_t asidesz);
 /* Ends the PID namespace (and whatever runs in it) and closes the fds. */
 void	sb_ns_free(struct ag_sandbox *sb);
 /* Forgets what the repository scans read (sb->scan). */

@@ -12,6 +12,7 @@
 #include "common/utf8.h"
 #include "policy/policy.h"
 #include "policy/prog.h"
+#include "policy/walker.h"
 #include "common/strbuf.h"
 
 /* Does r name this program? */
@@ -87,29 +88,38 @@ exec_ctx(struct ag_policy_ctx *ctx, const struct ag_execpolicy *ep, const char *
 /*
  * The dynamic loader run as a program (`ld-linux-x86-64.so.2 /usr/bin/git
  * push`) maps and runs its first operand without another exec: judge that
- * operand and what follows as the exec.  The index of the program among
- * argv, or 0 when path is not a loader or names no program.
+ * operand and what follows as the exec.  The operand is found as rtld's
+ * own loop finds it (glibc 2.36, elf/rtld.c dl_main): its options are the
+ * exact words below (a valued one only with a word after it), and any
+ * other word is the program, one that starts with '-' too (`ld.so -d/git
+ * push` runs ./-d/git).  A word starting with "--" that is not one of its
+ * options (`--` included) makes rtld stop with its usage: judged as the
+ * program all the same, which refuses no more than rtld runs.  The index
+ * of the program among argv, or 0 when path is not a loader or names no
+ * program.
  */
 static size_t
 loader_operand(const char *path, char *const *argv, size_t argc)
 {
-	static const char *const with_value[] = { "--library-path", "--preload", "--audit",
-	    "--argv0", "--inhibit-rpath", "--glibc-hwcaps-prepend", "--glibc-hwcaps-mask",
+	static const char *const plain[] = { "--list", "--verify", "--inhibit-cache",
+	    "--list-tunables", "--list-diagnostics", "--help", "--version", NULL };
+	static const char *const with_value[] = { "--library-path", "--inhibit-rpath",
+	    "--audit", "--preload", "--argv0", "--glibc-hwcaps-prepend", "--glibc-hwcaps-mask",
 	    NULL };
 	const char *b = ag_base_name(path);
-	size_t i, k;
+	size_t i;
 
 	if (strncmp(b, "ld-", 3) != 0 && strncmp(b, "ld.so", 5) != 0 &&
 	    strncmp(b, "ld64.so", 7) != 0)
 		return 0;
 	for (i = 1; i < argc; i++) {
-		if (argv[i][0] != '-')
-			return i;
-		if (strcmp(argv[i], "--") == 0)
-			return i + 1 < argc ? i + 1 : 0;
-		for (k = 0; with_value[k] != NULL; k++)
-			if (strcmp(argv[i], with_value[k]) == 0)
-				i++;
+		if (ag_walk_in_list(plain, argv[i]))
+			continue;
+		if (i + 1 < argc && ag_walk_in_list(with_value, argv[i])) {
+			i++;
+			continue;
+		}
+		return i;
 	}
 	return 0;
 }
@@ -205,13 +215,68 @@ env_path(char *const *env)
 	return NULL;
 }
 
+/*
+ * `sh FILE ARGS` (bash, dash, any shell of the registry): the shell reads
+ * FILE and runs it in its own process, so FILE is the program as far as
+ * the judge can tell when FILE is one of the registry's programs' files
+ * (/usr/bin/mvn is a shell script that ends by exec'ing java with the
+ * goals: `sh /usr/bin/mvn deploy` is mvn deploy), or is named as one (a
+ * project's ./mvnw).  The index of FILE
+ * among argv, or 0: no such word (-c TEXT, -s, standard input).  The
+ * shells' own options before it: a cluster of letters after '-' or '+'
+ * (-o and -O take the next word), and bash's long ones (--rcfile and
+ * --init-file take a value); "--" or "-" ends them.
+ */
+static size_t
+shell_operand(char *const *argv, size_t argc)
+{
+	static const char *const long_value[] = { "--rcfile", "--init-file", NULL };
+	size_t i;
+	const char *p;
+
+	for (i = 1; i < argc; i++) {
+		const char *w = argv[i];
+
+		if (strcmp(w, "--") == 0 || strcmp(w, "-") == 0)
+			return i + 1 < argc ? i + 1 : 0;
+		if (w[0] == '-' && w[1] == '-') {
+			if (ag_walk_in_list(long_value, w))
+				i++;
+			continue;
+		}
+		if (w[0] != '-' && w[0] != '+')
+			return i;
+		for (p = w + 1; *p != '\0'; p++) {
+			if (*p == 'c' || *p == 's')
+				return 0;	/* a command line, or standard input */
+			if (*p == 'o' || *p == 'O')
+				i++;
+		}
+	}
+	return 0;
+}
+
+/* path (or the registry's names for its file, as) is a shell */
+static int
+is_shell(const char *path, char as[][AG_PROG_PATH], size_t n)
+{
+	size_t k;
+
+	if (ag_prog_lookup(ag_base_name(path)) == &ag_prog_shell)
+		return 1;
+	for (k = 0; k < n; k++)
+		if (ag_prog_lookup(ag_base_name(as[k])) == &ag_prog_shell)
+			return 1;
+	return 0;
+}
+
 int
 ag_execpolicy_judge_file(const struct ag_execpolicy *ep, const char *path, dev_t dev,
     ino_t ino, char *const *argv, size_t argc, const char *cwd, char *reason,
     size_t reasonsz, char *rule, size_t rulesz)
 {
 	char as[8][AG_PROG_PATH], r2[1024], ru2[256];
-	size_t n, k;
+	size_t n, k, so;
 	int rc, r;
 
 	rc = ag_execpolicy_judge(ep, path, argv, argc, cwd, reason, reasonsz, rule, rulesz);
@@ -226,6 +291,26 @@ ag_execpolicy_judge_file(const struct ag_execpolicy *ep, const char *path, dev_t
 			rc = r;
 			snprintf(reason, reasonsz, "%s", r2);
 			snprintf(rule, rulesz, "%s", ru2);
+		}
+	}
+	/* a shell given a registry program's file: that program (above) */
+	if (rc != 0 && ep->file_of != NULL && is_shell(path, as, n) &&
+	    (so = shell_operand(argv, argc)) > 0) {
+		dev_t fdev;
+		ino_t fino;
+		char fas[1][AG_PROG_PATH];
+
+		if (ep->file_of(ep->file_ctx, argv[so], &fdev, &fino) == 0 &&
+		    (ag_prog_lookup(ag_base_name(argv[so])) != NULL ||
+		    ag_prog_files_match(env_path(ep->env), fdev, fino, fas, 1) > 0)) {
+			r2[0] = ru2[0] = '\0';
+			r = ag_execpolicy_judge_file(ep, argv[so], fdev, fino, argv + so,
+			    argc - so, cwd, r2, sizeof(r2), ru2, sizeof(ru2));
+			if (r == 0 || (r == 2 && rc == 1)) {
+				rc = r;
+				snprintf(reason, reasonsz, "%s", r2);
+				snprintf(rule, rulesz, "%s", ru2);
+			}
 		}
 	}
 	return rc;

@@ -217,6 +217,59 @@ echo fexec-ran
 '"
 ag_like "$x_out" "fexec-ran" "c_fexecve_of_a_deleted_shell_script_still_runs" "$x_err"
 
+# ---- red team 21, H1: a script run by a bare name -------------------------------
+# The kernel hands a #! interpreter the name the exec gave (`push`, not
+# ~/work/r/push): git takes it as its command.  Typed (glibc's execvp
+# turns an empty PATH entry into the bare name), python3 and a recipe.
+x "cd ~/work/r && printf '#!/usr/bin/git\n' > push && chmod +x push && PATH=:/usr/bin env push -q ../rem.git HEAD:refs/heads/bare1; echo rc=\$?"
+ag_like "$x_err" "git push .* is refused" "typed_bare_name_push_script_judged_as_git_push" "$x_err"
+x "cd ~/work/r && python3 -c 'import os; os.execv(\"push\", [\"push\", \"-q\", \"../rem.git\", \"HEAD:refs/heads/bare2\"])'"
+ag_like "$x_err" "git push .* is refused" "python3_bare_name_push_script_judged_as_git_push" "$x_err"
+x "cd ~/work/r && printf 'all:\n\tPATH=:/usr/bin env push -q ../rem.git HEAD:refs/heads/bare3; echo rc=\$\$?\n' > bare.mk && make -s -f bare.mk"
+ag_like "$x_out" "rc=[1-9]" "recipe_bare_name_push_script_refused" "$x_out"
+ag_is "$(landed)" "" "no_bare_name_script_landed"
+ag_like "$(denied_with 'refs/heads/bare3')" "^[1-9]" "the_bare_name_push_is_recorded"
+# benign twins: the same spelling of git status, and a shell script
+x "cd ~/work/r && printf '#!/usr/bin/git\n' > status && chmod +x status && PATH=:/usr/bin env status --short >/dev/null && echo status-ok; printf '#!/bin/sh\necho bare-ran\n' > hello && chmod +x hello && python3 -c 'import os; os.execv(\"hello\", [\"hello\"])'"
+ag_like "$x_out" "status-ok" "bare_name_git_status_script_still_runs" "$x_err"
+ag_like "$x_out" "bare-ran" "bare_name_shell_script_still_runs" "$x_err"
+x "cd ~/work/r && rm -f push status hello bare.mk"
+
+# ---- red team 21, H3: the loader's operand, as rtld finds it ---------------------
+# glibc's ld.so takes only its own `--` words as options: `-d/git` is the
+# program (./-d/git, a link to git), from a recipe and from python3
+x "cd ~/work/r && python3 -c 'import os; os.makedirs(\"-d\", exist_ok=True); os.symlink(\"/usr/bin/git\", \"-d/git\")' && printf 'all:\n\t$LDSO -d/git push -q ../rem.git HEAD:refs/heads/dashd; echo dashd=\$\$?\n\t$LDSO --inhibit-cache -d/git log --oneline; echo dashlog=\$\$?\n' > dashd.mk && make -s -f dashd.mk"
+ag_like "$x_out" "dashd=[1-9]" "recipe_loader_dash_operand_push_refused" "$x_out"
+ag_like "$x_out" "dashlog=0" "recipe_loader_dash_operand_git_log_still_runs" "$x_out"
+x "cd ~/work/r && python3 -c 'import os; os.execv(\"$LDSO\", [\"ld.so\", \"--inhibit-cache\", \"-d/git\", \"push\", \"-q\", \"../rem.git\", \"HEAD:refs/heads/dashpy\"])'"
+ag_like "$x_err" "git push .* is refused" "python3_loader_dash_operand_judged_as_git_push" "$x_err"
+ag_is "$(landed)" "" "no_loader_dash_operand_landed"
+ag_like "$(denied_with 'refs/heads/dashd')" "^[1-9]" "the_loader_dash_operand_is_recorded"
+x "cd ~/work/r && rm -rf ./-d dashd.mk"
+
+# ---- red team 21, H4: a shell given a registry program's file -------------------
+# /usr/bin/mvn is a shell script: `sh /usr/bin/mvn deploy` is mvn deploy
+if [ -x /usr/bin/mvn ]; then
+	x "mkdir -p ~/work/mv && cd ~/work/mv && sh /usr/bin/mvn -o deploy; echo rc=\$?"
+	ag_like "$x_err" "mvn .*deploy.* is refused" "typed_sh_mvn_deploy_judged_as_mvn_deploy" "$x_err"
+	ag_unlike "$x_out$x_err" "MissingProjectException|Scanning for projects" "typed_sh_mvn_deploy_ran_no_maven" "$x_out"
+	x "cd ~/work/mv && printf 'all:\n\tbash -e /usr/bin/mvn -o deploy; echo mvnrc=\$\$?\n' > Makefile && make -s"
+	ag_like "$x_out" "mvnrc=[1-9]" "recipe_bash_mvn_deploy_refused" "$x_out"
+	ag_unlike "$x_out$x_err" "MissingProjectException|Scanning for projects" "recipe_bash_mvn_deploy_ran_no_maven" "$x_out"
+	x "cd ~/work/mv && python3 -c 'import os; os.execv(\"/bin/sh\", [\"sh\", \"--\", \"/usr/bin/mvn\", \"-o\", \"deploy\"])'"
+	ag_like "$x_err" "mvn .*deploy.* is refused" "python3_sh_mvn_deploy_refused" "$x_err"
+	ag_like "$(ag_audit_query "sum(1 for x in r if x['event'] == 'exec_denied' and 'deploy' in ' '.join(x.get('argv') or []) and '/usr/bin/mvn' in ' '.join(x.get('argv') or []))")" \
+	    "^[3-9]" "sh_mvn_deploy_recorded"
+	# benign twins: maven's other goals through sh, and a shell's own script
+	x "cd ~/work/mv && sh /usr/bin/mvn -o --version"
+	ag_like "$x_out" "Apache Maven" "sh_mvn_version_still_runs" "$x_err"
+	x "cd ~/work/mv && printf 'echo sh-file-ran \$1\n' > s.sh && sh s.sh deploy && bash -c 'echo bash-c-ran'"
+	ag_like "$x_out" "sh-file-ran deploy" "sh_with_a_plain_script_still_runs" "$x_err"
+	ag_like "$x_out" "bash-c-ran" "bash_c_still_runs" "$x_err"
+else
+	ag_pass "sh_mvn_skipped_no_maven"
+fi
+
 # ---- H1: help.autocorrect --------------------------------------------------------
 printf 'all:\n\tGIT_CONFIG_PARAMETERS="%s" git pusj -q ../rem.git HEAD:refs/heads/ac; echo "ac=$$?"\n\tgit log --oneline; echo "log=$$?"\n' \
     "'help.autocorrect'='1'" > "$AG_DIR/ac.mk"

@@ -588,6 +588,74 @@ rm -f "$W/pp/.git/commondir.planted" "$W/pw/.git.planted"
 x 'echo works-again'
 ag_is "$x_out" "works-again" "proc_pointers_commands_run_again_once_removed"
 
+# red team 21, H6: the set-aside cannot be made to fail.  A decoy at
+# NAME.planted (a non-empty directory: a plain rename onto it fails) and
+# a directory the account made read-only (chmod 555) leave nothing live:
+# the plant goes to a fresh NAME.RANDOM.planted, the directory is made
+# writable for the rename and given its mode back
+if [ -n "$T" ] && [ -d "$T" ]; then
+	x "mkdir -p /tmp/ev6/hooks /tmp/ev6/objects /tmp/ev6/refs && printf 'ref: refs/heads/main\n' > /tmp/ev6/HEAD && printf '[core]\n\trepositoryformatversion = 0\n' > /tmp/ev6/config && printf '$HOOK' > /tmp/ev6/hooks/post-commit && chmod +x /tmp/ev6/hooks/post-commit && mkdir -p ~/work/s6/.git.planted/x && echo target"
+	ag_is "$x_out" "target" "decoy_aside_target_made"
+	x "printf 'gitdir: $T/ev6\n' > ~/work/s6/.git && echo ptr"
+	ag_is "$x_out" "ptr" "decoy_aside_pointer_written"
+	planted_reported "$W/s6/.git \(points through /proc .* or into a persistent /tmp .*\)" \
+	    "decoy_aside_pointer" "$W/s6/.git (points through /proc"
+	ag_ok "decoy_aside_pointer_moved_to_a_fresh_name" test ! -e "$W/s6/.git" -a -d "$W/s6/.git.planted/x" \
+	    -a -n "$(find "$W/s6" -maxdepth 1 -name '.git.*.planted' -type f)"
+	victims "$W/s6" "decoy_aside_pointer"
+	unplant "$W/s6"
+	# the pointer and chmod 555 in one command
+	x "mkdir -p ~/work/s7 && printf 'gitdir: $T/ev6\n' > ~/work/s7/.git && chmod 555 ~/work/s7 && echo ptr"
+	ag_is "$x_out" "ptr" "readonly_dir_pointer_written"
+	planted_reported "$W/s7/.git \(points through /proc .* or into a persistent /tmp .*\)" \
+	    "readonly_dir_pointer" "$W/s7/.git (points through /proc"
+	ag_ok "readonly_dir_pointer_set_aside" test ! -e "$W/s7/.git" -a -f "$W/s7/.git.planted"
+	ag_is "$(stat -c %a "$W/s7")" "555" "readonly_dir_mode_given_back"
+	victims "$W/s7" "readonly_dir_pointer"
+	unplant "$W/s7"
+	rm -rf "$W/s6" "$W/s7"
+	x "rm -rf /tmp/ev6; echo gone"
+else
+	ag_pass "decoy_aside_skipped_no_persistent_tmp"
+fi
+# a new repository's hook with a decoy at hooks/post-commit.planted, one
+# command (python3): the hook is what is named and set aside, not the decoy
+x "cd ~/work && python3 - <<'PY'
+import os, subprocess
+subprocess.run(['git','init','-q','h6'])
+G='h6/.gi'+'t'
+os.makedirs(G+'/hooks/post-commit.planted/x')
+open(G+'/hooks/post-commit','w').write('$HOOK'); os.chmod(G+'/hooks/post-commit',0o755)
+print('planted')
+PY"
+ag_is "$x_out" "planted" "decoy_hook_planted"
+ag_unlike "$x_err" "post-commit.planted was put" "decoy_hook_decoy_not_named" "$x_err"
+planted_reported "$W/h6/.git/hooks/post-commit" "decoy_hook"
+ag_ok "decoy_hook_set_aside" test ! -e "$W/h6/.git/hooks/post-commit" \
+    -a -n "$(find "$W/h6/.git/hooks" -maxdepth 1 -name 'post-commit.*.planted' -type f)"
+victims "$W/h6" "decoy_hook"
+unplant "$W/h6"
+# ... and the same in a read-only hooks directory, from a recipe
+printf 'all:\n\tgit init -q h7 && printf "%s" > h7/.git/hooks/post-commit && chmod +x h7/.git/hooks/post-commit && chmod 555 h7/.git/hooks && echo planted\n' \
+    "$HOOK" > "$AG_DIR/h7.mk"
+x "make -s -C ~/work -f $AG_DIR/h7.mk"
+ag_is "$x_out" "planted" "readonly_hooks_planted"
+planted_reported "$W/h7/.git/hooks/post-commit" "readonly_hooks"
+ag_ok "readonly_hooks_set_aside" test ! -e "$W/h7/.git/hooks/post-commit" -a -f "$W/h7/.git/hooks/post-commit.planted"
+ag_is "$(stat -c %a "$W/h7/.git/hooks")" "555" "readonly_hooks_mode_given_back"
+victims "$W/h7" "readonly_hooks"
+unplant "$W/h7"
+rm -rf "$W/h6" "$W/h7"
+# benign twin: a read-only directory holding a plain new repository is
+# left as it is, and nothing is refused
+x "git init -q ~/work/ro6 && chmod 555 ~/work/ro6 && echo made"
+ag_is "$x_out" "made" "readonly_benign_made"
+ag_unlike "$x_err" "was put in a git repository" "readonly_benign_not_taken_for_planted" "$x_err"
+ag_is "$(stat -c %a "$W/ro6")" "555" "readonly_benign_mode_kept"
+x 'echo still-works'
+ag_is "$x_out" "still-works" "readonly_benign_refuses_nothing"
+chmod 755 "$W/ro6"; rm -rf "$W/ro6"
+
 # a part swapped for a link between the gateway's check and its bind, by a
 # command of another connection (B, which made the repository, so its own
 # namespace binds nothing there): what is bound is the inode checked, or

@@ -138,6 +138,16 @@ loader_operand_is_judged_as_the_exec(void **state)
 	    NULL), 1);
 	assert_int_equal(judge("/lib64/ld-linux-x86-64.so.2", "ld.so", "--list", "/bin/ls", NULL),
 	    1);
+	/* red team 21, H3: rtld's own option list, exactly; a word with one
+	 * '-' is the program (./-d/git), not an option to skip */
+	assert_int_equal(judge("/lib64/ld-linux-x86-64.so.2", "ld.so", "-d/git", "push", "r",
+	    NULL), 0);
+	assert_int_equal(judge("/lib64/ld-linux-x86-64.so.2", "ld.so", "--inhibit-cache",
+	    "--glibc-hwcaps-prepend", "x", "-q/git", "push", NULL), 0);
+	assert_int_equal(judge("/lib64/ld-linux-x86-64.so.2", "ld.so", "--verify", "--inhibit-rpath",
+	    "x", "/usr/bin/git", "push", NULL), 0);
+	assert_int_equal(judge("/lib64/ld-linux-x86-64.so.2", "ld.so", "-d/git", "status", NULL),
+	    1);
 }
 
 /*
