@@ -1314,6 +1314,10 @@ stage_apply(struct ag_core *core, struct cmd *c)
 		    "variables are kept)\n", core->pty ? "\r\n" : "", AG_SESSION_MAX_STATE / 1024);
 	else if (!res->capture_ok && ag_session_needs_capture(&core->sess, c->tree))
 		ag_log(LOG_DEBUG, "no complete environment capture; state unchanged");
+	if (res->capture_ok && s->env_not_kept[0] != '\0' && !(c->flags & AG_CORE_REQUEST))
+		fprintf(stderr, "%sagentgate: not kept for the next lines: %s (it changes how "
+		    "programs load or read what follows; set it on the line that needs it, "
+		    "as in `NAME=VALUE ./prog`)\n", core->pty ? "\r\n" : "", s->env_not_kept);
 	/* an exec request's line is the session's last: nothing to keep */
 	if (res->capture_ok && s->state_changed && s->shell_state != NULL &&
 	    (c->flags & AG_CORE_REQUEST))

@@ -467,6 +467,43 @@ set_state(struct ag_session *s, struct ag_strbuf *vars, struct ag_strbuf *funcs)
 	return 0;
 }
 
+/*
+ * The exported names the filter below drops whose value the command
+ * changed (`export LD_LIBRARY_PATH=.`): the agent is told they are not
+ * carried to the next line, rather than finding them gone.
+ */
+static void
+not_kept_note(struct ag_session *s, char *const *nv)
+{
+	size_t i, at = 0;
+
+	s->env_not_kept[0] = '\0';
+	for (i = 0; nv[i] != NULL; i++) {
+		const char *eq = strchr(nv[i], '='), *old;
+		char name[64];
+		size_t nl;
+		int n;
+
+		if (eq == NULL || (nl = (size_t)(eq - nv[i])) >= sizeof(name))
+			continue;
+		memcpy(name, nv[i], nl);
+		name[nl] = '\0';
+		/* the loader's and bash's (the gateway sets none of them for a
+		 * command, so a changed one is the command's) */
+		if (!ag_envsan_is_hard(name) || strcmp(name, "PATH") == 0 ||
+		    strncmp(name, "AGENTGATE_", 10) == 0 ||
+		    ((old = ag_envv_get(s->env, name)) != NULL && strcmp(old, eq + 1) == 0))
+			continue;
+		n = snprintf(s->env_not_kept + at, sizeof(s->env_not_kept) - at, "%s%s",
+		    at > 0 ? ", " : "", name);
+		if (n < 0 || (size_t)n >= sizeof(s->env_not_kept) - at) {
+			s->env_not_kept[at] = '\0';
+			break;
+		}
+		at += (size_t)n;
+	}
+}
+
 int
 ag_session_apply_capture(struct ag_session *s, const char *buf, size_t len,
     struct ag_err *err)
@@ -544,6 +581,7 @@ ag_session_apply_capture(struct ag_session *s, const char *buf, size_t len,
 		goto nomem;
 	if (nv == NULL && (nv = calloc(1, sizeof(*nv))) == NULL)
 		goto nomem;
+	not_kept_note(s, nv);
 	ag_envsan_filter(nv, s->profile);
 	for (nn = 0; nv[nn] != NULL; nn++)
 		;

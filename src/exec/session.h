@@ -50,6 +50,9 @@ struct ag_session {
 						 * where every exec is judged; or NULL */
 	int			 state_dropped;	/* the last capture's were over
 						 * AG_SESSION_MAX_STATE: not kept */
+	char			 env_not_kept[128];	/* the last capture's exported
+					 * names that are not carried to the next
+					 * line (LD_LIBRARY_PATH), for a note */
 	int			 has_funcs;	/* shell_state defines functions */
 	int			 state_changed;	/* the last capture changed shell_state */
 };

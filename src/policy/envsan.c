@@ -160,6 +160,12 @@ tmp_env_name(const char *name)
 }
 
 int
+ag_envsan_is_hard(const char *name)
+{
+	return name != NULL && in_set(hard_set, name);
+}
+
+int
 ag_envsan_is_dangerous(const char *name, const struct ag_profile *profile)
 {
 	if (name == NULL || *name == '\0')

@@ -14,6 +14,9 @@
  * or the profile's env.deny globs — unless the profile's env.allow names it.
  * profile may be NULL (built-in set only).
  */
+/* 1 for the names no profile lets through (IFS, LD_*, BASH_ENV, PATH ...):
+ * never the gateway's own settings for a command either. */
+int	ag_envsan_is_hard(const char *name);
 int	ag_envsan_is_dangerous(const char *name, const struct ag_profile *profile);
 /*
  * Filter a NULL-terminated "KEY=VALUE" vector in place: dangerous entries

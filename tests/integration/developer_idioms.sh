@@ -114,10 +114,13 @@ b c" "ifs_read_loop_and_read_ra"
 x 'cd ~/work && printf "int v(void) { return 42; }\n" > v.c && printf "int v(void);\nint main(void) { return v() - 42; }\n" > m.c &&
 cc -shared -fPIC -o libv.so v.c && cc -o m m.c -L. -lv && LD_LIBRARY_PATH=. ./m && echo "lib-ran=$?"'
 ag_is "$x_out" "lib-ran=0" "ld_library_path_for_a_built_program"
-out=$(printf '%s\n' 'IFS=K; export KEEP=1 LDP=x; LD_LIBRARY_PATH=/nowhere' 'x="a b"; for w in $x; do echo "w=$w"; done; echo "keep=$KEEP ldp=${LD_LIBRARY_PATH-unset}"' | ag_ssh 2>&1)
-ag_is "$out" "w=a
+out=$(printf '%s\n' 'IFS=K; export KEEP=1 LDP=x LD_LIBRARY_PATH=/nowhere' 'x="a b"; for w in $x; do echo "w=$w"; done; echo "keep=$KEEP ldp=${LD_LIBRARY_PATH-unset}"' | ag_ssh 2>&1)
+ag_like "$out" "w=a
 w=b
-keep=1 ldp=unset" "ifs_and_ld_library_path_not_kept_state_still_is" "$out"
+keep=1 ldp=unset$" "ifs_and_ld_library_path_not_kept_state_still_is" "$out"
+ag_like "$out" "^agentgate: not kept for the next lines: LD_LIBRARY_PATH \(" \
+    "ld_library_path_not_kept_is_said" "$out"
+ag_unlike "$out" "not kept for the next lines: .*(KEEP|LDP|IFS)" "  and only it" "$out"
 x 'export LD_PRELOAD=/tmp/x.so; echo ran'
 ag_like "$x_out$x_err" "LD_PRELOAD" "ld_preload_still_refused"
 ag_unlike "$x_out" "^ran$" "ld_preload_line_did_not_run"
