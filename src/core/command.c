@@ -881,16 +881,45 @@ planted_after(struct ag_core *core)
 
 /*
  * A line that only looks at and removes files, which runs while the
- * persistent /tmp is past its bound: every program of it one of these.
- * What find -exec or -delete does is the exec judge's and the kernel's,
- * as on any line.
+ * persistent /tmp is past its bound: every program of it one of these,
+ * and no '>' anywhere in it, quoted or not (no redirection writes a file
+ * without one).  Not find: its -exec and -fprint run and write what they
+ * like (red team 22, M2), and rm -rf names what to remove.
  */
+/* No '>' in the text but one to /dev/null or to another fd (>&2, 2>&1). */
+static int
+writes_nothing(const char *p, size_t n)
+{
+	static const char devnull[] = "/dev/null";
+	const char *end = p + n, *q;
+
+	for (q = memchr(p, '>', n); q != NULL; q = memchr(q, '>', (size_t)(end - q))) {
+		q++;
+		if (q < end && (*q == '>' || *q == '|'))
+			q++;
+		while (q < end && (*q == ' ' || *q == '\t'))
+			q++;
+		if (q + 1 < end && *q == '&' && ((q[1] >= '0' && q[1] <= '9') || q[1] == '-'))
+			continue;
+		if ((size_t)(end - q) >= sizeof(devnull) - 1 &&
+		    memcmp(q, devnull, sizeof(devnull) - 1) == 0 &&
+		    (q + sizeof(devnull) - 1 == end ||
+		    strchr(" \t\n;&|)", q[sizeof(devnull) - 1]) != NULL))
+			continue;
+		return 0;
+	}
+	return 1;
+}
+
 static int
 cleanup_line(const struct cmd *c)
 {
-	static const char *const ok[] = { ":", "[", "cd", "chmod", "du", "echo", "false", "find",
+	static const char *const ok[] = { ":", "[", "cd", "chmod", "du", "echo", "false",
 	    "ls", "pwd", "rm", "rmdir", "test", "true", "unlink", NULL };
 	size_t i, k;
+
+	if (c->line == NULL || !writes_nothing(c->line, c->len))
+		return 0;
 
 	for (i = 0; i < c->d.ncmds; i++) {
 		const char *n = c->d.cmds[i].name, *b;
@@ -950,7 +979,8 @@ tmp_refused(struct ag_core *core, struct cmd *c)
 	if (!core->tmp_over || cleanup_line(c))
 		return 0;
 	snprintf(c->why, sizeof(c->why), "denied: %s: remove what it no longer needs "
-	    "(lines of only rm, rmdir, find, ls, du, chmod and cd run meanwhile, e.g. "
+	    "(lines of only rm, rmdir, ls, du, chmod and cd, with no redirection, run "
+	    "meanwhile, e.g. "
 	    "`du -sh /tmp/*` then `rm -rf /tmp/NAME`); entries unused for limits.tmp_age "
 	    "go by themselves", core->tmp_why);
 	return 1;

@@ -1474,6 +1474,22 @@ follow_dotgit(struct ag_sandbox *sb, const char *dir)
 	return protect_target(sb, dir, ".git", target, kind);
 }
 
+/* dir/name is a link that leads, as the gateway resolves it, into a
+ * persistent /tmp's host directory, or names /proc or a magic link. */
+static int
+link_elsewhere(const char *dir, const char *name)
+{
+	char path[PATH_MAX], target[PATH_MAX], real[PATH_MAX];
+	ssize_t n;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path) ||
+	    (n = readlink(path, target, sizeof(target) - 1)) < 0)
+		return 0;	/* not a link (now), or gone */
+	target[n] = '\0';
+	return sb_git_resolves_otherwise(path, realpath(path, real) != NULL ? real : NULL) ||
+	    (target[0] == '/' && sb_git_resolves_otherwise(target, NULL));
+}
+
 /*
  * The scan runs before every command, and a write root can hold a large
  * tree (several checkouts, a build directory): reading every directory
@@ -1600,7 +1616,8 @@ read_listing(const char *dir, size_t *budget, struct scan_dir *d)
 	struct stat st;
 	struct dirent *de;
 	DIR *dp;
-	int fd, rc = 0, head = 0, objects = 0, refs = 0, common = 0, dotgit = 0, complete = 0;
+	int fd, rc = 0, head = 0, objects = 0, refs = 0, common = 0, dotgit = 0, complete = 0,
+	    tmplink = 0;
 
 	d->sub = NULL;
 	d->nsub = 0;
@@ -1654,6 +1671,8 @@ read_listing(const char *dir, size_t *budget, struct scan_dir *d)
 		} else
 			type = de->d_type;
 		/* what git would take for a git directory: it follows links */
+		if (type == DT_LNK && !tmplink)
+			tmplink = link_elsewhere(dir, de->d_name);
 		if (type == DT_REG || type == DT_LNK) {
 			head |= strcmp(de->d_name, "HEAD") == 0;
 			common |= strcmp(de->d_name, "commondir") == 0;
@@ -1695,7 +1714,8 @@ read_listing(const char *dir, size_t *budget, struct scan_dir *d)
 	d->ctime = st.st_ctim;
 	d->read_at = now;
 	d->repo = (head && ((objects && refs) || common) ? SD_GITDIR : 0) |
-	    (common ? SD_COMMONDIR : 0) | (dotgit ? SD_DOTGIT_FILE : 0);
+	    (common ? SD_COMMONDIR : 0) | (dotgit ? SD_DOTGIT_FILE : 0) |
+	    (tmplink ? SD_TMPLINK : 0);
 out:
 	d->sub = sub;
 	d->nsub = nsub;
@@ -1703,6 +1723,30 @@ out:
 		if (old[k] != NULL)
 			scan_dir_free(old[k]);
 	free(old);
+	return rc;
+}
+
+/*
+ * Links beneath dir that lead into a persistent /tmp by its host path, or
+ * through /proc (red team 22): git run outside the gateway (root's, with
+ * safe.directory) takes a linked work tree for the repository there,
+ * which no scan covers.  Each is a pointer: set aside when a command just
+ * made it, else refused (pointer_refused).
+ */
+static int
+tmp_links(struct ag_sandbox *sb, const char *dir)
+{
+	struct dirent *de;
+	DIR *dp;
+	int rc = 0;
+
+	if ((dp = opendir(dir)) == NULL)
+		return errno == ENOENT ? 0 : unreadable(sb, dir, errno);
+	while (rc == 0 && (de = readdir(dp)) != NULL)
+		if ((de->d_type == DT_LNK || de->d_type == DT_UNKNOWN) &&
+		    link_elsewhere(dir, de->d_name))
+			rc = pointer_refused(sb, dir, de->d_name, otherwise);
+	closedir(dp);
 	return rc;
 }
 
@@ -1758,6 +1802,8 @@ scan_repos(struct ag_sandbox *sb, const char *dir, int depth, size_t *budget,
 	if ((d->repo & SD_GITDIR) && (rc = protect_gitdir(sb, dir, d->repo, 0)) < 0)
 		return rc;
 	if ((d->repo & SD_DOTGIT_FILE) && (rc = follow_dotgit(sb, dir)) < 0)
+		return rc;
+	if ((d->repo & SD_TMPLINK) && (rc = tmp_links(sb, dir)) < 0)
 		return rc;
 	for (i = 0; i < d->nsub; i++) {
 		char child[PATH_MAX];

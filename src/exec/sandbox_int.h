@@ -91,7 +91,10 @@ struct scan_dir {
 				 * or a commondir file (links count: git follows them) */
 #define SD_COMMONDIR	2	/* it holds a commondir file */
 #define SD_DOTGIT_FILE	4	/* it holds a .git that is a file or a link */
-#define SD_ALL		7
+#define SD_TMPLINK	8	/* it holds a link into a persistent /tmp's host
+				 * directory, or through /proc (a work tree
+				 * git outside the gateway would follow) */
+#define SD_ALL		15
 
 struct ag_sandbox {
 	enum ag_sandbox_mode	 mode;

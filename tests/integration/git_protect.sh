@@ -493,6 +493,29 @@ open(\"$W/pc/.git/commondir\", \"w\").write(\"$T/ev\\n\"); print(\"pointed\")'"
 	rm -rf "$T/ev"
 	x 'echo works-again'
 	ag_is "$x_out" "works-again" "persistent_tmp_pointer_commands_run_again_once_it_is_gone"
+	# red team 22, H1: a work tree that is a link into the persistent
+	# /tmp's host path, its .git (hooks and all) made there in an
+	# earlier command, where no scan looks: the link is a pointer too
+	x "mkdir -p /tmp/wt && git init -q /tmp/wt && python3 -c 'import os
+p = \"/tmp/wt/.git/hooks/post-commit\"; open(p, \"w\").write(\"$HOOK\"); os.chmod(p, 0o755)
+print(\"made\")'"
+	ag_is "$x_out" "made" "work_tree_link_target_made_in_tmp"
+	x "python3 -c 'import os; os.symlink(\"$T/wt\", \"$W/wtl\"); print(\"linked\")'"
+	ag_is "$x_out" "linked" "work_tree_link_into_persistent_tmp_written"
+	ag_like "$x_err" "agentgate: $W/wtl \(points through /proc .* or into a persistent /tmp .*\).*set aside" \
+	    "work_tree_link_into_persistent_tmp_set_aside_and_said" "$x_err"
+	ag_ok "work_tree_link_is_no_longer_there" test ! -L "$W/wtl" -a -L "$W/wtl.planted"
+	victims "$W/wtl" "work_tree_link_into_persistent_tmp"
+	rm -f "$PWN" "$W/wtl.planted"
+	rm -rf "$T/wt"
+	x 'echo works-again'
+	ag_is "$x_out" "works-again" "work_tree_link_commands_run_again_once_it_is_gone"
+	# benign: a link to the session's /tmp by its own name is the host's
+	# /tmp outside the session, and is left alone
+	x "ln -s /tmp/notes ~/work/notes-link && echo kept"
+	ag_is "$x_out" "kept" "a_link_to_slash_tmp_is_left_alone"
+	ag_ok "  (still there)" test -L "$W/notes-link"
+	rm -f "$W/notes-link"
 else
 	ag_pass "persistent_tmp_pointer_skipped_no_persistent_tmp"
 fi

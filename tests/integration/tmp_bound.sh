@@ -45,7 +45,15 @@ ag_is "$(ag_audit_query '[x["rule"] for x in r if x.get("event") == "command" an
 # a new session measures at its start: still refused
 ag_run b 'python3 -c "print(1)"'
 ag_is "$b_rc" 126 "tmp_bound_new_session_refused_too" "$b_err"
-ag_run c 'du -sh /tmp/big >/dev/null && ls /tmp && rm -f /tmp/big'
+# while over: nothing that writes runs, not find -exec, not a redirection
+# to a file (red team 22, M2); clean-up lines, /dev/null and fds do
+ag_run w1 'find /tmp -maxdepth 0 -exec python3 -c "open(\"/tmp/more\", \"w\").write(\"x\")" \;'
+ag_like "$w1_err" "limits.tmp_disk" "tmp_bound_find_exec_refused_while_over" "$w1_err"
+ag_run w2 'echo x > /tmp/more2'
+ag_like "$w2_err" "limits.tmp_disk" "tmp_bound_redirection_refused_while_over" "$w2_err"
+ag_ok "tmp_bound_nothing_written_while_over" test ! -e "$PT/$U/tmp/more" -a ! -e "$PT/$U/tmp/more2" -a -e "$PT/$U/tmp/big"
+ag_run c 'du -sh /tmp/big >/dev/null 2>&1 && ls /tmp && rm -f /tmp/big'
+ag_unlike "$c_err" "limits.tmp_disk" "tmp_bound_cleanup_with_dev_null_runs" "$c_err"
 ag_is "$c_rc:$c_out" "0:big
 keep" "tmp_bound_cleanup_line_runs" "$c_err"
 ag_run d 'echo back'
