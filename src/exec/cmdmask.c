@@ -103,6 +103,20 @@ value_end(const char *s, size_t lim, size_t i, int heredoc)
 	return i;
 }
 
+/*
+ * The end of a value starting at i inside a word (a NAME= within a quoted
+ * argument, `node -e 'API_KEY=1//"...'`): the shell's quotes are not the
+ * value's there, so only what a token is made of is masked, and whatever
+ * else follows (the rest of a program's text) stays visible (red team 22).
+ */
+static size_t
+token_end(const char *s, size_t lim, size_t i)
+{
+	while (i < lim && (isalnum((unsigned char)s[i]) || strchr("-._~+/=:@%!*,^#", s[i]) != NULL))
+		i++;
+	return i;
+}
+
 /* The spans of the command and process substitutions in w, at any depth
  * of its parts (a parameter's subscript and operands, arithmetic). */
 static void word_code(const struct ag_sh_word *w, struct spans *code);
@@ -168,7 +182,7 @@ past_code(const struct spans *code, size_t i)
  * their commands are walked on their own.
  */
 static void
-scan(const char *s, size_t a, size_t b, const struct spans *code, int heredoc,
+scan(const char *s, size_t a, size_t b, const struct spans *code, int heredoc, int word,
     struct spans *m)
 {
 	size_t i = a, j, e;
@@ -189,7 +203,10 @@ scan(const char *s, size_t a, size_t b, const struct spans *code, int heredoc,
 		for (j = i; j < b && (isalnum((unsigned char)s[j]) || s[j] == '_'); j++)
 			;
 		if (j < b && s[j] == '=' && secret_name(s + i, j - i)) {
-			e = value_end(s, code_from(code, j + 1, b), j + 1, heredoc);
+			/* at a word's start the shell's quoting is the value's;
+			 * a line that did not parse (word 0) is masked by it too */
+			e = !word || i == a || heredoc ? value_end(s, code_from(code, j + 1, b), j + 1,
+			    heredoc) : token_end(s, code_from(code, j + 1, b), j + 1);
 			add(m, j + 1, e);
 			i = e > j + 1 ? e : j + 1;
 			continue;
@@ -218,7 +235,7 @@ walk_word(const char *s, size_t len, const struct ag_sh_word *w, int heredoc, st
 		b = i;
 	}
 	if (w->off < b)
-		scan(s, w->off, b, &code, heredoc, m);
+		scan(s, w->off, b, &code, heredoc, 1, m);
 	free(code.v);
 	/* the commands of its substitutions, and words within its parts */
 	for (i = 0; i < w->nparts; i++) {
@@ -306,7 +323,7 @@ unparsed(const char *s, size_t len, struct spans *m)
 		const char *nl = memchr(s + a, '\n', len - a);
 
 		b = nl != NULL ? (size_t)(nl - s) : len;
-		scan(s, a, b, &none, 0, m);
+		scan(s, a, b, &none, 0, 0, m);
 		a = b + 1;
 	}
 }
