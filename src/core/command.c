@@ -22,6 +22,7 @@
 #include "common/log.h"
 #include "common/misc.h"
 #include "common/strbuf.h"
+#include "common/utf8.h"
 #include "core/approval.h"
 #include "core/core.h"
 #include "core/standing.h"
@@ -859,11 +860,13 @@ planted_after(struct ag_core *core)
 {
 	int set_aside;
 	const char *what = ag_sandbox_after(core->sandbox, &set_aside);
-	char msg[AG_ERR_MSG_MAX];
+	char msg[AG_ERR_MSG_MAX], shown[AG_ERR_MSG_MAX / 2];
 	struct ag_err e;
 
 	if (what == NULL)
 		return;
+	/* a path the agent chose: a newline in it is shown, not obeyed */
+	what = ag_utf8_shown(what, shown, sizeof(shown));
 	snprintf(msg, sizeof(msg), "%s was put in a git repository by the command that created "
 	    "it, before the gateway could make it read-only: %s, and commands are refused "
 	    "until that is removed", what, set_aside ? "it is set aside as *.planted, a name "

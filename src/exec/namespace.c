@@ -37,6 +37,7 @@
 #include <linux/openat2.h>
 
 #include "common/log.h"
+#include "common/utf8.h"
 #include "common/misc.h"
 #include "common/privsep.h"
 #include "exec/sandbox_int.h"
@@ -1131,7 +1132,7 @@ still_planted(const char *entry, char *what, size_t whatsz)
 static int
 planted_refuses(struct ag_sandbox *sb)
 {
-	char what[PATH_MAX + 128];
+	char what[PATH_MAX + 128], shown[WHAT_MAX + 64];
 	struct plist keep = { NULL, 0, 0 };
 	size_t i, n;
 
@@ -1158,19 +1159,22 @@ planted_refuses(struct ag_sandbox *sb)
 		sb_planted_save(sb);
 	if (what[0] == '\0')
 		return 0;
+	/* the agent chose the path: a newline in it must not read as another
+	 * line of the message (red team 22) */
+	ag_utf8_shown(what, shown, sizeof(shown));
 	/* what git no longer reads is said to be so, and what to do */
 	if (strstr(what, ".planted") != NULL)
 		snprintf(sb->refusal, sizeof(sb->refusal), "refused: %.*s was put in a git "
 		    "repository by a command before the gateway could make it read-only, and "
 		    "set aside under this name, which git does not read (nothing runs it): "
 		    "review it, then delete it (as the account outside the gateway, or as "
-		    "root); this identity's commands are refused until then", WHAT_MAX, what);
+		    "root); this identity's commands are refused until then", WHAT_MAX, shown);
 	else
 		snprintf(sb->refusal, sizeof(sb->refusal), "refused: %.*s was put in a git "
 		    "repository by a command before the gateway could make it read-only, and "
 		    "could not be set aside: git run outside the gateway may run it; delete it "
 		    "(as the account outside the gateway, or as root); this identity's "
-		    "commands are refused until then", WHAT_MAX, what);
+		    "commands are refused until then", WHAT_MAX, shown);
 	return -2;
 }
 

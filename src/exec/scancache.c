@@ -392,9 +392,12 @@ sb_planted_save(const struct ag_sandbox *sb)
 		return;
 	}
 	ag_strbuf_init(&b, CACHE_MAX);
+	/* a line each: a path with a newline stays this connection's own
+	 * (it would read as two, naming what was not planted) */
 	for (i = 0; i < sb->planted.n; i++)
-		if (ag_strbuf_append(&b, sb->planted.v[i], strlen(sb->planted.v[i])) < 0 ||
-		    ag_strbuf_append(&b, "\n", 1) < 0)
+		if (strchr(sb->planted.v[i], '\n') == NULL &&
+		    (ag_strbuf_append(&b, sb->planted.v[i], strlen(sb->planted.v[i])) < 0 ||
+		    ag_strbuf_append(&b, "\n", 1) < 0))
 			goto out;
 	write_whole(path, &b);
 out:
