@@ -203,6 +203,23 @@ scan(const char *s, size_t a, size_t b, const struct spans *code, int heredoc, i
 		for (j = i; j < b && (isalnum((unsigned char)s[j]) || s[j] == '_'); j++)
 			;
 		if (j < b && s[j] == '=' && secret_name(s + i, j - i)) {
+			/* an array in a declare's word, `declare -A TOKEN=([k]=v)`:
+			 * what is inside the parentheses */
+			if (word && i == a && !heredoc && j + 1 < b && s[j + 1] == '(') {
+				size_t lim = code_from(code, j + 2, b), k2 = j + 2, v;
+
+				for (;;) {
+					v = value_end(s, lim, k2, 0);
+					if (v >= lim || s[v] == ')') {
+						k2 = v;
+						break;
+					}
+					k2 = v + 1;
+				}
+				add(m, j + 2, k2);
+				i = k2 > j + 1 ? k2 : j + 1;
+				continue;
+			}
 			/* at a word's start the shell's quoting is the value's;
 			 * a line that did not parse (word 0) is masked by it too */
 			e = !word || i == a || heredoc ? value_end(s, code_from(code, j + 1, b), j + 1,

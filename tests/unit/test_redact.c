@@ -376,6 +376,9 @@ command_masks_stay_in_their_word(void **state)
 		{ "tool --api_key=abc --v", "tool --api_key=*** --v" },
 		{ "K=(a b); PASSWORDS=(one two); x", "K=(a b); PASSWORDS=(*** ***); x" },
 		{ "echo ) TOKEN='a\ntouch Z'", "echo ) TOKEN=***\ntouch Z'" },
+		/* an array in a declare's word (red team 22) */
+		{ "declare -A TOKEN=([k]=secret [j]='two words') ; echo hi",
+		  "declare -A TOKEN=(***) ; echo hi" },
 		/* NAME= inside another program's text: the token only (red team 22) */
 		{ "node -e 'API_KEY=1//\"\nrequire(\"fs\").writeFileSync(\"P\", \"x\")'",
 		  "node -e 'API_KEY=***\"\nrequire(\"fs\").writeFileSync(\"P\", \"x\")'" },
