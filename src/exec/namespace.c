@@ -439,8 +439,8 @@ static const char *const keeper_steps[] = {
 	"forking the namespace's init failed", "init did not start",
 	"the network namespace's loopback or the egress listener failed",
 	"starting the keeper's own image failed",
-	"a part of a git repository beneath the write roots changed (a link or another "
-	"file put in its place) between the gateway's check and its read-only mount",
+	("a part of a git repository beneath the write roots changed (a link or another "
+	"file put in its place) between the gateway's check and its read-only mount"),
 };
 #define KEEPER_CHANGED	10	/* that last one: refused in every sandbox mode */
 
