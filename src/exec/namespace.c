@@ -214,8 +214,8 @@ out:
 
 /* path (O_PATH), no link followed anywhere in it: a link at its end is
  * opened as itself. */
-static int
-open_nolinks(const char *path)
+int
+sb_open_nolinks(const char *path)
 {
 	struct open_how how;
 
@@ -243,7 +243,7 @@ bind_checked(const struct nsop *o)
 	struct stat st;
 	int fd, tree, rc = -1;
 
-	if ((fd = open_nolinks(o->path)) < 0)
+	if ((fd = sb_open_nolinks(o->path)) < 0)
 		return errno == ENOENT || errno == ELOOP || errno == ENOTDIR ? -2 : -1;
 	if (fstat(fd, &st) < 0)
 		goto out;
@@ -2309,7 +2309,7 @@ still_bound(const struct nsop *o)
 	struct statx sx;
 	int fd, ok;
 
-	if ((fd = open_nolinks(o->path)) < 0)
+	if ((fd = sb_open_nolinks(o->path)) < 0)
 		return 0;
 	ok = statx(fd, "", AT_EMPTY_PATH, STATX_INO, &sx) == 0 && sx.stx_ino == o->ino &&
 	    makedev(sx.stx_dev_major, sx.stx_dev_minor) == o->dev &&

@@ -266,6 +266,9 @@ int	sb_git_disarm(const char *gitdir);
  * git would follow), its path into aside: 0, or -1.  A directory the
  * account made read-only is made writable for it and given its mode back. */
 int	sb_git_set_aside(const char *dir, const char *name, char *aside, size_t asidesz);
+/* path (O_PATH), no link followed anywhere in it: a link at its end is
+ * opened as itself (namespace.c; the runner process's stat requests too). */
+int	sb_open_nolinks(const char *path);
 /* Ends the PID namespace (and whatever runs in it) and closes the fds. */
 void	sb_ns_free(struct ag_sandbox *sb);
 /* Forgets what the repository scans read (sb->scan). */

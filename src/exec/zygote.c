@@ -4,7 +4,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
@@ -30,6 +29,7 @@
 #include "exec/execguard.h"
 #include "exec/runner.h"
 #include "exec/sandbox.h"
+#include "exec/sandbox_int.h"
 #include "exec/spawn.h"
 #include "exec/zygote.h"
 
@@ -191,18 +191,6 @@ one_request(const struct req_head *h, char *str, size_t len, const int *fd, char
 	return pid < 0 ? -errno : (int32_t)pid;
 }
 
-/* path, no link followed anywhere in it: a link at its end is itself */
-static int
-open_nolinks(const char *path)
-{
-	struct open_how how;
-
-	memset(&how, 0, sizeof(how));
-	how.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC;
-	how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-	return (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
-}
-
 /* A stat request: each path as the session's mount namespace has it. */
 static void
 stat_request(const struct req_head *h, char *str, size_t len, struct ag_zygote_stat *out)
@@ -218,7 +206,7 @@ stat_request(const struct req_head *h, char *str, size_t len, struct ag_zygote_s
 		memset(&out[i], 0, sizeof(out[i]));
 		if (z == NULL)
 			continue;
-		if ((fd = open_nolinks(p)) >= 0) {
+		if ((fd = sb_open_nolinks(p)) >= 0) {
 			if (statx(fd, "", AT_EMPTY_PATH, STATX_INO, &sx) == 0) {
 				out[i].found = 1;
 				out[i].dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
