@@ -112,7 +112,7 @@ round_of(int n, int guarded, double *setup, double *cpu)
 		perror("pipe");
 		exit(1);
 	}
-	if (guarded && (g = ag_execguard_new(allow_all, NULL, &err)) == NULL) {
+	if (guarded && (g = ag_execguard_new(allow_all, NULL, NULL, &err)) == NULL) {
 		fprintf(stderr, "bench_execguard: %s\n", err.msg);
 		exit(1);
 	}

@@ -234,6 +234,8 @@ struct ag_profile {
 	struct ag_net_rule	*net_allow;	/* network.allow, then the presets' */
 	size_t			 nnet_allow;
 	struct ag_strlist	 net_presets;	/* network.presets, as written */
+	struct ag_strlist	 net_unix;	/* network.unix: host sockets (or their
+						 * directories) commands may connect to */
 	enum ag_transfer	 sftp;		/* file_transfer.sftp */
 	int			 scp_legacy;	/* file_transfer.scp: true */
 	int			 rsync;		/* file_transfer.rsync: true */

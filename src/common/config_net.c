@@ -325,11 +325,25 @@ network_presets(struct ctx *c, const char *key, const struct ynode *k,
 	return 0;
 }
 
+/* network.unix: a socket's path, or its directory's; no pattern (the
+ * sandbox matches the file itself, unixconnect.h) */
+static int
+check_unix_path(struct ctx *c, const struct ynode *it, const char *key)
+{
+	if (cf_check_policy_path(c, it, key) == -1)
+		return -1;
+	if (strpbrk(it->s, "*?[") != NULL)
+		return cf_err_node(c, it, "'%s' in '%s' is a pattern; name the socket, or the "
+		    "directory that holds it", cf_quote(c, it->s), key);
+	return 0;
+}
+
 const struct cf_field cf_network_fields[] = {
 	CF_READ("allow", network_allow),
 	CF_READ("presets", network_presets),
 	CF_READ("connect", network_connect),
 	CF_READ("bind", network_bind),
+	CF_LIST("unix", struct ag_profile, net_unix, check_unix_path, 1),
 	CF_END
 };
 
@@ -364,6 +378,7 @@ cf_network_free(struct ag_profile *p)
 		rule_free(&p->net_allow[i]);
 	free(p->net_allow);
 	cf_strlist_free(&p->net_presets);
+	cf_strlist_free(&p->net_unix);
 	free(p->net_connect);
 	free(p->net_bind);
 }

@@ -9,6 +9,7 @@
  */
 #include "agconfig.h"
 
+#include <limits.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -1070,6 +1071,37 @@ exec_denial_line(const struct ag_exec_denial *d)
 }
 
 /*
+ * A connect to a UNIX socket the supervisor refused, or made because
+ * network.unix names the socket (exec/unixconnect.h): a "net" record, and
+ * for a refusal a line to the caller ("Permission denied" says nothing).
+ */
+static void
+unix_connect_seen(struct ag_core *core, struct cmd *c, const struct ag_exec_denial *d)
+{
+	struct ag_audit_net n;
+	struct ag_err err;
+	char shown[PATH_MAX + 64];
+
+	if (!d->allowed)
+		fprintf(stderr, "agentgate: blocked connection to the UNIX socket %s: not the "
+		    "session's own (beneath its /tmp or a write root), and network.unix of "
+		    "profile '%s' does not name it\n", ag_utf8_shown(d->path, shown,
+		    sizeof(shown)), core->profile->name ? core->profile->name : "?");
+	if (core->audit == NULL)
+		return;
+	memset(&n, 0, sizeof(n));
+	n.seq = c->rec.seq;
+	n.proto = "unix";
+	n.address = d->path;
+	n.decision = d->allowed ? "allow" : "deny";
+	n.reason = d->reason;
+	n.rule = d->rule;
+	ag_err_clear(&err);
+	if (ag_audit_net(core->audit, &n, &err) < 0)
+		ag_log(LOG_ERR, "%s", err.msg);
+}
+
+/*
  * Execs the supervisor refused inside the command's tree: one audit record
  * each, and a line to the caller, since the refused program's own message
  * ("Permission denied") does not say why.
@@ -1083,6 +1115,10 @@ exec_denials(struct ag_core *core, struct cmd *c)
 	for (i = 0; i < c->res.ndenials; i++) {
 		const struct ag_exec_denial *d = &c->res.denials[i];
 
+		if (d->unix_connect) {
+			unix_connect_seen(core, c, d);
+			continue;
+		}
 		if (d->would)
 			;	/* rollout: the agent sees what enforcement would not */
 		else if (d->path != NULL && d->path[0] != '\0')
@@ -1104,7 +1140,7 @@ exec_denial_said(const struct cmd *c)
 	size_t i;
 
 	for (i = 0; i < c->res.ndenials; i++)
-		if (!c->res.denials[i].would)
+		if (!c->res.denials[i].would && !c->res.denials[i].allowed)
 			return 1;
 	return 0;
 }

@@ -29,6 +29,7 @@
 #include "exec/bpf.h"
 #include "exec/execfile.h"
 #include "exec/execguard.h"
+#include "exec/unixconnect.h"
 #include "common/log.h"
 
 
@@ -41,6 +42,7 @@
 struct ag_execguard {
 	ag_execguard_judge_fn	 judge;
 	void			*ctx;
+	const struct ag_unix_rules *unix_rules;
 	int			 sock;		/* our end: the listener arrives here */
 	int			 child_sock;	/* the child's end, until started */
 	int			 stop[2];	/* written by finish */
@@ -102,7 +104,9 @@ ag_execguard_install(int sock)
 	ag_bpf_jeq(&b, AG_AUDIT_ARCH, NEXT, ALLOW);
 	ag_bpf_ld(&b, AG_BPF_NR);
 	ag_bpf_jeq(&b, SYS_execve, NOTIFY, NEXT);
-	ag_bpf_jeq(&b, SYS_execveat, NOTIFY, ALLOW);
+	ag_bpf_jeq(&b, SYS_execveat, NOTIFY, NEXT);
+	/* a UNIX socket's connect is made by the supervisor (unixconnect.h) */
+	ag_bpf_jeq(&b, SYS_connect, NOTIFY, ALLOW);
 	ag_bpf_label(&b, ALLOW);
 	ag_bpf_ret(&b, SECCOMP_RET_ALLOW);
 	ag_bpf_label(&b, NOTIFY);
@@ -443,6 +447,25 @@ ag_execguard_file_id(pid_t pid, const char *path, dev_t *dev, ino_t *ino)
 
 /* ---- the thread ------------------------------------------------------------ */
 
+/* A slot of the list for the audit, or NULL past its room (counted). */
+static struct ag_exec_denial *
+slot(struct ag_execguard *g)
+{
+	struct ag_exec_denial *d;
+
+	/* the last place is for how many more there were (finish) */
+	if (g->ndenials >= AG_EXECGUARD_MAX_DENIALS - 1) {
+		g->ndropped++;
+		return NULL;
+	}
+	if (g->denials == NULL &&
+	    (g->denials = calloc(AG_EXECGUARD_MAX_DENIALS, sizeof(*g->denials))) == NULL)
+		return NULL;
+	d = &g->denials[g->ndenials++];
+	memset(d, 0, sizeof(*d));
+	return d;
+}
+
 static void
 keep_denial(struct ag_execguard *g, const struct ag_exec_req *req, const char *reason,
     const char *rule, int would)
@@ -455,7 +478,8 @@ keep_denial(struct ag_execguard *g, const struct ag_exec_req *req, const char *r
 		const struct ag_exec_denial *o = &g->denials[i];
 		size_t k;
 
-		if (o->argc != req->argc || o->rule == NULL || strcmp(o->rule, rule) != 0)
+		if (o->unix_connect || o->argc != req->argc || o->rule == NULL ||
+		    strcmp(o->rule, rule) != 0)
 			continue;
 		for (k = 0; k < req->argc && o->argv[k] != NULL; k++)
 			if (strcmp(o->argv[k], req->argv[k]) != 0)
@@ -463,16 +487,8 @@ keep_denial(struct ag_execguard *g, const struct ag_exec_req *req, const char *r
 		if (k == req->argc)
 			return;
 	}
-	/* the last place is for how many more there were (finish) */
-	if (g->ndenials >= AG_EXECGUARD_MAX_DENIALS - 1) {
-		g->ndropped++;
+	if ((d = slot(g)) == NULL)
 		return;
-	}
-	if (g->denials == NULL &&
-	    (g->denials = calloc(AG_EXECGUARD_MAX_DENIALS, sizeof(*g->denials))) == NULL)
-		return;
-	d = &g->denials[g->ndenials];
-	memset(d, 0, sizeof(*d));
 	d->would = would;
 	d->path = strdup(req->path ? req->path : "");
 	d->reason = strdup(reason);
@@ -482,7 +498,41 @@ keep_denial(struct ag_execguard *g, const struct ag_exec_req *req, const char *r
 		if ((d->argv[i] = strdup(req->argv[i])) == NULL)
 			break;
 	d->argc = i;
-	g->ndenials++;
+}
+
+/* A connect refused, or made to a socket network.unix names. */
+static void
+keep_connect(struct ag_execguard *g, const struct ag_unix_note *note)
+{
+	struct ag_exec_denial *d;
+	size_t i;
+
+	for (i = 0; i < g->ndenials; i++)	/* a client that retries: once */
+		if (g->denials[i].unix_connect && g->denials[i].allowed == note->allowed &&
+		    strcmp(g->denials[i].path, note->path) == 0)
+			return;
+	if ((d = slot(g)) == NULL)
+		return;
+	d->unix_connect = 1;
+	d->allowed = note->allowed;
+	d->path = strdup(note->path);
+	d->reason = strdup(note->reason);
+	d->rule = strdup(note->rule);
+	d->argv = calloc(1, sizeof(*d->argv));
+}
+
+/* One stopped connect (unixconnect.h). */
+static void
+answer_connect(struct ag_execguard *g, int listener, const struct seccomp_notif *n,
+    struct seccomp_notif_resp *resp)
+{
+	struct ag_unix_note note;
+	int noted = ag_unixconnect_answer(listener, n, g->unix_rules, resp, &note);
+
+	if (ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, resp) < 0 && errno != ENOENT)
+		ag_log(LOG_WARNING, "exec supervisor: answer lost: %s", strerror(errno));
+	if (noted)
+		keep_connect(g, &note);
 }
 
 static void
@@ -528,6 +578,10 @@ serve(struct ag_execguard *g, int listener)
 			if (errno == EINTR || errno == ENOENT)
 				continue;	/* the process died meanwhile */
 			break;
+		}
+		if (n->data.nr == SYS_connect) {
+			answer_connect(g, listener, n, resp);
+			continue;
 		}
 		if (first) {
 			/*
@@ -641,7 +695,8 @@ thread_main(void *arg)
 /* ---- parent side ------------------------------------------------------------ */
 
 struct ag_execguard *
-ag_execguard_new(ag_execguard_judge_fn judge, void *ctx, struct ag_err *err)
+ag_execguard_new(ag_execguard_judge_fn judge, void *ctx, const struct ag_unix_rules *unix_rules,
+    struct ag_err *err)
 {
 	struct ag_execguard *g = calloc(1, sizeof(*g));
 	int sv[2] = { -1, -1 };
@@ -652,6 +707,7 @@ ag_execguard_new(ag_execguard_judge_fn judge, void *ctx, struct ag_err *err)
 	}
 	g->judge = judge;
 	g->ctx = ctx;
+	g->unix_rules = unix_rules;
 	g->stop[0] = g->stop[1] = -1;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0 ||
 	    pipe2(g->stop, O_CLOEXEC) < 0) {

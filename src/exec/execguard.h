@@ -1,7 +1,9 @@
 /*
  * execguard.h - the exec supervisor: every execve/execveat of a command's
  * process tree is stopped by seccomp user notification and judged by the
- * gateway before the kernel goes on (developer tier; doc/sandbox.md).
+ * gateway before the kernel goes on (doc/sandbox.md); every connect(2)
+ * too, which the supervisor makes itself for a UNIX socket
+ * (unixconnect.h).
  *
  * The runner child installs the filter (ag_execguard_child, after
  * no_new_privs) and passes the listener to the gateway over a socket.  A
@@ -37,6 +39,7 @@
 #include <sys/types.h>
 
 #include "common/err.h"
+#include "exec/unixconnect.h"
 
 #define AG_EXECGUARD_MAX_ARGS	4096		/* more: refused */
 #define AG_EXECGUARD_MAX_BYTES	(256 * 1024)	/* path + argv, more: refused */
@@ -69,16 +72,21 @@ struct ag_exec_denial {
 	char	 *reason;
 	char	 *rule;
 	int	  would;	/* let through: a rule in rollout would refuse it */
+	/* not an exec: a connect(2) to a UNIX socket (unixconnect.h), path
+	 * its name, refused, or allowed because network.unix names it */
+	int	  unix_connect;
+	int	  allowed;
 };
 
 struct ag_execguard;
 
 /*
- * Parent, before fork: a guard for one command.  judge and ctx must stay
- * valid until ag_execguard_finish.  NULL with err on failure.
+ * Parent, before fork: a guard for one command.  judge, ctx and
+ * unix_rules (where its UNIX sockets may connect by name; NULL: nowhere)
+ * must stay valid until ag_execguard_finish.  NULL with err on failure.
  */
 struct ag_execguard *ag_execguard_new(ag_execguard_judge_fn judge, void *ctx,
-	    struct ag_err *err);
+	    const struct ag_unix_rules *unix_rules, struct ag_err *err);
 /* Parent, after fork: start answering.  0, or -1 (the command must be killed). */
 int	ag_execguard_started(struct ag_execguard *g, struct ag_err *err);
 /*

@@ -1057,7 +1057,8 @@ run_prepare(struct run *x, struct ag_err *err)
 	if (!o->pty)
 		(void)fcntl(x->outp[0], F_SETPIPE_SZ, CMD_PIPE_SZ);
 	if (o->exec_judge != NULL &&
-	    (x->guard = ag_execguard_new(o->exec_judge, o->exec_judge_ctx, err)) == NULL)
+	    (x->guard = ag_execguard_new(o->exec_judge, o->exec_judge_ctx,
+	    ag_sandbox_unix_rules(o->sandbox), err)) == NULL)
 		return -1;
 	return 0;
 }

@@ -795,8 +795,21 @@ collect_reads(struct build *b)
 	size_t i;
 
 	if (expand_paths(b, &b->p->paths_read, &b->reads) < 0 ||
-	    expand_paths(b, &b->p->paths_write, &b->writes) < 0)
+	    expand_paths(b, &b->p->paths_write, &b->writes) < 0 ||
+	    expand_paths(b, &b->p->net_unix, &b->sb->unix_names) < 0)
 		return -1;
+	/* what the profile reads beneath /run is there for its daemons'
+	 * sockets (only what it names there is bound back) */
+	for (i = 0; i < b->reads.n; i++)
+		if (strncmp(b->reads.v[i], "/run/", 5) == 0 &&
+		    !sb_plist_has(&b->sb->unix_names, b->reads.v[i]) &&
+		    sb_plist_add(&b->sb->unix_names, b->reads.v[i]) < 0)
+			return ag_err_set(b->err, "out of memory");
+	/* a socket network.unix names is read too: bound back into /run */
+	for (i = 0; i < b->sb->unix_names.n; i++)
+		if (!sb_plist_has(&b->reads, b->sb->unix_names.v[i]) &&
+		    sb_plist_add(&b->reads, b->sb->unix_names.v[i]) < 0)
+			return ag_err_set(b->err, "out of memory");
 	for (i = 0; i < b->writes.n; i++)
 		if (!sb_plist_has(&b->reads, b->writes.v[i]) && sb_plist_add(&b->reads, b->writes.v[i]) < 0)
 			return ag_err_set(b->err, "out of memory");
@@ -948,7 +961,8 @@ static int
 build_seccomp(struct ag_sandbox *sb)
 {
 #ifdef AG_AUDIT_ARCH
-	enum { NEXT = AG_BPF_NEXT, ALLOW, DENY, NOSYS, MEMFD, SOCKET, IOCTL, NEWUSER };
+	enum { NEXT = AG_BPF_NEXT, ALLOW, DENY, NOSYS, MEMFD, SOCKET, PAIR, UNIXTYPE, IOCTL,
+	    NEWUSER };
 	struct ag_bpf *b = &sb->filt;
 	int inet = sb->ns_net_fd >= 0;
 
@@ -975,7 +989,8 @@ build_seccomp(struct ag_sandbox *sb)
 	ag_bpf_jeq(b, SYS_unshare, NEWUSER, NEXT);
 	ag_bpf_jeq(b, SYS_clone, NEWUSER, NEXT);
 	ag_bpf_jeq(b, SYS_ioctl, IOCTL, NEXT);
-	ag_bpf_jeq(b, SYS_socket, SOCKET, ALLOW);
+	ag_bpf_jeq(b, SYS_socket, SOCKET, NEXT);
+	ag_bpf_jeq(b, SYS_socketpair, PAIR, ALLOW);
 
 	/*
 	 * ioctl(fd, TIOCSTI/TIOCLINUX): no faking keystrokes.  What a command
@@ -1000,10 +1015,27 @@ build_seccomp(struct ag_sandbox *sb)
 	/* socket(domain, type, protocol): the families the namespace holds */
 	ag_bpf_label(b, SOCKET);
 	ag_bpf_ld(b, AG_BPF_ARG(0));
-	ag_bpf_jeq(b, AF_UNIX, ALLOW, NEXT);
+	ag_bpf_jeq(b, AF_UNIX, UNIXTYPE, NEXT);
 	ag_bpf_jeq(b, AF_NETLINK, ALLOW, NEXT);
 	ag_bpf_jeq(b, AF_INET, inet ? ALLOW : DENY, NEXT);
 	ag_bpf_jeq(b, AF_INET6, inet ? ALLOW : DENY, DENY);
+
+	/* socketpair(domain, type, ...): only AF_UNIX makes pairs */
+	ag_bpf_label(b, PAIR);
+	ag_bpf_ld(b, AG_BPF_ARG(0));
+	ag_bpf_jeq(b, AF_UNIX, UNIXTYPE, ALLOW);
+
+	/*
+	 * No AF_UNIX datagram socket: one sends to any socket's name with
+	 * sendto/sendmsg, whose address lies in memory the filter cannot
+	 * read (a pair's end too), past the exec supervisor, which connects
+	 * stream and seqpacket sockets for the process (unixconnect.h);
+	 * those ignore a send's address.
+	 */
+	ag_bpf_label(b, UNIXTYPE);
+	ag_bpf_ld(b, AG_BPF_ARG(1));
+	ag_bpf_and(b, 0xf);	/* SOCK_TYPE_MASK: without NONBLOCK, CLOEXEC */
+	ag_bpf_jeq(b, SOCK_DGRAM, DENY, ALLOW);
 
 	ag_bpf_label(b, ALLOW);
 	ag_bpf_ret(b, SECCOMP_RET_ALLOW);
@@ -1190,6 +1222,37 @@ check_guarantees(struct ag_sandbox *sb, const struct ag_profile *p, struct ag_er
 		if (sb_note_add(sb, what) < 0)
 			return ag_err_set(err, "out of memory");
 	}
+	return 0;
+}
+
+/*
+ * After the namespaces: the mounts a command's UNIX socket may connect to
+ * a socket on (unixconnect.h), those a command of the session could have
+ * made it on: its own /tmp, the write roots, and /dev/shm and /var/tmp
+ * where they are the session's own tmpfs.  The host's /tmp a profile
+ * shares is not one (a tmux server's socket is there).
+ */
+static int
+build_unix_rules(struct ag_sandbox *sb, struct build *b)
+{
+	size_t i;
+
+	if (sb->private_tmp && sb_plist_add(&sb->unix_roots, "/tmp") < 0)
+		return ag_err_set(b->err, "out of memory");
+	for (i = 0; i < sb->nops; i++)
+		if (sb->ops[i].kind == NSOP_TMPFS && (strcmp(sb->ops[i].path, "/dev/shm") == 0 ||
+		    strcmp(sb->ops[i].path, "/var/tmp") == 0) &&
+		    sb_plist_add(&sb->unix_roots, sb->ops[i].path) < 0)
+			return ag_err_set(b->err, "out of memory");
+	for (i = 0; i < b->writes.n; i++)
+		if (!sb_plist_has(&sb->unix_roots, b->writes.v[i]) &&
+		    sb_plist_add(&sb->unix_roots, b->writes.v[i]) < 0)
+			return ag_err_set(b->err, "out of memory");
+	sb->unix_rules.roots = sb->unix_roots.v;
+	sb->unix_rules.nroots = sb->unix_roots.n;
+	sb->unix_rules.names = sb->unix_names.v;
+	sb->unix_rules.nnames = sb->unix_names.n;
+	sb->unix_rules.abstract = sb->ns_net_fd >= 0;
 	return 0;
 }
 
@@ -1399,7 +1462,7 @@ ag_sandbox_prepare(const struct ag_config *cfg, const struct ag_profile *p, cons
 	/* no Landlock: the namespaces still hold the tree and the mounts */
 	if (sb->abi == 0) {
 		if (collect_reads(&b) < 0 || check_links(&b) < 0 || sb_ns_make(sb, &b) < 0 ||
-		    net_check(sb, &b) < 0)
+		    build_unix_rules(sb, &b) < 0 || net_check(sb, &b) < 0)
 			goto fail;
 		build_free(&b);
 		return sb;
@@ -1409,7 +1472,8 @@ ag_sandbox_prepare(const struct ag_config *cfg, const struct ag_profile *p, cons
 		goto fail;
 	if (collect_reads(&b) < 0 ||
 	    (sb->developer && expand_paths(&b, &p->paths_exec, &b.execs) < 0) ||
-	    check_links(&b) < 0 || sb_ns_make(sb, &b) < 0 || net_check(sb, &b) < 0 || build_rulesets(&b) < 0)
+	    check_links(&b) < 0 || sb_ns_make(sb, &b) < 0 || build_unix_rules(sb, &b) < 0 ||
+	    net_check(sb, &b) < 0 || build_rulesets(&b) < 0)
 		goto fail;
 	warn_rewritable(sb, &b);
 	if (b.used_cwd && (sb->cwd = strdup(b.cwd)) == NULL)
@@ -1455,6 +1519,8 @@ ag_sandbox_free(struct ag_sandbox *sb)
 	if (sb->ptmp_fd >= 0)
 		close(sb->ptmp_fd);
 	sb_plist_free(&sb->exec);
+	sb_plist_free(&sb->unix_roots);
+	sb_plist_free(&sb->unix_names);
 	sb_scan_free(sb);
 	sb_plist_free(&sb->writes);
 	sb_plist_free(&sb->repos);
@@ -1608,6 +1674,12 @@ ag_sandbox_zygote_kit(const struct ag_sandbox *sb, struct ag_zygote_kit *k)
 	k->filter = sb->seccomp ? &sb->fprog : NULL;
 	k->outer_fd = sb->outer_fd;
 	return 0;
+}
+
+const struct ag_unix_rules *
+ag_sandbox_unix_rules(const struct ag_sandbox *sb)
+{
+	return sb != NULL && sb->mode != AG_SANDBOX_OFF ? &sb->unix_rules : NULL;
 }
 
 int

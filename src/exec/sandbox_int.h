@@ -17,6 +17,7 @@
 #include "common/err.h"
 #include "exec/bpf.h"
 #include "exec/sandbox.h"
+#include "exec/unixconnect.h"
 
 struct plist {
 	char	**v;
@@ -158,6 +159,11 @@ struct ag_sandbox {
 	char			*preload;	/* agsandbox.so when used */
 	char			*note;
 	struct plist		 exec;		/* files with EXECUTE */
+	/* where a command's UNIX sockets may connect by name (unixconnect.h):
+	 * the session's own writable mounts, and network.unix */
+	struct plist		 unix_roots;
+	struct plist		 unix_names;
+	struct ag_unix_rules	 unix_rules;
 	/*
 	 * Strict tier: what the inner ruleset was built from, kept so that
 	 * ag_sandbox_grant_once() can build a variant for one command.

@@ -82,7 +82,7 @@ run(const char *script, struct seen *s, struct ag_exec_denial **d, size_t *nd, c
 	assert_int_equal(pipe(p), 0);
 	assert_int_equal(pipe(rdy), 0);
 	assert_int_equal(pipe(go), 0);
-	g = ag_execguard_new(judge, s, &err);
+	g = ag_execguard_new(judge, s, NULL, &err);
 	assert_non_null(g);
 	pid = fork();
 	assert_true(pid >= 0);
@@ -276,7 +276,7 @@ main(void)
 		struct ag_err err;
 		struct ag_exec_denial *d;
 		size_t nd;
-		struct ag_execguard *g = ag_execguard_new(judge, NULL, &err);
+		struct ag_execguard *g = ag_execguard_new(judge, NULL, NULL, &err);
 
 		if (g == NULL)
 			return 1;
