@@ -326,7 +326,7 @@ network_presets(struct ctx *c, const char *key, const struct ynode *k,
 }
 
 /* network.unix: a socket's path, or its directory's; no pattern (the
- * sandbox matches the file itself, unixconnect.h) */
+ * sandbox matches the file itself, sockconnect.h) */
 static int
 check_unix_path(struct ctx *c, const struct ynode *it, const char *key)
 {

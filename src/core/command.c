@@ -38,6 +38,7 @@
 #include "exec/transfer.h"
 #include "parse/shparse.h"
 #include "policy/execpolicy.h"
+#include "policy/netrules.h"
 #include "policy/policy.h"
 #include "policy/prog.h"
 #include "policy/transfer.h"
@@ -1071,27 +1072,40 @@ exec_denial_line(const struct ag_exec_denial *d)
 }
 
 /*
- * A connect to a UNIX socket the supervisor refused, or made because
- * network.unix names the socket (exec/unixconnect.h): a "net" record, and
- * for a refusal a line to the caller ("Permission denied" says nothing).
+ * A connect the supervisor made for the process (exec/sockconnect.h) and
+ * noted: a UNIX socket refused, or connected because network.unix names
+ * it, or an address outside the namespace tried directly (it failed
+ * there).  A "net" record, and for a refusal a line to the caller, since
+ * "Permission denied" or "Network is unreachable" says nothing of why.
  */
 static void
-unix_connect_seen(struct ag_core *core, struct cmd *c, const struct ag_exec_denial *d)
+connect_seen(struct ag_core *core, struct cmd *c, const struct ag_exec_denial *d)
 {
+	const char *prof = core->profile->name ? core->profile->name : "?";
+	const char *proto = d->proto != NULL ? d->proto : "unix";
 	struct ag_audit_net n;
 	struct ag_err err;
 	char shown[PATH_MAX + 64];
 
-	if (!d->allowed)
+	ag_utf8_shown(d->path, shown, sizeof(shown));
+	if (d->allowed)
+		;
+	else if (strcmp(proto, "unix") != 0 && ag_net_has_egress(core->profile))
+		fprintf(stderr, "agentgate: blocked direct connection to %s (%s): the session "
+		    "reaches the network only through the egress proxy (HTTPS_PROXY, HTTP_PROXY "
+		    "and ALL_PROXY are set for each command)\n", shown, proto);
+	else if (strcmp(proto, "unix") != 0)
+		fprintf(stderr, "agentgate: blocked direct connection to %s (%s): profile '%s' "
+		    "has no network (network.allow)\n", shown, proto, prof);
+	else
 		fprintf(stderr, "agentgate: blocked connection to the UNIX socket %s: not the "
 		    "session's own (beneath its /tmp or a write root), and network.unix of "
-		    "profile '%s' does not name it\n", ag_utf8_shown(d->path, shown,
-		    sizeof(shown)), core->profile->name ? core->profile->name : "?");
+		    "profile '%s' does not name it\n", shown, prof);
 	if (core->audit == NULL)
 		return;
 	memset(&n, 0, sizeof(n));
 	n.seq = c->rec.seq;
-	n.proto = "unix";
+	n.proto = proto;
 	n.address = d->path;
 	n.decision = d->allowed ? "allow" : "deny";
 	n.reason = d->reason;
@@ -1115,8 +1129,8 @@ exec_denials(struct ag_core *core, struct cmd *c)
 	for (i = 0; i < c->res.ndenials; i++) {
 		const struct ag_exec_denial *d = &c->res.denials[i];
 
-		if (d->unix_connect) {
-			unix_connect_seen(core, c, d);
+		if (d->is_connect) {
+			connect_seen(core, c, d);
 			continue;
 		}
 		if (d->would)

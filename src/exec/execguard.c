@@ -29,7 +29,7 @@
 #include "exec/bpf.h"
 #include "exec/execfile.h"
 #include "exec/execguard.h"
-#include "exec/unixconnect.h"
+#include "exec/sockconnect.h"
 #include "common/log.h"
 
 
@@ -105,7 +105,7 @@ ag_execguard_install(int sock)
 	ag_bpf_ld(&b, AG_BPF_NR);
 	ag_bpf_jeq(&b, SYS_execve, NOTIFY, NEXT);
 	ag_bpf_jeq(&b, SYS_execveat, NOTIFY, NEXT);
-	/* a UNIX socket's connect is made by the supervisor (unixconnect.h) */
+	/* a UNIX socket's connect is made by the supervisor (sockconnect.h) */
 	ag_bpf_jeq(&b, SYS_connect, NOTIFY, ALLOW);
 	ag_bpf_label(&b, ALLOW);
 	ag_bpf_ret(&b, SECCOMP_RET_ALLOW);
@@ -478,7 +478,7 @@ keep_denial(struct ag_execguard *g, const struct ag_exec_req *req, const char *r
 		const struct ag_exec_denial *o = &g->denials[i];
 		size_t k;
 
-		if (o->unix_connect || o->argc != req->argc || o->rule == NULL ||
+		if (o->is_connect || o->argc != req->argc || o->rule == NULL ||
 		    strcmp(o->rule, rule) != 0)
 			continue;
 		for (k = 0; k < req->argc && o->argv[k] != NULL; k++)
@@ -502,32 +502,33 @@ keep_denial(struct ag_execguard *g, const struct ag_exec_req *req, const char *r
 
 /* A connect refused, or made to a socket network.unix names. */
 static void
-keep_connect(struct ag_execguard *g, const struct ag_unix_note *note)
+keep_connect(struct ag_execguard *g, const struct ag_conn_note *note)
 {
 	struct ag_exec_denial *d;
 	size_t i;
 
 	for (i = 0; i < g->ndenials; i++)	/* a client that retries: once */
-		if (g->denials[i].unix_connect && g->denials[i].allowed == note->allowed &&
-		    strcmp(g->denials[i].path, note->path) == 0)
+		if (g->denials[i].is_connect && g->denials[i].allowed == note->allowed &&
+		    g->denials[i].path != NULL && strcmp(g->denials[i].path, note->path) == 0)
 			return;
 	if ((d = slot(g)) == NULL)
 		return;
-	d->unix_connect = 1;
+	d->is_connect = 1;
 	d->allowed = note->allowed;
+	d->proto = strdup(note->proto);
 	d->path = strdup(note->path);
 	d->reason = strdup(note->reason);
 	d->rule = strdup(note->rule);
 	d->argv = calloc(1, sizeof(*d->argv));
 }
 
-/* One stopped connect (unixconnect.h). */
+/* One stopped connect (sockconnect.h). */
 static void
 answer_connect(struct ag_execguard *g, int listener, const struct seccomp_notif *n,
     struct seccomp_notif_resp *resp)
 {
-	struct ag_unix_note note;
-	int noted = ag_unixconnect_answer(listener, n, g->unix_rules, resp, &note);
+	struct ag_conn_note note;
+	int noted = ag_sockconnect_answer(listener, n, g->unix_rules, resp, &note);
 
 	if (ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, resp) < 0 && errno != ENOENT)
 		ag_log(LOG_WARNING, "exec supervisor: answer lost: %s", strerror(errno));
@@ -791,6 +792,7 @@ ag_execguard_denials_free(struct ag_exec_denial *d, size_t n)
 		free(d[i].path);
 		free(d[i].reason);
 		free(d[i].rule);
+		free(d[i].proto);
 		for (k = 0; d[i].argv != NULL && k < d[i].argc; k++)
 			free(d[i].argv[k]);
 		free(d[i].argv);

@@ -3,7 +3,7 @@
  * process tree is stopped by seccomp user notification and judged by the
  * gateway before the kernel goes on (doc/sandbox.md); every connect(2)
  * too, which the supervisor makes itself for a UNIX socket
- * (unixconnect.h).
+ * (sockconnect.h).
  *
  * The runner child installs the filter (ag_execguard_child, after
  * no_new_privs) and passes the listener to the gateway over a socket.  A
@@ -39,7 +39,7 @@
 #include <sys/types.h>
 
 #include "common/err.h"
-#include "exec/unixconnect.h"
+#include "exec/sockconnect.h"
 
 #define AG_EXECGUARD_MAX_ARGS	4096		/* more: refused */
 #define AG_EXECGUARD_MAX_BYTES	(256 * 1024)	/* path + argv, more: refused */
@@ -72,10 +72,12 @@ struct ag_exec_denial {
 	char	 *reason;
 	char	 *rule;
 	int	  would;	/* let through: a rule in rollout would refuse it */
-	/* not an exec: a connect(2) to a UNIX socket (unixconnect.h), path
-	 * its name, refused, or allowed because network.unix names it */
-	int	  unix_connect;
+	/* not an exec: a connect(2) (sockconnect.h), path the UNIX socket's
+	 * name or ADDRESS:PORT, refused, or allowed because network.unix
+	 * names the socket */
+	int	  is_connect;
 	int	  allowed;
+	char	 *proto;	/* unix, tcp, udp */
 };
 
 struct ag_execguard;

@@ -981,6 +981,12 @@ build_seccomp(struct ag_sandbox *sb)
 	ag_bpf_jeq(b, SYS_io_uring_setup, NOSYS, NEXT);
 	ag_bpf_jeq(b, SYS_io_uring_enter, NOSYS, NEXT);
 	ag_bpf_jeq(b, SYS_io_uring_register, NOSYS, NEXT);
+	/* no kernel keys: request_key(2) runs /sbin/request-key as root in the
+	 * host's namespaces with a description the command chose (keyutils'
+	 * dns_resolver looks that name up with the host's resolver) */
+	ag_bpf_jeq(b, SYS_request_key, NOSYS, NEXT);
+	ag_bpf_jeq(b, SYS_add_key, NOSYS, NEXT);
+	ag_bpf_jeq(b, SYS_keyctl, NOSYS, NEXT);
 	/* no user namespace of its own: inside one a command would hold every
 	 * capability, and with them nf_tables and the rest of the kernel's
 	 * namespaced attack surface (clone3's flags are in memory: ENOSYS, and
@@ -1029,7 +1035,7 @@ build_seccomp(struct ag_sandbox *sb)
 	 * No AF_UNIX datagram socket: one sends to any socket's name with
 	 * sendto/sendmsg, whose address lies in memory the filter cannot
 	 * read (a pair's end too), past the exec supervisor, which connects
-	 * stream and seqpacket sockets for the process (unixconnect.h);
+	 * stream and seqpacket sockets for the process (sockconnect.h);
 	 * those ignore a send's address.
 	 */
 	ag_bpf_label(b, UNIXTYPE);
@@ -1184,13 +1190,16 @@ ag_sandbox_guarantees(const struct ag_profile *p, int abi, struct ag_guarantee *
 		    "gateway's egress proxy, each connection audited",
 		    "network namespace with only its loopback, egress proxy outside it",
 		    "user namespaces", 1 },
-		{ "no VSOCK, packet or other socket family; no io_uring", "seccomp", NULL, 1 },
+		{ "no VSOCK, packet or other socket family; no io_uring; no kernel keys "
+		    "(request_key's upcall runs in the host's namespaces)", "seccomp", NULL, 1 },
+		{ "UNIX sockets only the session's own and network.unix's, each connect "
+		    "made by the gateway", ag_sockconnect_available() ?
+		    "seccomp user notification, pidfd_getfd" : NULL, "pidfd_getfd (Linux 5.6)", 1 },
 		{ "signals only to the command's own processes",
 		    abi >= 6 ? "PID namespace, Landlock ABI 6" : "PID namespace", NULL, 1 },
 		{ "no process outlives the command", "PID namespace", NULL, 1 },
 		/* not a profile key: a note where it does not hold */
-		{ "abstract UNIX sockets only within the session",
-		    abi >= 6 ? "Landlock ABI 6, network namespace" : "network namespace", NULL, 0 },
+		{ "abstract UNIX sockets only within the session", "network namespace", NULL, 0 },
 	};
 	size_t i, n = sizeof(all) / sizeof(all[0]);
 
@@ -1227,7 +1236,7 @@ check_guarantees(struct ag_sandbox *sb, const struct ag_profile *p, struct ag_er
 
 /*
  * After the namespaces: the mounts a command's UNIX socket may connect to
- * a socket on (unixconnect.h), those a command of the session could have
+ * a socket on (sockconnect.h), those a command of the session could have
  * made it on: its own /tmp, the write roots, and /dev/shm and /var/tmp
  * where they are the session's own tmpfs.  The host's /tmp a profile
  * shares is not one (a tmux server's socket is there).

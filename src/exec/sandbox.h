@@ -30,7 +30,7 @@
 
 #include "common/config.h"
 #include "common/err.h"
-#include "exec/unixconnect.h"
+#include "exec/sockconnect.h"
 
 /* fd where the child leaves the inner ruleset for agsandbox.so */
 #define AG_SANDBOX_FD		4
@@ -208,7 +208,7 @@ struct ag_zygote_kit;
 int	ag_sandbox_zygote_kit(const struct ag_sandbox *sb, struct ag_zygote_kit *k);
 unsigned long ag_sandbox_generation(const struct ag_sandbox *sb);
 int	ag_sandbox_inner_fd(const struct ag_sandbox *sb);
-/* Where its commands' UNIX sockets may connect by name (unixconnect.h). */
+/* Where its commands' UNIX sockets may connect by name (sockconnect.h). */
 const struct ag_unix_rules *ag_sandbox_unix_rules(const struct ag_sandbox *sb);
 
 /*

@@ -17,7 +17,7 @@
 #include "common/err.h"
 #include "exec/bpf.h"
 #include "exec/sandbox.h"
-#include "exec/unixconnect.h"
+#include "exec/sockconnect.h"
 
 struct plist {
 	char	**v;
@@ -159,7 +159,7 @@ struct ag_sandbox {
 	char			*preload;	/* agsandbox.so when used */
 	char			*note;
 	struct plist		 exec;		/* files with EXECUTE */
-	/* where a command's UNIX sockets may connect by name (unixconnect.h):
+	/* where a command's UNIX sockets may connect by name (sockconnect.h):
 	 * the session's own writable mounts, and network.unix */
 	struct plist		 unix_roots;
 	struct plist		 unix_names;

@@ -14,7 +14,8 @@
 #
 # The probes: plain TCP to 127.0.0.1, ::1 and the host's own addresses;
 # TCP Fast Open (sendto and sendmsg with MSG_FASTOPEN); listen() without
-# bind() (the test then knocks from outside); io_uring (setup, and the
+# bind() (the test then knocks from outside); request_key and add_key
+# (the upcall runs in the host's namespaces); io_uring (setup, and the
 # UDP, TCP and MPTCP sockets made through it); raw, ping, packet and vsock
 # sockets; UDP; MPTCP; DNS straight to resolvers; the sockets of other
 # processes (pidfd_getfd) and inherited ones; and through the proxy:
@@ -384,7 +385,7 @@ eg_expect() {
 			ag_like "$res" '^reached' "${drv}_${name}_benign_reaches" ;;
 		vsock_*)
 			ag_like "$res" '^refused:socket:' "${drv}_${name}_socket_refused" ;;
-		uring_setup)
+		uring_setup | keyring_*)
 			ag_like "$res" '^refused:(ENOSYS|EPERM|EACCES)' "${drv}_${name}_refused" ;;
 		netns)
 			ag_is "$res" "refused:private" "${drv}_${name}_private" ;;
@@ -408,14 +409,14 @@ eg_present() {
 }
 
 CORE="tcp_lo4 tcp_lo6 tfo_sendto_lo4 tfo_sendmsg_lo4 tfo_sendto_lo6 tfo_sendmsg_lo6
-    udp_lo4 udp_lo6 mptcp_lo4 uring_setup raw_icmp_lo4 raw_udp_lo4 packet_lo4
+    udp_lo4 udp_lo6 mptcp_lo4 uring_setup keyring_request_key raw_icmp_lo4 raw_udp_lo4 packet_lo4
     vsock_stream vsock_dgram unix_abstract unix_path unix_path_2 unix_path_3 dns_udp_127_0_0_53 dns_tcp_127_0_0_53
     http_connect_lo4 http_connect_localhost http_connect_allowed http_get_allowed
     http_host_header_differs socks_connect_lo4 socks_connect_localhost socks_bind
     socks_udp_associate socks_connect_allowed"
 [ -n "$H4" ] && CORE="$CORE tcp_host4 tfo_sendto_host4 tfo_sendmsg_host4 udp_host4 http_connect_host4"
 [ -n "$H6" ] && CORE="$CORE tcp_host6 tfo_sendto_host6 tfo_sendmsg_host6 udp_host6"
-C_ONLY="ifaces steal_fd inherited_fd http_smuggle_after_refusal http_connect_http_rule_host
+C_ONLY="ifaces keyring_add_key steal_fd inherited_fd http_smuggle_after_refusal http_connect_http_rule_host
     http_path_dotdot http_path_fragment_dotdot http_duplicate_host http_cl_te_smuggle
     http_pipeline_second_refused socks4_connect_lo4 meta_http_connect meta_socks_connect"
 

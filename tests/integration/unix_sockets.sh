@@ -3,7 +3,7 @@
 # the real sshd with the shipped developer profile.  Landlock does not
 # mediate connect(2) to one and the network namespace does not hold one, so
 # the exec supervisor makes every AF_UNIX connect for the process
-# (src/exec/unixconnect.c): a socket on the session's own mounts (its /tmp,
+# (src/exec/sockconnect.c): a socket on the session's own mounts (its /tmp,
 # the write roots) or one network.unix names is connected, any other is
 # refused, said and recorded as a `net` event.
 #   - a host daemon's socket beneath a readable directory: refused from
@@ -13,6 +13,8 @@
 #     socket's name and the daemon's while it connects: never the daemon
 #   - AF_UNIX datagram sockets (sendto names any socket): refused
 #   - a host abstract socket: not in the session's network namespace
+#   - an IPv4 address outside the namespace tried directly: it fails there,
+#     said and recorded (the way out is the egress proxy)
 #   - the benign side: servers and clients of the session's own sockets in
 #     ~/work and /tmp (absolute, relative, non-blocking), abstract ones,
 #     socketpairs; and the daemon once network.unix names it
@@ -215,6 +217,58 @@ cc -pthread -o race race.c && ./race /tmp/race.sock $HOSTSOCK"
 ag_is "$x_out" "own=1 daemon=0" "a_racing_thread_never_reaches_the_daemon" "$x_out" "$x_err"
 ag_is "$(reached)" 0 "nothing_reached_the_daemon_in_the_race"
 
+# another thread swaps a UNIX socket and an INET one on the descriptor
+# connect(2) names: the socket the supervisor takes is the one it judges
+x "cd ~/work/u && cat > swap.c <<'EOF'
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+static int fd = 50, in, un;
+static volatile int stop;
+static void *swap(void *x)
+{
+	(void)x;
+	while (!stop) {
+		dup2(in, fd);
+		dup2(un, fd);
+	}
+	return NULL;
+}
+int main(int argc, char **argv)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	int i, reached = 0;
+	pthread_t t;
+
+	strncpy(a.sun_path, argv[1], sizeof(a.sun_path) - 1);
+	for (i = 0; i < 2000; i++) {
+		char buf[16];
+
+		in = socket(AF_INET, SOCK_STREAM, 0);
+		un = socket(AF_UNIX, SOCK_STREAM, 0);
+		dup2(un, fd);
+		stop = 0;
+		pthread_create(&t, NULL, swap, NULL);
+		if (connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+		    read(un, buf, sizeof(buf)) > 0)
+			reached++;
+		stop = 1;
+		pthread_join(t, NULL);
+		close(in);
+		close(un);
+	}
+	printf(\"reached=%d\\n\", reached);
+	return 0;
+}
+EOF
+cc -pthread -o swap swap.c && ./swap $HOSTSOCK"
+ag_is "$x_out" "reached=0" "swapping_the_descriptor_under_connect_never_reaches_the_daemon" "$x_out" "$x_err"
+ag_is "$(reached)" 0 "nothing_reached_the_daemon_in_the_swap"
+
 # ---- datagrams, abstract names ----------------------------------------------------
 x "python3 -c '
 import socket
@@ -246,6 +300,25 @@ import socket
 x, y = socket.socketpair(); x.sendall(b\"pair-ok\"); print(y.recv(16).decode())'"
 ag_is "$x_out" "pipe-ok
 pair-ok" "socketpairs_and_multiprocessing_pipes_work" "$x_out" "$x_err"
+# a connect from a second thread (Go, thread pools), TCP and UDP to the
+# session's own loopback: the supervisor makes them all
+cat > "$W/u/thr.py" <<'PY'
+import socket, threading
+l = socket.socket(socket.AF_UNIX); l.bind("th.sock"); l.listen(1)
+def cli():
+    s = socket.socket(socket.AF_UNIX); s.connect("th.sock"); s.sendall(b"thread-ok")
+t = threading.Thread(target=cli); t.start()
+c, _ = l.accept(); print(c.recv(16).decode()); t.join()
+tl = socket.socket(); tl.bind(("127.0.0.1", 0)); tl.listen(1)
+tc = socket.create_connection(tl.getsockname()); a, _ = tl.accept(); a.sendall(b"tcp-ok"); print(tc.recv(16).decode())
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.bind(("127.0.0.1", 0))
+v = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); v.connect(u.getsockname()); v.send(b"udp-ok"); print(u.recv(16).decode())
+PY
+chown "$AG_USER" "$W/u/thr.py"
+x "cd ~/work/u && rm -f th.sock && python3 thr.py"
+ag_is "$x_out" "thread-ok
+tcp-ok
+udp-ok" "connects_from_threads_tcp_and_udp_work" "$x_out" "$x_err"
 # non-blocking connect (event loops): the answer is the kernel's own
 x "cd ~/work/u && python3 -c '
 import os, socket
@@ -260,6 +333,21 @@ x "$(py_connect /tmp/none.sock); touch /tmp/file; $(py_connect /tmp/file)"
 ag_is "$x_out" "refused 2
 refused 111" "missing_and_non_socket_names_fail_as_the_kernel_says" "$x_out"
 ag_is "$(net_denials /tmp/none.sock)" 0 "a_missing_socket_is_no_refusal"
+
+# ---- an address outside the namespace, tried directly --------------------------------
+# (a client that ignores HTTPS_PROXY): it fails there, and the agent hears why
+x "python3 -c '
+import socket
+s = socket.socket()
+try:
+    s.connect((\"192.0.2.7\", 443)); print(\"reached\")
+except OSError as e:
+    print(\"refused\", e.errno)'"
+ag_is "$x_out" "refused 101" "a_direct_connection_fails_in_the_namespace" "$x_out"
+ag_like "$x_err" "agentgate: blocked direct connection to 192\.0\.2\.7:443 \(tcp\): the session reaches the network only through the egress proxy" \
+    "the_direct_attempt_is_explained" "$x_err"
+ag_is "$(ag_audit_query "[(e.get('proto'), e.get('decision'), e.get('rule')) for e in r if e.get('event') == 'net' and e.get('dest', {}).get('address') == '192.0.2.7:443']")" \
+    "[('tcp', 'deny', 'network.proxy')]" "the_direct_attempt_is_a_net_record"
 
 # ---- network.unix names the daemon --------------------------------------------------
 sed -i "/^  developer:/,/^  [a-z]/ s|^    network:|    network:\n      unix: [\"$D\"]|" "$AG_DIR/policy.yaml"

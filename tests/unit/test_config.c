@@ -257,6 +257,11 @@ static const struct errcase errcases[] = {
 	  "'FETCH' is not an HTTP method" },
 	{ "net_preset_unknown", BASE "    network: {presets: [npm, cpan]}\n", 5, 30,
 	  "unknown network preset 'cpan' (the presets are: npm, pypi, crates, go, github, debian)" },
+	{ "net_unix_pattern", BASE "    network: {unix: [\"/run/pg/*.sock\"]}\n", 5, 22,
+	  "'/run/pg/*.sock' in 'unix' is a pattern; name the socket, or the directory that "
+	  "holds it" },
+	{ "net_unix_relative", BASE "    network: {unix: [run/pg]}\n", 5, 22,
+	  "path 'run/pg' in 'unix' must be absolute or start with '~/'" },
 	{ "egress_resolve_not_addr", "version: 1\ngateway:\n  egress:\n    resolve: {a.org: b.org}\n"
 	  "profiles:\n  r:\n    allow: [ls]\n", 4, 22, "'b.org' in 'resolve' is not an IPv4 or IPv6 "
 	  "address" },

@@ -531,6 +531,26 @@ uring_run(struct uring *u, const struct io_uring_sqe *sqe, unsigned n, int *res)
 
 struct ktimespec { long long tv_sec; long long tv_nsec; };
 
+/* request_key(2): its upcall (/sbin/request-key) runs as root in the
+ * host's namespaces, and keyutils' dns_resolver resolves the name given */
+static void
+probe_keys(void)
+{
+	long k = syscall(SYS_request_key, "dns_resolver", "agentgate-probe.invalid", "x", 0);
+	int e = errno;
+
+	if (k < 0 && (e == ENOSYS || e == EPERM || e == EACCES))
+		report("keyring_request_key", "refused:%s", ename(e));
+	else
+		report("keyring_request_key", "reached:%s", k < 0 ? ename(e) : "a-key");
+	k = syscall(SYS_add_key, "user", "agentgate-probe", "x", 1, -3 /* session keyring */);
+	e = errno;
+	if (k < 0 && (e == ENOSYS || e == EPERM || e == EACCES))
+		report("keyring_add_key", "refused:%s", ename(e));
+	else
+		report("keyring_add_key", "reached:%s", k < 0 ? ename(e) : "a-key");
+}
+
 static void
 probe_uring(void)
 {
@@ -1798,6 +1818,7 @@ main(int argc, char **argv)
 	if (want(argc, argv, "tfo")) probe_tfo();
 	if (want(argc, argv, "udp")) probe_udp();
 	if (want(argc, argv, "uring")) probe_uring();
+	if (want(argc, argv, "keys")) probe_keys();
 	if (want(argc, argv, "raw")) {
 		probe_icmp("raw_icmp", SOCK_RAW, IPPROTO_ICMP, 0);
 		probe_icmp("raw_icmp6", SOCK_RAW, IPPROTO_ICMPV6, 1);

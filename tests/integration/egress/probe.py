@@ -338,6 +338,18 @@ def uring():
         report("uring_setup", "reached:io_uring_setup-works")
 
 
+def keys():
+    """request_key(2) (249 on x86_64, 218 on aarch64): its upcall runs in the host's namespaces."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    nr = 218 if os.uname().machine == "aarch64" else 249
+    k = libc.syscall(nr, b"dns_resolver", b"agentgate-probe.invalid", b"x", 0)
+    e = ctypes.get_errno()
+    if k < 0 and e in (errno.ENOSYS, errno.EPERM, errno.EACCES):
+        report("keyring_request_key", "refused:%s" % errno.errorcode.get(e, "E?"))
+    else:
+        report("keyring_request_key", "reached:%s" % (errno.errorcode.get(e, "E?") if k < 0 else "a-key"))
+
+
 def netns():
     if not O["netns"]:
         return
@@ -530,7 +542,7 @@ def autobind():
 
 GROUPS = [("netns", netns), ("tcp", lambda: stream("tcp", 0)),
           ("mptcp", lambda: stream("mptcp", 262)), ("tfo", tfo), ("udp", udp),
-          ("uring", uring), ("raw", raw), ("vsock", vsock), ("unix", unix), ("dns", dns),
+          ("uring", uring), ("keys", keys), ("raw", raw), ("vsock", vsock), ("unix", unix), ("dns", dns),
           ("http", http), ("socks", socks), ("autobind", autobind)]
 
 

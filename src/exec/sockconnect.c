@@ -1,0 +1,390 @@
+/*
+ * sockconnect.c - connect(2) of a command's UNIX socket, made by the exec
+ * supervisor (see sockconnect.h).
+ */
+#include "agconfig.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/fsuid.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <linux/netlink.h>
+#include <unistd.h>
+
+#include "exec/execfile.h"
+#include "exec/sockconnect.h"
+
+#ifndef SYS_pidfd_getfd
+#define SYS_pidfd_getfd	438
+#endif
+
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD	O_EXCL		/* pidfd_open(2): a thread, not its group */
+#endif
+
+/* How long a blocking connect is waited for, while the supervisor answers
+ * nothing else of the command: room in a UNIX listener's full queue is
+ * looked for WAIT_TRIES times WAIT_MS apart; a TCP handshake is waited
+ * for WAIT_TRIES_TCP times WAIT_MS. */
+#define WAIT_MS		10
+#define WAIT_TRIES	100
+#define WAIT_TRIES_TCP	3000
+
+static int
+valid(int listener, uint64_t id)
+{
+	return ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
+}
+
+/*
+ * connect(2) on the process's socket (the same open file: its flags are
+ * the process's), without ever blocking the supervisor for long: a
+ * blocking socket is connected without blocking, then waited for as above
+ * (a UNIX listener's queue full: tried again; a TCP handshake under way:
+ * polled, its SO_ERROR the result).  0 or -errno.
+ */
+static int
+connect_for(int sock, const void *sa, socklen_t len, int listener, uint64_t id)
+{
+	int fl = fcntl(sock, F_GETFL), rc, tries;
+
+	if (fl < 0)
+		return -errno;
+	if (!(fl & O_NONBLOCK) && fcntl(sock, F_SETFL, fl | O_NONBLOCK) < 0)
+		return -errno;
+	for (tries = 0;; tries++) {
+		rc = connect(sock, sa, len) < 0 ? -errno : 0;
+		if (rc != -EAGAIN || (fl & O_NONBLOCK) || tries >= WAIT_TRIES)
+			break;
+		(void)poll(NULL, 0, WAIT_MS);
+		if (!valid(listener, id))
+			break;
+	}
+	if (rc == -EINPROGRESS && !(fl & O_NONBLOCK)) {
+		struct pollfd pf = { .fd = sock, .events = POLLOUT };
+		socklen_t el = sizeof(int);
+		int e = ETIMEDOUT;
+
+		for (tries = 0; tries < WAIT_TRIES_TCP && valid(listener, id); tries++)
+			if (poll(&pf, 1, WAIT_MS) > 0) {
+				if (getsockopt(sock, SOL_SOCKET, SO_ERROR, &e, &el) < 0)
+					e = errno;
+				break;
+			}
+		rc = -e;
+	}
+	if (!(fl & O_NONBLOCK))
+		(void)fcntl(sock, F_SETFL, fl);
+	return rc;
+}
+
+/*
+ * The socket behind descriptor fd of thread tid: from the thread's own
+ * descriptor table (a thread may have unshared it: its fd 5 is not its
+ * group leader's).  A socket, or -errno.
+ */
+static int
+take_socket(int listener, const struct seccomp_notif *n, int fd)
+{
+	char line[256], path[64];
+	struct stat a, b;
+	pid_t tgid = 0;
+	int pidfd, sock;
+	FILE *f;
+
+	pidfd = (int)syscall(SYS_pidfd_open, (pid_t)n->pid, PIDFD_THREAD);
+	if (pidfd < 0 && errno == EINVAL) {
+		/* before Linux 6.9: the group's pidfd, and the socket checked
+		 * against the thread's own table below */
+		snprintf(path, sizeof(path), "/proc/%ld/status", (long)n->pid);
+		if ((f = fopen(path, "re")) != NULL) {
+			while (fgets(line, sizeof(line), f) != NULL)
+				if (sscanf(line, "Tgid: %d", &tgid) == 1)
+					break;
+			fclose(f);
+		}
+		pidfd = tgid > 0 ? (int)syscall(SYS_pidfd_open, tgid, 0) : -1;
+	}
+	/* the pid is the stopped thread's only while the notification is */
+	if (pidfd < 0 || !valid(listener, n->id)) {
+		if (pidfd >= 0)
+			close(pidfd);
+		return -ECONNREFUSED;
+	}
+	sock = (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);
+	close(pidfd);
+	if (sock < 0)
+		return -errno;	/* EBADF, as the kernel */
+	if (tgid > 0) {
+		snprintf(path, sizeof(path), "/proc/%ld/fd/%d", (long)n->pid, fd);
+		if (stat(path, &a) < 0 || fstat(sock, &b) < 0 || a.st_dev != b.st_dev ||
+		    a.st_ino != b.st_ino) {
+			close(sock);
+			return -EBADF;
+		}
+	}
+	return sock;
+}
+
+/* The mount id of fd, and whether fd is that mount's root. */
+static int
+mount_of(int fd, uint64_t *id, int *root)
+{
+	struct statx sx;
+
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &sx) < 0 || !(sx.stx_mask & STATX_MNT_ID))
+		return -1;
+	*id = sx.stx_mnt_id;
+	*root = (sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) &&
+	    (sx.stx_attributes & STATX_ATTR_MOUNT_ROOT);
+	return 0;
+}
+
+/*
+ * The socket file sfd (st), named name by process pid: 1 on a mount of
+ * the session's own (one of r->roots is that mount's root: a mount that
+ * is not one of them is not, even where a root lies beneath it), 2 a
+ * socket network.unix names (the name's own socket, or NAME in one of its
+ * directories, NAME the last component the process gave), 0 neither.
+ */
+static int
+judge(pid_t pid, const struct ag_unix_rules *r, int sfd, const struct stat *st,
+    const char *name)
+{
+	const char *base = strrchr(name, '/');
+	uint64_t sid, rid;
+	int root;
+	size_t i;
+
+	base = base != NULL ? base + 1 : name;
+	if (r == NULL)
+		return 0;
+	if (mount_of(sfd, &sid, &root) == 0)
+		for (i = 0; i < r->nroots; i++) {
+			int fd = ag_execfile_open(pid, AT_FDCWD, r->roots[i], 0), ok;
+
+			if (fd < 0)
+				continue;
+			ok = mount_of(fd, &rid, &root) == 0 && root && rid == sid;
+			close(fd);
+			if (ok)
+				return 1;
+		}
+	for (i = 0; i < r->nnames; i++) {
+		int fd = ag_execfile_open(pid, AT_FDCWD, r->names[i], 0), ok = 0;
+		struct stat o;
+
+		if (fd < 0)
+			continue;
+		if (fstat(fd, &o) == 0 && S_ISSOCK(o.st_mode))
+			ok = o.st_dev == st->st_dev && o.st_ino == st->st_ino;
+		else if (S_ISDIR(o.st_mode) && base[0] != '\0' &&
+		    fstatat(fd, base, &o, AT_SYMLINK_NOFOLLOW) == 0)
+			ok = S_ISSOCK(o.st_mode) && o.st_dev == st->st_dev && o.st_ino == st->st_ino;
+		close(fd);
+		if (ok)
+			return 2;
+	}
+	return 0;
+}
+
+/*
+ * A pathname address: the socket it leads to for the process, judged, and
+ * connected through /proc/self/fd (the inode judged, not the name again).
+ * The walk and the connect are made with the account's group, not the
+ * set-group-ID gateway's (this thread's file system ids only).
+ */
+static int
+connect_path(int listener, const struct seccomp_notif *n, const struct ag_unix_rules *r,
+    int sock, const char *name, struct ag_conn_note *note)
+{
+	struct sockaddr_un via;
+	gid_t was = (gid_t)setfsgid(getgid());
+	struct stat st;
+	int fd, rc, verdict;
+
+	fd = ag_execfile_open((pid_t)n->pid, AT_FDCWD, name, 0);
+	if (fd < 0) {
+		rc = fd;	/* as the kernel: ENOENT, ENOTDIR, ELOOP, EACCES */
+		goto out;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISSOCK(st.st_mode)) {
+		rc = -ECONNREFUSED;	/* what the kernel says of a file that is no socket */
+		goto out;
+	}
+	if ((verdict = judge((pid_t)n->pid, r, fd, &st, name)) == 0) {
+		snprintf(note->reason, sizeof(note->reason), "the UNIX socket '%s' is not the "
+		    "session's own (beneath its /tmp or a write root) and network.unix does not "
+		    "name it", name);
+		snprintf(note->rule, sizeof(note->rule), "network.unix");
+		rc = -EACCES;
+		goto out;
+	}
+	if (verdict == 2) {
+		note->allowed = 1;
+		snprintf(note->reason, sizeof(note->reason), "named in network.unix");
+		snprintf(note->rule, sizeof(note->rule), "network.unix");
+	}
+	memset(&via, 0, sizeof(via));
+	via.sun_family = AF_UNIX;
+	snprintf(via.sun_path, sizeof(via.sun_path), "/proc/self/fd/%d", fd);
+	rc = connect_for(sock, &via, sizeof(via), listener, n->id);
+out:
+	if (fd >= 0)
+		close(fd);
+	(void)setfsgid(was);
+	return rc;
+}
+
+/*
+ * An IPv4 or IPv6 address outside the session's namespace (not its
+ * loopback): the attempt fails there, and is noted so the agent hears why
+ * (a client that ignores HTTPS_PROXY).  1 when noted.
+ */
+static int
+direct(const struct sockaddr_storage *ss, socklen_t len, int type, struct ag_conn_note *note)
+{
+	char a[INET6_ADDRSTRLEN] = "";
+	unsigned port;
+
+	if (ss->ss_family == AF_INET && len >= sizeof(struct sockaddr_in)) {
+		const struct sockaddr_in *v4 = (const void *)ss;
+
+		if ((ntohl(v4->sin_addr.s_addr) >> 24) == 127)
+			return 0;
+		inet_ntop(AF_INET, &v4->sin_addr, a, sizeof(a));
+		port = ntohs(v4->sin_port);
+		snprintf(note->path, sizeof(note->path), "%s:%u", a, port);
+	} else if (ss->ss_family == AF_INET6 && len >= sizeof(struct sockaddr_in6)) {
+		const struct sockaddr_in6 *v6 = (const void *)ss;
+
+		if (IN6_IS_ADDR_LOOPBACK(&v6->sin6_addr) || (IN6_IS_ADDR_V4MAPPED(&v6->sin6_addr) &&
+		    v6->sin6_addr.s6_addr[12] == 127))
+			return 0;
+		inet_ntop(AF_INET6, &v6->sin6_addr, a, sizeof(a));
+		port = ntohs(v6->sin6_port);
+		snprintf(note->path, sizeof(note->path), "[%s]:%u", a, port);
+	} else
+		return 0;
+	snprintf(note->proto, sizeof(note->proto), "%s", type == SOCK_DGRAM ? "udp" : "tcp");
+	snprintf(note->reason, sizeof(note->reason), "a direct connection to %s: the session's "
+	    "network has only its loopback, and the way out is the egress proxy "
+	    "(HTTPS_PROXY, HTTP_PROXY, ALL_PROXY)", note->path);
+	snprintf(note->rule, sizeof(note->rule), "network.proxy");
+	return 1;
+}
+
+int
+ag_sockconnect_answer(int listener, const struct seccomp_notif *n,
+    const struct ag_unix_rules *r, struct seccomp_notif_resp *resp, struct ag_conn_note *note)
+{
+	const size_t off = offsetof(struct sockaddr_un, sun_path);
+	int len = (int)n->data.args[2], dom = 0, sock, rc;
+	socklen_t dl = sizeof(dom);
+	struct sockaddr_storage ss;
+	struct sockaddr_un *sa = (struct sockaddr_un *)&ss;
+	struct iovec l, rv;
+
+	memset(note, 0, sizeof(*note));
+	resp->id = n->id;
+	resp->val = 0;
+	resp->flags = 0;
+	if ((sock = rc = take_socket(listener, n, (int)n->data.args[0])) < 0)
+		goto out;
+	if (getsockopt(sock, SOL_SOCKET, SO_DOMAIN, &dom, &dl) < 0) {
+		rc = -errno;	/* ENOTSOCK */
+		goto out;
+	}
+	/* the address, once: what is judged is what is connected */
+	if (len < 0 || (size_t)len > sizeof(ss)) {
+		rc = -EINVAL;
+		goto out;
+	}
+	memset(&ss, 0, sizeof(ss));
+	l.iov_base = &ss;
+	l.iov_len = (size_t)len;
+	rv.iov_base = (void *)(uintptr_t)n->data.args[1];
+	rv.iov_len = (size_t)len;
+	if (len > 0 && process_vm_readv((pid_t)n->pid, &l, 1, &rv, 1, 0) != (ssize_t)len) {
+		rc = -EFAULT;
+		goto out;
+	}
+	switch (dom) {
+	case AF_INET:
+	case AF_INET6: {
+		int type = 0;
+		socklen_t tl = sizeof(type);
+
+		/* the session's namespace holds them: its loopback, the proxy */
+		rc = connect_for(sock, &ss, (socklen_t)len, listener, n->id);
+		(void)getsockopt(sock, SOL_SOCKET, SO_TYPE, &type, &tl);
+		if (rc != 0 && rc != -EINPROGRESS)
+			(void)direct(&ss, (socklen_t)len, type, note);
+		break;
+	}
+	case AF_NETLINK: {
+		struct sockaddr_nl *nl = (struct sockaddr_nl *)&ss;
+
+		/* groups need CAP_NET_ADMIN over the namespace, which the
+		 * gateway has and the command has not */
+		if ((size_t)len >= sizeof(*nl) && nl->nl_family == AF_NETLINK && nl->nl_groups != 0)
+			rc = -EPERM;
+		else
+			rc = connect_for(sock, &ss, (socklen_t)len, listener, n->id);
+		break;
+	}
+	case AF_UNIX:
+		if (sa->sun_family == AF_UNIX && (size_t)len > off && (size_t)len <= sizeof(*sa) &&
+		    sa->sun_path[0] != '\0') {
+			char name[sizeof(sa->sun_path) + 1];
+
+			memcpy(name, sa->sun_path, (size_t)len - off);
+			name[(size_t)len - off] = '\0';
+			snprintf(note->proto, sizeof(note->proto), "unix");
+			snprintf(note->path, sizeof(note->path), "%s", name);
+			rc = connect_path(listener, n, r, sock, name, note);
+		} else if (sa->sun_family == AF_UNIX && (size_t)len > off &&
+		    (size_t)len <= sizeof(*sa) && (r == NULL || !r->abstract)) {
+			/* no namespace of its own: the host's abstract names */
+			snprintf(note->proto, sizeof(note->proto), "unix");
+			snprintf(note->path, sizeof(note->path), "@%.*s",
+			    (int)((size_t)len - off - 1), sa->sun_path + 1);
+			snprintf(note->reason, sizeof(note->reason), "an abstract UNIX socket, and "
+			    "the session has no network namespace of its own to hold those");
+			snprintf(note->rule, sizeof(note->rule), "network.unix");
+			rc = -EACCES;
+		} else {
+			/* abstract, unnamed, or malformed: the kernel's answer to
+			 * the copy (the session's namespace holds abstract names) */
+			rc = connect_for(sock, &ss, (socklen_t)len, listener, n->id);
+		}
+		break;
+	default:
+		rc = -EACCES;	/* no other family can be made in the session */
+		break;
+	}
+out:
+	if (sock >= 0)
+		close(sock);
+	resp->error = rc;
+	return note->rule[0] != '\0';
+}
+
+int
+ag_sockconnect_available(void)
+{
+	/* a bad pidfd is EBADF where the call exists */
+	return syscall(SYS_pidfd_getfd, -1, 0, 0) < 0 && errno == EBADF;
+}
