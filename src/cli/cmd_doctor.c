@@ -1242,9 +1242,29 @@ userns_ok(const struct who *w)
 static void
 describe_network(const struct ag_profile *p)
 {
-	char allowed[1024];
-	size_t i;
+	char allowed[1024], sockets[1024] = "";
+	size_t i, len;
 
+	/* what sockconnect.c connects: the session's own, network.unix's, and
+	 * what paths.read names beneath /run */
+	len = 0;
+	for (i = 0; i < p->net_unix.n + p->paths_read.n; i++) {
+		const char *u = i < p->net_unix.n ? p->net_unix.v[i] :
+		    p->paths_read.v[i - p->net_unix.n];
+		int w;
+
+		if (i >= p->net_unix.n && strncmp(u, "/run/", 5) != 0)
+			continue;
+		w = snprintf(sockets + len, sizeof(sockets) - len, " and %s", u);
+		if (w < 0 || (size_t)w >= sizeof(sockets) - len) {
+			snprintf(sockets + (len > sizeof(sockets) - 8 ? sizeof(sockets) - 8 : len),
+			    8, " ...");
+			break;
+		}
+		len += (size_t)w;
+	}
+	say("      profile %s: UNIX sockets: the session's own (its /tmp, the write roots)%s\n",
+	    p->name, sockets);
 	if (!ag_net_has_egress(p)) {
 		say("      profile %s: network: none (the session's own loopback only)\n",
 		    p->name);

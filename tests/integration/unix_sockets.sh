@@ -352,6 +352,11 @@ ag_is "$(ag_audit_query "[(e.get('proto'), e.get('decision'), e.get('rule')) for
 # ---- network.unix names the daemon --------------------------------------------------
 sed -i "/^  developer:/,/^  [a-z]/ s|^    network:|    network:\n      unix: [\"$D\"]|" "$AG_DIR/policy.yaml"
 "$AGENTGATE" check --config "$AG_DIR/policy.yaml" >/dev/null || { echo "policy does not check" >&2; exit 99; }
+out=$("$AGENTGATE" doctor --config "$AG_DIR/policy.yaml" --user "$AG_USER" 2>&1)
+ag_like "$out" "profile developer: UNIX sockets: the session's own \(its /tmp, the write roots\) and $D" \
+    "doctor_says_which_sockets_the_profile_reaches" "$(printf '%s\n' "$out" | grep -i 'unix' | head -3)"
+ag_like "$out" "UNIX sockets only the session's own and network.unix's, each connect made by the gateway" \
+    "doctor_checks_the_connect_supervisor" "$(printf '%s\n' "$out" | grep -i 'unix' | head -3)"
 x "$(py_connect "$HOSTSOCK")"
 ag_is "$x_out" "daemon-reached" "a_socket_network_unix_names_is_reachable" "$x_out" "$x_err"
 ag_is "$(ag_audit_query "[e for e in r if e.get('event') == 'net' and e.get('proto') == 'unix'][-1].get('decision')")" allow \
