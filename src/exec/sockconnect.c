@@ -188,7 +188,9 @@ judge(pid_t pid, const struct ag_unix_rules *r, int sfd, const struct stat *st,
 
 		if (fd < 0)
 			continue;
-		if (fstat(fd, &o) == 0 && S_ISSOCK(o.st_mode))
+		if (fstat(fd, &o) < 0)
+			ok = 0;
+		else if (S_ISSOCK(o.st_mode))
 			ok = o.st_dev == st->st_dev && o.st_ino == st->st_ino;
 		else if (S_ISDIR(o.st_mode) && base[0] != '\0' &&
 		    fstatat(fd, base, &o, AT_SYMLINK_NOFOLLOW) == 0)
