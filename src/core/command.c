@@ -1090,6 +1090,8 @@ connect_seen(struct ag_core *core, struct cmd *c, const struct ag_exec_denial *d
 	ag_utf8_shown(d->path, shown, sizeof(shown));
 	if (d->allowed)
 		;
+	else if (d->path[0] == '\0')
+		fprintf(stderr, "agentgate: %s\n", d->reason);	/* how many more */
 	else if (strcmp(proto, "unix") != 0 && ag_net_has_egress(core->profile))
 		fprintf(stderr, "agentgate: blocked direct connection to %s (%s): the session "
 		    "reaches the network only through the egress proxy (HTTPS_PROXY, HTTP_PROXY "
@@ -1110,6 +1112,7 @@ connect_seen(struct ag_core *core, struct cmd *c, const struct ag_exec_denial *d
 	n.decision = d->allowed ? "allow" : "deny";
 	n.reason = d->reason;
 	n.rule = d->rule;
+	n.error = d->error;
 	ag_err_clear(&err);
 	if (ag_audit_net(core->audit, &n, &err) < 0)
 		ag_log(LOG_ERR, "%s", err.msg);

@@ -49,8 +49,10 @@ struct ag_execguard {
 	int			 running;
 	pthread_t		 th;
 	struct ag_exec_denial	*denials;
-	size_t			 ndenials;
-	unsigned long		 ndropped;	/* refused past the list's room */
+	size_t			 ndenials;	/* execs and connects, in one list */
+	size_t			 nexecs, nconns;	/* of each, at most MAX_DENIALS - 1 */
+	unsigned long		 ndropped;	/* execs refused past the list's room */
+	unsigned long		 nconns_dropped;	/* connects, the same */
 };
 
 /* ---- child side ----------------------------------------------------------- */
@@ -447,23 +449,40 @@ ag_execguard_file_id(pid_t pid, const char *path, dev_t *dev, ino_t *ino)
 
 /* ---- the thread ------------------------------------------------------------ */
 
-/* A slot of the list for the audit, or NULL past its room (counted). */
+/*
+ * A slot of the list for the audit, or NULL past its room (counted): each
+ * kind has AG_EXECGUARD_MAX_DENIALS - 1 places and one for how many more
+ * there were (finish), so execs cannot crowd connects out.
+ */
+#define LIST_ROOM	(2 * AG_EXECGUARD_MAX_DENIALS)
+
 static struct ag_exec_denial *
-slot(struct ag_execguard *g)
+slot(struct ag_execguard *g, int conn)
 {
+	size_t *used = conn ? &g->nconns : &g->nexecs;
 	struct ag_exec_denial *d;
 
-	/* the last place is for how many more there were (finish) */
-	if (g->ndenials >= AG_EXECGUARD_MAX_DENIALS - 1) {
-		g->ndropped++;
+	if (*used >= AG_EXECGUARD_MAX_DENIALS - 1) {
+		if (conn)
+			g->nconns_dropped++;
+		else
+			g->ndropped++;
 		return NULL;
 	}
-	if (g->denials == NULL &&
-	    (g->denials = calloc(AG_EXECGUARD_MAX_DENIALS, sizeof(*g->denials))) == NULL)
+	if (g->denials == NULL && (g->denials = calloc(LIST_ROOM, sizeof(*g->denials))) == NULL)
 		return NULL;
+	(*used)++;
 	d = &g->denials[g->ndenials++];
 	memset(d, 0, sizeof(*d));
 	return d;
+}
+
+/* Room for one more connect in the list (sockconnect.h: one the profile
+ * names is refused without it, so none goes unrecorded). */
+static int
+conn_room(const struct ag_execguard *g)
+{
+	return g->nconns < AG_EXECGUARD_MAX_DENIALS - 1;
 }
 
 static void
@@ -487,7 +506,7 @@ keep_denial(struct ag_execguard *g, const struct ag_exec_req *req, const char *r
 		if (k == req->argc)
 			return;
 	}
-	if ((d = slot(g)) == NULL)
+	if ((d = slot(g, 0)) == NULL)
 		return;
 	d->would = would;
 	d->path = strdup(req->path ? req->path : "");
@@ -511,11 +530,12 @@ keep_connect(struct ag_execguard *g, const struct ag_conn_note *note)
 		if (g->denials[i].is_connect && g->denials[i].allowed == note->allowed &&
 		    g->denials[i].path != NULL && strcmp(g->denials[i].path, note->path) == 0)
 			return;
-	if ((d = slot(g)) == NULL)
+	if ((d = slot(g, 1)) == NULL)
 		return;
 	d->is_connect = 1;
 	d->allowed = note->allowed;
 	d->proto = strdup(note->proto);
+	d->error = note->error[0] != '\0' ? strdup(note->error) : NULL;
 	d->path = strdup(note->path);
 	d->reason = strdup(note->reason);
 	d->rule = strdup(note->rule);
@@ -528,7 +548,7 @@ answer_connect(struct ag_execguard *g, int listener, const struct seccomp_notif 
     struct seccomp_notif_resp *resp)
 {
 	struct ag_conn_note note;
-	int noted = ag_sockconnect_answer(listener, n, g->unix_rules, resp, &note);
+	int noted = ag_sockconnect_answer(listener, n, g->unix_rules, conn_room(g), resp, &note);
 
 	if (ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, resp) < 0 && errno != ENOENT)
 		ag_log(LOG_WARNING, "exec supervisor: answer lost: %s", strerror(errno));
@@ -761,7 +781,24 @@ ag_execguard_finish(struct ag_execguard *g, struct ag_exec_denial **denials, siz
 	close(g->stop[0]);
 	close(g->stop[1]);
 	/* refusals past the room: one more entry that says how many, so the
-	 * audit counts every refused exec */
+	 * audit counts every refused exec and connect */
+	if (g->nconns_dropped > 0 && g->denials != NULL) {
+		struct ag_exec_denial *d = &g->denials[g->ndenials];
+		char why[320];
+
+		memset(d, 0, sizeof(*d));
+		snprintf(why, sizeof(why), "%lu more connections in this command were refused "
+		    "(only the first %d are listed one by one; past them a socket network.unix "
+		    "names is refused too, so that none goes unrecorded: run such a command in "
+		    "a line of its own)", g->nconns_dropped, AG_EXECGUARD_MAX_DENIALS - 1);
+		d->is_connect = 1;
+		d->proto = strdup("");
+		d->path = strdup("");
+		d->reason = strdup(why);
+		d->rule = strdup("network.more");
+		d->argv = calloc(1, sizeof(*d->argv));
+		g->ndenials++;
+	}
 	if (g->ndropped > 0 && g->denials != NULL) {
 		struct ag_exec_denial *d = &g->denials[g->ndenials];
 		char why[160];
@@ -793,6 +830,7 @@ ag_execguard_denials_free(struct ag_exec_denial *d, size_t n)
 		free(d[i].reason);
 		free(d[i].rule);
 		free(d[i].proto);
+		free(d[i].error);
 		for (k = 0; d[i].argv != NULL && k < d[i].argc; k++)
 			free(d[i].argv[k]);
 		free(d[i].argv);

@@ -78,6 +78,7 @@ struct ag_exec_denial {
 	int	  is_connect;
 	int	  allowed;
 	char	 *proto;	/* unix, tcp, udp */
+	char	 *error;	/* allowed, but the connect failed; or NULL */
 };
 
 struct ag_execguard;

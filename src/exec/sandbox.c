@@ -1032,16 +1032,18 @@ build_seccomp(struct ag_sandbox *sb)
 	ag_bpf_jeq(b, AF_UNIX, UNIXTYPE, ALLOW);
 
 	/*
-	 * No AF_UNIX datagram socket: one sends to any socket's name with
-	 * sendto/sendmsg, whose address lies in memory the filter cannot
-	 * read (a pair's end too), past the exec supervisor, which connects
-	 * stream and seqpacket sockets for the process (sockconnect.h);
-	 * those ignore a send's address.
+	 * AF_UNIX stream and seqpacket sockets only: a datagram socket (and
+	 * SOCK_RAW, which the kernel makes one) sends to any socket's name
+	 * with sendto/sendmsg, whose address lies in memory the filter
+	 * cannot read (a pair's end too), past the exec supervisor, which
+	 * connects stream and seqpacket sockets for the process
+	 * (sockconnect.h); those ignore a send's address.
 	 */
 	ag_bpf_label(b, UNIXTYPE);
 	ag_bpf_ld(b, AG_BPF_ARG(1));
 	ag_bpf_and(b, 0xf);	/* SOCK_TYPE_MASK: without NONBLOCK, CLOEXEC */
-	ag_bpf_jeq(b, SOCK_DGRAM, DENY, ALLOW);
+	ag_bpf_jeq(b, SOCK_STREAM, ALLOW, NEXT);
+	ag_bpf_jeq(b, SOCK_SEQPACKET, ALLOW, DENY);
 
 	ag_bpf_label(b, ALLOW);
 	ag_bpf_ret(b, SECCOMP_RET_ALLOW);

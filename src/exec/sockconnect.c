@@ -7,10 +7,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <sys/fsuid.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -34,14 +37,6 @@
 #define PIDFD_THREAD	O_EXCL		/* pidfd_open(2): a thread, not its group */
 #endif
 
-/* How long a blocking connect is waited for, while the supervisor answers
- * nothing else of the command: room in a UNIX listener's full queue is
- * looked for WAIT_TRIES times WAIT_MS apart; a TCP handshake is waited
- * for WAIT_TRIES_TCP times WAIT_MS. */
-#define WAIT_MS		10
-#define WAIT_TRIES	100
-#define WAIT_TRIES_TCP	3000
-
 static int
 valid(int listener, uint64_t id)
 {
@@ -49,45 +44,95 @@ valid(int listener, uint64_t id)
 }
 
 /*
- * connect(2) on the process's socket (the same open file: its flags are
- * the process's), without ever blocking the supervisor for long: a
- * blocking socket is connected without blocking, then waited for as above
- * (a UNIX listener's queue full: tried again; a TCP handshake under way:
- * polled, its SO_ERROR the result).  0 or -errno.
+ * A blocking connect stops the supervisor for the command until it is
+ * through, and the socket's flags and timeouts are the process's to
+ * change at any moment (another thread of it clears O_NONBLOCK between a
+ * check and the call).  So each connect is bounded by a timer of the
+ * supervisor's own thread, whose signal interrupts it: a UNIX listener
+ * whose queue stays full for CONNECT_WAIT_MS gets EAGAIN, as a
+ * non-blocking connect would; a TCP handshake that is not through by
+ * then is waited for by poll, HANDSHAKE_WAIT_MS at most.
  */
+#define CONNECT_WAIT_MS		1000
+#define HANDSHAKE_WAIT_MS	30000
+#define POLL_MS			10
+
+static int wake_signal;
+
+static void
+woken(int sig)
+{
+	(void)sig;
+}
+
+static void
+wake_install(void)
+{
+	struct sigaction sa;
+
+	wake_signal = SIGRTMIN + 6;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = woken;		/* no SA_RESTART: the connect ends with EINTR */
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(wake_signal, &sa, NULL) < 0)
+		wake_signal = 0;
+}
+
+/* connect(2) on the process's socket, bounded as above.  0 or -errno. */
 static int
 connect_for(int sock, const void *sa, socklen_t len, int listener, uint64_t id)
 {
-	int fl = fcntl(sock, F_GETFL), rc, tries;
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	struct itimerspec it;
+	struct sigevent ev;
+	sigset_t one;
+	timer_t t;
+	int rc, dom = 0, fl, tries;
+	socklen_t dl = sizeof(dom);
 
-	if (fl < 0)
-		return -errno;
-	if (!(fl & O_NONBLOCK) && fcntl(sock, F_SETFL, fl | O_NONBLOCK) < 0)
-		return -errno;
-	for (tries = 0;; tries++) {
+	pthread_once(&once, wake_install);
+	memset(&ev, 0, sizeof(ev));
+	ev.sigev_notify = SIGEV_THREAD_ID;
+	ev.sigev_signo = wake_signal;
+	ev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
+	if (wake_signal == 0 || timer_create(CLOCK_MONOTONIC, &ev, &t) < 0)
+		return -EAGAIN;		/* no bound: no connect */
+	sigemptyset(&one);
+	sigaddset(&one, wake_signal);
+	memset(&it, 0, sizeof(it));
+	it.it_value.tv_sec = CONNECT_WAIT_MS / 1000;
+	it.it_value.tv_nsec = (CONNECT_WAIT_MS % 1000) * 1000000L;
+	pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+	if (timer_settime(t, 0, &it, NULL) < 0)
+		rc = -EAGAIN;
+	else
 		rc = connect(sock, sa, len) < 0 ? -errno : 0;
-		if (rc != -EAGAIN || (fl & O_NONBLOCK) || tries >= WAIT_TRIES)
-			break;
-		(void)poll(NULL, 0, WAIT_MS);
-		if (!valid(listener, id))
-			break;
-	}
-	if (rc == -EINPROGRESS && !(fl & O_NONBLOCK)) {
+	memset(&it, 0, sizeof(it));
+	(void)timer_settime(t, 0, &it, NULL);
+	pthread_sigmask(SIG_BLOCK, &one, NULL);
+	timer_delete(t);
+	if (rc != -EINTR && rc != -EINPROGRESS)
+		return rc;
+	(void)getsockopt(sock, SOL_SOCKET, SO_DOMAIN, &dom, &dl);
+	if (rc == -EINTR && dom == AF_UNIX)
+		return -EAGAIN;
+	/* a TCP handshake under way: a non-blocking socket's caller waits
+	 * for it itself; a blocking one's, the supervisor */
+	if ((fl = fcntl(sock, F_GETFL)) >= 0 && (fl & O_NONBLOCK) && rc == -EINPROGRESS)
+		return rc;
+	{
 		struct pollfd pf = { .fd = sock, .events = POLLOUT };
 		socklen_t el = sizeof(int);
 		int e = ETIMEDOUT;
 
-		for (tries = 0; tries < WAIT_TRIES_TCP && valid(listener, id); tries++)
-			if (poll(&pf, 1, WAIT_MS) > 0) {
+		for (tries = 0; tries < HANDSHAKE_WAIT_MS / POLL_MS && valid(listener, id); tries++)
+			if (poll(&pf, 1, POLL_MS) > 0) {
 				if (getsockopt(sock, SOL_SOCKET, SO_ERROR, &e, &el) < 0)
 					e = errno;
 				break;
 			}
-		rc = -e;
+		return -e;
 	}
-	if (!(fl & O_NONBLOCK))
-		(void)fcntl(sock, F_SETFL, fl);
-	return rc;
 }
 
 /*
@@ -210,7 +255,7 @@ judge(pid_t pid, const struct ag_unix_rules *r, int sfd, const struct stat *st,
  */
 static int
 connect_path(int listener, const struct seccomp_notif *n, const struct ag_unix_rules *r,
-    int sock, const char *name, struct ag_conn_note *note)
+    int room, int sock, const char *name, struct ag_conn_note *note)
 {
 	struct sockaddr_un via;
 	gid_t was = (gid_t)setfsgid(getgid());
@@ -234,15 +279,26 @@ connect_path(int listener, const struct seccomp_notif *n, const struct ag_unix_r
 		rc = -EACCES;
 		goto out;
 	}
-	if (verdict == 2) {
-		note->allowed = 1;
-		snprintf(note->reason, sizeof(note->reason), "named in network.unix");
+	if (verdict == 2 && !room) {
+		/* a connection to a host daemon is recorded, or not made */
+		snprintf(note->reason, sizeof(note->reason), "the UNIX socket '%s' is named in "
+		    "network.unix, but this command made more connections than its audit "
+		    "record lists; run it in a line of its own", name);
 		snprintf(note->rule, sizeof(note->rule), "network.unix");
+		rc = -EACCES;
+		goto out;
 	}
 	memset(&via, 0, sizeof(via));
 	via.sun_family = AF_UNIX;
 	snprintf(via.sun_path, sizeof(via.sun_path), "/proc/self/fd/%d", fd);
 	rc = connect_for(sock, &via, sizeof(via), listener, n->id);
+	if (verdict == 2) {
+		note->allowed = 1;
+		snprintf(note->reason, sizeof(note->reason), "named in network.unix");
+		snprintf(note->rule, sizeof(note->rule), "network.unix");
+		if (rc < 0)
+			snprintf(note->error, sizeof(note->error), "%s", strerror(-rc));
+	}
 out:
 	if (fd >= 0)
 		close(fd);
@@ -290,7 +346,8 @@ direct(const struct sockaddr_storage *ss, socklen_t len, int type, struct ag_con
 
 int
 ag_sockconnect_answer(int listener, const struct seccomp_notif *n,
-    const struct ag_unix_rules *r, struct seccomp_notif_resp *resp, struct ag_conn_note *note)
+    const struct ag_unix_rules *r, int room, struct seccomp_notif_resp *resp,
+    struct ag_conn_note *note)
 {
 	const size_t off = offsetof(struct sockaddr_un, sun_path);
 	int len = (int)n->data.args[2], dom = 0, sock, rc;
@@ -339,9 +396,10 @@ ag_sockconnect_answer(int listener, const struct seccomp_notif *n,
 	case AF_NETLINK: {
 		struct sockaddr_nl *nl = (struct sockaddr_nl *)&ss;
 
-		/* groups need CAP_NET_ADMIN over the namespace, which the
-		 * gateway has and the command has not */
-		if ((size_t)len >= sizeof(*nl) && nl->nl_family == AF_NETLINK && nl->nl_groups != 0)
+		/* another socket's port id or groups need CAP_NET_ADMIN over the
+		 * namespace, which the gateway has and the command has not */
+		if ((size_t)len >= sizeof(*nl) && nl->nl_family == AF_NETLINK &&
+		    (nl->nl_groups != 0 || nl->nl_pid != 0))
 			rc = -EPERM;
 		else
 			rc = connect_for(sock, &ss, (socklen_t)len, listener, n->id);
@@ -356,7 +414,7 @@ ag_sockconnect_answer(int listener, const struct seccomp_notif *n,
 			name[(size_t)len - off] = '\0';
 			snprintf(note->proto, sizeof(note->proto), "unix");
 			snprintf(note->path, sizeof(note->path), "%s", name);
-			rc = connect_path(listener, n, r, sock, name, note);
+			rc = connect_path(listener, n, r, room, sock, name, note);
 		} else if (sa->sun_family == AF_UNIX && (size_t)len > off &&
 		    (size_t)len <= sizeof(*sa) && (r == NULL || !r->abstract)) {
 			/* no namespace of its own: the host's abstract names */

@@ -25,8 +25,8 @@
  * namespace of its own, which holds the abstract names (only its own
  * processes' are there).  IPv4 and IPv6 sockets live in that namespace
  * (its loopback and the egress proxy's listeners); netlink ones may not
- * join multicast groups (the gateway's capabilities over the namespace
- * are not the command's).
+ * join multicast groups nor name another socket's port id (the gateway's
+ * capabilities over the namespace are not the command's).
  *
  * Differences from the process's own connect, stated in doc/sandbox.md:
  * the peer credentials a UNIX listener sees are the gateway's (its pid,
@@ -63,17 +63,20 @@ struct ag_conn_note {
 					 * or ADDRESS:PORT */
 	char	reason[PATH_MAX + 256];
 	char	rule[64];
+	char	error[128];		/* allowed, but the connect failed */
 };
 
 /*
  * Answer one stopped connect(2) (n, from the listener): resp is filled
  * (the kernel's own errors for a bad socket or address, the connect's
  * result, or EACCES when refused).  1 when note was filled (a refusal, or
- * a socket network.unix names), else 0.  On the supervisor's thread; r
- * NULL refuses every UNIX name.
+ * a socket network.unix names), else 0.  room: the caller can keep one
+ * more note; without it a socket network.unix names is refused (every
+ * connection to one is recorded).  On the supervisor's thread; r NULL
+ * refuses every UNIX name.
  */
 int	ag_sockconnect_answer(int listener, const struct seccomp_notif *n,
-	    const struct ag_unix_rules *r, struct seccomp_notif_resp *resp,
+	    const struct ag_unix_rules *r, int room, struct seccomp_notif_resp *resp,
 	    struct ag_conn_note *note);
 
 /* The kernel lets the supervisor take a process's socket (pidfd_getfd,

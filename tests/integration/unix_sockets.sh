@@ -272,14 +272,20 @@ ag_is "$(reached)" 0 "nothing_reached_the_daemon_in_the_swap"
 # ---- datagrams, abstract names ----------------------------------------------------
 x "python3 -c '
 import socket
-for how in (lambda: socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM), lambda: socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)):
+D, R = socket.SOCK_DGRAM, socket.SOCK_RAW
+for how in (lambda: socket.socket(socket.AF_UNIX, D), lambda: socket.socketpair(socket.AF_UNIX, D),
+            lambda: socket.socket(socket.AF_UNIX, D | socket.SOCK_CLOEXEC | socket.SOCK_NONBLOCK),
+            lambda: socket.socket(socket.AF_UNIX, R), lambda: socket.socketpair(socket.AF_UNIX, R)):
     try:
         how(); print(\"made\")
     except OSError as e:
         print(\"refused\", e.errno)
 '"
 ag_is "$x_out" "refused 13
-refused 13" "unix_datagram_sockets_are_refused" "$x_out"
+refused 13
+refused 13
+refused 13
+refused 13" "unix_datagram_and_raw_sockets_are_refused" "$x_out"
 x "$(py_connect "@$ABSTRACT")"
 ag_is "$x_out" "refused 111" "a_host_abstract_socket_is_not_in_the_session" "$x_out"
 ag_is "$(reached)" 0 "no_daemon_was_reached"
@@ -334,6 +340,35 @@ ag_is "$x_out" "refused 2
 refused 111" "missing_and_non_socket_names_fail_as_the_kernel_says" "$x_out"
 ag_is "$(net_denials /tmp/none.sock)" 0 "a_missing_socket_is_no_refusal"
 
+# a listener that never accepts, its queue full, and another thread that
+# keeps the socket blocking while the supervisor connects it: the connect
+# ends (EAGAIN, as a non-blocking one's) and the command goes on
+cat > "$W/u/full.py" <<'PY'
+import fcntl, os, socket, threading
+if os.path.exists("full.sock"):
+    os.unlink("full.sock")
+l = socket.socket(socket.AF_UNIX); l.bind("full.sock"); l.listen(0)
+held, errs = [], []
+for i in range(8):
+    s = socket.socket(socket.AF_UNIX)
+    stop = False
+    def flip(fd=s.fileno()):
+        while not stop:
+            fl = fcntl.fcntl(fd, fcntl.F_GETFL)
+            fcntl.fcntl(fd, fcntl.F_SETFL, fl & ~os.O_NONBLOCK)
+    t = threading.Thread(target=flip); t.start()
+    try:
+        s.connect("full.sock"); held.append(s)
+    except OSError as e:
+        errs.append(e.errno)
+    stop = True; t.join()
+print("held" if held else "none", sorted(set(errs)))
+PY
+chown "$AG_USER" "$W/u/full.py"
+x "cd ~/work/u && python3 full.py && echo went-on"
+ag_is "$x_out" "held [11]
+went-on" "a_full_listener_queue_ends_the_connect_with_eagain" "$x_out" "$x_err"
+
 # ---- an address outside the namespace, tried directly --------------------------------
 # (a client that ignores HTTPS_PROXY): it fails there, and the agent hears why
 x "python3 -c '
@@ -363,4 +398,35 @@ ag_is "$(ag_audit_query "[e for e in r if e.get('event') == 'net' and e.get('pro
     "the_named_socket_connection_is_recorded"
 x "$(py_connect "$HOMESOCK")"
 ag_is "$x_out" "refused 13" "other_sockets_stay_refused" "$x_out"
+# a command that fills its record's list of connections with refusals
+# cannot then reach a named socket unrecorded: it is refused, and said so
+cat > "$W/u/many.py" <<'PY'
+import os, socket, sys
+home, named = sys.argv[1], sys.argv[2]
+for i in range(70):
+    if not os.path.lexists("l%d" % i):
+        os.symlink(home, "l%d" % i)
+    s = socket.socket(socket.AF_UNIX)
+    try:
+        s.connect("l%d" % i)
+    except OSError:
+        pass
+s = socket.socket(socket.AF_UNIX)
+try:
+    s.connect(named); print(s.recv(64).decode().strip())
+except OSError as e:
+    print("refused", e.errno)
+PY
+chown "$AG_USER" "$W/u/many.py"
+: > "$AG_DIR/reached"
+x "cd ~/work/u && python3 many.py $HOMESOCK $HOSTSOCK"
+ag_is "$x_out" "refused 13" "past_the_record_s_room_a_named_socket_is_refused_not_unrecorded" "$x_out"
+ag_like "$x_err" "past them a socket network.unix names is refused too.*run such a command in a line of its own" \
+    "the_refusal_says_what_to_do" "$(printf '%s\n' "$x_err" | tail -n 3)"
+ag_like "$x_err" "agentgate: [0-9]+ more connections in this command were refused" \
+    "the_count_of_unlisted_refusals_is_said" "$(printf '%s\n' "$x_err" | tail -n 3)"
+ag_is "$(ag_audit_query "[e.get('rule') for e in r if e.get('event') == 'net'][-1]")" "network.more" \
+    "the_count_is_a_net_record"
+ag_is "$(reached)" 0 "the_named_daemon_was_not_reached_unrecorded"
+
 ag_done
