@@ -72,22 +72,26 @@ secret_name(const char *p, size_t n)
 	return strcmp(up, "KEY") == 0 || (n > 4 && strcmp(up + n - 4, "_KEY") == 0);
 }
 
-/* The end of a value starting at i, before lim: quotes and backslashes
- * honoured, a blank or an operator ends it; in a here-document's body
- * (heredoc, which a shell may read as code) a quote is text, and a
- * newline, `$` or "`" ends it too. */
+/* Where a NAME= is found: what its value may be. */
+enum where {
+	W_UNPARSED,	/* a line that did not parse (it does not run) */
+	W_WORD,		/* a word bash does not assign: an argument, a subscript */
+	W_DECL,		/* an argument of declare, typeset, export, local, readonly */
+	W_HEREDOC	/* a here-document's body */
+};
+
+/* The end of a value starting at i, before lim, as bash reads an
+ * assignment's: quotes and backslashes honoured, a blank or an operator
+ * ends it. */
 static size_t
-value_end(const char *s, size_t lim, size_t i, int heredoc)
+value_end(const char *s, size_t lim, size_t i)
 {
 	char q = 0;
 
 	for (; i < lim; i++) {
 		char ch = s[i];
 
-		if (heredoc) {
-			if (strchr(" \t\n$`;&|()<>", ch) != NULL)
-				break;
-		} else if (q == '\'') {
+		if (q == '\'') {
 			if (ch == '\'')
 				q = 0;
 		} else if (ch == '\\' && i + 1 < lim)
@@ -104,10 +108,11 @@ value_end(const char *s, size_t lim, size_t i, int heredoc)
 }
 
 /*
- * The end of a value starting at i inside a word (a NAME= within a quoted
- * argument, `node -e 'API_KEY=1//"...'`): the shell's quotes are not the
- * value's there, so only what a token is made of is masked, and whatever
- * else follows (the rest of a program's text) stays visible (red team 22).
+ * The end of a value starting at i inside a word that bash does not assign
+ * (an argument, `node -e 'API_KEY=1//"...'` or `python3 -c TOKEN='0<nl>...'`;
+ * a here-document's line): the value may be another program's text, so
+ * only what a token is made of is masked, and whatever else follows (the
+ * rest of a program's text) stays visible (red teams 22 and 23).
  */
 static size_t
 token_end(const char *s, size_t lim, size_t i)
@@ -115,6 +120,14 @@ token_end(const char *s, size_t lim, size_t i)
 	while (i < lim && (isalnum((unsigned char)s[i]) || strchr("-._~+/=:@%!*,^#", s[i]) != NULL))
 		i++;
 	return i;
+}
+
+/* Where a token value begins at i: past one opening quote (`API_KEY='abc'`,
+ * `API_KEY="abc"`), which is the shell's or a file's, not the secret's. */
+static size_t
+token_start(const char *s, size_t lim, size_t i)
+{
+	return i + 1 < lim && (s[i] == '\'' || s[i] == '"') ? i + 1 : i;
 }
 
 /* The spans of the command and process substitutions in w, at any depth
@@ -178,14 +191,18 @@ past_code(const struct spans *code, size_t i)
 /*
  * Each NAME= in s[a..b) (NAME at a word-ish start: not after a name's
  * character, `$` or `{`) whose NAME names a secret: its value masked, up
- * to the first of value_end and a code span.  Code spans are skipped:
- * their commands are walked on their own.
+ * to the first of the value's end and a code span.  Where bash assigns
+ * the word (wh W_DECL, at the word's start) the value ends where bash's
+ * quoting says; anywhere else it is what a token is made of, so a
+ * program's text that begins with NAME= (`python3 -c TOKEN='0<nl>code'`)
+ * stays visible.  Code spans are skipped: their commands are walked on
+ * their own.
  */
 static void
-scan(const char *s, size_t a, size_t b, const struct spans *code, int heredoc, int word,
+scan(const char *s, size_t a, size_t b, const struct spans *code, enum where wh,
     struct spans *m)
 {
-	size_t i = a, j, e;
+	size_t i = a, j, e, v, lim;
 
 	while (i < b) {
 		size_t k = past_code(code, i);
@@ -205,11 +222,12 @@ scan(const char *s, size_t a, size_t b, const struct spans *code, int heredoc, i
 		if (j < b && s[j] == '=' && secret_name(s + i, j - i)) {
 			/* an array in a declare's word, `declare -A TOKEN=([k]=v)`:
 			 * what is inside the parentheses */
-			if (word && i == a && !heredoc && j + 1 < b && s[j + 1] == '(') {
-				size_t lim = code_from(code, j + 2, b), k2 = j + 2, v;
+			if (wh == W_DECL && i == a && j + 1 < b && s[j + 1] == '(') {
+				size_t k2 = j + 2;
 
+				lim = code_from(code, j + 2, b);
 				for (;;) {
-					v = value_end(s, lim, k2, 0);
+					v = value_end(s, lim, k2);
 					if (v >= lim || s[v] == ')') {
 						k2 = v;
 						break;
@@ -220,11 +238,15 @@ scan(const char *s, size_t a, size_t b, const struct spans *code, int heredoc, i
 				i = k2 > j + 1 ? k2 : j + 1;
 				continue;
 			}
-			/* at a word's start the shell's quoting is the value's;
-			 * a line that did not parse (word 0) is masked by it too */
-			e = !word || i == a || heredoc ? value_end(s, code_from(code, j + 1, b), j + 1,
-			    heredoc) : token_end(s, code_from(code, j + 1, b), j + 1);
-			add(m, j + 1, e);
+			/* at a declaration's word's start the shell's quoting is
+			 * the value's; a line that did not parse is masked by it
+			 * too */
+			lim = code_from(code, j + 1, b);
+			if (wh == W_UNPARSED || (wh == W_DECL && i == a))
+				v = j + 1, e = value_end(s, lim, v);
+			else
+				v = token_start(s, lim, j + 1), e = token_end(s, lim, v);
+			add(m, v, e);
 			i = e > j + 1 ? e : j + 1;
 			continue;
 		}
@@ -234,8 +256,23 @@ scan(const char *s, size_t a, size_t b, const struct spans *code, int heredoc, i
 
 static void walk_node(const char *s, size_t len, const struct ag_sh_node *n, struct spans *m);
 
+/* A declaration builtin, as bash sees the command's first word (spelled
+ * plainly; `builtin export` and `"export"` are not read so by bash). */
+static int
+declaration(const struct ag_sh_word *w)
+{
+	static const char *const names[] = { "declare", "typeset", "export", "local", "readonly",
+	    NULL };
+	size_t i;
+
+	for (i = 0; w != NULL && w->raw != NULL && names[i] != NULL; i++)
+		if (strcmp(w->raw, names[i]) == 0)
+			return 1;
+	return 0;
+}
+
 static void
-walk_word(const char *s, size_t len, const struct ag_sh_word *w, int heredoc, struct spans *m)
+walk_word(const char *s, size_t len, const struct ag_sh_word *w, enum where wh, struct spans *m)
 {
 	struct spans code = { NULL, 0, 0, 0 };
 	size_t i, b;
@@ -245,14 +282,14 @@ walk_word(const char *s, size_t len, const struct ag_sh_word *w, int heredoc, st
 	word_code(w, &code);
 	m->oom |= code.oom;
 	b = w->end <= len ? w->end : len;
-	if (heredoc && b > w->off + 1) {
+	if (wh == W_HEREDOC && b > w->off + 1) {
 		/* not the delimiter's line, the body's last */
 		for (i = b - 1; i > w->off && s[i - 1] != '\n'; i--)
 			;
 		b = i;
 	}
 	if (w->off < b)
-		scan(s, w->off, b, &code, heredoc, 1, m);
+		scan(s, w->off, b, &code, wh, m);
 	free(code.v);
 	/* the commands of its substitutions, and words within its parts */
 	for (i = 0; i < w->nparts; i++) {
@@ -261,11 +298,11 @@ walk_word(const char *s, size_t len, const struct ag_sh_word *w, int heredoc, st
 		if (p->type == AG_SH_P_CMDSUB || p->type == AG_SH_P_PROCSUB)
 			walk_node(s, len, p->body, m);
 		else if (p->type == AG_SH_P_PARAM) {
-			walk_word(s, len, p->subscript, 0, m);
-			walk_word(s, len, p->operand, 0, m);
-			walk_word(s, len, p->operand2, 0, m);
+			walk_word(s, len, p->subscript, W_WORD, m);
+			walk_word(s, len, p->operand, W_WORD, m);
+			walk_word(s, len, p->operand2, W_WORD, m);
 		} else if (p->type == AG_SH_P_ARITH)
-			walk_word(s, len, p->expr, 0, m);
+			walk_word(s, len, p->expr, W_WORD, m);
 	}
 }
 
@@ -292,10 +329,10 @@ walk_assign(const char *s, size_t len, const struct ag_sh_assign *as, struct spa
 		m->oom |= code.oom;
 		free(code.v);
 	}
-	walk_word(s, len, as->subscript, 0, m);
-	walk_word(s, len, as->value, 0, m);
+	walk_word(s, len, as->subscript, W_WORD, m);
+	walk_word(s, len, as->value, W_WORD, m);
 	for (i = 0; i < as->nelems; i++)
-		walk_word(s, len, as->elems[i], 0, m);
+		walk_word(s, len, as->elems[i], W_WORD, m);
 }
 
 static void
@@ -308,13 +345,14 @@ walk_node(const char *s, size_t len, const struct ag_sh_node *n, struct spans *m
 	for (i = 0; i < n->nassigns; i++)
 		walk_assign(s, len, &n->assigns[i], m);
 	for (i = 0; i < n->nwords; i++)
-		walk_word(s, len, n->words[i], 0, m);
+		walk_word(s, len, n->words[i], i > 0 && declaration(n->words[0]) ? W_DECL : W_WORD,
+		    m);
 	for (i = 0; i < n->nredirs; i++)
 		walk_word(s, len, n->redirs[i].target, n->redirs[i].op == AG_SH_R_HEREDOC ||
-		    n->redirs[i].op == AG_SH_R_HEREDOC_STRIP, m);
+		    n->redirs[i].op == AG_SH_R_HEREDOC_STRIP ? W_HEREDOC : W_WORD, m);
 	for (i = 0; i < n->nitems; i++) {
 		for (k = 0; k < n->items[i].npatterns; k++)
-			walk_word(s, len, n->items[i].patterns[k], 0, m);
+			walk_word(s, len, n->items[i].patterns[k], W_WORD, m);
 		walk_node(s, len, n->items[i].body, m);
 	}
 	for (i = 0; i < n->nkids; i++)
@@ -340,7 +378,7 @@ unparsed(const char *s, size_t len, struct spans *m)
 		const char *nl = memchr(s + a, '\n', len - a);
 
 		b = nl != NULL ? (size_t)(nl - s) : len;
-		scan(s, a, b, &none, 0, 0, m);
+		scan(s, a, b, &none, W_UNPARSED, m);
 		a = b + 1;
 	}
 }

@@ -13,7 +13,11 @@
  * s[0..len) onto out with each value a secret-named variable is given
  * (…TOKEN…, …SECRET…, …PASSWORD…, …API_KEY…, …_KEY, in an assignment,
  * in a word such as export's `NAME=value` or `--api_key=value`, in a
- * here-document's `NAME=value` line) replaced by "***".  A mask lies
+ * here-document's `NAME=value` line) replaced by "***".  Only where bash
+ * assigns (an assignment, a declaration builtin's argument) does the value
+ * run to the word's end by bash's quoting; in any other word, also one
+ * that begins with NAME=, only a token (letters, digits, -._~+/=:@%!*,^#)
+ * is masked, since the word may be another program's text.  A mask lies
  * inside one word of the parse and ends before any command substitution
  * in it, so it never reaches a program, an argument of another word, a
  * comment or the next command.  A line that does not parse (it is not

@@ -50,7 +50,7 @@ python3 -c 'open(\"HIDDEN_B\",\"w\").write(\"x\")'
 echo \"'\""
 rec=$(ag_recorded b "$line")
 ag_is "$rec" "cd ~/work/a; cat > f <<'E'
-TOKEN=***
+TOKEN='
 API_KEY=*** def
 E
 python3 -c 'open(\"HIDDEN_B\",\"w\").write(\"x\")'
@@ -80,6 +80,31 @@ echo '-----END RSA PRIVATE KEY-----'"
 rec=$(ag_recorded e "$line")
 ag_is "$rec" "$line" "redact_words_pem_shaped_line_shown"
 ag_ok "redact_words_pem_shaped_line_ran" test -e "$W/a/HIDDEN_E"
+
+# g: an argument that BEGINS with NAME= is another program's text, not an
+# assignment (red team 23, M1): only a token is masked, the code shows
+line="cd ~/work/a; python3 -c TOKEN='0
+import os
+os.system(\"touch HIDDEN_G\")'"
+rec=$(ag_recorded g "$line")
+ag_is "$rec" "cd ~/work/a; python3 -c TOKEN='***
+import os
+os.system(\"touch HIDDEN_G\")'" "redact_words_argument_starting_with_name_shows_code"
+ag_ok "redact_words_argument_starting_with_name_ran" test -e "$W/a/HIDDEN_G"
+rec=$(ag_recorded g2 "cd ~/work/a; awk TOKEN='=1;BEGIN{system(\"touch HIDDEN_G2\")}' /dev/null")
+ag_is "$rec" "cd ~/work/a; awk TOKEN='***;BEGIN{system(\"touch HIDDEN_G2\")}' /dev/null" \
+    "redact_words_awk_program_shown"
+ag_ok "redact_words_awk_program_ran" test -e "$W/a/HIDDEN_G2"
+# the same typed in the REPL: each line's record shows its code
+printf '%s\n' 'cd ~/work/a' "node -e API_KEY=\"1;require('fs').writeFileSync('HIDDEN_R','x')\"" \
+    'export API_TOKEN="repl s3cr3t"; echo "$API_TOKEN" > rt' | ag_ssh >/dev/null 2>&1
+ag_ok "redact_words_repl_node_ran" test -e "$W/a/HIDDEN_R"
+rec=$(ag_audit_query "'|'.join(x.get('command') for x in r if x.get('event') == 'command' and 'HIDDEN_R' in (x.get('command') or ''))")
+ag_is "$rec" "node -e API_KEY=\"***;require('fs').writeFileSync('HIDDEN_R','x')\"" \
+    "redact_words_repl_node_code_shown"
+# its benign twin: a declaration's value is bash's, masked whole
+ag_is "$(cat "$W/a/rt" 2>/dev/null)" "repl s3cr3t" "redact_words_repl_export_ran"
+ag_unlike "$(cat "$AG_AUDIT")" "s3cr3t" "redact_words_repl_export_masked"
 
 # the benign twin: secrets a line sets are masked, the line runs
 rec=$(ag_recorded f "cd ~/work/a; APP_TOKEN=hunter2-not-a-shape; DB_PASSWORD='p w' env | grep -c '^DB_PASSWORD=p w\$' > n; tool_api_key=abc; echo done")
