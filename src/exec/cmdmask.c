@@ -22,8 +22,16 @@
 #include "exec/cmdmask.h"
 #include "parse/shparse.h"
 
+/* What a span becomes in the record. */
+enum mark {
+	MARK_VALUE,	/* "***": a secret-named variable's value */
+	MARK_KEY,	/* a private key's lines */
+	MARK_SHAPE	/* a private key on one line */
+};
+
 struct span {
-	size_t a, b;
+	size_t		a, b;
+	enum mark	kind;
 };
 
 struct spans {
@@ -33,7 +41,7 @@ struct spans {
 };
 
 static void
-add(struct spans *s, size_t a, size_t b)
+add_kind(struct spans *s, size_t a, size_t b, enum mark kind)
 {
 	if (b <= a || s->oom)
 		return;
@@ -49,7 +57,14 @@ add(struct spans *s, size_t a, size_t b)
 		s->cap = cap;
 	}
 	s->v[s->n].a = a;
-	s->v[s->n++].b = b;
+	s->v[s->n].b = b;
+	s->v[s->n++].kind = kind;
+}
+
+static void
+add(struct spans *s, size_t a, size_t b)
+{
+	add_kind(s, a, b, MARK_VALUE);
 }
 
 /* Whether a variable's name says it holds a secret. */
@@ -254,7 +269,15 @@ scan(const char *s, size_t a, size_t b, const struct spans *code, enum where wh,
 	}
 }
 
-static void walk_node(const char *s, size_t len, const struct ag_sh_node *n, struct spans *m);
+/* What a walk of one parsed line needs. */
+struct walk {
+	const char		*s;
+	size_t			 len;
+	const struct ag_sh_node	*root;
+	struct spans		*m;
+};
+
+static void walk_node(struct walk *c, const struct ag_sh_node *n, int piped);
 
 /* A declaration builtin, as bash sees the command's first word (spelled
  * plainly; `builtin export` and `"export"` are not read so by bash). */
@@ -271,8 +294,168 @@ declaration(const struct ag_sh_word *w)
 	return 0;
 }
 
+/* ---- private keys ------------------------------------------------------------ */
+
+/* Whether the line defines a function called name (which would run in
+ * the program's place). */
+static int
+defined_here(const struct ag_sh_node *n, const char *name)
+{
+	size_t i;
+
+	if (n == NULL)
+		return 0;
+	if (n->type == AG_SH_FUNCDEF && n->name != NULL && strcmp(n->name, name) == 0)
+		return 1;
+	for (i = 0; i < n->nkids; i++)
+		if (defined_here(n->kids[i], name))
+			return 1;
+	for (i = 0; i < n->nitems; i++)
+		if (defined_here(n->items[i].body, name))
+			return 1;
+	return 0;
+}
+
+/*
+ * Whether a command's arguments and here-document may have a private
+ * key's lines hidden in its record: its program only keeps or passes on
+ * data (never a shell, an interpreter or a program that runs others,
+ * which would run such a line), named plainly, not a function the line
+ * defines, and its output is not read by another command (a pipe, a
+ * substitution: `echo '<key>' | sh`).
+ */
+static int
+keeps_data(const struct walk *c, const struct ag_sh_node *n, int piped)
+{
+	static const char *const progs[] = { "cat", "echo", "printf", "tee", "base64",
+	    "ssh-add", "ssh-keygen", "openssl", "gpg", "kubectl", "gh", "vault", "curl", NULL };
+	const char *w0;
+	size_t i;
+
+	if (piped || n->type != AG_SH_SIMPLE || n->nwords == 0 || n->words[0]->raw == NULL)
+		return 0;
+	w0 = n->words[0]->raw;
+	for (i = 0; progs[i] != NULL; i++)
+		if (strcmp(w0, progs[i]) == 0)
+			return !defined_here(c->root, w0);
+	return 0;
+}
+
+/* A line of key material: base64 only (after an indentation, before a
+ * carriage return), and long enough that no short command passes for it. */
+static int
+key_line(const char *p, size_t n)
+{
+	size_t i = 0, k = 0;
+
+	while (i < n && (p[i] == ' ' || p[i] == '\t'))
+		i++;
+	if (n > i && p[n - 1] == '\r')
+		n--;
+	for (; i < n; i++, k++)
+		if (!isalnum((unsigned char)p[i]) && p[i] != '+' && p[i] != '/' && p[i] != '=')
+			return 0;
+	return k >= AG_CMDMASK_KEY_LINE_MIN;
+}
+
+/* A key's marker at p ("-----BEGIN " or "-----END " then [A-Z0-9 ]*, then
+ * "PRIVATE KEY-----"): its end, or NULL. */
+static const char *
+key_marker(const char *p, const char *lim, const char *which)
+{
+	size_t wl = strlen(which);
+	const char *q;
+
+	if ((size_t)(lim - p) < wl || memcmp(p, which, wl) != 0)
+		return NULL;
+	for (q = p + wl; q < lim && (isupper((unsigned char)*q) || isdigit((unsigned char)*q) ||
+	    *q == ' '); q++)
+		if ((size_t)(lim - q) >= 16 && memcmp(q, "PRIVATE KEY-----", 16) == 0)
+			return q + 16;
+	return NULL;
+}
+
+/* A whole key on one line of s[a..b) (escaped newlines, as in JSON): each
+ * one's span, from its BEGIN through its END marker. */
 static void
-walk_word(const char *s, size_t len, const struct ag_sh_word *w, enum where wh, struct spans *m)
+one_line_keys(const char *s, size_t a, size_t b, struct spans *m)
+{
+	const char *p = s + a, *lim = s + b, *e, *q;
+
+	while ((p = memmem(p, (size_t)(lim - p), "-----BEGIN ", 11)) != NULL) {
+		if ((e = key_marker(p, lim, "-----BEGIN ")) == NULL) {
+			p += 11;
+			continue;
+		}
+		for (q = e; q < lim && (isalnum((unsigned char)*q) || strchr("+/= \t\\", *q) != NULL);
+		    q++)
+			;
+		if ((e = key_marker(q, lim, "-----END ")) != NULL) {
+			add_kind(m, (size_t)(p - s), (size_t)(e - s), MARK_SHAPE);
+			p = e;
+		} else
+			p += 11;
+	}
+}
+
+/*
+ * A private key in s[a..b), a quoted argument's text or a here-document's
+ * body: between a BEGIN and an END marker, each run of key lines becomes
+ * one mark; the markers and any other line stay.
+ */
+static void
+key_lines(const char *s, size_t a, size_t b, struct spans *m)
+{
+	size_t i = a, e, run = 0, in_run = 0;
+	int in_key = 0;
+
+	if (memmem(s + a, b - a, "PRIVATE KEY-----", 16) == NULL)
+		return;
+	while (i < b) {
+		const char *nl = memchr(s + i, '\n', b - i);
+
+		e = nl != NULL ? (size_t)(nl - s) : b;
+		if (in_key && key_line(s + i, e - i)) {
+			if (!in_run)
+				run = i, in_run = 1;
+			add_kind(m, run, e, MARK_KEY);
+		} else {
+			in_run = 0;
+			if (memmem(s + i, e - i, "-----END ", 9) != NULL)
+				in_key = 0;
+			else if (memmem(s + i, e - i, "-----BEGIN ", 11) != NULL)
+				in_key = 1;
+			one_line_keys(s, i, e, m);
+		}
+		i = e + 1;
+	}
+}
+
+/* The key lines of a word given to a program that keeps data: in its
+ * quoted parts, or in the whole of a here-document's body s[off..b). */
+static void
+word_keys(const char *s, const struct ag_sh_word *w, size_t b, int heredoc, struct spans *m)
+{
+	size_t i;
+
+	if (heredoc) {
+		key_lines(s, w->off, b, m);
+		return;
+	}
+	for (i = 0; i < w->nparts; i++) {
+		const struct ag_sh_part *p = &w->parts[i];
+
+		if (p->type == AG_SH_P_LIT && p->quote != AG_SH_Q_NONE &&
+		    p->quote != AG_SH_Q_BACKSLASH && p->off < p->end && p->end <= b)
+			key_lines(s, p->off, p->end, m);
+	}
+}
+
+/* ---- the walk ------------------------------------------------------------------ */
+
+/* w, found where wh says; keys: a program that keeps data is given it. */
+static void
+walk_word(struct walk *c, const struct ag_sh_word *w, enum where wh, int keys)
 {
 	struct spans code = { NULL, 0, 0, 0 };
 	size_t i, b;
@@ -280,83 +463,93 @@ walk_word(const char *s, size_t len, const struct ag_sh_word *w, enum where wh, 
 	if (w == NULL)
 		return;
 	word_code(w, &code);
-	m->oom |= code.oom;
-	b = w->end <= len ? w->end : len;
+	c->m->oom |= code.oom;
+	b = w->end <= c->len ? w->end : c->len;
 	if (wh == W_HEREDOC && b > w->off + 1) {
 		/* not the delimiter's line, the body's last */
-		for (i = b - 1; i > w->off && s[i - 1] != '\n'; i--)
+		for (i = b - 1; i > w->off && c->s[i - 1] != '\n'; i--)
 			;
 		b = i;
 	}
-	if (w->off < b)
-		scan(s, w->off, b, &code, wh, m);
+	if (w->off < b) {
+		scan(c->s, w->off, b, &code, wh, c->m);
+		if (keys)
+			word_keys(c->s, w, b, wh == W_HEREDOC, c->m);
+	}
 	free(code.v);
-	/* the commands of its substitutions, and words within its parts */
+	/* the commands of its substitutions (their output is read: a
+	 * value, a file), and words within its parts */
 	for (i = 0; i < w->nparts; i++) {
 		const struct ag_sh_part *p = &w->parts[i];
 
 		if (p->type == AG_SH_P_CMDSUB || p->type == AG_SH_P_PROCSUB)
-			walk_node(s, len, p->body, m);
+			walk_node(c, p->body, 1);
 		else if (p->type == AG_SH_P_PARAM) {
-			walk_word(s, len, p->subscript, W_WORD, m);
-			walk_word(s, len, p->operand, W_WORD, m);
-			walk_word(s, len, p->operand2, W_WORD, m);
+			walk_word(c, p->subscript, W_WORD, 0);
+			walk_word(c, p->operand, W_WORD, 0);
+			walk_word(c, p->operand2, W_WORD, 0);
 		} else if (p->type == AG_SH_P_ARITH)
-			walk_word(s, len, p->expr, W_WORD, m);
+			walk_word(c, p->expr, W_WORD, 0);
 	}
 }
 
 /* An assignment to a secret-named variable: its whole value, up to a
  * command substitution in it (whose commands are walked). */
 static void
-walk_assign(const char *s, size_t len, const struct ag_sh_assign *as, struct spans *m)
+walk_assign(struct walk *c, const struct ag_sh_assign *as)
 {
 	struct spans code = { NULL, 0, 0, 0 };
-	size_t i;
+	size_t i, len = c->len;
 
 	if (as->name != NULL && secret_name(as->name, strlen(as->name))) {
 		if (as->value != NULL) {
 			word_code(as->value, &code);
-			add(m, as->value->off, code_from(&code, as->value->off,
+			add(c->m, as->value->off, code_from(&code, as->value->off,
 			    as->value->end <= len ? as->value->end : len));
 		}
 		for (i = 0; i < as->nelems; i++) {
 			code.n = 0;
 			word_code(as->elems[i], &code);
-			add(m, as->elems[i]->off, code_from(&code, as->elems[i]->off,
+			add(c->m, as->elems[i]->off, code_from(&code, as->elems[i]->off,
 			    as->elems[i]->end <= len ? as->elems[i]->end : len));
 		}
-		m->oom |= code.oom;
+		c->m->oom |= code.oom;
 		free(code.v);
 	}
-	walk_word(s, len, as->subscript, W_WORD, m);
-	walk_word(s, len, as->value, W_WORD, m);
+	walk_word(c, as->subscript, W_WORD, 0);
+	walk_word(c, as->value, W_WORD, 0);
 	for (i = 0; i < as->nelems; i++)
-		walk_word(s, len, as->elems[i], W_WORD, m);
+		walk_word(c, as->elems[i], W_WORD, 0);
 }
 
+/* n; piped: what it writes is read by another command. */
 static void
-walk_node(const char *s, size_t len, const struct ag_sh_node *n, struct spans *m)
+walk_node(struct walk *c, const struct ag_sh_node *n, int piped)
 {
 	size_t i, k;
+	int keys, decl;
 
 	if (n == NULL)
 		return;
+	keys = keeps_data(c, n, piped);
+	decl = n->nwords > 0 && declaration(n->words[0]);
 	for (i = 0; i < n->nassigns; i++)
-		walk_assign(s, len, &n->assigns[i], m);
+		walk_assign(c, &n->assigns[i]);
 	for (i = 0; i < n->nwords; i++)
-		walk_word(s, len, n->words[i], i > 0 && declaration(n->words[0]) ? W_DECL : W_WORD,
-		    m);
-	for (i = 0; i < n->nredirs; i++)
-		walk_word(s, len, n->redirs[i].target, n->redirs[i].op == AG_SH_R_HEREDOC ||
-		    n->redirs[i].op == AG_SH_R_HEREDOC_STRIP ? W_HEREDOC : W_WORD, m);
+		walk_word(c, n->words[i], i > 0 && decl ? W_DECL : W_WORD, i > 0 && keys);
+	for (i = 0; i < n->nredirs; i++) {
+		int hd = n->redirs[i].op == AG_SH_R_HEREDOC || n->redirs[i].op == AG_SH_R_HEREDOC_STRIP;
+
+		walk_word(c, n->redirs[i].target, hd ? W_HEREDOC : W_WORD,
+		    keys && (hd || n->redirs[i].op == AG_SH_R_HERESTRING));
+	}
 	for (i = 0; i < n->nitems; i++) {
 		for (k = 0; k < n->items[i].npatterns; k++)
-			walk_word(s, len, n->items[i].patterns[k], W_WORD, m);
-		walk_node(s, len, n->items[i].body, m);
+			walk_word(c, n->items[i].patterns[k], W_WORD, 0);
+		walk_node(c, n->items[i].body, piped);
 	}
 	for (i = 0; i < n->nkids; i++)
-		walk_node(s, len, n->kids[i], m);
+		walk_node(c, n->kids[i], piped || (n->type == AG_SH_PIPELINE && i + 1 < n->nkids));
 }
 
 static int
@@ -386,15 +579,18 @@ unparsed(const char *s, size_t len, struct spans *m)
 int
 ag_cmdmask(const char *s, size_t len, struct ag_strbuf *out)
 {
+	static const char *const marks[] = { "***", "[REDACTED PRIVATE KEY]", "[REDACTED]" };
 	struct spans m = { NULL, 0, 0, 0 };
 	struct ag_sh_node *t = NULL;
 	struct ag_err err;
 	size_t i, from = 0;
 	int rc = 0;
 
-	if (ag_sh_parse(s, len, &t, &err) == AG_SH_OK)
-		walk_node(s, len, t, &m);
-	else
+	if (ag_sh_parse(s, len, &t, &err) == AG_SH_OK) {
+		struct walk c = { s, len, t, &m };
+
+		walk_node(&c, t, 0);
+	} else
 		unparsed(s, len, &m);
 	ag_sh_free(t);
 	if (m.oom) {
@@ -413,7 +609,7 @@ ag_cmdmask(const char *s, size_t len, struct ag_strbuf *out)
 			continue;
 		}
 		rc = ag_strbuf_append(out, s + from, m.v[i].a - from) < 0 ||
-		    ag_strbuf_addstr(out, "***") < 0 ? -1 : 0;
+		    ag_strbuf_addstr(out, marks[m.v[i].kind]) < 0 ? -1 : 0;
 		from = b;
 	}
 	if (rc == 0 && ag_strbuf_append(out, s + from, len - from) < 0)

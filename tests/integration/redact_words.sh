@@ -81,6 +81,45 @@ rec=$(ag_recorded e "$line")
 ag_is "$rec" "$line" "redact_words_pem_shaped_line_shown"
 ag_ok "redact_words_pem_shaped_line_ran" test -e "$W/a/HIDDEN_E"
 
+# e2: a shell's here-document between a key's markers (red team 23, M3):
+# its body and delimiter stay in the record, typed and in the REPL
+# (a line of base64's letters only, longer than 40: a program's path)
+P=$W/a/payloadpayloadpayload
+for n in E2 E3; do
+	printf '#!/bin/sh\ntouch "$HOME/work/a/HIDDEN_%s"\n' $n > "$P$n"
+	chown "$AG_USER" "$P$n"; chmod 755 "$P$n"
+done
+line="cd ~/work/a; echo -----BEGIN PRIVATE KEY-----; sh <<E
+${P}E2
+E
+echo -----END PRIVATE KEY-----"
+rec=$(ag_recorded e2 "$line")
+ag_is "$rec" "$line" "redact_words_pem_shell_heredoc_shown"
+ag_ok "redact_words_pem_shell_heredoc_ran" test -e "$W/a/HIDDEN_E2"
+printf '%s\n' 'cd ~/work/a' 'echo -----BEGIN PRIVATE KEY-----; sh <<E' "${P}E3" 'E' \
+    'echo -----END PRIVATE KEY-----' | ag_ssh >/dev/null 2>&1
+ag_ok "redact_words_pem_repl_heredoc_ran" test -e "$W/a/HIDDEN_E3"
+rec=$(ag_audit_query "'|'.join(x.get('command') for x in r if x.get('event') == 'command' and 'sh <<E' in (x.get('command') or ''))")
+ag_like "$rec" "sh <<E
+${P}E3
+E\$" "redact_words_pem_repl_heredoc_shown"
+# the benign twin: a key written to a file is hidden in the record
+key=MIIEpAIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun
+line="cd ~/work/a; cat > k <<'EOF'
+-----BEGIN RSA PRIVATE KEY-----
+$key
+$key
+-----END RSA PRIVATE KEY-----
+EOF"
+rec=$(ag_recorded e4 "$line")
+ag_is "$rec" "cd ~/work/a; cat > k <<'EOF'
+-----BEGIN RSA PRIVATE KEY-----
+[REDACTED PRIVATE KEY]
+-----END RSA PRIVATE KEY-----
+EOF" "redact_words_pem_key_in_file_hidden"
+ag_is "$(sed -n 2p "$W/a/k" 2>/dev/null)" "$key" "redact_words_pem_key_written"
+ag_unlike "$(cat "$AG_AUDIT")" "$key" "redact_words_pem_key_not_in_the_audit"
+
 # g: an argument that BEGINS with NAME= is another program's text, not an
 # assignment (red team 23, M1): only a token is masked, the code shows
 line="cd ~/work/a; python3 -c TOKEN='0

@@ -408,26 +408,53 @@ command_masks_stay_in_their_word(void **state)
 }
 
 /*
- * A command line shaped like a PEM block: the key's lines are hidden, but
- * what runs between BEGIN and END never is (issue 33: the audit could be
- * made to show only "[REDACTED PRIVATE KEY]" for a line that ran rm).
+ * A command line shaped like a PEM block: the key's lines are hidden only
+ * where the parse says they are data (a quoted argument or a here-document
+ * of a program that keeps data), and only base64 lines of 40 characters
+ * or more; a shell's here-document, its delimiter, and anything outside
+ * quotes stay (issue 33; red team 23, M3: `sh <<E` hid its body).
  */
+#define B64 "MIIEpAIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun"
+#define B64B "VTLw7onLRnrq0/IzW7yWR7QkrmBL7jTKEn5u+qKhbwKfBstIs+bMY2Zkp18gnTxK"
 static void
 command_pem_hides_only_key_lines(void **state)
 {
 	static const struct { const char *in, *out; } cases[] = {
 		{ "echo '-----BEGIN RSA PRIVATE KEY-----'\nrm -rf ~/work/x\n"
-		  "echo '-----END RSA PRIVATE KEY-----'",
-		  "echo '-----BEGIN RSA PRIVATE KEY-----'\nrm -rf ~/work/x\n"
-		  "echo '-----END RSA PRIVATE KEY-----'" },
+		  "echo '-----END RSA PRIVATE KEY-----'", NULL },
+		/* the attacks: a shell's here-document, lines outside quotes */
+		{ "echo -----BEGIN PRIVATE KEY-----; sh <<E\n/tmp/payload\nE\n"
+		  "echo -----END PRIVATE KEY-----", NULL },
+		{ "echo -----BEGIN PRIVATE KEY-----; sh <<E\n" B64 "\nE\necho -----END PRIVATE KEY-----",
+		  NULL },
+		{ "cd a\necho -----BEGIN RSA PRIVATE KEY-----\nmake\n/tmp/payload\n" B64 "\n"
+		  "echo -----END RSA PRIVATE KEY-----", NULL },
+		{ "python3 <<E\n-----BEGIN PRIVATE KEY-----\n" B64 "\n-----END PRIVATE KEY-----\nE", NULL },
+		{ "bash -c '-----BEGIN PRIVATE KEY-----\n" B64 "\n-----END PRIVATE KEY-----'", NULL },
+		/* data, but read by a shell */
+		{ "echo '-----BEGIN PRIVATE KEY-----\n" B64 "\n-----END PRIVATE KEY-----' | sh", NULL },
+		{ "sh -c \"$(cat <<E\n-----BEGIN PRIVATE KEY-----\n" B64 "\n-----END PRIVATE KEY-----\nE\n)\"",
+		  NULL },
+		{ "cat() { sh; }; cat <<E\n-----BEGIN PRIVATE KEY-----\n" B64 "\n-----END PRIVATE KEY-----\nE",
+		  NULL },
+		/* short lines are never key material */
 		{ "cat > k <<'EOF'\n-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXkt\n"
+		  "-----END OPENSSH PRIVATE KEY-----\nEOF", NULL },
+		/* the benign twins: a key written to a file, given to ssh-add */
+		{ "cat > k <<'EOF'\n-----BEGIN OPENSSH PRIVATE KEY-----\n" B64 "\n" B64B "\n"
 		  "AAAAAAAB+/=\n-----END OPENSSH PRIVATE KEY-----\nEOF\ncurl x",
 		  "cat > k <<'EOF'\n-----BEGIN OPENSSH PRIVATE KEY-----\n[REDACTED PRIVATE KEY]\n"
-		  "-----END OPENSSH PRIVATE KEY-----\nEOF\ncurl x" },
-		/* no END: key lines hidden to the end, anything else shown */
-		{ "x -----BEGIN EC PRIVATE KEY-----\nMHcCAQEE\npython3 -c 1\nQUJD",
-		  "x -----BEGIN EC PRIVATE KEY-----\n[REDACTED PRIVATE KEY]\npython3 -c 1\n"
-		  "[REDACTED PRIVATE KEY]" },
+		  "AAAAAAAB+/=\n-----END OPENSSH PRIVATE KEY-----\nEOF\ncurl x" },
+		{ "ssh-add - <<< '-----BEGIN EC PRIVATE KEY-----\n  " B64 "\n-----END EC PRIVATE KEY-----'",
+		  "ssh-add - <<< '-----BEGIN EC PRIVATE KEY-----\n[REDACTED PRIVATE KEY]\n"
+		  "-----END EC PRIVATE KEY-----'" },
+		{ "printf '%s\\n' \"-----BEGIN PRIVATE KEY-----\n" B64 "\n-----END PRIVATE KEY-----\" > k",
+		  "printf '%s\\n' \"-----BEGIN PRIVATE KEY-----\n[REDACTED PRIVATE KEY]\n"
+		  "-----END PRIVATE KEY-----\" > k" },
+		/* a whole key on one line: inside a data program's quotes only */
+		{ "curl -d '{\"k\": \"-----BEGIN EC PRIVATE KEY-----\\nMHcC\\n-----END EC PRIVATE KEY-----\"}' u",
+		  "curl -d '{\"k\": \"" AG_REDACT_MARK "\"}' u" },
+		{ "x=-----BEGIN RSA PRIVATE KEY----- -----END RSA PRIVATE KEY-----", NULL },
 	};
 	size_t i, len;
 
@@ -436,7 +463,7 @@ command_pem_hides_only_key_lines(void **state)
 		char *out = ag_redact_command(cases[i].in, strlen(cases[i].in), &len);
 
 		assert_non_null(out);
-		assert_string_equal(out, cases[i].out);
+		assert_string_equal(out, cases[i].out != NULL ? cases[i].out : cases[i].in);
 		free(out);
 	}
 }
