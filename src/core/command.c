@@ -76,6 +76,8 @@ struct cmd {
 	int			 cleanup;	/* a clean-up line run while the
 						 * persistent /tmp is past its bound
 						 * (tmpclean.h) */
+	char			*cleanup_state;	/* its shell state: the kept one
+						 * less functions; NULL: the kept */
 	int			 status;	/* $? the line ends with */
 	int			 end_session;
 	int			 timed_out, cancelled;	/* apply: how the run ended */
@@ -620,6 +622,8 @@ free_record(struct cmd *c)
 		free(c->progs[i]);
 	free(c->progs);
 	json_object_put(c->ask_json);
+	free(c->cleanup_state);
+	c->cleanup_state = NULL;
 }
 
 /* The rules in the record, readable after an edit moved them: "rule"
@@ -790,7 +794,7 @@ run_command(struct ag_core *core, struct cmd *c, struct ag_run_opts *o)
 	}
 	o->no_capture = !ag_session_needs_capture(&core->sess, c->tree);
 	/* a clean-up line runs without the functions earlier lines left */
-	o->shell_state = c->cleanup ? NULL : core->sess.shell_state;
+	o->shell_state = c->cleanup_state != NULL ? c->cleanup_state : core->sess.shell_state;
 	jc.cleanup = c->cleanup;
 	o->redact = core->profile->redact ? core->profile : NULL;
 	/* the deny rules hold at every exec of the tree (and in the strict
@@ -951,8 +955,12 @@ tmp_refused(struct ag_core *core, struct cmd *c)
 	if (!core->tmp_over)
 		return 0;
 	if (ag_tmpclean_line(&c->d, c->line, c->len)) {
-		c->cleanup = 1;
-		return 0;
+		/* its variables, not its functions (tmpclean.h) */
+		if (!core->sess.has_funcs || core->sess.shell_state == NULL ||
+		    (c->cleanup_state = ag_tmpclean_state(core->sess.shell_state)) != NULL) {
+			c->cleanup = 1;
+			return 0;
+		}
 	}
 	snprintf(c->why, sizeof(c->why), "denied: %s: remove what it no longer needs "
 	    "(" AG_TMPCLEAN_SAID ", run meanwhile, e.g. "
@@ -1357,8 +1365,8 @@ stage_apply(struct ag_core *core, struct cmd *c)
 	s->path_kept = 0;
 	s->state_dropped = 0;
 	s->state_changed = 0;
-	/* a clean-up line ran without the kept variables and functions
-	 * (tmpclean.h): they are kept as they were */
+	/* a clean-up line ran without the kept functions (tmpclean.h):
+	 * the kept state stays as it was */
 	if (c->cleanup && s->shell_state != NULL && (kept = strdup(s->shell_state)) == NULL)
 		kept_funcs = 0;
 	if (res->capture_ok && ag_session_apply_capture(s, res->capture, res->capture_len,

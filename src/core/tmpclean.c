@@ -5,10 +5,13 @@
 #include "agconfig.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/strbuf.h"
 #include "core/tmpclean.h"
+#include "parse/shparse.h"
 
 /* Builtins a clean-up line may run. */
 static const char *const builtins[] = { ":", "[", "cd", "echo", "false", "pwd", "test", "true",
@@ -94,4 +97,37 @@ ag_tmpclean_line(const struct ag_decision *d, const char *line, size_t len)
 		if (!cleans(&d->cmds[i]))
 			return 0;
 	return d->ncmds > 0;
+}
+
+char *
+ag_tmpclean_state(const char *state)
+{
+	struct ag_sh_node *t = NULL;
+	struct ag_strbuf sb;
+	struct ag_err err;
+	size_t i;
+	int ok = 1;
+
+	if (ag_sh_parse(state, strlen(state), &t, &err) != AG_SH_OK)
+		return NULL;
+	ag_strbuf_init(&sb, 0);
+	/* the kept state is definitions, one a line (command.c's state_judge):
+	 * all but the functions' */
+	for (i = 0; ok && t != NULL && i < t->nkids; i++) {
+		const struct ag_sh_node *k = t->kids[i], *def = k;
+
+		while (def != NULL && def->type == AG_SH_PIPELINE && def->nkids == 1)
+			def = def->kids[0];
+		if (def == NULL || def->type == AG_SH_FUNCDEF)
+			continue;
+		ok = ag_strbuf_append(&sb, state + k->off, k->end - k->off) == 0 &&
+		    ag_strbuf_addch(&sb, '\n') == 0;
+	}
+	ok = ok && ag_strbuf_append(&sb, "", 0) == 0;
+	ag_sh_free(t);
+	if (!ok) {
+		ag_strbuf_free(&sb);
+		return NULL;
+	}
+	return ag_strbuf_detach(&sb, NULL);
 }

@@ -79,16 +79,17 @@ ag_is "$d_out" "back" "tmp_bound_under_it_again_commands_run" "$d_err"
 out=$(printf '%s\n' \
     'rm() { python3 -c "open(\"/tmp/by_func\",\"w\").write(\"x\")"; command rm "$@"; }' \
     'ls() { python3 -c "open(\"/tmp/by_ls\",\"w\").write(\"x\")"; }' \
-    'head -c 12582912 /dev/zero > /tmp/big2; echo over' \
+    'D=/tmp/big2; head -c 12582912 /dev/zero > "$D"; echo over' \
     'python3 -c "print(1)"; echo not-refused' \
     'rm -f /tmp/nothing; echo rm-ran' \
     'ls / >/dev/null; echo ls-ran' \
-    'rm -f /tmp/big2; echo cleaned' \
+    'rm -f "$D"; echo cleaned' \
     'type -t rm ls' | ag_ssh 2>&1)
 ag_unlike "$out" "not-refused" "tmp_bound_repl_over" "$out"
 ag_ok "tmp_bound_repl_functions_did_not_run" test ! -e "$PT/$U/tmp/by_func" -a ! -e "$PT/$U/tmp/by_ls"
 ag_like "$out" "rm-ran" "tmp_bound_repl_system_rm_ran" "$out"
 ag_like "$out" "ls-ran" "tmp_bound_repl_system_ls_ran" "$out"
+# the kept variables stay for a clean-up line (`rm -f "$D"` names the file)
 ag_ok "tmp_bound_repl_cleaned_up" test ! -e "$PT/$U/tmp/big2"
 # under again: the functions were kept through the clean-up lines
 ag_like "$out" "function
