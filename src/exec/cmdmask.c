@@ -235,29 +235,10 @@ scan(const char *s, size_t a, size_t b, const struct spans *code, enum where wh,
 		for (j = i; j < b && (isalnum((unsigned char)s[j]) || s[j] == '_'); j++)
 			;
 		if (j < b && s[j] == '=' && secret_name(s + i, j - i)) {
-			/* an array in a declare's word, `declare -A TOKEN=([k]=v)`:
-			 * what is inside the parentheses */
-			if (wh == W_DECL && i == a && j + 1 < b && s[j + 1] == '(') {
-				size_t k2 = j + 2;
-
-				lim = code_from(code, j + 2, b);
-				for (;;) {
-					v = value_end(s, lim, k2);
-					if (v >= lim || s[v] == ')') {
-						k2 = v;
-						break;
-					}
-					k2 = v + 1;
-				}
-				add(m, j + 2, k2);
-				i = k2 > j + 1 ? k2 : j + 1;
-				continue;
-			}
-			/* at a declaration's word's start the shell's quoting is
-			 * the value's; a line that did not parse is masked by it
-			 * too */
+			/* a line that did not parse is masked by the shell's
+			 * quoting (it does not run) */
 			lim = code_from(code, j + 1, b);
-			if (wh == W_UNPARSED || (wh == W_DECL && i == a))
+			if (wh == W_UNPARSED)
 				v = j + 1, e = value_end(s, lim, v);
 			else
 				v = token_start(s, lim, j + 1), e = token_end(s, lim, v);
@@ -267,6 +248,77 @@ scan(const char *s, size_t a, size_t b, const struct spans *code, enum where wh,
 		}
 		i = j;
 	}
+}
+
+/* What bash reads again as a compound assignment, `declare -a 'A=(...)'`,
+ * may be masked only when it is plain text: no expansion, substitution,
+ * escape or redirection, which would run code the line does not show. */
+static int
+plain_array(const char *s, size_t a, size_t b)
+{
+	for (; a < b; a++)
+		if (!isalnum((unsigned char)s[a]) && strchr("-._~+/=:@%!*,^# \t\n[]()'\"", s[a]) == NULL)
+			return 0;
+	return 1;
+}
+
+/*
+ * A declaration builtin's argument s[a..b): bash assigns it, so a secret
+ * name's value is masked as bash reads it, with the word's quoting
+ * (`export "PASSWORD=a b"`, `declare -A 'TOKEN=([k]=v)'`), `+=` and a
+ * subscript; an array's elements, in parentheses.  What follows the value,
+ * and a word that assigns no secret, is scanned as any word.
+ */
+static void
+decl_word(const char *s, size_t a, size_t b, const struct spans *code, struct spans *m)
+{
+	size_t p = a, n, v, e, lim;
+	char q = 0;
+
+	if (p < b && (s[p] == '\'' || s[p] == '"'))
+		q = s[p++];
+	for (n = p; n < b && (isalnum((unsigned char)s[n]) || s[n] == '_'); n++)
+		;
+	v = n;
+	if (v < b && s[v] == '[')
+		while (v < b && s[v] != ']')
+			v++;
+	if (v < b && s[v] == ']')
+		v++;
+	if (v < b && s[v] == '+')
+		v++;
+	if (n == p || isdigit((unsigned char)s[p]) || v >= b || s[v] != '=' ||
+	    !secret_name(s + p, n - p)) {
+		scan(s, a, b, code, W_WORD, m);
+		return;
+	}
+	v++;
+	lim = code_from(code, v, b);
+	if (v < lim && s[v] == '(' && q == 0) {
+		/* `declare -A TOKEN=([k]=v [j]='a b')`: inside the parentheses */
+		for (e = v + 1;; e++) {
+			e = value_end(s, lim, e);
+			if (e >= lim || s[e] == ')')
+				break;
+		}
+		add(m, v + 1, e);
+	} else if (v < lim && s[v] == '(') {
+		/* quoted: bash parses it again; plain text only */
+		for (e = lim; e > v + 1 && s[e - 1] != ')'; e--)
+			;
+		if (plain_array(s, v, lim) && e > v + 1)
+			add(m, v + 1, e - 1);
+		else
+			e = v;
+	} else {
+		/* a scalar, to its end as bash's quoting says */
+		e = value_end(s, lim, q != 0 ? p - 1 : v);
+		if (e < v)
+			e = v;
+		add(m, v, q != 0 && e == b && e > v && s[e - 1] == q ? e - 1 : e);
+	}
+	if (e < b)
+		scan(s, e, b, code, W_WORD, m);
 }
 
 /* What a walk of one parsed line needs. */
@@ -472,7 +524,10 @@ walk_word(struct walk *c, const struct ag_sh_word *w, enum where wh, int keys)
 		b = i;
 	}
 	if (w->off < b) {
-		scan(c->s, w->off, b, &code, wh, c->m);
+		if (wh == W_DECL)
+			decl_word(c->s, w->off, b, &code, c->m);
+		else
+			scan(c->s, w->off, b, &code, wh, c->m);
 		if (keys)
 			word_keys(c->s, w, b, wh == W_HEREDOC, c->m);
 	}
@@ -532,7 +587,9 @@ walk_node(struct walk *c, const struct ag_sh_node *n, int piped)
 	if (n == NULL)
 		return;
 	keys = keeps_data(c, n, piped);
-	decl = n->nwords > 0 && declaration(n->words[0]);
+	/* not a function the line defines in the builtin's place */
+	decl = n->nwords > 0 && declaration(n->words[0]) && !defined_here(c->root,
+	    n->words[0]->raw);
 	for (i = 0; i < n->nassigns; i++)
 		walk_assign(c, &n->assigns[i]);
 	for (i = 0; i < n->nwords; i++)

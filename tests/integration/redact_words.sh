@@ -145,6 +145,20 @@ ag_is "$rec" "node -e API_KEY=\"***;require('fs').writeFileSync('HIDDEN_R','x')\
 ag_is "$(cat "$W/a/rt" 2>/dev/null)" "repl s3cr3t" "redact_words_repl_export_ran"
 ag_unlike "$(cat "$AG_AUDIT")" "s3cr3t" "redact_words_repl_export_masked"
 
+# l: declaration words quoted, with += or a subscript (red team 23, L1):
+# their values masked as bash assigns them, and the lines run
+rec=$(ag_recorded l1 "cd ~/work/a; declare -A 'TOKEN=([k]=s3cr3t-one)'; export \"PASSWORD=s3cr3t two\"; declare DB_TOKEN+=s3cr3t-three; export API_KEY+=s3cr3t-four; declare -A B_TOKEN+=([k]=s3cr3t-five); echo \"\${TOKEN[k]} \$PASSWORD \$DB_TOKEN \$API_KEY \${B_TOKEN[k]}\" > l1")
+ag_is "$rec" "cd ~/work/a; declare -A 'TOKEN=(***)'; export \"PASSWORD=***\"; declare DB_TOKEN+=***; export API_KEY+=***; declare -A B_TOKEN+=(***); echo \"\${TOKEN[k]} \$PASSWORD \$DB_TOKEN \$API_KEY \${B_TOKEN[k]}\" > l1" \
+    "redact_words_declaration_values_masked"
+ag_is "$(cat "$W/a/l1" 2>/dev/null)" "s3cr3t-one s3cr3t two s3cr3t-three s3cr3t-four s3cr3t-five" \
+    "redact_words_declarations_ran"
+ag_unlike "$(cat "$AG_AUDIT")" "s3cr3t" "redact_words_declaration_secrets_not_in_the_audit"
+# what bash parses again (a quoted array) is code when it is not plain text: shown
+line="cd ~/work/a; declare -a 'TOKEN=(\$(touch HIDDEN_L) x)'; echo \${#TOKEN[@]}"
+rec=$(ag_recorded l2 "$line")
+ag_is "$rec" "$line" "redact_words_reparsed_array_code_shown"
+ag_ok "redact_words_reparsed_array_code_ran" test -e "$W/a/HIDDEN_L"
+
 # the benign twin: secrets a line sets are masked, the line runs
 rec=$(ag_recorded f "cd ~/work/a; APP_TOKEN=hunter2-not-a-shape; DB_PASSWORD='p w' env | grep -c '^DB_PASSWORD=p w\$' > n; tool_api_key=abc; echo done")
 ag_is "$rec" "cd ~/work/a; APP_TOKEN=***; DB_PASSWORD=*** env | grep -c '^DB_PASSWORD=*** w\$' > n; tool_api_key=***; echo done" \

@@ -394,6 +394,23 @@ command_masks_stay_in_their_word(void **state)
 		{ "x TOKEN=(a b)", "x TOKEN=(a b)" },
 		{ "export API_KEY='a b' X=1; readonly TOKEN=\"c d\"", "export API_KEY=*** X=1; readonly TOKEN=***" },
 		{ "local SECRET=$'a b'", "local SECRET=***" },
+		/* quoted declaration words, += and subscripts (red team 23, L1) */
+		{ "declare -A 'TOKEN=([k]=s3cr3t-one)'; echo ${TOKEN[k]}",
+		  "declare -A 'TOKEN=(***)'; echo ${TOKEN[k]}" },
+		{ "export \"PASSWORD=s3cr3t two\"; echo $PASSWORD", "export \"PASSWORD=***\"; echo $PASSWORD" },
+		{ "declare TOKEN+=s3cr3t-three; export API_KEY+=s3cr3t-four",
+		  "declare TOKEN+=***; export API_KEY+=***" },
+		{ "declare -A TOKEN+=([k]=s3cr3t-five [j]='a b'); echo",
+		  "declare -A TOKEN+=(***); echo" },
+		{ "declare 'SECRET[1]=a b' TOKEN[k]=c", "declare 'SECRET[1]=***' TOKEN[k]=***" },
+		{ "export \"TOKEN=ab$(touch X)cd\"", "export \"TOKEN=***$(touch X)cd\"" },
+		/* what bash parses again stays when it is not plain text */
+		{ "declare -a 'TOKEN=($(touch X) s)'", NULL },
+		{ "declare -a \"TOKEN=(`id` s)\"", NULL },
+		/* a function in the builtin's place: not a declaration */
+		{ "export() { python3 -c \"$1\"; }; export TOKEN='0\nimport os'",
+		  "export() { python3 -c \"$1\"; }; export TOKEN='***\nimport os'" },
+		{ "declare -x GREETING='a b' x=1", NULL },
 	};
 	size_t i, len;
 
