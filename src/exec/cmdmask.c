@@ -379,8 +379,9 @@ defined_here(const struct ag_sh_node *n, const char *name)
 static int
 keeps_data(const struct walk *c, const struct ag_sh_node *n, int piped)
 {
+	/* not kubectl, gh and the like: `kubectl exec -- sh -c '...'` */
 	static const char *const progs[] = { "cat", "echo", "printf", "tee", "base64",
-	    "ssh-add", "ssh-keygen", "openssl", "gpg", "kubectl", "gh", "vault", "curl", NULL };
+	    "ssh-add", "ssh-keygen", "openssl", "curl", NULL };
 	const char *w0;
 	size_t i;
 
