@@ -327,6 +327,7 @@ struct walk {
 	size_t			 len;
 	const struct ag_sh_node	*root;
 	struct spans		*m;
+	int			 no_keys;	/* no key is hidden in this line */
 };
 
 static void walk_node(struct walk *c, const struct ag_sh_node *n, int piped);
@@ -374,7 +375,9 @@ defined_here(const struct ag_sh_node *n, const char *name)
  * data (never a shell, an interpreter or a program that runs others,
  * which would run such a line), named plainly, not a function the line
  * defines, and its output is not read by another command (a pipe, a
- * substitution: `echo '<key>' | sh`).
+ * substitution: `echo '<key>' | sh`; a function's or a coprocess's
+ * commands, whose output is the caller's; nothing in a line with a process
+ * substitution or an exec, which may send it to a shell: `exec > >(sh)`).
  */
 static int
 keeps_data(const struct walk *c, const struct ag_sh_node *n, int piped)
@@ -385,7 +388,8 @@ keeps_data(const struct walk *c, const struct ag_sh_node *n, int piped)
 	const char *w0;
 	size_t i;
 
-	if (piped || n->type != AG_SH_SIMPLE || n->nwords == 0 || n->words[0]->raw == NULL)
+	if (piped || n->type != AG_SH_SIMPLE || n->nwords == 0 || n->words[0]->raw == NULL ||
+	    c->no_keys)
 		return 0;
 	w0 = n->words[0]->raw;
 	for (i = 0; progs[i] != NULL; i++)
@@ -607,7 +611,8 @@ walk_node(struct walk *c, const struct ag_sh_node *n, int piped)
 		walk_node(c, n->items[i].body, piped);
 	}
 	for (i = 0; i < n->nkids; i++)
-		walk_node(c, n->kids[i], piped || (n->type == AG_SH_PIPELINE && i + 1 < n->nkids));
+		walk_node(c, n->kids[i], piped || (n->type == AG_SH_PIPELINE && i + 1 < n->nkids) ||
+		    n->type == AG_SH_FUNCDEF || n->type == AG_SH_COPROC);
 }
 
 static int
@@ -645,7 +650,11 @@ ag_cmdmask(const char *s, size_t len, struct ag_strbuf *out)
 	int rc = 0;
 
 	if (ag_sh_parse(s, len, &t, &err) == AG_SH_OK) {
-		struct walk c = { s, len, t, &m };
+		struct walk c = { s, len, t, &m, 0 };
+
+		/* quoted or not: a word "exec" or ">(" only shows more */
+		c.no_keys = memmem(s, len, ">(", 2) != NULL || memmem(s, len, "<(", 2) != NULL ||
+		    memmem(s, len, "exec", 4) != NULL;
 
 		walk_node(&c, t, 0);
 	} else

@@ -454,6 +454,12 @@ command_pem_hides_only_key_lines(void **state)
 		  NULL },
 		{ "cat() { sh; }; cat <<E\n-----BEGIN PRIVATE KEY-----\n" B64 "\n-----END PRIVATE KEY-----\nE",
 		  NULL },
+		{ "f() { cat <<E\n-----BEGIN PRIVATE KEY-----\n" B64 "\n-----END PRIVATE KEY-----\nE\n}; f | sh",
+		  NULL },
+		{ "exec > >(sh); cat <<E\n-----BEGIN PRIVATE KEY-----\n" B64 "\n-----END PRIVATE KEY-----\nE",
+		  NULL },
+		{ "tee >(sh) <<E\n-----BEGIN PRIVATE KEY-----\n" B64 "\n-----END PRIVATE KEY-----\nE",
+		  NULL },
 		/* short lines are never key material */
 		{ "cat > k <<'EOF'\n-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXkt\n"
 		  "-----END OPENSSH PRIVATE KEY-----\nEOF", NULL },
