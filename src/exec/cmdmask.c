@@ -1,5 +1,6 @@
 /*
- * cmdmask.c - secret-named variables' values masked in a command line.
+ * cmdmask.c - secret-named variables' values, and private keys given to
+ * programs that keep data, masked in a command line.
  *
  * The audit record of a command keeps the line as typed, less the values
  * of variables whose names say they hold a secret.  The masks are placed
@@ -10,7 +11,12 @@
  * what the line ran.  Here each mask starts after a NAME= inside one
  * word and ends at that word's end, at a blank in it, or before a
  * command substitution in it, whichever comes first; a substitution's
- * own commands are words of their own, masked the same way.
+ * own commands are words of their own, masked the same way.  A value runs
+ * to the word's end only where bash assigns it (an assignment, a
+ * declaration builtin's argument); anywhere else the word may be another
+ * program's text, and only a token is masked (red team 23).  A private
+ * key's lines are hidden only where the parse says they are data given to
+ * a program that keeps it, never in what a shell reads (issue 33).
  */
 #include "agconfig.h"
 
