@@ -28,6 +28,7 @@
 #include "core/core.h"
 #include "core/standing.h"
 #include "core/target.h"
+#include "core/tmpclean.h"
 #include "record/live.h"
 #include "core/terminal.h"
 #include "egress/egress.h"
@@ -72,6 +73,11 @@ struct cmd {
 	char			**progs;	/* rec.programs, when the mask changed the line */
 	struct ag_run_result	 res;		/* run */
 	int			 ran_runner;	/* res is filled */
+	int			 cleanup;	/* a clean-up line run while the
+						 * persistent /tmp is past its bound
+						 * (tmpclean.h) */
+	char			*cleanup_state;	/* its shell state: the kept one
+						 * less functions; NULL: the kept */
 	int			 status;	/* $? the line ends with */
 	int			 end_session;
 	int			 timed_out, cancelled;	/* apply: how the run ended */
@@ -616,6 +622,8 @@ free_record(struct cmd *c)
 		free(c->progs[i]);
 	free(c->progs);
 	json_object_put(c->ask_json);
+	free(c->cleanup_state);
+	c->cleanup_state = NULL;
 }
 
 /* The rules in the record, readable after an edit moved them: "rule"
@@ -729,12 +737,28 @@ exec_file_of(const void *fctx, const char *path, dev_t *dev, ino_t *ino)
 	return ag_execguard_file_id(req->pid, path, dev, ino);
 }
 
+/* What the exec supervisor's judge is given. */
+struct judge_ctx {
+	struct ag_execpolicy	ep;
+	int			cleanup;	/* only tmpclean.h's programs run */
+};
+
 /* The exec supervisor's judge (exec/execguard.h): the profile's (policy/). */
 static int
 exec_judge(void *ctx, const struct ag_exec_req *req, char *reason, size_t reasonsz,
     char *rule, size_t rulesz)
 {
-	struct ag_execpolicy ep = *(const struct ag_execpolicy *)ctx;
+	const struct judge_ctx *jc = ctx;
+	struct ag_execpolicy ep = jc->ep;
+
+	/* while the persistent /tmp is past its bound, whatever the line's
+	 * words: the system's clean-up programs only, by the file run */
+	if (jc->cleanup && !ag_tmpclean_file(req->dev, req->ino)) {
+		snprintf(reason, reasonsz, "only the system's clean-up programs run while the "
+		    "persistent /tmp is past limits.tmp_disk");
+		snprintf(rule, rulesz, "limits.tmp_disk");
+		return 0;
+	}
 
 	/* the program is the file the kernel runs (execfile.h), and so is
 	 * what the dynamic loader is asked to run */
@@ -747,7 +771,8 @@ exec_judge(void *ctx, const struct ag_exec_req *req, char *reason, size_t reason
 static enum next
 run_command(struct ag_core *core, struct cmd *c, struct ag_run_opts *o)
 {
-	struct ag_execpolicy ep;
+	struct judge_ctx jc;
+	struct ag_execpolicy *ep = &jc.ep;
 	struct ag_err err;
 
 	ag_err_clear(&err);
@@ -768,19 +793,21 @@ run_command(struct ag_core *core, struct cmd *c, struct ag_run_opts *o)
 		term_echo(core, c);
 	}
 	o->no_capture = !ag_session_needs_capture(&core->sess, c->tree);
-	o->shell_state = core->sess.shell_state;
+	/* a clean-up line runs without the functions earlier lines left */
+	o->shell_state = c->cleanup_state != NULL ? c->cleanup_state : core->sess.shell_state;
+	jc.cleanup = c->cleanup;
 	o->redact = core->profile->redact ? core->profile : NULL;
 	/* the deny rules hold at every exec of the tree (and in the strict
 	 * tier, what the dynamic loader is asked to run) */
-	ep.profile = core->profile;
-	ep.home = core->sess.home;
-	ep.env = core->sess.env;
-	ep.approved = c->approved ? c->d.approve_rule : NULL;
-	ep.file_of = NULL;
-	ep.file_ctx = NULL;
+	ep->profile = core->profile;
+	ep->home = core->sess.home;
+	ep->env = core->sess.env;
+	ep->approved = c->approved ? c->d.approve_rule : NULL;
+	ep->file_of = NULL;
+	ep->file_ctx = NULL;
 	if (ag_sandbox_active(core->sandbox)) {
 		o->exec_judge = exec_judge;
-		o->exec_judge_ctx = &ep;
+		o->exec_judge_ctx = &jc;
 	}
 	if (core->write_path != NULL) {
 		/* the write_file tool: its `cat > PATH` done by the runner's own
@@ -885,62 +912,6 @@ planted_after(struct ag_core *core)
 /* ---- the persistent /tmp's bound ------------------------------------------- */
 
 /*
- * A line that only looks at and removes files, which runs while the
- * persistent /tmp is past its bound: every program of it one of these,
- * and no '>' anywhere in it, quoted or not (no redirection writes a file
- * without one).  Not find: its -exec and -fprint run and write what they
- * like (red team 22, M2), and rm -rf names what to remove.
- */
-/* No '>' in the text but one to /dev/null or to another fd (>&2, 2>&1). */
-static int
-writes_nothing(const char *p, size_t n)
-{
-	static const char devnull[] = "/dev/null";
-	const char *end = p + n, *q;
-
-	for (q = memchr(p, '>', n); q != NULL; q = memchr(q, '>', (size_t)(end - q))) {
-		q++;
-		if (q < end && (*q == '>' || *q == '|'))
-			q++;
-		while (q < end && (*q == ' ' || *q == '\t'))
-			q++;
-		if (q + 1 < end && *q == '&' && ((q[1] >= '0' && q[1] <= '9') || q[1] == '-'))
-			continue;
-		if ((size_t)(end - q) >= sizeof(devnull) - 1 &&
-		    memcmp(q, devnull, sizeof(devnull) - 1) == 0 &&
-		    (q + sizeof(devnull) - 1 == end ||
-		    strchr(" \t\n;&|)", q[sizeof(devnull) - 1]) != NULL))
-			continue;
-		return 0;
-	}
-	return 1;
-}
-
-static int
-cleanup_line(const struct cmd *c)
-{
-	static const char *const ok[] = { ":", "[", "cd", "chmod", "du", "echo", "false",
-	    "ls", "pwd", "rm", "rmdir", "test", "true", "unlink", NULL };
-	size_t i, k;
-
-	if (c->line == NULL || !writes_nothing(c->line, c->len))
-		return 0;
-
-	for (i = 0; i < c->d.ncmds; i++) {
-		const char *n = c->d.cmds[i].name, *b;
-
-		if (n == NULL)
-			return 0;
-		b = strrchr(n, '/') != NULL ? strrchr(n, '/') + 1 : n;
-		for (k = 0; ok[k] != NULL && strcmp(ok[k], b) != 0; k++)
-			;
-		if (ok[k] == NULL)
-			return 0;
-	}
-	return c->d.ncmds > 0;
-}
-
-/*
  * The persistent /tmp measured against limits.tmp_disk (red team 20, M2:
  * it is host disk, often the audit log's).  Measuring walks the whole
  * tree, and the toolchains' caches live there (tens of milliseconds for
@@ -981,11 +952,18 @@ tmp_refused(struct ag_core *core, struct cmd *c)
 {
 	if (!core->tmp_measured)
 		tmp_measure(core, 0);	/* the session's first command */
-	if (!core->tmp_over || cleanup_line(c))
+	if (!core->tmp_over)
 		return 0;
+	if (ag_tmpclean_line(&c->d, c->line, c->len)) {
+		/* its variables, not its functions (tmpclean.h) */
+		if (!core->sess.has_funcs || core->sess.shell_state == NULL ||
+		    (c->cleanup_state = ag_tmpclean_state(core->sess.shell_state)) != NULL) {
+			c->cleanup = 1;
+			return 0;
+		}
+	}
 	snprintf(c->why, sizeof(c->why), "denied: %s: remove what it no longer needs "
-	    "(lines of only rm, rmdir, ls, du, chmod and cd, with no redirection, run "
-	    "meanwhile, e.g. "
+	    "(" AG_TMPCLEAN_SAID ", run meanwhile, e.g. "
 	    "`du -sh /tmp/*` then `rm -rf /tmp/NAME`); entries unused for limits.tmp_age "
 	    "go by themselves", core->tmp_why);
 	return 1;
@@ -1374,6 +1352,8 @@ stage_apply(struct ag_core *core, struct cmd *c)
 	struct ag_session *s = &core->sess;
 	struct ag_run_result *res = &c->res;
 	struct ag_err err;
+	char *kept = NULL;
+	int kept_funcs = s->has_funcs;
 
 	if (!c->ran_runner)
 		return;
@@ -1388,9 +1368,17 @@ stage_apply(struct ag_core *core, struct cmd *c)
 	s->path_kept = 0;
 	s->state_dropped = 0;
 	s->state_changed = 0;
+	/* a clean-up line ran without the kept functions (tmpclean.h):
+	 * the kept state stays as it was */
+	if (c->cleanup && s->shell_state != NULL && (kept = strdup(s->shell_state)) == NULL)
+		kept_funcs = 0;
 	if (res->capture_ok && ag_session_apply_capture(s, res->capture, res->capture_len,
 	    &err) < 0)
 		ag_log(LOG_ERR, "%s", err.msg);
+	if (c->cleanup) {
+		ag_session_keep_state(s, kept, kept_funcs);
+		s->state_changed = 0;
+	}
 	else if (s->path_kept && !(c->flags & AG_CORE_REQUEST))
 		fprintf(stderr, "%sagentgate: PATH is kept as it was for the next lines: an entry "
 		    "of the new one is not an absolute directory\n", core->pty ? "\r\n" : "");

@@ -1,5 +1,6 @@
 /*
- * cmdmask.c - secret-named variables' values masked in a command line.
+ * cmdmask.c - secret-named variables' values, and private keys given to
+ * programs that keep data, masked in a command line.
  *
  * The audit record of a command keeps the line as typed, less the values
  * of variables whose names say they hold a secret.  The masks are placed
@@ -10,7 +11,12 @@
  * what the line ran.  Here each mask starts after a NAME= inside one
  * word and ends at that word's end, at a blank in it, or before a
  * command substitution in it, whichever comes first; a substitution's
- * own commands are words of their own, masked the same way.
+ * own commands are words of their own, masked the same way.  A value runs
+ * to the word's end only where bash assigns it (an assignment, a
+ * declaration builtin's argument); anywhere else the word may be another
+ * program's text, and only a token is masked (red team 23).  A private
+ * key's lines are hidden only where the parse says they are data given to
+ * a program that keeps it, never in what a shell reads (issue 33).
  */
 #include "agconfig.h"
 
@@ -22,8 +28,16 @@
 #include "exec/cmdmask.h"
 #include "parse/shparse.h"
 
+/* What a span becomes in the record. */
+enum mark {
+	MARK_VALUE,	/* "***": a secret-named variable's value */
+	MARK_KEY,	/* a private key's lines */
+	MARK_SHAPE	/* a private key on one line */
+};
+
 struct span {
-	size_t a, b;
+	size_t		a, b;
+	enum mark	kind;
 };
 
 struct spans {
@@ -33,7 +47,7 @@ struct spans {
 };
 
 static void
-add(struct spans *s, size_t a, size_t b)
+add_kind(struct spans *s, size_t a, size_t b, enum mark kind)
 {
 	if (b <= a || s->oom)
 		return;
@@ -49,7 +63,14 @@ add(struct spans *s, size_t a, size_t b)
 		s->cap = cap;
 	}
 	s->v[s->n].a = a;
-	s->v[s->n++].b = b;
+	s->v[s->n].b = b;
+	s->v[s->n++].kind = kind;
+}
+
+static void
+add(struct spans *s, size_t a, size_t b)
+{
+	add_kind(s, a, b, MARK_VALUE);
 }
 
 /* Whether a variable's name says it holds a secret. */
@@ -72,22 +93,26 @@ secret_name(const char *p, size_t n)
 	return strcmp(up, "KEY") == 0 || (n > 4 && strcmp(up + n - 4, "_KEY") == 0);
 }
 
-/* The end of a value starting at i, before lim: quotes and backslashes
- * honoured, a blank or an operator ends it; in a here-document's body
- * (heredoc, which a shell may read as code) a quote is text, and a
- * newline, `$` or "`" ends it too. */
+/* Where a NAME= is found: what its value may be. */
+enum where {
+	W_UNPARSED,	/* a line that did not parse (it does not run) */
+	W_WORD,		/* a word bash does not assign: an argument, a subscript */
+	W_DECL,		/* an argument of declare, typeset, export, local, readonly */
+	W_HEREDOC	/* a here-document's body */
+};
+
+/* The end of a value starting at i, before lim, as bash reads an
+ * assignment's: quotes and backslashes honoured, a blank or an operator
+ * ends it. */
 static size_t
-value_end(const char *s, size_t lim, size_t i, int heredoc)
+value_end(const char *s, size_t lim, size_t i)
 {
 	char q = 0;
 
 	for (; i < lim; i++) {
 		char ch = s[i];
 
-		if (heredoc) {
-			if (strchr(" \t\n$`;&|()<>", ch) != NULL)
-				break;
-		} else if (q == '\'') {
+		if (q == '\'') {
 			if (ch == '\'')
 				q = 0;
 		} else if (ch == '\\' && i + 1 < lim)
@@ -104,10 +129,11 @@ value_end(const char *s, size_t lim, size_t i, int heredoc)
 }
 
 /*
- * The end of a value starting at i inside a word (a NAME= within a quoted
- * argument, `node -e 'API_KEY=1//"...'`): the shell's quotes are not the
- * value's there, so only what a token is made of is masked, and whatever
- * else follows (the rest of a program's text) stays visible (red team 22).
+ * The end of a value starting at i inside a word that bash does not assign
+ * (an argument, `node -e 'API_KEY=1//"...'` or `python3 -c TOKEN='0<nl>...'`;
+ * a here-document's line): the value may be another program's text, so
+ * only what a token is made of is masked, and whatever else follows (the
+ * rest of a program's text) stays visible (red teams 22 and 23).
  */
 static size_t
 token_end(const char *s, size_t lim, size_t i)
@@ -115,6 +141,14 @@ token_end(const char *s, size_t lim, size_t i)
 	while (i < lim && (isalnum((unsigned char)s[i]) || strchr("-._~+/=:@%!*,^#", s[i]) != NULL))
 		i++;
 	return i;
+}
+
+/* Where a token value begins at i: past one opening quote (`API_KEY='abc'`,
+ * `API_KEY="abc"`), which is the shell's or a file's, not the secret's. */
+static size_t
+token_start(const char *s, size_t lim, size_t i)
+{
+	return i + 1 < lim && (s[i] == '\'' || s[i] == '"') ? i + 1 : i;
 }
 
 /* The spans of the command and process substitutions in w, at any depth
@@ -178,14 +212,18 @@ past_code(const struct spans *code, size_t i)
 /*
  * Each NAME= in s[a..b) (NAME at a word-ish start: not after a name's
  * character, `$` or `{`) whose NAME names a secret: its value masked, up
- * to the first of value_end and a code span.  Code spans are skipped:
- * their commands are walked on their own.
+ * to the first of the value's end and a code span.  Where bash assigns
+ * the word (wh W_DECL, at the word's start) the value ends where bash's
+ * quoting says; anywhere else it is what a token is made of, so a
+ * program's text that begins with NAME= (`python3 -c TOKEN='0<nl>code'`)
+ * stays visible.  Code spans are skipped: their commands are walked on
+ * their own.
  */
 static void
-scan(const char *s, size_t a, size_t b, const struct spans *code, int heredoc, int word,
+scan(const char *s, size_t a, size_t b, const struct spans *code, enum where wh,
     struct spans *m)
 {
-	size_t i = a, j, e;
+	size_t i = a, j, e, v, lim;
 
 	while (i < b) {
 		size_t k = past_code(code, i);
@@ -203,28 +241,14 @@ scan(const char *s, size_t a, size_t b, const struct spans *code, int heredoc, i
 		for (j = i; j < b && (isalnum((unsigned char)s[j]) || s[j] == '_'); j++)
 			;
 		if (j < b && s[j] == '=' && secret_name(s + i, j - i)) {
-			/* an array in a declare's word, `declare -A TOKEN=([k]=v)`:
-			 * what is inside the parentheses */
-			if (word && i == a && !heredoc && j + 1 < b && s[j + 1] == '(') {
-				size_t lim = code_from(code, j + 2, b), k2 = j + 2, v;
-
-				for (;;) {
-					v = value_end(s, lim, k2, 0);
-					if (v >= lim || s[v] == ')') {
-						k2 = v;
-						break;
-					}
-					k2 = v + 1;
-				}
-				add(m, j + 2, k2);
-				i = k2 > j + 1 ? k2 : j + 1;
-				continue;
-			}
-			/* at a word's start the shell's quoting is the value's;
-			 * a line that did not parse (word 0) is masked by it too */
-			e = !word || i == a || heredoc ? value_end(s, code_from(code, j + 1, b), j + 1,
-			    heredoc) : token_end(s, code_from(code, j + 1, b), j + 1);
-			add(m, j + 1, e);
+			/* a line that did not parse is masked by the shell's
+			 * quoting (it does not run) */
+			lim = code_from(code, j + 1, b);
+			if (wh == W_UNPARSED)
+				v = j + 1, e = value_end(s, lim, v);
+			else
+				v = token_start(s, lim, j + 1), e = token_end(s, lim, v);
+			add(m, v, e);
 			i = e > j + 1 ? e : j + 1;
 			continue;
 		}
@@ -232,10 +256,269 @@ scan(const char *s, size_t a, size_t b, const struct spans *code, int heredoc, i
 	}
 }
 
-static void walk_node(const char *s, size_t len, const struct ag_sh_node *n, struct spans *m);
+/* What bash reads again as a compound assignment, `declare -a 'A=(...)'`,
+ * may be masked only when it is plain text: no expansion, substitution,
+ * escape or redirection, which would run code the line does not show. */
+static int
+plain_array(const char *s, size_t a, size_t b)
+{
+	for (; a < b; a++)
+		if (!isalnum((unsigned char)s[a]) && strchr("-._~+/=:@%!*,^# \t\n[]()'\"", s[a]) == NULL)
+			return 0;
+	return 1;
+}
 
+/*
+ * A declaration builtin's argument s[a..b): bash assigns it, so a secret
+ * name's value is masked as bash reads it, with the word's quoting
+ * (`export "PASSWORD=a b"`, `declare -A 'TOKEN=([k]=v)'`), `+=` and a
+ * subscript; an array's elements, in parentheses.  What follows the value,
+ * and a word that assigns no secret, is scanned as any word.
+ */
 static void
-walk_word(const char *s, size_t len, const struct ag_sh_word *w, int heredoc, struct spans *m)
+decl_word(const char *s, size_t a, size_t b, const struct spans *code, struct spans *m)
+{
+	size_t p = a, n, v, e, lim;
+	char q = 0;
+
+	if (p < b && (s[p] == '\'' || s[p] == '"'))
+		q = s[p++];
+	for (n = p; n < b && (isalnum((unsigned char)s[n]) || s[n] == '_'); n++)
+		;
+	v = n;
+	if (v < b && s[v] == '[')
+		while (v < b && s[v] != ']')
+			v++;
+	if (v < b && s[v] == ']')
+		v++;
+	if (v < b && s[v] == '+')
+		v++;
+	if (n == p || isdigit((unsigned char)s[p]) || v >= b || s[v] != '=' ||
+	    !secret_name(s + p, n - p)) {
+		scan(s, a, b, code, W_WORD, m);
+		return;
+	}
+	v++;
+	lim = code_from(code, v, b);
+	if (v < lim && s[v] == '(' && q == 0) {
+		/* `declare -A TOKEN=([k]=v [j]='a b')`: inside the parentheses */
+		for (e = v + 1;; e++) {
+			e = value_end(s, lim, e);
+			if (e >= lim || s[e] == ')')
+				break;
+		}
+		add(m, v + 1, e);
+	} else if (v < lim && s[v] == '(') {
+		/* quoted: bash parses it again; plain text only */
+		for (e = lim; e > v + 1 && s[e - 1] != ')'; e--)
+			;
+		if (plain_array(s, v, lim) && e > v + 1)
+			add(m, v + 1, e - 1);
+		else
+			e = v;
+	} else {
+		/* a scalar, to its end as bash's quoting says */
+		e = value_end(s, lim, q != 0 ? p - 1 : v);
+		if (e < v)
+			e = v;
+		add(m, v, q != 0 && e == b && e > v && s[e - 1] == q ? e - 1 : e);
+	}
+	if (e < b)
+		scan(s, e, b, code, W_WORD, m);
+}
+
+/* What a walk of one parsed line needs. */
+struct walk {
+	const char		*s;
+	size_t			 len;
+	const struct ag_sh_node	*root;
+	struct spans		*m;
+	int			 no_keys;	/* no key is hidden in this line */
+};
+
+static void walk_node(struct walk *c, const struct ag_sh_node *n, int piped);
+
+/* A declaration builtin, as bash sees the command's first word (spelled
+ * plainly; `builtin export` and `"export"` are not read so by bash). */
+static int
+declaration(const struct ag_sh_word *w)
+{
+	static const char *const names[] = { "declare", "typeset", "export", "local", "readonly",
+	    NULL };
+	size_t i;
+
+	for (i = 0; w != NULL && w->raw != NULL && names[i] != NULL; i++)
+		if (strcmp(w->raw, names[i]) == 0)
+			return 1;
+	return 0;
+}
+
+/* ---- private keys ------------------------------------------------------------ */
+
+/* Whether the line defines a function called name (which would run in
+ * the program's place). */
+static int
+defined_here(const struct ag_sh_node *n, const char *name)
+{
+	size_t i;
+
+	if (n == NULL)
+		return 0;
+	if (n->type == AG_SH_FUNCDEF && n->name != NULL && strcmp(n->name, name) == 0)
+		return 1;
+	for (i = 0; i < n->nkids; i++)
+		if (defined_here(n->kids[i], name))
+			return 1;
+	for (i = 0; i < n->nitems; i++)
+		if (defined_here(n->items[i].body, name))
+			return 1;
+	return 0;
+}
+
+/*
+ * Whether a command's arguments and here-document may have a private
+ * key's lines hidden in its record: its program only keeps or passes on
+ * data (never a shell, an interpreter or a program that runs others,
+ * which would run such a line), named plainly, not a function the line
+ * defines, and its output is not read by another command (a pipe, a
+ * substitution: `echo '<key>' | sh`; a function's or a coprocess's
+ * commands, whose output is the caller's; nothing in a line with a process
+ * substitution or an exec, which may send it to a shell: `exec > >(sh)`).
+ */
+static int
+keeps_data(const struct walk *c, const struct ag_sh_node *n, int piped)
+{
+	/* not kubectl, gh and the like: `kubectl exec -- sh -c '...'` */
+	static const char *const progs[] = { "cat", "echo", "printf", "tee", "base64",
+	    "ssh-add", "ssh-keygen", "openssl", "curl", NULL };
+	const char *w0;
+	size_t i;
+
+	if (piped || n->type != AG_SH_SIMPLE || n->nwords == 0 || n->words[0]->raw == NULL ||
+	    c->no_keys)
+		return 0;
+	w0 = n->words[0]->raw;
+	for (i = 0; progs[i] != NULL; i++)
+		if (strcmp(w0, progs[i]) == 0)
+			return !defined_here(c->root, w0);
+	return 0;
+}
+
+/* A line of key material: base64 only (after an indentation, before a
+ * carriage return), and long enough that no short command passes for it. */
+static int
+key_line(const char *p, size_t n)
+{
+	size_t i = 0, k = 0;
+
+	while (i < n && (p[i] == ' ' || p[i] == '\t'))
+		i++;
+	if (n > i && p[n - 1] == '\r')
+		n--;
+	for (; i < n; i++, k++)
+		if (!isalnum((unsigned char)p[i]) && p[i] != '+' && p[i] != '/' && p[i] != '=')
+			return 0;
+	return k >= AG_CMDMASK_KEY_LINE_MIN;
+}
+
+/* A key's marker at p ("-----BEGIN " or "-----END " then [A-Z0-9 ]*, then
+ * "PRIVATE KEY-----"): its end, or NULL. */
+static const char *
+key_marker(const char *p, const char *lim, const char *which)
+{
+	size_t wl = strlen(which);
+	const char *q;
+
+	if ((size_t)(lim - p) < wl || memcmp(p, which, wl) != 0)
+		return NULL;
+	for (q = p + wl; q < lim && (isupper((unsigned char)*q) || isdigit((unsigned char)*q) ||
+	    *q == ' '); q++)
+		if ((size_t)(lim - q) >= 16 && memcmp(q, "PRIVATE KEY-----", 16) == 0)
+			return q + 16;
+	return NULL;
+}
+
+/* A whole key on one line of s[a..b) (escaped newlines, as in JSON): each
+ * one's span, from its BEGIN through its END marker. */
+static void
+one_line_keys(const char *s, size_t a, size_t b, struct spans *m)
+{
+	const char *p = s + a, *lim = s + b, *e, *q;
+
+	while ((p = memmem(p, (size_t)(lim - p), "-----BEGIN ", 11)) != NULL) {
+		if ((e = key_marker(p, lim, "-----BEGIN ")) == NULL) {
+			p += 11;
+			continue;
+		}
+		for (q = e; q < lim && (isalnum((unsigned char)*q) || strchr("+/= \t\\", *q) != NULL);
+		    q++)
+			;
+		if ((e = key_marker(q, lim, "-----END ")) != NULL) {
+			add_kind(m, (size_t)(p - s), (size_t)(e - s), MARK_SHAPE);
+			p = e;
+		} else
+			p += 11;
+	}
+}
+
+/*
+ * A private key in s[a..b), a quoted argument's text or a here-document's
+ * body: between a BEGIN and an END marker, each run of key lines becomes
+ * one mark; the markers and any other line stay.
+ */
+static void
+key_lines(const char *s, size_t a, size_t b, struct spans *m)
+{
+	size_t i = a, e, run = 0, in_run = 0;
+	int in_key = 0;
+
+	if (memmem(s + a, b - a, "PRIVATE KEY-----", 16) == NULL)
+		return;
+	while (i < b) {
+		const char *nl = memchr(s + i, '\n', b - i);
+
+		e = nl != NULL ? (size_t)(nl - s) : b;
+		if (in_key && key_line(s + i, e - i)) {
+			if (!in_run)
+				run = i, in_run = 1;
+			add_kind(m, run, e, MARK_KEY);
+		} else {
+			in_run = 0;
+			if (memmem(s + i, e - i, "-----END ", 9) != NULL)
+				in_key = 0;
+			else if (memmem(s + i, e - i, "-----BEGIN ", 11) != NULL)
+				in_key = 1;
+			one_line_keys(s, i, e, m);
+		}
+		i = e + 1;
+	}
+}
+
+/* The key lines of a word given to a program that keeps data: in its
+ * quoted parts, or in the whole of a here-document's body s[off..b). */
+static void
+word_keys(const char *s, const struct ag_sh_word *w, size_t b, int heredoc, struct spans *m)
+{
+	size_t i;
+
+	if (heredoc) {
+		key_lines(s, w->off, b, m);
+		return;
+	}
+	for (i = 0; i < w->nparts; i++) {
+		const struct ag_sh_part *p = &w->parts[i];
+
+		if (p->type == AG_SH_P_LIT && p->quote != AG_SH_Q_NONE &&
+		    p->quote != AG_SH_Q_BACKSLASH && p->off < p->end && p->end <= b)
+			key_lines(s, p->off, p->end, m);
+	}
+}
+
+/* ---- the walk ------------------------------------------------------------------ */
+
+/* w, found where wh says; keys: a program that keeps data is given it. */
+static void
+walk_word(struct walk *c, const struct ag_sh_word *w, enum where wh, int keys)
 {
 	struct spans code = { NULL, 0, 0, 0 };
 	size_t i, b;
@@ -243,82 +526,99 @@ walk_word(const char *s, size_t len, const struct ag_sh_word *w, int heredoc, st
 	if (w == NULL)
 		return;
 	word_code(w, &code);
-	m->oom |= code.oom;
-	b = w->end <= len ? w->end : len;
-	if (heredoc && b > w->off + 1) {
+	c->m->oom |= code.oom;
+	b = w->end <= c->len ? w->end : c->len;
+	if (wh == W_HEREDOC && b > w->off + 1) {
 		/* not the delimiter's line, the body's last */
-		for (i = b - 1; i > w->off && s[i - 1] != '\n'; i--)
+		for (i = b - 1; i > w->off && c->s[i - 1] != '\n'; i--)
 			;
 		b = i;
 	}
-	if (w->off < b)
-		scan(s, w->off, b, &code, heredoc, 1, m);
+	if (w->off < b) {
+		if (wh == W_DECL)
+			decl_word(c->s, w->off, b, &code, c->m);
+		else
+			scan(c->s, w->off, b, &code, wh, c->m);
+		if (keys)
+			word_keys(c->s, w, b, wh == W_HEREDOC, c->m);
+	}
 	free(code.v);
-	/* the commands of its substitutions, and words within its parts */
+	/* the commands of its substitutions (their output is read: a
+	 * value, a file), and words within its parts */
 	for (i = 0; i < w->nparts; i++) {
 		const struct ag_sh_part *p = &w->parts[i];
 
 		if (p->type == AG_SH_P_CMDSUB || p->type == AG_SH_P_PROCSUB)
-			walk_node(s, len, p->body, m);
+			walk_node(c, p->body, 1);
 		else if (p->type == AG_SH_P_PARAM) {
-			walk_word(s, len, p->subscript, 0, m);
-			walk_word(s, len, p->operand, 0, m);
-			walk_word(s, len, p->operand2, 0, m);
+			walk_word(c, p->subscript, W_WORD, 0);
+			walk_word(c, p->operand, W_WORD, 0);
+			walk_word(c, p->operand2, W_WORD, 0);
 		} else if (p->type == AG_SH_P_ARITH)
-			walk_word(s, len, p->expr, 0, m);
+			walk_word(c, p->expr, W_WORD, 0);
 	}
 }
 
 /* An assignment to a secret-named variable: its whole value, up to a
  * command substitution in it (whose commands are walked). */
 static void
-walk_assign(const char *s, size_t len, const struct ag_sh_assign *as, struct spans *m)
+walk_assign(struct walk *c, const struct ag_sh_assign *as)
 {
 	struct spans code = { NULL, 0, 0, 0 };
-	size_t i;
+	size_t i, len = c->len;
 
 	if (as->name != NULL && secret_name(as->name, strlen(as->name))) {
 		if (as->value != NULL) {
 			word_code(as->value, &code);
-			add(m, as->value->off, code_from(&code, as->value->off,
+			add(c->m, as->value->off, code_from(&code, as->value->off,
 			    as->value->end <= len ? as->value->end : len));
 		}
 		for (i = 0; i < as->nelems; i++) {
 			code.n = 0;
 			word_code(as->elems[i], &code);
-			add(m, as->elems[i]->off, code_from(&code, as->elems[i]->off,
+			add(c->m, as->elems[i]->off, code_from(&code, as->elems[i]->off,
 			    as->elems[i]->end <= len ? as->elems[i]->end : len));
 		}
-		m->oom |= code.oom;
+		c->m->oom |= code.oom;
 		free(code.v);
 	}
-	walk_word(s, len, as->subscript, 0, m);
-	walk_word(s, len, as->value, 0, m);
+	walk_word(c, as->subscript, W_WORD, 0);
+	walk_word(c, as->value, W_WORD, 0);
 	for (i = 0; i < as->nelems; i++)
-		walk_word(s, len, as->elems[i], 0, m);
+		walk_word(c, as->elems[i], W_WORD, 0);
 }
 
+/* n; piped: what it writes is read by another command. */
 static void
-walk_node(const char *s, size_t len, const struct ag_sh_node *n, struct spans *m)
+walk_node(struct walk *c, const struct ag_sh_node *n, int piped)
 {
 	size_t i, k;
+	int keys, decl;
 
 	if (n == NULL)
 		return;
+	keys = keeps_data(c, n, piped);
+	/* not a function the line defines in the builtin's place */
+	decl = n->nwords > 0 && declaration(n->words[0]) && !defined_here(c->root,
+	    n->words[0]->raw);
 	for (i = 0; i < n->nassigns; i++)
-		walk_assign(s, len, &n->assigns[i], m);
+		walk_assign(c, &n->assigns[i]);
 	for (i = 0; i < n->nwords; i++)
-		walk_word(s, len, n->words[i], 0, m);
-	for (i = 0; i < n->nredirs; i++)
-		walk_word(s, len, n->redirs[i].target, n->redirs[i].op == AG_SH_R_HEREDOC ||
-		    n->redirs[i].op == AG_SH_R_HEREDOC_STRIP, m);
+		walk_word(c, n->words[i], i > 0 && decl ? W_DECL : W_WORD, i > 0 && keys);
+	for (i = 0; i < n->nredirs; i++) {
+		int hd = n->redirs[i].op == AG_SH_R_HEREDOC || n->redirs[i].op == AG_SH_R_HEREDOC_STRIP;
+
+		walk_word(c, n->redirs[i].target, hd ? W_HEREDOC : W_WORD,
+		    keys && (hd || n->redirs[i].op == AG_SH_R_HERESTRING));
+	}
 	for (i = 0; i < n->nitems; i++) {
 		for (k = 0; k < n->items[i].npatterns; k++)
-			walk_word(s, len, n->items[i].patterns[k], 0, m);
-		walk_node(s, len, n->items[i].body, m);
+			walk_word(c, n->items[i].patterns[k], W_WORD, 0);
+		walk_node(c, n->items[i].body, piped);
 	}
 	for (i = 0; i < n->nkids; i++)
-		walk_node(s, len, n->kids[i], m);
+		walk_node(c, n->kids[i], piped || (n->type == AG_SH_PIPELINE && i + 1 < n->nkids) ||
+		    n->type == AG_SH_FUNCDEF || n->type == AG_SH_COPROC);
 }
 
 static int
@@ -340,7 +640,7 @@ unparsed(const char *s, size_t len, struct spans *m)
 		const char *nl = memchr(s + a, '\n', len - a);
 
 		b = nl != NULL ? (size_t)(nl - s) : len;
-		scan(s, a, b, &none, 0, 0, m);
+		scan(s, a, b, &none, W_UNPARSED, m);
 		a = b + 1;
 	}
 }
@@ -348,15 +648,22 @@ unparsed(const char *s, size_t len, struct spans *m)
 int
 ag_cmdmask(const char *s, size_t len, struct ag_strbuf *out)
 {
+	static const char *const marks[] = { "***", "[REDACTED PRIVATE KEY]", "[REDACTED]" };
 	struct spans m = { NULL, 0, 0, 0 };
 	struct ag_sh_node *t = NULL;
 	struct ag_err err;
 	size_t i, from = 0;
 	int rc = 0;
 
-	if (ag_sh_parse(s, len, &t, &err) == AG_SH_OK)
-		walk_node(s, len, t, &m);
-	else
+	if (ag_sh_parse(s, len, &t, &err) == AG_SH_OK) {
+		struct walk c = { s, len, t, &m, 0 };
+
+		/* quoted or not: a word "exec" or ">(" only shows more */
+		c.no_keys = memmem(s, len, ">(", 2) != NULL || memmem(s, len, "<(", 2) != NULL ||
+		    memmem(s, len, "exec", 4) != NULL;
+
+		walk_node(&c, t, 0);
+	} else
 		unparsed(s, len, &m);
 	ag_sh_free(t);
 	if (m.oom) {
@@ -375,7 +682,7 @@ ag_cmdmask(const char *s, size_t len, struct ag_strbuf *out)
 			continue;
 		}
 		rc = ag_strbuf_append(out, s + from, m.v[i].a - from) < 0 ||
-		    ag_strbuf_addstr(out, "***") < 0 ? -1 : 0;
+		    ag_strbuf_addstr(out, marks[m.v[i].kind]) < 0 ? -1 : 0;
 		from = b;
 	}
 	if (rc == 0 && ag_strbuf_append(out, s + from, len - from) < 0)

@@ -20,28 +20,29 @@
 struct shape {
 	const char	*anchors[6];
 	const char	*re;
+	int		 output_only;	/* not in a command's record (cmdmask.c's) */
 };
 
 static const struct shape shapes[] = {
-	{ { "AKIA", "ASIA", "ABIA", "ACCA" }, "(AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}" },
-	{ { "ghp_", "gho_", "ghu_", "ghs_", "ghr_" }, "gh[pousr]_[A-Za-z0-9]{30,255}" },
-	{ { "github_pat_" }, "github_pat_[A-Za-z0-9_]{22,255}" },
-	{ { "glpat-" }, "glpat-[A-Za-z0-9_-]{20,}" },
-	{ { "xox" }, "xox[abposr]-[A-Za-z0-9-]{10,}" },
-	{ { "hooks.slack.com/" }, "https://hooks\\.slack\\.com/services/[A-Za-z0-9/_-]+" },
-	{ { "sk-" }, "sk-(proj-|ant-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}" },
-	{ { "AIza" }, "AIza[0-9A-Za-z_-]{35}" },
-	{ { "eyJ" }, "eyJ[A-Za-z0-9_-]{8,}\\.eyJ[A-Za-z0-9_-]{8,}\\.[A-Za-z0-9_-]{8,}" },
+	{ { "AKIA", "ASIA", "ABIA", "ACCA" }, "(AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}", 0 },
+	{ { "ghp_", "gho_", "ghu_", "ghs_", "ghr_" }, "gh[pousr]_[A-Za-z0-9]{30,255}", 0 },
+	{ { "github_pat_" }, "github_pat_[A-Za-z0-9_]{22,255}", 0 },
+	{ { "glpat-" }, "glpat-[A-Za-z0-9_-]{20,}", 0 },
+	{ { "xox" }, "xox[abposr]-[A-Za-z0-9-]{10,}", 0 },
+	{ { "hooks.slack.com/" }, "https://hooks\\.slack\\.com/services/[A-Za-z0-9/_-]+", 0 },
+	{ { "sk-" }, "sk-(proj-|ant-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}", 0 },
+	{ { "AIza" }, "AIza[0-9A-Za-z_-]{35}", 0 },
+	{ { "eyJ" }, "eyJ[A-Za-z0-9_-]{8,}\\.eyJ[A-Za-z0-9_-]{8,}\\.[A-Za-z0-9_-]{8,}", 0 },
 	/* agentgate's own identity tokens, as ag_token_new() makes them:
 	 * agt_NAME_ and 64 lower-case hex digits, NAME an identity's name */
-	{ { "agt_" }, "agt_[A-Za-z0-9._@-]+_[0-9a-f]{64}" },
+	{ { "agt_" }, "agt_[A-Za-z0-9._@-]+_[0-9a-f]{64}", 0 },
 	/* a whole key on one line (escaped newlines, as in JSON) */
 	{ { "PRIVATE KEY-----" },
 	    /* between the two, only what a key is made of (also with \\n escapes,
 	     * as in JSON): never a `;`, a quote or a pipe, so a line shaped like a
 	     * key cannot hide what else it runs */
 	    "-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[A-Za-z0-9+/= \t\\\\]*"
-	    "-----END [A-Z0-9 ]*PRIVATE KEY-----" },
+	    "-----END [A-Z0-9 ]*PRIVATE KEY-----", 1 },
 };
 #define NSHAPES	(sizeof(shapes) / sizeof(shapes[0]))
 
@@ -59,8 +60,7 @@ struct ag_redact {
 	char		*hold;		/* the partial line, AG_REDACT_LINE_MAX */
 	size_t		 held;
 	int		 in_pem;	/* inside a private key's block */
-	int		 command;	/* a command line: only key lines are hidden */
-	int		 masked_run;	/* the last line was a hidden key line */
+	int		 command;	/* a command line: keys are cmdmask.c's */
 	struct ag_strbuf out;		/* judged lines not yet emitted */
 };
 
@@ -201,7 +201,8 @@ segment(struct ag_redact *r, const char *p, size_t n)
 	for (i = 0; rc == 0 && i < NSHAPES + r->nown; i++) {
 		const regex_t *re;
 
-		if (i < NSHAPES && !anchored(&shapes[i], a.data, a.len))
+		if (i < NSHAPES && (!anchored(&shapes[i], a.data, a.len) ||
+		    (r->command && shapes[i].output_only)))
 			continue;
 		re = i < NSHAPES ? builtin(i) : &r->own[i - NSHAPES];
 		ag_strbuf_reset(&b);
@@ -270,50 +271,6 @@ segments(struct ag_redact *r, const char *p, size_t n)
 	return 0;
 }
 
-/* A line of base64 (and nothing else): what a key's body is made of. */
-static int
-key_material(const char *p, size_t n)
-{
-	size_t i, k = 0;
-
-	for (i = 0; i < n; i++) {
-		if ((p[i] == '\n' || p[i] == '\r') && i + 2 >= n)
-			continue;
-		if (!isalnum((unsigned char)p[i]) && p[i] != '+' && p[i] != '/' && p[i] != '=')
-			return 0;
-		k++;
-	}
-	return k > 0;
-}
-
-/*
- * A command line's line: inside a private key's block only the lines that
- * can be key material are hidden (one marker for a run of them); anything
- * else -- a line that runs something -- stays, as does the block's BEGIN
- * and END, so a mask can never hide what the line does (issue 33).
- */
-static int
-command_line(struct ag_redact *r, const char *p, size_t n)
-{
-	int nl = n > 0 && p[n - 1] == '\n';
-	const char *b;
-
-	if (r->in_pem && key_material(p, n)) {
-		if (!r->masked_run && ag_strbuf_printf(&r->out, "[REDACTED PRIVATE KEY]%s",
-		    nl ? "\n" : "") < 0)
-			return -1;
-		r->masked_run = 1;
-		return 0;
-	}
-	r->masked_run = 0;
-	if (r->in_pem && pem_line(p, n, "-----END ") != NULL)
-		r->in_pem = 0;
-	else if ((b = pem_line(p, n, "-----BEGIN ")) != NULL &&
-	    pem_line(b, n - (size_t)(b - p), "-----END ") == NULL)
-		r->in_pem = 1;
-	return segments(r, p, n);
-}
-
 /* One line (its newline included when it has one), redacted, onto r->out. */
 static int
 line(struct ag_redact *r, const char *p, size_t n, ag_redact_emit emit, void *ctx)
@@ -324,8 +281,10 @@ line(struct ag_redact *r, const char *p, size_t n, ag_redact_emit emit, void *ct
 	/* a long run of short lines goes on in pieces of a bounded size */
 	if (r->out.len >= AG_REDACT_LINE_MAX && flush(r, emit, ctx) < 0)
 		return -1;
+	/* a command's record: a key is hidden where the parse says it is
+	 * data (cmdmask.c), never a line a shell would run (issue 33) */
 	if (r->command)
-		return command_line(r, p, n);
+		return segments(r, p, n);
 	if (r->in_pem) {
 		/* hidden up to and including the END line */
 		if (pem_line(p, n, "-----END ") != NULL)

@@ -50,7 +50,7 @@ python3 -c 'open(\"HIDDEN_B\",\"w\").write(\"x\")'
 echo \"'\""
 rec=$(ag_recorded b "$line")
 ag_is "$rec" "cd ~/work/a; cat > f <<'E'
-TOKEN=***
+TOKEN='
 API_KEY=*** def
 E
 python3 -c 'open(\"HIDDEN_B\",\"w\").write(\"x\")'
@@ -80,6 +80,84 @@ echo '-----END RSA PRIVATE KEY-----'"
 rec=$(ag_recorded e "$line")
 ag_is "$rec" "$line" "redact_words_pem_shaped_line_shown"
 ag_ok "redact_words_pem_shaped_line_ran" test -e "$W/a/HIDDEN_E"
+
+# e2: a shell's here-document between a key's markers (red team 23, M3):
+# its body and delimiter stay in the record, typed and in the REPL
+# (a line of base64's letters only, longer than 40: a program's path)
+P=$W/a/payloadpayloadpayload
+for n in E2 E3; do
+	printf '#!/bin/sh\ntouch "$HOME/work/a/HIDDEN_%s"\n' $n > "$P$n"
+	chown "$AG_USER" "$P$n"; chmod 755 "$P$n"
+done
+line="cd ~/work/a; echo -----BEGIN PRIVATE KEY-----; sh <<E
+${P}E2
+E
+echo -----END PRIVATE KEY-----"
+rec=$(ag_recorded e2 "$line")
+ag_is "$rec" "$line" "redact_words_pem_shell_heredoc_shown"
+ag_ok "redact_words_pem_shell_heredoc_ran" test -e "$W/a/HIDDEN_E2"
+printf '%s\n' 'cd ~/work/a' 'echo -----BEGIN PRIVATE KEY-----; sh <<E' "${P}E3" 'E' \
+    'echo -----END PRIVATE KEY-----' | ag_ssh >/dev/null 2>&1
+ag_ok "redact_words_pem_repl_heredoc_ran" test -e "$W/a/HIDDEN_E3"
+rec=$(ag_audit_query "'|'.join(x.get('command') for x in r if x.get('event') == 'command' and 'sh <<E' in (x.get('command') or ''))")
+ag_like "$rec" "sh <<E
+${P}E3
+E\$" "redact_words_pem_repl_heredoc_shown"
+# the benign twin: a key written to a file is hidden in the record
+key=MIIEpAIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun
+line="cd ~/work/a; cat > k <<'EOF'
+-----BEGIN RSA PRIVATE KEY-----
+$key
+$key
+-----END RSA PRIVATE KEY-----
+EOF"
+rec=$(ag_recorded e4 "$line")
+ag_is "$rec" "cd ~/work/a; cat > k <<'EOF'
+-----BEGIN RSA PRIVATE KEY-----
+[REDACTED PRIVATE KEY]
+-----END RSA PRIVATE KEY-----
+EOF" "redact_words_pem_key_in_file_hidden"
+ag_is "$(sed -n 2p "$W/a/k" 2>/dev/null)" "$key" "redact_words_pem_key_written"
+ag_unlike "$(cat "$AG_AUDIT")" "$key" "redact_words_pem_key_not_in_the_audit"
+
+# g: an argument that BEGINS with NAME= is another program's text, not an
+# assignment (red team 23, M1): only a token is masked, the code shows
+line="cd ~/work/a; python3 -c TOKEN='0
+import os
+os.system(\"touch HIDDEN_G\")'"
+rec=$(ag_recorded g "$line")
+ag_is "$rec" "cd ~/work/a; python3 -c TOKEN='***
+import os
+os.system(\"touch HIDDEN_G\")'" "redact_words_argument_starting_with_name_shows_code"
+ag_ok "redact_words_argument_starting_with_name_ran" test -e "$W/a/HIDDEN_G"
+rec=$(ag_recorded g2 "cd ~/work/a; awk TOKEN='=1;BEGIN{system(\"touch HIDDEN_G2\")}' /dev/null")
+ag_is "$rec" "cd ~/work/a; awk TOKEN='***;BEGIN{system(\"touch HIDDEN_G2\")}' /dev/null" \
+    "redact_words_awk_program_shown"
+ag_ok "redact_words_awk_program_ran" test -e "$W/a/HIDDEN_G2"
+# the same typed in the REPL: each line's record shows its code
+printf '%s\n' 'cd ~/work/a' "node -e API_KEY=\"1;require('fs').writeFileSync('HIDDEN_R','x')\"" \
+    'export API_TOKEN="repl s3cr3t"; echo "$API_TOKEN" > rt' | ag_ssh >/dev/null 2>&1
+ag_ok "redact_words_repl_node_ran" test -e "$W/a/HIDDEN_R"
+rec=$(ag_audit_query "'|'.join(x.get('command') for x in r if x.get('event') == 'command' and 'HIDDEN_R' in (x.get('command') or ''))")
+ag_is "$rec" "node -e API_KEY=\"***;require('fs').writeFileSync('HIDDEN_R','x')\"" \
+    "redact_words_repl_node_code_shown"
+# its benign twin: a declaration's value is bash's, masked whole
+ag_is "$(cat "$W/a/rt" 2>/dev/null)" "repl s3cr3t" "redact_words_repl_export_ran"
+ag_unlike "$(cat "$AG_AUDIT")" "s3cr3t" "redact_words_repl_export_masked"
+
+# l: declaration words quoted, with += or a subscript (red team 23, L1):
+# their values masked as bash assigns them, and the lines run
+rec=$(ag_recorded l1 "cd ~/work/a; declare -A 'TOKEN=([k]=s3cr3t-one)'; export \"PASSWORD=s3cr3t two\"; declare DB_TOKEN+=s3cr3t-three; export API_KEY+=s3cr3t-four; declare -A B_TOKEN+=([k]=s3cr3t-five); echo \"\${TOKEN[k]} \$PASSWORD \$DB_TOKEN \$API_KEY \${B_TOKEN[k]}\" > l1")
+ag_is "$rec" "cd ~/work/a; declare -A 'TOKEN=(***)'; export \"PASSWORD=***\"; declare DB_TOKEN+=***; export API_KEY+=***; declare -A B_TOKEN+=(***); echo \"\${TOKEN[k]} \$PASSWORD \$DB_TOKEN \$API_KEY \${B_TOKEN[k]}\" > l1" \
+    "redact_words_declaration_values_masked"
+ag_is "$(cat "$W/a/l1" 2>/dev/null)" "s3cr3t-one s3cr3t two s3cr3t-three s3cr3t-four s3cr3t-five" \
+    "redact_words_declarations_ran"
+ag_unlike "$(cat "$AG_AUDIT")" "s3cr3t" "redact_words_declaration_secrets_not_in_the_audit"
+# what bash parses again (a quoted array) is code when it is not plain text: shown
+line="cd ~/work/a; declare -a 'TOKEN=(\$(touch HIDDEN_L) x)'; echo \${#TOKEN[@]}"
+rec=$(ag_recorded l2 "$line")
+ag_is "$rec" "$line" "redact_words_reparsed_array_code_shown"
+ag_ok "redact_words_reparsed_array_code_ran" test -e "$W/a/HIDDEN_L"
 
 # the benign twin: secrets a line sets are masked, the line runs
 rec=$(ag_recorded f "cd ~/work/a; APP_TOKEN=hunter2-not-a-shape; DB_PASSWORD='p w' env | grep -c '^DB_PASSWORD=p w\$' > n; tool_api_key=abc; echo done")

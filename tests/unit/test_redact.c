@@ -367,12 +367,12 @@ command_masks_stay_in_their_word(void **state)
 	static const struct { const char *in, *out; } cases[] = {
 		{ "echo hi # TOKEN='\ntouch HIDDEN_C\necho 'x'", NULL },
 		{ "TOKEN=$'a\\'b' ; python3 -c 'print(1)'", "TOKEN=*** ; python3 -c 'print(1)'" },
-		{ "cat > .env <<'EOF'\nTOKEN='\nAPI_KEY=abc def\nEOF\ntouch HIDDEN_H; echo ok",
-		  "cat > .env <<'EOF'\nTOKEN=***\nAPI_KEY=*** def\nEOF\ntouch HIDDEN_H; echo ok" },
+		{ "cat > .env <<'EOF'\nTOKEN='\nAPI_KEY=abc def\nB_TOKEN=\"q\"\nEOF\ntouch HIDDEN_H; echo ok",
+		  "cat > .env <<'EOF'\nTOKEN='\nAPI_KEY=*** def\nB_TOKEN=\"***\"\nEOF\ntouch HIDDEN_H; echo ok" },
 		{ "TOKEN=$(cat ~/.tok) make", "TOKEN=$(cat ~/.tok) make" },
 		{ "TOKEN=ab$(touch X)cd make", "TOKEN=***$(touch X)cd make" },
 		{ "echo \"$(SECRET=abc; rm -f y)\" ok", "echo \"$(SECRET=***; rm -f y)\" ok" },
-		{ "env API_KEY='a b' curl x", "env API_KEY=*** curl x" },
+		{ "env API_KEY='ab' curl x", "env API_KEY='***' curl x" },
 		{ "tool --api_key=abc --v", "tool --api_key=*** --v" },
 		{ "K=(a b); PASSWORDS=(one two); x", "K=(a b); PASSWORDS=(*** ***); x" },
 		{ "echo ) TOKEN='a\ntouch Z'", "echo ) TOKEN=***\ntouch Z'" },
@@ -383,6 +383,34 @@ command_masks_stay_in_their_word(void **state)
 		{ "node -e 'API_KEY=1//\"\nrequire(\"fs\").writeFileSync(\"P\", \"x\")'",
 		  "node -e 'API_KEY=***\"\nrequire(\"fs\").writeFileSync(\"P\", \"x\")'" },
 		{ "python3 -c 'TOKEN=1#\"\nopen(\"P\", \"w\")'", "python3 -c 'TOKEN=***\"\nopen(\"P\", \"w\")'" },
+		/* a word that BEGINS with NAME= is no assignment either
+		 * (red team 23, M1): only a declaration's word is bash's */
+		{ "python3 -c TOKEN='0\nimport os\nos.system(\"touch H\")'",
+		  "python3 -c TOKEN='***\nimport os\nos.system(\"touch H\")'" },
+		{ "node -e API_KEY=\"1;require('fs')\"", "node -e API_KEY=\"***;require('fs')\"" },
+		{ "awk TOKEN='=1;BEGIN{system(\"x\")}' /dev/null",
+		  "awk TOKEN='***;BEGIN{system(\"x\")}' /dev/null" },
+		{ "python3 -c SECRET=0\\;__import__", "python3 -c SECRET=***\\;__import__" },
+		{ "x TOKEN=(a b)", "x TOKEN=(a b)" },
+		{ "export API_KEY='a b' X=1; readonly TOKEN=\"c d\"", "export API_KEY=*** X=1; readonly TOKEN=***" },
+		{ "local SECRET=$'a b'", "local SECRET=***" },
+		/* quoted declaration words, += and subscripts (red team 23, L1) */
+		{ "declare -A 'TOKEN=([k]=s3cr3t-one)'; echo ${TOKEN[k]}",
+		  "declare -A 'TOKEN=(***)'; echo ${TOKEN[k]}" },
+		{ "export \"PASSWORD=s3cr3t two\"; echo $PASSWORD", "export \"PASSWORD=***\"; echo $PASSWORD" },
+		{ "declare TOKEN+=s3cr3t-three; export API_KEY+=s3cr3t-four",
+		  "declare TOKEN+=***; export API_KEY+=***" },
+		{ "declare -A TOKEN+=([k]=s3cr3t-five [j]='a b'); echo",
+		  "declare -A TOKEN+=(***); echo" },
+		{ "declare 'SECRET[1]=a b' TOKEN[k]=c", "declare 'SECRET[1]=***' TOKEN[k]=***" },
+		{ "export \"TOKEN=ab$(touch X)cd\"", "export \"TOKEN=***$(touch X)cd\"" },
+		/* what bash parses again stays when it is not plain text */
+		{ "declare -a 'TOKEN=($(touch X) s)'", NULL },
+		{ "declare -a \"TOKEN=(`id` s)\"", NULL },
+		/* a function in the builtin's place: not a declaration */
+		{ "export() { python3 -c \"$1\"; }; export TOKEN='0\nimport os'",
+		  "export() { python3 -c \"$1\"; }; export TOKEN='***\nimport os'" },
+		{ "declare -x GREETING='a b' x=1", NULL },
 	};
 	size_t i, len;
 
@@ -397,26 +425,59 @@ command_masks_stay_in_their_word(void **state)
 }
 
 /*
- * A command line shaped like a PEM block: the key's lines are hidden, but
- * what runs between BEGIN and END never is (issue 33: the audit could be
- * made to show only "[REDACTED PRIVATE KEY]" for a line that ran rm).
+ * A command line shaped like a PEM block: the key's lines are hidden only
+ * where the parse says they are data (a quoted argument or a here-document
+ * of a program that keeps data), and only base64 lines of 40 characters
+ * or more; a shell's here-document, its delimiter, and anything outside
+ * quotes stay (issue 33; red team 23, M3: `sh <<E` hid its body).
  */
+#define B64 "MIIEpAIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun"
+#define B64B "VTLw7onLRnrq0/IzW7yWR7QkrmBL7jTKEn5u+qKhbwKfBstIs+bMY2Zkp18gnTxK"
 static void
 command_pem_hides_only_key_lines(void **state)
 {
 	static const struct { const char *in, *out; } cases[] = {
 		{ "echo '-----BEGIN RSA PRIVATE KEY-----'\nrm -rf ~/work/x\n"
-		  "echo '-----END RSA PRIVATE KEY-----'",
-		  "echo '-----BEGIN RSA PRIVATE KEY-----'\nrm -rf ~/work/x\n"
-		  "echo '-----END RSA PRIVATE KEY-----'" },
+		  "echo '-----END RSA PRIVATE KEY-----'", NULL },
+		/* the attacks: a shell's here-document, lines outside quotes */
+		{ "echo -----BEGIN PRIVATE KEY-----; sh <<E\n/tmp/payload\nE\n"
+		  "echo -----END PRIVATE KEY-----", NULL },
+		{ "echo -----BEGIN PRIVATE KEY-----; sh <<E\n" B64 "\nE\necho -----END PRIVATE KEY-----",
+		  NULL },
+		{ "cd a\necho -----BEGIN RSA PRIVATE KEY-----\nmake\n/tmp/payload\n" B64 "\n"
+		  "echo -----END RSA PRIVATE KEY-----", NULL },
+		{ "python3 <<E\n-----BEGIN PRIVATE KEY-----\n" B64 "\n-----END PRIVATE KEY-----\nE", NULL },
+		{ "bash -c '-----BEGIN PRIVATE KEY-----\n" B64 "\n-----END PRIVATE KEY-----'", NULL },
+		/* data, but read by a shell */
+		{ "echo '-----BEGIN PRIVATE KEY-----\n" B64 "\n-----END PRIVATE KEY-----' | sh", NULL },
+		{ "sh -c \"$(cat <<E\n-----BEGIN PRIVATE KEY-----\n" B64 "\n-----END PRIVATE KEY-----\nE\n)\"",
+		  NULL },
+		{ "cat() { sh; }; cat <<E\n-----BEGIN PRIVATE KEY-----\n" B64 "\n-----END PRIVATE KEY-----\nE",
+		  NULL },
+		{ "f() { cat <<E\n-----BEGIN PRIVATE KEY-----\n" B64 "\n-----END PRIVATE KEY-----\nE\n}; f | sh",
+		  NULL },
+		{ "exec > >(sh); cat <<E\n-----BEGIN PRIVATE KEY-----\n" B64 "\n-----END PRIVATE KEY-----\nE",
+		  NULL },
+		{ "tee >(sh) <<E\n-----BEGIN PRIVATE KEY-----\n" B64 "\n-----END PRIVATE KEY-----\nE",
+		  NULL },
+		/* short lines are never key material */
 		{ "cat > k <<'EOF'\n-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXkt\n"
+		  "-----END OPENSSH PRIVATE KEY-----\nEOF", NULL },
+		/* the benign twins: a key written to a file, given to ssh-add */
+		{ "cat > k <<'EOF'\n-----BEGIN OPENSSH PRIVATE KEY-----\n" B64 "\n" B64B "\n"
 		  "AAAAAAAB+/=\n-----END OPENSSH PRIVATE KEY-----\nEOF\ncurl x",
 		  "cat > k <<'EOF'\n-----BEGIN OPENSSH PRIVATE KEY-----\n[REDACTED PRIVATE KEY]\n"
-		  "-----END OPENSSH PRIVATE KEY-----\nEOF\ncurl x" },
-		/* no END: key lines hidden to the end, anything else shown */
-		{ "x -----BEGIN EC PRIVATE KEY-----\nMHcCAQEE\npython3 -c 1\nQUJD",
-		  "x -----BEGIN EC PRIVATE KEY-----\n[REDACTED PRIVATE KEY]\npython3 -c 1\n"
-		  "[REDACTED PRIVATE KEY]" },
+		  "AAAAAAAB+/=\n-----END OPENSSH PRIVATE KEY-----\nEOF\ncurl x" },
+		{ "ssh-add - <<< '-----BEGIN EC PRIVATE KEY-----\n  " B64 "\n-----END EC PRIVATE KEY-----'",
+		  "ssh-add - <<< '-----BEGIN EC PRIVATE KEY-----\n[REDACTED PRIVATE KEY]\n"
+		  "-----END EC PRIVATE KEY-----'" },
+		{ "printf '%s\\n' \"-----BEGIN PRIVATE KEY-----\n" B64 "\n-----END PRIVATE KEY-----\" > k",
+		  "printf '%s\\n' \"-----BEGIN PRIVATE KEY-----\n[REDACTED PRIVATE KEY]\n"
+		  "-----END PRIVATE KEY-----\" > k" },
+		/* a whole key on one line: inside a data program's quotes only */
+		{ "curl -d '{\"k\": \"-----BEGIN EC PRIVATE KEY-----\\nMHcC\\n-----END EC PRIVATE KEY-----\"}' u",
+		  "curl -d '{\"k\": \"" AG_REDACT_MARK "\"}' u" },
+		{ "x=-----BEGIN RSA PRIVATE KEY----- -----END RSA PRIVATE KEY-----", NULL },
 	};
 	size_t i, len;
 
@@ -425,7 +486,7 @@ command_pem_hides_only_key_lines(void **state)
 		char *out = ag_redact_command(cases[i].in, strlen(cases[i].in), &len);
 
 		assert_non_null(out);
-		assert_string_equal(out, cases[i].out);
+		assert_string_equal(out, cases[i].out != NULL ? cases[i].out : cases[i].in);
 		free(out);
 	}
 }

@@ -1,0 +1,38 @@
+/*
+ * tmpclean.h - what runs while the persistent /tmp is past limits.tmp_disk.
+ *
+ * Then only a line that looks at and removes files runs (red teams 20, 22
+ * and 23): each of its commands one of a few builtins (cd, echo, pwd,
+ * test, true, false, :) or the system's own file of a few programs (rm,
+ * rmdir, unlink, ls, du, chmod, and echo, test, true, false, pwd), known
+ * by the file, not by a name (`~/work/rm` is not rm); no '>' but to
+ * /dev/null or a descriptor.  The line runs without the shell functions
+ * kept from earlier lines (a function named rm would run in rm's place;
+ * their variables stay: `rm -rf "$D"/` must not lose its $D),
+ * and where an exec supervisor judges every exec, it lets only those
+ * files run.
+ */
+#ifndef AG_CORE_TMPCLEAN_H
+#define AG_CORE_TMPCLEAN_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "policy/policy.h"
+
+/* 1 when the decided line (its text line[0..len)) is such a line. */
+int	ag_tmpclean_line(const struct ag_decision *d, const char *line, size_t len);
+
+/* 1 when the file (dev, ino) is one of the system's clean-up programs. */
+int	ag_tmpclean_file(dev_t dev, ino_t ino);
+
+/* The kept shell state (bash definitions, exec/session.h) less its
+ * functions, for a clean-up line: malloc'd, NULL when it does not parse or
+ * memory ran out (then the line is refused). */
+char	*ag_tmpclean_state(const char *state);
+
+/* What a refusal says the lines may hold. */
+#define AG_TMPCLEAN_SAID	"lines of only rm, rmdir, unlink, ls, du, chmod and cd, " \
+	"the system's own (not a file of that name elsewhere), with no redirection"
+
+#endif
