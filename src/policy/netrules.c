@@ -210,6 +210,27 @@ v4_class(const unsigned char *a)
 		return "a multicast or reserved address";
 	if (a[0] == 100 && a[1] == 100 && a[2] == 100 && a[3] == 200)
 		return "the cloud metadata service";	/* Alibaba's */
+	if (a[0] == 168 && a[1] == 63 && a[2] == 129 && a[3] == 16)
+		return "the cloud metadata service";	/* Azure's WireServer */
+	if (a[0] == 192 && a[1] == 0 && a[2] == 0 && a[3] == 192)
+		return "the cloud metadata service";	/* Oracle's older one */
+	return NULL;
+}
+
+/*
+ * The IPv4 address a translated IPv6 address stands for: NAT64's
+ * well-known prefix 64:ff9b::/96 (RFC 6052), 6to4's 2002::/16 (RFC 3056);
+ * else NULL.
+ */
+static const unsigned char *
+embedded_v4(const unsigned char *a)
+{
+	static const unsigned char wkp[12] = { 0x00, 0x64, 0xff, 0x9b };
+
+	if (memcmp(a, wkp, 12) == 0)
+		return a + 12;
+	if (a[0] == 0x20 && a[1] == 0x02)
+		return a + 2;
 	return NULL;
 }
 
@@ -229,12 +250,15 @@ v6_class(const unsigned char *a)
 		return "a link-local address";
 	if (a[0] == 0xff)
 		return "a multicast address";
-	/* IPv4-mapped and -compatible, NAT64's well-known prefix: the v4 inside */
+	/* IPv4-mapped and -compatible: the kernel connects to the v4 inside */
 	if ((memcmp(a, any, 10) == 0 && a[10] == 0xff && a[11] == 0xff) ||
-	    (memcmp(a, any, 12) == 0) ||
-	    (a[0] == 0x00 && a[1] == 0x64 && a[2] == 0xff && a[3] == 0x9b &&
-	    memcmp(a + 4, any, 8) == 0))
+	    (memcmp(a, any, 12) == 0))
 		return v4_class(a + 12) ? v4_class(a + 12) : "an IPv4 address in IPv6 form";
+	/* NAT64's well-known prefix and 6to4: a gateway outside carries them
+	 * to the v4 inside, which is what they are (DNS64 gives IPv4-only
+	 * hosts such as github.com these addresses) */
+	if (embedded_v4(a) != NULL)
+		return v4_class(embedded_v4(a));
 	return NULL;
 }
 
@@ -245,6 +269,14 @@ private_class(int family, const unsigned char *a)
 	if (family == AF_INET6) {
 		if ((a[0] & 0xfe) == 0xfc)
 			return "a private (unique local) address";
+		if (a[0] == 0xfe && (a[1] & 0xc0) == 0xc0)
+			return "a private (site-local) address";
+		/* NAT64 for one network's own use (RFC 8215): any v4 behind it */
+		if (a[0] == 0x00 && a[1] == 0x64 && a[2] == 0xff && a[3] == 0x9b &&
+		    a[4] == 0x00 && a[5] == 0x01)
+			return "a local-use NAT64 address";
+		if (embedded_v4(a) != NULL)
+			return private_class(AF_INET, embedded_v4(a));
 		return NULL;
 	}
 	if (a[0] == 10 || (a[0] == 172 && (a[1] & 0xf0) == 16) || (a[0] == 192 && a[1] == 168))

@@ -180,6 +180,19 @@ addresses_inside_the_host(void **state)
 	assert_non_null(strstr(check4(p, "100.64.0.1", 443), "carrier-grade"));
 	assert_non_null(strstr(check6(p, "fd12::1", 443), "private"));
 	assert_non_null(check6(p, "::ffff:10.0.0.5", 443));
+	/* the other clouds' metadata services (red team 23, M1) */
+	assert_non_null(strstr(check4(p, "168.63.129.16", 80), "metadata"));
+	assert_non_null(strstr(check4(p, "192.0.0.192", 80), "metadata"));
+	/* ... and addresses that stand for an IPv4 one: judged as it */
+	assert_non_null(strstr(check6(p, "2002:7f00:1::", 443), "loopback"));
+	assert_non_null(strstr(check6(p, "2002:a9fe:a9fe::1", 80), "metadata"));
+	assert_non_null(strstr(check6(p, "2002:a00:5::1", 443), "private"));
+	assert_non_null(strstr(check6(p, "64:ff9b::a9fe:a9fe", 80), "metadata"));
+	assert_non_null(strstr(check6(p, "64:ff9b::a00:5", 443), "private"));
+	assert_non_null(strstr(check6(p, "64:ff9b:1::a00:5", 443), "NAT64"));
+	assert_non_null(strstr(check6(p, "64:ff9b:1:ffff::1", 443), "NAT64"));
+	assert_non_null(strstr(check6(p, "fec0::1", 443), "site-local"));
+	assert_non_null(strstr(check6(p, "feff::1", 443), "site-local"));
 	/* ... and by a rule naming the host exactly: allowed */
 	{
 		struct sockaddr_in s4;
@@ -199,6 +212,18 @@ addresses_inside_the_host(void **state)
 		inet_pton(AF_INET, "10.0.0.5", &s4.sin_addr);
 		assert_null(ag_net_addr_check(p, (struct sockaddr *)&s4, 443, exact));
 		assert_non_null(ag_net_addr_check(p, (struct sockaddr *)&s4, 443, wild));
+		/* a private v4 behind DNS64: as the v4 itself */
+		{
+			struct sockaddr_in6 s6;
+
+			memset(&s6, 0, sizeof(s6));
+			s6.sin6_family = AF_INET6;
+			inet_pton(AF_INET6, "64:ff9b::a00:5", &s6.sin6_addr);
+			assert_null(ag_net_addr_check(p, (struct sockaddr *)&s6, 443, exact));
+			assert_non_null(ag_net_addr_check(p, (struct sockaddr *)&s6, 443, wild));
+			inet_pton(AF_INET6, "64:ff9b::7f00:1", &s6.sin6_addr);
+			assert_non_null(ag_net_addr_check(p, (struct sockaddr *)&s6, 443, exact));
+		}
 		/* loopback stays refused whatever the rule */
 		inet_pton(AF_INET, "127.0.0.1", &s4.sin_addr);
 		assert_non_null(ag_net_addr_check(p, (struct sockaddr *)&s4, 443, exact));
@@ -206,6 +231,13 @@ addresses_inside_the_host(void **state)
 	/* what the internet is */
 	assert_null(check4(p, "140.82.112.3", 443));
 	assert_null(check6(p, "2606:4700::1111", 443));
+	/* DNS64: an IPv4-only host (github.com) in the NAT64 prefix, and a
+	 * public address behind 6to4, are the internet (red team 23, L6) */
+	assert_null(check6(p, "64:ff9b::8c52:7003", 443));
+	assert_null(check6(p, "2002:8c52:7003::1", 443));
+	assert_null(check4(p, "168.63.129.17", 80));
+	assert_null(check4(p, "192.0.0.191", 80));
+	assert_null(check6(p, "64:ff9b:2::1", 443));
 	/* a rule that names the address, on its port, lets it through */
 	assert_null(check4(p, "127.0.0.1", 5000));
 	assert_non_null(check4(p, "127.0.0.1", 5001));
