@@ -189,7 +189,6 @@ proxy_main(const struct egress_ctx *ctx, const int *lfd, int nl, struct shared *
 		sigemptyset(&none);
 		(void)sigprocmask(SIG_SETMASK, &none, NULL);
 	}
-	(void)ag_net_load_own_addrs();
 	/* a relayed connection holds six fds (two sockets, two pipes): room
 	 * for AG_EGRESS_MAX_CONN of them, as far as the hard limit lets */
 	{

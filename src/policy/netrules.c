@@ -6,22 +6,14 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <fnmatch.h>
-#include <ifaddrs.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 
+#include "policy/localaddr.h"
 #include "policy/netrules.h"
-
-#define MAX_OWN	64
-
-static struct {
-	int		family;
-	unsigned char	addr[16];
-} own[MAX_OWN];
-static size_t nown;
 
 int
 ag_net_has_egress(const struct ag_profile *p)
@@ -171,30 +163,6 @@ ag_net_judge(const struct ag_profile *p, const char *host, int port, const char 
 	return 0;
 }
 
-int
-ag_net_load_own_addrs(void)
-{
-	struct ifaddrs *ifa, *i;
-
-	nown = 0;
-	if (getifaddrs(&ifa) < 0)
-		return -1;
-	for (i = ifa; i != NULL && nown < MAX_OWN; i = i->ifa_next) {
-		if (i->ifa_addr == NULL)
-			continue;
-		if (i->ifa_addr->sa_family == AF_INET) {
-			own[nown].family = AF_INET;
-			memcpy(own[nown++].addr, &((struct sockaddr_in *)i->ifa_addr)->sin_addr, 4);
-		} else if (i->ifa_addr->sa_family == AF_INET6) {
-			own[nown].family = AF_INET6;
-			memcpy(own[nown++].addr, &((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr,
-			    16);
-		}
-	}
-	freeifaddrs(ifa);
-	return 0;
-}
-
 /* What an IPv4 address inside the host is, or NULL. */
 static const char *
 v4_class(const unsigned char *a)
@@ -294,7 +262,7 @@ ag_net_addr_check(const struct ag_profile *p, const struct sockaddr *sa, int por
 {
 	const unsigned char *a;
 	const char *cls;
-	int family = sa->sa_family;
+	int family = sa->sa_family, own;
 	size_t i, len;
 
 	if (family == AF_INET) {
@@ -307,9 +275,10 @@ ag_net_addr_check(const struct ag_profile *p, const struct sockaddr *sa, int por
 		cls = v6_class(a);
 	} else
 		return "not an internet address";
-	for (i = 0; cls == NULL && i < nown; i++)
-		if (own[i].family == family && memcmp(own[i].addr, a, len) == 0)
-			cls = "this host's own address";
+	/* asked now: the host's addresses change while a session runs */
+	if (cls == NULL && (own = ag_addr_is_local(family, a)) != 0)
+		cls = own > 0 ? "this host's own address" : "an address the kernel could not "
+		    "say is not this host's own";
 	if (cls == NULL && (rule == NULL || rule->host[0] == '*'))
 		cls = private_class(family, a) != NULL ? private_class(family, a) :
 		    family == AF_INET6 && memcmp(a, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12) == 0 ?
