@@ -551,26 +551,53 @@ answer_socks(struct conn *c, int rep)
 /*
  * A refused connection past its caps (egress.h): counted, not recorded,
  * so that a loop of refused connects cannot fill the audit's file system
- * or bury the records around it.  Under audit_mu.
+ * or bury the records around it.  A refusal of line seq: 1 when it is
+ * past a cap (or drop: not recorded in any case), then counted.  The
+ * per-line counts are the running line's (conn.h); they start again when
+ * another line runs, whoever's refusal comes first.  Under audit_mu.
  */
 static int
-capped(struct egress_caps *k, const struct conn *c)
+count_refusal(const struct egress_ctx *ctx, unsigned long seq, int drop)
 {
-	if (k == NULL || c->decision == NULL || strcmp(c->decision, "deny") != 0)
-		return 0;
-	if (k->seq != c->seq) {
-		k->seq = c->seq;
-		k->line_recorded = k->line_dropped = 0;
+	struct egress_caps *k = ctx->caps;
+	unsigned long run = ctx->running != NULL ? *ctx->running : seq;
+	int ours = run != 0 && seq == run;
+
+	if (k == NULL)
+		return drop;
+	if (run != 0 && __atomic_load_n(&k->seq, __ATOMIC_SEQ_CST) != run) {
+		/* the counts first: the gateway reads them only under the seq */
+		__atomic_store_n(&k->line_recorded, 0, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&k->line_dropped, 0, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&k->seq, run, __ATOMIC_SEQ_CST);
 	}
-	if (k->line_recorded >= AG_EGRESS_MAX_REFUSAL_RECORDS ||
-	    k->sess_recorded >= AG_EGRESS_MAX_SESSION_REFUSALS) {
-		__atomic_add_fetch(&k->line_dropped, 1, __ATOMIC_SEQ_CST);
+	if (drop || k->sess_recorded >= AG_EGRESS_MAX_SESSION_REFUSALS ||
+	    (ours && k->line_recorded >= AG_EGRESS_MAX_REFUSAL_RECORDS)) {
+		if (ours)
+			__atomic_add_fetch(&k->line_dropped, 1, __ATOMIC_SEQ_CST);
 		__atomic_add_fetch(&k->sess_dropped, 1, __ATOMIC_SEQ_CST);
 		return 1;
 	}
-	k->line_recorded++;
+	if (ours)
+		k->line_recorded++;
 	k->sess_recorded++;
 	return 0;
+}
+
+static int
+capped(const struct conn *c)
+{
+	if (c->decision == NULL || strcmp(c->decision, "deny") != 0)
+		return 0;
+	return count_refusal(c->ctx, c->seq, 0);
+}
+
+void
+ag_egress_conn_uncounted(const struct egress_ctx *ctx, unsigned long seq)
+{
+	pthread_mutex_lock(&audit_mu);
+	(void)count_refusal(ctx, seq, 1);
+	pthread_mutex_unlock(&audit_mu);
 }
 
 static void
@@ -601,7 +628,7 @@ record(struct conn *c)
 	    (now.tv_nsec - c->start.tv_nsec) / 1000000;
 	ag_err_clear(&err);
 	pthread_mutex_lock(&audit_mu);
-	if (!capped(c->ctx->caps, c) && ag_audit_net(c->ctx->audit, &n, &err) < 0)
+	if (!capped(c) && ag_audit_net(c->ctx->audit, &n, &err) < 0)
 		ag_log(LOG_ERR, "%s", err.msg);
 	pthread_mutex_unlock(&audit_mu);
 }

@@ -15,6 +15,10 @@
  * The "net" records of refused connections, counted against their caps
  * (egress.h); in memory the gateway shares, changed by the proxy's
  * threads under one lock, read by the gateway once a line has ended.
+ * The per-line counts are the running line's: a refusal of a line that
+ * has ended (its name resolved after the line's settle) counts against
+ * the session's cap alone, and leaves the running line's counts as they
+ * are.
  */
 struct egress_caps {
 	unsigned long	seq;		/* the line the per-line counts are of */
@@ -28,6 +32,7 @@ struct egress_ctx {
 	struct ag_audit		*audit;		/* NULL: no records */
 	int			 report_fd;	/* refusals for the gateway */
 	struct egress_caps	*caps;		/* NULL: no caps */
+	const volatile unsigned long *running;	/* the line now running; 0 none */
 };
 
 /* "net" records of refused connections: per command line, as for refused
@@ -50,5 +55,9 @@ void	ag_egress_conn_stop_all(void);
  * number of refusals since the last such record). */
 void	ag_egress_conn_busy(const struct egress_ctx *ctx, int fd, unsigned long seq, int max,
 	    unsigned long quiet);
+
+/* A refusal of line seq's that is not recorded one by one (the ones between
+ * two busy records): counted, as one past the caps is. */
+void	ag_egress_conn_uncounted(const struct egress_ctx *ctx, unsigned long seq);
 
 #endif

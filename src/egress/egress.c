@@ -90,7 +90,9 @@ serve(const struct egress_ctx *ctx, int fd, unsigned long seq)
 			ag_egress_conn_busy(ctx, fd, seq, AG_EGRESS_MAX_CONN, busy_quiet);
 			busy_quiet = 0;
 		} else {
+			/* not recorded, but counted: the line's net_unrecorded */
 			busy_quiet++;
+			ag_egress_conn_uncounted(ctx, seq);
 			close(fd);
 		}
 		return;
@@ -309,6 +311,7 @@ ag_egress_start(const struct ag_config *cfg, const struct ag_profile *p,
 	ctx.audit = audit;
 	ctx.report_fd = rep[1];
 	ctx.caps = &e->sh->caps;
+	ctx.running = &e->sh->seq;
 	if ((e->pid = fork()) < 0) {
 		ag_err_set(err, "egress proxy: fork: %s", strerror(errno));
 		goto fail;
