@@ -45,11 +45,12 @@ struct conn {
 	char			 host[256];	/* lower case, no brackets */
 	int			 port;
 	char			 method[16];
-	char			 path[2048];	/* plain HTTP: the request's path, no query */
+	char			 path[2048];	/* plain HTTP: the request's path and query */
 	char			 address[INET6_ADDRSTRLEN + 8];
 	struct ag_net_verdict	 v;
 	const char		*decision;
 	char			 reason[512];
+	char			 said[512];	/* an address refused: the agent's text */
 	char			 error[512];
 	unsigned long long	 up, down;	/* bytes to the host, from it */
 	struct timespec		 start;
@@ -156,6 +157,16 @@ lower_copy(char *dst, size_t dstsz, const char *src, size_t n)
 	for (i = 0; i < n; i++)
 		dst[i] = (char)tolower((unsigned char)src[i]);
 	dst[n] = '\0';
+}
+
+/* c's host and port as a URL has them: "[v6]:port" for an IPv6 address. */
+static const char *
+hostport(const struct conn *c, char *buf, size_t n)
+{
+	int v6 = strchr(c->host, ':') != NULL;
+
+	snprintf(buf, n, "%s%s%s:%d", v6 ? "[" : "", c->host, v6 ? "]" : "", c->port);
+	return buf;
 }
 
 /* "host:port" or "[v6]:port" (port required when need_port) into c. */
@@ -600,9 +611,26 @@ ag_egress_conn_uncounted(const struct egress_ctx *ctx, unsigned long seq)
 	pthread_mutex_unlock(&audit_mu);
 }
 
+/*
+ * The path as the record keeps it: a query string (a token an agent puts
+ * in a URL: "?access_token=...") masked whole, as the command record
+ * masks a secret's value; rules never judge it.
+ */
+static const char *
+record_path(const struct conn *c, char *buf, size_t n)
+{
+	size_t pl = strcspn(c->path, "?");
+
+	if (c->path[pl] == '\0' || c->path[pl + 1] == '\0')
+		return c->path;
+	snprintf(buf, n, "%.*s?***", (int)pl, c->path);
+	return buf;
+}
+
 static void
 record(struct conn *c)
 {
+	char path[sizeof(c->path) + 8];
 	struct ag_audit_net n;
 	struct timespec now;
 	struct ag_err err;
@@ -617,7 +645,7 @@ record(struct conn *c)
 	n.port = c->port;
 	n.address = c->address[0] ? c->address : NULL;
 	n.method = c->proto == P_HTTP ? c->method : NULL;
-	n.path = c->proto == P_HTTP && c->path[0] ? c->path : NULL;
+	n.path = c->proto == P_HTTP && c->path[0] ? record_path(c, path, sizeof(path)) : NULL;
 	n.decision = c->decision;
 	n.reason = c->reason[0] ? c->reason : NULL;
 	n.rule = c->v.rule != NULL ? c->v.rule->text : NULL;
@@ -669,13 +697,13 @@ refuse(struct conn *c, const char *line)
 static void
 refuse_host(struct conn *c)
 {
-	char allowed[400], line[1200];
+	char allowed[400], line[1200], hp[300];
 
 	ag_net_allowed_text(c->ctx->p, allowed, sizeof(allowed));
 	/* what is wrong, when it is not the host itself */
-	snprintf(line, sizeof(line), "agentgate: blocked connection to %s%s%s:%d%s%s (allowed "
-	    "here: %s)", strchr(c->host, ':') ? "[" : "", c->host, strchr(c->host, ':') ? "]" : "",
-	    c->port, c->v.host_listed ? ": " : "", c->v.host_listed ? c->v.reason : "", allowed);
+	snprintf(line, sizeof(line), "agentgate: blocked connection to %s%s%s (allowed here: %s)",
+	    hostport(c, hp, sizeof(hp)), c->v.host_listed ? ": " : "",
+	    c->v.host_listed ? c->v.reason : "", allowed);
 	snprintf(c->reason, sizeof(c->reason), "%s", c->v.reason);
 	refuse(c, line);
 }
@@ -741,7 +769,7 @@ open_upstream(struct conn *c)
 	struct addrinfo hints, *res = NULL, *ai;
 	const char *host = c->host, *refused = NULL;
 	char port[8];
-	int trusted = 0, rc;
+	int trusted = 0, rc, pattern_only = 0;
 	size_t i;
 
 	snprintf(port, sizeof(port), "%d", c->port);
@@ -767,13 +795,15 @@ open_upstream(struct conn *c)
 	}
 	for (ai = res; ai != NULL; ai = ai->ai_next) {
 		const char *cls;
+		int po;
 
 		if (ai->ai_family != AF_INET && ai->ai_family != AF_INET6)
 			continue;
 		if (!trusted && (cls = ag_net_addr_check(c->ctx->p, ai->ai_addr, c->port,
-		    c->v.rule)) != NULL) {
+		    c->v.rule, &po)) != NULL) {
 			if (refused == NULL) {
 				refused = cls;
+				pattern_only = po;
 				name_addr(c, ai->ai_addr);
 			}
 			continue;
@@ -788,9 +818,16 @@ open_upstream(struct conn *c)
 	}
 	freeaddrinfo(res);
 	if (c->error[0] == '\0' && refused != NULL) {
-		snprintf(c->reason, sizeof(c->reason), "%s is %s%s%s, inside this host; only a "
-		    "network.allow rule naming that address reaches it", c->host, refused,
-		    c->address[0] ? " " : "", c->address);
+		/* a private network: what a pattern does not reach, and what does */
+		if (pattern_only)
+			snprintf(c->said, sizeof(c->said), "%s resolves to %s, which a pattern "
+			    "rule ('%.100s') does not reach: a network.allow rule naming the host "
+			    "exactly, or the address, does", c->host, refused, c->v.rule != NULL ?
+			    c->v.rule->text : "?");
+		else
+			snprintf(c->said, sizeof(c->said), "%s resolves to %s, which only a "
+			    "network.allow rule naming that address reaches", c->host, refused);
+		snprintf(c->reason, sizeof(c->reason), "%.440s (%s)", c->said, c->address);
 		return -2;
 	}
 	if (c->error[0] == '\0')
@@ -1043,12 +1080,12 @@ ag_egress_conn(const struct egress_ctx *ctx, int fd, unsigned long seq)
 	}
 	if (!ag_net_judge(ctx->p, c->host, c->port, c->proto == P_HTTP ? c->method : NULL,
 	    c->proto == P_HTTP ? c->path : NULL, &c->v)) {
-		char allowed[400], text[1400];
+		char allowed[400], text[1400], hp[300];
 
 		refuse_host(c);
 		ag_net_allowed_text(ctx->p, allowed, sizeof(allowed));
-		snprintf(text, sizeof(text), "agentgate: blocked connection to %s:%d: %s "
-		    "(allowed here: %s)", c->host, c->port, c->v.reason, allowed);
+		snprintf(text, sizeof(text), "agentgate: blocked connection to %s: %s "
+		    "(allowed here: %s)", hostport(c, hp, sizeof(hp)), c->v.reason, allowed);
 		if (c->proto == P_SOCKS)
 			answer_socks(c, 2);
 		else
@@ -1057,10 +1094,12 @@ ag_egress_conn(const struct egress_ctx *ctx, int fd, unsigned long seq)
 	}
 	snprintf(c->reason, sizeof(c->reason), "%s", c->v.reason);
 	if ((rc = open_upstream(c)) == -2) {
-		char line[1200];
+		char line[1200], hp[300];
 
-		snprintf(line, sizeof(line), "agentgate: blocked connection to %s:%d: %s", c->host,
-		    c->port, c->reason);
+		/* the agent's text names no address: that would make the proxy
+		 * tell what any name under a pattern resolves to */
+		snprintf(line, sizeof(line), "agentgate: blocked connection to %s: %s",
+		    hostport(c, hp, sizeof(hp)), c->said);
 		refuse(c, line);
 		if (c->proto == P_SOCKS)
 			answer_socks(c, 2);
@@ -1070,14 +1109,15 @@ ag_egress_conn(const struct egress_ctx *ctx, int fd, unsigned long seq)
 	}
 	c->decision = "allow";
 	if (rc < 0) {
-		char line[1000];
+		char line[1000], hp[300];
 
-		snprintf(line, sizeof(line), "agentgate: %s:%d: %s", c->host, c->port, c->error);
+		snprintf(line, sizeof(line), "agentgate: %s: %s", hostport(c, hp, sizeof(hp)),
+		    c->error);
 		{
 			char said[1200];
 
-			snprintf(said, sizeof(said), "agentgate: %s:%d is allowed here, but the "
-			    "gateway could not reach it: %s", c->host, c->port, c->error);
+			snprintf(said, sizeof(said), "agentgate: %s is allowed here, but the "
+			    "gateway could not reach it: %s", hp, c->error);
 			report(c, said);
 		}
 		if (c->proto == P_SOCKS)

@@ -152,7 +152,8 @@ ag_net_judge(const struct ag_profile *p, const char *host, int port, const char 
 		    "them", h, port);
 	else if (method != NULL && saw_host)
 		snprintf(v->reason, sizeof(v->reason), "no network.allow rule of profile '%s' "
-		    "allows %.10s %.100s:%d%.100s", p->name ? p->name : "?", method, h, port,
+		    "allows %.10s %.100s:%d%.*s", p->name ? p->name : "?", method, h, port,
+		    path == NULL ? 0 : strcspn(path, "?") > 100 ? 100 : (int)strcspn(path, "?"),
 		    path != NULL ? path : "");
 	else if (saw_host)
 		snprintf(v->reason, sizeof(v->reason), "no network.allow rule of profile '%s' "
@@ -258,7 +259,7 @@ private_class(int family, const unsigned char *a)
 
 const char *
 ag_net_addr_check(const struct ag_profile *p, const struct sockaddr *sa, int port,
-    const struct ag_net_rule *rule)
+    const struct ag_net_rule *rule, int *pattern_only)
 {
 	const unsigned char *a;
 	const char *cls;
@@ -279,10 +280,15 @@ ag_net_addr_check(const struct ag_profile *p, const struct sockaddr *sa, int por
 	if (cls == NULL && (own = ag_addr_is_local(family, a)) != 0)
 		cls = own > 0 ? "this host's own address" : "an address the kernel could not "
 		    "say is not this host's own";
-	if (cls == NULL && (rule == NULL || rule->host[0] == '*'))
+	if (pattern_only != NULL)
+		*pattern_only = 0;
+	if (cls == NULL && (rule == NULL || rule->host[0] == '*')) {
 		cls = private_class(family, a) != NULL ? private_class(family, a) :
 		    family == AF_INET6 && memcmp(a, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12) == 0 ?
 		    private_class(AF_INET, a + 12) : NULL;
+		if (cls != NULL && pattern_only != NULL)
+			*pattern_only = 1;
+	}
 	if (cls == NULL)
 		return NULL;
 	for (i = 0; p->has_network && i < p->nnet_allow; i++) {

@@ -6,28 +6,16 @@
 # M2: such a straggler reset them, and the running line's refusals past 63
 # were then neither recorded nor counted).
 #
-# A name server of the test's own, on a loopback address of its own, is the
-# proxy's resolver (resolv.conf and nsswitch.conf bind-mounted in a mount
-# namespace of the test's, which sshd and so the proxy inherit): it answers
-# a name under .slow.test only once the agent's next line has made
+# A name server of the test's own is the proxy's resolver
+# (ag_private_resolver, egress/fakedns.py): it answers a name under
+# .slow.test only once the agent's next line has made
 # ~/work/release (when 70 of the next line's refusals are made), and
 # then writes ~/work/answered.  Rule "*.test:80"; every
 # name resolves to 127.0.0.1, which a pattern rule never reaches.
-if [ "${AG_CAPS_LATE_NS:-}" != 1 ]; then
-	AG_CAPS_LATE_NS=1 exec unshare --mount --propagation private -- bash "$0" "$@"
-fi
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 
 # the resolver, before sshd starts (the gateway and its proxy inherit it)
-DNS=127.0.53.$((2 + $$ % 250))
-NSDIR=$(mktemp -d)
-printf 'nameserver %s\noptions timeout:30 attempts:1\n' "$DNS" >"$NSDIR/resolv.conf"
-sed -e '/^hosts:/d' /etc/nsswitch.conf >"$NSDIR/nsswitch.conf"
-printf 'hosts: files dns\n' >>"$NSDIR/nsswitch.conf"
-chmod 0644 "$NSDIR"/*
-chmod 0755 "$NSDIR"
-mount --bind "$NSDIR/resolv.conf" /etc/resolv.conf || exit 77
-mount --bind "$NSDIR/nsswitch.conf" /etc/nsswitch.conf || exit 77
+ag_private_resolver "$@"
 
 ag_setup
 ag_shipped_world developer
@@ -36,36 +24,8 @@ sed -i 's|^      presets: \[npm, pypi, crates, go, github\].*|&\n      allow: ["
     "$AG_DIR/policy.yaml"
 "$AGENTGATE" check --config "$AG_DIR/policy.yaml" >/dev/null || exit 99
 
-"$AG_PYTHON" - "$DNS" "$W/release" "$W/answered" "$AG_DIR/dns.up" <<'PY' &
-import os, socket, struct, sys, threading, time
-addr, release, answered, up = sys.argv[1:5]
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.bind((addr, 53))
-open(up, "w").write("up\n")
-def answer(q, peer):
-    tid = struct.unpack(">H", q[:2])[0]
-    i, labels = 12, []
-    while q[i]:
-        labels.append(q[i + 1:i + 1 + q[i]].decode())
-        i += 1 + q[i]
-    name, qtype = ".".join(labels).lower(), struct.unpack(">H", q[i + 1:i + 3])[0]
-    slow = name.endswith(".slow.test")
-    while slow and not os.path.exists(release):
-        time.sleep(0.05)
-    an = b""
-    if qtype == 1:
-        an = b"\xc0\x0c" + struct.pack(">HHIH", 1, 1, 5, 4) + socket.inet_aton("127.0.0.1")
-    s.sendto(struct.pack(">HHHHHH", tid, 0x8180, 1, 1 if an else 0, 0, 0) + q[12:i + 5] + an,
-             peer)
-    if slow and qtype == 1:
-        open(answered, "w").close()
-while True:
-    q, peer = s.recvfrom(512)
-    threading.Thread(target=answer, args=(q, peer), daemon=True).start()
-PY
-DNS_PID=$!
-trap 'kill $DNS_PID 2>/dev/null; ag_cleanup; rm -rf "$NSDIR"' EXIT
-ag_wait_until 30 test -s "$AG_DIR/dns.up" || exit 99
+ag_fakedns_start "$W/release" "$W/answered"
+trap 'kill $AG_FAKEDNS_PID 2>/dev/null; ag_cleanup; rm -rf "$AG_NSDIR"' EXIT
 
 install -o "$AG_USER" -g "$AG_USER" -m 0644 /dev/stdin "$W/c.py" <<'PY'
 import os, socket, sys, time

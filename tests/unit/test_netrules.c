@@ -144,7 +144,7 @@ check4(const struct ag_profile *p, const char *a, int port)
 	memset(&s, 0, sizeof(s));
 	s.sin_family = AF_INET;
 	assert_int_equal(inet_pton(AF_INET, a, &s.sin_addr), 1);
-	return ag_net_addr_check(p, (struct sockaddr *)&s, port, NULL);
+	return ag_net_addr_check(p, (struct sockaddr *)&s, port, NULL, NULL);
 }
 
 static const char *
@@ -155,7 +155,7 @@ check6(const struct ag_profile *p, const char *a, int port)
 	memset(&s, 0, sizeof(s));
 	s.sin6_family = AF_INET6;
 	assert_int_equal(inet_pton(AF_INET6, a, &s.sin6_addr), 1);
-	return ag_net_addr_check(p, (struct sockaddr *)&s, port, NULL);
+	return ag_net_addr_check(p, (struct sockaddr *)&s, port, NULL, NULL);
 }
 
 /* A name an agent chose must not lead the proxy back into the host. */
@@ -216,8 +216,13 @@ addresses_inside_the_host(void **state)
 		memset(&s4, 0, sizeof(s4));
 		s4.sin_family = AF_INET;
 		inet_pton(AF_INET, "10.0.0.5", &s4.sin_addr);
-		assert_null(ag_net_addr_check(p, (struct sockaddr *)&s4, 443, exact));
-		assert_non_null(ag_net_addr_check(p, (struct sockaddr *)&s4, 443, wild));
+		assert_null(ag_net_addr_check(p, (struct sockaddr *)&s4, 443, exact, NULL));
+		{
+			int po = -1;
+
+			assert_non_null(ag_net_addr_check(p, (struct sockaddr *)&s4, 443, wild, &po));
+			assert_int_equal(po, 1);	/* the agent is told what reaches it */
+		}
 		/* a private v4 behind DNS64: as the v4 itself */
 		{
 			struct sockaddr_in6 s6;
@@ -225,14 +230,19 @@ addresses_inside_the_host(void **state)
 			memset(&s6, 0, sizeof(s6));
 			s6.sin6_family = AF_INET6;
 			inet_pton(AF_INET6, "64:ff9b::a00:5", &s6.sin6_addr);
-			assert_null(ag_net_addr_check(p, (struct sockaddr *)&s6, 443, exact));
-			assert_non_null(ag_net_addr_check(p, (struct sockaddr *)&s6, 443, wild));
+			assert_null(ag_net_addr_check(p, (struct sockaddr *)&s6, 443, exact, NULL));
+			assert_non_null(ag_net_addr_check(p, (struct sockaddr *)&s6, 443, wild, NULL));
 			inet_pton(AF_INET6, "64:ff9b::7f00:1", &s6.sin6_addr);
-			assert_non_null(ag_net_addr_check(p, (struct sockaddr *)&s6, 443, exact));
+			assert_non_null(ag_net_addr_check(p, (struct sockaddr *)&s6, 443, exact, NULL));
 		}
 		/* loopback stays refused whatever the rule */
 		inet_pton(AF_INET, "127.0.0.1", &s4.sin_addr);
-		assert_non_null(ag_net_addr_check(p, (struct sockaddr *)&s4, 443, exact));
+		{
+			int po = -1;
+
+			assert_non_null(ag_net_addr_check(p, (struct sockaddr *)&s4, 443, exact, &po));
+			assert_int_equal(po, 0);
+		}
 	}
 	/* what the internet is */
 	assert_null(check4(p, "140.82.112.3", 443));
