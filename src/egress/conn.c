@@ -53,6 +53,8 @@ struct conn {
 	char			 said[512];	/* an address refused: the agent's text */
 	char			 error[512];
 	unsigned long long	 up, down;	/* bytes to the host, from it */
+	int			 pending;	/* 1: resolving, connecting; 2: recorded
+						 * by ag_egress_conn_record_pending */
 	struct timespec		 start;
 	/* plain HTTP */
 	char			 head[HEAD_MAX + 1];
@@ -596,9 +598,9 @@ count_refusal(const struct egress_ctx *ctx, unsigned long seq, int drop)
 }
 
 static int
-capped(const struct conn *c)
+capped(const struct conn *c, const char *decision)
 {
-	if (c->decision == NULL || strcmp(c->decision, "deny") != 0)
+	if (decision == NULL || strcmp(decision, "deny") != 0)
 		return 0;
 	return count_refusal(c->ctx, c->seq, 0);
 }
@@ -627,8 +629,14 @@ record_path(const struct conn *c, char *buf, size_t n)
 	return buf;
 }
 
+/*
+ * c's record as n says it; what only its own thread may still change
+ * (the address, the error, the byte counts, the decision) only when
+ * whole (not while the connection is pending, conn.h).
+ */
 static void
-record(struct conn *c)
+record_as(const struct conn *c, int whole, const char *decision, const char *reason,
+    const char *error)
 {
 	char path[sizeof(c->path) + 8];
 	struct ag_audit_net n;
@@ -643,22 +651,28 @@ record(struct conn *c)
 	n.proto = proto_names[c->proto];
 	n.host = c->host[0] ? c->host : NULL;
 	n.port = c->port;
-	n.address = c->address[0] ? c->address : NULL;
+	n.address = whole && c->address[0] ? c->address : NULL;
 	n.method = c->proto == P_HTTP ? c->method : NULL;
 	n.path = c->proto == P_HTTP && c->path[0] ? record_path(c, path, sizeof(path)) : NULL;
-	n.decision = c->decision;
-	n.reason = c->reason[0] ? c->reason : NULL;
+	n.decision = decision;
+	n.reason = reason != NULL && reason[0] ? reason : NULL;
 	n.rule = c->v.rule != NULL ? c->v.rule->text : NULL;
-	n.error = c->error[0] ? c->error : NULL;
-	n.bytes_up = c->up;
-	n.bytes_down = c->down;
+	n.error = error != NULL && error[0] ? error : NULL;
+	n.bytes_up = whole ? c->up : 0;
+	n.bytes_down = whole ? c->down : 0;
 	n.duration_ms = (long long)(now.tv_sec - c->start.tv_sec) * 1000 +
 	    (now.tv_nsec - c->start.tv_nsec) / 1000000;
 	ag_err_clear(&err);
 	pthread_mutex_lock(&audit_mu);
-	if (!capped(c) && ag_audit_net(c->ctx->audit, &n, &err) < 0)
+	if (!capped(c, decision) && ag_audit_net(c->ctx->audit, &n, &err) < 0)
 		ag_log(LOG_ERR, "%s", err.msg);
 	pthread_mutex_unlock(&audit_mu);
+}
+
+static void
+record(struct conn *c)
+{
+	record_as(c, 1, c->decision, c->reason, c->error);
 }
 
 /* A line for the agent, shown on the command's stderr when it ends: a
@@ -1093,7 +1107,17 @@ ag_egress_conn(const struct egress_ctx *ctx, int fd, unsigned long seq)
 		goto out;
 	}
 	snprintf(c->reason, sizeof(c->reason), "%s", c->v.reason);
-	if ((rc = open_upstream(c)) == -2) {
+	__atomic_store_n(&c->pending, 1, __ATOMIC_SEQ_CST);
+	rc = open_upstream(c);
+	{
+		int was = 1;
+
+		/* the proxy stopped meanwhile and wrote the record */
+		if (!__atomic_compare_exchange_n(&c->pending, &was, 0, 0, __ATOMIC_SEQ_CST,
+		    __ATOMIC_SEQ_CST))
+			goto out;
+	}
+	if (rc == -2) {
 		char line[1200], hp[300];
 
 		/* the agent's text names no address: that would make the proxy
@@ -1177,5 +1201,24 @@ ag_egress_conn_stop_all(void)
 			if (table[i]->ufd >= 0)
 				(void)shutdown(table[i]->ufd, SHUT_RDWR);
 		}
+	pthread_mutex_unlock(&table_mu);
+}
+
+void
+ag_egress_conn_record_pending(void)
+{
+	size_t i;
+
+	pthread_mutex_lock(&table_mu);
+	for (i = 0; i < AG_EGRESS_MAX_CONN; i++) {
+		int was = 1;
+
+		/* its thread is in the resolver or connect(2): what it has read
+		 * and judged stays as it is; the rest is its own */
+		if (table[i] != NULL && __atomic_compare_exchange_n(&table[i]->pending, &was, 2, 0,
+		    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+			record_as(table[i], 0, "allow", table[i]->v.reason, "the session ended "
+			    "while the proxy was resolving the name or connecting to it");
+	}
 	pthread_mutex_unlock(&table_mu);
 }

@@ -51,6 +51,11 @@ void	ag_egress_conn(const struct egress_ctx *ctx, int fd, unsigned long seq);
  * writes its record; none starts. */
 void	ag_egress_conn_stop_all(void);
 
+/* The proxy is going now: a record for each connection still being
+ * resolved or connected (its thread cannot be woken), as allowed, with
+ * that as its error; its thread then writes none. */
+void	ag_egress_conn_record_pending(void);
+
 /* Refuse fd at once: max connections are open already (recorded, with the
  * number of refusals since the last such record). */
 void	ag_egress_conn_busy(const struct egress_ctx *ctx, int fd, unsigned long seq, int max,

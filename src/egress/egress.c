@@ -31,6 +31,7 @@
 
 #define REPORTS_MAX	(64 * 1024)	/* refusals kept for the running line */
 #define STOP_GRACE_MS	3000		/* for open connections to write their records */
+#define PENDING_AFTER_MS 2000		/* then those still pending are recorded */
 #define LINE_GRACE_MS	2000		/* for a line's connections to end, at its end */
 
 struct shared {
@@ -129,11 +130,15 @@ proxy_stop(const int *lfd, int nl)
 	for (i = 0; i < nl; i++)
 		close(lfd[i]);
 	ag_egress_conn_stop_all();
-	for (i = 0; i < STOP_GRACE_MS / 5 && __atomic_load_n(&live, __ATOMIC_SEQ_CST) > 0; i++) {
+	for (i = 0; i < PENDING_AFTER_MS / 5 && __atomic_load_n(&live, __ATOMIC_SEQ_CST) > 0;
+	    i++) {
 		struct timespec ts = { 0, 5 * 1000 * 1000 };
 
 		nanosleep(&ts, NULL);
 	}
+	/* what is still resolving or connecting will not end in time: its
+	 * record now, before the gateway's wait runs out */
+	ag_egress_conn_record_pending();
 	_exit(0);
 }
 

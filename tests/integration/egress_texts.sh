@@ -6,11 +6,12 @@
 # that resolves to a private network's address or into the host is
 # refused with a true text that does not give the agent the address it
 # resolved to (the proxy would be a resolver for internal names), and an
-# IPv6 address is written in brackets (L3).
+# IPv6 address is written in brackets (L3).  A request the proxy is still
+# resolving when the session ends gets its record all the same (L4).
 #
 # The proxy's resolver is the test's (ag_private_resolver,
-# egress/fakedns.py): x.priv.test is 10.255.255.1, any other name
-# 127.0.0.1.  Rules "*.test:80" and "GET plain.example/pub/**", the latter
+# egress/fakedns.py): x.priv.test is 10.255.255.1, z.slow.test is never
+# answered, any other name is 127.0.0.1.  Rules "*.test:80" and "GET plain.example/pub/**", the latter
 # mapped by gateway.egress.resolve onto a plain-HTTP listener of the
 # test's, which logs each request line it gets.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/lib.sh"
@@ -56,9 +57,13 @@ reqs = [
     "CONNECT x.priv.test:80 HTTP/1.1\r\n\r\n",
     "CONNECT y.test:80 HTTP/1.1\r\n\r\n",
     "CONNECT [fd00::9]:443 HTTP/1.1\r\n\r\n",
+    "CONNECT z.slow.test:80 HTTP/1.1\r\n\r\n",
 ]
 s = socket.create_connection(("127.0.0.1", 3128), 15)
 s.sendall(reqs[int(sys.argv[1])].encode())
+if sys.argv[1] == "6":
+    print("asked")      # and gone: its name is never answered
+    sys.exit(0)
 r = b""
 while True:
     d = s.recv(4096)
@@ -69,8 +74,8 @@ head, _, body = r.partition(b"\r\n\r\n")
 print(head.split(b"\r\n")[0].decode(), "|", body.decode().strip())
 PY
 
-out=$(printf 'cd ~/work\n' ; for i in 0 1 2 3 4 5; do printf 'python3 c.py %s\n' $i; done) 
-out=$(printf '%s\n' "$out" | ag_ssh 2>"$AG_DIR/e")
+out=$( { printf 'cd ~/work\n'; for i in 0 1 2 3 4 5 6; do printf 'python3 c.py %s\n' $i; done; } |
+    ag_ssh 2>"$AG_DIR/e")
 line() { printf '%s\n' "$out" | sed -n "$1p"; }
 
 # L1: the query reaches the host, and nowhere in the audit
@@ -98,5 +103,14 @@ ag_like "$(line 5)" "y.test resolves to a loopback address, which only a network
 ag_unlike "$(line 5)" "127\.0\.0\.1|inside this host" "egress_texts_loopback_address_not_told"
 ag_like "$(line 6)" "^HTTP/1.1 403 .*blocked connection to \[fd00::9\]:443: " \
     "egress_texts_ipv6_in_brackets"
+
+# L4: a request still resolving when the session ends has its record, as
+# its line's (the name is never answered: the proxy stops first)
+PENDING="[(x['decision'], x.get('error')) for x in r if x.get('event') == 'net' and x['dest'].get('host') == 'z.slow.test' and x['seq'] == [c['seq'] for c in r if c.get('event') == 'command' and c['command'] == 'python3 c.py 6'][0]]"
+ag_wait_until 30 ag_audit_query "len($PENDING) > 0" >/dev/null
+ag_like "$(ag_audit_query "$PENDING")" "^\[\('allow', 'the session ended while the proxy was resolving" \
+    "egress_texts_pending_at_session_end_recorded"
+"$AGENTGATE" audit verify --from-start "$AG_AUDIT" >/dev/null
+ag_is "$?" 0 "egress_texts_chain_intact"
 
 ag_done
