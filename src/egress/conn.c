@@ -561,6 +561,19 @@ answer_socks(struct conn *c, int rep)
 
 /* ---- the record and the report -------------------------------------------- */
 
+/* Another line runs: its counts start.  Under audit_mu. */
+static void
+line_turn(struct egress_caps *k, unsigned long run)
+{
+	if (run != 0 && __atomic_load_n(&k->seq, __ATOMIC_SEQ_CST) != run) {
+		/* the counts first: the gateway reads them only under the seq */
+		__atomic_store_n(&k->line_recorded, 0, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&k->line_dropped, 0, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&k->line_unreported, 0, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&k->seq, run, __ATOMIC_SEQ_CST);
+	}
+}
+
 /*
  * A refused connection past its caps (egress.h): counted, not recorded,
  * so that a loop of refused connects cannot fill the audit's file system
@@ -578,12 +591,7 @@ count_refusal(const struct egress_ctx *ctx, unsigned long seq, int drop)
 
 	if (k == NULL)
 		return drop;
-	if (run != 0 && __atomic_load_n(&k->seq, __ATOMIC_SEQ_CST) != run) {
-		/* the counts first: the gateway reads them only under the seq */
-		__atomic_store_n(&k->line_recorded, 0, __ATOMIC_SEQ_CST);
-		__atomic_store_n(&k->line_dropped, 0, __ATOMIC_SEQ_CST);
-		__atomic_store_n(&k->seq, run, __ATOMIC_SEQ_CST);
-	}
+	line_turn(k, run);
 	if (drop || k->sess_recorded >= AG_EGRESS_MAX_SESSION_REFUSALS ||
 	    (ours && k->line_recorded >= AG_EGRESS_MAX_REFUSAL_RECORDS)) {
 		if (ours)
@@ -677,25 +685,69 @@ record(struct conn *c)
 
 /* A line for the agent, shown on the command's stderr when it ends: a
  * client's own error for a refused or failed CONNECT says only "502". */
+/*
+ * What was told the gateway for the running line, each text once: a
+ * client retrying one host would fill the pipe the gateway reads only
+ * when the line ends, and the next host refused would go unsaid.  Hashes
+ * of "SEQ\tLINE"; under audit_mu.
+ */
+#define REPORTED_MAX	1024
+static unsigned long long reported[REPORTED_MAX];
+static size_t nreported;
+static unsigned long reported_run;
+
+static unsigned long long
+fnv1a(const char *s, size_t n)
+{
+	unsigned long long h = 14695981039346656037ULL;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
+	return h;
+}
+
 static void
 report(struct conn *c, const char *line)
 {
+	const struct egress_ctx *ctx = c->ctx;
+	unsigned long run;
+	unsigned long long h;
 	char buf[2048];
-	int n;
+	size_t i;
+	int n, seen = 0;
 
 	n = snprintf(buf, sizeof(buf), "%lu\t%s", c->seq, line);
-	if (n > 0 && (size_t)n < sizeof(buf) - 1) {
-		int i;
-
-		/* one line for the agent, whatever the request held */
-		for (i = 0; i < n; i++)
-			if ((unsigned char)buf[i] < 0x20 && buf[i] != '\t')
-				buf[i] = '?';
-			else if ((unsigned char)buf[i] == 0x7f)
-				buf[i] = '?';
-		buf[n++] = '\n';
-		(void)!write(c->ctx->report_fd, buf, (size_t)n);	/* full: the audit has it */
+	if (n <= 0 || (size_t)n >= sizeof(buf) - 1)
+		return;
+	/* one line for the agent, whatever the request held */
+	for (i = 0; i < (size_t)n; i++)
+		if (((unsigned char)buf[i] < 0x20 && buf[i] != '\t') ||
+		    (unsigned char)buf[i] == 0x7f)
+			buf[i] = '?';
+	buf[n++] = '\n';
+	h = fnv1a(buf, (size_t)n);
+	pthread_mutex_lock(&audit_mu);
+	run = ctx->running != NULL ? *ctx->running : c->seq;
+	if (run != reported_run) {
+		reported_run = run;
+		nreported = 0;
 	}
+	for (i = 0; i < nreported && !seen; i++)
+		seen = reported[i] == h;
+	if (!seen) {
+		/* at most PIPE_BUF: written whole or not at all */
+		if (write(ctx->report_fd, buf, (size_t)n) != n) {
+			/* full: the audit has it; the agent is told how many */
+			if (ctx->caps != NULL && run != 0 && c->seq == run) {
+				line_turn(ctx->caps, run);
+				__atomic_add_fetch(&ctx->caps->line_unreported, 1,
+				    __ATOMIC_SEQ_CST);
+			}
+		} else if (nreported < REPORTED_MAX)
+			reported[nreported++] = h;
+	}
+	pthread_mutex_unlock(&audit_mu);
 }
 
 /* The refusal for the agent, through the gateway, and the record: both

@@ -23,6 +23,7 @@
 struct egress_caps {
 	unsigned long	seq;		/* the line the per-line counts are of */
 	unsigned long	line_recorded, line_dropped;
+	unsigned long	line_unreported;	/* not told the gateway: its pipe full */
 	unsigned long	sess_recorded, sess_dropped;
 };
 

@@ -46,6 +46,7 @@ struct ag_egress {
 	struct shared	*sh;
 	char		 pending[REPORTS_MAX];	/* read, not yet asked for */
 	size_t		 npending;
+	unsigned long	 discarded;	/* lines read past pending's room */
 };
 
 /* Connections being served; at most AG_EGRESS_MAX_CONN (conn.h). */
@@ -398,25 +399,39 @@ drain(struct ag_egress *e)
 	    (n = read(e->report_fd, e->pending + e->npending,
 	    sizeof(e->pending) - e->npending)) > 0)
 		e->npending += (size_t)n;
-	/* full: what is left in the pipe is for the audit alone */
+	/* full: what is left in the pipe is for the audit alone, counted */
 	if (e->npending == sizeof(e->pending)) {
 		char sink[4096];
 
-		while (read(e->report_fd, sink, sizeof(sink)) > 0)
-			;
+		while ((n = read(e->report_fd, sink, sizeof(sink))) > 0) {
+			const char *p = sink;
+
+			while ((p = memchr(p, '\n', (size_t)(sink + n - p))) != NULL) {
+				e->discarded++;
+				p++;
+			}
+		}
 	}
 }
+
+/* Room kept in ag_egress_refusals's buffer for its last line. */
+#define MORE_LINE	100
 
 size_t
 ag_egress_refusals(struct ag_egress *e, unsigned long seq, char *buf, size_t len)
 {
 	size_t used = 0, count = 0, off = 0;
+	unsigned long more;
 
 	if (len > 0)
 		buf[0] = '\0';
-	if (e == NULL || len == 0)
+	if (e == NULL || len <= MORE_LINE)
 		return 0;
 	drain(e);
+	more = e->discarded;
+	e->discarded = 0;
+	if (__atomic_load_n(&e->sh->caps.seq, __ATOMIC_SEQ_CST) == seq)
+		more += __atomic_load_n(&e->sh->caps.line_unreported, __ATOMIC_SEQ_CST);
 	while (off < e->npending) {
 		char *nl = memchr(e->pending + off, '\n', e->npending - off);
 		char *tab, *line;
@@ -431,8 +446,12 @@ ag_egress_refusals(struct ag_egress *e, unsigned long seq, char *buf, size_t len
 			continue;
 		ll = strlen(tab + 1);
 		/* once per host and port: a client retrying says nothing new */
-		if (ll == 0 || strstr(buf, tab + 1) != NULL || used + ll + 2 > len)
+		if (ll == 0 || strstr(buf, tab + 1) != NULL)
 			continue;
+		if (used + ll + 2 > len - MORE_LINE) {
+			more++;
+			continue;
+		}
 		memcpy(buf + used, tab + 1, ll);
 		used += ll;
 		buf[used++] = '\n';
@@ -441,6 +460,11 @@ ag_egress_refusals(struct ag_egress *e, unsigned long seq, char *buf, size_t len
 	}
 	memmove(e->pending, e->pending + off, e->npending - off);
 	e->npending -= off;
+	if (more > 0) {
+		snprintf(buf + used, len - used, "agentgate: and %lu more refused connection%s "
+		    "not listed here (each is in the audit log)\n", more, more == 1 ? "" : "s");
+		count++;
+	}
 	return count;
 }
 
