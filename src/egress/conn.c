@@ -45,13 +45,16 @@ struct conn {
 	char			 host[256];	/* lower case, no brackets */
 	int			 port;
 	char			 method[16];
-	char			 path[2048];	/* plain HTTP: the request's path, no query */
+	char			 path[2048];	/* plain HTTP: the request's path and query */
 	char			 address[INET6_ADDRSTRLEN + 8];
 	struct ag_net_verdict	 v;
 	const char		*decision;
 	char			 reason[512];
+	char			 said[512];	/* an address refused: the agent's text */
 	char			 error[512];
 	unsigned long long	 up, down;	/* bytes to the host, from it */
+	int			 pending;	/* 1: resolving, connecting; 2: recorded
+						 * by ag_egress_conn_record_pending */
 	struct timespec		 start;
 	/* plain HTTP */
 	char			 head[HEAD_MAX + 1];
@@ -156,6 +159,16 @@ lower_copy(char *dst, size_t dstsz, const char *src, size_t n)
 	for (i = 0; i < n; i++)
 		dst[i] = (char)tolower((unsigned char)src[i]);
 	dst[n] = '\0';
+}
+
+/* c's host and port as a URL has them: "[v6]:port" for an IPv6 address. */
+static const char *
+hostport(const struct conn *c, char *buf, size_t n)
+{
+	int v6 = strchr(c->host, ':') != NULL;
+
+	snprintf(buf, n, "%s%s%s:%d", v6 ? "[" : "", c->host, v6 ? "]" : "", c->port);
+	return buf;
 }
 
 /* "host:port" or "[v6]:port" (port required when need_port) into c. */
@@ -548,34 +561,92 @@ answer_socks(struct conn *c, int rep)
 
 /* ---- the record and the report -------------------------------------------- */
 
+/* Another line runs: its counts start.  Under audit_mu. */
+static void
+line_turn(struct egress_caps *k, unsigned long run)
+{
+	if (run != 0 && __atomic_load_n(&k->seq, __ATOMIC_SEQ_CST) != run) {
+		/* the counts first: the gateway reads them only under the seq */
+		__atomic_store_n(&k->line_recorded, 0, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&k->line_dropped, 0, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&k->line_unreported, 0, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&k->seq, run, __ATOMIC_SEQ_CST);
+	}
+}
+
 /*
  * A refused connection past its caps (egress.h): counted, not recorded,
  * so that a loop of refused connects cannot fill the audit's file system
- * or bury the records around it.  Under audit_mu.
+ * or bury the records around it.  A refusal of line seq: 1 when it is
+ * past a cap (or drop: not recorded in any case), then counted.  The
+ * per-line counts are the running line's (conn.h); they start again when
+ * another line runs, whoever's refusal comes first.  Under audit_mu.
  */
 static int
-capped(struct egress_caps *k, const struct conn *c)
+count_refusal(const struct egress_ctx *ctx, unsigned long seq, int drop)
 {
-	if (k == NULL || c->decision == NULL || strcmp(c->decision, "deny") != 0)
-		return 0;
-	if (k->seq != c->seq) {
-		k->seq = c->seq;
-		k->line_recorded = k->line_dropped = 0;
-	}
-	if (k->line_recorded >= AG_EGRESS_MAX_REFUSAL_RECORDS ||
-	    k->sess_recorded >= AG_EGRESS_MAX_SESSION_REFUSALS) {
-		__atomic_add_fetch(&k->line_dropped, 1, __ATOMIC_SEQ_CST);
+	struct egress_caps *k = ctx->caps;
+	unsigned long run = ctx->running != NULL ? *ctx->running : seq;
+	int ours = run != 0 && seq == run;
+
+	if (k == NULL)
+		return drop;
+	line_turn(k, run);
+	if (drop || k->sess_recorded >= AG_EGRESS_MAX_SESSION_REFUSALS ||
+	    (ours && k->line_recorded >= AG_EGRESS_MAX_REFUSAL_RECORDS)) {
+		if (ours)
+			__atomic_add_fetch(&k->line_dropped, 1, __ATOMIC_SEQ_CST);
 		__atomic_add_fetch(&k->sess_dropped, 1, __ATOMIC_SEQ_CST);
 		return 1;
 	}
-	k->line_recorded++;
+	if (ours)
+		k->line_recorded++;
 	k->sess_recorded++;
 	return 0;
 }
 
-static void
-record(struct conn *c)
+static int
+capped(const struct conn *c, const char *decision)
 {
+	if (decision == NULL || strcmp(decision, "deny") != 0)
+		return 0;
+	return count_refusal(c->ctx, c->seq, 0);
+}
+
+void
+ag_egress_conn_uncounted(const struct egress_ctx *ctx, unsigned long seq)
+{
+	pthread_mutex_lock(&audit_mu);
+	(void)count_refusal(ctx, seq, 1);
+	pthread_mutex_unlock(&audit_mu);
+}
+
+/*
+ * The path as the record keeps it: a query string (a token an agent puts
+ * in a URL: "?access_token=...") masked whole, as the command record
+ * masks a secret's value; rules never judge it.
+ */
+static const char *
+record_path(const struct conn *c, char *buf, size_t n)
+{
+	size_t pl = strcspn(c->path, "?");
+
+	if (c->path[pl] == '\0' || c->path[pl + 1] == '\0')
+		return c->path;
+	snprintf(buf, n, "%.*s?***", (int)pl, c->path);
+	return buf;
+}
+
+/*
+ * c's record as n says it; what only its own thread may still change
+ * (the address, the error, the byte counts, the decision) only when
+ * whole (not while the connection is pending, conn.h).
+ */
+static void
+record_as(const struct conn *c, int whole, const char *decision, const char *reason,
+    const char *error)
+{
+	char path[sizeof(c->path) + 8];
 	struct ag_audit_net n;
 	struct timespec now;
 	struct ag_err err;
@@ -588,45 +659,95 @@ record(struct conn *c)
 	n.proto = proto_names[c->proto];
 	n.host = c->host[0] ? c->host : NULL;
 	n.port = c->port;
-	n.address = c->address[0] ? c->address : NULL;
+	n.address = whole && c->address[0] ? c->address : NULL;
 	n.method = c->proto == P_HTTP ? c->method : NULL;
-	n.path = c->proto == P_HTTP && c->path[0] ? c->path : NULL;
-	n.decision = c->decision;
-	n.reason = c->reason[0] ? c->reason : NULL;
+	n.path = c->proto == P_HTTP && c->path[0] ? record_path(c, path, sizeof(path)) : NULL;
+	n.decision = decision;
+	n.reason = reason != NULL && reason[0] ? reason : NULL;
 	n.rule = c->v.rule != NULL ? c->v.rule->text : NULL;
-	n.error = c->error[0] ? c->error : NULL;
-	n.bytes_up = c->up;
-	n.bytes_down = c->down;
+	n.error = error != NULL && error[0] ? error : NULL;
+	n.bytes_up = whole ? c->up : 0;
+	n.bytes_down = whole ? c->down : 0;
 	n.duration_ms = (long long)(now.tv_sec - c->start.tv_sec) * 1000 +
 	    (now.tv_nsec - c->start.tv_nsec) / 1000000;
 	ag_err_clear(&err);
 	pthread_mutex_lock(&audit_mu);
-	if (!capped(c->ctx->caps, c) && ag_audit_net(c->ctx->audit, &n, &err) < 0)
+	if (!capped(c, decision) && ag_audit_net(c->ctx->audit, &n, &err) < 0)
 		ag_log(LOG_ERR, "%s", err.msg);
 	pthread_mutex_unlock(&audit_mu);
 }
 
+static void
+record(struct conn *c)
+{
+	record_as(c, 1, c->decision, c->reason, c->error);
+}
+
 /* A line for the agent, shown on the command's stderr when it ends: a
  * client's own error for a refused or failed CONNECT says only "502". */
+/*
+ * What was told the gateway for the running line, each text once: a
+ * client retrying one host would fill the pipe the gateway reads only
+ * when the line ends, and the next host refused would go unsaid.  Hashes
+ * of "SEQ\tLINE"; under audit_mu.
+ */
+#define REPORTED_MAX	1024
+static unsigned long long reported[REPORTED_MAX];
+static size_t nreported;
+static unsigned long reported_run;
+
+static unsigned long long
+fnv1a(const char *s, size_t n)
+{
+	unsigned long long h = 14695981039346656037ULL;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
+	return h;
+}
+
 static void
 report(struct conn *c, const char *line)
 {
+	const struct egress_ctx *ctx = c->ctx;
+	unsigned long run;
+	unsigned long long h;
 	char buf[2048];
-	int n;
+	size_t i;
+	int n, seen = 0;
 
 	n = snprintf(buf, sizeof(buf), "%lu\t%s", c->seq, line);
-	if (n > 0 && (size_t)n < sizeof(buf) - 1) {
-		int i;
-
-		/* one line for the agent, whatever the request held */
-		for (i = 0; i < n; i++)
-			if ((unsigned char)buf[i] < 0x20 && buf[i] != '\t')
-				buf[i] = '?';
-			else if ((unsigned char)buf[i] == 0x7f)
-				buf[i] = '?';
-		buf[n++] = '\n';
-		(void)!write(c->ctx->report_fd, buf, (size_t)n);	/* full: the audit has it */
+	if (n <= 0 || (size_t)n >= sizeof(buf) - 1)
+		return;
+	/* one line for the agent, whatever the request held */
+	for (i = 0; i < (size_t)n; i++)
+		if (((unsigned char)buf[i] < 0x20 && buf[i] != '\t') ||
+		    (unsigned char)buf[i] == 0x7f)
+			buf[i] = '?';
+	buf[n++] = '\n';
+	h = fnv1a(buf, (size_t)n);
+	pthread_mutex_lock(&audit_mu);
+	run = ctx->running != NULL ? *ctx->running : c->seq;
+	if (run != reported_run) {
+		reported_run = run;
+		nreported = 0;
 	}
+	for (i = 0; i < nreported && !seen; i++)
+		seen = reported[i] == h;
+	if (!seen) {
+		/* at most PIPE_BUF: written whole or not at all */
+		if (write(ctx->report_fd, buf, (size_t)n) != n) {
+			/* full: the audit has it; the agent is told how many */
+			if (ctx->caps != NULL && run != 0 && c->seq == run) {
+				line_turn(ctx->caps, run);
+				__atomic_add_fetch(&ctx->caps->line_unreported, 1,
+				    __ATOMIC_SEQ_CST);
+			}
+		} else if (nreported < REPORTED_MAX)
+			reported[nreported++] = h;
+	}
+	pthread_mutex_unlock(&audit_mu);
 }
 
 /* The refusal for the agent, through the gateway, and the record: both
@@ -642,13 +763,13 @@ refuse(struct conn *c, const char *line)
 static void
 refuse_host(struct conn *c)
 {
-	char allowed[400], line[1200];
+	char allowed[400], line[1200], hp[300];
 
 	ag_net_allowed_text(c->ctx->p, allowed, sizeof(allowed));
 	/* what is wrong, when it is not the host itself */
-	snprintf(line, sizeof(line), "agentgate: blocked connection to %s%s%s:%d%s%s (allowed "
-	    "here: %s)", strchr(c->host, ':') ? "[" : "", c->host, strchr(c->host, ':') ? "]" : "",
-	    c->port, c->v.host_listed ? ": " : "", c->v.host_listed ? c->v.reason : "", allowed);
+	snprintf(line, sizeof(line), "agentgate: blocked connection to %s%s%s (allowed here: %s)",
+	    hostport(c, hp, sizeof(hp)), c->v.host_listed ? ": " : "",
+	    c->v.host_listed ? c->v.reason : "", allowed);
 	snprintf(c->reason, sizeof(c->reason), "%s", c->v.reason);
 	refuse(c, line);
 }
@@ -714,7 +835,7 @@ open_upstream(struct conn *c)
 	struct addrinfo hints, *res = NULL, *ai;
 	const char *host = c->host, *refused = NULL;
 	char port[8];
-	int trusted = 0, rc;
+	int trusted = 0, rc, pattern_only = 0;
 	size_t i;
 
 	snprintf(port, sizeof(port), "%d", c->port);
@@ -740,13 +861,15 @@ open_upstream(struct conn *c)
 	}
 	for (ai = res; ai != NULL; ai = ai->ai_next) {
 		const char *cls;
+		int po;
 
 		if (ai->ai_family != AF_INET && ai->ai_family != AF_INET6)
 			continue;
 		if (!trusted && (cls = ag_net_addr_check(c->ctx->p, ai->ai_addr, c->port,
-		    c->v.rule)) != NULL) {
+		    c->v.rule, &po)) != NULL) {
 			if (refused == NULL) {
 				refused = cls;
+				pattern_only = po;
 				name_addr(c, ai->ai_addr);
 			}
 			continue;
@@ -761,9 +884,16 @@ open_upstream(struct conn *c)
 	}
 	freeaddrinfo(res);
 	if (c->error[0] == '\0' && refused != NULL) {
-		snprintf(c->reason, sizeof(c->reason), "%s is %s%s%s, inside this host; only a "
-		    "network.allow rule naming that address reaches it", c->host, refused,
-		    c->address[0] ? " " : "", c->address);
+		/* a private network: what a pattern does not reach, and what does */
+		if (pattern_only)
+			snprintf(c->said, sizeof(c->said), "%s resolves to %s, which a pattern "
+			    "rule ('%.100s') does not reach: a network.allow rule naming the host "
+			    "exactly, or the address, does", c->host, refused, c->v.rule != NULL ?
+			    c->v.rule->text : "?");
+		else
+			snprintf(c->said, sizeof(c->said), "%s resolves to %s, which only a "
+			    "network.allow rule naming that address reaches", c->host, refused);
+		snprintf(c->reason, sizeof(c->reason), "%.440s (%s)", c->said, c->address);
 		return -2;
 	}
 	if (c->error[0] == '\0')
@@ -1016,12 +1146,12 @@ ag_egress_conn(const struct egress_ctx *ctx, int fd, unsigned long seq)
 	}
 	if (!ag_net_judge(ctx->p, c->host, c->port, c->proto == P_HTTP ? c->method : NULL,
 	    c->proto == P_HTTP ? c->path : NULL, &c->v)) {
-		char allowed[400], text[1400];
+		char allowed[400], text[1400], hp[300];
 
 		refuse_host(c);
 		ag_net_allowed_text(ctx->p, allowed, sizeof(allowed));
-		snprintf(text, sizeof(text), "agentgate: blocked connection to %s:%d: %s "
-		    "(allowed here: %s)", c->host, c->port, c->v.reason, allowed);
+		snprintf(text, sizeof(text), "agentgate: blocked connection to %s: %s "
+		    "(allowed here: %s)", hostport(c, hp, sizeof(hp)), c->v.reason, allowed);
 		if (c->proto == P_SOCKS)
 			answer_socks(c, 2);
 		else
@@ -1029,11 +1159,23 @@ ag_egress_conn(const struct egress_ctx *ctx, int fd, unsigned long seq)
 		goto out;
 	}
 	snprintf(c->reason, sizeof(c->reason), "%s", c->v.reason);
-	if ((rc = open_upstream(c)) == -2) {
-		char line[1200];
+	__atomic_store_n(&c->pending, 1, __ATOMIC_SEQ_CST);
+	rc = open_upstream(c);
+	{
+		int was = 1;
 
-		snprintf(line, sizeof(line), "agentgate: blocked connection to %s:%d: %s", c->host,
-		    c->port, c->reason);
+		/* the proxy stopped meanwhile and wrote the record */
+		if (!__atomic_compare_exchange_n(&c->pending, &was, 0, 0, __ATOMIC_SEQ_CST,
+		    __ATOMIC_SEQ_CST))
+			goto out;
+	}
+	if (rc == -2) {
+		char line[1200], hp[300];
+
+		/* the agent's text names no address: that would make the proxy
+		 * tell what any name under a pattern resolves to */
+		snprintf(line, sizeof(line), "agentgate: blocked connection to %s: %s",
+		    hostport(c, hp, sizeof(hp)), c->said);
 		refuse(c, line);
 		if (c->proto == P_SOCKS)
 			answer_socks(c, 2);
@@ -1043,14 +1185,15 @@ ag_egress_conn(const struct egress_ctx *ctx, int fd, unsigned long seq)
 	}
 	c->decision = "allow";
 	if (rc < 0) {
-		char line[1000];
+		char line[1000], hp[300];
 
-		snprintf(line, sizeof(line), "agentgate: %s:%d: %s", c->host, c->port, c->error);
+		snprintf(line, sizeof(line), "agentgate: %s: %s", hostport(c, hp, sizeof(hp)),
+		    c->error);
 		{
 			char said[1200];
 
-			snprintf(said, sizeof(said), "agentgate: %s:%d is allowed here, but the "
-			    "gateway could not reach it: %s", c->host, c->port, c->error);
+			snprintf(said, sizeof(said), "agentgate: %s is allowed here, but the "
+			    "gateway could not reach it: %s", hp, c->error);
 			report(c, said);
 		}
 		if (c->proto == P_SOCKS)
@@ -1110,5 +1253,24 @@ ag_egress_conn_stop_all(void)
 			if (table[i]->ufd >= 0)
 				(void)shutdown(table[i]->ufd, SHUT_RDWR);
 		}
+	pthread_mutex_unlock(&table_mu);
+}
+
+void
+ag_egress_conn_record_pending(void)
+{
+	size_t i;
+
+	pthread_mutex_lock(&table_mu);
+	for (i = 0; i < AG_EGRESS_MAX_CONN; i++) {
+		int was = 1;
+
+		/* its thread is in the resolver or connect(2): what it has read
+		 * and judged stays as it is; the rest is its own */
+		if (table[i] != NULL && __atomic_compare_exchange_n(&table[i]->pending, &was, 2, 0,
+		    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+			record_as(table[i], 0, "allow", table[i]->v.reason, "the session ended "
+			    "while the proxy was resolving the name or connecting to it");
+	}
 	pthread_mutex_unlock(&table_mu);
 }

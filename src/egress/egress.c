@@ -31,6 +31,7 @@
 
 #define REPORTS_MAX	(64 * 1024)	/* refusals kept for the running line */
 #define STOP_GRACE_MS	3000		/* for open connections to write their records */
+#define PENDING_AFTER_MS 2000		/* then those still pending are recorded */
 #define LINE_GRACE_MS	2000		/* for a line's connections to end, at its end */
 
 struct shared {
@@ -45,6 +46,7 @@ struct ag_egress {
 	struct shared	*sh;
 	char		 pending[REPORTS_MAX];	/* read, not yet asked for */
 	size_t		 npending;
+	unsigned long	 discarded;	/* lines read past pending's room */
 };
 
 /* Connections being served; at most AG_EGRESS_MAX_CONN (conn.h). */
@@ -90,7 +92,9 @@ serve(const struct egress_ctx *ctx, int fd, unsigned long seq)
 			ag_egress_conn_busy(ctx, fd, seq, AG_EGRESS_MAX_CONN, busy_quiet);
 			busy_quiet = 0;
 		} else {
+			/* not recorded, but counted: the line's net_unrecorded */
 			busy_quiet++;
+			ag_egress_conn_uncounted(ctx, seq);
 			close(fd);
 		}
 		return;
@@ -127,11 +131,15 @@ proxy_stop(const int *lfd, int nl)
 	for (i = 0; i < nl; i++)
 		close(lfd[i]);
 	ag_egress_conn_stop_all();
-	for (i = 0; i < STOP_GRACE_MS / 5 && __atomic_load_n(&live, __ATOMIC_SEQ_CST) > 0; i++) {
+	for (i = 0; i < PENDING_AFTER_MS / 5 && __atomic_load_n(&live, __ATOMIC_SEQ_CST) > 0;
+	    i++) {
 		struct timespec ts = { 0, 5 * 1000 * 1000 };
 
 		nanosleep(&ts, NULL);
 	}
+	/* what is still resolving or connecting will not end in time: its
+	 * record now, before the gateway's wait runs out */
+	ag_egress_conn_record_pending();
 	_exit(0);
 }
 
@@ -189,7 +197,6 @@ proxy_main(const struct egress_ctx *ctx, const int *lfd, int nl, struct shared *
 		sigemptyset(&none);
 		(void)sigprocmask(SIG_SETMASK, &none, NULL);
 	}
-	(void)ag_net_load_own_addrs();
 	/* a relayed connection holds six fds (two sockets, two pipes): room
 	 * for AG_EGRESS_MAX_CONN of them, as far as the hard limit lets */
 	{
@@ -310,6 +317,7 @@ ag_egress_start(const struct ag_config *cfg, const struct ag_profile *p,
 	ctx.audit = audit;
 	ctx.report_fd = rep[1];
 	ctx.caps = &e->sh->caps;
+	ctx.running = &e->sh->seq;
 	if ((e->pid = fork()) < 0) {
 		ag_err_set(err, "egress proxy: fork: %s", strerror(errno));
 		goto fail;
@@ -391,25 +399,39 @@ drain(struct ag_egress *e)
 	    (n = read(e->report_fd, e->pending + e->npending,
 	    sizeof(e->pending) - e->npending)) > 0)
 		e->npending += (size_t)n;
-	/* full: what is left in the pipe is for the audit alone */
+	/* full: what is left in the pipe is for the audit alone, counted */
 	if (e->npending == sizeof(e->pending)) {
 		char sink[4096];
 
-		while (read(e->report_fd, sink, sizeof(sink)) > 0)
-			;
+		while ((n = read(e->report_fd, sink, sizeof(sink))) > 0) {
+			const char *p = sink;
+
+			while ((p = memchr(p, '\n', (size_t)(sink + n - p))) != NULL) {
+				e->discarded++;
+				p++;
+			}
+		}
 	}
 }
+
+/* Room kept in ag_egress_refusals's buffer for its last line. */
+#define MORE_LINE	100
 
 size_t
 ag_egress_refusals(struct ag_egress *e, unsigned long seq, char *buf, size_t len)
 {
 	size_t used = 0, count = 0, off = 0;
+	unsigned long more;
 
 	if (len > 0)
 		buf[0] = '\0';
-	if (e == NULL || len == 0)
+	if (e == NULL || len <= MORE_LINE)
 		return 0;
 	drain(e);
+	more = e->discarded;
+	e->discarded = 0;
+	if (__atomic_load_n(&e->sh->caps.seq, __ATOMIC_SEQ_CST) == seq)
+		more += __atomic_load_n(&e->sh->caps.line_unreported, __ATOMIC_SEQ_CST);
 	while (off < e->npending) {
 		char *nl = memchr(e->pending + off, '\n', e->npending - off);
 		char *tab, *line;
@@ -424,8 +446,12 @@ ag_egress_refusals(struct ag_egress *e, unsigned long seq, char *buf, size_t len
 			continue;
 		ll = strlen(tab + 1);
 		/* once per host and port: a client retrying says nothing new */
-		if (ll == 0 || strstr(buf, tab + 1) != NULL || used + ll + 2 > len)
+		if (ll == 0 || strstr(buf, tab + 1) != NULL)
 			continue;
+		if (used + ll + 2 > len - MORE_LINE) {
+			more++;
+			continue;
+		}
 		memcpy(buf + used, tab + 1, ll);
 		used += ll;
 		buf[used++] = '\n';
@@ -434,6 +460,11 @@ ag_egress_refusals(struct ag_egress *e, unsigned long seq, char *buf, size_t len
 	}
 	memmove(e->pending, e->pending + off, e->npending - off);
 	e->npending -= off;
+	if (more > 0) {
+		snprintf(buf + used, len - used, "agentgate: and %lu more refused connection%s "
+		    "not listed here (each is in the audit log)\n", more, more == 1 ? "" : "s");
+		count++;
+	}
 	return count;
 }
 

@@ -64,7 +64,9 @@ int	ag_egress_line_end(struct ag_egress *e);
  * After the line with seq: each refused connection it made, once per
  * host and port, as a line for the agent ("agentgate: blocked connection
  * to example.org:443 (allowed here: ...)\n"), into buf (NUL-terminated,
- * cut at a whole line).  The number of lines.
+ * cut at a whole line); when not all fit, or the proxy could not tell
+ * them all, a last line "agentgate: and N more refused connections not
+ * listed here ...".  The number of lines.
  */
 size_t	ag_egress_refusals(struct ag_egress *e, unsigned long seq, char *buf, size_t len);
 

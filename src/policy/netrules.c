@@ -6,22 +6,14 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <fnmatch.h>
-#include <ifaddrs.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 
+#include "policy/localaddr.h"
 #include "policy/netrules.h"
-
-#define MAX_OWN	64
-
-static struct {
-	int		family;
-	unsigned char	addr[16];
-} own[MAX_OWN];
-static size_t nown;
 
 int
 ag_net_has_egress(const struct ag_profile *p)
@@ -160,7 +152,8 @@ ag_net_judge(const struct ag_profile *p, const char *host, int port, const char 
 		    "them", h, port);
 	else if (method != NULL && saw_host)
 		snprintf(v->reason, sizeof(v->reason), "no network.allow rule of profile '%s' "
-		    "allows %.10s %.100s:%d%.100s", p->name ? p->name : "?", method, h, port,
+		    "allows %.10s %.100s:%d%.*s", p->name ? p->name : "?", method, h, port,
+		    path == NULL ? 0 : strcspn(path, "?") > 100 ? 100 : (int)strcspn(path, "?"),
 		    path != NULL ? path : "");
 	else if (saw_host)
 		snprintf(v->reason, sizeof(v->reason), "no network.allow rule of profile '%s' "
@@ -168,30 +161,6 @@ ag_net_judge(const struct ag_profile *p, const char *host, int port, const char 
 	else
 		snprintf(v->reason, sizeof(v->reason), "%.150s is not in network.allow of profile "
 		    "'%s'", h, p->name ? p->name : "?");
-	return 0;
-}
-
-int
-ag_net_load_own_addrs(void)
-{
-	struct ifaddrs *ifa, *i;
-
-	nown = 0;
-	if (getifaddrs(&ifa) < 0)
-		return -1;
-	for (i = ifa; i != NULL && nown < MAX_OWN; i = i->ifa_next) {
-		if (i->ifa_addr == NULL)
-			continue;
-		if (i->ifa_addr->sa_family == AF_INET) {
-			own[nown].family = AF_INET;
-			memcpy(own[nown++].addr, &((struct sockaddr_in *)i->ifa_addr)->sin_addr, 4);
-		} else if (i->ifa_addr->sa_family == AF_INET6) {
-			own[nown].family = AF_INET6;
-			memcpy(own[nown++].addr, &((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr,
-			    16);
-		}
-	}
-	freeifaddrs(ifa);
 	return 0;
 }
 
@@ -210,6 +179,27 @@ v4_class(const unsigned char *a)
 		return "a multicast or reserved address";
 	if (a[0] == 100 && a[1] == 100 && a[2] == 100 && a[3] == 200)
 		return "the cloud metadata service";	/* Alibaba's */
+	if (a[0] == 168 && a[1] == 63 && a[2] == 129 && a[3] == 16)
+		return "the cloud metadata service";	/* Azure's WireServer */
+	if (a[0] == 192 && a[1] == 0 && a[2] == 0 && a[3] == 192)
+		return "the cloud metadata service";	/* Oracle's older one */
+	return NULL;
+}
+
+/*
+ * The IPv4 address a translated IPv6 address stands for: NAT64's
+ * well-known prefix 64:ff9b::/96 (RFC 6052), 6to4's 2002::/16 (RFC 3056);
+ * else NULL.
+ */
+static const unsigned char *
+embedded_v4(const unsigned char *a)
+{
+	static const unsigned char wkp[12] = { 0x00, 0x64, 0xff, 0x9b };
+
+	if (memcmp(a, wkp, 12) == 0)
+		return a + 12;
+	if (a[0] == 0x20 && a[1] == 0x02)
+		return a + 2;
 	return NULL;
 }
 
@@ -229,12 +219,15 @@ v6_class(const unsigned char *a)
 		return "a link-local address";
 	if (a[0] == 0xff)
 		return "a multicast address";
-	/* IPv4-mapped and -compatible, NAT64's well-known prefix: the v4 inside */
+	/* IPv4-mapped and -compatible: the kernel connects to the v4 inside */
 	if ((memcmp(a, any, 10) == 0 && a[10] == 0xff && a[11] == 0xff) ||
-	    (memcmp(a, any, 12) == 0) ||
-	    (a[0] == 0x00 && a[1] == 0x64 && a[2] == 0xff && a[3] == 0x9b &&
-	    memcmp(a + 4, any, 8) == 0))
+	    (memcmp(a, any, 12) == 0))
 		return v4_class(a + 12) ? v4_class(a + 12) : "an IPv4 address in IPv6 form";
+	/* NAT64's well-known prefix and 6to4: a gateway outside carries them
+	 * to the v4 inside, which is what they are (DNS64 gives IPv4-only
+	 * hosts such as github.com these addresses) */
+	if (embedded_v4(a) != NULL)
+		return v4_class(embedded_v4(a));
 	return NULL;
 }
 
@@ -245,6 +238,14 @@ private_class(int family, const unsigned char *a)
 	if (family == AF_INET6) {
 		if ((a[0] & 0xfe) == 0xfc)
 			return "a private (unique local) address";
+		if (a[0] == 0xfe && (a[1] & 0xc0) == 0xc0)
+			return "a private (site-local) address";
+		/* NAT64 for one network's own use (RFC 8215): any v4 behind it */
+		if (a[0] == 0x00 && a[1] == 0x64 && a[2] == 0xff && a[3] == 0x9b &&
+		    a[4] == 0x00 && a[5] == 0x01)
+			return "a local-use NAT64 address";
+		if (embedded_v4(a) != NULL)
+			return private_class(AF_INET, embedded_v4(a));
 		return NULL;
 	}
 	if (a[0] == 10 || (a[0] == 172 && (a[1] & 0xf0) == 16) || (a[0] == 192 && a[1] == 168))
@@ -258,11 +259,11 @@ private_class(int family, const unsigned char *a)
 
 const char *
 ag_net_addr_check(const struct ag_profile *p, const struct sockaddr *sa, int port,
-    const struct ag_net_rule *rule)
+    const struct ag_net_rule *rule, int *pattern_only)
 {
 	const unsigned char *a;
 	const char *cls;
-	int family = sa->sa_family;
+	int family = sa->sa_family, own;
 	size_t i, len;
 
 	if (family == AF_INET) {
@@ -275,13 +276,19 @@ ag_net_addr_check(const struct ag_profile *p, const struct sockaddr *sa, int por
 		cls = v6_class(a);
 	} else
 		return "not an internet address";
-	for (i = 0; cls == NULL && i < nown; i++)
-		if (own[i].family == family && memcmp(own[i].addr, a, len) == 0)
-			cls = "this host's own address";
-	if (cls == NULL && (rule == NULL || rule->host[0] == '*'))
+	/* asked now: the host's addresses change while a session runs */
+	if (cls == NULL && (own = ag_addr_is_local(family, a)) != 0)
+		cls = own > 0 ? "this host's own address" : "an address the kernel could not "
+		    "say is not this host's own";
+	if (pattern_only != NULL)
+		*pattern_only = 0;
+	if (cls == NULL && (rule == NULL || rule->host[0] == '*')) {
 		cls = private_class(family, a) != NULL ? private_class(family, a) :
 		    family == AF_INET6 && memcmp(a, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12) == 0 ?
 		    private_class(AF_INET, a + 12) : NULL;
+		if (cls != NULL && pattern_only != NULL)
+			*pattern_only = 1;
+	}
 	if (cls == NULL)
 		return NULL;
 	for (i = 0; p->has_network && i < p->nnet_allow; i++) {

@@ -37,24 +37,20 @@ int	ag_net_judge(const struct ag_profile *p, const char *host, int port, const c
 	    const char *path, struct ag_net_verdict *v);
 
 /*
- * This host's own addresses, for ag_net_addr_check (getifaddrs); call once
- * per process before checking.  0, or -1 (then only the fixed classes are
- * known).
- */
-int	ag_net_load_own_addrs(void);
-
-/*
  * May the proxy connect to sa, which a name resolved to under rule (the
  * one that allowed the name)?  NULL when it may; else what the address is
  * ("a loopback address", "the cloud metadata service", "this host's own
- * address", ...).  Inside the host: refused unless an address rule of p
- * names it on port.  A private network (RFC 1918, CGNAT, benchmarking,
- * IPv6 unique local): refused when rule is a pattern ("*", "*.domain"),
+ * address" -- asked of the kernel each time, localaddr.h --, ...).
+ * Inside the host: refused unless an address rule of p names it on port.
+ * A private network (RFC 1918, CGNAT, benchmarking, IPv6 unique local and
+ * site-local, local-use NAT64): refused when rule is a pattern ("*", "*.domain"),
  * which a name an agent controls could satisfy, and allowed when it names
  * the host exactly.
+ * *pattern_only (when not NULL): 1 when the address is refused only
+ * because rule is a pattern (a private network's), else 0.
  */
 const char *ag_net_addr_check(const struct ag_profile *p, const struct sockaddr *sa, int port,
-	    const struct ag_net_rule *rule);
+	    const struct ag_net_rule *rule, int *pattern_only);
 
 /*
  * The profile's rules as the agent is told them: "registry.npmjs.org,

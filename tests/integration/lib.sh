@@ -991,6 +991,37 @@ open(path, "w", encoding="utf-8").write("\n".join(lines))
 EOF
 }
 
+# ag_private_resolver "$@" (before ag_setup): the test runs again in a
+# mount namespace of its own (`unshare --mount --propagation private`),
+# which sshd, the gateway and its proxy then inherit, and there the
+# machine's resolver is egress/fakedns.py on a loopback address of the
+# test's (resolv.conf and nsswitch.conf bind-mounted).  ag_fakedns_start
+# RELEASE ANSWERED (after ag_setup) starts it, waits until it listens, and
+# sets AG_FAKEDNS_PID for the test's EXIT trap; see fakedns.py for what it
+# answers.
+ag_private_resolver() {
+	if [ "${AG_PRIVATE_MNTNS:-}" != 1 ]; then
+		AG_PRIVATE_MNTNS=1 exec unshare --mount --propagation private -- bash "$0" "$@"
+	fi
+	AG_FAKEDNS_ADDR=127.0.53.$((2 + $$ % 250))
+	AG_NSDIR=$(mktemp -d)
+	printf 'nameserver %s\noptions timeout:30 attempts:1\n' "$AG_FAKEDNS_ADDR" \
+	    >"$AG_NSDIR/resolv.conf"
+	sed -e '/^hosts:/d' /etc/nsswitch.conf >"$AG_NSDIR/nsswitch.conf"
+	printf 'hosts: files dns\n' >>"$AG_NSDIR/nsswitch.conf"
+	chmod 0755 "$AG_NSDIR"
+	chmod 0644 "$AG_NSDIR"/*
+	mount --bind "$AG_NSDIR/resolv.conf" /etc/resolv.conf || exit 77
+	mount --bind "$AG_NSDIR/nsswitch.conf" /etc/nsswitch.conf || exit 77
+}
+
+ag_fakedns_start() {
+	"$AG_PYTHON" "${top_srcdir:-$(dirname "$0")/../..}/tests/integration/egress/fakedns.py" \
+	    "$AG_FAKEDNS_ADDR" "$AG_DIR/dns.up" "$1" "$2" &
+	AG_FAKEDNS_PID=$!
+	ag_wait_until 30 test -s "$AG_DIR/dns.up" || exit 99
+}
+
 # AG_PY_VIA: python3 code that asks the session's egress proxy (127.0.0.1:
 # 3128) for a tunnel to 127.0.0.1:PORT (its argument) and prints the
 # answer's status line as "proxy=LINE" and, when the tunnel opened, the

@@ -8,14 +8,20 @@
 #include "agconfig.h"
 
 #include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -138,7 +144,7 @@ check4(const struct ag_profile *p, const char *a, int port)
 	memset(&s, 0, sizeof(s));
 	s.sin_family = AF_INET;
 	assert_int_equal(inet_pton(AF_INET, a, &s.sin_addr), 1);
-	return ag_net_addr_check(p, (struct sockaddr *)&s, port, NULL);
+	return ag_net_addr_check(p, (struct sockaddr *)&s, port, NULL, NULL);
 }
 
 static const char *
@@ -149,7 +155,7 @@ check6(const struct ag_profile *p, const char *a, int port)
 	memset(&s, 0, sizeof(s));
 	s.sin6_family = AF_INET6;
 	assert_int_equal(inet_pton(AF_INET6, a, &s.sin6_addr), 1);
-	return ag_net_addr_check(p, (struct sockaddr *)&s, port, NULL);
+	return ag_net_addr_check(p, (struct sockaddr *)&s, port, NULL, NULL);
 }
 
 /* A name an agent chose must not lead the proxy back into the host. */
@@ -180,6 +186,19 @@ addresses_inside_the_host(void **state)
 	assert_non_null(strstr(check4(p, "100.64.0.1", 443), "carrier-grade"));
 	assert_non_null(strstr(check6(p, "fd12::1", 443), "private"));
 	assert_non_null(check6(p, "::ffff:10.0.0.5", 443));
+	/* the other clouds' metadata services (red team 23, M1) */
+	assert_non_null(strstr(check4(p, "168.63.129.16", 80), "metadata"));
+	assert_non_null(strstr(check4(p, "192.0.0.192", 80), "metadata"));
+	/* ... and addresses that stand for an IPv4 one: judged as it */
+	assert_non_null(strstr(check6(p, "2002:7f00:1::", 443), "loopback"));
+	assert_non_null(strstr(check6(p, "2002:a9fe:a9fe::1", 80), "metadata"));
+	assert_non_null(strstr(check6(p, "2002:a00:5::1", 443), "private"));
+	assert_non_null(strstr(check6(p, "64:ff9b::a9fe:a9fe", 80), "metadata"));
+	assert_non_null(strstr(check6(p, "64:ff9b::a00:5", 443), "private"));
+	assert_non_null(strstr(check6(p, "64:ff9b:1::a00:5", 443), "NAT64"));
+	assert_non_null(strstr(check6(p, "64:ff9b:1:ffff::1", 443), "NAT64"));
+	assert_non_null(strstr(check6(p, "fec0::1", 443), "site-local"));
+	assert_non_null(strstr(check6(p, "feff::1", 443), "site-local"));
 	/* ... and by a rule naming the host exactly: allowed */
 	{
 		struct sockaddr_in s4;
@@ -197,15 +216,44 @@ addresses_inside_the_host(void **state)
 		memset(&s4, 0, sizeof(s4));
 		s4.sin_family = AF_INET;
 		inet_pton(AF_INET, "10.0.0.5", &s4.sin_addr);
-		assert_null(ag_net_addr_check(p, (struct sockaddr *)&s4, 443, exact));
-		assert_non_null(ag_net_addr_check(p, (struct sockaddr *)&s4, 443, wild));
+		assert_null(ag_net_addr_check(p, (struct sockaddr *)&s4, 443, exact, NULL));
+		{
+			int po = -1;
+
+			assert_non_null(ag_net_addr_check(p, (struct sockaddr *)&s4, 443, wild, &po));
+			assert_int_equal(po, 1);	/* the agent is told what reaches it */
+		}
+		/* a private v4 behind DNS64: as the v4 itself */
+		{
+			struct sockaddr_in6 s6;
+
+			memset(&s6, 0, sizeof(s6));
+			s6.sin6_family = AF_INET6;
+			inet_pton(AF_INET6, "64:ff9b::a00:5", &s6.sin6_addr);
+			assert_null(ag_net_addr_check(p, (struct sockaddr *)&s6, 443, exact, NULL));
+			assert_non_null(ag_net_addr_check(p, (struct sockaddr *)&s6, 443, wild, NULL));
+			inet_pton(AF_INET6, "64:ff9b::7f00:1", &s6.sin6_addr);
+			assert_non_null(ag_net_addr_check(p, (struct sockaddr *)&s6, 443, exact, NULL));
+		}
 		/* loopback stays refused whatever the rule */
 		inet_pton(AF_INET, "127.0.0.1", &s4.sin_addr);
-		assert_non_null(ag_net_addr_check(p, (struct sockaddr *)&s4, 443, exact));
+		{
+			int po = -1;
+
+			assert_non_null(ag_net_addr_check(p, (struct sockaddr *)&s4, 443, exact, &po));
+			assert_int_equal(po, 0);
+		}
 	}
 	/* what the internet is */
 	assert_null(check4(p, "140.82.112.3", 443));
 	assert_null(check6(p, "2606:4700::1111", 443));
+	/* DNS64: an IPv4-only host (github.com) in the NAT64 prefix, and a
+	 * public address behind 6to4, are the internet (red team 23, L6) */
+	assert_null(check6(p, "64:ff9b::8c52:7003", 443));
+	assert_null(check6(p, "2002:8c52:7003::1", 443));
+	assert_null(check4(p, "168.63.129.17", 80));
+	assert_null(check4(p, "192.0.0.191", 80));
+	assert_null(check6(p, "64:ff9b:2::1", 443));
 	/* a rule that names the address, on its port, lets it through */
 	assert_null(check4(p, "127.0.0.1", 5000));
 	assert_non_null(check4(p, "127.0.0.1", 5001));
@@ -217,12 +265,82 @@ static void
 own_addresses(void **state)
 {
 	struct ag_config *cfg = load();
+	const struct ag_profile *none = ag_config_profile(cfg, "none");
+	struct ifaddrs *ifa, *i;
+	int seen = 0;
 
 	(void)state;
-	assert_int_equal(ag_net_load_own_addrs(), 0);
 	/* loopback is one of them whatever the machine */
-	assert_non_null(check4(ag_config_profile(cfg, "none"), "127.0.0.1", 1));
+	assert_non_null(check4(none, "127.0.0.1", 1));
+	/* each address an interface has now, as the kernel routes to it */
+	assert_int_equal(getifaddrs(&ifa), 0);
+	for (i = ifa; i != NULL; i = i->ifa_next) {
+		char a[INET6_ADDRSTRLEN];
+		const char *cls;
+
+		if (i->ifa_addr == NULL || i->ifa_addr->sa_family != AF_INET ||
+		    (i->ifa_flags & IFF_UP) == 0)
+			continue;
+		inet_ntop(AF_INET, &((struct sockaddr_in *)i->ifa_addr)->sin_addr, a, sizeof(a));
+		if ((cls = check4(none, a, 1)) == NULL)
+			fail_msg("%s: not refused", a);
+		seen++;
+	}
+	freeifaddrs(ifa);
+	assert_true(seen > 0);
 	ag_config_free(cfg);
+}
+
+/*
+ * An address the host gets while a session runs is its own from then on
+ * (red team 23, M4: a list read when the proxy started missed it).  In a
+ * network namespace of the test's own (root only), in a child.
+ */
+static void
+own_addresses_added_later(void **state)
+{
+	pid_t pid;
+	int st;
+
+	(void)state;
+	if (geteuid() != 0) {
+		skip();
+		return;
+	}
+	if ((pid = fork()) == 0) {
+		struct ag_config *cfg = load();
+		const struct ag_profile *none = ag_config_profile(cfg, "none");
+
+		if (unshare(CLONE_NEWNET) < 0)
+			_exit(77);
+		if (system("ip link set lo up") != 0)
+			_exit(77);
+		/* the benign twin: not (yet) this host's */
+		if (check4(none, "203.0.113.77", 443) != NULL ||
+		    check6(none, "2001:db8::77", 443) != NULL)
+			_exit(1);
+		if (system("ip addr add 203.0.113.77/32 dev lo && "
+		    "ip addr add 2001:db8::77/128 dev lo nodad") != 0)
+			_exit(77);
+		if (check4(none, "203.0.113.77", 443) == NULL ||
+		    strstr(check4(none, "203.0.113.77", 443), "own") == NULL)
+			_exit(2);
+		if (check6(none, "2001:db8::77", 443) == NULL ||
+		    strstr(check6(none, "2001:db8::77", 443), "own") == NULL)
+			_exit(3);
+		/* and no further than it: its neighbour is not */
+		if (check4(none, "203.0.113.78", 443) != NULL)
+			_exit(4);
+		_exit(0);
+	}
+	assert_true(pid > 0);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	if (WEXITSTATUS(st) == 77) {
+		skip();
+		return;
+	}
+	assert_int_equal(WEXITSTATUS(st), 0);
 }
 
 static void
@@ -267,6 +385,7 @@ main(void)
 		cmocka_unit_test(judges),
 		cmocka_unit_test(addresses_inside_the_host),
 		cmocka_unit_test(own_addresses),
+		cmocka_unit_test(own_addresses_added_later),
 		cmocka_unit_test(allowed_text),
 		cmocka_unit_test(presets_expand),
 	};
