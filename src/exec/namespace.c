@@ -851,6 +851,9 @@ make_ns(struct ag_sandbox *sb)
 		if (rc == 0 && sb->private_tmp &&
 		    (sb->tmp_fd = open_ns(pid, "root/tmp", O_PATH | O_DIRECTORY)) < 0)
 			rc = -1;
+		if (rc == 0 && sb->shm_private &&
+		    (sb->shm_fd = open_ns(pid, "root/dev/shm", O_PATH | O_DIRECTORY)) < 0)
+			rc = -1;
 		if (rc == 0 && sb->egress &&
 		    (sb->negress = recv_fds(ready[0], sb->egress_fd, 2)) <= 0) {
 			sb->negress = 0;
@@ -883,7 +886,7 @@ sb_ns_free(struct ag_sandbox *sb)
 {
 	int *fds[] = { &sb->ns_user_fd, &sb->ns_mnt_fd, &sb->ns_pid_fd, &sb->ns_ipc_fd,
 	    &sb->ns_net_fd, &sb->proc_fd,
-	    &sb->tmp_fd, &sb->ctl_fd, &sb->egress_fd[0], &sb->egress_fd[1] };
+	    &sb->tmp_fd, &sb->shm_fd, &sb->ctl_fd, &sb->egress_fd[0], &sb->egress_fd[1] };
 	size_t i;
 
 	/* init sees its control socket close and takes the namespace with it */
@@ -2103,9 +2106,17 @@ plan_shared_tmp(struct build *b)
 		for (k = 0; k < 2 && !keep; k++)
 			for (j = 0; j < named[k]->n && !keep; j++)
 				keep = sb_path_within(named[k]->v[j], dirs[i]);
-		if (!keep && ops_add(b->sb, NSOP_TMPFS, dirs[i], MS_NOSUID | MS_NODEV |
-		    MS_NOEXEC) < 0)
+		if (keep)
+			continue;
+		if (ops_add(b->sb, NSOP_TMPFS, dirs[i], MS_NOSUID | MS_NODEV | MS_NOEXEC) < 0)
 			return ag_err_set(b->err, "out of memory");
+		/* memory, like a tmpfs /tmp: bounded the same */
+		b->sb->ops[b->sb->nops - 1].size = b->p->limits.tmp_size > 0 ?
+		    b->p->limits.tmp_size : AG_TMP_SIZE_DEFAULT;
+		/* POSIX semaphores and shared memory (python's multiprocessing
+		 * locks, queues and pools): written where /tmp is */
+		if (i == 0)
+			b->sb->shm_private = 1;
 	}
 	return 0;
 }

@@ -881,6 +881,8 @@ build_inner(struct build *b)
 			goto fail;
 	if (sb->private_tmp && add_fd_rule(b, fd, sb->tmp_fd, b->rd_dir) < 0)
 		goto fail;
+	if (sb->shm_fd >= 0 && add_fd_rule(b, fd, sb->shm_fd, b->rd_dir) < 0)
+		goto fail;
 	/* the PID namespace's own /proc is another mount than the host's */
 	if (sb->proc_fd >= 0 && add_fd_rule(b, fd, sb->proc_fd, b->rd_dir) < 0)
 		goto fail;
@@ -932,6 +934,11 @@ build_rulesets(struct build *b)
 	/* the session's own tmpfs, mounted over /tmp in its namespace: a rule
 	 * on the mount point covers what is mounted there */
 	if (sb->tmp_writable && add_fd_rule(b, sb->outer_fd, sb->tmp_fd, b->h_outer) < 0)
+		return -1;
+	/* and its own /dev/shm where /tmp is writable: POSIX semaphores and
+	 * shared memory (sem_open, shm_open) live there */
+	if (sb->tmp_writable && sb->shm_fd >= 0 &&
+	    add_fd_rule(b, sb->outer_fd, sb->shm_fd, b->h_outer) < 0)
 		return -1;
 	for (i = 0; dev_writes[i] != NULL; i++)
 		if (add_path_rule(b, sb->outer_fd, AT_FDCWD, dev_writes[i],
@@ -1321,7 +1328,7 @@ sb_new(const struct ag_config *cfg, const struct ag_profile *p, const char *iden
 	    sb->proc_fd = -1;
 	sb->egress_fd[0] = sb->egress_fd[1] = -1;
 	sb->ctl_fd = -1;
-	sb->tmp_fd = sb->ptmp_fd = -1;
+	sb->tmp_fd = sb->ptmp_fd = sb->shm_fd = -1;
 	sb->mode = cfg->gw.sandbox;
 	sb->profile = p;
 	sb->developer = p->tier == AG_TIER_DEVELOPER;

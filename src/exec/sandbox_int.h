@@ -125,6 +125,8 @@ struct ag_sandbox {
 	int			  ptmp_fd;	/* that directory (O_PATH), bound on /tmp
 						 * by the keeper; -1 when /tmp is a tmpfs */
 	int			  tmp_writable;	/* and commands may write there */
+	int			  shm_private;	/* /dev/shm is the session's own tmpfs */
+	int			  shm_fd;	/* its root (O_PATH), as tmp_fd; -1 none */
 	int			  tmp_fd;	/* its root (O_PATH), for Landlock: a rule
 						 * on the mount point does not cover it */
 	struct plist		  writes;	/* write roots, for refresh scans */

@@ -301,11 +301,15 @@ x "$(own_pair @agentgate-own @agentgate-own)"
 ag_is "$x_out" "own-reached" "the_session_own_abstract_socket_is_reachable" "$x_out" "$x_err"
 x "python3 -c '
 import multiprocessing as m
+l = m.Lock(); q = m.Queue(); q.put(\"queue-ok\"); print(q.get())
+with m.Pool(2) as p: print(\"pool\", p.map(abs, [-1, -2]))
 a, b = m.Pipe(); a.send(\"pipe-ok\"); print(b.recv())
 import socket
 x, y = socket.socketpair(); x.sendall(b\"pair-ok\"); print(y.recv(16).decode())'"
-ag_is "$x_out" "pipe-ok
-pair-ok" "socketpairs_and_multiprocessing_pipes_work" "$x_out" "$x_err"
+ag_is "$x_out" "queue-ok
+pool [1, 2]
+pipe-ok
+pair-ok" "multiprocessing_locks_queues_pools_pipes_and_socketpairs_work" "$x_out" "$x_err"
 # a connect from a second thread (Go, thread pools), TCP and UDP to the
 # session's own loopback: the supervisor makes them all
 cat > "$W/u/thr.py" <<'PY'
