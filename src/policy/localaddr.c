@@ -34,7 +34,10 @@ answer(const char *buf, size_t n, unsigned seq)
 		if (h->nlmsg_seq != seq)
 			continue;
 		if (h->nlmsg_type == NLMSG_ERROR) {
-			const struct nlmsgerr *e = NLMSG_DATA(h);
+			/* the payload follows the aligned header (NLMSG_DATA, without
+			 * its cast of const away) */
+			const struct nlmsgerr *e = (const void *)((const char *)h +
+			    NLMSG_HDRLEN);
 
 			if (h->nlmsg_len < NLMSG_LENGTH(sizeof(*e)))
 				return -1;
@@ -42,7 +45,7 @@ answer(const char *buf, size_t n, unsigned seq)
 			return e->error == -ENETUNREACH || e->error == -EHOSTUNREACH ? 0 : -1;
 		}
 		if (h->nlmsg_type == RTM_NEWROUTE) {
-			const struct rtmsg *r = NLMSG_DATA(h);
+			const struct rtmsg *r = (const void *)((const char *)h + NLMSG_HDRLEN);
 
 			if (h->nlmsg_len < NLMSG_LENGTH(sizeof(*r)))
 				return -1;
