@@ -1089,11 +1089,11 @@ check_planted(struct ag_sandbox *sb, const char *gitdir)
 	char what[PATH_MAX + 128];
 
 	if ((!sb->check_new && !born_since(gitdir, sb->check_since)) ||
-	    !sb_git_planted(gitdir, what, sizeof(what)))
+	    !sb_git_planted(gitdir, &sb->writes, what, sizeof(what)))
 		return 0;
 	/* git run outside the gateway must not run it meanwhile; what cannot
 	 * be set aside is said to be so */
-	if (sb_git_disarm(gitdir) < 0)
+	if (sb_git_disarm(gitdir, &sb->writes) < 0)
 		sb->planted_stuck = 1;
 	if (sb->planted_now[0] == '\0')
 		snprintf(sb->planted_now, sizeof(sb->planted_now), "%s", what);
@@ -1115,7 +1115,7 @@ check_planted(struct ag_sandbox *sb, const char *gitdir)
 /* What an entry of sb->planted still holds (what says), or 0: a git
  * directory's plant, or a pointer set aside (its NAME.planted path). */
 static int
-still_planted(const char *entry, char *what, size_t whatsz)
+still_planted(const struct ag_sandbox *sb, const char *entry, char *what, size_t whatsz)
 {
 	struct stat st;
 	size_t n = strlen(entry);
@@ -1126,7 +1126,7 @@ still_planted(const char *entry, char *what, size_t whatsz)
 		snprintf(what, whatsz, "%s", entry);
 		return 1;
 	}
-	return sb_git_planted(entry, what, whatsz);
+	return sb_git_planted(entry, &sb->writes, what, whatsz);
 }
 
 static int
@@ -1144,7 +1144,7 @@ planted_refuses(struct ag_sandbox *sb)
 	for (i = 0; i < n; i++) {
 		char w[sizeof(what)];
 
-		if (!still_planted(sb->planted.v[i], w, sizeof(w)))
+		if (!still_planted(sb, sb->planted.v[i], w, sizeof(w)))
 			continue;
 		if (what[0] == '\0')
 			snprintf(what, sizeof(what), "%s", w);

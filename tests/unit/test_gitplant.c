@@ -56,7 +56,7 @@ teardown(void **state)
 static int
 planted(char *what, size_t n)
 {
-	return sb_git_planted(dir, what, n);
+	return sb_git_planted(dir, NULL, what, n);
 }
 
 static void
@@ -90,6 +90,16 @@ program_keys_are_planted(void **state)
 		"[gpg \"ssh\"]\n\tdefaultKeyCommand = x\n", "[trailer \"t\"]\n\tcommand = x\n",
 		"[interactive]\n\tdiffFilter = x\n", "[mergetool \"m\"]\n\tpath = x\n",
 		"[remote \"o\"]\n\turl = ext::sh -c x\n", "[remote \"o\"]\n\tvcs = x\n",
+		/* judged as git reads the value: quotes and escapes undone
+		 * (red team 23, L2); a helper of an unknown scheme */
+		"[remote \"o\"]\n\turl = ext:\"\":sh -c x\n",
+		"[remote \"o\"]\n\turl = \"ext::sh\" # c\n",
+		"[remote \"o\"]\n\turl = ext\\\"::x\n", "[remote \"o\"]\n\turl = a\\qb\n",
+		"[remote \"o\"]\n\turl = \"x\n", "[remote \"o\"]\n\turl = foo://x/y\n",
+		"[remote \"o\"]\n\tpushurl = HTTPS://x/y\n",
+		"[submodule \"s\"]\n\tupdate = \"!x\"\n",
+		/* a work tree outside the write roots (none here) */
+		"[core]\n\tworktree = /\n", "[core]\n\tworktree = ../x\n", "[core]\n\tworktree\n",
 		/* read otherwise than git reads it: counted as planted */
 		"\xef\xbb\xbf[core]\n\tbare = false\n",
 		"[core]\n\tzz = a\\\n[user]\n\tname = x\n", "[core\n\tbare = false\n",
@@ -134,7 +144,7 @@ linked_parts_are_planted_and_set_aside(void **state)
 	assert_int_equal(symlink("elsewhere", p), 0);
 	assert_int_equal(planted(what, sizeof(what)), 1);
 	assert_non_null(strstr(what, "/config (a symbolic link)"));
-	assert_int_equal(sb_git_disarm(dir), 0);
+	assert_int_equal(sb_git_disarm(dir, NULL), 0);
 	assert_int_not_equal(lstat(p, &st), 0);
 	snprintf(p, sizeof(p), "%s/config.planted", dir);
 	assert_int_equal(unlink(p), 0);
@@ -144,7 +154,7 @@ linked_parts_are_planted_and_set_aside(void **state)
 	assert_int_equal(symlink("hooks-real", p), 0);
 	assert_int_equal(planted(what, sizeof(what)), 1);
 	assert_non_null(strstr(what, "/hooks (a symbolic link"));
-	assert_int_equal(sb_git_disarm(dir), 0);
+	assert_int_equal(sb_git_disarm(dir, NULL), 0);
 	snprintf(p, sizeof(p), "%s/hooks.planted", dir);
 	assert_int_equal(lstat(p, &st), 0);
 	assert_true(S_ISLNK(st.st_mode));
@@ -161,7 +171,7 @@ a_hook_is_planted_and_disarmed(void **state)
 	put("hooks/post-commit", "#!/bin/sh\ntouch x\n");
 	assert_int_equal(planted(what, sizeof(what)), 1);
 	assert_non_null(strstr(what, "/hooks/post-commit"));
-	sb_git_disarm(dir);
+	sb_git_disarm(dir, NULL);
 	snprintf(p, sizeof(p), "%s/hooks/post-commit", dir);
 	assert_int_not_equal(lstat(p, &st), 0);
 	snprintf(p, sizeof(p), "%s/hooks/post-commit.planted", dir);
@@ -181,7 +191,7 @@ a_config_is_set_aside(void **state)
 
 	(void)state;
 	put("config", "[core]\n\tpager = less\n");
-	sb_git_disarm(dir);
+	sb_git_disarm(dir, NULL);
 	snprintf(p, sizeof(p), "%s/config", dir);
 	assert_int_not_equal(lstat(p, &st), 0);
 	assert_int_equal(planted(what, sizeof(what)), 1);
@@ -189,6 +199,39 @@ a_config_is_set_aside(void **state)
 	snprintf(p, sizeof(p), "%s/config.planted", dir);
 	unlink(p);
 	assert_int_equal(planted(what, sizeof(what)), 0);
+}
+
+/* core.worktree: beneath a write root, through no link there (red team
+ * 23, H2); git's submodule form, relative to the git directory */
+static void
+worktree_beneath_the_write_roots(void **state)
+{
+	struct plist w = { NULL, 0, 0 };
+	char what[512], p[256], root[256];
+
+	(void)state;
+	assert_non_null(realpath(dir, root));
+	assert_int_equal(sb_plist_add(&w, root), 0);
+	snprintf(p, sizeof(p), "%s/sub", dir);
+	assert_int_equal(mkdir(p, 0755), 0);
+	put("config", "[core]\n\tworktree = ../x/../sub\n");
+	assert_int_equal(planted(what, sizeof(what)), 1);	/* no roots given */
+	assert_int_equal(sb_git_planted(dir, &w, what, sizeof(what)), 1);	/* dir/.. */
+	put("config", "[core]\n\tworktree = sub/./\n");
+	assert_int_equal(sb_git_planted(dir, &w, what, sizeof(what)), 0);
+	put("config", "[core]\n\tworktree = \"not-yet\"\n");
+	assert_int_equal(sb_git_planted(dir, &w, what, sizeof(what)), 0);
+	put("config", "[core]\n\tworktree = sub/../..\n");
+	assert_int_equal(sb_git_planted(dir, &w, what, sizeof(what)), 1);
+	put("config", "[core]\n\tworktree = /\n");
+	assert_int_equal(sb_git_planted(dir, &w, what, sizeof(what)), 1);
+	/* a link beneath the root, even one leading back into it */
+	snprintf(p, sizeof(p), "%s/ln", dir);
+	assert_int_equal(symlink("sub", p), 0);
+	put("config", "[core]\n\tworktree = ln\n");
+	assert_int_equal(sb_git_planted(dir, &w, what, sizeof(what)), 1);
+	assert_non_null(strstr(what, "/ln is outside the write roots or a link"));
+	sb_plist_free(&w);
 }
 
 int
@@ -202,6 +245,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(a_nul_byte_is_planted, setup, teardown),
 		cmocka_unit_test_setup_teardown(linked_parts_are_planted_and_set_aside, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(worktree_beneath_the_write_roots, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
