@@ -243,12 +243,14 @@ config_header(char *l, char *section, size_t secsz, int *has_sub)
 }
 
 /*
- * A config's text (n bytes, NUL-terminated at n): 0 when every line is
- * one this reader follows and every key is allowed; 1 with why in what.
+ * A config's text (n bytes, NUL-terminated at n) of gitdir: 0 when every
+ * line is one this reader follows and every key is allowed; 1 with why in
+ * what.  With wt (PATH_MAX bytes), keys are not judged: the last
+ * core.worktree's value is put there.
  */
 static int
-config_text(char *buf, size_t n, const char *gitdir, const struct plist *writes, char *what,
-    size_t whatsz)
+config_text(char *buf, size_t n, const char *gitdir, const struct plist *writes, char *wt,
+    char *what, size_t whatsz)
 {
 	char section[64] = "", *l, *next, *key, *value;
 	int has_sub = 0;
@@ -292,6 +294,12 @@ config_text(char *buf, size_t n, const char *gitdir, const struct plist *writes,
 		lower(key);
 		if (value != NULL && value_unquote(value) < 0)
 			return snprintf(what, whatsz, "has a value git may read otherwise"), 1;
+		if (wt != NULL) {	/* only core.worktree wanted (sb_git_core_worktree) */
+			if (strcmp(section, "core") == 0 && !has_sub &&
+			    strcmp(key, "worktree") == 0 && value != NULL)
+				snprintf(wt, PATH_MAX, "%s", value);
+			continue;
+		}
 		if (strcmp(section, "core") == 0 && !has_sub && strcmp(key, "worktree") == 0) {
 			char bad[PATH_MAX];
 
@@ -309,34 +317,34 @@ config_text(char *buf, size_t n, const char *gitdir, const struct plist *writes,
 	return 0;
 }
 
-/* dir/name (an fd of dir), a config: 1 planted (why in what), 0 not, or absent. */
-static int
-config_planted(int dfd, const char *path, const char *name, const struct plist *writes,
-    char *what, size_t whatsz)
+/* dir/name (an fd of dir), a config, read whole: the text (NUL-terminated,
+ * its length in *len) to free, or NULL with *why saying what it is
+ * instead (NULL: absent). */
+static char *
+config_read(int dfd, const char *name, size_t *len, const char **why)
 {
-	char why[PATH_MAX + 64], *buf;
 	struct stat st;
 	size_t got = 0;
 	ssize_t n;
+	char *buf;
 	int fd;
 
+	*why = NULL;
 	if ((fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
 	    O_CLOEXEC)) < 0) {
-		if (errno == ENOENT)
-			return 0;
-		snprintf(what, whatsz, "%s/%s (%s)", path, name, errno == ELOOP ?
-		    "a symbolic link" : "cannot be read");
-		return 1;
+		if (errno != ENOENT)
+			*why = errno == ELOOP ? "a symbolic link" : "cannot be read";
+		return NULL;
 	}
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
-		snprintf(what, whatsz, "%s/%s (not a regular file)", path, name);
-		return 1;
+		*why = "not a regular file";
+		return NULL;
 	}
 	if (st.st_size > CONFIG_MAX || (buf = malloc((size_t)st.st_size + 1)) == NULL) {
 		close(fd);
-		snprintf(what, whatsz, "%s/%s (too large to read)", path, name);
-		return 1;
+		*why = "too large to read";
+		return NULL;
 	}
 	while (got < (size_t)st.st_size) {
 		n = read(fd, buf + got, (size_t)st.st_size - got);
@@ -348,9 +356,31 @@ config_planted(int dfd, const char *path, const char *name, const struct plist *
 	}
 	close(fd);
 	buf[got] = '\0';
-	if (got != (size_t)st.st_size)
-		snprintf(why, sizeof(why), "cannot be read");
-	else if (config_text(buf, got, path, writes, why, sizeof(why)) == 0) {
+	if (got != (size_t)st.st_size) {
+		free(buf);
+		*why = "cannot be read";
+		return NULL;
+	}
+	*len = got;
+	return buf;
+}
+
+/* dir/name (an fd of dir), a config: 1 planted (why in what), 0 not, or absent. */
+static int
+config_planted(int dfd, const char *path, const char *name, const struct plist *writes,
+    char *what, size_t whatsz)
+{
+	char why[PATH_MAX + 64], *buf;
+	const char *fail;
+	size_t len;
+
+	if ((buf = config_read(dfd, name, &len, &fail)) == NULL) {
+		if (fail == NULL)
+			return 0;
+		snprintf(what, whatsz, "%s/%s (%s)", path, name, fail);
+		return 1;
+	}
+	if (config_text(buf, len, path, writes, NULL, why, sizeof(why)) == 0) {
 		free(buf);
 		return 0;
 	}
@@ -458,9 +488,42 @@ sb_git_planted(const char *gitdir, const struct plist *writes, char *what, size_
 	return found != 0;
 }
 
+/*
+ * A link set aside (red team 23, L3): renamed, it would still lead where
+ * it led (into the persistent /tmp, to a repository no scan covers), and
+ * whoever reviews it (cd NAME.planted; git commit, as root) would run
+ * what lies there.  So it is replaced by a file at the new name that says
+ * where it pointed, and removed.  As the caller; 0 or -1 (EEXIST: to is
+ * taken).
+ */
+static int
+link_to_note(int dfd, const char *from, const char *to)
+{
+	char target[PATH_MAX];
+	ssize_t n;
+	int fd, e;
+
+	if ((n = readlinkat(dfd, from, target, sizeof(target) - 1)) < 0)
+		return -1;
+	target[n] = '\0';
+	if ((fd = openat(dfd, to, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+	    0600)) < 0)
+		return -1;
+	if (dprintf(fd, "a symbolic link to: %s\n(set aside by agentgate: git follows "
+	    "links, so it was replaced by this note)\n", target) < 0 || close(fd) < 0 ||
+	    unlinkat(dfd, from, 0) < 0) {
+		e = errno;
+		(void)unlinkat(dfd, to, 0);
+		errno = e;
+		return -1;
+	}
+	return 0;
+}
+
 /* from renamed to to in dir (fd), as the caller, never over a name that
  * exists (a decoy there, even a non-empty directory, made by the command
- * that planted: a plain rename would fail on it): 0 or -1. */
+ * that planted: a plain rename would fail on it): 0 or -1.  A link is
+ * replaced by a note instead (link_to_note). */
 static int
 rename_fresh(int dfd, const char *from, const char *to)
 {
@@ -468,6 +531,10 @@ rename_fresh(int dfd, const char *from, const char *to)
 	int rc, e;
 
 	ag_privsep_as_caller();
+	if (fstatat(dfd, from, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode)) {
+		rc = link_to_note(dfd, from, to);
+		goto out;
+	}
 	rc = renameat2(dfd, from, dfd, to, RENAME_NOREPLACE);
 	/* a file system without the flag (NFS, some FUSE): the name looked
 	 * at first; the command that could race it has ended */
@@ -477,6 +544,7 @@ rename_fresh(int dfd, const char *from, const char *to)
 		} else if (errno == ENOENT)
 			rc = renameat(dfd, from, dfd, to);
 	}
+out:
 	e = errno;
 	ag_privsep_as_gateway();
 	errno = e;
@@ -619,4 +687,24 @@ sb_git_set_aside(const char *dir, const char *name, char *aside, size_t asidesz)
 		rc = -1;
 	errno = e;
 	return rc;
+}
+
+int
+sb_git_core_worktree(const char *gitdir, char *out, size_t outsz)
+{
+	char wt[PATH_MAX] = "", why[128], *buf;
+	const char *fail;
+	size_t i, len;
+	int dfd;
+
+	if ((dfd = ag_privsep_open_dir_nofollow(gitdir)) < 0)
+		return 0;
+	/* git reads config.worktree after config: its value wins */
+	for (i = 0; configs[i] != NULL; i++)
+		if ((buf = config_read(dfd, configs[i], &len, &fail)) != NULL) {
+			(void)config_text(buf, len, gitdir, NULL, wt, why, sizeof(why));
+			free(buf);
+		}
+	close(dfd);
+	return wt[0] != '\0' && (size_t)snprintf(out, outsz, "%s", wt) < outsz;
 }

@@ -1427,6 +1427,9 @@ protect_gitdir(struct ag_sandbox *sb, const char *gitdir, int kind, int hops)
 {
 	char p[PATH_MAX];
 
+	/* for the sweep after the command (seq_sweep), whatever the bounds */
+	if (!sb_plist_has(&sb->gitdirs, gitdir) && sb_plist_add(&sb->gitdirs, gitdir) < 0)
+		return -1;
 	if (!(kind & SD_COMMONDIR))
 		return protect_repo(sb, gitdir);
 	/* once: a worktree's git directory is kept with the repositories,
@@ -1828,6 +1831,81 @@ scan_repos(struct ag_sandbox *sb, const char *dir, int depth, size_t *budget,
 	return 0;
 }
 
+/*
+ * What git does when a stopped rebase is continued is written in the git
+ * directory (gitseq.c) and cannot be bound read-only: `git rebase
+ * --continue` in the gateway rewrites it.  So after every command (and
+ * when another gateway's command may not have been looked after, since
+ * then) every git directory the scan before it met is looked at directly,
+ * not through the bounded scan: a bound the command reaches (200,001 names
+ * made before the rebase state is written) stops the scan, not this.  State
+ * made or changed since then that holds a program git runs is set aside
+ * whole (rebase-merge.planted: git sees no rebase in progress), told and
+ * refused on as a planted hook is.  The same look follows each git
+ * directory's core.worktree again: a link the command put on its way
+ * (the work tree itself swapped for a link to ~) is set aside as a
+ * pointer (pointer_refused).
+ */
+static int pointer_refused(struct ag_sandbox *sb, const char *dir, const char *name,
+    const char *why);
+
+static long long
+now_ns(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	return (long long)now.tv_sec * 1000000000LL + now.tv_nsec;
+}
+
+static int
+worktree_sweep(struct ag_sandbox *sb, const char *gitdir, long long since)
+{
+	char value[PATH_MAX], bad[PATH_MAX], *slash;
+	struct stat st;
+
+	if (sb_git_core_worktree(gitdir, value, sizeof(value)) <= 0 ||
+	    !sb_git_worktree_outside(gitdir, value, &sb->writes, bad, sizeof(bad)) ||
+	    lstat(bad, &st) < 0 || !S_ISLNK(st.st_mode) || !beneath_any(&sb->writes, bad) ||
+	    (long long)st.st_ctim.tv_sec * 1000000000LL + st.st_ctim.tv_nsec <
+	    since - 1000000000LL || (slash = strrchr(bad, '/')) == NULL)
+		return 0;	/* the account's own, or nothing the command did */
+	*slash = '\0';
+	return pointer_refused(sb, bad, slash + 1, "where a git work tree (core.worktree of "
+	    "a repository) lies: git run outside the gateway would write there");
+}
+
+static int
+seq_sweep(struct ag_sandbox *sb, long long since)
+{
+	char what[256], aside[PATH_MAX];
+	const char *name;
+	size_t i;
+	int rc;
+
+	for (i = 0; i < sb->gitdirs.n; i++) {
+		const char *g = sb->gitdirs.v[i];
+
+		if ((rc = worktree_sweep(sb, g, since)) < 0)
+			return rc;
+		if (sb_git_seq_planted(g, since, &name, what, sizeof(what)) != 1)
+			continue;
+		if (sb_git_set_aside(g, name, aside, sizeof(aside)) == 0) {
+			if (!sb_plist_has(&sb->planted, aside)) {
+				if (sb_plist_add(&sb->planted, aside) < 0)
+					return -1;
+				sb_planted_save(sb);
+			}
+		} else
+			sb->planted_stuck = 1;
+		if (sb->planted_now[0] == '\0')
+			snprintf(sb->planted_now, sizeof(sb->planted_now), "%.*s/%s: a rebase, "
+			    "cherry-pick or am in progress that runs a program when continued",
+			    PATH_MAX - 256, g, what);
+	}
+	return 0;
+}
+
 static int scan_all(struct ag_sandbox *sb, size_t *budget);
 
 static int
@@ -1841,9 +1919,20 @@ scan_write_roots(struct ag_sandbox *sb)
 		return rc;
 	/* another gateway's command whose check after it has not run (yet,
 	 * or ever: the gateway was killed): what was made since is looked into */
-	if (!sb->check_new)
+	if (!sb->check_new) {
 		sb->check_since = sb_pending_since(&stale);
+		/* met again by this scan: the list is whole when it completes */
+		sb_plist_free(&sb->gitdirs);
+	}
 	rc = scan_all(sb, &budget);
+	/* whatever the scan reached: the sweep does not depend on its bounds */
+	if (sb->check_new || sb->check_since != 0) {
+		int src = seq_sweep(sb, !sb->check_new ? sb->check_since : sb->cmd_start != 0 ?
+		    sb->cmd_start : now_ns());
+
+		if (rc == 0 && src < 0)
+			rc = src;
+	}
 	if (rc == 0)
 		for (i = 0; i < stale.n; i++)
 			(void)unlink(stale.v[i]);
@@ -2488,10 +2577,12 @@ ag_sandbox_after(struct ag_sandbox *sb, int *set_aside)
 }
 
 void
-ag_sandbox_command_starts(const struct ag_sandbox *sb)
+ag_sandbox_command_starts(struct ag_sandbox *sb)
 {
-	if (sb != NULL && sb->ns_user_fd >= 0 && sb->writes.n > 0)
-		sb_pending_mark();
+	if (sb == NULL || sb->ns_user_fd < 0 || sb->writes.n == 0)
+		return;
+	sb->cmd_start = now_ns();
+	sb_pending_mark();
 }
 
 int

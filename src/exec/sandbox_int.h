@@ -132,6 +132,9 @@ struct ag_sandbox {
 	size_t			  nscan;
 	int			  scan_read;	/* a directory was read since the last save */
 	struct plist		  repos;	/* .git directories already pinned */
+	struct plist		  gitdirs;	/* every git directory the last complete
+						 * scan met: the sweep after a command */
+	long long		  cmd_start;	/* ns: when the last command started */
 	int			  check_new;	/* the scan after a command: look into what
 						 * it created (gitplant.c) */
 	struct plist		  planted;	/* git directories so found, refused on */
@@ -270,6 +273,15 @@ int	sb_git_worktree_outside(const char *gitdir, const char *value,
  * part it cannot read as git would (what names it), else 0. */
 int	sb_git_planted(const char *gitdir, const struct plist *writes, char *what,
 	    size_t whatsz);
+/* gitplant.c: gitdir's core.worktree (config.worktree's, else config's),
+ * unquoted, into out: 1, or 0 when it has none. */
+int	sb_git_core_worktree(const char *gitdir, char *out, size_t outsz);
+/* gitseq.c: 1 when one of gitdir's rebase-merge, rebase-apply, sequencer
+ * (its name into *name) was made or changed at or after since (ns; 0: any
+ * time) and holds what git runs when it is continued (an exec line, a
+ * merge program: what says), else 0. */
+int	sb_git_seq_planted(const char *gitdir, long long since, const char **name,
+	    char *what, size_t whatsz);
 /* Renames what it finds where git does not look (NAME.planted, or
  * NAME.RANDOM.planted when that is taken), as sb_git_set_aside: 0, or
  * -1 when some of it could not be set aside. */
