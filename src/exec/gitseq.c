@@ -201,8 +201,8 @@ file_runs(int dfd, const char *name, char *what, size_t whatsz)
 		rc = 1;
 	} else if (strcmp(name, "strategy") == 0)
 		rc = !strategy_builtin(buf, strcspn(buf, "\n")) &&
-		    snprintf(why, sizeof(why), "names the merge program git-merge-%.40s",
-		    buf) > 0;
+		    snprintf(why, sizeof(why), "names the merge program git-merge-%.*s",
+		    strcspn(buf, "\n") > 40 ? 40 : (int)strcspn(buf, "\n"), buf) > 0;
 	else if (strcmp(name, "apply-opt") == 0)
 		rc = apply_opt_runs(buf, why, sizeof(why));
 	else if (strcmp(name, "opts") == 0)
