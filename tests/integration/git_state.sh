@@ -74,6 +74,9 @@ x "cd ~/work/r1 && python3 -c \"p = '.git/rebase-merge/git-rebase-todo'; open(p,
 ag_is "$x_out" "edited" "exec_line_written"
 planted_reported "$W/r1/.git/rebase-merge/git-rebase-todo \(line 1: exec\)" "exec_line"
 ag_ok "exec_line_state_set_aside_whole" test -d "$W/r1/.git/rebase-merge.planted" -a ! -e "$W/r1/.git/rebase-merge"
+doc=$("$AG_DIR/agentgate" doctor --config "$AG_DIR/policy.yaml" --user "$AG_USER" 2>&1)
+ag_like "$doc" "FAIL  git repository planted by a command; fix: $W/r1/.git/rebase-merge.planted is a rebase, cherry-pick or am in progress" \
+    "doctor_lists_the_set_aside_rebase" "$doc"
 continued "$W/r1" "exec_line"
 unplant "$W/r1"
 # ... `x`, git's own abbreviation, with leading blanks, from a Makefile recipe
