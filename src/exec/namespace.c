@@ -1083,13 +1083,20 @@ born_since(const char *gitdir, long long since)
 	return t >= since - 1000000000LL;
 }
 
+static int seq_check(struct ag_sandbox *sb, const char *gitdir, long long since);
+
 static int
 check_planted(struct ag_sandbox *sb, const char *gitdir)
 {
 	char what[PATH_MAX + 128];
 
-	if ((!sb->check_new && !born_since(gitdir, sb->check_since)) ||
-	    !sb_git_planted(gitdir, &sb->writes, what, sizeof(what)))
+	if (!sb->check_new && !born_since(gitdir, sb->check_since))
+		return 0;
+	/* its rebase state, however old: a git directory moved here (its work
+	 * tree renamed) brings what no look after a command saw in place */
+	if (seq_check(sb, gitdir, 0) < 0)
+		return -1;
+	if (!sb_git_planted(gitdir, &sb->writes, what, sizeof(what)))
 		return 0;
 	/* git run outside the gateway must not run it meanwhile; what cannot
 	 * be set aside is said to be so */
@@ -1858,6 +1865,31 @@ now_ns(void)
 	return (long long)now.tv_sec * 1000000000LL + now.tv_nsec;
 }
 
+/* path, or a directory on the way to it beneath a write root, changed
+ * (ctime) since: an old link in a directory renamed into place counts.
+ * A second of slack for the file system's coarse clock. */
+static int
+changed_on_way(const struct ag_sandbox *sb, const char *path, long long since)
+{
+	char p[PATH_MAX], *slash;
+	struct stat st;
+	size_t i;
+
+	snprintf(p, sizeof(p), "%s", path);
+	while (beneath_any(&sb->writes, p)) {
+		for (i = 0; i < sb->writes.n; i++)
+			if (strcmp(p, sb->writes.v[i]) == 0)
+				return 0;	/* the root itself is not the agent's to move */
+		if (lstat(p, &st) < 0 || (long long)st.st_ctim.tv_sec * 1000000000LL +
+		    st.st_ctim.tv_nsec >= since - 1000000000LL)
+			return 1;
+		if ((slash = strrchr(p, '/')) == NULL || slash == p)
+			break;
+		*slash = '\0';
+	}
+	return 0;
+}
+
 static int
 worktree_sweep(struct ag_sandbox *sb, const char *gitdir, long long since)
 {
@@ -1867,42 +1899,48 @@ worktree_sweep(struct ag_sandbox *sb, const char *gitdir, long long since)
 	if (sb_git_core_worktree(gitdir, value, sizeof(value)) <= 0 ||
 	    !sb_git_worktree_outside(gitdir, value, &sb->writes, bad, sizeof(bad)) ||
 	    lstat(bad, &st) < 0 || !S_ISLNK(st.st_mode) || !beneath_any(&sb->writes, bad) ||
-	    (long long)st.st_ctim.tv_sec * 1000000000LL + st.st_ctim.tv_nsec <
-	    since - 1000000000LL || (slash = strrchr(bad, '/')) == NULL)
+	    !changed_on_way(sb, bad, since) || (slash = strrchr(bad, '/')) == NULL)
 		return 0;	/* the account's own, or nothing the command did */
 	*slash = '\0';
 	return pointer_refused(sb, bad, slash + 1, "where a git work tree (core.worktree of "
 	    "a repository) lies: git run outside the gateway would write there");
 }
 
+/* gitdir's rebase state, made or changed since (0: any time), set aside
+ * when it holds what git runs.  0, or -1 out of memory. */
 static int
-seq_sweep(struct ag_sandbox *sb, long long since)
+seq_check(struct ag_sandbox *sb, const char *gitdir, long long since)
 {
 	char what[256], aside[PATH_MAX];
 	const char *name;
+
+	if (sb_git_seq_planted(gitdir, since, &name, what, sizeof(what)) != 1)
+		return 0;
+	if (sb_git_set_aside(gitdir, name, aside, sizeof(aside)) == 0) {
+		if (!sb_plist_has(&sb->planted, aside)) {
+			if (sb_plist_add(&sb->planted, aside) < 0)
+				return -1;
+			sb_planted_save(sb);
+		}
+	} else
+		sb->planted_stuck = 1;
+	if (sb->planted_now[0] == '\0')
+		snprintf(sb->planted_now, sizeof(sb->planted_now), "%.*s/%s: a rebase, "
+		    "cherry-pick or am in progress that runs a program when continued",
+		    PATH_MAX - 256, gitdir, what);
+	return 0;
+}
+
+static int
+seq_sweep(struct ag_sandbox *sb, long long since)
+{
 	size_t i;
 	int rc;
 
-	for (i = 0; i < sb->gitdirs.n; i++) {
-		const char *g = sb->gitdirs.v[i];
-
-		if ((rc = worktree_sweep(sb, g, since)) < 0)
+	for (i = 0; i < sb->gitdirs.n; i++)
+		if ((rc = worktree_sweep(sb, sb->gitdirs.v[i], since)) < 0 ||
+		    (rc = seq_check(sb, sb->gitdirs.v[i], since)) < 0)
 			return rc;
-		if (sb_git_seq_planted(g, since, &name, what, sizeof(what)) != 1)
-			continue;
-		if (sb_git_set_aside(g, name, aside, sizeof(aside)) == 0) {
-			if (!sb_plist_has(&sb->planted, aside)) {
-				if (sb_plist_add(&sb->planted, aside) < 0)
-					return -1;
-				sb_planted_save(sb);
-			}
-		} else
-			sb->planted_stuck = 1;
-		if (sb->planted_now[0] == '\0')
-			snprintf(sb->planted_now, sizeof(sb->planted_now), "%.*s/%s: a rebase, "
-			    "cherry-pick or am in progress that runs a program when continued",
-			    PATH_MAX - 256, g, what);
-	}
 	return 0;
 }
 

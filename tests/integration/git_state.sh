@@ -115,6 +115,33 @@ continued "$W/r4" "bound_exec"
 rm -rf "$W/big"
 unplant "$W/r4"
 
+# ---- H1: the state moved out, given an exec line there, moved back later ---------
+stopped r6
+x "cd ~/work/r6 && mv .git/rebase-merge ~/work/held && python3 -c \"p = '$W/held/git-rebase-todo'; open(p, 'w').write('exec touch $PWN\\n' + open(p).read())\" && echo held"
+ag_is "$x_out" "held" "state_moved_out_and_edited"
+x "mv ~/work/held ~/work/r6/.git/rebase-merge && echo back"
+ag_is "$x_out" "back" "state_moved_back"
+planted_reported "$W/r6/.git/rebase-merge/git-rebase-todo \(line 1: exec\)" "moved_back"
+continued "$W/r6" "moved_back"
+unplant "$W/r6"
+# ... and a work tree moved to a new name, its git directory bringing state
+# no look has seen in place (made in a directory git took for none)
+stopped r7
+x "cd ~/work/r7 && mv .git/rebase-merge ~/work/held7 && python3 -c \"p = '$W/held7/git-rebase-todo'; open(p, 'w').write('exec touch $PWN\\n' + open(p).read())\" && echo held"
+ag_is "$x_out" "held" "state_for_a_moved_tree_held"
+printf 'all:\n\tmkdir -p s7/.git && mv held7 s7/.git/rebase-merge && echo staged\n' > "$AG_DIR/stage.mk"
+x "make -s -C ~/work -f $AG_DIR/stage.mk"
+ag_is "$x_out" "staged" "state_staged_in_no_git_directory"
+x "cd ~/work && python3 -c 'import os, shutil
+for n in (\"HEAD\", \"index\", \"config\"): shutil.copy(\"r7/.gi\" \"t/\" + n, \"s7/.gi\" \"t/\" + n)
+for n in (\"objects\", \"refs\"): shutil.copytree(\"r7/.gi\" \"t/\" + n, \"s7/.gi\" \"t/\" + n)
+os.rename(\"s7\", \"t7\"); print(\"moved\")'"
+ag_is "$x_out" "moved" "tree_with_state_moved"
+planted_reported "$W/t7/.git/rebase-merge/git-rebase-todo \(line 1: exec\)" "moved_tree"
+continued "$W/t7" "moved_tree"
+unplant "$W/t7"
+rm -rf "$W/t7" "$W/r7"
+
 # ---- H1, the benign side: a rebase stopped on a conflict, continued inside ------
 stopped r5
 x "cd ~/work/r5 && echo 4 > f && git add f && GIT_EDITOR=true git rebase --continue >/dev/null 2>&1; git log --format=%s | head -n 3 | tr '\n' ' '"
@@ -163,6 +190,16 @@ runuser -u "$AG_USER" -- git -C "$W/w3" checkout -q feature </dev/null >/dev/nul
 git -c safe.directory='*' -C "$W/w3" checkout -q feature </dev/null >/dev/null 2>&1
 ag_ok "worktree_link_checkout_wrote_nothing_in_home" test ! -e "$H/.bash_aliases"
 unplant "$W/w3"
+# ... and a directory on its way renamed into place, holding an old link
+x "mkdir -p ~/work/w4 && cd ~/work/w4 && git init -q -b master && git commit -q --allow-empty -m base && git checkout -q -b feature && echo 'touch $PWN' > .bash_aliases && git add -A && git commit -qm tools && git checkout -q master && mkdir -p d/sub spare && ln -s ~ spare/sub && git config core.worktree ../d/sub && echo made"
+ag_is "$x_out" "made" "renamed_way_worktree_made"
+ag_unlike "$x_err" "was put in a git repository" "renamed_way_worktree_is_benign" "$x_err"
+x "cd ~/work/w4 && mv d d.old && mv spare d && echo swapped"
+ag_is "$x_out" "swapped" "renamed_way_swapped"
+planted_reported "$W/w4/d/sub \(points where a git work tree" "renamed_way"
+runuser -u "$AG_USER" -- git -C "$W/w4" checkout -q feature </dev/null >/dev/null 2>&1
+ag_ok "renamed_way_checkout_wrote_nothing_in_home" test ! -e "$H/.bash_aliases"
+unplant "$W/w4"
 # the benign side: a submodule added inside (git writes its core.worktree)
 x "cd ~/work && git init -q lib && git -C lib commit -q --allow-empty -m l && git init -q sup && cd sup && git clone -q ../lib lib && git submodule add -q ../lib lib >/dev/null && git submodule absorbgitdirs >/dev/null 2>&1; git config -f .git/modules/lib/config core.worktree"
 ag_is "$x_out" "../../../lib" "submodule_added_with_core_worktree"
