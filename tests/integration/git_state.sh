@@ -177,6 +177,23 @@ planted_reported "$W/w2/.git/config \(core.worktree: / is outside the write root
 git -c safe.directory='*' -C "$W/w2" checkout -q feature </dev/null >/dev/null 2>&1
 ag_ok "root_worktree_checkout_wrote_nothing_outside" test ! -e "$PUB/rootwrote"
 unplant "$W/w2"
+# ... in config.worktree (python3), and in a module's git directory
+x "python3 -c 'import subprocess
+subprocess.run([\"git\", \"init\", \"-q\", \"$W/w5\"], check=True)
+subprocess.run([\"git\", \"-C\", \"$W/w5\", \"config\", \"extensions.worktreeConfig\", \"true\"], check=True)
+open(\"$W/w5/.gi\" \"t/config.worktree\", \"w\").write(\"[core]\\n\\tworktree = \\\"$H\\\"\\n\")
+print(\"made\")'"
+ag_is "$x_out" "made" "config_worktree_made"
+planted_reported "$W/w5/.git/config.worktree \(core.worktree: $H is outside" "config_worktree"
+unplant "$W/w5"
+x "git init -q ~/work/w6 && git -C ~/work/w6 commit -q --allow-empty -m i && python3 -c 'import subprocess
+m = \"$W/w6/.gi\" \"t/modules/m\"
+subprocess.run([\"git\", \"clone\", \"-q\", \"--bare\", \"$W/w6\", m], check=True)
+open(m + \"/config\", \"a\").write(\"[core]\\n\\tworktree = ../../../../..\\n\")
+print(\"made\")'"
+ag_is "$x_out" "made" "module_worktree_made"
+planted_reported "$W/w6/.git/modules/m/config \(core.worktree: $H is outside" "module_worktree"
+unplant "$W/w6"
 # a work tree beneath the write roots (git's submodule form), swapped for a
 # link to ~ by a later command: the link is set aside (a note in its place)
 x "mkdir -p ~/work/w3 && cd ~/work/w3 && git init -q -b master && git commit -q --allow-empty -m base && git checkout -q -b feature && echo 'touch $PWN' > .bash_aliases && git add -A && git commit -qm tools && git checkout -q master && mkdir sub && git config core.worktree ../sub && echo made"
