@@ -676,6 +676,22 @@ check_dotfiles(struct doctor *d, const struct passwd *pw, const struct who *w)
  * and what the last policy that loaded said of the sandbox, which is not
  * what this one says (no session starts until it loads).
  */
+/* path, set aside, was a rebase's (cherry-pick's, am's) state: rebase-merge,
+ * rebase-apply or sequencer, NAME.planted or NAME.RANDOM.planted. */
+static int
+sequencer_state(const char *path)
+{
+	static const char *const states[] = { "rebase-merge.", "rebase-apply.", "sequencer.",
+		NULL };
+	const char *base = strrchr(path, '/');
+	size_t i;
+
+	for (i = 0; base != NULL && states[i] != NULL; i++)
+		if (strncmp(base + 1, states[i], strlen(states[i])) == 0)
+			return 1;
+	return 0;
+}
+
 /*
  * Git repositories a command of the account created with a hook or a
  * config that runs a program in them, and pointers it wrote that git would
@@ -706,7 +722,12 @@ planted_file(struct doctor *d, const struct passwd *pw, const char *file)
 		line[n] = '\0';
 		if (line[0] != '/')
 			continue;
-		if (n > 8 && strcmp(line + n - 8, ".planted") == 0)
+		if (n > 8 && strcmp(line + n - 8, ".planted") == 0 && sequencer_state(line))
+			fail(d, "git repository planted by a command", "%s is a rebase, "
+			    "cherry-pick or am in progress that a command made run a program when "
+			    "it is continued, set aside whole under this name; the gateway refuses "
+			    "%s's commands until it is removed: review it, then delete it", line, who);
+		else if (n > 8 && strcmp(line + n - 8, ".planted") == 0)
 			fail(d, "git repository planted by a command", "%s is a pointer git would "
 			    "follow (a .git file or commondir) that a command wrote where the "
 			    "gateway cannot protect what it reaches, set aside under this name; "

@@ -165,3 +165,82 @@ sb_git_pointer(const char *dir, const char *name, const char *prefix, char *out,
 		return errno == ENAMETOOLONG || errno == ELOOP ? -1 : 0;
 	return sb_git_resolves_otherwise(target, out) ? -2 : 1;
 }
+
+static int
+within_any(const struct plist *roots, const char *path)
+{
+	size_t i;
+
+	for (i = 0; roots != NULL && i < roots->n; i++)
+		if (sb_path_within(path, roots->v[i]))
+			return 1;
+	return 0;
+}
+
+/*
+ * core.worktree walked a name at a time, as the kernel walks it for git's
+ * chdir: "." skipped, ".." to the parent of where the walk stands (which
+ * is canonical, so that is the real parent), a link the system put above
+ * the write roots followed.  A link beneath a write root is the agent's
+ * to repoint after the check, so the walk stops there; a name that does
+ * not exist (yet) is taken as written.
+ */
+int
+sb_git_worktree_outside(const char *gitdir, const char *value, const struct plist *writes,
+    char *bad, size_t badsz)
+{
+	char cur[PATH_MAX], next[PATH_MAX];
+	const char *p = value;
+	struct stat st;
+	size_t n;
+	int gone = 0;
+
+	if (*p == '/')
+		snprintf(cur, sizeof(cur), "/");
+	else if (realpath(gitdir, cur) == NULL) {
+		snprintf(bad, badsz, "%s", gitdir);
+		return 1;
+	}
+	for (;;) {
+		p += strspn(p, "/");
+		if ((n = strcspn(p, "/")) == 0)
+			break;
+		if (n == 1 && p[0] == '.') {
+			p += n;
+			continue;
+		}
+		if (n == 2 && p[0] == '.' && p[1] == '.') {
+			char *slash = strrchr(cur, '/');
+
+			if (slash != NULL)
+				slash[slash == cur ? 1 : 0] = '\0';
+			p += n;
+			continue;
+		}
+		if ((size_t)snprintf(next, sizeof(next), "%s/%.*s", strcmp(cur, "/") ? cur : "",
+		    (int)n, p) >= sizeof(next)) {
+			snprintf(bad, badsz, "%s", value);
+			return 1;
+		}
+		p += n;
+		if (!gone && lstat(next, &st) == 0) {
+			if (S_ISLNK(st.st_mode)) {
+				if (within_any(writes, next) || realpath(next, cur) == NULL) {
+					snprintf(bad, badsz, "%s", next);
+					return 1;
+				}
+				continue;
+			}
+		} else if (!gone && errno != ENOENT) {
+			snprintf(bad, badsz, "%s", next);
+			return 1;
+		} else
+			gone = 1;
+		memcpy(cur, next, strlen(next) + 1);
+	}
+	if (!within_any(writes, cur)) {
+		snprintf(bad, badsz, "%s", cur);
+		return 1;
+	}
+	return 0;
+}

@@ -44,17 +44,22 @@
  * The keys git init, clone, worktree, submodule and a plain commit write
  * (and a few a user sets on a fresh clone), as "section.key",
  * "section.*.key" (any subsection) or "section.*" (every key of the
- * section, no subsection).  None runs a program.  core.worktree only
- * moves the work tree (git still takes config and hooks from the git
- * directory); a submodule's git directory has one.  A url is checked
- * further: "helper::address" runs git-remote-helper, and a submodule's
- * update mode may be "!command" (value_runs).  An alias is not on it: one
- * without "!" still runs git with options of its own (-c core.pager=...).
+ * section, no subsection).  None runs a program.  core.worktree is not
+ * on it: it moves the work tree, so git run outside writes the agent's
+ * files wherever it names (~/.bashrc, /etc/cron.d as root); git writes
+ * one only for a submodule, pointing back into the superproject's work
+ * tree, so one is allowed only where it resolves beneath the write roots
+ * through no link the agent could change (worktree_ok).  A url is checked
+ * further: "helper::address" and an unknown "scheme://" run
+ * git-remote-NAME, and a submodule's update mode may be "!command"
+ * (value_runs).  An alias is not on it: one without "!" still runs git
+ * with options of its own (-c core.pager=...).  Values are judged as git
+ * reads them: quotes and escapes undone (value_unquote).
  */
 static const char *const allowed[] = {
 	"core.repositoryformatversion", "core.filemode", "core.bare",
 	"core.logallrefupdates", "core.ignorecase", "core.precomposeunicode",
-	"core.symlinks", "core.worktree", "core.sharedrepository", "core.autocrlf",
+	"core.symlinks", "core.sharedrepository", "core.autocrlf",
 	"core.eol", "core.safecrlf", "core.quotepath", "core.sparsecheckout",
 	"core.sparsecheckoutcone", "index.sparse", "maintenance.auto", "maintenance.strategy",
 	"extensions.*",
@@ -89,9 +94,83 @@ key_allowed(const char *section, int has_sub, const char *key)
 }
 
 /*
- * A value that runs a program under an allowed key: a url git hands to a
- * remote helper ("helper::address"), a submodule's update mode other than
- * git's own (a "!command").
+ * A config value as git reads it (config.c, parse_value), in place: blanks
+ * around it dropped, a comment (# or ; outside quotes) cut, quotes
+ * removed, \\ \" \n \t \b undone.  0, or -1 where git refuses the line
+ * (an unknown escape, an unterminated quote): the reader fails closed.
+ */
+static int
+value_unquote(char *v)
+{
+	char *const start = v;
+	char *out = v;		/* never past v: each byte written was read */
+	size_t space = 0;
+	int quote = 0;
+
+	for (; *v != '\0'; v++) {
+		char c = *v;
+
+		if ((c == ' ' || c == '\t') && !quote) {
+			/* blanks inside the value are kept, those before it are not */
+			if (out != start)
+				space++;
+			continue;
+		}
+		if (!quote && (c == ';' || c == '#'))
+			break;
+		for (; space > 0; space--)
+			*out++ = ' ';
+		if (c == '\\') {
+			switch (*++v) {
+			case 't': c = '\t'; break;
+			case 'b': c = '\b'; break;
+			case 'n': c = '\n'; break;
+			case '\\': case '"': c = *v; break;
+			default: return -1;
+			}
+			*out++ = c;
+			continue;
+		}
+		if (c == '"') {
+			quote = !quote;
+			continue;
+		}
+		*out++ = c;
+	}
+	*out = '\0';
+	return quote ? -1 : 0;
+}
+
+/* A url git fetches or pushes without a remote helper of the agent's
+ * choosing: no "helper::address", and a "scheme://" only of the schemes
+ * git handles itself (transport.c; http and ftp through its own
+ * git-remote-http).  Any other scheme runs git-remote-SCHEME. */
+static int
+url_runs(const char *v)
+{
+	static const char *const native[] = { "file", "git", "ssh", "git+ssh", "ssh+git",
+		"http", "https", "ftp", "ftps", NULL };
+	const char *sep;
+	size_t n, i;
+
+	if (strstr(v, "::") != NULL)
+		return 1;
+	if ((sep = strstr(v, "://")) == NULL)
+		return 0;
+	n = (size_t)(sep - v);
+	if (n == 0 || strspn(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	    "0123456789+.-") < n)
+		return 0;	/* not a url to git: a path, or host:path */
+	for (i = 0; native[i] != NULL; i++)
+		if (strlen(native[i]) == n && strncmp(v, native[i], n) == 0)
+			return 0;
+	return 1;
+}
+
+/*
+ * A value (unquoted) that runs a program under an allowed key: a url git
+ * hands to a remote helper (url_runs), a submodule's update mode other
+ * than git's own (a "!command").
  */
 static int
 value_runs(const char *section, const char *key, const char *value)
@@ -100,15 +179,12 @@ value_runs(const char *section, const char *key, const char *value)
 	size_t i;
 
 	if (strcmp(key, "url") == 0 || strcmp(key, "pushurl") == 0)
-		return value != NULL && strstr(value, "::") != NULL;
+		return value != NULL && url_runs(value);
 	if (strcmp(section, "submodule") == 0 && strcmp(key, "update") == 0) {
 		if (value == NULL)
 			return 1;
-		value += strspn(value, " \t");
 		for (i = 0; modes[i] != NULL; i++)
-			if (strncmp(value, modes[i], strlen(modes[i])) == 0 &&
-			    strspn(value + strlen(modes[i]), " \t") ==
-			    strlen(value + strlen(modes[i])))
+			if (strcmp(value, modes[i]) == 0)
 				return 0;
 		return 1;
 	}
@@ -167,11 +243,14 @@ config_header(char *l, char *section, size_t secsz, int *has_sub)
 }
 
 /*
- * A config's text (n bytes, NUL-terminated at n): 0 when every line is
- * one this reader follows and every key is allowed; 1 with why in what.
+ * A config's text (n bytes, NUL-terminated at n) of gitdir: 0 when every
+ * line is one this reader follows and every key is allowed; 1 with why in
+ * what.  With wt (PATH_MAX bytes), keys are not judged: the last
+ * core.worktree's value is put there.
  */
 static int
-config_text(char *buf, size_t n, char *what, size_t whatsz)
+config_text(char *buf, size_t n, const char *gitdir, const struct plist *writes, char *wt,
+    char *what, size_t whatsz)
 {
 	char section[64] = "", *l, *next, *key, *value;
 	int has_sub = 0;
@@ -213,6 +292,24 @@ config_text(char *buf, size_t n, char *what, size_t whatsz)
 			return snprintf(what, whatsz, "has a line git may read otherwise"), 1;
 		key[k] = '\0';
 		lower(key);
+		if (value != NULL && value_unquote(value) < 0)
+			return snprintf(what, whatsz, "has a value git may read otherwise"), 1;
+		if (wt != NULL) {	/* only core.worktree wanted (sb_git_core_worktree) */
+			if (strcmp(section, "core") == 0 && !has_sub &&
+			    strcmp(key, "worktree") == 0 && value != NULL)
+				snprintf(wt, PATH_MAX, "%s", value);
+			continue;
+		}
+		if (strcmp(section, "core") == 0 && !has_sub && strcmp(key, "worktree") == 0) {
+			char bad[PATH_MAX];
+
+			if (value == NULL || *value == '\0')
+				return snprintf(what, whatsz, "core.worktree, empty"), 1;
+			if (sb_git_worktree_outside(gitdir, value, writes, bad, sizeof(bad)) != 0)
+				return snprintf(what, whatsz, "core.worktree: %s is outside the write "
+				    "roots or a link", bad), 1;
+			continue;
+		}
 		if (!key_allowed(section, has_sub, key) || value_runs(section, key, value))
 			return snprintf(what, whatsz, "%s%s.%s", section, has_sub ? ".*" : "",
 			    key), 1;
@@ -220,33 +317,34 @@ config_text(char *buf, size_t n, char *what, size_t whatsz)
 	return 0;
 }
 
-/* dir/name (an fd of dir), a config: 1 planted (why in what), 0 not, or absent. */
-static int
-config_planted(int dfd, const char *path, const char *name, char *what, size_t whatsz)
+/* dir/name (an fd of dir), a config, read whole: the text (NUL-terminated,
+ * its length in *len) to free, or NULL with *why saying what it is
+ * instead (NULL: absent). */
+static char *
+config_read(int dfd, const char *name, size_t *len, const char **why)
 {
-	char why[128], *buf;
 	struct stat st;
 	size_t got = 0;
 	ssize_t n;
+	char *buf;
 	int fd;
 
+	*why = NULL;
 	if ((fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
 	    O_CLOEXEC)) < 0) {
-		if (errno == ENOENT)
-			return 0;
-		snprintf(what, whatsz, "%s/%s (%s)", path, name, errno == ELOOP ?
-		    "a symbolic link" : "cannot be read");
-		return 1;
+		if (errno != ENOENT)
+			*why = errno == ELOOP ? "a symbolic link" : "cannot be read";
+		return NULL;
 	}
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
-		snprintf(what, whatsz, "%s/%s (not a regular file)", path, name);
-		return 1;
+		*why = "not a regular file";
+		return NULL;
 	}
 	if (st.st_size > CONFIG_MAX || (buf = malloc((size_t)st.st_size + 1)) == NULL) {
 		close(fd);
-		snprintf(what, whatsz, "%s/%s (too large to read)", path, name);
-		return 1;
+		*why = "too large to read";
+		return NULL;
 	}
 	while (got < (size_t)st.st_size) {
 		n = read(fd, buf + got, (size_t)st.st_size - got);
@@ -258,9 +356,31 @@ config_planted(int dfd, const char *path, const char *name, char *what, size_t w
 	}
 	close(fd);
 	buf[got] = '\0';
-	if (got != (size_t)st.st_size)
-		snprintf(why, sizeof(why), "cannot be read");
-	else if (config_text(buf, got, why, sizeof(why)) == 0) {
+	if (got != (size_t)st.st_size) {
+		free(buf);
+		*why = "cannot be read";
+		return NULL;
+	}
+	*len = got;
+	return buf;
+}
+
+/* dir/name (an fd of dir), a config: 1 planted (why in what), 0 not, or absent. */
+static int
+config_planted(int dfd, const char *path, const char *name, const struct plist *writes,
+    char *what, size_t whatsz)
+{
+	char why[PATH_MAX + 64], *buf;
+	const char *fail;
+	size_t len;
+
+	if ((buf = config_read(dfd, name, &len, &fail)) == NULL) {
+		if (fail == NULL)
+			return 0;
+		snprintf(what, whatsz, "%s/%s (%s)", path, name, fail);
+		return 1;
+	}
+	if (config_text(buf, len, path, writes, NULL, why, sizeof(why)) == 0) {
 		free(buf);
 		return 0;
 	}
@@ -340,7 +460,7 @@ hooks_planted(int hfd, const char *gitdir, char *what, size_t whatsz)
 }
 
 int
-sb_git_planted(const char *gitdir, char *what, size_t whatsz)
+sb_git_planted(const char *gitdir, const struct plist *writes, char *what, size_t whatsz)
 {
 	struct stat st;
 	size_t i;
@@ -353,7 +473,7 @@ sb_git_planted(const char *gitdir, char *what, size_t whatsz)
 		return 1;
 	}
 	for (i = 0; configs[i] != NULL && !found; i++)
-		found = config_planted(dfd, gitdir, configs[i], what, whatsz);
+		found = config_planted(dfd, gitdir, configs[i], writes, what, whatsz);
 	if (!found && (hfd = open_hooks(dfd, gitdir, what, whatsz)) != -2)
 		found = hfd < 0 ? 2 : hooks_planted(hfd, gitdir, what, whatsz);
 	/* what was set aside already is named only when nothing live is */
@@ -368,9 +488,42 @@ sb_git_planted(const char *gitdir, char *what, size_t whatsz)
 	return found != 0;
 }
 
+/*
+ * A link set aside (red team 23, L3): renamed, it would still lead where
+ * it led (into the persistent /tmp, to a repository no scan covers), and
+ * whoever reviews it (cd NAME.planted; git commit, as root) would run
+ * what lies there.  So it is replaced by a file at the new name that says
+ * where it pointed, and removed.  As the caller; 0 or -1 (EEXIST: to is
+ * taken).
+ */
+static int
+link_to_note(int dfd, const char *from, const char *to)
+{
+	char target[PATH_MAX];
+	ssize_t n;
+	int fd, e;
+
+	if ((n = readlinkat(dfd, from, target, sizeof(target) - 1)) < 0)
+		return -1;
+	target[n] = '\0';
+	if ((fd = openat(dfd, to, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+	    0600)) < 0)
+		return -1;
+	if (dprintf(fd, "a symbolic link to: %s\n(set aside by agentgate: git follows "
+	    "links, so it was replaced by this note)\n", target) < 0 || close(fd) < 0 ||
+	    unlinkat(dfd, from, 0) < 0) {
+		e = errno;
+		(void)unlinkat(dfd, to, 0);
+		errno = e;
+		return -1;
+	}
+	return 0;
+}
+
 /* from renamed to to in dir (fd), as the caller, never over a name that
  * exists (a decoy there, even a non-empty directory, made by the command
- * that planted: a plain rename would fail on it): 0 or -1. */
+ * that planted: a plain rename would fail on it): 0 or -1.  A link is
+ * replaced by a note instead (link_to_note). */
 static int
 rename_fresh(int dfd, const char *from, const char *to)
 {
@@ -378,6 +531,10 @@ rename_fresh(int dfd, const char *from, const char *to)
 	int rc, e;
 
 	ag_privsep_as_caller();
+	if (fstatat(dfd, from, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode)) {
+		rc = link_to_note(dfd, from, to);
+		goto out;
+	}
 	rc = renameat2(dfd, from, dfd, to, RENAME_NOREPLACE);
 	/* a file system without the flag (NFS, some FUSE): the name looked
 	 * at first; the command that could race it has ended */
@@ -387,6 +544,7 @@ rename_fresh(int dfd, const char *from, const char *to)
 		} else if (errno == ENOENT)
 			rc = renameat(dfd, from, dfd, to);
 	}
+out:
 	e = errno;
 	ag_privsep_as_gateway();
 	errno = e;
@@ -471,7 +629,7 @@ set_aside(int dfd, const char *from, const char *base, char *to, size_t tosz)
  * some is not (git outside the gateway may still run it).
  */
 int
-sb_git_disarm(const char *gitdir)
+sb_git_disarm(const char *gitdir, const struct plist *writes)
 {
 	char to[NAME_MAX + 1], what[PATH_MAX + 128];
 	struct dirent *de;
@@ -482,7 +640,7 @@ sb_git_disarm(const char *gitdir)
 	if ((dfd = ag_privsep_open_dir_nofollow(gitdir)) < 0)
 		return -1;
 	for (i = 0; configs[i] != NULL; i++)
-		if (config_planted(dfd, gitdir, configs[i], what, sizeof(what)) &&
+		if (config_planted(dfd, gitdir, configs[i], writes, what, sizeof(what)) &&
 		    set_aside(dfd, configs[i], configs[i], to, sizeof(to)) < 0)
 			rc = -1;
 	/* hooks that cannot be listed go aside whole (a rename in the git
@@ -529,4 +687,24 @@ sb_git_set_aside(const char *dir, const char *name, char *aside, size_t asidesz)
 		rc = -1;
 	errno = e;
 	return rc;
+}
+
+int
+sb_git_core_worktree(const char *gitdir, char *out, size_t outsz)
+{
+	char wt[PATH_MAX] = "", why[128], *buf;
+	const char *fail;
+	size_t i, len;
+	int dfd;
+
+	if ((dfd = ag_privsep_open_dir_nofollow(gitdir)) < 0)
+		return 0;
+	/* git reads config.worktree after config: its value wins */
+	for (i = 0; configs[i] != NULL; i++)
+		if ((buf = config_read(dfd, configs[i], &len, &fail)) != NULL) {
+			(void)config_text(buf, len, gitdir, NULL, wt, why, sizeof(why));
+			free(buf);
+		}
+	close(dfd);
+	return wt[0] != '\0' && (size_t)snprintf(out, outsz, "%s", wt) < outsz;
 }

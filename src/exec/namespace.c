@@ -1086,17 +1086,24 @@ born_since(const char *gitdir, long long since)
 	return t >= since - 1000000000LL;
 }
 
+static int seq_check(struct ag_sandbox *sb, const char *gitdir, long long since);
+
 static int
 check_planted(struct ag_sandbox *sb, const char *gitdir)
 {
 	char what[PATH_MAX + 128];
 
-	if ((!sb->check_new && !born_since(gitdir, sb->check_since)) ||
-	    !sb_git_planted(gitdir, what, sizeof(what)))
+	if (!sb->check_new && !born_since(gitdir, sb->check_since))
+		return 0;
+	/* its rebase state, however old: a git directory moved here (its work
+	 * tree renamed) brings what no look after a command saw in place */
+	if (seq_check(sb, gitdir, 0) < 0)
+		return -1;
+	if (!sb_git_planted(gitdir, &sb->writes, what, sizeof(what)))
 		return 0;
 	/* git run outside the gateway must not run it meanwhile; what cannot
 	 * be set aside is said to be so */
-	if (sb_git_disarm(gitdir) < 0)
+	if (sb_git_disarm(gitdir, &sb->writes) < 0)
 		sb->planted_stuck = 1;
 	if (sb->planted_now[0] == '\0')
 		snprintf(sb->planted_now, sizeof(sb->planted_now), "%s", what);
@@ -1118,7 +1125,7 @@ check_planted(struct ag_sandbox *sb, const char *gitdir)
 /* What an entry of sb->planted still holds (what says), or 0: a git
  * directory's plant, or a pointer set aside (its NAME.planted path). */
 static int
-still_planted(const char *entry, char *what, size_t whatsz)
+still_planted(const struct ag_sandbox *sb, const char *entry, char *what, size_t whatsz)
 {
 	struct stat st;
 	size_t n = strlen(entry);
@@ -1129,7 +1136,7 @@ still_planted(const char *entry, char *what, size_t whatsz)
 		snprintf(what, whatsz, "%s", entry);
 		return 1;
 	}
-	return sb_git_planted(entry, what, whatsz);
+	return sb_git_planted(entry, &sb->writes, what, whatsz);
 }
 
 static int
@@ -1147,7 +1154,7 @@ planted_refuses(struct ag_sandbox *sb)
 	for (i = 0; i < n; i++) {
 		char w[sizeof(what)];
 
-		if (!still_planted(sb->planted.v[i], w, sizeof(w)))
+		if (!still_planted(sb, sb->planted.v[i], w, sizeof(w)))
 			continue;
 		if (what[0] == '\0')
 			snprintf(what, sizeof(what), "%s", w);
@@ -1430,6 +1437,9 @@ protect_gitdir(struct ag_sandbox *sb, const char *gitdir, int kind, int hops)
 {
 	char p[PATH_MAX];
 
+	/* for the sweep after the command (seq_sweep), whatever the bounds */
+	if (!sb_plist_has(&sb->gitdirs, gitdir) && sb_plist_add(&sb->gitdirs, gitdir) < 0)
+		return -1;
 	if (!(kind & SD_COMMONDIR))
 		return protect_repo(sb, gitdir);
 	/* once: a worktree's git directory is kept with the repositories,
@@ -1831,6 +1841,112 @@ scan_repos(struct ag_sandbox *sb, const char *dir, int depth, size_t *budget,
 	return 0;
 }
 
+/*
+ * What git does when a stopped rebase is continued is written in the git
+ * directory (gitseq.c) and cannot be bound read-only: `git rebase
+ * --continue` in the gateway rewrites it.  So after every command (and
+ * when another gateway's command may not have been looked after, since
+ * then) every git directory the scan before it met is looked at directly,
+ * not through the bounded scan: a bound the command reaches (200,001 names
+ * made before the rebase state is written) stops the scan, not this.  State
+ * made or changed since then that holds a program git runs is set aside
+ * whole (rebase-merge.planted: git sees no rebase in progress), told and
+ * refused on as a planted hook is.  The same look follows each git
+ * directory's core.worktree again: a link the command put on its way
+ * (the work tree itself swapped for a link to ~) is set aside as a
+ * pointer (pointer_refused).
+ */
+static int pointer_refused(struct ag_sandbox *sb, const char *dir, const char *name,
+    const char *why);
+
+static long long
+now_ns(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	return (long long)now.tv_sec * 1000000000LL + now.tv_nsec;
+}
+
+/* path, or a directory on the way to it beneath a write root, changed
+ * (ctime) since: an old link in a directory renamed into place counts.
+ * A second of slack for the file system's coarse clock. */
+static int
+changed_on_way(const struct ag_sandbox *sb, const char *path, long long since)
+{
+	char p[PATH_MAX], *slash;
+	struct stat st;
+	size_t i;
+
+	snprintf(p, sizeof(p), "%s", path);
+	while (beneath_any(&sb->writes, p)) {
+		for (i = 0; i < sb->writes.n; i++)
+			if (strcmp(p, sb->writes.v[i]) == 0)
+				return 0;	/* the root itself is not the agent's to move */
+		if (lstat(p, &st) < 0 || (long long)st.st_ctim.tv_sec * 1000000000LL +
+		    st.st_ctim.tv_nsec >= since - 1000000000LL)
+			return 1;
+		if ((slash = strrchr(p, '/')) == NULL || slash == p)
+			break;
+		*slash = '\0';
+	}
+	return 0;
+}
+
+static int
+worktree_sweep(struct ag_sandbox *sb, const char *gitdir, long long since)
+{
+	char value[PATH_MAX], bad[PATH_MAX], *slash;
+	struct stat st;
+
+	if (sb_git_core_worktree(gitdir, value, sizeof(value)) <= 0 ||
+	    !sb_git_worktree_outside(gitdir, value, &sb->writes, bad, sizeof(bad)) ||
+	    lstat(bad, &st) < 0 || !S_ISLNK(st.st_mode) || !beneath_any(&sb->writes, bad) ||
+	    !changed_on_way(sb, bad, since) || (slash = strrchr(bad, '/')) == NULL)
+		return 0;	/* the account's own, or nothing the command did */
+	*slash = '\0';
+	return pointer_refused(sb, bad, slash + 1, "where a git work tree (core.worktree of "
+	    "a repository) lies: git run outside the gateway would write there");
+}
+
+/* gitdir's rebase state, made or changed since (0: any time), set aside
+ * when it holds what git runs.  0, or -1 out of memory. */
+static int
+seq_check(struct ag_sandbox *sb, const char *gitdir, long long since)
+{
+	char what[256], aside[PATH_MAX];
+	const char *name;
+
+	if (sb_git_seq_planted(gitdir, since, &name, what, sizeof(what)) != 1)
+		return 0;
+	if (sb_git_set_aside(gitdir, name, aside, sizeof(aside)) == 0) {
+		if (!sb_plist_has(&sb->planted, aside)) {
+			if (sb_plist_add(&sb->planted, aside) < 0)
+				return -1;
+			sb_planted_save(sb);
+		}
+	} else
+		sb->planted_stuck = 1;
+	if (sb->planted_now[0] == '\0')
+		snprintf(sb->planted_now, sizeof(sb->planted_now), "%.*s/%s: a rebase, "
+		    "cherry-pick or am in progress that runs a program when continued",
+		    PATH_MAX - 256, gitdir, what);
+	return 0;
+}
+
+static int
+seq_sweep(struct ag_sandbox *sb, long long since)
+{
+	size_t i;
+	int rc;
+
+	for (i = 0; i < sb->gitdirs.n; i++)
+		if ((rc = worktree_sweep(sb, sb->gitdirs.v[i], since)) < 0 ||
+		    (rc = seq_check(sb, sb->gitdirs.v[i], since)) < 0)
+			return rc;
+	return 0;
+}
+
 static int scan_all(struct ag_sandbox *sb, size_t *budget);
 
 static int
@@ -1844,9 +1960,20 @@ scan_write_roots(struct ag_sandbox *sb)
 		return rc;
 	/* another gateway's command whose check after it has not run (yet,
 	 * or ever: the gateway was killed): what was made since is looked into */
-	if (!sb->check_new)
+	if (!sb->check_new) {
 		sb->check_since = sb_pending_since(&stale);
+		/* met again by this scan: the list is whole when it completes */
+		sb_plist_free(&sb->gitdirs);
+	}
 	rc = scan_all(sb, &budget);
+	/* whatever the scan reached: the sweep does not depend on its bounds */
+	if (sb->check_new || sb->check_since != 0) {
+		int src = seq_sweep(sb, !sb->check_new ? sb->check_since : sb->cmd_start != 0 ?
+		    sb->cmd_start : now_ns());
+
+		if (rc == 0 && src < 0)
+			rc = src;
+	}
 	if (rc == 0)
 		for (i = 0; i < stale.n; i++)
 			(void)unlink(stale.v[i]);
@@ -2499,10 +2626,12 @@ ag_sandbox_after(struct ag_sandbox *sb, int *set_aside)
 }
 
 void
-ag_sandbox_command_starts(const struct ag_sandbox *sb)
+ag_sandbox_command_starts(struct ag_sandbox *sb)
 {
-	if (sb != NULL && sb->ns_user_fd >= 0 && sb->writes.n > 0)
-		sb_pending_mark();
+	if (sb == NULL || sb->ns_user_fd < 0 || sb->writes.n == 0)
+		return;
+	sb->cmd_start = now_ns();
+	sb_pending_mark();
 }
 
 int

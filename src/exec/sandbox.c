@@ -1542,6 +1542,7 @@ ag_sandbox_free(struct ag_sandbox *sb)
 	sb_scan_free(sb);
 	sb_plist_free(&sb->writes);
 	sb_plist_free(&sb->repos);
+	sb_plist_free(&sb->gitdirs);
 	sb_plist_free(&sb->planted);
 	for (i = 0; i < sb->nops; i++)
 		free(sb->ops[i].path);

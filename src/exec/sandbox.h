@@ -103,7 +103,7 @@ const char *ag_sandbox_after(struct ag_sandbox *sb, int *set_aside);
  * connections, whose scans look into git directories made since, until
  * ag_sandbox_after has run (or the gateway is found gone).
  */
-void	ag_sandbox_command_starts(const struct ag_sandbox *sb);
+void	ag_sandbox_command_starts(struct ag_sandbox *sb);
 
 /*
  * Strict tier, for the one command a validator allowed (validate/): the

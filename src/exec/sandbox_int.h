@@ -134,6 +134,9 @@ struct ag_sandbox {
 	size_t			  nscan;
 	int			  scan_read;	/* a directory was read since the last save */
 	struct plist		  repos;	/* .git directories already pinned */
+	struct plist		  gitdirs;	/* every git directory the last complete
+						 * scan met: the sweep after a command */
+	long long		  cmd_start;	/* ns: when the last command started */
 	int			  check_new;	/* the scan after a command: look into what
 						 * it created (gitplant.c) */
 	struct plist		  planted;	/* git directories so found, refused on */
@@ -261,14 +264,30 @@ int	sb_git_pointer(const char *dir, const char *name, const char *prefix, char *
 /* target (as written), real (as the gateway resolved it): 1 when git may
  * resolve it otherwise or it leads into a persistent /tmp (above). */
 int	sb_git_resolves_otherwise(const char *target, const char *real);
+/* A core.worktree value (relative to gitdir, as git reads it): 0 when it
+ * resolves beneath one of writes through no symbolic link that lies
+ * beneath one of them (the agent could point it elsewhere later); else 1,
+ * the path that fails into bad: such a link, or where the value leads. */
+int	sb_git_worktree_outside(const char *gitdir, const char *value,
+	    const struct plist *writes, char *bad, size_t badsz);
 /* gitplant.c: 1 when gitdir holds a hook other than git's samples, a
- * config key not on git's own list, or a part it cannot read as git would
- * (what names it), else 0. */
-int	sb_git_planted(const char *gitdir, char *what, size_t whatsz);
+ * config key not on git's own list (a core.worktree outside writes), or a
+ * part it cannot read as git would (what names it), else 0. */
+int	sb_git_planted(const char *gitdir, const struct plist *writes, char *what,
+	    size_t whatsz);
+/* gitplant.c: gitdir's core.worktree (config.worktree's, else config's),
+ * unquoted, into out: 1, or 0 when it has none. */
+int	sb_git_core_worktree(const char *gitdir, char *out, size_t outsz);
+/* gitseq.c: 1 when one of gitdir's rebase-merge, rebase-apply, sequencer
+ * (its name into *name) was made or changed at or after since (ns; 0: any
+ * time) and holds what git runs when it is continued (an exec line, a
+ * merge program: what says), else 0. */
+int	sb_git_seq_planted(const char *gitdir, long long since, const char **name,
+	    char *what, size_t whatsz);
 /* Renames what it finds where git does not look (NAME.planted, or
  * NAME.RANDOM.planted when that is taken), as sb_git_set_aside: 0, or
  * -1 when some of it could not be set aside. */
-int	sb_git_disarm(const char *gitdir);
+int	sb_git_disarm(const char *gitdir, const struct plist *writes);
 /* dir/name renamed to dir/name.planted (or, that name taken, to
  * dir/name.RANDOM.planted), as the caller, no link followed (a pointer
  * git would follow), its path into aside: 0, or -1.  A directory the

@@ -304,7 +304,7 @@ os.makedirs(\"$W/hk\"); p = \"$W/hk/post-commit\"; open(p, \"w\").write(\"$HOOK\
 os.rename(\"$W/hl/.git/hooks\", \"$W/hl-hooks\"); os.symlink(\"../../hk\", \"$W/hl/.git/hooks\"); print(\"made\")'"
 ag_is "$x_out" "made" "hooks_link_made"
 planted_reported "$W/hl/.git/hooks \(a symbolic link or not a directory\)" "hooks_link"
-ag_ok "hooks_link_set_aside" test -L "$W/hl/.git/hooks.planted" -a -d "$W/hl/.git/hooks" -a ! -L "$W/hl/.git/hooks"
+ag_ok "hooks_link_set_aside" test -f "$W/hl/.git/hooks.planted" -a ! -L "$W/hl/.git/hooks.planted" -a -d "$W/hl/.git/hooks" -a ! -L "$W/hl/.git/hooks"
 victims "$W/hl" "hooks_link"
 unplant "$W/hl"
 x "python3 -c 'import os
@@ -504,7 +504,10 @@ print(\"made\")'"
 	ag_is "$x_out" "linked" "work_tree_link_into_persistent_tmp_written"
 	ag_like "$x_err" "agentgate: $W/wtl \(points through /proc .* or into a persistent /tmp .*\).*set aside" \
 	    "work_tree_link_into_persistent_tmp_set_aside_and_said" "$x_err"
-	ag_ok "work_tree_link_is_no_longer_there" test ! -L "$W/wtl" -a -L "$W/wtl.planted"
+	# red team 23, L3: not renamed (a link still, which a review would
+	# follow into the repository there) but replaced by a note naming it
+	ag_ok "work_tree_link_is_no_longer_there" test ! -L "$W/wtl" -a ! -L "$W/wtl.planted" -a -f "$W/wtl.planted"
+	ag_like "$(cat "$W/wtl.planted")" "a symbolic link to: $T/wt" "work_tree_link_note_says_where_it_led"
 	victims "$W/wtl" "work_tree_link_into_persistent_tmp"
 	rm -f "$PWN" "$W/wtl.planted"
 	rm -rf "$T/wt"

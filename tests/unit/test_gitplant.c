@@ -1,7 +1,11 @@
 /* test_gitplant.c - what the scan after a command takes for planted in a
  * new git directory (src/exec/gitplant.c): hooks other than git's samples,
  * config keys off git's own list, a config it cannot read as git would, a
- * part that is a link; and what it leaves alone. */
+ * part that is a link; and what it leaves alone.  And what the look after a
+ * command takes for a program in a rebase's state (src/exec/gitseq.c): a
+ * todo's exec line, a strategy other than git's own, options am would hand
+ * to git apply that it does not pass itself, sequencer/opts' strategy;
+ * what it leaves alone (git's own state, one older than the command). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -56,7 +61,7 @@ teardown(void **state)
 static int
 planted(char *what, size_t n)
 {
-	return sb_git_planted(dir, what, n);
+	return sb_git_planted(dir, NULL, what, n);
 }
 
 static void
@@ -90,6 +95,16 @@ program_keys_are_planted(void **state)
 		"[gpg \"ssh\"]\n\tdefaultKeyCommand = x\n", "[trailer \"t\"]\n\tcommand = x\n",
 		"[interactive]\n\tdiffFilter = x\n", "[mergetool \"m\"]\n\tpath = x\n",
 		"[remote \"o\"]\n\turl = ext::sh -c x\n", "[remote \"o\"]\n\tvcs = x\n",
+		/* judged as git reads the value: quotes and escapes undone
+		 * (red team 23, L2); a helper of an unknown scheme */
+		"[remote \"o\"]\n\turl = ext:\"\":sh -c x\n",
+		"[remote \"o\"]\n\turl = \"ext::sh\" # c\n",
+		"[remote \"o\"]\n\turl = ext\\\"::x\n", "[remote \"o\"]\n\turl = a\\qb\n",
+		"[remote \"o\"]\n\turl = \"x\n", "[remote \"o\"]\n\turl = foo://x/y\n",
+		"[remote \"o\"]\n\tpushurl = HTTPS://x/y\n",
+		"[submodule \"s\"]\n\tupdate = \"!x\"\n",
+		/* a work tree outside the write roots (none here) */
+		"[core]\n\tworktree = /\n", "[core]\n\tworktree = ../x\n", "[core]\n\tworktree\n",
 		/* read otherwise than git reads it: counted as planted */
 		"\xef\xbb\xbf[core]\n\tbare = false\n",
 		"[core]\n\tzz = a\\\n[user]\n\tname = x\n", "[core\n\tbare = false\n",
@@ -134,7 +149,7 @@ linked_parts_are_planted_and_set_aside(void **state)
 	assert_int_equal(symlink("elsewhere", p), 0);
 	assert_int_equal(planted(what, sizeof(what)), 1);
 	assert_non_null(strstr(what, "/config (a symbolic link)"));
-	assert_int_equal(sb_git_disarm(dir), 0);
+	assert_int_equal(sb_git_disarm(dir, NULL), 0);
 	assert_int_not_equal(lstat(p, &st), 0);
 	snprintf(p, sizeof(p), "%s/config.planted", dir);
 	assert_int_equal(unlink(p), 0);
@@ -144,10 +159,11 @@ linked_parts_are_planted_and_set_aside(void **state)
 	assert_int_equal(symlink("hooks-real", p), 0);
 	assert_int_equal(planted(what, sizeof(what)), 1);
 	assert_non_null(strstr(what, "/hooks (a symbolic link"));
-	assert_int_equal(sb_git_disarm(dir), 0);
+	assert_int_equal(sb_git_disarm(dir, NULL), 0);
+	/* a link is not renamed but replaced by a note (red team 23, L3) */
 	snprintf(p, sizeof(p), "%s/hooks.planted", dir);
 	assert_int_equal(lstat(p, &st), 0);
-	assert_true(S_ISLNK(st.st_mode));
+	assert_true(S_ISREG(st.st_mode));
 }
 
 static void
@@ -161,7 +177,7 @@ a_hook_is_planted_and_disarmed(void **state)
 	put("hooks/post-commit", "#!/bin/sh\ntouch x\n");
 	assert_int_equal(planted(what, sizeof(what)), 1);
 	assert_non_null(strstr(what, "/hooks/post-commit"));
-	sb_git_disarm(dir);
+	sb_git_disarm(dir, NULL);
 	snprintf(p, sizeof(p), "%s/hooks/post-commit", dir);
 	assert_int_not_equal(lstat(p, &st), 0);
 	snprintf(p, sizeof(p), "%s/hooks/post-commit.planted", dir);
@@ -181,7 +197,7 @@ a_config_is_set_aside(void **state)
 
 	(void)state;
 	put("config", "[core]\n\tpager = less\n");
-	sb_git_disarm(dir);
+	sb_git_disarm(dir, NULL);
 	snprintf(p, sizeof(p), "%s/config", dir);
 	assert_int_not_equal(lstat(p, &st), 0);
 	assert_int_equal(planted(what, sizeof(what)), 1);
@@ -189,6 +205,155 @@ a_config_is_set_aside(void **state)
 	snprintf(p, sizeof(p), "%s/config.planted", dir);
 	unlink(p);
 	assert_int_equal(planted(what, sizeof(what)), 0);
+}
+
+/* core.worktree: beneath a write root, through no link there (red team
+ * 23, H2); git's submodule form, relative to the git directory */
+static void
+worktree_beneath_the_write_roots(void **state)
+{
+	struct plist w = { NULL, 0, 0 };
+	char what[512], p[256], root[256];
+
+	(void)state;
+	assert_non_null(realpath(dir, root));
+	assert_int_equal(sb_plist_add(&w, root), 0);
+	snprintf(p, sizeof(p), "%s/sub", dir);
+	assert_int_equal(mkdir(p, 0755), 0);
+	put("config", "[core]\n\tworktree = ../x/../sub\n");
+	assert_int_equal(planted(what, sizeof(what)), 1);	/* no roots given */
+	assert_int_equal(sb_git_planted(dir, &w, what, sizeof(what)), 1);	/* dir/.. */
+	put("config", "[core]\n\tworktree = sub/./\n");
+	assert_int_equal(sb_git_planted(dir, &w, what, sizeof(what)), 0);
+	put("config", "[core]\n\tworktree = \"not-yet\"\n");
+	assert_int_equal(sb_git_planted(dir, &w, what, sizeof(what)), 0);
+	put("config", "[core]\n\tworktree = sub/../..\n");
+	assert_int_equal(sb_git_planted(dir, &w, what, sizeof(what)), 1);
+	put("config", "[core]\n\tworktree = /\n");
+	assert_int_equal(sb_git_planted(dir, &w, what, sizeof(what)), 1);
+	/* a link beneath the root, even one leading back into it */
+	snprintf(p, sizeof(p), "%s/ln", dir);
+	assert_int_equal(symlink("sub", p), 0);
+	put("config", "[core]\n\tworktree = ln\n");
+	assert_int_equal(sb_git_planted(dir, &w, what, sizeof(what)), 1);
+	assert_non_null(strstr(what, "/ln is outside the write roots or a link"));
+	sb_plist_free(&w);
+}
+
+/* ---- a rebase's state (gitseq.c): what continuing it runs ---------------- */
+
+static void
+state_dirs(void)
+{
+	static const char *const names[] = { "rebase-merge", "rebase-apply", "sequencer", NULL };
+	char p[128];
+	size_t i;
+
+	for (i = 0; names[i] != NULL; i++) {
+		snprintf(p, sizeof(p), "%s/%s", dir, names[i]);
+		assert_int_equal(mkdir(p, 0755), 0);
+	}
+}
+
+static int
+seq_planted(char *what, size_t n)
+{
+	const char *name = NULL;
+	int rc = sb_git_seq_planted(dir, 0, &name, what, n);
+
+	if (rc)
+		assert_non_null(name);
+	return rc;
+}
+
+static void
+gits_own_state_runs_nothing(void **state)
+{
+	char what[256];
+
+	(void)state;
+	state_dirs();
+	put("rebase-merge/git-rebase-todo", "pick 1234567 one\n  p 89abcde two\n"
+	    "fixup -C 1111111 three\r\nlabel onto\nreset onto\nmerge -C 2222222 x # m\n"
+	    "update-ref refs/heads/b\nbreak\n\n# exec not this\n# x nor this\n");
+	put("rebase-merge/done", "exec make test\n");	/* run already */
+	put("rebase-merge/strategy", "ort\n");
+	put("rebase-merge/strategy_opts", " '--theirs'");
+	put("rebase-merge/gpg_sign_opt", "-S");
+	put("rebase-apply/apply-opt", " '--whitespace=fix' '-C1' '--reject'");
+	put("sequencer/todo", "pick 1234567 a\nrevert 89abcde b\n");
+	put("sequencer/opts", "[options]\n\tstrategy = recursive\n\tstrategy-option = "
+	    "theirs\n\tsignoff = true\n");
+	assert_int_equal(seq_planted(what, sizeof(what)), 0);
+}
+
+static void
+programs_are_planted(void **state)
+{
+	static const struct { const char *file, *text, *why; } c[] = {
+		{ "rebase-merge/git-rebase-todo", "pick 1 a\nexec id\n", "line 2: exec" },
+		{ "rebase-merge/git-rebase-todo", "\t x id\n", "line 1: x" },
+		{ "rebase-merge/git-rebase-todo", "Exec id\n", "line 1: Exec" },
+		{ "rebase-merge/git-rebase-todo", "pick\x01 1\n", "line 1:" },
+		{ "rebase-merge/strategy", "x/../pay\n", "git-merge-x/../pay" },
+		{ "rebase-apply/apply-opt", " '--unsafe-paths' '--directory=/etc'", "apply-opt" },
+		{ "rebase-apply/apply-opt", " '--uns'", "apply-opt" },
+		{ "sequencer/todo", "exec id\n", "line 1: exec" },
+		{ "sequencer/opts", "[options]\n\tstrategy = x\n", "opts:" },
+		{ "sequencer/opts", "[options]\n\tstrategy = \"ort\"\n", "opts:" },
+		{ NULL, NULL, NULL }
+	};
+	char what[256], p[256];
+	size_t i;
+
+	(void)state;
+	state_dirs();
+	for (i = 0; c[i].file != NULL; i++) {
+		put(c[i].file, c[i].text);
+		assert_int_equal(seq_planted(what, sizeof(what)), 1);
+		if (strstr(what, c[i].why) == NULL)
+			fail_msg("%s: %s", c[i].text, what);
+		snprintf(p, sizeof(p), "%s/%s", dir, c[i].file);
+		unlink(p);
+	}
+}
+
+static void
+links_and_odd_files_are_planted(void **state)
+{
+	char what[256], p[256];
+
+	(void)state;
+	state_dirs();
+	snprintf(p, sizeof(p), "%s/rebase-merge/git-rebase-todo", dir);
+	assert_int_equal(symlink("/tmp/elsewhere", p), 0);
+	assert_int_equal(seq_planted(what, sizeof(what)), 1);
+	assert_non_null(strstr(what, "not a regular file"));
+	unlink(p);
+	snprintf(p, sizeof(p), "%s/rebase-merge", dir);
+	assert_int_equal(rmdir(p), 0);
+	assert_int_equal(symlink("/tmp/elsewhere", p), 0);
+	assert_int_equal(seq_planted(what, sizeof(what)), 1);
+	assert_non_null(strstr(what, "rebase-merge (a symbolic link)"));
+}
+
+static void
+older_state_is_left_alone(void **state)
+{
+	struct timespec now;
+	const char *name = NULL;
+	char what[256];
+
+	(void)state;
+	state_dirs();
+	put("rebase-merge/git-rebase-todo", "exec id\n");
+	clock_gettime(CLOCK_REALTIME, &now);
+	/* a command that started after it was written (past the slack) */
+	assert_int_equal(sb_git_seq_planted(dir, (long long)now.tv_sec * 1000000000LL +
+	    now.tv_nsec + 5000000000LL, &name, what, sizeof(what)), 0);
+	assert_int_equal(sb_git_seq_planted(dir, (long long)now.tv_sec * 1000000000LL +
+	    now.tv_nsec, &name, what, sizeof(what)), 1);
+	assert_string_equal(name, "rebase-merge");
 }
 
 int
@@ -202,6 +367,11 @@ main(void)
 		cmocka_unit_test_setup_teardown(a_nul_byte_is_planted, setup, teardown),
 		cmocka_unit_test_setup_teardown(linked_parts_are_planted_and_set_aside, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(worktree_beneath_the_write_roots, setup, teardown),
+		cmocka_unit_test_setup_teardown(gits_own_state_runs_nothing, setup, teardown),
+		cmocka_unit_test_setup_teardown(programs_are_planted, setup, teardown),
+		cmocka_unit_test_setup_teardown(links_and_odd_files_are_planted, setup, teardown),
+		cmocka_unit_test_setup_teardown(older_state_is_left_alone, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
