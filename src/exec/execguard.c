@@ -528,8 +528,9 @@ keep_connect(struct ag_execguard *g, const struct ag_conn_note *note)
 
 	for (i = 0; i < g->ndenials; i++)	/* a client that retries: once */
 		if (g->denials[i].is_connect && g->denials[i].allowed == note->allowed &&
-		    g->denials[i].path != NULL && strcmp(g->denials[i].path, note->path) == 0)
-			return;
+		    g->denials[i].path != NULL && strcmp(g->denials[i].path, note->path) == 0 &&
+		    (g->denials[i].error == NULL) == (note->error[0] == '\0'))
+			return;	/* a failed connect and a good one are both told */
 	if ((d = slot(g, 1)) == NULL)
 		return;
 	d->is_connect = 1;
@@ -707,7 +708,11 @@ thread_main(void *arg)
 	int listener = recv_listener(g);
 
 	if (listener >= 0) {
+		if (ag_sockconnect_thread_start() < 0)
+			ag_log(LOG_WARNING, "exec supervisor: no timer for connects (%s): each "
+			    "will fail", strerror(errno));
 		serve(g, listener);
+		ag_sockconnect_thread_end();
 		close(listener);
 	}
 	return NULL;

@@ -52,15 +52,19 @@ any_at(const char *dir, const char *name)
 }
 
 /*
- * The first line of dir/name, a regular file (links followed, as git
- * does; a FIFO is not waited on), into out: 1 read, 0 absent or not a
- * regular file, -1 too long to be a path.
+ * The text of dir/name, a regular file (links followed, as git does; a
+ * FIFO is not waited on), as git reads a .git file or commondir: the
+ * whole file up to a NUL, its trailing CRs and LFs cut, a newline within
+ * kept (a path git follows through a directory named "x\n": red team
+ * 33-25, H2).  1 read, 0 absent or not a regular file, -1 too long to be
+ * a path.
  */
 static int
-first_line(const char *dir, const char *name, char *out, size_t outsz)
+pointer_text(const char *dir, const char *name, char *out, size_t outsz)
 {
 	char p[PATH_MAX];
 	struct stat st;
+	size_t got = 0, len;
 	ssize_t n;
 	int fd;
 
@@ -71,15 +75,21 @@ first_line(const char *dir, const char *name, char *out, size_t outsz)
 		close(fd);
 		return 0;
 	}
-	do
-		n = read(fd, out, outsz - 1);
-	while (n < 0 && errno == EINTR);
+	while (got < outsz - 1) {
+		n = read(fd, out + got, outsz - 1 - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
 	close(fd);
-	if (n < 0)
-		return 0;
-	out[n] = '\0';
-	out[strcspn(out, "\r\n")] = '\0';
-	return (size_t)n == outsz - 1 && strlen(out) == outsz - 1 ? -1 : 1;
+	out[got] = '\0';
+	if (got == outsz - 1 && strlen(out) == got)
+		return -1;
+	for (len = strlen(out); len > 0 && (out[len - 1] == '\n' || out[len - 1] == '\r'); len--)
+		out[len - 1] = '\0';
+	return 1;
 }
 
 int
@@ -142,7 +152,7 @@ sb_git_pointer(const char *dir, const char *name, const char *prefix, char *out,
 	const char *target = line;
 	int rc;
 
-	if ((rc = first_line(dir, name, line, sizeof(line))) <= 0)
+	if ((rc = pointer_text(dir, name, line, sizeof(line))) <= 0)
 		return rc;
 	if (prefix != NULL) {
 		if (strncmp(line, prefix, strlen(prefix)) != 0)
@@ -185,6 +195,27 @@ within_any(const struct plist *roots, const char *path)
  * to repoint after the check, so the walk stops there; a name that does
  * not exist (yet) is taken as written.
  */
+/*
+ * A link no process of the account can change: root's, in a directory
+ * that is root's and writable by no one else.  A link of the account's
+ * anywhere (the persistent /tmp's host directory, a sticky /tmp) can be
+ * pointed elsewhere after the check (red team 33-25, H7).
+ */
+static int
+link_fixed(const char *path, const struct stat *st)
+{
+	char dir[PATH_MAX];
+	struct stat ds;
+	char *slash;
+
+	if (st->st_uid != 0 || snprintf(dir, sizeof(dir), "%s", path) >= (int)sizeof(dir) ||
+	    (slash = strrchr(dir, '/')) == NULL)
+		return 0;
+	slash[slash == dir ? 1 : 0] = '\0';
+	return lstat(dir, &ds) == 0 && S_ISDIR(ds.st_mode) && ds.st_uid == 0 &&
+	    !(ds.st_mode & (S_IWGRP | S_IWOTH));
+}
+
 int
 sb_git_worktree_outside(const char *gitdir, const char *value, const struct plist *writes,
     char *bad, size_t badsz)
@@ -225,7 +256,8 @@ sb_git_worktree_outside(const char *gitdir, const char *value, const struct plis
 		p += n;
 		if (!gone && lstat(next, &st) == 0) {
 			if (S_ISLNK(st.st_mode)) {
-				if (within_any(writes, next) || realpath(next, cur) == NULL) {
+				if (within_any(writes, next) || !link_fixed(next, &st) ||
+				    realpath(next, cur) == NULL) {
 					snprintf(bad, badsz, "%s", next);
 					return 1;
 				}

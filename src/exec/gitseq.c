@@ -123,6 +123,66 @@ apply_opt_runs(const char *buf, char *what, size_t whatsz)
 	return 1;
 }
 
+/*
+ * A strategy option git passes to the merge as --OPT: only the ones that
+ * change how it merges, not where it writes (resolve's --index-output=
+ * wrote an index at any path: red team 33-25, H4).  n: its length.
+ */
+static int
+strategy_option_ok(const char *o, size_t n)
+{
+	static const char *const ok[] = { "ours", "theirs", "patience", "histogram",
+		"minimal", "ignore-space-change", "ignore-all-space", "ignore-space-at-eol",
+		"ignore-cr-at-eol", "renormalize", "no-renormalize", "no-renames",
+		"find-renames", "find-renames=", "rename-threshold=", "diff-algorithm=",
+		"subtree", "subtree=", NULL };
+	size_t i, k;
+
+	if (n >= 2 && o[0] == '-' && o[1] == '-') {
+		o += 2;
+		n -= 2;
+	}
+	for (i = 0; ok[i] != NULL; i++) {
+		k = strlen(ok[i]);
+		if (ok[i][k - 1] == '=' ? n >= k && strncmp(o, ok[i], k) == 0 :
+		    n == k && strncmp(o, ok[i], k) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* strategy_opts (rebase-merge/): git writes each option single-quoted
+ * (" '--theirs'") and splits it like a command line; a word quoted any
+ * other way is taken as running (what it would split to is not judged). */
+static int
+strategy_opts_run(const char *buf, char *what, size_t whatsz)
+{
+	const char *w = buf, *o;
+	size_t n, on;
+
+	for (;;) {
+		w += strspn(w, " \t\r\n");
+		if ((n = strcspn(w, " \t\r\n")) == 0)
+			return 0;
+		o = w;
+		on = n;
+		if (n >= 2 && w[0] == '\'' && w[n - 1] == '\'') {
+			o = w + 1;
+			on = n - 2;
+		}
+		if (memchr(o, '\'', on) != NULL || memchr(o, '"', on) != NULL ||
+		    memchr(o, '\\', on) != NULL) {
+			snprintf(what, whatsz, "quoted strategy options");
+			return 1;
+		}
+		if (!strategy_option_ok(o, on)) {
+			snprintf(what, whatsz, "strategy option %.*s", on > 40 ? 40 : (int)on, o);
+			return 1;
+		}
+		w += n;
+	}
+}
+
 /* sequencer/opts, as git_config_set_in_file writes it: "[options]" and
  * "\tKEY = VALUE" lines, a strategy only one of git's own. */
 static int
@@ -154,6 +214,8 @@ opts_runs(const char *buf, char *what, size_t whatsz)
 			break;
 		if (strcmp(keys[i], "strategy") == 0 && !strategy_builtin(v, vn))
 			break;
+		if (strcmp(keys[i], "strategy-option") == 0 && !strategy_option_ok(v, vn))
+			break;
 	}
 	if (*l == '\0')
 		return 0;
@@ -175,7 +237,7 @@ file_runs(int dfd, const char *name, char *what, size_t whatsz)
 
 	if (strcmp(name, "git-rebase-todo") != 0 && strcmp(name, "todo") != 0 &&
 	    strcmp(name, "strategy") != 0 && strcmp(name, "apply-opt") != 0 &&
-	    strcmp(name, "opts") != 0)
+	    strcmp(name, "opts") != 0 && strcmp(name, "strategy_opts") != 0)
 		return 0;	/* data: ids, messages, patches, flags */
 	if ((fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
 	    O_CLOEXEC)) < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
@@ -199,12 +261,21 @@ file_runs(int dfd, const char *name, char *what, size_t whatsz)
 	if (got != (size_t)st.st_size || memchr(buf, '\0', got) != NULL) {
 		snprintf(why, sizeof(why), "cannot be read as git reads it");
 		rc = 1;
-	} else if (strcmp(name, "strategy") == 0)
-		rc = !strategy_builtin(buf, strcspn(buf, "\n")) &&
+	} else if (strcmp(name, "strategy") == 0) {
+		/* git takes the whole file but one trailing newline (read_oneliner):
+		 * "resolve\n/../pay" is git-merge-resolve\n/../pay (red team 33-25) */
+		size_t len = got;
+
+		if (len > 0 && buf[len - 1] == '\n' && --len > 0 && buf[len - 1] == '\r')
+			len--;
+		rc = !strategy_builtin(buf, len) &&
 		    snprintf(why, sizeof(why), "names the merge program git-merge-%.*s",
-		    strcspn(buf, "\n") > 40 ? 40 : (int)strcspn(buf, "\n"), buf) > 0;
+		    len > 40 ? 40 : (int)len, buf) > 0;
+	}
 	else if (strcmp(name, "apply-opt") == 0)
 		rc = apply_opt_runs(buf, why, sizeof(why));
+	else if (strcmp(name, "strategy_opts") == 0)
+		rc = strategy_opts_run(buf, why, sizeof(why));
 	else if (strcmp(name, "opts") == 0)
 		rc = opts_runs(buf, why, sizeof(why));
 	else

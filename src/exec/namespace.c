@@ -279,7 +279,7 @@ out:
 static int
 ns_apply(const struct ag_sandbox *sb, size_t from, size_t to)
 {
-	char opts[64];
+	char opts[128];
 	size_t i;
 
 	for (i = from; i < to; i++) {
@@ -297,10 +297,22 @@ ns_apply(const struct ag_sandbox *sb, size_t from, size_t to)
 			continue;	/* hide_run's */
 		case NSOP_GONE:
 			continue;
-		case NSOP_TMPFS:
-			rc = mount("tmpfs", o->path, "tmpfs", o->flags, o->size > 0 ?
-			    str_num(opts, "mode=0700,size=", (unsigned long long)o->size) : "mode=0700,size=1m");
+		case NSOP_TMPFS: {
+			/* files as well as bytes: an empty file costs kernel
+			 * memory that size= does not count (red team 32c-23);
+			 * one per 4 KiB of the size, at least 16384 */
+			unsigned long long sz = o->size > 0 ? (unsigned long long)o->size : 1ULL << 20;
+			unsigned long long ni = sz / 4096 > 16384 ? sz / 4096 : 16384;
+			char ino[64];
+			size_t k;
+
+			str_num(opts, "mode=0700,size=", sz);
+			str_num(ino, ",nr_inodes=", ni);
+			k = strlen(opts);
+			memcpy(opts + k, ino, strlen(ino) + 1);
+			rc = mount("tmpfs", o->path, "tmpfs", o->flags, opts);
 			break;
+		}
 		case NSOP_RDONLY:
 			rc = mount(NULL, o->path, NULL, o->flags, NULL);
 			break;

@@ -1074,6 +1074,7 @@ build_seccomp(struct ag_sandbox *sb)
  */
 #define AG_MEMORY_STRICT	(1LL << 30)	/* 1 GiB */
 #define AG_MEMORY_DEVELOPER	(8LL << 30)	/* 8 GiB */
+#define AG_SIGPENDING		1024		/* queued signals (RLIMIT_SIGPENDING) */
 
 static void
 set_limits(struct ag_sandbox *sb, const struct ag_limits *l, enum ag_tier tier)
@@ -1094,6 +1095,14 @@ set_limits(struct ag_sandbox *sb, const struct ag_limits *l, enum ag_tier tier)
 		sb->rl[t[i].idx].rlim_cur = (rlim_t)t[i].v;
 		sb->rl[t[i].idx].rlim_max = (rlim_t)t[i].v;
 	}
+	/*
+	 * Queued signals are counted per uid, the gateway's with its
+	 * commands': a command that queued the account's whole allowance
+	 * would leave the gateway none (its supervisor's timers, every
+	 * session's).  A command may queue this many.
+	 */
+	sb->rl_set[RL_SIGPENDING] = 1;
+	sb->rl[RL_SIGPENDING].rlim_cur = sb->rl[RL_SIGPENDING].rlim_max = AG_SIGPENDING;
 	/* SIGXCPU at the soft limit, SIGKILL a second later */
 	if (sb->rl_set[RL_CPU])
 		sb->rl[RL_CPU].rlim_max = sb->rl[RL_CPU].rlim_cur + 1;
@@ -1635,7 +1644,7 @@ int
 ag_sandbox_child_enter(const struct ag_sandbox *sb)
 {
 	static const int res[RL_COUNT] = { RLIMIT_NPROC, RLIMIT_NOFILE, RLIMIT_FSIZE, RLIMIT_CPU,
-	    RLIMIT_AS, RLIMIT_DATA };
+	    RLIMIT_AS, RLIMIT_DATA, RLIMIT_SIGPENDING };
 	int i;
 
 	if (sb == NULL)
@@ -1673,7 +1682,7 @@ int
 ag_sandbox_zygote_kit(const struct ag_sandbox *sb, struct ag_zygote_kit *k)
 {
 	static const int res[RL_COUNT] = { RLIMIT_NPROC, RLIMIT_NOFILE, RLIMIT_FSIZE, RLIMIT_CPU,
-	    RLIMIT_AS, RLIMIT_DATA };
+	    RLIMIT_AS, RLIMIT_DATA, RLIMIT_SIGPENDING };
 	int i;
 
 	/* best_effort's runner enters the inner ruleset itself: forked here */

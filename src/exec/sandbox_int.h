@@ -67,7 +67,7 @@ struct nsop {
 #define SCAN_ENTRIES	200000	/* directory entries looked at per scan */
 #define MAX_RUN_KEEP	32	/* paths beneath /run a profile may name */
 
-enum { RL_NPROC, RL_NOFILE, RL_FSIZE, RL_CPU, RL_AS, RL_DATA, RL_COUNT };
+enum { RL_NPROC, RL_NOFILE, RL_FSIZE, RL_CPU, RL_AS, RL_DATA, RL_SIGPENDING, RL_COUNT };
 
 /*
  * What the repository scan read in one directory, kept for the next scan

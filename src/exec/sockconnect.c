@@ -78,24 +78,52 @@ wake_install(void)
 		wake_signal = 0;
 }
 
-/* connect(2) on the process's socket, bounded as above.  0 or -errno. */
-static int
-connect_for(int sock, const void *sa, socklen_t len, int listener, uint64_t id)
+/*
+ * The supervisor thread's timer, made once when it starts: a timer's
+ * signal is allocated when it is made, and queued signals are counted per
+ * uid, so one made per connect could be refused once a command of the
+ * account had queued its allowance (red team 32c-23).
+ */
+static __thread timer_t wake_timer;
+static __thread int wake_ready;
+
+int
+ag_sockconnect_thread_start(void)
 {
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
-	struct itimerspec it;
 	struct sigevent ev;
-	sigset_t one;
-	timer_t t;
-	int rc, dom = 0, fl, tries;
-	socklen_t dl = sizeof(dom);
 
 	pthread_once(&once, wake_install);
+	if (wake_signal == 0)
+		return -1;
 	memset(&ev, 0, sizeof(ev));
 	ev.sigev_notify = SIGEV_THREAD_ID;
 	ev.sigev_signo = wake_signal;
 	ev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
-	if (wake_signal == 0 || timer_create(CLOCK_MONOTONIC, &ev, &t) < 0)
+	if (timer_create(CLOCK_MONOTONIC, &ev, &wake_timer) < 0)
+		return -1;
+	wake_ready = 1;
+	return 0;
+}
+
+void
+ag_sockconnect_thread_end(void)
+{
+	if (wake_ready)
+		timer_delete(wake_timer);
+	wake_ready = 0;
+}
+
+/* connect(2) on the process's socket, bounded as above.  0 or -errno. */
+static int
+connect_for(int sock, const void *sa, socklen_t len, int listener, uint64_t id)
+{
+	struct itimerspec it;
+	sigset_t one;
+	int rc, dom = 0, fl, tries;
+	socklen_t dl = sizeof(dom);
+
+	if (!wake_ready)
 		return -EAGAIN;		/* no bound: no connect */
 	sigemptyset(&one);
 	sigaddset(&one, wake_signal);
@@ -103,14 +131,13 @@ connect_for(int sock, const void *sa, socklen_t len, int listener, uint64_t id)
 	it.it_value.tv_sec = CONNECT_WAIT_MS / 1000;
 	it.it_value.tv_nsec = (CONNECT_WAIT_MS % 1000) * 1000000L;
 	pthread_sigmask(SIG_UNBLOCK, &one, NULL);
-	if (timer_settime(t, 0, &it, NULL) < 0)
+	if (timer_settime(wake_timer, 0, &it, NULL) < 0)
 		rc = -EAGAIN;
 	else
 		rc = connect(sock, sa, len) < 0 ? -errno : 0;
 	memset(&it, 0, sizeof(it));
-	(void)timer_settime(t, 0, &it, NULL);
+	(void)timer_settime(wake_timer, 0, &it, NULL);
 	pthread_sigmask(SIG_BLOCK, &one, NULL);
-	timer_delete(t);
 	if (rc != -EINTR && rc != -EINPROGRESS)
 		return rc;
 	(void)getsockopt(sock, SOL_SOCKET, SO_DOMAIN, &dom, &dl);

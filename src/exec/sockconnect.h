@@ -79,6 +79,11 @@ int	ag_sockconnect_answer(int listener, const struct seccomp_notif *n,
 	    const struct ag_unix_rules *r, int room, struct seccomp_notif_resp *resp,
 	    struct ag_conn_note *note);
 
+/* On the supervisor's thread, when it starts and ends: the timer that
+ * bounds each connect (0, or -1: every connect will fail with EAGAIN). */
+int	ag_sockconnect_thread_start(void);
+void	ag_sockconnect_thread_end(void);
+
 /* The kernel lets the supervisor take a process's socket (pidfd_getfd,
  * Linux 5.6): without it every connect fails. */
 int	ag_sockconnect_available(void);

@@ -493,6 +493,23 @@ open(\"$W/pc/.git/commondir\", \"w\").write(\"$T/ev\\n\"); print(\"pointed\")'"
 	rm -rf "$T/ev"
 	x 'echo works-again'
 	ag_is "$x_out" "works-again" "persistent_tmp_pointer_commands_run_again_once_it_is_gone"
+	# red team 33-25, H2: the same commondir behind a first line that
+	# points nowhere special: git reads the whole file ("nl\n/../..." is a
+	# directory named "nl<newline>" and on), and so does the check
+	x "git init -q ~/work/pc2 && python3 -c 'import os, shutil
+for d in (\"objects\", \"refs/heads\", \"hooks\"): os.makedirs(\"/tmp/ev/\" + d, exist_ok=True)
+shutil.copy(\"$W/pc2/.git/config\", \"/tmp/ev/config\")
+open(\"/tmp/ev/config\", \"a\").write(\"[core]\\n\\tfsmonitor = touch $PWN\\n\")
+os.makedirs(\"$W/pc2/.git/nl\\n\")
+open(\"$W/pc2/.git/commondir\", \"w\").write(\"nl\\n/../\" + os.path.relpath(\"$T/ev\", \"$W/pc2/.git\") + \"\\n\"); print(\"pointed\")'"
+	ag_is "$x_out" "pointed" "newline_pointer_written"
+	ag_like "$x_err" "commondir.*(points through /proc .* or into a persistent /tmp|was put in a git repository)" \
+	    "newline_pointer_caught" "$x_err"
+	ag_ok "newline_pointer_set_aside" test ! -e "$W/pc2/.git/commondir"
+	victims "$W/pc2" "newline_pointer"
+	rm -rf "$W/pc2" "$T/ev"
+	x 'echo works-again'
+	ag_is "$x_out" "works-again" "newline_pointer_commands_run_again_once_it_is_gone"
 	# red team 22, H1: a work tree that is a link into the persistent
 	# /tmp's host path, its .git (hooks and all) made there in an
 	# earlier command, where no scan looks: the link is a pointer too

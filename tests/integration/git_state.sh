@@ -99,6 +99,23 @@ planted_reported "$W/r3/.git/rebase-merge/strategy \(names the merge program git
 continued "$W/r3" "strategy"
 unplant "$W/r3"
 
+# ... a strategy that is git's own on its first line only (git reads the
+# whole file: "resolve\n/../pay" runs git-merge-resolve\n/../pay)
+stopped r3b
+x "cd ~/work/r3b && python3 -c \"import os; os.makedirs('git-merge-resolve\\n', exist_ok=True); open('pay', 'w').write('#!/bin/sh\\ntouch $PWN\\n'); os.chmod('pay', 0o755); open('.git/rebase-merge/strategy', 'w').write('resolve\\n/../pay\\n')\" && echo 3 > f && git add f && echo edited"
+ag_is "$x_out" "edited" "strategy_with_a_newline_written"
+planted_reported "$W/r3b/.git/rebase-merge/strategy \(names the merge program git-merge-resolve" "strategy_with_a_newline"
+continued "$W/r3b" "strategy_with_a_newline"
+unplant "$W/r3b"
+# ... git's own strategy with an option that writes where it is told
+stopped r3c
+x "cd ~/work/r3c && printf 'resolve\n' > .git/rebase-merge/strategy && printf -- '--index-output=$PUB/idx\n' > .git/rebase-merge/strategy_opts && echo 3 > f && git add f && echo edited"
+ag_is "$x_out" "edited" "strategy_option_written"
+planted_reported "$W/r3c/.git/rebase-merge/strategy_opts \(strategy option --index-output" "strategy_option"
+continued "$W/r3c" "strategy_option"
+ag_ok "strategy_option_wrote_no_index_outside" test ! -e "$PUB/idx"
+unplant "$W/r3c"
+
 # ---- H1: the scan's bound reached in the same command: the sweep does not stop ---
 stopped r4
 x "python3 -c 'import os
@@ -194,6 +211,18 @@ print(\"made\")'"
 ag_is "$x_out" "made" "module_worktree_made"
 planted_reported "$W/w6/.git/modules/m/config \(core.worktree: $H is outside" "module_worktree"
 unplant "$W/w6"
+# ... through a link of the account's outside the write roots: in the
+# persistent /tmp, named by its host path (the gateway follows it there),
+# it could be pointed at ~ later (red team 33-25, H7)
+x "grep ' /tmp ' /proc/self/mountinfo"
+T=$(printf '%s\n' "$x_out" | awk '$5 == "/tmp" { print $4; exit }')
+if [ -n "$T" ] && [ -d "$T" ]; then
+	x "mkdir -p ~/work/w7t && ln -sfn $W/w7t /tmp/w7lnk && git init -q ~/work/w7 && git -C ~/work/w7 config core.worktree $T/w7lnk && echo made"
+	ag_is "$x_out" "made" "linked_worktree_made"
+	ag_like "$x_err" "core.worktree: .* is outside the write roots" "linked_worktree_planted" "$x_err"
+	rm -f "$T/w7lnk"
+	unplant "$W/w7"
+fi
 # a work tree beneath the write roots (git's submodule form), swapped for a
 # link to ~ by a later command: the link is set aside (a note in its place)
 x "mkdir -p ~/work/w3 && cd ~/work/w3 && git init -q -b master && git commit -q --allow-empty -m base && git checkout -q -b feature && echo 'touch $PWN' > .bash_aliases && git add -A && git commit -qm tools && git checkout -q master && mkdir sub && git config core.worktree ../sub && echo made"

@@ -296,6 +296,12 @@ programs_are_planted(void **state)
 		{ "rebase-merge/git-rebase-todo", "Exec id\n", "line 1: Exec" },
 		{ "rebase-merge/git-rebase-todo", "pick\x01 1\n", "line 1:" },
 		{ "rebase-merge/strategy", "x/../pay\n", "git-merge-x/../pay" },
+		/* git reads the whole file: git-merge-resolve\n/../pay */
+		{ "rebase-merge/strategy", "resolve\n/../pay\n", "git-merge-resolve" },
+		{ "rebase-merge/strategy_opts", " '--theirs' '--index-output=/etc/x'",
+		  "strategy option --index-output" },
+		{ "rebase-merge/strategy_opts", " '--the'\\''irs'", "quoted strategy options" },
+		{ "sequencer/opts", "[options]\n\tstrategy-option = index-output=/x\n", "opts:" },
 		{ "rebase-apply/apply-opt", " '--unsafe-paths' '--directory=/etc'", "apply-opt" },
 		{ "rebase-apply/apply-opt", " '--uns'", "apply-opt" },
 		{ "sequencer/todo", "exec id\n", "line 1: exec" },
