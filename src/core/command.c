@@ -1346,6 +1346,24 @@ state_judge(struct ag_core *core, char *why, size_t whysz)
 	return why;
 }
 
+/* The kept state's entries the capture had that are not as the runner's
+ * trap writes them (session.h state_forged): said, and recorded. */
+static void
+state_forged_note(struct ag_core *core, struct cmd *c)
+{
+	char msg[sizeof(core->sess.state_forged) + 160];
+	struct ag_err e;
+
+	snprintf(msg, sizeof(msg), "not kept for the next lines: %s; the shell state "
+	    "the line reported is not as bash writes it", core->sess.state_forged);
+	if (!(c->flags & AG_CORE_REQUEST))
+		fprintf(stderr, "%sagentgate: %s\n", core->pty ? "\r\n" : "", msg);
+	ag_err_clear(&e);
+	if (core->audit != NULL && ag_audit_event(core->audit, "sandbox", "state_forged",
+	    "deny", msg, &e) < 0)
+		ag_log(LOG_ERR, "%s", e.msg);
+}
+
 static void
 stage_apply(struct ag_core *core, struct cmd *c)
 {
@@ -1388,6 +1406,10 @@ stage_apply(struct ag_core *core, struct cmd *c)
 		    "variables are kept)\n", core->pty ? "\r\n" : "", AG_SESSION_MAX_STATE / 1024);
 	else if (!res->capture_ok && ag_session_needs_capture(&core->sess, c->tree))
 		ag_log(LOG_DEBUG, "no complete environment capture; state unchanged");
+	/* a state that is not as the runner's trap writes it is the line's
+	 * own writes to the capture's descriptor: what is not is left out */
+	if (res->capture_ok && s->state_forged[0] != '\0')
+		state_forged_note(core, c);
 	if (res->capture_ok && s->env_not_kept[0] != '\0' && !(c->flags & AG_CORE_REQUEST))
 		fprintf(stderr, "%sagentgate: not kept for the next lines: %s (it changes how "
 		    "programs load or read what follows; set it on the line that needs it, "
