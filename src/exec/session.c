@@ -459,8 +459,11 @@ keep_array(struct ag_session *s, struct ag_strbuf *vars, struct kept_arr *a, con
 		a->key = NULL;
 		a->badkey = 0;
 		if (a->type == 'a' ? !index_key(rec + 1, n - 1) : n < 2) {
-			forged(s, a->name, a->type == 'a' ? "an indexed array's key that is "
-			    "not a number as bash writes it" : "an empty key");
+			/* an empty key is left out as before, silently: a
+			 * bash may hold one where it cannot be written back */
+			if (a->type == 'a')
+				forged(s, a->name, "an indexed array's key that is not a "
+				    "number as bash writes it");
 			a->badkey = 1;
 			return 0;
 		}
