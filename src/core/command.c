@@ -774,6 +774,8 @@ run_command(struct ag_core *core, struct cmd *c, struct ag_run_opts *o)
 	struct judge_ctx jc;
 	struct ag_execpolicy *ep = &jc.ep;
 	struct ag_err err;
+	char **cleanup_env = NULL;
+	int r;
 
 	ag_err_clear(&err);
 	o->cmd = c->line;
@@ -794,8 +796,13 @@ run_command(struct ag_core *core, struct cmd *c, struct ag_run_opts *o)
 	}
 	o->no_capture = !ag_session_needs_capture(&core->sess, c->tree);
 	/* a clean-up line runs without the functions earlier lines left */
-	o->shell_state = c->cleanup_state != NULL ? c->cleanup_state : core->sess.shell_state;
+	o->shell_state = c->cleanup ? c->cleanup_state : core->sess.shell_state;
 	jc.cleanup = c->cleanup;
+	/* ... and without what makes the loader load other code (tmpclean.h) */
+	if (c->cleanup && (cleanup_env = ag_tmpclean_env(o->env)) == NULL)
+		return refuse(c, "deny", "denied: out of memory", "limits.tmp_disk");
+	if (cleanup_env != NULL)
+		o->env = cleanup_env;
 	o->redact = core->profile->redact ? core->profile : NULL;
 	/* the deny rules hold at every exec of the tree (and in the strict
 	 * tier, what the dynamic loader is asked to run) */
@@ -820,7 +827,9 @@ run_command(struct ag_core *core, struct cmd *c, struct ag_run_opts *o)
 		o->tty_fd = -1;
 		o->exec_judge = NULL;
 	}
-	if (ag_run(o, &c->res, &err) < 0) {
+	r = ag_run(o, &c->res, &err);
+	free(cleanup_env);
+	if (r < 0) {
 		if (c->res.not_admitted)
 			return refuse(c, "deny", c->why, "audit:required");
 		snprintf(c->why, sizeof(c->why), "cannot start the command: %s", err.msg);
@@ -945,18 +954,52 @@ tmp_measure(struct ag_core *core, int after)
 		    "measured against limits.tmp_disk: %s", why);
 }
 
+/*
+ * What a line of clean-up programs holds that bash would run unseen
+ * (red team 24, H2): an assignment or environment prefix
+ * (LD_LIBRARY_PATH=~/lib ls), or what the policy refuses when told the
+ * line is a clean-up one (a subscript or arithmetic bash evaluates, test
+ * -v of a subscript: the strict tier's refusals).  NULL: nothing.
+ */
+static const char *
+tmp_cleanup_held(struct ag_core *core, struct cmd *c, char *buf, size_t bufsz)
+{
+	struct ag_policy_ctx ctx;
+	struct ag_decision d;
+	const char *shape = ag_tmpclean_shape(c->tree);
+	int ok;
+
+	if (shape != NULL)
+		return shape;
+	policy_ctx(core, &ctx);
+	ctx.cleanup = 1;
+	ctx.one_pass = 1;
+	memset(&d, 0, sizeof(d));
+	ok = ag_policy_decide_text(&ctx, c->tree, c->line, c->len, &d) == 0 &&
+	    d.verdict == AG_ALLOW;
+	if (!ok)
+		snprintf(buf, bufsz, "what bash would run unseen (%s)",
+		    d.reason[0] != '\0' ? d.reason : "the rules refuse it");
+	ag_decision_free(&d);
+	return ok ? NULL : buf;
+}
+
 /* Refused while the persistent /tmp is past its bound, but for a line
  * that cleans up. */
 static int
 tmp_refused(struct ag_core *core, struct cmd *c)
 {
+	char held_why[sizeof(((struct ag_decision *)0)->reason) + 64];
+	const char *held = NULL;
+
 	if (!core->tmp_measured)
 		tmp_measure(core, 0);	/* the session's first command */
 	if (!core->tmp_over)
 		return 0;
-	if (ag_tmpclean_line(&c->d, c->line, c->len)) {
-		/* its variables, not its functions (tmpclean.h) */
-		if (!core->sess.has_funcs || core->sess.shell_state == NULL ||
+	if (ag_tmpclean_line(&c->d, c->line, c->len) &&
+	    (held = tmp_cleanup_held(core, c, held_why, sizeof(held_why))) == NULL) {
+		/* its plain variables, not its functions (tmpclean.h) */
+		if (core->sess.shell_state == NULL ||
 		    (c->cleanup_state = ag_tmpclean_state(core->sess.shell_state)) != NULL) {
 			c->cleanup = 1;
 			return 0;
@@ -965,7 +1008,8 @@ tmp_refused(struct ag_core *core, struct cmd *c)
 	snprintf(c->why, sizeof(c->why), "denied: %s: remove what it no longer needs "
 	    "(" AG_TMPCLEAN_SAID ", run meanwhile, e.g. "
 	    "`du -sh /tmp/*` then `rm -rf /tmp/NAME`); entries unused for limits.tmp_age "
-	    "go by themselves", core->tmp_why);
+	    "go by themselves%s%s", core->tmp_why, held != NULL ? "; this line holds " : "",
+	    held != NULL ? held : "");
 	return 1;
 }
 
@@ -1346,6 +1390,24 @@ state_judge(struct ag_core *core, char *why, size_t whysz)
 	return why;
 }
 
+/* The kept state's entries the capture had that are not as the runner's
+ * trap writes them (session.h state_forged): said, and recorded. */
+static void
+state_forged_note(struct ag_core *core, struct cmd *c)
+{
+	char msg[sizeof(core->sess.state_forged) + 160];
+	struct ag_err e;
+
+	snprintf(msg, sizeof(msg), "not kept for the next lines: %s; the shell state "
+	    "the line reported is not as bash writes it", core->sess.state_forged);
+	if (!(c->flags & AG_CORE_REQUEST))
+		fprintf(stderr, "%sagentgate: %s\n", core->pty ? "\r\n" : "", msg);
+	ag_err_clear(&e);
+	if (core->audit != NULL && ag_audit_event(core->audit, "sandbox", "state_forged",
+	    "deny", msg, &e) < 0)
+		ag_log(LOG_ERR, "%s", e.msg);
+}
+
 static void
 stage_apply(struct ag_core *core, struct cmd *c)
 {
@@ -1388,6 +1450,10 @@ stage_apply(struct ag_core *core, struct cmd *c)
 		    "variables are kept)\n", core->pty ? "\r\n" : "", AG_SESSION_MAX_STATE / 1024);
 	else if (!res->capture_ok && ag_session_needs_capture(&core->sess, c->tree))
 		ag_log(LOG_DEBUG, "no complete environment capture; state unchanged");
+	/* a state that is not as the runner's trap writes it is the line's
+	 * own writes to the capture's descriptor: what is not is left out */
+	if (res->capture_ok && s->state_forged[0] != '\0')
+		state_forged_note(core, c);
 	if (res->capture_ok && s->env_not_kept[0] != '\0' && !(c->flags & AG_CORE_REQUEST))
 		fprintf(stderr, "%sagentgate: not kept for the next lines: %s (it changes how "
 		    "programs load or read what follows; set it on the line that needs it, "

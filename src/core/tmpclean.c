@@ -4,6 +4,7 @@
  */
 #include "agconfig.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,6 +87,107 @@ cleans(const struct ag_policy_cmd *c)
 	return c->path[0] == '/' && stat(c->path, &st) == 0 && ag_tmpclean_file(st.st_dev, st.st_ino);
 }
 
+/* ---- what the line holds beyond its commands (red team 24, H2) --------- */
+
+static const char *node_shape(const struct ag_sh_node *n, int depth);
+
+static const char *
+word_shape(const struct ag_sh_word *w, int depth)
+{
+	const char *why;
+	size_t i;
+
+	if (w == NULL)
+		return NULL;
+	for (i = 0; i < w->nparts; i++) {
+		const struct ag_sh_part *p = &w->parts[i];
+
+		/* ${X=v} and ${X:=v} assign */
+		if (p->type == AG_SH_P_PARAM && p->op != NULL &&
+		    (strcmp(p->op, "=") == 0 || strcmp(p->op, ":=") == 0))
+			return "an assignment (${NAME=...})";
+		if ((why = node_shape(p->body, depth + 1)) != NULL ||
+		    (why = word_shape(p->subscript, depth + 1)) != NULL ||
+		    (why = word_shape(p->operand, depth + 1)) != NULL ||
+		    (why = word_shape(p->operand2, depth + 1)) != NULL)
+			return why;
+	}
+	return NULL;
+}
+
+static const char *
+node_shape(const struct ag_sh_node *n, int depth)
+{
+	const char *why;
+	size_t i, j;
+
+	if (n == NULL)
+		return NULL;
+	if (depth > 64)
+		return "nesting that deep";
+	/* an assignment, alone or before a command (LD_LIBRARY_PATH=~/lib ls:
+	 * the system's ls loads what the line names) */
+	if (n->nassigns > 0)
+		return "an assignment or an environment prefix (NAME=...)";
+	if (n->type == AG_SH_FUNCDEF || n->type == AG_SH_COPROC)
+		return n->type == AG_SH_FUNCDEF ? "a function definition" : "a coprocess";
+	for (i = 0; i < n->nwords; i++)
+		if ((why = word_shape(n->words[i], depth)) != NULL)
+			return why;
+	for (i = 0; i < n->nredirs; i++)
+		if ((why = word_shape(n->redirs[i].target, depth)) != NULL)
+			return why;
+	for (i = 0; i < n->nkids; i++)
+		if ((why = node_shape(n->kids[i], depth + 1)) != NULL)
+			return why;
+	for (i = 0; i < n->nitems; i++) {
+		for (j = 0; j < n->items[i].npatterns; j++)
+			if ((why = word_shape(n->items[i].patterns[j], depth)) != NULL)
+				return why;
+		if ((why = node_shape(n->items[i].body, depth + 1)) != NULL)
+			return why;
+	}
+	return NULL;
+}
+
+const char *
+ag_tmpclean_shape(const struct ag_sh_node *tree)
+{
+	return node_shape(tree, 0);
+}
+
+/* The loader's and libc's names that make a program load other code. */
+static int
+loader_name(const char *kv)
+{
+	static const char *const names[] = { "GCONV_PATH=", "GLIBC_TUNABLES=", "LOCPATH=",
+		"NLSPATH=", "HOSTALIASES=", "RESOLV_HOST_CONF=", NULL };
+	size_t i;
+
+	if (strncmp(kv, "LD_", 3) == 0 || strncmp(kv, "MALLOC_", 7) == 0)
+		return 1;
+	for (i = 0; names[i] != NULL; i++)
+		if (strncmp(kv, names[i], strlen(names[i])) == 0)
+			return 1;
+	return 0;
+}
+
+char **
+ag_tmpclean_env(char *const *env)
+{
+	size_t n = 0, i, j;
+	char **out;
+
+	while (env != NULL && env[n] != NULL)
+		n++;
+	if ((out = calloc(n + 1, sizeof(*out))) == NULL)
+		return NULL;
+	for (i = j = 0; i < n; i++)
+		if (!loader_name(env[i]))
+			out[j++] = env[i];
+	return out;
+}
+
 int
 ag_tmpclean_line(const struct ag_decision *d, const char *line, size_t len)
 {
@@ -97,6 +199,78 @@ ag_tmpclean_line(const struct ag_decision *d, const char *line, size_t len)
 		if (!cleans(&d->cmds[i]))
 			return 0;
 	return d->ncmds > 0;
+}
+
+/*
+ * A value bash reads as nothing but text wherever it lands: no
+ * substitution ($, backquote), no subscript ([ ]) that arithmetic or
+ * test -v would evaluate, no quote or backslash, no control character.
+ */
+static int
+plain(const char *p, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if ((unsigned char)p[i] < 0x20 || p[i] == 0x7f || strchr("$`[]\\'\"", p[i]) != NULL)
+			return 0;
+	return 1;
+}
+
+/* 'TEXT' with a plain TEXT at p: past it, or NULL (a value with a quote
+ * in it is written 'a'\''b': not plain either). */
+static const char *
+plain_quoted(const char *p, const char *end)
+{
+	const char *q;
+
+	if (p >= end || *p != '\'' || (q = memchr(p + 1, '\'', (size_t)(end - p - 1))) == NULL ||
+	    !plain(p + 1, (size_t)(q - p - 1)) || (q + 1 < end && q[1] == '\\'))
+		return NULL;
+	return q + 1;
+}
+
+/*
+ * One kept definition as session.c writes it, every key and value plain:
+ * NAME='V', NAME=([N]='V' ...), declare -A NAME=(['K']='V' ...).
+ */
+static int
+plain_definition(const char *p, const char *end)
+{
+	int assoc = 0;
+
+	while (end > p && (end[-1] == '\n' || end[-1] == ' '))
+		end--;
+	if ((size_t)(end - p) > 11 && memcmp(p, "declare -A ", 11) == 0) {
+		assoc = 1;
+		p += 11;
+	}
+	if (p >= end || !(isalpha((unsigned char)*p) || *p == '_'))
+		return 0;
+	while (p < end && (isalnum((unsigned char)*p) || *p == '_'))
+		p++;
+	if (p >= end || *p++ != '=')
+		return 0;
+	if (p < end && *p != '(')
+		return !assoc && plain_quoted(p, end) == end;
+	for (p++; p < end && *p != ')';) {
+		if (*p == ' ') {
+			p++;
+			continue;
+		}
+		if (*p++ != '[')
+			return 0;
+		if (assoc) {
+			if ((p = plain_quoted(p, end)) == NULL)
+				return 0;
+		} else
+			while (p < end && isdigit((unsigned char)*p))
+				p++;
+		if (end - p < 2 || p[0] != ']' || p[1] != '=' ||
+		    (p = plain_quoted(p + 2, end)) == NULL)
+			return 0;
+	}
+	return p + 1 == end;
 }
 
 char *
@@ -112,13 +286,15 @@ ag_tmpclean_state(const char *state)
 		return NULL;
 	ag_strbuf_init(&sb, 0);
 	/* the kept state is definitions, one a line (command.c's state_judge):
-	 * all but the functions' */
+	 * the variables whose every key and value is plain, not the functions
+	 * (a kept X='a[$(..)]' would run in `rm -f /tmp/x$((X))`) */
 	for (i = 0; ok && t != NULL && i < t->nkids; i++) {
 		const struct ag_sh_node *k = t->kids[i], *def = k;
 
 		while (def != NULL && def->type == AG_SH_PIPELINE && def->nkids == 1)
 			def = def->kids[0];
-		if (def == NULL || def->type == AG_SH_FUNCDEF)
+		if (def == NULL || def->type == AG_SH_FUNCDEF ||
+		    !plain_definition(state + k->off, state + k->end))
 			continue;
 		ok = ag_strbuf_append(&sb, state + k->off, k->end - k->off) == 0 &&
 		    ag_strbuf_addch(&sb, '\n') == 0;

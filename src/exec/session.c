@@ -361,6 +361,17 @@ not_kept(const char *name, const struct ag_profile *profile)
 	return 0;
 }
 
+/* The first entry of a capture's state that is not as the trap writes
+ * it: said once (state_forged). */
+static void
+forged(struct ag_session *s, const char *name, const char *what)
+{
+	/* a long name is cut: the note names it, nothing reads it back */
+	if (s->state_forged[0] == '\0')
+		snprintf(s->state_forged, sizeof(s->state_forged), "%.64s (%s)",
+		    name != NULL ? name : "an entry", what);
+}
+
 /*
  * One record of bash's state beyond the environment: "vNAME=VALUE", a
  * plain variable, becomes an assignment (quoted: a value is never code),
@@ -369,8 +380,8 @@ not_kept(const char *name, const struct ag_profile *profile)
  * -f`'s text, kept as bash wrote it.
  */
 static int
-keep_state(struct ag_strbuf *vars, struct ag_strbuf *funcs, const char *rec, size_t n,
-    const struct ag_profile *profile)
+keep_state(struct ag_session *s, struct ag_strbuf *vars, struct ag_strbuf *funcs,
+    const char *rec, size_t n)
 {
 	const char *eq;
 	char name[256];
@@ -379,11 +390,13 @@ keep_state(struct ag_strbuf *vars, struct ag_strbuf *funcs, const char *rec, siz
 	if (rec[0] == 'f')
 		return ag_strbuf_append(funcs, rec + 1, n - 1);
 	if ((eq = memchr(rec + 1, '=', n - 1)) == NULL ||
-	    (nl = (size_t)(eq - rec - 1)) >= sizeof(name) || !ag_sh_is_name(rec + 1, nl))
+	    (nl = (size_t)(eq - rec - 1)) >= sizeof(name) || !ag_sh_is_name(rec + 1, nl)) {
+		forged(s, NULL, "a variable record with no name bash allows");
 		return 0;
+	}
 	memcpy(name, rec + 1, nl);
 	name[nl] = '\0';
-	if (not_kept(name, profile))
+	if (not_kept(name, s->profile))
 		return 0;
 	if (ag_strbuf_append(vars, name, nl) < 0 || ag_strbuf_addch(vars, '=') < 0 ||
 	    ag_strbuf_squote(vars, eq + 1, n - (size_t)(eq + 1 - rec)) < 0)
@@ -394,52 +407,116 @@ keep_state(struct ag_strbuf *vars, struct ag_strbuf *funcs, const char *rec, siz
 /*
  * An array, from its records ("=aTNAME", then "=kKEY" "=eVALUE" for each
  * element; runner.c): NAME=([KEY]=VALUE ...), `declare -A` before it for
- * an associative one, every key and value quoted (never code).  Names
- * refused as keep_state refuses them, and empty keys, are left out.
+ * an associative one.  What comes back is the line's to write (fd 3 is
+ * its shell's, and it can remove the trap): it is read as untrusted text
+ * and kept only as `declare -p` prints it.  An indexed array's key is a
+ * number bash prints (0, or a digit 1-9 and at most 17 more), written
+ * unquoted: bash evaluates such a key as arithmetic and expands what is in
+ * it, so a quoted `$(..)` there would run at the next line's start.  An
+ * associative array's key is quoted (bash never expands a quoted one), and
+ * so is every value.  Names refused as keep_state refuses them are left
+ * out silently (the trap writes them); an entry that is not as the trap
+ * writes it is left out and said (state_forged).
  */
 struct kept_arr {
-	int		 open;		/* "NAME=(" written, ")" owed */
+	int		 open;		/* an "=a" record began an array */
+	int		 skip;		/* ... whose name is not kept: no text */
+	int		 badkey;	/* the last "=k" was left out: its "=e" too */
+	char		 type;		/* 'a' or 'A' */
+	char		 name[256];	/* for the note */
 	const char	*key;		/* the last "=k" record's key, or NULL */
 	size_t		 keylen;
 };
 
+/* A key as bash prints an indexed array's: no sign, no leading 0, no
+ * more digits than a 64-bit index has for sure. */
 static int
-keep_array(struct ag_strbuf *vars, struct kept_arr *a, const char *rec, size_t n,
-    const struct ag_profile *profile)
+index_key(const char *k, size_t n)
 {
-	char name[256];
+	size_t i;
+
+	if (n == 0 || n > 18 || (k[0] == '0' && n > 1))
+		return 0;
+	for (i = 0; i < n; i++)
+		if (k[i] < '0' || k[i] > '9')
+			return 0;
+	return 1;
+}
+
+static int
+keep_array(struct ag_session *s, struct ag_strbuf *vars, struct kept_arr *a, const char *rec,
+    size_t n)
+{
+	const char *key;
 
 	if (rec != NULL && rec[0] == 'k') {
+		if (!a->open) {
+			forged(s, NULL, "a key of no array");
+			return 0;
+		}
+		if (a->key != NULL)
+			forged(s, a->name, "a key with no value");
+		a->key = NULL;
+		a->badkey = 0;
+		if (a->type == 'a' ? !index_key(rec + 1, n - 1) : n < 2) {
+			/* an empty key is left out as before, silently: a
+			 * bash may hold one where it cannot be written back */
+			if (a->type == 'a')
+				forged(s, a->name, "an indexed array's key that is not a "
+				    "number as bash writes it");
+			a->badkey = 1;
+			return 0;
+		}
 		a->key = rec + 1;
 		a->keylen = n - 1;
 		return 0;
 	}
 	if (rec != NULL && rec[0] == 'e') {
-		if (!a->open || a->key == NULL || a->keylen == 0)
+		if (a->key == NULL) {
+			if (!a->badkey)
+				forged(s, a->open ? a->name : NULL, "a value with no key");
+			a->badkey = 0;
 			return 0;
-		if (ag_strbuf_addch(vars, '[') < 0 || ag_strbuf_squote(vars, a->key, a->keylen) < 0 ||
+		}
+		key = a->key;
+		a->key = NULL;
+		if (a->skip)
+			return 0;
+		if (ag_strbuf_addch(vars, '[') < 0 ||
+		    (a->type == 'a' ? ag_strbuf_append(vars, key, a->keylen) :
+		    ag_strbuf_squote(vars, key, a->keylen)) < 0 ||
 		    ag_strbuf_addstr(vars, "]=") < 0 || ag_strbuf_squote(vars, rec + 1, n - 1) < 0 ||
 		    ag_strbuf_addch(vars, ' ') < 0)
 			return -1;
-		a->key = NULL;
 		return 0;
 	}
 	/* 'a' or NULL rec: the one open ends */
-	if (a->open && ag_strbuf_addstr(vars, ")\n") < 0)
+	if (a->key != NULL)
+		forged(s, a->name, "a key with no value");
+	if (a->open && !a->skip && ag_strbuf_addstr(vars, ")\n") < 0)
 		return -1;
-	a->open = 0;
+	a->open = a->skip = a->badkey = 0;
 	a->key = NULL;
-	if (rec == NULL || n < 3 || (rec[1] != 'a' && rec[1] != 'A') || n - 2 >= sizeof(name) ||
-	    !ag_sh_is_name(rec + 2, n - 2))
+	if (rec == NULL)
 		return 0;
-	memcpy(name, rec + 2, n - 2);
-	name[n - 2] = '\0';
-	if (not_kept(name, profile))
+	if (n < 3 || (rec[1] != 'a' && rec[1] != 'A') || n - 2 >= sizeof(a->name) ||
+	    !ag_sh_is_name(rec + 2, n - 2)) {
+		forged(s, NULL, "an array record with no name bash allows");
+		/* its elements are left out with it */
+		a->open = a->skip = 1;
+		a->type = 'A';
+		snprintf(a->name, sizeof(a->name), "an array");
 		return 0;
-	if ((rec[1] == 'A' && ag_strbuf_addstr(vars, "declare -A ") < 0) ||
-	    ag_strbuf_addstr(vars, name) < 0 || ag_strbuf_addstr(vars, "=(") < 0)
-		return -1;
+	}
+	memcpy(a->name, rec + 2, n - 2);
+	a->name[n - 2] = '\0';
+	a->type = rec[1];
 	a->open = 1;
+	/* a name not kept: its elements are left out with it, silently */
+	a->skip = not_kept(a->name, s->profile);
+	if (!a->skip && ((a->type == 'A' && ag_strbuf_addstr(vars, "declare -A ") < 0) ||
+	    ag_strbuf_addstr(vars, a->name) < 0 || ag_strbuf_addstr(vars, "=(") < 0))
+		return -1;
 	return 0;
 }
 
@@ -510,13 +587,15 @@ ag_session_apply_capture(struct ag_session *s, const char *buf, size_t len,
 {
 	char **nv = NULL, *pwd = NULL, *path = NULL;
 	struct ag_strbuf vars, funcs, arrs;
-	struct kept_arr arr = { 0, NULL, 0 };
+	struct kept_arr arr;
 	size_t nn = 0, i, off = 0;
 	int e, keep = !s->remote && ag_profile_exec_judged(s->profile), has_state = 0;
 
 	ag_strbuf_init(&vars, 0);
 	ag_strbuf_init(&funcs, 0);
 	ag_strbuf_init(&arrs, 0);
+	memset(&arr, 0, sizeof(arr));
+	s->state_forged[0] = '\0';
 	while (off < len) {
 		const char *rec = buf + off, *end = memchr(rec, '\0', len - off), *eq;
 		size_t rlen;
@@ -529,14 +608,20 @@ ag_session_apply_capture(struct ag_session *s, const char *buf, size_t len,
 		 * values of the agent's own, whose every exec is judged */
 		if (rlen >= 2 && rec[0] == '=' && (rec[1] == 'v' || rec[1] == 'f')) {
 			has_state = 1;
-			if (keep && keep_state(&vars, &funcs, rec + 1, rlen - 1, s->profile) < 0)
+			if (keep && keep_state(s, &vars, &funcs, rec + 1, rlen - 1) < 0)
 				goto nomem;
 			continue;
 		}
 		if (rlen >= 2 && rec[0] == '=' && (rec[1] == 'a' || rec[1] == 'k' || rec[1] == 'e')) {
 			has_state = 1;
-			if (keep && keep_array(&arrs, &arr, rec + 1, rlen - 1, s->profile) < 0)
+			if (keep && keep_array(s, &arrs, &arr, rec + 1, rlen - 1) < 0)
 				goto nomem;
+			continue;
+		}
+		if (rlen >= 1 && rec[0] == '=') {
+			/* no record of the trap's */
+			if (keep)
+				forged(s, NULL, "a record the runner does not write");
 			continue;
 		}
 		if ((eq = memchr(rec, '=', rlen)) == NULL ||
@@ -576,7 +661,7 @@ ag_session_apply_capture(struct ag_session *s, const char *buf, size_t len,
 			}
 		}
 	}
-	if (keep && (keep_array(&arrs, &arr, NULL, 0, s->profile) < 0 ||
+	if (keep && (keep_array(s, &arrs, &arr, NULL, 0) < 0 ||
 	    (arrs.len > 0 && ag_strbuf_append(&vars, arrs.data, arrs.len) < 0)))
 		goto nomem;
 	if (nv == NULL && (nv = calloc(1, sizeof(*nv))) == NULL)

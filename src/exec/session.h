@@ -53,6 +53,10 @@ struct ag_session {
 	char			 env_not_kept[128];	/* the last capture's exported
 					 * names that are not carried to the next
 					 * line (LD_LIBRARY_PATH), for a note */
+	char			 state_forged[160];	/* the first entry of the
+					 * last capture's state that is not as
+					 * the runner's trap writes it (a line's
+					 * own writes to fd 3): left out; or "" */
 	int			 has_funcs;	/* shell_state defines functions */
 	int			 state_changed;	/* the last capture changed shell_state */
 };

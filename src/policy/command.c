@@ -327,6 +327,11 @@ ag_walk_denies_builtin(const struct ag_walker *w)
 {
 	size_t i;
 
+	/* a clean-up line runs only a few builtins, and unjudged: what a
+	 * builtin evaluates is judged as where a deny rule names one */
+	if (w->ctx != NULL && w->ctx->cleanup)
+		return 1;
+
 	for (i = 0; i < w->prof->ndeny; i++)
 		if (w->prof->deny[i].command != NULL &&
 		    ag_walk_builtin_flags(w->prof->deny[i].base) != 0)

@@ -39,6 +39,11 @@ struct ag_policy_ctx {
 	int			 approving;	/* the second pass of a profile with
 						 * rules that wait for approval: they
 						 * refuse nothing (decision.approve) */
+	int			 cleanup;	/* a clean-up line while /tmp is past
+						 * limits.tmp_disk (core/tmpclean.h):
+						 * what bash evaluates unseen (a
+						 * subscript, arithmetic, test -v)
+						 * refused as in the strict tier */
 };
 
 struct ag_arena;

@@ -252,7 +252,8 @@ size_t	ag_walk_subcommand(struct ag_walker *w, const struct ag_rule *r, const ch
 int	ag_walk_exec_judged(const struct ag_walker *w);
 
 /* 1 when a deny rule of the profile names a shell builtin: no exec shows
- * one, so what the line does not show could be it (command.c). */
+ * one, so what the line does not show could be it (command.c); and for
+ * a clean-up line (ag_policy_ctx.cleanup), whose builtins run unjudged. */
 int	ag_walk_denies_builtin(const struct ag_walker *w);
 
 /* features.write_redirections: rules, once the simple command at w->cur is

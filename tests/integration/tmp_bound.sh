@@ -6,6 +6,10 @@
 #     command) commands are refused with how to clean up, a line that
 #     cleans up runs, and once under it again everything runs; a directory
 #     made unreadable to hide what it holds is refused the same way
+#   - over, a clean-up line holds no assignment or environment prefix and
+#     nothing bash evaluates unseen, and gets only the plain kept variables
+#     (red team 24, H2); a forged report of the kept state runs nothing
+#     (H3)
 #   - a uid reused by a new account (here: a home with another inode) does
 #     not inherit the old /tmp: it is set aside and removed; the same
 #     account keeps its /tmp between sessions
@@ -61,11 +65,12 @@ ag_run w3 '~/work/rm 1'
 ag_like "$w3_err" "limits.tmp_disk" "tmp_bound_own_rm_refused_while_over" "$w3_err"
 ag_run w4 'cd ~/work && ./rm 2'
 ag_like "$w4_err" "limits.tmp_disk" "tmp_bound_own_rm_by_relative_path_refused" "$w4_err"
-# a PATH the line sets: whatever the line's words say, the exec supervisor
-# lets only the system's clean-up files run meanwhile
+# a PATH the line sets: an environment prefix, refused in a clean-up line
+# (red team 24, H2); whatever the words say, the exec supervisor lets only
+# the system's clean-up files run meanwhile
 ag_run w5 'cd ~/work && PATH=~/work:$PATH rm x3'
-ag_is "$(ag_audit_query "[x.get('rule') for x in r if x.get('event') == 'exec_denied']")" \
-    "['limits.tmp_disk']" "tmp_bound_own_rm_by_path_refused_by_the_exec_judge" "$w5_rc $w5_err"
+ag_like "$w5_rc $w5_err" "^126 .*limits.tmp_disk.*an assignment or an environment prefix" \
+    "tmp_bound_own_rm_by_path_refused" "$w5_rc $w5_err"
 ag_ok "tmp_bound_own_rm_never_ran" test ! -e "$PT/$U/tmp/by_script_1" -a ! -e "$PT/$U/tmp/by_script_2" \
     -a ! -e "$PT/$U/tmp/by_script_x3"
 ag_run c 'du -sh /tmp/big >/dev/null 2>&1 && ls /tmp && rm -f /tmp/big'
@@ -94,6 +99,53 @@ ag_ok "tmp_bound_repl_cleaned_up" test ! -e "$PT/$U/tmp/big2"
 # under again: the functions were kept through the clean-up lines
 ag_like "$out" "function
 function" "tmp_bound_repl_functions_kept" "$out"
+
+# ---- over: a clean-up line runs nothing bash evaluates unseen (red team 24, H2, H3) ---
+T=$PT/$U/tmp
+ag_run o1 'mkdir -p /tmp/e && chmod 000 /tmp/e; echo over'
+# typed: an environment prefix would make the system's ls load ~/work's libraries
+ag_run o2 'LD_LIBRARY_PATH=~/work/lib ls /tmp; echo a'
+ag_is "$o2_rc:$o2_out" "126:" "tmp_bound_env_prefix_refused_while_over" "$o2_err"
+ag_like "$o2_err" "limits.tmp_disk.*this line holds an assignment or an environment prefix" \
+    "tmp_bound_env_prefix_refusal_says_why" "$o2_err"
+ag_run o3 'D=/tmp/x; echo "$D"'
+ag_is "$o3_rc" 126 "tmp_bound_assignment_refused_while_over" "$o3_err"
+# typed: a subscript bash evaluates (test -v, [ -v ]) runs builtins no exec shows
+ag_run o4 'test -v '"'"'a[$(printf -v g "\x3e"; eval "echo hi $g /tmp/by_testv")]'"'"'; echo b'
+ag_is "$o4_rc:$o4_out" "126:" "tmp_bound_test_v_subscript_refused_while_over" "$o4_err"
+ag_like "$o4_err" "subscript .* evaluated by bash" "tmp_bound_test_v_refusal_says_why" "$o4_err"
+ag_run o5 '[ -v '"'"'a[$(printf -v g "\x3e"; eval "echo hi $g /tmp/by_bracket")]'"'"' ]; echo c'
+ag_is "$o5_rc:$o5_out" "126:" "tmp_bound_bracket_v_subscript_refused_while_over" "$o5_err"
+ag_ok "tmp_bound_nothing_evaluated_while_over" test ! -e "$T/by_testv" -a ! -e "$T/by_bracket"
+# the benign twins run: ls, test -v of a plain name, [ -d ], a loop over files
+ag_run o6 'ls /tmp >/dev/null && test -v HOME && [ -d /tmp/e ] && for f in /tmp/nothing*; do rm -f "$f"; done; echo ok'
+ag_is "$o6_rc:$o6_out" "0:ok" "tmp_bound_benign_cleanup_runs_while_over" "$o6_err"
+ag_run o7 'chmod 700 /tmp/e && rmdir /tmp/e; echo under'
+ag_is "$o7_out" "under" "tmp_bound_over_undone" "$o7_err"
+# the REPL: a variable kept from before whose value bash would evaluate is
+# not given to a clean-up line (a plain one is), and $((X)) is refused
+out=$(printf '%s\n' \
+    'X='"'"'a[$(printf -v g "\x3e"; eval "echo arith $g /tmp/by_arith")]'"'"'; P=/tmp/plain; echo set' \
+    'mkdir -p /tmp/e && chmod 000 /tmp/e; echo over' \
+    'ls /tmp >/dev/null; echo "[${X-dropped}] [$P]"' \
+    'rm -f /tmp/nothing$((X)); echo d2' \
+    'chmod 700 /tmp/e && rmdir /tmp/e; echo under' \
+    'echo "${X:0:2}"' | ag_ssh 2>&1)
+ag_like "$out" "^\[dropped\] \[/tmp/plain\]$" "tmp_bound_repl_only_plain_variables_while_over" "$out"
+ag_unlike "$out" "^d2$" "tmp_bound_repl_arith_of_kept_refused_while_over" "$out"
+ag_ok "tmp_bound_repl_kept_value_not_evaluated" test ! -e "$T/by_arith"
+# under again, the variable is there as it was
+ag_like "$out" "^a\\[$" "tmp_bound_repl_variable_kept_after" "$out"
+# the REPL: a forged report of the state (fd 3, the trap removed) with an
+# indexed array whose key is code: nothing runs at a clean-up line's start
+printf '\0=<\0=aaQQ\0=k$(printf -v g "\\x3e"; eval "echo forged $g /tmp/by_forged")\0=e1\0=f\0=\0' > "$W/blob"
+chown "$AG_USER" "$W/blob"
+out=$(printf '%s\n' 'mkdir -p /tmp/e && chmod 000 /tmp/e; cat ~/work/blob >&3; trap - EXIT; echo copied' \
+    'ls /tmp; echo cleanup-line' 'chmod 700 /tmp/e && rmdir /tmp/e; echo under' | ag_ssh 2>&1)
+ag_like "$out" "cleanup-line" "tmp_bound_repl_cleanup_after_forged_state" "$out"
+ag_like "$out" "not kept for the next lines: QQ" "tmp_bound_repl_forged_state_said" "$out"
+ag_ok "tmp_bound_repl_forged_key_not_run" test ! -e "$T/by_forged"
+ag_like "$out" "^under$" "tmp_bound_repl_forged_over_undone" "$out"
 
 # ---- what cannot be measured is refused, and can be undone ---------------------------
 ag_run e 'mkdir -p /tmp/hide && chmod 000 /tmp/hide'

@@ -217,9 +217,39 @@ arrays_kept_as_quoted_assignments(void **state)
 	developer_capture(&s, cap, sizeof(cap) - 1);
 	assert_string_equal(s.shell_state,
 	    "n='1'\n"
-	    "a=(['0']='x' ['3']='it'\\''s $(id)' )\n"
+	    "a=([0]='x' [3]='it'\\''s $(id)' )\n"
 	    "declare -A m=(['a]=b']='`v`' )\n"
 	    "e=()\n");
+	/* a value with no key and an empty key: not as the trap writes them */
+	assert_string_equal(s.state_forged, "m (a value with no key)");
+	ag_session_free(&s);
+}
+
+/*
+ * The report is the line's to write (fd 3 is its shell's; red team 24,
+ * H3): an indexed array's key is kept only as the number bash prints,
+ * unquoted, since bash evaluates it; anything else is left out and said.
+ */
+static void
+forged_records_left_out(void **state)
+{
+	static const char cap[] =
+	    "=aaQQ\0=k$(touch x)\0=e1\0=k010\0=eoct\0=k-1\0=eneg\0=k+2\0=eplus\0"
+	    "=k1234567890123456789\0=ebig\0=k0\0=ezero\0=k12\0=etwelve\0"
+	    "=k7\0=k8\0=eeight\0=zjunk\0=v1x=2\0=kstray\0=a\0=f\0";
+	static const char good[] = "=aaok\0=k0\0=ev\0=f\0";
+	struct ag_session s;
+
+	(void)state;
+	developer_capture(&s, cap, sizeof(cap) - 1);
+	assert_string_equal(s.shell_state, "QQ=([0]='zero' [12]='twelve' [8]='eight' )\n");
+	assert_string_equal(s.state_forged,
+	    "QQ (an indexed array's key that is not a number as bash writes it)");
+	ag_session_free(&s);
+	/* a report as the trap writes it: nothing said */
+	developer_capture(&s, good, sizeof(good) - 1);
+	assert_string_equal(s.shell_state, "ok=([0]='v' )\n");
+	assert_string_equal(s.state_forged, "");
 	ag_session_free(&s);
 }
 
@@ -331,6 +361,7 @@ main(void)
 		cmocka_unit_test(capture_is_filtered_and_profile_wins),
 		cmocka_unit_test(shell_state_kept_where_execs_are_judged),
 		cmocka_unit_test(arrays_kept_as_quoted_assignments),
+		cmocka_unit_test(forged_records_left_out),
 		cmocka_unit_test(pwd_must_be_a_directory),
 		cmocka_unit_test(remote_state_from_a_capture),
 		cmocka_unit_test(env_vector_operations),
