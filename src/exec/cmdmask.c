@@ -1,6 +1,5 @@
 /*
- * cmdmask.c - secret-named variables' values, and private keys given to
- * programs that keep data, masked in a command line.
+ * cmdmask.c - secret-named variables' values masked in a command line.
  *
  * The audit record of a command keeps the line as typed, less the values
  * of variables whose names say they hold a secret.  The masks are placed
@@ -14,9 +13,14 @@
  * own commands are words of their own, masked the same way.  A value runs
  * to the word's end only where bash assigns it (an assignment, a
  * declaration builtin's argument); anywhere else the word may be another
- * program's text, and only a token is masked (red team 23).  A private
- * key's lines are hidden only where the parse says they are data given to
- * a program that keeps it, never in what a shell reads (issue 33).
+ * program's text, and only a token is masked (red team 23).
+ *
+ * Private keys are not masked in a command (red team 24, M1, L1): a key's
+ * lines given to a function named cat, a fifo a shell reads or a decoder
+ * piped to sh ran as code while the record hid them, and no shape tells
+ * data from code.  A key pasted into a line is recorded, in the audit
+ * that is root's and the gateway group's; output keeps its redaction
+ * (redact.h).
  */
 #include "agconfig.h"
 
@@ -28,16 +32,8 @@
 #include "exec/cmdmask.h"
 #include "parse/shparse.h"
 
-/* What a span becomes in the record. */
-enum mark {
-	MARK_VALUE,	/* "***": a secret-named variable's value */
-	MARK_KEY,	/* a private key's lines */
-	MARK_SHAPE	/* a private key on one line */
-};
-
 struct span {
 	size_t		a, b;
-	enum mark	kind;
 };
 
 struct spans {
@@ -47,7 +43,7 @@ struct spans {
 };
 
 static void
-add_kind(struct spans *s, size_t a, size_t b, enum mark kind)
+add(struct spans *s, size_t a, size_t b)
 {
 	if (b <= a || s->oom)
 		return;
@@ -63,14 +59,7 @@ add_kind(struct spans *s, size_t a, size_t b, enum mark kind)
 		s->cap = cap;
 	}
 	s->v[s->n].a = a;
-	s->v[s->n].b = b;
-	s->v[s->n++].kind = kind;
-}
-
-static void
-add(struct spans *s, size_t a, size_t b)
-{
-	add_kind(s, a, b, MARK_VALUE);
+	s->v[s->n++].b = b;
 }
 
 /* Whether a variable's name says it holds a secret. */
@@ -333,10 +322,9 @@ struct walk {
 	size_t			 len;
 	const struct ag_sh_node	*root;
 	struct spans		*m;
-	int			 no_keys;	/* no key is hidden in this line */
 };
 
-static void walk_node(struct walk *c, const struct ag_sh_node *n, int piped);
+static void walk_node(struct walk *c, const struct ag_sh_node *n);
 
 /* A declaration builtin, as bash sees the command's first word (spelled
  * plainly; `builtin export` and `"export"` are not read so by bash). */
@@ -352,8 +340,6 @@ declaration(const struct ag_sh_word *w)
 			return 1;
 	return 0;
 }
-
-/* ---- private keys ------------------------------------------------------------ */
 
 /* Whether the line defines a function called name (which would run in
  * the program's place). */
@@ -375,150 +361,11 @@ defined_here(const struct ag_sh_node *n, const char *name)
 	return 0;
 }
 
-/*
- * Whether a command's arguments and here-document may have a private
- * key's lines hidden in its record: its program only keeps or passes on
- * data (never a shell, an interpreter or a program that runs others,
- * which would run such a line), named plainly, not a function the line
- * defines, and its output is not read by another command (a pipe, a
- * substitution: `echo '<key>' | sh`; a function's or a coprocess's
- * commands, whose output is the caller's; nothing in a line with a process
- * substitution or an exec, which may send it to a shell: `exec > >(sh)`).
- */
-static int
-keeps_data(const struct walk *c, const struct ag_sh_node *n, int piped)
-{
-	/* not kubectl, gh and the like: `kubectl exec -- sh -c '...'` */
-	static const char *const progs[] = { "cat", "echo", "printf", "tee", "base64",
-	    "ssh-add", "ssh-keygen", "openssl", "curl", NULL };
-	const char *w0;
-	size_t i;
-
-	if (piped || n->type != AG_SH_SIMPLE || n->nwords == 0 || n->words[0]->raw == NULL ||
-	    c->no_keys)
-		return 0;
-	w0 = n->words[0]->raw;
-	for (i = 0; progs[i] != NULL; i++)
-		if (strcmp(w0, progs[i]) == 0)
-			return !defined_here(c->root, w0);
-	return 0;
-}
-
-/* A line of key material: base64 only (after an indentation, before a
- * carriage return), and long enough that no short command passes for it. */
-static int
-key_line(const char *p, size_t n)
-{
-	size_t i = 0, k = 0;
-
-	while (i < n && (p[i] == ' ' || p[i] == '\t'))
-		i++;
-	if (n > i && p[n - 1] == '\r')
-		n--;
-	for (; i < n; i++, k++)
-		if (!isalnum((unsigned char)p[i]) && p[i] != '+' && p[i] != '/' && p[i] != '=')
-			return 0;
-	return k >= AG_CMDMASK_KEY_LINE_MIN;
-}
-
-/* A key's marker at p ("-----BEGIN " or "-----END " then [A-Z0-9 ]*, then
- * "PRIVATE KEY-----"): its end, or NULL. */
-static const char *
-key_marker(const char *p, const char *lim, const char *which)
-{
-	size_t wl = strlen(which);
-	const char *q;
-
-	if ((size_t)(lim - p) < wl || memcmp(p, which, wl) != 0)
-		return NULL;
-	for (q = p + wl; q < lim && (isupper((unsigned char)*q) || isdigit((unsigned char)*q) ||
-	    *q == ' '); q++)
-		if ((size_t)(lim - q) >= 16 && memcmp(q, "PRIVATE KEY-----", 16) == 0)
-			return q + 16;
-	return NULL;
-}
-
-/* A whole key on one line of s[a..b) (escaped newlines, as in JSON): each
- * one's span, from its BEGIN through its END marker. */
-static void
-one_line_keys(const char *s, size_t a, size_t b, struct spans *m)
-{
-	const char *p = s + a, *lim = s + b, *e, *q;
-
-	while ((p = memmem(p, (size_t)(lim - p), "-----BEGIN ", 11)) != NULL) {
-		if ((e = key_marker(p, lim, "-----BEGIN ")) == NULL) {
-			p += 11;
-			continue;
-		}
-		for (q = e; q < lim && (isalnum((unsigned char)*q) || strchr("+/= \t\\", *q) != NULL);
-		    q++)
-			;
-		if ((e = key_marker(q, lim, "-----END ")) != NULL) {
-			add_kind(m, (size_t)(p - s), (size_t)(e - s), MARK_SHAPE);
-			p = e;
-		} else
-			p += 11;
-	}
-}
-
-/*
- * A private key in s[a..b), a quoted argument's text or a here-document's
- * body: between a BEGIN and an END marker, each run of key lines becomes
- * one mark; the markers and any other line stay.
- */
-static void
-key_lines(const char *s, size_t a, size_t b, struct spans *m)
-{
-	size_t i = a, e, run = 0, in_run = 0;
-	int in_key = 0;
-
-	if (memmem(s + a, b - a, "PRIVATE KEY-----", 16) == NULL)
-		return;
-	while (i < b) {
-		const char *nl = memchr(s + i, '\n', b - i);
-
-		e = nl != NULL ? (size_t)(nl - s) : b;
-		if (in_key && key_line(s + i, e - i)) {
-			if (!in_run)
-				run = i, in_run = 1;
-			add_kind(m, run, e, MARK_KEY);
-		} else {
-			in_run = 0;
-			if (memmem(s + i, e - i, "-----END ", 9) != NULL)
-				in_key = 0;
-			else if (memmem(s + i, e - i, "-----BEGIN ", 11) != NULL)
-				in_key = 1;
-			one_line_keys(s, i, e, m);
-		}
-		i = e + 1;
-	}
-}
-
-/* The key lines of a word given to a program that keeps data: in its
- * quoted parts, or in the whole of a here-document's body s[off..b). */
-static void
-word_keys(const char *s, const struct ag_sh_word *w, size_t b, int heredoc, struct spans *m)
-{
-	size_t i;
-
-	if (heredoc) {
-		key_lines(s, w->off, b, m);
-		return;
-	}
-	for (i = 0; i < w->nparts; i++) {
-		const struct ag_sh_part *p = &w->parts[i];
-
-		if (p->type == AG_SH_P_LIT && p->quote != AG_SH_Q_NONE &&
-		    p->quote != AG_SH_Q_BACKSLASH && p->off < p->end && p->end <= b)
-			key_lines(s, p->off, p->end, m);
-	}
-}
-
 /* ---- the walk ------------------------------------------------------------------ */
 
-/* w, found where wh says; keys: a program that keeps data is given it. */
+/* w, found where wh says. */
 static void
-walk_word(struct walk *c, const struct ag_sh_word *w, enum where wh, int keys)
+walk_word(struct walk *c, const struct ag_sh_word *w, enum where wh)
 {
 	struct spans code = { NULL, 0, 0, 0 };
 	size_t i, b;
@@ -539,8 +386,6 @@ walk_word(struct walk *c, const struct ag_sh_word *w, enum where wh, int keys)
 			decl_word(c->s, w->off, b, &code, c->m);
 		else
 			scan(c->s, w->off, b, &code, wh, c->m);
-		if (keys)
-			word_keys(c->s, w, b, wh == W_HEREDOC, c->m);
 	}
 	free(code.v);
 	/* the commands of its substitutions (their output is read: a
@@ -549,13 +394,13 @@ walk_word(struct walk *c, const struct ag_sh_word *w, enum where wh, int keys)
 		const struct ag_sh_part *p = &w->parts[i];
 
 		if (p->type == AG_SH_P_CMDSUB || p->type == AG_SH_P_PROCSUB)
-			walk_node(c, p->body, 1);
+			walk_node(c, p->body);
 		else if (p->type == AG_SH_P_PARAM) {
-			walk_word(c, p->subscript, W_WORD, 0);
-			walk_word(c, p->operand, W_WORD, 0);
-			walk_word(c, p->operand2, W_WORD, 0);
+			walk_word(c, p->subscript, W_WORD);
+			walk_word(c, p->operand, W_WORD);
+			walk_word(c, p->operand2, W_WORD);
 		} else if (p->type == AG_SH_P_ARITH)
-			walk_word(c, p->expr, W_WORD, 0);
+			walk_word(c, p->expr, W_WORD);
 	}
 }
 
@@ -582,43 +427,39 @@ walk_assign(struct walk *c, const struct ag_sh_assign *as)
 		c->m->oom |= code.oom;
 		free(code.v);
 	}
-	walk_word(c, as->subscript, W_WORD, 0);
-	walk_word(c, as->value, W_WORD, 0);
+	walk_word(c, as->subscript, W_WORD);
+	walk_word(c, as->value, W_WORD);
 	for (i = 0; i < as->nelems; i++)
-		walk_word(c, as->elems[i], W_WORD, 0);
+		walk_word(c, as->elems[i], W_WORD);
 }
 
-/* n; piped: what it writes is read by another command. */
 static void
-walk_node(struct walk *c, const struct ag_sh_node *n, int piped)
+walk_node(struct walk *c, const struct ag_sh_node *n)
 {
 	size_t i, k;
-	int keys, decl;
+	int decl;
 
 	if (n == NULL)
 		return;
-	keys = keeps_data(c, n, piped);
 	/* not a function the line defines in the builtin's place */
 	decl = n->nwords > 0 && declaration(n->words[0]) && !defined_here(c->root,
 	    n->words[0]->raw);
 	for (i = 0; i < n->nassigns; i++)
 		walk_assign(c, &n->assigns[i]);
 	for (i = 0; i < n->nwords; i++)
-		walk_word(c, n->words[i], i > 0 && decl ? W_DECL : W_WORD, i > 0 && keys);
+		walk_word(c, n->words[i], i > 0 && decl ? W_DECL : W_WORD);
 	for (i = 0; i < n->nredirs; i++) {
 		int hd = n->redirs[i].op == AG_SH_R_HEREDOC || n->redirs[i].op == AG_SH_R_HEREDOC_STRIP;
 
-		walk_word(c, n->redirs[i].target, hd ? W_HEREDOC : W_WORD,
-		    keys && (hd || n->redirs[i].op == AG_SH_R_HERESTRING));
+		walk_word(c, n->redirs[i].target, hd ? W_HEREDOC : W_WORD);
 	}
 	for (i = 0; i < n->nitems; i++) {
 		for (k = 0; k < n->items[i].npatterns; k++)
-			walk_word(c, n->items[i].patterns[k], W_WORD, 0);
-		walk_node(c, n->items[i].body, piped);
+			walk_word(c, n->items[i].patterns[k], W_WORD);
+		walk_node(c, n->items[i].body);
 	}
 	for (i = 0; i < n->nkids; i++)
-		walk_node(c, n->kids[i], piped || (n->type == AG_SH_PIPELINE && i + 1 < n->nkids) ||
-		    n->type == AG_SH_FUNCDEF || n->type == AG_SH_COPROC);
+		walk_node(c, n->kids[i]);
 }
 
 static int
@@ -648,7 +489,6 @@ unparsed(const char *s, size_t len, struct spans *m)
 int
 ag_cmdmask(const char *s, size_t len, struct ag_strbuf *out)
 {
-	static const char *const marks[] = { "***", "[REDACTED PRIVATE KEY]", "[REDACTED]" };
 	struct spans m = { NULL, 0, 0, 0 };
 	struct ag_sh_node *t = NULL;
 	struct ag_err err;
@@ -656,13 +496,9 @@ ag_cmdmask(const char *s, size_t len, struct ag_strbuf *out)
 	int rc = 0;
 
 	if (ag_sh_parse(s, len, &t, &err) == AG_SH_OK) {
-		struct walk c = { s, len, t, &m, 0 };
+		struct walk c = { s, len, t, &m };
 
-		/* quoted or not: a word "exec" or ">(" only shows more */
-		c.no_keys = memmem(s, len, ">(", 2) != NULL || memmem(s, len, "<(", 2) != NULL ||
-		    memmem(s, len, "exec", 4) != NULL;
-
-		walk_node(&c, t, 0);
+		walk_node(&c, t);
 	} else
 		unparsed(s, len, &m);
 	ag_sh_free(t);
@@ -682,7 +518,7 @@ ag_cmdmask(const char *s, size_t len, struct ag_strbuf *out)
 			continue;
 		}
 		rc = ag_strbuf_append(out, s + from, m.v[i].a - from) < 0 ||
-		    ag_strbuf_addstr(out, marks[m.v[i].kind]) < 0 ? -1 : 0;
+		    ag_strbuf_addstr(out, "***") < 0 ? -1 : 0;
 		from = b;
 	}
 	if (rc == 0 && ag_strbuf_append(out, s + from, len - from) < 0)

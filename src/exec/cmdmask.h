@@ -25,16 +25,9 @@
  * line's end.  0, or -1 when out of memory.
  */
 /*
- * A private key's lines (base64 only, at least AG_CMDMASK_KEY_LINE_MIN
- * long, between its BEGIN and END lines) become "[REDACTED PRIVATE KEY]",
- * and a whole key on one line "[REDACTED]", only inside a quoted argument,
- * a here-document or a here-string given to a program that keeps data
- * (cat, echo, printf, tee, ssh-add, ...; not a function the line defines,
- * its output not read by another command): a shell's here-document, its
- * delimiter and any line outside quotes stay (red team 23, M3).
+ * A private key is not masked here (red team 24, M1): what reaches a
+ * shell cannot be told from data by its shape.
  */
-#define AG_CMDMASK_KEY_LINE_MIN	40
-
 int	ag_cmdmask(const char *s, size_t len, struct ag_strbuf *out);
 
 #endif

@@ -103,7 +103,9 @@ rec=$(ag_audit_query "'|'.join(x.get('command') for x in r if x.get('event') == 
 ag_like "$rec" "sh <<E
 ${P}E3
 E\$" "redact_words_pem_repl_heredoc_shown"
-# the benign twin: a key written to a file is hidden in the record
+# a key written to a file is recorded as typed (red team 24, M1: no shape
+# tells a key's lines from what a shell runs; the audit is root's and the
+# gateway group's), and the line runs
 key=MIIEpAIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun
 line="cd ~/work/a; cat > k <<'EOF'
 -----BEGIN RSA PRIVATE KEY-----
@@ -112,13 +114,8 @@ $key
 -----END RSA PRIVATE KEY-----
 EOF"
 rec=$(ag_recorded e4 "$line")
-ag_is "$rec" "cd ~/work/a; cat > k <<'EOF'
------BEGIN RSA PRIVATE KEY-----
-[REDACTED PRIVATE KEY]
------END RSA PRIVATE KEY-----
-EOF" "redact_words_pem_key_in_file_hidden"
+ag_is "$rec" "$line" "redact_words_pem_key_in_file_recorded"
 ag_is "$(sed -n 2p "$W/a/k" 2>/dev/null)" "$key" "redact_words_pem_key_written"
-ag_unlike "$(cat "$AG_AUDIT")" "$key" "redact_words_pem_key_not_in_the_audit"
 
 # g: an argument that BEGINS with NAME= is another program's text, not an
 # assignment (red team 23, M1): only a token is masked, the code shows

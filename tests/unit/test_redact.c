@@ -425,68 +425,52 @@ command_masks_stay_in_their_word(void **state)
 }
 
 /*
- * A command line shaped like a PEM block: the key's lines are hidden only
- * where the parse says they are data (a quoted argument or a here-document
- * of a program that keeps data), and only base64 lines of 40 characters
- * or more; a shell's here-document, its delimiter, and anything outside
- * quotes stay (issue 33; red team 23, M3: `sh <<E` hid its body).
+ * A private key is not hidden in a command's record (red team 24, M1,
+ * L1): no shape tells a key's lines from what a shell runs (a function
+ * named cat, a fifo a shell reads, a decoder piped to sh), so every line
+ * shaped like a key, its lines, markers and all, stays as typed; a key
+ * pasted into a command is recorded (the audit is root's and the gateway
+ * group's).  Output keeps its redaction (private_key_goes_whole).
  */
 #define B64 "MIIEpAIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun"
 #define B64B "VTLw7onLRnrq0/IzW7yWR7QkrmBL7jTKEn5u+qKhbwKfBstIs+bMY2Zkp18gnTxK"
 static void
-command_pem_hides_only_key_lines(void **state)
+command_keys_are_recorded(void **state)
 {
-	static const struct { const char *in, *out; } cases[] = {
-		{ "echo '-----BEGIN RSA PRIVATE KEY-----'\nrm -rf ~/work/x\n"
-		  "echo '-----END RSA PRIVATE KEY-----'", NULL },
-		/* the attacks: a shell's here-document, lines outside quotes */
-		{ "echo -----BEGIN PRIVATE KEY-----; sh <<E\n/tmp/payload\nE\n"
-		  "echo -----END PRIVATE KEY-----", NULL },
-		{ "echo -----BEGIN PRIVATE KEY-----; sh <<E\n" B64 "\nE\necho -----END PRIVATE KEY-----",
-		  NULL },
-		{ "cd a\necho -----BEGIN RSA PRIVATE KEY-----\nmake\n/tmp/payload\n" B64 "\n"
-		  "echo -----END RSA PRIVATE KEY-----", NULL },
-		{ "python3 <<E\n-----BEGIN PRIVATE KEY-----\n" B64 "\n-----END PRIVATE KEY-----\nE", NULL },
-		{ "bash -c '-----BEGIN PRIVATE KEY-----\n" B64 "\n-----END PRIVATE KEY-----'", NULL },
-		/* data, but read by a shell */
-		{ "echo '-----BEGIN PRIVATE KEY-----\n" B64 "\n-----END PRIVATE KEY-----' | sh", NULL },
-		{ "sh -c \"$(cat <<E\n-----BEGIN PRIVATE KEY-----\n" B64 "\n-----END PRIVATE KEY-----\nE\n)\"",
-		  NULL },
-		{ "cat() { sh; }; cat <<E\n-----BEGIN PRIVATE KEY-----\n" B64 "\n-----END PRIVATE KEY-----\nE",
-		  NULL },
-		{ "f() { cat <<E\n-----BEGIN PRIVATE KEY-----\n" B64 "\n-----END PRIVATE KEY-----\nE\n}; f | sh",
-		  NULL },
-		{ "exec > >(sh); cat <<E\n-----BEGIN PRIVATE KEY-----\n" B64 "\n-----END PRIVATE KEY-----\nE",
-		  NULL },
-		{ "tee >(sh) <<E\n-----BEGIN PRIVATE KEY-----\n" B64 "\n-----END PRIVATE KEY-----\nE",
-		  NULL },
-		/* short lines are never key material */
-		{ "cat > k <<'EOF'\n-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXkt\n"
-		  "-----END OPENSSH PRIVATE KEY-----\nEOF", NULL },
-		/* the benign twins: a key written to a file, given to ssh-add */
-		{ "cat > k <<'EOF'\n-----BEGIN OPENSSH PRIVATE KEY-----\n" B64 "\n" B64B "\n"
-		  "AAAAAAAB+/=\n-----END OPENSSH PRIVATE KEY-----\nEOF\ncurl x",
-		  "cat > k <<'EOF'\n-----BEGIN OPENSSH PRIVATE KEY-----\n[REDACTED PRIVATE KEY]\n"
-		  "AAAAAAAB+/=\n-----END OPENSSH PRIVATE KEY-----\nEOF\ncurl x" },
-		{ "ssh-add - <<< '-----BEGIN EC PRIVATE KEY-----\n  " B64 "\n-----END EC PRIVATE KEY-----'",
-		  "ssh-add - <<< '-----BEGIN EC PRIVATE KEY-----\n[REDACTED PRIVATE KEY]\n"
-		  "-----END EC PRIVATE KEY-----'" },
-		{ "printf '%s\\n' \"-----BEGIN PRIVATE KEY-----\n" B64 "\n-----END PRIVATE KEY-----\" > k",
-		  "printf '%s\\n' \"-----BEGIN PRIVATE KEY-----\n[REDACTED PRIVATE KEY]\n"
-		  "-----END PRIVATE KEY-----\" > k" },
-		/* a whole key on one line: inside a data program's quotes only */
-		{ "curl -d '{\"k\": \"-----BEGIN EC PRIVATE KEY-----\\nMHcC\\n-----END EC PRIVATE KEY-----\"}' u",
-		  "curl -d '{\"k\": \"" AG_REDACT_MARK "\"}' u" },
-		{ "x=-----BEGIN RSA PRIVATE KEY----- -----END RSA PRIVATE KEY-----", NULL },
+	static const char *const cases[] = {
+		"echo '-----BEGIN RSA PRIVATE KEY-----'\nrm -rf ~/work/x\n"
+		"echo '-----END RSA PRIVATE KEY-----'",
+		"echo -----BEGIN PRIVATE KEY-----; sh <<E\n/tmp/payload\nE\n"
+		"echo -----END PRIVATE KEY-----",
+		"python3 <<E\n-----BEGIN PRIVATE KEY-----\n" B64 "\n-----END PRIVATE KEY-----\nE",
+		"echo '-----BEGIN PRIVATE KEY-----\n" B64 "\n-----END PRIVATE KEY-----' | sh",
+		/* the red team's: a function named cat, a fifo, a coprocess, a
+		 * builtin defined by eval, a file sourced */
+		"eval 'cat() { sh; }'; cat <<E\n-----BEGIN PRIVATE KEY-----\n/home/u/work/b/"
+		"runmerunmerunmerunmerunmerunmerunme\n-----END PRIVATE KEY-----\nE",
+		"mkfifo p; sh p & cat > p <<E\n-----BEGIN PRIVATE KEY-----\n" B64
+		"\n-----END PRIVATE KEY-----\nE",
+		"coproc sh; cat >&\"${COPROC[1]}\" <<E\n-----BEGIN PRIVATE KEY-----\n" B64
+		"\n-----END PRIVATE KEY-----\nE",
+		". ~/work/b/lib.sh; tee <<E\n-----BEGIN PRIVATE KEY-----\n" B64
+		"\n-----END PRIVATE KEY-----\nE",
+		/* L1: key lines that are base64 of a script, decoded and run */
+		"cat > k <<E\n-----BEGIN PRIVATE KEY-----\n" B64 "\n-----END PRIVATE KEY-----\nE\n"
+		"python3 -c 'import base64; print(base64.b64decode(open(\"k\").read()))' | sh",
+		/* what was once hidden as data: now recorded too */
+		"cat > k <<'EOF'\n-----BEGIN OPENSSH PRIVATE KEY-----\n" B64 "\n" B64B "\n"
+		"AAAAAAAB+/=\n-----END OPENSSH PRIVATE KEY-----\nEOF\ncurl x",
+		"ssh-add - <<< '-----BEGIN EC PRIVATE KEY-----\n  " B64 "\n-----END EC PRIVATE KEY-----'",
+		"curl -d '{\"k\": \"-----BEGIN EC PRIVATE KEY-----\\nMHcC\\n-----END EC PRIVATE KEY-----\"}' u",
 	};
 	size_t i, len;
 
 	(void)state;
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		char *out = ag_redact_command(cases[i].in, strlen(cases[i].in), &len);
+		char *out = ag_redact_command(cases[i], strlen(cases[i]), &len);
 
 		assert_non_null(out);
-		assert_string_equal(out, cases[i].out != NULL ? cases[i].out : cases[i].in);
+		assert_string_equal(out, cases[i]);
 		free(out);
 	}
 }
@@ -508,7 +492,7 @@ main(void)
 		cmocka_unit_test(key_marker_at_the_boundary),
 		cmocka_unit_test(off_means_no_redactor),
 		cmocka_unit_test(command_assignments_are_masked),
-		cmocka_unit_test(command_pem_hides_only_key_lines),
+		cmocka_unit_test(command_keys_are_recorded),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
