@@ -5,22 +5,18 @@
  * of variables whose names say they hold a secret.  The masks are placed
  * on the parser's own words (red team 20, M1): a mask found by scanning
  * the text for the end of a "word" misread $'..', here-documents and
- * comments (`echo hi # TOKEN='` masked up to the next quote, hiding the
- * commands between), and whatever hides a program or another word hides
- * what the line ran.  Here each mask starts after a NAME= inside one
- * word and ends at that word's end, at a blank in it, or before a
- * command substitution in it, whichever comes first; a substitution's
- * own commands are words of their own, masked the same way.  A value runs
- * to the word's end only where bash assigns it (an assignment, a
- * declaration builtin's argument); anywhere else the word may be another
- * program's text, and only a token is masked (red team 23).
+ * comments, and whatever hides a program or another word hides what the
+ * line ran.
  *
- * Private keys are not masked in a command (red team 24, M1, L1): a key's
- * lines given to a function named cat, a fifo a shell reads or a decoder
- * piped to sh ran as code while the record hid them, and no shape tells
- * data from code.  A key pasted into a line is recorded, in the audit
- * that is root's and the gateway group's; output keeps its redaction
- * (redact.h).
+ * Masking by shape cannot follow what bash does with a value later (eval,
+ * sh -c "$VAR", $((VAR)), test -v, a declaration's value parsed again, a
+ * function named like a builtin: red team 24, H1), so a value is masked
+ * only where it cannot be code: token-shaped (no blank, no $ ` ( ) [ ] ;
+ * & | < >, quote or backslash, whole or not at all), never where the line
+ * itself may expand that name as code, and the command's record lists
+ * the programs that ran whatever the text shows (execguard.h).  Private
+ * keys are not masked in a command at all (issue 33): a key pasted into a
+ * line is recorded, in the audit that is root's and the gateway group's.
  */
 #include "agconfig.h"
 
@@ -87,6 +83,7 @@ enum where {
 	W_UNPARSED,	/* a line that did not parse (it does not run) */
 	W_WORD,		/* a word bash does not assign: an argument, a subscript */
 	W_DECL,		/* an argument of declare, typeset, export, local, readonly */
+	W_NONE,		/* the same, where the line may have redefined the builtin */
 	W_HEREDOC	/* a here-document's body */
 };
 
@@ -118,26 +115,122 @@ value_end(const char *s, size_t lim, size_t i)
 }
 
 /*
- * The end of a value starting at i inside a word that bash does not assign
- * (an argument, `node -e 'API_KEY=1//"...'` or `python3 -c TOKEN='0<nl>...'`;
- * a here-document's line): the value may be another program's text, so
- * only what a token is made of is masked, and whatever else follows (the
- * rest of a program's text) stays visible (red teams 22 and 23).
+ * What a masked value may be made of.  Where bash assigns it (an
+ * assignment, a declaration's argument): anything but a blank, a control
+ * character, $ ` ( ) [ ] ; & | < >, a quote or a backslash, so nothing in
+ * it is expanded, parsed again or ends it early.  In any other word, which
+ * may be another program's text (`sh -c "perl -e @TOKEN=system+q!..!"`),
+ * only what a token is made of (red team 24, M2).
  */
-static size_t
-token_end(const char *s, size_t lim, size_t i)
+static int
+value_char(unsigned char ch, int assigned)
 {
-	while (i < lim && (isalnum((unsigned char)s[i]) || strchr("-._~+/=:@%!*,^#", s[i]) != NULL))
-		i++;
-	return i;
+	if (assigned)
+		return ch > ' ' && ch != 0x7f && strchr("$`()[];&|<>'\"\\", ch) == NULL;
+	return isalnum(ch) || strchr("-._~+/=:@%*^#", ch) != NULL;
 }
 
-/* Where a token value begins at i: past one opening quote (`API_KEY='abc'`,
- * `API_KEY="abc"`), which is the shell's or a file's, not the secret's. */
-static size_t
-token_start(const char *s, size_t lim, size_t i)
+/*
+ * Whether s[a..e) is a value that may be masked: made only of value_char,
+ * or that in one pair of matching quotes (`API_KEY='abc'`), whose inside
+ * then is the mask (*va, *vb).  Whole or not at all: a value that runs on
+ * into anything else is shown.
+ */
+static int
+shaped(const char *s, size_t a, size_t e, int assigned, size_t *va, size_t *vb)
 {
-	return i + 1 < lim && (s[i] == '\'' || s[i] == '"') ? i + 1 : i;
+	size_t i;
+
+	if (e >= a + 2 && (s[a] == '\'' || s[a] == '"') && s[e - 1] == s[a])
+		a++, e--;
+	if (e <= a)
+		return 0;
+	for (i = a; i < e; i++)
+		if (!value_char((unsigned char)s[i], assigned))
+			return 0;
+	*va = a;
+	*vb = e;
+	return 1;
+}
+
+/* The raw end of a value at v in a word bash does not assign: one quoted
+ * run, or up to a blank or a quote; never past a blank (a quote left open
+ * there is no token, and what follows is scanned on). */
+static size_t
+word_value_end(const char *s, size_t lim, size_t v)
+{
+	size_t e = v;
+
+	if (e < lim && (s[e] == '\'' || s[e] == '"')) {
+		for (e++; e < lim && s[e] != s[v] && !isspace((unsigned char)s[e]); e++)
+			;
+		return e < lim && s[e] == s[v] ? e + 1 : e;
+	}
+	while (e < lim && !isspace((unsigned char)s[e]) && s[e] != '\'' && s[e] != '"')
+		e++;
+	return e;
+}
+
+/*
+ * What a line may do with a variable's value besides passing it on as
+ * data: evaluate it as code or arithmetic, test or index by its name, hand
+ * it to a shell or an interpreter (red team 24, H1).  Any of these words
+ * anywhere in the line makes it one that may; matched as text, generously
+ * (`bash` and `ssh` hold "sh"), since a miss would hide code and a match
+ * only shows a value.
+ */
+static int
+risky_line(const char *s, size_t len)
+{
+	static const char *const words[] = { "eval", "-c", "((", "$[", "[", "test", "let",
+	    "source", ". ", "${!", "trap", "alias", "bind", "complete", "mapfile", "readarray",
+	    "-v", "-n", "-C", "sh", "python", "perl", "node", "ruby", "php", "lua", "awk", "sed",
+	    "xargs", "env", "exec", "fc", "PROMPT_COMMAND", "|", "`", "$(", "<(", ">(", NULL };
+	size_t i;
+
+	for (i = 0; words[i] != NULL; i++)
+		if (memmem(s, len, words[i], strlen(words[i])) != NULL)
+			return 1;
+	return 0;
+}
+
+/* Whether s[0..len) names the variable name[0..n) other than to assign it
+ * (`NAME=`, `NAME+=`): `$NAME`, `${NAME}`, `test -v NAME`, `$((NAME))`. */
+static int
+referenced(const char *s, size_t len, const char *name, size_t n)
+{
+	const char *p = s, *lim = s + len;
+
+	while (n > 0 && (p = memmem(p, (size_t)(lim - p), name, n)) != NULL) {
+		const char *e = p + n;
+		int before = p > s && (isalnum((unsigned char)p[-1]) || p[-1] == '_'),
+		    after = e < lim && (isalnum((unsigned char)*e) || *e == '_');
+
+		if (!before && !after) {
+			int assign = e < lim && (*e == '=' || (*e == '+' && e + 1 < lim &&
+			    e[1] == '='));
+
+			if (!assign || (p > s && (p[-1] == '$' || p[-1] == '{' || p[-1] == '!')))
+				return 1;
+		}
+		p++;
+	}
+	return 0;
+}
+
+/* What a mask needs to know of the whole line. */
+struct line {
+	const char	*s;
+	size_t		 len;
+	int		 risky;		/* risky_line() */
+};
+
+/* Whether a secret name's value may be masked in this line: not one the
+ * line may expand as code (H1). */
+static int
+maskable(const struct line *ln, const char *name, size_t n)
+{
+	return secret_name(name, n) && !(ln->risky && referenced(ln->s, ln->len, name, n));
 }
 
 /* The spans of the command and process substitutions in w, at any depth
@@ -199,20 +292,20 @@ past_code(const struct spans *code, size_t i)
 }
 
 /*
- * Each NAME= in s[a..b) (NAME at a word-ish start: not after a name's
- * character, `$` or `{`) whose NAME names a secret: its value masked, up
- * to the first of the value's end and a code span.  Where bash assigns
- * the word (wh W_DECL, at the word's start) the value ends where bash's
- * quoting says; anywhere else it is what a token is made of, so a
- * program's text that begins with NAME= (`python3 -c TOKEN='0<nl>code'`)
- * stays visible.  Code spans are skipped: their commands are walked on
- * their own.
+ * Each NAME= in s[a..b) (NAME at a word's start, or after a blank, a
+ * quote or a `-`: not inside other text such as perl's `@TOKEN=`) whose
+ * NAME names a secret the line does not expand as code: its value masked
+ * when it is token-shaped as a whole (shaped()).  Code spans are skipped:
+ * their commands are walked on their own, and a value that runs into one
+ * is not token-shaped.  A line that did not parse (it does not run) reads
+ * values as bash's quoting would.
  */
 static void
-scan(const char *s, size_t a, size_t b, const struct spans *code, enum where wh,
+scan(const struct line *ln, size_t a, size_t b, const struct spans *code, enum where wh,
     struct spans *m)
 {
-	size_t i = a, j, e, v, lim;
+	const char *s = ln->s;
+	size_t i = a, j, e, va, vb, lim;
 
 	while (i < b) {
 		size_t k = past_code(code, i);
@@ -222,22 +315,22 @@ scan(const char *s, size_t a, size_t b, const struct spans *code, enum where wh,
 			continue;
 		}
 		if (!(isalpha((unsigned char)s[i]) || s[i] == '_') ||
-		    (i > a && (isalnum((unsigned char)s[i - 1]) || s[i - 1] == '_' ||
-		    s[i - 1] == '$' || s[i - 1] == '{'))) {
+		    (i > a && strchr(" \t\n'\"-", s[i - 1]) == NULL)) {
 			i++;
 			continue;
 		}
 		for (j = i; j < b && (isalnum((unsigned char)s[j]) || s[j] == '_'); j++)
 			;
-		if (j < b && s[j] == '=' && secret_name(s + i, j - i)) {
-			/* a line that did not parse is masked by the shell's
-			 * quoting (it does not run) */
+		if (j < b && s[j] == '=' && maskable(ln, s + i, j - i)) {
 			lim = code_from(code, j + 1, b);
 			if (wh == W_UNPARSED)
-				v = j + 1, e = value_end(s, lim, v);
+				e = value_end(s, lim, j + 1);
 			else
-				v = token_start(s, lim, j + 1), e = token_end(s, lim, v);
-			add(m, v, e);
+				e = word_value_end(s, lim, j + 1);
+			/* whole: it ends at the word's end, a blank or a quote */
+			if ((e >= b || isspace((unsigned char)s[e]) || s[e] == '\'' ||
+			    s[e] == '"') && shaped(s, j + 1, e, wh == W_UNPARSED, &va, &vb))
+				add(m, va, vb);
 			i = e > j + 1 ? e : j + 1;
 			continue;
 		}
@@ -245,29 +338,20 @@ scan(const char *s, size_t a, size_t b, const struct spans *code, enum where wh,
 	}
 }
 
-/* What bash reads again as a compound assignment, `declare -a 'A=(...)'`,
- * may be masked only when it is plain text: no expansion, substitution,
- * escape or redirection, which would run code the line does not show. */
-static int
-plain_array(const char *s, size_t a, size_t b)
-{
-	for (; a < b; a++)
-		if (!isalnum((unsigned char)s[a]) && strchr("-._~+/=:@%!*,^# \t\n[]()'\"", s[a]) == NULL)
-			return 0;
-	return 1;
-}
-
 /*
  * A declaration builtin's argument s[a..b): bash assigns it, so a secret
- * name's value is masked as bash reads it, with the word's quoting
- * (`export "PASSWORD=a b"`, `declare -A 'TOKEN=([k]=v)'`), `+=` and a
- * subscript; an array's elements, in parentheses.  What follows the value,
- * and a word that assigns no secret, is scanned as any word.
+ * name's value is masked with the word's quoting (`export 'TOKEN=abc'`)
+ * and `+=`, when it is token-shaped and ends the word.  Never a subscript
+ * (bash expands it) nor an array, which bash parses again (`declare -a
+ * TOKEN='([0]=$(..))'`: red team 24, H1).  Anything else is scanned as any
+ * word.
  */
 static void
-decl_word(const char *s, size_t a, size_t b, const struct spans *code, struct spans *m)
+decl_word(const struct line *ln, size_t a, size_t b, const struct spans *code,
+    struct spans *m)
 {
-	size_t p = a, n, v, e, lim;
+	const char *s = ln->s;
+	size_t p = a, n, v, e, va, vb, lim;
 	char q = 0;
 
 	if (p < b && (s[p] == '\'' || s[p] == '"'))
@@ -275,74 +359,41 @@ decl_word(const char *s, size_t a, size_t b, const struct spans *code, struct sp
 	for (n = p; n < b && (isalnum((unsigned char)s[n]) || s[n] == '_'); n++)
 		;
 	v = n;
-	if (v < b && s[v] == '[')
-		while (v < b && s[v] != ']')
-			v++;
-	if (v < b && s[v] == ']')
-		v++;
 	if (v < b && s[v] == '+')
 		v++;
 	if (n == p || isdigit((unsigned char)s[p]) || v >= b || s[v] != '=' ||
-	    !secret_name(s + p, n - p)) {
-		scan(s, a, b, code, W_WORD, m);
+	    !maskable(ln, s + p, n - p)) {
+		scan(ln, a, b, code, W_WORD, m);
 		return;
 	}
 	v++;
 	lim = code_from(code, v, b);
-	if (v < lim && s[v] == '(' && q == 0) {
-		/* `declare -A TOKEN=([k]=v [j]='a b')`: inside the parentheses */
-		for (e = v + 1;; e++) {
-			e = value_end(s, lim, e);
-			if (e >= lim || s[e] == ')')
-				break;
-		}
-		add(m, v + 1, e);
-	} else if (v < lim && s[v] == '(') {
-		/* quoted: bash parses it again; plain text only */
-		for (e = lim; e > v + 1 && s[e - 1] != ')'; e--)
+	if (q != 0) {
+		/* 'NAME=value': the value is the quote's inside */
+		for (e = v; e < lim && s[e] != q; e++)
 			;
-		if (plain_array(s, v, lim) && e > v + 1)
-			add(m, v + 1, e - 1);
-		else
-			e = v;
-	} else {
-		/* a scalar, to its end as bash's quoting says */
-		e = value_end(s, lim, q != 0 ? p - 1 : v);
-		if (e < v)
-			e = v;
-		add(m, v, q != 0 && e == b && e > v && s[e - 1] == q ? e - 1 : e);
+		if (e + 1 == b && e < lim && shaped(s, v, e, 1, &va, &vb))
+			add(m, va, vb);
+		return;
 	}
-	if (e < b)
-		scan(s, e, b, code, W_WORD, m);
+	e = value_end(s, lim, v);
+	if (e == b && shaped(s, v, e, 1, &va, &vb))
+		add(m, va, vb);
+	else if (e < b)
+		scan(ln, e, b, code, W_WORD, m);
 }
 
 /* What a walk of one parsed line needs. */
 struct walk {
-	const char		*s;
-	size_t			 len;
+	struct line		 ln;
 	const struct ag_sh_node	*root;
 	struct spans		*m;
 };
 
 static void walk_node(struct walk *c, const struct ag_sh_node *n);
 
-/* A declaration builtin, as bash sees the command's first word (spelled
- * plainly; `builtin export` and `"export"` are not read so by bash). */
-static int
-declaration(const struct ag_sh_word *w)
-{
-	static const char *const names[] = { "declare", "typeset", "export", "local", "readonly",
-	    NULL };
-	size_t i;
-
-	for (i = 0; w != NULL && w->raw != NULL && names[i] != NULL; i++)
-		if (strcmp(w->raw, names[i]) == 0)
-			return 1;
-	return 0;
-}
-
 /* Whether the line defines a function called name (which would run in
- * the program's place). */
+ * the builtin's place). */
 static int
 defined_here(const struct ag_sh_node *n, const char *name)
 {
@@ -361,7 +412,38 @@ defined_here(const struct ag_sh_node *n, const char *name)
 	return 0;
 }
 
-/* ---- the walk ------------------------------------------------------------------ */
+/* A declaration builtin's name, as bash sees the command's first word
+ * (spelled plainly; `builtin export` and `"export"` are not read so). */
+static int
+declaration(const struct ag_sh_word *w)
+{
+	static const char *const names[] = { "declare", "typeset", "export", "local", "readonly",
+	    NULL };
+	size_t i;
+
+	for (i = 0; w != NULL && w->raw != NULL && names[i] != NULL; i++)
+		if (strcmp(w->raw, names[i]) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * Whether the line may have made a declaration builtin something else: a
+ * function of that name in it, or eval, source, `.` or alias, which can
+ * define one unseen (red team 24, M2: `eval 'export() { eval "${1#*=}";
+ * }'; export TOKEN=..` ran the value).  Such a command's words are not
+ * masked at all; a function kept from an earlier line runs what the
+ * record's execs list.
+ */
+static int
+redefined(const struct walk *c, const struct ag_sh_word *w)
+{
+	const struct line *ln = &c->ln;
+
+	return defined_here(c->root, w->raw) || memmem(ln->s, ln->len, "eval", 4) != NULL ||
+	    memmem(ln->s, ln->len, "source", 6) != NULL || memmem(ln->s, ln->len, "alias", 5) !=
+	    NULL || memmem(ln->s, ln->len, ". ", 2) != NULL;
+}
 
 /* w, found where wh says. */
 static void
@@ -374,22 +456,21 @@ walk_word(struct walk *c, const struct ag_sh_word *w, enum where wh)
 		return;
 	word_code(w, &code);
 	c->m->oom |= code.oom;
-	b = w->end <= c->len ? w->end : c->len;
+	b = w->end <= c->ln.len ? w->end : c->ln.len;
 	if (wh == W_HEREDOC && b > w->off + 1) {
 		/* not the delimiter's line, the body's last */
-		for (i = b - 1; i > w->off && c->s[i - 1] != '\n'; i--)
+		for (i = b - 1; i > w->off && c->ln.s[i - 1] != '\n'; i--)
 			;
 		b = i;
 	}
-	if (w->off < b) {
+	if (w->off < b && wh != W_NONE) {
 		if (wh == W_DECL)
-			decl_word(c->s, w->off, b, &code, c->m);
+			decl_word(&c->ln, w->off, b, &code, c->m);
 		else
-			scan(c->s, w->off, b, &code, wh, c->m);
+			scan(&c->ln, w->off, b, &code, wh, c->m);
 	}
 	free(code.v);
-	/* the commands of its substitutions (their output is read: a
-	 * value, a file), and words within its parts */
+	/* the commands of its substitutions, and words within its parts */
 	for (i = 0; i < w->nparts; i++) {
 		const struct ag_sh_part *p = &w->parts[i];
 
@@ -404,28 +485,32 @@ walk_word(struct walk *c, const struct ag_sh_word *w, enum where wh)
 	}
 }
 
-/* An assignment to a secret-named variable: its whole value, up to a
- * command substitution in it (whose commands are walked). */
+/* One word bash assigns to a secret name: masked when token-shaped. */
+static void
+assigned_word(struct walk *c, const struct ag_sh_word *w)
+{
+	size_t va, vb, e;
+
+	if (w == NULL || w->off >= c->ln.len)
+		return;
+	e = w->end <= c->ln.len ? w->end : c->ln.len;
+	if (shaped(c->ln.s, w->off, e, 1, &va, &vb))
+		add(c->m, va, vb);
+}
+
+/* An assignment to a secret-named variable the line does not expand as
+ * code: its value, or each element of an array, when token-shaped; never
+ * with a subscript (bash expands it: `TOKEN[$(..)]=1`). */
 static void
 walk_assign(struct walk *c, const struct ag_sh_assign *as)
 {
-	struct spans code = { NULL, 0, 0, 0 };
-	size_t i, len = c->len;
+	size_t i;
 
-	if (as->name != NULL && secret_name(as->name, strlen(as->name))) {
-		if (as->value != NULL) {
-			word_code(as->value, &code);
-			add(c->m, as->value->off, code_from(&code, as->value->off,
-			    as->value->end <= len ? as->value->end : len));
-		}
-		for (i = 0; i < as->nelems; i++) {
-			code.n = 0;
-			word_code(as->elems[i], &code);
-			add(c->m, as->elems[i]->off, code_from(&code, as->elems[i]->off,
-			    as->elems[i]->end <= len ? as->elems[i]->end : len));
-		}
-		c->m->oom |= code.oom;
-		free(code.v);
+	if (as->name != NULL && as->subscript == NULL &&
+	    maskable(&c->ln, as->name, strlen(as->name))) {
+		assigned_word(c, as->value);
+		for (i = 0; i < as->nelems; i++)
+			assigned_word(c, as->elems[i]);
 	}
 	walk_word(c, as->subscript, W_WORD);
 	walk_word(c, as->value, W_WORD);
@@ -437,17 +522,16 @@ static void
 walk_node(struct walk *c, const struct ag_sh_node *n)
 {
 	size_t i, k;
-	int decl;
+	enum where decl;
 
 	if (n == NULL)
 		return;
-	/* not a function the line defines in the builtin's place */
-	decl = n->nwords > 0 && declaration(n->words[0]) && !defined_here(c->root,
-	    n->words[0]->raw);
+	decl = n->nwords > 0 && declaration(n->words[0]) ? (redefined(c, n->words[0]) ? W_NONE :
+	    W_DECL) : W_WORD;
 	for (i = 0; i < n->nassigns; i++)
 		walk_assign(c, &n->assigns[i]);
 	for (i = 0; i < n->nwords; i++)
-		walk_word(c, n->words[i], i > 0 && decl ? W_DECL : W_WORD);
+		walk_word(c, n->words[i], i > 0 ? decl : W_WORD);
 	for (i = 0; i < n->nredirs; i++) {
 		int hd = n->redirs[i].op == AG_SH_R_HEREDOC || n->redirs[i].op == AG_SH_R_HEREDOC_STRIP;
 
@@ -472,16 +556,16 @@ by_start(const void *x, const void *y)
 
 /* A line that does not parse: each line of it scanned on its own. */
 static void
-unparsed(const char *s, size_t len, struct spans *m)
+unparsed(const struct line *ln, struct spans *m)
 {
 	struct spans none = { NULL, 0, 0, 0 };
 	size_t a = 0, b;
 
-	while (a < len) {
-		const char *nl = memchr(s + a, '\n', len - a);
+	while (a < ln->len) {
+		const char *nl = memchr(ln->s + a, '\n', ln->len - a);
 
-		b = nl != NULL ? (size_t)(nl - s) : len;
-		scan(s, a, b, &none, W_UNPARSED, m);
+		b = nl != NULL ? (size_t)(nl - ln->s) : ln->len;
+		scan(ln, a, b, &none, W_UNPARSED, m);
 		a = b + 1;
 	}
 }
@@ -492,15 +576,16 @@ ag_cmdmask(const char *s, size_t len, struct ag_strbuf *out)
 	struct spans m = { NULL, 0, 0, 0 };
 	struct ag_sh_node *t = NULL;
 	struct ag_err err;
+	struct line ln = { s, len, risky_line(s, len) };
 	size_t i, from = 0;
 	int rc = 0;
 
 	if (ag_sh_parse(s, len, &t, &err) == AG_SH_OK) {
-		struct walk c = { s, len, t, &m };
+		struct walk c = { ln, t, &m };
 
 		walk_node(&c, t);
 	} else
-		unparsed(s, len, &m);
+		unparsed(&ln, &m);
 	ag_sh_free(t);
 	if (m.oom) {
 		free(m.v);
