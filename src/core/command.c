@@ -1501,6 +1501,12 @@ stage_record(struct ag_core *core, struct cmd *c)
 		c->rec.exit_status = c->status;
 		c->rec.cwd_after = core->sess.cwd;
 	}
+	if (c->ran_runner && c->res.ran_known) {
+		c->rec.execs_known = 1;
+		c->rec.execs = c->res.ran.paths;
+		c->rec.nexecs = c->res.ran.npaths;
+		c->rec.execs_unlisted = c->res.ran.more;
+	}
 	if (core->audit == NULL)
 		return;
 	ag_err_clear(&err);

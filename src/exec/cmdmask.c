@@ -1,22 +1,22 @@
 /*
- * cmdmask.c - secret-named variables' values, and private keys given to
- * programs that keep data, masked in a command line.
+ * cmdmask.c - secret-named variables' values masked in a command line.
  *
  * The audit record of a command keeps the line as typed, less the values
  * of variables whose names say they hold a secret.  The masks are placed
  * on the parser's own words (red team 20, M1): a mask found by scanning
  * the text for the end of a "word" misread $'..', here-documents and
- * comments (`echo hi # TOKEN='` masked up to the next quote, hiding the
- * commands between), and whatever hides a program or another word hides
- * what the line ran.  Here each mask starts after a NAME= inside one
- * word and ends at that word's end, at a blank in it, or before a
- * command substitution in it, whichever comes first; a substitution's
- * own commands are words of their own, masked the same way.  A value runs
- * to the word's end only where bash assigns it (an assignment, a
- * declaration builtin's argument); anywhere else the word may be another
- * program's text, and only a token is masked (red team 23).  A private
- * key's lines are hidden only where the parse says they are data given to
- * a program that keeps it, never in what a shell reads (issue 33).
+ * comments, and whatever hides a program or another word hides what the
+ * line ran.
+ *
+ * Masking by shape cannot follow what bash does with a value later (eval,
+ * sh -c "$VAR", $((VAR)), test -v, a declaration's value parsed again, a
+ * function named like a builtin: red team 24, H1), so a value is masked
+ * only where it cannot be code: token-shaped (no blank, no $ ` ( ) [ ] ;
+ * & | < >, quote or backslash, whole or not at all), never where the line
+ * itself may expand that name as code, and the command's record lists
+ * the programs that ran whatever the text shows (execguard.h).  Private
+ * keys are not masked in a command at all (issue 33): a key pasted into a
+ * line is recorded, in the audit that is root's and the gateway group's.
  */
 #include "agconfig.h"
 
@@ -28,16 +28,8 @@
 #include "exec/cmdmask.h"
 #include "parse/shparse.h"
 
-/* What a span becomes in the record. */
-enum mark {
-	MARK_VALUE,	/* "***": a secret-named variable's value */
-	MARK_KEY,	/* a private key's lines */
-	MARK_SHAPE	/* a private key on one line */
-};
-
 struct span {
 	size_t		a, b;
-	enum mark	kind;
 };
 
 struct spans {
@@ -47,7 +39,7 @@ struct spans {
 };
 
 static void
-add_kind(struct spans *s, size_t a, size_t b, enum mark kind)
+add(struct spans *s, size_t a, size_t b)
 {
 	if (b <= a || s->oom)
 		return;
@@ -63,14 +55,7 @@ add_kind(struct spans *s, size_t a, size_t b, enum mark kind)
 		s->cap = cap;
 	}
 	s->v[s->n].a = a;
-	s->v[s->n].b = b;
-	s->v[s->n++].kind = kind;
-}
-
-static void
-add(struct spans *s, size_t a, size_t b)
-{
-	add_kind(s, a, b, MARK_VALUE);
+	s->v[s->n++].b = b;
 }
 
 /* Whether a variable's name says it holds a secret. */
@@ -98,6 +83,7 @@ enum where {
 	W_UNPARSED,	/* a line that did not parse (it does not run) */
 	W_WORD,		/* a word bash does not assign: an argument, a subscript */
 	W_DECL,		/* an argument of declare, typeset, export, local, readonly */
+	W_NONE,		/* the same, where the line may have redefined the builtin */
 	W_HEREDOC	/* a here-document's body */
 };
 
@@ -129,26 +115,122 @@ value_end(const char *s, size_t lim, size_t i)
 }
 
 /*
- * The end of a value starting at i inside a word that bash does not assign
- * (an argument, `node -e 'API_KEY=1//"...'` or `python3 -c TOKEN='0<nl>...'`;
- * a here-document's line): the value may be another program's text, so
- * only what a token is made of is masked, and whatever else follows (the
- * rest of a program's text) stays visible (red teams 22 and 23).
+ * What a masked value may be made of.  Where bash assigns it (an
+ * assignment, a declaration's argument): anything but a blank, a control
+ * character, $ ` ( ) [ ] ; & | < >, a quote or a backslash, so nothing in
+ * it is expanded, parsed again or ends it early.  In any other word, which
+ * may be another program's text (`sh -c "perl -e @TOKEN=system+q!..!"`),
+ * only what a token is made of (red team 24, M2).
  */
-static size_t
-token_end(const char *s, size_t lim, size_t i)
+static int
+value_char(unsigned char ch, int assigned)
 {
-	while (i < lim && (isalnum((unsigned char)s[i]) || strchr("-._~+/=:@%!*,^#", s[i]) != NULL))
-		i++;
-	return i;
+	if (assigned)
+		return ch > ' ' && ch != 0x7f && strchr("$`()[];&|<>'\"\\", ch) == NULL;
+	return isalnum(ch) || strchr("-._~+/=:@%*^#", ch) != NULL;
 }
 
-/* Where a token value begins at i: past one opening quote (`API_KEY='abc'`,
- * `API_KEY="abc"`), which is the shell's or a file's, not the secret's. */
-static size_t
-token_start(const char *s, size_t lim, size_t i)
+/*
+ * Whether s[a..e) is a value that may be masked: made only of value_char,
+ * or that in one pair of matching quotes (`API_KEY='abc'`), whose inside
+ * then is the mask (*va, *vb).  Whole or not at all: a value that runs on
+ * into anything else is shown.
+ */
+static int
+shaped(const char *s, size_t a, size_t e, int assigned, size_t *va, size_t *vb)
 {
-	return i + 1 < lim && (s[i] == '\'' || s[i] == '"') ? i + 1 : i;
+	size_t i;
+
+	if (e >= a + 2 && (s[a] == '\'' || s[a] == '"') && s[e - 1] == s[a])
+		a++, e--;
+	if (e <= a)
+		return 0;
+	for (i = a; i < e; i++)
+		if (!value_char((unsigned char)s[i], assigned))
+			return 0;
+	*va = a;
+	*vb = e;
+	return 1;
+}
+
+/* The raw end of a value at v in a word bash does not assign: one quoted
+ * run, or up to a blank or a quote; never past a blank (a quote left open
+ * there is no token, and what follows is scanned on). */
+static size_t
+word_value_end(const char *s, size_t lim, size_t v)
+{
+	size_t e = v;
+
+	if (e < lim && (s[e] == '\'' || s[e] == '"')) {
+		for (e++; e < lim && s[e] != s[v] && !isspace((unsigned char)s[e]); e++)
+			;
+		return e < lim && s[e] == s[v] ? e + 1 : e;
+	}
+	while (e < lim && !isspace((unsigned char)s[e]) && s[e] != '\'' && s[e] != '"')
+		e++;
+	return e;
+}
+
+/*
+ * What a line may do with a variable's value besides passing it on as
+ * data: evaluate it as code or arithmetic, test or index by its name, hand
+ * it to a shell or an interpreter (red team 24, H1).  Any of these words
+ * anywhere in the line makes it one that may; matched as text, generously
+ * (`bash` and `ssh` hold "sh"), since a miss would hide code and a match
+ * only shows a value.
+ */
+static int
+risky_line(const char *s, size_t len)
+{
+	static const char *const words[] = { "eval", "-c", "((", "$[", "[", "test", "let",
+	    "source", ". ", "${!", "trap", "alias", "bind", "complete", "mapfile", "readarray",
+	    "-v", "-n", "-C", "sh", "python", "perl", "node", "ruby", "php", "lua", "awk", "sed",
+	    "xargs", "env", "exec", "fc", "PROMPT_COMMAND", "|", "`", "$(", "<(", ">(", NULL };
+	size_t i;
+
+	for (i = 0; words[i] != NULL; i++)
+		if (memmem(s, len, words[i], strlen(words[i])) != NULL)
+			return 1;
+	return 0;
+}
+
+/* Whether s[0..len) names the variable name[0..n) other than to assign it
+ * (`NAME=`, `NAME+=`): `$NAME`, `${NAME}`, `test -v NAME`, `$((NAME))`. */
+static int
+referenced(const char *s, size_t len, const char *name, size_t n)
+{
+	const char *p = s, *lim = s + len;
+
+	while (n > 0 && (p = memmem(p, (size_t)(lim - p), name, n)) != NULL) {
+		const char *e = p + n;
+		int before = p > s && (isalnum((unsigned char)p[-1]) || p[-1] == '_'),
+		    after = e < lim && (isalnum((unsigned char)*e) || *e == '_');
+
+		if (!before && !after) {
+			int assign = e < lim && (*e == '=' || (*e == '+' && e + 1 < lim &&
+			    e[1] == '='));
+
+			if (!assign || (p > s && (p[-1] == '$' || p[-1] == '{' || p[-1] == '!')))
+				return 1;
+		}
+		p++;
+	}
+	return 0;
+}
+
+/* What a mask needs to know of the whole line. */
+struct line {
+	const char	*s;
+	size_t		 len;
+	int		 risky;		/* risky_line() */
+};
+
+/* Whether a secret name's value may be masked in this line: not one the
+ * line may expand as code (H1). */
+static int
+maskable(const struct line *ln, const char *name, size_t n)
+{
+	return secret_name(name, n) && !(ln->risky && referenced(ln->s, ln->len, name, n));
 }
 
 /* The spans of the command and process substitutions in w, at any depth
@@ -210,20 +292,20 @@ past_code(const struct spans *code, size_t i)
 }
 
 /*
- * Each NAME= in s[a..b) (NAME at a word-ish start: not after a name's
- * character, `$` or `{`) whose NAME names a secret: its value masked, up
- * to the first of the value's end and a code span.  Where bash assigns
- * the word (wh W_DECL, at the word's start) the value ends where bash's
- * quoting says; anywhere else it is what a token is made of, so a
- * program's text that begins with NAME= (`python3 -c TOKEN='0<nl>code'`)
- * stays visible.  Code spans are skipped: their commands are walked on
- * their own.
+ * Each NAME= in s[a..b) (NAME at a word's start, or after a blank, a
+ * quote or a `-`: not inside other text such as perl's `@TOKEN=`) whose
+ * NAME names a secret the line does not expand as code: its value masked
+ * when it is token-shaped as a whole (shaped()).  Code spans are skipped:
+ * their commands are walked on their own, and a value that runs into one
+ * is not token-shaped.  A line that did not parse (it does not run) reads
+ * values as bash's quoting would.
  */
 static void
-scan(const char *s, size_t a, size_t b, const struct spans *code, enum where wh,
+scan(const struct line *ln, size_t a, size_t b, const struct spans *code, enum where wh,
     struct spans *m)
 {
-	size_t i = a, j, e, v, lim;
+	const char *s = ln->s;
+	size_t i = a, j, e, va, vb, lim;
 
 	while (i < b) {
 		size_t k = past_code(code, i);
@@ -233,22 +315,22 @@ scan(const char *s, size_t a, size_t b, const struct spans *code, enum where wh,
 			continue;
 		}
 		if (!(isalpha((unsigned char)s[i]) || s[i] == '_') ||
-		    (i > a && (isalnum((unsigned char)s[i - 1]) || s[i - 1] == '_' ||
-		    s[i - 1] == '$' || s[i - 1] == '{'))) {
+		    (i > a && strchr(" \t\n'\"-", s[i - 1]) == NULL)) {
 			i++;
 			continue;
 		}
 		for (j = i; j < b && (isalnum((unsigned char)s[j]) || s[j] == '_'); j++)
 			;
-		if (j < b && s[j] == '=' && secret_name(s + i, j - i)) {
-			/* a line that did not parse is masked by the shell's
-			 * quoting (it does not run) */
+		if (j < b && s[j] == '=' && maskable(ln, s + i, j - i)) {
 			lim = code_from(code, j + 1, b);
 			if (wh == W_UNPARSED)
-				v = j + 1, e = value_end(s, lim, v);
+				e = value_end(s, lim, j + 1);
 			else
-				v = token_start(s, lim, j + 1), e = token_end(s, lim, v);
-			add(m, v, e);
+				e = word_value_end(s, lim, j + 1);
+			/* whole: it ends at the word's end, a blank or a quote */
+			if ((e >= b || isspace((unsigned char)s[e]) || s[e] == '\'' ||
+			    s[e] == '"') && shaped(s, j + 1, e, wh == W_UNPARSED, &va, &vb))
+				add(m, va, vb);
 			i = e > j + 1 ? e : j + 1;
 			continue;
 		}
@@ -256,29 +338,20 @@ scan(const char *s, size_t a, size_t b, const struct spans *code, enum where wh,
 	}
 }
 
-/* What bash reads again as a compound assignment, `declare -a 'A=(...)'`,
- * may be masked only when it is plain text: no expansion, substitution,
- * escape or redirection, which would run code the line does not show. */
-static int
-plain_array(const char *s, size_t a, size_t b)
-{
-	for (; a < b; a++)
-		if (!isalnum((unsigned char)s[a]) && strchr("-._~+/=:@%!*,^# \t\n[]()'\"", s[a]) == NULL)
-			return 0;
-	return 1;
-}
-
 /*
  * A declaration builtin's argument s[a..b): bash assigns it, so a secret
- * name's value is masked as bash reads it, with the word's quoting
- * (`export "PASSWORD=a b"`, `declare -A 'TOKEN=([k]=v)'`), `+=` and a
- * subscript; an array's elements, in parentheses.  What follows the value,
- * and a word that assigns no secret, is scanned as any word.
+ * name's value is masked with the word's quoting (`export 'TOKEN=abc'`)
+ * and `+=`, when it is token-shaped and ends the word.  Never a subscript
+ * (bash expands it) nor an array, which bash parses again (`declare -a
+ * TOKEN='([0]=$(..))'`: red team 24, H1).  Anything else is scanned as any
+ * word.
  */
 static void
-decl_word(const char *s, size_t a, size_t b, const struct spans *code, struct spans *m)
+decl_word(const struct line *ln, size_t a, size_t b, const struct spans *code,
+    struct spans *m)
 {
-	size_t p = a, n, v, e, lim;
+	const char *s = ln->s;
+	size_t p = a, n, v, e, va, vb, lim;
 	char q = 0;
 
 	if (p < b && (s[p] == '\'' || s[p] == '"'))
@@ -286,77 +359,41 @@ decl_word(const char *s, size_t a, size_t b, const struct spans *code, struct sp
 	for (n = p; n < b && (isalnum((unsigned char)s[n]) || s[n] == '_'); n++)
 		;
 	v = n;
-	if (v < b && s[v] == '[')
-		while (v < b && s[v] != ']')
-			v++;
-	if (v < b && s[v] == ']')
-		v++;
 	if (v < b && s[v] == '+')
 		v++;
 	if (n == p || isdigit((unsigned char)s[p]) || v >= b || s[v] != '=' ||
-	    !secret_name(s + p, n - p)) {
-		scan(s, a, b, code, W_WORD, m);
+	    !maskable(ln, s + p, n - p)) {
+		scan(ln, a, b, code, W_WORD, m);
 		return;
 	}
 	v++;
 	lim = code_from(code, v, b);
-	if (v < lim && s[v] == '(' && q == 0) {
-		/* `declare -A TOKEN=([k]=v [j]='a b')`: inside the parentheses */
-		for (e = v + 1;; e++) {
-			e = value_end(s, lim, e);
-			if (e >= lim || s[e] == ')')
-				break;
-		}
-		add(m, v + 1, e);
-	} else if (v < lim && s[v] == '(') {
-		/* quoted: bash parses it again; plain text only */
-		for (e = lim; e > v + 1 && s[e - 1] != ')'; e--)
+	if (q != 0) {
+		/* 'NAME=value': the value is the quote's inside */
+		for (e = v; e < lim && s[e] != q; e++)
 			;
-		if (plain_array(s, v, lim) && e > v + 1)
-			add(m, v + 1, e - 1);
-		else
-			e = v;
-	} else {
-		/* a scalar, to its end as bash's quoting says */
-		e = value_end(s, lim, q != 0 ? p - 1 : v);
-		if (e < v)
-			e = v;
-		add(m, v, q != 0 && e == b && e > v && s[e - 1] == q ? e - 1 : e);
+		if (e + 1 == b && e < lim && shaped(s, v, e, 1, &va, &vb))
+			add(m, va, vb);
+		return;
 	}
-	if (e < b)
-		scan(s, e, b, code, W_WORD, m);
+	e = value_end(s, lim, v);
+	if (e == b && shaped(s, v, e, 1, &va, &vb))
+		add(m, va, vb);
+	else if (e < b)
+		scan(ln, e, b, code, W_WORD, m);
 }
 
 /* What a walk of one parsed line needs. */
 struct walk {
-	const char		*s;
-	size_t			 len;
+	struct line		 ln;
 	const struct ag_sh_node	*root;
 	struct spans		*m;
-	int			 no_keys;	/* no key is hidden in this line */
 };
 
-static void walk_node(struct walk *c, const struct ag_sh_node *n, int piped);
-
-/* A declaration builtin, as bash sees the command's first word (spelled
- * plainly; `builtin export` and `"export"` are not read so by bash). */
-static int
-declaration(const struct ag_sh_word *w)
-{
-	static const char *const names[] = { "declare", "typeset", "export", "local", "readonly",
-	    NULL };
-	size_t i;
-
-	for (i = 0; w != NULL && w->raw != NULL && names[i] != NULL; i++)
-		if (strcmp(w->raw, names[i]) == 0)
-			return 1;
-	return 0;
-}
-
-/* ---- private keys ------------------------------------------------------------ */
+static void walk_node(struct walk *c, const struct ag_sh_node *n);
 
 /* Whether the line defines a function called name (which would run in
- * the program's place). */
+ * the builtin's place). */
 static int
 defined_here(const struct ag_sh_node *n, const char *name)
 {
@@ -375,150 +412,42 @@ defined_here(const struct ag_sh_node *n, const char *name)
 	return 0;
 }
 
-/*
- * Whether a command's arguments and here-document may have a private
- * key's lines hidden in its record: its program only keeps or passes on
- * data (never a shell, an interpreter or a program that runs others,
- * which would run such a line), named plainly, not a function the line
- * defines, and its output is not read by another command (a pipe, a
- * substitution: `echo '<key>' | sh`; a function's or a coprocess's
- * commands, whose output is the caller's; nothing in a line with a process
- * substitution or an exec, which may send it to a shell: `exec > >(sh)`).
- */
+/* A declaration builtin's name, as bash sees the command's first word
+ * (spelled plainly; `builtin export` and `"export"` are not read so). */
 static int
-keeps_data(const struct walk *c, const struct ag_sh_node *n, int piped)
+declaration(const struct ag_sh_word *w)
 {
-	/* not kubectl, gh and the like: `kubectl exec -- sh -c '...'` */
-	static const char *const progs[] = { "cat", "echo", "printf", "tee", "base64",
-	    "ssh-add", "ssh-keygen", "openssl", "curl", NULL };
-	const char *w0;
+	static const char *const names[] = { "declare", "typeset", "export", "local", "readonly",
+	    NULL };
 	size_t i;
 
-	if (piped || n->type != AG_SH_SIMPLE || n->nwords == 0 || n->words[0]->raw == NULL ||
-	    c->no_keys)
-		return 0;
-	w0 = n->words[0]->raw;
-	for (i = 0; progs[i] != NULL; i++)
-		if (strcmp(w0, progs[i]) == 0)
-			return !defined_here(c->root, w0);
+	for (i = 0; w != NULL && w->raw != NULL && names[i] != NULL; i++)
+		if (strcmp(w->raw, names[i]) == 0)
+			return 1;
 	return 0;
 }
 
-/* A line of key material: base64 only (after an indentation, before a
- * carriage return), and long enough that no short command passes for it. */
-static int
-key_line(const char *p, size_t n)
-{
-	size_t i = 0, k = 0;
-
-	while (i < n && (p[i] == ' ' || p[i] == '\t'))
-		i++;
-	if (n > i && p[n - 1] == '\r')
-		n--;
-	for (; i < n; i++, k++)
-		if (!isalnum((unsigned char)p[i]) && p[i] != '+' && p[i] != '/' && p[i] != '=')
-			return 0;
-	return k >= AG_CMDMASK_KEY_LINE_MIN;
-}
-
-/* A key's marker at p ("-----BEGIN " or "-----END " then [A-Z0-9 ]*, then
- * "PRIVATE KEY-----"): its end, or NULL. */
-static const char *
-key_marker(const char *p, const char *lim, const char *which)
-{
-	size_t wl = strlen(which);
-	const char *q;
-
-	if ((size_t)(lim - p) < wl || memcmp(p, which, wl) != 0)
-		return NULL;
-	for (q = p + wl; q < lim && (isupper((unsigned char)*q) || isdigit((unsigned char)*q) ||
-	    *q == ' '); q++)
-		if ((size_t)(lim - q) >= 16 && memcmp(q, "PRIVATE KEY-----", 16) == 0)
-			return q + 16;
-	return NULL;
-}
-
-/* A whole key on one line of s[a..b) (escaped newlines, as in JSON): each
- * one's span, from its BEGIN through its END marker. */
-static void
-one_line_keys(const char *s, size_t a, size_t b, struct spans *m)
-{
-	const char *p = s + a, *lim = s + b, *e, *q;
-
-	while ((p = memmem(p, (size_t)(lim - p), "-----BEGIN ", 11)) != NULL) {
-		if ((e = key_marker(p, lim, "-----BEGIN ")) == NULL) {
-			p += 11;
-			continue;
-		}
-		for (q = e; q < lim && (isalnum((unsigned char)*q) || strchr("+/= \t\\", *q) != NULL);
-		    q++)
-			;
-		if ((e = key_marker(q, lim, "-----END ")) != NULL) {
-			add_kind(m, (size_t)(p - s), (size_t)(e - s), MARK_SHAPE);
-			p = e;
-		} else
-			p += 11;
-	}
-}
-
 /*
- * A private key in s[a..b), a quoted argument's text or a here-document's
- * body: between a BEGIN and an END marker, each run of key lines becomes
- * one mark; the markers and any other line stay.
+ * Whether the line may have made a declaration builtin something else: a
+ * function of that name in it, or eval, source, `.` or alias, which can
+ * define one unseen (red team 24, M2: `eval 'export() { eval "${1#*=}";
+ * }'; export TOKEN=..` ran the value).  Such a command's words are not
+ * masked at all; a function kept from an earlier line runs what the
+ * record's execs list.
  */
-static void
-key_lines(const char *s, size_t a, size_t b, struct spans *m)
+static int
+redefined(const struct walk *c, const struct ag_sh_word *w)
 {
-	size_t i = a, e, run = 0, in_run = 0;
-	int in_key = 0;
+	const struct line *ln = &c->ln;
 
-	if (memmem(s + a, b - a, "PRIVATE KEY-----", 16) == NULL)
-		return;
-	while (i < b) {
-		const char *nl = memchr(s + i, '\n', b - i);
-
-		e = nl != NULL ? (size_t)(nl - s) : b;
-		if (in_key && key_line(s + i, e - i)) {
-			if (!in_run)
-				run = i, in_run = 1;
-			add_kind(m, run, e, MARK_KEY);
-		} else {
-			in_run = 0;
-			if (memmem(s + i, e - i, "-----END ", 9) != NULL)
-				in_key = 0;
-			else if (memmem(s + i, e - i, "-----BEGIN ", 11) != NULL)
-				in_key = 1;
-			one_line_keys(s, i, e, m);
-		}
-		i = e + 1;
-	}
+	return defined_here(c->root, w->raw) || memmem(ln->s, ln->len, "eval", 4) != NULL ||
+	    memmem(ln->s, ln->len, "source", 6) != NULL || memmem(ln->s, ln->len, "alias", 5) !=
+	    NULL || memmem(ln->s, ln->len, ". ", 2) != NULL;
 }
 
-/* The key lines of a word given to a program that keeps data: in its
- * quoted parts, or in the whole of a here-document's body s[off..b). */
+/* w, found where wh says. */
 static void
-word_keys(const char *s, const struct ag_sh_word *w, size_t b, int heredoc, struct spans *m)
-{
-	size_t i;
-
-	if (heredoc) {
-		key_lines(s, w->off, b, m);
-		return;
-	}
-	for (i = 0; i < w->nparts; i++) {
-		const struct ag_sh_part *p = &w->parts[i];
-
-		if (p->type == AG_SH_P_LIT && p->quote != AG_SH_Q_NONE &&
-		    p->quote != AG_SH_Q_BACKSLASH && p->off < p->end && p->end <= b)
-			key_lines(s, p->off, p->end, m);
-	}
-}
-
-/* ---- the walk ------------------------------------------------------------------ */
-
-/* w, found where wh says; keys: a program that keeps data is given it. */
-static void
-walk_word(struct walk *c, const struct ag_sh_word *w, enum where wh, int keys)
+walk_word(struct walk *c, const struct ag_sh_word *w, enum where wh)
 {
 	struct spans code = { NULL, 0, 0, 0 };
 	size_t i, b;
@@ -527,98 +456,94 @@ walk_word(struct walk *c, const struct ag_sh_word *w, enum where wh, int keys)
 		return;
 	word_code(w, &code);
 	c->m->oom |= code.oom;
-	b = w->end <= c->len ? w->end : c->len;
+	b = w->end <= c->ln.len ? w->end : c->ln.len;
 	if (wh == W_HEREDOC && b > w->off + 1) {
 		/* not the delimiter's line, the body's last */
-		for (i = b - 1; i > w->off && c->s[i - 1] != '\n'; i--)
+		for (i = b - 1; i > w->off && c->ln.s[i - 1] != '\n'; i--)
 			;
 		b = i;
 	}
-	if (w->off < b) {
+	if (w->off < b && wh != W_NONE) {
 		if (wh == W_DECL)
-			decl_word(c->s, w->off, b, &code, c->m);
+			decl_word(&c->ln, w->off, b, &code, c->m);
 		else
-			scan(c->s, w->off, b, &code, wh, c->m);
-		if (keys)
-			word_keys(c->s, w, b, wh == W_HEREDOC, c->m);
+			scan(&c->ln, w->off, b, &code, wh, c->m);
 	}
 	free(code.v);
-	/* the commands of its substitutions (their output is read: a
-	 * value, a file), and words within its parts */
+	/* the commands of its substitutions, and words within its parts */
 	for (i = 0; i < w->nparts; i++) {
 		const struct ag_sh_part *p = &w->parts[i];
 
 		if (p->type == AG_SH_P_CMDSUB || p->type == AG_SH_P_PROCSUB)
-			walk_node(c, p->body, 1);
+			walk_node(c, p->body);
 		else if (p->type == AG_SH_P_PARAM) {
-			walk_word(c, p->subscript, W_WORD, 0);
-			walk_word(c, p->operand, W_WORD, 0);
-			walk_word(c, p->operand2, W_WORD, 0);
+			walk_word(c, p->subscript, W_WORD);
+			walk_word(c, p->operand, W_WORD);
+			walk_word(c, p->operand2, W_WORD);
 		} else if (p->type == AG_SH_P_ARITH)
-			walk_word(c, p->expr, W_WORD, 0);
+			walk_word(c, p->expr, W_WORD);
 	}
 }
 
-/* An assignment to a secret-named variable: its whole value, up to a
- * command substitution in it (whose commands are walked). */
+/* One word bash assigns to a secret name: masked when token-shaped. */
+static void
+assigned_word(struct walk *c, const struct ag_sh_word *w)
+{
+	size_t va, vb, e;
+
+	if (w == NULL || w->off >= c->ln.len)
+		return;
+	e = w->end <= c->ln.len ? w->end : c->ln.len;
+	if (shaped(c->ln.s, w->off, e, 1, &va, &vb))
+		add(c->m, va, vb);
+}
+
+/* An assignment to a secret-named variable the line does not expand as
+ * code: its value, or each element of an array, when token-shaped; never
+ * with a subscript (bash expands it: `TOKEN[$(..)]=1`). */
 static void
 walk_assign(struct walk *c, const struct ag_sh_assign *as)
 {
-	struct spans code = { NULL, 0, 0, 0 };
-	size_t i, len = c->len;
+	size_t i;
 
-	if (as->name != NULL && secret_name(as->name, strlen(as->name))) {
-		if (as->value != NULL) {
-			word_code(as->value, &code);
-			add(c->m, as->value->off, code_from(&code, as->value->off,
-			    as->value->end <= len ? as->value->end : len));
-		}
-		for (i = 0; i < as->nelems; i++) {
-			code.n = 0;
-			word_code(as->elems[i], &code);
-			add(c->m, as->elems[i]->off, code_from(&code, as->elems[i]->off,
-			    as->elems[i]->end <= len ? as->elems[i]->end : len));
-		}
-		c->m->oom |= code.oom;
-		free(code.v);
+	if (as->name != NULL && as->subscript == NULL &&
+	    maskable(&c->ln, as->name, strlen(as->name))) {
+		assigned_word(c, as->value);
+		for (i = 0; i < as->nelems; i++)
+			assigned_word(c, as->elems[i]);
 	}
-	walk_word(c, as->subscript, W_WORD, 0);
-	walk_word(c, as->value, W_WORD, 0);
+	walk_word(c, as->subscript, W_WORD);
+	walk_word(c, as->value, W_WORD);
 	for (i = 0; i < as->nelems; i++)
-		walk_word(c, as->elems[i], W_WORD, 0);
+		walk_word(c, as->elems[i], W_WORD);
 }
 
-/* n; piped: what it writes is read by another command. */
 static void
-walk_node(struct walk *c, const struct ag_sh_node *n, int piped)
+walk_node(struct walk *c, const struct ag_sh_node *n)
 {
 	size_t i, k;
-	int keys, decl;
+	enum where decl;
 
 	if (n == NULL)
 		return;
-	keys = keeps_data(c, n, piped);
-	/* not a function the line defines in the builtin's place */
-	decl = n->nwords > 0 && declaration(n->words[0]) && !defined_here(c->root,
-	    n->words[0]->raw);
+	decl = n->nwords > 0 && declaration(n->words[0]) ? (redefined(c, n->words[0]) ? W_NONE :
+	    W_DECL) : W_WORD;
 	for (i = 0; i < n->nassigns; i++)
 		walk_assign(c, &n->assigns[i]);
 	for (i = 0; i < n->nwords; i++)
-		walk_word(c, n->words[i], i > 0 && decl ? W_DECL : W_WORD, i > 0 && keys);
+		walk_word(c, n->words[i], i > 0 ? decl : W_WORD);
 	for (i = 0; i < n->nredirs; i++) {
 		int hd = n->redirs[i].op == AG_SH_R_HEREDOC || n->redirs[i].op == AG_SH_R_HEREDOC_STRIP;
 
-		walk_word(c, n->redirs[i].target, hd ? W_HEREDOC : W_WORD,
-		    keys && (hd || n->redirs[i].op == AG_SH_R_HERESTRING));
+		walk_word(c, n->redirs[i].target, hd ? W_HEREDOC : W_WORD);
 	}
 	for (i = 0; i < n->nitems; i++) {
 		for (k = 0; k < n->items[i].npatterns; k++)
-			walk_word(c, n->items[i].patterns[k], W_WORD, 0);
-		walk_node(c, n->items[i].body, piped);
+			walk_word(c, n->items[i].patterns[k], W_WORD);
+		walk_node(c, n->items[i].body);
 	}
 	for (i = 0; i < n->nkids; i++)
-		walk_node(c, n->kids[i], piped || (n->type == AG_SH_PIPELINE && i + 1 < n->nkids) ||
-		    n->type == AG_SH_FUNCDEF || n->type == AG_SH_COPROC);
+		walk_node(c, n->kids[i]);
 }
 
 static int
@@ -631,16 +556,16 @@ by_start(const void *x, const void *y)
 
 /* A line that does not parse: each line of it scanned on its own. */
 static void
-unparsed(const char *s, size_t len, struct spans *m)
+unparsed(const struct line *ln, struct spans *m)
 {
 	struct spans none = { NULL, 0, 0, 0 };
 	size_t a = 0, b;
 
-	while (a < len) {
-		const char *nl = memchr(s + a, '\n', len - a);
+	while (a < ln->len) {
+		const char *nl = memchr(ln->s + a, '\n', ln->len - a);
 
-		b = nl != NULL ? (size_t)(nl - s) : len;
-		scan(s, a, b, &none, W_UNPARSED, m);
+		b = nl != NULL ? (size_t)(nl - ln->s) : ln->len;
+		scan(ln, a, b, &none, W_UNPARSED, m);
 		a = b + 1;
 	}
 }
@@ -648,23 +573,19 @@ unparsed(const char *s, size_t len, struct spans *m)
 int
 ag_cmdmask(const char *s, size_t len, struct ag_strbuf *out)
 {
-	static const char *const marks[] = { "***", "[REDACTED PRIVATE KEY]", "[REDACTED]" };
 	struct spans m = { NULL, 0, 0, 0 };
 	struct ag_sh_node *t = NULL;
 	struct ag_err err;
+	struct line ln = { s, len, risky_line(s, len) };
 	size_t i, from = 0;
 	int rc = 0;
 
 	if (ag_sh_parse(s, len, &t, &err) == AG_SH_OK) {
-		struct walk c = { s, len, t, &m, 0 };
+		struct walk c = { ln, t, &m };
 
-		/* quoted or not: a word "exec" or ">(" only shows more */
-		c.no_keys = memmem(s, len, ">(", 2) != NULL || memmem(s, len, "<(", 2) != NULL ||
-		    memmem(s, len, "exec", 4) != NULL;
-
-		walk_node(&c, t, 0);
+		walk_node(&c, t);
 	} else
-		unparsed(s, len, &m);
+		unparsed(&ln, &m);
 	ag_sh_free(t);
 	if (m.oom) {
 		free(m.v);
@@ -682,7 +603,7 @@ ag_cmdmask(const char *s, size_t len, struct ag_strbuf *out)
 			continue;
 		}
 		rc = ag_strbuf_append(out, s + from, m.v[i].a - from) < 0 ||
-		    ag_strbuf_addstr(out, marks[m.v[i].kind]) < 0 ? -1 : 0;
+		    ag_strbuf_addstr(out, "***") < 0 ? -1 : 0;
 		from = b;
 	}
 	if (rc == 0 && ag_strbuf_append(out, s + from, len - from) < 0)

@@ -13,28 +13,21 @@
  * s[0..len) onto out with each value a secret-named variable is given
  * (…TOKEN…, …SECRET…, …PASSWORD…, …API_KEY…, …_KEY, in an assignment,
  * in a word such as export's `NAME=value` or `--api_key=value`, in a
- * here-document's `NAME=value` line) replaced by "***".  Only where bash
- * assigns (an assignment, a declaration builtin's argument) does the value
- * run to the word's end by bash's quoting; in any other word, also one
- * that begins with NAME=, only a token (letters, digits, -._~+/=:@%!*,^#)
- * is masked, since the word may be another program's text.  A mask lies
- * inside one word of the parse and ends before any command substitution
- * in it, so it never reaches a program, an argument of another word, a
- * comment or the next command.  A line that does not parse (it is not
- * run) is masked word by word as the lexer would split it, never past a
- * line's end.  0, or -1 when out of memory.
+ * here-document's `NAME=value` line) replaced by "***", only where it
+ * cannot be code (red team 24, H1, M2): token-shaped as a whole (no
+ * blank, $ ` ( ) [ ] ; & | < >, quote or backslash; in a word bash does
+ * not assign, a token's letters only), no array or subscript, no
+ * declaration builtin the line may have redefined, and no name the line
+ * may expand as code (eval, sh -c, $((..)), test -v, [[ ]], a subscript,
+ * a pipe to a shell).  A mask lies inside one word of the parse.  A line
+ * that does not parse (it is not run) is masked word by word as the
+ * lexer would split it, never past a line's end.  0, or -1 when out of
+ * memory.
  */
 /*
- * A private key's lines (base64 only, at least AG_CMDMASK_KEY_LINE_MIN
- * long, between its BEGIN and END lines) become "[REDACTED PRIVATE KEY]",
- * and a whole key on one line "[REDACTED]", only inside a quoted argument,
- * a here-document or a here-string given to a program that keeps data
- * (cat, echo, printf, tee, ssh-add, ...; not a function the line defines,
- * its output not read by another command): a shell's here-document, its
- * delimiter and any line outside quotes stay (red team 23, M3).
+ * A private key is not masked here (red team 24, M1): what reaches a
+ * shell cannot be told from data by its shape.
  */
-#define AG_CMDMASK_KEY_LINE_MIN	40
-
 int	ag_cmdmask(const char *s, size_t len, struct ag_strbuf *out);
 
 #endif

@@ -53,6 +53,7 @@ struct ag_execguard {
 	size_t			 nexecs, nconns;	/* of each, at most MAX_DENIALS - 1 */
 	unsigned long		 ndropped;	/* execs refused past the list's room */
 	unsigned long		 nconns_dropped;	/* connects, the same */
+	struct ag_exec_ran	 ran;		/* files let run (execguard.h) */
 };
 
 /* ---- child side ----------------------------------------------------------- */
@@ -519,6 +520,67 @@ keep_denial(struct ag_execguard *g, const struct ag_exec_req *req, const char *r
 	d->argc = i;
 }
 
+/*
+ * The files one exec was let run (the program, then each #! interpreter),
+ * gathered while it is judged and kept only once it goes on.
+ */
+struct let_run {
+	char	*path[MAX_INTERP_DEPTH + 2];
+	size_t	 n;
+};
+
+static void
+let_run_note(struct let_run *l, const struct ag_exec_req *req)
+{
+	if (l->n < sizeof(l->path) / sizeof(l->path[0]) && req->path != NULL &&
+	    req->path[0] != '\0')
+		l->path[l->n++] = strdup(req->path);	/* NULL: counted below */
+}
+
+/* The exec went on: its files join the command's list, once each. */
+static void
+keep_ran(struct ag_execguard *g, struct let_run *l)
+{
+	struct ag_exec_ran *r = &g->ran;
+	size_t i, k;
+
+	for (i = 0; i < l->n; i++) {
+		char *p = l->path[i];
+
+		l->path[i] = NULL;
+		for (k = 0; p != NULL && k < r->npaths; k++)
+			if (strcmp(r->paths[k], p) == 0)
+				break;
+		if (p != NULL && k < r->npaths) {
+			free(p);
+			continue;
+		}
+		if (r->paths == NULL && (r->paths = calloc(AG_EXECGUARD_MAX_RAN,
+		    sizeof(*r->paths))) == NULL) {
+			free(p);
+			r->more++;
+			continue;
+		}
+		if (p == NULL || r->npaths >= AG_EXECGUARD_MAX_RAN) {
+			free(p);
+			r->more++;	/* not listed, never unsaid */
+			continue;
+		}
+		r->paths[r->npaths++] = p;
+	}
+	l->n = 0;
+}
+
+static void
+let_run_drop(struct let_run *l)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		free(l->path[i]);
+	l->n = 0;
+}
+
 /* A connect refused, or made to a socket network.unix names. */
 static void
 keep_connect(struct ag_execguard *g, const struct ag_conn_note *note)
@@ -581,6 +643,7 @@ serve(struct ag_execguard *g, int listener)
 		struct pollfd pf[2] = { { .fd = listener, .events = POLLIN },
 		    { .fd = g->stop[0], .events = POLLIN } };
 		struct ag_exec_req req;
+		struct let_run lr = { .n = 0 };
 		char reason[1024] = "", rule[256] = "exec";
 		int ok, quiet = 0;
 
@@ -626,6 +689,8 @@ serve(struct ag_execguard *g, int listener)
 			ok = g->judge(g->ctx, &req, reason, sizeof(reason), rule, sizeof(rule));
 			if (ok == 2)
 				keep_denial(g, &req, reason, rule, 1);
+			if (ok >= 1)
+				let_run_note(&lr, &req);
 			while (ok >= 1 && (lv = interp_level(req.pid, b, &req, reason,
 			    sizeof(reason), rule, sizeof(rule), &quiet)) != 0) {
 				if (lv < 0 || ++depth > MAX_INTERP_DEPTH) {
@@ -641,21 +706,27 @@ serve(struct ag_execguard *g, int listener)
 				    sizeof(rule));
 				if (ok == 2)
 					keep_denial(g, &req, reason, rule, 1);
+				if (ok >= 1)
+					let_run_note(&lr, &req);
 			}
 		}
 		/* what was read must still belong to the same, stopped exec */
-		if (ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &n->id) < 0)
+		if (ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &n->id) < 0) {
+			let_run_drop(&lr);
 			continue;
+		}
 		memset(resp, 0, sz.seccomp_notif_resp);
 		resp->id = n->id;
 		if (ok >= 1) {
 			resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+			keep_ran(g, &lr);	/* before the answer: it runs then */
 		} else if (quiet != 0) {
 			resp->error = -quiet;	/* what the kernel would say */
 		} else {
 			resp->error = -EACCES;
 			keep_denial(g, &req, reason, rule, 0);
 		}
+		let_run_drop(&lr);
 		if (ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, resp) < 0) {
 			if (errno != ENOENT)
 				ag_log(LOG_WARNING, "exec supervisor: answer lost: %s",
@@ -770,10 +841,13 @@ ag_execguard_started(struct ag_execguard *g, struct ag_err *err)
 }
 
 void
-ag_execguard_finish(struct ag_execguard *g, struct ag_exec_denial **denials, size_t *n)
+ag_execguard_finish(struct ag_execguard *g, struct ag_exec_denial **denials, size_t *n,
+    struct ag_exec_ran *ran)
 {
 	*denials = NULL;
 	*n = 0;
+	if (ran != NULL)
+		memset(ran, 0, sizeof(*ran));
 	if (g == NULL)
 		return;
 	if (g->running) {
@@ -820,7 +894,24 @@ ag_execguard_finish(struct ag_execguard *g, struct ag_exec_denial **denials, siz
 	}
 	*denials = g->denials;
 	*n = g->ndenials;
+	if (ran != NULL)
+		*ran = g->ran;
+	else
+		ag_execguard_ran_free(&g->ran);
 	free(g);
+}
+
+void
+ag_execguard_ran_free(struct ag_exec_ran *ran)
+{
+	size_t i;
+
+	if (ran == NULL)
+		return;
+	for (i = 0; i < ran->npaths; i++)
+		free(ran->paths[i]);
+	free(ran->paths);
+	memset(ran, 0, sizeof(*ran));
 }
 
 void

@@ -44,6 +44,7 @@
 #define AG_EXECGUARD_MAX_ARGS	4096		/* more: refused */
 #define AG_EXECGUARD_MAX_BYTES	(256 * 1024)	/* path + argv, more: refused */
 #define AG_EXECGUARD_MAX_DENIALS 64		/* kept for the audit per command */
+#define AG_EXECGUARD_MAX_RAN	64		/* files let run, listed per command */
 
 /* What the judge sees of one exec. */
 struct ag_exec_req {
@@ -81,6 +82,19 @@ struct ag_exec_denial {
 	char	 *error;	/* allowed, but the connect failed; or NULL */
 };
 
+/*
+ * The distinct files the supervisor let run in one command's tree (each
+ * #! interpreter too), by the path the exec resolved, never its argv
+ * (which may hold a secret): the command's record lists them, so what
+ * ran is known whatever the line's text shows or masks (doc/sandbox.md).
+ * At most AG_EXECGUARD_MAX_RAN; more counts the execs of files past them.
+ */
+struct ag_exec_ran {
+	char		**paths;	/* npaths of them, owned */
+	size_t		  npaths;
+	unsigned long	  more;
+};
+
 struct ag_execguard;
 
 /*
@@ -94,11 +108,14 @@ struct ag_execguard *ag_execguard_new(ag_execguard_judge_fn judge, void *ctx,
 int	ag_execguard_started(struct ag_execguard *g, struct ag_err *err);
 /*
  * Parent, after the command's tree is gone: stop, and hand over what was
- * refused (*denials owned by the caller, free with ag_execguard_denials_free).
- * Frees g.
+ * refused (*denials owned by the caller, free with ag_execguard_denials_free)
+ * and, when ran is not NULL, what was let run (free with
+ * ag_execguard_ran_free).  Frees g.
  */
-void	ag_execguard_finish(struct ag_execguard *g, struct ag_exec_denial **denials, size_t *n);
+void	ag_execguard_finish(struct ag_execguard *g, struct ag_exec_denial **denials, size_t *n,
+	    struct ag_exec_ran *ran);
 void	ag_execguard_denials_free(struct ag_exec_denial *d, size_t n);
+void	ag_execguard_ran_free(struct ag_exec_ran *ran);
 
 /*
  * Child, after no_new_privs and before exec: close the gateway's ends

@@ -20,7 +20,7 @@
 struct shape {
 	const char	*anchors[6];
 	const char	*re;
-	int		 output_only;	/* not in a command's record (cmdmask.c's) */
+	int		 output_only;	/* not in a command's record (a key: cmdmask.c) */
 };
 
 static const struct shape shapes[] = {
@@ -281,8 +281,8 @@ line(struct ag_redact *r, const char *p, size_t n, ag_redact_emit emit, void *ct
 	/* a long run of short lines goes on in pieces of a bounded size */
 	if (r->out.len >= AG_REDACT_LINE_MAX && flush(r, emit, ctx) < 0)
 		return -1;
-	/* a command's record: a key is hidden where the parse says it is
-	 * data (cmdmask.c), never a line a shell would run (issue 33) */
+	/* a command's record: a key is not hidden, since no shape tells
+	 * a key's lines from what a shell runs (cmdmask.c, red team 24) */
 	if (r->command)
 		return segments(r, p, n);
 	if (r->in_pem) {

@@ -63,8 +63,8 @@ int	ag_redact_end(struct ag_redact *r, ag_redact_emit emit, void *ctx);
  * …PASSWORD…, …API_KEY…, …CREDENTIAL…, AWS_SECRET_ACCESS_KEY; in
  * `export`, `declare`, `readonly`, `local` and in KEY=value prefixes and
  * assignments) become "***", each inside one word of the parse
- * (cmdmask.h), and so does every built-in secret shape; a private key's
- * lines only where cmdmask.h says they are data, never what a shell runs.
+ * (cmdmask.h), and so does every built-in token shape; a private key is
+ * not hidden in a command (red team 24, M1: output keeps its redaction).
  * malloc'd, *outlen set; NULL when out of memory.
  */
 char	*ag_redact_command(const char *line, size_t len, size_t *outlen);

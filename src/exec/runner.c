@@ -1258,7 +1258,7 @@ run_close(struct run *x)
 	ag_sandbox_env_free(x->senv);
 	x->senv = NULL;
 	if (x->guard != NULL) {
-		ag_execguard_finish(x->guard, &d, &nd);
+		ag_execguard_finish(x->guard, &d, &nd, NULL);
 		ag_execguard_denials_free(d, nd);
 		x->guard = NULL;
 	}
@@ -1290,7 +1290,8 @@ run_finish(struct run *x)
 	if (ag_sandbox_sweep(o->sandbox) < 0)
 		ag_log(LOG_ERR, "sandbox: the session's PID namespace is gone");
 	/* the tree is gone: what the supervisor refused goes to the caller */
-	ag_execguard_finish(x->guard, &r->denials, &r->ndenials);
+	r->ran_known = x->guard != NULL;
+	ag_execguard_finish(x->guard, &r->denials, &r->ndenials, &r->ran);
 	x->guard = NULL;
 	if (o->tty_fd >= 0 && !o->pty)
 		(void)tcsetpgrp(o->tty_fd, getpgrp());
@@ -1352,4 +1353,6 @@ ag_run_result_free(struct ag_run_result *r)
 	ag_execguard_denials_free(r->denials, r->ndenials);
 	r->denials = NULL;
 	r->ndenials = 0;
+	ag_execguard_ran_free(&r->ran);
+	r->ran_known = 0;
 }

@@ -141,6 +141,8 @@ struct ag_run_result {
 	size_t			 unread_len;
 	struct ag_exec_denial	*denials;	/* execs the supervisor refused; owned */
 	size_t			 ndenials;
+	int			 ran_known;	/* an exec supervisor watched: ran is all */
+	struct ag_exec_ran	 ran;		/* the files it let run; owned */
 };
 
 /*

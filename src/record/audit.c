@@ -458,6 +458,17 @@ ag_audit_command(struct ag_audit *a, const struct ag_audit_cmd *c, struct ag_err
 		if (c->net_unrecorded > 0)
 			add_int(o, "net_unrecorded", (long long)c->net_unrecorded);
 	}
+	if (c->ran && c->execs_known) {
+		json_object *ex = json_object_new_array();
+		size_t i;
+
+		for (i = 0; ex != NULL && i < c->nexecs; i++)
+			json_object_array_add(ex, jstr(c->execs[i], strlen(c->execs[i])));
+		if (ex != NULL)
+			json_object_object_add(o, "execs", ex);
+		if (c->execs_unlisted > 0)
+			add_int(o, "execs_unlisted", (long long)c->execs_unlisted);
+	}
 	return emit(a, o, err);
 }
 

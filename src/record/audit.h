@@ -112,6 +112,16 @@ struct ag_audit_cmd {
 	/* refused network connections past the cap on their "net" records
 	 * (egress.h): counted here, not recorded one by one; 0: none */
 	unsigned long		 net_unrecorded;
+	/*
+	 * What actually ran (the exec supervisor's, developer tier): the
+	 * distinct files it let run, by path, never their argv ("execs"),
+	 * and the execs past the list ("execs_unlisted").  Whatever the
+	 * line's text shows or masks, the program that ran is here.
+	 */
+	int			 execs_known;	/* the fields below are meaningful */
+	char *const		*execs;
+	size_t			 nexecs;
+	unsigned long		 execs_unlisted;
 };
 
 /*

@@ -405,8 +405,7 @@ sed -i '/^      tmp_size: 4M$/d' "$AG_DIR/policy.yaml"
 sed -i 's/^      tmp: session$/      tmp: persistent/' "$AG_DIR/policy.yaml"
 
 # a line shaped like a private key cannot hide what it runs from the audit
-# (issue 33): the key's lines are masked, never a line that runs something,
-# and a masked line's record names its programs and the exact line's digest
+# (issue 33): nothing of it is masked
 PEM_LINE="echo '-----BEGIN RSA PRIVATE KEY-----'; touch ~/work/pem-ran; echo '-----END RSA PRIVATE KEY-----'"
 x "$PEM_LINE"
 ag_ok "pem_shaped_line_ran" test -e "$W/pem-ran"
@@ -415,11 +414,11 @@ ag_like "$(ag_audit_query "[x['command'] for x in r if x['event'] == 'command' a
 x "$(printf 'cat > ~/work/k.pem <<EOF\n-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\n-----END RSA PRIVATE KEY-----\nEOF\ntouch ~/work/pem-ran2')"
 ag_ok "pem_heredoc_line_ran" test -e "$W/pem-ran2"
 rec=$(ag_audit_query "[x for x in r if x['event'] == 'command' and 'pem-ran2' in x.get('command', '')][-1]")
-ag_unlike "$rec" "MIIEpAIBAAKCAQEA" "pem_key_material_is_not_in_the_audit" "$rec"
-ag_like "$rec" "'programs': \\['cat', '/usr/bin/touch'\\]|'programs': \\['/usr/bin/cat', '/usr/bin/touch'\\]" \
-    "pem_masked_record_names_its_programs" "$rec"
-ag_like "$rec" "'command_sha256': '$(printf '%s' "$(printf 'cat > ~/work/k.pem <<EOF\n-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\n-----END RSA PRIVATE KEY-----\nEOF\ntouch ~/work/pem-ran2')" | sha256sum | cut -d' ' -f1)'" \
-    "pem_masked_record_has_the_exact_lines_digest" "$rec"
+# a key in a command is recorded as typed (red team 24, M1: no shape
+# tells a key from what a shell runs), with the programs that ran
+ag_like "$rec" "MIIEpAIBAAKCAQEA" "pem_key_material_is_recorded" "$rec"
+ag_like "$rec" "'execs': \\['/usr/bin/cat', '/usr/bin/touch'\\]|'execs': \\['/bin/cat', '/bin/touch'\\]" \
+    "pem_record_lists_what_ran" "$rec"
 
 # sftp-server runs in the same namespace: with uploads allowed it still
 # cannot plant a hook, a git config or a startup file

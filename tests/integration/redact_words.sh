@@ -37,8 +37,9 @@ PY
 
 # a: $'..' quoting
 rec=$(ag_recorded a "cd ~/work/a; TOKEN=\$'a\\'b' ; python3 -c 'open(\"HIDDEN_A\",\"w\").write(\"x\")' ; echo 'z'")
-ag_is "$rec" "cd ~/work/a; TOKEN=*** ; python3 -c 'open(\"HIDDEN_A\",\"w\").write(\"x\")' ; echo 'z'" \
-    "redact_words_ansi_quote_masks_only_its_value"
+# (a value bash expands is no token: shown whole, red team 24)
+ag_is "$rec" "cd ~/work/a; TOKEN=\$'a\\'b' ; python3 -c 'open(\"HIDDEN_A\",\"w\").write(\"x\")' ; echo 'z'" \
+    "redact_words_ansi_quote_shown"
 ag_ok "redact_words_ansi_quote_command_ran" test -e "$W/a/HIDDEN_A"
 
 # b: a here-document line opening a quote
@@ -69,7 +70,7 @@ ag_ok "redact_words_comment_command_ran" test -e "$W/a/HIDDEN_C"
 
 # d: a command substitution in the value stays; its own assignment masked
 rec=$(ag_recorded d "cd ~/work/a; API_TOKEN=x\$(SECRET=s3; touch HIDDEN_D)y true")
-ag_is "$rec" "cd ~/work/a; API_TOKEN=***\$(SECRET=***; touch HIDDEN_D)y true" \
+ag_is "$rec" "cd ~/work/a; API_TOKEN=x\$(SECRET=***; touch HIDDEN_D)y true" \
     "redact_words_substitution_in_value_shown"
 ag_ok "redact_words_substitution_ran" test -e "$W/a/HIDDEN_D"
 
@@ -103,7 +104,9 @@ rec=$(ag_audit_query "'|'.join(x.get('command') for x in r if x.get('event') == 
 ag_like "$rec" "sh <<E
 ${P}E3
 E\$" "redact_words_pem_repl_heredoc_shown"
-# the benign twin: a key written to a file is hidden in the record
+# a key written to a file is recorded as typed (red team 24, M1: no shape
+# tells a key's lines from what a shell runs; the audit is root's and the
+# gateway group's), and the line runs
 key=MIIEpAIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun
 line="cd ~/work/a; cat > k <<'EOF'
 -----BEGIN RSA PRIVATE KEY-----
@@ -112,56 +115,53 @@ $key
 -----END RSA PRIVATE KEY-----
 EOF"
 rec=$(ag_recorded e4 "$line")
-ag_is "$rec" "cd ~/work/a; cat > k <<'EOF'
------BEGIN RSA PRIVATE KEY-----
-[REDACTED PRIVATE KEY]
------END RSA PRIVATE KEY-----
-EOF" "redact_words_pem_key_in_file_hidden"
+ag_is "$rec" "$line" "redact_words_pem_key_in_file_recorded"
 ag_is "$(sed -n 2p "$W/a/k" 2>/dev/null)" "$key" "redact_words_pem_key_written"
-ag_unlike "$(cat "$AG_AUDIT")" "$key" "redact_words_pem_key_not_in_the_audit"
 
 # g: an argument that BEGINS with NAME= is another program's text, not an
-# assignment (red team 23, M1): only a token is masked, the code shows
+# assignment (red team 23, M1): a value that is no whole token is shown
 line="cd ~/work/a; python3 -c TOKEN='0
 import os
 os.system(\"touch HIDDEN_G\")'"
 rec=$(ag_recorded g "$line")
-ag_is "$rec" "cd ~/work/a; python3 -c TOKEN='***
-import os
-os.system(\"touch HIDDEN_G\")'" "redact_words_argument_starting_with_name_shows_code"
+ag_is "$rec" "$line" "redact_words_argument_starting_with_name_shows_code"
 ag_ok "redact_words_argument_starting_with_name_ran" test -e "$W/a/HIDDEN_G"
 rec=$(ag_recorded g2 "cd ~/work/a; awk TOKEN='=1;BEGIN{system(\"touch HIDDEN_G2\")}' /dev/null")
-ag_is "$rec" "cd ~/work/a; awk TOKEN='***;BEGIN{system(\"touch HIDDEN_G2\")}' /dev/null" \
+ag_is "$rec" "cd ~/work/a; awk TOKEN='=1;BEGIN{system(\"touch HIDDEN_G2\")}' /dev/null" \
     "redact_words_awk_program_shown"
 ag_ok "redact_words_awk_program_ran" test -e "$W/a/HIDDEN_G2"
 # the same typed in the REPL: each line's record shows its code
 printf '%s\n' 'cd ~/work/a' "node -e API_KEY=\"1;require('fs').writeFileSync('HIDDEN_R','x')\"" \
-    'export API_TOKEN="repl s3cr3t"; echo "$API_TOKEN" > rt' | ag_ssh >/dev/null 2>&1
+    'export API_TOKEN="repl-s3cr3t"; echo "$API_TOKEN" > rt' | ag_ssh >/dev/null 2>&1
 ag_ok "redact_words_repl_node_ran" test -e "$W/a/HIDDEN_R"
 rec=$(ag_audit_query "'|'.join(x.get('command') for x in r if x.get('event') == 'command' and 'HIDDEN_R' in (x.get('command') or ''))")
-ag_is "$rec" "node -e API_KEY=\"***;require('fs').writeFileSync('HIDDEN_R','x')\"" \
+ag_is "$rec" "node -e API_KEY=\"1;require('fs').writeFileSync('HIDDEN_R','x')\"" \
     "redact_words_repl_node_code_shown"
-# its benign twin: a declaration's value is bash's, masked whole
-ag_is "$(cat "$W/a/rt" 2>/dev/null)" "repl s3cr3t" "redact_words_repl_export_ran"
+# its benign twin: a declaration's token value is bash's, masked whole
+ag_is "$(cat "$W/a/rt" 2>/dev/null)" "repl-s3cr3t" "redact_words_repl_export_ran"
 ag_unlike "$(cat "$AG_AUDIT")" "s3cr3t" "redact_words_repl_export_masked"
 
-# l: declaration words quoted, with += or a subscript (red team 23, L1):
-# their values masked as bash assigns them, and the lines run
-rec=$(ag_recorded l1 "cd ~/work/a; declare -A 'TOKEN=([k]=s3cr3t-one)'; export \"PASSWORD=s3cr3t two\"; declare DB_TOKEN+=s3cr3t-three; export API_KEY+=s3cr3t-four; declare -A B_TOKEN+=([k]=s3cr3t-five); echo \"\${TOKEN[k]} \$PASSWORD \$DB_TOKEN \$API_KEY \${B_TOKEN[k]}\" > l1")
-ag_is "$rec" "cd ~/work/a; declare -A 'TOKEN=(***)'; export \"PASSWORD=***\"; declare DB_TOKEN+=***; export API_KEY+=***; declare -A B_TOKEN+=(***); echo \"\${TOKEN[k]} \$PASSWORD \$DB_TOKEN \$API_KEY \${B_TOKEN[k]}\" > l1" \
+# l: declaration words quoted and with += (red team 23, L1): their token
+# values masked as bash assigns them, and the lines run
+rec=$(ag_recorded l1 "cd ~/work/a; export 'TOKEN=s3cr3t-one'; export \"PASSWORD=s3cr3t-two\"; declare DB_TOKEN+=s3cr3t-three; export API_KEY+=s3cr3t-four; echo \"\$TOKEN \$PASSWORD \$DB_TOKEN \$API_KEY\" > l1")
+ag_is "$rec" "cd ~/work/a; export 'TOKEN=***'; export \"PASSWORD=***\"; declare DB_TOKEN+=***; export API_KEY+=***; echo \"\$TOKEN \$PASSWORD \$DB_TOKEN \$API_KEY\" > l1" \
     "redact_words_declaration_values_masked"
-ag_is "$(cat "$W/a/l1" 2>/dev/null)" "s3cr3t-one s3cr3t two s3cr3t-three s3cr3t-four s3cr3t-five" \
+ag_is "$(cat "$W/a/l1" 2>/dev/null)" "s3cr3t-one s3cr3t-two s3cr3t-three s3cr3t-four" \
     "redact_words_declarations_ran"
 ag_unlike "$(cat "$AG_AUDIT")" "s3cr3t" "redact_words_declaration_secrets_not_in_the_audit"
-# what bash parses again (a quoted array) is code when it is not plain text: shown
+# an array or a subscript, which bash parses and expands again, is never
+# masked (red team 24, H1): recorded as typed, and its code is listed
 line="cd ~/work/a; declare -a 'TOKEN=(\$(touch HIDDEN_L) x)'; echo \${#TOKEN[@]}"
 rec=$(ag_recorded l2 "$line")
 ag_is "$rec" "$line" "redact_words_reparsed_array_code_shown"
 ag_ok "redact_words_reparsed_array_code_ran" test -e "$W/a/HIDDEN_L"
+line="cd ~/work/a; declare -A 'B_TOKEN=([k]=plain-one)'; C_TOKEN[1]=plain-two"
+rec=$(ag_recorded l3 "$line")
+ag_is "$rec" "$line" "redact_words_arrays_shown"
 
 # the benign twin: secrets a line sets are masked, the line runs
-rec=$(ag_recorded f "cd ~/work/a; APP_TOKEN=hunter2-not-a-shape; DB_PASSWORD='p w' env | grep -c '^DB_PASSWORD=p w\$' > n; tool_api_key=abc; echo done")
-ag_is "$rec" "cd ~/work/a; APP_TOKEN=***; DB_PASSWORD=*** env | grep -c '^DB_PASSWORD=*** w\$' > n; tool_api_key=***; echo done" \
+rec=$(ag_recorded f "cd ~/work/a; APP_TOKEN=hunter2-not-a-shape; DB_PASSWORD='p-w' env | grep -c '^DB_PASSWORD=p-w\$' > n; tool_api_key=abc; echo done")
+ag_is "$rec" "cd ~/work/a; APP_TOKEN=***; DB_PASSWORD='***' env | grep -c '^DB_PASSWORD=p-w\$' > n; tool_api_key=***; echo done" \
     "redact_words_benign_secrets_masked"
 ag_is "$(cat "$W/a/n" 2>/dev/null)" 1 "redact_words_benign_line_ran"
 ag_unlike "$(cat "$AG_AUDIT")" "hunter2-not-a-shape" "redact_words_benign_secret_not_in_the_audit"

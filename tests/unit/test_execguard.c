@@ -28,6 +28,9 @@
 
 #include "exec/execguard.h"
 
+/* what the last run() let run (execguard.h: the command's record's execs) */
+static struct ag_exec_ran last_ran;
+
 struct seen {
 	int	 n;
 	char	 paths[256][64];
@@ -110,7 +113,7 @@ run(const char *script, struct seen *s, struct ag_exec_denial **d, size_t *nd, c
 		struct ag_exec_denial *x;
 		size_t nx;
 
-		ag_execguard_finish(g, &x, &nx);
+		ag_execguard_finish(g, &x, &nx, NULL);
 		ag_execguard_denials_free(x, nx);
 		g = NULL;
 	}
@@ -122,8 +125,9 @@ run(const char *script, struct seen *s, struct ag_exec_denial **d, size_t *nd, c
 	out[got] = '\0';
 	close(p[0]);
 	assert_int_equal(waitpid(pid, &st, 0), pid);
+	ag_execguard_ran_free(&last_ran);
 	if (g != NULL)
-		ag_execguard_finish(g, d, nd);
+		ag_execguard_finish(g, d, nd, &last_ran);
 	else
 		*d = NULL, *nd = 0;
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
@@ -174,6 +178,55 @@ refused_exec_fails_with_eacces_and_is_reported_once(void **state)
 	assert_non_null(strstr(d[0].reason, "git"));
 	assert_non_null(strstr(d[1].path, "false"));
 	ag_execguard_denials_free(d, nd);
+}
+
+/* How many of the files let run end in name. */
+static int
+ran_count(const char *name)
+{
+	size_t i, l = strlen(name);
+	int k = 0;
+
+	for (i = 0; i < last_ran.npaths; i++) {
+		size_t pl = strlen(last_ran.paths[i]);
+
+		if (pl >= l + 1 && strcmp(last_ran.paths[i] + pl - l, name) == 0 &&
+		    last_ran.paths[i][pl - l - 1] == '/')
+			k++;
+	}
+	return k;
+}
+
+/* What ran is kept once per file, by path and never argv; a refused exec
+ * is not among it; past the list's room, the rest is counted. */
+static void
+files_let_run_are_kept_once_without_argv(void **state)
+{
+	struct seen s = { 0 };
+	struct ag_exec_denial *d;
+	size_t nd, i;
+	char out[8192];
+
+	(void)state;
+	assert_int_equal(run("/bin/echo s3cr3t-arg >/dev/null; /bin/echo x >/dev/null; "
+	    "/bin/true; env false 2>/dev/null; echo done", &s, &d, &nd, out, sizeof(out), 0), 0);
+	assert_string_equal(out, "done\n");
+	assert_int_equal(ran_count("echo"), 1);
+	assert_int_equal(ran_count("true"), 1);
+	assert_int_equal(ran_count("env"), 1);
+	assert_int_equal(ran_count("false"), 0);
+	for (i = 0; i < last_ran.npaths; i++)
+		assert_null(strstr(last_ran.paths[i], "s3cr3t"));
+	assert_int_equal(last_ran.more, 0);
+	ag_execguard_denials_free(d, nd);
+	/* 70 distinct files (links to true): 64 listed, the rest counted */
+	assert_int_equal(run("d=$(mktemp -d) && i=0 && while [ $i -lt 70 ]; do "
+	    "ln -s /bin/true $d/t$i; $d/t$i; i=$((i+1)); done; rm -rf $d; echo done",
+	    &s, &d, &nd, out, sizeof(out), 0), 0);
+	assert_int_equal(last_ran.npaths, AG_EXECGUARD_MAX_RAN);
+	assert_true(last_ran.more >= 6);
+	ag_execguard_denials_free(d, nd);
+	ag_execguard_ran_free(&last_ran);
 }
 
 static void
@@ -263,6 +316,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(allowed_execs_run_and_every_exec_is_seen),
 		cmocka_unit_test(refused_exec_fails_with_eacces_and_is_reported_once),
+		cmocka_unit_test(files_let_run_are_kept_once_without_argv),
 		cmocka_unit_test(relative_paths_are_resolved_against_the_cwd),
 		cmocka_unit_test(many_arguments_reach_the_judge),
 		cmocka_unit_test(too_many_arguments_fail_closed),
@@ -280,7 +334,7 @@ main(void)
 
 		if (g == NULL)
 			return 1;
-		ag_execguard_finish(g, &d, &nd);
+		ag_execguard_finish(g, &d, &nd, NULL);
 		printf("valgrind cannot run seccomp(2): only construction checked\n");
 		return nd == 0 ? 77 : 1;
 	}

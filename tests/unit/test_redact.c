@@ -330,13 +330,34 @@ off_means_no_redactor(void **state)
 	assert_string_equal(err.msg, "");
 }
 
+/* A command line and its record (NULL: the line as typed). */
+struct cmd_case {
+	const char	*in, *out;
+};
+
+static void
+check_commands(const struct cmd_case *cases, size_t n)
+{
+	size_t i, len;
+
+	for (i = 0; i < n; i++) {
+		char *out = ag_redact_command(cases[i].in, strlen(cases[i].in), &len);
+
+		assert_non_null(out);
+		assert_string_equal(out, cases[i].out != NULL ? cases[i].out : cases[i].in);
+		free(out);
+	}
+}
+
 static void
 command_assignments_are_masked(void **state)
 {
-	static const struct { const char *in, *out; } cases[] = {
+	static const struct cmd_case cases[] = {
 		{ "export GITHUB_TOKEN=ghp_abc", "export GITHUB_TOKEN=***" },
-		{ "AWS_SECRET_ACCESS_KEY='wJalr XUtn' aws s3 ls", "AWS_SECRET_ACCESS_KEY=*** aws s3 ls" },
-		{ "DB_PASSWORD=\"p\\\"w\"; echo ok", "DB_PASSWORD=***; echo ok" },
+		{ "AWS_SECRET_ACCESS_KEY='wJalrXUtn' aws s3 ls", "AWS_SECRET_ACCESS_KEY='***' aws s3 ls" },
+		/* a blank, a quote or a backslash: shown (red team 24, H1) */
+		{ "AWS_SECRET_ACCESS_KEY='wJalr XUtn' aws s3 ls", "AWS_SECRET_ACCESS_KEY='wJalr XUtn' aws s3 ls" },
+		{ "DB_PASSWORD=\"p\\\"w\"; echo ok", "DB_PASSWORD=\"p\\\"w\"; echo ok" },
 		{ "declare -x api_key=abc && x", "declare -x api_key=*** && x" },
 		{ "export STRIPE_KEY=sk_live GIT_AUTHOR_NAME=me", "export STRIPE_KEY=*** GIT_AUTHOR_NAME=me" },
 		{ "echo $TOKEN; X=1 make", "echo $TOKEN; X=1 make" },
@@ -344,16 +365,9 @@ command_assignments_are_masked(void **state)
 		  "curl -H 'Authorization: token " AG_REDACT_MARK "' u" },
 		{ "MY_TOKEN= true", "MY_TOKEN= true" },
 	};
-	size_t i, len;
 
 	(void)state;
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		char *out = ag_redact_command(cases[i].in, strlen(cases[i].in), &len);
-
-		assert_non_null(out);
-		assert_string_equal(out, cases[i].out);
-		free(out);
-	}
+	check_commands(cases, sizeof(cases) / sizeof(cases[0]));
 }
 
 /*
@@ -364,129 +378,154 @@ command_assignments_are_masked(void **state)
 static void
 command_masks_stay_in_their_word(void **state)
 {
-	static const struct { const char *in, *out; } cases[] = {
+	static const struct cmd_case cases[] = {
 		{ "echo hi # TOKEN='\ntouch HIDDEN_C\necho 'x'", NULL },
-		{ "TOKEN=$'a\\'b' ; python3 -c 'print(1)'", "TOKEN=*** ; python3 -c 'print(1)'" },
+		/* a value bash expands or parses is never token-shaped: shown */
+		{ "TOKEN=$'a\\'b' ; python3 -c 'print(1)'", NULL },
 		{ "cat > .env <<'EOF'\nTOKEN='\nAPI_KEY=abc def\nB_TOKEN=\"q\"\nEOF\ntouch HIDDEN_H; echo ok",
 		  "cat > .env <<'EOF'\nTOKEN='\nAPI_KEY=*** def\nB_TOKEN=\"***\"\nEOF\ntouch HIDDEN_H; echo ok" },
 		{ "TOKEN=$(cat ~/.tok) make", "TOKEN=$(cat ~/.tok) make" },
-		{ "TOKEN=ab$(touch X)cd make", "TOKEN=***$(touch X)cd make" },
+		{ "TOKEN=ab$(touch X)cd make", NULL },
 		{ "echo \"$(SECRET=abc; rm -f y)\" ok", "echo \"$(SECRET=***; rm -f y)\" ok" },
 		{ "env API_KEY='ab' curl x", "env API_KEY='***' curl x" },
 		{ "tool --api_key=abc --v", "tool --api_key=*** --v" },
 		{ "K=(a b); PASSWORDS=(one two); x", "K=(a b); PASSWORDS=(*** ***); x" },
-		{ "echo ) TOKEN='a\ntouch Z'", "echo ) TOKEN=***\ntouch Z'" },
-		/* an array in a declare's word (red team 22) */
-		{ "declare -A TOKEN=([k]=secret [j]='two words') ; echo hi",
-		  "declare -A TOKEN=(***) ; echo hi" },
-		/* NAME= inside another program's text: the token only (red team 22) */
+		{ "echo ) TOKEN='a\ntouch Z'", NULL },
+		/* an array in a declare's word: bash parses it (red team 24, H1) */
+		{ "declare -A TOKEN=([k]=secret [j]='two words') ; echo hi", NULL },
+		/* NAME= inside another program's text: a whole token only, else
+		 * nothing (red teams 22, 24 M2) */
 		{ "node -e 'API_KEY=1//\"\nrequire(\"fs\").writeFileSync(\"P\", \"x\")'",
 		  "node -e 'API_KEY=***\"\nrequire(\"fs\").writeFileSync(\"P\", \"x\")'" },
 		{ "python3 -c 'TOKEN=1#\"\nopen(\"P\", \"w\")'", "python3 -c 'TOKEN=***\"\nopen(\"P\", \"w\")'" },
 		/* a word that BEGINS with NAME= is no assignment either
 		 * (red team 23, M1): only a declaration's word is bash's */
-		{ "python3 -c TOKEN='0\nimport os\nos.system(\"touch H\")'",
-		  "python3 -c TOKEN='***\nimport os\nos.system(\"touch H\")'" },
-		{ "node -e API_KEY=\"1;require('fs')\"", "node -e API_KEY=\"***;require('fs')\"" },
-		{ "awk TOKEN='=1;BEGIN{system(\"x\")}' /dev/null",
-		  "awk TOKEN='***;BEGIN{system(\"x\")}' /dev/null" },
-		{ "python3 -c SECRET=0\\;__import__", "python3 -c SECRET=***\\;__import__" },
+		{ "python3 -c TOKEN='0\nimport os\nos.system(\"touch H\")'", NULL },
+		{ "node -e API_KEY=\"1;require('fs')\"", NULL },
+		{ "awk TOKEN='=1;BEGIN{system(\"x\")}' /dev/null", NULL },
+		{ "python3 -c SECRET=0\\;__import__", NULL },
 		{ "x TOKEN=(a b)", "x TOKEN=(a b)" },
-		{ "export API_KEY='a b' X=1; readonly TOKEN=\"c d\"", "export API_KEY=*** X=1; readonly TOKEN=***" },
-		{ "local SECRET=$'a b'", "local SECRET=***" },
-		/* quoted declaration words, += and subscripts (red team 23, L1) */
-		{ "declare -A 'TOKEN=([k]=s3cr3t-one)'; echo ${TOKEN[k]}",
-		  "declare -A 'TOKEN=(***)'; echo ${TOKEN[k]}" },
-		{ "export \"PASSWORD=s3cr3t two\"; echo $PASSWORD", "export \"PASSWORD=***\"; echo $PASSWORD" },
+		/* a blank in a value: not token-shaped, shown (red team 24) */
+		{ "export API_KEY='a b' X=1; readonly TOKEN=\"c d\"", NULL },
+		{ "local SECRET=$'a b'", NULL },
+		/* quoted declaration words and += (red team 23, L1); no array,
+		 * no subscript (bash parses and expands them: red team 24, H1) */
+		{ "declare -A 'TOKEN=([k]=s3cr3t-one)'; echo ${TOKEN[k]}", NULL },
+		{ "export \"PASSWORD=s3cr3t-two\"; echo $PASSWORD", "export \"PASSWORD=***\"; echo $PASSWORD" },
+		{ "export 'TOKEN=s3cr3t' ; echo", "export 'TOKEN=***' ; echo" },
 		{ "declare TOKEN+=s3cr3t-three; export API_KEY+=s3cr3t-four",
 		  "declare TOKEN+=***; export API_KEY+=***" },
-		{ "declare -A TOKEN+=([k]=s3cr3t-five [j]='a b'); echo",
-		  "declare -A TOKEN+=(***); echo" },
-		{ "declare 'SECRET[1]=a b' TOKEN[k]=c", "declare 'SECRET[1]=***' TOKEN[k]=***" },
-		{ "export \"TOKEN=ab$(touch X)cd\"", "export \"TOKEN=***$(touch X)cd\"" },
+		{ "declare -A TOKEN+=([k]=s3cr3t-five [j]='a b'); echo", NULL },
+		{ "declare 'SECRET[1]=a b' TOKEN[k]=c", NULL },
+		{ "export \"TOKEN=ab$(touch X)cd\"", NULL },
 		/* what bash parses again stays when it is not plain text */
 		{ "declare -a 'TOKEN=($(touch X) s)'", NULL },
 		{ "declare -a \"TOKEN=(`id` s)\"", NULL },
 		/* a function in the builtin's place: not a declaration */
-		{ "export() { python3 -c \"$1\"; }; export TOKEN='0\nimport os'",
-		  "export() { python3 -c \"$1\"; }; export TOKEN='***\nimport os'" },
+		{ "export() { python3 -c \"$1\"; }; export TOKEN='0\nimport os'", NULL },
 		{ "declare -x GREETING='a b' x=1", NULL },
 	};
-	size_t i, len;
 
 	(void)state;
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		char *out = ag_redact_command(cases[i].in, strlen(cases[i].in), &len);
-
-		assert_non_null(out);
-		assert_string_equal(out, cases[i].out != NULL ? cases[i].out : cases[i].in);
-		free(out);
-	}
+	check_commands(cases, sizeof(cases) / sizeof(cases[0]));
 }
 
 /*
- * A command line shaped like a PEM block: the key's lines are hidden only
- * where the parse says they are data (a quoted argument or a here-document
- * of a program that keeps data), and only base64 lines of 40 characters
- * or more; a shell's here-document, its delimiter, and anything outside
- * quotes stay (issue 33; red team 23, M3: `sh <<E` hid its body).
+ * A value is masked only where it cannot be code (red team 24, H1, M2):
+ * token-shaped as a whole (no blank, $ ` ( ) [ ] ; & | < >, quote or
+ * backslash), never a name the line expands in eval, sh -c, $((..)),
+ * test -v, [[ ]] or a subscript, never the words of a declaration builtin
+ * the line may have redefined.  The red team's lines are recorded as
+ * typed; the benign twins keep a token masked.
+ */
+static void
+command_masks_only_inert_values(void **state)
+{
+	static const struct cmd_case cases[] = {
+		{ "cd ~/work/a; declare -a TOKEN='([0]=$(touch HIDDEN_A))'; echo a", NULL },
+		{ "f() { local -a API_KEY='([1]=$(touch HIDDEN_D))'; }; f; echo d", NULL },
+		{ "TOKEN=(['$(touch HIDDEN_S1)']=1); echo s", NULL },
+		{ "TOKEN='a[$(touch H1)]'; echo $((TOKEN))", NULL },
+		{ "API_KEY='touch H2'; eval \"$API_KEY\"", NULL },
+		{ "export PASSWORD='touch H3'; sh -c \"$PASSWORD\"", NULL },
+		{ "SECRET='a[$(touch H4)]'; test -v \"$SECRET\"", NULL },
+		/* token-shaped, but the line runs it as code or arithmetic */
+		{ "API_KEY=reboot; eval \"$API_KEY\"", NULL },
+		{ "export PASSWORD=/home/u/p; sh -c \"$PASSWORD\"", NULL },
+		{ "export PASSWORD=/home/u/p; bash -lc $PASSWORD", NULL },
+		{ "TOKEN=x; echo $((TOKEN))", NULL },
+		{ "SECRET=abc; test -v SECRET", NULL },
+		{ "TOKEN=k; a[$TOKEN]=1", NULL },
+		{ "TOKEN=k; [[ -v TOKEN ]] && echo", NULL },
+		{ "TOKEN=/home/u/p; echo $TOKEN | sh", NULL },
+		/* M2: a builtin redefined by eval; perl's text joined by + and ! */
+		{ "eval 'export() { eval \"${1#*=}\"; }'; export TOKEN='touch HIDDEN_E'", NULL },
+		{ "eval 'export() { eval \"${1#*=}\"; }'; export TOKEN=reboot", NULL },
+		{ "export() { eval \"${1#*=}\"; }; export TOKEN=reboot", NULL },
+		{ "sh -c \"perl -e @TOKEN=system+q!/usr/bin/touch!,q!HIDDEN_G!\"", NULL },
+		{ "perl -e TOKEN=system+q!/usr/bin/touch!,q!H!", NULL },
+		/* the benign twins: a token is still masked */
+		{ "export API_TOKEN=abc123; curl -H \"Authorization: Bearer $API_TOKEN\" https://a.example",
+		  "export API_TOKEN=***; curl -H \"Authorization: Bearer $API_TOKEN\" https://a.example" },
+		{ "TOKEN=abc make deploy", "TOKEN=*** make deploy" },
+		{ "export 'API_KEY=k-1.2_3' DB_PASSWORD=\"p4ss:w0rd@x\"",
+		  "export 'API_KEY=***' DB_PASSWORD=\"***\"" },
+		{ "TOKEN=abc; echo $((TOKEN_COUNT + 1))", "TOKEN=***; echo $((TOKEN_COUNT + 1))" },
+		{ "PASSWORDS=(one two); x", "PASSWORDS=(*** ***); x" },
+		{ "tool --api_key=abc --v", "tool --api_key=*** --v" },
+	};
+
+	(void)state;
+	check_commands(cases, sizeof(cases) / sizeof(cases[0]));
+}
+
+/*
+ * A private key is not hidden in a command's record (red team 24, M1,
+ * L1): no shape tells a key's lines from what a shell runs (a function
+ * named cat, a fifo a shell reads, a decoder piped to sh), so every line
+ * shaped like a key, its lines, markers and all, stays as typed; a key
+ * pasted into a command is recorded (the audit is root's and the gateway
+ * group's).  Output keeps its redaction (private_key_goes_whole).
  */
 #define B64 "MIIEpAIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun"
 #define B64B "VTLw7onLRnrq0/IzW7yWR7QkrmBL7jTKEn5u+qKhbwKfBstIs+bMY2Zkp18gnTxK"
 static void
-command_pem_hides_only_key_lines(void **state)
+command_keys_are_recorded(void **state)
 {
-	static const struct { const char *in, *out; } cases[] = {
-		{ "echo '-----BEGIN RSA PRIVATE KEY-----'\nrm -rf ~/work/x\n"
-		  "echo '-----END RSA PRIVATE KEY-----'", NULL },
-		/* the attacks: a shell's here-document, lines outside quotes */
-		{ "echo -----BEGIN PRIVATE KEY-----; sh <<E\n/tmp/payload\nE\n"
-		  "echo -----END PRIVATE KEY-----", NULL },
-		{ "echo -----BEGIN PRIVATE KEY-----; sh <<E\n" B64 "\nE\necho -----END PRIVATE KEY-----",
-		  NULL },
-		{ "cd a\necho -----BEGIN RSA PRIVATE KEY-----\nmake\n/tmp/payload\n" B64 "\n"
-		  "echo -----END RSA PRIVATE KEY-----", NULL },
-		{ "python3 <<E\n-----BEGIN PRIVATE KEY-----\n" B64 "\n-----END PRIVATE KEY-----\nE", NULL },
-		{ "bash -c '-----BEGIN PRIVATE KEY-----\n" B64 "\n-----END PRIVATE KEY-----'", NULL },
-		/* data, but read by a shell */
-		{ "echo '-----BEGIN PRIVATE KEY-----\n" B64 "\n-----END PRIVATE KEY-----' | sh", NULL },
-		{ "sh -c \"$(cat <<E\n-----BEGIN PRIVATE KEY-----\n" B64 "\n-----END PRIVATE KEY-----\nE\n)\"",
-		  NULL },
-		{ "cat() { sh; }; cat <<E\n-----BEGIN PRIVATE KEY-----\n" B64 "\n-----END PRIVATE KEY-----\nE",
-		  NULL },
-		{ "f() { cat <<E\n-----BEGIN PRIVATE KEY-----\n" B64 "\n-----END PRIVATE KEY-----\nE\n}; f | sh",
-		  NULL },
-		{ "exec > >(sh); cat <<E\n-----BEGIN PRIVATE KEY-----\n" B64 "\n-----END PRIVATE KEY-----\nE",
-		  NULL },
-		{ "tee >(sh) <<E\n-----BEGIN PRIVATE KEY-----\n" B64 "\n-----END PRIVATE KEY-----\nE",
-		  NULL },
-		/* short lines are never key material */
-		{ "cat > k <<'EOF'\n-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXkt\n"
-		  "-----END OPENSSH PRIVATE KEY-----\nEOF", NULL },
-		/* the benign twins: a key written to a file, given to ssh-add */
-		{ "cat > k <<'EOF'\n-----BEGIN OPENSSH PRIVATE KEY-----\n" B64 "\n" B64B "\n"
-		  "AAAAAAAB+/=\n-----END OPENSSH PRIVATE KEY-----\nEOF\ncurl x",
-		  "cat > k <<'EOF'\n-----BEGIN OPENSSH PRIVATE KEY-----\n[REDACTED PRIVATE KEY]\n"
-		  "AAAAAAAB+/=\n-----END OPENSSH PRIVATE KEY-----\nEOF\ncurl x" },
-		{ "ssh-add - <<< '-----BEGIN EC PRIVATE KEY-----\n  " B64 "\n-----END EC PRIVATE KEY-----'",
-		  "ssh-add - <<< '-----BEGIN EC PRIVATE KEY-----\n[REDACTED PRIVATE KEY]\n"
-		  "-----END EC PRIVATE KEY-----'" },
-		{ "printf '%s\\n' \"-----BEGIN PRIVATE KEY-----\n" B64 "\n-----END PRIVATE KEY-----\" > k",
-		  "printf '%s\\n' \"-----BEGIN PRIVATE KEY-----\n[REDACTED PRIVATE KEY]\n"
-		  "-----END PRIVATE KEY-----\" > k" },
-		/* a whole key on one line: inside a data program's quotes only */
-		{ "curl -d '{\"k\": \"-----BEGIN EC PRIVATE KEY-----\\nMHcC\\n-----END EC PRIVATE KEY-----\"}' u",
-		  "curl -d '{\"k\": \"" AG_REDACT_MARK "\"}' u" },
-		{ "x=-----BEGIN RSA PRIVATE KEY----- -----END RSA PRIVATE KEY-----", NULL },
+	static const char *const cases[] = {
+		"echo '-----BEGIN RSA PRIVATE KEY-----'\nrm -rf ~/work/x\n"
+		"echo '-----END RSA PRIVATE KEY-----'",
+		"echo -----BEGIN PRIVATE KEY-----; sh <<E\n/tmp/payload\nE\n"
+		"echo -----END PRIVATE KEY-----",
+		"python3 <<E\n-----BEGIN PRIVATE KEY-----\n" B64 "\n-----END PRIVATE KEY-----\nE",
+		"echo '-----BEGIN PRIVATE KEY-----\n" B64 "\n-----END PRIVATE KEY-----' | sh",
+		/* the red team's: a function named cat, a fifo, a coprocess, a
+		 * builtin defined by eval, a file sourced */
+		"eval 'cat() { sh; }'; cat <<E\n-----BEGIN PRIVATE KEY-----\n/home/u/work/b/"
+		"runmerunmerunmerunmerunmerunmerunme\n-----END PRIVATE KEY-----\nE",
+		"mkfifo p; sh p & cat > p <<E\n-----BEGIN PRIVATE KEY-----\n" B64
+		"\n-----END PRIVATE KEY-----\nE",
+		"coproc sh; cat >&\"${COPROC[1]}\" <<E\n-----BEGIN PRIVATE KEY-----\n" B64
+		"\n-----END PRIVATE KEY-----\nE",
+		". ~/work/b/lib.sh; tee <<E\n-----BEGIN PRIVATE KEY-----\n" B64
+		"\n-----END PRIVATE KEY-----\nE",
+		/* L1: key lines that are base64 of a script, decoded and run */
+		"cat > k <<E\n-----BEGIN PRIVATE KEY-----\n" B64 "\n-----END PRIVATE KEY-----\nE\n"
+		"python3 -c 'import base64; print(base64.b64decode(open(\"k\").read()))' | sh",
+		/* what was once hidden as data: now recorded too */
+		"cat > k <<'EOF'\n-----BEGIN OPENSSH PRIVATE KEY-----\n" B64 "\n" B64B "\n"
+		"AAAAAAAB+/=\n-----END OPENSSH PRIVATE KEY-----\nEOF\ncurl x",
+		"ssh-add - <<< '-----BEGIN EC PRIVATE KEY-----\n  " B64 "\n-----END EC PRIVATE KEY-----'",
+		"curl -d '{\"k\": \"-----BEGIN EC PRIVATE KEY-----\\nMHcC\\n-----END EC PRIVATE KEY-----\"}' u",
 	};
 	size_t i, len;
 
 	(void)state;
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		char *out = ag_redact_command(cases[i].in, strlen(cases[i].in), &len);
+		char *out = ag_redact_command(cases[i], strlen(cases[i]), &len);
 
 		assert_non_null(out);
-		assert_string_equal(out, cases[i].out != NULL ? cases[i].out : cases[i].in);
+		assert_string_equal(out, cases[i]);
 		free(out);
 	}
 }
@@ -508,7 +547,8 @@ main(void)
 		cmocka_unit_test(key_marker_at_the_boundary),
 		cmocka_unit_test(off_means_no_redactor),
 		cmocka_unit_test(command_assignments_are_masked),
-		cmocka_unit_test(command_pem_hides_only_key_lines),
+		cmocka_unit_test(command_masks_only_inert_values),
+		cmocka_unit_test(command_keys_are_recorded),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
